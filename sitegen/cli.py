@@ -1,0 +1,120 @@
+"""Command line: ``sitegen build | synth | serve``. Parses options, calls the library.
+
+Errors of the :class:`~sitegen.errors.SitegenError` family become one line on
+stderr and exit code 2; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import SitegenError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+        self.exit(2, f"sitegen: {message} (see 'sitegen {self.prog.split()[-1]} --help')\n"
+                  if " " in self.prog else f"sitegen: {message} (see 'sitegen --help')\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="sitegen", description="Static website for SkyRL training runs.")
+    p.add_argument("--version", action="version", version=f"sitegen {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    b = sub.add_parser("build", help="build the site for an archive")
+    b.add_argument("archive", type=Path, help="folder holding job logs and trials")
+    _site_options(b)
+    b.add_argument("--strict", action="store_true", help="exit 1 when the build has warnings (for CI)")
+
+    s = sub.add_parser("synth", help="write a synthetic archive (with its ground truth)")
+    s.add_argument("out", type=Path)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--jobs", type=int, default=7, help="job logs (at least 7)")
+    s.add_argument("--steps", type=int, default=12, help="steps per run")
+    s.add_argument("--trials-per-step", type=int, default=4)
+    s.add_argument("--pad-mb", type=float, default=0.0, help="noise padding spread over the logs (MB)")
+    s.add_argument("--trial-kb", type=float, default=4.0, help="size of each result.json (KB)")
+
+    v = sub.add_parser("serve", help="build, serve on localhost with live reload, rebuild on change")
+    v.add_argument("archive", type=Path)
+    _site_options(v)
+    v.add_argument("--port", type=int, default=8000)
+    v.add_argument("--host", default="127.0.0.1")
+    for q in (b, s, v):
+        q.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def _site_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--out", type=Path, default=Path("site"), help="output folder (default: site)")
+    p.add_argument("--title", default=None, help="archive title shown on every page")
+    p.add_argument("--base-url", default=None, help="public URL of the site: adds sitemap, canonical and OpenGraph links")
+    p.add_argument("--workers", type=int, default=0, help="parallel parse processes (default: CPU count)")
+    p.add_argument("--config", type=Path, default=None, help="sitegen.toml with title, base_url, redact_patterns")
+
+
+def _options(args: argparse.Namespace):
+    from .build import BuildOptions, load_config
+
+    cfg = load_config(args.config)
+    return BuildOptions(
+        archive=args.archive,
+        out=args.out,
+        title=args.title or cfg.get("title") or "SkyRL run archive",
+        base_url=args.base_url or cfg.get("base_url"),
+        workers=args.workers or int(cfg.get("workers", 0)),
+        redact_patterns=tuple(cfg.get("redact_patterns", ())),
+        strict=getattr(args, "strict", False),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except SitegenError as exc:
+        if args.debug:
+            raise
+        print(f"sitegen: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("sitegen: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "synth":
+        from .synth import synth
+
+        truth = synth(args.out, seed=args.seed, jobs=args.jobs, steps=args.steps,
+                      trials_per_step=args.trials_per_step, pad_mb=args.pad_mb, trial_kb=args.trial_kb)
+        print(f"wrote {len(truth['jobs'])} jobs, {len(truth['runs'])} runs, "
+              f"{sum(t['total'] for t in truth['trials'].values())} trials to {args.out}")
+        return 0
+    if args.command == "build":
+        from .build import build, print_warnings
+        from .progress import Progress
+
+        opts = _options(args)
+        with Progress(sys.stderr) as progress:
+            report = build(opts, progress=progress)
+        print_warnings(report)
+        print(report.summary(), file=sys.stderr)
+        print(f"site written to {opts.out}/index.html", file=sys.stderr)
+        if opts.strict and report.warnings:
+            print(f"sitegen: --strict: {len(report.warnings)} warnings", file=sys.stderr)
+            return 1
+        return 0
+    if args.command == "serve":
+        from .serve import serve
+
+        return serve(_options(args), host=args.host, port=args.port)
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

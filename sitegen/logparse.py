@@ -1,0 +1,621 @@
+"""Streaming parser of a SkyRL SLURM ``.out`` log (formats.md §2–5).
+
+The parser reads the file in fixed-size chunks and keeps only what the site
+needs: one dict per step, counters, and per-minute vLLM buckets. Memory does
+not grow with the log's length beyond those (a step's dict, a bucket per
+minute of wall time).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+
+from .errors import BuildWarning
+from .lines import Line, iter_raw_lines, split_line
+from .model import (
+    BatchCounts,
+    Checkpoint,
+    EngineStats,
+    MetricBlock,
+    ParsedLog,
+    VllmStats,
+    VllmTimeBucket,
+)
+from .redact import Redactor
+
+STEP_RE = re.compile(r"^Step (\d+):\s*$")
+MIRROR_RE = re.compile(r"^WANDB_MIRROR kind=(\w+) step=(\d+) metrics=(\{.*\})\s*$")
+BATCH_START_RE = re.compile(r"^Starting batch generation for (\d+) trials \(mode=(\w+)")
+BATCH_EXC_RE = re.compile(r"^Exception breakdown: (\{.*\})\s*$")
+BATCH_DONE_RE = re.compile(
+    r"^Batch generation complete: (\d+)/(\d+) successful, (\d+) failed instances, (\d+) masked"
+)
+LOAD_CKPT_RE = re.compile(r"^Loading checkpoint from: (\S+)")
+RESUME_RE = re.compile(r"^(?:Resuming from global_step:?|Resumed training from global_step) (\d+)")
+CKPT_STEP_RE = re.compile(r"global_step_(\d+)")
+SAVED_RE = re.compile(r"^Successfully saved checkpoint for global_step_(\d+) to: (\S+)")
+FAILED_RE = re.compile(r"^(?:Train loop failed at global_step (\d+)|Training failed at step (\d+))")
+SLURM_CANCEL_RE = re.compile(
+    r"^slurmstepd: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
+)
+VLLM_ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
+VLLM_STEP_RE = re.compile(r"^vLLM Stats \(step \d+\)")
+VLLM_PART_RE = re.compile(r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9.]+|nan|inf)\s*(%|tokens/s|reqs)?\s*$")
+YAML_TOP_RE = re.compile(r"^[A-Za-z_][\w\-]*:(?: .*)?$")
+CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algorithm"})
+
+VLLM_KEYS = {
+    "Avg prompt throughput": "prompt_tps",
+    "Avg generation throughput": "gen_tps",
+    "Running": "running",
+    "Waiting": "waiting",
+    "Deferred": "deferred",
+    "Preemptions": "preemptions",
+    "GPU KV cache usage": "kv_pct",
+    "Prefix cache hit rate": "prefix_pct",
+    "External prefix cache hit rate": "ext_prefix_pct",
+    "MM cache hit rate": "mm_pct",
+    "Corrupted": "corrupted",
+}
+
+BUCKET_S = 60  # vLLM samples are summarised per minute of wall time
+MAX_BLOCK_LINES = 5000
+MAX_CONFIG_LINES = 20000
+MAX_WARNINGS_PER_KIND = 10
+
+
+@dataclass
+class _PendingBlock:
+    step: int
+    source: str
+    line: int
+    text: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Engine:
+    samples: int = 0
+    running_sum: float = 0.0
+    running_max: float = 0.0
+    waiting_sum: float = 0.0
+    waiting_max: float = 0.0
+    gen_sum: float = 0.0
+    gen_max: float = 0.0
+    prompt_sum: float = 0.0
+    kv_sum: float = 0.0
+    prefix_sum: float = 0.0
+    prefix_n: int = 0
+    preempt_max: float = 0.0
+
+
+@dataclass
+class _Bucket:
+    n: int = 0
+    gen_sum: float = 0.0
+    gen_min: float = math.inf
+    gen_max: float = -math.inf
+    running_sum: float = 0.0
+    waiting_sum: float = 0.0
+    kv_sum: float = 0.0
+    prefix_sum: float = 0.0
+    prefix_n: int = 0
+
+
+@dataclass
+class _Batches:
+    batches: int = 0
+    instances: int = 0
+    successful: int = 0
+    failed: int = 0
+    masked: int = 0
+    exceptions: Counter = field(default_factory=Counter)
+
+    def add(self, other: _Batches) -> None:
+        self.batches += other.batches
+        self.instances += other.instances
+        self.successful += other.successful
+        self.failed += other.failed
+        self.masked += other.masked
+        self.exceptions.update(other.exceptions)
+
+    def freeze(self) -> BatchCounts:
+        return BatchCounts(
+            self.batches, self.instances, self.successful, self.failed, self.masked,
+            dict(sorted(self.exceptions.items())),
+        )
+
+
+class LogParser:
+    """Feed it :class:`~sitegen.lines.Line` objects in order; ``finish()`` returns the result."""
+
+    def __init__(self, rel_path: str, redactor: Redactor, year_hint: int | None = None) -> None:
+        self.rel = rel_path
+        self.redactor = redactor
+        self.year_hint = year_hint
+        self.console: dict[int, dict] = {}
+        self.console_lines: dict[int, int] = {}
+        self.mirror: dict[int, dict] = {}
+        self.mirror_lines: dict[int, int] = {}
+        self.evals: dict[int, dict] = {}
+        self.eval_lines: dict[int, int] = {}
+        self.pending: dict[str, _PendingBlock] = {}
+        self.end_marker: str | None = None
+        self.end_detail: str | None = None
+        self.resumed_from: int | None = None
+        self.resume_path: str | None = None
+        self.fresh_start = False
+        self.checkpoints: dict[int, str] = {}
+        self.config_lines: list[str] | None = None
+        self.config_source: str | None = None
+        self.config_line = 0
+        self.config_done = False
+        self.config: dict | None = None
+        self.batches = _Batches()
+        self.eval_batches = _Batches()
+        self.batch_pending = _Batches()
+        self.batches_per_step: dict[int, _Batches] = {}
+        self.batch_modes: deque[str] = deque()
+        self.batch_exc: Counter | None = None
+        self.boundary = -1  # highest step whose marker has been seen
+        self.engines: dict[str, _Engine] = {}
+        self.buckets: dict[int, _Bucket] = {}
+        self.aggregated_lines = 0
+        self.suppressed = 0
+        self.step_lines = 0
+        self.first_time: datetime | None = None
+        self.last_time: datetime | None = None
+        self.lines = 0
+        self.warnings: list[BuildWarning] = []
+        self._warn_counts: Counter = Counter()
+
+    # -- warnings -----------------------------------------------------------
+    def warn(self, line: int | None, kind: str, message: str) -> None:
+        self._warn_counts[kind] += 1
+        n = self._warn_counts[kind]
+        if n <= MAX_WARNINGS_PER_KIND:
+            self.warnings.append(BuildWarning(self.rel, line, message))
+
+    # -- the per-line dispatch ---------------------------------------------
+    def feed_raw(self, number: int, raw: bytes, truncated: bool) -> None:
+        self.lines = number
+        if truncated:
+            self.warn(number, "long", "line longer than 1 MiB: read its first 1 MiB only")
+        if b"\x00" in raw:
+            self.warn(number, "nul", "NUL bytes in line (binary data?): removed")
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self.warn(number, "utf8", "invalid UTF-8: decoded with replacement characters")
+        self.feed(split_line(number, raw))
+
+    def feed(self, ln: Line) -> None:
+        if ln.time is not None:
+            if self.first_time is None:
+                self.first_time = ln.time
+            self.last_time = ln.time
+        if ln.repeated:
+            self.suppressed += ln.repeated
+
+        pend = self.pending.get(ln.source)
+        if pend is not None and ln.emitter == "":
+            if self._continue_block(pend, ln):
+                return
+        elif pend is not None:
+            # Another header from the same process: the dict never closed.
+            self._cut_block(pend, ln.number)
+
+        if self.config_lines is not None and not self.config_done:
+            if ln.source == self.config_source and ln.emitter == "" and self._yamlish(ln.message):
+                if len(self.config_lines) < MAX_CONFIG_LINES:
+                    self.config_lines.append(ln.message)
+                return
+            if ln.source == self.config_source:
+                self._finish_config()
+
+        if ln.emitter == "loguru":
+            self._loguru(ln)
+        elif ln.emitter == "vllm":
+            self._vllm(ln)
+        else:
+            self._plain(ln)
+
+    def _loguru(self, ln: Line) -> None:
+        msg = ln.message
+        c = msg[:1]
+        if c == "S":
+            m = STEP_RE.match(msg)
+            if m:
+                step = int(m.group(1))
+                self._marker(step)
+                self.pending[ln.source] = _PendingBlock(step, ln.source, ln.number)
+                return
+            m = SAVED_RE.match(msg)
+            if m:
+                self.checkpoints[int(m.group(1))] = self.redactor.text(m.group(2))
+                return
+            m = BATCH_START_RE.match(msg)
+            if m:
+                self.batch_modes.append(m.group(2))
+                return
+        elif c == "W":
+            m = MIRROR_RE.match(msg)
+            if m:
+                self._mirror(ln, m)
+                return
+        elif c == "B":
+            m = BATCH_DONE_RE.match(msg)
+            if m:
+                self._batch_done(m)
+                return
+        elif c == "E":
+            m = BATCH_EXC_RE.match(msg)
+            if m:
+                try:
+                    d = ast.literal_eval(m.group(1))
+                    self.batch_exc = Counter({str(k): int(v) for k, v in d.items()})
+                except (ValueError, SyntaxError, TypeError, AttributeError, MemoryError, RecursionError):
+                    self.warn(ln.number, "exc", "unreadable 'Exception breakdown' dict: ignored")
+                return
+        elif c == "L":
+            m = LOAD_CKPT_RE.match(msg)
+            if m:
+                self.resume_path = self.redactor.text(m.group(1))
+                s = CKPT_STEP_RE.search(m.group(1))
+                if s:
+                    self.resumed_from = int(s.group(1))
+                return
+        elif c == "R":
+            m = RESUME_RE.match(msg)
+            if m:
+                self.resumed_from = int(m.group(1))
+                return
+        elif c == "N":
+            if msg.startswith("No checkpoint found, starting training from scratch"):
+                self.fresh_start = True
+                return
+        elif c == "T":
+            if msg.strip() == "Training done!":
+                self.end_marker, self.end_detail = "complete", None
+                return
+            m = FAILED_RE.match(msg)
+            if m:
+                self.end_marker = "failed"
+                self.end_detail = self.redactor.text(msg[:300])
+                return
+
+    def _plain(self, ln: Line) -> None:
+        msg = ln.message
+        if not ln.source and msg.startswith("slurmstepd:"):
+            m = SLURM_CANCEL_RE.match(msg)
+            if m:
+                self.end_marker = "cancelled"
+                self.end_detail = m.group(2) or "CANCELLED"
+            return
+        if not self.config_done and self.config_lines is None:
+            key = msg.split(":", 1)[0]
+            if key in CONFIG_ROOTS and YAML_TOP_RE.match(msg) and msg.rstrip().endswith(":"):
+                self.config_lines = [msg]
+                self.config_source = ln.source
+                self.config_line = ln.number
+
+    # -- metric blocks -------------------------------------------------------
+    def _marker(self, step: int) -> None:
+        """A step's metrics appear: batches finished since the last marker are its."""
+        if step > self.boundary:
+            self._flush_batches(step)
+            self.boundary = step
+
+    def _flush_batches(self, step: int) -> None:
+        if self.batch_pending.batches:
+            self.batches_per_step.setdefault(step, _Batches()).add(self.batch_pending)
+            self.batch_pending = _Batches()
+
+    def _continue_block(self, pend: _PendingBlock, ln: Line) -> bool:
+        text = ln.message
+        stripped = text.rstrip()
+        if not pend.text:
+            if not stripped.startswith("{"):
+                self.warn(pend.line, "block", f"'Step {pend.step}:' is not followed by a metrics dict: block skipped")
+                del self.pending[ln.source]
+                return False
+        elif not (stripped.startswith(" '") or stripped.startswith(' "')):
+            self._cut_block(pend, ln.number)
+            return False
+        pend.text.append(stripped)
+        if stripped.endswith("}"):
+            del self.pending[ln.source]
+            self._close_block(pend)
+        elif len(pend.text) > MAX_BLOCK_LINES:
+            del self.pending[ln.source]
+            self.warn(pend.line, "block", f"metrics dict of step {pend.step} never closes: block skipped")
+        return True
+
+    def _cut_block(self, pend: _PendingBlock, at: int | None) -> None:
+        self.pending.pop(pend.source, None)
+        where = f"at line {at}" if at else "at end of file"
+        self.warn(pend.line, "cut", f"metrics dict of step {pend.step} is cut off {where}: block skipped")
+
+    def _close_block(self, pend: _PendingBlock) -> None:
+        try:
+            d = ast.literal_eval("\n".join(pend.text))
+            if not isinstance(d, dict):
+                raise ValueError("not a dict")
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            self.warn(pend.line, "block", f"unreadable metrics dict of step {pend.step}: block skipped")
+            return
+        self._store(self.console, self.console_lines, pend.step, _numbers(d), pend.line)
+
+    def _mirror(self, ln: Line, m: re.Match) -> None:
+        kind, step = m.group(1), int(m.group(2))
+        try:
+            d = json.loads(m.group(3))
+            if not isinstance(d, dict):
+                raise ValueError("not an object")
+        except (ValueError, RecursionError):
+            self.warn(ln.number, "mirror", f"unreadable WANDB_MIRROR metrics of step {step}: skipped")
+            return
+        if kind == "train":
+            self._marker(step)
+            self._store(self.mirror, self.mirror_lines, step, _numbers(d), ln.number)
+        elif kind == "eval":
+            self._store(self.evals, self.eval_lines, step, _numbers(d), ln.number)
+
+    @staticmethod
+    def _store(into: dict, lines: dict, step: int, metrics: dict, line: int) -> None:
+        # A second block for the same step (split timing block) merges into the first.
+        if step in into:
+            into[step].update(metrics)
+        else:
+            into[step] = metrics
+            lines[step] = line
+
+    # -- batches ---------------------------------------------------------------
+    def _batch_done(self, m: re.Match) -> None:
+        ok, total, failed, masked = (int(g) for g in m.groups())
+        mode = self.batch_modes.popleft() if self.batch_modes else "training"
+        b = _Batches(1, total, ok, failed, masked, self.batch_exc or Counter())
+        self.batch_exc = None
+        if mode == "eval":
+            self.eval_batches.add(b)
+        else:
+            self.batches.add(b)
+            self.batch_pending.add(b)
+
+    # -- vLLM ------------------------------------------------------------------
+    def _vllm(self, ln: Line) -> None:
+        msg = ln.message
+        m = VLLM_ENGINE_RE.match(msg)
+        if not m:
+            if VLLM_STEP_RE.match(msg):
+                self.step_lines += 1
+            return
+        if m.group(2) is not None:
+            self.aggregated_lines += 1
+            return
+        vals: dict[str, float] = {}
+        for part in m.group(3).split(","):
+            p = VLLM_PART_RE.match(part)
+            if p and p.group(1) in VLLM_KEYS:
+                vals[VLLM_KEYS[p.group(1)]] = float(p.group(2))
+        if not {"gen_tps", "running", "waiting"} <= vals.keys():
+            self.warn(ln.number, "vllm", "vLLM stats line without throughput/running/waiting: ignored")
+            return
+        if ln.pid:
+            engine = f"{ln.pid}@{ln.ip}" if ln.ip else f"{ln.pid}@driver"
+        else:
+            engine = f"{Path(self.rel).name}:engine{m.group(1)}"
+        e = self.engines.setdefault(engine, _Engine())
+        e.samples += 1
+        e.running_sum += vals["running"]
+        e.running_max = max(e.running_max, vals["running"])
+        e.waiting_sum += vals["waiting"]
+        e.waiting_max = max(e.waiting_max, vals["waiting"])
+        e.gen_sum += vals["gen_tps"]
+        e.gen_max = max(e.gen_max, vals["gen_tps"])
+        e.prompt_sum += vals.get("prompt_tps", 0.0)
+        e.kv_sum += vals.get("kv_pct", 0.0)
+        e.preempt_max = max(e.preempt_max, vals.get("preemptions", 0.0))
+        if "prefix_pct" in vals:
+            e.prefix_sum += vals["prefix_pct"]
+            e.prefix_n += 1
+        when = self._vllm_time(ln.vllm_time)
+        if when is not None:
+            key = int(when.timestamp()) // BUCKET_S
+            b = self.buckets.setdefault(key, _Bucket())
+            b.n += 1
+            g = vals["gen_tps"]
+            b.gen_sum += g
+            b.gen_min = min(b.gen_min, g)
+            b.gen_max = max(b.gen_max, g)
+            b.running_sum += vals["running"]
+            b.waiting_sum += vals["waiting"]
+            b.kv_sum += vals.get("kv_pct", 0.0)
+            if "prefix_pct" in vals:
+                b.prefix_sum += vals["prefix_pct"]
+                b.prefix_n += 1
+
+    def _vllm_time(self, mdhms: str | None) -> datetime | None:
+        """vLLM prints no year: take it from the latest loguru time (or the file's mtime)."""
+        if not mdhms:
+            return None
+        ref = self.last_time
+        year = ref.year if ref else self.year_hint
+        if year is None:
+            return None
+        try:
+            t = datetime.strptime(f"{year}-{mdhms}", "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            return None
+        if ref is not None and (ref - t).days > 180:  # log crossed New Year
+            t = t.replace(year=year + 1)
+        return t
+
+    # -- config ------------------------------------------------------------------
+    @staticmethod
+    def _yamlish(msg: str) -> bool:
+        return bool(msg) and (msg[0] in " -\t" or YAML_TOP_RE.match(msg) is not None)
+
+    def _finish_config(self) -> None:
+        self.config_done = True
+        lines, self.config_lines = self.config_lines or [], None
+        try:
+            data = yaml.safe_load("\n".join(lines))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            at = self.config_line + mark.line if mark is not None else self.config_line
+            self.warn(at, "config", "config dump is not valid YAML: config not shown")
+            return
+        if isinstance(data, dict):
+            self.config = self.redactor.value(None, data)  # type: ignore[assignment]
+
+    # -- the result ----------------------------------------------------------------
+    def finish(self, size_bytes: int = 0, mtime: float = 0.0) -> ParsedLog:
+        for pend in list(self.pending.values()):
+            self._cut_block(pend, None)
+        if self.config_lines is not None and not self.config_done:
+            self._finish_config()
+        if self.batch_pending.batches:
+            # Batches after the last metrics dict belong to the step being generated.
+            self._flush_batches(self.boundary + 1 if self.boundary >= 0 else 0)
+        if self.mirror:
+            form, source, lines = "mirror", self.mirror, self.mirror_lines
+        elif self.console:
+            form, source, lines = "console", self.console, self.console_lines
+        else:
+            form, source, lines = "", {}, {}
+        blocks = tuple(MetricBlock(s, source[s], lines[s]) for s in sorted(source))
+        evals = tuple(MetricBlock(s, self.evals[s], self.eval_lines[s]) for s in sorted(self.evals))
+        for kind, n in self._warn_counts.items():
+            if n > MAX_WARNINGS_PER_KIND:
+                self.warnings.append(
+                    BuildWarning(self.rel, None, f"{n - MAX_WARNINGS_PER_KIND} more warnings like the above ({kind})")
+                )
+        return ParsedLog(
+            path=self.rel,
+            blocks=blocks,
+            eval_blocks=evals,
+            metric_form=form,
+            end_marker=self.end_marker,
+            end_detail=self.end_detail,
+            resumed_from=self.resumed_from,
+            resume_path=self.resume_path,
+            fresh_start=self.fresh_start,
+            checkpoints=tuple(Checkpoint(s, p) for s, p in sorted(self.checkpoints.items())),
+            config=self.config,
+            batches=self.batches.freeze(),
+            batches_per_step={s: b.freeze() for s, b in sorted(self.batches_per_step.items())},
+            eval_batches=self.eval_batches.freeze(),
+            vllm=self._vllm_stats(),
+            first_time=self.first_time,
+            last_time=self.last_time,
+            lines=self.lines,
+            size_bytes=size_bytes,
+            mtime=mtime,
+            warnings=tuple(self.warnings),
+        )
+
+    def _vllm_stats(self) -> VllmStats:
+        engines = tuple(
+            EngineStats(
+                name, e.samples, e.running_sum, e.running_max, e.waiting_sum, e.waiting_max,
+                e.gen_sum, e.gen_max, e.prompt_sum, e.kv_sum, e.prefix_sum, e.prefix_n, e.preempt_max,
+            )
+            for name, e in sorted(self.engines.items())
+        )
+        start = self.first_time.timestamp() if self.first_time else None
+        timeline = []
+        for key in sorted(self.buckets):
+            b = self.buckets[key]
+            t0 = key * BUCKET_S
+            timeline.append(
+                VllmTimeBucket(
+                    t_s=float(t0 - start) if start is not None else float(t0 - sorted(self.buckets)[0] * BUCKET_S),
+                    samples=b.n,
+                    gen_tps_mean=b.gen_sum / b.n,
+                    gen_tps_min=b.gen_min,
+                    gen_tps_max=b.gen_max,
+                    running_mean=b.running_sum / b.n,
+                    waiting_mean=b.waiting_sum / b.n,
+                    kv_pct_mean=b.kv_sum / b.n,
+                    prefix_pct_mean=b.prefix_sum / b.prefix_n if b.prefix_n else None,
+                )
+            )
+        return VllmStats(engines, tuple(timeline), self.aggregated_lines, self.suppressed, self.step_lines)
+
+
+def _numbers(d: dict) -> dict[str, float | int]:
+    """Keep numeric values: 4-decimal strings become floats, ``'nan'``/``'inf'`` non-finite."""
+    out: dict[str, float | int] = {}
+    for k, v in d.items():
+        if isinstance(v, bool):
+            out[str(k)] = int(v)
+        elif isinstance(v, int):
+            out[str(k)] = v
+        elif isinstance(v, float):
+            out[str(k)] = v
+        elif isinstance(v, str):
+            try:
+                out[str(k)] = float(v)
+            except ValueError:
+                pass
+    return out
+
+
+def parse_log(
+    path: Path,
+    rel: str,
+    redactor: Redactor,
+    extra_logs: tuple[tuple[Path, str], ...] = (),
+) -> ParsedLog:
+    """Parse one job log (plus any ``infra-*.log`` files holding its engines' output)."""
+    st = path.stat()
+    year = datetime.fromtimestamp(st.st_mtime).year
+    parser = LogParser(rel, redactor, year_hint=year)
+    with open(path, "rb") as fh:
+        for number, raw, truncated in iter_raw_lines(fh):
+            parser.feed_raw(number, raw, truncated)
+    lines_main = parser.lines
+    for extra, extra_rel in extra_logs:
+        sub = LogParser(extra_rel, redactor, year_hint=year)
+        sub.first_time = parser.first_time
+        sub.last_time = parser.last_time
+        try:
+            with open(extra, "rb") as fh:
+                for number, raw, truncated in iter_raw_lines(fh):
+                    raw_line = split_line(number, raw)
+                    if raw_line.emitter == "vllm":
+                        sub.feed(raw_line)
+        except OSError as exc:
+            parser.warnings.append(BuildWarning(extra_rel, None, f"cannot read: {exc.strerror}"))
+            continue
+        _merge_vllm(parser, sub)
+    parser.lines = lines_main
+    return parser.finish(size_bytes=st.st_size, mtime=st.st_mtime)
+
+
+def _merge_vllm(into: LogParser, sub: LogParser) -> None:
+    for name, e in sub.engines.items():
+        into.engines[name] = e
+    for key, b in sub.buckets.items():
+        t = into.buckets.setdefault(key, _Bucket())
+        t.n += b.n
+        t.gen_sum += b.gen_sum
+        t.gen_min = min(t.gen_min, b.gen_min)
+        t.gen_max = max(t.gen_max, b.gen_max)
+        t.running_sum += b.running_sum
+        t.waiting_sum += b.waiting_sum
+        t.kv_sum += b.kv_sum
+        t.prefix_sum += b.prefix_sum
+        t.prefix_n += b.prefix_n
+    into.aggregated_lines += sub.aggregated_lines
+    into.warnings.extend(sub.warnings)
+

@@ -1,0 +1,215 @@
+"""The data model: what parsing an archive produces.
+
+Frozen dataclasses, units in names. Parsers build these; analyses and pages
+read them. Mappings inside are plain dicts by convention never mutated after
+construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .errors import BuildWarning
+
+Number = float  # metric values are floats; non-finite values are kept as nan/inf
+
+
+@dataclass(frozen=True)
+class MetricBlock:
+    """The metrics dict logged for one training step."""
+
+    step: int
+    metrics: dict[str, float]
+    line: int  # where the block starts in its log
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    step: int
+    path: str
+
+
+@dataclass(frozen=True)
+class BatchCounts:
+    """Batch-generation totals (formats.md §4) for a step or a whole job."""
+
+    batches: int = 0
+    instances: int = 0
+    successful: int = 0
+    failed: int = 0
+    masked: int = 0
+    exceptions: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "batches": self.batches,
+            "instances": self.instances,
+            "successful": self.successful,
+            "failed": self.failed,
+            "masked": self.masked,
+            "exceptions": dict(sorted(self.exceptions.items())),
+        }
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    """Sums over the per-engine vLLM stat lines of one engine (pid, ip)."""
+
+    engine: str
+    samples: int
+    running_sum: float
+    running_max: float
+    waiting_sum: float
+    waiting_max: float
+    gen_tps_sum: float
+    gen_tps_max: float
+    prompt_tps_sum: float
+    kv_pct_sum: float
+    prefix_pct_sum: float
+    prefix_samples: int
+    preemptions_max: float
+
+
+@dataclass(frozen=True)
+class VllmTimeBucket:
+    """All per-engine samples whose time falls in one bucket (seconds from job start)."""
+
+    t_s: float
+    samples: int
+    gen_tps_mean: float
+    gen_tps_min: float
+    gen_tps_max: float
+    running_mean: float
+    waiting_mean: float
+    kv_pct_mean: float
+    prefix_pct_mean: float | None
+
+
+@dataclass(frozen=True)
+class VllmStats:
+    engines: tuple[EngineStats, ...]
+    timeline: tuple[VllmTimeBucket, ...]
+    aggregated_lines: int  # "N Engines Aggregated" lines: cluster totals, kept apart
+    suppressed_copies: int  # sum of Ray's "[repeated Nx across cluster]"
+    step_lines: int  # "vLLM Stats (step N)" lines
+
+
+@dataclass(frozen=True)
+class ParsedLog:
+    """Everything read from one SLURM log."""
+
+    path: str  # relative to the archive
+    blocks: tuple[MetricBlock, ...]  # sorted by step, one per step
+    eval_blocks: tuple[MetricBlock, ...]
+    metric_form: str  # "console", "mirror" or "" (no metrics)
+    end_marker: str | None  # "complete" | "cancelled" | "failed" | None
+    end_detail: str | None
+    resumed_from: int | None
+    resume_path: str | None
+    fresh_start: bool
+    checkpoints: tuple[Checkpoint, ...]
+    config: dict | None  # redacted
+    batches: BatchCounts
+    batches_per_step: dict[int, BatchCounts]
+    eval_batches: BatchCounts
+    vllm: VllmStats
+    first_time: datetime | None
+    last_time: datetime | None
+    lines: int
+    size_bytes: int
+    mtime: float
+    warnings: tuple[BuildWarning, ...]
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """The few fields of a Harbor ``result.json`` that the site uses."""
+
+    name: str
+    task: str
+    reward: float | None
+    exception: str | None
+    turns: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+    duration_s: float | None
+    eval: bool
+
+
+@dataclass(frozen=True)
+class TrialSet:
+    """The parsed trials of one trials directory."""
+
+    path: str  # relative to the archive
+    results: tuple[TrialResult, ...]  # training trials only
+    eval_count: int
+    malformed: int
+    missing: int
+    archives: int  # trials_step*.tar[.gz] read
+    warnings: tuple[BuildWarning, ...]
+
+
+@dataclass(frozen=True)
+class JobSource:
+    """A job found by discovery: its log (if any) and where it belongs."""
+
+    id: str
+    log: str | None  # relative to the archive
+    group: str  # experiment or flat directory, relative to the archive
+    layout: str  # "experiment" or "flat"
+    order_key: tuple
+    infra_logs: tuple[str, ...] = ()
+    notes: str | None = None  # notes.md beside the log
+
+
+@dataclass(frozen=True)
+class Discovery:
+    jobs: tuple[JobSource, ...]
+    # trials directories by owner: experiment group or flat directory
+    trials_dirs: dict[str, list[str]]
+    skipped: tuple[tuple[str, str], ...]  # (path, reason)
+    warnings: tuple[BuildWarning, ...]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One SLURM job: its source, parsed log and status."""
+
+    source: JobSource
+    log: ParsedLog | None
+    status: str
+    run_id: str
+    trials: TrialSet | None
+
+    @property
+    def id(self) -> str:
+        return self.source.id
+
+    @property
+    def steps(self) -> list[int]:
+        return [b.step for b in self.log.blocks] if self.log else []
+
+
+@dataclass(frozen=True)
+class Restart:
+    """Where a job of a chain picked up, and the earlier steps that cost."""
+
+    job_id: str
+    resumed_from: int | None  # explicit checkpoint step, None if the log does not say
+    cut_at: int  # steps after this one, logged earlier, were discarded
+    discarded_steps: tuple[int, ...]
+    discarded_time_s: float
+
+
+@dataclass(frozen=True)
+class Run:
+    """A resume chain: jobs in order, stitched to one per-step series."""
+
+    id: str
+    jobs: tuple[Job, ...]
+    blocks: tuple[MetricBlock, ...]  # stitched, one per step
+    discarded: tuple[MetricBlock, ...]  # blocks an earlier job logged and a resume threw away
+    resumed_from: tuple[int, ...]
+    restarts: tuple[Restart, ...]
+    trials: TrialSet | None

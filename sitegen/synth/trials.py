@@ -1,0 +1,173 @@
+"""Write synthetic Harbor trial directories (formats.md §6) and their ground truth."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import string
+import tarfile
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+# (exception type, weight, verifier runs?, turns recorded?)
+EXCEPTIONS = (
+    (None, 800, True, True),
+    ("AgentTimeoutError", 110, True, True),
+    ("AgentSetupTimeoutError", 10, False, False),
+    ("VerifierTimeoutError", 6, False, True),
+    ("DaytonaError", 6, False, False),
+    ("ContextLengthExceededError", 5, False, True),
+    ("DaytonaAuthenticationError", 3, False, False),
+    ("RuntimeError", 2, False, True),
+    ("Timeout", 2, True, True),
+)
+FILLER_WORDS = ("the", "file", "test", "run", "ls", "cat", "grep", "python", "error", "fixed", "patch", "diff")
+
+
+@dataclass
+class TrialsTruth:
+    path: str
+    total: int = 0
+    malformed: int = 0
+    missing: int = 0
+    eval: int = 0
+    exceptions: Counter = field(default_factory=Counter)
+    turns: list[int] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    turns_by_exception: dict[str, list[int]] = field(default_factory=dict)
+    turns_by_outcome: dict[str, list[int]] = field(default_factory=lambda: {"success": [], "failure": []})
+    task_names: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path, "total": self.total, "malformed": self.malformed, "missing": self.missing,
+            "eval": self.eval, "exceptions": dict(self.exceptions), "turns": self.turns, "rewards": self.rewards,
+            "turns_by_exception": self.turns_by_exception, "turns_by_outcome": self.turns_by_outcome,
+        }
+
+
+def _name(rng: random.Random, task: str) -> str:
+    return f"{task[:32]}__{''.join(rng.choice(string.ascii_letters + string.digits) for _ in range(7))}"
+
+
+def _filler(rng: random.Random, size: int) -> list[dict]:
+    msgs, n = [], 0
+    while n < size:
+        text = " ".join(rng.choice(FILLER_WORDS) for _ in range(60))
+        msgs.append({"role": rng.choice(("user", "assistant")), "content": text})
+        n += len(text) + 40
+    return msgs
+
+
+def trial_record(rng: random.Random, task: str, start: datetime, size: int, old_reward: bool = False,
+                 payload: str = "") -> tuple[dict, str | None, float | None, int | None]:
+    """A result.json object and what a reader must take from it: (obj, exception, reward, turns)."""
+    exc, _w, verified, has_turns = rng.choices(EXCEPTIONS, weights=[e[1] for e in EXCEPTIONS])[0]
+    turns = rng.choice((1, 1, 2, 2, 2, 3, 3, 4, 6, 18)) if has_turns else 0
+    reward = None
+    verifier: dict | None = None
+    if verified:
+        reward = rng.choice((1.0, 1.0, 0.0, 0.0, 0.5, -1.0))
+        verifier = {"reward": reward} if old_reward else {"rewards": {"reward": reward}}
+    meta: dict = {"api_request_times_msec": [rng.randint(200, 9000) for _ in range(turns)],
+                  "summarization_count": 0, "all_messages": _filler(rng, size)}
+    drop_turns = rng.random() < 0.03
+    if not drop_turns:
+        meta["n_episodes"] = turns
+    seen_turns = None if drop_turns or (turns == 0 and exc) else turns
+    end = start + timedelta(seconds=rng.randint(30, 1800))
+    obj = {
+        "id": f"{rng.getrandbits(64):016x}",
+        "task_name": task,
+        "trial_name": _name(rng, task),
+        "trial_uri": f"file:///trials/{task}",
+        "task_id": {"path": f"tasks/{task}"},
+        "source": None,
+        "task_checksum": f"{rng.getrandbits(128):032x}",
+        "config": {"agent": {"name": "terminus-2"}, "timeout_sec": 1800},
+        "agent_info": {"name": "terminus-2", "version": "0.3.1", "model_info": {"name": "Qwen3-8B"}},
+        "agent_result": {"n_input_tokens": rng.randint(1000, 900000), "n_cache_tokens": 0,
+                         "n_output_tokens": rng.randint(100, 30000), "cost_usd": None,
+                         "rollout_details": None, "metadata": meta},
+        "verifier_result": verifier,
+        "exception_info": None if exc is None else {
+            "exception_type": exc, "exception_message": f"{exc} while running {payload}",
+            "exception_traceback": "Traceback (most recent call last): ...", "occurred_at": end.isoformat() + "Z"},
+        "started_at": start.isoformat() + "Z",
+        "finished_at": end.isoformat() + "Z",
+    }
+    return obj, exc, reward, seen_turns
+
+
+def _record(truth: TrialsTruth, exc: str | None, reward: float | None, turns: int | None) -> None:
+    truth.total += 1
+    key = exc or "none"
+    truth.exceptions[key] += 1
+    if reward is not None:
+        truth.rewards.append(reward)
+    if turns is not None:
+        truth.turns.append(turns)
+        truth.turns_by_exception.setdefault(key, []).append(turns)
+        if reward is not None:
+            truth.turns_by_outcome["success" if reward > 0 else "failure"].append(turns)
+
+
+def write_trials(root: Path, rel: str, n: int, seed: int, size: int, variants: bool = True,
+                 payload: str = "") -> TrialsTruth:
+    """Write ``n`` training trials (plus, with ``variants``, every odd case) under ``root``."""
+    rng = random.Random(seed)
+    truth = TrialsTruth(rel)
+    root.mkdir(parents=True, exist_ok=True)
+    start = datetime(2026, 2, 8, 0, 30)
+    tasks = [f"task-{rng.getrandbits(40):010x}-{w}" for w in ("fix-build", "parse-logs", "sql-join", "regex", "git-merge")]
+    if payload:
+        tasks.append(f"{payload}-task")
+    truth.task_names = tasks
+    for i in range(n):
+        task = rng.choice(tasks)
+        obj, exc, reward, turns = trial_record(rng, task, start + timedelta(seconds=i), size,
+                                               old_reward=variants and i % 50 == 7, payload=payload)
+        d = root / obj["trial_name"]
+        d.mkdir(exist_ok=True)
+        (d / "result.json").write_bytes(json.dumps(obj).encode())
+        _record(truth, exc, reward, turns)
+    if not variants:
+        return truth
+    # A trial killed mid-run: directory without result.json.
+    (root / _name(rng, tasks[0])).mkdir()
+    truth.missing += 1
+    # Empty and truncated result.json files.
+    d = root / _name(rng, tasks[1])
+    d.mkdir()
+    (d / "result.json").write_bytes(b"")
+    d = root / _name(rng, tasks[2])
+    d.mkdir()
+    obj, *_ = trial_record(rng, tasks[2], start, 2000)
+    (d / "result.json").write_bytes(json.dumps(obj, indent=2).encode()[:700])
+    truth.malformed += 2
+    # The job-level summary: not a trial.
+    (root / "result.json").write_text(json.dumps({"id": "job", "n_total_trials": n, "stats": {}}))
+    # Eval trials.
+    for s in range(2):
+        sess = root / "eval_sessions" / f"session_{s:02d}"
+        for _ in range(3):
+            obj, *_ = trial_record(rng, tasks[3], start, 500)
+            d = sess / obj["trial_name"]
+            d.mkdir(parents=True)
+            (d / "result.json").write_text(json.dumps(obj))
+            truth.eval += 1
+    # An archive of older trials.
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for _ in range(4):
+            obj, exc, reward, turns = trial_record(rng, tasks[4], start, 500)
+            data = json.dumps(obj).encode()
+            info = tarfile.TarInfo(f"{obj['trial_name']}/result.json")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+            _record(truth, exc, reward, turns)
+    (root / "trials_step2_20260208T013000.tar.gz").write_bytes(buf.getvalue())
+    return truth
