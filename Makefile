@@ -1,0 +1,40 @@
+# One task runner. Every target works from a fresh clone (it makes .venv itself).
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint format bench golden clean
+
+$(BIN)/sitegen: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+## demo: install and build the bundled sample archive into site/
+demo: $(BIN)/sitegen
+	$(BIN)/sitegen build sample/archive -o site --title "sitegen sample archive"
+	@echo "open site/index.html"
+
+## test: install and run the whole test suite (browser tests need /usr/bin/chromium)
+test: $(BIN)/sitegen
+	$(BIN)/python -m pytest -q
+
+lint: $(BIN)/sitegen
+	$(BIN)/ruff check sitegen tests benchmarks scripts
+	$(BIN)/ruff format --check sitegen tests benchmarks scripts
+
+format: $(BIN)/sitegen
+	$(BIN)/ruff format sitegen tests benchmarks scripts
+	$(BIN)/ruff check --fix sitegen tests benchmarks scripts
+
+## bench: the archive-scale benchmarks (writes docs/benchmarks.md)
+bench: $(BIN)/sitegen
+	$(BIN)/python benchmarks/run.py
+
+## golden: refresh the golden Vega-Lite and JSON files after an intended change
+golden: $(BIN)/sitegen
+	SITEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py
+
+clean:
+	rm -rf site .venv .pytest_cache

@@ -1,0 +1,43 @@
+"""Shared fixtures: one synthetic archive with its ground truth, and the site built from it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import BuildOptions, build
+from sitegen.synth import TRUTH_FILE, synth
+
+BASE_URL = "https://example.github.io/archive/"
+
+
+@pytest.fixture(scope="session")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("archive")
+    synth(root, seed=3, steps=12, trials_per_step=5)
+    return root
+
+
+@pytest.fixture(scope="session")
+def truth(archive: Path) -> dict:
+    return json.loads((archive / TRUTH_FILE).read_text())
+
+
+@pytest.fixture(scope="session")
+def site(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("out") / "site"
+    report = build(BuildOptions(archive=archive, out=out, base_url=BASE_URL, workers=2, now=time.time()))
+    assert report.jobs == 7
+    return out
+
+
+@pytest.fixture(scope="session")
+def index(site: Path) -> dict:
+    return json.loads((site / "data" / "index.json").read_text())
+
+
+def load(site: Path, rel: str) -> dict:
+    return json.loads((site / rel).read_text())
