@@ -24,10 +24,17 @@ PASS_AT_RE = re.compile(r"^reward/avg_pass_at_(\d+)$")
 
 # The fully-async trainer's timers (formats.md §3): parent -> children.
 TIMER_TREE: dict[str, tuple[str, ...]] = {
-    "step": ("wait_for_generation_buffer", "convert_to_training_input", "run_training", "sync_weights"),
+    "step": (
+        "wait_for_generation_buffer",
+        "convert_to_training_input",
+        "run_training",
+        "sync_weights",
+    ),
     "run_training": (
-        "fwd_logprobs_values_reward", "apply_reward_kl_penalty",
-        "compute_advantages_and_returns", "train_critic_and_policy",
+        "fwd_logprobs_values_reward",
+        "apply_reward_kl_penalty",
+        "compute_advantages_and_returns",
+        "train_critic_and_policy",
     ),
     "train_critic_and_policy": ("policy_train", "critic_train"),
 }
@@ -190,16 +197,18 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
         if kids:
             covered = math.fsum(k["total_s"] for k in kids)
             rest = total - covered
-            kids.append({
-                "name": UNACCOUNTED,
-                "total_s": rest,
-                "mean_s": rest / len(present),
-                "count": len(present),
-                "share_of_parent": rest / total if total else None,
-                "share_of_step": rest / step_total if step_total else None,
-                "mean_step_share": None,
-                "children": [],
-            })
+            kids.append(
+                {
+                    "name": UNACCOUNTED,
+                    "total_s": rest,
+                    "mean_s": rest / len(present),
+                    "count": len(present),
+                    "share_of_parent": rest / total if total else None,
+                    "share_of_step": rest / step_total if step_total else None,
+                    "mean_step_share": None,
+                    "children": [],
+                }
+            )
             out["children"] = kids
         return out
 
@@ -208,20 +217,33 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     for name in OUTSIDE_STEP:
         xs = _values(blocks, f"timing/{name}")
         if xs:
-            outside.append({
-                "name": name, "total_s": math.fsum(xs), "mean_s": _mean(xs), "count": len(xs),
-                "share_of_step": math.fsum(xs) / step_total if step_total else None,
-            })
+            outside.append(
+                {
+                    "name": name,
+                    "total_s": math.fsum(xs),
+                    "mean_s": _mean(xs),
+                    "count": len(xs),
+                    "share_of_step": math.fsum(xs) / step_total if step_total else None,
+                }
+            )
     others = sorted(
-        n[len("timing/"):] for n in metric_names(blocks)
-        if n.startswith("timing/") and n[len("timing/"):] not in known and n[len("timing/"):] not in OUTSIDE_STEP
+        n[len("timing/") :]
+        for n in metric_names(blocks)
+        if n.startswith("timing/")
+        and n[len("timing/") :] not in known
+        and n[len("timing/") :] not in OUTSIDE_STEP
     )
     for name in others:
         xs = _values(blocks, f"timing/{name}")
-        outside.append({
-            "name": name, "total_s": math.fsum(xs), "mean_s": _mean(xs), "count": len(xs),
-            "share_of_step": math.fsum(xs) / step_total if step_total and xs else None,
-        })
+        outside.append(
+            {
+                "name": name,
+                "total_s": math.fsum(xs),
+                "mean_s": _mean(xs),
+                "count": len(xs),
+                "share_of_step": math.fsum(xs) / step_total if step_total and xs else None,
+            }
+        )
     return {"steps": len(steps), "step_total_s": step_total, "tree": root, "outside_step": outside}
 
 
@@ -246,7 +268,9 @@ def batch_summary(log: ParsedLog) -> dict:
         for field in ("batches", "instances", "successful", "failed", "masked"):
             rows.setdefault(f"batch_errors/total_{field}", []).append(getattr(b, field))
         for exc, n in b.exceptions.items():
-            rows.setdefault(f"batch_errors/avg_{exc}", []).append(n / b.batches if b.batches else math.nan)
+            rows.setdefault(f"batch_errors/avg_{exc}", []).append(
+                n / b.batches if b.batches else math.nan
+            )
             rows.setdefault(f"batch_errors/total_{exc}", []).append(n)
     return {
         **log.batches.to_json(),
@@ -260,8 +284,11 @@ def batch_series(per_step: dict[int, BatchCounts]) -> dict[str, list]:
     """Columnar per-step batch errors for charts: one column per exception type."""
     steps = sorted(per_step)
     types = sorted({t for b in per_step.values() for t in b.exceptions})
-    out: dict[str, list] = {"step": steps, "failed": [per_step[s].failed for s in steps],
-                            "masked": [per_step[s].masked for s in steps]}
+    out: dict[str, list] = {
+        "step": steps,
+        "failed": [per_step[s].failed for s in steps],
+        "masked": [per_step[s].masked for s in steps],
+    }
     for t in types:
         out[t] = [per_step[s].exceptions.get(t, 0) for s in steps]
     return out
@@ -330,7 +357,9 @@ def vllm_summary(v: VllmStats) -> dict:
                 "gen_throughput_mean": e.gen_tps_sum / e.samples,
                 "gen_throughput_max": e.gen_tps_max,
                 "kv_cache_pct_mean": e.kv_pct_sum / e.samples,
-                "prefix_hit_pct_mean": e.prefix_pct_sum / e.prefix_samples if e.prefix_samples else None,
+                "prefix_hit_pct_mean": e.prefix_pct_sum / e.prefix_samples
+                if e.prefix_samples
+                else None,
                 "preemptions_max": e.preemptions_max,
             }
             for e in v.engines
@@ -355,7 +384,11 @@ def vllm_summary(v: VllmStats) -> dict:
 def _turn_stats(xs: list[int]) -> dict:
     if not xs:
         return {"mean": None, "median": None, "count": 0}
-    return {"mean": math.fsum(xs) / len(xs), "median": float(statistics.median(xs)), "count": len(xs)}
+    return {
+        "mean": math.fsum(xs) / len(xs),
+        "median": float(statistics.median(xs)),
+        "count": len(xs),
+    }
 
 
 def trial_stats(ts: TrialSet) -> dict:
@@ -383,7 +416,9 @@ def trial_stats(ts: TrialSet) -> dict:
         "eval": ts.eval_count,
         "archives": ts.archives,
         "exceptions": dict(sorted(exceptions.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "exception_kinds": {k: kinds.get(k, 0) for k in ("none", "infrastructure", "model", "other")},
+        "exception_kinds": {
+            k: kinds.get(k, 0) for k in ("none", "infrastructure", "model", "other")
+        },
         "exception_kind_of": {e: exception_kind(None if e == "none" else e) for e in exceptions},
         "turns": {
             "mean": tstats["mean"],
@@ -403,7 +438,8 @@ def trial_stats(ts: TrialSet) -> dict:
         },
         "error_rate": (len(res) - exceptions.get("none", 0)) / len(res) if res else None,
         "turns_by_exception": {
-            k: _turn_stats(v) for k, v in sorted(by_exc.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            k: _turn_stats(v)
+            for k, v in sorted(by_exc.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         },
         "turns_by_outcome": {k: _turn_stats(v) for k, v in by_outcome.items()},
     }

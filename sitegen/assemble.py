@@ -42,7 +42,9 @@ def resume_point(log: ParsedLog | None) -> int | None:
     return None
 
 
-def stitch(jobs: list[Job]) -> tuple[tuple[MetricBlock, ...], tuple[MetricBlock, ...], tuple[int, ...], tuple[Restart, ...]]:
+def stitch(
+    jobs: list[Job],
+) -> tuple[tuple[MetricBlock, ...], tuple[MetricBlock, ...], tuple[int, ...], tuple[Restart, ...]]:
     """Stitched blocks, discarded blocks, explicit resume steps and restarts of a chain."""
     chosen: dict[int, MetricBlock] = {}
     discarded: list[MetricBlock] = []
@@ -58,7 +60,9 @@ def stitch(jobs: list[Job]) -> tuple[tuple[MetricBlock, ...], tuple[MetricBlock,
         if r is not None:
             lost = [chosen.pop(s) for s in sorted(s for s in chosen if s > r)]
             discarded.extend(lost)
-            restarts.append(Restart(job.id, log.resumed_from, r, tuple(b.step for b in lost), _time(lost)))
+            restarts.append(
+                Restart(job.id, log.resumed_from, r, tuple(b.step for b in lost), _time(lost))
+            )
         for b in log.blocks:
             if b.step in chosen:  # cannot happen after the cut; the latest job wins regardless
                 discarded.append(chosen[b.step])
@@ -73,7 +77,8 @@ def stitch(jobs: list[Job]) -> tuple[tuple[MetricBlock, ...], tuple[MetricBlock,
 
 def _time(blocks: list[MetricBlock]) -> float:
     return math.fsum(
-        float(v) for b in blocks
+        float(v)
+        for b in blocks
         if isinstance(v := b.metrics.get("timing/step"), int | float) and math.isfinite(v)
     )
 
@@ -159,7 +164,13 @@ def assemble(
         owner = max(srcs, key=lambda s: _start((s, logs.get(s.id))))
         job_trials[owner.id] = ts
     jobs = {
-        src.id: Job(src, logs.get(src.id), job_status(logs.get(src.id), now), run_of[src.id], job_trials.get(src.id))
+        src.id: Job(
+            src,
+            logs.get(src.id),
+            job_status(logs.get(src.id), now),
+            run_of[src.id],
+            job_trials.get(src.id),
+        )
         for src in disc.jobs
     }
     runs = []
@@ -170,7 +181,9 @@ def assemble(
         run_trials = None
         if len(groups) == 1:
             g = next(iter(groups))
-            if srcs[0].layout == "experiment" or set(s.id for s in by_group[g]) <= {s.id for s in srcs}:
+            if srcs[0].layout == "experiment" or set(s.id for s in by_group[g]) <= {
+                s.id for s in srcs
+            }:
                 run_trials = trials.get(g)
         runs.append(Run(rid, tuple(chain), blocks, discarded, resumed, restarts, run_trials))
     return [jobs[s.id] for s in disc.jobs], runs

@@ -57,8 +57,10 @@ class BuildReport:
 
     def summary(self) -> str:
         stages = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_s.items())
-        return (f"built {self.pages} pages: {self.runs} runs, {self.jobs} jobs, {self.trials} trials, "
-                f"{len(self.warnings)} warnings, {self.skipped} skipped folders ({stages})")
+        return (
+            f"built {self.pages} pages: {self.runs} runs, {self.jobs} jobs, {self.trials} trials, "
+            f"{len(self.warnings)} warnings, {self.skipped} skipped folders ({stages})"
+        )
 
 
 def load_config(path: Path | None) -> dict:
@@ -73,7 +75,9 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(f"config {path} is not valid TOML: {exc}") from None
     unknown = set(data) - CONFIG_KEYS
     if unknown:
-        raise ConfigError(f"config {path}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(CONFIG_KEYS))})")
+        raise ConfigError(
+            f"config {path}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(CONFIG_KEYS))})"
+        )
     pats = data.get("redact_patterns", [])
     if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
         raise ConfigError(f"config {path}: redact_patterns must be a list of regular expressions")
@@ -90,7 +94,9 @@ def load_config(path: Path | None) -> dict:
 # -- parse stage -------------------------------------------------------------------------------
 
 
-def _parse_log_task(archive: str, rel: str, infra: tuple[str, ...], patterns: tuple[str, ...]) -> ParsedLog | BuildWarning:
+def _parse_log_task(
+    archive: str, rel: str, infra: tuple[str, ...], patterns: tuple[str, ...]
+) -> ParsedLog | BuildWarning:
     root = Path(archive)
     try:
         return parse_log(root / rel, rel, Redactor(patterns), tuple((root / x, x) for x in infra))
@@ -122,7 +128,12 @@ def parse_all(
     trial_parts: dict[str, dict[str, list[TrialSet]]] = {}
     if workers > 1 and len(log_jobs) + len(trial_tasks) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            lf = {j.id: pool.submit(_parse_log_task, archive, j.log, j.infra_logs, opts.redact_patterns) for j in log_jobs}
+            lf = {
+                j.id: pool.submit(
+                    _parse_log_task, archive, j.log, j.infra_logs, opts.redact_patterns
+                )
+                for j in log_jobs
+            }
             tf = [(g, d, pool.submit(_parse_trials_task, archive, d, s)) for g, d, s in trial_tasks]
             for jid, fut in lf.items():
                 _take_log(logs, warnings, jid, fut.result(), progress)
@@ -130,9 +141,17 @@ def parse_all(
                 trial_parts.setdefault(g, {}).setdefault(d, []).append(fut.result())
     else:
         for j in log_jobs:
-            _take_log(logs, warnings, j.id, _parse_log_task(archive, j.log, j.infra_logs, opts.redact_patterns), progress)  # type: ignore[arg-type]
+            _take_log(
+                logs,
+                warnings,
+                j.id,
+                _parse_log_task(archive, j.log, j.infra_logs, opts.redact_patterns),
+                progress,
+            )  # type: ignore[arg-type]
         for g, d, s in trial_tasks:
-            trial_parts.setdefault(g, {}).setdefault(d, []).append(_parse_trials_task(archive, d, s))
+            trial_parts.setdefault(g, {}).setdefault(d, []).append(
+                _parse_trials_task(archive, d, s)
+            )
     trials: dict[str, TrialSet] = {}
     for group, by_dir in trial_parts.items():
         sets = [merge_trial_sets(parts) for _, parts in sorted(by_dir.items())]
@@ -144,7 +163,9 @@ def parse_all(
     return logs, trials, warnings
 
 
-def _take_log(logs: dict, warnings: list, jid: str, res: ParsedLog | BuildWarning, progress) -> None:
+def _take_log(
+    logs: dict, warnings: list, jid: str, res: ParsedLog | BuildWarning, progress
+) -> None:
     if isinstance(res, BuildWarning):
         warnings.append(res)
         return
@@ -179,7 +200,9 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
     archive = opts.archive
     disc = discover(archive)
     if not disc.jobs:
-        raise ArchiveError(f"no jobs found in {archive}: expected *.out/*.log files or trace_jobs/ folders")
+        raise ArchiveError(
+            f"no jobs found in {archive}: expected *.out/*.log files or trace_jobs/ folders"
+        )
     report.warnings.extend(disc.warnings)
     report.skipped = len(disc.skipped)
     stage("discover")
@@ -206,8 +229,14 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         job_rows[job.id] = row
     run_pages = [(run_page(run, job_rows), run.trials) for run in runs]
     trials_total = sum(len(t.results) for t in trials.values())
-    index = index_page(list(job_rows.values()), [run_summary(p) for p, _ in run_pages], disc,
-                       len(report.warnings), trials_total, opts.title)
+    index = index_page(
+        list(job_rows.values()),
+        [run_summary(p) for p, _ in run_pages],
+        disc,
+        len(report.warnings),
+        trials_total,
+        opts.title,
+    )
     stage("analyse")
 
     writer = SiteWriter(opts.out)
@@ -234,11 +263,15 @@ def _belongs(path: str, job) -> bool:
     return bool(job.trials and (path == job.trials.path or path.startswith(job.trials.path + "/")))
 
 
-def print_warnings(report: BuildReport, stream=sys.stderr, limit: int = 200) -> None:
+def print_warnings(report: BuildReport, stream=None, limit: int = 200) -> None:
+    """Each warning as ``warning: path:line: message`` (the first ``limit`` of them)."""
+    stream = stream or sys.stderr
     for w in report.warnings[:limit]:
         print(f"warning: {w}", file=stream)
     if len(report.warnings) > limit:
-        print(f"warning: … {len(report.warnings) - limit} more (see data/warnings.json)", file=stream)
+        print(
+            f"warning: … {len(report.warnings) - limit} more (see data/warnings.json)", file=stream
+        )
 
 
 __all__ = ["BuildOptions", "BuildReport", "build", "load_config", "__version__"]

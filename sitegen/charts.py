@@ -16,9 +16,25 @@ import altair as alt
 MAX_POINTS = 400
 WIDTH = "container"
 HEIGHT = 220
-PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac", "#eeca3b"]
+PALETTE = [
+    "#4c78a8",
+    "#f58518",
+    "#54a24b",
+    "#e45756",
+    "#72b7b2",
+    "#b279a2",
+    "#ff9da6",
+    "#9d755d",
+    "#bab0ac",
+    "#eeca3b",
+]
 STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
-KIND_COLOURS = {"none": "#54a24b", "model": "#f58518", "infrastructure": "#e45756", "other": "#9d755d"}
+KIND_COLOURS = {
+    "none": "#54a24b",
+    "model": "#f58518",
+    "infrastructure": "#e45756",
+    "other": "#9d755d",
+}
 
 
 def _num(v: object) -> float | None:
@@ -34,11 +50,18 @@ def downsample(xs: Sequence, ys: Sequence, max_points: int = MAX_POINTS) -> list
     out = []
     n = len(pts)
     for i in range(max_points):
-        chunk = pts[i * n // max_points:(i + 1) * n // max_points]
+        chunk = pts[i * n // max_points : (i + 1) * n // max_points]
         if not chunk:
             continue
         vals = [y for _, y in chunk]
-        out.append({"x": chunk[len(chunk) // 2][0], "y": sum(vals) / len(vals), "lo": min(vals), "hi": max(vals)})
+        out.append(
+            {
+                "x": chunk[len(chunk) // 2][0],
+                "y": sum(vals) / len(vals),
+                "lo": min(vals),
+                "hi": max(vals),
+            }
+        )
     return out
 
 
@@ -50,7 +73,7 @@ def smooth(ys: Sequence[float | None], window: int | None = None) -> list[float 
     half = w // 2
     out: list[float | None] = []
     for i in range(n):
-        chunk = [v for v in vals[max(0, i - half):i + half + 1] if v is not None]
+        chunk = [v for v in vals[max(0, i - half) : i + half + 1] if v is not None]
         out.append(sum(chunk) / len(chunk) if chunk else None)
     return out
 
@@ -60,14 +83,21 @@ def _base(records: list[dict]) -> alt.Chart:
 
 
 def _finish(chart: alt.TopLevelMixin) -> dict:
-    spec = chart.configure(background="transparent").configure_view(stroke=None).to_dict()  # validates
+    spec = (
+        chart.configure(background="transparent").configure_view(stroke=None).to_dict()
+    )  # validates
     spec.pop("$schema", None)
     spec["$schema"] = "https://vega.github.io/schema/vega-lite/v6.json"
     return spec
 
 
-def progression(series: dict, names: dict[str, str], x_title: str = "step",
-                rules: Sequence[dict] = (), marks: Sequence[dict] = ()) -> dict | None:
+def progression(
+    series: dict,
+    names: dict[str, str],
+    x_title: str = "step",
+    rules: Sequence[dict] = (),
+    marks: Sequence[dict] = (),
+) -> dict | None:
     """Raw (thin, faint) and smoothed (bold) lines for each metric in ``names`` {key: label}.
 
     ``rules``: vertical markers ``{x, label}`` (restart points); ``marks``:
@@ -82,37 +112,62 @@ def progression(series: dict, names: dict[str, str], x_title: str = "step",
         raw = downsample(steps, ys)
         sm = smooth([r["y"] for r in raw])
         for r, s in zip(raw, sm, strict=True):
-            records.append({"step": r["x"], "value": r["y"], "lo": r["lo"], "hi": r["hi"], "smoothed": s, "metric": label})
+            records.append(
+                {
+                    "step": r["x"],
+                    "value": r["y"],
+                    "lo": r["lo"],
+                    "hi": r["hi"],
+                    "smoothed": s,
+                    "metric": label,
+                }
+            )
     if not records:
         return None
-    colour = alt.Color("metric:N", title=None, scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3))
+    colour = alt.Color(
+        "metric:N",
+        title=None,
+        scale=alt.Scale(range=PALETTE),
+        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
+    )
     base = _base(records).encode(x=alt.X("step:Q", title=x_title, axis=STEP_AXIS), color=colour)
     layers: list = [
         base.mark_area(opacity=0.15).encode(y="lo:Q", y2="hi:Q"),
         base.mark_line(opacity=0.35, strokeWidth=1).encode(y=alt.Y("value:Q", title=None)),
         base.mark_line(strokeWidth=2.5).encode(
             y="smoothed:Q",
-            tooltip=[alt.Tooltip("step:Q"), alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=".4f"),
-                     alt.Tooltip("smoothed:Q", format=".4f")],
+            tooltip=[
+                alt.Tooltip("step:Q"),
+                alt.Tooltip("metric:N"),
+                alt.Tooltip("value:Q", format=".4f"),
+                alt.Tooltip("smoothed:Q", format=".4f"),
+            ],
         ),
     ]
     if rules:
         layers.append(
-            alt.Chart(alt.Data(values=list(rules))).mark_rule(strokeDash=[4, 3], color="#888").encode(
-                x="x:Q", tooltip=[alt.Tooltip("label:N")]
-            )
+            alt.Chart(alt.Data(values=list(rules)))
+            .mark_rule(strokeDash=[4, 3], color="#888")
+            .encode(x="x:Q", tooltip=[alt.Tooltip("label:N")])
         )
     if marks:
         layers.append(
-            alt.Chart(alt.Data(values=list(marks))).mark_point(shape="cross", size=60, color="#e45756").encode(
+            alt.Chart(alt.Data(values=list(marks)))
+            .mark_point(shape="cross", size=60, color="#e45756")
+            .encode(
                 x="x:Q", y="y:Q", tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")]
             )
         )
     return _finish(alt.layer(*layers))
 
 
-def lines(series: dict, names: dict[str, str], x: str = "step", x_title: str = "step",
-          y_title: str | None = None) -> dict | None:
+def lines(
+    series: dict,
+    names: dict[str, str],
+    x: str = "step",
+    x_title: str = "step",
+    y_title: str | None = None,
+) -> dict | None:
     """Plain lines (with a min/max band when downsampled)."""
     xs = series.get(x, [])
     records = []
@@ -121,38 +176,77 @@ def lines(series: dict, names: dict[str, str], x: str = "step", x_title: str = "
         if not ys:
             continue
         for r in downsample(xs, ys):
-            records.append({"x": r["x"], "y": r["y"], "lo": r["lo"], "hi": r["hi"], "metric": label})
+            records.append(
+                {"x": r["x"], "y": r["y"], "lo": r["lo"], "hi": r["hi"], "metric": label}
+            )
     if not records:
         return None
-    colour = alt.Color("metric:N", title=None, scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3))
-    base = _base(records).encode(x=alt.X("x:Q", title=x_title, axis=STEP_AXIS if x == "step" else alt.Axis()), color=colour)
-    return _finish(alt.layer(
-        base.mark_area(opacity=0.2).encode(y="lo:Q", y2="hi:Q"),
-        base.mark_line(strokeWidth=1.8).encode(
-            y=alt.Y("y:Q", title=y_title),
-            tooltip=[alt.Tooltip("x:Q", title=x_title), "metric:N", alt.Tooltip("y:Q", format=",.2f")],
-        ),
-    ))
+    colour = alt.Color(
+        "metric:N",
+        title=None,
+        scale=alt.Scale(range=PALETTE),
+        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
+    )
+    base = _base(records).encode(
+        x=alt.X("x:Q", title=x_title, axis=STEP_AXIS if x == "step" else alt.Axis()), color=colour
+    )
+    return _finish(
+        alt.layer(
+            base.mark_area(opacity=0.2).encode(y="lo:Q", y2="hi:Q"),
+            base.mark_line(strokeWidth=1.8).encode(
+                y=alt.Y("y:Q", title=y_title),
+                tooltip=[
+                    alt.Tooltip("x:Q", title=x_title),
+                    "metric:N",
+                    alt.Tooltip("y:Q", format=",.2f"),
+                ],
+            ),
+        )
+    )
 
 
-def stacked_bars(rows: list[dict], x_title: str, y_title: str, colours: dict[str, str] | None = None) -> dict | None:
+def stacked_bars(
+    rows: list[dict], x_title: str, y_title: str, colours: dict[str, str] | None = None
+) -> dict | None:
     """Stacked bars from ``[{x, part, value}]``."""
     rows = [r for r in rows if _num(r["value"])]
     if not rows:
         return None
-    scale = (alt.Scale(domain=list(colours), range=list(colours.values())) if colours
-             else alt.Scale(range=PALETTE))
-    chart = _base(rows).mark_bar().encode(
-        x=alt.X("x:O", title=x_title, axis=alt.Axis(labelOverlap=True)),
-        y=alt.Y("sum(value):Q", title=y_title, stack="zero"),
-        color=alt.Color("part:N", title=None, scale=scale, legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3)),
-        tooltip=[alt.Tooltip("x:O", title=x_title), "part:N", alt.Tooltip("value:Q", format=",.2f")],
+    scale = (
+        alt.Scale(domain=list(colours), range=list(colours.values()))
+        if colours
+        else alt.Scale(range=PALETTE)
+    )
+    chart = (
+        _base(rows)
+        .mark_bar()
+        .encode(
+            x=alt.X("x:O", title=x_title, axis=alt.Axis(labelOverlap=True)),
+            y=alt.Y("sum(value):Q", title=y_title, stack="zero"),
+            color=alt.Color(
+                "part:N",
+                title=None,
+                scale=scale,
+                legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
+            ),
+            tooltip=[
+                alt.Tooltip("x:O", title=x_title),
+                "part:N",
+                alt.Tooltip("value:Q", format=",.2f"),
+            ],
+        )
     )
     return _finish(chart)
 
 
-def bars(rows: list[dict], x_title: str, y_title: str, colour_field: str | None = None,
-         colours: dict[str, str] | None = None, horizontal: bool = False) -> dict | None:
+def bars(
+    rows: list[dict],
+    x_title: str,
+    y_title: str,
+    colour_field: str | None = None,
+    colours: dict[str, str] | None = None,
+    horizontal: bool = False,
+) -> dict | None:
     """Simple bars from ``[{label, value[, colour_field]}]``."""
     if not rows:
         return None
@@ -166,22 +260,46 @@ def bars(rows: list[dict], x_title: str, y_title: str, colour_field: str | None 
         enc["x"] = alt.X("label:O", title=x_title, sort=None)
         enc["y"] = alt.Y("value:Q", title=y_title)
     if colour_field:
-        scale = alt.Scale(domain=list(colours), range=list(colours.values())) if colours else alt.Scale(range=PALETTE)
-        enc["color"] = alt.Color(f"{colour_field}:N", title=None, scale=scale, legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3))
+        scale = (
+            alt.Scale(domain=list(colours), range=list(colours.values()))
+            if colours
+            else alt.Scale(range=PALETTE)
+        )
+        enc["color"] = alt.Color(
+            f"{colour_field}:N",
+            title=None,
+            scale=scale,
+            legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
+        )
     else:
         enc["color"] = alt.value(PALETTE[0])
     height = max(120, 22 * len(rows)) if horizontal else HEIGHT
-    return _finish(alt.Chart(alt.Data(values=rows)).mark_bar().encode(**enc).properties(width=WIDTH, height=height))
+    return _finish(
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar()
+        .encode(**enc)
+        .properties(width=WIDTH, height=height)
+    )
 
 
 def overlay(rows: list[dict]) -> dict:
     """Comparison chart: one colour per run/job; rows ``[{step, value, name}]`` (filled in by the page)."""
-    chart = alt.Chart(alt.Data(values=rows)).mark_line(strokeWidth=2).encode(
-        x=alt.X("step:Q", title="step", axis=STEP_AXIS),
-        y=alt.Y("value:Q", title="reward (smoothed)"),
-        color=alt.Color("name:N", title=None, scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3)),
-        tooltip=["name:N", "step:Q", alt.Tooltip("value:Q", format=".4f")],
-    ).properties(width=WIDTH, height=300)
+    chart = (
+        alt.Chart(alt.Data(values=rows))
+        .mark_line(strokeWidth=2)
+        .encode(
+            x=alt.X("step:Q", title="step", axis=STEP_AXIS),
+            y=alt.Y("value:Q", title="reward (smoothed)"),
+            color=alt.Color(
+                "name:N",
+                title=None,
+                scale=alt.Scale(range=PALETTE),
+                legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
+            ),
+            tooltip=["name:N", "step:Q", alt.Tooltip("value:Q", format=".4f")],
+        )
+        .properties(width=WIDTH, height=300)
+    )
     return _finish(chart)
 
 
@@ -201,16 +319,26 @@ def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict
     """The 1200×630 social preview card: reward curve plus key figures."""
     pts = downsample(series.get("step", []), series.get(key, []) or [], 200)
     curve_rows = [{"step": p["x"], "reward": p["y"]} for p in pts] or [{"step": 0, "reward": 0}]
-    curve = alt.Chart(alt.Data(values=curve_rows)).mark_line(strokeWidth=5, color="#4c78a8").encode(
-        x=alt.X("step:Q", title="step", axis=alt.Axis(labelFontSize=18, titleFontSize=18)),
-        y=alt.Y("reward:Q", title="reward", axis=alt.Axis(labelFontSize=18, titleFontSize=18)),
-    ).properties(width=640, height=420)
+    curve = (
+        alt.Chart(alt.Data(values=curve_rows))
+        .mark_line(strokeWidth=5, color="#4c78a8")
+        .encode(
+            x=alt.X("step:Q", title="step", axis=alt.Axis(labelFontSize=18, titleFontSize=18)),
+            y=alt.Y("reward:Q", title="reward", axis=alt.Axis(labelFontSize=18, titleFontSize=18)),
+        )
+        .properties(width=640, height=420)
+    )
     text_rows = [{"y": i, "text": f"{k}: {v}"} for i, (k, v) in enumerate(figures)]
-    text = alt.Chart(alt.Data(values=text_rows)).mark_text(align="left", fontSize=30, color="#222").encode(
-        y=alt.Y("y:O", axis=None), text="text:N"
-    ).properties(width=400, height=420)
+    text = (
+        alt.Chart(alt.Data(values=text_rows))
+        .mark_text(align="left", fontSize=30, color="#222")
+        .encode(y=alt.Y("y:O", axis=None), text="text:N")
+        .properties(width=400, height=420)
+    )
     chart = alt.hconcat(curve, text, spacing=40).properties(
-        title=alt.TitleParams(title, subtitle=subtitle, fontSize=40, subtitleFontSize=24, anchor="start"),
+        title=alt.TitleParams(
+            title, subtitle=subtitle, fontSize=40, subtitleFontSize=24, anchor="start"
+        ),
         padding={"left": 40, "top": 30, "right": 30, "bottom": 20},
     )
     spec = chart.configure(background="#ffffff").configure_view(stroke=None).to_dict()

@@ -16,8 +16,12 @@ from .errors import SitegenError
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, no usage dump
-        self.exit(2, f"sitegen: {message} (see 'sitegen {self.prog.split()[-1]} --help')\n"
-                  if " " in self.prog else f"sitegen: {message} (see 'sitegen --help')\n")
+        self.exit(
+            2,
+            f"sitegen: {message} (see 'sitegen {self.prog.split()[-1]} --help')\n"
+            if " " in self.prog
+            else f"sitegen: {message} (see 'sitegen --help')\n",
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="build the site for an archive")
     b.add_argument("archive", type=Path, help="folder holding job logs and trials")
     _site_options(b)
-    b.add_argument("--strict", action="store_true", help="exit 1 when the build has warnings (for CI)")
+    b.add_argument(
+        "--strict", action="store_true", help="exit 1 when the build has warnings (for CI)"
+    )
 
     s = sub.add_parser("synth", help="write a synthetic archive (with its ground truth)")
     s.add_argument("out", type=Path)
@@ -36,10 +42,14 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs", type=int, default=7, help="job logs (at least 7)")
     s.add_argument("--steps", type=int, default=12, help="steps per run")
     s.add_argument("--trials-per-step", type=int, default=4)
-    s.add_argument("--pad-mb", type=float, default=0.0, help="noise padding spread over the logs (MB)")
+    s.add_argument(
+        "--pad-mb", type=float, default=0.0, help="noise padding spread over the logs (MB)"
+    )
     s.add_argument("--trial-kb", type=float, default=4.0, help="size of each result.json (KB)")
 
-    v = sub.add_parser("serve", help="build, serve on localhost with live reload, rebuild on change")
+    v = sub.add_parser(
+        "serve", help="build, serve on localhost with live reload, rebuild on change"
+    )
     v.add_argument("archive", type=Path)
     _site_options(v)
     v.add_argument("--port", type=int, default=8000)
@@ -50,11 +60,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _site_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--out", type=Path, default=Path("site"), help="output folder (default: site)")
+    p.add_argument(
+        "-o", "--out", type=Path, default=Path("site"), help="output folder (default: site)"
+    )
     p.add_argument("--title", default=None, help="archive title shown on every page")
-    p.add_argument("--base-url", default=None, help="public URL of the site: adds sitemap, canonical and OpenGraph links")
-    p.add_argument("--workers", type=int, default=0, help="parallel parse processes (default: CPU count)")
-    p.add_argument("--config", type=Path, default=None, help="sitegen.toml with title, base_url, redact_patterns")
+    p.add_argument(
+        "--base-url",
+        default=None,
+        help="public URL of the site: adds sitemap, canonical and OpenGraph links",
+    )
+    p.add_argument(
+        "--workers", type=int, default=0, help="parallel parse processes (default: CPU count)"
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="sitegen.toml with title, base_url, redact_patterns",
+    )
 
 
 def _options(args: argparse.Namespace):
@@ -90,10 +113,19 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "synth":
         from .synth import synth
 
-        truth = synth(args.out, seed=args.seed, jobs=args.jobs, steps=args.steps,
-                      trials_per_step=args.trials_per_step, pad_mb=args.pad_mb, trial_kb=args.trial_kb)
-        print(f"wrote {len(truth['jobs'])} jobs, {len(truth['runs'])} runs, "
-              f"{sum(t['total'] for t in truth['trials'].values())} trials to {args.out}")
+        truth = synth(
+            args.out,
+            seed=args.seed,
+            jobs=args.jobs,
+            steps=args.steps,
+            trials_per_step=args.trials_per_step,
+            pad_mb=args.pad_mb,
+            trial_kb=args.trial_kb,
+        )
+        print(
+            f"wrote {len(truth['jobs'])} jobs, {len(truth['runs'])} runs, "
+            f"{sum(t['total'] for t in truth['trials'].values())} trials to {args.out}"
+        )
         return 0
     if args.command == "build":
         from .build import build, print_warnings

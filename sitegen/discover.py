@@ -39,7 +39,9 @@ def slug(rel: str) -> str:
     clean = SLUG_RE.sub("-", base).strip("-.") or "x"
     clean = re.sub(r"\.{2,}", ".", clean)
     if clean != base:
-        clean = f"{clean[:80]}-{hashlib.sha1(rel.encode('utf-8', 'surrogateescape')).hexdigest()[:6]}"
+        clean = (
+            f"{clean[:80]}-{hashlib.sha1(rel.encode('utf-8', 'surrogateescape')).hexdigest()[:6]}"
+        )
     return clean
 
 
@@ -70,13 +72,17 @@ class _Walker:
             st = d.stat()
             key = (st.st_dev, st.st_ino)
             if key in self.seen:
-                self.warnings.append(BuildWarning(self.rel(d), None, "directory seen twice (link loop): skipped"))
+                self.warnings.append(
+                    BuildWarning(self.rel(d), None, "directory seen twice (link loop): skipped")
+                )
                 return None
             self.seen.add(key)
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            self.warnings.append(BuildWarning(self.rel(d), None, f"cannot read directory: {exc.strerror}"))
+            self.warnings.append(
+                BuildWarning(self.rel(d), None, f"cannot read directory: {exc.strerror}")
+            )
             return None
         files, dirs = [], []
         for e in entries:
@@ -84,17 +90,29 @@ class _Walker:
                 if e.is_symlink():
                     target = Path(os.path.realpath(e.path))
                     if not target.is_relative_to(self.root_real):
-                        self.warnings.append(BuildWarning(self.rel(Path(e.path)), None, "link points outside the archive: not followed"))
+                        self.warnings.append(
+                            BuildWarning(
+                                self.rel(Path(e.path)),
+                                None,
+                                "link points outside the archive: not followed",
+                            )
+                        )
                         continue
                     if target.is_dir():
-                        self.warnings.append(BuildWarning(self.rel(Path(e.path)), None, "directory link: not followed"))
+                        self.warnings.append(
+                            BuildWarning(
+                                self.rel(Path(e.path)), None, "directory link: not followed"
+                            )
+                        )
                         continue
                 if e.is_dir(follow_symlinks=False):
                     dirs.append(e)
                 elif e.is_file():
                     files.append(e)
             except OSError as exc:
-                self.warnings.append(BuildWarning(self.rel(Path(e.path)), None, f"cannot stat: {exc.strerror}"))
+                self.warnings.append(
+                    BuildWarning(self.rel(Path(e.path)), None, f"cannot stat: {exc.strerror}")
+                )
         return files, dirs
 
     def walk(self, d: Path) -> bool:
@@ -123,7 +141,9 @@ class _Walker:
             if self.walk(Path(e.path)):
                 found = True
             elif not self._reported_below(Path(e.path)):
-                self.skipped.append((self.rel(Path(e.path)), "no .out/.log files and no trials directory"))
+                self.skipped.append(
+                    (self.rel(Path(e.path)), "no .out/.log files and no trials directory")
+                )
         return found
 
     def _reported_below(self, d: Path) -> bool:
@@ -135,9 +155,17 @@ class _Walker:
         infra = [e for e in log_files if _is_infra(e.name)]
         notes = _notes(d) or _notes(logs_dir)
         for e in logs:
-            self.jobs.append(self._job(Path(e.path), group, "experiment", infra if len(logs) == 1 else [], notes))
+            self.jobs.append(
+                self._job(Path(e.path), group, "experiment", infra if len(logs) == 1 else [], notes)
+            )
         if infra and len(logs) > 1:
-            self.warnings.append(BuildWarning(self.rel(logs_dir), None, "infra-*.log beside several job logs: cannot tell whose engines they are, not read"))
+            self.warnings.append(
+                BuildWarning(
+                    self.rel(logs_dir),
+                    None,
+                    "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
+                )
+            )
         found = []
         for e in dirs:
             if e.name == "logs":
@@ -157,16 +185,35 @@ class _Walker:
         group = self.rel(d)
         notes = _notes(d)
         if infra and len(logs) > 1:
-            self.warnings.append(BuildWarning(group, None, "infra-*.log beside several job logs: cannot tell whose engines they are, not read"))
+            self.warnings.append(
+                BuildWarning(
+                    group,
+                    None,
+                    "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
+                )
+            )
         for e in logs:
-            self.jobs.append(self._job(Path(e.path), group, "flat", infra if len(logs) == 1 else [], notes))
+            self.jobs.append(
+                self._job(Path(e.path), group, "flat", infra if len(logs) == 1 else [], notes)
+            )
         if not logs:
             # Trials without any log: a job known only by its trials.
-            self.jobs.append(JobSource(id=slug(group), log=None, group=group, layout="flat", order_key=(group, 0, ""), notes=notes))
+            self.jobs.append(
+                JobSource(
+                    id=slug(group),
+                    log=None,
+                    group=group,
+                    layout="flat",
+                    order_key=(group, 0, ""),
+                    notes=notes,
+                )
+            )
         if trials:
             self.trials[group] = [self.rel(Path(t.path)) for t in trials]
 
-    def _job(self, path: Path, group: str, layout: str, infra: list, notes: str | None) -> JobSource:
+    def _job(
+        self, path: Path, group: str, layout: str, infra: list, notes: str | None
+    ) -> JobSource:
         rel = self.rel(path)
         stem = path.stem
         m = JOB_ID_RE.search(stem)
@@ -200,7 +247,12 @@ def discover(root: Path) -> Discovery:
     jobs = []
     for j in sorted(w.jobs, key=lambda j: j.order_key):
         if j.id in ids:  # same slug from two paths: disambiguate by a hash of the path
-            j = JobSource(**{**j.__dict__, "id": f"{j.id}-{hashlib.sha1((j.log or j.group).encode()).hexdigest()[:6]}"})
+            j = JobSource(
+                **{
+                    **j.__dict__,
+                    "id": f"{j.id}-{hashlib.sha1((j.log or j.group).encode()).hexdigest()[:6]}",
+                }
+            )
         ids[j.id] = j.log or j.group
         jobs.append(j)
     return Discovery(

@@ -18,7 +18,9 @@ def _default(obj: Any) -> Any:
 
 def dumps(obj: Any, indent: bool = False) -> bytes:
     """Serialize ``obj``; non-finite floats become ``null`` (orjson's own rule)."""
-    return orjson.dumps(obj, default=_default, option=_OPTS | (orjson.OPT_INDENT_2 if indent else 0))
+    return orjson.dumps(
+        obj, default=_default, option=_OPTS | (orjson.OPT_INDENT_2 if indent else 0)
+    )
 
 
 def clean(obj: Any) -> Any:
@@ -35,5 +37,10 @@ def clean(obj: Any) -> Any:
 def script_json(obj: Any) -> str:
     """JSON safe to embed in ``<script type="application/json">``: it cannot close the element."""
     text = dumps(obj).decode("utf-8")
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace(
-        "\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )

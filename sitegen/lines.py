@@ -133,14 +133,30 @@ def split_line(number: int, raw: bytes) -> Line:
         m = LOGURU_RE.match(text)
         if m:
             return Line(
-                number, source, pid, ip, repeated, "loguru",
-                _loguru_time(m.group("ts")), None, m.group("where"), m.group("msg"),
+                number,
+                source,
+                pid,
+                ip,
+                repeated,
+                "loguru",
+                _loguru_time(m.group("ts")),
+                None,
+                m.group("where"),
+                m.group("msg"),
             )
         m = VLLM_RE.match(text)
         if m:
             return Line(
-                number, source, pid, ip, repeated, "vllm",
-                None, m.group("ts"), m.group("where"), m.group("msg"),
+                number,
+                source,
+                pid,
+                ip,
+                repeated,
+                "vllm",
+                None,
+                m.group("ts"),
+                m.group("where"),
+                m.group("msg"),
             )
     return Line(number, source, pid, ip, repeated, "", None, None, "", text)
 

@@ -49,7 +49,9 @@ SLURM_CANCEL_RE = re.compile(
 )
 VLLM_ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
 VLLM_STEP_RE = re.compile(r"^vLLM Stats \(step \d+\)")
-VLLM_PART_RE = re.compile(r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9.]+|nan|inf)\s*(%|tokens/s|reqs)?\s*$")
+VLLM_PART_RE = re.compile(
+    r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9.]+|nan|inf)\s*(%|tokens/s|reqs)?\s*$"
+)
 YAML_TOP_RE = re.compile(r"^[A-Za-z_][\w\-]*:(?: .*)?$")
 CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algorithm"})
 
@@ -129,7 +131,11 @@ class _Batches:
 
     def freeze(self) -> BatchCounts:
         return BatchCounts(
-            self.batches, self.instances, self.successful, self.failed, self.masked,
+            self.batches,
+            self.instances,
+            self.successful,
+            self.failed,
+            self.masked,
             dict(sorted(self.exceptions.items())),
         )
 
@@ -262,7 +268,14 @@ class LogParser:
                 try:
                     d = ast.literal_eval(m.group(1))
                     self.batch_exc = Counter({str(k): int(v) for k, v in d.items()})
-                except (ValueError, SyntaxError, TypeError, AttributeError, MemoryError, RecursionError):
+                except (
+                    ValueError,
+                    SyntaxError,
+                    TypeError,
+                    AttributeError,
+                    MemoryError,
+                    RecursionError,
+                ):
                     self.warn(ln.number, "exc", "unreadable 'Exception breakdown' dict: ignored")
                 return
         elif c == "L":
@@ -324,7 +337,11 @@ class LogParser:
         stripped = text.rstrip()
         if not pend.text:
             if not stripped.startswith("{"):
-                self.warn(pend.line, "block", f"'Step {pend.step}:' is not followed by a metrics dict: block skipped")
+                self.warn(
+                    pend.line,
+                    "block",
+                    f"'Step {pend.step}:' is not followed by a metrics dict: block skipped",
+                )
                 del self.pending[ln.source]
                 return False
         elif not (stripped.startswith(" '") or stripped.startswith(' "')):
@@ -336,13 +353,17 @@ class LogParser:
             self._close_block(pend)
         elif len(pend.text) > MAX_BLOCK_LINES:
             del self.pending[ln.source]
-            self.warn(pend.line, "block", f"metrics dict of step {pend.step} never closes: block skipped")
+            self.warn(
+                pend.line, "block", f"metrics dict of step {pend.step} never closes: block skipped"
+            )
         return True
 
     def _cut_block(self, pend: _PendingBlock, at: int | None) -> None:
         self.pending.pop(pend.source, None)
         where = f"at line {at}" if at else "at end of file"
-        self.warn(pend.line, "cut", f"metrics dict of step {pend.step} is cut off {where}: block skipped")
+        self.warn(
+            pend.line, "cut", f"metrics dict of step {pend.step} is cut off {where}: block skipped"
+        )
 
     def _close_block(self, pend: _PendingBlock) -> None:
         try:
@@ -350,7 +371,9 @@ class LogParser:
             if not isinstance(d, dict):
                 raise ValueError("not a dict")
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            self.warn(pend.line, "block", f"unreadable metrics dict of step {pend.step}: block skipped")
+            self.warn(
+                pend.line, "block", f"unreadable metrics dict of step {pend.step}: block skipped"
+            )
             return
         self._store(self.console, self.console_lines, pend.step, _numbers(d), pend.line)
 
@@ -361,7 +384,9 @@ class LogParser:
             if not isinstance(d, dict):
                 raise ValueError("not an object")
         except (ValueError, RecursionError):
-            self.warn(ln.number, "mirror", f"unreadable WANDB_MIRROR metrics of step {step}: skipped")
+            self.warn(
+                ln.number, "mirror", f"unreadable WANDB_MIRROR metrics of step {step}: skipped"
+            )
             return
         if kind == "train":
             self._marker(step)
@@ -407,7 +432,9 @@ class LogParser:
             if p and p.group(1) in VLLM_KEYS:
                 vals[VLLM_KEYS[p.group(1)]] = float(p.group(2))
         if not {"gen_tps", "running", "waiting"} <= vals.keys():
-            self.warn(ln.number, "vllm", "vLLM stats line without throughput/running/waiting: ignored")
+            self.warn(
+                ln.number, "vllm", "vLLM stats line without throughput/running/waiting: ignored"
+            )
             return
         if ln.pid:
             engine = f"{ln.pid}@{ln.ip}" if ln.ip else f"{ln.pid}@driver"
@@ -497,7 +524,11 @@ class LogParser:
         for kind, n in self._warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:
                 self.warnings.append(
-                    BuildWarning(self.rel, None, f"{n - MAX_WARNINGS_PER_KIND} more warnings like the above ({kind})")
+                    BuildWarning(
+                        self.rel,
+                        None,
+                        f"{n - MAX_WARNINGS_PER_KIND} more warnings like the above ({kind})",
+                    )
                 )
         return ParsedLog(
             path=self.rel,
@@ -526,8 +557,19 @@ class LogParser:
     def _vllm_stats(self) -> VllmStats:
         engines = tuple(
             EngineStats(
-                name, e.samples, e.running_sum, e.running_max, e.waiting_sum, e.waiting_max,
-                e.gen_sum, e.gen_max, e.prompt_sum, e.kv_sum, e.prefix_sum, e.prefix_n, e.preempt_max,
+                name,
+                e.samples,
+                e.running_sum,
+                e.running_max,
+                e.waiting_sum,
+                e.waiting_max,
+                e.gen_sum,
+                e.gen_max,
+                e.prompt_sum,
+                e.kv_sum,
+                e.prefix_sum,
+                e.prefix_n,
+                e.preempt_max,
             )
             for name, e in sorted(self.engines.items())
         )
@@ -538,7 +580,9 @@ class LogParser:
             t0 = key * BUCKET_S
             timeline.append(
                 VllmTimeBucket(
-                    t_s=float(t0 - start) if start is not None else float(t0 - sorted(self.buckets)[0] * BUCKET_S),
+                    t_s=float(t0 - start)
+                    if start is not None
+                    else float(t0 - sorted(self.buckets)[0] * BUCKET_S),
                     samples=b.n,
                     gen_tps_mean=b.gen_sum / b.n,
                     gen_tps_min=b.gen_min,
@@ -549,7 +593,9 @@ class LogParser:
                     prefix_pct_mean=b.prefix_sum / b.prefix_n if b.prefix_n else None,
                 )
             )
-        return VllmStats(engines, tuple(timeline), self.aggregated_lines, self.suppressed, self.step_lines)
+        return VllmStats(
+            engines, tuple(timeline), self.aggregated_lines, self.suppressed, self.step_lines
+        )
 
 
 def _numbers(d: dict) -> dict[str, float | int]:
@@ -558,15 +604,13 @@ def _numbers(d: dict) -> dict[str, float | int]:
     for k, v in d.items():
         if isinstance(v, bool):
             out[str(k)] = int(v)
-        elif isinstance(v, int):
-            out[str(k)] = v
-        elif isinstance(v, float):
+        elif isinstance(v, int | float):
             out[str(k)] = v
         elif isinstance(v, str):
             try:
                 out[str(k)] = float(v)
             except ValueError:
-                pass
+                continue  # a string that is not a number: not a metric
     return out
 
 
@@ -590,7 +634,7 @@ def parse_log(
         sub.last_time = parser.last_time
         try:
             with open(extra, "rb") as fh:
-                for number, raw, truncated in iter_raw_lines(fh):
+                for number, raw, _truncated in iter_raw_lines(fh):
                     raw_line = split_line(number, raw)
                     if raw_line.emitter == "vllm":
                         sub.feed(raw_line)
@@ -618,4 +662,3 @@ def _merge_vllm(into: LogParser, sub: LogParser) -> None:
         t.prefix_n += b.prefix_n
     into.aggregated_lines += sub.aggregated_lines
     into.warnings.extend(sub.warnings)
-

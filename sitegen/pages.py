@@ -80,12 +80,14 @@ def _spark(values: list, n: int = 40) -> list:
         return xs
     out = []
     for i in range(n):
-        chunk = [v for v in xs[i * len(xs) // n:(i + 1) * len(xs) // n] if v is not None]
+        chunk = [v for v in xs[i * len(xs) // n : (i + 1) * len(xs) // n] if v is not None]
         out.append(sum(chunk) / len(chunk) if chunk else None)
     return out
 
 
-def job_page(job: Job, warnings: list[BuildWarning], redactor: Redactor, notes_md: str | None) -> dict:
+def job_page(
+    job: Job, warnings: list[BuildWarning], redactor: Redactor, notes_md: str | None
+) -> dict:
     """Everything the job page shows, JSON-ready."""
     out = job_summary(job)
     log = job.log
@@ -95,32 +97,34 @@ def job_page(job: Job, warnings: list[BuildWarning], redactor: Redactor, notes_m
     if trials:
         out["trial_success_rate"] = trials["reward"]["success_rate"]
         out["trial_error_rate"] = trials["error_rate"]
-    out.update({
-        "schema": JOB_SCHEMA,
-        "layout": job.source.layout,
-        "group": job.source.group,
-        "metric_form": log.metric_form if log else "",
-        "resumed_from": log.resumed_from if log else None,
-        "fresh_start": log.fresh_start if log else False,
-        "checkpoints": [c.step for c in log.checkpoints] if log else [],
-        "log_bytes": log.size_bytes if log else 0,
-        "log_lines": log.lines if log else 0,
-        "run_name": _config_get(cfg, "trainer", "run_name"),
-        "model": _config_get(cfg, "trainer", "policy", "model", "path"),
-        "ckpt_path": _config_get(cfg, "trainer", "ckpt_path"),
-        "n_samples_per_prompt": _config_get(cfg, "generator", "n_samples_per_prompt"),
-        "config": cfg,
-        "metrics": analyse.metric_summary(blocks),
-        "series": analyse.series(blocks),
-        "eval_series": analyse.series(log.eval_blocks) if log else {"step": []},
-        "timing": analyse.timing_tree(blocks),
-        "vllm": analyse.vllm_summary(log.vllm) if log else None,
-        "batches": analyse.batch_summary(log) if log else None,
-        "batch_series": analyse.batch_series(log.batches_per_step) if log else {"step": []},
-        "trials": trials,
-        "notes_md": redactor.text(notes_md) if notes_md else None,
-        "warnings": [w.to_json() for w in warnings],
-    })
+    out.update(
+        {
+            "schema": JOB_SCHEMA,
+            "layout": job.source.layout,
+            "group": job.source.group,
+            "metric_form": log.metric_form if log else "",
+            "resumed_from": log.resumed_from if log else None,
+            "fresh_start": log.fresh_start if log else False,
+            "checkpoints": [c.step for c in log.checkpoints] if log else [],
+            "log_bytes": log.size_bytes if log else 0,
+            "log_lines": log.lines if log else 0,
+            "run_name": _config_get(cfg, "trainer", "run_name"),
+            "model": _config_get(cfg, "trainer", "policy", "model", "path"),
+            "ckpt_path": _config_get(cfg, "trainer", "ckpt_path"),
+            "n_samples_per_prompt": _config_get(cfg, "generator", "n_samples_per_prompt"),
+            "config": cfg,
+            "metrics": analyse.metric_summary(blocks),
+            "series": analyse.series(blocks),
+            "eval_series": analyse.series(log.eval_blocks) if log else {"step": []},
+            "timing": analyse.timing_tree(blocks),
+            "vllm": analyse.vllm_summary(log.vllm) if log else None,
+            "batches": analyse.batch_summary(log) if log else None,
+            "batch_series": analyse.batch_series(log.batches_per_step) if log else {"step": []},
+            "trials": trials,
+            "notes_md": redactor.text(notes_md) if notes_md else None,
+            "warnings": [w.to_json() for w in warnings],
+        }
+    )
     return out
 
 
@@ -128,12 +132,19 @@ def run_page(run: Run, job_rows: dict[str, dict]) -> dict:
     """The stitched run: series, restarts, discarded steps and their cost."""
     h = analyse.headline(run.blocks)
     discarded_time = math.fsum(
-        float(b.metrics[analyse.STEP_TIME]) for b in run.discarded
-        if isinstance(b.metrics.get(analyse.STEP_TIME), int | float) and math.isfinite(b.metrics[analyse.STEP_TIME])
+        float(b.metrics[analyse.STEP_TIME])
+        for b in run.discarded
+        if isinstance(b.metrics.get(analyse.STEP_TIME), int | float)
+        and math.isfinite(b.metrics[analyse.STEP_TIME])
     )
     restarts = [
-        {"job": r.job_id, "resumed_from": r.resumed_from, "cut_at": r.cut_at,
-         "discarded_steps": list(r.discarded_steps), "discarded_time_s": r.discarded_time_s}
+        {
+            "job": r.job_id,
+            "resumed_from": r.resumed_from,
+            "cut_at": r.cut_at,
+            "discarded_steps": list(r.discarded_steps),
+            "discarded_time_s": r.discarded_time_s,
+        }
         for r in run.restarts
     ]
     trials = analyse.trial_stats(run.trials) if run.trials else None
@@ -149,7 +160,9 @@ def run_page(run: Run, job_rows: dict[str, dict]) -> dict:
         "last_step": h["last_step"],
         "steps": len(run.blocks),
         "discarded_steps": len(run.discarded),
-        "discarded": [{"step": b.step, "time_s": b.metrics.get(analyse.STEP_TIME)} for b in run.discarded],
+        "discarded": [
+            {"step": b.step, "time_s": b.metrics.get(analyse.STEP_TIME)} for b in run.discarded
+        ],
         "discarded_time_s": discarded_time,
         "resumed_from": list(run.resumed_from),
         "restarts": restarts,
@@ -165,19 +178,46 @@ def run_page(run: Run, job_rows: dict[str, dict]) -> dict:
         "trial_success_rate": trials["reward"]["success_rate"] if trials else None,
         "trial_error_rate": trials["error_rate"] if trials else None,
         "reward_spark": _spark([b.metrics.get(analyse.REWARD) for b in run.blocks]),
-        "last_activity": max((r["last_activity"] for r in (job_rows[j.id] for j in run.jobs) if r["last_activity"]), default=None),
+        "last_activity": max(
+            (r["last_activity"] for r in (job_rows[j.id] for j in run.jobs) if r["last_activity"]),
+            default=None,
+        ),
     }
 
 
 def run_summary(page: dict) -> dict:
-    keep = ("id", "url", "data", "jobs", "status", "first_step", "last_step", "steps", "discarded_steps",
-            "resumed_from", "reward_mean", "reward_max", "reward_last", "total_time_s", "headline",
-            "trial_success_rate", "trial_error_rate", "reward_spark", "last_activity")
+    keep = (
+        "id",
+        "url",
+        "data",
+        "jobs",
+        "status",
+        "first_step",
+        "last_step",
+        "steps",
+        "discarded_steps",
+        "resumed_from",
+        "reward_mean",
+        "reward_max",
+        "reward_last",
+        "total_time_s",
+        "headline",
+        "trial_success_rate",
+        "trial_error_rate",
+        "reward_spark",
+        "last_activity",
+    )
     return {k: page[k] for k in keep}
 
 
-def index_page(job_rows: list[dict], run_rows: list[dict], disc: Discovery, warnings: int, trials_total: int,
-               title: str) -> dict:
+def index_page(
+    job_rows: list[dict],
+    run_rows: list[dict],
+    disc: Discovery,
+    warnings: int,
+    trials_total: int,
+    title: str,
+) -> dict:
     return {
         "schema": INDEX_SCHEMA,
         "title": title,

@@ -29,13 +29,24 @@ TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
 # own timeouts and overflows are the model's. Verifier and reward-file
 # problems come from the grading harness, so they count as infrastructure;
 # an LLM request ``Timeout`` is the serving stack's. Anything else is "other".
-INFRA_EXCEPTIONS = frozenset({
-    "AgentSetupTimeoutError", "EnvironmentStartTimeoutError", "VerifierTimeoutError",
-    "RewardFileNotFoundError", "RewardFileEmptyError", "VerifierOutputParseError", "Timeout",
-})
-MODEL_EXCEPTIONS = frozenset({
-    "AgentTimeoutError", "ContextLengthExceededError", "OutputLengthExceededError",
-})
+INFRA_EXCEPTIONS = frozenset(
+    {
+        "AgentSetupTimeoutError",
+        "EnvironmentStartTimeoutError",
+        "VerifierTimeoutError",
+        "RewardFileNotFoundError",
+        "RewardFileEmptyError",
+        "VerifierOutputParseError",
+        "Timeout",
+    }
+)
+MODEL_EXCEPTIONS = frozenset(
+    {
+        "AgentTimeoutError",
+        "ContextLengthExceededError",
+        "OutputLengthExceededError",
+    }
+)
 
 
 def exception_kind(name: str | None) -> str:
@@ -97,7 +108,10 @@ def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
                     exception = e["exception_type"]
                     break
         if turns is None:
-            ts = [_int(_dict(_dict(_dict(st).get("agent_result")).get("metadata")).get("n_episodes")) for st in steps]
+            ts = [
+                _int(_dict(_dict(_dict(st).get("agent_result")).get("metadata")).get("n_episodes"))
+                for st in steps
+            ]
             if any(t is not None for t in ts):
                 turns = sum(t or 0 for t in ts)
     if turns == 0 and exception:
@@ -185,12 +199,19 @@ class _Collector:
     def freeze(self) -> TrialSet:
         if self.nwarn > MAX_WARNINGS:
             self.warnings.append(
-                BuildWarning(self.rel, None, f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown")
+                BuildWarning(
+                    self.rel, None, f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown"
+                )
             )
         # Sorted by name so a sharded (parallel) read gives the same order.
         return TrialSet(
-            self.rel, tuple(sorted(self.results, key=lambda r: r.name)), self.eval, self.malformed, self.missing,
-            self.archives, tuple(self.warnings),
+            self.rel,
+            tuple(sorted(self.results, key=lambda r: r.name)),
+            self.eval,
+            self.malformed,
+            self.missing,
+            self.archives,
+            tuple(self.warnings),
         )
 
 
@@ -253,7 +274,11 @@ def _read_trial_dir(col: _Collector, trial: Path, is_eval: bool, archive_root: P
         return
     if st.st_size > MAX_RESULT_BYTES:
         col.malformed += 1
-        col.warn(rel, None, f"result.json of {st.st_size >> 20} MiB is over the {MAX_RESULT_BYTES >> 20} MiB limit: not read")
+        col.warn(
+            rel,
+            None,
+            f"result.json of {st.st_size >> 20} MiB is over the {MAX_RESULT_BYTES >> 20} MiB limit: not read",
+        )
         return
     try:
         data = f.read_bytes()
@@ -276,7 +301,9 @@ def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
                     continue  # a job-level result.json at the archive's top
                 if member.size > MAX_RESULT_BYTES:
                     col.malformed += 1
-                    col.warn(f"{rel}:{member.name}", None, "result.json over the size limit: not read")
+                    col.warn(
+                        f"{rel}:{member.name}", None, "result.json over the size limit: not read"
+                    )
                     continue
                 fh = tar.extractfile(member)
                 if fh is None:
@@ -292,8 +319,13 @@ def merge_trial_sets(parts: list[TrialSet]) -> TrialSet:
     results = sorted((r for p in parts for r in p.results), key=lambda r: r.name)
     warnings = tuple(w for p in parts for w in p.warnings)
     return TrialSet(
-        first.path, tuple(results), sum(p.eval_count for p in parts), sum(p.malformed for p in parts),
-        sum(p.missing for p in parts), sum(p.archives for p in parts), warnings,
+        first.path,
+        tuple(results),
+        sum(p.eval_count for p in parts),
+        sum(p.malformed for p in parts),
+        sum(p.missing for p in parts),
+        sum(p.archives for p in parts),
+        warnings,
     )
 
 

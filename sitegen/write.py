@@ -31,7 +31,9 @@ class SiteWriter:
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise OutputError(f"cannot create {parent}: {exc.strerror} (choose another -o folder)") from None
+            raise OutputError(
+                f"cannot create {parent}: {exc.strerror} (choose another -o folder)"
+            ) from None
         if not os.access(parent, os.W_OK):
             raise OutputError(f"output folder {parent} is not writable (choose another -o folder)")
         self.old = parent / f".{out.name}.old"
@@ -41,7 +43,9 @@ class SiteWriter:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self._lock.close()
-            raise OutputError(f"another sitegen build is writing {out} right now: wait for it to finish") from None
+            raise OutputError(
+                f"another sitegen build is writing {out} right now: wait for it to finish"
+            ) from None
         if not out.exists() and self.old.exists():
             os.replace(self.old, out)  # a build died between the two renames: restore
         if out.exists():
@@ -82,7 +86,9 @@ class SiteWriter:
 
     def commit(self) -> None:
         """Swap the staged site in place of the old one."""
-        (self.staging / MARKER).write_text("This folder is written by sitegen; it may replace it whole.\n")
+        (self.staging / MARKER).write_text(
+            "This folder is written by sitegen; it may replace it whole.\n"
+        )
         if self.out.exists():
             if self.old.exists():
                 shutil.rmtree(self.old)

@@ -29,7 +29,9 @@ def truth(archive: Path) -> dict:
 @pytest.fixture(scope="session")
 def site(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("out") / "site"
-    report = build(BuildOptions(archive=archive, out=out, base_url=BASE_URL, workers=2, now=time.time()))
+    report = build(
+        BuildOptions(archive=archive, out=out, base_url=BASE_URL, workers=2, now=time.time())
+    )
     assert report.jobs == 7
     return out
 

@@ -3,13 +3,38 @@ from sitegen.model import BatchCounts, Checkpoint, Job, JobSource, MetricBlock, 
 
 
 def log(steps, resumed=None, saved=(), end=None, mtime=0.0, first_time=None):
-    return ParsedLog("x", tuple(MetricBlock(s, {"reward/avg_raw_reward": s / 100, "timing/step": 10.0}, s) for s in steps),
-                     (), "console", end, None, resumed, None, False, tuple(Checkpoint(s, f"/c/global_step_{s}") for s in saved),
-                     None, BatchCounts(), {}, BatchCounts(), VllmStats((), (), 0, 0, 0), first_time, None, 0, 0, mtime, ())
+    return ParsedLog(
+        "x",
+        tuple(
+            MetricBlock(s, {"reward/avg_raw_reward": s / 100, "timing/step": 10.0}, s)
+            for s in steps
+        ),
+        (),
+        "console",
+        end,
+        None,
+        resumed,
+        None,
+        False,
+        tuple(Checkpoint(s, f"/c/global_step_{s}") for s in saved),
+        None,
+        BatchCounts(),
+        {},
+        BatchCounts(),
+        VllmStats((), (), 0, 0, 0),
+        first_time,
+        None,
+        0,
+        0,
+        mtime,
+        (),
+    )
 
 
 def job(i, lg):
-    return Job(JobSource(f"j{i}", f"j{i}.out", "g", "experiment", ("g", i, "")), lg, "complete", "r", None)
+    return Job(
+        JobSource(f"j{i}", f"j{i}.out", "g", "experiment", ("g", i, "")), lg, "complete", "r", None
+    )
 
 
 def test_resumed_job_wins_and_rolled_back_steps_are_discarded():

@@ -76,7 +76,9 @@ def test_job_metrics_match_truth(site, index, truth):
         assert j["reward_mean"] == pytest.approx(statistics.fmean(rewards))
         assert j["reward_max"] == max(rewards)
         assert j["reward_last"] == rewards[-1]
-        assert j["total_time_s"] == pytest.approx(math.fsum(d["timing/step"] for d in t["metrics"].values()))
+        assert j["total_time_s"] == pytest.approx(
+            math.fsum(d["timing/step"] for d in t["metrics"].values())
+        )
 
 
 def test_mirror_form_preferred_over_console(site, index, truth):
@@ -218,7 +220,9 @@ def test_skipped_folders_reported(index, truth):
 def test_data_files_are_strict_json(site):
     for path in (site / "data").rglob("*.json"):
         text = path.read_text()
-        json.loads(text, parse_constant=lambda c: pytest.fail(f"{path}: non-standard JSON constant {c}"))
+        bad = []
+        json.loads(text, parse_constant=bad.append)
+        assert not bad, f"{path}: non-standard JSON constants {bad}"
 
 
 def test_no_secret_published(site, truth):
@@ -248,7 +252,9 @@ def test_timing_tree_adds_up(site, index):
 
     def check(node):
         if node["children"]:
-            assert math.fsum(c["total_s"] for c in node["children"]) == pytest.approx(node["total_s"])
+            assert math.fsum(c["total_s"] for c in node["children"]) == pytest.approx(
+                node["total_s"]
+            )
             assert math.fsum(c["share_of_parent"] for c in node["children"]) == pytest.approx(1.0)
             for c in node["children"]:
                 check(c)

@@ -21,7 +21,10 @@ def test_both_layouts_any_depth(tmp_path):
     (tmp_path / "nothing/here").mkdir(parents=True)
     d = discover(tmp_path)
     exp = [j for j in d.jobs if j.layout == "experiment"]
-    assert [j.log for j in exp] == ["deep/er/exp1/logs/run_2.out", "deep/er/exp1/logs/run_10.out"]  # SLURM-id order
+    assert [j.log for j in exp] == [
+        "deep/er/exp1/logs/run_2.out",
+        "deep/er/exp1/logs/run_10.out",
+    ]  # SLURM-id order
     assert d.trials_dirs["deep/er/exp1"] == ["deep/er/exp1/run/run/trace_jobs"]
     flat = [j for j in d.jobs if j.layout == "flat"]
     assert flat[0].infra_logs == ("flat1/infra-x.log",)

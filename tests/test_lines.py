@@ -20,8 +20,10 @@ def test_huge_line_is_cut_and_flagged_without_holding_it():
 
 
 def test_coloured_ray_prefix_and_loguru_header():
-    raw = ("\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m \x1b[32m2026-02-08 00:56:50.123\x1b[0m | "
-           "\x1b[1mINFO    \x1b[0m | \x1b[36mskyrl_train.utils.tracking:log:208\x1b[0m - \x1b[1mStep 48: \x1b[0m").encode()
+    raw = (
+        b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m \x1b[32m2026-02-08 00:56:50.123\x1b[0m | "
+        b"\x1b[1mINFO    \x1b[0m | \x1b[36mskyrl_train.utils.tracking:log:208\x1b[0m - \x1b[1mStep 48: \x1b[0m"
+    )
     ln = split_line(1, raw)
     assert ln.emitter == "loguru" and ln.pid == "4242" and ln.ip is None
     assert ln.message == "Step 48: "
@@ -29,8 +31,10 @@ def test_coloured_ray_prefix_and_loguru_header():
 
 
 def test_vllm_line_with_ip_and_engine_core_group_and_dedup():
-    raw = (b"(AsyncVLLMInferenceEngine pid=287294, ip=10.128.26.194) (EngineCore_DP0 pid=9) INFO 02-08 00:56:50 "
-           b"[loggers.py:127] Engine 000: Avg prompt throughput: 1.0 tokens/s [repeated 7x across cluster]")
+    raw = (
+        b"(AsyncVLLMInferenceEngine pid=287294, ip=10.128.26.194) (EngineCore_DP0 pid=9) INFO 02-08 00:56:50 "
+        b"[loggers.py:127] Engine 000: Avg prompt throughput: 1.0 tokens/s [repeated 7x across cluster]"
+    )
     ln = split_line(1, raw)
     assert (ln.emitter, ln.pid, ln.ip, ln.repeated) == ("vllm", "287294", "10.128.26.194", 7)
     assert ln.vllm_time == "02-08 00:56:50"

@@ -4,42 +4,87 @@ import tarfile
 
 import pytest
 
-from sitegen.trials import TrialFormatError, decode_result, exception_kind, merge_trial_sets, parse_trials
+from sitegen.trials import (
+    TrialFormatError,
+    decode_result,
+    exception_kind,
+    merge_trial_sets,
+    parse_trials,
+)
 
 
 def rec(**kw) -> bytes:
-    obj = {"trial_name": "t__abc1234", "task_name": "t", "agent_result": {"n_input_tokens": 10, "n_output_tokens": 2,
-           "metadata": {"n_episodes": 3, "all_messages": ["x" * 100]}},
-           "verifier_result": {"rewards": {"reward": 1.0}}, "exception_info": None,
-           "started_at": "2026-02-08T00:00:00Z", "finished_at": "2026-02-08T00:01:30Z"}
+    obj = {
+        "trial_name": "t__abc1234",
+        "task_name": "t",
+        "agent_result": {
+            "n_input_tokens": 10,
+            "n_output_tokens": 2,
+            "metadata": {"n_episodes": 3, "all_messages": ["x" * 100]},
+        },
+        "verifier_result": {"rewards": {"reward": 1.0}},
+        "exception_info": None,
+        "started_at": "2026-02-08T00:00:00Z",
+        "finished_at": "2026-02-08T00:01:30Z",
+    }
     obj.update(kw)
     return json.dumps(obj).encode()
 
 
 def test_fields_read():
     r = decode_result(rec(), "d", False)
-    assert (r.name, r.reward, r.turns, r.exception, r.duration_s) == ("t__abc1234", 1.0, 3, None, 90.0)
+    assert (r.name, r.reward, r.turns, r.exception, r.duration_s) == (
+        "t__abc1234",
+        1.0,
+        3,
+        None,
+        90.0,
+    )
 
 
 def test_variants():
     assert decode_result(rec(verifier_result=None), "d", False).reward is None
-    assert decode_result(rec(verifier_result={"reward": -1.0}), "d", False).reward == -1.0  # old form
-    r = decode_result(rec(exception_info={"exception_type": "AgentTimeoutError"},
-                          verifier_result={"rewards": {"reward": 1.0}}), "d", False)
+    assert (
+        decode_result(rec(verifier_result={"reward": -1.0}), "d", False).reward == -1.0
+    )  # old form
+    r = decode_result(
+        rec(
+            exception_info={"exception_type": "AgentTimeoutError"},
+            verifier_result={"rewards": {"reward": 1.0}},
+        ),
+        "d",
+        False,
+    )
     assert r.exception == "AgentTimeoutError" and r.reward == 1.0  # the verifier still ran
-    r = decode_result(rec(exception_info={"exception_type": "DaytonaError"},
-                          agent_result={"metadata": {"n_episodes": 0}}), "d", False)
+    r = decode_result(
+        rec(
+            exception_info={"exception_type": "DaytonaError"},
+            agent_result={"metadata": {"n_episodes": 0}},
+        ),
+        "d",
+        False,
+    )
     assert r.turns is None  # old Harbor: 0 turns when the agent loop raised
     assert decode_result(rec(agent_result={"metadata": {}}), "d", False).turns is None
     assert decode_result(json.dumps({"n_total_trials": 5}).encode(), "d", False) is None
-    steps = [{"agent_result": {"metadata": {"n_episodes": 2}}, "verifier_result": {"rewards": {"reward": 0.0}}},
-             {"agent_result": {"metadata": {"n_episodes": 1}}, "verifier_result": {"rewards": {"reward": 1.0}},
-              "exception_info": {"exception_type": "AgentTimeoutError"}}]
+    steps = [
+        {
+            "agent_result": {"metadata": {"n_episodes": 2}},
+            "verifier_result": {"rewards": {"reward": 0.0}},
+        },
+        {
+            "agent_result": {"metadata": {"n_episodes": 1}},
+            "verifier_result": {"rewards": {"reward": 1.0}},
+            "exception_info": {"exception_type": "AgentTimeoutError"},
+        },
+    ]
     r = decode_result(json.dumps({"trial_name": "m", "step_results": steps}).encode(), "d", False)
     assert (r.reward, r.turns, r.exception) == (1.0, 3, "AgentTimeoutError")
 
 
-@pytest.mark.parametrize("data", [b"", b"   ", b"{\"a\": ", b"[1, 2]", b"42", b"[" * 5000 + b"]" * 5000])
+@pytest.mark.parametrize(
+    "data", [b"", b"   ", b'{"a": ', b"[1, 2]", b"42", b"[" * 5000 + b"]" * 5000]
+)
 def test_malformed_raise_with_reason(data):
     with pytest.raises(TrialFormatError):
         decode_result(data, "d", False)
@@ -78,7 +123,13 @@ def _tree(root):
 def test_parse_directory(tmp_path):
     _tree(tmp_path / "trace_jobs")
     ts = parse_trials(tmp_path / "trace_jobs", tmp_path)
-    assert len(ts.results) == 7 and ts.missing == 1 and ts.malformed == 1 and ts.eval_count == 1 and ts.archives == 1
+    assert (
+        len(ts.results) == 7
+        and ts.missing == 1
+        and ts.malformed == 1
+        and ts.eval_count == 1
+        and ts.archives == 1
+    )
     bad = [w for w in ts.warnings if "bad" in w.path]
     assert bad and bad[0].path == "trace_jobs/bad/result.json" and bad[0].line == 1
 
@@ -89,4 +140,8 @@ def test_shards_merge_to_the_serial_result(tmp_path):
     parts = [parse_trials(tmp_path / "trace_jobs", tmp_path, (i, 3)) for i in range(3)]
     merged = merge_trial_sets(parts)
     assert merged.results == serial.results
-    assert (merged.missing, merged.malformed, merged.eval_count) == (serial.missing, serial.malformed, serial.eval_count)
+    assert (merged.missing, merged.malformed, merged.eval_count) == (
+        serial.missing,
+        serial.malformed,
+        serial.eval_count,
+    )

@@ -37,12 +37,16 @@ def _write_infra(path: Path, seed: int, start: datetime, samples: int, truth: Lo
             gen = round(rng.uniform(200, 900), 1)
             run, wait = rng.randint(1, 20), rng.randint(0, 12)
             kv, pre = round(rng.uniform(10, 90), 1), round(rng.uniform(60, 90), 1)
-            fh.write(f"INFO {t.strftime('%m-%d %H:%M:%S')} [loggers.py:215] Engine 000: Avg prompt throughput: "
-                     f"12.0 tokens/s, Avg generation throughput: {gen} tokens/s, Running: {run} reqs, Waiting: "
-                     f"{wait} reqs, Preemptions: 0, GPU KV cache usage: {kv}%, Prefix cache hit rate: {pre}%\n")
+            fh.write(
+                f"INFO {t.strftime('%m-%d %H:%M:%S')} [loggers.py:215] Engine 000: Avg prompt throughput: "
+                f"12.0 tokens/s, Avg generation throughput: {gen} tokens/s, Running: {run} reqs, Waiting: "
+                f"{wait} reqs, Preemptions: 0, GPU KV cache usage: {kv}%, Prefix cache hit rate: {pre}%\n"
+            )
             truth.vllm_samples += 1
             truth.vllm_engines.add(f"{path.name}:engine000")
-            truth.vllm_sums.update({"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre})
+            truth.vllm_sums.update(
+                {"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre}
+            )
             truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
 
 
@@ -74,39 +78,128 @@ def synth(
     day = timedelta(days=1)
     t0 = datetime(2026, 2, 8)
     specs: list[JobSpec] = [
-        JobSpec("exp-async/logs/async-run_561773.out", "async-run", 1, k + 2, "cancelled", "TIME LIMIT",
-                ckpt_interval=c, ckpt_root="/ckpt/async-run", job_id=561773, start=t0, engines=2,
-                long_line_bytes=long_line_kb * 1024),
-        JobSpec("exp-async/logs/async-run_561774.out", "async-run", k + 1, steps, "complete", form="both",
-                vllm_shape="new", colour=False, resume_from=k, ckpt_interval=c, ckpt_root="/ckpt/async-run",
-                job_id=561774, start=t0 + 3 * day, engines=3, eval_interval=max(2, steps // 3)),
-        JobSpec("flat/sync-baseline/train_600100.out", "sync-baseline", 1, steps // 2, "failed",
-                async_trainer=False, split_timing=True, colour=False, job_id=600100, start=t0 + 5 * day,
-                engines=1, ckpt_root="/ckpt/sync"),
-        JobSpec("flat/live/train_600200.log", "live", 1, steps // 3 + 1, "running", engines=0,
-                job_id=600200, start=t0 + 7 * day, ckpt_root="/ckpt/live"),
-        JobSpec("flat/stale/train_600150.out", "stale", 1, steps // 3, "incomplete", form="mirror",
-                job_id=600150, start=t0 + 6 * day, ckpt_root="/ckpt/stale"),
-        JobSpec("flat/chain-a/train_600300.out", "chain", 1, k2 + 1, "cancelled", "PREEMPTION",
-                ckpt_interval=3, ckpt_root="/ckpt/chain", job_id=600300, start=t0 + 10 * day),
-        JobSpec("flat/chain-b/train_600301.out", "chain", k2 + 1, steps, "complete", resume_from=k2,
-                ckpt_interval=3, ckpt_root="/ckpt/chain", job_id=600301, start=t0 + 12 * day, vllm_shape="new"),
+        JobSpec(
+            "exp-async/logs/async-run_561773.out",
+            "async-run",
+            1,
+            k + 2,
+            "cancelled",
+            "TIME LIMIT",
+            ckpt_interval=c,
+            ckpt_root="/ckpt/async-run",
+            job_id=561773,
+            start=t0,
+            engines=2,
+            long_line_bytes=long_line_kb * 1024,
+        ),
+        JobSpec(
+            "exp-async/logs/async-run_561774.out",
+            "async-run",
+            k + 1,
+            steps,
+            "complete",
+            form="both",
+            vllm_shape="new",
+            colour=False,
+            resume_from=k,
+            ckpt_interval=c,
+            ckpt_root="/ckpt/async-run",
+            job_id=561774,
+            start=t0 + 3 * day,
+            engines=3,
+            eval_interval=max(2, steps // 3),
+        ),
+        JobSpec(
+            "flat/sync-baseline/train_600100.out",
+            "sync-baseline",
+            1,
+            steps // 2,
+            "failed",
+            async_trainer=False,
+            split_timing=True,
+            colour=False,
+            job_id=600100,
+            start=t0 + 5 * day,
+            engines=1,
+            ckpt_root="/ckpt/sync",
+        ),
+        JobSpec(
+            "flat/live/train_600200.log",
+            "live",
+            1,
+            steps // 3 + 1,
+            "running",
+            engines=0,
+            job_id=600200,
+            start=t0 + 7 * day,
+            ckpt_root="/ckpt/live",
+        ),
+        JobSpec(
+            "flat/stale/train_600150.out",
+            "stale",
+            1,
+            steps // 3,
+            "incomplete",
+            form="mirror",
+            job_id=600150,
+            start=t0 + 6 * day,
+            ckpt_root="/ckpt/stale",
+        ),
+        JobSpec(
+            "flat/chain-a/train_600300.out",
+            "chain",
+            1,
+            k2 + 1,
+            "cancelled",
+            "PREEMPTION",
+            ckpt_interval=3,
+            ckpt_root="/ckpt/chain",
+            job_id=600300,
+            start=t0 + 10 * day,
+        ),
+        JobSpec(
+            "flat/chain-b/train_600301.out",
+            "chain",
+            k2 + 1,
+            steps,
+            "complete",
+            resume_from=k2,
+            ckpt_interval=3,
+            ckpt_root="/ckpt/chain",
+            job_id=600301,
+            start=t0 + 12 * day,
+            vllm_shape="new",
+        ),
     ]
     for i in range(jobs - MIN_JOBS):
-        specs.append(JobSpec(f"flat/extra-{i:03d}/train_{610000 + i}.out", f"extra-{i:03d}", 1, steps, "complete",
-                             job_id=610000 + i, start=t0 + (20 + i) * day, ckpt_root=f"/ckpt/extra-{i:03d}"))
+        specs.append(
+            JobSpec(
+                f"flat/extra-{i:03d}/train_{610000 + i}.out",
+                f"extra-{i:03d}",
+                1,
+                steps,
+                "complete",
+                job_id=610000 + i,
+                start=t0 + (20 + i) * day,
+                ckpt_root=f"/ckpt/extra-{i:03d}",
+            )
+        )
     total_steps = sum(s.last_step - s.first_step + 1 for s in specs)
     pad_total = int(pad_mb * (1 << 20))
     truths: dict[str, LogTruth] = {}
     for i, spec in enumerate(specs):
-        spec = replace(spec, pad_bytes=pad_total * (spec.last_step - spec.first_step + 1) // total_steps)
+        spec = replace(
+            spec, pad_bytes=pad_total * (spec.last_step - spec.first_step + 1) // total_steps
+        )
         path = out / spec.path
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "wb") as fh:
             truth = write_log(fh, spec, seed * 1000 + i)
         truths[spec.path] = truth
         if spec.end == "running":
-            _write_infra(path.parent / "infra-engines.log", seed * 1000 + 500 + i, spec.start, 40, truth)
+            _write_infra(
+                path.parent / "infra-engines.log", seed * 1000 + 500 + i, spec.start, 40, truth
+            )
             now = time.time()
             os.utime(path, (now, now))
         else:
@@ -117,8 +210,15 @@ def synth(
 
     trials: dict[str, TrialsTruth] = {}
     tp = "exp-async/async-run/trace_jobs"
-    trials[tp] = write_trials(out / tp, tp, steps * trials_per_step, seed * 7 + 1, int(trial_kb * 1024),
-                              variants=True, payload=payload)
+    trials[tp] = write_trials(
+        out / tp,
+        tp,
+        steps * trials_per_step,
+        seed * 7 + 1,
+        int(trial_kb * 1024),
+        variants=True,
+        payload=payload,
+    )
     tp2 = "flat/sync-baseline/trace_jobs"
     trials[tp2] = write_trials(out / tp2, tp2, 2 * steps, seed * 7 + 2, 1024, variants=False)
     (out / "exp-async" / "notes.md").write_text(
@@ -131,14 +231,45 @@ def synth(
 
     p = [s.path for s in specs]
     runs = [
-        {"logs": p[0:2], "resumed_from": [k], "discarded": [k + 1, k + 2], "steps": list(range(1, steps + 1)),
-         "trials": tp},
-        {"logs": [p[2]], "resumed_from": [], "discarded": [], "steps": truths[p[2]].steps, "trials": tp2},
-        {"logs": [p[4]], "resumed_from": [], "discarded": [], "steps": truths[p[4]].steps, "trials": None},
-        {"logs": [p[3]], "resumed_from": [], "discarded": [], "steps": truths[p[3]].steps, "trials": None},
-        {"logs": p[5:7], "resumed_from": [k2], "discarded": [k2 + 1], "steps": list(range(1, steps + 1)),
-         "trials": None},
-    ] + [{"logs": [x], "resumed_from": [], "discarded": [], "steps": truths[x].steps, "trials": None} for x in p[7:]]
+        {
+            "logs": p[0:2],
+            "resumed_from": [k],
+            "discarded": [k + 1, k + 2],
+            "steps": list(range(1, steps + 1)),
+            "trials": tp,
+        },
+        {
+            "logs": [p[2]],
+            "resumed_from": [],
+            "discarded": [],
+            "steps": truths[p[2]].steps,
+            "trials": tp2,
+        },
+        {
+            "logs": [p[4]],
+            "resumed_from": [],
+            "discarded": [],
+            "steps": truths[p[4]].steps,
+            "trials": None,
+        },
+        {
+            "logs": [p[3]],
+            "resumed_from": [],
+            "discarded": [],
+            "steps": truths[p[3]].steps,
+            "trials": None,
+        },
+        {
+            "logs": p[5:7],
+            "resumed_from": [k2],
+            "discarded": [k2 + 1],
+            "steps": list(range(1, steps + 1)),
+            "trials": None,
+        },
+    ] + [
+        {"logs": [x], "resumed_from": [], "discarded": [], "steps": truths[x].steps, "trials": None}
+        for x in p[7:]
+    ]
     for r in runs:
         stitched: dict[int, dict] = {}
         for log in r["logs"]:

@@ -19,8 +19,14 @@ from typing import BinaryIO
 import yaml
 
 CYAN, RESET, GREEN = "\x1b[36m", "\x1b[0m", "\x1b[32m"
-BATCH_TYPES = ("InvalidChatHistory", "AgentTimeoutError", "DaytonaError", "ContextLengthExceededError",
-               "AgentSetupTimeoutError", "VerifierTimeoutError")
+BATCH_TYPES = (
+    "InvalidChatHistory",
+    "AgentTimeoutError",
+    "DaytonaError",
+    "ContextLengthExceededError",
+    "AgentSetupTimeoutError",
+    "VerifierTimeoutError",
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,9 @@ class LogTruth:
     first_step: int | None
     last_step: int | None
     steps: list[int] = field(default_factory=list)
-    metrics: dict[int, dict] = field(default_factory=dict)  # step -> values as a parser must read them
+    metrics: dict[int, dict] = field(
+        default_factory=dict
+    )  # step -> values as a parser must read them
     resumed_from: int | None = None
     checkpoints: list[int] = field(default_factory=list)
     batches: Counter = field(default_factory=Counter)
@@ -78,19 +86,31 @@ class LogTruth:
 
     def to_json(self) -> dict:
         return {
-            "path": self.path, "end": self.end, "first_step": self.first_step, "last_step": self.last_step,
+            "path": self.path,
+            "end": self.end,
+            "first_step": self.first_step,
+            "last_step": self.last_step,
             "steps": self.steps,
-            "metrics": {str(k): {m: _jsonable(v) for m, v in d.items()} for k, d in self.metrics.items()},
-            "resumed_from": self.resumed_from, "checkpoints": self.checkpoints,
-            "batches": dict(self.batches), "batch_exceptions": dict(self.batch_exceptions),
+            "metrics": {
+                str(k): {m: _jsonable(v) for m, v in d.items()} for k, d in self.metrics.items()
+            },
+            "resumed_from": self.resumed_from,
+            "checkpoints": self.checkpoints,
+            "batches": dict(self.batches),
+            "batch_exceptions": dict(self.batch_exceptions),
             "batches_per_step": {str(k): dict(v) for k, v in sorted(self.batches_per_step.items())},
             "eval_batches": self.eval_batches,
             "vllm": {
-                "samples": self.vllm_samples, "engines": sorted(self.vllm_engines),
-                "sums": dict(self.vllm_sums), "waiting_max": self.vllm_waiting_max,
-                "aggregated": self.vllm_aggregated, "suppressed": self.vllm_suppressed,
+                "samples": self.vllm_samples,
+                "engines": sorted(self.vllm_engines),
+                "sums": dict(self.vllm_sums),
+                "waiting_max": self.vllm_waiting_max,
+                "aggregated": self.vllm_aggregated,
+                "suppressed": self.vllm_suppressed,
             },
-            "secrets": self.secrets, "run_name": self.run_name, "model": self.model,
+            "secrets": self.secrets,
+            "run_name": self.run_name,
+            "model": self.model,
             "n_samples": self.n_samples,
         }
 
@@ -135,7 +155,9 @@ class _Out:
         p = f"({actor} pid={pid}, ip={ip})" if ip else f"({actor} pid={pid})"
         return f"{CYAN}{p}{RESET} " if self.spec.colour else f"{p} "
 
-    def loguru(self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310", pid: int = 4242) -> None:
+    def loguru(
+        self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310", pid: int = 4242
+    ) -> None:
         ts = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
         if self.spec.colour:
             head = f"\x1b[32m{ts}\x1b[0m | \x1b[1mINFO    \x1b[0m | \x1b[36m{where}\x1b[0m - \x1b[1m{msg}\x1b[0m"
@@ -161,7 +183,9 @@ def _fmt4(v: float | int) -> str | int:
     return f"{v:.4f}"
 
 
-def step_metrics(rng: random.Random, step: int, spec: JobSpec, ckpt: bool) -> dict[str, float | int]:
+def step_metrics(
+    rng: random.Random, step: int, spec: JobSpec, ckpt: bool
+) -> dict[str, float | int]:
     """One step's metrics, with a consistent timer tree."""
     reward = min(1.0, max(0.0, 0.35 + 0.004 * step + rng.gauss(0, 0.06)))
     wait = rng.uniform(300, 900) if spec.async_trainer else rng.uniform(100, 300)
@@ -178,42 +202,50 @@ def step_metrics(rng: random.Random, step: int, spec: JobSpec, ckpt: bool) -> di
     m: dict[str, float | int] = {}
     if spec.async_trainer:
         st_max = rng.randint(0, 9)
-        m.update({
-            "async/discard_rate": 0.0, "async/discarded_count": 0,
-            "async/effective_batch_groups": 64, "async/effective_batch_samples": 512,
-            "async/staleness_max": st_max, "async/staleness_mean": rng.uniform(0, st_max or 1),
-            "async/staleness_min": 0, "async/staleness_ratio": rng.uniform(0.6, 1.0),
-        })
-    m.update({
-        "generate/avg_num_tokens": rng.uniform(1419, 1972),
-        "generate/max_num_tokens": rng.randint(4339, 31942),
-        "generate/min_num_tokens": rng.randint(1, 792),
-        "generate/std_num_tokens": rng.uniform(474, 2683),
-        "loss/avg_final_rewards": reward,
-        "loss/avg_raw_advantages": rng.gauss(0, 0.015),
-        "policy/policy_entropy": rng.uniform(0.18, 0.24),
-        "policy/policy_loss": -abs(rng.gauss(0, 0.003)),
-        "policy/policy_kl": math.nan if step % 7 == 3 else rng.uniform(0, 1e-3),
-        "policy/raw_grad_norm": rng.uniform(0.02, 0.13),
-        "policy/log_ratio_abs_pos50": 0.0,
-        "reward/avg_pass_at_8": min(1.0, reward + rng.uniform(0.15, 0.3)),
-        "reward/avg_raw_reward": reward,
-        "system/process_rss_gb": rng.uniform(3.9, 15.7),
-        "system/ram_percent": rng.uniform(27.4, 32.2),
-        "timing/wait_for_generation_buffer": wait,
-        "timing/convert_to_training_input": convert,
-        "timing/fwd_logprobs_values_reward": fwd,
-        "timing/apply_reward_kl_penalty": kl,
-        "timing/compute_advantages_and_returns": adv,
-        "timing/policy_train": policy,
-        "timing/train_critic_and_policy": tcp,
-        "timing/run_training": run_training,
-        "timing/sync_weights": sync,
-        "timing/step": step_t,
-        "trainer/epoch": 0 if step < 40 else 1,
-        "trainer/global_step": step,
-        "util/gpu_mem_gb": rng.uniform(60, 79),  # a family that sorts after trainer/
-    })
+        m.update(
+            {
+                "async/discard_rate": 0.0,
+                "async/discarded_count": 0,
+                "async/effective_batch_groups": 64,
+                "async/effective_batch_samples": 512,
+                "async/staleness_max": st_max,
+                "async/staleness_mean": rng.uniform(0, st_max or 1),
+                "async/staleness_min": 0,
+                "async/staleness_ratio": rng.uniform(0.6, 1.0),
+            }
+        )
+    m.update(
+        {
+            "generate/avg_num_tokens": rng.uniform(1419, 1972),
+            "generate/max_num_tokens": rng.randint(4339, 31942),
+            "generate/min_num_tokens": rng.randint(1, 792),
+            "generate/std_num_tokens": rng.uniform(474, 2683),
+            "loss/avg_final_rewards": reward,
+            "loss/avg_raw_advantages": rng.gauss(0, 0.015),
+            "policy/policy_entropy": rng.uniform(0.18, 0.24),
+            "policy/policy_loss": -abs(rng.gauss(0, 0.003)),
+            "policy/policy_kl": math.nan if step % 7 == 3 else rng.uniform(0, 1e-3),
+            "policy/raw_grad_norm": rng.uniform(0.02, 0.13),
+            "policy/log_ratio_abs_pos50": 0.0,
+            "reward/avg_pass_at_8": min(1.0, reward + rng.uniform(0.15, 0.3)),
+            "reward/avg_raw_reward": reward,
+            "system/process_rss_gb": rng.uniform(3.9, 15.7),
+            "system/ram_percent": rng.uniform(27.4, 32.2),
+            "timing/wait_for_generation_buffer": wait,
+            "timing/convert_to_training_input": convert,
+            "timing/fwd_logprobs_values_reward": fwd,
+            "timing/apply_reward_kl_penalty": kl,
+            "timing/compute_advantages_and_returns": adv,
+            "timing/policy_train": policy,
+            "timing/train_critic_and_policy": tcp,
+            "timing/run_training": run_training,
+            "timing/sync_weights": sync,
+            "timing/step": step_t,
+            "trainer/epoch": 0 if step < 40 else 1,
+            "trainer/global_step": step,
+            "util/gpu_mem_gb": rng.uniform(60, 79),  # a family that sorts after trainer/
+        }
+    )
     if ckpt:
         m["timing/save_checkpoints"] = rng.uniform(7.9, 19.2)
         m["timing/cleanup_old_checkpoints"] = rng.uniform(0.005, 0.5)
@@ -243,7 +275,10 @@ def _config(spec: JobSpec, secrets: dict[str, str]) -> dict:
         },
         "environment": {
             "env_class": "harbor",
-            "env_vars": {"HF_TOKEN": secrets["HF_TOKEN"], "DAYTONA_API_KEY": secrets["DAYTONA_API_KEY"]},
+            "env_vars": {
+                "HF_TOKEN": secrets["HF_TOKEN"],
+                "DAYTONA_API_KEY": secrets["DAYTONA_API_KEY"],
+            },
             "notes": f"fallback key {secrets['OPENAI_API_KEY']}",
         },
     }
@@ -278,8 +313,15 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     rng = random.Random(seed)
     out = _Out(fh, spec)
     secrets = fake_secrets(rng)
-    truth = LogTruth(spec.path, spec.end, None, None, run_name=spec.run_name, model="Qwen/Qwen3-8B",
-                     n_samples=spec.n_samples)
+    truth = LogTruth(
+        spec.path,
+        spec.end,
+        None,
+        None,
+        run_name=spec.run_name,
+        model="Qwen/Qwen3-8B",
+        n_samples=spec.n_samples,
+    )
     truth.secrets = list(secrets.values())
     t = spec.start
     # sbatch preamble: exports with secrets, straight into the SLURM file.
@@ -296,8 +338,13 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         truth.resumed_from = spec.resume_from
     else:
         out.loguru(t, "No checkpoint found, starting training from scratch")
-    engines = [(287294 + 17 * i, f"10.128.26.{194 + i}" if not (spec.vllm_shape == "new" and i == 0) else None)
-               for i in range(spec.engines)]
+    engines = [
+        (
+            287294 + 17 * i,
+            f"10.128.26.{194 + i}" if not (spec.vllm_shape == "new" and i == 0) else None,
+        )
+        for i in range(spec.engines)
+    ]
     pad_per_step = spec.pad_bytes // max(1, spec.last_step - spec.first_step + 1)
     pending: Counter = Counter()
     pending_exc: Counter = Counter()
@@ -305,17 +352,29 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     def batches(step_key: int, mode: str = "training") -> None:
         for _ in range(spec.groups):
             n = spec.n_samples
-            out.loguru(t, f"Starting batch generation for {n} trials (mode={mode})", "skyrl_train.generators.harbor:generate:142")
+            out.loguru(
+                t,
+                f"Starting batch generation for {n} trials (mode={mode})",
+                "skyrl_train.generators.harbor:generate:142",
+            )
             exc: Counter = Counter()
             for _k in range(rng.choice((0, 0, 1, 2))):
                 exc[rng.choice(BATCH_TYPES)] += 1
             if exc:
-                out.loguru(t, f"Exception breakdown: {dict(exc)}", "skyrl_train.generators.harbor:generate:171")
+                out.loguru(
+                    t,
+                    f"Exception breakdown: {dict(exc)}",
+                    "skyrl_train.generators.harbor:generate:171",
+                )
             failed = min(n, sum(exc.values()) - exc.get("InvalidChatHistory", 0))
             masked = exc.get("InvalidChatHistory", 0)
             ok = n - failed - masked
-            out.loguru(t, f"Batch generation complete: {ok}/{n} successful, {failed} failed instances, "
-                          f"{masked} masked (excluded from baseline)", "skyrl_train.generators.harbor:generate:180")
+            out.loguru(
+                t,
+                f"Batch generation complete: {ok}/{n} successful, {failed} failed instances, "
+                f"{masked} masked (excluded from baseline)",
+                "skyrl_train.generators.harbor:generate:180",
+            )
             if mode == "training":
                 c = Counter(batches=1, instances=n, successful=ok, failed=failed, masked=masked)
                 pending.update(c)
@@ -345,16 +404,23 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 wait = rng.choice((0, 0, rng.randint(0, 40), rng.randint(0, 380)))
                 kv = round(rng.uniform(5, 95), 1)
                 pre = round(rng.uniform(70, 95), 1)
-                parts = [f"Avg prompt throughput: {round(rng.uniform(5, 60), 1)} tokens/s",
-                         f"Avg generation throughput: {gen} tokens/s", f"Running: {run} reqs",
-                         f"Waiting: {wait} reqs"]
+                parts = [
+                    f"Avg prompt throughput: {round(rng.uniform(5, 60), 1)} tokens/s",
+                    f"Avg generation throughput: {gen} tokens/s",
+                    f"Running: {run} reqs",
+                    f"Waiting: {wait} reqs",
+                ]
                 if spec.vllm_shape == "new":
                     if k % 3 == 0:
                         parts.append(f"Deferred: {rng.randint(0, 3)} reqs")
                     parts.append(f"Preemptions: {rng.randint(0, 2)}")
                 parts += [f"GPU KV cache usage: {kv}%", f"Prefix cache hit rate: {pre}%"]
                 if spec.vllm_shape == "new":
-                    parts += ["Corrupted: 0 reqs", "External prefix cache hit rate: 0.0%", "MM cache hit rate: 0.0%"]
+                    parts += [
+                        "Corrupted: 0 reqs",
+                        "External prefix cache hit rate: 0.0%",
+                        "MM cache hit rate: 0.0%",
+                    ]
                 head = f"INFO {tt.strftime('%m-%d %H:%M:%S')} [loggers.py:{127 if spec.vllm_shape == 'old' else 215}] "
                 pre_ = out.prefix("AsyncVLLMInferenceEngine", pid, ip)
                 if spec.vllm_shape == "new":
@@ -362,18 +428,26 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 suffix = ""
                 if (k + e) % 5 == 4:
                     rep = rng.randint(2, 9)
-                    suffix = f" {GREEN}[repeated {rep}x across cluster]{RESET}" if spec.colour else f" [repeated {rep}x across cluster]"
+                    suffix = (
+                        f" {GREEN}[repeated {rep}x across cluster]{RESET}"
+                        if spec.colour
+                        else f" [repeated {rep}x across cluster]"
+                    )
                     truth.vllm_suppressed += rep
                 out.raw(f"{pre_}{head}Engine 000: {', '.join(parts)}{suffix}\n")
                 truth.vllm_samples += 1
                 truth.vllm_engines.add(f"{pid}@{ip or 'driver'}")
-                truth.vllm_sums.update({"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre})
+                truth.vllm_sums.update(
+                    {"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre}
+                )
                 truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
             if k == 0 and spec.vllm_shape == "new":
-                out.raw(f"{out.prefix('AsyncVLLMInferenceEngine', engines[0][0], None)}INFO {tt.strftime('%m-%d %H:%M:%S')} "
-                        f"[loggers.py:215] {len(engines)} Engines Aggregated: Avg prompt throughput: 90.0 tokens/s, "
-                        f"Avg generation throughput: 1800.0 tokens/s, Running: 40 reqs, Waiting: 3 reqs, "
-                        f"GPU KV cache usage: 50.0%, Prefix cache hit rate: 80.0%\n")
+                out.raw(
+                    f"{out.prefix('AsyncVLLMInferenceEngine', engines[0][0], None)}INFO {tt.strftime('%m-%d %H:%M:%S')} "
+                    f"[loggers.py:215] {len(engines)} Engines Aggregated: Avg prompt throughput: 90.0 tokens/s, "
+                    f"Avg generation throughput: 1800.0 tokens/s, Running: 40 reqs, Waiting: 3 reqs, "
+                    f"GPU KV cache usage: 50.0%, Prefix cache hit rate: 80.0%\n"
+                )
                 truth.vllm_aggregated += 1
 
     def block(step: int, m: dict) -> None:
@@ -393,14 +467,21 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                     out.entry(line)
                     if i == 2 and spec.engines and step % 2 == 0:
                         # another process writes into the middle of the dict
-                        out.raw(f"{out.prefix('AsyncVLLMInferenceEngine', 999, '10.0.0.9')}some engine chatter {{'x': 1}}\n")
+                        out.raw(
+                            f"{out.prefix('AsyncVLLMInferenceEngine', 999, '10.0.0.9')}some engine chatter {{'x': 1}}\n"
+                        )
         if form in ("mirror", "both"):
-            out.loguru(t, f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(m, sort_keys=True)}",
-                       "skyrl_train.utils.tracking:log:230")
+            out.loguru(
+                t,
+                f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(m, sort_keys=True)}",
+                "skyrl_train.utils.tracking:log:230",
+            )
         if form == "mirror" or form == "both":
             truth.metrics[step] = dict(m)
         else:
-            truth.metrics[step] = {k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()}
+            truth.metrics[step] = {
+                k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()
+            }
 
     for step in range(spec.first_step, spec.last_step + 1):
         ckpt = step % spec.ckpt_interval == 0
@@ -412,7 +493,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         if spec.junk and step == spec.first_step:
             out.raw(b"\xff\xfe\x00\x00garbage \x80\x81 binary\x00 junk\n")
         if spec.long_line_bytes and step == spec.first_step:
-            out.raw(f"{out.prefix('skyrl_entrypoint', 4242, None)}Example generated: " + "x" * spec.long_line_bytes + "\n")
+            out.raw(
+                f"{out.prefix('skyrl_entrypoint', 4242, None)}Example generated: "
+                + "x" * spec.long_line_bytes
+                + "\n"
+            )
         written = 0
         while written < pad_per_step:
             before = out.bytes
@@ -425,13 +510,23 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         block(step, m)
         truth.steps.append(step)
         if ckpt:
-            out.loguru(t, f"Successfully saved checkpoint for global_step_{step} to: {spec.ckpt_root}/global_step_{step}",
-                       "skyrl_train.trainer:save_checkpoints:512")
+            out.loguru(
+                t,
+                f"Successfully saved checkpoint for global_step_{step} to: {spec.ckpt_root}/global_step_{step}",
+                "skyrl_train.trainer:save_checkpoints:512",
+            )
             truth.checkpoints.append(step)
         if spec.eval_interval and step % spec.eval_interval == 0:
             batches(step, "eval")
-            ev = {"eval/all/avg_score": _round4(rng.uniform(0.3, 0.7)), "eval/all/pass_at_1": _round4(rng.uniform(0.3, 0.7))}
-            out.loguru(t, f"WANDB_MIRROR kind=eval step={step} metrics={json.dumps(ev)}", "skyrl_train.utils.tracking:log:230")
+            ev = {
+                "eval/all/avg_score": _round4(rng.uniform(0.3, 0.7)),
+                "eval/all/pass_at_1": _round4(rng.uniform(0.3, 0.7)),
+            }
+            out.loguru(
+                t,
+                f"WANDB_MIRROR kind=eval step={step} metrics={json.dumps(ev)}",
+                "skyrl_train.utils.tracking:log:230",
+            )
     truth.first_step = spec.first_step if truth.steps else None
     truth.last_step = spec.last_step if truth.steps else None
     nxt = spec.last_step + 1
@@ -441,19 +536,28 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         # A block cut off mid-dict: its marker is there, its batches belong to it.
         flush(nxt)
         out.loguru(t, f"Step {nxt}: ", "skyrl_train.utils.tracking:log:208")
-        for line in pprint.pformat({k: _fmt4(v) for k, v in step_metrics(rng, nxt, spec, False).items()}).splitlines()[:5]:
+        for line in pprint.pformat(
+            {k: _fmt4(v) for k, v in step_metrics(rng, nxt, spec, False).items()}
+        ).splitlines()[:5]:
             out.entry(line)
-        out.raw(out.prefix("skyrl_entrypoint", 4242, None) + " 'timing/st")  # no newline: still being written
+        out.raw(
+            out.prefix("skyrl_entrypoint", 4242, None) + " 'timing/st"
+        )  # no newline: still being written
         return truth
     flush(nxt)
     if spec.end == "complete":
         out.loguru(t, "Training done!")
     elif spec.end == "cancelled":
         out.entry("Training done! (said the model, not the trainer)")
-        out.raw(f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT "
-                f"{t.strftime('%Y-%m-%dT%H:%M:%S')} DUE TO {spec.cancel_reason} ***\n")
+        out.raw(
+            f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT "
+            f"{t.strftime('%Y-%m-%dT%H:%M:%S')} DUE TO {spec.cancel_reason} ***\n"
+        )
     elif spec.end == "failed":
-        out.loguru(t, f"Train loop failed at global_step {spec.last_step + 1}: RuntimeError: CUDA error: out of memory")
+        out.loguru(
+            t,
+            f"Train loop failed at global_step {spec.last_step + 1}: RuntimeError: CUDA error: out of memory",
+        )
         out.entry("Traceback (most recent call last):")
         out.entry('  File "/app/skyrl_train/trainer.py", line 310, in train')
         out.entry("RuntimeError: CUDA error: out of memory")

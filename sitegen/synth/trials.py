@@ -24,7 +24,20 @@ EXCEPTIONS = (
     ("RuntimeError", 2, False, True),
     ("Timeout", 2, True, True),
 )
-FILLER_WORDS = ("the", "file", "test", "run", "ls", "cat", "grep", "python", "error", "fixed", "patch", "diff")
+FILLER_WORDS = (
+    "the",
+    "file",
+    "test",
+    "run",
+    "ls",
+    "cat",
+    "grep",
+    "python",
+    "error",
+    "fixed",
+    "patch",
+    "diff",
+)
 
 
 @dataclass
@@ -38,14 +51,23 @@ class TrialsTruth:
     turns: list[int] = field(default_factory=list)
     rewards: list[float] = field(default_factory=list)
     turns_by_exception: dict[str, list[int]] = field(default_factory=dict)
-    turns_by_outcome: dict[str, list[int]] = field(default_factory=lambda: {"success": [], "failure": []})
+    turns_by_outcome: dict[str, list[int]] = field(
+        default_factory=lambda: {"success": [], "failure": []}
+    )
     task_names: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
-            "path": self.path, "total": self.total, "malformed": self.malformed, "missing": self.missing,
-            "eval": self.eval, "exceptions": dict(self.exceptions), "turns": self.turns, "rewards": self.rewards,
-            "turns_by_exception": self.turns_by_exception, "turns_by_outcome": self.turns_by_outcome,
+            "path": self.path,
+            "total": self.total,
+            "malformed": self.malformed,
+            "missing": self.missing,
+            "eval": self.eval,
+            "exceptions": dict(self.exceptions),
+            "turns": self.turns,
+            "rewards": self.rewards,
+            "turns_by_exception": self.turns_by_exception,
+            "turns_by_outcome": self.turns_by_outcome,
         }
 
 
@@ -62,8 +84,14 @@ def _filler(rng: random.Random, size: int) -> list[dict]:
     return msgs
 
 
-def trial_record(rng: random.Random, task: str, start: datetime, size: int, old_reward: bool = False,
-                 payload: str = "") -> tuple[dict, str | None, float | None, int | None]:
+def trial_record(
+    rng: random.Random,
+    task: str,
+    start: datetime,
+    size: int,
+    old_reward: bool = False,
+    payload: str = "",
+) -> tuple[dict, str | None, float | None, int | None]:
     """A result.json object and what a reader must take from it: (obj, exception, reward, turns)."""
     exc, _w, verified, has_turns = rng.choices(EXCEPTIONS, weights=[e[1] for e in EXCEPTIONS])[0]
     turns = rng.choice((1, 1, 2, 2, 2, 3, 3, 4, 6, 18)) if has_turns else 0
@@ -72,8 +100,11 @@ def trial_record(rng: random.Random, task: str, start: datetime, size: int, old_
     if verified:
         reward = rng.choice((1.0, 1.0, 0.0, 0.0, 0.5, -1.0))
         verifier = {"reward": reward} if old_reward else {"rewards": {"reward": reward}}
-    meta: dict = {"api_request_times_msec": [rng.randint(200, 9000) for _ in range(turns)],
-                  "summarization_count": 0, "all_messages": _filler(rng, size)}
+    meta: dict = {
+        "api_request_times_msec": [rng.randint(200, 9000) for _ in range(turns)],
+        "summarization_count": 0,
+        "all_messages": _filler(rng, size),
+    }
     drop_turns = rng.random() < 0.03
     if not drop_turns:
         meta["n_episodes"] = turns
@@ -88,14 +119,28 @@ def trial_record(rng: random.Random, task: str, start: datetime, size: int, old_
         "source": None,
         "task_checksum": f"{rng.getrandbits(128):032x}",
         "config": {"agent": {"name": "terminus-2"}, "timeout_sec": 1800},
-        "agent_info": {"name": "terminus-2", "version": "0.3.1", "model_info": {"name": "Qwen3-8B"}},
-        "agent_result": {"n_input_tokens": rng.randint(1000, 900000), "n_cache_tokens": 0,
-                         "n_output_tokens": rng.randint(100, 30000), "cost_usd": None,
-                         "rollout_details": None, "metadata": meta},
+        "agent_info": {
+            "name": "terminus-2",
+            "version": "0.3.1",
+            "model_info": {"name": "Qwen3-8B"},
+        },
+        "agent_result": {
+            "n_input_tokens": rng.randint(1000, 900000),
+            "n_cache_tokens": 0,
+            "n_output_tokens": rng.randint(100, 30000),
+            "cost_usd": None,
+            "rollout_details": None,
+            "metadata": meta,
+        },
         "verifier_result": verifier,
-        "exception_info": None if exc is None else {
-            "exception_type": exc, "exception_message": f"{exc} while running {payload}",
-            "exception_traceback": "Traceback (most recent call last): ...", "occurred_at": end.isoformat() + "Z"},
+        "exception_info": None
+        if exc is None
+        else {
+            "exception_type": exc,
+            "exception_message": f"{exc} while running {payload}",
+            "exception_traceback": "Traceback (most recent call last): ...",
+            "occurred_at": end.isoformat() + "Z",
+        },
         "started_at": start.isoformat() + "Z",
         "finished_at": end.isoformat() + "Z",
     }
@@ -115,21 +160,31 @@ def _record(truth: TrialsTruth, exc: str | None, reward: float | None, turns: in
             truth.turns_by_outcome["success" if reward > 0 else "failure"].append(turns)
 
 
-def write_trials(root: Path, rel: str, n: int, seed: int, size: int, variants: bool = True,
-                 payload: str = "") -> TrialsTruth:
+def write_trials(
+    root: Path, rel: str, n: int, seed: int, size: int, variants: bool = True, payload: str = ""
+) -> TrialsTruth:
     """Write ``n`` training trials (plus, with ``variants``, every odd case) under ``root``."""
     rng = random.Random(seed)
     truth = TrialsTruth(rel)
     root.mkdir(parents=True, exist_ok=True)
     start = datetime(2026, 2, 8, 0, 30)
-    tasks = [f"task-{rng.getrandbits(40):010x}-{w}" for w in ("fix-build", "parse-logs", "sql-join", "regex", "git-merge")]
+    tasks = [
+        f"task-{rng.getrandbits(40):010x}-{w}"
+        for w in ("fix-build", "parse-logs", "sql-join", "regex", "git-merge")
+    ]
     if payload:
         tasks.append(f"{payload}-task")
     truth.task_names = tasks
     for i in range(n):
         task = rng.choice(tasks)
-        obj, exc, reward, turns = trial_record(rng, task, start + timedelta(seconds=i), size,
-                                               old_reward=variants and i % 50 == 7, payload=payload)
+        obj, exc, reward, turns = trial_record(
+            rng,
+            task,
+            start + timedelta(seconds=i),
+            size,
+            old_reward=variants and i % 50 == 7,
+            payload=payload,
+        )
         d = root / obj["trial_name"]
         d.mkdir(exist_ok=True)
         (d / "result.json").write_bytes(json.dumps(obj).encode())

@@ -1,0 +1,196 @@
+"""What a reader sees: pages load in headless Chromium without errors, charts draw, the index sorts and
+filters, anchors exist, the comparison selection survives a reload. Over HTTP from a subpath and from file://."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        raise RuntimeError("CI must install Debian's chromium for the browser tests")
+    pytest.skip("no chromium on this machine", allow_module_level=True)
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+JOB_SECTIONS = [
+    "overview",
+    "progression",
+    "metrics",
+    "timing",
+    "vllm",
+    "batches",
+    "trials",
+    "config",
+    "notes",
+    "warnings",
+]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(site: Path):
+    """Serve the site's parent folder, so the site lives at a subpath: /<name>/ like GitHub Pages."""
+    handler = functools.partial(_Quiet, directory=str(site.parent))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/{site.name}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture(params=["http", "file"])
+def base(request, server, site):
+    return server if request.param == "http" else site.as_uri() + "/"
+
+
+class Watched:
+    def __init__(self, page):
+        self.page = page
+        self.errors: list[str] = []
+        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("requestfailed", lambda r: self.errors.append(f"failed request {r.url}"))
+        page.on(
+            "response", lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status} {r.url}")
+        )
+
+    def goto(self, url: str):
+        self.page.goto(url)
+        self.page.wait_for_load_state("load")
+        self.wait_charts()
+
+    def wait_charts(self):
+        self.page.wait_for_function(
+            "Array.from(document.querySelectorAll('.chart[data-chart]')).every("
+            "el => el.getAttribute('data-rendered') === '1' || !el.closest('[hidden]') && el.id === 'overlay-chart' "
+            "&& !document.querySelector('#compare-table tbody tr'))",
+            timeout=20000,
+        )
+
+    def charts_with_marks(self) -> tuple[int, int]:
+        return self.page.evaluate(
+            """() => { const cs = Array.from(document.querySelectorAll('.chart[data-rendered="1"]'));
+            const ok = cs.filter(c => c.querySelectorAll('g.mark-line path, g.mark-area path, g.mark-rect path, '
+              + 'g.mark-symbol path, g.mark-rule line').length > 0);
+            return [cs.length, ok.length]; }"""
+        )
+
+
+@pytest.fixture
+def tab(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    yield Watched(page)
+    ctx.close()
+
+
+def _ids(index):
+    job = next(j for j in index["jobs"] if j["log"] == "exp-async/logs/async-run_561773.out")
+    run = next(r for r in index["runs"] if job["id"] in r["jobs"])
+    return job, run
+
+
+def test_index_loads_sorts_and_filters(tab, base, index):
+    tab.goto(base + "index.html")
+    assert tab.errors == []
+    page = tab.page
+    assert page.locator("tbody.group").count() == len(index["runs"])
+    spark = page.locator("td.spark polyline").count()
+    assert spark >= len(index["runs"])
+    # sort by reward mean, descending on the second click
+    header = page.locator("th", has_text="reward mean")
+    header.click()
+    header.click()
+    vals = page.eval_on_selector_all(
+        "tbody.group > tr.run-row > td:nth-child(5)", "els => els.map(e => e.dataset.v)"
+    )
+    nums = [float(v) for v in vals if v]
+    assert nums == sorted(nums, reverse=True) and len(nums) >= 3
+    assert header.get_attribute("aria-sort") == "descending"
+    # filter by a job name: only its run stays
+    page.fill("#filter", "chain-b")
+    visible = page.eval_on_selector_all("tbody.group", "els => els.filter(e => !e.hidden).length")
+    assert visible == 1
+    page.fill("#filter", "")
+    page.select_option("#status-filter", "failed")
+    visible = page.eval_on_selector_all("tbody.group", "els => els.filter(e => !e.hidden).length")
+    assert visible == 1
+    assert tab.errors == []
+
+
+def test_job_page_charts_and_anchors(tab, base, index):
+    job, _ = _ids(index)
+    tab.goto(base + job["url"] + "index.html#vllm")
+    assert tab.errors == []
+    total, with_marks = tab.charts_with_marks()
+    assert total >= 8 and with_marks == total
+    for sec in JOB_SECTIONS:
+        assert tab.page.locator(f"section#{sec}").count() == 1, sec
+    # a number of the reference report is on the page: the job's reward mean
+    assert f"{job['reward_mean']:.4f}" in tab.page.inner_text("#overview")
+
+
+def test_run_page(tab, base, index):
+    _, run = _ids(index)
+    tab.goto(base + run["url"] + "index.html")
+    assert tab.errors == []
+    total, with_marks = tab.charts_with_marks()
+    assert total >= 3 and with_marks == total
+    assert tab.page.locator("g.mark-rule line").count() >= 1  # restart marked
+    for jid in run["jobs"]:
+        assert tab.page.locator(f"#chain a[href$='jobs/{jid}/index.html']").count() == 1
+
+
+def test_compare_selection_survives_reload(tab, base, index):
+    tab.goto(base + "index.html")
+    page = tab.page
+    runs = index["runs"][:2]
+    for r in runs:
+        page.check(f"input.pick[data-kind=run][data-id='{r['id']}']")
+    page.click("#compare-btn")
+    page.wait_for_load_state("load")
+    assert "runs=" in page.url
+    tab.wait_charts()
+    assert page.locator("#compare-table tbody tr").count() == 2
+    assert tab.charts_with_marks() == [1, 1]
+    page.reload()
+    page.wait_for_load_state("load")
+    tab.wait_charts()
+    names = page.eval_on_selector_all(
+        "#compare-table tbody tr td:first-child a", "els => els.map(e => e.textContent)"
+    )
+    assert names == [f"run {r['id']}" for r in runs]
+    assert tab.errors == []

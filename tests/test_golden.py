@@ -1,0 +1,44 @@
+"""Golden output: one small scenario's job JSON and Vega-Lite specs, byte for byte.
+
+After an intended change, refresh with ``make golden`` (SITEGEN_UPDATE_GOLDEN=1) and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import BuildOptions, build
+from sitegen.synth import synth
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+JOB = "exp-async.async-run_561773"
+FILES = {
+    f"data/jobs/{JOB}.json": "job.json",
+    f"jobs/{JOB}/charts/reward.vl.json": "reward.vl.json",
+    f"jobs/{JOB}/charts/timing_stack.vl.json": "timing_stack.vl.json",
+    f"jobs/{JOB}/charts/vllm_throughput.vl.json": "vllm_throughput.vl.json",
+    f"jobs/{JOB}/report.md": "report.md",
+}
+
+
+@pytest.fixture(scope="module")
+def small_site(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("golden")
+    synth(root / "a", seed=11, steps=8, trials_per_step=2)
+    build(BuildOptions(archive=root / "a", out=root / "site", workers=1, now=0.0))
+    return root / "site"
+
+
+@pytest.mark.parametrize("src", sorted(FILES))
+def test_golden(small_site, src):
+    got = (small_site / src).read_bytes()
+    golden = GOLDEN / FILES[src]
+    if os.environ.get("SITEGEN_UPDATE_GOLDEN"):
+        golden.write_bytes(got)
+    assert golden.exists(), f"missing golden file {golden.name}: run make golden"
+    assert got == golden.read_bytes(), (
+        f"{src} differs from tests/golden/{golden.name} (make golden refreshes it)"
+    )

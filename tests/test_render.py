@@ -1,0 +1,138 @@
+"""Rendered pages as a crawler reads them (no JavaScript), downloads, and escaping."""
+
+from __future__ import annotations
+
+import csv
+import io
+import struct
+from html.parser import HTMLParser
+
+from sitegen.jsonio import script_json
+from sitegen.render import fmt_dur, fmt_num, fmt_pct, md_to_html
+
+from .conftest import BASE_URL
+
+
+class Meta(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.meta: dict[str, str] = {}
+        self.links: dict[str, str] = {}
+        self.ids: set[str] = set()
+        self.hrefs: list[str] = []
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "meta" and ("property" in a or "name" in a):
+            self.meta[a.get("property") or a["name"]] = a.get("content", "")
+        if tag == "link" and "rel" in a:
+            self.links[a["rel"]] = a.get("href", "")
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "a" and "href" in a:
+            self.hrefs.append(a["href"])
+        self._in_title = tag == "title"
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+
+    def handle_endtag(self, tag):
+        self._in_title = False
+
+
+def parse(path) -> Meta:
+    m = Meta()
+    m.feed(path.read_text())
+    return m
+
+
+def _job(index):
+    return next(j for j in index["jobs"] if j["log"] == "exp-async/logs/async-run_561773.out")
+
+
+def test_job_page_unfurls_for_a_chat_crawler(site, index):
+    job = _job(index)
+    m = parse(site / job["url"] / "index.html")
+    assert job["id"] in m.meta["og:title"]
+    desc = m.meta["og:description"]
+    assert "cancelled" in desc and f"{job['reward_mean']:.4f}" in desc and "pass@8" in desc
+    assert m.meta["twitter:card"] == "summary_large_image"
+    assert m.meta["og:image"] == f"{BASE_URL}{job['url']}card.png"
+    assert m.links["canonical"] == f"{BASE_URL}{job['url']}"
+    png = (site / job["url"] / "card.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 630)
+
+
+def test_relative_links_only(site, index):
+    for page in [site / "index.html", site / _job(index)["url"] / "index.html"]:
+        m = parse(page)
+        for href in m.hrefs:
+            assert not href.startswith("/"), href
+            assert not href.startswith(BASE_URL), href  # absolute URLs only in meta tags
+
+
+def test_pages_site_files(site, index):
+    assert (site / ".nojekyll").exists()
+    assert (site / "404.html").exists()
+    sm = (site / "sitemap.xml").read_text()
+    assert f"<loc>{BASE_URL}{_job(index)['url']}</loc>" in sm
+    assert (site / "static" / "vendor" / "vega-bundle.js").stat().st_size > 500_000
+
+
+def test_job_sections_and_downloads(site, index):
+    job = _job(index)
+    d = site / job["url"]
+    m = parse(d / "index.html")
+    for sec in (
+        "overview",
+        "metrics",
+        "progression",
+        "timing",
+        "vllm",
+        "batches",
+        "trials",
+        "config",
+        "notes",
+        "warnings",
+    ):
+        assert sec in m.ids
+    report = (d / "report.md").read_text()
+    assert f"{job['reward_mean']:.4f}" in report and "## Timing breakdown" in report
+    rows = list(csv.DictReader(io.StringIO((d / "steps.csv").read_text())))
+    assert len(rows) == job["metric_blocks"]
+    assert float(rows[0]["reward/avg_raw_reward"]) == job["reward_spark"][0]
+    for chart in (d / "charts").glob("*.vl.json"):
+        assert chart.read_text().startswith("{")
+
+
+def test_trials_csv_one_row_per_trial(site, index):
+    run = next(r for r in index["runs"] if r["id"] == "exp-async")
+    rows = list(csv.DictReader(io.StringIO((site / run["url"] / "trials.csv").read_text())))
+    data = __import__("json").loads((site / run["data"]).read_text())
+    assert len(rows) == data["trials"]["total"]
+    assert {r["outcome"] for r in rows} <= {"success", "failure", ""}
+
+
+def test_notes_rendered_and_sanitized():
+    html = md_to_html(
+        "# T\n\n<script>alert(1)</script> [x](javascript:alert(1)) [ok](https://a.b) <img src=x onerror=alert(1)>"
+    )
+    assert "<script" not in html and "javascript:" not in html and "onerror" not in html
+    assert 'href="https://a.b"' in html
+
+
+def test_script_json_cannot_close_its_element():
+    s = script_json({"a": "</script><script>alert(1)</script>", "b": "\u2028"})
+    assert "</script" not in s and "<" not in s
+
+
+def test_formatting():
+    assert fmt_num(0.48321) == "0.4832" and fmt_num(None) == "–" and fmt_num(float("nan")) == "nan"
+    assert fmt_num(12345) == "12,345"
+    assert fmt_pct(0.878) == "87.8%"
+    assert (
+        fmt_dur(90) == "90.0 s" and fmt_dur(858.476) == "14.3 min" and fmt_dur(40348.4) == "11.21 h"
+    )
