@@ -221,7 +221,7 @@ def stacked_bars(
         _base(rows)
         .mark_bar()
         .encode(
-            x=alt.X("x:O", title=x_title, axis=alt.Axis(labelOverlap=True)),
+            x=alt.X("x:O", title=x_title, axis=alt.Axis(labelOverlap=True, labelAngle=0)),
             y=alt.Y("sum(value):Q", title=y_title, stack="zero"),
             color=alt.Color(
                 "part:N",
@@ -257,7 +257,7 @@ def bars(
         enc["y"] = alt.Y("label:N", title=None, sort="-x")
         enc["x"] = alt.X("value:Q", title=y_title)
     else:
-        enc["x"] = alt.X("label:O", title=x_title, sort=None)
+        enc["x"] = alt.X("label:O", title=x_title, sort=None, axis=alt.Axis(labelAngle=0))
         enc["y"] = alt.Y("value:Q", title=y_title)
     if colour_field:
         scale = (

@@ -53,12 +53,16 @@ def package_dir(name: str) -> Path:
 
 
 def fmt_num(v: object, digits: int = 4) -> str:
+    """A number for a table: ints with separators, floats with ``digits`` decimals.
+
+    With the default ``digits`` an integral float (a count, a step) prints as an integer.
+    """
     if isinstance(v, bool) or not isinstance(v, int | float):
         return "–"
     if not math.isfinite(v):
         return "nan" if math.isnan(v) else ("∞" if v > 0 else "−∞")
     if isinstance(v, int) or (
-        float(v).is_integer() and abs(v) < 1e12 and digits <= 4 and abs(v) >= 1
+        float(v).is_integer() and abs(v) < 1e12 and digits == 4 and abs(v) >= 1
     ):
         return f"{int(v):,}"
     a = abs(v)

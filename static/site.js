@@ -203,6 +203,9 @@
       });
       var spec = JSON.parse(JSON.stringify(base));
       spec.data = { values: rows };
+      // Colours follow the selection order, matching the table's swatches.
+      var names = selected.map(function (k) { return byKey[k].kind + " " + byKey[k].id; });
+      spec.encoding.color.scale = { domain: names, range: names.map(function (_, i) { return PALETTE[i % PALETTE.length]; }) };
       var el = document.getElementById("overlay-chart");
       el.removeAttribute("data-rendered");
       if (rows.length) embed(el, spec); else el.innerHTML = "";
