@@ -6,6 +6,7 @@ analyse into page objects → render pages and charts → write (atomic swap).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
@@ -17,15 +18,16 @@ from pathlib import Path
 
 from . import __version__
 from .assemble import assemble
+from .cache import BuildCache, fingerprint, tree_signature
 from .discover import discover
 from .errors import ArchiveError, BuildWarning, ConfigError
-from .logparse import parse_log
+from .logparse import LogState, parse_log
 from .model import Discovery, ParsedLog, TrialSet
 from .pages import index_page, job_page, job_summary, read_notes, run_page, run_summary
 from .redact import Redactor
-from .render import Renderer
+from .render import Renderer, package_dir
 from .trials import merge_trial_sets, parse_trials
-from .write import SiteWriter
+from .write import MARKER, SiteWriter
 
 CONFIG_KEYS = {"title", "base_url", "redact_patterns", "workers"}
 TRIAL_SHARD_MIN = 2000  # trials directories larger than this are read in parallel shards
@@ -40,6 +42,7 @@ class BuildOptions:
     workers: int = 0  # 0: the CPU count
     redact_patterns: tuple[str, ...] = ()
     strict: bool = False
+    clean: bool = False  # ignore (and wipe) the build cache
     now: float | None = None  # for tests: the time "running" is judged against
 
 
@@ -54,12 +57,28 @@ class BuildReport:
     skipped: int = 0
     warnings: list[BuildWarning] = field(default_factory=list)
     stage_s: dict[str, float] = field(default_factory=dict)
+    parse: ParseStats | None = None
+    unchanged: bool = False  # nothing changed since the last build: the output was not touched
+    pages_reused: int = 0
 
     def summary(self) -> str:
+        """The closing line: what was built, what was reused, and the time per stage."""
         stages = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_s.items())
+        p = self.parse
+        parsed = (
+            f"; logs parsed {p.logs_parsed} (resumed {p.logs_resumed}), cached {p.logs_cached}; "
+            f"trial files read {p.trial_files_read}, cached {p.trial_files_cached}"
+            if p
+            else ""
+        )
+        what = (
+            "nothing changed, site left as it was"
+            if self.unchanged
+            else f"built {self.pages} pages ({self.pages_reused} carried over)"
+        )
         return (
-            f"built {self.pages} pages: {self.runs} runs, {self.jobs} jobs, {self.trials} trials, "
-            f"{len(self.warnings)} warnings, {self.skipped} skipped folders ({stages})"
+            f"{what}: {self.runs} runs, {self.jobs} jobs, {self.trials} trials, "
+            f"{len(self.warnings)} warnings, {self.skipped} skipped folders{parsed} ({stages})"
         )
 
 
@@ -94,85 +113,170 @@ def load_config(path: Path | None) -> dict:
 # -- parse stage -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _LogEntry:
+    """What the cache keeps per log: its inputs' fingerprint, the result, where to read on."""
+
+    fingerprint: tuple
+    parsed: ParsedLog
+    state: LogState
+
+
 def _parse_log_task(
-    archive: str, rel: str, infra: tuple[str, ...], patterns: tuple[str, ...]
-) -> ParsedLog | BuildWarning:
+    archive: str,
+    rel: str,
+    infra: tuple[str, ...],
+    patterns: tuple[str, ...],
+    state: LogState | None,
+) -> tuple[ParsedLog, LogState] | BuildWarning:
     root = Path(archive)
     try:
-        return parse_log(root / rel, rel, Redactor(patterns), tuple((root / x, x) for x in infra))
+        return parse_log(
+            root / rel, rel, Redactor(patterns), tuple((root / x, x) for x in infra), state
+        )
     except OSError as exc:
         return BuildWarning(rel, None, f"cannot read log: {exc.strerror}")
 
 
-def _parse_trials_task(archive: str, rel: str, shard: tuple[int, int] | None) -> TrialSet:
+def _parse_trials_task(
+    archive: str, rel: str, shard: tuple[int, int] | None, known: dict | None
+) -> tuple[TrialSet, dict]:
     root = Path(archive)
-    return parse_trials(root / rel, root, shard)
+    return parse_trials(root / rel, root, shard, known)
+
+
+@dataclass
+class ParseStats:
+    logs_parsed: int = 0
+    logs_resumed: int = 0
+    logs_cached: int = 0
+    trial_files_read: int = 0
+    trial_files_cached: int = 0
 
 
 def parse_all(
-    disc: Discovery, opts: BuildOptions, progress: Callable[[str], None] | None = None
-) -> tuple[dict[str, ParsedLog | None], dict[str, TrialSet], list[BuildWarning]]:
-    """Parse every log and trials directory, across ``opts.workers`` processes."""
+    disc: Discovery,
+    opts: BuildOptions,
+    cache: BuildCache,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[dict[str, ParsedLog | None], dict[str, TrialSet], list[BuildWarning], ParseStats, dict]:
+    """Parse every log and trials directory (unchanged ones come from the cache), across processes.
+
+    Returns logs by job id, trial sets by group, warnings, counts, and the
+    fingerprints that make up the build's input signature.
+    """
     archive = str(opts.archive)
     workers = opts.workers or os.cpu_count() or 1
+    stats = ParseStats()
     warnings: list[BuildWarning] = []
-    log_jobs = [j for j in disc.jobs if j.log]
-    trial_tasks: list[tuple[str, str, tuple[int, int] | None]] = []
+    logs: dict[str, ParsedLog | None] = {j.id: None for j in disc.jobs}
+    fingerprints: dict[str, object] = {}
+    log_tasks = []
+    entries: dict[str, _LogEntry] = {}
+    for j in disc.jobs:
+        if not j.log:
+            continue
+        fp = tuple(fingerprint([opts.archive / j.log, *(opts.archive / x for x in j.infra_logs)]))
+        fingerprints[j.log] = fp
+        entry = cache.load("log", j.log)
+        if isinstance(entry, _LogEntry) and entry.fingerprint == fp:
+            logs[j.id] = entry.parsed
+            stats.logs_cached += 1
+            continue
+        # Read on from where the last build stopped (the log grew); infra logs are re-read whole.
+        state = entry.state if isinstance(entry, _LogEntry) else None
+        if state is not None:
+            stats.logs_resumed += 1
+        log_tasks.append((j, fp, state))
+    trial_tasks: list[tuple[str, str, tuple[int, int] | None, dict]] = []
+    known_by_dir: dict[str, dict] = {}
     for group, dirs in disc.trials_dirs.items():
         for d in dirs:
+            known = cache.load("trials", d)
+            known_by_dir[d] = known if isinstance(known, dict) else {}
             n = _count_dirs(opts.archive / d)
             shards = min(workers, max(1, n // TRIAL_SHARD_MIN)) if workers > 1 else 1
             for i in range(shards):
-                trial_tasks.append((group, d, (i, shards) if shards > 1 else None))
-    logs: dict[str, ParsedLog | None] = {j.id: None for j in disc.jobs}
-    trial_parts: dict[str, dict[str, list[TrialSet]]] = {}
-    if workers > 1 and len(log_jobs) + len(trial_tasks) > 1:
+                trial_tasks.append((group, d, (i, shards) if shards > 1 else None, known_by_dir[d]))
+    trial_parts: dict[str, dict[str, list[tuple[TrialSet, dict]]]] = {}
+
+    unreadable: dict[str, BuildWarning] = {}
+
+    def take_log(j, fp, res) -> None:
+        if isinstance(res, BuildWarning):
+            unreadable[j.id] = res
+            return
+        parsed, state = res
+        logs[j.id] = parsed
+        stats.logs_parsed += 1
+        entries[j.log] = _LogEntry(fp, parsed, state)
+        if progress:
+            progress(f"log {parsed.path}: {len(parsed.blocks)} steps")
+
+    def take_trials(g, d, res) -> None:
+        trial_parts.setdefault(g, {}).setdefault(d, []).append(res)
+        if progress:
+            progress(f"trials {d}: {len(res[0].results)}")
+
+    if workers > 1 and len(log_tasks) + len(trial_tasks) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            lf = {
-                j.id: pool.submit(
-                    _parse_log_task, archive, j.log, j.infra_logs, opts.redact_patterns
+            lf = [
+                (
+                    j,
+                    fp,
+                    pool.submit(
+                        _parse_log_task, archive, j.log, j.infra_logs, opts.redact_patterns, st
+                    ),
                 )
-                for j in log_jobs
-            }
-            tf = [(g, d, pool.submit(_parse_trials_task, archive, d, s)) for g, d, s in trial_tasks]
-            for jid, fut in lf.items():
-                _take_log(logs, warnings, jid, fut.result(), progress)
+                for j, fp, st in log_tasks
+            ]
+            tf = [
+                (g, d, pool.submit(_parse_trials_task, archive, d, s, k))
+                for g, d, s, k in trial_tasks
+            ]
+            for j, fp, fut in lf:
+                take_log(j, fp, fut.result())
             for g, d, fut in tf:
-                trial_parts.setdefault(g, {}).setdefault(d, []).append(fut.result())
+                take_trials(g, d, fut.result())
     else:
-        for j in log_jobs:
-            _take_log(
-                logs,
-                warnings,
-                j.id,
-                _parse_log_task(archive, j.log, j.infra_logs, opts.redact_patterns),
-                progress,
-            )  # type: ignore[arg-type]
-        for g, d, s in trial_tasks:
-            trial_parts.setdefault(g, {}).setdefault(d, []).append(
-                _parse_trials_task(archive, d, s)
-            )
+        for j, fp, st in log_tasks:
+            take_log(j, fp, _parse_log_task(archive, j.log, j.infra_logs, opts.redact_patterns, st))
+        for g, d, s, k in trial_tasks:
+            take_trials(g, d, _parse_trials_task(archive, d, s, k))
+
+    for rel, entry in entries.items():
+        cache.save("log", rel, entry)
+    for j in disc.jobs:  # warnings in archive order, whether parsed now or cached
+        log = logs.get(j.id)
+        if log is not None:
+            warnings.extend(log.warnings)
+        elif j.id in unreadable:
+            warnings.append(unreadable[j.id])
     trials: dict[str, TrialSet] = {}
     for group, by_dir in trial_parts.items():
-        sets = [merge_trial_sets(parts) for _, parts in sorted(by_dir.items())]
+        sets = []
+        for d, parts in sorted(by_dir.items()):
+            sets.append(merge_trial_sets([p for p, _ in parts]))
+            known: dict = {}
+            for _, k in parts:
+                known.update(k)
+            old = known_by_dir.get(d, {})
+            read = sum(1 for rel, v in known.items() if rel not in old or old[rel][:2] != v[:2])
+            stats.trial_files_read += read
+            stats.trial_files_cached += len(known) - read
+            if read or len(known) != len(old):
+                cache.save("trials", d, known)
+            fingerprints[d] = sorted((rel, v[0], v[1]) for rel, v in known.items())
         merged = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
         trials[group] = merged
         warnings.extend(merged.warnings)
-        if progress:
-            progress(f"trials {merged.path}: {len(merged.results)}")
-    return logs, trials, warnings
-
-
-def _take_log(
-    logs: dict, warnings: list, jid: str, res: ParsedLog | BuildWarning, progress
-) -> None:
-    if isinstance(res, BuildWarning):
-        warnings.append(res)
-        return
-    logs[jid] = res
-    warnings.extend(res.warnings)
-    if progress:
-        progress(f"log {res.path}: {len(res.blocks)} steps")
+        fingerprints["trials:" + group] = (
+            len(merged.results),
+            merged.malformed,
+            merged.missing,
+            merged.eval_count,
+        )
+    return logs, trials, warnings, stats, fingerprints
 
 
 def _count_dirs(path: Path) -> int:
@@ -187,7 +291,13 @@ def _count_dirs(path: Path) -> int:
 
 
 def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> BuildReport:
-    """Build the site for ``opts.archive`` into ``opts.out``; return what was done."""
+    """Build the site for ``opts.archive`` into ``opts.out``; return what was done.
+
+    Incremental: inputs whose fingerprint (path, size, mtime) did not change
+    come from the cache; when nothing that a page shows changed, the output is
+    not touched at all, and otherwise unchanged job and run pages are carried
+    over from the previous site instead of being rendered again.
+    """
     report = BuildReport()
     clock = time.perf_counter()
 
@@ -207,12 +317,24 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
     report.skipped = len(disc.skipped)
     stage("discover")
 
-    logs, trials, parse_warnings = parse_all(disc, opts, progress)
+    cache = BuildCache(
+        opts.out, {"redact_patterns": list(opts.redact_patterns)}, enabled=not opts.clean
+    )
+    logs, trials, parse_warnings, report.parse, fps = parse_all(disc, opts, cache, progress)
     report.warnings.extend(parse_warnings)
     stage("parse")
 
     now = opts.now if opts.now is not None else time.time()
     jobs, runs = assemble(disc, logs, trials, now)
+    trials_total = sum(len(t.results) for t in trials.values())
+    report.jobs, report.runs, report.trials = len(jobs), len(runs), trials_total
+    signature = _signature(opts, disc, jobs, fps, len(report.warnings))
+    previous = cache.manifest()
+    if previous.get("signature") == signature and (opts.out / MARKER).exists():
+        report.unchanged = True
+        stage("analyse")
+        return report
+
     redactor = Redactor(opts.redact_patterns)
     by_file: dict[str, list[BuildWarning]] = {}
     for w in report.warnings:
@@ -228,7 +350,6 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         row["trial_error_rate"] = page["trial_error_rate"]
         job_rows[job.id] = row
     run_pages = [(run_page(run, job_rows), run.trials) for run in runs]
-    trials_total = sum(len(t.results) for t in trials.values())
     index = index_page(
         list(job_rows.values()),
         [run_summary(p) for p, _ in run_pages],
@@ -241,18 +362,33 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
 
     writer = SiteWriter(opts.out)
     try:
-        renderer = Renderer(opts, writer)
+        renderer = Renderer(opts, writer, previous.get("pages", {}))
         renderer.site(index, run_pages, job_pages, report.warnings)
         stage("render")
         writer.commit()
     except BaseException:
         writer.abort()
         raise
+    cache.save_manifest({"signature": signature, "pages": renderer.signatures})
     stage("write")
-    report.jobs, report.runs, report.trials = len(jobs), len(runs), trials_total
-    report.pages = renderer.pages
+    report.pages, report.pages_reused = renderer.pages, renderer.reused
     report.files, report.bytes = writer.files, writer.bytes
     return report
+
+
+def _signature(opts: BuildOptions, disc: Discovery, jobs: list, fps: dict, n_warnings: int) -> str:
+    """Everything a page can show, hashed: if it matches the last build's, nothing needs writing."""
+    h = hashlib.sha1()
+    h.update(
+        repr((__version__, opts.title, opts.base_url, opts.redact_patterns, n_warnings)).encode()
+    )
+    h.update(tree_signature(package_dir("templates"), package_dir("static")).encode())
+    h.update(repr(disc.skipped).encode())
+    for job in jobs:
+        notes = fingerprint([opts.archive / job.source.notes]) if job.source.notes else None
+        h.update(repr((job.id, job.source.log, job.status, job.run_id, notes)).encode())
+    h.update(repr(sorted(fps.items(), key=lambda kv: kv[0])).encode())
+    return h.hexdigest()
 
 
 def _belongs(path: str, job) -> bool:

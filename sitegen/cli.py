@@ -78,6 +78,9 @@ def _site_options(p: argparse.ArgumentParser) -> None:
         default=None,
         help="sitegen.toml with title, base_url, redact_patterns",
     )
+    p.add_argument(
+        "--clean", action="store_true", help="ignore the build cache: parse and render everything"
+    )
 
 
 def _options(args: argparse.Namespace):
@@ -92,6 +95,7 @@ def _options(args: argparse.Namespace):
         workers=args.workers or int(cfg.get("workers", 0)),
         redact_patterns=tuple(cfg.get("redact_patterns", ())),
         strict=getattr(args, "strict", False),
+        clean=args.clean,
     )
 
 

@@ -10,7 +10,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import BinaryIO
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -57,14 +56,16 @@ class Line:
     message: str
 
 
-def iter_raw_lines(fh: BinaryIO, chunk_size: int = 1 << 20) -> Iterator[tuple[int, bytes, bool]]:
+def iter_raw_lines(
+    fh, chunk_size: int = 1 << 20, first: int = 1
+) -> Iterator[tuple[int, bytes, bool]]:
     """Yield ``(line_number, bytes, truncated)`` from a binary stream.
 
     Reads in fixed chunks, so memory stays bounded whatever a line's length:
     a line longer than :data:`MAX_LINE_BYTES` is cut there and flagged.
     ``\\r`` counts as a line break (tqdm bars), ``\\r\\n`` as one break.
     """
-    number = 0
+    number = first - 1
     buf = bytearray()
     overflow = False
     pending_cr = False

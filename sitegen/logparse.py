@@ -10,27 +10,22 @@ from __future__ import annotations
 
 import ast
 import json
-import math
+import os
+import pickle
 import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 
 import yaml
 
 from .errors import BuildWarning
 from .lines import Line, iter_raw_lines, split_line
-from .model import (
-    BatchCounts,
-    Checkpoint,
-    EngineStats,
-    MetricBlock,
-    ParsedLog,
-    VllmStats,
-    VllmTimeBucket,
-)
+from .model import BatchCounts, Checkpoint, MetricBlock, ParsedLog
 from .redact import Redactor
+from .vllm import VllmAccumulator
 
 STEP_RE = re.compile(r"^Step (\d+):\s*$")
 MIRROR_RE = re.compile(r"^WANDB_MIRROR kind=(\w+) step=(\d+) metrics=(\{.*\})\s*$")
@@ -47,29 +42,13 @@ FAILED_RE = re.compile(r"^(?:Train loop failed at global_step (\d+)|Training fai
 SLURM_CANCEL_RE = re.compile(
     r"^slurmstepd: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
 )
-VLLM_ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
-VLLM_STEP_RE = re.compile(r"^vLLM Stats \(step \d+\)")
-VLLM_PART_RE = re.compile(
-    r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9.]+|nan|inf)\s*(%|tokens/s|reqs)?\s*$"
-)
 YAML_TOP_RE = re.compile(r"^[A-Za-z_][\w\-]*:(?: .*)?$")
 CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algorithm"})
 
-VLLM_KEYS = {
-    "Avg prompt throughput": "prompt_tps",
-    "Avg generation throughput": "gen_tps",
-    "Running": "running",
-    "Waiting": "waiting",
-    "Deferred": "deferred",
-    "Preemptions": "preemptions",
-    "GPU KV cache usage": "kv_pct",
-    "Prefix cache hit rate": "prefix_pct",
-    "External prefix cache hit rate": "ext_prefix_pct",
-    "MM cache hit rate": "mm_pct",
-    "Corrupted": "corrupted",
-}
-
-BUCKET_S = 60  # vLLM samples are summarised per minute of wall time
+# A line holding none of these cannot carry anything we read (once the config
+# dump is behind us and no metrics dict is open): loguru " | ", vLLM "Engine",
+# the SLURM end line, vLLM step lines.
+INTERESTING = (b" | ", b"Engine", b"slurmstepd", b"vLLM Stats")
 MAX_BLOCK_LINES = 5000
 MAX_CONFIG_LINES = 20000
 MAX_WARNINGS_PER_KIND = 10
@@ -81,35 +60,6 @@ class _PendingBlock:
     source: str
     line: int
     text: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Engine:
-    samples: int = 0
-    running_sum: float = 0.0
-    running_max: float = 0.0
-    waiting_sum: float = 0.0
-    waiting_max: float = 0.0
-    gen_sum: float = 0.0
-    gen_max: float = 0.0
-    prompt_sum: float = 0.0
-    kv_sum: float = 0.0
-    prefix_sum: float = 0.0
-    prefix_n: int = 0
-    preempt_max: float = 0.0
-
-
-@dataclass
-class _Bucket:
-    n: int = 0
-    gen_sum: float = 0.0
-    gen_min: float = math.inf
-    gen_max: float = -math.inf
-    running_sum: float = 0.0
-    waiting_sum: float = 0.0
-    kv_sum: float = 0.0
-    prefix_sum: float = 0.0
-    prefix_n: int = 0
 
 
 @dataclass
@@ -172,11 +122,8 @@ class LogParser:
         self.batch_modes: deque[str] = deque()
         self.batch_exc: Counter | None = None
         self.boundary = -1  # highest step whose marker has been seen
-        self.engines: dict[str, _Engine] = {}
-        self.buckets: dict[int, _Bucket] = {}
-        self.aggregated_lines = 0
+        self.vllm = VllmAccumulator(rel_path)
         self.suppressed = 0
-        self.step_lines = 0
         self.first_time: datetime | None = None
         self.last_time: datetime | None = None
         self.lines = 0
@@ -192,24 +139,30 @@ class LogParser:
 
     # -- the per-line dispatch ---------------------------------------------
     def feed_raw(self, number: int, raw: bytes, truncated: bool) -> None:
+        """Take one physical line. Lines that cannot matter skip the full split (fast path)."""
         self.lines = number
         if truncated:
             self.warn(number, "long", "line longer than 1 MiB: read its first 1 MiB only")
         if b"\x00" in raw:
             self.warn(number, "nul", "NUL bytes in line (binary data?): removed")
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            self.warn(number, "utf8", "invalid UTF-8: decoded with replacement characters")
-        self.feed(split_line(number, raw))
+        if not raw.isascii():
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                self.warn(number, "utf8", "invalid UTF-8: decoded with replacement characters")
+        if (
+            self.pending
+            or self.config_lines is not None
+            or any(marker in raw for marker in INTERESTING)
+            or (not self.config_done and b":" in raw)
+        ):
+            self.feed(split_line(number, raw))
 
     def feed(self, ln: Line) -> None:
         if ln.time is not None:
             if self.first_time is None:
                 self.first_time = ln.time
             self.last_time = ln.time
-        if ln.repeated:
-            self.suppressed += ln.repeated
 
         pend = self.pending.get(ln.source)
         if pend is not None and ln.emitter == "":
@@ -417,58 +370,11 @@ class LogParser:
 
     # -- vLLM ------------------------------------------------------------------
     def _vllm(self, ln: Line) -> None:
-        msg = ln.message
-        m = VLLM_ENGINE_RE.match(msg)
-        if not m:
-            if VLLM_STEP_RE.match(msg):
-                self.step_lines += 1
-            return
-        if m.group(2) is not None:
-            self.aggregated_lines += 1
-            return
-        vals: dict[str, float] = {}
-        for part in m.group(3).split(","):
-            p = VLLM_PART_RE.match(part)
-            if p and p.group(1) in VLLM_KEYS:
-                vals[VLLM_KEYS[p.group(1)]] = float(p.group(2))
-        if not {"gen_tps", "running", "waiting"} <= vals.keys():
-            self.warn(
-                ln.number, "vllm", "vLLM stats line without throughput/running/waiting: ignored"
-            )
-            return
-        if ln.pid:
-            engine = f"{ln.pid}@{ln.ip}" if ln.ip else f"{ln.pid}@driver"
-        else:
-            engine = f"{Path(self.rel).name}:engine{m.group(1)}"
-        e = self.engines.setdefault(engine, _Engine())
-        e.samples += 1
-        e.running_sum += vals["running"]
-        e.running_max = max(e.running_max, vals["running"])
-        e.waiting_sum += vals["waiting"]
-        e.waiting_max = max(e.waiting_max, vals["waiting"])
-        e.gen_sum += vals["gen_tps"]
-        e.gen_max = max(e.gen_max, vals["gen_tps"])
-        e.prompt_sum += vals.get("prompt_tps", 0.0)
-        e.kv_sum += vals.get("kv_pct", 0.0)
-        e.preempt_max = max(e.preempt_max, vals.get("preemptions", 0.0))
-        if "prefix_pct" in vals:
-            e.prefix_sum += vals["prefix_pct"]
-            e.prefix_n += 1
-        when = self._vllm_time(ln.vllm_time)
-        if when is not None:
-            key = int(when.timestamp()) // BUCKET_S
-            b = self.buckets.setdefault(key, _Bucket())
-            b.n += 1
-            g = vals["gen_tps"]
-            b.gen_sum += g
-            b.gen_min = min(b.gen_min, g)
-            b.gen_max = max(b.gen_max, g)
-            b.running_sum += vals["running"]
-            b.waiting_sum += vals["waiting"]
-            b.kv_sum += vals.get("kv_pct", 0.0)
-            if "prefix_pct" in vals:
-                b.prefix_sum += vals["prefix_pct"]
-                b.prefix_n += 1
+        if ln.repeated and ln.message.startswith("Engine "):
+            self.suppressed += ln.repeated  # copies Ray did not print: never seen, never counted
+        problem = self.vllm.feed(ln, self._vllm_time(ln.vllm_time))
+        if problem:
+            self.warn(ln.number, "vllm", problem)
 
     def _vllm_time(self, mdhms: str | None) -> datetime | None:
         """vLLM prints no year: take it from the latest loguru time (or the file's mtime)."""
@@ -545,56 +451,13 @@ class LogParser:
             batches=self.batches.freeze(),
             batches_per_step={s: b.freeze() for s, b in sorted(self.batches_per_step.items())},
             eval_batches=self.eval_batches.freeze(),
-            vllm=self._vllm_stats(),
+            vllm=self.vllm.freeze(self.first_time, self.suppressed),
             first_time=self.first_time,
             last_time=self.last_time,
             lines=self.lines,
             size_bytes=size_bytes,
             mtime=mtime,
             warnings=tuple(self.warnings),
-        )
-
-    def _vllm_stats(self) -> VllmStats:
-        engines = tuple(
-            EngineStats(
-                name,
-                e.samples,
-                e.running_sum,
-                e.running_max,
-                e.waiting_sum,
-                e.waiting_max,
-                e.gen_sum,
-                e.gen_max,
-                e.prompt_sum,
-                e.kv_sum,
-                e.prefix_sum,
-                e.prefix_n,
-                e.preempt_max,
-            )
-            for name, e in sorted(self.engines.items())
-        )
-        start = self.first_time.timestamp() if self.first_time else None
-        timeline = []
-        for key in sorted(self.buckets):
-            b = self.buckets[key]
-            t0 = key * BUCKET_S
-            timeline.append(
-                VllmTimeBucket(
-                    t_s=float(t0 - start)
-                    if start is not None
-                    else float(t0 - sorted(self.buckets)[0] * BUCKET_S),
-                    samples=b.n,
-                    gen_tps_mean=b.gen_sum / b.n,
-                    gen_tps_min=b.gen_min,
-                    gen_tps_max=b.gen_max,
-                    running_mean=b.running_sum / b.n,
-                    waiting_mean=b.waiting_sum / b.n,
-                    kv_pct_mean=b.kv_sum / b.n,
-                    prefix_pct_mean=b.prefix_sum / b.prefix_n if b.prefix_n else None,
-                )
-            )
-        return VllmStats(
-            engines, tuple(timeline), self.aggregated_lines, self.suppressed, self.step_lines
         )
 
 
@@ -614,51 +477,98 @@ def _numbers(d: dict) -> dict[str, float | int]:
     return out
 
 
+@dataclass(frozen=True)
+class LogState:
+    """Where a parse stopped, so a grown log is read on from there (incremental builds).
+
+    ``parser`` is the pickled :class:`LogParser` after the first ``offset``
+    bytes (which end with a newline); ``tail`` holds the bytes just before
+    ``offset``, checked to make sure the file was appended to, not rewritten.
+    """
+
+    offset: int
+    tail: bytes
+    parser: bytes
+
+
+class _Limited:
+    """A read-only view of ``fh`` that stops after ``n`` bytes."""
+
+    def __init__(self, fh: BinaryIO, n: int) -> None:
+        self.fh, self.left = fh, n
+
+    def read(self, size: int) -> bytes:
+        if self.left <= 0:
+            return b""
+        data = self.fh.read(min(size, self.left))
+        self.left -= len(data)
+        return data
+
+
+def _complete_end(fh: BinaryIO, start: int, size: int, block: int = 1 << 16) -> int:
+    """The offset just after the last ``\n`` in ``[start, size)``, or ``start`` if there is none."""
+    pos = size
+    while pos > start:
+        lo = max(start, pos - block)
+        fh.seek(lo)
+        chunk = fh.read(pos - lo)
+        i = chunk.rfind(b"\n")
+        if i >= 0:
+            return lo + i + 1
+        pos = lo
+    return start
+
+
 def parse_log(
     path: Path,
     rel: str,
     redactor: Redactor,
     extra_logs: tuple[tuple[Path, str], ...] = (),
-) -> ParsedLog:
-    """Parse one job log (plus any ``infra-*.log`` files holding its engines' output)."""
-    st = path.stat()
-    year = datetime.fromtimestamp(st.st_mtime).year
-    parser = LogParser(rel, redactor, year_hint=year)
+    state: LogState | None = None,
+) -> tuple[ParsedLog, LogState]:
+    """Parse one job log (plus any ``infra-*.log`` files holding its engines' output).
+
+    With ``state`` from an earlier parse of the same file, only what was
+    appended since is read. Returns the result and the state to keep.
+    """
     with open(path, "rb") as fh:
-        for number, raw, truncated in iter_raw_lines(fh):
+        st = os.fstat(fh.fileno())
+        parser: LogParser | None = None
+        start = 0
+        if state is not None and 0 < state.offset <= st.st_size:
+            fh.seek(state.offset - len(state.tail))
+            if fh.read(len(state.tail)) == state.tail:
+                parser = pickle.loads(state.parser)
+                start = state.offset
+        if parser is None:
+            parser = LogParser(rel, redactor, year_hint=datetime.fromtimestamp(st.st_mtime).year)
+        end = _complete_end(fh, start, st.st_size)
+        fh.seek(start)
+        for number, raw, truncated in iter_raw_lines(
+            _Limited(fh, end - start), first=parser.lines + 1
+        ):
+            parser.feed_raw(number, raw, truncated)
+        fh.seek(max(0, end - 256))
+        new_state = LogState(
+            end, fh.read(end - max(0, end - 256)), pickle.dumps(parser, pickle.HIGHEST_PROTOCOL)
+        )
+        # The last, unterminated line (a job still writing) is read but not kept in the state.
+        for number, raw, truncated in iter_raw_lines(
+            _Limited(fh, st.st_size - end), first=parser.lines + 1
+        ):
             parser.feed_raw(number, raw, truncated)
     lines_main = parser.lines
     for extra, extra_rel in extra_logs:
-        sub = LogParser(extra_rel, redactor, year_hint=year)
-        sub.first_time = parser.first_time
-        sub.last_time = parser.last_time
+        sub = VllmAccumulator(extra_rel)
         try:
-            with open(extra, "rb") as fh:
-                for number, raw, _truncated in iter_raw_lines(fh):
-                    raw_line = split_line(number, raw)
-                    if raw_line.emitter == "vllm":
-                        sub.feed(raw_line)
+            with open(extra, "rb") as xfh:
+                for number, raw, _truncated in iter_raw_lines(xfh):
+                    ln = split_line(number, raw)
+                    if ln.emitter == "vllm":
+                        sub.feed(ln, parser._vllm_time(ln.vllm_time))
         except OSError as exc:
             parser.warnings.append(BuildWarning(extra_rel, None, f"cannot read: {exc.strerror}"))
             continue
-        _merge_vllm(parser, sub)
+        parser.vllm.merge(sub)
     parser.lines = lines_main
-    return parser.finish(size_bytes=st.st_size, mtime=st.st_mtime)
-
-
-def _merge_vllm(into: LogParser, sub: LogParser) -> None:
-    for name, e in sub.engines.items():
-        into.engines[name] = e
-    for key, b in sub.buckets.items():
-        t = into.buckets.setdefault(key, _Bucket())
-        t.n += b.n
-        t.gen_sum += b.gen_sum
-        t.gen_min = min(t.gen_min, b.gen_min)
-        t.gen_max = max(t.gen_max, b.gen_max)
-        t.running_sum += b.running_sum
-        t.waiting_sum += b.waiting_sum
-        t.kv_sum += b.kv_sum
-        t.prefix_sum += b.prefix_sum
-        t.prefix_n += b.prefix_n
-    into.aggregated_lines += sub.aggregated_lines
-    into.warnings.extend(sub.warnings)
+    return parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), new_state

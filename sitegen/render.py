@@ -7,6 +7,7 @@ parses. Templates and static files are package data.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import math
 from importlib import resources
@@ -30,6 +31,7 @@ from .analyse import (
     flatten_tree,
     pass_at_key,
 )
+from .cache import tree_signature
 from .errors import BuildWarning
 from .jsonio import clean, dumps, script_json
 from .model import TrialSet
@@ -101,10 +103,16 @@ def md_to_html(text: str) -> str:
 class Renderer:
     """Writes every page of the site for one build."""
 
-    def __init__(self, opts: BuildOptions, writer: SiteWriter) -> None:
+    def __init__(
+        self, opts: BuildOptions, writer: SiteWriter, previous: dict[str, str] | None = None
+    ) -> None:
         self.opts = opts
         self.writer = writer
         self.pages = 0
+        self.reused = 0
+        self.previous = previous or {}  # page key -> signature, from the last build
+        self.signatures: dict[str, str] = {}
+        self.assets = tree_signature(package_dir("templates"), package_dir("static"))
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(package_dir("templates"))),
             autoescape=True,
@@ -232,8 +240,31 @@ class Renderer:
             {"title": f"Runs · {self.opts.title}", "description": desc},
         )
 
+    def _unchanged(self, key: str, parts: tuple, files: list[str]) -> bool:
+        """Carry a page's files over from the last site when what it shows is the same."""
+        h = hashlib.sha1(self.assets.encode())
+        h.update(repr((self.opts.title, self.opts.base_url)).encode())
+        for part in parts:
+            h.update(dumps(part))
+        sig = self.signatures[key] = h.hexdigest()
+        if self.previous.get(key) == sig and self.writer.carry_over(files):
+            self.pages += 1
+            self.reused += 1
+            self.urls.append(files[0])
+            return True
+        return False
+
     def job(self, page: dict, run: dict | None, trials: TrialSet | None) -> None:
         rel = page["url"]
+        run_part = (
+            {k: run.get(k) for k in ("id", "url", "jobs", "trials", "trial_success_rate")}
+            if run
+            else None
+        )
+        if self._unchanged(
+            f"job:{page['id']}", (page, run_part, trials is not None), [rel, page["data"]]
+        ):
+            return
         self.writer.write(page["data"], dumps(page))
         specs = self.chart_files(rel, job_charts(page))
         self.writer.write(f"{rel}report.md", job_report(page))
@@ -266,6 +297,8 @@ class Renderer:
 
     def run(self, page: dict, trials: TrialSet | None) -> None:
         rel = page["url"]
+        if self._unchanged(f"run:{page['id']}", (page, trials is not None), [rel, page["data"]]):
+            return
         self.writer.write(page["data"], dumps(page))
         specs = self.chart_files(rel, run_charts(page))
         self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))

@@ -61,6 +61,8 @@ def exception_kind(name: str | None) -> str:
 
 
 class TrialFormatError(ValueError):
+    """A damaged ``result.json``; ``line`` is where the JSON broke, when known."""
+
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
@@ -166,9 +168,17 @@ def _duration(a: object, b: object) -> float | None:
     return (tb - ta).total_seconds()
 
 
+Outcome = tuple  # ("ok", TrialResult) | ("eval",) | ("job",) | ("bad", message, line)
+Known = dict[
+    str, tuple[int, int, object]
+]  # rel path -> (size, mtime_ns, outcome or [(member, outcome)])
+
+
 class _Collector:
-    def __init__(self, rel: str) -> None:
+    def __init__(self, rel: str, known: Known | None) -> None:
         self.rel = rel
+        self.known = known or {}
+        self.entries: Known = {}
         self.results: list[TrialResult] = []
         self.eval = 0
         self.malformed = 0
@@ -182,19 +192,37 @@ class _Collector:
         if self.nwarn <= MAX_WARNINGS:
             self.warnings.append(BuildWarning(path, line, msg))
 
-    def take(self, data: bytes, name: str, path: str, is_eval: bool) -> None:
+    def cached(self, rel: str, st: os.stat_result) -> object | None:
+        """The outcome recorded for this file when it is unchanged (a trial never changes once written)."""
+        hit = self.known.get(rel)
+        if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+            self.entries[rel] = hit
+            return hit[2]
+        return None
+
+    @staticmethod
+    def decode(data: bytes, name: str, is_eval: bool) -> Outcome:
         try:
             r = decode_result(data, name, is_eval)
         except TrialFormatError as exc:
-            self.malformed += 1
-            self.warn(path, exc.line, str(exc))
-            return
+            return ("bad", str(exc), exc.line)
         if r is None:
-            self.warn(path, None, "job-level result.json inside a trial directory: not a trial")
-        elif is_eval:
+            return ("job",)
+        return ("eval",) if is_eval else ("ok", r)
+
+    def apply(self, path: str, outcome: Outcome) -> None:
+        kind = outcome[0]
+        if kind == "ok":
+            self.results.append(outcome[1])
+        elif kind == "eval":
             self.eval += 1
-        else:
-            self.results.append(r)
+        elif kind == "job":
+            self.warn(path, None, "job-level result.json inside a trial directory: not a trial")
+        elif kind == "bad":
+            self.malformed += 1
+            self.warn(path, outcome[2], outcome[1])
+        elif kind == "missing":
+            self.missing += 1
 
     def freeze(self) -> TrialSet:
         if self.nwarn > MAX_WARNINGS:
@@ -234,14 +262,18 @@ def _sorted_dirs(path: Path) -> list[os.DirEntry]:
         return []
 
 
-def parse_trials(root: Path, archive_root: Path, shard: tuple[int, int] | None = None) -> TrialSet:
+def parse_trials(
+    root: Path, archive_root: Path, shard: tuple[int, int] | None = None, known: Known | None = None
+) -> tuple[TrialSet, Known]:
     """Parse a trials directory; ``shard=(i, n)`` reads every n-th trial from the i-th.
 
-    Shards of one directory are merged with :func:`merge_trial_sets`; the tar
-    archives are read by shard 0 only.
+    ``known`` holds the outcomes of an earlier build, reused for unchanged
+    files. Returns the trial set and the outcomes to keep. Shards of one
+    directory are merged with :func:`merge_trial_sets`; the tar archives are
+    read by shard 0 only.
     """
     rel = _rel(root, archive_root)
-    col = _Collector(rel)
+    col = _Collector(rel, known)
     for k, (trial, is_eval) in enumerate(list_trial_dirs(root)):
         if shard is not None and k % shard[1] != shard[0]:
             continue
@@ -256,7 +288,7 @@ def parse_trials(root: Path, archive_root: Path, shard: tuple[int, int] | None =
             if TAR_RE.match(name) and (root / name).is_file():
                 col.archives += 1
                 _read_tar(col, root / name, archive_root)
-    return col.freeze()
+    return col.freeze(), col.entries
 
 
 def _read_trial_dir(col: _Collector, trial: Path, is_eval: bool, archive_root: Path) -> None:
@@ -266,51 +298,65 @@ def _read_trial_dir(col: _Collector, trial: Path, is_eval: bool, archive_root: P
         st = f.stat()
     except FileNotFoundError:
         if not is_eval:
-            col.missing += 1
+            col.apply(rel, ("missing",))
         return
     except OSError as exc:
-        col.malformed += 1
-        col.warn(rel, None, f"cannot read: {exc.strerror}")
+        col.apply(rel, ("bad", f"cannot read: {exc.strerror}", None))
         return
-    if st.st_size > MAX_RESULT_BYTES:
-        col.malformed += 1
-        col.warn(
-            rel,
-            None,
-            f"result.json of {st.st_size >> 20} MiB is over the {MAX_RESULT_BYTES >> 20} MiB limit: not read",
-        )
-        return
-    try:
-        data = f.read_bytes()
-    except OSError as exc:
-        col.malformed += 1
-        col.warn(rel, None, f"cannot read: {exc.strerror}")
-        return
-    col.take(data, trial.name, rel, is_eval)
+    outcome = col.cached(rel, st)
+    if outcome is None:
+        if st.st_size > MAX_RESULT_BYTES:
+            outcome = (
+                "bad",
+                f"result.json of {st.st_size >> 20} MiB is over the {MAX_RESULT_BYTES >> 20} MiB limit: not read",
+                None,
+            )
+        else:
+            try:
+                outcome = col.decode(f.read_bytes(), trial.name, is_eval)
+            except OSError as exc:
+                outcome = ("bad", f"cannot read: {exc.strerror}", None)
+            else:
+                col.entries[rel] = (st.st_size, st.st_mtime_ns, outcome)
+    col.apply(rel, outcome)
 
 
 def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
     rel = _rel(path, archive_root)
-    try:
-        with tarfile.open(path, "r|*") as tar:
-            for member in tar:
-                if not member.isfile() or not member.name.endswith("result.json"):
-                    continue
-                parts = member.name.strip("/").split("/")
-                if len(parts) < 2:
-                    continue  # a job-level result.json at the archive's top
-                if member.size > MAX_RESULT_BYTES:
-                    col.malformed += 1
-                    col.warn(
-                        f"{rel}:{member.name}", None, "result.json over the size limit: not read"
-                    )
-                    continue
-                fh = tar.extractfile(member)
-                if fh is None:
-                    continue
-                col.take(fh.read(), parts[-2], f"{rel}:{member.name}", "eval_sessions" in parts)
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        col.warn(rel, None, f"damaged trials archive ({exc}): read up to the damage")
+    st = path.stat()
+    members = col.cached(rel, st)
+    if members is None:
+        members = []
+        try:
+            with tarfile.open(path, "r|*") as tar:
+                for member in tar:
+                    if not member.isfile() or not member.name.endswith("result.json"):
+                        continue
+                    parts = member.name.strip("/").split("/")
+                    if len(parts) < 2:
+                        continue  # a job-level result.json at the archive's top
+                    if member.size > MAX_RESULT_BYTES:
+                        members.append(
+                            (
+                                member.name,
+                                ("bad", "result.json over the size limit: not read", None),
+                            )
+                        )
+                        continue
+                    fh = tar.extractfile(member)
+                    if fh is not None:
+                        members.append(
+                            (
+                                member.name,
+                                col.decode(fh.read(), parts[-2], "eval_sessions" in parts),
+                            )
+                        )
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            col.warn(rel, None, f"damaged trials archive ({exc}): read up to the damage")
+        else:
+            col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
+    for name, outcome in members:
+        col.apply(f"{rel}:{name}", outcome)
 
 
 def merge_trial_sets(parts: list[TrialSet]) -> TrialSet:

@@ -84,6 +84,27 @@ class SiteWriter:
         self.files += 1
         self.bytes += path.stat().st_size
 
+    def carry_over(self, rels: list[str]) -> bool:
+        """Hard-link files (or whole folders) of the current site into the new one.
+
+        Returns False, having linked nothing, when any of them is missing.
+        """
+        sources = [self.out / r for r in rels]
+        if not all(p.exists() for p in sources):
+            return False
+        for src in sources:
+            files = [f for f in src.rglob("*") if f.is_file()] if src.is_dir() else [src]
+            for f in files:
+                dst = self.staging / f.relative_to(self.out)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(f, dst)
+                except OSError:
+                    shutil.copyfile(f, dst)
+                self.files += 1
+                self.bytes += dst.stat().st_size
+        return True
+
     def commit(self) -> None:
         """Swap the staged site in place of the old one."""
         (self.staging / MARKER).write_text(

@@ -122,7 +122,7 @@ def _tree(root):
 
 def test_parse_directory(tmp_path):
     _tree(tmp_path / "trace_jobs")
-    ts = parse_trials(tmp_path / "trace_jobs", tmp_path)
+    ts, _ = parse_trials(tmp_path / "trace_jobs", tmp_path)
     assert (
         len(ts.results) == 7
         and ts.missing == 1
@@ -136,8 +136,8 @@ def test_parse_directory(tmp_path):
 
 def test_shards_merge_to_the_serial_result(tmp_path):
     _tree(tmp_path / "trace_jobs")
-    serial = parse_trials(tmp_path / "trace_jobs", tmp_path)
-    parts = [parse_trials(tmp_path / "trace_jobs", tmp_path, (i, 3)) for i in range(3)]
+    serial, _ = parse_trials(tmp_path / "trace_jobs", tmp_path)
+    parts = [parse_trials(tmp_path / "trace_jobs", tmp_path, (i, 3))[0] for i in range(3)]
     merged = merge_trial_sets(parts)
     assert merged.results == serial.results
     assert (merged.missing, merged.malformed, merged.eval_count) == (
@@ -145,3 +145,22 @@ def test_shards_merge_to_the_serial_result(tmp_path):
         serial.malformed,
         serial.eval_count,
     )
+
+
+def test_unchanged_files_come_from_the_known_outcomes(tmp_path):
+    _tree(tmp_path / "trace_jobs")
+    first, known = parse_trials(tmp_path / "trace_jobs", tmp_path)
+    # Poison the file contents without changing size or mtime: a cached read never opens them.
+    f = tmp_path / "trace_jobs" / "t0" / "result.json"
+    st = f.stat()
+    f.write_bytes(b"x" * st.st_size)
+    import os
+
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    second, known2 = parse_trials(tmp_path / "trace_jobs", tmp_path, known=known)
+    assert second == first and known2 == known
+    new = tmp_path / "trace_jobs" / "t9"
+    new.mkdir()
+    (new / "result.json").write_bytes(rec(trial_name="t9"))
+    third, known3 = parse_trials(tmp_path / "trace_jobs", tmp_path, known=known2)
+    assert len(third.results) == len(first.results) + 1 and len(known3) == len(known2) + 1

@@ -1,0 +1,191 @@
+"""vLLM engine statistics lines (formats.md §5), accumulated in bounded memory.
+
+Per engine: sums and maxima. Over time: one bucket per minute of wall time
+(mean, min and max throughput, means of the rest). Nothing grows with the
+number of lines beyond one bucket per minute.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import PurePosixPath
+
+from .lines import Line
+from .model import EngineStats, VllmStats, VllmTimeBucket
+
+ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
+STEP_RE = re.compile(r"^vLLM Stats \(step \d+\)")
+PART_RE = re.compile(r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9.]+|nan|inf)\s*(%|tokens/s|reqs)?\s*$")
+KEYS = {
+    "Avg prompt throughput": "prompt_tps",
+    "Avg generation throughput": "gen_tps",
+    "Running": "running",
+    "Waiting": "waiting",
+    "Deferred": "deferred",
+    "Preemptions": "preemptions",
+    "GPU KV cache usage": "kv_pct",
+    "Prefix cache hit rate": "prefix_pct",
+    "External prefix cache hit rate": "ext_prefix_pct",
+    "MM cache hit rate": "mm_pct",
+    "Corrupted": "corrupted",
+}
+REQUIRED = frozenset({"gen_tps", "running", "waiting"})
+BUCKET_S = 60
+
+
+@dataclass
+class _Engine:
+    samples: int = 0
+    running_sum: float = 0.0
+    running_max: float = 0.0
+    waiting_sum: float = 0.0
+    waiting_max: float = 0.0
+    gen_sum: float = 0.0
+    gen_max: float = 0.0
+    prompt_sum: float = 0.0
+    kv_sum: float = 0.0
+    prefix_sum: float = 0.0
+    prefix_n: int = 0
+    preempt_max: float = 0.0
+
+
+@dataclass
+class _Bucket:
+    n: int = 0
+    gen_sum: float = 0.0
+    gen_min: float = math.inf
+    gen_max: float = -math.inf
+    running_sum: float = 0.0
+    waiting_sum: float = 0.0
+    kv_sum: float = 0.0
+    prefix_sum: float = 0.0
+    prefix_n: int = 0
+
+    def merge(self, b: _Bucket) -> None:
+        self.n += b.n
+        self.gen_sum += b.gen_sum
+        self.gen_min = min(self.gen_min, b.gen_min)
+        self.gen_max = max(self.gen_max, b.gen_max)
+        self.running_sum += b.running_sum
+        self.waiting_sum += b.waiting_sum
+        self.kv_sum += b.kv_sum
+        self.prefix_sum += b.prefix_sum
+        self.prefix_n += b.prefix_n
+
+
+def parse_stats(text: str) -> dict[str, float]:
+    """Key/value pairs of an engine stats message (any vLLM version's field set)."""
+    vals: dict[str, float] = {}
+    for part in text.split(","):
+        p = PART_RE.match(part)
+        if p and p.group(1) in KEYS:
+            vals[KEYS[p.group(1)]] = float(p.group(2))
+    return vals
+
+
+class VllmAccumulator:
+    """Feed vLLM-header lines; ``freeze()`` gives :class:`~sitegen.model.VllmStats`."""
+
+    def __init__(self, source_name: str) -> None:
+        self.source_name = source_name  # engine label for lines without a Ray prefix
+        self.engines: dict[str, _Engine] = {}
+        self.buckets: dict[int, _Bucket] = {}
+        self.aggregated_lines = 0
+        self.step_lines = 0
+
+    def feed(self, ln: Line, when: datetime | None) -> str | None:
+        """Take one line; returns a warning message for an unreadable stats line."""
+        m = ENGINE_RE.match(ln.message)
+        if not m:
+            if STEP_RE.match(ln.message):
+                self.step_lines += 1
+            return None
+        if m.group(2) is not None:
+            self.aggregated_lines += 1  # cluster totals, not one engine
+            return None
+        vals = parse_stats(m.group(3))
+        if not vals.keys() >= REQUIRED:
+            return "vLLM stats line without throughput/running/waiting: ignored"
+        if ln.pid:
+            engine = f"{ln.pid}@{ln.ip}" if ln.ip else f"{ln.pid}@driver"
+        else:
+            engine = f"{PurePosixPath(self.source_name).name}:engine{m.group(1)}"
+        e = self.engines.setdefault(engine, _Engine())
+        e.samples += 1
+        e.running_sum += vals["running"]
+        e.running_max = max(e.running_max, vals["running"])
+        e.waiting_sum += vals["waiting"]
+        e.waiting_max = max(e.waiting_max, vals["waiting"])
+        e.gen_sum += vals["gen_tps"]
+        e.gen_max = max(e.gen_max, vals["gen_tps"])
+        e.prompt_sum += vals.get("prompt_tps", 0.0)
+        e.kv_sum += vals.get("kv_pct", 0.0)
+        e.preempt_max = max(e.preempt_max, vals.get("preemptions", 0.0))
+        if "prefix_pct" in vals:
+            e.prefix_sum += vals["prefix_pct"]
+            e.prefix_n += 1
+        if when is not None:
+            b = self.buckets.setdefault(int(when.timestamp()) // BUCKET_S, _Bucket())
+            g = vals["gen_tps"]
+            b.merge(
+                _Bucket(
+                    1,
+                    g,
+                    g,
+                    g,
+                    vals["running"],
+                    vals["waiting"],
+                    vals.get("kv_pct", 0.0),
+                    vals.get("prefix_pct", 0.0),
+                    1 if "prefix_pct" in vals else 0,
+                )
+            )
+        return None
+
+    def merge(self, other: VllmAccumulator) -> None:
+        self.engines.update(other.engines)
+        for key, b in other.buckets.items():
+            self.buckets.setdefault(key, _Bucket()).merge(b)
+        self.aggregated_lines += other.aggregated_lines
+        self.step_lines += other.step_lines
+
+    def freeze(self, start: datetime | None, suppressed: int) -> VllmStats:
+        engines = tuple(
+            EngineStats(
+                name,
+                e.samples,
+                e.running_sum,
+                e.running_max,
+                e.waiting_sum,
+                e.waiting_max,
+                e.gen_sum,
+                e.gen_max,
+                e.prompt_sum,
+                e.kv_sum,
+                e.prefix_sum,
+                e.prefix_n,
+                e.preempt_max,
+            )
+            for name, e in sorted(self.engines.items())
+        )
+        keys = sorted(self.buckets)
+        t_start = start.timestamp() if start else (keys[0] * BUCKET_S if keys else 0.0)
+        timeline = tuple(
+            VllmTimeBucket(
+                t_s=float(k * BUCKET_S - t_start),
+                samples=b.n,
+                gen_tps_mean=b.gen_sum / b.n,
+                gen_tps_min=b.gen_min,
+                gen_tps_max=b.gen_max,
+                running_mean=b.running_sum / b.n,
+                waiting_mean=b.waiting_sum / b.n,
+                kv_pct_mean=b.kv_sum / b.n,
+                prefix_pct_mean=b.prefix_sum / b.prefix_n if b.prefix_n else None,
+            )
+            for k in keys
+            if (b := self.buckets[k]).n
+        )
+        return VllmStats(engines, timeline, self.aggregated_lines, suppressed, self.step_lines)
