@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import __version__
 from .assemble import assemble
+from .assets import package_dir
 from .cache import BuildCache, fingerprint, tree_signature
 from .discover import discover
 from .errors import ArchiveError, BuildWarning, ConfigError
@@ -25,7 +26,6 @@ from .logparse import LogState, parse_log
 from .model import Discovery, ParsedLog, TrialSet
 from .pages import index_page, job_page, job_summary, read_notes, run_page, run_summary
 from .redact import Redactor
-from .render import Renderer, package_dir
 from .trials import merge_trial_sets, parse_trials
 from .write import MARKER, SiteWriter
 
@@ -359,6 +359,8 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         opts.title,
     )
     stage("analyse")
+
+    from .render import Renderer  # Altair is slow to import; a no-change rebuild never needs it
 
     writer = SiteWriter(opts.out)
     try:

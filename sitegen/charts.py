@@ -8,10 +8,13 @@ spikes stay visible as a band; the raw values stay in the JSON data files.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
 import altair as alt
+import jsonschema
+from altair.vegalite.v6.schema import core
 
 MAX_POINTS = 400
 WIDTH = "container"
@@ -82,10 +85,42 @@ def _base(records: list[dict]) -> alt.Chart:
     return alt.Chart(alt.Data(values=records)).properties(width=WIDTH, height=HEIGHT)
 
 
+def _stub_data(node: object, seen: list[int]) -> object:
+    """A copy of a spec with every inline ``{"values": [...]}`` replaced by a named stub."""
+    if isinstance(node, dict):
+        if "values" in node and isinstance(node["values"], list) and len(node) == 1:
+            seen.append(1)
+            return {"name": f"data{len(seen)}"}
+        return {k: _stub_data(v, seen) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_stub_data(v, seen) for v in node]
+    return node
+
+
+@functools.cache
+def _validator() -> jsonschema.protocols.Validator:
+    """A validator for the Vega-Lite schema Altair ships, compiled once (a cache, not state)."""
+    schema = core.load_schema()
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def validate(spec: dict) -> None:
+    """Validate a Vega-Lite spec against the schema Altair ships; raises on the first error.
+
+    The inline data arrays are left out of validation: they are plain records
+    we built, and validating thousands of them cost most of a build.
+    """
+    _validator().validate(_stub_data(spec, []))
+
+
 def _finish(chart: alt.TopLevelMixin) -> dict:
+    """The chart as a validated Vega-Lite dict (Altair's per-object checks run once, here)."""
     spec = (
-        chart.configure(background="transparent").configure_view(stroke=None).to_dict()
-    )  # validates
+        chart.configure(background="transparent")
+        .configure_view(stroke=None)
+        .to_dict(validate=False)
+    )
+    validate(spec)
     spec.pop("$schema", None)
     spec["$schema"] = "https://vega.github.io/schema/vega-lite/v6.json"
     return spec
@@ -341,5 +376,6 @@ def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict
         ),
         padding={"left": 40, "top": 30, "right": 30, "bottom": 20},
     )
-    spec = chart.configure(background="#ffffff").configure_view(stroke=None).to_dict()
+    spec = chart.configure(background="#ffffff").configure_view(stroke=None).to_dict(validate=False)
+    validate(spec)
     return spec

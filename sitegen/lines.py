@@ -59,11 +59,11 @@ class Line:
 def iter_raw_lines(
     fh, chunk_size: int = 1 << 20, first: int = 1
 ) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield ``(line_number, bytes, truncated)`` from a binary stream.
+    """Yield ``(line_number, bytes, truncated)`` from a binary stream (anything with ``read(n)``).
 
     Reads in fixed chunks, so memory stays bounded whatever a line's length:
     a line longer than :data:`MAX_LINE_BYTES` is cut there and flagged.
-    ``\\r`` counts as a line break (tqdm bars), ``\\r\\n`` as one break.
+    ``\r`` counts as a line break (tqdm bars), ``\r\n`` as one break.
     """
     number = first - 1
     buf = bytearray()
@@ -76,32 +76,28 @@ def iter_raw_lines(
         if pending_cr and chunk[:1] == b"\n":
             chunk = chunk[1:]
         pending_cr = chunk[-1:] == b"\r"
-        # Normalise \r\n and lone \r to \n within the chunk.
-        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
-            if nl < 0:
-                rest = chunk[start:]
+        if b"\r" in chunk:
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        pieces = chunk.split(b"\n")
+        for piece in pieces[:-1]:
+            if buf or overflow:
                 room = MAX_LINE_BYTES - len(buf)
-                if len(rest) > room:
-                    buf += rest[: max(room, 0)]
-                    overflow = True
-                else:
-                    buf += rest
-                break
-            piece = chunk[start:nl]
-            room = MAX_LINE_BYTES - len(buf)
-            if len(piece) > room:
-                buf += piece[: max(room, 0)]
-                overflow = True
-            else:
-                buf += piece
+                if len(piece) > room:
+                    piece, overflow = piece[: max(room, 0)], True
+                piece = bytes(buf) + piece
+                buf.clear()
+            elif len(piece) > MAX_LINE_BYTES:
+                piece, overflow = piece[:MAX_LINE_BYTES], True
             number += 1
-            yield number, bytes(buf), overflow
-            buf.clear()
+            yield number, piece, overflow
             overflow = False
-            start = nl + 1
+        rest = pieces[-1]
+        room = MAX_LINE_BYTES - len(buf)
+        if len(rest) > room:
+            buf += rest[: max(room, 0)]
+            overflow = True
+        else:
+            buf += rest
     if buf or overflow:
         number += 1
         yield number, bytes(buf), overflow

@@ -48,7 +48,7 @@ CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algori
 # A line holding none of these cannot carry anything we read (once the config
 # dump is behind us and no metrics dict is open): loguru " | ", vLLM "Engine",
 # the SLURM end line, vLLM step lines.
-INTERESTING = (b" | ", b"Engine", b"slurmstepd", b"vLLM Stats")
+INTERESTING = re.compile(rb" \| |Engine|slurmstepd|vLLM Stats")
 MAX_BLOCK_LINES = 5000
 MAX_CONFIG_LINES = 20000
 MAX_WARNINGS_PER_KIND = 10
@@ -153,7 +153,7 @@ class LogParser:
         if (
             self.pending
             or self.config_lines is not None
-            or any(marker in raw for marker in INTERESTING)
+            or INTERESTING.search(raw) is not None
             or (not self.config_done and b":" in raw)
         ):
             self.feed(split_line(number, raw))

@@ -10,8 +10,7 @@ import csv
 import hashlib
 import io
 import math
-from importlib import resources
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -19,6 +18,7 @@ import jinja2
 import markdown
 import nh3
 import yaml
+from altair.utils.schemapi import debug_mode as alt_debug_mode
 
 from . import __version__, charts
 from .analyse import (
@@ -31,6 +31,7 @@ from .analyse import (
     flatten_tree,
     pass_at_key,
 )
+from .assets import package_dir
 from .cache import tree_signature
 from .errors import BuildWarning
 from .jsonio import clean, dumps, script_json
@@ -41,14 +42,6 @@ from .trials import exception_kind
 if TYPE_CHECKING:
     from .build import BuildOptions
     from .write import SiteWriter
-
-
-def package_dir(name: str) -> Path:
-    """``templates``/``static`` inside the installed package, else beside it (editable install)."""
-    pkg = resources.files("sitegen") / name
-    if pkg.is_dir():
-        return Path(str(pkg))
-    return Path(__file__).resolve().parent.parent / name
 
 
 # -- formatting filters ---------------------------------------------------------------------------
@@ -161,7 +154,16 @@ class Renderer:
                 m["image"] = self.base_url + url_path + meta["image"]
         return m
 
-    def chart_files(self, rel_dir: str, specs: dict[str, dict | None]) -> dict[str, dict]:
+    def chart_files(
+        self, rel_dir: str, make: Callable[[dict], dict[str, dict | None]], page: dict
+    ) -> dict[str, dict]:
+        """Build a page's charts and write each as a standalone ``charts/<name>.vl.json``.
+
+        Altair's debug mode validates every object as it is made; we validate each
+        finished spec once instead (:func:`sitegen.charts.validate`).
+        """
+        with alt_debug_mode(False):
+            specs = make(page)
         kept = {k: v for k, v in specs.items() if v}
         for name, spec in kept.items():
             self.writer.write(f"{rel_dir}charts/{name}.vl.json", dumps(spec, indent=True))
@@ -266,7 +268,7 @@ class Renderer:
         ):
             return
         self.writer.write(page["data"], dumps(page))
-        specs = self.chart_files(rel, job_charts(page))
+        specs = self.chart_files(rel, job_charts, page)
         self.writer.write(f"{rel}report.md", job_report(page))
         self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
         if trials is not None:
@@ -300,7 +302,7 @@ class Renderer:
         if self._unchanged(f"run:{page['id']}", (page, trials is not None), [rel, page["data"]]):
             return
         self.writer.write(page["data"], dumps(page))
-        specs = self.chart_files(rel, run_charts(page))
+        specs = self.chart_files(rel, run_charts, page)
         self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
         if trials is not None:
             self.writer.write(f"{rel}trials.csv", trials_csv(trials))
@@ -344,7 +346,8 @@ class Renderer:
                         ],
                     }
                 )
-        spec = charts.overlay([])
+        with alt_debug_mode(False):
+            spec = charts.overlay([])
         self.writer.write("compare/charts/overlay.vl.json", dumps(spec, indent=True))
         self.page(
             "compare.html",
@@ -381,7 +384,8 @@ class Renderer:
             ),
             ("step time", fmt_dur(h["step_time_mean_s"])),
         ]
-        spec = charts.card(title, self.opts.title, figures, clean(page["series"]), REWARD)
+        with alt_debug_mode(False):
+            spec = charts.card(title, self.opts.title, figures, clean(page["series"]), REWARD)
         png = vlc.vegalite_to_png(spec, scale=1)
         png = _fit_png(png)
         self.writer.write(f"{rel}card.png", png)

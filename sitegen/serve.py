@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+from .assets import package_dir
 from .build import BuildOptions, build
 from .errors import SitegenError
-from .render import package_dir
 
 
 @dataclass
@@ -45,7 +45,9 @@ class SiteApp:
         if not target.is_file():
             missing = root / "404.html"
             body = missing.read_bytes() if missing.is_file() else b"not found"
-            return self._send(start_response, "404 Not Found", "text/html; charset=utf-8", self._banner(body))
+            return self._send(
+                start_response, "404 Not Found", "text/html; charset=utf-8", self._banner(body)
+            )
         ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         body = target.read_bytes()
         if ctype == "text/html":
@@ -65,8 +67,14 @@ class SiteApp:
 
     @staticmethod
     def _send(start_response, status: str, ctype: str, body: bytes) -> list[bytes]:
-        start_response(status, [("Content-Type", ctype), ("Content-Length", str(len(body))),
-                                ("Cache-Control", "no-store")])
+        start_response(
+            status,
+            [
+                ("Content-Type", ctype),
+                ("Content-Length", str(len(body))),
+                ("Cache-Control", "no-store"),
+            ],
+        )
         return [body]
 
 
@@ -84,8 +92,10 @@ def rebuild(opts: BuildOptions, app: SiteApp) -> bool:
         app.builds.append(report.summary())
         print(f"[{time.strftime('%H:%M:%S')}] {report.summary()}", file=sys.stderr)
         return True
-    print(f"[{time.strftime('%H:%M:%S')}] rebuild failed after {time.perf_counter() - started:.1f}s: {app.error}",
-          file=sys.stderr)
+    print(
+        f"[{time.strftime('%H:%M:%S')}] rebuild failed after {time.perf_counter() - started:.1f}s: {app.error}",
+        file=sys.stderr,
+    )
     return False
 
 
@@ -105,7 +115,10 @@ def serve(opts: BuildOptions, host: str = "127.0.0.1", port: int = 8000) -> int:
     server.watch(str(opts.archive), on_change, delay=1)
     for d in (package_dir("templates"), package_dir("static")):
         server.watch(str(d), on_change, delay=1)
-    print(f"serving {opts.out} on http://{host}:{port}/ (watching {opts.archive}); Ctrl-C stops", file=sys.stderr)
+    print(
+        f"serving {opts.out} on http://{host}:{port}/ (watching {opts.archive}); Ctrl-C stops",
+        file=sys.stderr,
+    )
     # debug=False: Tornado's autoreload would restart the process on any code change.
     server.serve(port=port, host=host, debug=False, restart_delay=0)
     return 0

@@ -64,9 +64,21 @@ def test_serve_command_rebuilds_on_change(tmp_path):
     synth(archive, seed=6, steps=8, trials_per_step=1)
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sitegen", "serve", str(archive), "-o", str(tmp_path / "site"), "--port", str(port),
-         "--workers", "1"],
-        stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "sitegen",
+            "serve",
+            str(archive),
+            "-o",
+            str(tmp_path / "site"),
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.time() + 60
@@ -81,7 +93,9 @@ def test_serve_command_rebuilds_on_change(tmp_path):
         before = (tmp_path / "site" / "index.html").stat().st_ino
         log = archive / "flat/chain-b/train_600301.out"
         with open(log, "a") as fh:
-            fh.write("(skyrl_entrypoint pid=4242) 2026-03-01 00:00:00.000 | INFO     | x:y:1 - Training done!\n")
+            fh.write(
+                "(skyrl_entrypoint pid=4242) 2026-03-01 00:00:00.000 | INFO     | x:y:1 - Training done!\n"
+            )
         while time.time() < deadline and (tmp_path / "site" / "index.html").stat().st_ino == before:
             time.sleep(0.3)
         assert (tmp_path / "site" / "index.html").stat().st_ino != before

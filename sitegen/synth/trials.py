@@ -75,12 +75,21 @@ def _name(rng: random.Random, task: str) -> str:
     return f"{task[:32]}__{''.join(rng.choice(string.ascii_letters + string.digits) for _ in range(7))}"
 
 
+_POOL: list[dict] = []
+
+
 def _filler(rng: random.Random, size: int) -> list[dict]:
+    """Chat history of about ``size`` bytes, drawn from a fixed pool (fast at archive scale)."""
+    if not _POOL:
+        pool_rng = random.Random(0)
+        for _ in range(256):
+            text = " ".join(pool_rng.choice(FILLER_WORDS) for _ in range(60))
+            _POOL.append({"role": pool_rng.choice(("user", "assistant")), "content": text})
     msgs, n = [], 0
     while n < size:
-        text = " ".join(rng.choice(FILLER_WORDS) for _ in range(60))
-        msgs.append({"role": rng.choice(("user", "assistant")), "content": text})
-        n += len(text) + 40
+        m = _POOL[rng.randrange(len(_POOL))]
+        msgs.append(m)
+        n += len(m["content"]) + 40
     return msgs
 
 
