@@ -30,7 +30,7 @@ format: $(BIN)/sitegen
 
 ## bench: the archive-scale benchmarks (writes docs/benchmarks.md)
 bench: $(BIN)/sitegen
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/run.py --write docs/benchmarks.md
 
 ## golden: refresh the golden Vega-Lite and JSON files after an intended change
 golden: $(BIN)/sitegen

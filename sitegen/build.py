@@ -317,65 +317,67 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
     report.skipped = len(disc.skipped)
     stage("discover")
 
-    cache = BuildCache(
-        opts.out, {"redact_patterns": list(opts.redact_patterns)}, enabled=not opts.clean
-    )
-    logs, trials, parse_warnings, report.parse, fps = parse_all(disc, opts, cache, progress)
-    report.warnings.extend(parse_warnings)
-    stage("parse")
-
-    now = opts.now if opts.now is not None else time.time()
-    jobs, runs = assemble(disc, logs, trials, now)
-    trials_total = sum(len(t.results) for t in trials.values())
-    report.jobs, report.runs, report.trials = len(jobs), len(runs), trials_total
-    signature = _signature(opts, disc, jobs, fps, len(report.warnings))
-    previous = cache.manifest()
-    if previous.get("signature") == signature and (opts.out / MARKER).exists():
-        report.unchanged = True
-        stage("analyse")
-        return report
-
-    redactor = Redactor(opts.redact_patterns)
-    by_file: dict[str, list[BuildWarning]] = {}
-    for w in report.warnings:
-        by_file.setdefault(w.path, []).append(w)
-    job_rows = {}
-    job_pages = []
-    for job in jobs:
-        own = [w for path, ws in by_file.items() for w in ws if _belongs(path, job)]
-        page = job_page(job, own, redactor, read_notes(archive, job.source.notes))
-        job_pages.append((page, job.trials))
-        row = job_summary(job)
-        row["trial_success_rate"] = page["trial_success_rate"]
-        row["trial_error_rate"] = page["trial_error_rate"]
-        job_rows[job.id] = row
-    run_pages = [(run_page(run, job_rows), run.trials) for run in runs]
-    index = index_page(
-        list(job_rows.values()),
-        [run_summary(p) for p, _ in run_pages],
-        disc,
-        len(report.warnings),
-        trials_total,
-        opts.title,
-    )
-    stage("analyse")
-
-    from .render import Renderer  # Altair is slow to import; a no-change rebuild never needs it
-
+    # Check the output folder and take the build lock before any work.
     writer = SiteWriter(opts.out)
     try:
+        cache = BuildCache(
+            opts.out, {"redact_patterns": list(opts.redact_patterns)}, enabled=not opts.clean
+        )
+        logs, trials, parse_warnings, report.parse, fps = parse_all(disc, opts, cache, progress)
+        report.warnings.extend(parse_warnings)
+        stage("parse")
+
+        now = opts.now if opts.now is not None else time.time()
+        jobs, runs = assemble(disc, logs, trials, now)
+        trials_total = sum(len(t.results) for t in trials.values())
+        report.jobs, report.runs, report.trials = len(jobs), len(runs), trials_total
+        signature = _signature(opts, disc, jobs, fps, len(report.warnings))
+        previous = cache.manifest()
+        if previous.get("signature") == signature and (opts.out / MARKER).exists():
+            report.unchanged = True
+            writer.abort()  # nothing to write: release the lock, leave the site as it is
+            stage("analyse")
+            return report
+
+        redactor = Redactor(opts.redact_patterns)
+        by_file: dict[str, list[BuildWarning]] = {}
+        for w in report.warnings:
+            by_file.setdefault(w.path, []).append(w)
+        job_rows = {}
+        job_pages = []
+        for job in jobs:
+            own = [w for path, ws in by_file.items() for w in ws if _belongs(path, job)]
+            page = job_page(job, own, redactor, read_notes(archive, job.source.notes))
+            job_pages.append((page, job.trials))
+            row = job_summary(job)
+            row["trial_success_rate"] = page["trial_success_rate"]
+            row["trial_error_rate"] = page["trial_error_rate"]
+            job_rows[job.id] = row
+        run_pages = [(run_page(run, job_rows), run.trials) for run in runs]
+        index = index_page(
+            list(job_rows.values()),
+            [run_summary(p) for p, _ in run_pages],
+            disc,
+            len(report.warnings),
+            trials_total,
+            opts.title,
+        )
+        stage("analyse")
+
+        from .render import Renderer  # Altair is slow to import; a no-change rebuild never needs it
+
         renderer = Renderer(opts, writer, previous.get("pages", {}))
         renderer.site(index, run_pages, job_pages, report.warnings)
         stage("render")
         writer.commit()
+        cache.save_manifest({"signature": signature, "pages": renderer.signatures})
+        stage("write")
+        report.pages, report.pages_reused = renderer.pages, renderer.reused
+        report.files, report.bytes = writer.files, writer.bytes
+        return report
     except BaseException:
         writer.abort()
         raise
-    cache.save_manifest({"signature": signature, "pages": renderer.signatures})
-    stage("write")
-    report.pages, report.pages_reused = renderer.pages, renderer.reused
-    report.files, report.bytes = writer.files, writer.bytes
-    return report
 
 
 def _signature(opts: BuildOptions, disc: Discovery, jobs: list, fps: dict, n_warnings: int) -> str:

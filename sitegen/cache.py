@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 from . import __version__
+from .errors import OutputError
 
 CACHE_FORMAT = 1
 
@@ -32,8 +33,13 @@ class BuildCache:
                 valid = json.loads(meta.read_text()) == self.key
         if not valid:
             shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir.mkdir(parents=True, exist_ok=True)
-            self._atomic(meta, json.dumps(self.key).encode())
+            try:
+                self.dir.mkdir(parents=True, exist_ok=True)
+                self._atomic(meta, json.dumps(self.key).encode())
+            except OSError as exc:
+                raise OutputError(
+                    f"cannot write the build cache {self.dir}: {exc.strerror}"
+                ) from None
 
     def _file(self, kind: str, name: str) -> Path:
         return (

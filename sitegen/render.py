@@ -83,11 +83,16 @@ def fmt_dur(v: object) -> str:
     return f"{s / 3600:,.2f} h"
 
 
+# Images are left out: a notes.md's pictures are not copied into the site.
+NOTES_TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
+
+
 def md_to_html(text: str) -> str:
     """Markdown notes to sanitized HTML: no raw HTML, only http(s)/mailto links."""
     html = markdown.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
     return nh3.clean(
         html,
+        tags=NOTES_TAGS,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )

@@ -187,6 +187,22 @@ def synth(
     total_steps = sum(s.last_step - s.first_step + 1 for s in specs)
     pad_total = int(pad_mb * (1 << 20))
     truths: dict[str, LogTruth] = {}
+    if payload:
+        specs = [replace(s, payload=payload) for s in specs]
+        # A folder whose name is hostile too (no "/" can be in a name).
+        specs.append(
+            JobSpec(
+                "flat/we ird ünï <b onmouseover=alert(1)> '..'/train_700000.out",
+                "weird",
+                1,
+                8,
+                "complete",
+                job_id=700000,
+                start=t0 + 30 * day,
+                ckpt_root="/ckpt/weird",
+            )
+        )
+        total_steps += 8
     for i, spec in enumerate(specs):
         spec = replace(
             spec, pad_bytes=pad_total * (spec.last_step - spec.first_step + 1) // total_steps
@@ -221,9 +237,14 @@ def synth(
     )
     tp2 = "flat/sync-baseline/trace_jobs"
     trials[tp2] = write_trials(out / tp2, tp2, 2 * steps, seed * 7 + 2, 1024, variants=False)
+    notes_payload = (
+        f"\n{payload}\n\n[click me](javascript:alert(1)) <img src=x onerror=alert(1)>\n"
+        if payload
+        else ""
+    )
     (out / "exp-async" / "notes.md").write_text(
         "# async-run\n\nResumed once after the **time limit**. See [the SkyRL docs](https://skyrl.readthedocs.io/).\n"
-        + (f"\n{payload}\n" if payload else "")
+        + notes_payload
     )
     (out / "misc" / "empty-dir").mkdir(parents=True, exist_ok=True)
     (out / "misc" / "empty-dir" / "README.txt").write_text("nothing to see\n")

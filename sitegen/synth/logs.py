@@ -55,6 +55,7 @@ class JobSpec:
     eval_interval: int = 0
     n_samples: int = 8
     groups: int = 4
+    payload: str = ""  # planted in the config and a batch exception label (injection tests)
 
 
 @dataclass
@@ -281,6 +282,7 @@ def _config(spec: JobSpec, secrets: dict[str, str]) -> dict:
             },
             "notes": f"fallback key {secrets['OPENAI_API_KEY']}",
         },
+        **({"project_note": spec.payload} if spec.payload else {}),
     }
 
 
@@ -360,6 +362,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             exc: Counter = Counter()
             for _k in range(rng.choice((0, 0, 1, 2))):
                 exc[rng.choice(BATCH_TYPES)] += 1
+            if spec.payload and step_key == spec.first_step and mode == "training":
+                exc[spec.payload] += 1
             if exc:
                 out.loguru(
                     t,

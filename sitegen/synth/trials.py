@@ -194,10 +194,19 @@ def write_trials(
             old_reward=variants and i % 50 == 7,
             payload=payload,
         )
-        d = root / obj["trial_name"]
+        d = root / obj["trial_name"].replace("/", "_")
         d.mkdir(exist_ok=True)
         (d / "result.json").write_bytes(json.dumps(obj).encode())
         _record(truth, exc, reward, turns)
+    if payload:
+        # A hostile exception type: it is shown on pages, so it must arrive escaped.
+        obj, *_ = trial_record(rng, tasks[-1], start, 500, payload=payload)
+        obj["exception_info"] = {"exception_type": payload, "exception_message": payload}
+        obj["verifier_result"] = None
+        d = root / obj["trial_name"].replace("/", "_")
+        d.mkdir(exist_ok=True)
+        (d / "result.json").write_text(json.dumps(obj))
+        _record(truth, payload, None, obj["agent_result"]["metadata"].get("n_episodes"))
     if not variants:
         return truth
     # A trial killed mid-run: directory without result.json.

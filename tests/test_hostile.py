@@ -1,0 +1,222 @@
+"""A corpus of hostile inputs: each gives a warning with a location and the build finishes;
+nothing injected executes or appears unescaped; clear errors for bad options and folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import BuildOptions, _parse_log_task, build
+from sitegen.cli import main
+from sitegen.synth import synth
+
+PAYLOAD = '<script>window.__pwned=1</script>"onload=alert(1) javascript:alert(1)'
+
+
+def _step(pid: int, n: int) -> str:
+    return (
+        f"(skyrl_entrypoint pid={pid}) 2026-02-08 00:00:00.000 | INFO     | m:f:1 - Step {n}: \n"
+        f"(skyrl_entrypoint pid={pid}) {{'reward/avg_raw_reward': '0.5000', 'trainer/global_step': {n}}}\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> tuple[Path, Path, list]:
+    root = tmp_path_factory.mktemp("hostile")
+    a = root / "archive"
+    synth(a, seed=9, steps=8, trials_per_step=2, payload=PAYLOAD)
+    h = a / "hostile"
+    (h / "cr-only").mkdir(parents=True)
+    (h / "cr-only" / "job.out").write_bytes(
+        _step(1, 1).replace("\n", "\r").encode() + _step(1, 2).encode()
+    )
+    big = h / "big-line"
+    big.mkdir()
+    with open(big / "job.out", "wb") as fh:
+        fh.write(_step(1, 1).encode())
+        fh.write(b"(skyrl_entrypoint pid=1) " + b"y" * (50 << 20) + b"\n")
+        fh.write(b"\xff\xfe\x00 binary \x80\n")
+        fh.write(_step(1, 2).encode())
+    t = h / "bad-trials" / "trace_jobs"
+    cases = {
+        "list": b"[1, 2, 3]",
+        "number": b"42",
+        "nested": b"[" * 5000 + b"]" * 5000,
+        "truncated": b'{"trial_name": "x", "agent_result": {',
+    }
+    for name, data in cases.items():
+        (t / name).mkdir(parents=True)
+        (t / name / "result.json").write_bytes(data)
+    (t / "huge").mkdir()
+    with open(t / "huge" / "result.json", "wb") as fh:  # 200 MB, sparse: never read
+        fh.truncate(200 << 20)
+    (t / "dir-not-file" / "result.json").mkdir(parents=True)
+    (h / "bad-trials" / "job.out").write_text(_step(1, 1))
+    outside = root / "outside"
+    outside.mkdir()
+    (outside / "secret.out").write_text("secret\n")
+    links = h / "links"
+    links.mkdir()
+    (links / "job.out").write_text(_step(1, 1))
+    os.symlink(outside / "secret.out", links / "other.out")
+    os.symlink(a, links / "loop")
+    os.symlink(outside, links / "outside-dir")
+    # a log being appended to while the build reads it
+    live = h / "live"
+    live.mkdir()
+    (live / "job.out").write_text("".join(_step(1, n) for n in range(1, 50)))
+    stop = threading.Event()
+
+    def writer():
+        n = 50
+        while not stop.is_set():
+            with open(live / "job.out", "a") as fh:
+                fh.write(_step(1, n)[:-7])  # often mid-line
+                fh.flush()
+                fh.write(_step(1, n)[-7:])
+            n += 1
+            time.sleep(0.001)
+
+    th = threading.Thread(target=writer)
+    th.start()
+    try:
+        report = build(BuildOptions(archive=a, out=root / "site", workers=2))
+    finally:
+        stop.set()
+        th.join()
+    return a, root / "site", report.warnings
+
+
+def _warned(warnings, path_part: str, text: str | None = None, line: bool | None = None) -> bool:
+    for w in warnings:
+        if (
+            path_part in w.path
+            and (text is None or text in w.message)
+            and (line is None or (w.line is not None) == line)
+        ):
+            return True
+    return False
+
+
+def test_corpus_warnings_with_locations(hostile):
+    a, site, warnings = hostile
+    assert _warned(warnings, "big-line/job.out", "longer than 1 MiB", line=True)
+    assert _warned(warnings, "big-line/job.out", "invalid UTF-8", line=True)
+    assert _warned(warnings, "big-line/job.out", "NUL", line=True)
+    assert _warned(warnings, "trace_jobs/list/result.json", "list")
+    assert _warned(warnings, "trace_jobs/number/result.json", "int")
+    assert _warned(warnings, "trace_jobs/nested/result.json", "malformed")
+    assert _warned(warnings, "trace_jobs/truncated/result.json", "malformed", line=True)
+    assert _warned(warnings, "trace_jobs/huge/result.json", "over the")
+    assert _warned(warnings, "trace_jobs/dir-not-file/result.json", "cannot read")
+    assert _warned(warnings, "links/other.out", "outside the archive")
+    assert _warned(warnings, "links/loop", "not followed")
+
+
+def test_valid_records_around_the_damage_are_kept(hostile):
+    a, site, _ = hostile
+    jobs = {j["log"]: j for j in json.loads((site / "data/index.json").read_text())["jobs"]}
+    assert jobs["hostile/cr-only/job.out"]["metric_blocks"] == 2
+    assert jobs["hostile/big-line/job.out"]["metric_blocks"] == 2
+    live = jobs["hostile/live/job.out"]
+    assert live["metric_blocks"] >= 49 and live["first_step"] == 1
+    steps = json.loads((site / live["data"]).read_text())["series"]["step"]
+    assert steps == list(range(1, len(steps) + 1))  # a clean prefix, nothing torn
+    bad = json.loads((site / jobs["hostile/bad-trials/job.out"]["data"]).read_text())["trials"]
+    assert bad["malformed"] == 6 and bad["total"] == 0
+    assert not any("secret.out" in (j["log"] or "") for j in jobs.values())
+    weird = next(j for log, j in jobs.items() if "ünï" in log)
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", weird["id"])
+    assert (site / weird["url"] / "index.html").exists()
+
+
+class _Audit(HTMLParser):
+    """Every tag and attribute as a browser would build them."""
+
+    def __init__(self):
+        super().__init__()
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.problems.append(f"<{tag} {name}=...>")
+            if (
+                name in ("href", "src")
+                and value
+                and value.strip().lower().startswith("javascript:")
+            ):
+                self.problems.append(f"<{tag} {name}={value}>")
+        a = dict(attrs)
+        if tag == "script" and not (a.get("type") == "application/json" or "src" in a or not attrs):
+            self.problems.append(f"unexpected script {attrs}")
+        if tag in ("b", "img") and any("onmouseover" in (v or "") for _, v in attrs):
+            self.problems.append(tag)
+
+    def handle_data(self, data):
+        pass
+
+
+def test_nothing_injected_appears_unescaped(hostile):
+    _, site, _ = hostile
+    data_script = re.compile(r'<script type="application/json" id="[\w-]+">(.*?)</script>', re.S)
+    inline_script = re.compile(r"<script>(.*?)</script>", re.S)
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        assert "<script>window.__pwned" not in text, page
+        # embedded JSON: no "<" or ">" at all, so it can neither close its element nor open a tag
+        for block in data_script.findall(text):
+            assert "<" not in block and ">" not in block, page
+        for block in inline_script.findall(text):
+            assert block.startswith("sitegen."), page  # our own one-line calls only
+        audit = _Audit()
+        audit.feed(text)
+        assert audit.problems == [], (page, audit.problems)
+    for spec in site.rglob("*.vl.json"):
+        json.loads(spec.read_text())
+
+
+def test_unreadable_log_is_a_warning(tmp_path):
+    res = _parse_log_task(str(tmp_path), "gone.out", (), (), None)
+    assert res.path == "gone.out" and "cannot read" in res.message
+
+
+def test_unwritable_output_is_one_clear_line(tmp_path, capsys):
+    (tmp_path / "a" / "j").mkdir(parents=True)
+    (tmp_path / "a" / "j" / "x.out").write_text("hi\n")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["build", str(tmp_path / "a"), "-o", str(blocker / "site")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot create" in err and "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    with pytest.raises(Exception, match="not found"):
+        main(["build", str(tmp_path / "nope"), "--debug"])
+
+
+def test_user_redaction_patterns_apply_everywhere(tmp_path):
+    a = tmp_path / "a"
+    synth(a, seed=2, steps=8, trials_per_step=1)
+    marker = "ACME-INTERNAL-7731"
+    notes = a / "exp-async" / "notes.md"
+    notes.write_text(notes.read_text() + f"\nproject code {marker}\n")
+    cfg = tmp_path / "sitegen.toml"
+    cfg.write_text('redact_patterns = ["ACME-INTERNAL-[0-9]+"]\n')
+    assert (
+        main(
+            ["build", str(a), "-o", str(tmp_path / "site"), "--config", str(cfg), "--workers", "1"]
+        )
+        == 0
+    )
+    for p in (tmp_path / "site").rglob("*"):
+        if p.is_file():
+            assert marker.encode() not in p.read_bytes(), p
