@@ -6,6 +6,7 @@ analyse into page objects → render pages and charts → write (atomic swap).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -26,7 +27,7 @@ from .logparse import LogState, parse_log
 from .model import Discovery, ParsedLog, TrialSet
 from .pages import index_page, job_page, job_summary, read_notes, run_page, run_summary
 from .redact import Redactor
-from .trials import merge_trial_sets, parse_trials
+from .trials import decode_files, parse_trials
 from .write import MARKER, SiteWriter
 
 CONFIG_KEYS = {"title", "base_url", "redact_patterns", "workers"}
@@ -138,13 +139,6 @@ def _parse_log_task(
         return BuildWarning(rel, None, f"cannot read log: {exc.strerror}")
 
 
-def _parse_trials_task(
-    archive: str, rel: str, shard: tuple[int, int] | None, known: dict | None
-) -> tuple[TrialSet, dict]:
-    root = Path(archive)
-    return parse_trials(root / rel, root, shard, known)
-
-
 @dataclass
 class ParseStats:
     logs_parsed: int = 0
@@ -188,18 +182,6 @@ def parse_all(
         if state is not None:
             stats.logs_resumed += 1
         log_tasks.append((j, fp, state))
-    trial_tasks: list[tuple[str, str, tuple[int, int] | None, dict]] = []
-    known_by_dir: dict[str, dict] = {}
-    for group, dirs in disc.trials_dirs.items():
-        for d in dirs:
-            known = cache.load("trials", d)
-            known_by_dir[d] = known if isinstance(known, dict) else {}
-            n = _count_dirs(opts.archive / d)
-            shards = min(workers, max(1, n // TRIAL_SHARD_MIN)) if workers > 1 else 1
-            for i in range(shards):
-                trial_tasks.append((group, d, (i, shards) if shards > 1 else None, known_by_dir[d]))
-    trial_parts: dict[str, dict[str, list[tuple[TrialSet, dict]]]] = {}
-
     unreadable: dict[str, BuildWarning] = {}
 
     def take_log(j, fp, res) -> None:
@@ -213,36 +195,71 @@ def parse_all(
         if progress:
             progress(f"log {parsed.path}: {len(parsed.blocks)} steps")
 
-    def take_trials(g, d, res) -> None:
-        trial_parts.setdefault(g, {}).setdefault(d, []).append(res)
-        if progress:
-            progress(f"trials {d}: {len(res[0].results)}")
+    trials: dict[str, TrialSet] = {}
+    with contextlib.ExitStack() as stack:
+        pool: ProcessPoolExecutor | None = None
 
-    if workers > 1 and len(log_tasks) + len(trial_tasks) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            lf = [
+        def get_pool() -> ProcessPoolExecutor:
+            nonlocal pool
+            if pool is None:
+                pool = stack.enter_context(ProcessPoolExecutor(max_workers=workers))
+            return pool
+
+        def decode_map(items: list) -> list:
+            """Decode new result.json files, in shards across the workers when there are many."""
+            if workers == 1 or len(items) < TRIAL_SHARD_MIN:
+                return decode_files(archive, items)
+            n = workers * 4
+            shards = [items[i::n] for i in range(n)]
+            parts = list(get_pool().map(decode_files, [archive] * n, shards))
+            out: list = [None] * len(items)
+            for i, part in enumerate(parts):
+                out[i::n] = part
+            return out
+
+        futures = []
+        if workers > 1 and len(log_tasks) > 1:
+            futures = [
                 (
                     j,
                     fp,
-                    pool.submit(
+                    get_pool().submit(
                         _parse_log_task, archive, j.log, j.infra_logs, opts.redact_patterns, st
                     ),
                 )
                 for j, fp, st in log_tasks
             ]
-            tf = [
-                (g, d, pool.submit(_parse_trials_task, archive, d, s, k))
-                for g, d, s, k in trial_tasks
-            ]
-            for j, fp, fut in lf:
-                take_log(j, fp, fut.result())
-            for g, d, fut in tf:
-                take_trials(g, d, fut.result())
-    else:
-        for j, fp, st in log_tasks:
-            take_log(j, fp, _parse_log_task(archive, j.log, j.infra_logs, opts.redact_patterns, st))
-        for g, d, s, k in trial_tasks:
-            take_trials(g, d, _parse_trials_task(archive, d, s, k))
+        else:
+            for j, fp, st in log_tasks:
+                take_log(
+                    j, fp, _parse_log_task(archive, j.log, j.infra_logs, opts.redact_patterns, st)
+                )
+        # Trials are stat'ed here while the workers parse logs; only new files are read.
+        for group, dirs in disc.trials_dirs.items():
+            sets = []
+            for d in dirs:
+                old = cache.load("trials", d)
+                old = old if isinstance(old, dict) else {}
+                ts, known = parse_trials(opts.archive / d, opts.archive, old, decode_map)
+                read = sum(1 for rel, v in known.items() if rel not in old or old[rel][:2] != v[:2])
+                stats.trial_files_read += read
+                stats.trial_files_cached += len(known) - read
+                if read or len(known) != len(old):
+                    cache.save("trials", d, known)
+                fingerprints[d] = (
+                    ts.path,
+                    len(ts.results),
+                    ts.malformed,
+                    ts.missing,
+                    ts.eval_count,
+                    sorted((rel, v[0], v[1]) for rel, v in known.items()),
+                )
+                sets.append(ts)
+                if progress:
+                    progress(f"trials {d}: {len(ts.results)}")
+            trials[group] = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
+        for j, fp, fut in futures:
+            take_log(j, fp, fut.result())
 
     for rel, entry in entries.items():
         cache.save("log", rel, entry)
@@ -252,39 +269,23 @@ def parse_all(
             warnings.extend(log.warnings)
         elif j.id in unreadable:
             warnings.append(unreadable[j.id])
-    trials: dict[str, TrialSet] = {}
-    for group, by_dir in trial_parts.items():
-        sets = []
-        for d, parts in sorted(by_dir.items()):
-            sets.append(merge_trial_sets([p for p, _ in parts]))
-            known: dict = {}
-            for _, k in parts:
-                known.update(k)
-            old = known_by_dir.get(d, {})
-            read = sum(1 for rel, v in known.items() if rel not in old or old[rel][:2] != v[:2])
-            stats.trial_files_read += read
-            stats.trial_files_cached += len(known) - read
-            if read or len(known) != len(old):
-                cache.save("trials", d, known)
-            fingerprints[d] = sorted((rel, v[0], v[1]) for rel, v in known.items())
-        merged = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
-        trials[group] = merged
-        warnings.extend(merged.warnings)
-        fingerprints["trials:" + group] = (
-            len(merged.results),
-            merged.malformed,
-            merged.missing,
-            merged.eval_count,
-        )
+    for t in trials.values():
+        warnings.extend(t.warnings)
     return logs, trials, warnings, stats, fingerprints
 
 
-def _count_dirs(path: Path) -> int:
-    try:
-        with os.scandir(path) as it:
-            return sum(1 for e in it if e.is_dir(follow_symlinks=False))
-    except OSError:
-        return 0
+def merge_trial_sets(parts: list[TrialSet]) -> TrialSet:
+    """Join the trial sets of one run's several trials directories."""
+    results = sorted((r for p in parts for r in p.results), key=lambda r: r.name)
+    return TrialSet(
+        "+".join(p.path for p in parts),
+        tuple(results),
+        sum(p.eval_count for p in parts),
+        sum(p.malformed for p in parts),
+        sum(p.missing for p in parts),
+        sum(p.archives for p in parts),
+        tuple(w for p in parts for w in p.warnings),
+    )
 
 
 # -- the build ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import json
 import os
 import re
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -262,63 +262,83 @@ def _sorted_dirs(path: Path) -> list[os.DirEntry]:
         return []
 
 
-def parse_trials(
-    root: Path, archive_root: Path, shard: tuple[int, int] | None = None, known: Known | None = None
-) -> tuple[TrialSet, Known]:
-    """Parse a trials directory; ``shard=(i, n)`` reads every n-th trial from the i-th.
+DecodeMap = Callable[[list[tuple[str, str, bool]]], list[Outcome]]
 
-    ``known`` holds the outcomes of an earlier build, reused for unchanged
-    files. Returns the trial set and the outcomes to keep. Shards of one
-    directory are merged with :func:`merge_trial_sets`; the tar archives are
-    read by shard 0 only.
+
+def decode_files(archive_root: str, items: list[tuple[str, str, bool]]) -> list[Outcome]:
+    """Read and decode ``result.json`` files: ``(rel path, trial name, is_eval)`` → outcome.
+
+    A plain function of picklable arguments, so a process pool can run it on shards.
+    """
+    root = Path(archive_root)
+    out: list[Outcome] = []
+    for rel, name, is_eval in items:
+        try:
+            out.append(_Collector.decode((root / rel).read_bytes(), name, is_eval))
+        except OSError as exc:
+            out.append(("bad", f"cannot read: {exc.strerror}", None))
+    return out
+
+
+def parse_trials(
+    root: Path, archive_root: Path, known: Known | None = None, decode_map: DecodeMap | None = None
+) -> tuple[TrialSet, Known]:
+    """Parse a trials directory.
+
+    Every ``result.json`` is stat'ed here; those unchanged since an earlier
+    build take their outcome from ``known``, the rest are read through
+    ``decode_map`` (default: in this process; the build passes one that
+    spreads shards over worker processes). Returns the trial set and the
+    outcomes to keep for the next build.
     """
     rel = _rel(root, archive_root)
     col = _Collector(rel, known)
-    for k, (trial, is_eval) in enumerate(list_trial_dirs(root)):
-        if shard is not None and k % shard[1] != shard[0]:
-            continue
-        _read_trial_dir(col, trial, is_eval, archive_root)
-    if shard is None or shard[0] == 0:
+    plan: list[tuple[str, object]] = []  # (rel path, outcome or index into todo)
+    todo: list[tuple[str, str, bool]] = []
+    stats: list[os.stat_result] = []
+    for trial, is_eval in list_trial_dirs(root):
+        f = trial / "result.json"
+        frel = _rel(f, archive_root)
         try:
-            names = sorted(os.listdir(root))
+            st = f.stat()
+        except FileNotFoundError:
+            if not is_eval:
+                plan.append((frel, ("missing",)))
+            continue
         except OSError as exc:
-            col.warn(rel, None, f"cannot list trials directory: {exc.strerror}")
-            names = []
-        for name in names:
-            if TAR_RE.match(name) and (root / name).is_file():
-                col.archives += 1
-                _read_tar(col, root / name, archive_root)
-    return col.freeze(), col.entries
-
-
-def _read_trial_dir(col: _Collector, trial: Path, is_eval: bool, archive_root: Path) -> None:
-    f = trial / "result.json"
-    rel = _rel(f, archive_root)
-    try:
-        st = f.stat()
-    except FileNotFoundError:
-        if not is_eval:
-            col.apply(rel, ("missing",))
-        return
-    except OSError as exc:
-        col.apply(rel, ("bad", f"cannot read: {exc.strerror}", None))
-        return
-    outcome = col.cached(rel, st)
-    if outcome is None:
-        if st.st_size > MAX_RESULT_BYTES:
+            plan.append((frel, ("bad", f"cannot read: {exc.strerror}", None)))
+            continue
+        outcome = col.cached(frel, st)
+        if outcome is None and st.st_size > MAX_RESULT_BYTES:
             outcome = (
                 "bad",
                 f"result.json of {st.st_size >> 20} MiB is over the {MAX_RESULT_BYTES >> 20} MiB limit: not read",
                 None,
             )
+        if outcome is None:
+            plan.append((frel, len(todo)))
+            todo.append((frel, trial.name, is_eval))
+            stats.append(st)
         else:
-            try:
-                outcome = col.decode(f.read_bytes(), trial.name, is_eval)
-            except OSError as exc:
-                outcome = ("bad", f"cannot read: {exc.strerror}", None)
-            else:
-                col.entries[rel] = (st.st_size, st.st_mtime_ns, outcome)
-    col.apply(rel, outcome)
+            plan.append((frel, outcome))
+    decoded = (
+        (decode_map or (lambda items: decode_files(str(archive_root), items)))(todo) if todo else []
+    )
+    for (frel, _name, _ev), st, outcome in zip(todo, stats, decoded, strict=True):
+        if not (outcome[0] == "bad" and str(outcome[1]).startswith("cannot read")):
+            col.entries[frel] = (st.st_size, st.st_mtime_ns, outcome)
+    for frel, what in plan:
+        col.apply(frel, decoded[what] if isinstance(what, int) else what)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError as exc:
+        col.warn(rel, None, f"cannot list trials directory: {exc.strerror}")
+        names = []
+    for name in names:
+        if TAR_RE.match(name) and (root / name).is_file():
+            col.archives += 1
+            _read_tar(col, root / name, archive_root)
+    return col.freeze(), col.entries
 
 
 def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
@@ -357,22 +377,6 @@ def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
             col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
     for name, outcome in members:
         col.apply(f"{rel}:{name}", outcome)
-
-
-def merge_trial_sets(parts: list[TrialSet]) -> TrialSet:
-    """Join shards of one trials directory, keeping trial order by name."""
-    first = parts[0]
-    results = sorted((r for p in parts for r in p.results), key=lambda r: r.name)
-    warnings = tuple(w for p in parts for w in p.warnings)
-    return TrialSet(
-        first.path,
-        tuple(results),
-        sum(p.eval_count for p in parts),
-        sum(p.malformed for p in parts),
-        sum(p.missing for p in parts),
-        sum(p.archives for p in parts),
-        warnings,
-    )
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -6,9 +6,9 @@ import pytest
 
 from sitegen.trials import (
     TrialFormatError,
+    decode_files,
     decode_result,
     exception_kind,
-    merge_trial_sets,
     parse_trials,
 )
 
@@ -134,17 +134,18 @@ def test_parse_directory(tmp_path):
     assert bad and bad[0].path == "trace_jobs/bad/result.json" and bad[0].line == 1
 
 
-def test_shards_merge_to_the_serial_result(tmp_path):
+def test_sharded_decoding_equals_serial(tmp_path):
     _tree(tmp_path / "trace_jobs")
-    serial, _ = parse_trials(tmp_path / "trace_jobs", tmp_path)
-    parts = [parse_trials(tmp_path / "trace_jobs", tmp_path, (i, 3))[0] for i in range(3)]
-    merged = merge_trial_sets(parts)
-    assert merged.results == serial.results
-    assert (merged.missing, merged.malformed, merged.eval_count) == (
-        serial.missing,
-        serial.malformed,
-        serial.eval_count,
-    )
+    serial, known = parse_trials(tmp_path / "trace_jobs", tmp_path)
+
+    def sharded(items):
+        out = [None] * len(items)
+        for i in range(3):
+            out[i::3] = decode_files(str(tmp_path), items[i::3])
+        return out
+
+    parallel, known2 = parse_trials(tmp_path / "trace_jobs", tmp_path, decode_map=sharded)
+    assert parallel == serial and known2 == known
 
 
 def test_unchanged_files_come_from_the_known_outcomes(tmp_path):
