@@ -1,6 +1,6 @@
 """Charts: plain functions from page data to validated Vega-Lite dicts (Altair).
 
-Data is always inlined through ``alt.Data(values=...)`` built here, never
+Data is always inlined by us (``_Datasets``), never
 through Altair's global data transformer. Long series are downsampled for
 display to at most :data:`MAX_POINTS` buckets carrying mean, min and max, so
 spikes stay visible as a band; the raw values stay in the JSON data files.
@@ -81,8 +81,31 @@ def smooth(ys: Sequence[float | None], window: int | None = None) -> list[float 
     return out
 
 
-def _base(records: list[dict]) -> alt.Chart:
-    return alt.Chart(alt.Data(values=records)).properties(width=WIDTH, height=HEIGHT)
+class _Datasets:
+    """Chart data kept out of Altair's hands: a named placeholder while the chart is built,
+    the records put in place after ``to_dict()`` (Altair deep-copies and walks inline data,
+    which cost most of a build)."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list] = {}
+
+    def __call__(self, records: list) -> alt.Data:
+        name = f"sitegen_data_{len(self.values)}"
+        self.values[name] = records
+        return alt.Data(name=name)
+
+    def inline(self, node: object) -> object:
+        if isinstance(node, dict):
+            if set(node) == {"name"} and node["name"] in self.values:
+                return {"values": self.values[node["name"]]}
+            return {k: self.inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self.inline(v) for v in node]
+        return node
+
+
+def _base(d: _Datasets, records: list[dict]) -> alt.Chart:
+    return alt.Chart(d(records)).properties(width=WIDTH, height=HEIGHT)
 
 
 def _stub_data(node: object, seen: list[int]) -> object:
@@ -113,13 +136,14 @@ def validate(spec: dict) -> None:
     _validator().validate(_stub_data(spec, []))
 
 
-def _finish(chart: alt.TopLevelMixin) -> dict:
-    """The chart as a validated Vega-Lite dict (Altair's per-object checks run once, here)."""
+def _finish(d: _Datasets, chart: alt.TopLevelMixin) -> dict:
+    """The chart as a validated Vega-Lite dict with its data inlined."""
     spec = (
         chart.configure(background="transparent")
         .configure_view(stroke=None)
         .to_dict(validate=False)
     )
+    spec = d.inline(spec)  # type: ignore[assignment]
     validate(spec)
     spec.pop("$schema", None)
     spec["$schema"] = "https://vega.github.io/schema/vega-lite/v6.json"
@@ -138,6 +162,7 @@ def progression(
     ``rules``: vertical markers ``{x, label}`` (restart points); ``marks``:
     points ``{x, y, label}`` drawn as crosses (discarded steps).
     """
+    d = _Datasets()
     steps = series.get("step", [])
     records = []
     for key, label in names.items():
@@ -165,7 +190,7 @@ def progression(
         scale=alt.Scale(range=PALETTE),
         legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
     )
-    base = _base(records).encode(x=alt.X("step:Q", title=x_title, axis=STEP_AXIS), color=colour)
+    base = _base(d, records).encode(x=alt.X("step:Q", title=x_title, axis=STEP_AXIS), color=colour)
     layers: list = [
         base.mark_area(opacity=0.15).encode(y="lo:Q", y2="hi:Q"),
         base.mark_line(opacity=0.35, strokeWidth=1).encode(y=alt.Y("value:Q", title=None)),
@@ -181,19 +206,19 @@ def progression(
     ]
     if rules:
         layers.append(
-            alt.Chart(alt.Data(values=list(rules)))
+            alt.Chart(d(list(rules)))
             .mark_rule(strokeDash=[4, 3], color="#888")
             .encode(x="x:Q", tooltip=[alt.Tooltip("label:N")])
         )
     if marks:
         layers.append(
-            alt.Chart(alt.Data(values=list(marks)))
+            alt.Chart(d(list(marks)))
             .mark_point(shape="cross", size=60, color="#e45756")
             .encode(
                 x="x:Q", y="y:Q", tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")]
             )
         )
-    return _finish(alt.layer(*layers))
+    return _finish(d, alt.layer(*layers))
 
 
 def lines(
@@ -204,6 +229,7 @@ def lines(
     y_title: str | None = None,
 ) -> dict | None:
     """Plain lines (with a min/max band when downsampled)."""
+    d = _Datasets()
     xs = series.get(x, [])
     records = []
     for key, label in names.items():
@@ -222,10 +248,11 @@ def lines(
         scale=alt.Scale(range=PALETTE),
         legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
     )
-    base = _base(records).encode(
+    base = _base(d, records).encode(
         x=alt.X("x:Q", title=x_title, axis=STEP_AXIS if x == "step" else alt.Axis()), color=colour
     )
     return _finish(
+        d,
         alt.layer(
             base.mark_area(opacity=0.2).encode(y="lo:Q", y2="hi:Q"),
             base.mark_line(strokeWidth=1.8).encode(
@@ -236,7 +263,7 @@ def lines(
                     alt.Tooltip("y:Q", format=",.2f"),
                 ],
             ),
-        )
+        ),
     )
 
 
@@ -244,6 +271,7 @@ def stacked_bars(
     rows: list[dict], x_title: str, y_title: str, colours: dict[str, str] | None = None
 ) -> dict | None:
     """Stacked bars from ``[{x, part, value}]``."""
+    d = _Datasets()
     rows = [r for r in rows if _num(r["value"])]
     if not rows:
         return None
@@ -253,7 +281,7 @@ def stacked_bars(
         else alt.Scale(range=PALETTE)
     )
     chart = (
-        _base(rows)
+        _base(d, rows)
         .mark_bar()
         .encode(
             x=alt.X("x:O", title=x_title, axis=alt.Axis(labelOverlap=True, labelAngle=0)),
@@ -271,7 +299,7 @@ def stacked_bars(
             ],
         )
     )
-    return _finish(chart)
+    return _finish(d, chart)
 
 
 def bars(
@@ -283,6 +311,7 @@ def bars(
     horizontal: bool = False,
 ) -> dict | None:
     """Simple bars from ``[{label, value[, colour_field]}]``."""
+    d = _Datasets()
     if not rows:
         return None
     enc: dict = {
@@ -310,17 +339,15 @@ def bars(
         enc["color"] = alt.value(PALETTE[0])
     height = max(120, 22 * len(rows)) if horizontal else HEIGHT
     return _finish(
-        alt.Chart(alt.Data(values=rows))
-        .mark_bar()
-        .encode(**enc)
-        .properties(width=WIDTH, height=height)
+        d, alt.Chart(d(rows)).mark_bar().encode(**enc).properties(width=WIDTH, height=height)
     )
 
 
 def overlay(rows: list[dict]) -> dict:
     """Comparison chart: one colour per run/job; rows ``[{step, value, name}]`` (filled in by the page)."""
+    d = _Datasets()
     chart = (
-        alt.Chart(alt.Data(values=rows))
+        alt.Chart(d(rows))
         .mark_line(strokeWidth=2)
         .encode(
             x=alt.X("step:Q", title="step", axis=STEP_AXIS),
@@ -335,7 +362,7 @@ def overlay(rows: list[dict]) -> dict:
         )
         .properties(width=WIDTH, height=300)
     )
-    return _finish(chart)
+    return _finish(d, chart)
 
 
 def sparkline(values: Sequence) -> str:
@@ -352,10 +379,11 @@ def sparkline(values: Sequence) -> str:
 
 def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict, key: str) -> dict:
     """The 1200×630 social preview card: reward curve plus key figures."""
+    d = _Datasets()
     pts = downsample(series.get("step", []), series.get(key, []) or [], 200)
     curve_rows = [{"step": p["x"], "reward": p["y"]} for p in pts] or [{"step": 0, "reward": 0}]
     curve = (
-        alt.Chart(alt.Data(values=curve_rows))
+        alt.Chart(d(curve_rows))
         .mark_line(strokeWidth=5, color="#4c78a8")
         .encode(
             x=alt.X("step:Q", title="step", axis=alt.Axis(labelFontSize=18, titleFontSize=18)),
@@ -365,7 +393,7 @@ def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict
     )
     text_rows = [{"y": i, "text": f"{k}: {v}"} for i, (k, v) in enumerate(figures)]
     text = (
-        alt.Chart(alt.Data(values=text_rows))
+        alt.Chart(d(text_rows))
         .mark_text(align="left", fontSize=30, color="#222")
         .encode(y=alt.Y("y:O", axis=None), text="text:N")
         .properties(width=400, height=420)
@@ -376,6 +404,8 @@ def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict
         ),
         padding={"left": 40, "top": 30, "right": 30, "bottom": 20},
     )
-    spec = chart.configure(background="#ffffff").configure_view(stroke=None).to_dict(validate=False)
+    spec = d.inline(
+        chart.configure(background="#ffffff").configure_view(stroke=None).to_dict(validate=False)
+    )
     validate(spec)
     return spec
