@@ -192,10 +192,10 @@ def progression(
     )
     base = _base(d, records).encode(x=alt.X("step:Q", title=x_title, axis=STEP_AXIS), color=colour)
     layers: list = [
-        base.mark_area(opacity=0.15).encode(y="lo:Q", y2="hi:Q"),
+        base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
         base.mark_line(opacity=0.35, strokeWidth=1).encode(y=alt.Y("value:Q", title=None)),
         base.mark_line(strokeWidth=2.5).encode(
-            y="smoothed:Q",
+            y=alt.Y("smoothed:Q"),
             tooltip=[
                 alt.Tooltip("step:Q"),
                 alt.Tooltip("metric:N"),
@@ -208,14 +208,16 @@ def progression(
         layers.append(
             alt.Chart(d(list(rules)))
             .mark_rule(strokeDash=[4, 3], color="#888")
-            .encode(x="x:Q", tooltip=[alt.Tooltip("label:N")])
+            .encode(x=alt.X("x:Q"), tooltip=[alt.Tooltip("label:N")])
         )
     if marks:
         layers.append(
             alt.Chart(d(list(marks)))
             .mark_point(shape="cross", size=60, color="#e45756")
             .encode(
-                x="x:Q", y="y:Q", tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")]
+                x=alt.X("x:Q"),
+                y=alt.Y("y:Q"),
+                tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")],
             )
         )
     return _finish(d, alt.layer(*layers))
@@ -254,12 +256,12 @@ def lines(
     return _finish(
         d,
         alt.layer(
-            base.mark_area(opacity=0.2).encode(y="lo:Q", y2="hi:Q"),
+            base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
             base.mark_line(strokeWidth=1.8).encode(
                 y=alt.Y("y:Q", title=y_title),
                 tooltip=[
                     alt.Tooltip("x:Q", title=x_title),
-                    "metric:N",
+                    alt.Tooltip("metric:N"),
                     alt.Tooltip("y:Q", format=",.2f"),
                 ],
             ),
@@ -294,7 +296,7 @@ def stacked_bars(
             ),
             tooltip=[
                 alt.Tooltip("x:O", title=x_title),
-                "part:N",
+                alt.Tooltip("part:N"),
                 alt.Tooltip("value:Q", format=",.2f"),
             ],
         )
@@ -358,7 +360,11 @@ def overlay(rows: list[dict]) -> dict:
                 scale=alt.Scale(range=PALETTE),
                 legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
             ),
-            tooltip=["name:N", "step:Q", alt.Tooltip("value:Q", format=".4f")],
+            tooltip=[
+                alt.Tooltip("name:N"),
+                alt.Tooltip("step:Q"),
+                alt.Tooltip("value:Q", format=".4f"),
+            ],
         )
         .properties(width=WIDTH, height=300)
     )
@@ -395,7 +401,7 @@ def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict
     text = (
         alt.Chart(d(text_rows))
         .mark_text(align="left", fontSize=30, color="#222")
-        .encode(y=alt.Y("y:O", axis=None), text="text:N")
+        .encode(y=alt.Y("y:O", axis=None), text=alt.Text("text:N"))
         .properties(width=400, height=420)
     )
     chart = alt.hconcat(curve, text, spacing=40).properties(
