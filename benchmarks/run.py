@@ -34,7 +34,13 @@ SIZES = {
     "medium": {"jobs": 12, "steps": 40, "trials_per_step": 60, "trial_kb": 30, "pad_mb": 50},
     "large": {"jobs": 20, "steps": 100, "trials_per_step": 135, "trial_kb": 60, "pad_mb": 200},
 }
-TARGETS = {"cold_x_floor": 4.0, "nochange_s": 0.5, "onejob_share": 0.10, "rss_mb": 400, "page_kb": 500}
+TARGETS = {
+    "cold_x_floor": 4.0,
+    "nochange_s": 0.5,
+    "onejob_share": 0.10,
+    "rss_mb": 400,
+    "page_kb": 500,
+}
 
 
 def sitegen(*args: str) -> list[str]:
@@ -49,7 +55,9 @@ def run_measured(cmd: list[str]) -> tuple[float, float]:
     ps = psutil.Process(proc.pid)
     while proc.poll() is None:
         try:
-            rss = ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True))
+            rss = ps.memory_info().rss + sum(
+                c.memory_info().rss for c in ps.children(recursive=True)
+            )
             peak = max(peak, rss)
         except psutil.Error:
             pass
@@ -83,8 +91,10 @@ def grow_one_job(archive: Path) -> None:
     last = max(truth["jobs"]["flat/chain-b/train_600301.out"]["steps"]) + 1
     n = int(time.time())
     with open(log, "a") as fh:
-        fh.write(f"(skyrl_entrypoint pid=4242) 2026-04-01 00:00:00.000 | INFO     | x:log:1 - Step {last + n % 1000}: \n"
-                 f"(skyrl_entrypoint pid=4242) {{'reward/avg_raw_reward': '0.5000', 'timing/step': '10.0000'}}\n")
+        fh.write(
+            f"(skyrl_entrypoint pid=4242) 2026-04-01 00:00:00.000 | INFO     | x:log:1 - Step {last + n % 1000}: \n"
+            f"(skyrl_entrypoint pid=4242) {{'reward/avg_raw_reward': '0.5000', 'timing/step': '10.0000'}}\n"
+        )
 
 
 def bench(name: str, opts: dict, out: Path) -> dict:
@@ -95,9 +105,24 @@ def bench(name: str, opts: dict, out: Path) -> dict:
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
         t = time.perf_counter()
-        subprocess.run(sitegen("synth", str(archive), "--jobs", str(opts["jobs"]), "--steps", str(opts["steps"]),
-                               "--trials-per-step", str(opts["trials_per_step"]), "--trial-kb", str(opts["trial_kb"]),
-                               "--pad-mb", str(opts["pad_mb"])), check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            sitegen(
+                "synth",
+                str(archive),
+                "--jobs",
+                str(opts["jobs"]),
+                "--steps",
+                str(opts["steps"]),
+                "--trials-per-step",
+                str(opts["trials_per_step"]),
+                "--trial-kb",
+                str(opts["trial_kb"]),
+                "--pad-mb",
+                str(opts["pad_mb"]),
+            ),
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         print(f"[{name}] synth {time.perf_counter() - t:.1f}s", file=sys.stderr)
         stamp.write_text(json.dumps(opts))
     n_files, n_bytes = tree_size(archive)
@@ -112,12 +137,23 @@ def bench(name: str, opts: dict, out: Path) -> dict:
     pages = [p / "index.html" for p in (site / "jobs").iterdir()]
     heaviest = max(p.stat().st_size for p in pages)
     row = {
-        "size": name, "archive_mb": n_bytes / 2**20, "files": n_files, "logs_mb": logs / 2**20,
-        "floor_s": floor, "cold_s": cold, "nochange_s": nochange, "onejob_s": onejob, "rss_mb": rss,
-        "site_mb": site_bytes / 2**20, "site_files": site_files, "page_kb": heaviest / 1024,
+        "size": name,
+        "archive_mb": n_bytes / 2**20,
+        "files": n_files,
+        "logs_mb": logs / 2**20,
+        "floor_s": floor,
+        "cold_s": cold,
+        "nochange_s": nochange,
+        "onejob_s": onejob,
+        "rss_mb": rss,
+        "site_mb": site_bytes / 2**20,
+        "site_files": site_files,
+        "page_kb": heaviest / 1024,
     }
-    print(f"[{name}] {json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})}",
-          file=sys.stderr)
+    print(
+        f"[{name}] {json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})}",
+        file=sys.stderr,
+    )
     return row
 
 
@@ -125,25 +161,43 @@ def verdicts(r: dict) -> list[str]:
     out = []
     ratio = r["cold_s"] / r["floor_s"] if r["floor_s"] else float("inf")
     limit = TARGETS["cold_x_floor"]
-    out.append(f"cold {ratio:.0f}× floor ({'ok' if ratio <= limit else f'missed by {ratio / limit:.0f}×'})")
-    out.append(f"no-change {r['nochange_s']:.2f} s ({'ok' if r['nochange_s'] <= TARGETS['nochange_s'] else 'missed'})")
+    out.append(
+        f"cold {ratio:.0f}× floor ({'ok' if ratio <= limit else f'missed by {ratio / limit:.0f}×'})"
+    )
+    out.append(
+        f"no-change {r['nochange_s']:.2f} s ({'ok' if r['nochange_s'] <= TARGETS['nochange_s'] else 'missed'})"
+    )
     share = r["onejob_s"] / r["cold_s"]
-    out.append(f"one job {100 * share:.0f}% of cold ({'ok' if share <= TARGETS['onejob_share'] else 'missed'})")
-    out.append(f"RSS {r['rss_mb']:.0f} MB ({'ok' if r['rss_mb'] <= TARGETS['rss_mb'] else 'missed'})")
-    out.append(f"page {r['page_kb']:.0f} KB ({'ok' if r['page_kb'] <= TARGETS['page_kb'] else 'missed'})")
+    out.append(
+        f"one job {100 * share:.0f}% of cold ({'ok' if share <= TARGETS['onejob_share'] else 'missed'})"
+    )
+    out.append(
+        f"RSS {r['rss_mb']:.0f} MB ({'ok' if r['rss_mb'] <= TARGETS['rss_mb'] else 'missed'})"
+    )
+    out.append(
+        f"page {r['page_kb']:.0f} KB ({'ok' if r['page_kb'] <= TARGETS['page_kb'] else 'missed'})"
+    )
     return out
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| size | archive | files | logs | raw read floor | cold build | no-change | one job changed "
-            "| peak RSS (tree) | site | heaviest job page |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    head = (
+        "| size | archive | files | logs | raw read floor | cold build | no-change | one job changed "
+        "| peak RSS (tree) | site | heaviest job page |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
     body = "".join(
         f"| {r['size']} | {r['archive_mb']:.0f} MB | {r['files']:,} | {r['logs_mb']:.0f} MB | {r['floor_s']:.2f} s "
         f"| {r['cold_s']:.2f} s | {r['nochange_s']:.2f} s | {r['onejob_s']:.2f} s | {r['rss_mb']:.0f} MB "
-        f"| {r['site_mb']:.1f} MB | {r['page_kb']:.0f} KB |\n" for r in rows
+        f"| {r['site_mb']:.1f} MB | {r['page_kb']:.0f} KB |\n"
+        for r in rows
     )
     checks = "".join(f"- **{r['size']}**: " + "; ".join(verdicts(r)) + "\n" for r in rows)
-    return head + body + "\nAgainst the targets (cold ≤ 4× floor, no-change ≤ 0.5 s, one job ≤ 10 % of cold, RSS ≤ 400 MB, page ≤ 500 KB):\n\n" + checks
+    return (
+        head
+        + body
+        + "\nAgainst the targets (cold ≤ 4× floor, no-change ≤ 0.5 s, one job ≤ 10 % of cold, RSS ≤ 400 MB, page ≤ 500 KB):\n\n"
+        + checks
+    )
 
 
 def machine() -> str:
@@ -155,15 +209,19 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return (f"{os.cpu_count()} cores ({cpu}), {psutil.virtual_memory().total / 2**30:.0f} GiB RAM, "
-            f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {psutil.virtual_memory().total / 2**30:.0f} GiB RAM, "
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="small,medium,large")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out")
-    ap.add_argument("--write", type=Path, default=None, help="write the results table into this Markdown file")
+    ap.add_argument(
+        "--write", type=Path, default=None, help="write the results table into this Markdown file"
+    )
     args = ap.parse_args()
     rows = [bench(name, SIZES[name], args.out) for name in args.sizes.split(",")]
     text = table(rows)
@@ -173,7 +231,7 @@ def main() -> None:
         start, end = "<!-- results -->", "<!-- /results -->"
         block = f"{start}\nMachine: {machine()}. Run on {time.strftime('%Y-%m-%d')}.\n\n{text}{end}"
         if start in doc and end in doc:
-            doc = doc[: doc.index(start)] + block + doc[doc.index(end) + len(end):]
+            doc = doc[: doc.index(start)] + block + doc[doc.index(end) + len(end) :]
         else:
             doc += "\n" + block + "\n"
         args.write.write_text(doc)

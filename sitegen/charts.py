@@ -9,6 +9,7 @@ spikes stay visible as a band; the raw values stay in the JSON data files.
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Sequence
 
@@ -130,10 +131,16 @@ def _validator() -> jsonschema.protocols.Validator:
 def validate(spec: dict) -> None:
     """Validate a Vega-Lite spec against the schema Altair ships; raises on the first error.
 
-    The inline data arrays are left out of validation: they are plain records
-    we built, and validating thousands of them cost most of a build.
+    The inline data arrays are left out of validation (they are plain records
+    we built), and a spec whose shape was already validated in this process is
+    not validated again: pages repeat the same chart shapes with other data.
     """
-    _validator().validate(_stub_data(spec, []))
+    _validate_shape(json.dumps(_stub_data(spec, []), sort_keys=True))
+
+
+@functools.lru_cache(maxsize=1024)
+def _validate_shape(stub: str) -> None:
+    _validator().validate(json.loads(stub))
 
 
 def _finish(d: _Datasets, chart: alt.TopLevelMixin) -> dict:

@@ -46,9 +46,10 @@ YAML_TOP_RE = re.compile(r"^[A-Za-z_][\w\-]*:(?: .*)?$")
 CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algorithm"})
 
 # A line holding none of these cannot carry anything we read (once the config
-# dump is behind us and no metrics dict is open): loguru " | ", vLLM "Engine",
-# the SLURM end line, vLLM step lines.
-INTERESTING = re.compile(rb" \| |Engine|slurmstepd|vLLM Stats")
+# dump is behind us and no metrics dict is open): a loguru header (a time,
+# maybe a colour code, then " | "; tqdm bars have " | " too, but after a space),
+# a vLLM engine line, the SLURM end line, vLLM step lines.
+LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)? \| ")
 MAX_BLOCK_LINES = 5000
 MAX_CONFIG_LINES = 20000
 MAX_WARNINGS_PER_KIND = 10
@@ -153,7 +154,10 @@ class LogParser:
         if (
             self.pending
             or self.config_lines is not None
-            or INTERESTING.search(raw) is not None
+            or b"Engine" in raw
+            or b"slurmstepd" in raw
+            or b"vLLM Stats" in raw
+            or (b" | " in raw and LOGURU_HINT.search(raw) is not None)
             or (not self.config_done and b":" in raw)
         ):
             self.feed(split_line(number, raw))
