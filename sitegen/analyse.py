@@ -60,9 +60,11 @@ def summarize(values: Iterable[object]) -> dict:
     n = len(xs)
     if not n:
         return {"mean": None, "std": None, "min": None, "max": None, "count": 0}
+    mean = math.fsum(xs) / n
     return {
-        "mean": math.fsum(xs) / n,
-        "std": statistics.stdev(xs) if n >= 2 else None,
+        "mean": mean,
+        # two-pass sample std in floats (statistics.stdev is exact but ~20x slower)
+        "std": math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1)) if n >= 2 else None,
         "min": min(xs),
         "max": max(xs),
         "count": n,
