@@ -56,17 +56,20 @@ class Line:
     message: str
 
 
-def iter_raw_lines(
+def iter_blocks(
     fh, chunk_size: int = 1 << 20, first: int = 1
-) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield ``(line_number, bytes, truncated)`` from a binary stream (anything with ``read(n)``).
+) -> Iterator[tuple[int, bytes | None, bytes, bool]]:
+    """Read a binary stream (anything with ``read(n)``) in fixed chunks.
 
-    Reads in fixed chunks, so memory stays bounded whatever a line's length:
-    a line longer than :data:`MAX_LINE_BYTES` is cut there and flagged.
-    ``\r`` counts as a line break (tqdm bars), ``\r\n`` as one break.
+    Yields ``(first_line_number, block, line, truncated)``: either a block of
+    complete lines (``block`` is their bytes, each ending in ``\n``; ``line``
+    is empty) or one single line (``block`` is None) that was longer than
+    :data:`MAX_LINE_BYTES` (cut there, ``truncated``) or is the last,
+    unterminated one. Memory stays bounded whatever a line's length. ``\r``
+    counts as a line break (tqdm bars), ``\r\n`` as one break.
     """
-    number = first - 1
-    buf = bytearray()
+    number = first
+    buf = bytearray()  # the start of a line that continues in the next chunk
     overflow = False
     pending_cr = False
     while True:
@@ -78,29 +81,73 @@ def iter_raw_lines(
         pending_cr = chunk[-1:] == b"\r"
         if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        pieces = chunk.split(b"\n")
-        for piece in pieces[:-1]:
-            if buf or overflow:
-                room = MAX_LINE_BYTES - len(buf)
-                if len(piece) > room:
-                    piece, overflow = piece[: max(room, 0)], True
-                piece = bytes(buf) + piece
-                buf.clear()
-            elif len(piece) > MAX_LINE_BYTES:
-                piece, overflow = piece[:MAX_LINE_BYTES], True
+        nl = chunk.find(b"\n")
+        if nl < 0:  # no line ends in this chunk
+            room = MAX_LINE_BYTES - len(buf)
+            if len(chunk) > room:
+                buf += chunk[: max(room, 0)]
+                overflow = True
+            else:
+                buf += chunk
+            continue
+        if buf or overflow:  # finish the line carried over
+            room = MAX_LINE_BYTES - len(buf)
+            head = chunk[:nl]
+            if len(head) > room:
+                head, overflow = head[: max(room, 0)], True
+            yield number, None, bytes(buf) + head, overflow
             number += 1
-            yield number, piece, overflow
+            buf.clear()
             overflow = False
-        rest = pieces[-1]
-        room = MAX_LINE_BYTES - len(buf)
-        if len(rest) > room:
-            buf += rest[: max(room, 0)]
+            start = nl + 1
+        else:
+            start = 0
+        last = chunk.rfind(b"\n")
+        if last >= start:
+            block = chunk[start : last + 1]
+            n = block.count(b"\n")
+            if (
+                len(block) <= MAX_LINE_BYTES
+                or n * MAX_LINE_BYTES >= len(block)
+                and _no_long_line(block)
+            ):
+                yield number, block, b"", False
+            else:
+                for piece in block[:-1].split(b"\n"):
+                    yield number, None, piece[:MAX_LINE_BYTES], len(piece) > MAX_LINE_BYTES
+                    number += 1
+                n = 0
+            number += n
+        rest = chunk[last + 1 :]
+        if len(rest) > MAX_LINE_BYTES:
+            buf += rest[:MAX_LINE_BYTES]
             overflow = True
         else:
             buf += rest
     if buf or overflow:
-        number += 1
-        yield number, bytes(buf), overflow
+        yield number, None, bytes(buf), overflow
+
+
+def _no_long_line(block: bytes) -> bool:
+    pos = 0
+    while pos < len(block):
+        nl = block.find(b"\n", pos)
+        if nl - pos > MAX_LINE_BYTES:
+            return False
+        pos = nl + 1
+    return True
+
+
+def iter_raw_lines(
+    fh, chunk_size: int = 1 << 20, first: int = 1
+) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield ``(line_number, bytes, truncated)`` for every line of a binary stream (see :func:`iter_blocks`)."""
+    for number, block, line, truncated in iter_blocks(fh, chunk_size, first):
+        if block is None:
+            yield number, line, truncated
+        else:
+            for i, piece in enumerate(block[:-1].split(b"\n")):
+                yield number + i, piece, False
 
 
 def split_line(number: int, raw: bytes) -> Line:

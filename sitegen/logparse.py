@@ -22,7 +22,7 @@ from typing import BinaryIO
 import yaml
 
 from .errors import BuildWarning
-from .lines import Line, iter_raw_lines, split_line
+from .lines import Line, iter_blocks, iter_raw_lines, split_line
 from .model import BatchCounts, Checkpoint, MetricBlock, ParsedLog
 from .redact import Redactor
 from .vllm import VllmAccumulator
@@ -50,6 +50,49 @@ CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algori
 # maybe a colour code, then " | "; tqdm bars have " | " too, but after a space),
 # a vLLM engine line, the SLURM end line, vLLM step lines.
 LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)? \| ")
+
+
+class _Markers:
+    """Finds the next line of a block that may carry a marker, at ``bytes.find`` speed.
+
+    The literals are searched with ``find`` and their next positions cached, so a
+    block is scanned about once per literal whatever the number of markers; a
+    loguru header is a " | " right after a digit (or the end of a colour code).
+    """
+
+    LITERALS = (b"Engine", b"slurmstepd", b"vLLM Stats")
+
+    def __init__(self, block: bytes) -> None:
+        self.block = block
+        self.next = {lit: -2 for lit in self.LITERALS}
+        self.bar = -2
+
+    def find(self, pos: int) -> int:
+        b = self.block
+        best = -1
+        for lit in self.LITERALS:
+            i = self.next[lit]
+            if i != -1 and i < pos:
+                i = self.next[lit] = b.find(lit, pos)
+            if i >= 0 and (best < 0 or i < best):
+                best = i
+        i = self.bar
+        while True:
+            if i != -1 and i < pos:
+                i = b.find(b" | ", pos)
+            if i < 0 or (best >= 0 and i > best):
+                break
+            if b[i - 1 : i].isdigit() or (
+                b[i - 1 : i] == b"m" and LOGURU_HINT.search(b, max(0, i - 12), i + 3)
+            ):
+                best = i
+                break
+            pos = i + 3
+            i = -2
+        self.bar = i
+        return best
+
+
 MAX_BLOCK_LINES = 5000
 MAX_CONFIG_LINES = 20000
 MAX_WARNINGS_PER_KIND = 10
@@ -161,6 +204,40 @@ class LogParser:
             or (not self.config_done and b":" in raw)
         ):
             self.feed(split_line(number, raw))
+
+    def steady(self) -> bool:
+        """No metrics dict open and the config dump behind us: only marker lines matter."""
+        return not self.pending and self.config_lines is None and self.config_done
+
+    def feed_block(self, first: int, block: bytes) -> None:
+        """Take a block of complete lines (each ending in ``\\n``), numbered from ``first``.
+
+        In the steady state a clean block (valid UTF-8, no NUL) is searched for
+        marker lines in one pass of a compiled pattern; only those lines reach
+        Python. Otherwise, and as soon as a marker opens a dict or a config
+        dump, lines are taken one by one.
+        """
+        clean = b"\x00" not in block and _utf8(block)
+        markers = _Markers(block)
+        pos, number, end = 0, first, len(block)
+        while pos < end:
+            if clean and self.steady():
+                hit = markers.find(pos)
+                if hit < 0:
+                    number += block.count(b"\n", pos)
+                    break
+                nl = block.rfind(b"\n", pos, hit)
+                start = nl + 1 if nl >= 0 else pos  # pos is always a line start
+                number += block.count(b"\n", pos, start)
+                stop = block.find(b"\n", hit)
+                self.lines = number
+                self.feed(split_line(number, block[start:stop]))
+            else:
+                stop = block.find(b"\n", pos)
+                self.feed_raw(number, block[pos:stop], False)
+            number += 1
+            pos = stop + 1
+        self.lines = number - 1
 
     def feed(self, ln: Line) -> None:
         if ln.time is not None:
@@ -280,6 +357,8 @@ class LogParser:
     # -- metric blocks -------------------------------------------------------
     def _marker(self, step: int) -> None:
         """A step's metrics appear: batches finished since the last marker are its."""
+        if self.config_lines is None:
+            self.config_done = True  # the config dump comes before training or not at all
         if step > self.boundary:
             self._flush_batches(step)
             self.boundary = step
@@ -465,6 +544,22 @@ class LogParser:
         )
 
 
+def _feed(parser: LogParser, fh) -> None:
+    for number, block, line, truncated in iter_blocks(fh, first=parser.lines + 1):
+        if block is None:
+            parser.feed_raw(number, line, truncated)
+        else:
+            parser.feed_block(number, block)
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _numbers(d: dict) -> dict[str, float | int]:
     """Keep numeric values: 4-decimal strings become floats, ``'nan'``/``'inf'`` non-finite."""
     out: dict[str, float | int] = {}
@@ -548,19 +643,13 @@ def parse_log(
             parser = LogParser(rel, redactor, year_hint=datetime.fromtimestamp(st.st_mtime).year)
         end = _complete_end(fh, start, st.st_size)
         fh.seek(start)
-        for number, raw, truncated in iter_raw_lines(
-            _Limited(fh, end - start), first=parser.lines + 1
-        ):
-            parser.feed_raw(number, raw, truncated)
+        _feed(parser, _Limited(fh, end - start))
         fh.seek(max(0, end - 256))
         new_state = LogState(
             end, fh.read(end - max(0, end - 256)), pickle.dumps(parser, pickle.HIGHEST_PROTOCOL)
         )
         # The last, unterminated line (a job still writing) is read but not kept in the state.
-        for number, raw, truncated in iter_raw_lines(
-            _Limited(fh, st.st_size - end), first=parser.lines + 1
-        ):
-            parser.feed_raw(number, raw, truncated)
+        _feed(parser, _Limited(fh, st.st_size - end))
     lines_main = parser.lines
     for extra, extra_rel in extra_logs:
         sub = VllmAccumulator(extra_rel)

@@ -162,3 +162,103 @@ def test_trial_decoder_on_result_shaped_json(obj):
 def test_trial_decoder_on_bytes(data):
     with contextlib.suppress(TrialFormatError):
         decode_result(data, "t", False)
+
+
+# -- the block scanner reads exactly what the line-by-line path reads ------------------------------
+
+CYAN, RESET = "\x1b[36m", "\x1b[0m"
+
+
+def _coloured(pid: int, msg: str) -> bytes:
+    return (
+        f"{CYAN}(skyrl_entrypoint pid={pid}){RESET} \x1b[32m2026-02-08 00:56:50.123\x1b[0m | "
+        f"\x1b[1mINFO    \x1b[0m | \x1b[36mm:f:1\x1b[0m - \x1b[1m{msg}\x1b[0m"
+    ).encode()
+
+
+PIECES = st.sampled_from(
+    [
+        "block",
+        "coloured_block",
+        "vllm",
+        "vllm_dedup",
+        "batch",
+        "noise",
+        "tqdm",
+        "config",
+        "resume",
+        "saved",
+        "slurm",
+        "mirror",
+        "junk",
+        "nul",
+    ]
+)
+
+
+def _piece(kind: str, i: int) -> list[bytes]:
+    if kind == "block":
+        return _block(4242, i)
+    if kind == "coloured_block":
+        d = {"reward/avg_raw_reward": "0.5000", "trainer/global_step": i}
+        return [_coloured(4242, f"Step {i}: ")] + [
+            f"{CYAN}(skyrl_entrypoint pid=4242){RESET} {x}".encode()
+            for x in pprint.pformat(d).splitlines()
+        ]
+    if kind in ("vllm", "vllm_dedup"):
+        tail = " [repeated 3x across cluster]" if kind == "vllm_dedup" else ""
+        return [
+            (
+                f"(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) INFO 02-08 00:56:{i % 60:02d} [loggers.py:127] "
+                f"Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: {i}.0 tokens/s, "
+                f"Running: 3 reqs, Waiting: {i % 5} reqs, GPU KV cache usage: 5.0%{tail}"
+            ).encode()
+        ]
+    if kind == "batch":
+        return [
+            _lg(4242, "Starting batch generation for 8 trials (mode=training)"),
+            _lg(4242, "Exception breakdown: {'AgentTimeoutError': 1}"),
+            _lg(4242, "Batch generation complete: 7/8 successful, 1 failed instances, 0 masked"),
+        ]
+    if kind == "noise":
+        return [b"(skyrl_entrypoint pid=4242) Example generated: Step 3: {'a': 1} Training done!"]
+    if kind == "tqdm":
+        return [b"Processing:  50%|#####     | 5/10 [00:01<00:01, 3.5it/s]"]
+    if kind == "config":
+        return [
+            b"(skyrl_entrypoint pid=4242) trainer:",
+            b"(skyrl_entrypoint pid=4242)   run_name: x",
+        ]
+    if kind == "resume":
+        return [_lg(4242, f"Resumed training from global_step {i}")]
+    if kind == "saved":
+        return [
+            _lg(4242, f"Successfully saved checkpoint for global_step_{i} to: /c/global_step_{i}")
+        ]
+    if kind == "slurm":
+        return [
+            b"slurmstepd: error: *** JOB 5 ON n CANCELLED AT 2026-02-08T10:00:00 DUE TO TIME LIMIT ***"
+        ]
+    if kind == "mirror":
+        return [_lg(4242, f'WANDB_MIRROR kind=eval step={i} metrics={{"eval/x": 0.5}}')]
+    if kind == "junk":
+        return [b"\xff\xfe bad bytes"]
+    return [b"nul\x00byte"]
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(PIECES, max_size=40), st.integers(64, 4096))
+def test_block_scanner_equals_line_by_line(kinds, chunk):
+    from sitegen.lines import iter_blocks
+
+    lines = [x for i, k in enumerate(kinds, 1) for x in _piece(k, i)]
+    data = b"\n".join(lines) + b"\n"
+    by_line = parse(data)
+    p = LogParser("x.out", Redactor(), year_hint=2026)
+    for number, block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
+        if block is None:
+            p.feed_raw(number, line, truncated)
+        else:
+            p.feed_block(number, block)
+    by_block = p.finish(len(data), 0.0)
+    assert by_block == by_line
