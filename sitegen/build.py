@@ -23,7 +23,7 @@ from .assets import package_dir
 from .cache import BuildCache, fingerprint, tree_signature
 from .discover import discover
 from .errors import ArchiveError, BuildWarning, ConfigError
-from .logparse import LogState, parse_log
+from .logfile import LogState, parse_log
 from .model import Discovery, ParsedLog, TrialSet
 from .pages import index_page, job_page, job_summary, read_notes, run_page, run_summary
 from .redact import Redactor

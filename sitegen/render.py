@@ -6,34 +6,28 @@ parses. Templates and static files are package data.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import jinja2
-import markdown
-import nh3
 import yaml
 from altair.utils.schemapi import debug_mode as alt_debug_mode
 
 from . import __version__, charts
 from .analyse import (
-    GEN_WAIT,
     REWARD,
-    STALENESS,
-    STEP_TIME,
-    TOKENS,
     families,
     flatten_tree,
     pass_at_key,
 )
 from .assets import package_dir
 from .cache import tree_signature
+from .chartsets import job_charts, run_charts
 from .errors import BuildWarning
+from .exports import headline_text, progression_rows, series_csv, trials_csv
+from .formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
 from .jsonio import clean, dumps, script_json
 from .model import TrialSet
 from .report import job_report
@@ -42,60 +36,6 @@ from .trials import exception_kind
 if TYPE_CHECKING:
     from .build import BuildOptions
     from .write import SiteWriter
-
-
-# -- formatting filters ---------------------------------------------------------------------------
-
-
-def fmt_num(v: object, digits: int = 4) -> str:
-    """A number for a table: ints with separators, floats with ``digits`` decimals.
-
-    With the default ``digits`` an integral float (a count, a step) prints as an integer.
-    """
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return "–"
-    if not math.isfinite(v):
-        return "nan" if math.isnan(v) else ("∞" if v > 0 else "−∞")
-    if isinstance(v, int) or (
-        float(v).is_integer() and abs(v) < 1e12 and digits == 4 and abs(v) >= 1
-    ):
-        return f"{int(v):,}"
-    a = abs(v)
-    if a != 0 and (a < 10**-digits or a >= 1e9):
-        return f"{v:.{max(2, digits - 1)}e}"
-    return f"{v:,.{digits}f}"
-
-
-def fmt_pct(v: object, digits: int = 1) -> str:
-    if not isinstance(v, int | float) or not math.isfinite(v):
-        return "–"
-    return f"{100 * v:.{digits}f}%"
-
-
-def fmt_dur(v: object) -> str:
-    if not isinstance(v, int | float) or not math.isfinite(v):
-        return "–"
-    s = float(v)
-    if s < 120:
-        return f"{s:,.1f} s"
-    if s < 7200:
-        return f"{s / 60:,.1f} min"
-    return f"{s / 3600:,.2f} h"
-
-
-# Images are left out: a notes.md's pictures are not copied into the site.
-NOTES_TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
-
-
-def md_to_html(text: str) -> str:
-    """Markdown notes to sanitized HTML: no raw HTML, only http(s)/mailto links."""
-    html = markdown.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
-    return nh3.clean(
-        html,
-        tags=NOTES_TAGS,
-        url_schemes={"http", "https", "mailto"},
-        link_rel="noopener noreferrer nofollow",
-    )
 
 
 class Renderer:
@@ -416,275 +356,3 @@ def _fit_png(png: bytes) -> bytes:
         f'<image x="0" y="0" width="{min(w, 1200)}" height="{min(h, 630)}" preserveAspectRatio="xMinYMin slice" xlink:href="{uri}"/></svg>'
     )
     return vlc.svg_to_png(svg, scale=1)
-
-
-# -- chart sets ----------------------------------------------------------------------------------
-
-
-def job_charts(page: dict) -> dict[str, dict | None]:
-    s = page["series"]
-    pk = pass_at_key(page["metrics"])
-    out: dict[str, dict | None] = {
-        "reward": charts.progression(
-            s, {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})}
-        ),
-        "step_time": charts.lines(
-            s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"
-        ),
-        "timing_stack": timing_stack(page),
-        "tokens": charts.lines(s, {TOKENS: "avg generated tokens"}, y_title="tokens"),
-        "staleness": charts.lines(
-            s,
-            {STALENESS: "staleness mean", "async/staleness_max": "staleness max"},
-            y_title="steps behind",
-        ),
-    }
-    v = page.get("vllm")
-    if v and v["samples"]:
-        tl = dict(v["timeline"])
-        tl["minute"] = [t / 60 for t in tl["t_s"]]
-        out["vllm_throughput"] = vllm_throughput(tl)
-        out["vllm_queue"] = charts.lines(
-            tl,
-            {"running_mean": "running", "waiting_mean": "waiting"},
-            x="minute",
-            x_title="minutes since start",
-            y_title="requests per engine",
-        )
-        out["vllm_cache"] = charts.lines(
-            tl,
-            {"kv_cache_pct_mean": "KV cache %", "prefix_hit_pct_mean": "prefix hit %"},
-            x="minute",
-            x_title="minutes since start",
-            y_title="%",
-        )
-    bs = page.get("batch_series") or {"step": []}
-    rows = [
-        {"x": step, "part": t, "value": bs[t][i]}
-        for t in bs
-        if t not in ("step", "failed", "masked")
-        for i, step in enumerate(bs["step"])
-        if bs[t][i]
-    ]
-    out["batch_errors"] = charts.stacked_bars(rows, "step", "errors")
-    tr = page.get("trials")
-    if tr:
-        out.update(trial_charts(tr))
-    return out
-
-
-def trial_charts(tr: dict) -> dict[str, dict | None]:
-    exc_rows = [
-        {"label": k, "value": n, "kind": tr["exception_kind_of"][k]}
-        for k, n in tr["exceptions"].items()
-    ]
-    hist = [{"label": k, "value": n} for k, n in tr["turn_histogram"].items()]
-    return {
-        "trial_exceptions": charts.bars(
-            exc_rows, "exception", "trials", "kind", charts.KIND_COLOURS, horizontal=True
-        ),
-        "turns_hist": charts.bars(hist, "turns", "trials"),
-    }
-
-
-def vllm_throughput(tl: dict) -> dict | None:
-    return (
-        charts.lines(
-            {"minute": tl["minute"], "gen": tl["gen_throughput_mean"]},
-            {"gen": "generation tok/s per engine"},
-            x="minute",
-            x_title="minutes since start",
-            y_title="tokens/s",
-        )
-        if tl["minute"]
-        else None
-    )
-
-
-def timing_stack(page: dict) -> dict | None:
-    """Stacked leaf timers per step: together they make up ``timing/step``."""
-    s = page["series"]
-    tree = page["timing"]["tree"]
-    if not tree:
-        return None
-    leaves: list[tuple[str, list[str]]] = []  # (label, [key, minus keys...])
-
-    def walk(node: dict, parent: str | None) -> None:
-        kids = node["children"]
-        if not kids:
-            leaves.append(
-                (
-                    node["name"] if node["name"] != "(rest)" else f"{parent} (rest)",
-                    [node["name"], parent or ""],
-                )
-            )
-        for k in kids:
-            walk(k, node["name"])
-
-    walk(tree, None)
-    rows = []
-    steps = s["step"]
-    stride = max(1, len(steps) // 300)
-    for i in range(0, len(steps), stride):
-        step = steps[i]
-        for label, (name, parent) in leaves:
-            if name == "(rest)":
-                parent_v = s.get(f"timing/{parent}", [None] * len(steps))[i]
-                node = _find(tree, parent)
-                kids = (
-                    [c["name"] for c in node["children"] if c["name"] != "(rest)"] if node else []
-                )
-                if parent_v is None:
-                    continue
-                v = parent_v - sum(
-                    (s.get(f"timing/{k}", [None] * len(steps))[i] or 0) for k in kids
-                )
-            else:
-                v = s.get(f"timing/{name}", [None] * len(steps))[i]
-            if isinstance(v, int | float) and math.isfinite(v):
-                rows.append({"x": step, "part": label, "value": max(0.0, v)})
-    return charts.stacked_bars(rows, "step", "seconds")
-
-
-def _find(node: dict, name: str) -> dict | None:
-    if node["name"] == name:
-        return node
-    for c in node["children"]:
-        f = _find(c, name)
-        if f:
-            return f
-    return None
-
-
-def run_charts(page: dict) -> dict[str, dict | None]:
-    s = page["series"]
-    pk = pass_at_key(page["metrics"])
-    rules = [
-        {"x": r["cut_at"] + 0.5, "label": f"{r['job']} resumed from step {r['cut_at']}"}
-        for r in page["restarts"]
-    ]
-    marks = [
-        {"x": d["step"], "y": None, "label": f"step {d['step']} discarded"}
-        for d in page["discarded"]
-    ]
-    del marks  # discarded values are not in the stitched series; the table lists them
-    out: dict[str, dict | None] = {
-        "reward": charts.progression(
-            s,
-            {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})},
-            rules=rules,
-        ),
-        "step_time": charts.lines(
-            s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"
-        ),
-        "timing_stack": timing_stack(page),
-    }
-    if page.get("trials"):
-        out.update(trial_charts(page["trials"]))
-    return out
-
-
-# -- text outputs ----------------------------------------------------------------------------------
-
-
-def headline_text(page: dict) -> str:
-    """One sentence with the headline numbers (OpenGraph description)."""
-    h = page["headline"]
-    parts = [f"{page['status']}"]
-    if h["first_step"] is not None:
-        parts.append(f"steps {h['first_step']}–{h['last_step']}")
-    if h["reward_mean"] is not None:
-        parts.append(
-            f"reward mean {fmt_num(h['reward_mean'])} (max {fmt_num(h['reward_max'])}, last {fmt_num(h['reward_last'])})"
-        )
-    if h["pass_at_k_mean"] is not None:
-        parts.append(f"pass@{h['pass_at_k']} {fmt_num(h['pass_at_k_mean'])}")
-    if h["step_time_mean_s"] is not None:
-        parts.append(f"step time {fmt_dur(h['step_time_mean_s'])}")
-    if page.get("trial_success_rate") is not None:
-        parts.append(f"trial success {fmt_pct(page['trial_success_rate'])}")
-    return ", ".join(parts)
-
-
-def progression_rows(page: dict) -> list[dict]:
-    """The reference report's per-step table: reward, pass@k, KL, loss, step time, generation wait."""
-    s = page["series"]
-    pk = pass_at_key(page["metrics"])
-    cols = {
-        "reward": REWARD,
-        "pass": pk,
-        "kl": "policy/policy_kl",
-        "loss": "policy/policy_loss",
-        "step_time": STEP_TIME,
-        "gen_wait": GEN_WAIT,
-    }
-    rows = []
-    for i, step in enumerate(s["step"]):
-        row = {"step": step}
-        for k, key in cols.items():
-            col = s.get(key) if key else None
-            row[k] = col[i] if col else None
-        rows.append(row)
-    return rows
-
-
-def series_csv(series: dict) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    names = list(series)
-    w.writerow(names)
-    n = len(series.get("step", []))
-    for i in range(n):
-        w.writerow(
-            [
-                ""
-                if (v := series[k][i]) is None or (isinstance(v, float) and not math.isfinite(v))
-                else v
-                for k in names
-            ]
-        )
-    return buf.getvalue()
-
-
-def _csv_safe(v: object) -> object:
-    """Neutralise spreadsheet formulas in text taken from inputs (CSV injection)."""
-    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + v
-    return v
-
-
-def trials_csv(trials: TrialSet) -> str:
-    """One row per training trial."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(
-        [
-            "trial",
-            "task",
-            "reward",
-            "outcome",
-            "exception",
-            "exception_kind",
-            "turns",
-            "input_tokens",
-            "output_tokens",
-            "duration_s",
-        ]
-    )
-    for r in trials.results:
-        outcome = "" if r.reward is None else ("success" if r.reward > 0 else "failure")
-        w.writerow(
-            [
-                _csv_safe(r.name),
-                _csv_safe(r.task),
-                "" if r.reward is None else r.reward,
-                outcome,
-                r.exception or "",
-                exception_kind(r.exception),
-                "" if r.turns is None else r.turns,
-                "" if r.input_tokens is None else r.input_tokens,
-                "" if r.output_tokens is None else r.output_tokens,
-                "" if r.duration_s is None else r.duration_s,
-            ]
-        )
-    return buf.getvalue()

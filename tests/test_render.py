@@ -7,8 +7,8 @@ import io
 import struct
 from html.parser import HTMLParser
 
+from sitegen.formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
 from sitegen.jsonio import script_json
-from sitegen.render import fmt_dur, fmt_num, fmt_pct, md_to_html
 
 from .conftest import BASE_URL
 

@@ -1,0 +1,171 @@
+"""Which charts each page shows, built from its page object (see :mod:`sitegen.charts`)."""
+
+from __future__ import annotations
+
+import math
+
+from . import charts
+from .analyse import GEN_WAIT, REWARD, STALENESS, STEP_TIME, TOKENS, pass_at_key
+
+
+def job_charts(page: dict) -> dict[str, dict | None]:
+    s = page["series"]
+    pk = pass_at_key(page["metrics"])
+    out: dict[str, dict | None] = {
+        "reward": charts.progression(
+            s, {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})}
+        ),
+        "step_time": charts.lines(
+            s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"
+        ),
+        "timing_stack": timing_stack(page),
+        "tokens": charts.lines(s, {TOKENS: "avg generated tokens"}, y_title="tokens"),
+        "staleness": charts.lines(
+            s,
+            {STALENESS: "staleness mean", "async/staleness_max": "staleness max"},
+            y_title="steps behind",
+        ),
+    }
+    v = page.get("vllm")
+    if v and v["samples"]:
+        tl = dict(v["timeline"])
+        tl["minute"] = [t / 60 for t in tl["t_s"]]
+        out["vllm_throughput"] = vllm_throughput(tl)
+        out["vllm_queue"] = charts.lines(
+            tl,
+            {"running_mean": "running", "waiting_mean": "waiting"},
+            x="minute",
+            x_title="minutes since start",
+            y_title="requests per engine",
+        )
+        out["vllm_cache"] = charts.lines(
+            tl,
+            {"kv_cache_pct_mean": "KV cache %", "prefix_hit_pct_mean": "prefix hit %"},
+            x="minute",
+            x_title="minutes since start",
+            y_title="%",
+        )
+    bs = page.get("batch_series") or {"step": []}
+    rows = [
+        {"x": step, "part": t, "value": bs[t][i]}
+        for t in bs
+        if t not in ("step", "failed", "masked")
+        for i, step in enumerate(bs["step"])
+        if bs[t][i]
+    ]
+    out["batch_errors"] = charts.stacked_bars(rows, "step", "errors")
+    tr = page.get("trials")
+    if tr:
+        out.update(trial_charts(tr))
+    return out
+
+
+def trial_charts(tr: dict) -> dict[str, dict | None]:
+    exc_rows = [
+        {"label": k, "value": n, "kind": tr["exception_kind_of"][k]}
+        for k, n in tr["exceptions"].items()
+    ]
+    hist = [{"label": k, "value": n} for k, n in tr["turn_histogram"].items()]
+    return {
+        "trial_exceptions": charts.bars(
+            exc_rows, "exception", "trials", "kind", charts.KIND_COLOURS, horizontal=True
+        ),
+        "turns_hist": charts.bars(hist, "turns", "trials"),
+    }
+
+
+def vllm_throughput(tl: dict) -> dict | None:
+    return (
+        charts.lines(
+            {"minute": tl["minute"], "gen": tl["gen_throughput_mean"]},
+            {"gen": "generation tok/s per engine"},
+            x="minute",
+            x_title="minutes since start",
+            y_title="tokens/s",
+        )
+        if tl["minute"]
+        else None
+    )
+
+
+def timing_stack(page: dict) -> dict | None:
+    """Stacked leaf timers per step: together they make up ``timing/step``."""
+    s = page["series"]
+    tree = page["timing"]["tree"]
+    if not tree:
+        return None
+    leaves: list[tuple[str, list[str]]] = []  # (label, [key, minus keys...])
+
+    def walk(node: dict, parent: str | None) -> None:
+        kids = node["children"]
+        if not kids:
+            leaves.append(
+                (
+                    node["name"] if node["name"] != "(rest)" else f"{parent} (rest)",
+                    [node["name"], parent or ""],
+                )
+            )
+        for k in kids:
+            walk(k, node["name"])
+
+    walk(tree, None)
+    rows = []
+    steps = s["step"]
+    stride = max(1, len(steps) // 300)
+    for i in range(0, len(steps), stride):
+        step = steps[i]
+        for label, (name, parent) in leaves:
+            if name == "(rest)":
+                parent_v = s.get(f"timing/{parent}", [None] * len(steps))[i]
+                node = _find(tree, parent)
+                kids = (
+                    [c["name"] for c in node["children"] if c["name"] != "(rest)"] if node else []
+                )
+                if parent_v is None:
+                    continue
+                v = parent_v - sum(
+                    (s.get(f"timing/{k}", [None] * len(steps))[i] or 0) for k in kids
+                )
+            else:
+                v = s.get(f"timing/{name}", [None] * len(steps))[i]
+            if isinstance(v, int | float) and math.isfinite(v):
+                rows.append({"x": step, "part": label, "value": max(0.0, v)})
+    return charts.stacked_bars(rows, "step", "seconds")
+
+
+def _find(node: dict, name: str) -> dict | None:
+    if node["name"] == name:
+        return node
+    for c in node["children"]:
+        f = _find(c, name)
+        if f:
+            return f
+    return None
+
+
+def run_charts(page: dict) -> dict[str, dict | None]:
+    s = page["series"]
+    pk = pass_at_key(page["metrics"])
+    rules = [
+        {"x": r["cut_at"] + 0.5, "label": f"{r['job']} resumed from step {r['cut_at']}"}
+        for r in page["restarts"]
+    ]
+    marks = [
+        {"x": d["step"], "y": None, "label": f"step {d['step']} discarded"}
+        for d in page["discarded"]
+    ]
+    del marks  # discarded values are not in the stitched series; the table lists them
+    out: dict[str, dict | None] = {
+        "reward": charts.progression(
+            s,
+            {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})},
+            rules=rules,
+        ),
+        "step_time": charts.lines(
+            s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"
+        ),
+        "timing_stack": timing_stack(page),
+    }
+    if page.get("trials"):
+        out.update(trial_charts(page["trials"]))
+    return out
