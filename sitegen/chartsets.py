@@ -26,6 +26,10 @@ def job_charts(page: dict) -> dict[str, dict | None]:
             y_title="steps behind",
         ),
     }
+    ev = page.get("eval_series") or {"step": []}
+    out["eval"] = charts.lines(
+        ev, {k: k.removeprefix("eval/") for k in ev if k != "step"}, y_title="score"
+    )
     v = page.get("vllm")
     if v and v["samples"]:
         tl = dict(v["timeline"])

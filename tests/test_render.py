@@ -136,3 +136,18 @@ def test_formatting():
     assert (
         fmt_dur(90) == "90.0 s" and fmt_dur(858.476) == "14.3 min" and fmt_dur(40348.4) == "11.21 h"
     )
+
+
+def test_eval_metrics_shown(site, index):
+    job = next(j for j in index["jobs"] if j["log"] == "exp-async/logs/async-run_561774.out")
+    data = __import__("json").loads((site / job["data"]).read_text())
+    assert data["eval_series"]["step"] == [
+        8,
+        12,
+    ]  # every 4th step (synth's eval interval for 12 steps)
+    spec = __import__("json").loads((site / job["url"] / "charts" / "eval.vl.json").read_text())
+    values = [
+        v for layer in spec["layer"] for v in layer.get("data", {}).get("values", [])
+    ] or spec["data"]["values"]
+    assert {r["x"] for r in values} == {8, 12}
+    assert 'id="eval"' in (site / job["url"] / "index.html").read_text()
