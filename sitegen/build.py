@@ -183,6 +183,8 @@ def parse_all(
             stats.logs_resumed += 1
         log_tasks.append((j, fp, state))
     unreadable: dict[str, BuildWarning] = {}
+    if progress is not None and hasattr(progress, "total"):
+        progress.total = len(log_tasks) + sum(len(d) for d in disc.trials_dirs.values())
 
     def take_log(j, fp, res) -> None:
         if isinstance(res, BuildWarning):

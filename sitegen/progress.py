@@ -1,30 +1,49 @@
-"""Build progress on stderr: a one-line counter on a terminal, quiet otherwise."""
+"""Build progress on stderr: a bar on a terminal; otherwise a quiet line at each quarter of a long build."""
 
 from __future__ import annotations
 
 import time
 from typing import TextIO
 
+BAR = 24
+
 
 class Progress:
-    """Callable that takes one message per finished item (a log, a trials directory)."""
+    """Callable taking one message per finished item (a log parsed, a trials folder read).
+
+    ``total`` is set by the build once it knows how many items there are.
+    """
 
     def __init__(self, stream: TextIO, min_interval_s: float = 0.1) -> None:
         self.stream = stream
         self.tty = stream.isatty()
         self.count = 0
+        self.total = 0
         self.last = 0.0
         self.min_interval_s = min_interval_s
 
     def __call__(self, message: str) -> None:
         self.count += 1
         if not self.tty:
+            # Logs of CI jobs: one plain line per quarter, only for builds with many items.
+            if (
+                self.total >= 8
+                and self.count * 4 // self.total != (self.count - 1) * 4 // self.total
+            ):
+                self.stream.write(f"progress: {self.count}/{self.total} parsed ({message[:80]})\n")
             return
         now = time.monotonic()
-        if now - self.last >= self.min_interval_s:
+        if now - self.last >= self.min_interval_s or self.count == self.total:
             self.last = now
-            self.stream.write(f"\r\x1b[2Kparsed {self.count}: {message[:100]}")
+            self.stream.write("\r\x1b[2K" + self.line(message))
             self.stream.flush()
+
+    def line(self, message: str) -> str:
+        if self.total:
+            done = min(self.count, self.total)
+            fill = BAR * done // self.total
+            return f"[{'#' * fill}{'.' * (BAR - fill)}] {done}/{self.total} {message[:80]}"
+        return f"parsed {self.count}: {message[:80]}"
 
     def __enter__(self) -> Progress:
         return self
