@@ -105,6 +105,16 @@ class _Datasets:
         return node
 
 
+def _series_colour(field: str) -> alt.Color:
+    """One colour per series, legend on top with solid symbols."""
+    return alt.Color(
+        f"{field}:N",
+        title=None,
+        scale=alt.Scale(range=PALETTE),
+        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
+    )
+
+
 def _base(d: _Datasets, records: list[dict]) -> alt.Chart:
     return alt.Chart(d(records)).properties(width=WIDTH, height=HEIGHT)
 
@@ -191,12 +201,7 @@ def progression(
             )
     if not records:
         return None
-    colour = alt.Color(
-        "metric:N",
-        title=None,
-        scale=alt.Scale(range=PALETTE),
-        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
-    )
+    colour = _series_colour("metric")
     base = _base(d, records).encode(x=alt.X("step:Q", title=x_title, axis=STEP_AXIS), color=colour)
     layers: list = [
         base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
@@ -251,12 +256,7 @@ def lines(
             )
     if not records:
         return None
-    colour = alt.Color(
-        "metric:N",
-        title=None,
-        scale=alt.Scale(range=PALETTE),
-        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
-    )
+    colour = _series_colour("metric")
     base = _base(d, records).encode(
         x=alt.X("x:Q", title=x_title, axis=STEP_AXIS if x == "step" else alt.Axis()), color=colour
     )
