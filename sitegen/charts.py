@@ -395,27 +395,34 @@ def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict
     d = _Datasets()
     pts = downsample(series.get("step", []), series.get(key, []) or [], 200)
     curve_rows = [{"step": p["x"], "reward": p["y"]} for p in pts] or [{"step": 0, "reward": 0}]
+    axis = {"labelFontSize": 18, "titleFontSize": 18, "grid": True}
     curve = (
         alt.Chart(d(curve_rows))
         .mark_line(strokeWidth=5, color="#4c78a8")
         .encode(
-            x=alt.X("step:Q", title="step", axis=alt.Axis(labelFontSize=18, titleFontSize=18)),
-            y=alt.Y("reward:Q", title="reward", axis=alt.Axis(labelFontSize=18, titleFontSize=18)),
+            x=alt.X("step:Q", title="step", axis=alt.Axis(format="d", tickMinStep=1, **axis)),
+            y=alt.Y("reward:Q", title="reward", scale=alt.Scale(zero=False), axis=alt.Axis(**axis)),
         )
-        .properties(width=640, height=420)
+        .properties(width=600, height=400)
     )
-    text_rows = [{"y": i, "text": f"{k}: {v}"} for i, (k, v) in enumerate(figures)]
-    text = (
+    text_rows = [{"y": i, "key": k, "value": v} for i, (k, v) in enumerate(figures)]
+    rows = alt.Y("y:O", axis=None)
+    keys = (
         alt.Chart(d(text_rows))
-        .mark_text(align="left", fontSize=30, color="#222")
-        .encode(y=alt.Y("y:O", axis=None), text=alt.Text("text:N"))
-        .properties(width=400, height=420)
+        .mark_text(align="left", fontSize=24, color="#666")
+        .encode(x=alt.value(0), y=rows, text=alt.Text("key:N"))
     )
-    chart = alt.hconcat(curve, text, spacing=40).properties(
+    values = (
+        alt.Chart(d(text_rows))
+        .mark_text(align="left", fontSize=34, fontWeight="bold", color="#1d2126")
+        .encode(x=alt.value(170), y=rows, text=alt.Text("value:N"))
+    )
+    text = alt.layer(keys, values).properties(width=400, height=400)
+    chart = alt.hconcat(curve, text, spacing=50).properties(
         title=alt.TitleParams(
             title, subtitle=subtitle, fontSize=40, subtitleFontSize=24, anchor="start"
         ),
-        padding={"left": 40, "top": 30, "right": 30, "bottom": 20},
+        padding={"left": 30, "top": 30, "right": 20, "bottom": 20},
     )
     spec = d.inline(
         chart.configure(background="#ffffff").configure_view(stroke=None).to_dict(validate=False)
