@@ -268,27 +268,30 @@ class Renderer:
         )
 
     def compare(self, index: dict, run_pages: list[dict], job_pages: list[dict]) -> None:
+        """The comparison page: every run and job's headline and smoothed curves, picked in the browser."""
         items = []
         for kind, pages in (("run", run_pages), ("job", job_pages)):
             for p in pages:
-                h = p["headline"]
-                pts = charts.downsample(
-                    p["series"].get("step", []), p["series"].get(REWARD, []) or [], 300
-                )
-                sm = charts.smooth([x["y"] for x in pts])
+                curves = {}
+                for label, key in compare_curves(p["metrics"]).items():
+                    pts = charts.downsample(
+                        p["series"].get("step", []), p["series"].get(key) or [], 150
+                    )
+                    sm = charts.smooth([x["y"] for x in pts])
+                    curves[label] = [
+                        [x["x"], round(v, 5) if v is not None else None]
+                        for x, v in zip(pts, sm, strict=True)
+                    ]
                 items.append(
                     {
                         "kind": kind,
                         "id": p["id"],
                         "url": p["url"],
                         "status": p["status"],
-                        "headline": clean(h),
+                        "headline": clean(p["headline"]),
                         "trial_success_rate": clean(p.get("trial_success_rate")),
                         "trial_error_rate": clean(p.get("trial_error_rate")),
-                        "curve": [
-                            [x["x"], round(s, 5) if s is not None else None]
-                            for x, s in zip(pts, sm, strict=True)
-                        ],
+                        "curves": curves,
                     }
                 )
         with alt_debug_mode(False):
@@ -335,6 +338,24 @@ class Renderer:
         png = _fit_png(png)
         self.writer.write(f"{rel}card.png", png)
         return "card.png"
+
+
+COMPARE_METRICS = {
+    "reward": REWARD,
+    "step time (s)": "timing/step",
+    "generation wait (s)": "timing/wait_for_generation_buffer",
+    "avg tokens": "generate/avg_num_tokens",
+    "staleness": "async/staleness_mean",
+}
+
+
+def compare_curves(metrics: dict) -> dict[str, str]:
+    """The metrics the comparison page can overlay, for a page that has them (pass@k included)."""
+    out = {label: key for label, key in COMPARE_METRICS.items() if key in metrics}
+    pk = pass_at_key(metrics)
+    if pk:
+        out["pass@k"] = pk
+    return out
 
 
 def _fit_png(png: bytes) -> bytes:

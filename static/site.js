@@ -128,6 +128,10 @@
     var byKey = {};
     items.forEach(function (it) { byKey[key(it)] = it; });
     var params = new URLSearchParams(window.location.search);
+    var metricSelect = document.getElementById("metric-select");
+    if (params.get("metric")) metricSelect.value = params.get("metric");
+    if (!metricSelect.value) metricSelect.value = "reward";
+    metricSelect.addEventListener("change", function () { render(); });
     var selected = [];
     ["runs", "jobs"].forEach(function (p) {
       (params.get(p) || "").split(",").filter(Boolean).forEach(function (id) {
@@ -166,6 +170,8 @@
       var runs = [], jobs = [];
       selected.forEach(function (k) { (byKey[k].kind === "run" ? runs : jobs).push(byKey[k].id); });
       var q = selectionQuery(runs, jobs);
+      var metric = metricSelect.value;
+      if (metric !== "reward") q += (q ? "&" : "") + "metric=" + encodeURIComponent(metric);
       history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
       document.getElementById("selection-count").textContent = selected.length + " selected";
       var tbody = document.querySelector("#compare-table tbody");
@@ -197,12 +203,13 @@
       var rows = [];
       selected.forEach(function (k) {
         var it = byKey[k];
-        it.curve.forEach(function (p) {
+        (it.curves[metric] || []).forEach(function (p) {
           if (p[1] !== null) rows.push({ step: p[0], value: p[1], name: it.kind + " " + it.id });
         });
       });
       var spec = JSON.parse(JSON.stringify(base));
       spec.data = { values: rows };
+      spec.encoding.y.title = metric + " (smoothed)";
       // Colours follow the selection order, matching the table's swatches.
       var names = selected.map(function (k) { return byKey[k].kind + " " + byKey[k].id; });
       spec.encoding.color.scale = { domain: names, range: names.map(function (_, i) { return PALETTE[i % PALETTE.length]; }) };
