@@ -155,15 +155,16 @@ def run_charts(page: dict) -> dict[str, dict | None]:
         for r in page["restarts"]
     ]
     marks = [
-        {"x": d["step"], "y": None, "label": f"step {d['step']} discarded"}
+        {"x": d["step"], "y": d["reward"], "label": f"step {d['step']} as first logged (discarded)"}
         for d in page["discarded"]
+        if isinstance(d.get("reward"), int | float) and math.isfinite(d["reward"])
     ]
-    del marks  # discarded values are not in the stitched series; the table lists them
     out: dict[str, dict | None] = {
         "reward": charts.progression(
             s,
             {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})},
             rules=rules,
+            marks=marks,
         ),
         "step_time": charts.lines(
             s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"

@@ -161,7 +161,12 @@ def run_page(run: Run, job_rows: dict[str, dict]) -> dict:
         "steps": len(run.blocks),
         "discarded_steps": len(run.discarded),
         "discarded": [
-            {"step": b.step, "time_s": b.metrics.get(analyse.STEP_TIME)} for b in run.discarded
+            {
+                "step": b.step,
+                "time_s": b.metrics.get(analyse.STEP_TIME),
+                "reward": b.metrics.get(analyse.REWARD),
+            }
+            for b in run.discarded
         ],
         "discarded_time_s": discarded_time,
         "resumed_from": list(run.resumed_from),

@@ -170,6 +170,7 @@ def test_run_page(tab, base, index):
     total, with_marks = tab.charts_with_marks()
     assert total >= 3 and with_marks == total
     assert tab.page.locator("g.mark-rule line").count() >= 1  # restart marked
+    assert tab.page.locator("g.mark-symbol path").count() >= 1  # discarded first attempts marked
     for jid in run["jobs"]:
         assert tab.page.locator(f"#chain a[href$='jobs/{jid}/index.html']").count() == 1
 

@@ -160,6 +160,9 @@ def test_runs_stitched(site, index, truth):
         assert data["discarded_steps"] == len(tr["discarded"])
         assert data["resumed_from"] == tr["resumed_from"]
         assert data["series"][REWARD] == pytest.approx(tr["reward"])
+        first = truth["jobs"][tr["logs"][0]]["metrics"]
+        for d in data["discarded"]:  # the discarded first attempts keep their own values
+            assert d["reward"] == first[str(d["step"])][REWARD]
         assert data["reward_mean"] == pytest.approx(statistics.fmean(tr["reward"]))
 
 
