@@ -220,3 +220,19 @@ def test_user_redaction_patterns_apply_everywhere(tmp_path):
     for p in (tmp_path / "site").rglob("*"):
         if p.is_file():
             assert marker.encode() not in p.read_bytes(), p
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root reads any file; the directory and vanished-file cases cover it"
+)
+def test_unreadable_files(tmp_path):
+    a = tmp_path / "a"
+    (a / "j" / "trace_jobs" / "t1").mkdir(parents=True)
+    (a / "j" / "job.out").write_text(_step(1, 1))
+    (a / "j" / "other.out").write_text(_step(1, 1))
+    os.chmod(a / "j" / "other.out", 0)
+    (a / "j" / "trace_jobs" / "t1" / "result.json").write_text("{}")
+    os.chmod(a / "j" / "trace_jobs" / "t1" / "result.json", 0)
+    report = build(BuildOptions(archive=a, out=tmp_path / "site", workers=1))
+    assert _warned(report.warnings, "j/other.out", "cannot read")
+    assert _warned(report.warnings, "t1/result.json", "cannot read")

@@ -94,3 +94,23 @@ def test_parallel_equals_serial(tmp_path):
     build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
     build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
     assert _data(tmp_path / "s1") == _data(tmp_path / "s2")
+
+
+def test_damaged_cache_is_ignored(tmp_path):
+    """A crash can leave any cache file half-written: such a file is ignored, never trusted."""
+    archive = tmp_path / "a"
+    synth(archive, seed=24, steps=8, trials_per_step=2)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    build(opts)
+    cache = tmp_path / ".site.cache"
+    pickles = list(cache.rglob("*.pkl"))
+    assert pickles
+    for p in pickles:
+        p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])
+    (cache / "manifest.json").write_text("{not json")
+    r = build(opts)
+    assert not r.unchanged and r.parse.logs_parsed == 7
+    clean = tmp_path / "clean"
+    build(BuildOptions(archive=archive, out=clean, workers=1, now=0.0, clean=True))
+    assert _data(out) == _data(clean)
