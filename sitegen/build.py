@@ -25,7 +25,7 @@ from .discover import discover
 from .errors import ArchiveError, BuildWarning, ConfigError
 from .logfile import LogState, parse_log
 from .model import Discovery, ParsedLog, TrialSet
-from .pages import index_page, job_page, job_summary, read_notes, run_page, run_summary
+from .pages import index_page, job_page, job_row, read_notes, run_page, run_summary
 from .redact import Redactor
 from .trials import decode_files, parse_trials
 from .write import MARKER, SiteWriter
@@ -352,10 +352,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
             own = [w for path, ws in by_file.items() for w in ws if _belongs(path, job)]
             page = job_page(job, own, redactor, read_notes(archive, job.source.notes))
             job_pages.append((page, job.trials))
-            row = job_summary(job)
-            row["trial_success_rate"] = page["trial_success_rate"]
-            row["trial_error_rate"] = page["trial_error_rate"]
-            job_rows[job.id] = row
+            job_rows[job.id] = job_row(page)
         run_pages = [(run_page(run, job_rows), run.trials) for run in runs]
         index = index_page(
             list(job_rows.values()),

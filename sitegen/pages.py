@@ -17,6 +17,28 @@ from .redact import Redactor
 JOB_SCHEMA = "sitegen/job@1"
 RUN_SCHEMA = "sitegen/run@1"
 INDEX_SCHEMA = "sitegen/index@1"
+JOB_ROW_KEYS = (
+    "id",
+    "url",
+    "data",
+    "run",
+    "log",
+    "status",
+    "status_detail",
+    "first_step",
+    "last_step",
+    "metric_blocks",
+    "reward_mean",
+    "reward_max",
+    "reward_last",
+    "total_time_s",
+    "headline",
+    "started_at",
+    "last_activity",
+    "trial_success_rate",
+    "trial_error_rate",
+    "reward_spark",
+)
 
 
 def job_url(job_id: str) -> str:
@@ -71,6 +93,11 @@ def job_summary(job: Job) -> dict:
         "trial_error_rate": None,
         "reward_spark": _spark([b.metrics.get(analyse.REWARD) for b in blocks]),
     }
+
+
+def job_row(page: dict) -> dict:
+    """A job's row in ``index.json``: the summary fields of its page (computed once, there)."""
+    return {k: page[k] for k in JOB_ROW_KEYS}
 
 
 def _spark(values: list, n: int = 40) -> list:
