@@ -376,7 +376,7 @@ class LogParser:
                 )
                 del self.pending[ln.source]
                 return False
-        elif not (stripped.startswith(" '") or stripped.startswith(' "')):
+        elif stripped[:1] not in (" ", "\t"):  # pformat indents every continuation line
             self._cut_block(pend, ln.number)
             return False
         pend.text.append(stripped)

@@ -226,3 +226,12 @@ def test_junk_is_reported_with_line_and_valid_records_kept():
     assert [b.step for b in log.blocks] == [1]
     lines_warned = {w.line for w in log.warnings}
     assert 1 in lines_warned
+
+
+def test_pformat_wrapped_long_value_stays_in_its_block():
+    d = {"a/x": "0.5000", "b/name": "word " * 30, "trainer/global_step": 3}
+    lines = block(3, d)
+    assert len(lines) > 4  # pprint wrapped the long string over several lines
+    log = parse(lines + block(4, {"a/x": "0.2500"}))
+    assert [b.step for b in log.blocks] == [3, 4]
+    assert log.blocks[0].metrics == {"a/x": 0.5, "trainer/global_step": 3}
