@@ -348,6 +348,7 @@ def vllm_summary(v: VllmStats) -> dict:
         "aggregated_lines": v.aggregated_lines,
         "suppressed_copies": v.suppressed_copies,
         "step_lines": v.step_lines,
+        "step_stats": {str(k): d for k, d in v.step_stats.items()},
         "per_engine": [
             {
                 "engine": e.engine,

@@ -325,6 +325,9 @@ class LogParser:
             if msg.startswith("No checkpoint found, starting training from scratch"):
                 self.fresh_start = True
                 return
+        elif c == "v":
+            if self.vllm.feed_step_line(msg):
+                return
         elif c == "T":
             if msg.strip() == "Training done!":
                 self.end_marker, self.end_detail = "complete", None

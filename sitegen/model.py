@@ -93,6 +93,7 @@ class VllmStats:
     aggregated_lines: int  # "N Engines Aggregated" lines: cluster totals, kept apart
     suppressed_copies: int  # sum of Ray's "[repeated Nx across cluster]"
     step_lines: int  # "vLLM Stats (step N)" lines
+    step_stats: dict[int, dict[str, float]]  # their values by step
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ from .lines import Line
 from .model import EngineStats, VllmStats, VllmTimeBucket
 
 ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
-STEP_RE = re.compile(r"^vLLM Stats \(step \d+\)")
+STEP_RE = re.compile(r"^vLLM Stats \(step (\d+)\):\s*(.*)$")
+# "engines=4, running(peak/med)=10/5, kv(peak/med)=80.0%/41.0%": key=value, values maybe "a/b"
+STEP_PAIR_RE = re.compile(r"([A-Za-z_][\w]*)(?:\(([\w/]+)\))?=([^,\s]+)")
 PART_RE = re.compile(r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9.]+|nan|inf)\s*(%|tokens/s|reqs)?\s*$")
 KEYS = {
     "Avg prompt throughput": "prompt_tps",
@@ -86,6 +88,20 @@ def parse_stats(text: str) -> dict[str, float]:
     return vals
 
 
+def parse_step_stats(text: str) -> dict[str, float]:
+    """A fork's all-engine line per step: ``running(peak/med)=10/5`` → running_peak, running_med."""
+    out: dict[str, float] = {}
+    for key, parts, value in STEP_PAIR_RE.findall(text):
+        names = parts.split("/") if parts else [""]
+        values = value.rstrip("%").split("/")
+        for name, v in zip(names, values, strict=False):
+            try:
+                out[f"{key}_{name}" if name else key] = float(v.rstrip("%"))
+            except ValueError:
+                continue
+    return out
+
+
 class VllmAccumulator:
     """Feed vLLM-header lines; ``freeze()`` gives :class:`~sitegen.model.VllmStats`."""
 
@@ -95,13 +111,13 @@ class VllmAccumulator:
         self.buckets: dict[int, _Bucket] = {}
         self.aggregated_lines = 0
         self.step_lines = 0
+        self.step_stats: dict[int, dict[str, float]] = {}
 
     def feed(self, ln: Line, when: datetime | None) -> str | None:
         """Take one line; returns a warning message for an unreadable stats line."""
         m = ENGINE_RE.match(ln.message)
         if not m:
-            if STEP_RE.match(ln.message):
-                self.step_lines += 1
+            self.feed_step_line(ln.message)
             return None
         if m.group(2) is not None:
             self.aggregated_lines += 1  # cluster totals, not one engine
@@ -145,12 +161,22 @@ class VllmAccumulator:
             )
         return None
 
+    def feed_step_line(self, message: str) -> bool:
+        """A ``vLLM Stats (step N): …`` line (from vLLM's or the trainer's logger)."""
+        sm = STEP_RE.match(message)
+        if not sm:
+            return False
+        self.step_lines += 1
+        self.step_stats[int(sm.group(1))] = parse_step_stats(sm.group(2))
+        return True
+
     def merge(self, other: VllmAccumulator) -> None:
         self.engines.update(other.engines)
         for key, b in other.buckets.items():
             self.buckets.setdefault(key, _Bucket()).merge(b)
         self.aggregated_lines += other.aggregated_lines
         self.step_lines += other.step_lines
+        self.step_stats.update(other.step_stats)
 
     def freeze(self, start: datetime | None, suppressed: int) -> VllmStats:
         engines = tuple(
@@ -188,4 +214,11 @@ class VllmAccumulator:
             for k in keys
             if (b := self.buckets[k]).n
         )
-        return VllmStats(engines, timeline, self.aggregated_lines, suppressed, self.step_lines)
+        return VllmStats(
+            engines,
+            timeline,
+            self.aggregated_lines,
+            suppressed,
+            self.step_lines,
+            {k: self.step_stats[k] for k in sorted(self.step_stats)},
+        )

@@ -21,7 +21,7 @@ def log(steps, resumed=None, saved=(), end=None, mtime=0.0, first_time=None):
         BatchCounts(),
         {},
         BatchCounts(),
-        VllmStats((), (), 0, 0, 0),
+        VllmStats((), (), 0, 0, 0, {}),
         first_time,
         None,
         0,

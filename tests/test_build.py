@@ -133,6 +133,7 @@ def test_vllm_summary(site, index, truth):
         assert v["engines"] == len(tv["engines"])
         assert v["aggregated_lines"] == tv["aggregated"]
         assert v["suppressed_copies"] == tv["suppressed"]
+        assert v["step_stats"] == tv["step_stats"]
         if tv["samples"]:
             n = tv["samples"]
             assert v["gen_throughput_mean"] == pytest.approx(tv["sums"]["gen"] / n)

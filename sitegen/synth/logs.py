@@ -80,6 +80,7 @@ class LogTruth:
     vllm_waiting_max: float = 0.0
     vllm_aggregated: int = 0
     vllm_suppressed: int = 0
+    vllm_step_stats: dict[int, dict] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
     run_name: str = ""
     model: str = ""
@@ -108,6 +109,7 @@ class LogTruth:
                 "waiting_max": self.vllm_waiting_max,
                 "aggregated": self.vllm_aggregated,
                 "suppressed": self.vllm_suppressed,
+                "step_stats": {str(k): v for k, v in self.vllm_step_stats.items()},
             },
             "secrets": self.secrets,
             "run_name": self.run_name,
@@ -510,6 +512,26 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         out.entry("Started: 'step'")
         out.entry(f"Finished: 'step', time cost: {m['timing/step']:.2f}s")
         t += timedelta(seconds=float(m["timing/step"]))
+        if spec.vllm_shape == "new" and spec.engines:
+            rp, rm, kp, km = (
+                rng.randint(10, 24),
+                rng.randint(0, 9),
+                round(rng.uniform(50, 95), 1),
+                round(rng.uniform(5, 49), 1),
+            )
+            out.loguru(
+                t,
+                f"vLLM Stats (step {step}): engines={spec.engines}, running(peak/med)={rp}/{rm}, "
+                f"kv(peak/med)={kp}%/{km}%",
+                "skyrl_train.inference:log_stats:77",
+            )
+            truth.vllm_step_stats[step] = {
+                "engines": float(spec.engines),
+                "running_peak": float(rp),
+                "running_med": float(rm),
+                "kv_peak": kp,
+                "kv_med": km,
+            }
         flush(step)
         block(step, m)
         truth.steps.append(step)
