@@ -84,7 +84,8 @@ def _site_options(p: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace):
-    from .build import BuildOptions, load_config
+    from .build import BuildOptions
+    from .config import load_config
 
     cfg = load_config(args.config)
     return BuildOptions(

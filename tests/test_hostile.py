@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import BuildOptions, _parse_log_task, build
+from sitegen.build import BuildOptions, build
 from sitegen.cli import main
+from sitegen.parse import _parse_log_task
 from sitegen.synth import synth
 
 PAYLOAD = '<script>window.__pwned=1</script>"onload=alert(1) javascript:alert(1)'
