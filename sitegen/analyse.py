@@ -177,7 +177,7 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
         key = f"timing/{name}"
         vals = [b.metrics.get(key) for b in steps]
         present = finite(vals)
-        if not present and name != UNACCOUNTED:
+        if not present:
             return None
         total = math.fsum(present)
         ratios = [
@@ -185,32 +185,11 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
             for b in steps
             if _isnum(b.metrics.get(key)) and float(b.metrics[STEP_TIME]) > 0
         ]
-        out = {
-            "name": name,
-            "total_s": total,
-            "mean_s": total / len(present),
-            "count": len(present),
-            "share_of_parent": total / parent_total if parent_total else None,
-            "share_of_step": total / step_total if step_total else None,
-            "mean_step_share": _mean(ratios),
-            "children": [],
-        }
+        out = _timer_node(name, total, len(present), parent_total, step_total, _mean(ratios))
         kids = [k for k in (node(c, total) for c in TIMER_TREE.get(name, ())) if k]
         if kids:
-            covered = math.fsum(k["total_s"] for k in kids)
-            rest = total - covered
-            kids.append(
-                {
-                    "name": UNACCOUNTED,
-                    "total_s": rest,
-                    "mean_s": rest / len(present),
-                    "count": len(present),
-                    "share_of_parent": rest / total if total else None,
-                    "share_of_step": rest / step_total if step_total else None,
-                    "mean_step_share": None,
-                    "children": [],
-                }
-            )
+            rest = total - math.fsum(k["total_s"] for k in kids)
+            kids.append(_timer_node(UNACCOUNTED, rest, len(present), total, step_total, None))
             out["children"] = kids
         return out
 
@@ -247,6 +226,26 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
             }
         )
     return {"steps": len(steps), "step_total_s": step_total, "tree": root, "outside_step": outside}
+
+
+def _timer_node(
+    name: str,
+    total: float,
+    count: int,
+    parent_total: float | None,
+    step_total: float,
+    mean_step_share: float | None,
+) -> dict:
+    return {
+        "name": name,
+        "total_s": total,
+        "mean_s": total / count,
+        "count": count,
+        "share_of_parent": total / parent_total if parent_total else None,
+        "share_of_step": total / step_total if step_total else None,
+        "mean_step_share": mean_step_share,
+        "children": [],
+    }
 
 
 def flatten_tree(tree: dict | None, depth: int = 0) -> list[dict]:

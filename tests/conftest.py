@@ -12,6 +12,18 @@ from sitegen.build import BuildOptions, build
 from sitegen.synth import TRUTH_FILE, synth
 
 BASE_URL = "https://example.github.io/archive/"
+JOB_SECTIONS = (
+    "overview",
+    "progression",
+    "metrics",
+    "timing",
+    "vllm",
+    "batches",
+    "trials",
+    "config",
+    "notes",
+    "warnings",
+)
 
 
 @pytest.fixture(scope="session")

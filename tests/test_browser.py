@@ -20,20 +20,9 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError("CI must install Debian's chromium for the browser tests")
     pytest.skip("no chromium on this machine", allow_module_level=True)
 
-sync_api = pytest.importorskip("playwright.sync_api")
+from .conftest import JOB_SECTIONS  # noqa: E402
 
-JOB_SECTIONS = [
-    "overview",
-    "progression",
-    "metrics",
-    "timing",
-    "vllm",
-    "batches",
-    "trials",
-    "config",
-    "notes",
-    "warnings",
-]
+sync_api = pytest.importorskip("playwright.sync_api")
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

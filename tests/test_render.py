@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from sitegen.formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
 from sitegen.jsonio import script_json
 
-from .conftest import BASE_URL
+from .conftest import BASE_URL, JOB_SECTIONS
 
 
 class Meta(HTMLParser):
@@ -86,18 +86,7 @@ def test_job_sections_and_downloads(site, index):
     job = _job(index)
     d = site / job["url"]
     m = parse(d / "index.html")
-    for sec in (
-        "overview",
-        "metrics",
-        "progression",
-        "timing",
-        "vllm",
-        "batches",
-        "trials",
-        "config",
-        "notes",
-        "warnings",
-    ):
+    for sec in JOB_SECTIONS:
         assert sec in m.ids
     report = (d / "report.md").read_text()
     assert f"{job['reward_mean']:.4f}" in report and "## Timing breakdown" in report
