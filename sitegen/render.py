@@ -7,10 +7,7 @@ parses. Templates and static files are package data.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -35,7 +32,6 @@ from .jsonio import clean, dumps, script_json
 from .model import TrialSet
 from .report import job_report
 from .trials import exception_kind
-from .write import StagingWriter
 
 if TYPE_CHECKING:
     from .build import BuildOptions
@@ -131,24 +127,10 @@ class Renderer:
         self.writer.write("data/index.json", dumps(index))
         self.writer.write("data/warnings.json", dumps([w.to_json() for w in warnings]))
         runs_by_id = {r["id"]: r for r, _ in run_pages}
-        todo = [("job", page, runs_by_id.get(page["run"]), trials) for page, trials in job_pages]
-        todo += [("run", page, None, trials) for page, trials in run_pages]
-        todo = [t for t in todo if not self._carried(*t)]
-        workers = self.opts.workers or os.cpu_count() or 1
-        if workers > 1 and len(todo) >= PARALLEL_MIN_PAGES:
-            # Pages render independently into the staging folder: spread them over processes.
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                staging = str(self.writer.staging)
-                for pages, urls, files, nbytes in pool.map(
-                    _render_task, [self.opts] * len(todo), [staging] * len(todo), todo
-                ):
-                    self.pages += pages
-                    self.urls.extend(urls)
-                    self.writer.files += files
-                    self.writer.bytes += nbytes
-        else:
-            for task in todo:
-                self.render(*task)
+        for page, trials in job_pages:
+            self.job(page, runs_by_id.get(page["run"]), trials)
+        for page, trials in run_pages:
+            self.run(page, trials)
         self.index(index, warnings)
         self.compare(index, [p for p, _ in run_pages], [p for p, _ in job_pages])
         self.writer.write(".nojekyll", "")
@@ -164,9 +146,7 @@ class Renderer:
             ),
         )
         if self.base_url:
-            urls = "".join(
-                f"  <url><loc>{self.base_url}{u}</loc></url>\n" for u in sorted(set(self.urls))
-            )
+            urls = "".join(f"  <url><loc>{self.base_url}{u}</loc></url>\n" for u in self.urls)
             self.writer.write(
                 "sitemap.xml",
                 '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -221,27 +201,17 @@ class Renderer:
             return True
         return False
 
-    def _carried(self, kind: str, page: dict, run: dict | None, trials: TrialSet | None) -> bool:
-        """Whether a job or run page was carried over unchanged from the last site."""
-        files = [page["url"], page["data"]]
-        if kind == "run":
-            return self._unchanged(f"run:{page['id']}", (page, trials is not None), files)
+    def job(self, page: dict, run: dict | None, trials: TrialSet | None) -> None:
+        rel = page["url"]
         run_part = (
             {k: run.get(k) for k in ("id", "url", "jobs", "trials", "trial_success_rate")}
             if run
             else None
         )
-        return self._unchanged(f"job:{page['id']}", (page, run_part, trials is not None), files)
-
-    def render(self, kind: str, page: dict, run: dict | None, trials: TrialSet | None) -> None:
-        """Render one job or run page with its charts and downloads."""
-        if kind == "job":
-            self.job(page, run, trials)
-        else:
-            self.run(page, trials)
-
-    def job(self, page: dict, run: dict | None, trials: TrialSet | None) -> None:
-        rel = page["url"]
+        if self._unchanged(
+            f"job:{page['id']}", (page, run_part, trials is not None), [rel, page["data"]]
+        ):
+            return
         self.writer.write(page["data"], dumps(page))
         specs = self.chart_files(rel, job_charts, page)
         self.writer.write(f"{rel}report.md", job_report(page))
@@ -274,6 +244,8 @@ class Renderer:
 
     def run(self, page: dict, trials: TrialSet | None) -> None:
         rel = page["url"]
+        if self._unchanged(f"run:{page['id']}", (page, trials is not None), [rel, page["data"]]):
+            return
         self.writer.write(page["data"], dumps(page))
         specs = self.chart_files(rel, run_charts, page)
         self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
@@ -375,19 +347,6 @@ COMPARE_METRICS = {
     "avg tokens": "generate/avg_num_tokens",
     "staleness": "async/staleness_mean",
 }
-
-
-PARALLEL_MIN_PAGES = 8  # fewer pages render faster in one process than workers start
-
-
-def _render_task(
-    opts: BuildOptions, staging: str, task: tuple[str, dict, dict | None, TrialSet | None]
-) -> tuple[int, list[str], int, int]:
-    """Render one page in a worker process, straight into the staging folder."""
-    writer = StagingWriter(Path(staging))
-    renderer = Renderer(opts, writer)
-    renderer.render(*task)
-    return renderer.pages, renderer.urls, writer.files, writer.bytes
 
 
 def compare_curves(metrics: dict) -> dict[str, str]:

@@ -22,39 +22,7 @@ from .errors import OutputError
 MARKER = ".sitegen-site"
 
 
-class StagingWriter:
-    """Writes files into a staging folder; what a parallel render worker gets."""
-
-    def __init__(self, staging: Path) -> None:
-        self.staging = staging
-        self.files = 0
-        self.bytes = 0
-
-    def write(self, rel: str, data: bytes | str) -> None:
-        """Add one file (``rel`` is ``/``-separated, relative to the site root)."""
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        path = self.staging / rel
-        if not path.resolve().is_relative_to(self.staging.resolve()):
-            raise OutputError(f"refusing to write outside the site: {rel}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        self.files += 1
-        self.bytes += len(data)
-
-    def copy(self, rel: str, src: Path) -> None:
-        path = self.staging / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, path)
-        self.files += 1
-        self.bytes += path.stat().st_size
-
-    def carry_over(self, rels: list[str]) -> bool:
-        """A worker has no previous site to carry pages over from."""
-        return False
-
-
-class SiteWriter(StagingWriter):
+class SiteWriter:
     """Collects the files of one build and publishes them atomically."""
 
     def __init__(self, out: Path) -> None:
@@ -90,11 +58,31 @@ class SiteWriter(StagingWriter):
                     f"{out} is not empty and was not made by sitegen: refusing to overwrite it "
                     "(choose an empty or new -o folder)"
                 )
-        staging = parent / f".{out.name}.staging-{os.getpid()}"
-        if staging.exists():
-            shutil.rmtree(staging)
-        staging.mkdir()
-        super().__init__(staging)
+        self.staging = parent / f".{out.name}.staging-{os.getpid()}"
+        if self.staging.exists():
+            shutil.rmtree(self.staging)
+        self.staging.mkdir()
+        self.files = 0
+        self.bytes = 0
+
+    def write(self, rel: str, data: bytes | str) -> None:
+        """Add one file (``rel`` is ``/``-separated, relative to the site root)."""
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        path = self.staging / rel
+        if not path.resolve().is_relative_to(self.staging.resolve()):
+            raise OutputError(f"refusing to write outside the site: {rel}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        self.files += 1
+        self.bytes += len(data)
+
+    def copy(self, rel: str, src: Path) -> None:
+        path = self.staging / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, path)
+        self.files += 1
+        self.bytes += path.stat().st_size
 
     def carry_over(self, rels: list[str]) -> bool:
         """Hard-link files (or whole folders) of the current site into the new one.
