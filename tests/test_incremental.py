@@ -94,6 +94,19 @@ def test_parallel_equals_serial(tmp_path):
     build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
     build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
     assert _data(tmp_path / "s1") == _data(tmp_path / "s2")
+    # every page, chart and download too: parsing in workers changes nothing
+    files1 = {
+        p.relative_to(tmp_path / "s1"): p.read_bytes()
+        for p in (tmp_path / "s1").rglob("*")
+        if p.is_file()
+    }
+    files2 = {
+        p.relative_to(tmp_path / "s2"): p.read_bytes()
+        for p in (tmp_path / "s2").rglob("*")
+        if p.is_file()
+    }
+    assert files1.keys() == files2.keys()
+    assert [k for k in files1 if files1[k] != files2[k]] == []
 
 
 def test_damaged_cache_is_ignored(tmp_path):
