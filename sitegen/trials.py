@@ -285,8 +285,9 @@ def parse_trials(
 ) -> tuple[TrialSet, Known]:
     """Parse a trials directory.
 
-    Every ``result.json`` is stat'ed here; those unchanged since an earlier
-    build take their outcome from ``known``, the rest are read through
+    A ``result.json`` whose outcome ``known`` holds from an earlier build is
+    taken from there (complete ones are written once and never change; damaged
+    ones are re-read when their size or mtime changed); the rest are read through
     ``decode_map`` (default: in this process; the build passes one that
     spreads shards over worker processes). Returns the trial set and the
     outcomes to keep for the next build.
@@ -299,6 +300,13 @@ def parse_trials(
     for trial, is_eval in list_trial_dirs(root):
         f = trial / "result.json"
         frel = _rel(f, archive_root)
+        hit = col.known.get(frel)
+        if hit is not None and hit[2][0] in ("ok", "eval", "job"):
+            # A complete result.json is written once and never changes: not even stat'ed again.
+            # (Damaged ones are re-checked: they may be a file still being written.)
+            col.entries[frel] = hit
+            plan.append((frel, hit[2]))
+            continue
         try:
             st = f.stat()
         except FileNotFoundError:

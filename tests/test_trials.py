@@ -165,3 +165,19 @@ def test_unchanged_files_come_from_the_known_outcomes(tmp_path):
     (new / "result.json").write_bytes(rec(trial_name="t9"))
     third, known3 = parse_trials(tmp_path / "trace_jobs", tmp_path, known=known2)
     assert len(third.results) == len(first.results) + 1 and len(known3) == len(known2) + 1
+
+
+def test_a_result_still_being_written_is_read_again_when_complete(tmp_path):
+    root = tmp_path / "trace_jobs"
+    (root / "t1").mkdir(parents=True)
+    full = rec(trial_name="t1")
+    (root / "t1" / "result.json").write_bytes(full[:40])  # the writer is halfway through
+    first, known = parse_trials(root, tmp_path)
+    assert first.malformed == 1 and len(first.results) == 0
+    (root / "t1" / "result.json").write_bytes(full)
+    second, known2 = parse_trials(root, tmp_path, known=known)
+    assert second.malformed == 0 and [r.name for r in second.results] == ["t1"]
+    # complete now: the next build takes it from the known outcomes without reading
+    (root / "t1" / "result.json").write_bytes(b"garbage that is never read")
+    third, _ = parse_trials(root, tmp_path, known=known2)
+    assert third == second
