@@ -155,7 +155,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
 
         from .render import Renderer  # Altair is slow to import; a no-change rebuild never needs it
 
-        renderer = Renderer(opts, writer, previous.get("pages", {}))
+        renderer = Renderer(opts, writer, previous.get("pages", {}), cache.subdir("jinja"))
         renderer.site(index, run_pages, job_pages, report.warnings)
         stage("render")
         writer.commit()

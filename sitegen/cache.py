@@ -74,6 +74,12 @@ class BuildCache:
     def save(self, kind: str, name: str, obj: object) -> None:
         self._atomic(self._file(kind, name), pickle.dumps(obj, pickle.HIGHEST_PROTOCOL))
 
+    def subdir(self, name: str) -> Path:
+        """A folder inside the cache for another tool's own cache (compiled templates)."""
+        d = self.dir / name
+        d.mkdir(exist_ok=True)
+        return d
+
     def manifest(self) -> dict:
         try:
             return json.loads((self.dir / "manifest.json").read_text())

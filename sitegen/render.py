@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -42,7 +43,11 @@ class Renderer:
     """Writes every page of the site for one build."""
 
     def __init__(
-        self, opts: BuildOptions, writer: SiteWriter, previous: dict[str, str] | None = None
+        self,
+        opts: BuildOptions,
+        writer: SiteWriter,
+        previous: dict[str, str] | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
         self.opts = opts
         self.writer = writer
@@ -57,6 +62,8 @@ class Renderer:
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
+            # compiled templates kept beside the output: a rebuild skips compiling them
+            bytecode_cache=jinja2.FileSystemBytecodeCache(str(cache_dir)) if cache_dir else None,
         )
         self.env.filters.update(
             num=fmt_num,

@@ -243,18 +243,22 @@ class _Collector:
         )
 
 
-def list_trial_dirs(root: Path) -> Iterator[tuple[Path, bool]]:
-    """Every trial directory under a trials dir, as ``(path, is_eval)``, sorted."""
-    for entry in _sorted_dirs(root):
+def list_trial_dirs(root: Path) -> Iterator[tuple[str, str, bool]]:
+    """Every trial directory under a trials dir, sorted, as ``(path below root, name, is_eval)``.
+
+    Plain strings: an archive has tens of thousands of trials, and Path objects
+    cost more than the listing itself.
+    """
+    for entry in _sorted_dirs(str(root)):
         if entry.name == "eval_sessions":
-            for session in _sorted_dirs(Path(entry.path)):
-                for trial in _sorted_dirs(Path(session.path)):
-                    yield Path(trial.path), True
+            for session in _sorted_dirs(entry.path):
+                for trial in _sorted_dirs(session.path):
+                    yield f"eval_sessions/{session.name}/{trial.name}", trial.name, True
         else:
-            yield Path(entry.path), False
+            yield entry.name, entry.name, False
 
 
-def _sorted_dirs(path: Path) -> list[os.DirEntry]:
+def _sorted_dirs(path: str) -> list[os.DirEntry]:
     try:
         with os.scandir(path) as it:
             return sorted((e for e in it if e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
@@ -297,9 +301,8 @@ def parse_trials(
     plan: list[tuple[str, object]] = []  # (rel path, outcome or index into todo)
     todo: list[tuple[str, str, bool]] = []
     stats: list[os.stat_result] = []
-    for trial, is_eval in list_trial_dirs(root):
-        f = trial / "result.json"
-        frel = _rel(f, archive_root)
+    for sub, name, is_eval in list_trial_dirs(root):
+        frel = f"{rel}/{sub}/result.json" if rel != "." else f"{sub}/result.json"
         hit = col.known.get(frel)
         if hit is not None and hit[2][0] in ("ok", "eval", "job"):
             # A complete result.json is written once and never changes: not even stat'ed again.
@@ -308,7 +311,7 @@ def parse_trials(
             plan.append((frel, hit[2]))
             continue
         try:
-            st = f.stat()
+            st = os.stat(os.path.join(root, sub, "result.json"))
         except FileNotFoundError:
             if not is_eval:
                 plan.append((frel, ("missing",)))
@@ -325,7 +328,7 @@ def parse_trials(
             )
         if outcome is None:
             plan.append((frel, len(todo)))
-            todo.append((frel, trial.name, is_eval))
+            todo.append((frel, name, is_eval))
             stats.append(st)
         else:
             plan.append((frel, outcome))
