@@ -23,6 +23,7 @@ test: $(BIN)/sitegen
 lint: $(BIN)/sitegen
 	$(BIN)/ruff check sitegen tests benchmarks scripts
 	$(BIN)/ruff format --check sitegen tests benchmarks scripts
+	$(BIN)/mypy sitegen
 
 format: $(BIN)/sitegen
 	$(BIN)/ruff format sitegen tests benchmarks scripts

@@ -12,6 +12,7 @@ import functools
 import json
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import altair as alt
 import jsonschema
@@ -47,8 +48,9 @@ def _num(v: object) -> float | None:
 
 def downsample(xs: Sequence, ys: Sequence, max_points: int = MAX_POINTS) -> list[dict]:
     """``[{x, y, lo, hi}]``: every point, or bucket means with min/max when too many."""
-    pts = [(x, _num(y)) for x, y in zip(xs, ys, strict=False)]
-    pts = [(x, y) for x, y in pts if y is not None]
+    pts: list[tuple[Any, float]] = [
+        (x, v) for x, y in zip(xs, ys, strict=False) if (v := _num(y)) is not None
+    ]
     if len(pts) <= max_points:
         return [{"x": x, "y": y, "lo": y, "hi": y} for x, y in pts]
     out = []
@@ -95,7 +97,7 @@ class _Datasets:
         self.values[name] = records
         return alt.Data(name=name)
 
-    def inline(self, node: object) -> object:
+    def inline(self, node: Any) -> Any:
         if isinstance(node, dict):
             if set(node) == {"name"} and node["name"] in self.values:
                 return {"values": self.values[node["name"]]}
@@ -395,13 +397,21 @@ def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict
     d = _Datasets()
     pts = downsample(series.get("step", []), series.get(key, []) or [], 200)
     curve_rows = [{"step": p["x"], "reward": p["y"]} for p in pts] or [{"step": 0, "reward": 0}]
-    axis = {"labelFontSize": 18, "titleFontSize": 18, "grid": True}
     curve = (
         alt.Chart(d(curve_rows))
         .mark_line(strokeWidth=5, color="#4c78a8")
         .encode(
-            x=alt.X("step:Q", title="step", axis=alt.Axis(format="d", tickMinStep=1, **axis)),
-            y=alt.Y("reward:Q", title="reward", scale=alt.Scale(zero=False), axis=alt.Axis(**axis)),
+            x=alt.X(
+                "step:Q",
+                title="step",
+                axis=alt.Axis(format="d", tickMinStep=1, labelFontSize=18, titleFontSize=18),
+            ),
+            y=alt.Y(
+                "reward:Q",
+                title="reward",
+                scale=alt.Scale(zero=False),
+                axis=alt.Axis(labelFontSize=18, titleFontSize=18),
+            ),
         )
         .properties(width=600, height=400)
     )

@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from . import __version__
 from .errors import SitegenError
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
         self.exit(
             2,
             f"sitegen: {message} (see 'sitegen {self.prog.split()[-1]} --help')\n"

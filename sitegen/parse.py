@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .cache import BuildCache, fingerprint
 from .errors import BuildWarning
 from .logfile import LogState, parse_log
-from .model import Discovery, ParsedLog, TrialSet
+from .model import Discovery, JobSource, ParsedLog, TrialSet
 from .redact import Redactor
 from .trials import decode_files, parse_trials
 
@@ -79,10 +79,10 @@ def parse_all(
     warnings: list[BuildWarning] = []
     logs: dict[str, ParsedLog | None] = {j.id: None for j in disc.jobs}
     fingerprints: dict[str, object] = {}
-    log_tasks = []
+    log_tasks: list[tuple[JobSource, str, tuple, LogState | None]] = []
     entries: dict[str, _LogEntry] = {}
     for j in disc.jobs:
-        if not j.log:
+        if j.log is None:
             continue
         fp = tuple(fingerprint([opts.archive / j.log, *(opts.archive / x for x in j.infra_logs)]))
         fingerprints[j.log] = fp
@@ -95,7 +95,7 @@ def parse_all(
         state = entry.state if isinstance(entry, _LogEntry) else None
         if state is not None:
             stats.logs_resumed += 1
-        log_tasks.append((j, fp, state))
+        log_tasks.append((j, j.log, fp, state))
     unreadable: dict[str, BuildWarning] = {}
     if progress is not None and hasattr(progress, "total"):
         progress.total = len(log_tasks) + sum(len(d) for d in disc.trials_dirs.values())
@@ -107,7 +107,7 @@ def parse_all(
         parsed, state = res
         logs[j.id] = parsed
         stats.logs_parsed += 1
-        entries[j.log] = _LogEntry(fp, parsed, state)
+        entries[parsed.path] = _LogEntry(fp, parsed, state)
         if progress:
             progress(f"log {parsed.path}: {len(parsed.blocks)} steps")
 
@@ -140,15 +140,15 @@ def parse_all(
                     j,
                     fp,
                     get_pool().submit(
-                        _parse_log_task, archive, j.log, j.infra_logs, opts.redact_patterns, st
+                        _parse_log_task, archive, rel, j.infra_logs, opts.redact_patterns, st
                     ),
                 )
-                for j, fp, st in log_tasks
+                for j, rel, fp, st in log_tasks
             ]
         else:
-            for j, fp, st in log_tasks:
+            for j, rel, fp, st in log_tasks:
                 take_log(
-                    j, fp, _parse_log_task(archive, j.log, j.infra_logs, opts.redact_patterns, st)
+                    j, fp, _parse_log_task(archive, rel, j.infra_logs, opts.redact_patterns, st)
                 )
         # Trials are stat'ed here while the workers parse logs; only new files are read.
         for group, dirs in disc.trials_dirs.items():

@@ -87,8 +87,8 @@ def job_report(page: dict) -> str:
             f"{col('policy/policy_loss')} | {col('timing/step', 1)} | {col('timing/wait_for_generation_buffer', 1)} |"
         )
     out.append("")
-    rows = flatten_tree(page["timing"]["tree"])
-    if rows:
+    timers = flatten_tree(page["timing"]["tree"])
+    if timers:
         out += [
             "## Timing breakdown",
             "",
@@ -97,7 +97,7 @@ def job_report(page: dict) -> str:
             "| Timer | Total (s) | Mean (s) | Share of parent | Share of step (time-weighted) | Mean per-step share |",
             "|:---|---:|---:|---:|---:|---:|",
         ]
-        for r in rows:
+        for r in timers:
             out.append(
                 f"| {'&nbsp;&nbsp;' * r['depth']}{r['name']} | {_f(r['total_s'], 1)} | {_f(r['mean_s'], 2)} | "
                 f"{_pct(r['share_of_parent'])} | {_pct(r['share_of_step'])} | {_pct(r['mean_step_share'])} |"

@@ -15,6 +15,7 @@ import tarfile
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -90,8 +91,8 @@ def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
         return None
     agent = _dict(obj.get("agent_result"))
     meta = _dict(agent.get("metadata"))
-    exc = _dict(obj.get("exception_info"))
-    exception = exc.get("exception_type") if exc else None
+    exc_info = _dict(obj.get("exception_info"))
+    exception = exc_info.get("exception_type") if exc_info else None
     reward = _reward(obj.get("verifier_result"))
     turns = _int(meta.get("n_episodes"))
     steps = obj.get("step_results")
@@ -169,9 +170,8 @@ def _duration(a: object, b: object) -> float | None:
 
 
 Outcome = tuple  # ("ok", TrialResult) | ("eval",) | ("job",) | ("bad", message, line)
-Known = dict[
-    str, tuple[int, int, object]
-]  # rel path -> (size, mtime_ns, outcome or [(member, outcome)])
+# rel path -> (size, mtime_ns, outcome), or for a tar archive (size, mtime_ns, [(member, outcome)])
+Known = dict[str, tuple[int, int, Any]]
 
 
 class _Collector:
@@ -192,7 +192,7 @@ class _Collector:
         if self.nwarn <= MAX_WARNINGS:
             self.warnings.append(BuildWarning(path, line, msg))
 
-    def cached(self, rel: str, st: os.stat_result) -> object | None:
+    def cached(self, rel: str, st: os.stat_result) -> Any:
         """The outcome recorded for this file when it is unchanged (a trial never changes once written)."""
         hit = self.known.get(rel)
         if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
@@ -298,7 +298,7 @@ def parse_trials(
     """
     rel = _rel(root, archive_root)
     col = _Collector(rel, known)
-    plan: list[tuple[str, object]] = []  # (rel path, outcome or index into todo)
+    plan: list[tuple[str, Any]] = []  # (rel path, outcome or index into todo)
     todo: list[tuple[str, str, bool]] = []
     stats: list[os.stat_result] = []
     for sub, name, is_eval in list_trial_dirs(root):

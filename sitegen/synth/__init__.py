@@ -251,7 +251,7 @@ def synth(
     (out / "misc" / "scratch").mkdir(parents=True, exist_ok=True)
 
     p = [s.path for s in specs]
-    runs = [
+    runs: list[dict] = [
         {
             "logs": p[0:2],
             "resumed_from": [k],
@@ -300,7 +300,7 @@ def synth(
                     del stitched[s]
             stitched.update(lt.metrics)
         r["reward"] = [stitched[s]["reward/avg_raw_reward"] for s in sorted(stitched)]
-    truth = {
+    result: dict = {
         "seed": seed,
         "jobs": {k_: v.to_json() for k_, v in truths.items()},
         "runs": runs,
@@ -309,5 +309,5 @@ def synth(
         "skipped": ["misc/empty-dir", "misc/scratch"],
         "secrets": sorted({s for t in truths.values() for s in t.secrets}),
     }
-    (out / TRUTH_FILE).write_text(json.dumps(truth, indent=1))
-    return truth
+    (out / TRUTH_FILE).write_text(json.dumps(result, indent=1))
+    return result
