@@ -1,6 +1,7 @@
 """Jobs and runs from parsed logs and trials (resume chains stitched).
 
-* Experiment layout: the logs of one experiment are one run, in SLURM-id order.
+* Experiment layout: the logs of one experiment are one run, in SLURM-id order
+  (by first log time when some log names carry no job id).
 * Flat layout: a job that resumed from a checkpoint joins the run of the
   latest earlier job that saved that checkpoint; otherwise it starts a run.
 
@@ -102,7 +103,11 @@ def group_runs(
         else:
             flat.append(src)
     for group, srcs in experiments.items():
-        runs.append((slug(group), sorted(srcs, key=lambda s: s.order_key)))
+        if all(s.order_key[1] for s in srcs):  # every log name ends in its SLURM job id
+            chain = sorted(srcs, key=lambda s: s.order_key)
+        else:  # otherwise by when each job started logging
+            chain = [s for s, _ in sorted(((s, logs.get(s.id)) for s in srcs), key=_start)]
+        runs.append((slug(group), chain))
     # Flat layout: link each resumed job to the latest earlier job that saved its checkpoint.
     ordered = sorted(((s, logs.get(s.id)) for s in flat), key=_start)
     run_of: dict[str, int] = {}

@@ -60,3 +60,27 @@ def test_status():
     assert job_status(log([1], mtime=1000.0), 1000.0 + 60) == "running"
     assert job_status(log([1], mtime=1000.0), 1000.0 + 16 * 60) == "incomplete"
     assert job_status(None, 0) == "incomplete"
+
+
+def test_experiment_chain_order_without_slurm_ids():
+    from datetime import datetime
+
+    from sitegen.assemble import group_runs
+    from sitegen.model import Discovery
+
+    late = JobSource("b", "exp/logs/first-try.out", "exp", "experiment", ("exp", 0, "first-try"))
+    early = JobSource("a", "exp/logs/zz-resume.out", "exp", "experiment", ("exp", 0, "zz-resume"))
+    logs = {
+        "a": log([1], first_time=datetime(2026, 1, 1)),
+        "b": log([5], first_time=datetime(2026, 1, 3)),
+    }
+    runs = group_runs(Discovery((late, early), {}, (), ()), logs)
+    assert [s.id for s in runs[0][1]] == ["a", "b"]  # by start time, not by name
+    with_ids = [
+        JobSource("x", "e/logs/r_20.out", "e", "experiment", ("e", 20, "r_20")),
+        JobSource("y", "e/logs/r_3.out", "e", "experiment", ("e", 3, "r_3")),
+    ]
+    assert [s.id for s in group_runs(Discovery(tuple(with_ids), {}, (), ()), {})[0][1]] == [
+        "y",
+        "x",
+    ]
