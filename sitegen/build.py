@@ -100,7 +100,9 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         clock = now
 
     archive = opts.archive
-    disc = discover(archive)
+    out = opts.out
+    # The site, its staging folders and cache may lie inside the archive (``-o ARCHIVE/site``).
+    disc = discover(archive, exclude=(out, out.parent / f".{out.name}.cache"))
     if not disc.jobs:
         raise ArchiveError(
             f"no jobs found in {archive}: expected *.out/*.log files or trace_jobs/ folders"

@@ -62,6 +62,7 @@ class _Walker:
         self.skipped: list[tuple[str, str]] = []
         self.warnings: list[BuildWarning] = []
         self.seen: set[tuple[int, int]] = set()
+        self.exclude: set[str] = set()
 
     def rel(self, p: Path) -> str:
         r = p.relative_to(self.root).as_posix()
@@ -137,6 +138,11 @@ class _Walker:
             found = True
         for e in dirs:
             if e.name in TRIALS_DIR_NAMES or e.name == "eval_sessions":
+                continue
+            if os.path.realpath(e.path) in self.exclude:
+                continue  # sitegen's own output (and its cache) inside the archive
+            if e.name.startswith("."):
+                self.skipped.append((self.rel(Path(e.path)), "hidden folder: not read"))
                 continue
             if self.walk(Path(e.path)):
                 found = True
@@ -235,13 +241,18 @@ def _notes(d: Path) -> str | None:
     return str(p) if p.is_file() else None
 
 
-def discover(root: Path) -> Discovery:
-    """Walk ``root`` and list its jobs, trials directories and skipped directories."""
+def discover(root: Path, exclude: tuple[Path, ...] = ()) -> Discovery:
+    """Walk ``root`` and list its jobs, trials directories and skipped directories.
+
+    Folders in ``exclude`` (the site being built, when it lies inside the
+    archive) are passed over silently; hidden folders are reported as skipped.
+    """
     if not root.exists():
         raise ArchiveError(f"archive not found: {root} (give the folder that holds your job logs)")
     if not root.is_dir():
         raise ArchiveError(f"archive is not a directory: {root}")
     w = _Walker(root)
+    w.exclude = {os.path.realpath(p) for p in exclude}
     w.walk(root)
     ids: dict[str, str] = {}
     jobs = []

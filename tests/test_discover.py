@@ -54,3 +54,12 @@ def test_links_outside_and_loops_not_followed(tmp_path):
 def test_missing_archive_is_an_error(tmp_path):
     with pytest.raises(ArchiveError, match="not found"):
         discover(tmp_path / "nope")
+
+
+def test_output_inside_the_archive_and_hidden_folders(tmp_path):
+    touch(tmp_path / "job" / "a.out")
+    touch(tmp_path / "site" / "data" / "index.json")
+    touch(tmp_path / ".git" / "HEAD")
+    d = discover(tmp_path, exclude=(tmp_path / "site",))
+    assert [j.log for j in d.jobs] == ["job/a.out"]
+    assert d.skipped == ((".git", "hidden folder: not read"),)

@@ -127,3 +127,14 @@ def test_damaged_cache_is_ignored(tmp_path):
     clean = tmp_path / "clean"
     build(BuildOptions(archive=archive, out=clean, workers=1, now=0.0, clean=True))
     assert _data(out) == _data(clean)
+
+
+def test_site_inside_the_archive_is_not_read_as_input(tmp_path):
+    archive = tmp_path / "a"
+    synth(archive, seed=25, steps=8, trials_per_step=1)
+    opts = BuildOptions(archive=archive, out=archive / "site", workers=1, now=0.0)
+    first = build(opts)
+    second = build(opts)
+    assert second.unchanged and second.jobs == first.jobs == 7
+    index = json.loads((archive / "site" / "data" / "index.json").read_text())
+    assert not any(s["path"].startswith(("site", ".site")) for s in index["skipped"])
