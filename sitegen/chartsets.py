@@ -35,19 +35,11 @@ def job_charts(page: dict) -> dict[str, dict | None]:
         tl = dict(v["timeline"])
         tl["minute"] = [t / 60 for t in tl["t_s"]]
         out["vllm_throughput"] = vllm_throughput(tl)
-        out["vllm_queue"] = charts.lines(
-            tl,
-            {"running_mean": "running", "waiting_mean": "waiting"},
-            x="minute",
-            x_title="minutes since start",
-            y_title="requests per engine",
+        out["vllm_queue"] = _over_time(
+            tl, {"running_mean": "running", "waiting_mean": "waiting"}, "requests per engine"
         )
-        out["vllm_cache"] = charts.lines(
-            tl,
-            {"kv_cache_pct_mean": "KV cache %", "prefix_hit_pct_mean": "prefix hit %"},
-            x="minute",
-            x_title="minutes since start",
-            y_title="%",
+        out["vllm_cache"] = _over_time(
+            tl, {"kv_cache_pct_mean": "KV cache %", "prefix_hit_pct_mean": "prefix hit %"}, "%"
         )
     bs = page.get("batch_series") or {"step": []}
     rows = [
@@ -78,17 +70,18 @@ def trial_charts(tr: dict) -> dict[str, dict | None]:
     }
 
 
+def _over_time(tl: dict, names: dict[str, str], y_title: str) -> dict | None:
+    """A vLLM timeline chart: per-minute values against minutes since the job started."""
+    return charts.lines(tl, names, x="minute", x_title="minutes since start", y_title=y_title)
+
+
 def vllm_throughput(tl: dict) -> dict | None:
-    return (
-        charts.lines(
-            {"minute": tl["minute"], "gen": tl["gen_throughput_mean"]},
-            {"gen": "generation tok/s per engine"},
-            x="minute",
-            x_title="minutes since start",
-            y_title="tokens/s",
-        )
-        if tl["minute"]
-        else None
+    if not tl["minute"]:
+        return None
+    return _over_time(
+        {"minute": tl["minute"], "gen": tl["gen_throughput_mean"]},
+        {"gen": "generation tok/s per engine"},
+        "tokens/s",
     )
 
 

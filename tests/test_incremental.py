@@ -19,6 +19,16 @@ def _data(site: Path) -> dict[str, object]:
     return out
 
 
+def _clean_build(archive: Path, out: Path) -> Path:
+    """The same archive built from scratch (no cache), to compare an incremental build with."""
+    build(BuildOptions(archive=archive, out=out, workers=1, now=0.0, clean=True))
+    return out
+
+
+def _files(site: Path) -> dict[Path, bytes]:
+    return {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
 def _append(log: Path, text: str) -> None:
     st = log.stat()
     with open(log, "a") as fh:
@@ -65,9 +75,7 @@ def test_incremental_builds(tmp_path):
     # the mirror form wins in that log, so the console block is read but not shown; its line is counted
     assert grown["log_lines"] > last
 
-    clean = tmp_path / "clean"
-    build(BuildOptions(archive=archive, out=clean, workers=1, now=0.0, clean=True))
-    assert _data(out) == _data(clean)
+    assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
 
 
 def test_grown_console_log_is_read_on(tmp_path):
@@ -83,9 +91,7 @@ def test_grown_console_log_is_read_on(tmp_path):
     assert r.parse.logs_resumed == 1
     j2 = json.loads((out / "data/jobs/flat.chain-b.train_600301.json").read_text())
     assert j2["last_step"] == j["last_step"] + 1 and j2["reward_last"] == 0.9
-    clean = tmp_path / "clean"
-    build(BuildOptions(archive=archive, out=clean, workers=1, now=0.0, clean=True))
-    assert _data(out) == _data(clean)
+    assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
 
 
 def test_parallel_equals_serial(tmp_path):
@@ -95,16 +101,7 @@ def test_parallel_equals_serial(tmp_path):
     build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
     assert _data(tmp_path / "s1") == _data(tmp_path / "s2")
     # every page, chart and download too: parsing in workers changes nothing
-    files1 = {
-        p.relative_to(tmp_path / "s1"): p.read_bytes()
-        for p in (tmp_path / "s1").rglob("*")
-        if p.is_file()
-    }
-    files2 = {
-        p.relative_to(tmp_path / "s2"): p.read_bytes()
-        for p in (tmp_path / "s2").rglob("*")
-        if p.is_file()
-    }
+    files1, files2 = _files(tmp_path / "s1"), _files(tmp_path / "s2")
     assert files1.keys() == files2.keys()
     assert [k for k in files1 if files1[k] != files2[k]] == []
 
@@ -124,9 +121,7 @@ def test_damaged_cache_is_ignored(tmp_path):
     (cache / "manifest.json").write_text("{not json")
     r = build(opts)
     assert not r.unchanged and r.parse.logs_parsed == 7
-    clean = tmp_path / "clean"
-    build(BuildOptions(archive=archive, out=clean, workers=1, now=0.0, clean=True))
-    assert _data(out) == _data(clean)
+    assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
 
 
 def test_site_inside_the_archive_is_not_read_as_input(tmp_path):
