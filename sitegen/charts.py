@@ -46,26 +46,41 @@ def _num(v: object) -> float | None:
     return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
 
 
-def downsample(xs: Sequence, ys: Sequence, max_points: int = MAX_POINTS) -> list[dict]:
-    """``[{x, y, lo, hi}]``: every point, or bucket means with min/max when too many."""
-    pts: list[tuple[Any, float]] = [
-        (x, v) for x, y in zip(xs, ys, strict=False) if (v := _num(y)) is not None
-    ]
+def downsample(
+    xs: Sequence,
+    ys: Sequence,
+    max_points: int = MAX_POINTS,
+    los: Sequence | None = None,
+    his: Sequence | None = None,
+) -> list[dict]:
+    """``[{x, y, lo, hi}]``: every point, or bucket means with min/max when too many.
+
+    ``los``/``his`` give each point's own range (e.g. per-minute min and max);
+    without them a point's range is its value.
+    """
+    lo_col = los if los is not None else ys
+    hi_col = his if his is not None else ys
+    pts: list[tuple[Any, float, float, float]] = []
+    for x, y, lo, hi in zip(xs, ys, lo_col, hi_col, strict=False):
+        v = _num(y)
+        if v is not None:
+            lv, hv = _num(lo), _num(hi)
+            pts.append((x, v, v if lv is None else lv, v if hv is None else hv))
     if len(pts) <= max_points:
-        return [{"x": x, "y": y, "lo": y, "hi": y} for x, y in pts]
+        return [{"x": x, "y": y, "lo": lo, "hi": hi} for x, y, lo, hi in pts]
     out = []
     n = len(pts)
     for i in range(max_points):
         chunk = pts[i * n // max_points : (i + 1) * n // max_points]
         if not chunk:
             continue
-        vals = [y for _, y in chunk]
+        vals = [p[1] for p in chunk]
         out.append(
             {
                 "x": chunk[len(chunk) // 2][0],
                 "y": sum(vals) / len(vals),
-                "lo": min(vals),
-                "hi": max(vals),
+                "lo": min(p[2] for p in chunk),
+                "hi": max(p[3] for p in chunk),
             }
         )
     return out
@@ -243,8 +258,10 @@ def lines(
     x: str = "step",
     x_title: str = "step",
     y_title: str | None = None,
+    bands: dict[str, tuple[str, str]] | None = None,
 ) -> dict | None:
-    """Plain lines (with a min/max band when downsampled)."""
+    """Lines with a min/max band: the range of downsampled buckets, or for a series in
+    ``bands`` (``{key: (min column, max column)}``) the range those columns give."""
     d = _Datasets()
     xs = series.get(x, [])
     records = []
@@ -252,7 +269,14 @@ def lines(
         ys = series.get(key)
         if not ys:
             continue
-        for r in downsample(xs, ys):
+        lo_key, hi_key = (bands or {}).get(key, (None, None))
+        rows = downsample(
+            xs,
+            ys,
+            los=series.get(lo_key) if lo_key else None,
+            his=series.get(hi_key) if hi_key else None,
+        )
+        for r in rows:
             records.append(
                 {"x": r["x"], "y": r["y"], "lo": r["lo"], "hi": r["hi"], "metric": label}
             )

@@ -70,18 +70,24 @@ def trial_charts(tr: dict) -> dict[str, dict | None]:
     }
 
 
-def _over_time(tl: dict, names: dict[str, str], y_title: str) -> dict | None:
+def _over_time(
+    tl: dict, names: dict[str, str], y_title: str, bands: dict[str, tuple[str, str]] | None = None
+) -> dict | None:
     """A vLLM timeline chart: per-minute values against minutes since the job started."""
-    return charts.lines(tl, names, x="minute", x_title="minutes since start", y_title=y_title)
+    return charts.lines(
+        tl, names, x="minute", x_title="minutes since start", y_title=y_title, bands=bands
+    )
 
 
 def vllm_throughput(tl: dict) -> dict | None:
     if not tl["minute"]:
         return None
+    # the band is each minute's slowest and fastest engine line, so dips and spikes show
     return _over_time(
-        {"minute": tl["minute"], "gen": tl["gen_throughput_mean"]},
-        {"gen": "generation tok/s per engine"},
+        tl,
+        {"gen_throughput_mean": "generation tok/s per engine"},
         "tokens/s",
+        bands={"gen_throughput_mean": ("gen_throughput_min", "gen_throughput_max")},
     )
 
 

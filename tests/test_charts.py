@@ -24,3 +24,24 @@ def test_specs_are_validated_and_data_inlined():
 
 def test_smoothing_window():
     assert charts.smooth([1, 2, 3, 4, 5], window=3) == [1.5, 2.0, 3.0, 4.0, 4.5]
+
+
+def test_band_from_per_point_ranges():
+    spec = charts.lines(
+        {"minute": [0, 1, 2], "m": [5.0, 6.0, 7.0], "lo": [1.0, 2.0, 3.0], "hi": [9.0, 10.0, 11.0]},
+        {"m": "metric"},
+        x="minute",
+        bands={"m": ("lo", "hi")},
+    )
+    values = (
+        spec["layer"][0]["data"]["values"] if "data" in spec["layer"][0] else spec["data"]["values"]
+    )
+    assert [(r["lo"], r["y"], r["hi"]) for r in values] == [
+        (1.0, 5.0, 9.0),
+        (2.0, 6.0, 10.0),
+        (3.0, 7.0, 11.0),
+    ]
+    many = charts.downsample(
+        list(range(1000)), [1.0] * 1000, 10, los=[0.0] * 1000, his=[2.0] * 999 + [50.0]
+    )
+    assert many[-1]["hi"] == 50.0 and many[0]["lo"] == 0.0 and many[0]["y"] == 1.0
