@@ -35,7 +35,7 @@ bench: $(BIN)/sitegen
 
 ## golden: refresh the golden Vega-Lite and JSON files after an intended change
 golden: $(BIN)/sitegen
-	SITEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/test_golden.py
+	SITEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/scenarios/test_golden.py
 
 clean:
 	rm -rf site .venv .pytest_cache

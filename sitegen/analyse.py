@@ -12,8 +12,8 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from .model import BatchCounts, MetricBlock, ParsedLog, TrialSet, VllmStats
-from .trials import exception_kind
+from sitegen.model.parsed import BatchCounts, MetricBlock, ParsedLog, TrialSet, VllmStats
+from sitegen.model.vocabulary import exception_kind
 
 REWARD = "reward/avg_raw_reward"
 STEP_TIME = "timing/step"

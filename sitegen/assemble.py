@@ -15,8 +15,17 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from .discover import slug
-from .model import Discovery, Job, JobSource, MetricBlock, ParsedLog, Restart, Run, TrialSet
+from sitegen.discover import slug
+from sitegen.model.parsed import (
+    Discovery,
+    Job,
+    JobSource,
+    MetricBlock,
+    ParsedLog,
+    Restart,
+    Run,
+    TrialSet,
+)
 
 RUNNING_WINDOW_S = 15 * 60  # a log without end marker changed this recently: running
 

@@ -11,34 +11,19 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from . import __version__
-from .assemble import assemble
-from .assets import package_dir
-from .cache import BuildCache, fingerprint, tree_signature
-from .discover import discover
-from .errors import ArchiveError, BuildWarning
-from .model import Discovery
-from .pages import index_page, job_page, job_row, read_notes, run_page, run_summary
-from .parse import ParseStats, parse_all
-from .redact import Redactor
-from .write import MARKER, SiteWriter
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    """What to build and how: the CLI's options (and ``sitegen.toml``), as one value."""
-
-    archive: Path
-    out: Path = Path("site")
-    title: str = "SkyRL run archive"
-    base_url: str | None = None
-    workers: int = 0  # 0: the CPU count
-    redact_patterns: tuple[str, ...] = ()
-    strict: bool = False
-    clean: bool = False  # ignore (and wipe) the build cache
-    now: float | None = None  # for tests: the time "running" is judged against
+from sitegen import __version__
+from sitegen.assemble import assemble
+from sitegen.assets import package_dir
+from sitegen.discover import discover
+from sitegen.errors import ArchiveError, BuildWarning
+from sitegen.incremental import BuildCache, fingerprint, tree_signature
+from sitegen.model.parsed import Discovery
+from sitegen.options import BuildOptions
+from sitegen.pages import index_page, job_page, job_row, read_notes, run_page, run_summary
+from sitegen.parse import ParseStats, parse_all
+from sitegen.redact import Redactor
+from sitegen.write import MARKER, SiteWriter
 
 
 @dataclass
@@ -155,7 +140,9 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         )
         stage("analyse")
 
-        from .render import Renderer  # Altair is slow to import; a no-change rebuild never needs it
+        from sitegen.present.html import (
+            Renderer,  # Altair is slow to import; a no-change rebuild never needs it
+        )
 
         renderer = Renderer(opts, writer, previous.get("pages", {}), cache.subdir("jinja"))
         renderer.site(index, run_pages, job_pages, report.warnings)

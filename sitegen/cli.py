@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from . import __version__
-from .errors import SitegenError
+from sitegen import __version__
+from sitegen.errors import SitegenError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,17 +85,15 @@ def _site_options(p: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace):
-    from .build import BuildOptions
-    from .config import load_config
+    from sitegen.options import load_options
 
-    cfg = load_config(args.config)
-    return BuildOptions(
+    return load_options(
+        args.config,
         archive=args.archive,
         out=args.out,
-        title=args.title or cfg.get("title") or "SkyRL run archive",
-        base_url=args.base_url or cfg.get("base_url"),
-        workers=args.workers or int(cfg.get("workers", 0)),
-        redact_patterns=tuple(cfg.get("redact_patterns", ())),
+        title=args.title,
+        base_url=args.base_url,
+        workers=args.workers,
         strict=getattr(args, "strict", False),
         clean=args.clean,
     )
@@ -117,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "synth":
-        from .synth import synth
+        from sitegen.synth import synth
 
         truth = synth(
             args.out,
@@ -134,8 +132,8 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 0
     if args.command == "build":
-        from .build import build, print_warnings
-        from .progress import Progress
+        from sitegen.build import build, print_warnings
+        from sitegen.progress import Progress
 
         opts = _options(args)
         with Progress(sys.stderr) as progress:
@@ -148,7 +146,7 @@ def _run(args: argparse.Namespace) -> int:
             return 1
         return 0
     if args.command == "serve":
-        from .serve import serve
+        from sitegen.serve import serve
 
         return serve(_options(args), host=args.host, port=args.port)
     return 2

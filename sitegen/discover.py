@@ -19,8 +19,8 @@ import os
 import re
 from pathlib import Path
 
-from .errors import ArchiveError, BuildWarning
-from .model import Discovery, JobSource
+from sitegen.errors import ArchiveError, BuildWarning
+from sitegen.model.parsed import Discovery, JobSource
 
 TRIALS_DIR_NAMES = ("trace_jobs", "trials")
 LOG_SUFFIXES = (".out", ".log")

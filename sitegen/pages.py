@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from . import analyse
-from .errors import BuildWarning
-from .model import Discovery, Job, Run
-from .redact import Redactor
+from sitegen import analyse
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import Discovery, Job, Run
+from sitegen.redact import Redactor
 
 JOB_SCHEMA = "sitegen/job@1"
 RUN_SCHEMA = "sitegen/run@1"

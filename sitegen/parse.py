@@ -13,17 +13,14 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .cache import BuildCache, fingerprint
-from .errors import BuildWarning
-from .logfile import LogState, parse_log
-from .model import Discovery, JobSource, ParsedLog, TrialSet
-from .redact import Redactor
-from .trials import decode_files, parse_trials
-
-if TYPE_CHECKING:
-    from .build import BuildOptions
+from sitegen.errors import BuildWarning
+from sitegen.incremental import BuildCache, fingerprint
+from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
+from sitegen.options import BuildOptions
+from sitegen.read.logfile import LogState, parse_log
+from sitegen.read.trials import decode_files, parse_trials
+from sitegen.redact import Redactor
 
 TRIAL_SHARD_MIN = 2000  # more new result.json files than this are decoded in parallel shards
 

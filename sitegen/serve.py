@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from .assets import package_dir
-from .build import BuildOptions, build
-from .errors import SitegenError
+from sitegen.assets import package_dir
+from sitegen.build import build
+from sitegen.errors import SitegenError
+from sitegen.options import BuildOptions
 
 
 @dataclass

@@ -17,7 +17,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .errors import OutputError
+from sitegen.errors import OutputError
 
 MARKER = ".sitegen-site"
 

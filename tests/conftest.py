@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import BuildOptions, build
+from sitegen.build import build
+from sitegen.options import BuildOptions
 from sitegen.synth import TRUTH_FILE, synth
 
 BASE_URL = "https://example.github.io/archive/"

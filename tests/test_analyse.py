@@ -3,7 +3,7 @@ import math
 import pytest
 
 from sitegen.analyse import summarize, timing_tree, trial_stats, verdict
-from sitegen.model import MetricBlock, TrialResult, TrialSet
+from sitegen.model.parsed import MetricBlock, TrialResult, TrialSet
 
 
 def test_summarize_sample_std_and_non_finite():

@@ -1,5 +1,13 @@
 from sitegen.assemble import job_status, stitch
-from sitegen.model import BatchCounts, Checkpoint, Job, JobSource, MetricBlock, ParsedLog, VllmStats
+from sitegen.model.parsed import (
+    BatchCounts,
+    Checkpoint,
+    Job,
+    JobSource,
+    MetricBlock,
+    ParsedLog,
+    VllmStats,
+)
 
 
 def log(steps, resumed=None, saved=(), end=None, mtime=0.0, first_time=None):
@@ -66,7 +74,7 @@ def test_experiment_chain_order_without_slurm_ids():
     from datetime import datetime
 
     from sitegen.assemble import group_runs
-    from sitegen.model import Discovery
+    from sitegen.model.parsed import Discovery
 
     late = JobSource("b", "exp/logs/first-try.out", "exp", "experiment", ("exp", 0, "first-try"))
     early = JobSource("a", "exp/logs/zz-resume.out", "exp", "experiment", ("exp", 0, "zz-resume"))

@@ -9,7 +9,7 @@ import sys
 import time
 import urllib.request
 
-from sitegen.build import BuildOptions
+from sitegen.options import BuildOptions
 from sitegen.serve import SiteApp, rebuild
 from sitegen.synth import synth
 

@@ -21,8 +21,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .logs import JobSpec, LogTruth, write_log
-from .trials import TrialsTruth, write_trials
+from sitegen.synth.logs import JobSpec, LogTruth, write_log
+from sitegen.synth.trials import TrialsTruth, write_trials
 
 TRUTH_FILE = "synth-truth.json"
 MIN_JOBS = 7

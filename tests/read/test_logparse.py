@@ -4,8 +4,8 @@ import io
 import math
 import pprint
 
-from sitegen.lines import iter_raw_lines
-from sitegen.logparse import LogParser
+from sitegen.read.lines import iter_raw_lines
+from sitegen.read.logparse import LogParser
 from sitegen.redact import Redactor
 
 P = "(skyrl_entrypoint pid=4242) "

@@ -6,10 +6,10 @@ import csv
 import io
 import math
 
-from .analyse import GEN_WAIT, REWARD, STEP_TIME, pass_at_key
-from .formatting import fmt_dur, fmt_num, fmt_pct
-from .model import TrialSet
-from .trials import exception_kind
+from sitegen.analyse import GEN_WAIT, REWARD, STEP_TIME, pass_at_key
+from sitegen.model.parsed import TrialSet
+from sitegen.model.vocabulary import exception_kind
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct
 
 
 def headline_text(page: dict) -> str:

@@ -19,46 +19,12 @@ from typing import Any
 
 import orjson
 
-from .errors import BuildWarning
-from .model import TrialResult, TrialSet
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import TrialResult, TrialSet
 
 MAX_RESULT_BYTES = 64 << 20  # a result.json larger than this is reported, not read
 MAX_WARNINGS = 20
 TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
-
-# formats.md §6: sandbox and setup failures are infrastructure, the agent's
-# own timeouts and overflows are the model's. Verifier and reward-file
-# problems come from the grading harness, so they count as infrastructure;
-# an LLM request ``Timeout`` is the serving stack's. Anything else is "other".
-INFRA_EXCEPTIONS = frozenset(
-    {
-        "AgentSetupTimeoutError",
-        "EnvironmentStartTimeoutError",
-        "VerifierTimeoutError",
-        "RewardFileNotFoundError",
-        "RewardFileEmptyError",
-        "VerifierOutputParseError",
-        "Timeout",
-    }
-)
-MODEL_EXCEPTIONS = frozenset(
-    {
-        "AgentTimeoutError",
-        "ContextLengthExceededError",
-        "OutputLengthExceededError",
-    }
-)
-
-
-def exception_kind(name: str | None) -> str:
-    """``none``, ``infrastructure``, ``model`` or ``other`` for an exception type."""
-    if not name:
-        return "none"
-    if name.startswith("Daytona") or name in INFRA_EXCEPTIONS:
-        return "infrastructure"
-    if name in MODEL_EXCEPTIONS:
-        return "model"
-    return "other"
 
 
 class TrialFormatError(ValueError):

@@ -10,10 +10,10 @@ import pprint
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitegen.lines import iter_raw_lines
-from sitegen.logparse import LogParser
+from sitegen.read.lines import iter_raw_lines
+from sitegen.read.logparse import LogParser
+from sitegen.read.trials import TrialFormatError, decode_result
 from sitegen.redact import Redactor
-from sitegen.trials import TrialFormatError, decode_result
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -249,7 +249,7 @@ def _piece(kind: str, i: int) -> list[bytes]:
 @settings(max_examples=120, deadline=None)
 @given(st.lists(PIECES, max_size=40), st.integers(64, 4096))
 def test_block_scanner_equals_line_by_line(kinds, chunk):
-    from sitegen.lines import iter_blocks
+    from sitegen.read.lines import iter_blocks
 
     lines = [x for i, k in enumerate(kinds, 1) for x in _piece(k, i)]
     data = b"\n".join(lines) + b"\n"

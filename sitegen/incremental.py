@@ -16,8 +16,8 @@ import pickle
 import shutil
 from pathlib import Path
 
-from . import __version__
-from .errors import OutputError
+from sitegen import __version__
+from sitegen.errors import OutputError
 
 CACHE_FORMAT = 1
 

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.trials import exception_kind
-
-from .conftest import load
+from sitegen.model.vocabulary import exception_kind
+from tests.conftest import load
 
 REWARD = "reward/avg_raw_reward"
 
@@ -270,7 +269,7 @@ def test_timing_tree_adds_up(site, index):
 
 def test_schema_files_validate(site, index):
     jsonschema = pytest.importorskip("jsonschema")
-    schemas = Path(__file__).resolve().parent.parent / "docs" / "schemas"
+    schemas = Path(__file__).resolve().parents[2] / "docs" / "schemas"
     idx_schema = json.loads((schemas / "index.schema.json").read_text())
     jsonschema.validate(index, idx_schema)
     job_schema = json.loads((schemas / "job.schema.json").read_text())

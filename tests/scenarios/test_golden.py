@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import BuildOptions, build
+from sitegen.build import build
+from sitegen.options import BuildOptions
 from sitegen.synth import synth
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 JOB = "exp-async.async-run_561773"
 FILES = {
     f"data/jobs/{JOB}.json": "job.json",

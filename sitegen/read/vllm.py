@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
 
-from .lines import Line
-from .model import EngineStats, VllmStats, VllmTimeBucket
+from sitegen.model.parsed import EngineStats, VllmStats, VllmTimeBucket
+from sitegen.read.lines import Line
 
 ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
 STEP_RE = re.compile(r"^vLLM Stats \(step (\d+)\):\s*(.*)$")
@@ -103,7 +103,7 @@ def parse_step_stats(text: str) -> dict[str, float]:
 
 
 class VllmAccumulator:
-    """Feed vLLM-header lines; ``freeze()`` gives :class:`~sitegen.model.VllmStats`."""
+    """Feed vLLM-header lines; ``freeze()`` gives :class:`~sitegen.model.parsed.VllmStats`."""
 
     def __init__(self, source_name: str) -> None:
         self.source_name = source_name  # engine label for lines without a Ray prefix

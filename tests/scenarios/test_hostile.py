@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import BuildOptions, build
+from sitegen.build import build
 from sitegen.cli import main
+from sitegen.options import BuildOptions
 from sitegen.parse import _parse_log_task
 from sitegen.synth import synth
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .analyse import flatten_tree, pass_at_key
+from sitegen.analyse import flatten_tree, pass_at_key
 
 
 def _f(v: object, digits: int = 4) -> str:

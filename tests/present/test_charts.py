@@ -1,6 +1,6 @@
 import pytest
 
-from sitegen import charts
+from sitegen.present import charts
 
 
 def test_downsample_keeps_spikes_in_the_band():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .errors import BuildWarning
+from sitegen.errors import BuildWarning
 
 Number = float  # metric values are floats; non-finite values are kept as nan/inf
 

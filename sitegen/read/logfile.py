@@ -1,6 +1,6 @@
 """Reading one log file: in blocks, on from where the last build stopped, with its infra logs.
 
-:class:`~sitegen.logparse.LogParser` is the state machine; this module feeds
+:class:`~sitegen.read.logparse.LogParser` is the state machine; this module feeds
 it from disk and keeps the state that lets a grown log be read on.
 """
 
@@ -13,12 +13,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import BuildWarning
-from .lines import iter_blocks, iter_raw_lines, split_line
-from .logparse import LogParser
-from .model import ParsedLog
-from .redact import Redactor
-from .vllm import VllmAccumulator
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import ParsedLog
+from sitegen.read.lines import iter_blocks, iter_raw_lines, split_line
+from sitegen.read.logparse import LogParser
+from sitegen.read.vllm import VllmAccumulator
+from sitegen.redact import Redactor
 
 
 @dataclass(frozen=True)

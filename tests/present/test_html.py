@@ -7,10 +7,9 @@ import io
 import struct
 from html.parser import HTMLParser
 
-from sitegen.formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
 from sitegen.jsonio import script_json
-
-from .conftest import BASE_URL, JOB_SECTIONS
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
+from tests.conftest import BASE_URL, JOB_SECTIONS
 
 
 class Meta(HTMLParser):

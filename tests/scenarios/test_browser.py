@@ -20,7 +20,7 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError("CI must install Debian's chromium for the browser tests")
     pytest.skip("no chromium on this machine", allow_module_level=True)
 
-from .conftest import JOB_SECTIONS  # noqa: E402
+from tests.conftest import JOB_SECTIONS  # noqa: E402
 
 sync_api = pytest.importorskip("playwright.sync_api")
 

@@ -16,27 +16,28 @@ import jinja2
 import yaml
 from altair.utils.schemapi import debug_mode as alt_debug_mode
 
-from . import __version__, charts
-from .analyse import (
+from sitegen import __version__
+from sitegen.analyse import (
     REWARD,
     families,
     flatten_tree,
     pass_at_key,
 )
-from .assets import package_dir
-from .cache import tree_signature
-from .chartsets import job_charts, run_charts
-from .errors import BuildWarning
-from .exports import headline_text, progression_rows, series_csv, trials_csv
-from .formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
-from .jsonio import clean, dumps, script_json
-from .model import TrialSet
-from .report import job_report
-from .trials import exception_kind
+from sitegen.assets import package_dir
+from sitegen.errors import BuildWarning
+from sitegen.incremental import tree_signature
+from sitegen.jsonio import clean, dumps, script_json
+from sitegen.model.parsed import TrialSet
+from sitegen.model.vocabulary import exception_kind
+from sitegen.options import BuildOptions
+from sitegen.present import charts
+from sitegen.present.chartsets import job_charts, run_charts
+from sitegen.present.exports import headline_text, progression_rows, series_csv, trials_csv
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
+from sitegen.present.report import job_report
 
 if TYPE_CHECKING:
-    from .build import BuildOptions
-    from .write import SiteWriter
+    from sitegen.write import SiteWriter
 
 
 class Renderer:
@@ -112,7 +113,7 @@ class Renderer:
         """Build a page's charts and write each as a standalone ``charts/<name>.vl.json``.
 
         Altair's debug mode validates every object as it is made; we validate each
-        finished spec once instead (:func:`sitegen.charts.validate`).
+        finished spec once instead (:func:`sitegen.present.charts.validate`).
         """
         with alt_debug_mode(False):
             specs = make(page)

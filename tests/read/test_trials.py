@@ -4,11 +4,10 @@ import tarfile
 
 import pytest
 
-from sitegen.trials import (
+from sitegen.read.trials import (
     TrialFormatError,
     decode_files,
     decode_result,
-    exception_kind,
     parse_trials,
 )
 
@@ -88,15 +87,6 @@ def test_variants():
 def test_malformed_raise_with_reason(data):
     with pytest.raises(TrialFormatError):
         decode_result(data, "d", False)
-
-
-def test_exception_kinds():
-    assert exception_kind("DaytonaAuthenticationError") == "infrastructure"
-    assert exception_kind("AgentSetupTimeoutError") == "infrastructure"
-    assert exception_kind("AgentTimeoutError") == "model"
-    assert exception_kind("ContextLengthExceededError") == "model"
-    assert exception_kind("RuntimeError") == "other"
-    assert exception_kind(None) == "none"
 
 
 def _tree(root):

@@ -1,6 +1,6 @@
 import io
 
-from sitegen.lines import MAX_LINE_BYTES, iter_raw_lines, split_line
+from sitegen.read.lines import MAX_LINE_BYTES, iter_raw_lines, split_line
 
 
 def lines(data: bytes, chunk: int = 7):

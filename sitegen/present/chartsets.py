@@ -1,11 +1,11 @@
-"""Which charts each page shows, built from its page object (see :mod:`sitegen.charts`)."""
+"""Which charts each page shows, built from its page object (see :mod:`sitegen.present.charts`)."""
 
 from __future__ import annotations
 
 import math
 
-from . import charts
-from .analyse import GEN_WAIT, REWARD, STALENESS, STEP_TIME, TOKENS, pass_at_key
+from sitegen.analyse import GEN_WAIT, REWARD, STALENESS, STEP_TIME, TOKENS, pass_at_key
+from sitegen.present import charts
 
 
 def job_charts(page: dict) -> dict[str, dict | None]:

@@ -17,11 +17,11 @@ from datetime import datetime
 
 import yaml
 
-from .errors import BuildWarning
-from .lines import Line, split_line
-from .model import BatchCounts, Checkpoint, MetricBlock, ParsedLog
-from .redact import Redactor
-from .vllm import VllmAccumulator
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import BatchCounts, Checkpoint, MetricBlock, ParsedLog
+from sitegen.read.lines import Line, split_line
+from sitegen.read.vllm import VllmAccumulator
+from sitegen.redact import Redactor
 
 STEP_RE = re.compile(r"^Step (\d+):\s*$")
 MIRROR_RE = re.compile(r"^WANDB_MIRROR kind=(\w+) step=(\d+) metrics=(\{.*\})\s*$")
@@ -131,7 +131,7 @@ class _Batches:
 
 
 class LogParser:
-    """Feed it :class:`~sitegen.lines.Line` objects in order; ``finish()`` returns the result."""
+    """Feed it :class:`~sitegen.read.lines.Line` objects in order; ``finish()`` returns the result."""
 
     def __init__(self, rel_path: str, redactor: Redactor, year_hint: int | None = None) -> None:
         self.rel = rel_path

@@ -1,0 +1,1 @@
+"""The data that crosses stage boundaries: the parsed model and the domain vocabulary."""

@@ -1,0 +1,136 @@
+"""Incremental builds: nothing changed → nothing parsed or written; a grown log → read on from where it
+stopped, only its pages re-rendered; the result always equals a clean build. Parallel equals serial."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from sitegen.build import build
+from sitegen.options import BuildOptions
+from sitegen.synth import synth
+
+
+def _data(site: Path) -> dict[str, object]:
+    out = {}
+    for p in sorted((site / "data").rglob("*.json")):
+        d = json.loads(p.read_text())
+        out[p.relative_to(site).as_posix()] = d
+    return out
+
+
+def _clean_build(archive: Path, out: Path) -> Path:
+    """The same archive built from scratch (no cache), to compare an incremental build with."""
+    build(BuildOptions(archive=archive, out=out, workers=1, now=0.0, clean=True))
+    return out
+
+
+def _files(site: Path) -> dict[Path, bytes]:
+    return {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+def _append(log: Path, text: str) -> None:
+    st = log.stat()
+    with open(log, "a") as fh:
+        fh.write(text)
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+
+
+STEP = (
+    "(skyrl_entrypoint pid=4242) 2026-03-01 00:00:00.000 | INFO     | skyrl_train.utils.tracking:log:208 - Step {n}: \n"
+    "(skyrl_entrypoint pid=4242) {{'reward/avg_raw_reward': '0.9000',\n"
+    "(skyrl_entrypoint pid=4242)  'timing/step': '100.0000',\n"
+    "(skyrl_entrypoint pid=4242)  'trainer/global_step': {n}}}\n"
+)
+
+
+def test_incremental_builds(tmp_path):
+    archive = tmp_path / "a"
+    synth(archive, seed=21, steps=8, trials_per_step=3)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    first = build(opts)
+    assert first.parse.logs_parsed == 7 and first.parse.trial_files_read > 0
+    index_inode = (out / "index.html").stat().st_ino
+
+    second = build(opts)
+    assert second.unchanged
+    assert second.parse.logs_parsed == 0 and second.parse.trial_files_read == 0
+    assert second.parse.logs_cached == 7
+    assert (out / "index.html").stat().st_ino == index_inode  # not rewritten
+
+    # The stale (flat, mirror form, no end marker) job grows by one step.
+    log = archive / "flat/stale/train_600150.out"
+    last = json.loads((out / "data/jobs/flat.stale.train_600150.json").read_text())["last_step"]
+    _append(log, STEP.format(n=last + 1))
+    third = build(opts)
+    assert not third.unchanged
+    assert (
+        third.parse.logs_parsed == 1
+        and third.parse.logs_resumed == 1
+        and third.parse.logs_cached == 6
+    )
+    assert third.pages_reused >= 6  # every other job page carried over
+    grown = json.loads((out / "data/jobs/flat.stale.train_600150.json").read_text())
+    # the mirror form wins in that log, so the console block is read but not shown; its line is counted
+    assert grown["log_lines"] > last
+
+    assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
+
+
+def test_grown_console_log_is_read_on(tmp_path):
+    archive = tmp_path / "a"
+    synth(archive, seed=22, steps=8, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    build(opts)
+    log = archive / "flat/chain-b/train_600301.out"
+    j = json.loads((out / "data/jobs/flat.chain-b.train_600301.json").read_text())
+    _append(log, STEP.format(n=j["last_step"] + 1))
+    r = build(opts)
+    assert r.parse.logs_resumed == 1
+    j2 = json.loads((out / "data/jobs/flat.chain-b.train_600301.json").read_text())
+    assert j2["last_step"] == j["last_step"] + 1 and j2["reward_last"] == 0.9
+    assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
+
+
+def test_parallel_equals_serial(tmp_path):
+    archive = tmp_path / "a"
+    synth(archive, seed=23, steps=8, trials_per_step=3)
+    build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
+    build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
+    assert _data(tmp_path / "s1") == _data(tmp_path / "s2")
+    # every page, chart and download too: parsing in workers changes nothing
+    files1, files2 = _files(tmp_path / "s1"), _files(tmp_path / "s2")
+    assert files1.keys() == files2.keys()
+    assert [k for k in files1 if files1[k] != files2[k]] == []
+
+
+def test_damaged_cache_is_ignored(tmp_path):
+    """A crash can leave any cache file half-written: such a file is ignored, never trusted."""
+    archive = tmp_path / "a"
+    synth(archive, seed=24, steps=8, trials_per_step=2)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    build(opts)
+    cache = tmp_path / ".site.cache"
+    pickles = list(cache.rglob("*.pkl"))
+    assert pickles
+    for p in pickles:
+        p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])
+    (cache / "manifest.json").write_text("{not json")
+    r = build(opts)
+    assert not r.unchanged and r.parse.logs_parsed == 7
+    assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
+
+
+def test_site_inside_the_archive_is_not_read_as_input(tmp_path):
+    archive = tmp_path / "a"
+    synth(archive, seed=25, steps=8, trials_per_step=1)
+    opts = BuildOptions(archive=archive, out=archive / "site", workers=1, now=0.0)
+    first = build(opts)
+    second = build(opts)
+    assert second.unchanged and second.jobs == first.jobs == 7
+    index = json.loads((archive / "site" / "data" / "index.json").read_text())
+    assert not any(s["path"].startswith(("site", ".site")) for s in index["skipped"])
