@@ -1,0 +1,49 @@
+from pathlib import Path
+
+import pytest
+
+from sitegen.errors import ConfigError
+from sitegen.options import DEFAULT_TITLE, BuildOptions, load_options
+
+
+def test_defaults_without_config(tmp_path: Path):
+    opts = load_options(None, archive=tmp_path)
+    assert opts == BuildOptions(archive=tmp_path)
+    assert opts.title == DEFAULT_TITLE
+
+
+def test_config_file_from_python(tmp_path: Path):
+    cfg = tmp_path / "sitegen.toml"
+    cfg.write_text(
+        'title = "Team runs"\nbase_url = "https://o.github.io/r/"\nworkers = 3\n'
+        'redact_patterns = ["corp-[0-9]+"]\n'
+    )
+    opts = load_options(cfg, archive=str(tmp_path), out=tmp_path / "site")
+    assert opts.title == "Team runs"
+    assert opts.base_url == "https://o.github.io/r/"
+    assert opts.workers == 3
+    assert opts.redact_patterns == ("corp-[0-9]+",)
+    assert opts.archive == tmp_path and opts.out == tmp_path / "site"
+
+
+def test_overrides_win_and_unset_overrides_do_not(tmp_path: Path):
+    cfg = tmp_path / "sitegen.toml"
+    cfg.write_text('title = "From file"\nworkers = 3\n')
+    opts = load_options(cfg, archive=tmp_path, title="From flag", workers=0, base_url=None)
+    assert opts.title == "From flag"
+    assert opts.workers == 3  # 0 means "not given", as the CLI's default
+    assert opts.base_url is None
+
+
+def test_unknown_option_and_missing_archive(tmp_path: Path):
+    with pytest.raises(ConfigError, match="unknown build option 'colour'"):
+        load_options(None, archive=tmp_path, colour="red")
+    with pytest.raises(ConfigError, match="archive"):
+        load_options(None)
+
+
+def test_unknown_config_key(tmp_path: Path):
+    cfg = tmp_path / "sitegen.toml"
+    cfg.write_text("colour = 1\n")
+    with pytest.raises(ConfigError, match="unknown key 'colour'"):
+        load_options(cfg, archive=tmp_path)
