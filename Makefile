@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint format bench golden clean
+.PHONY: demo test lint format bench golden skeletons clean
 
 $(BIN)/sitegen: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,6 +36,11 @@ bench: $(BIN)/sitegen
 ## golden: refresh the golden Vega-Lite and JSON files after an intended change
 golden: $(BIN)/sitegen
 	SITEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/scenarios/test_golden.py
+
+## skeletons: rebuild the stored chart shapes (sitegen/present/skeletons/*.json) with Altair
+## after changing sitegen/present/shapes.py
+skeletons: $(BIN)/sitegen
+	$(BIN)/python scripts/chart_skeletons.py
 
 clean:
 	rm -rf site .venv .pytest_cache

@@ -2,7 +2,6 @@
    No network: everything a page needs is embedded in it, so it works from file:// too. */
 (function () {
   "use strict";
-  var PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac", "#eeca3b"];
   var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
 
   function readJSON(id) {
@@ -124,6 +123,8 @@
   function comparePage() {
     var items = readJSON("compare-items") || [];
     var base = readJSON("overlay-spec");
+    // The series colours come with the chart spec (sitegen/present/charts.py is their one source).
+    var PALETTE = base.encoding.color.scale.range;
     var key = function (it) { return it.kind + ":" + it.id; };
     var byKey = {};
     items.forEach(function (it) { byKey[key(it)] = it; });

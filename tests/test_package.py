@@ -24,3 +24,5 @@ def test_wheel_contains_templates_and_static(tmp_path):
     for t in (ROOT / "templates").iterdir():
         assert f"sitegen/templates/{t.name}" in names
     assert "sitegen/static/site.js" in names and "sitegen/static/vendor/vega-bundle.js" in names
+    skeletons = ROOT / "sitegen" / "present" / "skeletons"
+    assert {f"sitegen/present/skeletons/{p.name}" for p in skeletons.glob("*.json")} <= names

@@ -1,9 +1,13 @@
-"""Charts: plain functions from page data to validated Vega-Lite dicts (Altair).
+"""Charts: plain functions from page data to Vega-Lite dicts.
 
-Data is always inlined by us (``_Datasets``), never
-through Altair's global data transformer. Long series are downsampled for
-display to at most :data:`MAX_POINTS` buckets carrying mean, min and max, so
-spikes stay visible as a band; the raw values stay in the JSON data files.
+Each chart's shape is a skeleton built with Altair and validated once, stored as
+package data (``skeletons/*.json``, made by ``make skeletons`` from
+:mod:`sitegen.present.shapes`); here we only put the records and the few values
+that differ between charts (titles, a height) into a copy of it. So a build
+imports neither Altair nor jsonschema, and data never goes through Altair's
+data transformer. Long series are downsampled for display to at most
+:data:`MAX_POINTS` buckets carrying mean, min and max, so spikes stay visible as
+a band; the raw values stay in the JSON data files.
 """
 
 from __future__ import annotations
@@ -12,15 +16,14 @@ import functools
 import json
 import math
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
-
-import altair as alt
-import jsonschema
-from altair.vegalite.v6.schema import core
 
 MAX_POINTS = 400
 WIDTH = "container"
 HEIGHT = 220
+# The series colours, for the charts and (through the overlay spec it is baked into) the
+# comparison page's table swatches in static/site.js: one source.
 PALETTE = [
     "#4c78a8",
     "#f58518",
@@ -33,7 +36,6 @@ PALETTE = [
     "#bab0ac",
     "#eeca3b",
 ]
-STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
 KIND_COLOURS = {
     "none": "#54a24b",
     "model": "#f58518",
@@ -99,89 +101,43 @@ def smooth(ys: Sequence[float | None], window: int | None = None) -> list[float 
     return out
 
 
-class _Datasets:
-    """Chart data kept out of Altair's hands: a named placeholder while the chart is built,
-    the records put in place after ``to_dict()`` (Altair deep-copies and walks inline data,
-    which cost most of a build)."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, list] = {}
-
-    def __call__(self, records: list) -> alt.Data:
-        name = f"sitegen_data_{len(self.values)}"
-        self.values[name] = records
-        return alt.Data(name=name)
-
-    def inline(self, node: Any) -> Any:
-        if isinstance(node, dict):
-            if set(node) == {"name"} and node["name"] in self.values:
-                return {"values": self.values[node["name"]]}
-            return {k: self.inline(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [self.inline(v) for v in node]
-        return node
+# -- skeletons -------------------------------------------------------------------------------------
 
 
-def _series_colour(field: str) -> alt.Color:
-    """One colour per series, legend on top with solid symbols."""
-    return alt.Color(
-        f"{field}:N",
-        title=None,
-        scale=alt.Scale(range=PALETTE),
-        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
-    )
-
-
-def _base(d: _Datasets, records: list[dict]) -> alt.Chart:
-    return alt.Chart(d(records)).properties(width=WIDTH, height=HEIGHT)
-
-
-def _stub_data(node: object, seen: list[int]) -> object:
-    """A copy of a spec with every inline ``{"values": [...]}`` replaced by a named stub."""
-    if isinstance(node, dict):
-        if "values" in node and isinstance(node["values"], list) and len(node) == 1:
-            seen.append(1)
-            return {"name": f"data{len(seen)}"}
-        return {k: _stub_data(v, seen) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_stub_data(v, seen) for v in node]
-    return node
+def hole(name: str) -> str:
+    """The placeholder a skeleton carries where a chart's own value goes (see :func:`fill`)."""
+    return "${" + name + "}"
 
 
 @functools.cache
-def _validator() -> jsonschema.protocols.Validator:
-    """A validator for the Vega-Lite schema Altair ships, compiled once (a cache, not state)."""
-    schema = core.load_schema()
-    return jsonschema.validators.validator_for(schema)(schema)
+def skeleton(name: str) -> dict:
+    """A stored chart shape (package data), read once per process (a cache, not state).
 
-
-def validate(spec: dict) -> None:
-    """Validate a Vega-Lite spec against the schema Altair ships; raises on the first error.
-
-    The inline data arrays are left out of validation (they are plain records
-    we built), and a spec whose shape was already validated in this process is
-    not validated again: pages repeat the same chart shapes with other data.
+    Never mutated: :func:`fill` copies every dict and list it passes through.
     """
-    _validate_shape(json.dumps(_stub_data(spec, []), sort_keys=True))
+    path = resources.files("sitegen.present") / "skeletons" / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
-@functools.lru_cache(maxsize=1024)
-def _validate_shape(stub: str) -> None:
-    _validator().validate(json.loads(stub))
+def fill(node: Any, holes: dict[str, Any], data: dict[str, list]) -> Any:
+    """A copy of a skeleton with each data stub ``{"name": n}`` replaced by ``{"values": data[n]}``
+    and each hole ``"${k}"`` by ``holes[k]`` (a missing one is a KeyError: a bug, not input)."""
+    if isinstance(node, dict):
+        if len(node) == 1 and "name" in node and node["name"] in data:
+            return {"values": data[node["name"]]}
+        return {k: fill(v, holes, data) for k, v in node.items()}
+    if isinstance(node, list):
+        return [fill(v, holes, data) for v in node]
+    if isinstance(node, str) and node.startswith("${") and node.endswith("}"):
+        return holes[node[2:-1]]
+    return node
 
 
-def _finish(d: _Datasets, chart: alt.TopLevelMixin) -> dict:
-    """The chart as a validated Vega-Lite dict with its data inlined."""
-    spec = (
-        chart.configure(background="transparent")
-        .configure_view(stroke=None)
-        .to_dict(validate=False)
-    )
-    spec = d.inline(spec)  # type: ignore[assignment]
-    validate(spec)
-    spec.pop("$schema", None)
-    spec["$schema"] = "https://vega.github.io/schema/vega-lite/v6.json"
-    return spec
+def _chart(name: str, data: dict[str, list], **holes: Any) -> dict:
+    return fill(skeleton(name), holes, data)
+
+
+# -- the charts ------------------------------------------------------------------------------------
 
 
 def progression(
@@ -196,7 +152,6 @@ def progression(
     ``rules``: vertical markers ``{x, label}`` (restart points); ``marks``:
     points ``{x, y, label}`` drawn as crosses (discarded steps).
     """
-    d = _Datasets()
     steps = series.get("step", [])
     records = []
     for key, label in names.items():
@@ -218,38 +173,9 @@ def progression(
             )
     if not records:
         return None
-    colour = _series_colour("metric")
-    base = _base(d, records).encode(x=alt.X("step:Q", title=x_title, axis=STEP_AXIS), color=colour)
-    layers: list = [
-        base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
-        base.mark_line(opacity=0.35, strokeWidth=1).encode(y=alt.Y("value:Q", title=None)),
-        base.mark_line(strokeWidth=2.5).encode(
-            y=alt.Y("smoothed:Q"),
-            tooltip=[
-                alt.Tooltip("step:Q"),
-                alt.Tooltip("metric:N"),
-                alt.Tooltip("value:Q", format=".4f"),
-                alt.Tooltip("smoothed:Q", format=".4f"),
-            ],
-        ),
-    ]
-    if rules:
-        layers.append(
-            alt.Chart(d(list(rules)))
-            .mark_rule(strokeDash=[4, 3], color="#888")
-            .encode(x=alt.X("x:Q"), tooltip=[alt.Tooltip("label:N")])
-        )
-    if marks:
-        layers.append(
-            alt.Chart(d(list(marks)))
-            .mark_point(shape="cross", size=60, color="#e45756")
-            .encode(
-                x=alt.X("x:Q"),
-                y=alt.Y("y:Q"),
-                tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")],
-            )
-        )
-    return _finish(d, alt.layer(*layers))
+    name = "progression" + ("_rules" if rules else "") + ("_marks" if marks else "")
+    data = {"records": records, "rules": list(rules), "marks": list(marks)}
+    return _chart(name, data, x_title=x_title)
 
 
 def lines(
@@ -262,7 +188,6 @@ def lines(
 ) -> dict | None:
     """Lines with a min/max band: the range of downsampled buckets, or for a series in
     ``bands`` (``{key: (min column, max column)}``) the range those columns give."""
-    d = _Datasets()
     xs = series.get(x, [])
     records = []
     for key, label in names.items():
@@ -282,59 +207,16 @@ def lines(
             )
     if not records:
         return None
-    colour = _series_colour("metric")
-    base = _base(d, records).encode(
-        x=alt.X("x:Q", title=x_title, axis=STEP_AXIS if x == "step" else alt.Axis()), color=colour
-    )
-    return _finish(
-        d,
-        alt.layer(
-            base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
-            base.mark_line(strokeWidth=1.8).encode(
-                y=alt.Y("y:Q", title=y_title),
-                tooltip=[
-                    alt.Tooltip("x:Q", title=x_title),
-                    alt.Tooltip("metric:N"),
-                    alt.Tooltip("y:Q", format=",.2f"),
-                ],
-            ),
-        ),
-    )
+    name = "lines_step" if x == "step" else "lines"
+    return _chart(name, {"records": records}, x_title=x_title, y_title=y_title)
 
 
-def stacked_bars(
-    rows: list[dict], x_title: str, y_title: str, colours: dict[str, str] | None = None
-) -> dict | None:
-    """Stacked bars from ``[{x, part, value}]``."""
-    d = _Datasets()
+def stacked_bars(rows: list[dict], x_title: str, y_title: str) -> dict | None:
+    """Stacked bars from ``[{x, part, value}]``, one palette colour per part."""
     rows = [r for r in rows if _num(r["value"])]
     if not rows:
         return None
-    scale = (
-        alt.Scale(domain=list(colours), range=list(colours.values()))
-        if colours
-        else alt.Scale(range=PALETTE)
-    )
-    chart = (
-        _base(d, rows)
-        .mark_bar()
-        .encode(
-            x=alt.X("x:O", title=x_title, axis=alt.Axis(labelOverlap=True, labelAngle=0)),
-            y=alt.Y("sum(value):Q", title=y_title, stack="zero"),
-            color=alt.Color(
-                "part:N",
-                title=None,
-                scale=scale,
-                legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
-            ),
-            tooltip=[
-                alt.Tooltip("x:O", title=x_title),
-                alt.Tooltip("part:N"),
-                alt.Tooltip("value:Q", format=",.2f"),
-            ],
-        )
-    )
-    return _finish(d, chart)
+    return _chart("stacked_bars", {"records": rows}, x_title=x_title, y_title=y_title)
 
 
 def bars(
@@ -342,66 +224,23 @@ def bars(
     x_title: str,
     y_title: str,
     colour_field: str | None = None,
-    colours: dict[str, str] | None = None,
+    colours: str = "palette",
     horizontal: bool = False,
 ) -> dict | None:
-    """Simple bars from ``[{label, value[, colour_field]}]``."""
-    d = _Datasets()
+    """Simple bars from ``[{label, value[, colour_field]}]``, coloured by ``colour_field``
+    with the ``"palette"`` or the exception-``"kinds"`` colours (:data:`KIND_COLOURS`)."""
     if not rows:
         return None
-    enc: dict = {
-        "tooltip": [alt.Tooltip("label:N", title=x_title), alt.Tooltip("value:Q", title=y_title)],
-    }
+    name = f"bars_{'h' if horizontal else 'v'}_{colours if colour_field else 'one'}"
+    holes: dict[str, Any] = {"x_title": x_title, "y_title": y_title, "colour_field": colour_field}
     if horizontal:
-        enc["y"] = alt.Y("label:N", title=None, sort="-x")
-        enc["x"] = alt.X("value:Q", title=y_title)
-    else:
-        enc["x"] = alt.X("label:O", title=x_title, sort=None, axis=alt.Axis(labelAngle=0))
-        enc["y"] = alt.Y("value:Q", title=y_title)
-    if colour_field:
-        scale = (
-            alt.Scale(domain=list(colours), range=list(colours.values()))
-            if colours
-            else alt.Scale(range=PALETTE)
-        )
-        enc["color"] = alt.Color(
-            f"{colour_field}:N",
-            title=None,
-            scale=scale,
-            legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
-        )
-    else:
-        enc["color"] = alt.value(PALETTE[0])
-    height = max(120, 22 * len(rows)) if horizontal else HEIGHT
-    return _finish(
-        d, alt.Chart(d(rows)).mark_bar().encode(**enc).properties(width=WIDTH, height=height)
-    )
+        holes["height"] = max(120, 22 * len(rows))
+    return _chart(name, {"records": rows}, **holes)
 
 
 def overlay(rows: list[dict]) -> dict:
     """Comparison chart: one colour per run/job; rows ``[{step, value, name}]`` (filled in by the page)."""
-    d = _Datasets()
-    chart = (
-        alt.Chart(d(rows))
-        .mark_line(strokeWidth=2)
-        .encode(
-            x=alt.X("step:Q", title="step", axis=STEP_AXIS),
-            y=alt.Y("value:Q", title="reward (smoothed)"),
-            color=alt.Color(
-                "name:N",
-                title=None,
-                scale=alt.Scale(range=PALETTE),
-                legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3),
-            ),
-            tooltip=[
-                alt.Tooltip("name:N"),
-                alt.Tooltip("step:Q"),
-                alt.Tooltip("value:Q", format=".4f"),
-            ],
-        )
-        .properties(width=WIDTH, height=300)
-    )
-    return _finish(d, chart)
+    return _chart("overlay", {"records": rows})
 
 
 def sparkline(values: Sequence) -> str:
@@ -418,48 +257,8 @@ def sparkline(values: Sequence) -> str:
 
 def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict, key: str) -> dict:
     """The 1200×630 social preview card: reward curve plus key figures."""
-    d = _Datasets()
     pts = downsample(series.get("step", []), series.get(key, []) or [], 200)
     curve_rows = [{"step": p["x"], "reward": p["y"]} for p in pts] or [{"step": 0, "reward": 0}]
-    curve = (
-        alt.Chart(d(curve_rows))
-        .mark_line(strokeWidth=5, color="#4c78a8")
-        .encode(
-            x=alt.X(
-                "step:Q",
-                title="step",
-                axis=alt.Axis(format="d", tickMinStep=1, labelFontSize=18, titleFontSize=18),
-            ),
-            y=alt.Y(
-                "reward:Q",
-                title="reward",
-                scale=alt.Scale(zero=False),
-                axis=alt.Axis(labelFontSize=18, titleFontSize=18),
-            ),
-        )
-        .properties(width=600, height=400)
-    )
     text_rows = [{"y": i, "key": k, "value": v} for i, (k, v) in enumerate(figures)]
-    rows = alt.Y("y:O", axis=None)
-    keys = (
-        alt.Chart(d(text_rows))
-        .mark_text(align="left", fontSize=24, color="#666")
-        .encode(x=alt.value(0), y=rows, text=alt.Text("key:N"))
-    )
-    values = (
-        alt.Chart(d(text_rows))
-        .mark_text(align="left", fontSize=34, fontWeight="bold", color="#1d2126")
-        .encode(x=alt.value(170), y=rows, text=alt.Text("value:N"))
-    )
-    text = alt.layer(keys, values).properties(width=400, height=400)
-    chart = alt.hconcat(curve, text, spacing=50).properties(
-        title=alt.TitleParams(
-            title, subtitle=subtitle, fontSize=40, subtitleFontSize=24, anchor="start"
-        ),
-        padding={"left": 30, "top": 30, "right": 20, "bottom": 20},
-    )
-    spec = d.inline(
-        chart.configure(background="#ffffff").configure_view(stroke=None).to_dict(validate=False)
-    )
-    validate(spec)
-    return spec
+    data = {"curve": curve_rows, "keys": text_rows, "values": text_rows}
+    return _chart("card", data, title=title, subtitle=subtitle)

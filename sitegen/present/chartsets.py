@@ -64,7 +64,7 @@ def trial_charts(tr: dict) -> dict[str, dict | None]:
     hist = [{"label": k, "value": n} for k, n in tr["turn_histogram"].items()]
     return {
         "trial_exceptions": charts.bars(
-            exc_rows, "exception", "trials", "kind", charts.KIND_COLOURS, horizontal=True
+            exc_rows, "exception", "trials", "kind", "kinds", horizontal=True
         ),
         "turns_hist": charts.bars(hist, "turns", "trials"),
     }

@@ -14,7 +14,6 @@ from urllib.parse import quote
 
 import jinja2
 import yaml
-from altair.utils.schemapi import debug_mode as alt_debug_mode
 
 from sitegen import __version__
 from sitegen.analyse import (
@@ -110,13 +109,8 @@ class Renderer:
     def chart_files(
         self, rel_dir: str, make: Callable[[dict], dict[str, dict | None]], page: dict
     ) -> dict[str, dict]:
-        """Build a page's charts and write each as a standalone ``charts/<name>.vl.json``.
-
-        Altair's debug mode validates every object as it is made; we validate each
-        finished spec once instead (:func:`sitegen.present.charts.validate`).
-        """
-        with alt_debug_mode(False):
-            specs = make(page)
+        """Build a page's charts and write each as a standalone ``charts/<name>.vl.json``."""
+        specs = make(page)
         kept = {k: v for k, v in specs.items() if v}
         for name, spec in kept.items():
             self.writer.write(f"{rel_dir}charts/{name}.vl.json", dumps(spec, indent=True))
@@ -302,8 +296,7 @@ class Renderer:
                         "curves": curves,
                     }
                 )
-        with alt_debug_mode(False):
-            spec = charts.overlay([])
+        spec = charts.overlay([])
         self.writer.write("compare/charts/overlay.vl.json", dumps(spec, indent=True))
         self.page(
             "compare.html",
@@ -340,8 +333,7 @@ class Renderer:
             ),
             ("step time", fmt_dur(h["step_time_mean_s"])),
         ]
-        with alt_debug_mode(False):
-            spec = charts.card(title, self.opts.title, figures, clean(page["series"]), REWARD)
+        spec = charts.card(title, self.opts.title, figures, clean(page["series"]), REWARD)
         png = vlc.vegalite_to_png(spec, scale=1)
         png = _fit_png(png)
         self.writer.write(f"{rel}card.png", png)

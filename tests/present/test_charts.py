@@ -1,6 +1,13 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
-from sitegen.present import charts
+from sitegen.present import charts, shapes
+
+SKELETONS = Path(charts.__file__).parent / "skeletons"
 
 
 def test_downsample_keeps_spikes_in_the_band():
@@ -16,10 +23,71 @@ def test_downsample_keeps_spikes_in_the_band():
 def test_specs_are_validated_and_data_inlined():
     spec = charts.lines({"step": [1, 2, 3], "m": [1.0, 2.0, 3.0]}, {"m": "metric"})
     assert spec["$schema"].endswith("v6.json")
-    assert any("values" in layer.get("data", {}) for layer in [spec, *spec.get("layer", [])])
-    bad = dict(spec, mark="lin")
+    assert spec["data"] == {
+        "values": [
+            {"x": x, "y": float(x), "lo": float(x), "hi": float(x), "metric": "metric"}
+            for x in (1, 2, 3)
+        ]
+    }
+    shapes.validate(spec)
     with pytest.raises(Exception):  # noqa: B017 - jsonschema's ValidationError
-        charts.validate(bad)
+        shapes.validate(dict(spec, mark="lin"))
+
+
+@pytest.mark.parametrize("name", sorted(shapes.SHAPES))
+def test_stored_skeletons_match_altair(name):
+    """The stored skeleton is exactly what Altair builds now (and it validates)."""
+    stored = (SKELETONS / f"{name}.json").read_text(encoding="utf-8")
+    assert stored == shapes.dumps(shapes.build(name)), (
+        f"sitegen/present/skeletons/{name}.json is stale: run make skeletons"
+    )
+
+
+def test_no_stray_skeletons():
+    assert {p.stem for p in SKELETONS.glob("*.json")} == set(shapes.SHAPES)
+
+
+def test_filled_charts_validate_with_their_data():
+    """Holes and data filled in, every kind of chart is valid Vega-Lite (titles of any type)."""
+    s = {"step": [1, 2, 3], "m": [1.0, 2.0, 3.0]}
+    made = [
+        charts.progression(s, {"m": "m"}, rules=[{"x": 1.5, "label": "r"}]),
+        charts.progression(s, {"m": "m"}, marks=[{"x": 2, "y": 1.0, "label": "d"}]),
+        charts.lines(s, {"m": "m"}, y_title=None),
+        charts.lines({"minute": [0.5], "m": [1.0]}, {"m": "m"}, x="minute", x_title="min"),
+        charts.stacked_bars([{"x": 1, "part": "a", "value": 2.0}], "step", "s"),
+        charts.bars([{"label": "a", "value": 1, "kind": "model"}], "e", "n", "kind", "kinds", True),
+        charts.bars([{"label": "a", "value": 1}], "turns", "trials"),
+        charts.overlay([]),
+        charts.card("Job j", "T", [("k", "v")], s, "m"),
+    ]
+    for spec in made:
+        assert spec is not None
+        shapes.validate(spec)
+    h = made[5]
+    assert h["height"] == 120 and h["encoding"]["color"]["field"] == "kind"
+    assert h["encoding"]["color"]["scale"]["range"] == list(charts.KIND_COLOURS.values())
+    assert made[2]["layer"][1]["encoding"]["y"]["title"] is None
+    assert made[3]["layer"][0]["encoding"]["x"]["axis"] == {}
+
+
+def test_fill_leaves_the_stored_skeleton_alone():
+    before = json.dumps(charts.skeleton("overlay"))
+    spec = charts.overlay([{"step": 1, "value": 2.0, "name": "a"}])
+    spec["encoding"]["color"]["scale"]["range"].append("#000")
+    assert json.dumps(charts.skeleton("overlay")) == before
+
+
+def test_a_build_imports_neither_altair_nor_jsonschema():
+    code = (
+        "import sys, sitegen.build, sitegen.present.html, sitegen.present.charts as c;"
+        "c.skeleton('card');"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('altair', 'jsonschema')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
 
 
 def test_smoothing_window():

@@ -1,0 +1,304 @@
+"""Chart shapes: each chart's Vega-Lite skeleton, built with Altair (the design card's library).
+
+A skeleton is a finished, validated Vega-Lite spec with its data left out: a named
+stub (``{"name": "records"}``) where :mod:`sitegen.present.charts` puts the records,
+and a *hole* (the string ``"${name}"``) where a value differs from chart to chart
+(an axis title, a bar chart's height). The skeletons are stored as package data in
+``sitegen/present/skeletons/*.json`` by ``make skeletons``
+(``scripts/chart_skeletons.py``); a build only fills them in, so it imports neither
+Altair nor jsonschema. ``tests/present/test_charts.py`` rebuilds every skeleton here
+and compares, so a shape changed in this module cannot drift from the stored one.
+
+Only the generator and the tests import this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import altair as alt
+import jsonschema
+from altair.utils.schemapi import debug_mode
+from altair.vegalite.v6.schema import core
+
+from sitegen.present.charts import HEIGHT, KIND_COLOURS, PALETTE, WIDTH, fill, hole
+
+SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.json"
+STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
+# The one legend every coloured chart uses: on top, solid symbols.
+LEGEND = alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3)
+
+
+def _colour(field: str, colours: dict[str, str] | None = None) -> alt.Color:
+    """One colour per series (the palette, or ``colours`` {value: colour}) and the legend."""
+    scale = (
+        alt.Scale(domain=list(colours), range=list(colours.values()))
+        if colours
+        else alt.Scale(range=PALETTE)
+    )
+    return alt.Color(f"{field}:N", title=None, scale=scale, legend=LEGEND)
+
+
+def _data(name: str) -> alt.Data:
+    """A named stub the build replaces with the records (Altair never sees the data)."""
+    return alt.Data(name=name)
+
+
+def _finish(chart: alt.TopLevelMixin) -> dict:
+    spec = (
+        chart.configure(background="transparent")
+        .configure_view(stroke=None)
+        .to_dict(validate=False)
+    )
+    spec.pop("$schema", None)
+    spec["$schema"] = SCHEMA_URL
+    return spec
+
+
+def progression(rules: bool, marks: bool) -> dict:
+    """Raw (thin, faint) and smoothed (bold) lines with a band; optional restart rules and
+    discarded-step crosses. Data: ``records``, ``rules``, ``marks``."""
+    base = (
+        alt.Chart(_data("records"))
+        .properties(width=WIDTH, height=HEIGHT)
+        .encode(x=alt.X("step:Q", title=hole("x_title"), axis=STEP_AXIS), color=_colour("metric"))
+    )
+    layers: list = [
+        base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
+        base.mark_line(opacity=0.35, strokeWidth=1).encode(y=alt.Y("value:Q", title=None)),
+        base.mark_line(strokeWidth=2.5).encode(
+            y=alt.Y("smoothed:Q"),
+            tooltip=[
+                alt.Tooltip("step:Q"),
+                alt.Tooltip("metric:N"),
+                alt.Tooltip("value:Q", format=".4f"),
+                alt.Tooltip("smoothed:Q", format=".4f"),
+            ],
+        ),
+    ]
+    if rules:
+        layers.append(
+            alt.Chart(_data("rules"))
+            .mark_rule(strokeDash=[4, 3], color="#888")
+            .encode(x=alt.X("x:Q"), tooltip=[alt.Tooltip("label:N")])
+        )
+    if marks:
+        layers.append(
+            alt.Chart(_data("marks"))
+            .mark_point(shape="cross", size=60, color="#e45756")
+            .encode(
+                x=alt.X("x:Q"),
+                y=alt.Y("y:Q"),
+                tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")],
+            )
+        )
+    return _finish(alt.layer(*layers))
+
+
+def lines(step_axis: bool) -> dict:
+    """Lines with a min/max band. Data: ``records``; holes: ``x_title``, ``y_title``."""
+    base = (
+        alt.Chart(_data("records"))
+        .properties(width=WIDTH, height=HEIGHT)
+        .encode(
+            x=alt.X("x:Q", title=hole("x_title"), axis=STEP_AXIS if step_axis else alt.Axis()),
+            color=_colour("metric"),
+        )
+    )
+    return _finish(
+        alt.layer(
+            base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
+            base.mark_line(strokeWidth=1.8).encode(
+                y=alt.Y("y:Q", title=hole("y_title")),
+                tooltip=[
+                    alt.Tooltip("x:Q", title=hole("x_title")),
+                    alt.Tooltip("metric:N"),
+                    alt.Tooltip("y:Q", format=",.2f"),
+                ],
+            ),
+        ),
+    )
+
+
+def stacked_bars() -> dict:
+    """Stacked bars from ``[{x, part, value}]``. Holes: ``x_title``, ``y_title``."""
+    chart = (
+        alt.Chart(_data("records"))
+        .properties(width=WIDTH, height=HEIGHT)
+        .mark_bar()
+        .encode(
+            x=alt.X("x:O", title=hole("x_title"), axis=alt.Axis(labelOverlap=True, labelAngle=0)),
+            y=alt.Y("sum(value):Q", title=hole("y_title"), stack="zero"),
+            color=_colour("part"),
+            tooltip=[
+                alt.Tooltip("x:O", title=hole("x_title")),
+                alt.Tooltip("part:N"),
+                alt.Tooltip("value:Q", format=",.2f"),
+            ],
+        )
+    )
+    return _finish(chart)
+
+
+def bars(horizontal: bool, colour: str) -> dict:
+    """Simple bars from ``[{label, value[, <colour_field>]}]``.
+
+    ``colour``: ``"one"`` (a single colour), ``"palette"`` or ``"kinds"`` (the
+    exception-kind colours) by the ``colour_field`` hole. Holes: ``x_title``,
+    ``y_title``, ``colour_field``; ``height`` when horizontal (one row per bar).
+    """
+    enc: dict = {
+        "tooltip": [
+            alt.Tooltip("label:N", title=hole("x_title")),
+            alt.Tooltip("value:Q", title=hole("y_title")),
+        ],
+    }
+    if horizontal:
+        enc["y"] = alt.Y("label:N", title=None, sort="-x")
+        enc["x"] = alt.X("value:Q", title=hole("y_title"))
+    else:
+        enc["x"] = alt.X("label:O", title=hole("x_title"), sort=None, axis=alt.Axis(labelAngle=0))
+        enc["y"] = alt.Y("value:Q", title=hole("y_title"))
+    if colour == "one":
+        enc["color"] = alt.value(PALETTE[0])
+    else:
+        enc["color"] = _colour(hole("colour_field"), KIND_COLOURS if colour == "kinds" else None)
+    spec = _finish(
+        alt.Chart(_data("records")).mark_bar().encode(**enc).properties(width=WIDTH, height=HEIGHT)
+    )
+    if horizontal:  # Altair checks a height's type as it is set, so the hole goes in after
+        spec["height"] = hole("height")
+    return spec
+
+
+def overlay() -> dict:
+    """The comparison chart; the page fills in ``[{step, value, name}]`` and the colours."""
+    chart = (
+        alt.Chart(_data("records"))
+        .mark_line(strokeWidth=2)
+        .encode(
+            x=alt.X("step:Q", title="step", axis=STEP_AXIS),
+            y=alt.Y("value:Q", title="reward (smoothed)"),
+            color=_colour("name"),
+            tooltip=[
+                alt.Tooltip("name:N"),
+                alt.Tooltip("step:Q"),
+                alt.Tooltip("value:Q", format=".4f"),
+            ],
+        )
+        .properties(width=WIDTH, height=300)
+    )
+    return _finish(chart)
+
+
+def card() -> dict:
+    """The 1200×630 social preview card: reward curve plus key figures.
+
+    Data: ``curve`` ``[{step, reward}]``, ``keys`` and ``values`` ``[{y, key, value}]``;
+    holes: ``title``, ``subtitle``.
+    """
+    curve = (
+        alt.Chart(_data("curve"))
+        .mark_line(strokeWidth=5, color=PALETTE[0])
+        .encode(
+            x=alt.X(
+                "step:Q",
+                title="step",
+                axis=alt.Axis(format="d", tickMinStep=1, labelFontSize=18, titleFontSize=18),
+            ),
+            y=alt.Y(
+                "reward:Q",
+                title="reward",
+                scale=alt.Scale(zero=False),
+                axis=alt.Axis(labelFontSize=18, titleFontSize=18),
+            ),
+        )
+        .properties(width=600, height=400)
+    )
+    rows = alt.Y("y:O", axis=None)
+    keys = (
+        alt.Chart(_data("keys"))
+        .mark_text(align="left", fontSize=24, color="#666")
+        .encode(x=alt.value(0), y=rows, text=alt.Text("key:N"))
+    )
+    values = (
+        alt.Chart(_data("values"))
+        .mark_text(align="left", fontSize=34, fontWeight="bold", color="#1d2126")
+        .encode(x=alt.value(170), y=rows, text=alt.Text("value:N"))
+    )
+    text = alt.layer(keys, values).properties(width=400, height=400)
+    chart = alt.hconcat(curve, text, spacing=50).properties(
+        title=alt.TitleParams(
+            hole("title"),
+            subtitle=hole("subtitle"),
+            fontSize=40,
+            subtitleFontSize=24,
+            anchor="start",
+        ),
+        padding={"left": 30, "top": 30, "right": 20, "bottom": 20},
+    )
+    # the card keeps Altair's "$schema" first and a white background (it is a picture)
+    return chart.configure(background="#ffffff").configure_view(stroke=None).to_dict(validate=False)
+
+
+# name -> (builder, example holes used to validate the shape against the Vega-Lite schema)
+_TITLES = {"x_title": "step", "y_title": "seconds"}
+SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
+    "progression": (lambda: progression(False, False), {"x_title": "step"}),
+    "progression_rules": (lambda: progression(True, False), {"x_title": "step"}),
+    "progression_marks": (lambda: progression(False, True), {"x_title": "step"}),
+    "progression_rules_marks": (lambda: progression(True, True), {"x_title": "step"}),
+    "lines_step": (lambda: lines(True), _TITLES),
+    "lines": (lambda: lines(False), _TITLES),
+    "stacked_bars": (stacked_bars, _TITLES),
+    "overlay": (overlay, {}),
+    "card": (card, {"title": "Job j", "subtitle": "site"}),
+}
+for _h in (False, True):
+    for _c in ("one", "palette", "kinds"):
+        SHAPES[f"bars_{'h' if _h else 'v'}_{_c}"] = (
+            functools.partial(bars, _h, _c),
+            {**_TITLES, "colour_field": "kind", **({"height": 120} if _h else {})},
+        )
+
+
+def build(name: str) -> dict:
+    """One skeleton, freshly built with Altair and validated with example holes."""
+    make, example = SHAPES[name]
+    with debug_mode(False):  # validated once below, not object by object
+        spec = make()
+    validate(fill(spec, example, _empty_data(spec)))
+    return spec
+
+
+def _empty_data(spec: object, found: dict[str, list] | None = None) -> dict[str, list]:
+    found = {} if found is None else found
+    if isinstance(spec, dict):
+        if set(spec) == {"name"}:
+            found[spec["name"]] = []
+        for v in spec.values():
+            _empty_data(v, found)
+    elif isinstance(spec, list):
+        for v in spec:
+            _empty_data(v, found)
+    return found
+
+
+@functools.cache
+def _validator() -> Any:
+    """A validator for the Vega-Lite schema Altair ships, compiled once (a cache, not state)."""
+    schema = core.load_schema()
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
+def validate(spec: dict) -> None:
+    """Validate a Vega-Lite spec against the schema Altair ships; raises on the first error."""
+    _validator().validate(spec)
+
+
+def dumps(spec: dict) -> str:
+    """How a skeleton is stored: stable, diff-friendly JSON (key order is the spec's)."""
+    return json.dumps(spec, indent=1, ensure_ascii=False) + "\n"
