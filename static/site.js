@@ -1,5 +1,6 @@
 /* sitegen front end: charts, the index table (sort, filter, pick) and the comparison page.
-   No network: everything a page needs is embedded in it, so it works from file:// too. */
+   No network: everything a page needs is embedded in it or loaded by a <script> tag, so it
+   works from file:// too. */
 (function () {
   "use strict";
   var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
@@ -18,11 +19,22 @@
     });
   }
 
+  /* A chart's "Vega-Lite spec" link: the spec the page embeds, as a file made on the spot
+     (the site carries no second copy of any spec). */
+  function specLink(name, spec) {
+    var a = document.querySelector('a[data-spec="' + name + '"]');
+    if (!a || !window.Blob || !window.URL || !URL.createObjectURL) return;
+    if (a.href.indexOf("blob:") === 0) URL.revokeObjectURL(a.href);
+    a.href = URL.createObjectURL(new Blob([JSON.stringify(spec, null, 2)], { type: "application/json" }));
+  }
+
   function drawCharts() {
     var specs = readJSON("chart-specs") || {};
     document.querySelectorAll(".chart[data-chart]").forEach(function (el) {
-      var spec = specs[el.getAttribute("data-chart")];
-      if (spec) embed(el, spec).catch(function (err) { el.textContent = "Chart failed: " + err; throw err; });
+      var name = el.getAttribute("data-chart"), spec = specs[name];
+      if (!spec) return;
+      specLink(name, spec);
+      embed(el, spec).catch(function (err) { el.textContent = "Chart failed: " + err; throw err; });
     });
   }
 
@@ -214,6 +226,7 @@
       // Colours follow the selection order, matching the table's swatches.
       var names = selected.map(function (k) { return byKey[k].kind + " " + byKey[k].id; });
       spec.encoding.color.scale = { domain: names, range: names.map(function (_, i) { return PALETTE[i % PALETTE.length]; }) };
+      specLink("overlay", spec);
       var el = document.getElementById("overlay-chart");
       el.removeAttribute("data-rendered");
       if (rows.length) embed(el, spec); else el.innerHTML = "";

@@ -56,3 +56,11 @@ def index(site: Path) -> dict:
 
 def load(site: Path, rel: str) -> dict:
     return json.loads((site / rel).read_text())
+
+
+def page_specs(page: Path) -> dict[str, dict]:
+    """The chart specs a page embeds (its ``chart-specs`` script), by chart name."""
+    text = page.read_text(encoding="utf-8")
+    start = text.index('<script type="application/json" id="chart-specs">')
+    body = text[text.index(">", start) + 1 : text.index("</script>", start)]
+    return json.loads(body)

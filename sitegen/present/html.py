@@ -109,12 +109,9 @@ class Renderer:
     def chart_files(
         self, rel_dir: str, make: Callable[[dict], dict[str, dict | None]], page: dict
     ) -> dict[str, dict]:
-        """Build a page's charts and write each as a standalone ``charts/<name>.vl.json``."""
-        specs = make(page)
-        kept = {k: v for k, v in specs.items() if v}
-        for name, spec in kept.items():
-            self.writer.write(f"{rel_dir}charts/{name}.vl.json", dumps(spec, indent=True))
-        return kept
+        """Build a page's charts. The page embeds them; its "Vega-Lite spec" links are made in
+        the browser from those (static/site.js), so the site carries no second copy."""
+        return {k: v for k, v in make(page).items() if v}
 
     # -- the site --------------------------------------------------------------------------------
     def site(
@@ -297,7 +294,6 @@ class Renderer:
                     }
                 )
         spec = charts.overlay([])
-        self.writer.write("compare/charts/overlay.vl.json", dumps(spec, indent=True))
         self.page(
             "compare.html",
             "compare/",

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 from sitegen.jsonio import script_json
 from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
-from tests.conftest import BASE_URL, JOB_SECTIONS
+from tests.conftest import BASE_URL, JOB_SECTIONS, page_specs
 
 
 class Meta(HTMLParser):
@@ -92,8 +92,12 @@ def test_job_sections_and_downloads(site, index):
     rows = list(csv.DictReader(io.StringIO((d / "steps.csv").read_text())))
     assert len(rows) == job["metric_blocks"]
     assert float(rows[0]["reward/avg_raw_reward"]) == job["reward_spark"][0]
-    for chart in (d / "charts").glob("*.vl.json"):
-        assert chart.read_text().startswith("{")
+    specs = page_specs(d / "index.html")
+    assert specs and all(s["$schema"].endswith("v6.json") for s in specs.values())
+    # one copy of each spec: embedded, its link made in the browser
+    assert not (d / "charts").exists()
+    for name in specs:
+        assert f'data-spec="{name}"' in (d / "index.html").read_text()
 
 
 def test_trials_csv_one_row_per_trial(site, index):
@@ -133,7 +137,7 @@ def test_eval_metrics_shown(site, index):
         8,
         12,
     ]  # every 4th step (synth's eval interval for 12 steps)
-    spec = __import__("json").loads((site / job["url"] / "charts" / "eval.vl.json").read_text())
+    spec = page_specs(site / job["url"] / "index.html")["eval"]
     values = [
         v for layer in spec["layer"] for v in layer.get("data", {}).get("values", [])
     ] or spec["data"]["values"]

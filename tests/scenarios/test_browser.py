@@ -150,6 +150,11 @@ def test_job_page_charts_and_anchors(tab, base, index):
         assert tab.page.locator(f"section#{sec}").count() == 1, sec
     # a number of the reference report is on the page: the job's reward mean
     assert f"{job['reward_mean']:.4f}" in tab.page.inner_text("#overview")
+    # the "Vega-Lite spec" link is the embedded spec, made into a file in the browser
+    spec = tab.page.evaluate(
+        "() => fetch(document.querySelector('a[data-spec=reward]').href).then(r => r.json())"
+    )
+    assert spec["$schema"].endswith("v6.json") and spec["layer"]
 
 
 def test_run_page(tab, base, index):
@@ -183,4 +188,8 @@ def test_compare_selection_survives_reload(tab, base, index):
         "#compare-table tbody tr td:first-child a", "els => els.map(e => e.textContent)"
     )
     assert names == [f"run {r['id']}" for r in runs]
+    spec = page.evaluate(
+        "() => fetch(document.querySelector('a[data-spec=overlay]').href).then(r => r.json())"
+    )
+    assert {v["name"] for v in spec["data"]["values"]} == {f"run {r['id']}" for r in runs}
     assert tab.errors == []
