@@ -6,6 +6,7 @@ parses. Templates and static files are package data.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +38,14 @@ from sitegen.present.report import job_report
 
 if TYPE_CHECKING:
     from sitegen.write import SiteWriter
+
+# Per-trial rows gzip'ed: CSV compresses ~5x, and at 40 k trials a job the table is most of a
+# site's bytes (GitHub Pages allows 1 GB). mtime=0 keeps the bytes deterministic.
+TRIALS_FILE = "trials.csv.gz"
+
+
+def _gzip(text: str) -> bytes:
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
 class Renderer:
@@ -126,10 +135,14 @@ class Renderer:
         self.writer.write("data/index.json", dumps(index))
         self.writer.write("data/warnings.json", dumps([w.to_json() for w in warnings]))
         runs_by_id = {r["id"]: r for r, _ in run_pages}
+        # a run whose trials are a job's (a flat folder's jobs, all in the run) links to that
+        # job's table instead of carrying the same trials twice
+        trial_owner = {id(t): p["url"] for p, t in job_pages if t is not None}
         for page, trials in job_pages:
             self.job(page, runs_by_id.get(page["run"]), trials)
         for page, trials in run_pages:
-            self.run(page, trials)
+            owner = trial_owner.get(id(trials)) if trials is not None else None
+            self.run(page, trials, owner)
         self.index(index, warnings)
         self.compare(index, [p for p, _ in run_pages], [p for p, _ in job_pages])
         self.writer.write(".nojekyll", "")
@@ -216,13 +229,14 @@ class Renderer:
         self.writer.write(f"{rel}report.md", job_report(page))
         self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
         if trials is not None:
-            self.writer.write(f"{rel}trials.csv", trials_csv(trials))
+            self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
         image = self.card(rel, page, f"Job {page['id']}") if self.base_url else None
         ctx = {
             "job": clean(page),
             "run": clean(run) if run else None,
             "charts": specs,
             "charts_json": script_json(specs),
+            "trials_href": TRIALS_FILE,
             "families": families(clean(page["metrics"])),
             "timing_rows": flatten_tree(clean(page["timing"])["tree"]),
             "notes_html": md_to_html(page["notes_md"]) if page["notes_md"] else None,
@@ -241,20 +255,26 @@ class Renderer:
             },
         )
 
-    def run(self, page: dict, trials: TrialSet | None) -> None:
+    def run(self, page: dict, trials: TrialSet | None, trials_owner: str | None = None) -> None:
+        """A run page; ``trials_owner``: the url of the job whose trials table is the run's."""
         rel = page["url"]
-        if self._unchanged(f"run:{page['id']}", (page, trials is not None), [rel, page["data"]]):
+        if self._unchanged(
+            f"run:{page['id']}", (page, trials is not None, trials_owner), [rel, page["data"]]
+        ):
             return
         self.writer.write(page["data"], dumps(page))
         specs = self.chart_files(rel, run_charts, page)
         self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
-        if trials is not None:
-            self.writer.write(f"{rel}trials.csv", trials_csv(trials))
+        if trials is not None and trials_owner is None:
+            self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
         image = self.card(rel, page, f"Run {page['id']}") if self.base_url else None
         ctx = {
             "run": clean(page),
             "charts": specs,
             "charts_json": script_json(specs),
+            "trials_href": "../" * rel.count("/") + trials_owner + TRIALS_FILE
+            if trials_owner
+            else TRIALS_FILE,
             "nav": "run",
             "timing_rows": flatten_tree(clean(page["timing"])["tree"]),
             "families": families(clean(page["metrics"])),

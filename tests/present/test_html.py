@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
+import json
 import struct
 from html.parser import HTMLParser
 
@@ -100,12 +102,36 @@ def test_job_sections_and_downloads(site, index):
         assert f'data-spec="{name}"' in (d / "index.html").read_text()
 
 
+def _trial_rows(path):
+    return list(csv.DictReader(io.StringIO(gzip.decompress(path.read_bytes()).decode())))
+
+
 def test_trials_csv_one_row_per_trial(site, index):
     run = next(r for r in index["runs"] if r["id"] == "exp-async")
-    rows = list(csv.DictReader(io.StringIO((site / run["url"] / "trials.csv").read_text())))
+    rows = _trial_rows(site / run["url"] / "trials.csv.gz")
     data = __import__("json").loads((site / run["data"]).read_text())
     assert len(rows) == data["trials"]["total"]
     assert {r["outcome"] for r in rows} <= {"success", "failure", ""}
+    assert 'href="trials.csv.gz"' in (site / run["url"] / "index.html").read_text()
+
+
+def test_a_run_of_one_job_links_to_the_jobs_trials(site, index):
+    """The same trials are never written twice: the run links to its job's table."""
+    jobs = {j["id"]: j for j in index["jobs"]}
+    shared = [
+        r
+        for r in index["runs"]
+        if len(r["jobs"]) == 1 and jobs[r["jobs"][0]]["trial_success_rate"] is not None
+    ]
+    assert shared
+    for run in shared:
+        job = jobs[run["jobs"][0]]
+        assert not (site / run["url"] / "trials.csv.gz").exists()
+        href = "../../" + job["url"] + "trials.csv.gz"
+        assert f'href="{href}"' in (site / run["url"] / "index.html").read_text()
+        rows = _trial_rows(site / run["url"] / href)
+        assert len(rows) == json.loads((site / job["data"]).read_text())["trials"]["total"]
+    assert list(site.rglob("trials.csv")) == []
 
 
 def test_notes_rendered_and_sanitized():
