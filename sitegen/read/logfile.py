@@ -6,33 +6,65 @@ it from disk and keeps the state that lets a grown log be read on.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import os
-import pickle
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from sitegen.errors import BuildWarning
 from sitegen.model.parsed import ParsedLog
-from sitegen.read.lines import iter_blocks, iter_raw_lines, split_line
 from sitegen.read.logparse import LogParser
-from sitegen.read.vllm import VllmAccumulator
 from sitegen.redact import Redactor
+
+STATE_FORMAT = 1  # the LogState wrapper; the parser's own state carries its own format
 
 
 @dataclass(frozen=True)
 class LogState:
     """Where a parse stopped, so a grown log is read on from there (incremental builds).
 
-    ``parser`` is the pickled :class:`LogParser` after the first ``offset``
-    bytes (which end with a newline); ``tail`` holds the bytes just before
-    ``offset``, checked to make sure the file was appended to, not rewritten.
+    ``parser`` is the parser's state after the first ``offset`` bytes (which
+    end with a newline), as plain JSON (:meth:`LogParser.state_json`); ``tail``
+    holds the bytes just before ``offset``, checked to make sure the file was
+    appended to, not rewritten.
     """
 
     offset: int
     tail: bytes
-    parser: bytes
+    parser: dict
+
+    def to_json(self) -> dict:
+        """Plain JSON (strict: no NaN, string keys), versioned."""
+        return {
+            "format": STATE_FORMAT,
+            "offset": self.offset,
+            "tail": base64.b64encode(self.tail).decode("ascii"),
+            "parser": self.parser,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> LogState:
+        """The state :meth:`to_json` wrote. ValueError on anything malformed (all of it is checked)."""
+        if not isinstance(d, dict) or set(d) != {"format", "offset", "tail", "parser"}:
+            raise ValueError("not a log state")
+        if d["format"] != STATE_FORMAT:
+            raise ValueError(f"log state format {d['format']!r}, expected {STATE_FORMAT}")
+        offset, tail = d["offset"], d["tail"]
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise ValueError("log state: bad offset")
+        if not isinstance(tail, str):
+            raise ValueError("log state: bad tail")
+        try:
+            raw = base64.b64decode(tail.encode("ascii"), validate=True)
+        except (ValueError, UnicodeEncodeError):
+            raise ValueError("log state: bad tail") from None
+        if len(raw) > offset:
+            raise ValueError("log state: tail longer than offset")
+        # Decode once to check every field; parse_log decodes a fresh parser each time.
+        LogParser.from_state_json(d["parser"], "", Redactor())
+        return cls(offset, raw, d["parser"])
 
 
 class _Limited:
@@ -82,39 +114,22 @@ def parse_log(
         if state is not None and 0 < state.offset <= st.st_size:
             fh.seek(state.offset - len(state.tail))
             if fh.read(len(state.tail)) == state.tail:
-                parser = pickle.loads(state.parser)
-                start = state.offset
+                with contextlib.suppress(ValueError):  # a state of another format: read it all
+                    parser = LogParser.from_state_json(state.parser, rel, redactor)
+                    start = state.offset
         if parser is None:
             parser = LogParser(rel, redactor, year_hint=datetime.fromtimestamp(st.st_mtime).year)
         end = _complete_end(fh, start, st.st_size)
         fh.seek(start)
-        _feed(parser, _Limited(fh, end - start))
+        parser.feed_stream(_Limited(fh, end - start))
         fh.seek(max(0, end - 256))
-        new_state = LogState(
-            end, fh.read(end - max(0, end - 256)), pickle.dumps(parser, pickle.HIGHEST_PROTOCOL)
-        )
+        new_state = LogState(end, fh.read(end - max(0, end - 256)), parser.state_json())
         # The last, unterminated line (a job still writing) is read but not kept in the state.
-        _feed(parser, _Limited(fh, st.st_size - end))
-    lines_main = parser.lines
+        parser.feed_stream(_Limited(fh, st.st_size - end))
     for extra, extra_rel in extra_logs:
-        sub = VllmAccumulator(extra_rel)
         try:
             with open(extra, "rb") as xfh:
-                for number, raw, _truncated in iter_raw_lines(xfh):
-                    ln = split_line(number, raw)
-                    if ln.emitter == "vllm":
-                        sub.feed(ln, parser._vllm_time(ln.vllm_time))
+                parser.read_engine_log(extra_rel, xfh)
         except OSError as exc:
-            parser.warnings.append(BuildWarning(extra_rel, None, f"cannot read: {exc.strerror}"))
-            continue
-        parser.vllm.merge(sub)
-    parser.lines = lines_main
+            parser.file_warning(extra_rel, f"cannot read: {exc.strerror}")
     return parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), new_state
-
-
-def _feed(parser: LogParser, fh) -> None:
-    for number, block, line, truncated in iter_blocks(fh, first=parser.lines + 1):
-        if block is None:
-            parser.feed_raw(number, line, truncated)
-        else:
-            parser.feed_block(number, block)

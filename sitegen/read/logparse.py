@@ -12,14 +12,15 @@ import ast
 import json
 import re
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 import yaml
 
 from sitegen.errors import BuildWarning
+from sitegen.model import codec
 from sitegen.model.parsed import BatchCounts, Checkpoint, MetricBlock, ParsedLog
-from sitegen.read.lines import Line, split_line
+from sitegen.read.lines import Line, iter_blocks, iter_raw_lines, split_line
 from sitegen.read.vllm import VllmAccumulator
 from sitegen.redact import Redactor
 
@@ -109,7 +110,7 @@ class _Batches:
     successful: int = 0
     failed: int = 0
     masked: int = 0
-    exceptions: Counter = field(default_factory=Counter)
+    exceptions: Counter[str] = field(default_factory=Counter)
 
     def add(self, other: _Batches) -> None:
         self.batches += other.batches
@@ -130,50 +131,111 @@ class _Batches:
         )
 
 
-class LogParser:
-    """Feed it :class:`~sitegen.read.lines.Line` objects in order; ``finish()`` returns the result."""
+@dataclass(eq=False)
+class ParserState:
+    """Everything a :class:`LogParser` has learnt so far: the resumable part of a parse.
+
+    Plain typed fields only, so :mod:`sitegen.model.codec` can write it as JSON
+    and check it on the way back (incremental builds read a grown log on from
+    here). Add a field here, not as a loose attribute, and bump
+    :data:`STATE_FORMAT`.
+    """
+
+    year_hint: int | None = None
+    console: dict[int, dict[str, float]] = field(default_factory=dict)
+    console_lines: dict[int, int] = field(default_factory=dict)
+    mirror: dict[int, dict[str, float]] = field(default_factory=dict)
+    mirror_lines: dict[int, int] = field(default_factory=dict)
+    evals: dict[int, dict[str, float]] = field(default_factory=dict)
+    eval_lines: dict[int, int] = field(default_factory=dict)
+    pending: dict[str, _PendingBlock] = field(default_factory=dict)
+    end_marker: str | None = None
+    end_detail: str | None = None
+    resumed_from: int | None = None
+    resume_path: str | None = None
+    fresh_start: bool = False
+    checkpoints: dict[int, str] = field(default_factory=dict)
+    config_lines: list[str] | None = None
+    config_source: str | None = None
+    config_line: int = 0
+    config_done: bool = False
+    config: dict | None = None
+    batches: _Batches = field(default_factory=_Batches)
+    eval_batches: _Batches = field(default_factory=_Batches)
+    batch_pending: _Batches = field(default_factory=_Batches)
+    batches_per_step: dict[int, _Batches] = field(default_factory=dict)
+    batch_modes: deque[str] = field(default_factory=deque)
+    batch_exc: Counter[str] | None = None
+    boundary: int = -1  # highest step whose marker has been seen
+    vllm: VllmAccumulator = field(default_factory=lambda: VllmAccumulator(""))
+    suppressed: int = 0
+    first_time: datetime | None = None
+    last_time: datetime | None = None
+    lines: int = 0
+    warnings: list[BuildWarning] = field(default_factory=list)
+    warn_counts: Counter[str] = field(default_factory=Counter)
+
+
+STATE_FORMAT = 1  # bump whenever ParserState or a dataclass inside it changes
+
+
+class LogParser(ParserState):
+    """Feed it :class:`~sitegen.read.lines.Line` objects in order; ``finish()`` returns the result.
+
+    Its state (the :class:`ParserState` fields) can be saved with
+    :meth:`state_json` and taken up again with :meth:`from_state_json`.
+    """
 
     def __init__(self, rel_path: str, redactor: Redactor, year_hint: int | None = None) -> None:
+        super().__init__(year_hint=year_hint, vllm=VllmAccumulator(rel_path))
         self.rel = rel_path
         self.redactor = redactor
-        self.year_hint = year_hint
-        self.console: dict[int, dict] = {}
-        self.console_lines: dict[int, int] = {}
-        self.mirror: dict[int, dict] = {}
-        self.mirror_lines: dict[int, int] = {}
-        self.evals: dict[int, dict] = {}
-        self.eval_lines: dict[int, int] = {}
-        self.pending: dict[str, _PendingBlock] = {}
-        self.end_marker: str | None = None
-        self.end_detail: str | None = None
-        self.resumed_from: int | None = None
-        self.resume_path: str | None = None
-        self.fresh_start = False
-        self.checkpoints: dict[int, str] = {}
-        self.config_lines: list[str] | None = None
-        self.config_source: str | None = None
-        self.config_line = 0
-        self.config_done = False
-        self.config: dict | None = None
-        self.batches = _Batches()
-        self.eval_batches = _Batches()
-        self.batch_pending = _Batches()
-        self.batches_per_step: dict[int, _Batches] = {}
-        self.batch_modes: deque[str] = deque()
-        self.batch_exc: Counter | None = None
-        self.boundary = -1  # highest step whose marker has been seen
-        self.vllm = VllmAccumulator(rel_path)
-        self.suppressed = 0
-        self.first_time: datetime | None = None
-        self.last_time: datetime | None = None
-        self.lines = 0
-        self.warnings: list[BuildWarning] = []
-        self._warn_counts: Counter = Counter()
+
+    def state_json(self) -> dict:
+        """The parse so far as plain JSON (see :mod:`sitegen.model.codec`)."""
+        return {"format": STATE_FORMAT, "state": codec.to_json(self, ParserState)}
+
+    @classmethod
+    def from_state_json(cls, data: object, rel_path: str, redactor: Redactor) -> LogParser:
+        """A parser that goes on from a saved state; ValueError when ``data`` is not one."""
+        if not isinstance(data, dict) or data.get("format") != STATE_FORMAT or "state" not in data:
+            raise ValueError("not a log parser state of this format")
+        state = codec.from_json(data["state"], ParserState, "$.parser")
+        parser = cls(rel_path, redactor)
+        for f in fields(ParserState):
+            setattr(parser, f.name, getattr(state, f.name))
+        parser.vllm.source_name = rel_path
+        return parser
+
+    def feed_stream(self, fh) -> None:
+        """Read a binary stream (``read(n)``) to its end, numbering lines on from :attr:`lines`."""
+        for number, block, line, truncated in iter_blocks(fh, first=self.lines + 1):
+            if block is None:
+                self.feed_raw(number, line, truncated)
+            else:
+                self.feed_block(number, block)
+
+    def read_engine_log(self, rel: str, fh) -> None:
+        """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart, §5).
+
+        Its lines are not counted as the log's; nothing is added if reading fails
+        part-way (the ``OSError`` reaches the caller).
+        """
+        sub = VllmAccumulator(rel)
+        for number, raw, _truncated in iter_raw_lines(fh):
+            ln = split_line(number, raw)
+            if ln.emitter == "vllm":
+                sub.feed(ln, self._vllm_time(ln.vllm_time))
+        self.vllm.merge(sub)
+
+    def file_warning(self, rel: str, message: str) -> None:
+        """A warning about another file read with this log (an infra log)."""
+        self.warnings.append(BuildWarning(rel, None, message))
 
     # -- warnings -----------------------------------------------------------
     def warn(self, line: int | None, kind: str, message: str) -> None:
-        self._warn_counts[kind] += 1
-        n = self._warn_counts[kind]
+        self.warn_counts[kind] += 1
+        n = self.warn_counts[kind]
         if n <= MAX_WARNINGS_PER_KIND:
             self.warnings.append(BuildWarning(self.rel, line, message))
 
@@ -509,7 +571,7 @@ class LogParser:
             form, source, lines = "", {}, {}
         blocks = tuple(MetricBlock(s, source[s], lines[s]) for s in sorted(source))
         evals = tuple(MetricBlock(s, self.evals[s], self.eval_lines[s]) for s in sorted(self.evals))
-        for kind, n in self._warn_counts.items():
+        for kind, n in self.warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:
                 self.warnings.append(
                     BuildWarning(

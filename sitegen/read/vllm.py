@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePosixPath
 
@@ -102,16 +102,19 @@ def parse_step_stats(text: str) -> dict[str, float]:
     return out
 
 
+@dataclass(eq=False)
 class VllmAccumulator:
-    """Feed vLLM-header lines; ``freeze()`` gives :class:`~sitegen.model.parsed.VllmStats`."""
+    """Feed vLLM-header lines; ``freeze()`` gives :class:`~sitegen.model.parsed.VllmStats`.
 
-    def __init__(self, source_name: str) -> None:
-        self.source_name = source_name  # engine label for lines without a Ray prefix
-        self.engines: dict[str, _Engine] = {}
-        self.buckets: dict[int, _Bucket] = {}
-        self.aggregated_lines = 0
-        self.step_lines = 0
-        self.step_stats: dict[int, dict[str, float]] = {}
+    A dataclass of plain fields: it is part of the log parser's resumable state.
+    """
+
+    source_name: str  # engine label for lines without a Ray prefix
+    engines: dict[str, _Engine] = field(default_factory=dict)
+    buckets: dict[int, _Bucket] = field(default_factory=dict)
+    aggregated_lines: int = 0
+    step_lines: int = 0
+    step_stats: dict[int, dict[str, float]] = field(default_factory=dict)
 
     def feed(self, ln: Line, when: datetime | None) -> str | None:
         """Take one line; returns a warning message for an unreadable stats line."""

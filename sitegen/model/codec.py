@@ -1,0 +1,267 @@
+"""Plain-JSON encoding of the parsed model and of the log parser's resumable state.
+
+The build cache keeps parsed logs and parser states between builds. It must be
+data, never code (a pickle planted beside the output would run on the next
+build), and a damaged file must be refused, not half-read. So the encoding is
+driven by the dataclasses' own type hints: every field is written as plain
+JSON (no NaN, no Infinity, string keys only) and, on the way back, checked
+against its declared type. Anything unexpected raises :class:`ValueError`.
+
+Values typed loosely (the redacted config dump, ``dict`` or ``object``) go
+through a small tagged form so that YAML's dates, non-string keys and
+non-finite floats come back equal.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import dataclasses
+import math
+import types
+import typing
+from collections import Counter, deque
+from datetime import date, datetime
+from functools import cache
+from typing import Any
+
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import ParsedLog
+
+PARSED_FORMAT = 1  # bump when ParsedLog (or a dataclass inside it) changes shape
+
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_TAGS = ("$f", "$dt", "$date", "$b", "$set", "$tuple", "$map")
+
+
+def parsed_to_json(log: ParsedLog) -> dict:
+    """``log`` as a JSON-ready dict (strict JSON: no NaN, string keys), versioned."""
+    return {"format": PARSED_FORMAT, "log": to_json(log, ParsedLog)}
+
+
+def parsed_from_json(data: object) -> ParsedLog:
+    """The :class:`ParsedLog` that :func:`parsed_to_json` wrote; ValueError if ``data`` is not one."""
+    if not isinstance(data, dict) or data.get("format") != PARSED_FORMAT or "log" not in data:
+        raise ValueError("not a parsed log of this format")
+    return from_json(data["log"], ParsedLog)
+
+
+# -- the type-driven codec --------------------------------------------------------
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _fields(cls: type) -> list[tuple[str, Any]]:
+    hints = _hints(cls)
+    return [(f.name, hints[f.name]) for f in dataclasses.fields(cls)]
+
+
+def _float_out(v: float) -> float | str:
+    if math.isfinite(v):
+        return v
+    return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+
+
+def to_json(value: Any, tp: Any) -> Any:
+    """Encode ``value`` of declared type ``tp`` as plain JSON."""
+    origin = typing.get_origin(tp)
+    if tp is Any or tp is object or tp is dict and origin is None:
+        return _any_out(value)
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return to_json(value, args[0] if len(args) == 1 else Any)
+    if dataclasses.is_dataclass(tp):
+        return {name: to_json(getattr(value, name), ftp) for name, ftp in _fields(tp)}
+    if tp is float:
+        return _float_out(float(value)) if isinstance(value, float) else value
+    if tp in (int, str, bool, type(None)):
+        return value
+    if tp is datetime:
+        return value.isoformat()
+    if tp is bytes:
+        return base64.b64encode(value).decode("ascii")
+    if origin in (tuple, list, deque, collections.deque):
+        args = typing.get_args(tp)
+        item = args[0] if args else Any
+        return [to_json(v, item) for v in value]
+    if origin in (dict, Counter, collections.Counter):
+        args = typing.get_args(tp)
+        ktp, vtp = (args[0], args[1]) if len(args) == 2 else (args[0], int)
+        return {_key_out(k, ktp): to_json(v, vtp) for k, v in value.items()}
+    raise TypeError(f"no JSON encoding for {tp!r}")
+
+
+def _key_out(k: Any, ktp: Any) -> str:
+    if ktp is int and isinstance(k, int) and not isinstance(k, bool):
+        return str(k)
+    if ktp is str and isinstance(k, str):
+        return k
+    raise TypeError(f"key {k!r} is not {ktp!r}")
+
+
+def from_json(data: Any, tp: Any, where: str = "$") -> Any:
+    """Decode ``data`` as a value of type ``tp``, checking every part; ValueError if it does not fit."""
+    origin = typing.get_origin(tp)
+    if tp is Any or tp is object or tp is dict and origin is None:
+        return _any_in(data, where)
+    if origin in (typing.Union, types.UnionType):
+        if data is None and type(None) in typing.get_args(tp):
+            return None
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return from_json(data, args[0] if len(args) == 1 else Any, where)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected an object for {tp.__name__}")
+        fields = _fields(tp)
+        names = {n for n, _ in fields}
+        if set(data) != names:
+            missing, extra = sorted(names - set(data)), sorted(set(data) - names)
+            raise ValueError(
+                f"{where}: {tp.__name__} fields differ (missing {missing}, extra {extra})"
+            )
+        kw = {n: from_json(data[n], ftp, f"{where}.{n}") for n, ftp in fields}
+        try:
+            return tp(**kw)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    if tp is float:
+        if isinstance(data, str) and data in _NONFINITE:
+            return _NONFINITE[data]
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            return data  # an int stays an int (metric values may be either)
+        raise ValueError(f"{where}: expected a number")
+    if tp is int:
+        if isinstance(data, int) and not isinstance(data, bool):
+            return data
+        raise ValueError(f"{where}: expected an integer")
+    if tp is bool or tp is str:
+        if type(data) is tp:
+            return data
+        raise ValueError(f"{where}: expected {tp.__name__}")
+    if tp is datetime:
+        if not isinstance(data, str):
+            raise ValueError(f"{where}: expected a date-time string")
+        try:
+            return datetime.fromisoformat(data)
+        except ValueError:
+            raise ValueError(f"{where}: bad date-time") from None
+    if tp is bytes:
+        if not isinstance(data, str):
+            raise ValueError(f"{where}: expected base64 text")
+        try:
+            return base64.b64decode(data.encode("ascii"), validate=True)
+        except (ValueError, UnicodeEncodeError):
+            raise ValueError(f"{where}: bad base64") from None
+    if origin in (tuple, list, deque, collections.deque):
+        if not isinstance(data, list):
+            raise ValueError(f"{where}: expected a list")
+        args = typing.get_args(tp)
+        item = args[0] if args else Any
+        items = [from_json(v, item, f"{where}[{i}]") for i, v in enumerate(data)]
+        return {tuple: tuple, list: list}.get(origin, deque)(items)
+    if origin in (dict, Counter, collections.Counter):
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected an object")
+        args = typing.get_args(tp)
+        ktp, vtp = (args[0], args[1]) if len(args) == 2 else (args[0], int)
+        out = {_key_in(k, ktp, where): from_json(v, vtp, f"{where}.{k}") for k, v in data.items()}
+        return Counter(out) if origin is not dict else out
+    raise ValueError(f"{where}: no JSON decoding for {tp!r}")
+
+
+def _key_in(k: str, ktp: Any, where: str) -> Any:
+    if ktp is str:
+        return k
+    if ktp is int:
+        try:
+            n = int(k)
+        except ValueError:
+            raise ValueError(f"{where}: key {k!r} is not an integer") from None
+        if str(n) == k:
+            return n
+    raise ValueError(f"{where}: bad key {k!r}")
+
+
+# -- loosely typed values (YAML config): a tagged form --------------------------
+
+
+def _any_out(v: Any) -> Any:
+    if v is None or isinstance(v, bool | int | str):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else {"$f": _float_out(v)}
+    if isinstance(v, datetime):
+        return {"$dt": v.isoformat()}
+    if isinstance(v, date):
+        return {"$date": v.isoformat()}
+    if isinstance(v, bytes):
+        return {"$b": base64.b64encode(v).decode("ascii")}
+    if isinstance(v, list):
+        return [_any_out(x) for x in v]
+    if isinstance(v, tuple):
+        return {"$tuple": [_any_out(x) for x in v]}
+    if isinstance(v, set | frozenset):
+        return {"$set": [_any_out(x) for x in v]}
+    if isinstance(v, dict):
+        if all(isinstance(k, str) and not k.startswith("$") for k in v):
+            return {k: _any_out(x) for k, x in v.items()}
+        return {"$map": [[_any_out(k), _any_out(x)] for k, x in v.items()]}
+    if isinstance(v, BuildWarning):
+        return _any_out(v.to_json())
+    raise TypeError(f"no JSON encoding for a {type(v).__name__}")
+
+
+def _any_in(d: Any, where: str) -> Any:
+    if d is None or isinstance(d, bool | int | str):
+        return d
+    if isinstance(d, float):
+        if not math.isfinite(d):
+            raise ValueError(f"{where}: non-finite number in plain JSON")
+        return d
+    if isinstance(d, list):
+        return [_any_in(x, where) for x in d]
+    if not isinstance(d, dict):
+        raise ValueError(f"{where}: not JSON data")
+    if len(d) == 1 and next(iter(d)) in _TAGS:
+        ((tag, body),) = d.items()
+        try:
+            if tag == "$f" and body in _NONFINITE:
+                return _NONFINITE[body]
+            if tag == "$dt" and isinstance(body, str):
+                return datetime.fromisoformat(body)
+            if tag == "$date" and isinstance(body, str):
+                return date.fromisoformat(body)
+            if tag == "$b" and isinstance(body, str):
+                return base64.b64decode(body.encode("ascii"), validate=True)
+            if tag == "$tuple" and isinstance(body, list):
+                return tuple(_any_in(x, where) for x in body)
+            if tag == "$set" and isinstance(body, list):
+                return set(_any_in(x, where) for x in body)
+            if tag == "$map" and isinstance(body, list):
+                return {
+                    _hashable(_any_in(k, where), where): _any_in(x, where)
+                    for k, x in _pairs(body, where)
+                }
+        except (ValueError, TypeError, UnicodeEncodeError):
+            raise ValueError(f"{where}: bad {tag} value") from None
+        raise ValueError(f"{where}: bad {tag} value")
+    return {k: _any_in(x, f"{where}.{k}") for k, x in d.items()}
+
+
+def _pairs(body: list, where: str) -> list[tuple[Any, Any]]:
+    if not all(isinstance(p, list) and len(p) == 2 for p in body):
+        raise ValueError(f"{where}: bad $map pairs")
+    return [(p[0], p[1]) for p in body]
+
+
+def _hashable(k: Any, where: str) -> Any:
+    try:
+        hash(k)
+    except TypeError:
+        raise ValueError(f"{where}: unhashable key") from None
+    return k
