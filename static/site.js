@@ -5,6 +5,23 @@
   "use strict";
   var dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
 
+  /* Data files are scripts calling sitegen.data(name, value): browsers run <script src> from
+     file:// but refuse fetch there. */
+  var store = {};
+  function data(name, value) { store[name] = value; }
+
+  /* Load the scripts not loaded yet, then call done (once all have loaded or failed). */
+  function loadScripts(srcs, done) {
+    var pending = srcs.length;
+    if (!pending) { done(); return; }
+    srcs.forEach(function (src) {
+      var s = document.createElement("script");
+      s.src = src;
+      s.onload = s.onerror = function () { if (--pending === 0) done(); };
+      document.head.appendChild(s);
+    });
+  }
+
   function readJSON(id) {
     var el = document.getElementById(id);
     return el ? JSON.parse(el.textContent) : null;
@@ -133,7 +150,7 @@
   function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(1) + "%"; }
 
   function comparePage() {
-    var items = readJSON("compare-items") || [];
+    var items = store["compare-items"] || [];
     var base = readJSON("overlay-spec");
     // The series colours come with the chart spec (sitegen/present/charts.py is their one source).
     var PALETTE = base.encoding.color.scale.range;
@@ -213,10 +230,20 @@
         tbody.appendChild(tr);
       });
       document.getElementById("empty-note").hidden = selected.length > 0;
+      // each picked run's curves live beside its page: load the missing ones, then draw
+      // (every load that finishes redraws with the selection as it is then)
+      var want = selected.filter(function (k) { return !store["curves:" + k] && !requested[k]; });
+      want.forEach(function (k) { requested[k] = true; });
+      loadScripts(want.map(function (k) { return "../" + byKey[k].url + "curves.js"; }), overlay);
+    }
+
+    var requested = {};
+    function overlay() {
+      var metric = metricSelect.value;
       var rows = [];
       selected.forEach(function (k) {
-        var it = byKey[k];
-        (it.curves[metric] || []).forEach(function (p) {
+        var it = byKey[k], curves = store["curves:" + k] || {};
+        (curves[metric] || []).forEach(function (p) {
           if (p[1] !== null) rows.push({ step: p[0], value: p[1], name: it.kind + " " + it.id });
         });
       });
@@ -234,7 +261,7 @@
     render();
   }
 
-  window.sitegen = { drawCharts: drawCharts, comparePage: comparePage, initIndex: initIndex };
+  window.sitegen = { data: data, drawCharts: drawCharts, comparePage: comparePage, initIndex: initIndex };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initIndex);
   else initIndex();
 })();

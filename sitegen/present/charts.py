@@ -243,6 +243,19 @@ def overlay(rows: list[dict]) -> dict:
     return _chart("overlay", {"records": rows})
 
 
+def overlay_curves(series: dict, keys: dict[str, str], max_points: int = 150) -> dict[str, list]:
+    """The comparison page's curves for one run or job: ``{label: [[step, smoothed], ...]}``
+    for each metric ``keys`` {label: series key} names (values rounded: they are only drawn)."""
+    curves = {}
+    for label, key in keys.items():
+        pts = downsample(series.get("step", []), series.get(key) or [], max_points)
+        sm = smooth([x["y"] for x in pts])
+        curves[label] = [
+            [x["x"], round(v, 5) if v is not None else None] for x, v in zip(pts, sm, strict=True)
+        ]
+    return curves
+
+
 def sparkline(values: Sequence) -> str:
     """An inline SVG polyline path for the index table (no JavaScript needed)."""
     pts = [(i, v) for i, v in enumerate(values) if _num(v) is not None]

@@ -48,6 +48,15 @@ def _gzip(text: str) -> bytes:
     return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
+def _script_data(name: str, value: object) -> str:
+    """JSON data as a script that hands it to ``sitegen.data(name, value)`` (static/site.js).
+
+    Browsers refuse ``fetch`` from ``file://`` pages but run ``<script src>``, and the site
+    must work from a folder too; the JSON is the script's only argument.
+    """
+    return f"sitegen.data({script_json(name)}, {script_json(value)});\n"
+
+
 class Renderer:
     """Writes every page of the site for one build."""
 
@@ -230,6 +239,7 @@ class Renderer:
         self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
         if trials is not None:
             self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
+        self.curves("job", page)
         image = self.card(rel, page, f"Job {page['id']}") if self.base_url else None
         ctx = {
             "job": clean(page),
@@ -267,6 +277,7 @@ class Renderer:
         self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
         if trials is not None and trials_owner is None:
             self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
+        self.curves("run", page)
         image = self.card(rel, page, f"Run {page['id']}") if self.base_url else None
         ctx = {
             "run": clean(page),
@@ -286,21 +297,20 @@ class Renderer:
             {"title": f"Run {page['id']}", "description": headline_text(page), "image": image},
         )
 
+    def curves(self, kind: str, page: dict) -> None:
+        """The page's comparison curves in its own folder, loaded by the comparison page only
+        when picked (and carried over with the page when it is unchanged)."""
+        curves = charts.overlay_curves(page["series"], compare_curves(page["metrics"]))
+        self.writer.write(
+            f"{page['url']}curves.js", _script_data(f"curves:{kind}:{page['id']}", curves)
+        )
+
     def compare(self, index: dict, run_pages: list[dict], job_pages: list[dict]) -> None:
-        """The comparison page: every run and job's headline and smoothed curves, picked in the browser."""
+        """The comparison page: every run and job's headline (``compare/items.js``); each one's
+        smoothed curves come from its own folder (:meth:`curves`) when it is picked."""
         items = []
         for kind, pages in (("run", run_pages), ("job", job_pages)):
             for p in pages:
-                curves = {}
-                for label, key in compare_curves(p["metrics"]).items():
-                    pts = charts.downsample(
-                        p["series"].get("step", []), p["series"].get(key) or [], 150
-                    )
-                    sm = charts.smooth([x["y"] for x in pts])
-                    curves[label] = [
-                        [x["x"], round(v, 5) if v is not None else None]
-                        for x, v in zip(pts, sm, strict=True)
-                    ]
                 items.append(
                     {
                         "kind": kind,
@@ -310,15 +320,15 @@ class Renderer:
                         "headline": clean(p["headline"]),
                         "trial_success_rate": clean(p.get("trial_success_rate")),
                         "trial_error_rate": clean(p.get("trial_error_rate")),
-                        "curves": curves,
                     }
                 )
         spec = charts.overlay([])
+        # loaded by a <script> tag, not embedded: the page stays small with hundreds of runs
+        self.writer.write("compare/items.js", _script_data("compare-items", items))
         self.page(
             "compare.html",
             "compare/",
             {
-                "items_json": script_json(items),
                 "overlay_json": script_json(spec),
                 "nav": "compare",
             },

@@ -9,6 +9,7 @@ import json
 import struct
 from html.parser import HTMLParser
 
+from sitegen.analyse import REWARD
 from sitegen.jsonio import script_json
 from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
 from tests.conftest import BASE_URL, JOB_SECTIONS, page_specs
@@ -169,3 +170,32 @@ def test_eval_metrics_shown(site, index):
     ] or spec["data"]["values"]
     assert {r["x"] for r in values} == {8, 12}
     assert 'id="eval"' in (site / job["url"] / "index.html").read_text()
+
+
+def _script_data(path):
+    """The (name, value) a data script hands to ``sitegen.data``."""
+    text = path.read_text()
+    assert text.startswith("sitegen.data(") and text.endswith(");\n")
+    name, _, value = text[len("sitegen.data(") : -3].partition(", ")
+    return json.loads(name), json.loads(value)
+
+
+def test_compare_page_loads_its_data(site, index):
+    """The comparison page embeds no run: the list comes from items.js, each one's curves
+    from its own folder, when picked."""
+    html = (site / "compare" / "index.html").read_text()
+    assert '<script src="items.js"></script>' in html and "compare-items" not in html
+    name, items = _script_data(site / "compare" / "items.js")
+    assert name == "compare-items"
+    assert len(items) == len(index["runs"]) + len(index["jobs"])
+    job = next(i for i in items if i["kind"] == "job" and i["id"] == index["jobs"][0]["id"])
+    assert "curves" not in job and job["headline"] == index["jobs"][0]["headline"]
+    name, curves = _script_data(site / job["url"] / "curves.js")
+    assert name == f"curves:job:{job['id']}"
+    data = json.loads((site / index["jobs"][0]["data"]).read_text())
+    steps = [
+        s
+        for s, r in zip(data["series"]["step"], data["series"][REWARD], strict=True)
+        if r is not None
+    ]
+    assert [p[0] for p in curves["reward"]] == steps
