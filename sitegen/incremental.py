@@ -19,7 +19,7 @@ from pathlib import Path
 from sitegen import __version__
 from sitegen.errors import OutputError
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: trial stage times and block times in the model
 
 
 class BuildCache:

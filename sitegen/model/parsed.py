@@ -22,6 +22,8 @@ class MetricBlock:
     step: int
     metrics: dict[str, float]
     line: int  # where the block starts in its log
+    # loguru time of the block's marker: the end of the step (trial attribution, docs/design.md)
+    time: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,14 @@ class TrialResult:
     output_tokens: int | None
     duration_s: float | None
     eval: bool
+    # For the insights (sitegen/insights/): wall-clock start as written (tz dropped, see
+    # docs/design.md), the four Harbor stages in seconds, and cached input tokens.
+    started_at: datetime | None = None
+    env_setup_s: float | None = None
+    agent_setup_s: float | None = None
+    agent_exec_s: float | None = None
+    verifier_s: float | None = None
+    cache_tokens: int | None = None
 
 
 @dataclass(frozen=True)

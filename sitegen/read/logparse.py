@@ -171,12 +171,13 @@ class ParserState:
     suppressed: int = 0
     first_time: datetime | None = None
     last_time: datetime | None = None
+    block_times: dict[int, datetime] = field(default_factory=dict)  # step -> its first marker's time
     lines: int = 0
     warnings: list[BuildWarning] = field(default_factory=list)
     warn_counts: Counter[str] = field(default_factory=Counter)
 
 
-STATE_FORMAT = 1  # bump whenever ParserState or a dataclass inside it changes
+STATE_FORMAT = 2  # bump whenever ParserState or a dataclass inside it changes
 
 
 class LogParser(ParserState):
@@ -334,6 +335,8 @@ class LogParser(ParserState):
             if m:
                 step = int(m.group(1))
                 self._marker(step)
+                if ln.time is not None:
+                    self.block_times.setdefault(step, ln.time)
                 self.pending[ln.source] = _PendingBlock(step, ln.source, ln.number)
                 return
             m = SAVED_RE.match(msg)
@@ -487,6 +490,8 @@ class LogParser(ParserState):
             return
         if kind == "train":
             self._marker(step)
+            if ln.time is not None:
+                self.block_times.setdefault(step, ln.time)
             self._store(self.mirror, self.mirror_lines, step, _numbers(d), ln.number)
         elif kind == "eval":
             self._store(self.evals, self.eval_lines, step, _numbers(d), ln.number)
@@ -569,7 +574,9 @@ class LogParser(ParserState):
             form, source, lines = "console", self.console, self.console_lines
         else:
             form, source, lines = "", {}, {}
-        blocks = tuple(MetricBlock(s, source[s], lines[s]) for s in sorted(source))
+        blocks = tuple(
+            MetricBlock(s, source[s], lines[s], self.block_times.get(s)) for s in sorted(source)
+        )
         evals = tuple(MetricBlock(s, self.evals[s], self.eval_lines[s]) for s in sorted(self.evals))
         for kind, n in self.warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:

@@ -95,7 +95,30 @@ def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
         output_tokens=_int(agent.get("n_output_tokens")),
         duration_s=_duration(obj.get("started_at"), obj.get("finished_at")),
         eval=is_eval,
+        **_insight_fields(obj, agent),
     )
+
+
+def _insight_fields(obj: dict, agent: dict) -> dict:
+    """Start time, stage durations and cached tokens (the insights' inputs, docs/design.md)."""
+    start = _time(obj.get("started_at"))
+    stages = {}
+    for key, field_name in (
+        ("environment_setup", "env_setup_s"),
+        ("agent_setup", "agent_setup_s"),
+        ("agent_execution", "agent_exec_s"),
+        ("verifier", "verifier_s"),
+    ):
+        st = _dict(obj.get(key))
+        d = _duration(st.get("started_at"), st.get("finished_at"))
+        stages[field_name] = d if d is not None and d >= 0 else None
+    return {
+        # the wall-clock reading as written: logs are naive local time, and a trial's
+        # "Z" is compared against them as a reading (docs/design.md, trial attribution)
+        "started_at": start.replace(tzinfo=None) if start is not None else None,
+        "cache_tokens": _int(agent.get("n_cache_tokens")),
+        **stages,
+    }
 
 
 def _dict(v: object) -> dict:

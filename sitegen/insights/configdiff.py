@@ -1,0 +1,57 @@
+"""Config diff, the way W&B's "diff only" shows it: only the keys whose values differ.
+
+Configs are flattened to dotted keys (``trainer.policy.optimizer_config.lr``);
+lists are one value (their JSON text). A key missing from one config differs
+from any value. The configs are already redacted when they reach here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+MAX_VALUE_CHARS = 200  # a long value (a prompt template) is cut in the diff
+MISSING = None  # how an absent key shows in a diff row
+
+
+def flatten(cfg: Mapping | None, prefix: str = "") -> dict[str, str]:
+    """Dotted keys to display strings (JSON for scalars and lists)."""
+    out: dict[str, str] = {}
+    if not isinstance(cfg, Mapping):
+        return out
+    for k, v in cfg.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping) and v:
+            out.update(flatten(v, key + "."))
+        else:
+            text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+            out[key] = text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+    return out
+
+
+def varying(configs: Mapping[str, Mapping | None]) -> dict[str, dict[str, str]]:
+    """Per id, only the keys whose value is not the same in every config that has one.
+
+    A key that every config holds with one value can never show in a diff, so
+    the comparison page ships only the rest (page weight).
+    """
+    flat = {i: flatten(c) for i, c in configs.items() if c}
+    keys: set[str] = set().union(*flat.values()) if flat else set()
+    keep = {
+        k
+        for k in keys
+        if len({f.get(k) for f in flat.values()}) > 1  # differs, or missing somewhere
+    }
+    return {i: {k: v for k, v in sorted(f.items()) if k in keep} for i, f in flat.items()}
+
+
+def diff(configs: Mapping[str, Mapping | None]) -> list[tuple[str, dict[str, str | None]]]:
+    """Rows ``(key, {id: value or None})`` for the keys that differ among these configs."""
+    flat = {i: flatten(c) for i, c in configs.items()}
+    keys = sorted(set().union(*flat.values())) if flat else []
+    rows = []
+    for k in keys:
+        vals = {i: f.get(k, MISSING) for i, f in flat.items()}
+        if len(set(vals.values())) > 1:
+            rows.append((k, vals))
+    return rows

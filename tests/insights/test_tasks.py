@@ -1,0 +1,111 @@
+import pytest
+
+from sitegen.insights.attribution import attribute
+from sitegen.insights.tasks import analyse_tasks, task_slug, wasted_rollouts
+from tests.insights.helpers import T0, blocks, trial
+
+
+def _run(steps: int = 9):
+    """Four tasks over 9 steps, two trials each per step, one of every category."""
+    ts = []
+    for s in range(1, steps + 1):
+        late = s > steps // 2
+        ts += [trial("learn", s, 1.0 if late else 0.0, offset_s=o) for o in (1, 2)]
+        ts += [trial("forget", s, 0.0 if late else 1.0, offset_s=o) for o in (1, 2)]
+        ts += [trial("always", s, 1.0, offset_s=o) for o in (1, 2)]
+        ts += [trial("never", s, 0.0, offset_s=o) for o in (1, 2)]
+        # a mixed task with one success and one failure in every step
+        ts += [trial("mixed", s, 1.0, offset_s=1), trial("mixed", s, 0.0, offset_s=2)]
+    return ts, blocks(steps)
+
+
+def test_categories_lists_and_shares():
+    ts, bs = _run()
+    ta = analyse_tasks(ts, attribute(ts, bs, T0))
+    cat = {r.name: r.category for r in ta.tasks}
+    assert cat == {
+        "learn": "learned",
+        "forget": "forgotten",
+        "always": "always",
+        "never": "never",
+        "mixed": "mixed",
+    }
+    lists = {x.category: x for x in ta.lists}
+    assert lists["learned"].tasks == ("learn",)
+    assert lists["learned"].trials == 18
+    assert lists["learned"].share_of_rollouts == pytest.approx(18 / 90)
+    assert ta.early_window == (1, 3) and ta.late_window == (7, 9)
+
+
+def test_rows_sorted_by_first_solved_step_and_counts():
+    ts, bs = _run()
+    ta = analyse_tasks(ts, attribute(ts, bs, T0))
+    assert [r.name for r in ta.tasks] == ["always", "forget", "mixed", "learn", "never"]
+    learn = next(r for r in ta.tasks if r.name == "learn")
+    assert learn.first_solved_step == 5 and learn.last_solved_step == 9
+    assert learn.successes == 10 and learn.graded == 18
+    assert learn.success_rate == pytest.approx(10 / 18)
+    assert learn.early_rate == 0 and learn.late_rate == 1
+    assert [(c.step, c.trials, c.successes) for c in learn.steps][:5] == [
+        (1, 2, 0),
+        (2, 2, 0),
+        (3, 2, 0),
+        (4, 2, 0),
+        (5, 2, 2),
+    ]
+
+
+def test_top_exception_turns_and_ungraded_trials():
+    bs = blocks(2)
+    ts = [
+        trial("t", 1, None, "AgentSetupTimeoutError", turns=None),
+        trial("t", 1, 0.0, "AgentTimeoutError", turns=4),
+        trial("t", 2, 1.0, "AgentTimeoutError", turns=2),
+    ]
+    row = analyse_tasks(ts, attribute(ts, bs, T0)).tasks[0]
+    assert (row.trials, row.graded, row.successes) == (3, 2, 1)
+    assert row.top_exception == "AgentTimeoutError" and row.top_exception_count == 2
+    assert row.turns_mean == 3.0
+    assert row.reward_mean == 0.5
+
+
+def test_wasted_groups_all_equal_per_step():
+    bs = blocks(2)
+    ts = [
+        # step 1: group a all 1 (wasted), group b mixed, group c one graded trial (no group)
+        trial("a", 1, 1.0, offset_s=1),
+        trial("a", 1, 1.0, offset_s=2),
+        trial("b", 1, 1.0, offset_s=1),
+        trial("b", 1, 0.0, offset_s=2),
+        trial("c", 1, 1.0, offset_s=1),
+        trial("c", 1, None, "DaytonaError", offset_s=2),
+        # step 2: group a all 0 (wasted), -1 and 0 differ (not wasted)
+        trial("a", 2, 0.0, offset_s=1),
+        trial("a", 2, 0.0, offset_s=2),
+        trial("b", 2, -1.0, offset_s=1),
+        trial("b", 2, 0.0, offset_s=2),
+    ]
+    w = wasted_rollouts(ts, attribute(ts, bs, T0))
+    assert [(s.step, s.groups, s.all_equal, s.all_solved, s.all_failed) for s in w.steps] == [
+        (1, 2, 1, 1, 0),
+        (2, 2, 1, 0, 1),
+    ]
+    assert w.share == 0.5 and w.rollouts == 8 and w.rollouts_wasted == 4
+
+
+def test_without_attribution_only_totals_and_always_never():
+    ts, bs = _run(3)
+    nobs = [b.__class__(b.step, b.metrics, b.line, None) for b in bs]
+    ta = analyse_tasks(ts, attribute(ts, nobs, T0))
+    assert ta.attribution == "none" and ta.steps == ()
+    cat = {r.name: r.category for r in ta.tasks}
+    assert cat["learn"] == "mixed" and cat["always"] == "always" and cat["never"] == "never"
+    assert ta.wasted.groups == 0 and ta.wasted.share is None
+
+
+def test_slugs_are_unique_anchors():
+    bs = blocks(1)
+    ts = [trial("Fix Build", 1), trial("fix-build", 1), trial("<b>x</b>", 1)]
+    rows = analyse_tasks(ts, attribute(ts, bs, T0)).tasks
+    assert sorted(r.slug for r in rows) == ["b-x-b", "fix-build", "fix-build-2"]
+    assert task_slug("***") == "task"
