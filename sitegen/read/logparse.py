@@ -171,7 +171,9 @@ class ParserState:
     suppressed: int = 0
     first_time: datetime | None = None
     last_time: datetime | None = None
-    block_times: dict[int, datetime] = field(default_factory=dict)  # step -> its first marker's time
+    block_times: dict[int, datetime] = field(
+        default_factory=dict
+    )  # step -> its first marker's time
     lines: int = 0
     warnings: list[BuildWarning] = field(default_factory=list)
     warn_counts: Counter[str] = field(default_factory=Counter)
