@@ -7,20 +7,23 @@ left out of every statistic (``count`` says how many values were finite).
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from sitegen.model.parsed import BatchCounts, MetricBlock, ParsedLog, TrialSet, VllmStats
-from sitegen.model.vocabulary import exception_kind
-
-REWARD = "reward/avg_raw_reward"
-STEP_TIME = "timing/step"
-GEN_WAIT = "timing/wait_for_generation_buffer"
-TOKENS = "generate/avg_num_tokens"
-STALENESS = "async/staleness_mean"
-PASS_AT_RE = re.compile(r"^reward/avg_pass_at_(\d+)$")
+from sitegen.model.vocabulary import (
+    GEN_WAIT,
+    REWARD,
+    STALENESS,
+    STEP_TIME,
+    TOKENS,
+    exception_kind,
+    is_finite,
+    metric_family,
+    pass_at_k,
+    pass_at_key,
+)
 
 # The fully-async trainer's timers (formats.md §3): parent -> children.
 TIMER_TREE: dict[str, tuple[str, ...]] = {
@@ -51,7 +54,7 @@ VERDICT_THRESHOLDS = {
 
 
 def finite(values: Iterable[object]) -> list[float]:
-    return [float(v) for v in values if isinstance(v, int | float) and math.isfinite(v)]
+    return [float(v) for v in values if is_finite(v)]
 
 
 def summarize(values: Iterable[object]) -> dict:
@@ -87,8 +90,7 @@ def families(summary: dict[str, dict]) -> dict[str, dict[str, dict]]:
     """Group metric names by family (the prefix before ``/``)."""
     out: dict[str, dict[str, dict]] = {}
     for name, stats in summary.items():
-        fam = name.split("/", 1)[0] if "/" in name else "other"
-        out.setdefault(fam, {})[name] = stats
+        out.setdefault(metric_family(name), {})[name] = stats
     return out
 
 
@@ -99,16 +101,6 @@ def series(blocks: Sequence[MetricBlock]) -> dict[str, list]:
     for name in names:
         out[name] = [b.metrics.get(name) for b in blocks]
     return out
-
-
-def pass_at_key(names: Iterable[str]) -> str | None:
-    """The ``reward/avg_pass_at_<n>`` metric with the largest n, if any."""
-    best = None
-    for name in names:
-        m = PASS_AT_RE.match(name)
-        if m and (best is None or int(m.group(1)) > best[0]):
-            best = (int(m.group(1)), name)
-    return best[1] if best else None
 
 
 def _values(blocks: Sequence[MetricBlock], name: str) -> list[float]:
@@ -127,12 +119,12 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
     wait_total = math.fsum(
         float(b.metrics[GEN_WAIT])
         for b in blocks
-        if _isnum(b.metrics.get(GEN_WAIT)) and _isnum(b.metrics.get(STEP_TIME))
+        if is_finite(b.metrics.get(GEN_WAIT)) and is_finite(b.metrics.get(STEP_TIME))
     )
     step_total_paired = math.fsum(
         float(b.metrics[STEP_TIME])
         for b in blocks
-        if _isnum(b.metrics.get(GEN_WAIT)) and _isnum(b.metrics.get(STEP_TIME))
+        if is_finite(b.metrics.get(GEN_WAIT)) and is_finite(b.metrics.get(STEP_TIME))
     )
     return {
         "steps": len(blocks),
@@ -141,7 +133,7 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
         "reward_mean": _mean(rewards),
         "reward_max": max(rewards) if rewards else None,
         "reward_last": rewards[-1] if rewards else None,
-        "pass_at_k": int(PASS_AT_RE.match(pk).group(1)) if pk else None,  # type: ignore[union-attr]
+        "pass_at_k": pass_at_k(pk),
         "pass_at_k_mean": _mean(_values(blocks, pk)) if pk else None,
         "total_time_s": math.fsum(step_times) if step_times else None,
         "step_time_mean_s": _mean(step_times),
@@ -150,10 +142,6 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
         "avg_tokens_mean": _mean(_values(blocks, TOKENS)),
         "staleness_mean": _mean(_values(blocks, STALENESS)),
     }
-
-
-def _isnum(v: object) -> bool:
-    return isinstance(v, int | float) and math.isfinite(v)
 
 
 # -- timing ------------------------------------------------------------------------------
@@ -169,7 +157,7 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     parent gets a ``(rest)`` child for time its children do not cover, so
     shares at each level add up to 1.
     """
-    steps = [b for b in blocks if _isnum(b.metrics.get(STEP_TIME))]
+    steps = [b for b in blocks if is_finite(b.metrics.get(STEP_TIME))]
     step_total = math.fsum(float(b.metrics[STEP_TIME]) for b in steps)
     known = {"step"} | {c for cs in TIMER_TREE.values() for c in cs}
 
@@ -183,7 +171,7 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
         ratios = [
             float(b.metrics[key]) / float(b.metrics[STEP_TIME])
             for b in steps
-            if _isnum(b.metrics.get(key)) and float(b.metrics[STEP_TIME]) > 0
+            if is_finite(b.metrics.get(key)) and float(b.metrics[STEP_TIME]) > 0
         ]
         out = _timer_node(name, total, len(present), parent_total, step_total, _mean(ratios))
         kids = [k for k in (node(c, total) for c in TIMER_TREE.get(name, ())) if k]
@@ -399,7 +387,7 @@ def trial_stats(ts: TrialSet) -> dict:
     exceptions = Counter(r.exception or "none" for r in res)
     kinds = Counter(exception_kind(r.exception) for r in res)
     turns = [r.turns for r in res if r.turns is not None]
-    rewards = [r.reward for r in res if r.reward is not None and math.isfinite(r.reward)]
+    rewards = [r.reward for r in res if is_finite(r.reward)]
     success = sum(1 for x in rewards if x > 0)
     by_exc: dict[str, list[int]] = {}
     by_outcome: dict[str, list[int]] = {"success": [], "failure": []}
@@ -407,7 +395,7 @@ def trial_stats(ts: TrialSet) -> dict:
         if r.turns is None:
             continue
         by_exc.setdefault(r.exception or "none", []).append(r.turns)
-        if r.reward is not None and math.isfinite(r.reward):
+        if is_finite(r.reward):
             by_outcome["success" if r.reward > 0 else "failure"].append(r.turns)
     tstats = summarize(turns)
     return {

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import fields, is_dataclass
+from typing import Any, TypeVar
 
 import orjson
+
+T = TypeVar("T")
 
 _OPTS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
@@ -23,14 +26,22 @@ def dumps(obj: Any, indent: bool = False) -> bytes:
     )
 
 
-def clean(obj: Any) -> Any:
-    """A copy of ``obj`` with non-finite floats replaced by None (for Altair/Jinja)."""
+def clean(obj: T) -> T:
+    """A copy of ``obj`` with non-finite floats replaced by None (for Altair/Jinja).
+
+    Dataclasses (page objects) are copied field by field and keep their type;
+    tuples stay tuples.
+    """
     if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
+        return obj if math.isfinite(obj) else None  # type: ignore[return-value]
     if isinstance(obj, dict):
-        return {k: clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [clean(v) for v in obj]
+        return {k: clean(v) for k, v in obj.items()}  # type: ignore[return-value]
+    if isinstance(obj, list):
+        return [clean(v) for v in obj]  # type: ignore[return-value]
+    if isinstance(obj, tuple):
+        return tuple(clean(v) for v in obj)  # type: ignore[return-value]
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return type(obj)(**{f.name: clean(getattr(obj, f.name)) for f in fields(obj)})
     return obj
 
 

@@ -7,6 +7,11 @@ another would be a wrong number).
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterable
+from typing import TypeGuard
+
 # formats.md §6: sandbox and setup failures are infrastructure, the agent's
 # own timeouts and overflows are the model's. Verifier and reward-file
 # problems come from the grading harness, so they count as infrastructure;
@@ -40,3 +45,60 @@ def exception_kind(name: str | None) -> str:
     if name in MODEL_EXCEPTIONS:
         return "model"
     return "other"
+
+
+# -- numbers -----------------------------------------------------------------------------------
+
+
+def is_finite(v: object) -> TypeGuard[int | float]:
+    """True for an int or float that is neither nan nor ±inf (a bool is not a number here).
+
+    The one test every statistic, chart, table and CSV uses to decide whether a
+    value counts: non-finite values are kept in the model (formats.md: logged
+    ``nan`` is data) but left out of every mean, drawn as gaps, printed as blanks.
+    """
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def finite_or_none(v: object) -> float | None:
+    """``v`` as a float when it is a finite number, else None."""
+    return float(v) if is_finite(v) else None
+
+
+# -- metric names (formats.md §3) --------------------------------------------------------------
+
+REWARD = "reward/avg_raw_reward"
+STEP_TIME = "timing/step"
+GEN_WAIT = "timing/wait_for_generation_buffer"
+TOKENS = "generate/avg_num_tokens"
+STALENESS = "async/staleness_mean"
+STALENESS_MAX = "async/staleness_max"
+POLICY_KL = "policy/policy_kl"
+POLICY_LOSS = "policy/policy_loss"
+PASS_AT_RE = re.compile(r"^reward/avg_pass_at_(\d+)$")
+
+
+def pass_at_key(names: Iterable[str]) -> str | None:
+    """The ``reward/avg_pass_at_<n>`` metric with the largest n, if any."""
+    best = None
+    for name in names:
+        m = PASS_AT_RE.match(name)
+        if m and (best is None or int(m.group(1)) > best[0]):
+            best = (int(m.group(1)), name)
+    return best[1] if best else None
+
+
+def pass_at_k(key: str | None) -> int | None:
+    """The n of a ``reward/avg_pass_at_<n>`` metric name (None for no name)."""
+    m = PASS_AT_RE.match(key) if key else None
+    return int(m.group(1)) if m else None
+
+
+def pass_at_label(k: int | None) -> str:
+    """How pages, cards, charts and reports name the metric: ``pass@8`` (``pass@k`` unknown)."""
+    return f"pass@{k}" if k else "pass@k"
+
+
+def metric_family(name: str) -> str:
+    """A metric's family: the prefix before ``/`` (``other`` without one)."""
+    return name.split("/", 1)[0] if "/" in name else "other"

@@ -6,7 +6,7 @@ package data (``skeletons/*.json``, made by ``make skeletons`` from
 that differ between charts (titles, a height) into a copy of it. So a build
 imports neither Altair nor jsonschema, and data never goes through Altair's
 data transformer. Long series are downsampled for display to at most
-:data:`MAX_POINTS` buckets carrying mean, min and max, so spikes stay visible as
+:data:`sitegen.curves.MAX_POINTS` buckets carrying mean, min and max, so spikes stay visible as
 a band; the raw values stay in the JSON data files.
 """
 
@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-MAX_POINTS = 400
+from sitegen.curves import downsample, smooth
+from sitegen.model.vocabulary import finite_or_none as _num
+
 WIDTH = "container"
 HEIGHT = 220
 # The series colours, for the charts and (through the overlay spec it is baked into) the
@@ -42,63 +43,6 @@ KIND_COLOURS = {
     "infrastructure": "#e45756",
     "other": "#9d755d",
 }
-
-
-def _num(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
-
-
-def downsample(
-    xs: Sequence,
-    ys: Sequence,
-    max_points: int = MAX_POINTS,
-    los: Sequence | None = None,
-    his: Sequence | None = None,
-) -> list[dict]:
-    """``[{x, y, lo, hi}]``: every point, or bucket means with min/max when too many.
-
-    ``los``/``his`` give each point's own range (e.g. per-minute min and max);
-    without them a point's range is its value.
-    """
-    lo_col = los if los is not None else ys
-    hi_col = his if his is not None else ys
-    pts: list[tuple[Any, float, float, float]] = []
-    for x, y, lo, hi in zip(xs, ys, lo_col, hi_col, strict=False):
-        v = _num(y)
-        if v is not None:
-            lv, hv = _num(lo), _num(hi)
-            pts.append((x, v, v if lv is None else lv, v if hv is None else hv))
-    if len(pts) <= max_points:
-        return [{"x": x, "y": y, "lo": lo, "hi": hi} for x, y, lo, hi in pts]
-    out = []
-    n = len(pts)
-    for i in range(max_points):
-        chunk = pts[i * n // max_points : (i + 1) * n // max_points]
-        if not chunk:
-            continue
-        vals = [p[1] for p in chunk]
-        out.append(
-            {
-                "x": chunk[len(chunk) // 2][0],
-                "y": sum(vals) / len(vals),
-                "lo": min(p[2] for p in chunk),
-                "hi": max(p[3] for p in chunk),
-            }
-        )
-    return out
-
-
-def smooth(ys: Sequence[float | None], window: int | None = None) -> list[float | None]:
-    """Centred rolling mean over finite values (window ≈ n/15, odd, at least 3)."""
-    vals = [_num(v) for v in ys]
-    n = len(vals)
-    w = window or max(3, (n // 15) | 1)
-    half = w // 2
-    out: list[float | None] = []
-    for i in range(n):
-        chunk = [v for v in vals[max(0, i - half) : i + half + 1] if v is not None]
-        out.append(sum(chunk) / len(chunk) if chunk else None)
-    return out
 
 
 # -- skeletons -------------------------------------------------------------------------------------
@@ -241,19 +185,6 @@ def bars(
 def overlay(rows: list[dict]) -> dict:
     """Comparison chart: one colour per run/job; rows ``[{step, value, name}]`` (filled in by the page)."""
     return _chart("overlay", {"records": rows})
-
-
-def overlay_curves(series: dict, keys: dict[str, str], max_points: int = 150) -> dict[str, list]:
-    """The comparison page's curves for one run or job: ``{label: [[step, smoothed], ...]}``
-    for each metric ``keys`` {label: series key} names (values rounded: they are only drawn)."""
-    curves = {}
-    for label, key in keys.items():
-        pts = downsample(series.get("step", []), series.get(key) or [], max_points)
-        sm = smooth([x["y"] for x in pts])
-        curves[label] = [
-            [x["x"], round(v, 5) if v is not None else None] for x, v in zip(pts, sm, strict=True)
-        ]
-    return curves
 
 
 def sparkline(values: Sequence) -> str:

@@ -2,37 +2,51 @@
 
 from __future__ import annotations
 
-import math
-
-from sitegen.analyse import GEN_WAIT, REWARD, STALENESS, STEP_TIME, TOKENS, pass_at_key
+from sitegen.model.pages import JobPage, RunPage, Series, TimerNode, TrialSummary
+from sitegen.model.vocabulary import (
+    GEN_WAIT,
+    REWARD,
+    STALENESS,
+    STALENESS_MAX,
+    STEP_TIME,
+    TOKENS,
+    is_finite,
+    pass_at_key,
+)
 from sitegen.present import charts
 
+Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing to draw)
 
-def job_charts(page: dict) -> dict[str, dict | None]:
-    s = page["series"]
-    pk = pass_at_key(page["metrics"])
-    out: dict[str, dict | None] = {
-        "reward": charts.progression(
-            s, {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})}
-        ),
-        "step_time": charts.lines(
-            s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"
-        ),
+
+def _reward_names(page: JobPage | RunPage) -> dict[str, str]:
+    """Reward and, when logged, pass@k: the progression chart's lines {metric: legend name}.
+
+    The legend names pass@k by its metric (``pass_at_8``), as the golden specs have it.
+    """
+    pk = pass_at_key(page.metrics)
+    return {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})}
+
+
+def job_charts(page: JobPage) -> Charts:
+    s = page.series
+    out: Charts = {
+        "reward": charts.progression(s, _reward_names(page)),
+        "step_time": _step_time(s),
         "timing_stack": timing_stack(page),
         "tokens": charts.lines(s, {TOKENS: "avg generated tokens"}, y_title="tokens"),
         "staleness": charts.lines(
             s,
-            {STALENESS: "staleness mean", "async/staleness_max": "staleness max"},
+            {STALENESS: "staleness mean", STALENESS_MAX: "staleness max"},
             y_title="steps behind",
         ),
     }
-    ev = page.get("eval_series") or {"step": []}
+    ev = page.eval_series
     out["eval"] = charts.lines(
         ev, {k: k.removeprefix("eval/") for k in ev if k != "step"}, y_title="score"
     )
-    v = page.get("vllm")
-    if v and v["samples"]:
-        tl = dict(v["timeline"])
+    v = page.vllm
+    if v and v.samples:
+        tl = v.timeline.columns()
         tl["minute"] = [t / 60 for t in tl["t_s"]]
         out["vllm_throughput"] = vllm_throughput(tl)
         out["vllm_queue"] = _over_time(
@@ -41,7 +55,7 @@ def job_charts(page: dict) -> dict[str, dict | None]:
         out["vllm_cache"] = _over_time(
             tl, {"kv_cache_pct_mean": "KV cache %", "prefix_hit_pct_mean": "prefix hit %"}, "%"
         )
-    bs = page.get("batch_series") or {"step": []}
+    bs = page.batch_series
     rows = [
         {"x": step, "part": t, "value": bs[t][i]}
         for t in bs
@@ -50,18 +64,22 @@ def job_charts(page: dict) -> dict[str, dict | None]:
         if bs[t][i]
     ]
     out["batch_errors"] = charts.stacked_bars(rows, "step", "errors")
-    tr = page.get("trials")
-    if tr:
-        out.update(trial_charts(tr))
+    if page.trials:
+        out.update(trial_charts(page.trials))
     return out
 
 
-def trial_charts(tr: dict) -> dict[str, dict | None]:
+def _step_time(s: Series) -> dict | None:
+    return charts.lines(
+        s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"
+    )
+
+
+def trial_charts(tr: TrialSummary) -> Charts:
     exc_rows = [
-        {"label": k, "value": n, "kind": tr["exception_kind_of"][k]}
-        for k, n in tr["exceptions"].items()
+        {"label": k, "value": n, "kind": tr.exception_kind_of[k]} for k, n in tr.exceptions.items()
     ]
-    hist = [{"label": k, "value": n} for k, n in tr["turn_histogram"].items()]
+    hist = [{"label": k, "value": n} for k, n in tr.turn_histogram.items()]
     return {
         "trial_exceptions": charts.bars(
             exc_rows, "exception", "trials", "kind", "kinds", horizontal=True
@@ -91,25 +109,25 @@ def vllm_throughput(tl: dict) -> dict | None:
     )
 
 
-def timing_stack(page: dict) -> dict | None:
+def timing_stack(page: JobPage | RunPage) -> dict | None:
     """Stacked leaf timers per step: together they make up ``timing/step``."""
-    s = page["series"]
-    tree = page["timing"]["tree"]
+    s = page.series
+    tree = page.timing.tree
     if not tree:
         return None
     leaves: list[tuple[str, list[str]]] = []  # (label, [key, minus keys...])
 
-    def walk(node: dict, parent: str | None) -> None:
-        kids = node["children"]
+    def walk(node: TimerNode, parent: str | None) -> None:
+        kids = node.children
         if not kids:
             leaves.append(
                 (
-                    node["name"] if node["name"] != "(rest)" else f"{parent} (rest)",
-                    [node["name"], parent or ""],
+                    node.name if node.name != "(rest)" else f"{parent} (rest)",
+                    [node.name, parent or ""],
                 )
             )
         for k in kids:
-            walk(k, node["name"])
+            walk(k, node.name)
 
     walk(tree, None)
     rows = []
@@ -121,9 +139,7 @@ def timing_stack(page: dict) -> dict | None:
             if name == "(rest)":
                 parent_v = s.get(f"timing/{parent}", [None] * len(steps))[i]
                 node = _find(tree, parent)
-                kids = (
-                    [c["name"] for c in node["children"] if c["name"] != "(rest)"] if node else []
-                )
+                kids = [c.name for c in node.children if c.name != "(rest)"] if node else []
                 if parent_v is None:
                     continue
                 v = parent_v - sum(
@@ -131,45 +147,37 @@ def timing_stack(page: dict) -> dict | None:
                 )
             else:
                 v = s.get(f"timing/{name}", [None] * len(steps))[i]
-            if isinstance(v, int | float) and math.isfinite(v):
+            if is_finite(v):
                 rows.append({"x": step, "part": label, "value": max(0.0, v)})
     return charts.stacked_bars(rows, "step", "seconds")
 
 
-def _find(node: dict, name: str) -> dict | None:
-    if node["name"] == name:
+def _find(node: TimerNode, name: str) -> TimerNode | None:
+    if node.name == name:
         return node
-    for c in node["children"]:
+    for c in node.children:
         f = _find(c, name)
         if f:
             return f
     return None
 
 
-def run_charts(page: dict) -> dict[str, dict | None]:
-    s = page["series"]
-    pk = pass_at_key(page["metrics"])
+def run_charts(page: RunPage) -> Charts:
+    s = page.series
     rules = [
-        {"x": r["cut_at"] + 0.5, "label": f"{r['job']} resumed from step {r['cut_at']}"}
-        for r in page["restarts"]
+        {"x": r.cut_at + 0.5, "label": f"{r.job} resumed from step {r.cut_at}"}
+        for r in page.restarts
     ]
     marks = [
-        {"x": d["step"], "y": d["reward"], "label": f"step {d['step']} as first logged (discarded)"}
-        for d in page["discarded"]
-        if isinstance(d.get("reward"), int | float) and math.isfinite(d["reward"])
+        {"x": d.step, "y": d.reward, "label": f"step {d.step} as first logged (discarded)"}
+        for d in page.discarded
+        if is_finite(d.reward)
     ]
-    out: dict[str, dict | None] = {
-        "reward": charts.progression(
-            s,
-            {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})},
-            rules=rules,
-            marks=marks,
-        ),
-        "step_time": charts.lines(
-            s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"
-        ),
+    out: Charts = {
+        "reward": charts.progression(s, _reward_names(page), rules=rules, marks=marks),
+        "step_time": _step_time(s),
         "timing_stack": timing_stack(page),
     }
-    if page.get("trials"):
-        out.update(trial_charts(page["trials"]))
+    if page.trials:
+        out.update(trial_charts(page.trials))
     return out

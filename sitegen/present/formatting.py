@@ -1,11 +1,20 @@
-"""Numbers, shares and durations as people read them; markdown notes made safe."""
+"""Numbers, shares and durations as people read them; markdown notes made safe.
+
+One formatter per output: ``fmt_*`` for HTML pages (Jinja filters), the
+``text_*``/``md_*``/``csv_*`` functions for the text outputs (report.md and
+the CSV downloads). Every one of them asks :func:`is_finite` whether a value
+is a number to print.
+"""
 
 from __future__ import annotations
 
-import math
-
 import markdown
 import nh3
+
+from sitegen.model.pages import Headline
+from sitegen.model.vocabulary import is_finite
+
+DASH = "–"  # a missing value, in every output
 
 
 def fmt_num(v: object, digits: int = 4) -> str:
@@ -14,9 +23,9 @@ def fmt_num(v: object, digits: int = 4) -> str:
     With the default ``digits`` an integral float (a count, a step) prints as an integer.
     """
     if isinstance(v, bool) or not isinstance(v, int | float):
-        return "–"
-    if not math.isfinite(v):
-        return "nan" if math.isnan(v) else ("∞" if v > 0 else "−∞")
+        return DASH
+    if not is_finite(v):
+        return "nan" if v != v else ("∞" if v > 0 else "−∞")
     if isinstance(v, int) or (
         float(v).is_integer() and abs(v) < 1e12 and digits == 4 and abs(v) >= 1
     ):
@@ -28,14 +37,16 @@ def fmt_num(v: object, digits: int = 4) -> str:
 
 
 def fmt_pct(v: object, digits: int = 1) -> str:
-    if not isinstance(v, int | float) or not math.isfinite(v):
-        return "–"
+    """A fraction as a percentage (``0.5`` → ``50.0%``)."""
+    if not is_finite(v):
+        return DASH
     return f"{100 * v:.{digits}f}%"
 
 
 def fmt_dur(v: object) -> str:
-    if not isinstance(v, int | float) or not math.isfinite(v):
-        return "–"
+    """Seconds in the unit a reader takes in at a glance (s, min, h)."""
+    if not is_finite(v):
+        return DASH
     s = float(v)
     if s < 120:
         return f"{s:,.1f} s"
@@ -43,6 +54,57 @@ def fmt_dur(v: object) -> str:
         return f"{s / 60:,.1f} min"
     return f"{s / 3600:,.2f} h"
 
+
+def headline_sentence(status: str, h: Headline, trial_success_rate: float | None) -> str:
+    """One sentence with a page's headline numbers (its description and OpenGraph preview)."""
+    parts = [status]
+    if h.first_step is not None:
+        parts.append(f"steps {h.first_step}–{h.last_step}")
+    if h.reward_mean is not None:
+        parts.append(
+            f"reward mean {fmt_num(h.reward_mean)} (max {fmt_num(h.reward_max)}, last {fmt_num(h.reward_last)})"
+        )
+    if h.pass_at_k_mean is not None:
+        parts.append(f"{h.pass_label} {fmt_num(h.pass_at_k_mean)}")
+    if h.step_time_mean_s is not None:
+        parts.append(f"step time {fmt_dur(h.step_time_mean_s)}")
+    if trial_success_rate is not None:
+        parts.append(f"trial success {fmt_pct(trial_success_rate)}")
+    return ", ".join(parts)
+
+
+# -- text outputs: report.md and CSV ------------------------------------------------------------
+
+
+def text_fixed(v: object, digits: int = 4) -> str:
+    """A number with fixed decimals, as the old report printed it (ints as they are)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return DASH
+    if not is_finite(v):
+        return "nan"
+    if isinstance(v, int):
+        return str(v)
+    return f"{v:.{digits}f}"
+
+
+def text_sig(v: object) -> str:
+    """A statistic with six significant digits."""
+    return f"{v:.6g}" if is_finite(v) else DASH
+
+
+def md_cell(s: object) -> str:
+    """Text safe inside a markdown table cell."""
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def csv_value(v: object) -> object:
+    """A CSV cell: blank for a missing or non-finite number, the value otherwise."""
+    if v is None or (isinstance(v, float) and not is_finite(v)):
+        return ""
+    return v
+
+
+# -- notes -----------------------------------------------------------------------------------------
 
 # Images are left out: a notes.md's pictures are not copied into the site.
 NOTES_TAGS = set(nh3.ALLOWED_TAGS) - {"img"}

@@ -1,43 +1,52 @@
-"""Render page objects to HTML (Jinja, autoescape, strict), charts, CSV, report.md.
+"""Render page objects to HTML (Jinja, autoescape, strict), with their charts and downloads.
 
 The renderer writes through a :class:`~sitegen.write.SiteWriter`; it never
-parses. Templates and static files are package data.
+parses and computes no figure: every number comes from a page object
+(:mod:`sitegen.model.pages`). Templates and static files are package data.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 from urllib.parse import quote
 
 import jinja2
 import yaml
 
 from sitegen import __version__
-from sitegen.analyse import (
-    REWARD,
-    families,
-    flatten_tree,
-    pass_at_key,
-)
 from sitegen.assets import package_dir
 from sitegen.errors import BuildWarning
 from sitegen.incremental import tree_signature
 from sitegen.jsonio import clean, dumps, script_json
+from sitegen.model.pages import (
+    ComparePage,
+    IndexPage,
+    JobPage,
+    JobRow,
+    ProgressionRow,
+    RunPage,
+    Stats,
+    TimerRow,
+)
 from sitegen.model.parsed import TrialSet
-from sitegen.model.vocabulary import exception_kind
-from sitegen.options import BuildOptions
+from sitegen.pages import compare_curves, compare_page
 from sitegen.present import charts
+from sitegen.present.cards import card_png
 from sitegen.present.chartsets import job_charts, run_charts
-from sitegen.present.exports import headline_text, progression_rows, series_csv, trials_csv
-from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, md_to_html
+from sitegen.present.exports import series_csv, trials_csv
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, headline_sentence, md_to_html
 from sitegen.present.report import job_report
+from sitegen.present.sitefiles import copy_static, sitemap_xml
 
 if TYPE_CHECKING:
+    from sitegen.options import BuildOptions
     from sitegen.write import SiteWriter
+
+P = TypeVar("P", JobPage, RunPage)
 
 # Per-trial rows gzip'ed: CSV compresses ~5x, and at 40 k trials a job the table is most of a
 # site's bytes (GitHub Pages allows 1 GB). mtime=0 keeps the bytes deterministic.
@@ -55,6 +64,44 @@ def _script_data(name: str, value: object) -> str:
     must work from a folder too; the JSON is the script's only argument.
     """
     return f"sitegen.data({script_json(name)}, {script_json(value)});\n"
+
+
+# What each template receives besides ``root``, ``meta`` and the globals: mypy checks
+# that a page object reaches its template with the types the template reads.
+class JobContext(TypedDict):
+    job: JobPage
+    run: RunPage | None
+    charts: dict[str, dict]
+    charts_json: str
+    trials_href: str
+    families: dict[str, dict[str, Stats]]
+    timing_rows: list[TimerRow]
+    notes_html: str | None
+    nav: str
+    progression_rows: list[ProgressionRow]
+
+
+class RunContext(TypedDict):
+    run: RunPage
+    charts: dict[str, dict]
+    charts_json: str
+    trials_href: str
+    nav: str
+    timing_rows: list[TimerRow]
+    families: dict[str, dict[str, Stats]]
+
+
+class IndexContext(TypedDict):
+    index: IndexPage
+    runs: tuple
+    jobs_by_run: dict[str, list[JobRow]]
+    warnings: list[BuildWarning]
+    nav: str
+
+
+class CompareContext(TypedDict):
+    overlay_json: str
+    nav: str
 
 
 class Renderer:
@@ -90,17 +137,12 @@ class Renderer:
             urlq=lambda s: quote(str(s), safe=""),
             yaml=lambda d: yaml.safe_dump(d, sort_keys=False, allow_unicode=True, width=120),
         )
-        self.env.globals.update(
-            version=__version__,
-            title=opts.title,
-            sparkline=charts.sparkline,
-            exception_kind=exception_kind,
-        )
+        self.env.globals.update(version=__version__, title=opts.title, sparkline=charts.sparkline)
         self.base_url = opts.base_url.rstrip("/") + "/" if opts.base_url else None
         self.urls: list[str] = []
 
     # -- helpers ---------------------------------------------------------------------------------
-    def page(self, template: str, rel_dir: str, ctx: dict, meta: dict) -> None:
+    def page(self, template: str, rel_dir: str, ctx: Mapping[str, Any], meta: dict) -> None:
         depth = rel_dir.count("/") if rel_dir else 0
         root = "../" * depth
         url_path = rel_dir
@@ -124,36 +166,44 @@ class Renderer:
                 m["image"] = self.base_url + url_path + meta["image"]
         return m
 
-    def chart_files(
-        self, rel_dir: str, make: Callable[[dict], dict[str, dict | None]], page: dict
-    ) -> dict[str, dict]:
+    def chart_files(self, rel_dir: str, make: Callable[[P], dict], page: P) -> dict[str, dict]:
         """Build a page's charts. The page embeds them; its "Vega-Lite spec" links are made in
         the browser from those (static/site.js), so the site carries no second copy."""
         return {k: v for k, v in make(page).items() if v}
 
+    def card(self, rel: str, page: JobPage | RunPage, title: str) -> str | None:
+        """Write the page's OpenGraph card (published sites only); its file name, or None."""
+        if not self.base_url:
+            return None
+        png = card_png(page, title, self.opts.title)
+        if png is None:
+            return None
+        self.writer.write(f"{rel}card.png", png)
+        return "card.png"
+
     # -- the site --------------------------------------------------------------------------------
     def site(
         self,
-        index: dict,
-        run_pages: list[tuple[dict, TrialSet | None]],
-        job_pages: list[tuple[dict, TrialSet | None]],
+        index: IndexPage,
+        run_pages: list[tuple[RunPage, TrialSet | None]],
+        job_pages: list[tuple[JobPage, TrialSet | None]],
         warnings: list[BuildWarning],
     ) -> None:
         """Write every file of the site; pages come with the trial set they own (for CSVs)."""
-        self.static()
+        copy_static(self.writer)
         self.writer.write("data/index.json", dumps(index))
-        self.writer.write("data/warnings.json", dumps([w.to_json() for w in warnings]))
-        runs_by_id = {r["id"]: r for r, _ in run_pages}
+        self.writer.write("data/warnings.json", dumps(warnings))
+        runs_by_id = {r.id: r for r, _ in run_pages}
         # a run whose trials are a job's (a flat folder's jobs, all in the run) links to that
         # job's table instead of carrying the same trials twice
-        trial_owner = {id(t): p["url"] for p, t in job_pages if t is not None}
+        trial_owner = {id(t): p.url for p, t in job_pages if t is not None}
         for page, trials in job_pages:
-            self.job(page, runs_by_id.get(page["run"]), trials)
-        for page, trials in run_pages:
+            self.job(page, runs_by_id.get(page.run), trials)
+        for run, trials in run_pages:
             owner = trial_owner.get(id(trials)) if trials is not None else None
-            self.run(page, trials, owner)
+            self.run(run, trials, owner)
         self.index(index, warnings)
-        self.compare(index, [p for p, _ in run_pages], [p for p, _ in job_pages])
+        self.compare(compare_page([p for p, _ in run_pages], [p for p, _ in job_pages]))
         self.writer.write(".nojekyll", "")
         # GitHub Pages serves 404.html at any depth: only an absolute root works there.
         self.writer.write(
@@ -167,44 +217,24 @@ class Renderer:
             ),
         )
         if self.base_url:
-            urls = "".join(f"  <url><loc>{self.base_url}{u}</loc></url>\n" for u in self.urls)
-            self.writer.write(
-                "sitemap.xml",
-                '<?xml version="1.0" encoding="UTF-8"?>\n'
-                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-                + urls
-                + "</urlset>\n",
-            )
+            self.writer.write("sitemap.xml", sitemap_xml(self.base_url, self.urls))
 
-    def static(self) -> None:
-        root = package_dir("static")
-        for path in sorted(root.rglob("*")):
-            if path.is_file():
-                self.writer.copy("static/" + path.relative_to(root).as_posix(), path)
-
-    def index(self, index: dict, warnings: list[BuildWarning]) -> None:
-        runs = index["runs"]
-        jobs_by_run: dict[str, list[dict]] = {}
-        for j in index["jobs"]:
-            jobs_by_run.setdefault(j["run"], []).append(j)
-        t = index["totals"]
-        desc = f"{t['runs']} runs, {t['jobs']} jobs, {t['steps']} steps, {t['trials']} trials"
-        self.page(
-            "index.html",
-            "",
-            {
-                "index": index,
-                "runs": runs,
-                "jobs_by_run": jobs_by_run,
-                "warnings": [w.to_json() for w in warnings[:500]],
-                "nav": "index",
-            },
-            {"title": self.opts.title, "description": desc},
-        )
+    def index(self, index: IndexPage, warnings: list[BuildWarning]) -> None:
+        t = index.totals
+        desc = f"{t.runs} runs, {t.jobs} jobs, {t.steps} steps, {t.trials} trials"
+        jobs_by_run = index.jobs_by_run()
+        ctx: IndexContext = {
+            "index": index,
+            "runs": index.runs,
+            "jobs_by_run": jobs_by_run,
+            "warnings": warnings[:500],
+            "nav": "index",
+        }
+        self.page("index.html", "", ctx, {"title": self.opts.title, "description": desc})
         self.page(
             "runs.html",
             "runs/",
-            {"index": index, "runs": runs, "jobs_by_run": jobs_by_run, "nav": "runs"},
+            {"index": index, "runs": index.runs, "jobs_by_run": jobs_by_run, "nav": "runs"},
             {"title": f"Runs · {self.opts.title}", "description": desc},
         )
 
@@ -222,184 +252,121 @@ class Renderer:
             return True
         return False
 
-    def job(self, page: dict, run: dict | None, trials: TrialSet | None) -> None:
-        rel = page["url"]
+    def job(self, page: JobPage, run: RunPage | None, trials: TrialSet | None) -> None:
+        rel = page.url
+        # what the job page shows of its run
         run_part = (
-            {k: run.get(k) for k in ("id", "url", "jobs", "trials", "trial_success_rate")}
+            {
+                "id": run.id,
+                "url": run.url,
+                "jobs": run.jobs,
+                "trials": run.trials,
+                "trial_success_rate": run.trial_success_rate,
+            }
             if run
             else None
         )
         if self._unchanged(
-            f"job:{page['id']}", (page, run_part, trials is not None), [rel, page["data"]]
+            f"job:{page.id}", (page, run_part, trials is not None), [rel, page.data]
         ):
             return
-        self.writer.write(page["data"], dumps(page))
+        self.writer.write(page.data, dumps(page))
         specs = self.chart_files(rel, job_charts, page)
         self.writer.write(f"{rel}report.md", job_report(page))
-        self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
+        self.writer.write(f"{rel}steps.csv", series_csv(page.series))
         if trials is not None:
             self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
         self.curves("job", page)
-        image = self.card(rel, page, f"Job {page['id']}") if self.base_url else None
-        ctx = {
-            "job": clean(page),
+        image = self.card(rel, page, f"Job {page.id}")
+        shown = clean(page)  # non-finite numbers print as "–" on the page
+        ctx: JobContext = {
+            "job": shown,
             "run": clean(run) if run else None,
             "charts": specs,
             "charts_json": script_json(specs),
             "trials_href": TRIALS_FILE,
-            "families": families(clean(page["metrics"])),
-            "timing_rows": flatten_tree(clean(page["timing"])["tree"]),
-            "notes_html": md_to_html(page["notes_md"]) if page["notes_md"] else None,
-            "pass_key": pass_at_key(page["metrics"]),
+            "families": shown.families(),
+            "timing_rows": shown.timing.rows(),
+            "notes_html": md_to_html(page.notes_md) if page.notes_md else None,
             "nav": "job",
-            "progression_rows": progression_rows(page),
+            "progression_rows": page.progression(),
         }
         self.page(
             "job.html",
             rel,
             ctx,
             {
-                "title": f"{page['id']} · {page['status']}",
-                "description": headline_text(page),
+                "title": f"{page.id} · {page.status}",
+                "description": headline_sentence(
+                    page.status, page.headline, page.trial_success_rate
+                ),
                 "image": image,
             },
         )
 
-    def run(self, page: dict, trials: TrialSet | None, trials_owner: str | None = None) -> None:
+    def run(self, page: RunPage, trials: TrialSet | None, trials_owner: str | None = None) -> None:
         """A run page; ``trials_owner``: the url of the job whose trials table is the run's."""
-        rel = page["url"]
+        rel = page.url
         if self._unchanged(
-            f"run:{page['id']}", (page, trials is not None, trials_owner), [rel, page["data"]]
+            f"run:{page.id}", (page, trials is not None, trials_owner), [rel, page.data]
         ):
             return
-        self.writer.write(page["data"], dumps(page))
+        self.writer.write(page.data, dumps(page))
         specs = self.chart_files(rel, run_charts, page)
-        self.writer.write(f"{rel}steps.csv", series_csv(page["series"]))
+        self.writer.write(f"{rel}steps.csv", series_csv(page.series))
         if trials is not None and trials_owner is None:
             self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
         self.curves("run", page)
-        image = self.card(rel, page, f"Run {page['id']}") if self.base_url else None
-        ctx = {
-            "run": clean(page),
+        image = self.card(rel, page, f"Run {page.id}")
+        shown = clean(page)
+        ctx: RunContext = {
+            "run": shown,
             "charts": specs,
             "charts_json": script_json(specs),
             "trials_href": "../" * rel.count("/") + trials_owner + TRIALS_FILE
             if trials_owner
             else TRIALS_FILE,
             "nav": "run",
-            "timing_rows": flatten_tree(clean(page["timing"])["tree"]),
-            "families": families(clean(page["metrics"])),
+            "timing_rows": shown.timing.rows(),
+            "families": shown.families(),
         }
         self.page(
             "run.html",
             rel,
             ctx,
-            {"title": f"Run {page['id']}", "description": headline_text(page), "image": image},
+            {
+                "title": f"Run {page.id}",
+                "description": headline_sentence(
+                    page.status, page.headline, page.trial_success_rate
+                ),
+                "image": image,
+            },
         )
 
-    def curves(self, kind: str, page: dict) -> None:
-        """The page's comparison curves in its own folder, loaded by the comparison page only
-        when picked (and carried over with the page when it is unchanged)."""
-        curves = charts.overlay_curves(page["series"], compare_curves(page["metrics"]))
+    def curves(self, kind: str, page: JobPage | RunPage) -> None:
+        """The page's comparison curves (:func:`sitegen.pages.compare_curves`) in its own
+        folder, loaded by the comparison page only when picked (and carried over with the
+        page when it is unchanged)."""
         self.writer.write(
-            f"{page['url']}curves.js", _script_data(f"curves:{kind}:{page['id']}", curves)
+            f"{page.url}curves.js", _script_data(f"curves:{kind}:{page.id}", compare_curves(page))
         )
 
-    def compare(self, index: dict, run_pages: list[dict], job_pages: list[dict]) -> None:
+    def compare(self, page: ComparePage) -> None:
         """The comparison page: every run and job's headline (``compare/items.js``); each one's
         smoothed curves come from its own folder (:meth:`curves`) when it is picked."""
-        items = []
-        for kind, pages in (("run", run_pages), ("job", job_pages)):
-            for p in pages:
-                items.append(
-                    {
-                        "kind": kind,
-                        "id": p["id"],
-                        "url": p["url"],
-                        "status": p["status"],
-                        "headline": clean(p["headline"]),
-                        "trial_success_rate": clean(p.get("trial_success_rate")),
-                        "trial_error_rate": clean(p.get("trial_error_rate")),
-                    }
-                )
         spec = charts.overlay([])
         # loaded by a <script> tag, not embedded: the page stays small with hundreds of runs
-        self.writer.write("compare/items.js", _script_data("compare-items", items))
+        self.writer.write("compare/items.js", _script_data("compare-items", page.items))
+        ctx: CompareContext = {
+            "overlay_json": script_json(spec),
+            "nav": "compare",
+        }
         self.page(
             "compare.html",
             "compare/",
-            {
-                "overlay_json": script_json(spec),
-                "nav": "compare",
-            },
+            ctx,
             {
                 "title": f"Compare · {self.opts.title}",
                 "description": "Compare runs and jobs side by side",
             },
         )
-
-    def card(self, rel: str, page: dict, title: str) -> str | None:
-        """Render the 1200×630 OpenGraph card PNG; None when vl-convert is unavailable."""
-        try:
-            import vl_convert as vlc
-        except ImportError:  # pragma: no cover - a dependency, but the site still builds without it
-            return None
-        h = page["headline"]
-        figures = [
-            ("status", str(page["status"])),
-            (
-                "steps",
-                f"{h['first_step']}–{h['last_step']}" if h["first_step"] is not None else "–",
-            ),
-            ("reward mean", fmt_num(h["reward_mean"])),
-            ("reward last", fmt_num(h["reward_last"])),
-            (
-                f"pass@{h['pass_at_k']}" if h["pass_at_k"] else "pass@k",
-                fmt_num(h["pass_at_k_mean"]),
-            ),
-            ("step time", fmt_dur(h["step_time_mean_s"])),
-        ]
-        spec = charts.card(title, self.opts.title, figures, clean(page["series"]), REWARD)
-        png = vlc.vegalite_to_png(spec, scale=1)
-        png = _fit_png(png)
-        self.writer.write(f"{rel}card.png", png)
-        return "card.png"
-
-
-COMPARE_METRICS = {
-    "reward": REWARD,
-    "step time (s)": "timing/step",
-    "generation wait (s)": "timing/wait_for_generation_buffer",
-    "avg tokens": "generate/avg_num_tokens",
-    "staleness": "async/staleness_mean",
-}
-
-
-def compare_curves(metrics: dict) -> dict[str, str]:
-    """The metrics the comparison page can overlay, for a page that has them (pass@k included)."""
-    out = {label: key for label, key in COMPARE_METRICS.items() if key in metrics}
-    pk = pass_at_key(metrics)
-    if pk:
-        out["pass@k"] = pk
-    return out
-
-
-def _fit_png(png: bytes) -> bytes:
-    """Pad/crop the rendered card to exactly 1200×630 (what chat unfurlers expect)."""
-    try:
-        import vl_convert as vlc
-    except ImportError:  # pragma: no cover
-        return png
-    import base64
-    import struct
-
-    w, h = struct.unpack(">II", png[16:24])
-    if (w, h) == (1200, 630):
-        return png
-    uri = "data:image/png;base64," + base64.b64encode(png).decode()
-    svg = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="1200" height="630">'
-        f'<rect width="1200" height="630" fill="#ffffff"/>'
-        f'<image x="0" y="0" width="{min(w, 1200)}" height="{min(h, 630)}" preserveAspectRatio="xMinYMin slice" xlink:href="{uri}"/></svg>'
-    )
-    return vlc.svg_to_png(svg, scale=1)

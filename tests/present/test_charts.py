@@ -113,12 +113,3 @@ def test_band_from_per_point_ranges():
         list(range(1000)), [1.0] * 1000, 10, los=[0.0] * 1000, his=[2.0] * 999 + [50.0]
     )
     assert many[-1]["hi"] == 50.0 and many[0]["lo"] == 0.0 and many[0]["y"] == 1.0
-
-
-def test_overlay_curves_are_smoothed_per_metric():
-    s = {"step": [1, 2, 3, 4], "r": [1.0, 2.0, None, 4.0], "t": [2.0] * 4}
-    curves = charts.overlay_curves(s, {"reward": "r", "time": "t", "absent": "x"})
-    # the missing value is left out, the rest smoothed over a window of 3
-    assert curves["reward"] == [[1, 1.5], [2, 2.33333], [4, 3.0]]
-    assert curves["time"] == [[1, 2.0], [2, 2.0], [3, 2.0], [4, 2.0]]
-    assert curves["absent"] == []

@@ -1,0 +1,28 @@
+"""The files a site has besides its pages: static assets and the sitemap."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from sitegen.assets import package_dir
+
+if TYPE_CHECKING:
+    from sitegen.write import SiteWriter
+
+
+def copy_static(writer: SiteWriter) -> None:
+    """Copy the package's ``static/`` folder (CSS, JS, vendored Vega) into the site."""
+    root = package_dir("static")
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            writer.copy("static/" + path.relative_to(root).as_posix(), path)
+
+
+def sitemap_xml(base_url: str, urls: Iterable[str]) -> str:
+    """``sitemap.xml`` for the pages at ``urls`` (relative to ``base_url``, which ends in /)."""
+    locs = "".join(f"  <url><loc>{base_url}{u}</loc></url>\n" for u in urls)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + locs + "</urlset>\n"
+    )

@@ -1,0 +1,204 @@
+"""Page objects: the published JSON is exactly their ``to_json()``, rows are their pages' fields."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from sitegen.curves import downsample, smooth
+from sitegen.errors import BuildWarning
+from sitegen.jsonio import clean, dumps
+from sitegen.model.pages import (
+    Headline,
+    IndexPage,
+    JobPage,
+    JobRow,
+    RunPage,
+    Stats,
+    Timing,
+)
+from sitegen.model.vocabulary import REWARD, STEP_TIME, TOKENS
+from sitegen.pages import COMPARE_POINTS, compare_curves, compare_page, spark
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
+
+
+@pytest.fixture(scope="module")
+def job_pages(site: Path, index: dict) -> dict[str, tuple[JobPage, bytes]]:
+    out = {}
+    for j in index["jobs"]:
+        raw = (site / j["data"]).read_bytes()
+        out[j["id"]] = (JobPage.from_json(json.loads(raw)), raw)
+    return out
+
+
+@pytest.fixture(scope="module")
+def run_pages(site: Path, index: dict) -> dict[str, tuple[RunPage, bytes]]:
+    out = {}
+    for r in index["runs"]:
+        raw = (site / r["data"]).read_bytes()
+        out[r["id"]] = (RunPage.from_json(json.loads(raw)), raw)
+    return out
+
+
+def test_published_files_are_the_page_objects_bytes(job_pages, run_pages):
+    """Reading a data file into its type and writing it back gives the same bytes (key order too)."""
+    for page, raw in [*job_pages.values(), *run_pages.values()]:
+        assert dumps(page) == raw
+        assert dumps(page.to_json()) == raw
+    page, _ = job_pages["exp-async.async-run_561773"]
+    assert isinstance(page.headline, Headline)
+    assert isinstance(page.metrics[REWARD], Stats)
+    assert isinstance(page.timing, Timing)
+    assert page.vllm is not None and page.vllm.per_engine[0].samples > 0
+    assert all(isinstance(w, BuildWarning) for w in page.warnings)
+
+
+def test_index_rows_are_the_pages_summary_fields(site, index, job_pages, run_pages):
+    idx = IndexPage.from_json(index)
+    assert dumps(idx) == (site / "data" / "index.json").read_bytes()
+    for row in idx.jobs:
+        page = job_pages[row.id][0]
+        assert row == page.row()
+        assert type(page.row()) is JobRow  # not the whole page
+    for row in idx.runs:
+        assert row == run_pages[row.id][0].row()
+    assert idx.totals.steps == sum(r.steps for r in idx.runs)
+    assert [j.id for j in idx.jobs_by_run()["exp-async"]] == [
+        "exp-async.async-run_561773",
+        "exp-async.async-run_561774",
+    ]
+
+
+def test_to_json_validates_against_the_schemas(job_pages, run_pages, index):
+    jsonschema = pytest.importorskip("jsonschema")
+    job_schema = json.loads((SCHEMAS / "job.schema.json").read_text())
+    run_schema = json.loads((SCHEMAS / "run.schema.json").read_text())
+    idx_schema = json.loads((SCHEMAS / "index.schema.json").read_text())
+    for page, _ in job_pages.values():
+        jsonschema.validate(page.to_json(), job_schema)
+    for page, _ in run_pages.values():
+        jsonschema.validate(page.to_json(), run_schema)
+    jsonschema.validate(IndexPage.from_json(index).to_json(), idx_schema)
+
+
+def test_from_json_refuses_missing_and_unknown_keys():
+    h = {
+        "steps": 0,
+        "first_step": None,
+        "last_step": None,
+        "reward_mean": None,
+        "reward_max": None,
+        "reward_last": None,
+        "pass_at_k": None,
+        "pass_at_k_mean": None,
+        "total_time_s": None,
+        "step_time_mean_s": None,
+        "gen_wait_mean_s": None,
+        "gen_wait_share": None,
+        "avg_tokens_mean": None,
+        "staleness_mean": None,
+    }
+    assert Headline.from_json(h).pass_label == "pass@k"
+    with pytest.raises(TypeError, match="unknown keys \\['typo'\\]"):
+        Headline.from_json({**h, "typo": 1})
+    with pytest.raises(TypeError, match="missing keys \\['steps'\\]"):
+        Headline.from_json({k: v for k, v in h.items() if k != "steps"})
+    assert Headline.from_json({**h, "pass_at_k": 8}).pass_label == "pass@8"
+
+
+def test_to_json_writes_non_finite_numbers_as_null():
+    s = Stats(mean=math.nan, std=None, min=math.inf, max=1.0, count=1)
+    assert s.to_json() == {"mean": None, "std": None, "min": None, "max": 1.0, "count": 1}
+    # the page copy the templates see: same type, non-finite numbers gone
+    assert clean(s) == Stats(mean=None, std=None, min=None, max=1.0, count=1)
+
+
+def test_run_page_links_restarts_and_discarded_steps(run_pages):
+    run, _ = run_pages["exp-async"]
+    assert run.jobs == ["exp-async.async-run_561773", "exp-async.async-run_561774"]
+    assert [j.id for j in run.job_rows] == run.jobs
+    assert run.discarded_steps == len(run.discarded) == 2
+    restart = run.restart_of("exp-async.async-run_561774")
+    assert restart is not None and restart.discarded_steps == [d.step for d in run.discarded]
+    assert run.restart_of("exp-async.async-run_561773") is None
+    assert run.discarded_time_s == pytest.approx(math.fsum(d.time_s or 0 for d in run.discarded))
+    assert run.last_activity == max(j.last_activity for j in run.job_rows if j.last_activity)
+
+
+def test_progression_and_timing_rows(job_pages):
+    page, _ = job_pages["exp-async.async-run_561773"]
+    rows = page.progression()
+    assert [r.step for r in rows] == page.series["step"]
+    assert [r.reward for r in rows] == page.series[REWARD]
+    assert [r.pass_at_k for r in rows] == page.series["reward/avg_pass_at_8"]
+    assert rows[2].kl is None  # not logged at that step
+    timers = page.timing.rows()
+    assert timers[0].depth == 0 and timers[0].node.name == "step"
+    names = [(r.depth, r.node.name) for r in timers]
+    assert names.index((1, "run_training")) < names.index((2, "train_critic_and_policy"))
+    assert sorted(page.families()) == [
+        "async",
+        "generate",
+        "loss",
+        "policy",
+        "reward",
+        "system",
+        "timing",
+        "trainer",
+        "util",
+    ]
+
+
+def test_spark_keeps_short_series_and_buckets_long_ones():
+    assert spark([1, math.nan, None, 2.5]) == [1, None, None, 2.5]
+    long = spark(list(range(400)), n=40)
+    assert len(long) == 40
+    assert long[0] == pytest.approx(4.5)  # mean of 0..9
+    assert spark([math.nan] * 100, n=10) == [None] * 10
+
+
+def test_compare_page_items(job_pages, run_pages):
+    runs = [p for p, _ in run_pages.values()]
+    jobs = [p for p, _ in job_pages.values()]
+    cmp = compare_page(runs, jobs)
+    assert [(i.kind, i.id) for i in cmp.items] == [("run", r.id) for r in runs] + [
+        ("job", j.id) for j in jobs
+    ]
+    item = next(i for i in cmp.items if i.id == "exp-async.async-run_561773")
+    page = job_pages[item.id][0]
+    assert item.headline == page.headline and item.url == page.url
+
+
+def test_compare_curves_of_a_page(job_pages):
+    page, _ = job_pages["exp-async.async-run_561773"]
+    curves = compare_curves(page)
+    assert set(curves) == {
+        "reward",
+        "pass@k",
+        "step time (s)",
+        "generation wait (s)",
+        "avg tokens",
+        "staleness",
+    }
+    pts = downsample(page.series["step"], page.series[REWARD], COMPARE_POINTS)
+    want = smooth([p["y"] for p in pts])
+    assert [x for x, _ in curves["reward"]] == page.series["step"]
+    assert [y for _, y in curves["reward"]] == [round(v, 5) for v in want]
+
+
+def test_compare_curves_smoothed_per_metric():
+    page = SimpleNamespace(
+        series={"step": [1, 2, 3, 4], REWARD: [1.0, 2.0, None, 4.0], STEP_TIME: [2.0] * 4},
+        metrics={REWARD: None, STEP_TIME: None, TOKENS: None, "reward/avg_pass_at_4": None},
+    )
+    curves = compare_curves(page)
+    # the missing value is left out, the rest smoothed over a window of 3
+    assert curves["reward"] == [[1, 1.5], [2, 2.33333], [4, 3.0]]
+    assert curves["step time (s)"] == [[1, 2.0], [2, 2.0], [3, 2.0], [4, 2.0]]
+    assert curves["avg tokens"] == [] and curves["pass@k"] == []  # named but never logged
+    assert "staleness" not in curves
