@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sitegen import __version__
+from sitegen import __version__, weight
 from sitegen.assemble import assemble
 from sitegen.assets import package_dir
 from sitegen.discover import discover
@@ -152,6 +152,9 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         stage("write")
         report.pages, report.pages_reused = renderer.pages, renderer.reused
         report.files, report.bytes = writer.files, writer.bytes
+        too_big = weight.over_limit(writer.sizes, weight.PAGES_LIMIT_BYTES)
+        if too_big:
+            report.warnings.append(too_big)
         return report
     except BaseException:
         writer.abort()

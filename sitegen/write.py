@@ -64,6 +64,7 @@ class SiteWriter:
         self.staging.mkdir()
         self.files = 0
         self.bytes = 0
+        self.sizes: dict[str, int] = {}  # bytes of each file written, by site path
 
     def write(self, rel: str, data: bytes | str) -> None:
         """Add one file (``rel`` is ``/``-separated, relative to the site root)."""
@@ -74,15 +75,18 @@ class SiteWriter:
             raise OutputError(f"refusing to write outside the site: {rel}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-        self.files += 1
-        self.bytes += len(data)
+        self._count(rel, len(data))
 
     def copy(self, rel: str, src: Path) -> None:
         path = self.staging / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, path)
+        self._count(rel, path.stat().st_size)
+
+    def _count(self, rel: str, n: int) -> None:
         self.files += 1
-        self.bytes += path.stat().st_size
+        self.bytes += n
+        self.sizes[rel] = n
 
     def carry_over(self, rels: list[str]) -> bool:
         """Hard-link files (or whole folders) of the current site into the new one.
@@ -101,8 +105,7 @@ class SiteWriter:
                     os.link(f, dst)
                 except OSError:
                     shutil.copyfile(f, dst)
-                self.files += 1
-                self.bytes += dst.stat().st_size
+                self._count(f.relative_to(self.out).as_posix(), dst.stat().st_size)
         return True
 
     def commit(self) -> None:

@@ -41,7 +41,10 @@ def test_lr_zero_mirror_and_console_rounding():
     f = F.lr_zero(bs, None, "mirror")
     assert f and f.severity == "error" and f.section == "metrics"
     # console prints 1e-6 as 0.0000: only the config can confirm
-    assert F.lr_zero(bs, {"trainer": {"policy": {"optimizer_config": {"lr": 1e-6}}}}, "console") is None
+    assert (
+        F.lr_zero(bs, {"trainer": {"policy": {"optimizer_config": {"lr": 1e-6}}}}, "console")
+        is None
+    )
     assert F.lr_zero(bs, {"trainer": {"policy": {"optimizer_config": {"lr": 0}}}}, "console")
     assert F.lr_zero(blocks(5, lambda k: {"policy/policy_lr": 1e-6}), None, "mirror") is None
 

@@ -32,7 +32,10 @@ def _result(**kw):
             "started_at": "2026-02-08T01:00:01Z",
             "finished_at": "2026-02-08T01:00:31Z",
         },
-        "agent_setup": {"started_at": "2026-02-08T01:00:31Z", "finished_at": "2026-02-08T01:00:33Z"},
+        "agent_setup": {
+            "started_at": "2026-02-08T01:00:31Z",
+            "finished_at": "2026-02-08T01:00:33Z",
+        },
         "agent_execution": {
             "started_at": "2026-02-08T01:00:33Z",
             "finished_at": "2026-02-08T01:04:33Z",
