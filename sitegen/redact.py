@@ -1,69 +1,437 @@
-"""The one redaction step every text from a log or config passes through.
+"""The one redaction step every text from the archive passes through.
 
-Two rules: the value of a key named like a secret is hidden whatever it is,
-and any string shaped like a known credential is hidden wherever it appears.
+One table of rules (:data:`BUILTIN_RULES` plus the user's ``redact_patterns``)
+serves both uses: :meth:`Redactor.findings` lists where secrets are (the
+publish gate scans built files with it) and :meth:`Redactor.text` replaces
+exactly those spans with :data:`MASK`. Three kinds of rule:
+
+* **shapes**: strings shaped like a known credential (``hf_…``, ``ghp_…``,
+  ``AIza…``, JWTs, PEM private-key blocks, …), hidden wherever they appear;
+* **secret names**: the value after a key, flag or header named like a secret
+  (``WANDB_API_KEY=…``, ``--token …``, ``Authorization: Basic …``), hidden to
+  the end of the value — a quoted string to its closing quote, a bracketed
+  list to its closing bracket, an indented YAML block, else the rest of the line;
+* **URL credentials**: ``scheme://user:password@host`` and ``https://TOKEN@host``.
+
+Redacted text contains no findings, so redacting twice changes nothing and a
+built site scans clean. Harmless look-alikes stay: a git SHA (40 hex
+characters alone), ``sort_key``, ``max_tokens``, ``monkey``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 MASK = "[REDACTED]"
 
-SECRET_KEY_RE = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I)
 
-# Shapes of credentials, each matched as a whole token.
-CREDENTIAL_PATTERNS: tuple[str, ...] = (
-    r"hf_[A-Za-z0-9]{20,}",  # Hugging Face
-    r"sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}",  # OpenAI / Anthropic style
-    r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])",  # W&B API key (40 hex)
-    r"(?:AKIA|ASIA)[0-9A-Z]{16}",  # AWS access key id
-    r"dtn_[A-Za-z0-9]{20,}",  # Daytona
-    r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*",  # bearer tokens
-    r"gh[pousr]_[A-Za-z0-9]{30,}",  # GitHub tokens
-    r"xox[abposr]-[A-Za-z0-9-]{10,}",  # Slack tokens
+@dataclass(frozen=True)
+class Finding:
+    """A secret in a text: what kind, and where (``text[start:end]``)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+# --- secret names --------------------------------------------------------------------------
+
+
+def _words(spaced: str) -> frozenset[str]:
+    return frozenset(spaced.split())
+
+
+_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# Any key holding one of these words names a secret.
+_SECRET_WORDS = _words(
+    "secret secrets password passwords passwd pwd passphrase credential credentials creds"
+    " apikey apikeys secretkey accesskey privatekey passkey authtoken accesstoken"
 )
-# scheme://user:password@host -> keep the user and host, hide the password
-URL_PASSWORD_RE = re.compile(r"(?P<head>[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(?P<tail>@)", re.I)
-# NAME=value / NAME: value / "NAME": "value" where NAME looks secret
-ASSIGN_RE = re.compile(
-    r"(?P<key>[\"']?[A-Za-z_][A-Za-z0-9_.\-]*[\"']?)(?P<sep>\s*[=:]\s*)(?P<val>\"[^\"]*\"|'[^']*'|[^\s,;}]+)"
+# These name a secret when they are the key's last word (``Authorization``, ``X-Amz-Signature``).
+_SECRET_LAST_WORDS = _words("auth authorization signature sig cookie cookies")
+# Words that, before ``key``/``tokens``, make it a credential (``api_key``, ``hf_tokens``).
+_CREDENTIAL_QUALIFIERS = _words(
+    "api secret access private ssh signing encryption license auth master client service"
+    " account deploy gpg pgp rsa hmac jwt session app bot webhook admin consumer refresh"
+    " bearer oauth personal csrf xsrf user wandb openai anthropic hf huggingface aws gcp"
+    " azure stripe daytona modal together fireworks gemini google github gh gitlab slack"
+    " sentry pinecone cohere mistral groq tavily serper e2b langsmith langchain nvidia ngc"
+    " replicate deepseek xai openrouter perplexity runpod"
 )
+# Words that, beside a singular ``token``, make it a count or a setting (``pad_token_id``).
+_TOKEN_SETTING_WORDS = _words(
+    "id ids idx index indices level type types pad eos bos unk sep cls mask count counts len"
+    " length lengths limit limits budget max min num n per total usage entropy logprob"
+    " logprobs prob probs ratio rate frac fraction mean avg sum stop start end special vocab"
+    " embedding embeddings position positions window kl loss reward rewards weight weights"
+    " time latency throughput tps think thinking chat template text str k p"
+)
+# Upper-case ``*_KEY`` variables are secrets unless one of these says what kind of key it is.
+_HARMLESS_KEY_QUALIFIERS = _words(
+    "sort primary foreign cache partition hash dict map lookup group shard join index row"
+    " column col unique rng prng random seed metric sample order public pub routing dedup"
+    " idempotency object"
+)
+
+
+def is_secret_key(key: str) -> bool:
+    """A name such as ``WANDB_API_KEY``, ``hf_tokens`` or ``db_pass``; ``max_tokens`` is not one.
+
+    The last dotted component is split into words (``_``, ``-``, camelCase);
+    a word must *be* a secret word, so ``sort_key``, ``monkey``, ``tokenizer``
+    and ``author`` stay visible.
+    """
+    tail = key.rsplit(".", 1)[-1]
+    raw = _WORD_RE.findall(tail)
+    words = [w.lower() for w in raw]
+    if not words:
+        return False
+    if any(w in _SECRET_WORDS for w in words) or words[-1] in _SECRET_LAST_WORDS:
+        return True
+    if len(words) > 1 and words[-1] == "pass":  # db_pass, SMTP_PASS (not pass_k)
+        return True
+    for i, w in enumerate(words):
+        before = words[:i]
+        qualified = bool(before) and before[-1] in _CREDENTIAL_QUALIFIERS
+        if w == "token" and not (set(words) & _TOKEN_SETTING_WORDS):
+            return True
+        if w in ("tokens", "keys") and qualified:
+            return True
+        if w == "key":
+            if qualified:
+                return True
+            # WANDB_KEY, FOO_SERVICE_KEY: an upper-case variable ending in KEY is a secret
+            # unless it says it is some other kind of key (SORT_KEY, PRNG_KEY).
+            if before and i == len(words) - 1 and raw[i].isupper() and raw[i - 1].isupper():
+                return before[-1] not in _HARMLESS_KEY_QUALIFIERS
+        for suffix in ("keys", "key", "tokens", "token"):  # apikey, hftoken as one word
+            if w.endswith(suffix) and w[: -len(suffix)] in _CREDENTIAL_QUALIFIERS:
+                return True
+    return False
+
+
+# --- rules -----------------------------------------------------------------------------------
+
+Spans = Callable[[str], Iterator[tuple[int, int]]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One kind of secret: ``spans(text)`` yields where it is."""
+
+    kind: str
+    spans: Spans
+
+
+def _regex_rule(
+    kind: str, pattern: str, flags: int = 0, keep: Callable[[re.Match], bool] | None = None
+) -> Rule:
+    """A rule from a regex: the secret is the group ``s`` if the pattern has one, else the match."""
+    rx = re.compile(pattern, flags)
+    group = "s" if "s" in rx.groupindex else 0
+
+    def spans(text: str) -> Iterator[tuple[int, int]]:
+        for m in rx.finditer(text):
+            start, end = m.span(group)
+            if start < 0 or end <= start or m.group(group) == MASK:
+                continue
+            if keep is not None and not keep(m):
+                continue
+            yield start, end
+
+    return Rule(kind, spans)
+
+
+def _secret_name(m: re.Match) -> bool:
+    return is_secret_key(m.group("key"))
+
+
+_PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
+
+_SHAPES: tuple[tuple[str, str], ...] = (
+    ("github-token", r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}"),
+    ("github-token", r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}"),
+    ("gitlab-token", r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_\-]{20,}"),
+    ("hf-token", r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"),
+    ("openai-key", r"(?<![A-Za-z0-9])sk-(?:proj-|ant-|or-)?[A-Za-z0-9_\-]{20,}"),
+    ("stripe-key", r"(?<![A-Za-z0-9])[spr]k_(?:live|test)_[A-Za-z0-9]{10,}"),
+    ("google-api-key", r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"),
+    ("google-oauth-token", r"(?<![A-Za-z0-9])ya29\.[0-9A-Za-z_\-]{20,}"),
+    ("jwt", r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    ("aws-access-key-id", r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"),
+    ("daytona-key", r"(?<![A-Za-z0-9])dtn_[A-Za-z0-9]{20,}"),
+    ("npm-token", r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{30,}"),
+    ("slack-token", r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    (
+        "slack-webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+",
+    ),
+    ("bearer-token", r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9._~+/\-]{16,}=*)"),
+)
+
+
+def _private_key_rule() -> Rule:
+    """PEM private-key blocks, under any key or none; an unterminated block runs to the end."""
+    return _regex_rule(
+        "private-key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"
+        r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|.*)",
+        re.S,
+    )
+
+
+_URL_RULES: tuple[Rule, ...] = (
+    # scheme://user:password@host (the user may be empty: redis://:pw@host; the password may
+    # hold "/"); host:port/path@x is not one (the "password" would be a port).
+    _regex_rule(
+        "url-password",
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@?#\"'<>]*:(?P<s>(?!\d+(?:[/?#\s]|$))[^\s@\"'<>]+)@",
+    ),
+    # https://TOKEN@host: a user part that is not a plain short user name (git@, ubuntu@).
+    _regex_rule(
+        "url-token",
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://(?P<s>[^\s:/@?#\"'<>]+)@",
+        keep=lambda m: not _PLAIN_USER_RE.fullmatch(m.group("s")),
+    ),
+)
+
+_CLI_RULES: tuple[Rule, ...] = (
+    # --token X, --api-key=X, --hf_token "X"
+    _regex_rule(
+        "cli-secret",
+        r"(?<![\w\-])--(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)"
+        r"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)",
+        keep=_secret_name,
+    ),
+    # curl -u admin:pw / --user admin:pw
+    _regex_rule(
+        "cli-password", r"(?<!\S)(?:-u|--user|--proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>[^\s\"']+)"
+    ),
+    # aws configure set aws_secret_access_key X; setenv HF_TOKEN X
+    _regex_rule(
+        "cli-secret",
+        r"\b(?:set|setenv)[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>[^\s\"']+)",
+        keep=_secret_name,
+    ),
+    # wandb login [--relogin] KEY
+    _regex_rule("wandb-key", r"\bwandb[ \t]+login(?:[ \t]+--\w+)*[ \t]+(?P<s>[^\s\-][^\s]*)"),
+    # .netrc: machine api.wandb.ai login user password KEY
+    _regex_rule("netrc-password", r"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>\S+)"),
+)
+
+# A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=
+_ASSIGN_RE = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?P<q>[\"']?)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)(?P=q)"
+    r"[ \t]*(?::=|=>|=(?!=)|:(?![:/]))[ \t]*"
+)
+_EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~", MASK})
+_CLOSE = {"[": "]", "{": "}", "(": ")"}
+
+
+def _quoted_end(text: str, i: int) -> int:
+    """Index of the quote closing the string opened at ``text[i]`` (``len(text)`` if none)."""
+    q = text[i]
+    j = i + 1
+    while j < len(text):
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == q:
+            return j
+        j += 1
+    return len(text)
+
+
+def _bracket_end(text: str, i: int) -> int:
+    """Index just past the bracket closing ``text[i]`` (nesting and quotes respected)."""
+    stack = [_CLOSE[text[i]]]
+    j = i + 1
+    while j < len(text) and stack:
+        c = text[j]
+        if c in "\"'":
+            j = _quoted_end(text, j)
+        elif c in _CLOSE:
+            stack.append(_CLOSE[c])
+        elif c == stack[-1]:
+            stack.pop()
+        j += 1
+    return j
+
+
+def _line_end(text: str, i: int) -> int:
+    j = text.find("\n", i)
+    return len(text) if j < 0 else j
+
+
+def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int, int] | None:
+    """Where the value that starts at ``text[i]`` ends: the whole value, not its first word."""
+    if i >= len(text) or text[i] in "\r\n":
+        # Nothing on the line: a YAML block value (lines indented deeper than the key's line,
+        # or "- item" lines at its indent) is the value.
+        line_start = text.rfind("\n", 0, key_start) + 1
+        indent = len(text[line_start:key_start]) - len(text[line_start:key_start].lstrip())
+        j = _line_end(text, i)
+        start = end = j
+        while j < len(text):
+            nxt = _line_end(text, j + 1)
+            line = text[j + 1 : nxt]
+            body = line.lstrip()
+            depth = len(line) - len(body)
+            if body and (depth > indent or (depth == indent and body.startswith("- "))):
+                end = nxt
+                j = nxt
+            else:
+                break
+        return (start + 1, end) if end > start else None
+    c = text[i]
+    if c in "\"'":
+        j = _quoted_end(text, i)
+        return (i + 1, j) if j > i + 1 else None
+    if c in _CLOSE:
+        return i, _bracket_end(text, i)
+    if in_query:  # ?token=abc&x=1: the value ends at the next parameter
+        m = re.compile(r"[^&#\s\"'<>]+").match(text, i)
+        return (i, m.end()) if m else None
+    # A bare value runs to the end of the line (``password = a b``, ``Basic <b64>``), and on
+    # over a backslash line continuation.
+    end = _line_end(text, i)
+    while end < len(text) and text[i:end].rstrip().endswith("\\"):
+        end = _line_end(text, end + 1)
+    while end > i and text[end - 1] in " \t\r":
+        end -= 1
+    return (i, end) if end > i else None
+
+
+def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _ASSIGN_RE.finditer(text):
+        if not is_secret_key(m.group("key")):
+            continue
+        in_query = m.start() > 0 and text[m.start() - 1] in "?&;"
+        span = _value_span(text, m.start(), m.end(), in_query)
+        if span is None:
+            continue
+        value = text[span[0] : span[1]].strip()
+        if value in _EMPTY_VALUES or value.strip("\"'") in _EMPTY_VALUES:
+            continue
+        yield span
+
+
+BUILTIN_RULES: tuple[Rule, ...] = (
+    _private_key_rule(),
+    *(_regex_rule(kind, p) for kind, p in _SHAPES),
+    *_URL_RULES,
+    *_CLI_RULES,
+    Rule("secret-assignment", _assignment_spans),
+)
+
+
+def _user_rule(n: int, pattern: str) -> Rule:
+    """The user's ``n``-th pattern (1-based), compiled alone so it cannot break the others."""
+    rx = re.compile(pattern)
+
+    def spans(text: str) -> Iterator[tuple[int, int]]:
+        for m in rx.finditer(text):
+            if m.end() > m.start() and m.group(0) != MASK:
+                yield m.span()
+
+    return Rule(f"user-pattern:{n}", spans)
+
+
+# --- the redactor ----------------------------------------------------------------------------
+
+_MEMO_MAX_LEN = 256  # short strings (metric names, trial names) repeat: remember their redaction
+_MEMO_MAX_ITEMS = 100_000
 
 
 @dataclass(frozen=True)
 class Redactor:
-    """Hides secrets in text and nested config values.
+    """Finds and hides secrets in text, paths and nested config values.
 
-    ``extra_patterns`` are regular expressions a user adds in the config.
+    ``extra_patterns`` are regular expressions a user adds in the config; each
+    is compiled alone (a pattern's flags or groups cannot break another).
     """
 
     extra_patterns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        patterns = CREDENTIAL_PATTERNS + tuple(self.extra_patterns)
-        object.__setattr__(self, "_shapes", re.compile("|".join(f"(?:{p})" for p in patterns)))
+        object.__setattr__(self, "extra_patterns", tuple(self.extra_patterns))
+        user = tuple(_user_rule(i, p) for i, p in enumerate(self.extra_patterns, 1))
+        object.__setattr__(self, "_rules", BUILTIN_RULES + user)
+        object.__setattr__(self, "_memo", {})
+
+    def __reduce__(self) -> tuple:
+        # Workers and the log-state cache get the patterns, not the compiled rules or the memo.
+        return (Redactor, (self.extra_patterns,))
+
+    def findings(self, text: str) -> Iterator[Finding]:
+        """The secrets in ``text``, in order and not overlapping (overlaps are merged).
+
+        Exactly these spans are what :meth:`text` replaces, so
+        ``findings(text(s))`` is always empty.
+        """
+        found: list[tuple[int, int, str]] = []
+        for rule in self._rules:  # type: ignore[attr-defined]
+            for start, end in rule.spans(text):
+                found.append((start, -end, rule.kind))
+        found.sort()
+        cur: list | None = None
+        for start, neg_end, kind in found:
+            end = -neg_end
+            if cur is not None and start < cur[2]:
+                cur[2] = max(cur[2], end)
+                continue
+            if cur is not None:
+                yield Finding(cur[0], cur[1], cur[2])
+            cur = [kind, start, end]
+        if cur is not None:
+            yield Finding(cur[0], cur[1], cur[2])
 
     def text(self, s: str) -> str:
-        """Redact one free-form string."""
+        """``s`` with every finding replaced by :data:`MASK`."""
         if not s:
             return s
-        s = URL_PASSWORD_RE.sub(lambda m: m.group("head") + MASK + m.group("tail"), s)
-        s = self._shapes.sub(MASK, s)  # type: ignore[attr-defined]
-        return ASSIGN_RE.sub(self._assignment, s)
+        memo: dict[str, str] = self._memo  # type: ignore[attr-defined]
+        hit = memo.get(s)
+        if hit is not None:
+            return hit
+        parts, pos = [], 0
+        for f in self.findings(s):
+            parts.append(s[pos : f.start])
+            parts.append(MASK)
+            pos = f.end
+        out = "".join(parts) + s[pos:] if parts else s
+        if len(s) <= _MEMO_MAX_LEN and len(memo) < _MEMO_MAX_ITEMS:
+            memo[s] = out
+        return out
 
-    def _assignment(self, m: re.Match) -> str:
-        key = m.group("key").strip("\"'")
-        if is_secret_key(key) and m.group("val").strip("\"'") != MASK:
-            return f"{m.group('key')}{m.group('sep')}{MASK}"
-        return m.group(0)
+    def name(self, s: str) -> str:
+        """A name that becomes part of a path, id or URL: secrets become a stable hash.
+
+        ``exp-hf_…`` becomes ``exp-redacted-3f2a9c``: the same secret always gives
+        the same name (a URL made from it stays put) and two secrets give two names.
+        """
+        if not s:
+            return s
+        parts, pos = [], 0
+        for f in self.findings(s):
+            digest = hashlib.sha256(s[f.start : f.end].encode("utf-8", "surrogateescape"))
+            parts.append(s[pos : f.start])
+            parts.append(f"redacted-{digest.hexdigest()[:6]}")
+            pos = f.end
+        return "".join(parts) + s[pos:] if parts else s
+
+    def path(self, rel: str) -> str:
+        """A ``/``-separated path with each segment passed through :meth:`name`."""
+        return "/".join(self.name(seg) for seg in rel.split("/"))
 
     def value(self, key: str | None, value: object) -> object:
-        """Redact a config value found under ``key`` (recursing into containers)."""
+        """Redact a config value found under ``key`` (recursing into containers; keys too)."""
         if isinstance(value, dict):
-            return {k: self.value(str(k), v) for k, v in value.items()}
+            return {self.text(str(k)): self.value(str(k), v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.value(key, v) for v in value]
         if key is not None and is_secret_key(key) and value not in (None, "", False):
@@ -73,16 +441,26 @@ class Redactor:
         return value
 
     def lines(self, lines: Iterable[str]) -> list[str]:
-        return [self.text(x) for x in lines]
+        """Redact lines that belong together: a PEM block or quoted value may span several.
 
-
-BENIGN_KEY_RE = re.compile(
-    r"TOKENS(?![A-Za-z])|TOKENIZER|TOKEN_LEVEL|TOKEN_IDS?(?![A-Za-z])|KEYS(?![A-Za-z])|AUTHOR(?!I)|KEY_?FRAME",
-    re.I,
-)
-
-
-def is_secret_key(key: str) -> bool:
-    """A key such as ``WANDB_API_KEY`` or ``hf_token``; ``max_tokens`` is not one."""
-    tail = key.rsplit(".", 1)[-1]
-    return bool(SECRET_KEY_RE.search(tail)) and not BENIGN_KEY_RE.search(tail)
+        The result has one line per input line; a secret across lines is masked in each.
+        """
+        lines = list(lines)
+        joined = "\n".join(lines)
+        found = list(self.findings(joined))
+        if not found:
+            return lines
+        out, start = [], 0
+        for line in lines:
+            end = start + len(line)
+            parts, pos = [], start
+            for f in found:
+                if f.end <= start or f.start >= end:
+                    continue
+                a, b = max(f.start, start), min(f.end, end)
+                parts.append(joined[pos:a])
+                parts.append(MASK)
+                pos = b
+            out.append("".join(parts) + joined[pos:end] if parts else line)
+            start = end + 1
+        return out
