@@ -16,25 +16,27 @@ from sitegen import analyse
 from sitegen.curves import downsample, smooth
 from sitegen.errors import BuildWarning
 from sitegen.model.pages import (
-    BatchSummary,
     CompareItem,
     ComparePage,
-    DiscardedStep,
-    Headline,
     IndexPage,
     JobPage,
     JobRow,
-    Restart,
     RunPage,
     RunRow,
     Skipped,
+    Totals,
+)
+from sitegen.model.parsed import Discovery, Job, MetricBlock, Run, TrialSet
+from sitegen.model.sections import (
+    BatchSummary,
+    DiscardedStep,
+    Headline,
+    Restart,
     Stats,
     Timing,
-    Totals,
     TrialSummary,
     VllmSummary,
 )
-from sitegen.model.parsed import Discovery, Job, MetricBlock, Run, TrialSet
 from sitegen.model.vocabulary import (
     GEN_WAIT,
     REWARD,

@@ -12,15 +12,8 @@ import pytest
 from sitegen.curves import downsample, smooth
 from sitegen.errors import BuildWarning
 from sitegen.jsonio import clean, dumps
-from sitegen.model.pages import (
-    Headline,
-    IndexPage,
-    JobPage,
-    JobRow,
-    RunPage,
-    Stats,
-    Timing,
-)
+from sitegen.model.pages import IndexPage, JobPage, JobRow, RunPage
+from sitegen.model.sections import Headline, Stats, Timing
 from sitegen.model.vocabulary import REWARD, STEP_TIME, TOKENS
 from sitegen.pages import COMPARE_POINTS, compare_curves, compare_page, spark
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sitegen.model.pages import JobPage, RunPage, Series, TimerNode, TrialSummary
+from sitegen.model.pages import JobPage, RunPage
+from sitegen.model.sections import Series, TimerNode, TrialSummary
 from sitegen.model.vocabulary import (
     GEN_WAIT,
     REWARD,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import io
 
-from sitegen.model.pages import Series
 from sitegen.model.parsed import TrialSet
+from sitegen.model.sections import Series
 from sitegen.model.vocabulary import exception_kind
 from sitegen.present.formatting import csv_value
 

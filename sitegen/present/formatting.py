@@ -11,7 +11,7 @@ from __future__ import annotations
 import markdown
 import nh3
 
-from sitegen.model.pages import Headline
+from sitegen.model.sections import Headline
 from sitegen.model.vocabulary import is_finite
 
 DASH = "–"  # a missing value, in every output

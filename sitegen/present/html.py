@@ -22,17 +22,9 @@ from sitegen.assets import package_dir
 from sitegen.errors import BuildWarning
 from sitegen.incremental import tree_signature
 from sitegen.jsonio import clean, dumps, script_json
-from sitegen.model.pages import (
-    ComparePage,
-    IndexPage,
-    JobPage,
-    JobRow,
-    ProgressionRow,
-    RunPage,
-    Stats,
-    TimerRow,
-)
+from sitegen.model.pages import ComparePage, IndexPage, JobPage, JobRow, RunPage
 from sitegen.model.parsed import TrialSet
+from sitegen.model.sections import ProgressionRow, Stats, TimerRow
 from sitegen.pages import compare_curves, compare_page
 from sitegen.present import charts
 from sitegen.present.cards import card_png
