@@ -20,7 +20,6 @@ from sitegen.model.vocabulary import (
     TOKENS,
     exception_kind,
     is_finite,
-    metric_family,
     pass_at_k,
     pass_at_key,
 )
@@ -84,14 +83,6 @@ def metric_names(blocks: Sequence[MetricBlock]) -> list[str]:
 def metric_summary(blocks: Sequence[MetricBlock]) -> dict[str, dict]:
     """Per-metric statistics over the blocks' steps."""
     return {name: summarize(b.metrics.get(name) for b in blocks) for name in metric_names(blocks)}
-
-
-def families(summary: dict[str, dict]) -> dict[str, dict[str, dict]]:
-    """Group metric names by family (the prefix before ``/``)."""
-    out: dict[str, dict[str, dict]] = {}
-    for name, stats in summary.items():
-        out.setdefault(metric_family(name), {})[name] = stats
-    return out
 
 
 def series(blocks: Sequence[MetricBlock]) -> dict[str, list]:
@@ -234,16 +225,6 @@ def _timer_node(
         "mean_step_share": mean_step_share,
         "children": [],
     }
-
-
-def flatten_tree(tree: dict | None, depth: int = 0) -> list[dict]:
-    """Depth-first rows of the timer tree, each with its ``depth``."""
-    if not tree:
-        return []
-    rows = [{**{k: v for k, v in tree.items() if k != "children"}, "depth": depth}]
-    for child in tree["children"]:
-        rows.extend(flatten_tree(child, depth + 1))
-    return rows
 
 
 # -- batches ------------------------------------------------------------------------------

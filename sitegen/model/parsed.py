@@ -12,8 +12,6 @@ from datetime import datetime
 
 from sitegen.errors import BuildWarning
 
-Number = float  # metric values are floats; non-finite values are kept as nan/inf
-
 
 @dataclass(frozen=True)
 class MetricBlock:
