@@ -16,6 +16,7 @@ import math
 from datetime import datetime
 
 from sitegen.discover import slug
+from sitegen.errors import BuildWarning
 from sitegen.model.parsed import (
     Discovery,
     Job,
@@ -201,3 +202,22 @@ def assemble(
                 run_trials = trials.get(g)
         runs.append(Run(rid, tuple(chain), blocks, discarded, resumed, restarts, run_trials))
     return [jobs[s.id] for s in disc.jobs], runs
+
+
+def warnings_by_job(jobs: list[Job], warnings: list[BuildWarning]) -> dict[str, list[BuildWarning]]:
+    """The warnings each job's page shows: those about its log, its infra logs or its trials."""
+    by_path: dict[str, list[BuildWarning]] = {}
+    for w in warnings:
+        by_path.setdefault(w.path, []).append(w)
+    out: dict[str, list[BuildWarning]] = {}
+    for job in jobs:
+        src = job.source
+        own = {src.log, *src.infra_logs} - {None}
+        prefix = job.trials.path + "/" if job.trials else None
+        out[job.id] = [
+            w
+            for path, ws in by_path.items()
+            if path in own or (prefix and (path == prefix[:-1] or path.startswith(prefix)))
+            for w in ws
+        ]
+    return out

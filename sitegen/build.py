@@ -1,29 +1,30 @@
 """``build()``: archive in, website out. Reads top to bottom.
 
 discover → parse (logs and trials, in parallel) → assemble jobs and runs →
-analyse into page objects → render pages and charts → write (atomic swap).
+up to date? → analyse into page objects → render pages and charts → publish.
+What a build may reuse from the last one is :class:`~sitegen.incremental.BuildState`'s
+business; how files reach the output folder is :mod:`sitegen.write`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sitegen import __version__, weight
-from sitegen.assemble import assemble
+from sitegen.assemble import assemble, warnings_by_job
 from sitegen.assets import package_dir
 from sitegen.discover import discover
 from sitegen.errors import ArchiveError, BuildWarning
-from sitegen.incremental import BuildCache, fingerprint, tree_signature
-from sitegen.model.parsed import Discovery
+from sitegen.incremental import BuildState, input_signature, tree_signature
+from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
 from sitegen.pages import index_page, job_page, job_row, read_notes, run_page, run_summary
-from sitegen.parse import ParseStats, parse_all
+from sitegen.parse import Parsed, ParseStats, parse_all
 from sitegen.redact import Redactor
-from sitegen.write import MARKER, SiteWriter
+from sitegen.write import OutputLock, SitePaths, SiteWriter, disk_full_is_an_error
 
 
 @dataclass
@@ -38,10 +39,18 @@ class BuildReport:
     bytes: int = 0
     skipped: int = 0
     warnings: list[BuildWarning] = field(default_factory=list)
+    cache_warnings: list[str] = field(default_factory=list)  # told on stderr, not published
     stage_s: dict[str, float] = field(default_factory=dict)
     parse: ParseStats | None = None
     unchanged: bool = False  # nothing changed since the last build: the output was not touched
     pages_reused: int = 0
+    _clock: float = field(default_factory=time.perf_counter, repr=False)
+
+    def stage(self, name: str) -> None:
+        """Close the stage that just ran: its time goes under ``name``."""
+        now = time.perf_counter()
+        self.stage_s[name] = self.stage_s.get(name, 0.0) + now - self._clock
+        self._clock = now
 
     def summary(self) -> str:
         """The closing line: what was built, what was reused, and the time per stage."""
@@ -70,123 +79,118 @@ class BuildReport:
 def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> BuildReport:
     """Build the site for ``opts.archive`` into ``opts.out``; return what was done.
 
-    Incremental: inputs whose fingerprint (path, size, mtime) did not change
-    come from the cache; when nothing that a page shows changed, the output is
-    not touched at all, and otherwise unchanged job and run pages are carried
-    over from the previous site instead of being rendered again.
+    Incremental: unchanged inputs come from the build state; when nothing a
+    page shows changed and the site is intact, the output is not touched;
+    otherwise only the pages whose data changed are rendered again.
     """
     report = BuildReport()
-    clock = time.perf_counter()
+    site = SitePaths.of(opts.out)
+    with OutputLock(site), disk_full_is_an_error():
+        disc = _discover(opts, site, report)
+        report.stage("discover")
+        state = BuildState(site.cache, opts)
+        parsed = parse_all(disc, opts, state, progress)
+        report.stage("parse")
+        jobs, runs = assemble(disc, parsed.logs, parsed.trials, _now(opts))
+        _count(report, parsed, jobs, runs, state)
+        assets = tree_signature(package_dir("templates"), package_dir("static"))
+        inputs = input_signature(
+            opts, disc, jobs, parsed.fingerprints, len(report.warnings), assets
+        )
+        report.unchanged = state.site_is_current(inputs, site.out)
+        report.stage("check")
+        if report.unchanged:
+            return report
+        index, run_pages, job_pages = _pages(opts, disc, jobs, runs, report)
+        report.stage("analyse")
+        writer = SiteWriter(site, state.files)
+        signatures = _render(opts, writer, state, (index, run_pages, job_pages), report)
+        report.stage("render")
+        state.save_site(inputs, signatures, writer.publish())
+        report.files, report.bytes = writer.files, writer.bytes
+        _warn_if_too_big(report, writer)
+        report.stage("write")
+    return report
 
-    def stage(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        report.stage_s[name] = report.stage_s.get(name, 0.0) + now - clock
-        clock = now
 
-    archive = opts.archive
-    out = opts.out
-    # The site, its staging folders and cache may lie inside the archive (``-o ARCHIVE/site``).
-    disc = discover(archive, exclude=(out, out.parent / f".{out.name}.cache"))
+def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Discovery:
+    # The site, its cache and lock may lie inside the archive (``-o ARCHIVE/site``).
+    disc = discover(opts.archive, exclude=site.own())
     if not disc.jobs:
         raise ArchiveError(
-            f"no jobs found in {archive}: expected *.out/*.log files or trace_jobs/ folders"
+            f"no jobs found in {opts.archive}: expected *.out/*.log files or trace_jobs/ folders"
         )
     report.warnings.extend(disc.warnings)
     report.skipped = len(disc.skipped)
-    stage("discover")
+    return disc
 
-    # Check the output folder and take the build lock before any work.
-    writer = SiteWriter(opts.out)
+
+def _now(opts: BuildOptions) -> float:
+    return opts.now if opts.now is not None else time.time()
+
+
+def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run], state) -> None:
+    report.warnings.extend(parsed.warnings)
+    report.cache_warnings.extend(state.warnings)
+    report.parse = parsed.stats
+    report.jobs, report.runs = len(jobs), len(runs)
+    report.trials = sum(len(t.results) for t in parsed.trials.values())
+
+
+def _pages(
+    opts: BuildOptions, disc: Discovery, jobs: list[Job], runs: list[Run], report: BuildReport
+):
+    """The page objects: each job's and run's, and the index."""
+    redactor = Redactor(opts.redact_patterns)
+    own = warnings_by_job(jobs, report.warnings)
+    job_rows = {}
+    job_pages = []
+    for job in jobs:
+        page = job_page(job, own[job.id], redactor, read_notes(opts.archive, job.source.notes))
+        job_pages.append((page, job.trials))
+        job_rows[job.id] = job_row(page)
+    run_pages = [(run_page(run, job_rows), run.trials) for run in runs]
+    index = index_page(
+        list(job_rows.values()),
+        [run_summary(p) for p, _ in run_pages],
+        disc,
+        len(report.warnings),
+        report.trials,
+        opts.title,
+    )
+    return index, run_pages, job_pages
+
+
+def _render(
+    opts: BuildOptions, writer: SiteWriter, state: BuildState, pages, report
+) -> dict[str, str]:
+    """Render every page (unchanged job and run pages are carried over); their signatures."""
+    # Altair is slow to import: a build with nothing to render never needs it.
+    from sitegen.incremental import compiled_templates_dir
+    from sitegen.present.html import Renderer
+
+    index, run_pages, job_pages = pages
+    renderer = Renderer(opts, writer, state.pages, compiled_templates_dir())
     try:
-        cache = BuildCache(
-            opts.out, {"redact_patterns": list(opts.redact_patterns)}, enabled=not opts.clean
-        )
-        logs, trials, parse_warnings, report.parse, fps = parse_all(disc, opts, cache, progress)
-        report.warnings.extend(parse_warnings)
-        stage("parse")
-
-        now = opts.now if opts.now is not None else time.time()
-        jobs, runs = assemble(disc, logs, trials, now)
-        trials_total = sum(len(t.results) for t in trials.values())
-        report.jobs, report.runs, report.trials = len(jobs), len(runs), trials_total
-        signature = _signature(opts, disc, jobs, fps, len(report.warnings))
-        previous = cache.manifest()
-        if previous.get("signature") == signature and (opts.out / MARKER).exists():
-            report.unchanged = True
-            writer.abort()  # nothing to write: release the lock, leave the site as it is
-            stage("analyse")
-            return report
-
-        redactor = Redactor(opts.redact_patterns)
-        by_file: dict[str, list[BuildWarning]] = {}
-        for w in report.warnings:
-            by_file.setdefault(w.path, []).append(w)
-        job_rows = {}
-        job_pages = []
-        for job in jobs:
-            own = [w for path, ws in by_file.items() for w in ws if _belongs(path, job)]
-            page = job_page(job, own, redactor, read_notes(archive, job.source.notes))
-            job_pages.append((page, job.trials))
-            job_rows[job.id] = job_row(page)
-        run_pages = [(run_page(run, job_rows), run.trials) for run in runs]
-        index = index_page(
-            list(job_rows.values()),
-            [run_summary(p) for p, _ in run_pages],
-            disc,
-            len(report.warnings),
-            trials_total,
-            opts.title,
-        )
-        stage("analyse")
-
-        from sitegen.present.html import (
-            Renderer,  # Altair is slow to import; a no-change rebuild never needs it
-        )
-
-        renderer = Renderer(opts, writer, previous.get("pages", {}), cache.subdir("jinja"))
         renderer.site(index, run_pages, job_pages, report.warnings)
-        stage("render")
-        writer.commit()
-        cache.save_manifest({"signature": signature, "pages": renderer.signatures})
-        stage("write")
-        report.pages, report.pages_reused = renderer.pages, renderer.reused
-        report.files, report.bytes = writer.files, writer.bytes
-        too_big = weight.over_limit(writer.sizes, weight.PAGES_LIMIT_BYTES)
-        if too_big:
-            report.warnings.append(too_big)
-        return report
     except BaseException:
         writer.abort()
         raise
+    report.pages, report.pages_reused = renderer.pages, renderer.reused
+    return renderer.signatures
 
 
-def _signature(opts: BuildOptions, disc: Discovery, jobs: list, fps: dict, n_warnings: int) -> str:
-    """Everything a page can show, hashed: if it matches the last build's, nothing needs writing."""
-    h = hashlib.sha1()
-    h.update(
-        repr((__version__, opts.title, opts.base_url, opts.redact_patterns, n_warnings)).encode()
-    )
-    h.update(tree_signature(package_dir("templates"), package_dir("static")).encode())
-    h.update(repr(disc.skipped).encode())
-    for job in jobs:
-        notes = fingerprint([opts.archive / job.source.notes]) if job.source.notes else None
-        h.update(repr((job.id, job.source.log, job.status, job.run_id, notes)).encode())
-    h.update(repr(sorted(fps.items(), key=lambda kv: kv[0])).encode())
-    return h.hexdigest()
-
-
-def _belongs(path: str, job) -> bool:
-    """A warning concerns a job when it is about its log, infra logs or trials."""
-    src = job.source
-    if path == src.log or path in src.infra_logs:
-        return True
-    return bool(job.trials and (path == job.trials.path or path.startswith(job.trials.path + "/")))
+def _warn_if_too_big(report: BuildReport, writer: SiteWriter) -> None:
+    too_big = weight.over_limit(writer.sizes, weight.PAGES_LIMIT_BYTES)
+    if too_big:
+        report.warnings.append(too_big)
 
 
 def print_warnings(report: BuildReport, stream=None, limit: int = 200) -> None:
     """Each warning as ``warning: path:line: message`` (the first ``limit`` of them)."""
     stream = stream or sys.stderr
+    for note in report.cache_warnings:
+        print(f"warning: {note}", file=stream)
     for w in report.warnings[:limit]:
         print(f"warning: {w}", file=stream)
     if len(report.warnings) > limit:

@@ -1,9 +1,26 @@
-"""The build cache: parsed logs (with where to read on), trial outcomes, the last manifest.
+"""Incremental builds, in one place: what the last build left, and what this one may reuse.
 
-It lives beside the output folder, in ``.<out>.cache/``, one pickle per log
-and per trials directory, each written atomically, so a crash leaves it
-usable. A change of sitegen's version or of the options that shape parsed
-data (redaction patterns) invalidates all of it; ``--clean`` wipes it.
+In the spirit of Lektor's builder, each artifact depends on sources with
+fingerprints: a log's parse on the log and its infra logs (path, size,
+mtime), a trial outcome on its ``result.json``, a page on a signature of
+what it shows, the whole site on the input signature. :class:`BuildState`
+owns all of it:
+
+* **Parsed logs** with the parser's state after the last complete line, so a
+  grown log is read on from there (``LogState``).
+* **Trial outcomes** per trials folder: size, mtime and outcome of each
+  ``result.json`` (a complete one is written once and never re-read).
+* **The site**: the input signature, each job and run page's signature and
+  the size and mtime of every file the last build wrote — the build is skipped
+  when the inputs are the same *and* every file is still there as written.
+
+It lives in ``.<out>.cache/`` beside the output folder. That folder may lie
+inside a shared archive (``-o ARCHIVE/site``) where others can write, so the
+cache holds plain JSON only, each file versioned and checked field by field
+as it is read: a damaged or planted file is ignored with a warning and its
+input parsed again. Nothing in it is ever executed or unpickled.
+A change of sitegen's version or of the redaction patterns starts it afresh;
+``--clean`` ignores it.
 """
 
 from __future__ import annotations
@@ -11,86 +28,40 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import pickle
 import shutil
+import stat
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from sitegen import __version__
-from sitegen.errors import OutputError
+from sitegen.model.parsed import TrialResult
+from sitegen.write import MARKER, FileRecord, write_error
 
-CACHE_FORMAT = 2  # 2: trial stage times and block times in the model
+if TYPE_CHECKING:
+    from sitegen.model.parsed import Discovery, Job, ParsedLog
+    from sitegen.options import BuildOptions
+    from sitegen.read.logfile import LogState
 
+CACHE_VERSION = 2  # bump when the layout of any cache file changes
+MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
 
-class BuildCache:
-    def __init__(self, out: Path, key: dict, enabled: bool = True) -> None:
-        self.dir = out.parent / f".{out.name}.cache"
-        self.key = {"sitegen": __version__, "format": CACHE_FORMAT, **key}
-        meta = self.dir / "meta.json"
-        valid = False
-        if enabled and meta.exists():
-            with contextlib.suppress(OSError, ValueError):
-                valid = json.loads(meta.read_text()) == self.key
-        if not valid:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            try:
-                self.dir.mkdir(parents=True, exist_ok=True)
-                self._atomic(meta, json.dumps(self.key).encode())
-            except OSError as exc:
-                raise OutputError(
-                    f"cannot write the build cache {self.dir}: {exc.strerror}"
-                ) from None
-
-    def _file(self, kind: str, name: str) -> Path:
-        return (
-            self.dir
-            / kind
-            / f"{hashlib.sha1(name.encode('utf-8', 'surrogateescape')).hexdigest()[:20]}.pkl"
-        )
-
-    @staticmethod
-    def _atomic(path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-
-    def load(self, kind: str, name: str) -> object | None:
-        """The object stored under ``kind/name``; None when absent or unreadable."""
-        try:
-            with open(self._file(kind, name), "rb") as fh:
-                return pickle.load(fh)
-        except (
-            OSError,
-            pickle.PickleError,
-            EOFError,
-            AttributeError,
-            ImportError,
-            TypeError,
-            ValueError,
-        ):
-            return None
-
-    def save(self, kind: str, name: str, obj: object) -> None:
-        self._atomic(self._file(kind, name), pickle.dumps(obj, pickle.HIGHEST_PROTOCOL))
-
-    def subdir(self, name: str) -> Path:
-        """A folder inside the cache for another tool's own cache (compiled templates)."""
-        d = self.dir / name
-        d.mkdir(exist_ok=True)
-        return d
-
-    def manifest(self) -> dict:
-        try:
-            return json.loads((self.dir / "manifest.json").read_text())
-        except (OSError, ValueError):
-            return {}
-
-    def save_manifest(self, manifest: dict) -> None:
-        self._atomic(self.dir / "manifest.json", json.dumps(manifest).encode())
+Fingerprint = tuple[tuple[str, int, int], ...]
 
 
-def fingerprint(paths: list[Path]) -> list[tuple[str, int, int]]:
+class CacheFileError(ValueError):
+    """A cache file that is not what sitegen writes: damaged, truncated or planted."""
+
+
+# -- fingerprints and signatures -----------------------------------------------------------------
+
+
+def fingerprint(paths: Iterable[Path]) -> Fingerprint:
     """(name, size, mtime_ns) of each path; (name, -1, -1) when it cannot be read."""
     out = []
     for p in paths:
@@ -99,7 +70,7 @@ def fingerprint(paths: list[Path]) -> list[tuple[str, int, int]]:
             out.append((str(p), st.st_size, st.st_mtime_ns))
         except OSError:
             out.append((str(p), -1, -1))
-    return out
+    return tuple(out)
 
 
 def tree_signature(*roots: Path) -> str:
@@ -111,3 +82,404 @@ def tree_signature(*roots: Path) -> str:
                 st = p.stat()
                 h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
+
+
+def input_signature(
+    opts: BuildOptions,
+    disc: Discovery,
+    jobs: list[Job],
+    fingerprints: dict[str, object],
+    n_warnings: int,
+    assets: str,
+) -> str:
+    """Everything a page can show, hashed: equal to the last build's, the site is up to date.
+
+    A job's status is in it because a "running" job turns "incomplete" with
+    time alone; ``assets`` is the templates' and static files' signature.
+    """
+    h = hashlib.sha1()
+    h.update(
+        repr((__version__, opts.title, opts.base_url, opts.redact_patterns, n_warnings)).encode()
+    )
+    h.update(assets.encode())
+    h.update(repr(disc.skipped).encode())
+    for job in jobs:
+        notes = fingerprint([opts.archive / job.source.notes]) if job.source.notes else None
+        h.update(repr((job.id, job.source.log, job.status, job.run_id, notes)).encode())
+    h.update(repr(sorted(fingerprints.items(), key=lambda kv: kv[0])).encode())
+    return h.hexdigest()
+
+
+# -- the state -------------------------------------------------------------------------------------
+
+
+class BuildState:
+    """The build cache of one output folder: read at the start of a build, saved as it goes.
+
+    ``warnings`` collects the cache files that were ignored (damaged or not
+    sitegen's); they are reported on the command line, not published.
+    """
+
+    def __init__(self, cache_dir: Path, opts: BuildOptions) -> None:
+        self.dir = cache_dir
+        self.warnings: list[str] = []
+        self.key = {
+            "version": CACHE_VERSION,
+            "sitegen": __version__,
+            "redact_patterns": list(opts.redact_patterns),
+        }
+        self.inputs: str | None = None  # the last build's input signature
+        self.pages: dict[str, str] = {}  # page key -> signature, of the last build
+        self.files: dict[str, FileRecord] = {}  # file -> (size, mtime_ns), of the last build
+        self._open(fresh=opts.clean)
+        site = self._load("site", "site")
+        if site is not None:
+            try:
+                self.inputs, self.pages, self.files = _site_from_json(site)
+            except (CacheFileError, TypeError, ValueError) as exc:
+                self._ignored(self._path("site", "site"), exc)
+
+    # -- the folder ------------------------------------------------------------------------------
+    def _open(self, fresh: bool) -> None:
+        """Use the cache folder when its key matches; otherwise start it afresh."""
+        meta_path = self.dir / "meta.json"
+        if self.dir.is_symlink() or (self.dir.exists() and not self.dir.is_dir()):
+            self.warnings.append(f"{self.dir} is not a folder sitegen made: replaced")
+            with contextlib.suppress(OSError):
+                self.dir.unlink()
+        valid = False
+        if not fresh and meta_path.exists():
+            try:
+                valid = _loads(_read_file(meta_path)) == self.key
+            except (CacheFileError, OSError, ValueError) as exc:
+                self._ignored(meta_path, exc)
+        if valid:
+            return
+        shutil.rmtree(self.dir, ignore_errors=True)  # never follows links inside
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            _atomic(meta_path, orjson.dumps(self.key))
+        except OSError as exc:
+            raise write_error(self.dir, exc) from None
+
+    def _path(self, kind: str, name: str) -> Path:
+        digest = hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:20]
+        return self.dir / kind / f"{digest}.json" if kind != "site" else self.dir / "site.json"
+
+    def _ignored(self, path: Path, exc: Exception) -> None:
+        self.warnings.append(f"cache file {path} ignored ({exc}): its input is read again")
+
+    def _load(self, kind: str, name: str) -> Any | None:
+        """The body stored under ``kind/name``; None when absent, damaged or not sitegen's."""
+        path = self._path(kind, name)
+        try:
+            doc = _loads(_read_file(path))
+            if not isinstance(doc, dict) or (
+                doc.get("version"),
+                doc.get("kind"),
+                doc.get("name"),
+            ) != (
+                CACHE_VERSION,
+                kind,
+                name,
+            ):
+                raise CacheFileError("not a sitegen cache file of this version")
+            return doc.get("body")
+        except FileNotFoundError:
+            return None
+        except (CacheFileError, OSError, ValueError) as exc:
+            self._ignored(path, exc)
+            return None
+
+    def _save(self, kind: str, name: str, body: Any) -> None:
+        doc = {"version": CACHE_VERSION, "kind": kind, "name": name, "body": body}
+        path = self._path(kind, name)
+        try:
+            _atomic(path, _dumps(doc))
+        except OSError as exc:
+            raise write_error(path, exc) from None
+
+    # -- logs ------------------------------------------------------------------------------------
+    def cached_log(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, LogState | None]:
+        """The parse of log ``rel`` when its inputs are unchanged; else the state to read on from."""
+        path = self.dir / "log" / (self._path("log", rel).stem + ".pkl")
+        try:
+            with open(path, "rb") as fh:
+                entry = pickle.load(fh)  # noqa: S301 - replaced by JSON in the next commit
+        except (
+            OSError,
+            pickle.PickleError,
+            EOFError,
+            AttributeError,
+            ImportError,
+            TypeError,
+            ValueError,
+        ):
+            return None, None
+        if not (isinstance(entry, tuple) and len(entry) == 3):
+            return None, None
+        old_fp, parsed, state = entry
+        return (parsed, None) if tuple(old_fp) == tuple(fp) else (None, state)
+
+    def keep_log(self, rel: str, fp: Fingerprint, parsed: ParsedLog, state: LogState) -> None:
+        path = self.dir / "log" / (self._path("log", rel).stem + ".pkl")
+        try:
+            _atomic(path, pickle.dumps((fp, parsed, state), pickle.HIGHEST_PROTOCOL))
+        except OSError as exc:
+            raise write_error(path, exc) from None
+
+    # -- trials ----------------------------------------------------------------------------------
+    def trial_outcomes(self, trials_dir: str) -> dict[str, tuple[int, int, Any]]:
+        """What the last build read in a trials folder: ``{file: (size, mtime_ns, outcome)}``."""
+        body = self._load("trials", trials_dir)
+        if body is None:
+            return {}
+        try:
+            return _known_from_json(body)
+        except (CacheFileError, TypeError, ValueError, IndexError, KeyError) as exc:
+            self._ignored(self._path("trials", trials_dir), exc)
+            return {}
+
+    def keep_trial_outcomes(self, trials_dir: str, known: dict[str, tuple[int, int, Any]]) -> None:
+        self._save("trials", trials_dir, _known_to_json(known))
+
+    # -- the site --------------------------------------------------------------------------------
+    def site_is_current(self, inputs: str, out: Path) -> bool:
+        """Whether the site in ``out`` is what this build would write: skip the build then.
+
+        The inputs must match the last build's, and every file it wrote must be
+        there as it wrote it: a file the user deleted is written again.
+        """
+        if inputs != self.inputs or not self.files or not (out / MARKER).is_file():
+            return False
+        for rel, record in self.files.items():
+            try:
+                st = os.stat(out / rel, follow_symlinks=False)
+            except OSError:
+                return False
+            if (st.st_size, st.st_mtime_ns) != record:
+                return False
+        return True
+
+    def save_site(self, inputs: str, pages: dict[str, str], files: dict[str, FileRecord]) -> None:
+        """Record what this build wrote (after it was published)."""
+        self.inputs, self.pages, self.files = inputs, pages, files
+        self._save(
+            "site",
+            "site",
+            {"inputs": inputs, "pages": pages, "files": {k: list(v) for k, v in files.items()}},
+        )
+
+
+# -- files -----------------------------------------------------------------------------------------
+
+
+def _read_file(path: Path) -> bytes:
+    """A cache file's bytes; only a regular file of sane size (never a FIFO, device or link)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheFileError("not a regular file")
+        if st.st_size > MAX_CACHE_FILE:
+            raise CacheFileError(f"{st.st_size >> 20} MiB is more than a cache file holds")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
+def _atomic(path: Path, data: bytes) -> None:
+    """Write a cache file whole or not at all (a crash leaves the old one or none)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _dumps(obj: object) -> bytes:
+    try:
+        return orjson.dumps(obj)
+    except TypeError:  # an integer beyond 64 bits (orjson's limit): the standard library copes
+        return json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:  # integers beyond 64 bits, which _dumps may have written
+            return json.loads(data, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
+            raise CacheFileError(f"not JSON: {exc}") from None
+
+
+def _no_constant(name: str) -> float:
+    raise CacheFileError(f"{name} is not JSON")
+
+
+# -- codecs: each field checked as it is read -------------------------------------------------------
+
+
+def _check(ok: bool, what: str) -> None:
+    if not ok:
+        raise CacheFileError(what)
+
+
+def _int(v: object, what: str) -> int:
+    _check(type(v) is int, f"{what} is not an integer")
+    return v  # type: ignore[return-value]
+
+
+def _opt_int(v: object, what: str) -> int | None:
+    if isinstance(v, str) and v.lstrip("-").isdigit():
+        return int(v)  # beyond 64 bits: written as digits (see _int_to_json)
+    return None if v is None else _int(v, what)
+
+
+def _int_to_json(v: int | None) -> int | str | None:
+    """An integer; as a string of digits beyond 64 bits (which orjson reads back as a float)."""
+    return v if v is None or -(2**63) <= v < 2**63 else str(v)
+
+
+def _str(v: object, what: str) -> str:
+    _check(isinstance(v, str), f"{what} is not a string")
+    return v  # type: ignore[return-value]
+
+
+def _opt_str(v: object, what: str) -> str | None:
+    return None if v is None else _str(v, what)
+
+
+_SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _num_to_json(v: float | None) -> float | str | None:
+    """A float, with nan/inf as strings (JSON has no such numbers)."""
+    if v is None or math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _opt_num(v: object, what: str) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, str) and v in _SPECIAL:
+        return _SPECIAL[v]
+    _check(type(v) in (int, float), f"{what} is not a number")
+    return float(v)  # type: ignore[arg-type]
+
+
+def _trial_to_json(r: TrialResult) -> list:
+    return [
+        r.name,
+        r.task,
+        _num_to_json(r.reward),
+        r.exception,
+        _int_to_json(r.turns),
+        _int_to_json(r.input_tokens),
+        _int_to_json(r.output_tokens),
+        _num_to_json(r.duration_s),
+        r.eval,
+    ]
+
+
+def _trial_from_json(v: object) -> TrialResult:
+    _check(isinstance(v, list) and len(v) == 9, "a trial is not a list of 9 fields")
+    name, task, reward, exc, turns, tin, tout, dur, is_eval = v  # type: ignore[misc]
+    _check(isinstance(is_eval, bool), "trial eval flag is not a boolean")
+    return TrialResult(
+        name=_str(name, "trial name"),
+        task=_str(task, "task name"),
+        reward=_opt_num(reward, "reward"),
+        exception=_opt_str(exc, "exception"),
+        turns=_opt_int(turns, "turns"),
+        input_tokens=_opt_int(tin, "input tokens"),
+        output_tokens=_opt_int(tout, "output tokens"),
+        duration_s=_opt_num(dur, "duration"),
+        eval=is_eval,
+    )
+
+
+def _outcome_to_json(o: tuple) -> list:
+    if o[0] == "ok":
+        return ["ok", _trial_to_json(o[1])]
+    return list(o)
+
+
+def _outcome_from_json(v: object) -> tuple:
+    _check(isinstance(v, list) and bool(v), "an outcome is not a list")
+    kind = v[0]  # type: ignore[index]
+    if kind == "ok" and len(v) == 2:  # type: ignore[arg-type]
+        return ("ok", _trial_from_json(v[1]))  # type: ignore[index]
+    if kind in ("eval", "job", "missing") and len(v) == 1:  # type: ignore[arg-type]
+        return (kind,)
+    if kind == "bad" and len(v) == 3:  # type: ignore[arg-type]
+        return ("bad", _str(v[1], "message"), _opt_int(v[2], "line"))  # type: ignore[index]
+    raise CacheFileError(f"unknown outcome {str(kind)[:40]!r}")
+
+
+def _known_to_json(known: dict[str, tuple[int, int, Any]]) -> dict:
+    out = {}
+    for rel, (size, mtime, what) in known.items():
+        if isinstance(what, list):  # a tar archive: (member, outcome) pairs
+            out[rel] = [size, mtime, {"tar": [[m, _outcome_to_json(o)] for m, o in what]}]
+        else:
+            out[rel] = [size, mtime, {"file": _outcome_to_json(what)}]
+    return out
+
+
+def _known_from_json(body: object) -> dict[str, tuple[int, int, Any]]:
+    _check(isinstance(body, dict), "trial outcomes are not an object")
+    known: dict[str, tuple[int, int, Any]] = {}
+    for rel, v in body.items():  # type: ignore[union-attr]
+        _check(isinstance(v, list) and len(v) == 3 and isinstance(v[2], dict), "bad entry")
+        size, mtime = _int(v[0], "size"), _int(v[1], "mtime")
+        what = v[2]
+        if "tar" in what:
+            _check(isinstance(what["tar"], list), "tar members are not a list")
+            members = []
+            for m in what["tar"]:
+                _check(isinstance(m, list) and len(m) == 2, "bad tar member")
+                members.append((_str(m[0], "member"), _outcome_from_json(m[1])))
+            known[rel] = (size, mtime, members)
+        else:
+            known[rel] = (size, mtime, _outcome_from_json(what.get("file")))
+    return known
+
+
+def _site_from_json(body: object) -> tuple[str, dict[str, str], dict[str, FileRecord]]:
+    _check(isinstance(body, dict), "the site record is not an object")
+    inputs = _str(body["inputs"], "input signature")  # type: ignore[index]
+    pages = body["pages"]  # type: ignore[index]
+    _check(isinstance(pages, dict), "page signatures are not an object")
+    files = body["files"]  # type: ignore[index]
+    _check(isinstance(files, dict), "file records are not an object")
+    return (
+        inputs,
+        {_str(k, "page"): _str(v, "signature") for k, v in pages.items()},
+        {
+            _str(k, "file"): (_int(v[0], "size"), _int(v[1], "mtime"))
+            for k, v in files.items()
+            if _check(isinstance(v, list) and len(v) == 2, "bad file record") is None
+        },
+    )
+
+
+def compiled_templates_dir() -> Path | None:
+    """Where Jinja keeps compiled templates between builds: the user's own cache folder.
+
+    Jinja's bytecode cache is marshalled code that it runs, so it never goes
+    beside the output (which may be writable by others); a folder that is not
+    the user's alone is not used (templates are then compiled each build).
+    """
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    path = base / "sitegen" / __version__ / "jinja"
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return None
+    return path

@@ -1,134 +1,419 @@
-"""Write the site safely: into a staging folder, then swapped in whole.
+"""Write the site into its folder, in place, without touching what sitegen did not make.
 
-* A non-empty output folder without our marker file is refused: the build
-  never deletes or overwrites files it did not make.
-* A lock file serializes builds into one folder; a second one is refused.
-* Every file goes to ``.<out>.staging-<pid>/``; ``commit()`` swaps it with
-  the old site (two renames). A build killed at any moment leaves the old
-  site in place (or, between the two renames, in ``.<out>.old``, which the
-  next build restores).
+The output folder is often not sitegen's alone: a ``gh-pages`` worktree
+holds ``.git``, the user adds a ``CNAME`` or an ``about.html``. So the site
+is not swapped in whole (a ``.git`` folder cannot be swapped away); instead:
+
+* The files sitegen made are listed in the folder's manifest, ``.sitegen-site``.
+  A build replaces or removes only files on that list; anything else in the
+  folder stays, and a file of the new site that would overwrite a file not on
+  the list (with other content) stops the build before anything is changed.
+* Pages are rendered into ``.<out>.staging-<pid>/`` beside the folder; a
+  failed render leaves the site as it was. Publishing then moves each new or
+  changed file in with one rename (readers never see a half-written file),
+  removes the files of the last build that the new one no longer has, and
+  rewrites the manifest. A file whose content did not change is not touched.
+* Before the first rename the manifest lists the old and the new files, so a
+  build killed while publishing leaves a folder whose every file is either the
+  user's or listed, and the next build finishes the job.
+* One build at a time: :class:`OutputLock` holds ``.<out>.lock`` beside the
+  folder for the whole build, and cleans up after builds that were killed.
+* An output folder given as a symlink is written through the link; the lock,
+  cache and staging folder live beside the folder the link points to.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import json
 import os
 import shutil
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.errors import OutputError
 
-MARKER = ".sitegen-site"
+MARKER = ".sitegen-site"  # the manifest: which files of the folder sitegen made
+_LEGACY_MARKER = b"This folder is written by sitegen"  # sitegen < 0.5 swapped the folder whole
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+FileRecord = tuple[int, int]  # (size, mtime_ns) of a file sitegen wrote, to see it was not touched
 
 
-class SiteWriter:
-    """Collects the files of one build and publishes them atomically."""
+def write_error(path: Path | str, exc: OSError) -> OutputError:
+    """One line for a failed write; a full disk says so (it is the user's to fix, not a bug)."""
+    if exc.errno in _DISK_FULL:
+        return OutputError(
+            f"cannot write {path}: the disk is full (free some space and build again)"
+        )
+    return OutputError(f"cannot write {path}: {exc.strerror or exc}")
 
-    def __init__(self, out: Path) -> None:
-        self.out = out
-        parent = out.parent
+
+@contextlib.contextmanager
+def disk_full_is_an_error() -> Iterator[None]:
+    """Turn a full disk met anywhere in a build (cache, compiled templates, …) into one line."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in _DISK_FULL:
+            raise write_error(exc.filename or "the site", exc) from None
+        raise
+
+
+@dataclass(frozen=True)
+class SitePaths:
+    """Where a site lives: its folder, and beside it its lock, build cache and staging folder."""
+
+    out: Path  # the real folder (a symlinked ``-o`` resolved)
+    lock: Path
+    cache: Path
+    staging: Path
+
+    @classmethod
+    def of(cls, out: Path) -> SitePaths:
+        # realpath: "-o ." names the current folder (whose .name is empty), and a symlinked
+        # output is written through its link, with its companions beside the real folder.
+        real = Path(os.path.realpath(out))
+        if real.parent == real:
+            raise OutputError(f"cannot build into {real}: choose a folder below it")
+        name = real.name
+        return cls(
+            real,
+            real.parent / f".{name}.lock",
+            real.parent / f".{name}.cache",
+            real.parent / f".{name}.staging-{os.getpid()}",
+        )
+
+    def own(self) -> tuple[Path, ...]:
+        """Everything of the site's that discovery must pass over (``-o ARCHIVE/site``)."""
+        return (self.out, self.cache, self.lock, self.staging)
+
+
+class OutputLock:
+    """The build lock of one output folder, held for a whole build (``with OutputLock(paths):``).
+
+    Taking it also cleans up after builds that were killed: their staging
+    folders, and the ``.<out>.old`` folder of sitegen < 0.5's swap.
+    """
+
+    def __init__(self, paths: SitePaths) -> None:
+        self.paths = paths
+        self._fd: int | None = None
+
+    def __enter__(self) -> OutputLock:
+        parent = self.paths.out.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OutputError(
                 f"cannot create {parent}: {exc.strerror} (choose another -o folder)"
             ) from None
-        if not os.access(parent, os.W_OK):
-            raise OutputError(f"output folder {parent} is not writable (choose another -o folder)")
-        self.old = parent / f".{out.name}.old"
-        self.lock_path = parent / f".{out.name}.lock"
-        self._lock = open(self.lock_path, "w")  # noqa: SIM115 - held for the whole build
+        self._fd = self._take(self.paths.lock)
         try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._lock.close()
-            raise OutputError(
-                f"another sitegen build is writing {out} right now: wait for it to finish"
-            ) from None
-        if not out.exists() and self.old.exists():
-            os.replace(self.old, out)  # a build died between the two renames: restore
-        if out.exists():
-            if not out.is_dir():
-                self.close()
-                raise OutputError(f"{out} exists and is not a folder")
-            if any(out.iterdir()) and not (out / MARKER).exists():
-                self.close()
+            self._clean_after_killed_builds()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _take(self, path: Path) -> int:
+        while True:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+            except OSError as exc:
                 raise OutputError(
-                    f"{out} is not empty and was not made by sitegen: refusing to overwrite it "
-                    "(choose an empty or new -o folder)"
-                )
-        self.staging = parent / f".{out.name}.staging-{os.getpid()}"
-        if self.staging.exists():
-            shutil.rmtree(self.staging)
-        self.staging.mkdir()
+                    f"cannot create the build lock {path}: {exc.strerror} (choose another -o folder)"
+                ) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                raise OutputError(
+                    f"another sitegen build is writing {self.paths.out} right now: "
+                    "wait for it to finish"
+                ) from None
+            # The build that held the lock unlinks the file as it lets go: if that happened
+            # between our open and flock, we hold a lock on a file nobody else can see, and a
+            # third build would create a new one. Only a lock on the file at the path counts.
+            try:
+                on_disk = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                on_disk = None
+            held = os.fstat(fd)
+            if on_disk is not None and (on_disk.st_ino, on_disk.st_dev) == (
+                held.st_ino,
+                held.st_dev,
+            ):
+                return fd
+            os.close(fd)
+
+    def _clean_after_killed_builds(self) -> None:
+        out = self.paths.out
+        # We hold the lock, so every staging folder but ours is a killed build's.
+        for stale in out.parent.glob(f".{out.name}.staging-*"):
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+        old = out.parent / f".{out.name}.old"
+        if old.is_dir() and not old.is_symlink():
+            if not out.exists():
+                os.replace(old, out)  # killed between the two renames of the old swap
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.paths.lock.unlink()  # while still held: see _take
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+        self._fd = None
+
+
+def read_manifest(out: Path) -> set[str] | None:
+    """The files sitegen made in ``out``, from its manifest; None when it has none.
+
+    A folder written by sitegen < 0.5 (a plain-text marker) was sitegen's
+    whole: every file in it counts as made by sitegen, except a ``.git``.
+    """
+    try:
+        data = (out / MARKER).read_bytes()
+    except OSError:
+        return None
+    if data.startswith(_LEGACY_MARKER):
+        return set(_walk_files(out))
+    try:
+        files = json.loads(data)["files"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(files, list):
+        return None
+    return {f for f in files if isinstance(f, str) and _safe_rel(f)}
+
+
+def _walk_files(root: Path) -> Iterable[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        base = Path(dirpath).relative_to(root)
+        for f in filenames:
+            rel = (base / f).as_posix()
+            if rel != MARKER:
+                yield rel
+
+
+def _safe_rel(rel: str) -> bool:
+    """A ``/``-separated path that stays inside the site (no ``..``, no absolute path)."""
+    parts = rel.split("/")
+    return bool(rel) and not rel.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
+def _manifest_bytes(files: Iterable[str]) -> bytes:
+    body = {
+        "generator": "sitegen",
+        "about": "The files sitegen made in this folder: a build replaces or removes only these.",
+        "files": sorted(files),
+    }
+    return (json.dumps(body, indent=0, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+class SiteWriter:
+    """Collects the files of one build and publishes them into the site folder.
+
+    ``previous`` holds the (size, mtime) of each file the last build wrote, as
+    the build cache kept it: a page whose files are all still as written can be
+    carried over without rendering it again.
+    """
+
+    def __init__(self, paths: SitePaths, previous: dict[str, FileRecord] | None = None) -> None:
+        self.out = paths.out
+        self.staging = paths.staging
+        if self.out.exists() and not self.out.is_dir():
+            raise OutputError(f"{self.out} exists and is not a folder (choose another -o folder)")
+        self.previous = previous or {}
+        listed = read_manifest(self.out)
+        # Files the last build made: the manifest's list, and the cache's in case the
+        # manifest itself was deleted (it is a file sitegen made: it comes back).
+        self.ours: set[str] = (listed or set()) | set(self.previous)
+        self.staged: set[str] = set()
+        self.kept: dict[str, FileRecord | None] = {}  # left in place (None: stat at publish)
         self.files = 0
         self.bytes = 0
-        self.sizes: dict[str, int] = {}  # bytes of each file written, by site path
+        self.sizes: dict[str, int] = {}  # bytes of each file of the site, by site path
+        try:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            self.staging.mkdir(parents=True)
+        except OSError as exc:
+            raise write_error(self.staging, exc) from None
 
+    # -- collecting ----------------------------------------------------------------------------
     def write(self, rel: str, data: bytes | str) -> None:
         """Add one file (``rel`` is ``/``-separated, relative to the site root)."""
         if isinstance(data, str):
             data = data.encode("utf-8")
-        path = self.staging / rel
-        if not path.resolve().is_relative_to(self.staging.resolve()):
+        if not _safe_rel(rel):
             raise OutputError(f"refusing to write outside the site: {rel}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        self._count(rel, len(data))
+        self.files += 1
+        self.bytes += len(data)
+        self.sizes[rel] = len(data)
+        if self._same_as_published(rel, len(data), lambda: data):
+            return
+        path = self.staging / rel
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        except OSError as exc:
+            raise write_error(path, exc) from None
+        self.staged.add(rel)
 
     def copy(self, rel: str, src: Path) -> None:
-        path = self.staging / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, path)
-        self._count(rel, path.stat().st_size)
+        """Add a copy of ``src`` (a static asset)."""
+        self.write(rel, src.read_bytes())
 
-    def _count(self, rel: str, n: int) -> None:
-        self.files += 1
-        self.bytes += n
-        self.sizes[rel] = n
+    def _same_as_published(self, rel: str, size: int, data) -> bool:
+        """Whether the site already holds exactly this file: then it is left as it is.
+
+        That keeps its mtime (rsync, git and live reload see no change) and
+        costs one read. A file that is not ours but holds exactly what we would
+        write (an empty ``.nojekyll``) is taken over.
+        """
+        try:
+            st = os.stat(self.out / rel, follow_symlinks=False)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return False
+        try:
+            same = (self.out / rel).read_bytes() == data()
+        except OSError:
+            return False
+        if same:
+            self.kept[rel] = (st.st_size, st.st_mtime_ns)
+        return same
 
     def carry_over(self, rels: list[str]) -> bool:
-        """Hard-link files (or whole folders) of the current site into the new one.
+        """Keep files (``rel``) or folders (``rel/``) of the last build as they are.
 
-        Returns False, having linked nothing, when any of them is missing.
+        Only files this writer's ``previous`` records are considered (a user's
+        file in a page folder is never claimed), and only when each is still
+        there with the size and mtime it was written with. Returns False,
+        keeping nothing, otherwise: the page is then rendered again.
         """
-        sources = [self.out / r for r in rels]
-        if not all(p.exists() for p in sources):
+        found: dict[str, FileRecord] = {}
+        for rel in rels:
+            if rel.endswith("/"):
+                found.update((k, v) for k, v in self.previous.items() if k.startswith(rel))
+            elif rel in self.previous:
+                found[rel] = self.previous[rel]
+            else:
+                return False
+        if not found:
             return False
-        for src in sources:
-            files = [f for f in src.rglob("*") if f.is_file()] if src.is_dir() else [src]
-            for f in files:
-                dst = self.staging / f.relative_to(self.out)
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    os.link(f, dst)
-                except OSError:
-                    shutil.copyfile(f, dst)
-                self._count(f.relative_to(self.out).as_posix(), dst.stat().st_size)
+        for rel, record in found.items():
+            try:
+                st = os.stat(self.out / rel, follow_symlinks=False)
+            except OSError:
+                return False
+            if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != tuple(record):
+                return False
+        self.kept.update(found)
+        self.files += len(found)
+        self.bytes += sum(r[0] for r in found.values())
+        self.sizes.update((rel, r[0]) for rel, r in found.items())
         return True
 
-    def commit(self) -> None:
-        """Swap the staged site in place of the old one."""
-        (self.staging / MARKER).write_text(
-            "This folder is written by sitegen; it may replace it whole.\n"
-        )
-        if self.out.exists():
-            if self.old.exists():
-                shutil.rmtree(self.old)
-            os.replace(self.out, self.old)
-        os.replace(self.staging, self.out)
-        if self.old.exists():
-            shutil.rmtree(self.old, ignore_errors=True)
-        self.close()
+    # -- publishing ----------------------------------------------------------------------------
+    def publish(self) -> dict[str, FileRecord]:
+        """Move the new and changed files in, remove the last build's stale ones; return records."""
+        new = self.staged | set(self.kept)
+        try:
+            self._check_overwrites()
+            if new - self.ours:  # journal: a kill from here on leaves every file listed
+                self._write_manifest(self.ours | new)
+            for rel in sorted(self.staged):
+                self._move_in(rel)
+            for rel in sorted(self.ours - new):
+                self._remove(rel)
+            self._write_manifest(new)
+            records = {rel: self._record(rel) for rel in new}
+        except OSError as exc:
+            raise write_error(self.out, exc) from None
+        finally:
+            shutil.rmtree(self.staging, ignore_errors=True)
+        return records
+
+    def _check_overwrites(self) -> None:
+        """Stop before changing anything if a new file would replace one the user made."""
+        clashes = []
+        for rel in sorted(self.staged):
+            dst = self.out / rel
+            for parent in reversed(Path(rel).parents[:-1]):
+                p = self.out / parent
+                if os.path.lexists(p) and (p.is_symlink() or not p.is_dir()):
+                    clashes.append(f"{parent.as_posix()} (not a folder)")
+                    break
+            else:
+                if os.path.lexists(dst) and (
+                    rel not in self.ours or dst.is_symlink() or dst.is_dir()
+                ):
+                    clashes.append(rel)
+            if len(clashes) >= 5:
+                break
+        if clashes:
+            raise OutputError(
+                f"{self.out} holds files sitegen did not make that the site would overwrite: "
+                f"{', '.join(clashes)} (move them away, or choose another -o folder)"
+            )
+
+    def _move_in(self, rel: str) -> None:
+        src, dst = self.staging / rel, self.out / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(src, dst)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            # The site folder is a mount point of its own: copy beside the target, then rename.
+            tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+            shutil.copyfile(src, tmp)
+            os.replace(tmp, dst)
+
+    def _remove(self, rel: str) -> None:
+        """Remove a file of the last build that this one no longer makes, and emptied folders."""
+        path = self.out / rel
+        parents = list(reversed(Path(rel).parents[:-1]))
+        if any((self.out / p).is_symlink() for p in parents):
+            return  # never delete through a link that now points elsewhere
+        with contextlib.suppress(FileNotFoundError):
+            if path.is_symlink() or not path.is_dir():
+                path.unlink()
+        for parent in reversed(parents):  # deepest first; a folder holding anything stays
+            try:
+                (self.out / parent).rmdir()
+            except OSError:
+                break
+
+    def _write_manifest(self, files: set[str]) -> None:
+        data = _manifest_bytes(files)
+        path = self.out / MARKER
+        with contextlib.suppress(OSError):
+            if path.read_bytes() == data:
+                return
+        self.out.mkdir(parents=True, exist_ok=True)
+        tmp = self.out / f".{MARKER}.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+
+    def _record(self, rel: str) -> FileRecord:
+        kept = self.kept.get(rel)
+        if kept is not None and rel not in self.staged:
+            return kept
+        st = os.stat(self.out / rel, follow_symlinks=False)
+        return (st.st_size, st.st_mtime_ns)
 
     def abort(self) -> None:
+        """Drop what was collected; the site stays as it was."""
         shutil.rmtree(self.staging, ignore_errors=True)
-        self.close()
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
-            self._lock.close()
-        with contextlib.suppress(OSError):
-            self.lock_path.unlink()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -72,12 +73,19 @@ def test_synth_then_build_with_warnings_summary_and_strict(tmp_path, capsys):
     )
 
 
-def test_refuses_foreign_output_folder(tmp_path):
+def test_users_files_in_the_output_folder_stay(tmp_path):
     (tmp_path / "a" / "j").mkdir(parents=True)
     (tmp_path / "a" / "j" / "x.out").write_text("hi\n")
     out = tmp_path / "mine"
     out.mkdir()
     (out / "thesis.tex").write_text("precious")
     r = run("build", str(tmp_path / "a"), "-o", str(out))
-    assert r.returncode == 2 and "not made by sitegen" in r.stderr
+    assert r.returncode == 0 and (out / "index.html").exists()
     assert (out / "thesis.tex").read_text() == "precious"
+    (out / "index.html").unlink()
+    (out / ".sitegen-site").unlink()  # now index.html would overwrite a page that is not sitegen's
+    (out / "index.html").write_text("my own page")
+    shutil.rmtree(tmp_path / ".mine.cache")
+    r = run("build", str(tmp_path / "a"), "-o", str(out))
+    assert r.returncode == 2 and "did not make" in r.stderr and "Traceback" not in r.stderr
+    assert (out / "index.html").read_text() == "my own page"

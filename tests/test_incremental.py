@@ -1,20 +1,138 @@
-from sitegen import incremental as cache_mod
-from sitegen.incremental import BuildCache
+"""BuildState: what survives between builds, keyed on version and options, and read as data only."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from sitegen import incremental
+from sitegen.incremental import BuildState, fingerprint
+from sitegen.model.parsed import TrialResult
+from sitegen.options import BuildOptions
+from sitegen.write import MARKER
 
 
-def test_cache_survives_and_is_invalidated_by_version_or_options(tmp_path, monkeypatch):
+def _state(tmp_path: Path, **kw) -> BuildState:
+    return BuildState(tmp_path / ".site.cache", BuildOptions(archive=tmp_path, **kw))
+
+
+TRIAL = TrialResult(
+    name="t1",
+    task="fix-bug",
+    reward=math.nan,
+    exception="AgentTimeoutError",
+    turns=2**70,  # beyond 64 bits: JSON holds it, orjson alone does not
+    input_tokens=None,
+    output_tokens=5,
+    duration_s=-math.inf,
+    eval=False,
+)
+KNOWN = {
+    "t/t1/result.json": (120, 1_700_000_000_123_456_789, ("ok", TRIAL)),
+    "t/t2/result.json": (0, 5, ("bad", "empty result.json", None)),
+    "t/e/result.json": (9, 5, ("eval",)),
+    "t/trials_step1_a.tar": (
+        4096,
+        7,
+        [("x/t3/result.json", ("job",)), ("x/t4/result.json", ("bad", "m", 3))],
+    ),
+}
+
+
+def _same(a: dict, b: dict) -> bool:
+    # nan != nan: compare the trial's fields by their repr
+    return repr(sorted(a.items())) == repr(sorted(b.items()))
+
+
+def test_trial_outcomes_round_trip(tmp_path):
+    s = _state(tmp_path)
+    s.keep_trial_outcomes("t", KNOWN)
+    got = _state(tmp_path).trial_outcomes("t")
+    assert _same(got, KNOWN)
+    r = got["t/t1/result.json"][2][1]
+    assert math.isnan(r.reward) and r.duration_s == -math.inf and r.turns == 2**70
+    assert _state(tmp_path).warnings == []
+
+
+def test_invalidated_by_version_options_and_clean(tmp_path, monkeypatch):
+    _state(tmp_path).keep_trial_outcomes("t", KNOWN)
+    assert _state(tmp_path).trial_outcomes("t")
+    assert _state(tmp_path, redact_patterns=("secret",)).trial_outcomes("t") == {}
+    _state(tmp_path).keep_trial_outcomes("t", KNOWN)
+    monkeypatch.setattr(incremental, "__version__", "99.0")
+    assert _state(tmp_path).trial_outcomes("t") == {}
+    monkeypatch.undo()
+    _state(tmp_path).keep_trial_outcomes("t", KNOWN)
+    assert _state(tmp_path, clean=True).trial_outcomes("t") == {}
+    assert _state(tmp_path).warnings == []  # a new version or options: no warning, just afresh
+
+
+def test_damaged_or_planted_files_are_ignored_with_a_warning(tmp_path):
+    s = _state(tmp_path)
+    s.keep_trial_outcomes("t", KNOWN)
+    path = s._path("trials", "t")
+    good = path.read_bytes()
+    bad = {
+        "truncated": good[: len(good) // 2],
+        "not json": b"\x80\x04\x95 a pickle",
+        "NaN token": good.replace(b'"nan"', b"NaN"),
+        "another name": good.replace(b'"name":"t"', b'"name":"u"'),
+        "wrong type": good.replace(b"[120,", b'["120",'),
+        "unknown outcome": good.replace(b'["eval"]', b'["exec","os.system"]'),
+        "short trial": good.replace(b'"fix-bug",', b""),
+    }
+    for what, data in bad.items():
+        assert data != good, what
+        path.write_bytes(data)
+        s = _state(tmp_path)
+        assert s.trial_outcomes("t") == {}, what
+        assert len(s.warnings) == 1 and str(path) in s.warnings[0], what
+
+
+def test_a_fifo_or_link_is_never_opened(tmp_path):
+    s = _state(tmp_path)
+    s.keep_trial_outcomes("t", KNOWN)
+    path = s._path("trials", "t")
+    path.unlink()
+    os.mkfifo(path)  # opening it for reading would wait forever
+    s = _state(tmp_path)
+    assert s.trial_outcomes("t") == {} and "not a regular file" in s.warnings[0]
+    path.unlink()
+    target = tmp_path / "elsewhere.json"
+    target.write_text("{}")
+    path.symlink_to(target)
+    s = _state(tmp_path)
+    assert s.trial_outcomes("t") == {} and len(s.warnings) == 1
+
+
+def test_a_cache_folder_that_is_a_link_is_replaced(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("x")
+    (tmp_path / ".site.cache").symlink_to(victim)
+    s = _state(tmp_path)
+    assert not s.dir.is_symlink() and s.dir.is_dir() and (victim / "precious.txt").exists()
+    assert "not a folder sitegen made" in s.warnings[0]
+
+
+def test_site_is_current_only_with_every_file_intact(tmp_path):
     out = tmp_path / "site"
-    c = BuildCache(out, {"redact_patterns": []})
-    c.save("log", "a.out", {"x": 1})
-    assert BuildCache(out, {"redact_patterns": []}).load("log", "a.out") == {"x": 1}
-    assert (
-        BuildCache(out, {"redact_patterns": ["secret"]}).load("log", "a.out") is None
-    )  # options changed
-    c = BuildCache(out, {"redact_patterns": []})
-    c.save("log", "a.out", {"x": 1})
-    monkeypatch.setattr(cache_mod, "__version__", "99.0")
-    assert (
-        BuildCache(out, {"redact_patterns": []}).load("log", "a.out") is None
-    )  # new sitegen version
-    c = BuildCache(out, {"redact_patterns": []}, enabled=False)  # --clean
-    assert c.load("log", "a.out") is None
+    out.mkdir()
+    (out / MARKER).write_text("{}")
+    (out / "a.html").write_text("a")
+    st = os.stat(out / "a.html")
+    _state(tmp_path).save_site("sig", {"job:x": "p"}, {"a.html": (st.st_size, st.st_mtime_ns)})
+    s = _state(tmp_path)
+    assert s.pages == {"job:x": "p"} and s.site_is_current("sig", out)
+    assert not s.site_is_current("other inputs", out)
+    os.utime(out / "a.html", ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # touched by someone
+    assert not s.site_is_current("sig", out)
+    (out / "a.html").unlink()
+    assert not s.site_is_current("sig", out)
+
+
+def test_fingerprint_marks_missing_files(tmp_path):
+    (tmp_path / "a").write_text("abc")
+    (fp_a, fp_b) = fingerprint([tmp_path / "a", tmp_path / "b"])
+    assert fp_a[1] == 3 and fp_b[1:] == (-1, -1)

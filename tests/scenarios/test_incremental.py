@@ -108,20 +108,20 @@ def test_parallel_equals_serial(tmp_path):
 
 
 def test_damaged_cache_is_ignored(tmp_path):
-    """A crash can leave any cache file half-written: such a file is ignored, never trusted."""
+    """A crash or a hand can leave any cache file damaged: it is ignored with a warning, never trusted."""
     archive = tmp_path / "a"
     synth(archive, seed=24, steps=8, trials_per_step=2)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     build(opts)
     cache = tmp_path / ".site.cache"
-    pickles = list(cache.rglob("*.pkl"))
-    assert pickles
-    for p in pickles:
+    damaged = [p for p in cache.rglob("*") if p.is_file() and p.name != "meta.json"]
+    assert len(damaged) > 7
+    for p in damaged:
         p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])
-    (cache / "manifest.json").write_text("{not json")
     r = build(opts)
-    assert not r.unchanged and r.parse.logs_parsed == 7
+    assert not r.unchanged and r.parse.logs_parsed == 7 and r.pages_reused == 0
+    assert len([w for w in r.cache_warnings if "ignored" in w]) >= len(damaged) - 7
     assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
 
 

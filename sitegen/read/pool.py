@@ -1,0 +1,107 @@
+"""The worker pool of the read stage: processes started on first use, dying with their parent.
+
+It runs plain functions of picklable arguments (a log to parse, a shard of
+``result.json`` files to decode) and knows nothing of what they read or of
+the build cache. With one worker, or too little work to pay for starting
+processes, everything runs in this process, with the same results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker start-up: ask the kernel to kill this worker when the build process dies.
+
+    Without it a ``kill -9`` of the build leaves its workers blocked on their
+    task queue forever, and (forked) they hold the build lock, so every later
+    build is refused. If the parent died before this ran, exit now.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _run_here(fn: Callable[..., R], args: tuple) -> Future[R]:
+    done: Future[R] = Future()
+    try:
+        done.set_result(fn(*args))
+    except Exception as exc:  # noqa: BLE001 - handed to the caller through the future
+        done.set_exception(exc)
+    return done
+
+
+class WorkerPool:
+    """A process pool for one build, started on the first task that needs it.
+
+    Use as a context manager: leaving it waits for the workers and stops them.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self._pool: ProcessPoolExecutor | None = None
+
+    @property
+    def parallel(self) -> bool:
+        """Whether tasks can run in other processes at all."""
+        return self.workers > 1
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, initializer=_die_with_parent, initargs=(os.getpid(),)
+            )
+        return self._pool
+
+    def submit_all(self, fn: Callable[..., R], argsets: Sequence[tuple]) -> list[Future[R]]:
+        """Start ``fn(*args)`` for each of ``argsets``; collect the results from the futures.
+
+        They run in the workers when there are several tasks and workers;
+        otherwise here and now (a lone task is not worth starting a process for).
+        """
+        if not self.parallel or len(argsets) < 2:
+            return [_run_here(fn, args) for args in argsets]
+        pool = self._executor()
+        return [pool.submit(fn, *args) for args in argsets]
+
+    def map_shards(
+        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
+    ) -> list[R]:
+        """``fn(arg, items)``, split into shards across the workers when there are ``min_items`` or more.
+
+        ``fn`` maps a list to a list of the same length; the results come back
+        in the order of ``items`` whatever the sharding.
+        """
+        if not self.parallel or len(items) < min_items:
+            return fn(arg, list(items))
+        n = self.workers * 4  # several shards per worker: an uneven shard does not hold up the rest
+        shards = [list(items[i::n]) for i in range(n)]
+        parts = list(self._executor().map(fn, [arg] * n, shards))
+        out: list[Any] = [None] * len(items)
+        for i, part in enumerate(parts):
+            out[i::n] = part
+        return out
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None

@@ -1,0 +1,207 @@
+"""The output folder, end to end: the user's files stay, deleted files come back, a killed build
+leaves no worker and no lock behind, and odd output paths (a symlink, ``.``) just work."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import build
+from sitegen.cli import main
+from sitegen.options import BuildOptions
+from sitegen.synth import synth
+from sitegen.write import MARKER, read_manifest
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("small")
+    synth(root, seed=31, steps=6, trials_per_step=1)
+    return root
+
+
+def _opts(archive: Path, out: Path, **kw) -> BuildOptions:
+    return BuildOptions(archive=archive, out=out, workers=1, now=0.0, **kw)
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(site).as_posix(): p.read_bytes()
+        for p in site.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(site).parts
+    }
+
+
+def test_users_files_survive_every_build_and_deleted_files_come_back(small, tmp_path):
+    out = tmp_path / "site"
+    build(_opts(small, out))
+    made = read_manifest(out)
+    assert made and "index.html" in made and MARKER not in made
+    (out / "CNAME").write_text("runs.example.org\n")
+    (out / "about.html").write_text("<h1>About</h1>")
+    (out / ".git").mkdir()
+    (out / ".git" / "config").write_text("[core]\n")
+    job_page = next(p for p in sorted(made) if p.startswith("jobs/") and p.endswith("index.html"))
+    (out / job_page).unlink()  # the user deletes a file sitegen made
+    (out / MARKER).unlink()  # ... even the manifest
+
+    r = build(_opts(small, out))
+    assert not r.unchanged  # "nothing changed" must not leave the deleted file missing
+    assert (out / job_page).exists() and read_manifest(out) == made
+    # rendered again: the index, the runs list, the comparison and the page that lost a file
+    assert r.pages_reused == r.pages - 4
+    assert (out / "CNAME").read_text() == "runs.example.org\n"
+    assert (out / "about.html").exists() and (out / ".git" / "config").exists()
+
+    assert build(_opts(small, out)).unchanged
+    build(_opts(small, out, clean=True))  # a clean build keeps them too
+    assert (out / "CNAME").exists() and (out / ".git" / "config").exists()
+    fresh = tmp_path / "fresh"
+    build(_opts(small, fresh, clean=True))
+    assert {k: v for k, v in _files(out).items() if k not in ("CNAME", "about.html")} == _files(
+        fresh
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_gh_pages_worktree_flow(small, tmp_path):
+    """The README's flow: build into a worktree of the gh-pages branch, commit, build again."""
+
+    def git(*args: str, cwd: Path) -> str:
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@e",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@e",
+        }
+        return subprocess.run(
+            ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+        ).stdout
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "init", cwd=repo)
+    # an empty gh-pages branch with no history (what `git worktree add --orphan` does in git 2.42+)
+    empty = git("hash-object", "-t", "tree", "/dev/null", cwd=repo).strip()
+    git("branch", "gh-pages", git("commit-tree", empty, "-m", "pages", cwd=repo).strip(), cwd=repo)
+    git("worktree", "add", "-q", str(tmp_path / "site"), "gh-pages", cwd=repo)
+    site = tmp_path / "site"
+    (site / "CNAME").write_text("runs.example.org\n")
+    build(_opts(small, site))
+    git("add", "-A", cwd=site)
+    git("commit", "-q", "-m", "site", cwd=site)
+    assert (site / ".git").is_file()  # a worktree's .git is a file pointing at the repository
+    tracked = set(git("ls-files", cwd=site).split())
+    assert {"CNAME", "index.html", MARKER} <= tracked
+    assert not any(".cache" in t or ".lock" in t or ".staging" in t for t in tracked)
+
+    # the archive grows: a rebuild changes only what it must, the worktree stays a worktree
+    notes = small / "flat" / "stale" / "notes.md"
+    before = notes.read_text() if notes.exists() else None
+    notes.write_text("new notes\n")
+    try:
+        build(_opts(small, site))
+    finally:
+        notes.unlink() if before is None else notes.write_text(before)
+    changed = git("status", "--porcelain", cwd=site).split("\n")
+    assert changed and all("CNAME" not in c and ".git" not in c for c in changed)
+    assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=site).strip() == "gh-pages"
+
+
+def test_output_folder_given_as_a_symlink(small, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "site"
+    link.symlink_to(real)
+    for _ in range(3):  # the first build used to replace the link, the later ones failed
+        assert main(["build", str(small), "-o", str(link), "--workers", "1"]) == 0
+    assert link.is_symlink() and (real / "index.html").exists()
+
+
+def test_dot_in_an_empty_folder_is_not_refused(small, tmp_path, monkeypatch):
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main(["build", str(small), "-o", ".", "--workers", "1"]) == 0
+    assert (here / "index.html").exists() and not list(here.glob(".*.lock"))
+
+
+def test_a_users_page_in_the_way_is_one_line(small, tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "index.html").write_text("my own page")
+    assert main(["build", str(small), "-o", str(out), "--workers", "1"]) == 2
+    (err,) = _not_progress(capsys.readouterr().err)
+    assert "index.html" in err and "sitegen did not make" in err
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+
+
+def _not_progress(err: str) -> list[str]:
+    return [line for line in err.splitlines() if not line.startswith("progress:")]
+
+
+def test_disk_full_is_one_line_exit_2(small, tmp_path, capsys, monkeypatch):
+    def full(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    assert main(["build", str(small), "-o", str(tmp_path / "site"), "--workers", "1"]) == 2
+    (err,) = _not_progress(capsys.readouterr().err)
+    assert err.startswith("sitegen: error: cannot write") and "disk is full" in err
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_kill_9_leaves_no_worker_and_an_immediate_rebuild_succeeds(tmp_path):
+    archive = tmp_path / "a"
+    synth(archive, seed=32, steps=6, trials_per_step=1, pad_mb=8)
+    out = tmp_path / "site"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitegen", "build", str(archive), "-o", str(out), "--workers", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(_children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGSTOP)  # freeze it with its workers alive ...
+        workers = _children(proc.pid)
+        assert len(workers) == 2, "the build finished before its workers could be seen"
+        os.kill(proc.pid, signal.SIGKILL)  # ... and kill it as `kill -9` would
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(_alive(w) for w in workers), "workers outlived their build"
+    report = build(BuildOptions(archive=archive, out=out, workers=2, now=0.0))
+    assert report.jobs == 7 and (out / "index.html").exists()
+    assert not list(tmp_path.glob(".site.staging-*"))
