@@ -26,27 +26,30 @@ A change of sitegen's version or of the redaction patterns starts it afresh;
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
 import os
-import pickle
 import shutil
 import stat
-from collections.abc import Iterable
+import typing
+from collections.abc import Callable, Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from sitegen import __version__
+from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
 from sitegen.model.parsed import TrialResult
+from sitegen.read.logfile import LogState
 from sitegen.write import MARKER, FileRecord, write_error
 
 if TYPE_CHECKING:
     from sitegen.model.parsed import Discovery, Job, ParsedLog
     from sitegen.options import BuildOptions
-    from sitegen.read.logfile import LogState
 
 CACHE_VERSION = 2  # bump when the layout of any cache file changes
 MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
@@ -127,6 +130,8 @@ class BuildState:
             "version": CACHE_VERSION,
             "sitegen": __version__,
             "redact_patterns": list(opts.redact_patterns),
+            "parsed_format": PARSED_FORMAT,
+            "trial_fields": TRIAL_SHAPE,
         }
         self.inputs: str | None = None  # the last build's input signature
         self.pages: dict[str, str] = {}  # page key -> signature, of the last build
@@ -202,31 +207,31 @@ class BuildState:
     # -- logs ------------------------------------------------------------------------------------
     def cached_log(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, LogState | None]:
         """The parse of log ``rel`` when its inputs are unchanged; else the state to read on from."""
-        path = self.dir / "log" / (self._path("log", rel).stem + ".pkl")
+        body = self._load("log", rel)
+        if body is None:
+            return None, None
+        path = self._path("log", rel)
         try:
-            with open(path, "rb") as fh:
-                entry = pickle.load(fh)  # noqa: S301 - replaced by JSON in the next commit
-        except (
-            OSError,
-            pickle.PickleError,
-            EOFError,
-            AttributeError,
-            ImportError,
-            TypeError,
-            ValueError,
-        ):
+            _check(isinstance(body, dict), "a log entry is not an object")
+            if _fingerprint_from_json(body["fingerprint"]) == fp:
+                return parsed_from_json(body["parsed"]), None
+            # Changed: only the parser state is needed, to read on if the log grew.
+            return None, LogState.from_json(body["state"])
+        except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
+            self._ignored(path, exc)
             return None, None
-        if not (isinstance(entry, tuple) and len(entry) == 3):
-            return None, None
-        old_fp, parsed, state = entry
-        return (parsed, None) if tuple(old_fp) == tuple(fp) else (None, state)
 
     def keep_log(self, rel: str, fp: Fingerprint, parsed: ParsedLog, state: LogState) -> None:
-        path = self.dir / "log" / (self._path("log", rel).stem + ".pkl")
-        try:
-            _atomic(path, pickle.dumps((fp, parsed, state), pickle.HIGHEST_PROTOCOL))
-        except OSError as exc:
-            raise write_error(path, exc) from None
+        """Keep a log's parse, the fingerprint it was made from and where to read on."""
+        self._save(
+            "log",
+            rel,
+            {
+                "fingerprint": [list(x) for x in fp],
+                "parsed": parsed_to_json(parsed),
+                "state": state.to_json(),
+            },
+        )
 
     # -- trials ----------------------------------------------------------------------------------
     def trial_outcomes(self, trials_dir: str) -> dict[str, tuple[int, int, Any]]:
@@ -300,18 +305,20 @@ def _atomic(path: Path, data: bytes) -> None:
 def _dumps(obj: object) -> bytes:
     try:
         return orjson.dumps(obj)
-    except TypeError:  # an integer beyond 64 bits (orjson's limit): the standard library copes
-        return json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
+    except TypeError:
+        # An integer beyond 64 bits (a hostile log can hold one): orjson cannot write it and
+        # would read it back as a float, so the standard library writes this file, and the
+        # leading space (plain JSON whitespace) tells _loads to read it with the same.
+        return b" " + json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
 
 
 def _loads(data: bytes) -> Any:
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        try:  # integers beyond 64 bits, which _dumps may have written
+        if data[:1] == b" ":
             return json.loads(data, parse_constant=_no_constant)
-        except (ValueError, RecursionError) as exc:
-            raise CacheFileError(f"not JSON: {exc}") from None
+        return orjson.loads(data)
+    except (ValueError, RecursionError) as exc:  # orjson's JSONDecodeError is a ValueError
+        raise CacheFileError(f"not JSON: {exc}") from None
 
 
 def _no_constant(name: str) -> float:
@@ -326,12 +333,12 @@ def _check(ok: bool, what: str) -> None:
         raise CacheFileError(what)
 
 
-def _int(v: object, what: str) -> int:
+def _int(v: Any, what: str) -> int:
     _check(type(v) is int, f"{what} is not an integer")
-    return v  # type: ignore[return-value]
+    return v
 
 
-def _opt_int(v: object, what: str) -> int | None:
+def _opt_int(v: Any, what: str) -> int | None:
     if isinstance(v, str) and v.lstrip("-").isdigit():
         return int(v)  # beyond 64 bits: written as digits (see _int_to_json)
     return None if v is None else _int(v, what)
@@ -342,12 +349,12 @@ def _int_to_json(v: int | None) -> int | str | None:
     return v if v is None or -(2**63) <= v < 2**63 else str(v)
 
 
-def _str(v: object, what: str) -> str:
+def _str(v: Any, what: str) -> str:
     _check(isinstance(v, str), f"{what} is not a string")
-    return v  # type: ignore[return-value]
+    return v
 
 
-def _opt_str(v: object, what: str) -> str | None:
+def _opt_str(v: Any, what: str) -> str | None:
     return None if v is None else _str(v, what)
 
 
@@ -361,43 +368,64 @@ def _num_to_json(v: float | None) -> float | str | None:
     return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
-def _opt_num(v: object, what: str) -> float | None:
+def _opt_num(v: Any, what: str) -> float | None:
     if v is None:
         return None
     if isinstance(v, str) and v in _SPECIAL:
         return _SPECIAL[v]
     _check(type(v) in (int, float), f"{what} is not a number")
-    return float(v)  # type: ignore[arg-type]
+    return float(v)
+
+
+def _bool(v: Any, what: str) -> bool:
+    _check(isinstance(v, bool), f"{what} is not a boolean")
+    return v
+
+
+def _opt_datetime(v: Any, what: str) -> datetime | None:
+    if v is None:
+        return None
+    try:
+        return datetime.fromisoformat(_str(v, what))
+    except ValueError:
+        raise CacheFileError(f"{what} is not a date-time") from None
+
+
+def _field_codec(tp: Any) -> tuple[Callable[[Any], Any], Callable[[Any, str], Any]]:
+    """(encode, decode) for one field type of :class:`TrialResult`."""
+    if tp is str:
+        return (lambda v: v), _str
+    if tp is bool:
+        return (lambda v: v), _bool
+    if tp == int | None:
+        return _int_to_json, _opt_int
+    if tp == float | None:
+        return _num_to_json, _opt_num
+    if tp == str | None:
+        return (lambda v: v), _opt_str
+    if tp == datetime | None:
+        return (lambda v: None if v is None else v.isoformat()), _opt_datetime
+    raise TypeError(f"no cache encoding for a trial field of type {tp!r}")  # caught by the tests
+
+
+# Positional, in field order: a trials folder's outcomes hold tens of thousands of trials,
+# and field names would double the file. Derived from the dataclass, so a new field is
+# cached too; the field list is part of the cache key (a new shape starts afresh).
+_TRIAL_FIELDS = [
+    (f.name, *_field_codec(typing.get_type_hints(TrialResult)[f.name]))
+    for f in dataclasses.fields(TrialResult)
+]
+TRIAL_SHAPE = ",".join(name for name, _, _ in _TRIAL_FIELDS)
 
 
 def _trial_to_json(r: TrialResult) -> list:
-    return [
-        r.name,
-        r.task,
-        _num_to_json(r.reward),
-        r.exception,
-        _int_to_json(r.turns),
-        _int_to_json(r.input_tokens),
-        _int_to_json(r.output_tokens),
-        _num_to_json(r.duration_s),
-        r.eval,
-    ]
+    return [enc(getattr(r, name)) for name, enc, _ in _TRIAL_FIELDS]
 
 
-def _trial_from_json(v: object) -> TrialResult:
-    _check(isinstance(v, list) and len(v) == 9, "a trial is not a list of 9 fields")
-    name, task, reward, exc, turns, tin, tout, dur, is_eval = v  # type: ignore[misc]
-    _check(isinstance(is_eval, bool), "trial eval flag is not a boolean")
+def _trial_from_json(v: Any) -> TrialResult:
+    _check(isinstance(v, list) and len(v) == len(_TRIAL_FIELDS), "a trial has other fields")
     return TrialResult(
-        name=_str(name, "trial name"),
-        task=_str(task, "task name"),
-        reward=_opt_num(reward, "reward"),
-        exception=_opt_str(exc, "exception"),
-        turns=_opt_int(turns, "turns"),
-        input_tokens=_opt_int(tin, "input tokens"),
-        output_tokens=_opt_int(tout, "output tokens"),
-        duration_s=_opt_num(dur, "duration"),
-        eval=is_eval,
+        **{name: dec(x, name) for (name, _, dec), x in zip(_TRIAL_FIELDS, v, strict=True)}
     )
 
 
@@ -407,15 +435,15 @@ def _outcome_to_json(o: tuple) -> list:
     return list(o)
 
 
-def _outcome_from_json(v: object) -> tuple:
+def _outcome_from_json(v: Any) -> tuple:
     _check(isinstance(v, list) and bool(v), "an outcome is not a list")
-    kind = v[0]  # type: ignore[index]
-    if kind == "ok" and len(v) == 2:  # type: ignore[arg-type]
-        return ("ok", _trial_from_json(v[1]))  # type: ignore[index]
-    if kind in ("eval", "job", "missing") and len(v) == 1:  # type: ignore[arg-type]
+    kind = v[0]
+    if kind == "ok" and len(v) == 2:
+        return ("ok", _trial_from_json(v[1]))
+    if kind in ("eval", "job", "missing") and len(v) == 1:
         return (kind,)
-    if kind == "bad" and len(v) == 3:  # type: ignore[arg-type]
-        return ("bad", _str(v[1], "message"), _opt_int(v[2], "line"))  # type: ignore[index]
+    if kind == "bad" and len(v) == 3:
+        return ("bad", _str(v[1], "message"), _opt_int(v[2], "line"))
     raise CacheFileError(f"unknown outcome {str(kind)[:40]!r}")
 
 
@@ -429,10 +457,10 @@ def _known_to_json(known: dict[str, tuple[int, int, Any]]) -> dict:
     return out
 
 
-def _known_from_json(body: object) -> dict[str, tuple[int, int, Any]]:
+def _known_from_json(body: Any) -> dict[str, tuple[int, int, Any]]:
     _check(isinstance(body, dict), "trial outcomes are not an object")
     known: dict[str, tuple[int, int, Any]] = {}
-    for rel, v in body.items():  # type: ignore[union-attr]
+    for rel, v in body.items():
         _check(isinstance(v, list) and len(v) == 3 and isinstance(v[2], dict), "bad entry")
         size, mtime = _int(v[0], "size"), _int(v[1], "mtime")
         what = v[2]
@@ -448,21 +476,26 @@ def _known_from_json(body: object) -> dict[str, tuple[int, int, Any]]:
     return known
 
 
-def _site_from_json(body: object) -> tuple[str, dict[str, str], dict[str, FileRecord]]:
+def _fingerprint_from_json(v: Any) -> Fingerprint:
+    _check(isinstance(v, list), "a fingerprint is not a list")
+    out = []
+    for x in v:
+        _check(isinstance(x, list) and len(x) == 3, "bad fingerprint entry")
+        out.append((_str(x[0], "path"), _int(x[1], "size"), _int(x[2], "mtime")))
+    return tuple(out)
+
+
+def _site_from_json(body: Any) -> tuple[str, dict[str, str], dict[str, FileRecord]]:
     _check(isinstance(body, dict), "the site record is not an object")
-    inputs = _str(body["inputs"], "input signature")  # type: ignore[index]
-    pages = body["pages"]  # type: ignore[index]
+    inputs = _str(body["inputs"], "input signature")
+    pages = body["pages"]
     _check(isinstance(pages, dict), "page signatures are not an object")
-    files = body["files"]  # type: ignore[index]
+    files = body["files"]
     _check(isinstance(files, dict), "file records are not an object")
     return (
         inputs,
         {_str(k, "page"): _str(v, "signature") for k, v in pages.items()},
-        {
-            _str(k, "file"): (_int(v[0], "size"), _int(v[1], "mtime"))
-            for k, v in files.items()
-            if _check(isinstance(v, list) and len(v) == 2, "bad file record") is None
-        },
+        {_str(k, "file"): _record_from_json(v) for k, v in files.items()},
     )
 
 
@@ -483,3 +516,8 @@ def compiled_templates_dir() -> Path | None:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
         return None
     return path
+
+
+def _record_from_json(v: Any) -> FileRecord:
+    _check(isinstance(v, list) and len(v) == 2, "bad file record")
+    return (_int(v[0], "size"), _int(v[1], "mtime"))

@@ -3,8 +3,8 @@
 Built for watching a live run: the archive, ``templates/`` and ``static/``
 are watched (livereload's polling watcher); each change runs an incremental
 build (only grown logs are read on, only changed pages are rendered) and
-reloads open pages. The site is swapped in whole by the writer, so a request
-never sees a half-written site. A failed rebuild keeps the last good site and
+reloads open pages. The writer moves each file in with one rename, so a request
+never sees a half-written file. A failed rebuild keeps the last good site and
 shows the error in a banner on every page; the server keeps running.
 """
 

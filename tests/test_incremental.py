@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from datetime import datetime
 from pathlib import Path
 
 from sitegen import incremental
@@ -27,6 +28,9 @@ TRIAL = TrialResult(
     output_tokens=5,
     duration_s=-math.inf,
     eval=False,
+    started_at=datetime(2026, 3, 1, 12, 0, 5),
+    env_setup_s=1.25,
+    cache_tokens=7,
 )
 KNOWN = {
     "t/t1/result.json": (120, 1_700_000_000_123_456_789, ("ok", TRIAL)),
@@ -52,6 +56,7 @@ def test_trial_outcomes_round_trip(tmp_path):
     assert _same(got, KNOWN)
     r = got["t/t1/result.json"][2][1]
     assert math.isnan(r.reward) and r.duration_s == -math.inf and r.turns == 2**70
+    assert r.started_at == TRIAL.started_at and r.cache_tokens == 7 and r.verifier_s is None
     assert _state(tmp_path).warnings == []
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from pathlib import Path
 
 from sitegen.build import build
@@ -123,6 +124,45 @@ def test_damaged_cache_is_ignored(tmp_path):
     assert not r.unchanged and r.parse.logs_parsed == 7 and r.pages_reused == 0
     assert len([w for w in r.cache_warnings if "ignored" in w]) >= len(damaged) - 7
     assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
+
+
+class _Payload:
+    """Unpickling this runs a command: what a planted cache file would do to a pickle-based cache."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_planted_pickles_and_malformed_files_run_nothing(tmp_path):
+    """With -o ARCHIVE/site, whoever can write the archive can write the cache beside the site."""
+    archive = tmp_path / "a"
+    synth(archive, seed=26, steps=8, trials_per_step=2)
+    out = archive / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    build(opts)
+    cache = archive / ".site.cache"
+    marker = tmp_path / "pwned"
+    evil = pickle.dumps(_Payload(marker))
+    planted = [p for p in cache.rglob("*") if p.is_file() and p.name != "meta.json"]
+    for i, p in enumerate(planted):  # every file: a pickle, or JSON of the wrong shape
+        p.write_bytes(evil if i % 2 == 0 else b'{"version": 2, "kind": "log", "body": [1, 2]}')
+    for kind in ("log", "trials"):  # and pickles where sitegen < 0.5 kept them
+        (cache / kind / "0123456789abcdef0123.pkl").write_bytes(evil)
+    r = build(opts)
+    assert not marker.exists()
+    assert r.parse.logs_parsed == 7 and r.parse.trial_files_cached == 0
+    assert len(r.cache_warnings) == len(planted)
+    after_attack = _data(out)
+    build(BuildOptions(archive=archive, out=out, workers=1, now=0.0, clean=True))
+    assert _data(out) == after_attack  # the same as a build from scratch
+
+    (cache / "meta.json").write_bytes(evil)  # even the key: the whole cache starts afresh
+    r = build(opts)
+    assert not marker.exists() and r.parse.logs_parsed == 7
+    assert not list(cache.rglob("*.pkl"))
 
 
 def test_site_inside_the_archive_is_not_read_as_input(tmp_path):
