@@ -339,6 +339,9 @@ class SiteWriter:
                 self._remove(rel)
             self._write_manifest(new)
             records = {rel: self._record(rel) for rel in new}
+            manifest_size = (self.out / MARKER).stat().st_size  # published too: it counts
+            self.files, self.bytes = self.files + 1, self.bytes + manifest_size
+            self.sizes[MARKER] = manifest_size
         except OSError as exc:
             raise write_error(self.out, exc) from None
         finally:
