@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
@@ -26,8 +27,7 @@ from sitegen.model.pages import ComparePage, IndexPage, JobPage, JobRow, RunPage
 from sitegen.model.parsed import TrialSet
 from sitegen.model.sections import ProgressionRow, Stats, TimerRow
 from sitegen.pages import compare_curves, compare_page
-from sitegen.present import charts
-from sitegen.present.cards import card_png
+from sitegen.present import cards, charts
 from sitegen.present.chartsets import job_charts, run_charts
 from sitegen.present.exports import series_csv, trials_csv
 from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, headline_sentence, md_to_html
@@ -131,6 +131,12 @@ class Renderer:
         )
         self.env.globals.update(version=__version__, title=opts.title, sparkline=charts.sparkline)
         self.base_url = opts.base_url.rstrip("/") + "/" if opts.base_url else None
+        # cards are painted on threads while pages render; written at the end of site()
+        self.painter = (
+            cards.CardPainter(opts.workers or os.cpu_count() or 1)
+            if self.base_url and cards.available()
+            else None
+        )
         self.urls: list[str] = []
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -165,12 +171,9 @@ class Renderer:
 
     def card(self, rel: str, page: JobPage | RunPage, title: str) -> str | None:
         """Write the page's OpenGraph card (published sites only); its file name, or None."""
-        if not self.base_url:
+        if self.painter is None:
             return None
-        png = card_png(page, title, self.opts.title)
-        if png is None:
-            return None
-        self.writer.write(f"{rel}card.png", png)
+        self.painter.submit(f"{rel}card.png", cards.card_spec(page, title, self.opts.title))
         return "card.png"
 
     # -- the site --------------------------------------------------------------------------------
@@ -182,6 +185,21 @@ class Renderer:
         warnings: list[BuildWarning],
     ) -> None:
         """Write every file of the site; pages come with the trial set they own (for CSVs)."""
+        try:
+            self._site(index, run_pages, job_pages, warnings)
+            for rel, png in self.painter.finish() if self.painter else ():
+                self.writer.write(rel, png)
+        finally:
+            if self.painter:
+                self.painter.close()
+
+    def _site(
+        self,
+        index: IndexPage,
+        run_pages: list[tuple[RunPage, TrialSet | None]],
+        job_pages: list[tuple[JobPage, TrialSet | None]],
+        warnings: list[BuildWarning],
+    ) -> None:
         copy_static(self.writer)
         self.writer.write("data/index.json", dumps(index))
         self.writer.write("data/warnings.json", dumps(warnings))

@@ -66,6 +66,7 @@ def test_job_page_unfurls_for_a_chat_crawler(site, index):
     assert m.links["canonical"] == f"{BASE_URL}{job['url']}"
     png = (site / job["url"] / "card.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 630)
+    assert png[25] == 3 and len(png) <= 100_000  # a palette PNG within the weight budget
 
 
 def test_relative_links_only(site, index):

@@ -1,0 +1,57 @@
+"""Cards: 1200×630 palette PNGs under 100 KB, painted on threads in a fixed order."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import pytest
+
+from sitegen.present import cards, charts
+
+pytest.importorskip("vl_convert")
+Image = pytest.importorskip("PIL.Image")
+from PIL import ImageChops, ImageStat  # noqa: E402
+
+SERIES = {"step": list(range(1, 201)), "r": [0.3 + 0.001 * i + (i % 9) / 50 for i in range(200)]}
+FIGURES = [("status", "complete"), ("steps", "1–200"), ("reward mean", "0.4321")]
+
+
+def _spec(title: str = "Job exp.a_1") -> dict:
+    return charts.card(title, "site", FIGURES, SERIES, "r")
+
+
+def _ihdr(png: bytes) -> tuple[int, int, int]:
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = struct.unpack(">II", png[16:24])
+    return w, h, png[25]  # colour type 3 = palette
+
+
+def test_a_card_is_a_small_palette_png_that_looks_the_same():
+    import vl_convert as vlc
+
+    png = cards.paint(_spec())
+    assert _ihdr(png) == (1200, 630, 3)
+    assert len(png) <= 100_000
+    # against a straight rasterisation: same picture, colours within a few levels
+    full = Image.open(io.BytesIO(vlc.vegalite_to_png(_spec(), scale=1))).convert("RGB")
+    got = Image.open(io.BytesIO(png)).convert("RGB").crop((0, 0, *full.size))
+    diff = ImageChops.difference(full, got)
+    assert max(ImageStat.Stat(diff).mean) < 1.5
+    assert max(hi for _, hi in diff.getextrema()) < 80
+
+
+def test_a_wide_card_is_cropped_to_1200x630():
+    png = cards.paint(_spec("J" * 200))  # a title far wider than the card
+    assert _ihdr(png)[:2] == (1200, 630)
+
+
+def test_painter_keeps_the_order_asked_and_matches_serial_painting():
+    specs = {f"jobs/j{i}/card.png": _spec(f"Job j{i}") for i in range(3)}
+    painter = cards.CardPainter(2)
+    for rel, spec in specs.items():
+        painter.submit(rel, spec)
+    got = painter.finish()
+    assert [rel for rel, _ in got] == list(specs)
+    assert [png for _, png in got] == [cards.paint(s) for s in specs.values()]
+    assert cards.CardPainter(2).finish() == []
