@@ -28,6 +28,9 @@ class MetricBlock:
 class Checkpoint:
     step: int
     path: str
+    # The save after the loop ends is named global_step_{last+1} (formats.md §8):
+    # it holds step ``step - 1``'s weights and is not a step of its own.
+    final: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ class ParsedLog:
     path: str  # relative to the archive
     blocks: tuple[MetricBlock, ...]  # sorted by step, one per step
     eval_blocks: tuple[MetricBlock, ...]
-    metric_form: str  # "console", "mirror" or "" (no metrics)
+    metric_form: str  # "console", "mirror", "text" (from log text lines only) or "" (none)
     end_marker: str | None  # "complete" | "cancelled" | "failed" | None
     end_detail: str | None
     resumed_from: int | None
@@ -121,6 +124,10 @@ class ParsedLog:
     size_bytes: int
     mtime: float
     warnings: tuple[BuildWarning, ...]
+    # The log does not start at the job's start (formats.md §8: a notebook keeps only
+    # its last lines): why we think so, or None.
+    mid_run: str | None = None
+    planned_steps: int | None = None  # the trainer's total, from its progress bar
 
 
 @dataclass(frozen=True)

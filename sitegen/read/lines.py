@@ -14,12 +14,18 @@ from datetime import datetime
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 # (skyrl_entrypoint pid=12345) / (AsyncVLLMInferenceEngine pid=1, ip=10.0.0.1)
-# (raylet) / (autoscaler +1m2s) / (EngineCore_DP0 pid=9)
+# (raylet) / (autoscaler +1m2s) / (EngineCore_DP0 pid=9) / (pid=1234) / (APIServer pid=1)
 RAY_PREFIX_RE = re.compile(
-    r"^\((?P<actor>[A-Za-z_][\w.\-]*)"
-    r"(?: pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9A-Fa-f.:]+))?| \+[\w.]+)?\) "
+    r"^\((?:(?P<actor>[A-Za-z_][\w.\-]*)(?: pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9A-Fa-f.:]+))?| \+[\w.]+)?"
+    r"|pid=(?P<bare>\d+)(?:, ip=(?P<bip>[0-9A-Fa-f.:]+))?)\) "
 )
-DEDUP_RE = re.compile(r" \[repeated (\d+)x across cluster\]\s*$")
+MAX_PREFIXES = 3  # (VllmAsyncGenerationWorker …) (EngineCore_DP0 …) (RayWorkerWrapper …)
+# A container runtime's RFC 3339 time before everything else (formats.md §8).
+CONTAINER_TS_RE = re.compile(
+    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) "
+)
+# Ray appends this to any line, right after its last field (maybe before a trailing note).
+DEDUP_RE = re.compile(r" ?\[repeated (\d+)x across cluster\]")
 
 LOGURU_RE = re.compile(
     r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) \| (?P<level>[A-Z]+)\s*\| "
@@ -29,6 +35,16 @@ VLLM_RE = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
     r"(?:\.\d+)? \[(?P<where>[^\]]+)\] (?P<msg>.*)$"
 )
+# Where a record glued after a progress bar may start (formats.md §8: a stream that
+# lost the bar's \r puts the next record on the bar's line).
+GLUED_START_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \| [A-Z]+\s*\| "
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \["
+    r"|slurmstepd: |WANDB_MIRROR "
+)
+# The end of a tqdm bar: "| 208/233 [1:15:34<08:27, 20.30s/it]" or "5it [00:01, 3.2it/s]".
+# Only text ending like this may carry a glued record: model text can hold anything.
+TQDM_TAIL_RE = re.compile(r"(?:\d+/\d+|\d+(?:\.\d+)?[kMG]?it) \[[^\[\]]*\]\s*$")
 
 # Longest line kept whole; the rest of a longer line is dropped (and reported).
 MAX_LINE_BYTES = 1 << 20
@@ -151,28 +167,53 @@ def iter_raw_lines(
 
 
 def split_line(number: int, raw: bytes) -> Line:
-    """Decode one physical line and separate Ray prefix, header and message."""
+    """Decode one physical line and separate Ray prefix, header and message.
+
+    A record glued after a progress bar on the same physical line (formats.md §8)
+    is read as if it had a line of its own.
+    """
     text = raw.decode("utf-8", errors="replace")
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
     text = text.replace("\x00", "")
     repeated = 0
-    m = DEDUP_RE.search(text)
-    if m:
-        repeated = int(m.group(1))
-        text = text[: m.start()]
+    if "[repeated " in text:
+        m = DEDUP_RE.search(text)
+        if m:
+            repeated = int(m.group(1))
+            text = text[: m.start()] + text[m.end() :]
+    if text[:4].isdigit() and text[10:11] == "T":
+        m = CONTAINER_TS_RE.match(text)
+        if m:
+            text = text[m.end() :]
     source = ""
     pid = ip = None
-    # Up to two prefixes: the Ray actor, then vLLM >= 0.10's EngineCore group.
-    for depth in range(2):
+    # Up to three prefixes: the Ray actor, then e.g. vLLM >= 0.10's EngineCore group.
+    for depth in range(MAX_PREFIXES):
         m = RAY_PREFIX_RE.match(text)
         if not m:
             break
         if depth == 0:
-            pid, ip = m.group("pid"), m.group("ip")
-            source = f"{m.group('actor')} {pid or ''} {ip or ''}".strip()
+            pid, ip = m.group("pid") or m.group("bare"), m.group("ip") or m.group("bip")
+            source = f"{m.group('actor') or ''} {pid or ''} {ip or ''}".strip()
         text = text[m.end() :]
     text = text.rstrip("\n")
+    line = _header(number, source, pid, ip, repeated, text)
+    if line is not None:
+        return line
+    glued = GLUED_START_RE.search(text, 1)
+    if glued is not None and TQDM_TAIL_RE.search(text, 0, glued.start()):
+        rest = text[glued.start() :]
+        return _header(number, source, pid, ip, repeated, rest) or Line(
+            number, source, pid, ip, repeated, "", None, None, "", rest
+        )
+    return Line(number, source, pid, ip, repeated, "", None, None, "", text)
+
+
+def _header(
+    number: int, source: str, pid: str | None, ip: str | None, repeated: int, text: str
+) -> Line | None:
+    """The line as a loguru or vLLM record, if ``text`` starts with either header."""
     if text[:2].isdigit() or text[:1] in "DIWEC":
         m = LOGURU_RE.match(text)
         if m:
@@ -202,7 +243,7 @@ def split_line(number: int, raw: bytes) -> Line:
                 m.group("where"),
                 m.group("msg"),
             )
-    return Line(number, source, pid, ip, repeated, "", None, None, "", text)
+    return None
 
 
 def _loguru_time(ts: str) -> datetime | None:

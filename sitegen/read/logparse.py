@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections import Counter, deque
 from dataclasses import dataclass, field, fields
@@ -28,8 +29,10 @@ STEP_RE = re.compile(r"^Step (\d+):\s*$")
 MIRROR_RE = re.compile(r"^WANDB_MIRROR kind=(\w+) step=(\d+) metrics=(\{.*\})\s*$")
 BATCH_START_RE = re.compile(r"^Starting batch generation for (\d+) trials \(mode=(\w+)")
 BATCH_EXC_RE = re.compile(r"^Exception breakdown: (\{.*\})\s*$")
+# The success count can be negative: the generator subtracts exception counts, which can
+# exceed the batch (formats.md §8). Read as written.
 BATCH_DONE_RE = re.compile(
-    r"^Batch generation complete: (\d+)/(\d+) successful, (\d+) failed instances, (\d+) masked"
+    r"^Batch generation complete: (-?\d+)/(\d+) successful, (-?\d+) failed instances, (\d+) masked"
 )
 LOAD_CKPT_RE = re.compile(r"^Loading checkpoint from: (\S+)")
 RESUME_RE = re.compile(r"^(?:Resuming from global_step:?|Resumed training from global_step) (\d+)")
@@ -39,6 +42,44 @@ FAILED_RE = re.compile(r"^(?:Train loop failed at global_step (\d+)|Training fai
 SLURM_CANCEL_RE = re.compile(
     r"^slurmstepd: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
 )
+SLURM_OOM_RE = re.compile(r"^slurmstepd: error: Detected (\d+) oom[_-]kill event")
+STEP_LIKE_RE = re.compile(r"^Step \d+:")
+TIMER_RE = re.compile(r"^Finished: '([^']+)', time cost: (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf)s\s*$")
+STARTED_STEP = "Started: 'step'"
+# "reward/avg_pass_at_5: 0.6533, reward/avg_raw_reward: 0.2174, reward/mean_positive_reward: …"
+REWARD_PAIR_RE = re.compile(r"(reward/[\w/.\-]+): (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf|-inf)(?=,|\s*$)")
+# tqdm bars of the training loop (both trainers): "…Progress:  14%|█▍   | 1/7 [00:10<…]"
+TRAIN_BAR_RE = re.compile(
+    r"^Training (?:Step Progress|Batches Processed):[^|]*\|[^|]*\| ?(\d+)/(\d+) "
+)
+TOTAL_STEPS_RE = re.compile(r"^Total training steps: (\d+)\s*$")
+# A notebook front end that keeps only the last lines says so (formats.md §8).
+TRUNCATED_RE = re.compile(r"^(?:Output is truncated\b|\[?\.\.\. ?\[?\d+ lines? truncated)")
+# Timers the site knows (both trainers' trees and what is logged beside `step`); other
+# Timer lines (init_weight_sync_state, dump_data_batch, …) are not part of timing/*.
+KNOWN_TIMERS = frozenset(
+    {
+        "step",
+        "wait_for_generation_buffer",
+        "generate",
+        "postprocess_generator_output",
+        "convert_to_training_input",
+        "run_training",
+        "fwd_logprobs_values_reward",
+        "apply_reward_kl_penalty",
+        "compute_advantages_and_returns",
+        "train_critic_and_policy",
+        "policy_train",
+        "critic_train",
+        "sync_weights",
+        "save_checkpoints",
+        "save_hf_model",
+        "cleanup_old_checkpoints",
+        "update_ref_with_policy",
+        "eval",
+    }
+)
+INT64 = 1 << 63
 YAML_TOP_RE = re.compile(r"^[A-Za-z_][\w\-]*:(?: .*)?$")
 CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algorithm"})
 
@@ -57,7 +98,16 @@ class _Markers:
     loguru header is a " | " right after a digit (or the end of a colour code).
     """
 
-    LITERALS = (b"Engine", b"slurmstepd", b"vLLM Stats")
+    LITERALS = (
+        b"Engine",
+        b"slurmstepd",
+        b"vLLM Stats",
+        b"WANDB_MIRROR",
+        b"Avg prompt throughput",
+        b"Training Step Progress",
+        b"Training Batches Processed",
+        b"truncated",
+    )
 
     def __init__(self, block: bytes) -> None:
         self.block = block
@@ -177,6 +227,19 @@ class ParserState:
     lines: int = 0
     warnings: list[BuildWarning] = field(default_factory=list)
     warn_counts: Counter[str] = field(default_factory=Counter)
+    # Values read from text lines (formats.md §8: logs without metric dicts).
+    text_steps: dict[int, dict[str, float]] = field(default_factory=dict)
+    text_lines: dict[int, int] = field(default_factory=dict)
+    text_open: dict[str, float] | None = None  # the step being timed
+    text_open_line: int = 0
+    text_closed_after: int | None = None  # last_done when its 'step' timer finished
+    text_closed: bool = False
+    text_closed_time: datetime | None = None  # loguru time of its 'step' timer: the step's end
+    last_done: int | None = None  # the last step known complete (bar, block, resume line)
+    planned_steps: int | None = None
+    truncated_at: int | None = None  # line of a "output truncated" banner
+    oom_line: int | None = None
+    final_checkpoint: int | None = None  # saved after the loop ("Saved final checkpoint.")
 
 
 STATE_FORMAT = 2  # bump whenever ParserState or a dataclass inside it changes
@@ -258,9 +321,7 @@ class LogParser(ParserState):
         if (
             self.pending
             or self.config_lines is not None
-            or b"Engine" in raw
-            or b"slurmstepd" in raw
-            or b"vLLM Stats" in raw
+            or any(lit in raw for lit in _Markers.LITERALS)
             or (b" | " in raw and LOGURU_HINT.search(raw) is not None)
             or (not self.config_done and b":" in raw)
         ):
@@ -341,39 +402,54 @@ class LogParser(ParserState):
                     self.block_times.setdefault(step, ln.time)
                 self.pending[ln.source] = _PendingBlock(step, ln.source, ln.number)
                 return
+            if msg.startswith(STARTED_STEP):
+                self._text_start(ln.number)
+                return
             m = SAVED_RE.match(msg)
             if m:
-                self.checkpoints[int(m.group(1))] = self.redactor.text(m.group(2))
+                step = int(m.group(1))
+                self.checkpoints[step] = self.redactor.text(m.group(2))
+                return
+            if msg.startswith("Saved final checkpoint.") and self.checkpoints:
+                self.final_checkpoint = max(self.checkpoints)
                 return
             m = BATCH_START_RE.match(msg)
             if m:
                 self.batch_modes.append(m.group(2))
                 return
+            if STEP_LIKE_RE.match(msg):
+                self.warn(ln.number, "marker", "unreadable 'Step N:' marker: ignored")
+                return
+        elif c == "F":
+            if msg.startswith("Finished: '"):
+                self._timer(ln, msg)
+                return
+        elif c == "r":
+            if msg.startswith("reward/") and self.text_open is not None:
+                self._reward_line(ln, msg)
+                return
+        elif c == "{":
+            if self.text_open is not None:
+                self._status_dict(ln, msg)
+                return
         elif c == "W":
-            m = MIRROR_RE.match(msg)
-            if m:
-                self._mirror(ln, m)
+            if msg.startswith("WANDB_MIRROR"):
+                self._mirror_line(ln, msg)
                 return
         elif c == "B":
-            m = BATCH_DONE_RE.match(msg)
-            if m:
-                self._batch_done(m)
+            if msg.startswith("Batch generation complete"):
+                m = BATCH_DONE_RE.match(msg)
+                if m:
+                    self._batch_done(ln, m)
+                else:
+                    self.warn(
+                        ln.number, "batch", "unreadable 'Batch generation complete' line: ignored"
+                    )
                 return
         elif c == "E":
             m = BATCH_EXC_RE.match(msg)
             if m:
-                try:
-                    d = ast.literal_eval(m.group(1))
-                    self.batch_exc = Counter({str(k): int(v) for k, v in d.items()})
-                except (
-                    ValueError,
-                    SyntaxError,
-                    TypeError,
-                    AttributeError,
-                    MemoryError,
-                    RecursionError,
-                ):
-                    self.warn(ln.number, "exc", "unreadable 'Exception breakdown' dict: ignored")
+                self._exception_breakdown(ln, m.group(1))
                 return
         elif c == "L":
             m = LOAD_CKPT_RE.match(msg)
@@ -382,15 +458,17 @@ class LogParser(ParserState):
                 s = CKPT_STEP_RE.search(m.group(1))
                 if s:
                     self.resumed_from = int(s.group(1))
+                    self.last_done = self.resumed_from
                 return
         elif c == "R":
             m = RESUME_RE.match(msg)
             if m:
-                self.resumed_from = int(m.group(1))
+                self.resumed_from = self.last_done = int(m.group(1))
                 return
         elif c == "N":
             if msg.startswith("No checkpoint found, starting training from scratch"):
                 self.fresh_start = True
+                self.last_done = 0
                 return
         elif c == "v":
             if self.vllm.feed_step_line(msg):
@@ -404,14 +482,34 @@ class LogParser(ParserState):
                 self.end_marker = "failed"
                 self.end_detail = self.redactor.text(msg[:300])
                 return
+            m = TOTAL_STEPS_RE.match(msg)
+            if m:
+                self.planned_steps = int(m.group(1))
+                return
 
     def _plain(self, ln: Line) -> None:
         msg = ln.message
-        if not ln.source and msg.startswith("slurmstepd:"):
-            m = SLURM_CANCEL_RE.match(msg)
+        if msg.startswith("slurmstepd:"):
+            if not ln.source:
+                self._slurm(ln, msg)
+            return
+        c = msg[:1]
+        if c == "W" and msg.startswith("WANDB_MIRROR "):
+            self._mirror_line(ln, msg)  # formats.md §8: it can come with no loguru header
+            return
+        if c == "T":
+            m = TRAIN_BAR_RE.match(msg)
             if m:
-                self.end_marker = "cancelled"
-                self.end_detail = m.group(2) or "CANCELLED"
+                done, total = int(m.group(1)), int(m.group(2))
+                self.planned_steps = total
+                self.last_done = done  # the bar is updated after the step's metrics
+                return
+        if (c == "E" and msg.startswith("Engine 0")) or msg.startswith("Avg prompt throughput: "):
+            self.warn(ln.number, "vllm", "vLLM stats line without a vLLM header: ignored")
+            return
+        if ("truncated" in msg) and TRUNCATED_RE.match(msg):
+            if self.truncated_at is None:
+                self.truncated_at = ln.number
             return
         if not self.config_done and self.config_lines is None:
             key = msg.split(":", 1)[0]
@@ -420,11 +518,94 @@ class LogParser(ParserState):
                 self.config_source = ln.source
                 self.config_line = ln.number
 
+    def _slurm(self, ln: Line, msg: str) -> None:
+        m = SLURM_CANCEL_RE.match(msg)
+        if m:
+            reason = m.group(2) or "CANCELLED"
+            if self.oom_line is not None and not m.group(2):
+                # An oom_kill event, then a plain CANCELLED: the job died of memory.
+                self.end_marker, self.end_detail = "failed", "out of memory (oom_kill)"
+            else:
+                self.end_marker, self.end_detail = "cancelled", reason
+            return
+        m = SLURM_OOM_RE.match(msg)
+        if m:
+            self.oom_line = ln.number
+            self.end_marker, self.end_detail = "failed", "out of memory (oom_kill)"
+            return
+        self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
+
+    # -- values from text lines (logs without metric dicts, formats.md §8) ----------
+    def _text_start(self, line: int) -> None:
+        self._text_flush()
+        self.text_open, self.text_open_line = {}, line
+        self.text_closed, self.text_closed_after = False, None
+
+    def _text_flush(self) -> None:
+        """Store the timed step once it is over (its number is known by then)."""
+        vals, self.text_open = self.text_open, None
+        if vals is None or not self.text_closed:
+            return  # never started, or cut off before its 'step' timer finished
+        after = self.text_closed_after
+        if self.last_done is not None and (after is None or self.last_done > after):
+            step = self.last_done  # a bar or block after the step named it
+        elif after is not None:
+            step = after + 1
+        else:
+            self.warn(self.text_open_line, "textstep", "a timed step with no known number: skipped")
+            return
+        self.text_steps[step] = vals
+        self.text_lines[step] = self.text_open_line
+        if self.text_closed_time is not None:
+            self.block_times.setdefault(step, self.text_closed_time)
+        if self.last_done is None or step > self.last_done:
+            self.last_done = step
+
+    def _timer(self, ln: Line, msg: str) -> None:
+        m = TIMER_RE.match(msg)
+        if not m:
+            self.warn(ln.number, "timer", "unreadable 'Finished:' timer line: ignored")
+            return
+        name, secs = m.group(1), float(m.group(2))
+        if name not in KNOWN_TIMERS:
+            return
+        if name == "step":
+            if self.text_open is None or self.text_closed:
+                self._text_start(ln.number)  # its 'Started' line was lost
+            self.text_closed = True
+            self.text_closed_after = self.last_done
+            self.text_closed_time = ln.time
+        if self.text_open is not None:
+            self.text_open[f"timing/{name}"] = secs
+
+    def _reward_line(self, ln: Line, msg: str) -> None:
+        pairs = REWARD_PAIR_RE.findall(msg)
+        if not pairs:
+            self.warn(ln.number, "reward", "unreadable reward line: ignored")
+            return
+        assert self.text_open is not None
+        for k, v in pairs:
+            self.text_open[k] = float(v)
+
+    def _status_dict(self, ln: Line, msg: str) -> None:
+        """The trainer's ``logger.info(status)``: the policy's numbers at full precision."""
+        try:
+            d = ast.literal_eval(msg.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return  # some other message in braces
+        if not isinstance(d, dict):
+            return
+        assert self.text_open is not None
+        for k, v in self._numbers(ln, d).items():
+            self.text_open[k if "/" in k else f"policy/{k}"] = v
+
     # -- metric blocks -------------------------------------------------------
     def _marker(self, step: int) -> None:
         """A step's metrics appear: batches finished since the last marker are its."""
         if self.config_lines is None:
             self.config_done = True  # the config dump comes before training or not at all
+        if self.last_done is None or step > self.last_done:
+            self.last_done = step  # metrics are logged once the step is over
         if step > self.boundary:
             self._flush_batches(step)
             self.boundary = step
@@ -477,9 +658,15 @@ class LogParser(ParserState):
                 pend.line, "block", f"unreadable metrics dict of step {pend.step}: block skipped"
             )
             return
-        self._store(self.console, self.console_lines, pend.step, _numbers(d), pend.line)
+        self._store(
+            self.console, self.console_lines, pend.step, self._numbers(pend.line, d), pend.line
+        )
 
-    def _mirror(self, ln: Line, m: re.Match) -> None:
+    def _mirror_line(self, ln: Line, msg: str) -> None:
+        m = MIRROR_RE.match(msg)
+        if not m:
+            self.warn(ln.number, "mirror", "unreadable WANDB_MIRROR line: ignored")
+            return
         kind, step = m.group(1), int(m.group(2))
         try:
             d = json.loads(m.group(3))
@@ -494,9 +681,20 @@ class LogParser(ParserState):
             self._marker(step)
             if ln.time is not None:
                 self.block_times.setdefault(step, ln.time)
-            self._store(self.mirror, self.mirror_lines, step, _numbers(d), ln.number)
+            self._store(
+                self.mirror, self.mirror_lines, step, self._numbers(ln.number, d), ln.number
+            )
         elif kind == "eval":
-            self._store(self.evals, self.eval_lines, step, _numbers(d), ln.number)
+            self._store(self.evals, self.eval_lines, step, self._numbers(ln.number, d), ln.number)
+        else:
+            self.warn(ln.number, "mirror", f"WANDB_MIRROR kind={kind} not known: ignored")
+
+    def _numbers(self, line: int, d: dict) -> dict[str, float]:
+        """Numeric values of a metrics dict (see :func:`_numbers`), warning about any dropped."""
+        out, dropped = _numbers(d)
+        if dropped:
+            self.warn(line, "value", f"metric {dropped[0]!r} is not a number we can keep: left out")
+        return out
 
     @staticmethod
     def _store(into: dict, lines: dict, step: int, metrics: dict, line: int) -> None:
@@ -508,8 +706,38 @@ class LogParser(ParserState):
             lines[step] = line
 
     # -- batches ---------------------------------------------------------------
-    def _batch_done(self, m: re.Match) -> None:
+    def _exception_breakdown(self, ln: Line, text: str) -> None:
+        try:
+            d = ast.literal_eval(text)
+            if not isinstance(d, dict):
+                raise ValueError("not a dict")
+            counts = Counter()
+            for k, v in d.items():
+                if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                    raise ValueError("not a count")
+                counts[str(k)] = int(v)
+        except (
+            ValueError,
+            SyntaxError,
+            TypeError,
+            AttributeError,
+            MemoryError,
+            RecursionError,
+            OverflowError,
+        ):
+            self.warn(ln.number, "exc", "unreadable 'Exception breakdown' dict: ignored")
+            return
+        self.batch_exc = counts
+
+    def _batch_done(self, ln: Line, m: re.Match) -> None:
         ok, total, failed, masked = (int(g) for g in m.groups())
+        if ok < 0 or failed < 0:
+            self.warn(
+                ln.number,
+                "negative",
+                f"negative count in batch line ({ok}/{total} successful, {failed} failed; the "
+                "generator subtracts exception counts): read as written",
+            )
         mode = self.batch_modes.popleft() if self.batch_modes else "training"
         b = _Batches(1, total, ok, failed, masked, self.batch_exc or Counter())
         self.batch_exc = None
@@ -537,10 +765,12 @@ class LogParser(ParserState):
             return None
         try:
             t = datetime.strptime(f"{year}-{mdhms}", "%Y-%m-%d %H:%M:%S")
-        except ValueError:
+            if ref is not None and (ref - t).days > 180:  # Dec loguru time, Jan vLLM line
+                t = t.replace(year=year + 1)
+            elif ref is not None and (t - ref).days > 180:  # Jan loguru time, Dec vLLM line
+                t = t.replace(year=year - 1)
+        except ValueError:  # 02-29 outside a leap year, or a damaged time
             return None
-        if ref is not None and (ref - t).days > 180:  # log crossed New Year
-            t = t.replace(year=year + 1)
         return t
 
     # -- config ------------------------------------------------------------------
@@ -570,16 +800,46 @@ class LogParser(ParserState):
         if self.batch_pending.batches:
             # Batches after the last metrics dict belong to the step being generated.
             self._flush_batches(self.boundary + 1 if self.boundary >= 0 else 0)
+        self._text_flush()
         if self.mirror:
             form, source, lines = "mirror", self.mirror, self.mirror_lines
         elif self.console:
             form, source, lines = "console", self.console, self.console_lines
+        elif self.text_steps:
+            # No metric dict anywhere (wandb-only logger): what the text lines said.
+            form, source, lines = "text", self.text_steps, self.text_lines
         else:
             form, source, lines = "", {}, {}
-        blocks = tuple(
-            MetricBlock(s, source[s], lines[s], self.block_times.get(s)) for s in sorted(source)
-        )
-        evals = tuple(MetricBlock(s, self.evals[s], self.eval_lines[s]) for s in sorted(self.evals))
+        blocks: list[MetricBlock] = []
+        eval_src: dict[int, MetricBlock] = {
+            s: MetricBlock(s, self.evals[s], self.eval_lines[s]) for s in self.evals
+        }
+        for s in sorted(source):
+            metrics = source[s]
+            evals = {k: v for k, v in metrics.items() if k.startswith("eval/")}
+            if evals and len(evals) + ("timing/eval" in metrics) == len(metrics):
+                # An eval-only block (eval_before_train at the resumed step K, §8): not a step.
+                eval_src.setdefault(s, MetricBlock(s, metrics, lines[s]))
+                continue
+            if evals:  # in-loop eval riding in the train block (synchronous trainer)
+                eval_src.setdefault(s, MetricBlock(s, evals, lines[s]))
+            blocks.append(MetricBlock(s, metrics, lines[s], self.block_times.get(s)))
+        evals_out = tuple(eval_src[s] for s in sorted(eval_src))
+        mid_run = None
+        if self.truncated_at is not None:
+            mid_run = f"the log says its output was truncated (line {self.truncated_at})"
+        elif (
+            blocks
+            and blocks[0].step > 1
+            and self.resumed_from is None
+            and not self.fresh_start
+            and self.config is None  # a config dump is printed at the job's start
+        ):
+            mid_run = f"first step {blocks[0].step}, with no start or resume line"
+        last = blocks[-1].step if blocks else None
+        final = self.final_checkpoint
+        if final is not None and last is not None and final <= last:
+            final = None  # a regular save of a logged step
         for kind, n in self.warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:
                 self.warnings.append(
@@ -591,15 +851,17 @@ class LogParser(ParserState):
                 )
         return ParsedLog(
             path=self.rel,
-            blocks=blocks,
-            eval_blocks=evals,
+            blocks=tuple(blocks),
+            eval_blocks=evals_out,
             metric_form=form,
             end_marker=self.end_marker,
             end_detail=self.end_detail,
             resumed_from=self.resumed_from,
             resume_path=self.resume_path,
             fresh_start=self.fresh_start,
-            checkpoints=tuple(Checkpoint(s, p) for s, p in sorted(self.checkpoints.items())),
+            checkpoints=tuple(
+                Checkpoint(s, p, s == final) for s, p in sorted(self.checkpoints.items())
+            ),
             config=self.config,
             batches=self.batches.freeze(),
             batches_per_step={s: b.freeze() for s, b in sorted(self.batches_per_step.items())},
@@ -611,6 +873,8 @@ class LogParser(ParserState):
             size_bytes=size_bytes,
             mtime=mtime,
             warnings=tuple(self.warnings),
+            mid_run=mid_run,
+            planned_steps=self.planned_steps,
         )
 
 
@@ -622,17 +886,31 @@ def _utf8(data: bytes) -> bool:
     return True
 
 
-def _numbers(d: dict) -> dict[str, float | int]:
-    """Keep numeric values: 4-decimal strings become floats, ``'nan'``/``'inf'`` non-finite."""
+def _numbers(d: dict) -> tuple[dict[str, float | int], list[str]]:
+    """Keep numeric values: 4-decimal strings become floats, ``'nan'``/``'inf'`` non-finite.
+
+    ``None`` and non-numeric strings are not metrics (a mirror can carry both) and are
+    skipped quietly; an integer beyond 64 bits becomes a float, or is dropped and named
+    in the second result when not even a float holds it.
+    """
     out: dict[str, float | int] = {}
+    dropped: list[str] = []
     for k, v in d.items():
         if isinstance(v, bool):
             out[str(k)] = int(v)
-        elif isinstance(v, int | float):
+        elif isinstance(v, int):
+            if -INT64 <= v < INT64:
+                out[str(k)] = v
+            else:
+                try:
+                    out[str(k)] = float(v)
+                except OverflowError:
+                    dropped.append(str(k))
+        elif isinstance(v, float):
             out[str(k)] = v
         elif isinstance(v, str):
             try:
                 out[str(k)] = float(v)
             except ValueError:
                 continue  # a string that is not a number: not a metric
-    return out
+    return out, dropped

@@ -9,6 +9,7 @@ archives of older trials, which are read member by member.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import tarfile
@@ -126,8 +127,13 @@ def _dict(v: object) -> dict:
 
 
 def _int(v: object) -> int | None:
+    """A count, or None when absent or not a finite number (``NaN``/``Infinity`` occur)."""
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if not -(1 << 63) <= v < 1 << 63:
+        return None  # no count is that large; it could not be written out as JSON either
     return int(v)
 
 

@@ -17,15 +17,23 @@ from sitegen.model.parsed import EngineStats, VllmStats, VllmTimeBucket
 from sitegen.read.lines import Line
 
 ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
+# The V0 engine's line (formats.md §8): no "Engine NNN:", Pending for Waiting, a final ".".
+V0_PREFIX = "Avg prompt throughput: "
 STEP_RE = re.compile(r"^vLLM Stats \(step (\d+)\):\s*(.*)$")
 # "engines=4, running(peak/med)=10/5, kv(peak/med)=80.0%/41.0%": key=value, values maybe "a/b"
 STEP_PAIR_RE = re.compile(r"([A-Za-z_][\w]*)(?:\(([\w/]+)\))?=([^,\s]+)")
-PART_RE = re.compile(r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9.]+|nan|inf)\s*(%|tokens/s|reqs)?\s*$")
+# One "Key: value [unit]" part; a trailing "." (V0) or other text after the unit is ignored.
+PART_RE = re.compile(
+    r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9]+(?:\.[0-9]+)?|nan|inf)\s*(%|tokens/s|reqs)?"
+)
 KEYS = {
     "Avg prompt throughput": "prompt_tps",
     "Avg generation throughput": "gen_tps",
     "Running": "running",
     "Waiting": "waiting",
+    "Pending": "waiting",  # V0's name for it
+    "Swapped": "swapped",
+    "CPU KV cache usage": "cpu_kv_pct",
     "Deferred": "deferred",
     "Preemptions": "preemptions",
     "GPU KV cache usage": "kv_pct",
@@ -119,19 +127,23 @@ class VllmAccumulator:
     def feed(self, ln: Line, when: datetime | None) -> str | None:
         """Take one line; returns a warning message for an unreadable stats line."""
         m = ENGINE_RE.match(ln.message)
-        if not m:
+        if m:
+            if m.group(2) is not None:
+                self.aggregated_lines += 1  # cluster totals, not one engine
+                return None
+            index, text = m.group(1), m.group(3)
+        elif ln.message.startswith(V0_PREFIX):
+            index, text = "", ln.message  # V0: one engine per process, no index
+        else:
             self.feed_step_line(ln.message)
             return None
-        if m.group(2) is not None:
-            self.aggregated_lines += 1  # cluster totals, not one engine
-            return None
-        vals = parse_stats(m.group(3))
+        vals = parse_stats(text)
         if not vals.keys() >= REQUIRED:
             return "vLLM stats line without throughput/running/waiting: ignored"
         if ln.pid:
             engine = f"{ln.pid}@{ln.ip}" if ln.ip else f"{ln.pid}@driver"
         else:
-            engine = f"{PurePosixPath(self.source_name).name}:engine{m.group(1)}"
+            engine = f"{PurePosixPath(self.source_name).name}:engine{index}"
         e = self.engines.setdefault(engine, _Engine())
         e.samples += 1
         e.running_sum += vals["running"]

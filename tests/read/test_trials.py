@@ -171,3 +171,16 @@ def test_a_result_still_being_written_is_read_again_when_complete(tmp_path):
     (root / "t1" / "result.json").write_bytes(b"garbage that is never read")
     third, _ = parse_trials(root, tmp_path, known=known2)
     assert third == second
+
+
+def test_non_finite_and_huge_counts_are_absent_not_a_traceback():
+    from sitegen.read.trials import decode_result
+
+    for bad in ("NaN", "Infinity", "-Infinity", "1e400", "9" * 30):
+        data = (
+            '{"trial_name": "t__1", "task_name": "t", "agent_result": {"n_input_tokens": %s, '
+            '"n_output_tokens": 5, "metadata": {"n_episodes": %s}}}' % (bad, bad)
+        ).encode()
+        r = decode_result(data, "t__1", False)
+        assert r is not None and r.turns is None and r.input_tokens is None
+        assert r.output_tokens == 5

@@ -1,0 +1,295 @@
+"""Every line shape of formats.md §8, as real SkyRL, vLLM, SLURM and Ray write them."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.read.test_logparse import METRICS, P, block, lg, parse
+
+BAR = "Training Batches Processed:  89%|\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2589 | 208/233 [1:15:34<08:27, 20.30s/it]"
+STATS = (
+    "Engine 000: Avg prompt throughput: 23.1 tokens/s, Avg generation throughput: 470.2 tokens/s, "
+    "Running: 11 reqs, Waiting: 7 reqs, GPU KV cache usage: 48.0%, Prefix cache hit rate: 84.3%"
+)
+
+
+def colour_lg(msg: str, t: str = "2025-11-28 05:09:52.754") -> str:
+    return (
+        f"\x1b[32m{t}\x1b[0m | \x1b[1mINFO    \x1b[0m | "
+        f"\x1b[36mskyrl_train.utils.tracking\x1b[0m:\x1b[36mlog\x1b[0m:\x1b[36m108\x1b[0m - \x1b[1m{msg}\x1b[0m"
+    )
+
+
+def test_step_block_glued_after_a_bar_is_read():
+    clean = block(208, METRICS, prefix="")
+    clean[0] = colour_lg("Step 208: ")
+    glued = [BAR + clean[0], *clean[1:]]
+    log = parse(glued)
+    (b,) = log.blocks
+    assert b.step == 208 and b.metrics["reward/avg_raw_reward"] == 0.3125
+    assert b.line == 1 and not log.warnings
+
+
+def test_slurm_cancel_glued_after_a_bar():
+    log = parse(
+        [
+            BAR
+            + "slurmstepd: error: *** JOB 42210 ON node7 CANCELLED AT 2025-11-28T07:00:01 DUE TO TIME LIMIT ***"
+        ]
+    )
+    assert (log.end_marker, log.end_detail) == ("cancelled", "TIME LIMIT")
+
+
+def test_model_text_that_looks_like_a_header_is_not_a_marker():
+    log = parse(
+        [
+            lg("Example generated: see"),
+            "the model says 2026-01-01 00:00:00.000 | INFO | m:f:1 - Step 3: ",
+        ]
+    )
+    assert log.blocks == () and log.metric_form == ""
+
+
+@pytest.mark.parametrize(
+    ("prefix", "engine"),
+    [
+        ("2026-05-12T08:01:39.331095044Z (APIServer pid=1) ", "1@driver"),
+        ("(pid=1234) ", "1234@driver"),
+        (
+            "(VllmAsyncGenerationWorker pid=5, ip=10.0.0.2) (EngineCore_DP0 pid=6) (RayWorkerWrapper pid=7) ",
+            "5@10.0.0.2",
+        ),
+        ("\x1b[36m(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1)\x1b[0m ", "7@10.0.0.1"),
+    ],
+)
+def test_every_prefix_form_reads_the_engine(prefix, engine):
+    log = parse([lg("start"), f"{prefix}INFO 02-08 00:56:55 [loggers.py:271] {STATS}"])
+    (e,) = log.vllm.engines
+    assert e.engine == engine and e.samples == 1 and e.prefix_samples == 1
+
+
+def test_dedup_suffix_after_the_last_field_keeps_the_field():
+    line = f"(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) INFO 02-08 00:56:55 [loggers.py:127] {STATS}\x1b[32m [repeated 3x across cluster]\x1b[0m"
+    log = parse([lg("start"), line])
+    (e,) = log.vllm.engines
+    assert e.prefix_samples == 1 and e.prefix_pct_sum == pytest.approx(84.3)
+    assert log.vllm.suppressed_copies == 3
+
+
+def test_v0_engine_line():
+    v0 = (
+        "INFO 03-18 10:12:01 [metrics.py:486] Avg prompt throughput: 0.0 tokens/s, Avg generation "
+        "throughput: 29.9 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV cache "
+        "usage: 0.4%, CPU KV cache usage: 0.0%."
+    )
+    log = parse([lg("start", "2026-03-18 10:12:00.000"), v0])
+    (e,) = log.vllm.engines
+    assert e.engine == "job.out:engine" and e.gen_tps_sum == 29.9 and e.waiting_sum == 2
+    assert e.kv_pct_sum == 0.4 and log.vllm.timeline[0].samples == 1
+
+
+def test_negative_batch_counts_are_read_as_written_with_a_note():
+    log = parse(
+        [
+            lg("Starting batch generation for 8 trials (mode=training)"),
+            lg("Exception breakdown: {'AgentTimeoutError': 9}"),
+            lg(
+                "Batch generation complete: -1/8 successful, 8 failed instances, 0 masked (excluded from baseline)"
+            ),
+        ]
+    )
+    assert (log.batches.batches, log.batches.successful, log.batches.failed) == (1, -1, 8)
+    assert log.batches.exceptions == {"AgentTimeoutError": 9}
+    assert any("negative" in w.message and w.line == 3 for w in log.warnings)
+
+
+def test_mirror_without_header_and_with_null_and_string_values():
+    log = parse(
+        [
+            P
+            + 'WANDB_MIRROR kind=train step=3 metrics={"a": null, "b": "x", "c": "0.5", "reward/avg_raw_reward": 0.25, "big": 100000000000000000000000}',
+        ]
+    )
+    assert log.metric_form == "mirror"
+    (b,) = log.blocks
+    assert b.metrics == {"c": 0.5, "reward/avg_raw_reward": 0.25, "big": 1e23}
+
+
+def test_huge_values_are_warnings_not_tracebacks():
+    log = parse(
+        [
+            lg('WANDB_MIRROR kind=train step=1 metrics={"ok": 1, "huge": ' + "9" * 400 + "}"),
+            lg("Exception breakdown: {'X': 1e400}"),
+            lg("Batch generation complete: 1/1 successful, 0 failed instances, 0 masked"),
+        ]
+    )
+    assert log.blocks[0].metrics == {"ok": 1}
+    msgs = [w.message for w in log.warnings]
+    assert any("'huge'" in m for m in msgs) and any("Exception breakdown" in m for m in msgs)
+    assert log.batches.exceptions == {}
+
+
+@pytest.mark.parametrize(
+    ("lines", "marker", "detail"),
+    [
+        (
+            [
+                "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO JOB REQUEUE ***"
+            ],
+            "cancelled",
+            "JOB REQUEUE",
+        ),
+        (
+            [
+                "slurmstepd: error: Detected 1 oom_kill event in StepId=5.batch. Some of the step tasks have been OOM Killed.",
+                "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 ***",
+            ],
+            "failed",
+            "out of memory (oom_kill)",
+        ),
+    ],
+)
+def test_requeue_and_oom_ends(lines, marker, detail):
+    log = parse([lg("start"), *lines])
+    assert (log.end_marker, log.end_detail) == (marker, detail)
+
+
+def test_new_module_names_read_alike():
+    line = f"{P}2026-02-08 00:56:50.123 | INFO     | skyrl.train.utils.tracking:log:208 - Step 4: "
+    log = parse([line, P + "{'reward/avg_raw_reward': '0.5000', 'trainer/global_step': 4}"])
+    assert [b.step for b in log.blocks] == [4]
+
+
+def test_final_checkpoint_is_not_a_step():
+    saved = "Successfully saved checkpoint for global_step_{} to: /ck/global_step_{}"
+    log = parse(
+        [
+            *block(232, {"trainer/global_step": 232}),
+            lg(saved.format(232, 232)),
+            *block(233, {"trainer/global_step": 233}),
+            lg(saved.format(234, 234)),
+            lg("Saved final checkpoint."),
+            lg("Training done!"),
+        ]
+    )
+    assert [(c.step, c.final) for c in log.checkpoints] == [(232, False), (234, True)]
+    assert [b.step for b in log.blocks] == [232, 233]
+
+
+@pytest.mark.parametrize(
+    ("loguru", "vllm", "year"),
+    [
+        ("2026-01-01 00:00:05.000", "12-31 23:59:59", 2025),
+        ("2025-12-31 23:59:00.000", "01-01 00:00:30", 2026),
+    ],
+)
+def test_vllm_dates_across_new_year(loguru, vllm, year):
+    log = parse([lg("x", loguru), f"INFO {vllm} [loggers.py:127] {STATS}"])
+    (bucket,) = log.vllm.timeline
+    # A wrong year would put the sample a year away from the loguru time.
+    assert abs(bucket.t_s) < 120 and log.first_time.year == int(loguru[:4])
+
+
+@pytest.mark.parametrize(
+    ("line", "word"),
+    [
+        (lg("Step 12: {'a': 1} trailing"), "Step N:"),
+        (lg("WANDB_MIRROR kind=train step=x metrics={}"), "WANDB_MIRROR"),
+        (lg("WANDB_MIRROR kind=train step=3 metrics={broken"), "WANDB_MIRROR"),
+        (lg("Batch generation complete: many/8 successful"), "Batch generation complete"),
+        (lg("Finished: 'step', time cost: soon"), "Finished:"),
+        ("Engine 000: Avg prompt throughput: 1.0 tokens/s, Running: 1 reqs", "vLLM stats"),
+        (
+            "INFO 02-08 00:56:55 [loggers.py:127] Engine 000: Avg prompt throughput: 1.0 tokens/s",
+            "vLLM stats",
+        ),
+        (
+            "slurmstepd: error: *** JOB 5 STEPD TERMINATED ON n1 AT 2026 DUE TO JOB NOT ENDING ***",
+            "slurmstepd",
+        ),
+    ],
+)
+def test_an_unreadable_marker_line_is_a_warning_with_its_line(line, word):
+    log = parse([lg("start"), line])
+    assert [w.line for w in log.warnings] == [2], log.warnings
+    assert word.split()[0].lower() in log.warnings[0].message.lower()
+
+
+def _timed_step(n_bar: int | None, total: int, reward: float, step_s: float) -> list[str]:
+    out = [
+        lg("Started: 'step'"),
+        lg("Started: 'generate'"),
+        lg(f"Finished: 'generate', time cost: {step_s / 2:.2f}s"),
+        lg(
+            f"reward/avg_pass_at_5: 0.6533, reward/avg_raw_reward: {reward}, reward/mean_positive_reward: 0.9"
+        ),
+        lg(f"Finished: 'fwd_logprobs_values_reward', time cost: {step_s / 4:.2f}s"),
+        lg("Finished: 'dump_data_batch', time cost: 1.00s"),
+        lg(f"Finished: 'step', time cost: {step_s:.2f}s"),
+        lg("{'policy_loss': -0.0123, 'policy_lr': 9.99e-07, 'raw_grad_norm': 0.5}"),
+    ]
+    if n_bar is not None:
+        out.append(
+            f"{P}Training Batches Processed:  50%|#####     | {n_bar}/{total} [00:10<00:10, 5.00s/it]"
+        )
+    return out
+
+
+def test_log_without_metric_dicts_reads_values_from_text():
+    lines = [lg("No checkpoint found, starting training from scratch")]
+    lines += _timed_step(1, 7, 0.25, 100.0) + _timed_step(2, 7, 0.5, 80.0)
+    log = parse(lines)
+    assert log.metric_form == "text" and log.planned_steps == 7
+    assert [b.step for b in log.blocks] == [1, 2]
+    m = log.blocks[1].metrics
+    assert m["timing/step"] == 80.0 and m["timing/generate"] == 40.0
+    assert m["timing/fwd_logprobs_values_reward"] == 20.0 and "timing/dump_data_batch" not in m
+    assert m["reward/avg_raw_reward"] == 0.5 and m["reward/avg_pass_at_5"] == 0.6533
+    assert m["policy/policy_lr"] == 9.99e-07  # full precision (the console block says '0.0000')
+    assert log.mid_run is None
+
+
+def test_metric_dict_wins_over_text():
+    lines = _timed_step(1, 7, 0.25, 100.0) + block(
+        1, {"reward/avg_raw_reward": "0.1250", "timing/step": "99.0000"}
+    )
+    log = parse([lg("No checkpoint found, starting training from scratch"), *lines])
+    assert log.metric_form == "console" and log.blocks[0].metrics["reward/avg_raw_reward"] == 0.125
+
+
+def test_text_steps_numbered_from_the_bar_in_a_log_that_starts_mid_run():
+    log = parse(_timed_step(182, 233, 0.1, 10.0) + _timed_step(183, 233, 0.2, 10.0))
+    assert [b.step for b in log.blocks] == [182, 183]
+    assert log.mid_run is not None and "182" in log.mid_run
+
+
+def test_log_starting_mid_run_is_flagged_and_a_normal_resume_is_not():
+    mid = parse(block(182, METRICS) + block(183, METRICS))
+    assert mid.mid_run == "first step 182, with no start or resume line"
+    resumed = parse([lg("Resuming from global_step: 181"), *block(182, METRICS)])
+    assert resumed.mid_run is None
+    banner = parse(
+        [
+            "Output is truncated. View as a scrollable element or open in a text editor.",
+            *block(1, METRICS),
+        ]
+    )
+    assert banner.mid_run is not None and "line 1" in banner.mid_run
+
+
+def test_eval_only_block_at_the_resumed_step_is_not_a_step():
+    log = parse(
+        [
+            lg("Resuming from global_step: 47"),
+            *block(47, {"eval/all/avg_score": "0.4000"}),
+            *block(48, {**METRICS, "eval/all/avg_score": "0.5000", "timing/eval": "12.0000"}),
+        ]
+    )
+    assert [b.step for b in log.blocks] == [48]
+    assert [(b.step, b.metrics["eval/all/avg_score"]) for b in log.eval_blocks] == [
+        (47, 0.4),
+        (48, 0.5),
+    ]
+    assert not math.isnan(log.blocks[0].metrics["timing/eval"])
