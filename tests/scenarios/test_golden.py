@@ -1,4 +1,5 @@
-"""Golden output: one small scenario's job JSON and Vega-Lite specs, byte for byte.
+"""Golden output: one small scenario's job, run, index and comparison data, Vega-Lite specs
+and report.md, byte for byte.
 
 The specs are the ones the job page embeds, written out as the site wrote them before
 pages stopped carrying standalone copies (``dumps(spec, indent=True)``).
@@ -21,8 +22,13 @@ from tests.conftest import page_specs
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 JOB = "exp-async.async-run_561773"
+RUN = "exp-async"  # two jobs: a resume, discarded steps
 FILES = {
     f"data/jobs/{JOB}.json": "job.json",
+    f"data/runs/{RUN}.json": "run.json",
+    "data/index.json": "index.json",
+    "compare/items.js": "compare-items.js",
+    f"runs/{RUN}/curves.js": "run-curves.js",
     f"jobs/{JOB}/#reward": "reward.vl.json",
     f"jobs/{JOB}/#timing_stack": "timing_stack.vl.json",
     f"jobs/{JOB}/#vllm_throughput": "vllm_throughput.vl.json",
