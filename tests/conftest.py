@@ -64,3 +64,19 @@ def page_specs(page: Path) -> dict[str, dict]:
     start = text.index('<script type="application/json" id="chart-specs">')
     body = text[text.index(">", start) + 1 : text.index("</script>", start)]
     return json.loads(body)
+
+
+@pytest.fixture(scope="session")
+def job_pages(site: Path, index: dict):
+    """The site's job pages as page objects, by id (read back from their data files)."""
+    from sitegen.model.pages import JobPage
+
+    return {j["id"]: JobPage.from_json(load(site, j["data"])) for j in index["jobs"]}
+
+
+@pytest.fixture(scope="session")
+def run_pages(site: Path, index: dict):
+    """The site's run pages as page objects, by id."""
+    from sitegen.model.pages import RunPage
+
+    return {r["id"]: RunPage.from_json(load(site, r["data"])) for r in index["runs"]}

@@ -12,7 +12,7 @@ import pytest
 from sitegen.curves import downsample, smooth
 from sitegen.errors import BuildWarning
 from sitegen.jsonio import clean, dumps
-from sitegen.model.pages import IndexPage, JobPage, JobRow, RunPage
+from sitegen.model.pages import IndexPage, JobRow
 from sitegen.model.sections import Headline, Stats, Timing
 from sitegen.model.vocabulary import REWARD, STEP_TIME, TOKENS
 from sitegen.pages import COMPARE_POINTS, compare_curves, compare_page, spark
@@ -20,30 +20,16 @@ from sitegen.pages import COMPARE_POINTS, compare_curves, compare_page, spark
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 
 
-@pytest.fixture(scope="module")
-def job_pages(site: Path, index: dict) -> dict[str, tuple[JobPage, bytes]]:
-    out = {}
-    for j in index["jobs"]:
-        raw = (site / j["data"]).read_bytes()
-        out[j["id"]] = (JobPage.from_json(json.loads(raw)), raw)
-    return out
+def _raw(site: Path, page) -> bytes:
+    return (site / page.data).read_bytes()
 
 
-@pytest.fixture(scope="module")
-def run_pages(site: Path, index: dict) -> dict[str, tuple[RunPage, bytes]]:
-    out = {}
-    for r in index["runs"]:
-        raw = (site / r["data"]).read_bytes()
-        out[r["id"]] = (RunPage.from_json(json.loads(raw)), raw)
-    return out
-
-
-def test_published_files_are_the_page_objects_bytes(job_pages, run_pages):
+def test_published_files_are_the_page_objects_bytes(site, job_pages, run_pages):
     """Reading a data file into its type and writing it back gives the same bytes (key order too)."""
-    for page, raw in [*job_pages.values(), *run_pages.values()]:
-        assert dumps(page) == raw
-        assert dumps(page.to_json()) == raw
-    page, _ = job_pages["exp-async.async-run_561773"]
+    for page in [*job_pages.values(), *run_pages.values()]:
+        assert dumps(page) == _raw(site, page)
+        assert dumps(page.to_json()) == _raw(site, page)
+    page = job_pages["exp-async.async-run_561773"]
     assert isinstance(page.headline, Headline)
     assert isinstance(page.metrics[REWARD], Stats)
     assert isinstance(page.timing, Timing)
@@ -55,11 +41,11 @@ def test_index_rows_are_the_pages_summary_fields(site, index, job_pages, run_pag
     idx = IndexPage.from_json(index)
     assert dumps(idx) == (site / "data" / "index.json").read_bytes()
     for row in idx.jobs:
-        page = job_pages[row.id][0]
+        page = job_pages[row.id]
         assert row == page.row()
         assert type(page.row()) is JobRow  # not the whole page
     for row in idx.runs:
-        assert row == run_pages[row.id][0].row()
+        assert row == run_pages[row.id].row()
     assert idx.totals.steps == sum(r.steps for r in idx.runs)
     assert [j.id for j in idx.jobs_by_run()["exp-async"]] == [
         "exp-async.async-run_561773",
@@ -72,9 +58,9 @@ def test_to_json_validates_against_the_schemas(job_pages, run_pages, index):
     job_schema = json.loads((SCHEMAS / "job.schema.json").read_text())
     run_schema = json.loads((SCHEMAS / "run.schema.json").read_text())
     idx_schema = json.loads((SCHEMAS / "index.schema.json").read_text())
-    for page, _ in job_pages.values():
+    for page in job_pages.values():
         jsonschema.validate(page.to_json(), job_schema)
-    for page, _ in run_pages.values():
+    for page in run_pages.values():
         jsonschema.validate(page.to_json(), run_schema)
     jsonschema.validate(IndexPage.from_json(index).to_json(), idx_schema)
 
@@ -112,7 +98,7 @@ def test_to_json_writes_non_finite_numbers_as_null():
 
 
 def test_run_page_links_restarts_and_discarded_steps(run_pages):
-    run, _ = run_pages["exp-async"]
+    run = run_pages["exp-async"]
     assert run.jobs == ["exp-async.async-run_561773", "exp-async.async-run_561774"]
     assert [j.id for j in run.job_rows] == run.jobs
     assert run.discarded_steps == len(run.discarded) == 2
@@ -124,7 +110,7 @@ def test_run_page_links_restarts_and_discarded_steps(run_pages):
 
 
 def test_progression_and_timing_rows(job_pages):
-    page, _ = job_pages["exp-async.async-run_561773"]
+    page = job_pages["exp-async.async-run_561773"]
     rows = page.progression()
     assert [r.step for r in rows] == page.series["step"]
     assert [r.reward for r in rows] == page.series[REWARD]
@@ -156,19 +142,19 @@ def test_spark_keeps_short_series_and_buckets_long_ones():
 
 
 def test_compare_page_items(job_pages, run_pages):
-    runs = [p for p, _ in run_pages.values()]
-    jobs = [p for p, _ in job_pages.values()]
+    runs = list(run_pages.values())
+    jobs = list(job_pages.values())
     cmp = compare_page(runs, jobs)
     assert [(i.kind, i.id) for i in cmp.items] == [("run", r.id) for r in runs] + [
         ("job", j.id) for j in jobs
     ]
     item = next(i for i in cmp.items if i.id == "exp-async.async-run_561773")
-    page = job_pages[item.id][0]
+    page = job_pages[item.id]
     assert item.headline == page.headline and item.url == page.url
 
 
 def test_compare_curves_of_a_page(job_pages):
-    page, _ = job_pages["exp-async.async-run_561773"]
+    page = job_pages["exp-async.async-run_561773"]
     curves = compare_curves(page)
     assert set(curves) == {
         "reward",

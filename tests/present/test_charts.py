@@ -10,16 +10,6 @@ from sitegen.present import charts, shapes
 SKELETONS = Path(charts.__file__).parent / "skeletons"
 
 
-def test_downsample_keeps_spikes_in_the_band():
-    ys = [0.0] * 1000
-    ys[500] = 9.0
-    pts = charts.downsample(list(range(1000)), ys, max_points=50)
-    assert len(pts) == 50
-    assert max(p["hi"] for p in pts) == 9.0 and max(p["y"] for p in pts) < 9.0
-    short = charts.downsample([1, 2, 3], [1.0, None, float("nan")])
-    assert short == [{"x": 1, "y": 1.0, "lo": 1.0, "hi": 1.0}]
-
-
 def test_specs_are_validated_and_data_inlined():
     spec = charts.lines({"step": [1, 2, 3], "m": [1.0, 2.0, 3.0]}, {"m": "metric"})
     assert spec["$schema"].endswith("v6.json")
@@ -88,10 +78,6 @@ def test_a_build_imports_neither_altair_nor_jsonschema():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
-
-
-def test_smoothing_window():
-    assert charts.smooth([1, 2, 3, 4, 5], window=3) == [1.5, 2.0, 3.0, 4.0, 4.5]
 
 
 def test_band_from_per_point_ranges():

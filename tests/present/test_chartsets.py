@@ -1,0 +1,82 @@
+"""Which charts a page shows, and that their data is the page's (chart shapes: test_charts.py)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pytest
+
+from sitegen.model.vocabulary import REWARD, STEP_TIME
+from sitegen.present.chartsets import job_charts, run_charts, timing_stack, trial_charts
+
+JOB = "exp-async.async-run_561773"
+
+
+def _values(spec: dict) -> list[dict]:
+    """Every inline record of a spec (its layers' data too)."""
+    out: list[dict] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("values"), list):
+                out.extend(node["values"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(spec)
+    return out
+
+
+def test_job_charts_follow_what_the_log_has(job_pages):
+    page = job_pages[JOB]
+    specs = job_charts(page)
+    drawn = {k for k, v in specs.items() if v}
+    assert {"reward", "step_time", "timing_stack", "tokens", "staleness"} <= drawn
+    assert {"vllm_throughput", "vllm_queue", "vllm_cache", "batch_errors"} <= drawn
+    assert "trial_exceptions" not in specs  # the run owns this job's trials
+    assert specs["eval"] is None  # no eval metrics in this log
+    labels = {r.get("metric") for r in _values(specs["reward"])}
+    assert {"reward", "pass_at_8"} <= labels
+
+
+def test_timing_stack_adds_up_to_the_step_time(job_pages):
+    page = job_pages[JOB]
+    spec = timing_stack(page)
+    assert spec is not None
+    per_step: dict[int, float] = defaultdict(float)
+    for r in _values(spec):
+        per_step[r["x"]] += r["value"]
+    steps = page.series["step"]
+    for step, t in zip(steps, page.series[STEP_TIME], strict=True):
+        assert per_step[step] == pytest.approx(t, rel=1e-9), step
+
+
+def test_run_reward_chart_marks_restarts_and_discarded_steps(run_pages):
+    run = run_pages["exp-async"]
+    spec = run_charts(run)["reward"]
+    records = _values(spec)
+    rules = [r for r in records if "resumed from step" in str(r.get("label", ""))]
+    assert [r["x"] for r in rules] == [r.cut_at + 0.5 for r in run.restarts]
+    marks = [r for r in records if "discarded" in str(r.get("label", ""))]
+    assert sorted(m["x"] for m in marks) == sorted(
+        d.step for d in run.discarded if d.reward is not None and math.isfinite(d.reward)
+    )
+    assert {r.get("metric") for r in records if "metric" in r} >= {"reward"}
+    assert len(run.series[REWARD]) == run.steps
+
+
+def test_trial_charts_colour_exceptions_by_kind(run_pages):
+    tr = run_pages["exp-async"].trials
+    assert tr is not None
+    specs = trial_charts(tr)
+    bars = {r["label"]: r for r in _values(specs["trial_exceptions"])}
+    assert set(bars) == set(tr.exceptions)
+    for exc, r in bars.items():
+        assert r["value"] == tr.exceptions[exc]
+        assert r["kind"] == tr.exception_kind_of[exc]
+    hist = {r["label"]: r["value"] for r in _values(specs["turns_hist"])}
+    assert hist == tr.turn_histogram

@@ -1,0 +1,95 @@
+"""Numbers as pages and text outputs print them; notes made safe."""
+
+from __future__ import annotations
+
+import math
+
+from sitegen.model.sections import Headline
+from sitegen.present.formatting import (
+    csv_value,
+    fmt_dur,
+    fmt_num,
+    fmt_pct,
+    headline_sentence,
+    md_cell,
+    md_to_html,
+    text_fixed,
+    text_sig,
+)
+
+
+def test_formatting():
+    assert fmt_num(0.48321) == "0.4832" and fmt_num(None) == "–" and fmt_num(float("nan")) == "nan"
+    assert fmt_num(12345) == "12,345" and fmt_num(3.0) == "3" and fmt_num(3.0, 1) == "3.0"
+    assert fmt_num(math.inf) == "∞" and fmt_num(-math.inf) == "−∞" and fmt_num(True) == "–"
+    assert fmt_num(0.00001234) == "1.234e-05"
+    assert fmt_pct(0.878) == "87.8%" and fmt_pct(math.nan) == "–" and fmt_pct(None) == "–"
+    assert (
+        fmt_dur(90) == "90.0 s" and fmt_dur(858.476) == "14.3 min" and fmt_dur(40348.4) == "11.21 h"
+    )
+    assert fmt_dur(math.inf) == "–"
+
+
+def test_text_outputs():
+    # report.md: fixed decimals as the old script printed them, "nan" kept visible, "–" missing
+    assert text_fixed(0.123456) == "0.1235" and text_fixed(2.5, 1) == "2.5"
+    assert text_fixed(7) == "7" and text_fixed(math.nan) == "nan" and text_fixed(None) == "–"
+    assert text_sig(1234567.0) == "1.23457e+06" and text_sig(math.inf) == "–"
+    assert md_cell("a|b\nc") == "a\\|b c"
+    # CSV: blank where a value is missing or not finite, the value itself otherwise
+    assert [csv_value(v) for v in (None, math.nan, math.inf, 3, 0.5, "x")] == [
+        "",
+        "",
+        "",
+        3,
+        0.5,
+        "x",
+    ]
+
+
+def _headline(**kw) -> Headline:
+    base = dict.fromkeys(
+        (
+            "first_step",
+            "last_step",
+            "reward_mean",
+            "reward_max",
+            "reward_last",
+            "pass_at_k",
+            "pass_at_k_mean",
+            "total_time_s",
+            "step_time_mean_s",
+            "gen_wait_mean_s",
+            "gen_wait_share",
+            "avg_tokens_mean",
+            "staleness_mean",
+        )
+    )
+    return Headline(**{**base, "steps": 0, **kw})
+
+
+def test_headline_sentence():
+    assert headline_sentence("running", _headline(), None) == "running"
+    h = _headline(
+        steps=8,
+        first_step=1,
+        last_step=8,
+        reward_mean=0.25,
+        reward_max=0.5,
+        reward_last=0.375,
+        pass_at_k=4,
+        pass_at_k_mean=0.6,
+        step_time_mean_s=90.0,
+    )
+    assert headline_sentence("complete", h, 0.5) == (
+        "complete, steps 1–8, reward mean 0.2500 (max 0.5000, last 0.3750), pass@4 0.6000, "
+        "step time 90.0 s, trial success 50.0%"
+    )
+
+
+def test_notes_rendered_and_sanitized():
+    html = md_to_html(
+        "# T\n\n<script>alert(1)</script> [x](javascript:alert(1)) [ok](https://a.b) <img src=x onerror=alert(1)>"
+    )
+    assert "<script" not in html and "javascript:" not in html and "onerror" not in html
+    assert 'href="https://a.b"' in html

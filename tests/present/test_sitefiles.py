@@ -1,0 +1,27 @@
+"""The files besides the pages: the sitemap and the static folder."""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree
+
+from sitegen.assets import package_dir
+from sitegen.present.sitefiles import sitemap_xml
+
+
+def test_sitemap_lists_each_page_under_the_base_url():
+    xml = sitemap_xml("https://o.github.io/r/", ["", "jobs/a/", "runs/b&c/"])
+    root = ElementTree.fromstring(xml)
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [e.text for e in root.findall("s:url/s:loc", ns)]
+    assert locs == [
+        "https://o.github.io/r/",
+        "https://o.github.io/r/jobs/a/",
+        "https://o.github.io/r/runs/b&c/",
+    ]
+
+
+def test_static_files_are_copied(site):
+    for path in package_dir("static").rglob("*"):
+        if path.is_file():
+            rel = path.relative_to(package_dir("static")).as_posix()
+            assert (site / "static" / rel).read_bytes() == path.read_bytes(), rel
