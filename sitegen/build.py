@@ -18,7 +18,7 @@ from sitegen.assemble import assemble, warnings_by_job
 from sitegen.assets import package_dir
 from sitegen.discover import discover
 from sitegen.errors import ArchiveError, BuildWarning
-from sitegen.incremental import BuildState, input_signature, tree_signature
+from sitegen.incremental import BuildState, PageReuse, input_signature, tree_signature
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
 from sitegen.pages import index_page, job_page, job_row, read_notes, run_page, run_summary
@@ -104,9 +104,10 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         index, run_pages, job_pages = _pages(opts, disc, jobs, runs, report)
         report.stage("analyse")
         writer = SiteWriter(site, state.files)
-        signatures = _render(opts, writer, state, (index, run_pages, job_pages), report)
+        reuse = PageReuse(state.pages, assets, opts, writer)
+        _render(opts, writer, reuse, (index, run_pages, job_pages), report)
         report.stage("render")
-        state.save_site(inputs, signatures, writer.publish())
+        state.save_site(inputs, reuse.signatures, writer.publish())
         report.files, report.bytes = writer.files, writer.bytes
         _warn_if_too_big(report, writer)
         report.stage("write")
@@ -162,22 +163,21 @@ def _pages(
 
 
 def _render(
-    opts: BuildOptions, writer: SiteWriter, state: BuildState, pages, report
-) -> dict[str, str]:
-    """Render every page (unchanged job and run pages are carried over); their signatures."""
+    opts: BuildOptions, writer: SiteWriter, reuse: PageReuse, pages, report: BuildReport
+) -> None:
+    """Render every page (unchanged job and run pages are carried over)."""
     # Altair is slow to import: a build with nothing to render never needs it.
     from sitegen.incremental import compiled_templates_dir
     from sitegen.present.html import Renderer
 
     index, run_pages, job_pages = pages
-    renderer = Renderer(opts, writer, state.pages, compiled_templates_dir())
+    renderer = Renderer(opts, writer, reuse, compiled_templates_dir())
     try:
         renderer.site(index, run_pages, job_pages, report.warnings)
     except BaseException:
         writer.abort()
         raise
     report.pages, report.pages_reused = renderer.pages, renderer.reused
-    return renderer.signatures
 
 
 def _warn_if_too_big(report: BuildReport, writer: SiteWriter) -> None:

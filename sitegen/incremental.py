@@ -42,10 +42,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from sitegen import __version__
+from sitegen.jsonio import dumps
 from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
 from sitegen.model.parsed import TrialResult
 from sitegen.read.logfile import LogState
-from sitegen.write import MARKER, FileRecord, write_error
+from sitegen.write import MARKER, FileRecord, SiteWriter, write_error
 
 if TYPE_CHECKING:
     from sitegen.model.parsed import Discovery, Job, ParsedLog
@@ -111,6 +112,33 @@ def input_signature(
         h.update(repr((job.id, job.source.log, job.status, job.run_id, notes)).encode())
     h.update(repr(sorted(fingerprints.items(), key=lambda kv: kv[0])).encode())
     return h.hexdigest()
+
+
+class PageReuse:
+    """Which job and run pages stay as the last build wrote them; this build's page signatures.
+
+    A page's signature hashes what it shows (its page object and the parts of
+    other pages it quotes), the templates and static files, and the options
+    every page prints. Equal to the last build's and with every file still as
+    written (:meth:`SiteWriter.carry_over`), the page is not rendered again.
+    """
+
+    def __init__(
+        self, previous: dict[str, str], assets: str, opts: BuildOptions, writer: SiteWriter
+    ) -> None:
+        self.previous = previous
+        self.writer = writer
+        self.signatures: dict[str, str] = {}
+        self._base = hashlib.sha1(assets.encode())
+        self._base.update(repr((opts.title, opts.base_url)).encode())
+
+    def carry_over(self, key: str, parts: tuple, files: list[str]) -> bool:
+        """Record the page's signature; True when its files were kept as they are."""
+        h = self._base.copy()
+        for part in parts:
+            h.update(dumps(part))
+        sig = self.signatures[key] = h.hexdigest()
+        return self.previous.get(key) == sig and self.writer.carry_over(files)
 
 
 # -- the state -------------------------------------------------------------------------------------

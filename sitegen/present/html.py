@@ -8,7 +8,6 @@ parses and computes no figure: every number comes from a page object
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,7 +20,6 @@ import yaml
 from sitegen import __version__
 from sitegen.assets import package_dir
 from sitegen.errors import BuildWarning
-from sitegen.incremental import tree_signature
 from sitegen.jsonio import clean, dumps, script_json
 from sitegen.model.pages import ComparePage, IndexPage, JobPage, JobRow, RunPage
 from sitegen.model.parsed import TrialSet
@@ -35,6 +33,7 @@ from sitegen.present.report import job_report
 from sitegen.present.sitefiles import copy_static, sitemap_xml
 
 if TYPE_CHECKING:
+    from sitegen.incremental import PageReuse
     from sitegen.options import BuildOptions
     from sitegen.write import SiteWriter
 
@@ -103,16 +102,14 @@ class Renderer:
         self,
         opts: BuildOptions,
         writer: SiteWriter,
-        previous: dict[str, str] | None = None,
+        reuse: PageReuse | None = None,
         cache_dir: Path | None = None,
     ) -> None:
         self.opts = opts
         self.writer = writer
         self.pages = 0
         self.reused = 0
-        self.previous = previous or {}  # page key -> signature, from the last build
-        self.signatures: dict[str, str] = {}
-        self.assets = tree_signature(package_dir("templates"), package_dir("static"))
+        self.reuse = reuse  # which pages the last build left as they are (incremental.py)
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(package_dir("templates"))),
             autoescape=True,
@@ -250,12 +247,7 @@ class Renderer:
 
     def _unchanged(self, key: str, parts: tuple, files: list[str]) -> bool:
         """Carry a page's files over from the last site when what it shows is the same."""
-        h = hashlib.sha1(self.assets.encode())
-        h.update(repr((self.opts.title, self.opts.base_url)).encode())
-        for part in parts:
-            h.update(dumps(part))
-        sig = self.signatures[key] = h.hexdigest()
-        if self.previous.get(key) == sig and self.writer.carry_over(files):
+        if self.reuse is not None and self.reuse.carry_over(key, parts, files):
             self.pages += 1
             self.reused += 1
             self.urls.append(files[0])
