@@ -74,27 +74,27 @@ class JobPage(JobRow):
     """Everything a job page shows (``data/jobs/<id>.json``): ``pages.job_page``."""
 
     schema: str = JOB_SCHEMA
-    layout: str
-    group: str
-    metric_form: str
-    resumed_from: int | None
-    fresh_start: bool
-    checkpoints: list[int]
+    layout: str  # "experiment" or "flat": discover (JobSource.layout)
+    group: str  # the experiment or folder the log sits in: discover
+    metric_form: str  # "console", "mirror" or "": read.logparse (ParsedLog.metric_form)
+    resumed_from: int | None  # checkpoint step the log says it resumed from: read.logparse
+    fresh_start: bool  # the log says it started from scratch: read.logparse
+    checkpoints: list[int]  # steps whose checkpoint the log saved: read.logparse
     log_bytes: int
     log_lines: int
-    run_name: Any  # config values as logged (a string in every log seen)
-    model: Any
-    ckpt_path: Any
-    n_samples_per_prompt: Any
-    config: dict[str, Any] | None  # redacted at parse time (read.logparse, Redactor)
+    run_name: Any  # trainer.run_name from the config dump, as logged (pages._config_get)
+    model: Any  # trainer.policy.model.path
+    ckpt_path: Any  # trainer.ckpt_path
+    n_samples_per_prompt: Any  # generator.n_samples_per_prompt
+    config: dict[str, Any] | None  # the config dump, redacted at parse time (read.logparse)
     metrics: dict[str, Stats]  # analyse.metric_summary
     series: Series  # analyse.series
     eval_series: Series  # analyse.series over eval blocks
-    timing: Timing
-    vllm: VllmSummary | None
-    batches: BatchSummary | None
+    timing: Timing  # analyse.timing_tree
+    vllm: VllmSummary | None  # analyse.vllm_summary
+    batches: BatchSummary | None  # analyse.batch_summary
     batch_series: Series  # analyse.batch_series
-    trials: TrialSummary | None
+    trials: TrialSummary | None  # analyse.trial_stats (only when the job owns its trials)
     notes_md: str | None  # notes.md beside the log, redacted
     warnings: tuple[BuildWarning, ...]  # build warnings about this job's files
 
@@ -150,30 +150,30 @@ class RunPage(PageData):
     id: str
     url: str
     data: str
-    jobs: list[str]
+    jobs: list[str]  # the chain, in order: assemble (Run.jobs)
     job_rows: tuple[JobRow, ...]
-    status: str
-    first_step: int | None
+    status: str  # the last job's status
+    first_step: int | None  # headline (analyse.headline over the stitched steps)
     last_step: int | None
-    steps: int
+    steps: int  # distinct stitched steps: assemble.stitch
     discarded_steps: int
     discarded: tuple[DiscardedStep, ...]
-    discarded_time_s: float
-    resumed_from: list[int]
+    discarded_time_s: float  # timing/step summed over the discarded steps
+    resumed_from: list[int]  # assemble (Run.resumed_from)
     restarts: tuple[Restart, ...]
     reward_mean: float | None
     reward_max: float | None
     reward_last: float | None
     total_time_s: float | None
     headline: Headline
-    metrics: dict[str, Stats]
-    series: Series
-    timing: Timing
-    trials: TrialSummary | None
+    metrics: dict[str, Stats]  # analyse.metric_summary over the stitched steps
+    series: Series  # analyse.series
+    timing: Timing  # analyse.timing_tree
+    trials: TrialSummary | None  # analyse.trial_stats over the run's trials
     trial_success_rate: float | None
     trial_error_rate: float | None
     reward_spark: list[int | float | None]
-    last_activity: str | None
+    last_activity: str | None  # the latest of its jobs'
 
     def row(self) -> RunRow:
         return RunRow(**{f.name: getattr(self, f.name) for f in fields(RunRow)})
