@@ -1,15 +1,19 @@
 """Archive-scale benchmarks for sitegen (a script, not a test).
 
 For each size it synthesizes an archive with ``sitegen synth`` (kept in
-``bench-out/`` between runs), then measures, side by side:
+``bench-out/`` between runs), then measures, for the code being benchmarked and,
+side by side, for an older commit (``--baseline``, checked out with ``git archive``):
 
-* the raw read floor: ``cat`` of every input file to /dev/null, page cache warm;
-* a cold build (``--clean``), a no-change rebuild, and a rebuild after one job's
-  log grew by one step;
-* peak RSS (the whole process tree, sampled every 20 ms) of the cold build;
-* the site's size and the weight of the heaviest job page without the shared JavaScript.
+* the raw read floor: ``cat`` of every input file to /dev/null, page cache warm (best of 3);
+* a cold build (``--clean``) and a cold publish build (``--clean --base-url``: cards,
+  sitemap), medians of ``--repeat`` runs;
+* a no-change rebuild, and a rebuild after one job's log grew by one step (medians);
+* peak RSS of the whole process tree (sampled every 20 ms) over the cold and publish builds;
+* the published site's weight: total, per job and per 10 k trials, the heaviest page, and
+  that weight extrapolated to a team archive (500 jobs × 40 k trials each).
 
-Usage: ``python benchmarks/run.py [--sizes small,medium,large] [--out bench-out] [--write docs/benchmarks.md]``
+Usage: ``python benchmarks/run.py [--sizes small,medium,large] [--baseline REF]
+[--repeat 3] [--out bench-out] [--write docs/benchmarks.md]``
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -34,23 +39,40 @@ SIZES = {
     "medium": {"jobs": 12, "steps": 40, "trials_per_step": 60, "trial_kb": 30, "pad_mb": 50},
     "large": {"jobs": 20, "steps": 100, "trials_per_step": 135, "trial_kb": 60, "pad_mb": 200},
 }
+# main before issue 11 (site weight, chart skeletons, cards): the "old" column
+BASELINE = "39194a9"
+TEAM = {"jobs": 500, "trials": 500 * 40_000}  # the team archive the weight is extrapolated to
+PAGES_LIMIT = 10**9  # GitHub Pages
 TARGETS = {
-    "cold_x_floor": 4.0,
-    "nochange_s": 0.5,
+    "cold_x_floor": 3.0,
+    "publish_x_floor": 4.0,
+    "nochange_s": 0.3,
     "onejob_share": 0.10,
     "rss_mb": 400,
     "page_kb": 500,
+    "team_gb": 1.0,
 }
+BASE_URL = "https://example.github.io/runs/"
+LISTINGS = ("index.html", "runs/index.html", "compare/items.js")
 
 
-def sitegen(*args: str) -> list[str]:
-    return [sys.executable, "-m", "sitegen", *args]
+Command = tuple[list[str], dict[str, str], Path]
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float]:
+def sitegen(src: Path, *args: str) -> Command:
+    """The command running the sitegen found in ``src`` (a checkout): its arguments,
+    environment and folder (``python -m`` puts the working folder first on the path)."""
+    env = dict(os.environ, PYTHONPATH=str(src))
+    return [sys.executable, "-m", "sitegen", *args], env, src
+
+
+def run_measured(cmd: Command) -> tuple[float, float]:
     """Wall time and peak RSS (MB) of the whole process tree."""
+    argv, env, cwd = cmd
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     peak = 0
     ps = psutil.Process(proc.pid)
     while proc.poll() is None:
@@ -65,8 +87,14 @@ def run_measured(cmd: list[str]) -> tuple[float, float]:
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{err}")
+        raise SystemExit(f"{' '.join(argv)} failed:\n{err}")
     return wall, peak / 2**20
+
+
+def median_run(cmd: Command, repeat: int) -> tuple[float, float]:
+    """Median wall time and the largest peak RSS of ``repeat`` runs."""
+    runs = [run_measured(cmd) for _ in range(repeat)]
+    return statistics.median(w for w, _ in runs), max(r for _, r in runs)
 
 
 def raw_floor(archive: Path) -> float:
@@ -89,15 +117,66 @@ def grow_one_job(archive: Path) -> None:
     log = archive / "flat/chain-b/train_600301.out"
     truth = json.loads((archive / "synth-truth.json").read_text())
     last = max(truth["jobs"]["flat/chain-b/train_600301.out"]["steps"]) + 1
-    n = int(time.time())
+    n = time.time_ns()
     with open(log, "a") as fh:
         fh.write(
-            f"(skyrl_entrypoint pid=4242) 2026-04-01 00:00:00.000 | INFO     | x:log:1 - Step {last + n % 1000}: \n"
+            f"(skyrl_entrypoint pid=4242) 2026-04-01 00:00:00.000 | INFO     | x:log:1 - Step {last + n % 100000}: \n"
             f"(skyrl_entrypoint pid=4242) {{'reward/avg_raw_reward': '0.5000', 'timing/step': '10.0000'}}\n"
         )
 
 
-def bench(name: str, opts: dict, out: Path) -> dict:
+def checkout(ref: str, out: Path) -> Path:
+    """The package at ``ref`` (``git archive``), kept between runs; ``.`` is this tree."""
+    if ref == ".":
+        return ROOT
+    sha = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", ref],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    dest = out / f"src-{sha}"
+    if not (dest / "sitegen").is_dir():
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        tar = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", sha], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
+    return dest
+
+
+def weight(site: Path, jobs: int, trials: int) -> dict:
+    """The published site's bytes: fixed (static/), per job, per 10 k trials, the heaviest
+    page, and the total extrapolated to :data:`TEAM`."""
+    sizes = {
+        p.relative_to(site).as_posix(): p.stat().st_size for p in site.rglob("*") if p.is_file()
+    }
+    total = sum(sizes.values())
+    fixed = sum(n for r, n in sizes.items() if r.startswith("static/"))
+    trial_tables = sum(n for r, n in sizes.items() if r.rsplit("/", 1)[-1].startswith("trials.csv"))
+    per_job = (total - fixed - trial_tables) / jobs
+    per_10k = trial_tables / trials * 10_000 if trials else 0.0
+    pages = {r: n for r, n in sizes.items() if r.endswith(".html")}
+    heaviest = max(pages, key=lambda r: pages[r])
+    # the pages (and the comparison page's list) that grow with every job, at TEAM's size
+    listings = {r: sizes.get(r, 0) * TEAM["jobs"] / jobs for r in LISTINGS}
+    listing = max(listings, key=lambda r: listings[r])
+    team = fixed + TEAM["jobs"] * per_job + TEAM["trials"] / 10_000 * per_10k
+    return {
+        "site_mb": total / 1e6,
+        "fixed_mb": fixed / 1e6,
+        "per_job_kb": per_job / 1e3,
+        "per_10k_trials_kb": per_10k / 1e3,
+        "page_kb": pages[heaviest] / 1e3,
+        "page": heaviest,
+        "listing_team_kb": listings[listing] / 1e3,
+        "listing": listing,
+        "team_gb": team / 1e9,
+    }
+
+
+def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int) -> list[dict]:
     base = out / name
     archive = base / "archive"
     stamp = base / "synth.json"
@@ -105,98 +184,96 @@ def bench(name: str, opts: dict, out: Path) -> dict:
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
         t = time.perf_counter()
-        subprocess.run(
-            sitegen(
-                "synth",
-                str(archive),
-                "--jobs",
-                str(opts["jobs"]),
-                "--steps",
-                str(opts["steps"]),
-                "--trials-per-step",
-                str(opts["trials_per_step"]),
-                "--trial-kb",
-                str(opts["trial_kb"]),
-                "--pad-mb",
-                str(opts["pad_mb"]),
-            ),
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        args = [f"--{k.replace('_', '-')}={v}" for k, v in opts.items()]
+        cmd, env, cwd = sitegen(ROOT, "synth", str(archive), *args)
+        subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
         print(f"[{name}] synth {time.perf_counter() - t:.1f}s", file=sys.stderr)
         stamp.write_text(json.dumps(opts))
     n_files, n_bytes = tree_size(archive)
     logs = sum(p.stat().st_size for p in archive.rglob("*") if p.suffix in (".out", ".log"))
-    site = base / "site"
     floor = raw_floor(archive)
-    cold, rss = run_measured(sitegen("build", str(archive), "-o", str(site), "--clean"))
-    nochange, _ = run_measured(sitegen("build", str(archive), "-o", str(site)))
-    grow_one_job(archive)
-    onejob, _ = run_measured(sitegen("build", str(archive), "-o", str(site)))
-    site_files, site_bytes = tree_size(site)
-    pages = [p / "index.html" for p in (site / "jobs").iterdir()]
-    heaviest = max(p.stat().st_size for p in pages)
-    row = {
-        "size": name,
-        "archive_mb": n_bytes / 2**20,
-        "files": n_files,
-        "logs_mb": logs / 2**20,
-        "floor_s": floor,
-        "cold_s": cold,
-        "nochange_s": nochange,
-        "onejob_s": onejob,
-        "rss_mb": rss,
-        "site_mb": site_bytes / 2**20,
-        "site_files": site_files,
-        "page_kb": heaviest / 1024,
-    }
-    print(
-        f"[{name}] {json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})}",
-        file=sys.stderr,
-    )
-    return row
+    rows = []
+    for label, src in codes.items():
+        site, pub = base / f"site-{label}", base / f"pub-{label}"
+        cold, rss = median_run(
+            sitegen(src, "build", str(archive), "-o", str(site), "--clean"), repeat
+        )
+        publish, rss_pub = median_run(
+            sitegen(src, "build", str(archive), "-o", str(pub), "--clean", "--base-url", BASE_URL),
+            repeat,
+        )
+        nochange, _ = median_run(sitegen(src, "build", str(archive), "-o", str(site)), repeat)
+        onejobs = []
+        for _ in range(repeat):
+            grow_one_job(archive)
+            onejobs.append(run_measured(sitegen(src, "build", str(archive), "-o", str(site)))[0])
+        totals = json.loads((pub / "data" / "index.json").read_text())["totals"]
+        jobs, trials = totals["jobs"], totals["trials"]
+        row = {
+            "size": name,
+            "code": label,
+            "archive_mb": n_bytes / 2**20,
+            "files": n_files,
+            "logs_mb": logs / 2**20,
+            "jobs": jobs,
+            "trials": trials,
+            "floor_s": floor,
+            "cold_s": cold,
+            "publish_s": publish,
+            "nochange_s": nochange,
+            "onejob_s": statistics.median(onejobs),
+            "rss_mb": max(rss, rss_pub),
+            **weight(pub, jobs, trials),
+        }
+        print(
+            f"[{name}/{label}] {json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})}",
+            file=sys.stderr,
+        )
+        rows.append(row)
+    return rows
 
 
 def verdicts(r: dict) -> list[str]:
-    out = []
-    ratio = r["cold_s"] / r["floor_s"] if r["floor_s"] else float("inf")
-    limit = TARGETS["cold_x_floor"]
-    out.append(
-        f"cold {ratio:.0f}× floor ({'ok' if ratio <= limit else f'missed by {ratio / limit:.0f}×'})"
-    )
-    out.append(
-        f"no-change {r['nochange_s']:.2f} s ({'ok' if r['nochange_s'] <= TARGETS['nochange_s'] else 'missed'})"
-    )
+    def ok(good: bool) -> str:
+        return "ok" if good else "missed"
+
+    cold_x = r["cold_s"] / r["floor_s"] if r["floor_s"] else float("inf")
+    pub_x = r["publish_s"] / r["floor_s"] if r["floor_s"] else float("inf")
     share = r["onejob_s"] / r["cold_s"]
-    out.append(
-        f"one job {100 * share:.0f}% of cold ({'ok' if share <= TARGETS['onejob_share'] else 'missed'})"
-    )
-    out.append(
-        f"RSS {r['rss_mb']:.0f} MB ({'ok' if r['rss_mb'] <= TARGETS['rss_mb'] else 'missed'})"
-    )
-    out.append(
-        f"page {r['page_kb']:.0f} KB ({'ok' if r['page_kb'] <= TARGETS['page_kb'] else 'missed'})"
-    )
-    return out
+    return [
+        f"cold {cold_x:.1f}× floor ({ok(cold_x <= TARGETS['cold_x_floor'])})",
+        f"publish {pub_x:.1f}× floor ({ok(pub_x <= TARGETS['publish_x_floor'])})",
+        f"no-change {r['nochange_s']:.2f} s ({ok(r['nochange_s'] <= TARGETS['nochange_s'])})",
+        f"one job {100 * share:.0f} % of cold ({ok(share <= TARGETS['onejob_share'])})",
+        f"RSS {r['rss_mb']:.0f} MB ({ok(r['rss_mb'] <= TARGETS['rss_mb'])})",
+        f"heaviest page {r['page_kb']:.0f} KB ({ok(r['page_kb'] <= TARGETS['page_kb'])})",
+        f"{r['listing']} at {TEAM['jobs']} jobs ≈ {r['listing_team_kb']:.0f} KB "
+        f"({ok(r['listing_team_kb'] <= TARGETS['page_kb'])})",
+        f"team site {r['team_gb']:.2f} GB ({ok(r['team_gb'] <= TARGETS['team_gb'])})",
+    ]
 
 
 def table(rows: list[dict]) -> str:
     head = (
-        "| size | archive | files | logs | raw read floor | cold build | no-change | one job changed "
-        "| peak RSS (tree) | site | heaviest job page |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| size | code | archive | raw read floor | cold build | publish build | no-change | one job changed "
+        "| peak RSS (tree) | site (published) | per job | per 10 k trials | heaviest page | 500 jobs × 40 k trials |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     body = "".join(
-        f"| {r['size']} | {r['archive_mb']:.0f} MB | {r['files']:,} | {r['logs_mb']:.0f} MB | {r['floor_s']:.2f} s "
-        f"| {r['cold_s']:.2f} s | {r['nochange_s']:.2f} s | {r['onejob_s']:.2f} s | {r['rss_mb']:.0f} MB "
-        f"| {r['site_mb']:.1f} MB | {r['page_kb']:.0f} KB |\n"
+        f"| {r['size']} | {r['code']} | {r['archive_mb']:.0f} MB, {r['files']:,} files | {r['floor_s']:.2f} s "
+        f"| {r['cold_s']:.2f} s | {r['publish_s']:.2f} s | {r['nochange_s']:.2f} s | {r['onejob_s']:.2f} s "
+        f"| {r['rss_mb']:.0f} MB | {r['site_mb']:.1f} MB | {r['per_job_kb']:.0f} KB "
+        f"| {r['per_10k_trials_kb']:.0f} KB | {r['page_kb']:.0f} KB | {r['team_gb']:.2f} GB |\n"
         for r in rows
     )
-    checks = "".join(f"- **{r['size']}**: " + "; ".join(verdicts(r)) + "\n" for r in rows)
+    checks = "".join(
+        f"- **{r['size']}, {r['code']}**: " + "; ".join(verdicts(r)) + "\n" for r in rows
+    )
     return (
         head
         + body
-        + "\nAgainst the targets (cold ≤ 4× floor, no-change ≤ 0.5 s, one job ≤ 10 % of cold, RSS ≤ 400 MB, page ≤ 500 KB):\n\n"
-        + checks
+        + "\nAgainst the targets (cold ≤ 3× floor, publish ≤ 4× floor, no-change ≤ 0.3 s, one job ≤ 10 % "
+        "of cold, RSS ≤ 400 MB, every page ≤ 500 KB, team site ≤ 1 GB):\n\n" + checks
     )
 
 
@@ -209,9 +286,11 @@ def machine() -> str:
                 break
     except OSError:
         pass
+    load = os.getloadavg()[0]
     return (
         f"{os.cpu_count()} cores ({cpu}), {psutil.virtual_memory().total / 2**30:.0f} GiB RAM, "
-        f"{platform.system()} {platform.release()}, Python {platform.python_version()}"
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}; "
+        f"load average {load:.1f} when the run started"
     )
 
 
@@ -220,16 +299,35 @@ def main() -> None:
     ap.add_argument("--sizes", default="small,medium,large")
     ap.add_argument("--out", type=Path, default=ROOT / "bench-out")
     ap.add_argument(
+        "--baseline",
+        default=BASELINE,
+        help="git ref measured side by side as 'old' ('' to skip); default: main before issue 11",
+    )
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    ap.add_argument(
         "--write", type=Path, default=None, help="write the results table into this Markdown file"
     )
     args = ap.parse_args()
-    rows = [bench(name, SIZES[name], args.out) for name in args.sizes.split(",")]
+    where = machine()
+    codes = {"new": ROOT}
+    if args.baseline:
+        codes = {"old": checkout(args.baseline, args.out), **codes}
+    rows = [
+        r
+        for name in args.sizes.split(",")
+        for r in bench(name, SIZES[name], args.out, codes, args.repeat)
+    ]
     text = table(rows)
     print(text)
+    (args.out / "results.json").write_text(json.dumps(rows, indent=1))
     if args.write:
         doc = args.write.read_text() if args.write.exists() else ""
         start, end = "<!-- results -->", "<!-- /results -->"
-        block = f"{start}\nMachine: {machine()}. Run on {time.strftime('%Y-%m-%d')}.\n\n{text}{end}"
+        old = f"old = `{args.baseline}`, " if args.baseline else ""
+        block = (
+            f"{start}\nMachine: {where}. Run on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+            f"{old}new = this commit; medians of {args.repeat}.\n\n{text}{end}"
+        )
         if start in doc and end in doc:
             doc = doc[: doc.index(start)] + block + doc[doc.index(end) + len(end) :]
         else:
