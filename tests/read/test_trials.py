@@ -178,9 +178,13 @@ def test_non_finite_and_huge_counts_are_absent_not_a_traceback():
 
     for bad in ("NaN", "Infinity", "-Infinity", "1e400", "9" * 30):
         data = (
-            '{"trial_name": "t__1", "task_name": "t", "agent_result": {"n_input_tokens": BAD, '
-            '"n_output_tokens": 5, "metadata": {"n_episodes": BAD}}}'
-        ).replace("BAD", bad).encode()
+            (
+                '{"trial_name": "t__1", "task_name": "t", "agent_result": {"n_input_tokens": BAD, '
+                '"n_output_tokens": 5, "metadata": {"n_episodes": BAD}}}'
+            )
+            .replace("BAD", bad)
+            .encode()
+        )
         r = decode_result(data, "t__1", False)
         assert r is not None and r.turns is None and r.input_tokens is None
         assert r.output_tokens == 5
