@@ -17,8 +17,10 @@ from sitegen.model.vocabulary import (
     REWARD,
     STALENESS,
     STEP_TIME,
+    SYNC_GEN_WAIT,
     TOKENS,
     exception_kind,
+    gen_wait_key,
     is_finite,
     pass_at_k,
     pass_at_key,
@@ -41,6 +43,26 @@ TIMER_TREE: dict[str, tuple[str, ...]] = {
     "train_critic_and_policy": ("policy_train", "critic_train"),
 }
 OUTSIDE_STEP = ("save_checkpoints", "save_hf_model", "cleanup_old_checkpoints", "eval")
+# The synchronous trainer's (formats.md §8, read from SkyRL's trainer.py): generation,
+# checkpoints and the reference update happen inside `step`; only `eval` is outside.
+SYNC_TIMER_TREE: dict[str, tuple[str, ...]] = {
+    "step": (
+        "generate",
+        "postprocess_generator_output",
+        "convert_to_training_input",
+        "fwd_logprobs_values_reward",
+        "apply_reward_kl_penalty",
+        "compute_advantages_and_returns",
+        "train_critic_and_policy",
+        "save_checkpoints",
+        "save_hf_model",
+        "update_ref_with_policy",
+        "sync_weights",
+    ),
+    "train_critic_and_policy": ("policy_train", "critic_train"),
+    "save_checkpoints": ("cleanup_old_checkpoints",),
+}
+SYNC_OUTSIDE_STEP = ("eval",)
 UNACCOUNTED = "(rest)"
 
 # vLLM utilization verdict. Per-engine means over all stat lines of the job.
@@ -105,18 +127,14 @@ def _mean(xs: list[float]) -> float | None:
 def headline(blocks: Sequence[MetricBlock]) -> dict:
     """The figures that summarise a job or run in tables and previews."""
     rewards = _values(blocks, REWARD)
-    step_times = _values(blocks, STEP_TIME)
+    step_times = _timer_values(blocks, STEP_TIME)
     pk = pass_at_key(metric_names(blocks))
-    wait_total = math.fsum(
-        float(b.metrics[GEN_WAIT])
-        for b in blocks
-        if is_finite(b.metrics.get(GEN_WAIT)) and is_finite(b.metrics.get(STEP_TIME))
-    )
-    step_total_paired = math.fsum(
-        float(b.metrics[STEP_TIME])
-        for b in blocks
-        if is_finite(b.metrics.get(GEN_WAIT)) and is_finite(b.metrics.get(STEP_TIME))
-    )
+    wait = gen_wait_key(metric_names(blocks))
+    paired = [
+        b for b in blocks if _timer_ok(b.metrics.get(wait)) and _timer_ok(b.metrics.get(STEP_TIME))
+    ]
+    wait_total = math.fsum(float(b.metrics[wait]) for b in paired)
+    step_total_paired = math.fsum(float(b.metrics[STEP_TIME]) for b in paired)
     return {
         "steps": len(blocks),
         "first_step": blocks[0].step if blocks else None,
@@ -128,7 +146,7 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
         "pass_at_k_mean": _mean(_values(blocks, pk)) if pk else None,
         "total_time_s": math.fsum(step_times) if step_times else None,
         "step_time_mean_s": _mean(step_times),
-        "gen_wait_mean_s": _mean(_values(blocks, GEN_WAIT)),
+        "gen_wait_mean_s": _mean(_timer_values(blocks, wait)),
         "gen_wait_share": wait_total / step_total_paired if step_total_paired > 0 else None,
         "avg_tokens_mean": _mean(_values(blocks, TOKENS)),
         "staleness_mean": _mean(_values(blocks, STALENESS)),
@@ -148,24 +166,24 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     parent gets a ``(rest)`` child for time its children do not cover, so
     shares at each level add up to 1.
     """
-    steps = [b for b in blocks if is_finite(b.metrics.get(STEP_TIME))]
+    tree, outside_names = timer_tree_of(blocks)
+    steps = [b for b in blocks if _timer_ok(b.metrics.get(STEP_TIME))]
     step_total = math.fsum(float(b.metrics[STEP_TIME]) for b in steps)
-    known = {"step"} | {c for cs in TIMER_TREE.values() for c in cs}
+    known = {"step"} | {c for cs in tree.values() for c in cs}
 
     def node(name: str, parent_total: float | None) -> dict | None:
         key = f"timing/{name}"
-        vals = [b.metrics.get(key) for b in steps]
-        present = finite(vals)
+        present = [float(v) for b in steps if _timer_ok(v := b.metrics.get(key))]
         if not present:
             return None
         total = math.fsum(present)
         ratios = [
             float(b.metrics[key]) / float(b.metrics[STEP_TIME])
             for b in steps
-            if is_finite(b.metrics.get(key)) and float(b.metrics[STEP_TIME]) > 0
+            if _timer_ok(b.metrics.get(key)) and float(b.metrics[STEP_TIME]) > 0
         ]
         out = _timer_node(name, total, len(present), parent_total, step_total, _mean(ratios))
-        kids = [k for k in (node(c, total) for c in TIMER_TREE.get(name, ())) if k]
+        kids = [k for k in (node(c, total) for c in tree.get(name, ())) if k]
         if kids:
             rest = total - math.fsum(k["total_s"] for k in kids)
             kids.append(_timer_node(UNACCOUNTED, rest, len(present), total, step_total, None))
@@ -174,8 +192,8 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
 
     root = node("step", None) if steps else None
     outside = []
-    for name in OUTSIDE_STEP:
-        xs = _values(blocks, f"timing/{name}")
+    for name in outside_names:
+        xs = _timer_values(blocks, f"timing/{name}")
         if xs:
             outside.append(
                 {
@@ -191,10 +209,10 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
         for n in metric_names(blocks)
         if n.startswith("timing/")
         and n[len("timing/") :] not in known
-        and n[len("timing/") :] not in OUTSIDE_STEP
+        and n[len("timing/") :] not in outside_names
     )
     for name in others:
-        xs = _values(blocks, f"timing/{name}")
+        xs = _timer_values(blocks, f"timing/{name}")
         outside.append(
             {
                 "name": name,
@@ -205,6 +223,30 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
             }
         )
     return {"steps": len(steps), "step_total_s": step_total, "tree": root, "outside_step": outside}
+
+
+def timer_tree_of(
+    blocks: Sequence[MetricBlock],
+) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
+    """The trainer's timer tree and its outside-step timers, chosen from the keys present.
+
+    ``wait_for_generation_buffer`` exists only in the fully-async trainer and
+    ``generate`` only in the synchronous one (formats.md §8); with neither, the
+    fully-async tree (the one §3 documents).
+    """
+    names = {k for b in blocks for k in b.metrics if k.startswith("timing/")}
+    if GEN_WAIT not in names and SYNC_GEN_WAIT in names:
+        return SYNC_TIMER_TREE, SYNC_OUTSIDE_STEP
+    return TIMER_TREE, OUTSIDE_STEP
+
+
+def _timer_ok(v: object) -> bool:
+    """A usable timer value: finite and not negative (a clock step back is no duration)."""
+    return is_finite(v) and v >= 0
+
+
+def _timer_values(blocks: Sequence[MetricBlock], name: str) -> list[float]:
+    return [float(v) for b in blocks if _timer_ok(v := b.metrics.get(name))]
 
 
 def _timer_node(

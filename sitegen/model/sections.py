@@ -13,11 +13,11 @@ from typing import Any
 
 from sitegen.model.pagedata import PageData
 from sitegen.model.vocabulary import (
-    GEN_WAIT,
     POLICY_KL,
     POLICY_LOSS,
     REWARD,
     STEP_TIME,
+    gen_wait_key,
     metric_family,
     pass_at_key,
     pass_at_label,
@@ -299,7 +299,7 @@ def progression_rows(series: Series, metrics: dict[str, Stats]) -> list[Progress
     pk = pass_at_key(metrics)
     cols = [
         series.get(key) if key else None
-        for key in (REWARD, pk, POLICY_KL, POLICY_LOSS, STEP_TIME, GEN_WAIT)
+        for key in (REWARD, pk, POLICY_KL, POLICY_LOSS, STEP_TIME, gen_wait_key(series))
     ]
     return [
         ProgressionRow(step, *(c[i] if c else None for c in cols))

@@ -70,12 +70,20 @@ def finite_or_none(v: object) -> float | None:
 REWARD = "reward/avg_raw_reward"
 STEP_TIME = "timing/step"
 GEN_WAIT = "timing/wait_for_generation_buffer"
+SYNC_GEN_WAIT = "timing/generate"  # the synchronous trainer's generation wait (formats.md §8)
 TOKENS = "generate/avg_num_tokens"
 STALENESS = "async/staleness_mean"
 STALENESS_MAX = "async/staleness_max"
 POLICY_KL = "policy/policy_kl"
 POLICY_LOSS = "policy/policy_loss"
 PASS_AT_RE = re.compile(r"^reward/avg_pass_at_(\d+)$")
+
+
+def gen_wait_key(names: Iterable[str]) -> str:
+    """The generation wait timer: ``wait_for_generation_buffer`` (fully async) or
+    ``generate`` (synchronous trainer), whichever the metrics hold (async if both or neither)."""
+    names = set(names)
+    return SYNC_GEN_WAIT if GEN_WAIT not in names and SYNC_GEN_WAIT in names else GEN_WAIT
 
 
 def pass_at_key(names: Iterable[str]) -> str | None:

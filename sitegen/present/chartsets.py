@@ -5,12 +5,12 @@ from __future__ import annotations
 from sitegen.model.pages import JobPage, RunPage
 from sitegen.model.sections import Series, TimerNode, TrialSummary
 from sitegen.model.vocabulary import (
-    GEN_WAIT,
     REWARD,
     STALENESS,
     STALENESS_MAX,
     STEP_TIME,
     TOKENS,
+    gen_wait_key,
     is_finite,
     pass_at_key,
 )
@@ -72,7 +72,7 @@ def job_charts(page: JobPage) -> Charts:
 
 def _step_time(s: Series) -> dict | None:
     return charts.lines(
-        s, {STEP_TIME: "step time (s)", GEN_WAIT: "generation wait (s)"}, y_title="seconds"
+        s, {STEP_TIME: "step time (s)", gen_wait_key(s): "generation wait (s)"}, y_title="seconds"
     )
 
 

@@ -694,6 +694,13 @@ class LogParser(ParserState):
         out, dropped = _numbers(d)
         if dropped:
             self.warn(line, "value", f"metric {dropped[0]!r} is not a number we can keep: left out")
+        for k, v in out.items():
+            if k.startswith("timing/") and not (math.isfinite(v) and v >= 0):
+                self.warn(
+                    line,
+                    "timer",
+                    f"timer {k} is {v}: left out of timing sums and means",
+                )
         return out
 
     @staticmethod
