@@ -27,6 +27,7 @@ from sitegen.model.parsed import (
     Run,
     TrialSet,
 )
+from sitegen.model.vocabulary import STEP_TIME, is_finite
 
 RUNNING_WINDOW_S = 15 * 60  # a log without end marker changed this recently: running
 
@@ -87,11 +88,7 @@ def stitch(
 
 
 def _time(blocks: list[MetricBlock]) -> float:
-    return math.fsum(
-        float(v)
-        for b in blocks
-        if isinstance(v := b.metrics.get("timing/step"), int | float) and math.isfinite(v)
-    )
+    return math.fsum(float(v) for b in blocks if is_finite(v := b.metrics.get(STEP_TIME)))
 
 
 def _start(job: tuple[JobSource, ParsedLog | None]) -> tuple:
