@@ -7,9 +7,15 @@ Two layouts, side by side at any depth:
 * **flat**: a directory with ``*.out``/``*.log`` files directly and its
   trials in ``trace_jobs/`` or ``trials/`` beside them.
 
+Discovery drops nothing silently: every folder below the root (beside and
+below an experiment's ``logs/`` too) is a job, part of one, or reported as
+skipped with the reason; a log it cannot use is a warning. The walk is
+iterative, so depth costs no stack.
+
 Directory links are never followed (no loops), file links only when they
-stay inside the archive. Every directory that holds nothing usable is
-reported as skipped, with the reason.
+stay inside the archive. Paths enter the model redacted: a secret in a folder
+or file name becomes a stable hash (:meth:`Redactor.path`), and
+:attr:`Discovery.real_paths` maps such a path back to the file to read.
 """
 
 from __future__ import annotations
@@ -17,32 +23,42 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, JobSource
+from sitegen.redact import Redactor
 
 TRIALS_DIR_NAMES = ("trace_jobs", "trials")
 LOG_SUFFIXES = (".out", ".log")
 SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
+# A path whose id needs no hash: its id alone says which path it came from.
+CANONICAL_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:/[A-Za-z0-9_][A-Za-z0-9_-]*)*")
 JOB_ID_RE = re.compile(r"(\d+)$")
+NO_JOB = "no .out/.log files and no trials directory"
 
 
 def slug(rel: str) -> str:
-    """A URL-safe, stable id for a path relative to the archive.
+    """A URL-safe id for a path relative to the archive, made from that path alone.
 
-    Separators become ``.``; any other character outside ``[A-Za-z0-9._-]``
-    becomes ``-`` and then a short hash of the original path is appended, so
-    two paths that differ only in such characters keep distinct ids.
+    Separators become ``.``. A path of plain segments (letters, digits, ``_``,
+    ``-``) gives exactly that (``exp/run_1`` → ``exp.run_1``): such ids can be
+    read back, so no two plain paths share one. Any other path (a ``.`` in a
+    name, spaces, accents) gets ``-`` for odd characters and a short hash of
+    the whole path, so ``x.y`` and ``x/y`` differ, and neither id depends on
+    what else the archive holds: adding a job never moves another job's URL.
     """
     base = rel.replace("/", ".")
+    if CANONICAL_RE.fullmatch(rel):
+        return base
     clean = SLUG_RE.sub("-", base).strip("-.") or "x"
     clean = re.sub(r"\.{2,}", ".", clean)
-    if clean != base:
-        clean = (
-            f"{clean[:80]}-{hashlib.sha1(rel.encode('utf-8', 'surrogateescape')).hexdigest()[:6]}"
-        )
-    return clean
+    return f"{clean[:80]}-{_hash(rel)}"
+
+
+def _hash(s: str, n: int = 6) -> str:
+    return hashlib.sha1(s.encode("utf-8", "surrogateescape")).hexdigest()[:n]
 
 
 def _is_log(name: str) -> bool:
@@ -53,37 +69,59 @@ def _is_infra(name: str) -> bool:
     return name.startswith("infra-") and name.endswith(".log")
 
 
+@dataclass
+class _Dir:
+    """One folder of the walk: what it held, and whether it belongs to a job."""
+
+    path: Path
+    parent: _Dir | None
+    scanned: tuple[list[os.DirEntry], list[os.DirEntry]] | None = None  # read ahead (logs/)
+    experiment_logs: bool = False  # an experiment's logs/: its files are that experiment's
+    found: bool = False  # it, or something below it, is (part of) a job
+    reported: bool = False  # it, or something below it, is reported as skipped
+    children: list[_Dir] = field(default_factory=list)
+
+
 class _Walker:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, redactor: Redactor) -> None:
         self.root = root
         self.root_real = root.resolve()
+        self.redactor = redactor
         self.jobs: list[JobSource] = []
         self.trials: dict[str, list[str]] = {}
         self.skipped: list[tuple[str, str]] = []
         self.warnings: list[BuildWarning] = []
         self.seen: set[tuple[int, int]] = set()
         self.exclude: set[str] = set()
+        self.claimed: set[str] = set()  # trials folders an experiment owns (real paths)
+        self.real_paths: dict[str, str] = {}
 
-    def rel(self, p: Path) -> str:
-        r = p.relative_to(self.root).as_posix()
-        return "." if r in ("", ".") else r
+    def rel(self, p: Path | str) -> str:
+        """The path as the site shows it: relative to the archive, secrets hashed."""
+        real = Path(p).relative_to(self.root).as_posix()
+        if real in ("", "."):
+            return "."
+        shown = self.redactor.path(real)
+        if shown != real:
+            self.real_paths[shown] = real
+        return shown
+
+    def warn(self, p: Path | str, message: str) -> None:
+        self.warnings.append(BuildWarning(self.rel(p), None, message))
 
     def scan(self, d: Path) -> tuple[list[os.DirEntry], list[os.DirEntry]] | None:
+        """Files and folders of ``d`` (links vetted), or ``None`` when it cannot be read."""
         try:
             st = d.stat()
             key = (st.st_dev, st.st_ino)
             if key in self.seen:
-                self.warnings.append(
-                    BuildWarning(self.rel(d), None, "directory seen twice (link loop): skipped")
-                )
+                self.warn(d, "directory seen twice (link loop): skipped")
                 return None
             self.seen.add(key)
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            self.warnings.append(
-                BuildWarning(self.rel(d), None, f"cannot read directory: {exc.strerror}")
-            )
+            self.warn(d, f"cannot read directory: {exc.strerror}")
             return None
         files, dirs = [], []
         for e in entries:
@@ -91,112 +129,148 @@ class _Walker:
                 if e.is_symlink():
                     target = Path(os.path.realpath(e.path))
                     if not target.is_relative_to(self.root_real):
-                        self.warnings.append(
-                            BuildWarning(
-                                self.rel(Path(e.path)),
-                                None,
-                                "link points outside the archive: not followed",
-                            )
-                        )
+                        self.warn(e.path, "link points outside the archive: not followed")
                         continue
                     if target.is_dir():
-                        self.warnings.append(
-                            BuildWarning(
-                                self.rel(Path(e.path)), None, "directory link: not followed"
-                            )
-                        )
+                        self.warn(e.path, "directory link: not followed")
                         continue
                 if e.is_dir(follow_symlinks=False):
                     dirs.append(e)
-                elif e.is_file():
+                elif e.is_file():  # a regular file, or a link to one inside the archive
                     files.append(e)
+                else:
+                    self.warn(e.path, "not a regular file (FIFO, socket or device): not read")
             except OSError as exc:
-                self.warnings.append(
-                    BuildWarning(self.rel(Path(e.path)), None, f"cannot stat: {exc.strerror}")
-                )
+                self.warn(e.path, f"cannot stat: {exc.strerror}")
         return files, dirs
 
-    def walk(self, d: Path) -> bool:
-        """Visit ``d``; return whether it or anything below it held a job."""
-        scanned = self.scan(d)
+    def walk(self) -> None:
+        """Visit every folder below the root, depth first, without recursion."""
+        top = _Dir(self.root, None)
+        order: list[_Dir] = []
+        stack = [top]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            node.children = self.visit(node)
+            stack.extend(reversed(node.children))
+        # Children before parents: a folder holding nothing is reported, unless something
+        # below it is already (one line for an empty tree's leaves, not one per level).
+        for node in reversed(order):
+            node.found = node.found or any(c.found for c in node.children)
+            node.reported = node.reported or any(c.reported for c in node.children)
+            if node.parent is not None and not node.found and not node.reported:
+                self.skipped.append((self.rel(node.path), NO_JOB))
+                node.reported = True
+
+    def visit(self, node: _Dir) -> list[_Dir]:
+        """Read one folder: record its jobs; return the subfolders still to visit."""
+        d = node.path
+        scanned = node.scanned or self.scan(d)
         if scanned is None:
-            return False
+            node.reported = True  # its warning says why
+            return []
         files, dirs = scanned
-        names = {e.name: e for e in dirs}
-        logs_dir = names.get("logs")
-        if logs_dir is not None:
-            sub = self.scan(Path(logs_dir.path))
-            exp_logs = [e for e in sub[0] if _is_log(e.name)] if sub else []
-            if exp_logs:
-                self.experiment(d, Path(logs_dir.path), exp_logs, sub[0] if sub else [], dirs)
-                return True
+        if node.experiment_logs:
+            node.found = True  # read by its experiment; its subfolders are walked as any other
+            return [_Dir(Path(e.path), node) for e in dirs if not self._passed_over(e)]
         logs = [e for e in files if _is_log(e.name)]
-        trials = [names[n] for n in TRIALS_DIR_NAMES if n in names]
-        found = False
-        if logs or trials:
-            self.flat(d, logs, [e for e in files if _is_infra(e.name)], trials)
-            found = True
+        logs_node = None
+        exp_logs: list[os.DirEntry] = []
         for e in dirs:
-            if e.name in TRIALS_DIR_NAMES or e.name == "eval_sessions":
-                continue
-            if os.path.realpath(e.path) in self.exclude:
-                continue  # sitegen's own output (and its cache) inside the archive
-            if e.name.startswith("."):
-                self.skipped.append((self.rel(Path(e.path)), "hidden folder: not read"))
-                continue
-            if self.walk(Path(e.path)):
-                found = True
-            elif not self._reported_below(Path(e.path)):
-                self.skipped.append(
-                    (self.rel(Path(e.path)), "no .out/.log files and no trials directory")
+            if e.name == "logs" and not self._passed_over(e):
+                logs_node = _Dir(Path(e.path), node, scanned=self.scan(Path(e.path)))
+                if logs_node.scanned is None:
+                    logs_node.reported = True
+                else:
+                    exp_logs = [f for f in logs_node.scanned[0] if _is_log(f.name)]
+                    logs_node.experiment_logs = bool(exp_logs)
+        if exp_logs:
+            self.experiment(d, logs_node, exp_logs, files, dirs)  # type: ignore[arg-type]
+            node.found = True
+            for e in logs:
+                self.warn(
+                    e.path,
+                    "log beside an experiment's logs/ folder: not read (its job logs belong in logs/)",
                 )
-        return found
+        else:
+            names = {e.name: e for e in dirs}
+            trials = [
+                names[n]
+                for n in TRIALS_DIR_NAMES
+                if n in names and os.path.realpath(names[n].path) not in self.claimed
+            ]
+            if logs or trials:
+                self.flat(d, logs, [e for e in files if _is_infra(e.name)], trials, files)
+                node.found = True
+        below: list[_Dir] = []
+        for e in dirs:
+            if self._passed_over(e):
+                continue
+            real = os.path.realpath(e.path)
+            if e.name in TRIALS_DIR_NAMES and (node.found or real in self.claimed):
+                continue  # a job's trials: read by the trials reader
+            if e.name == "eval_sessions":
+                continue
+            if e.name.startswith("."):
+                self.skipped.append((self.rel(e.path), "hidden folder: not read"))
+                continue
+            if e.name == "logs" and logs_node is not None:
+                below.append(logs_node)
+                continue
+            child = _Dir(Path(e.path), node)
+            child.found = self._owned(real)  # <run_name>/ holding the experiment's trace_jobs
+            below.append(child)
+        return below
 
-    def _reported_below(self, d: Path) -> bool:
-        prefix = self.rel(d) + "/"
-        return any(p.startswith(prefix) or p == self.rel(d) for p, _ in self.skipped)
+    def _passed_over(self, e: os.DirEntry) -> bool:
+        """sitegen's own output (and its cache) inside the archive: not read, not reported."""
+        return os.path.realpath(e.path) in self.exclude
 
-    def experiment(self, d: Path, logs_dir: Path, logs: list, log_files: list, dirs: list) -> None:
+    def _owned(self, real_dir: str) -> bool:
+        prefix = real_dir + os.sep
+        return any(c.startswith(prefix) for c in self.claimed)
+
+    def experiment(self, d: Path, logs_node: _Dir, logs: list, files: list, dirs: list) -> None:
         group = self.rel(d)
+        logs_dir = logs_node.path
+        log_files = logs_node.scanned[0] if logs_node.scanned else []
         infra = [e for e in log_files if _is_infra(e.name)]
-        notes = _notes(d) or _notes(logs_dir)
+        notes = _notes(files) or _notes(log_files)
         for e in logs:
             self.jobs.append(
                 self._job(Path(e.path), group, "experiment", infra if len(logs) == 1 else [], notes)
             )
         if infra and len(logs) > 1:
-            self.warnings.append(
-                BuildWarning(
-                    self.rel(logs_dir),
-                    None,
-                    "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
-                )
+            self.warn(
+                logs_dir,
+                "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
             )
         found = []
         for e in dirs:
-            if e.name == "logs":
+            if e.name == "logs" or e.name.startswith("."):
                 continue
             p = Path(e.path)
             for cand in (p, p / e.name):
+                if cand != p and (cand.is_symlink() or not cand.is_dir()):
+                    continue
                 for tn in TRIALS_DIR_NAMES:
                     if (cand / tn).is_dir() and not (cand / tn).is_symlink():
-                        found.append(self.rel(cand / tn))
+                        found.append(cand / tn)
         for tn in TRIALS_DIR_NAMES:
-            if (d / tn).is_dir():
-                found.append(self.rel(d / tn))
+            if (d / tn).is_dir() and not (d / tn).is_symlink():
+                found.append(d / tn)
         if found:
-            self.trials[group] = sorted(set(found))
+            self.claimed.update(os.path.realpath(p) for p in found)
+            self.trials[group] = sorted({self.rel(p) for p in found})
 
-    def flat(self, d: Path, logs: list, infra: list, trials: list) -> None:
+    def flat(self, d: Path, logs: list, infra: list, trials: list, files: list) -> None:
         group = self.rel(d)
-        notes = _notes(d)
+        notes = _notes(files)
         if infra and len(logs) > 1:
-            self.warnings.append(
-                BuildWarning(
-                    group,
-                    None,
-                    "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
-                )
+            self.warn(
+                d,
+                "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
             )
         for e in logs:
             self.jobs.append(
@@ -211,17 +285,17 @@ class _Walker:
                     group=group,
                     layout="flat",
                     order_key=(group, 0, ""),
-                    notes=notes,
+                    notes=notes and self.rel(notes),
                 )
             )
         if trials:
-            self.trials[group] = [self.rel(Path(t.path)) for t in trials]
+            self.trials[group] = [self.rel(t.path) for t in trials]
 
     def _job(
-        self, path: Path, group: str, layout: str, infra: list, notes: str | None
+        self, path: Path, group: str, layout: str, infra: list, notes: Path | None
     ) -> JobSource:
         rel = self.rel(path)
-        stem = path.stem
+        stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         m = JOB_ID_RE.search(stem)
         slurm_id = int(m.group(1)) if m else 0
         id_path = f"{group}/{stem}" if group != "." else stem
@@ -231,44 +305,49 @@ class _Walker:
             group=group,
             layout=layout,
             order_key=(group, slurm_id, stem),
-            infra_logs=tuple(self.rel(Path(e.path)) for e in infra),
-            notes=notes and self.rel(Path(notes)),
+            infra_logs=tuple(self.rel(e.path) for e in infra),
+            notes=notes and self.rel(notes),
         )
 
 
-def _notes(d: Path) -> str | None:
-    p = d / "notes.md"
-    return str(p) if p.is_file() else None
+def _notes(files: list[os.DirEntry]) -> Path | None:
+    """``notes.md`` among a folder's vetted files (a link leading out is never among them)."""
+    return next((Path(e.path) for e in files if e.name == "notes.md"), None)
 
 
-def discover(root: Path, exclude: tuple[Path, ...] = ()) -> Discovery:
+def discover(
+    root: Path, exclude: tuple[Path, ...] = (), redactor: Redactor | None = None
+) -> Discovery:
     """Walk ``root`` and list its jobs, trials directories and skipped directories.
 
     Folders in ``exclude`` (the site being built, when it lies inside the
     archive) are passed over silently; hidden folders are reported as skipped.
+    Paths are passed through ``redactor`` (built-in rules when ``None``).
     """
     if not root.exists():
         raise ArchiveError(f"archive not found: {root} (give the folder that holds your job logs)")
     if not root.is_dir():
         raise ArchiveError(f"archive is not a directory: {root}")
-    w = _Walker(root)
+    w = _Walker(root, redactor or Redactor())
     w.exclude = {os.path.realpath(p) for p in exclude}
-    w.walk(root)
-    ids: dict[str, str] = {}
-    jobs = []
-    for j in sorted(w.jobs, key=lambda j: j.order_key):
-        if j.id in ids:  # same slug from two paths: disambiguate by a hash of the path
-            j = JobSource(
-                **{
-                    **j.__dict__,
-                    "id": f"{j.id}-{hashlib.sha1((j.log or j.group).encode()).hexdigest()[:6]}",
-                }
-            )
-        ids[j.id] = j.log or j.group
-        jobs.append(j)
+    w.walk()
+    jobs = sorted(w.jobs, key=lambda j: j.order_key)
+    # Ids come from each job's own path (slug), so they are stable. Two paths can still meet
+    # (a.out and a.log, or a/b.out beside a/b/logs/): then each of them takes a hash of its
+    # whole path, which also depends on nothing else.
+    count: dict[str, int] = {}
+    for j in jobs:
+        count[j.id] = count.get(j.id, 0) + 1
+    jobs = [
+        JobSource(**{**j.__dict__, "id": f"{j.id}-{_hash(j.log or j.group)}"})
+        if count[j.id] > 1
+        else j
+        for j in jobs
+    ]
     return Discovery(
         jobs=tuple(jobs),
         trials_dirs={k: v for k, v in sorted(w.trials.items())},
-        skipped=tuple(sorted(w.skipped)),
+        skipped=tuple(sorted(set(w.skipped))),
         warnings=tuple(w.warnings),
+        real_paths=dict(sorted(w.real_paths.items())),
     )

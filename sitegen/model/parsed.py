@@ -186,6 +186,13 @@ class Discovery:
     trials_dirs: dict[str, list[str]]
     skipped: tuple[tuple[str, str], ...]  # (path, reason)
     warnings: tuple[BuildWarning, ...]
+    # Paths above are as the site shows them (a secret in a name hashed); these map the
+    # few that differ back to the file on disk. Never shown.
+    real_paths: dict[str, str] = field(default_factory=dict)
+
+    def real(self, rel: str) -> str:
+        """The on-disk path (relative to the archive) of a path as discovery shows it."""
+        return self.real_paths.get(rel, rel)
 
 
 @dataclass(frozen=True)

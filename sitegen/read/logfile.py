@@ -16,7 +16,9 @@ from typing import BinaryIO
 
 from sitegen.model.parsed import ParsedLog
 from sitegen.read.logparse import LogParser
+from sitegen.read.scrub import scrub_log
 from sitegen.redact import Redactor
+from sitegen.safeio import open_regular, root_of
 
 STATE_FORMAT = 1  # the LogState wrapper; the parser's own state carries its own format
 
@@ -107,7 +109,8 @@ def parse_log(
     With ``state`` from an earlier parse of the same file, only what was
     appended since is read. Returns the result and the state to keep.
     """
-    with open(path, "rb") as fh:
+    root = root_of(path, rel)  # links may not lead out of the archive
+    with open_regular(path, root) as fh:
         st = os.fstat(fh.fileno())
         parser: LogParser | None = None
         start = 0
@@ -128,8 +131,8 @@ def parse_log(
         parser.feed_stream(_Limited(fh, st.st_size - end))
     for extra, extra_rel in extra_logs:
         try:
-            with open(extra, "rb") as xfh:
+            with open_regular(extra, root) as xfh:
                 parser.read_engine_log(extra_rel, xfh)
         except OSError as exc:
             parser.file_warning(extra_rel, f"cannot read: {exc.strerror}")
-    return parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), new_state
+    return scrub_log(parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), redactor), new_state

@@ -480,7 +480,7 @@ class LogParser(ParserState):
             m = FAILED_RE.match(msg)
             if m:
                 self.end_marker = "failed"
-                self.end_detail = self.redactor.text(msg[:300])
+                self.end_detail = self.redactor.text(msg)[:300]  # redact, then cut
                 return
             m = TOTAL_STEPS_RE.match(msg)
             if m:

@@ -22,9 +22,13 @@ import orjson
 
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import TrialResult, TrialSet
+from sitegen.read.scrub import scrub_trial
+from sitegen.redact import Redactor
+from sitegen.safeio import UnsafeInput, open_regular, read_bytes
 
 MAX_RESULT_BYTES = 64 << 20  # a result.json larger than this is reported, not read
 MAX_WARNINGS = 20
+MAX_TAR_UNPACKED = 16 << 30  # a trials archive that unpacks to more is read up to there
 TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
 
 
@@ -170,8 +174,9 @@ Known = dict[str, tuple[int, int, Any]]
 
 
 class _Collector:
-    def __init__(self, rel: str, known: Known | None) -> None:
+    def __init__(self, rel: str, known: Known | None, redactor: Redactor) -> None:
         self.rel = rel
+        self.redactor = redactor  # names enter the model redacted (read/scrub.py)
         self.known = known or {}
         self.entries: Known = {}
         self.results: list[TrialResult] = []
@@ -185,7 +190,9 @@ class _Collector:
     def warn(self, path: str, line: int | None, msg: str) -> None:
         self.nwarn += 1
         if self.nwarn <= MAX_WARNINGS:
-            self.warnings.append(BuildWarning(path, line, msg))
+            self.warnings.append(
+                BuildWarning(self.redactor.path(path), line, self.redactor.text(msg))
+            )
 
     def cached(self, rel: str, st: os.stat_result) -> Any:
         """The outcome recorded for this file when it is unchanged (a trial never changes once written)."""
@@ -208,7 +215,7 @@ class _Collector:
     def apply(self, path: str, outcome: Outcome) -> None:
         kind = outcome[0]
         if kind == "ok":
-            self.results.append(outcome[1])
+            self.results.append(scrub_trial(outcome[1], self.redactor))
         elif kind == "eval":
             self.eval += 1
         elif kind == "job":
@@ -223,12 +230,14 @@ class _Collector:
         if self.nwarn > MAX_WARNINGS:
             self.warnings.append(
                 BuildWarning(
-                    self.rel, None, f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown"
+                    self.redactor.path(self.rel),
+                    None,
+                    f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown",
                 )
             )
         # Sorted by name so a sharded (parallel) read gives the same order.
         return TrialSet(
-            self.rel,
+            self.redactor.path(self.rel),
             tuple(sorted(self.results, key=lambda r: r.name)),
             self.eval,
             self.malformed,
@@ -273,14 +282,19 @@ def decode_files(archive_root: str, items: list[tuple[str, str, bool]]) -> list[
     out: list[Outcome] = []
     for rel, name, is_eval in items:
         try:
-            out.append(_Collector.decode((root / rel).read_bytes(), name, is_eval))
+            data = read_bytes(root / rel, root, MAX_RESULT_BYTES)  # no link out, no FIFO
+            out.append(_Collector.decode(data, name, is_eval))
         except OSError as exc:
             out.append(("bad", f"cannot read: {exc.strerror}", None))
     return out
 
 
 def parse_trials(
-    root: Path, archive_root: Path, known: Known | None = None, decode_map: DecodeMap | None = None
+    root: Path,
+    archive_root: Path,
+    known: Known | None = None,
+    decode_map: DecodeMap | None = None,
+    redactor: Redactor | None = None,
 ) -> tuple[TrialSet, Known]:
     """Parse a trials directory.
 
@@ -292,7 +306,7 @@ def parse_trials(
     outcomes to keep for the next build.
     """
     rel = _rel(root, archive_root)
-    col = _Collector(rel, known)
+    col = _Collector(rel, known, redactor or Redactor())
     plan: list[tuple[str, Any]] = []  # (rel path, outcome or index into todo)
     todo: list[tuple[str, str, bool]] = []
     stats: list[os.stat_result] = []
@@ -341,7 +355,7 @@ def parse_trials(
         col.warn(rel, None, f"cannot list trials directory: {exc.strerror}")
         names = []
     for name in names:
-        if TAR_RE.match(name) and (root / name).is_file():
+        if TAR_RE.match(name) and not (root / name).is_dir():
             col.archives += 1
             _read_tar(col, root / name, archive_root)
     return col.freeze(), col.entries
@@ -349,13 +363,29 @@ def parse_trials(
 
 def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
     rel = _rel(path, archive_root)
-    st = path.stat()
+    try:
+        st = path.stat()
+        fh = open_regular(path, archive_root)  # no link out of the archive, no FIFO
+    except OSError as exc:
+        col.warn(rel, None, f"cannot read: {exc.strerror}")
+        return
+    with fh:
+        _read_tar_members(col, fh, rel, st)
+
+
+def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) -> None:
     members = col.cached(rel, st)
     if members is None:
         members = []
+        unpacked = 0
         try:
-            with tarfile.open(path, "r|*") as tar:
+            with tarfile.open(fileobj=fh, mode="r|*") as tar:
                 for member in tar:
+                    unpacked += max(0, member.size)
+                    if unpacked > MAX_TAR_UNPACKED:  # a compression bomb: stop reading
+                        raise UnsafeInput(
+                            f"unpacks to over {MAX_TAR_UNPACKED >> 30} GiB: read up to there"
+                        )
                     if not member.isfile() or not member.name.endswith("result.json"):
                         continue
                     parts = member.name.strip("/").split("/")
@@ -369,14 +399,16 @@ def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
                             )
                         )
                         continue
-                    fh = tar.extractfile(member)
-                    if fh is not None:
+                    mf = tar.extractfile(member)
+                    if mf is not None:
                         members.append(
                             (
                                 member.name,
-                                col.decode(fh.read(), parts[-2], "eval_sessions" in parts),
+                                col.decode(mf.read(), parts[-2], "eval_sessions" in parts),
                             )
                         )
+        except UnsafeInput as exc:
+            col.warn(rel, None, f"trials archive {exc.strerror}")
         except (tarfile.TarError, OSError, EOFError) as exc:
             col.warn(rel, None, f"damaged trials archive ({exc}): read up to the damage")
         else:

@@ -1,0 +1,90 @@
+"""Where read text enters the model: every string of a parsed log or trial, redacted once.
+
+The read stage calls :func:`scrub_log` on each :class:`ParsedLog` it returns and
+:func:`scrub_trial` on each trial result, so every later stage (analyses,
+pages, charts, CSV, cards) only ever sees clean text: metric names (console,
+``WANDB_MIRROR``, ``timing/*``, ``eval/*``), ``Exception breakdown`` labels,
+``vLLM Stats`` keys, engine names, the failure line, checkpoint and resume
+paths, warning paths and messages, and a trial's name, task and exception type.
+Paths are hashed (:meth:`Redactor.path`) rather than masked, so ids made from
+them stay distinct. Redaction is idempotent, so scrubbing twice (a cached
+result) changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import BatchCounts, MetricBlock, ParsedLog, TrialResult, VllmStats
+from sitegen.redact import Redactor
+
+
+def scrub_warning(w: BuildWarning, r: Redactor) -> BuildWarning:
+    """A warning with its path hashed and its message redacted."""
+    path, message = r.path(w.path), r.text(w.message)
+    return w if (path, message) == (w.path, w.message) else BuildWarning(path, w.line, message)
+
+
+def _names(d: dict, r: Redactor) -> dict:
+    """``d`` with its keys redacted (values summed when two keys become one)."""
+    if all(r.text(k) == k for k in d):
+        return d
+    out: dict = {}
+    for k, v in d.items():
+        k2 = r.text(k)
+        out[k2] = out[k2] + v if k2 in out and isinstance(v, int | float) else v
+    return out
+
+
+def _blocks(blocks: tuple[MetricBlock, ...], r: Redactor) -> tuple[MetricBlock, ...]:
+    names = {k for b in blocks for k in b.metrics}
+    if all(r.text(k) == k for k in names):
+        return blocks
+    return tuple(replace(b, metrics=_names(b.metrics, r)) for b in blocks)
+
+
+def _batches(b: BatchCounts, r: Redactor) -> BatchCounts:
+    exc = _names(b.exceptions, r)
+    return b if exc is b.exceptions else replace(b, exceptions=exc)
+
+
+def _vllm(v: VllmStats, r: Redactor) -> VllmStats:
+    engines = tuple(
+        e if r.text(e.engine) == e.engine else replace(e, engine=r.text(e.engine))
+        for e in v.engines
+    )
+    steps = {s: _names(d, r) for s, d in v.step_stats.items()}
+    return replace(v, engines=engines, step_stats=steps)
+
+
+def scrub_log(log: ParsedLog, r: Redactor) -> ParsedLog:
+    """``log`` with every string in it redacted (see the module docstring)."""
+
+    def text(s: str | None) -> str | None:
+        return r.text(s) if s else s
+
+    return replace(
+        log,
+        path=r.path(log.path),
+        blocks=_blocks(log.blocks, r),
+        eval_blocks=_blocks(log.eval_blocks, r),
+        end_detail=text(log.end_detail),
+        resume_path=text(log.resume_path),
+        checkpoints=tuple(replace(c, path=r.text(c.path)) for c in log.checkpoints),
+        config=r.value(None, log.config) if log.config is not None else None,  # type: ignore[arg-type]
+        batches=_batches(log.batches, r),
+        batches_per_step={s: _batches(b, r) for s, b in log.batches_per_step.items()},
+        eval_batches=_batches(log.eval_batches, r),
+        vllm=_vllm(log.vllm, r),
+        warnings=tuple(scrub_warning(w, r) for w in log.warnings),
+    )
+
+
+def scrub_trial(t: TrialResult, r: Redactor) -> TrialResult:
+    """A trial with its name, task and exception type redacted."""
+    name, task = r.text(t.name), r.text(t.task)
+    exc = r.text(t.exception) if t.exception else t.exception
+    if (name, task, exc) == (t.name, t.task, t.exception):
+        return t
+    return replace(t, name=name, task=task, exception=exc)
