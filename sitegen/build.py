@@ -116,7 +116,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
 
 def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Discovery:
     # The site, its cache and lock may lie inside the archive (``-o ARCHIVE/site``).
-    disc = discover(opts.archive, exclude=site.own())
+    disc = discover(opts.archive, exclude=site.own(), redactor=Redactor(opts.redact_patterns))
     if not disc.jobs:
         raise ArchiveError(
             f"no jobs found in {opts.archive}: expected *.out/*.log files or trace_jobs/ folders"
@@ -147,7 +147,8 @@ def _pages(
     job_rows = {}
     job_pages = []
     for job in jobs:
-        page = job_page(job, own[job.id], redactor, read_notes(opts.archive, job.source.notes))
+        notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
+        page = job_page(job, own[job.id], redactor, notes)
         job_pages.append((page, job.trials))
         job_rows[job.id] = job_row(page)
     run_pages = [(run_page(run, job_rows), run.trials) for run in runs]

@@ -20,6 +20,7 @@ or file name becomes a stable hash (:meth:`Redactor.path`), and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -92,8 +93,11 @@ class _Walker:
         self.skipped: list[tuple[str, str]] = []
         self.warnings: list[BuildWarning] = []
         self.seen: set[tuple[int, int]] = set()
-        self.exclude: set[str] = set()
-        self.claimed: set[str] = set()  # trials folders an experiment owns (real paths)
+        # Folders are known by (device, inode): no path resolving per folder, which would make
+        # a deep tree cost depth squared.
+        self.exclude: set[tuple[int, int]] = set()
+        self.claimed: set[tuple[int, int]] = set()  # trials folders an experiment owns
+        self.owned: set[tuple[int, int]] = set()  # <run_name>/ folders holding those
         self.real_paths: dict[str, str] = {}
 
     def rel(self, p: Path | str) -> str:
@@ -198,7 +202,7 @@ class _Walker:
             trials = [
                 names[n]
                 for n in TRIALS_DIR_NAMES
-                if n in names and os.path.realpath(names[n].path) not in self.claimed
+                if n in names and _ident(names[n]) not in self.claimed
             ]
             if logs or trials:
                 self.flat(d, logs, [e for e in files if _is_infra(e.name)], trials, files)
@@ -207,8 +211,8 @@ class _Walker:
         for e in dirs:
             if self._passed_over(e):
                 continue
-            real = os.path.realpath(e.path)
-            if e.name in TRIALS_DIR_NAMES and (node.found or real in self.claimed):
+            ident = _ident(e)
+            if e.name in TRIALS_DIR_NAMES and (node.found or ident in self.claimed):
                 continue  # a job's trials: read by the trials reader
             if e.name == "eval_sessions":
                 continue
@@ -219,17 +223,13 @@ class _Walker:
                 below.append(logs_node)
                 continue
             child = _Dir(Path(e.path), node)
-            child.found = self._owned(real)  # <run_name>/ holding the experiment's trace_jobs
+            child.found = ident in self.owned  # <run_name>/ holding the experiment's trace_jobs
             below.append(child)
         return below
 
     def _passed_over(self, e: os.DirEntry) -> bool:
         """sitegen's own output (and its cache) inside the archive: not read, not reported."""
-        return os.path.realpath(e.path) in self.exclude
-
-    def _owned(self, real_dir: str) -> bool:
-        prefix = real_dir + os.sep
-        return any(c.startswith(prefix) for c in self.claimed)
+        return bool(self.exclude) and _ident(e) in self.exclude
 
     def experiment(self, d: Path, logs_node: _Dir, logs: list, files: list, dirs: list) -> None:
         group = self.rel(d)
@@ -246,7 +246,7 @@ class _Walker:
                 logs_dir,
                 "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
             )
-        found = []
+        found: list[Path] = []
         for e in dirs:
             if e.name == "logs" or e.name.startswith("."):
                 continue
@@ -257,11 +257,12 @@ class _Walker:
                 for tn in TRIALS_DIR_NAMES:
                     if (cand / tn).is_dir() and not (cand / tn).is_symlink():
                         found.append(cand / tn)
+                        self.owned.update(_ident(x) for x in {p, cand})
         for tn in TRIALS_DIR_NAMES:
             if (d / tn).is_dir() and not (d / tn).is_symlink():
                 found.append(d / tn)
         if found:
-            self.claimed.update(os.path.realpath(p) for p in found)
+            self.claimed.update(_ident(p) for p in found)
             self.trials[group] = sorted({self.rel(p) for p in found})
 
     def flat(self, d: Path, logs: list, infra: list, trials: list, files: list) -> None:
@@ -310,6 +311,12 @@ class _Walker:
         )
 
 
+def _ident(p: os.DirEntry | Path) -> tuple[int, int]:
+    """A folder's identity (device, inode), links not followed."""
+    st = p.stat(follow_symlinks=False) if isinstance(p, os.DirEntry) else os.lstat(p)
+    return st.st_dev, st.st_ino
+
+
 def _notes(files: list[os.DirEntry]) -> Path | None:
     """``notes.md`` among a folder's vetted files (a link leading out is never among them)."""
     return next((Path(e.path) for e in files if e.name == "notes.md"), None)
@@ -329,7 +336,9 @@ def discover(
     if not root.is_dir():
         raise ArchiveError(f"archive is not a directory: {root}")
     w = _Walker(root, redactor or Redactor())
-    w.exclude = {os.path.realpath(p) for p in exclude}
+    for p in exclude:
+        with contextlib.suppress(OSError):
+            w.exclude.add(_ident(p))
     w.walk()
     jobs = sorted(w.jobs, key=lambda j: j.order_key)
     # Ids come from each job's own path (slug), so they are stable. Two paths can still meet

@@ -108,7 +108,7 @@ def input_signature(
     h.update(assets.encode())
     h.update(repr(disc.skipped).encode())
     for job in jobs:
-        notes = fingerprint([opts.archive / job.source.notes]) if job.source.notes else None
+        notes = job.source.notes and fingerprint([opts.archive / disc.real(job.source.notes)])
         h.update(repr((job.id, job.source.log, job.status, job.run_id, notes)).encode())
     h.update(repr(sorted(fingerprints.items(), key=lambda kv: kv[0])).encode())
     return h.hexdigest()

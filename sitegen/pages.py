@@ -47,6 +47,7 @@ from sitegen.model.vocabulary import (
     pass_at_key,
 )
 from sitegen.redact import Redactor
+from sitegen.safeio import read_text
 
 
 def job_url(job_id: str) -> str:
@@ -296,9 +297,10 @@ def compare_page(run_pages: Sequence[RunPage], job_pages: Sequence[JobPage]) -> 
 
 
 def read_notes(archive: Path, rel: str | None) -> str | None:
+    """A job's ``notes.md`` (its first 256 KiB): a regular file inside the archive only."""
     if not rel:
         return None
     try:
-        return (archive / rel).read_text(encoding="utf-8", errors="replace")[:200_000]
+        return read_text(archive / rel, archive, 256 << 10, cut=True)[:200_000]
     except OSError:
         return None

@@ -66,14 +66,17 @@ def parse_all(
     """Parse every log and trials folder (unchanged ones come from ``state``), across processes."""
     out = Parsed(logs={j.id: None for j in disc.jobs})
     tasks = _reuse_logs(disc, opts.archive, state, out)
+    redactor = Redactor(opts.redact_patterns)
     if progress is not None and hasattr(progress, "total"):
         progress.total = len(tasks) + sum(len(d) for d in disc.trials_dirs.values())
     unreadable: dict[str, BuildWarning] = {}
     with WorkerPool(opts.workers or os.cpu_count() or 1) as pool:
-        running = _start_logs(pool, tasks, opts)
+        running = _start_logs(pool, tasks, opts, disc)
         # The trial files are stat'ed here while the workers parse logs.
         for group, dirs in disc.trials_dirs.items():
-            out.trials[group] = _read_trials(dirs, opts.archive, state, pool, out, progress)
+            out.trials[group] = _read_trials(
+                dirs, opts.archive, state, pool, out, progress, disc, redactor
+            )
         for task, future in zip(tasks, running, strict=True):
             _take_log(task, future, state, out, unreadable, progress)
     out.warnings = _warnings_in_archive_order(disc, out, unreadable)
@@ -86,7 +89,8 @@ def _reuse_logs(disc: Discovery, archive: Path, state: BuildState, out: Parsed) 
     for j in disc.jobs:
         if j.log is None:
             continue
-        fp = fingerprint([archive / j.log, *(archive / x for x in j.infra_logs)])
+        # disc.real: the file on disk of a path shown with a secret hashed (discover.py)
+        fp = fingerprint([archive / disc.real(x) for x in (j.log, *j.infra_logs)])
         out.fingerprints[j.log] = fp
         parsed, resume = state.cached_log(j.log, fp)
         if parsed is not None:
@@ -107,19 +111,29 @@ def _parse_log_task(
     patterns: tuple[str, ...],
     state: LogState | None,
 ) -> tuple[ParsedLog, LogState] | BuildWarning:
-    """One log, in a worker: plain arguments in, plain data out."""
+    """One log, in a worker: plain arguments in, plain data out.
+
+    ``rel`` and ``infra`` are on-disk paths; what the log returns shows them redacted.
+    """
     root = Path(archive)
+    redactor = Redactor(patterns)
     try:
-        return parse_log(
-            root / rel, rel, Redactor(patterns), tuple((root / x, x) for x in infra), state
-        )
+        return parse_log(root / rel, rel, redactor, tuple((root / x, x) for x in infra), state)
     except OSError as exc:
-        return BuildWarning(rel, None, f"cannot read log: {exc.strerror}")
+        return BuildWarning(redactor.path(rel), None, f"cannot read log: {exc.strerror}")
 
 
-def _start_logs(pool: WorkerPool, tasks: list[_LogTask], opts: BuildOptions) -> list[Future]:
+def _start_logs(
+    pool: WorkerPool, tasks: list[_LogTask], opts: BuildOptions, disc: Discovery
+) -> list[Future]:
     argsets = [
-        (str(opts.archive), t.job.log, t.job.infra_logs, opts.redact_patterns, t.state)
+        (
+            str(opts.archive),
+            disc.real(t.job.log or ""),
+            tuple(disc.real(x) for x in t.job.infra_logs),
+            opts.redact_patterns,
+            t.state,
+        )
         for t in tasks
     ]
     return pool.submit_all(_parse_log_task, argsets)
@@ -152,6 +166,8 @@ def _read_trials(
     pool: WorkerPool,
     out: Parsed,
     progress: Progress,
+    disc: Discovery,
+    redactor: Redactor,
 ) -> TrialSet:
     """The trial set of one group (its trials folders merged); only new files are read."""
 
@@ -161,7 +177,7 @@ def _read_trials(
     sets = []
     for d in dirs:
         old = state.trial_outcomes(d)
-        ts, known = parse_trials(archive / d, archive, old, decode)
+        ts, known = parse_trials(archive / disc.real(d), archive, old, decode, redactor)
         read = sum(1 for rel, v in known.items() if rel not in old or old[rel][:2] != v[:2])
         out.stats.trial_files_read += read
         out.stats.trial_files_cached += len(known) - read

@@ -416,13 +416,21 @@ class Redactor:
         """
         if not s:
             return s
+        memo: dict[str, str] = self._memo  # type: ignore[attr-defined]
+        key = "\0name\0" + s  # (no text holds a NUL after reading: it cannot meet a text() key)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
         parts, pos = [], 0
         for f in self.findings(s):
             digest = hashlib.sha256(s[f.start : f.end].encode("utf-8", "surrogateescape"))
             parts.append(s[pos : f.start])
             parts.append(f"redacted-{digest.hexdigest()[:6]}")
             pos = f.end
-        return "".join(parts) + s[pos:] if parts else s
+        out = "".join(parts) + s[pos:] if parts else s
+        if len(s) <= _MEMO_MAX_LEN and len(memo) < _MEMO_MAX_ITEMS:
+            memo[key] = out
+        return out
 
     def path(self, rel: str) -> str:
         """A ``/``-separated path with each segment passed through :meth:`name`."""
