@@ -55,3 +55,32 @@ def test_painter_keeps_the_order_asked_and_matches_serial_painting():
     assert [rel for rel, _ in got] == list(specs)
     assert [png for _, png in got] == [cards.paint(s) for s in specs.values()]
     assert cards.CardPainter(2).finish() == []
+
+
+def test_only_changed_pages_get_a_new_card(tmp_path, monkeypatch):
+    """A rebuild paints the cards of the pages that changed, and carries the others over."""
+    from sitegen.build import build
+    from sitegen.options import BuildOptions
+    from sitegen.synth import synth
+    from tests.scenarios.test_incremental import STEP, _append
+
+    painted: list[str] = []
+
+    def fake_paint(spec: dict) -> bytes:  # vl-convert is slow; what matters is who is painted
+        painted.append(spec["title"]["text"])
+        return b"\x89PNG fake " + spec["title"]["text"].encode()
+
+    monkeypatch.setattr(cards, "paint", fake_paint)
+    archive, out = tmp_path / "a", tmp_path / "site"
+    synth(archive, seed=5, steps=8, trials_per_step=2)
+    opts = BuildOptions(archive=archive, out=out, workers=2, now=0.0, base_url="https://x.io/r/")
+    first = build(opts)
+    assert len(painted) == first.jobs + first.runs  # every job and run page has one
+    before = {p: p.read_bytes() for p in out.rglob("card.png")}
+    assert len(before) == len(painted)
+    painted.clear()
+    log = archive / "flat/stale/train_600150.out"
+    _append(log, STEP.format(n=100))
+    build(opts)
+    assert sorted(painted) == ["Job flat.stale.train_600150", "Run flat.stale.train_600150"]
+    assert {p: p.read_bytes() for p in out.rglob("card.png")} == before
