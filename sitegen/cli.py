@@ -47,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
         "--pad-mb", type=float, default=0.0, help="noise padding spread over the logs (MB)"
     )
     s.add_argument("--trial-kb", type=float, default=4.0, help="size of each result.json (KB)")
+    s.add_argument(
+        "--plants",
+        action="store_true",
+        help="add jobs that plant every insight and finding (sitegen/synth/plants.py)",
+    )
 
     v = sub.add_parser(
         "serve", help="build, serve on localhost with live reload, rebuild on change"
@@ -125,6 +130,7 @@ def _run(args: argparse.Namespace) -> int:
             trials_per_step=args.trials_per_step,
             pad_mb=args.pad_mb,
             trial_kb=args.trial_kb,
+            plants=args.plants,
         )
         print(
             f"wrote {len(truth['jobs'])} jobs, {len(truth['runs'])} runs, "

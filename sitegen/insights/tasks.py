@@ -132,7 +132,7 @@ def _category(
 ) -> str:
     if graded and successes == graded:
         return "always"
-    if graded and successes == 0:
+    if successes == 0:  # a task whose every trial crashed was never solved either
         return "never"
     if early is not None and late is not None:
         eg, es = early

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from sitegen.synth.logs import JobSpec, LogTruth, write_log
+from sitegen.synth.plants import write_plants
 from sitegen.synth.trials import TrialsTruth, write_trials
 
 TRUTH_FILE = "synth-truth.json"
@@ -60,6 +61,7 @@ def synth(
     trial_kb: float = 4.0,
     long_line_kb: int = 64,
     payload: str = "",
+    plants: bool = False,
 ) -> dict:
     """Write a synthetic archive into ``out`` (created) and return its ground truth.
 
@@ -67,7 +69,8 @@ def synth(
     ``steps`` the length of each run; ``trials_per_step`` how many trials the
     experiment run writes per step; ``pad_mb`` the total of noise padding
     spread over the logs; ``trial_kb`` the size of each ``result.json``;
-    ``payload`` a string planted in names and messages (for injection tests).
+    ``payload`` a string planted in names and messages (for injection tests);
+    ``plants`` adds the jobs that plant every insight (:mod:`sitegen.synth.plants`).
     """
     steps = max(steps, 8)
     jobs = max(jobs, MIN_JOBS)
@@ -309,5 +312,7 @@ def synth(
         "skipped": ["misc/empty-dir", "misc/scratch"],
         "secrets": sorted({s for t in truths.values() for s in t.secrets}),
     }
+    if plants:
+        result["plants"] = write_plants(out)
     (out / TRUTH_FILE).write_text(json.dumps(result, indent=1))
     return result
