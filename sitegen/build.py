@@ -19,6 +19,7 @@ from sitegen.assets import package_dir
 from sitegen.discover import discover
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.incremental import BuildState, PageReuse, input_signature, tree_signature
+from sitegen.insights.sections import job_insights, run_insights
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
 from sitegen.pages import index_page, job_page, job_row, read_notes, run_page, run_summary
@@ -101,11 +102,11 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         report.stage("check")
         if report.unchanged:
             return report
-        index, run_pages, job_pages = _pages(opts, disc, jobs, runs, report)
+        index, run_pages, job_pages, task_tables = _pages(opts, disc, jobs, runs, report)
         report.stage("analyse")
         writer = SiteWriter(site, state.files)
         reuse = PageReuse(state.pages, assets, opts, writer)
-        _render(opts, writer, reuse, (index, run_pages, job_pages), report)
+        _render(opts, writer, reuse, (index, run_pages, job_pages, task_tables), report)
         report.stage("render")
         state.save_site(inputs, reuse.signatures, writer.publish())
         report.files, report.bytes = writer.files, writer.bytes
@@ -141,17 +142,27 @@ def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run]
 def _pages(
     opts: BuildOptions, disc: Discovery, jobs: list[Job], runs: list[Run], report: BuildReport
 ):
-    """The page objects: each job's and run's, and the index."""
+    """The page objects: each job's and run's, the index, and by page url the full per-task
+    tables the insights made (written beside their pages)."""
     redactor = Redactor(opts.redact_patterns)
     own = warnings_by_job(jobs, report.warnings)
     job_rows = {}
     job_pages = []
+    task_tables = {}
     for job in jobs:
         notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
-        page = job_page(job, own[job.id], redactor, notes)
+        ins = job_insights(job)
+        page = job_page(job, own[job.id], redactor, notes, ins)
         job_pages.append((page, job.trials))
         job_rows[job.id] = job_row(page)
-    run_pages = [(run_page(run, job_rows), run.trials) for run in runs]
+        if ins.tasks:
+            task_tables[page.url] = ins.tasks
+    run_pages = []
+    for run in runs:
+        ins = run_insights(run)
+        run_pages.append((run_page(run, job_rows, ins), run.trials))
+        if ins.tasks:
+            task_tables[run_pages[-1][0].url] = ins.tasks
     index = index_page(
         list(job_rows.values()),
         [run_summary(p) for p, _ in run_pages],
@@ -160,7 +171,7 @@ def _pages(
         report.trials,
         opts.title,
     )
-    return index, run_pages, job_pages
+    return index, run_pages, job_pages, task_tables
 
 
 def _render(
@@ -171,10 +182,10 @@ def _render(
     from sitegen.incremental import compiled_templates_dir
     from sitegen.present.html import Renderer
 
-    index, run_pages, job_pages = pages
+    index, run_pages, job_pages, task_tables = pages
     renderer = Renderer(opts, writer, reuse, compiled_templates_dir())
     try:
-        renderer.site(index, run_pages, job_pages, report.warnings)
+        renderer.site(index, run_pages, job_pages, report.warnings, task_tables)
     except BaseException:
         writer.abort()
         raise

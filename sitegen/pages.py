@@ -15,6 +15,8 @@ from pathlib import Path
 from sitegen import analyse
 from sitegen.curves import downsample, smooth
 from sitegen.errors import BuildWarning
+from sitegen.insights.configdiff import varying
+from sitegen.insights.sections import Insights, job_insights, run_insights
 from sitegen.model.pages import (
     CompareItem,
     ComparePage,
@@ -96,9 +98,14 @@ def _trials(ts: TrialSet | None) -> TrialSummary | None:
 
 
 def job_page(
-    job: Job, warnings: list[BuildWarning], redactor: Redactor, notes_md: str | None
+    job: Job,
+    warnings: list[BuildWarning],
+    redactor: Redactor,
+    notes_md: str | None,
+    insights: Insights | None = None,
 ) -> JobPage:
-    """Everything the job page shows."""
+    """Everything the job page shows (``insights``: :func:`job_insights`, computed if not given)."""
+    ins = insights or job_insights(job)
     log = job.log
     blocks = log.blocks if log else ()
     cfg = log.config if log else None
@@ -125,6 +132,7 @@ def job_page(
         trial_success_rate=trials.reward.success_rate if trials else None,
         trial_error_rate=trials.error_rate if trials else None,
         reward_spark=spark([b.metrics.get(REWARD) for b in blocks]),
+        findings=ins.findings,
         layout=job.source.layout,
         group=job.source.group,
         metric_form=log.metric_form if log else "",
@@ -148,6 +156,8 @@ def job_page(
         trials=trials,
         notes_md=redactor.text(notes_md) if notes_md else None,
         warnings=tuple(warnings),
+        tasks=ins.tasks_section(),
+        rollouts=ins.rollouts,
     )
 
 
@@ -156,8 +166,9 @@ def job_row(page: JobPage) -> JobRow:
     return page.row()
 
 
-def run_page(run: Run, job_rows: dict[str, JobRow]) -> RunPage:
-    """The stitched run: series, restarts, discarded steps and their cost."""
+def run_page(run: Run, job_rows: dict[str, JobRow], insights: Insights | None = None) -> RunPage:
+    """The stitched run: series, restarts, discarded steps and their cost, and its insights."""
+    ins = insights or run_insights(run)
     h = Headline.from_json(analyse.headline(run.blocks))
     discarded_time = math.fsum(
         float(t) for b in run.discarded if is_finite(t := b.metrics.get(STEP_TIME))
@@ -206,6 +217,9 @@ def run_page(run: Run, job_rows: dict[str, JobRow]) -> RunPage:
         trial_error_rate=trials.error_rate if trials else None,
         reward_spark=spark([b.metrics.get(REWARD) for b in run.blocks]),
         last_activity=max((r.last_activity for r in rows if r.last_activity), default=None),
+        findings=ins.findings,
+        tasks=ins.tasks_section(),
+        rollouts=ins.rollouts,
     )
 
 
@@ -278,7 +292,12 @@ def compare_curves(page: JobPage | RunPage) -> dict[str, list[list]]:
 
 
 def compare_page(run_pages: Sequence[RunPage], job_pages: Sequence[JobPage]) -> ComparePage:
-    """Every run and job's headline figures, for the comparison page's picker and table."""
+    """Every run and job's headline figures, findings and config keys that differ, for the
+    comparison page's picker and tables (a run's config is its last job's)."""
+    job_cfg = {p.id: p.config for p in job_pages}
+    configs = {f"job:{p.id}": p.config for p in job_pages}
+    configs.update({f"run:{p.id}": job_cfg.get(p.jobs[-1]) if p.jobs else None for p in run_pages})
+    differing = varying(configs)
     return ComparePage(
         items=tuple(
             CompareItem(
@@ -289,6 +308,10 @@ def compare_page(run_pages: Sequence[RunPage], job_pages: Sequence[JobPage]) -> 
                 headline=p.headline,
                 trial_success_rate=p.trial_success_rate,
                 trial_error_rate=p.trial_error_rate,
+                last_activity=p.last_activity,
+                findings=p.findings,
+                config=differing.get(f"{kind}:{p.id}", {}),
+                tasks=p.tasks is not None,
             )
             for kind, pages in (("run", run_pages), ("job", job_pages))
             for p in pages

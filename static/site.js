@@ -55,6 +55,108 @@
     });
   }
 
+
+  /* -- tasks table (job and run pages) --------------------------------------------------- */
+  var CATEGORY = { learned: "Learned", forgotten: "Forgotten", always: "Always solved", never: "Never solved", mixed: "Mixed" };
+
+  function pct(v, d) { return v === null || v === undefined ? "–" : (100 * v).toFixed(d === undefined ? 1 : d) + "%"; }
+  function num(v, d) { return v === null || v === undefined ? "–" : Number(v).toFixed(d === undefined ? 3 : d); }
+
+  function taskRow(r) {
+    var tr = document.createElement("tr");
+    tr.id = "task-" + r.slug;
+    tr.setAttribute("data-cat", r.category);
+    var cells = [
+      [r.name, "l mono"], [CATEGORY[r.category] || r.category, "l"], [String(r.trials)],
+      [pct(r.success_rate)], [num(r.reward_mean)], [num(r.turns_mean, 1)],
+      [r.first_solved_step === null ? "–" : String(r.first_solved_step)],
+      [r.last_solved_step === null ? "–" : String(r.last_solved_step)],
+      [pct(r.early_rate, 0)], [pct(r.late_rate, 0)],
+      [r.top_exception ? r.top_exception + " ×" + r.top_exception_count : "–", "l mono"]
+    ];
+    cells.forEach(function (c) {
+      var td = document.createElement("td");
+      td.textContent = c[0];  // task names and exceptions come from files: text, never HTML
+      if (c[1]) td.className = c[1];
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+
+  /* The full table: over HTTP the gzip JSON (decompressed in the browser), from file:// (no
+     fetch there) or without DecompressionStream the tasks.js data script. */
+  function loadTasks(btn, done) {
+    var name = btn.getAttribute("data-name");
+    var fromScript = function () {
+      loadScripts([btn.getAttribute("data-script")], function () {
+        var d = store[name];
+        if (!d) { done(null); return; }
+        done(d.rows.map(function (row) {
+          var o = {};
+          d.columns.forEach(function (c, i) { o[c] = row[i]; });
+          return o;
+        }));
+      });
+    };
+    if (/^https?:$/.test(location.protocol) && window.DecompressionStream && window.fetch) {
+      fetch(btn.getAttribute("data-src")).then(function (res) {
+        if (!res.ok) throw new Error("HTTP " + res.status);
+        return new Response(res.body.pipeThrough(new DecompressionStream("gzip"))).json();
+      }).then(function (d) { done(d.tasks); }).catch(fromScript);
+    } else {
+      fromScript();
+    }
+  }
+
+  function initTasks() {
+    var table = document.getElementById("tasks-table");
+    if (!table) return;
+    var body = table.tBodies[0];
+    var filter = document.getElementById("task-filter");
+    var cat = document.getElementById("task-category");
+    var count = document.getElementById("task-count");
+    var btn = document.getElementById("task-load");
+    var apply = function () {
+      var q = filter.value.trim().toLowerCase(), c = cat.value, shown = 0, rows = body.rows;
+      for (var i = 0; i < rows.length; i++) {
+        var tr = rows[i];
+        var ok = (!c || tr.getAttribute("data-cat") === c) &&
+                 (!q || tr.textContent.toLowerCase().indexOf(q) >= 0);
+        tr.hidden = !ok;
+        if (ok) shown++;
+      }
+      count.textContent = shown + " of " + (btn ? btn.getAttribute("data-total") || rows.length : rows.length) + " tasks shown";
+    };
+    var loadAll = function (then) {
+      if (!btn || btn.disabled) { if (then) then(); return; }
+      btn.disabled = true;
+      btn.textContent = "Loading…";
+      loadTasks(btn, function (rows) {
+        if (!rows) { btn.textContent = "Could not load the full table"; return; }
+        var frag = document.createDocumentFragment();
+        rows.forEach(function (r) { frag.appendChild(taskRow(r)); });
+        body.innerHTML = "";
+        body.appendChild(frag);
+        btn.hidden = true;
+        btn = null;
+        apply();
+        if (then) then();
+      });
+    };
+    filter.addEventListener("input", function () { if (btn) loadAll(); apply(); });
+    cat.addEventListener("change", function () { if (btn) loadAll(); apply(); });
+    if (btn) btn.addEventListener("click", function () { loadAll(); });
+    // A link to a task the page does not hold: load the table, then go to the row.
+    var hash = location.hash;
+    if (hash.indexOf("#task-") === 0 && !document.getElementById(hash.slice(1)) && btn) {
+      loadAll(function () {
+        var el = document.getElementById(hash.slice(1));
+        if (el) el.scrollIntoView();
+      });
+    }
+    apply();
+  }
+
   /* -- index table ----------------------------------------------------------------------- */
   function cellValue(tr, col) {
     var td = tr.children[col];
@@ -149,6 +251,127 @@
   }
   function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(1) + "%"; }
 
+
+  /* -- comparison page: findings, config diff, task-level comparison ---------------------- */
+  var DEFAULT_PICKS = 5;
+  var MAX_TASK_ROWS = 500;
+
+  function cell(tr, text, cls) {
+    var td = document.createElement("td");
+    td.textContent = text === null || text === undefined ? "–" : text;
+    if (cls) td.className = cls;
+    tr.appendChild(td);
+    return td;
+  }
+
+  function pickLink(it) {
+    var a = document.createElement("a");
+    a.href = "../" + it.url + "index.html";
+    a.textContent = it.kind + " " + it.id;
+    return a;
+  }
+
+  function compareInsights(picks) {
+    // findings, one row per pick
+    var fb = document.querySelector("#compare-findings tbody");
+    if (!fb) return;
+    fb.innerHTML = "";
+    picks.forEach(function (it) {
+      var tr = document.createElement("tr");
+      var name = cell(tr, "", "l"); name.appendChild(pickLink(it));
+      var td = cell(tr, "", "l");
+      if (!it.findings.length) td.textContent = "none";
+      it.findings.forEach(function (f) {
+        var div = document.createElement("div");
+        div.className = "finding";
+        var sev = document.createElement("span");
+        sev.className = "sev sev-" + f.severity; sev.textContent = f.severity;
+        var a = document.createElement("a");
+        a.href = "../" + it.url + "index.html#" + f.section; a.textContent = f.title;
+        div.appendChild(sev); div.appendChild(a);
+        div.title = f.detail;
+        td.appendChild(div);
+      });
+      fb.appendChild(tr);
+    });
+    // config: only the keys whose values differ among the picks
+    var ch = document.querySelector("#compare-config thead"), cb = document.querySelector("#compare-config tbody");
+    ch.innerHTML = ""; cb.innerHTML = "";
+    var keys = {};
+    picks.forEach(function (it) { Object.keys(it.config).forEach(function (k) { keys[k] = 1; }); });
+    var rows = Object.keys(keys).sort().filter(function (k) {
+      var seen = {};
+      picks.forEach(function (it) { seen[k in it.config ? "v" + it.config[k] : "-"] = 1; });
+      return Object.keys(seen).length > 1;
+    });
+    if (picks.length > 1) {
+      var hr = document.createElement("tr");
+      cell(hr, "key", "l");
+      picks.forEach(function (it) { cell(hr, "", "l").appendChild(pickLink(it)); });
+      ch.appendChild(hr);
+      rows.forEach(function (k) {
+        var tr = document.createElement("tr");
+        cell(tr, k, "l");
+        picks.forEach(function (it) { cell(tr, it.config[k], k in it.config ? "l" : "l missing"); });
+        cb.appendChild(tr);
+      });
+    }
+    document.getElementById("config-note").textContent = picks.length < 2 ? "Pick two or more to see their config diff." :
+      rows.length ? rows.length + " keys differ." : "The configs of these picks do not differ (or were not logged).";
+    // tasks: each pick's solved.js beside its page, loaded when picked
+    var withTasks = picks.filter(function (it) { return it.tasks; });
+    var want = withTasks.filter(function (it) { return !store["solved:" + it.kind + ":" + it.id]; });
+    loadScripts(want.map(function (it) { return "../" + it.url + "solved.js"; }), function () { taskDiff(withTasks); });
+  }
+
+  function taskDiff(picks) {
+    var head = document.querySelector("#compare-tasks thead"), body = document.querySelector("#compare-tasks tbody");
+    var summary = document.getElementById("task-compare-summary");
+    head.innerHTML = ""; body.innerHTML = "";
+    var data = picks.map(function (it) { return store["solved:" + it.kind + ":" + it.id]; });
+    picks = picks.filter(function (_, i) { return data[i]; });
+    data = data.filter(Boolean);
+    if (picks.length < 2) {
+      summary.textContent = "Pick two or more runs or jobs with trials to compare them task by task.";
+      return;
+    }
+    var names = {}, status = data.map(function (d) {
+      var m = {};
+      d.tasks.forEach(function (t, i) { m[t] = [d.successes[i], d.trials[i]]; names[t] = 1; });
+      return m;
+    });
+    var diff = Object.keys(names).sort().filter(function (t) {
+      var solved = status.map(function (m) { return !!(m[t] && m[t][0] > 0); });
+      return solved.indexOf(true) >= 0 && solved.indexOf(false) >= 0;
+    });
+    var only = picks.map(function (it, i) {
+      return diff.filter(function (t) {
+        return status[i][t] && status[i][t][0] > 0 && status.every(function (m, j) { return j === i || !(m[t] && m[t][0] > 0); });
+      }).length;
+    });
+    summary.textContent = diff.length + " tasks are solved by some picks and not others. Solved by this pick alone: " +
+      picks.map(function (it, i) { return it.kind + " " + it.id + " " + only[i]; }).join(" · ") + ".";
+    var hr = document.createElement("tr");
+    cell(hr, "task", "l");
+    picks.forEach(function (it) { cell(hr, "", "l").appendChild(pickLink(it)); });
+    head.appendChild(hr);
+    diff.slice(0, MAX_TASK_ROWS).forEach(function (t) {
+      var tr = document.createElement("tr");
+      cell(tr, t, "l mono");
+      status.forEach(function (m) {
+        var v = m[t];
+        if (!v) cell(tr, "not run", "dim");
+        else cell(tr, (v[0] > 0 ? "✓ " : "✗ ") + v[0] + "/" + v[1], v[0] > 0 ? "yes" : "no");
+      });
+      body.appendChild(tr);
+    });
+    if (diff.length > MAX_TASK_ROWS) {
+      var tr = document.createElement("tr");
+      cell(tr, "… and " + (diff.length - MAX_TASK_ROWS) + " more", "l dim");
+      body.appendChild(tr);
+    }
+  }
+
   function comparePage() {
     var items = store["compare-items"] || [];
     var base = readJSON("overlay-spec");
@@ -169,6 +392,15 @@
         if (byKey[k] && selected.indexOf(k) < 0) selected.push(k);
       });
     });
+    // Nothing picked: start with the most recent runs rather than an empty chart (the
+    // address stays clean until the reader picks something).
+    var defaulted = false;
+    if (!selected.length) {
+      selected = items.filter(function (it) { return it.kind === "run" && it.last_activity; })
+        .sort(function (a, b) { return a.last_activity < b.last_activity ? 1 : a.last_activity > b.last_activity ? -1 : 0; })
+        .slice(0, DEFAULT_PICKS).map(key);
+      defaulted = selected.length > 0;
+    }
     var picker = document.getElementById("picker");
     items.forEach(function (it) {
       var label = document.createElement("label");
@@ -178,6 +410,7 @@
       cb.setAttribute("data-kind", it.kind); cb.setAttribute("data-id", it.id);
       cb.checked = selected.indexOf(key(it)) >= 0;
       cb.addEventListener("change", function () {
+        defaulted = false;
         if (cb.checked) selected.push(key(it)); else selected.splice(selected.indexOf(key(it)), 1);
         render();
       });
@@ -191,6 +424,7 @@
       picker.querySelectorAll("label").forEach(function (l) { l.hidden = q && l.getAttribute("data-search").indexOf(q) < 0; });
     });
     document.getElementById("clear-btn").addEventListener("click", function () {
+      defaulted = false;
       selected = [];
       picker.querySelectorAll("input").forEach(function (c) { c.checked = false; });
       render();
@@ -199,7 +433,7 @@
     function render() {
       var runs = [], jobs = [];
       selected.forEach(function (k) { (byKey[k].kind === "run" ? runs : jobs).push(byKey[k].id); });
-      var q = selectionQuery(runs, jobs);
+      var q = defaulted ? "" : selectionQuery(runs, jobs);
       var metric = metricSelect.value;
       if (metric !== "reward") q += (q ? "&" : "") + "metric=" + encodeURIComponent(metric);
       history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
@@ -230,6 +464,8 @@
         tbody.appendChild(tr);
       });
       document.getElementById("empty-note").hidden = selected.length > 0;
+      document.getElementById("default-note").hidden = !defaulted;
+      compareInsights(selected.map(function (k) { return byKey[k]; }));
       // each picked run's curves live beside its page: load the missing ones, then draw
       // (every load that finishes redraws with the selection as it is then)
       var want = selected.filter(function (k) { return !store["curves:" + k] && !requested[k]; });
@@ -261,7 +497,7 @@
     render();
   }
 
-  window.sitegen = { data: data, drawCharts: drawCharts, comparePage: comparePage, initIndex: initIndex };
+  window.sitegen = { data: data, drawCharts: drawCharts, initTasks: initTasks, comparePage: comparePage, initIndex: initIndex };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initIndex);
   else initIndex();
 })();

@@ -164,13 +164,9 @@ def analyse_tasks(trials: Sequence[TrialResult], attr: Attribution) -> TaskAnaly
     used: set[str] = set()
     for name in sorted(by_task):
         idx = by_task[name]
-        rewards = [
-            trials[i].reward
-            for i in idx
-            if trials[i].reward is not None and math.isfinite(trials[i].reward)
-        ]
+        rewards = [r for i in idx if (r := trials[i].reward) is not None and math.isfinite(r)]
         successes = sum(1 for r in rewards if _success(r))
-        turns = [trials[i].turns for i in idx if trials[i].turns is not None]
+        turns = [n for i in idx if (n := trials[i].turns) is not None]
         excs = Counter(trials[i].exception for i in idx if trials[i].exception)
         top = min(excs.items(), key=lambda kv: (-kv[1], kv[0])) if excs else None
         cells: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
@@ -183,7 +179,7 @@ def analyse_tasks(trials: Sequence[TrialResult], attr: Attribution) -> TaskAnaly
             r = trials[i].reward
             if r is not None and math.isfinite(r):
                 c[1] += 1
-                c[2] += _success(r)
+                c[2] += int(_success(r))
         per_step = tuple(TaskStep(s, *cells[s]) for s in sorted(cells))
         solved = [c.step for c in per_step if c.successes]
 

@@ -16,6 +16,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from sitegen.errors import BuildWarning
+from sitegen.insights.findings import Finding
+from sitegen.insights.rollouts import RolloutAnalysis
+from sitegen.insights.sections import TasksSection
 from sitegen.model.pagedata import PageData
 from sitegen.model.sections import (
     BatchSummary,
@@ -67,6 +70,7 @@ class JobRow(PageData):
     trial_success_rate: float | None
     trial_error_rate: float | None
     reward_spark: list[int | float | None]  # pages.spark: bucket means for the index sparkline
+    findings: tuple[Finding, ...]  # insights.findings.evaluate, most severe first
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,6 +101,8 @@ class JobPage(JobRow):
     trials: TrialSummary | None  # analyse.trial_stats (only when the job owns its trials)
     notes_md: str | None  # notes.md beside the log, redacted
     warnings: tuple[BuildWarning, ...]  # build warnings about this job's files
+    tasks: TasksSection | None  # insights.sections.tasks_section (the job's own trials)
+    rollouts: RolloutAnalysis | None  # insights.rollouts.analyse_rollouts
 
     def row(self) -> JobRow:
         """The summary fields (index row): the page's first fields, by :class:`JobRow`'s list."""
@@ -135,6 +141,7 @@ class RunRow(PageData):
     trial_error_rate: float | None
     reward_spark: list[int | float | None]
     last_activity: str | None
+    findings: tuple[Finding, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,6 +181,9 @@ class RunPage(PageData):
     trial_error_rate: float | None
     reward_spark: list[int | float | None]
     last_activity: str | None  # the latest of its jobs'
+    findings: tuple[Finding, ...]  # insights.findings.evaluate over the stitched run
+    tasks: TasksSection | None  # insights.sections.tasks_section (the run's trials)
+    rollouts: RolloutAnalysis | None  # insights.rollouts.analyse_rollouts
 
     def row(self) -> RunRow:
         return RunRow(**{f.name: getattr(self, f.name) for f in fields(RunRow)})
@@ -241,6 +251,10 @@ class CompareItem(PageData):
     headline: Headline
     trial_success_rate: float | None
     trial_error_rate: float | None
+    last_activity: str | None  # the comparison page starts with the most recent runs
+    findings: tuple[Finding, ...]
+    config: dict[str, str]  # insights.configdiff.varying: only keys that differ somewhere
+    tasks: bool  # a solved.js beside its page lists its tasks (task-level comparison)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,6 +15,7 @@ from sitegen.model.vocabulary import (
     pass_at_key,
 )
 from sitegen.present import charts
+from sitegen.present.insight_charts import insight_charts
 
 Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing to draw)
 
@@ -67,6 +68,7 @@ def job_charts(page: JobPage) -> Charts:
     out["batch_errors"] = charts.stacked_bars(rows, "step", "errors")
     if page.trials:
         out.update(trial_charts(page.trials))
+    out.update(insight_charts(page.tasks, page.rollouts))
     return out
 
 
@@ -181,4 +183,5 @@ def run_charts(page: RunPage) -> Charts:
     }
     if page.trials:
         out.update(trial_charts(page.trials))
+    out.update(insight_charts(page.tasks, page.rollouts))
     return out

@@ -20,6 +20,9 @@ import yaml
 from sitegen import __version__
 from sitegen.assets import package_dir
 from sitegen.errors import BuildWarning
+from sitegen.insights import to_json
+from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
+from sitegen.insights.tasks import TaskAnalysis
 from sitegen.jsonio import clean, dumps, script_json
 from sitegen.model.pages import ComparePage, IndexPage, JobPage, JobRow, RunPage
 from sitegen.model.parsed import TrialSet
@@ -135,6 +138,7 @@ class Renderer:
             else None
         )
         self.urls: list[str] = []
+        self.task_tables: Mapping[str, TaskAnalysis] = {}  # page url -> table (set by site())
 
     # -- helpers ---------------------------------------------------------------------------------
     def page(self, template: str, rel_dir: str, ctx: Mapping[str, Any], meta: dict) -> None:
@@ -180,8 +184,11 @@ class Renderer:
         run_pages: list[tuple[RunPage, TrialSet | None]],
         job_pages: list[tuple[JobPage, TrialSet | None]],
         warnings: list[BuildWarning],
+        task_tables: Mapping[str, TaskAnalysis] | None = None,
     ) -> None:
-        """Write every file of the site; pages come with the trial set they own (for CSVs)."""
+        """Write every file of the site; pages come with the trial set they own (for CSVs)
+        and, by page url, their full per-task tables (written beside the page)."""
+        self.task_tables = task_tables or {}
         try:
             self._site(index, run_pages, job_pages, warnings)
             for rel, png in self.painter.finish() if self.painter else ():
@@ -279,6 +286,7 @@ class Renderer:
         if trials is not None:
             self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
         self.curves("job", page)
+        self.task_files("job", page)
         image = self.card(rel, page, f"Job {page.id}")
         shown = clean(page)  # non-finite numbers print as "–" on the page
         ctx: JobContext = {
@@ -319,6 +327,7 @@ class Renderer:
         if trials is not None and trials_owner is None:
             self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
         self.curves("run", page)
+        self.task_files("run", page)
         image = self.card(rel, page, f"Run {page.id}")
         shown = clean(page)
         ctx: RunContext = {
@@ -351,6 +360,44 @@ class Renderer:
         page when it is unchanged)."""
         self.writer.write(
             f"{page.url}curves.js", _script_data(f"curves:{kind}:{page.id}", compare_curves(page))
+        )
+
+    def task_files(self, kind: str, page: JobPage | RunPage) -> None:
+        """The page's full per-task table: ``tasks.json.gz`` (every row with its per-step
+        cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
+        the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
+        task-level comparison). Loaded on demand, so a 40 k-trial job's page stays light."""
+        table = self.task_tables.get(page.url)
+        if page.tasks is None or table is None:
+            return
+        full = {
+            "schema": "sitegen/tasks@1",
+            "kind": kind,
+            "id": page.id,
+            "attribution": table.attribution,
+            "tasks": to_json(table.tasks),
+        }
+        self.writer.write(f"{page.url}{TASKS_TABLE_FILE}", _gzip(dumps(full).decode("utf-8")))
+        if page.tasks.tasks_total > len(page.tasks.rows):
+            rows = [to_json(brief(r)) for r in table.tasks]
+            cols = list(rows[0]) if rows else []
+            self.writer.write(
+                f"{page.url}{TASKS_SCRIPT_FILE}",
+                _script_data(
+                    f"tasks:{kind}:{page.id}",
+                    {"columns": cols, "rows": [[r[c] for c in cols] for r in rows]},
+                ),
+            )
+        self.writer.write(
+            f"{page.url}solved.js",
+            _script_data(
+                f"solved:{kind}:{page.id}",
+                {
+                    "tasks": [r.name for r in table.tasks],
+                    "trials": [r.trials for r in table.tasks],
+                    "successes": [r.successes for r in table.tasks],
+                },
+            ),
         )
 
     def compare(self, page: ComparePage) -> None:

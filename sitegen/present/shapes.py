@@ -25,6 +25,7 @@ from altair.utils.schemapi import debug_mode
 from altair.vegalite.v6.schema import core
 
 from sitegen.present.charts import HEIGHT, KIND_COLOURS, PALETTE, WIDTH, fill, hole
+from sitegen.present.insight_shapes import INSIGHT_SHAPES
 
 SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.json"
 STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
@@ -257,6 +258,7 @@ SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
     "overlay": (overlay, {}),
     "card": (card, {"title": "Job j", "subtitle": "site"}),
 }
+SHAPES.update(INSIGHT_SHAPES)
 for _h in (False, True):
     for _c in ("one", "palette", "kinds"):
         SHAPES[f"bars_{'h' if _h else 'v'}_{_c}"] = (

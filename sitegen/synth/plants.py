@@ -147,9 +147,9 @@ def _trial(
         "agent_execution": stage(2),
         "verifier": stage(3),
     }
-    d = root / name
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "result.json").write_text(json.dumps(obj))
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "result.json").write_text(json.dumps(obj))
     truth_trials.append(
         {
             "task": task,
@@ -158,6 +158,7 @@ def _trial(
             "exception": exc,
             "env_setup_s": env,
             "duration_s": (end - start).total_seconds(),
+            "tokens": [1000 * (j + 1), 100 * (j + 1), 500 * j],
         }
     )
 

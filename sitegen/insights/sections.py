@@ -1,0 +1,249 @@
+"""The insights as page sections: what a job or run page publishes (``docs/schemas/``).
+
+:func:`job_insights` and :func:`run_insights` run every analysis once; the page
+keeps the compact sections (findings, the tasks summary with at most
+:data:`INLINE_TASK_ROWS` rows, the rollout anatomy) and the renderer writes the
+full per-task table beside the page (``tasks.json.gz``, and ``tasks.js`` for the
+browser when the page does not hold every row), so a 40 k-trial job's page stays
+within its weight budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+from sitegen.insights.attribution import Attribution, attribute
+from sitegen.insights.findings import (
+    Finding,
+    batch_step_trials,
+    evaluate,
+    step_trials,
+)
+from sitegen.insights.rollouts import RolloutAnalysis, analyse_rollouts
+from sitegen.insights.tasks import TaskAnalysis, TaskRow, Wasted, analyse_tasks
+from sitegen.model.parsed import BatchCounts, Job, MetricBlock, ParsedLog, Run, TrialSet
+
+HEATMAP_TASKS = 30  # rows of the task × step heatmap: learned and forgotten first, then most run
+HEATMAP_BINS = 50  # columns: longer runs are binned by steps
+INLINE_TASK_ROWS = 200  # rows a page holds; more load from tasks.js / tasks.json.gz on demand
+LIST_NAMES = 25  # task names a list shows on the page (its count says how many there are)
+TASKS_TABLE_FILE = "tasks.json.gz"
+TASKS_SCRIPT_FILE = "tasks.js"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskRowBrief:
+    """A task's row without its per-step cells (those are in the table file)."""
+
+    name: str
+    slug: str
+    trials: int
+    graded: int
+    successes: int
+    success_rate: float | None
+    reward_mean: float | None
+    turns_mean: float | None
+    top_exception: str | None
+    top_exception_count: int
+    first_solved_step: int | None
+    last_solved_step: int | None
+    early_rate: float | None
+    late_rate: float | None
+    category: str
+
+
+def brief(row: TaskRow) -> TaskRowBrief:
+    return TaskRowBrief(**{f.name: getattr(row, f.name) for f in fields(TaskRowBrief)})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskListSummary:
+    category: str  # learned | forgotten | always | never
+    count: int
+    trials: int
+    share_of_rollouts: float | None
+    tasks: tuple[str, ...]  # the first LIST_NAMES, in table order
+    slugs: tuple[str, ...]  # their row anchors (``#task-<slug>``)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeatCell:
+    """One task in one step bin (``step`` is the bin's first step)."""
+
+    task: str
+    order: int  # row order: the table's (first solved step)
+    step: int
+    rate: float | None
+    trials: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TasksSection:
+    """The ``tasks`` section of a job or run page (``sitegen.insights.tasks``)."""
+
+    attribution: str  # "time" | "none"
+    attribution_note: str
+    trials: int
+    attributed: int
+    before_log: int
+    after_last_step: int
+    undated: int
+    steps: int  # steps with attributed trials
+    early_window: tuple[int, int] | None
+    late_window: tuple[int, int] | None
+    tasks_total: int
+    lists: tuple[TaskListSummary, ...]
+    wasted: Wasted
+    rows: tuple[TaskRowBrief, ...]  # the first INLINE_TASK_ROWS, by first solved step
+    table_file: str  # every row with its per-step cells, beside the page (gzip JSON)
+    heatmap: tuple[HeatCell, ...]
+    heatmap_tasks: int  # tasks drawn (of tasks_total)
+    heatmap_bin_steps: int  # steps per column
+
+
+@dataclass(frozen=True)
+class Insights:
+    """Everything the insights say about one job or run (the full task table included)."""
+
+    tasks: TaskAnalysis | None
+    rollouts: RolloutAnalysis | None
+    findings: tuple[Finding, ...]
+    attribution: Attribution | None = None
+
+    def tasks_section(self) -> TasksSection | None:
+        return tasks_section(self.tasks, self.attribution) if self.tasks else None
+
+
+def tasks_section(ta: TaskAnalysis, attr: Attribution | None) -> TasksSection:
+    order = {r.name: i for i, r in enumerate(ta.tasks)}
+    slug = {r.name: r.slug for r in ta.tasks}
+    shown = {tl.category: sorted(tl.tasks, key=order.__getitem__)[:LIST_NAMES] for tl in ta.lists}
+    return TasksSection(
+        attribution=ta.attribution,
+        attribution_note=ta.attribution_note,
+        trials=ta.trials,
+        attributed=ta.attributed,
+        before_log=attr.before if attr else 0,
+        after_last_step=attr.after if attr else 0,
+        undated=attr.undated if attr else 0,
+        steps=len(ta.steps),
+        early_window=ta.early_window,
+        late_window=ta.late_window,
+        tasks_total=len(ta.tasks),
+        lists=tuple(
+            TaskListSummary(
+                category=tl.category,
+                count=len(tl.tasks),
+                trials=tl.trials,
+                share_of_rollouts=tl.share_of_rollouts,
+                tasks=tuple(shown[tl.category]),
+                slugs=tuple(slug[n] for n in shown[tl.category]),
+            )
+            for tl in ta.lists
+        ),
+        wasted=ta.wasted,
+        rows=tuple(brief(r) for r in ta.tasks[:INLINE_TASK_ROWS]),
+        table_file=TASKS_TABLE_FILE,
+        **heatmap(ta),
+    )
+
+
+def heatmap(ta: TaskAnalysis) -> dict:
+    """The heatmap's cells: at most HEATMAP_TASKS tasks × HEATMAP_BINS step bins.
+
+    Learned and forgotten tasks are the point of the chart, so they come first;
+    the rest are the most-run tasks. Rows keep the table's order (first solved).
+    """
+    if not ta.steps:
+        return {"heatmap": (), "heatmap_tasks": 0, "heatmap_bin_steps": 1}
+    lo, hi = ta.steps[0], ta.steps[-1]
+    width = max(1, math.ceil((hi - lo + 1) / HEATMAP_BINS))
+    rank = {r.name: i for i, r in enumerate(ta.tasks)}
+    movers = [r for r in ta.tasks if r.category in ("learned", "forgotten")]
+    rest = sorted(
+        (r for r in ta.tasks if r.category not in ("learned", "forgotten") and r.steps),
+        key=lambda r: (-r.trials, rank[r.name]),
+    )
+    chosen = sorted((movers + rest)[:HEATMAP_TASKS], key=lambda r: rank[r.name])
+    cells = []
+    for order, row in enumerate(chosen):
+        bins: dict[int, list[int]] = {}
+        for c in row.steps:
+            b = bins.setdefault(lo + (c.step - lo) // width * width, [0, 0, 0])
+            b[0] += c.trials
+            b[1] += c.graded
+            b[2] += c.successes
+        for start, (n, g, ok) in sorted(bins.items()):
+            cells.append(
+                HeatCell(
+                    task=row.name, order=order, step=start, rate=ok / g if g else None, trials=n
+                )
+            )
+    return {"heatmap": tuple(cells), "heatmap_tasks": len(chosen), "heatmap_bin_steps": width}
+
+
+def _insights(
+    blocks: Sequence[MetricBlock],
+    trials: TrialSet | None,
+    log_start,
+    *,
+    config: dict | None,
+    metric_form: str,
+    first_log: ParsedLog | None,
+    status: str,
+    batches_per_step: dict[int, BatchCounts],
+) -> Insights:
+    ta = ra = attr = None
+    if trials is not None and trials.results:
+        attr = attribute(trials.results, blocks, log_start)
+        ta = analyse_tasks(trials.results, attr)
+        ra = analyse_rollouts(trials.results, attr)
+        per_step, source = step_trials(trials.results, attr), "trials"
+    else:
+        per_step, source = batch_step_trials(batches_per_step), "batches"
+    found = evaluate(
+        blocks,
+        config=config,
+        metric_form=metric_form,
+        first_log=first_log,
+        status=status,
+        per_step=per_step,
+        per_step_source=source,
+    )
+    return Insights(ta, ra, found, attr)
+
+
+def job_insights(job: Job) -> Insights:
+    """The insights of one job: its own blocks, trials (when it owns them) and log."""
+    log = job.log
+    return _insights(
+        log.blocks if log else (),
+        job.trials,
+        log.first_time if log else None,
+        config=log.config if log else None,
+        metric_form=log.metric_form if log else "",
+        first_log=log,
+        status=job.status,
+        batches_per_step=log.batches_per_step if log else {},
+    )
+
+
+def run_insights(run: Run) -> Insights:
+    """The insights of a run: stitched blocks, the run's trials, first and last job's logs."""
+    logs = [j.log for j in run.jobs if j.log is not None]
+    last = logs[-1] if logs else None
+    batches: dict[int, BatchCounts] = {}
+    for lg in logs:  # a later job's batches for a step replace an earlier job's (resume)
+        batches.update(lg.batches_per_step)
+    return _insights(
+        run.blocks,
+        run.trials,
+        logs[0].first_time if logs else None,
+        config=last.config if last else None,
+        metric_form=last.metric_form if last else "",
+        first_log=run.jobs[0].log if run.jobs else None,
+        status=run.jobs[-1].status if run.jobs else "incomplete",
+        batches_per_step=batches,
+    )

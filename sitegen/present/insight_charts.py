@@ -1,0 +1,98 @@
+"""The insights' charts: plain functions from page sections to Vega-Lite dicts.
+
+Same conventions as :mod:`sitegen.present.charts`: a stored skeleton filled with
+records (the heatmap's shape is in :mod:`sitegen.present.insight_shapes`), or
+one of the shared shapes (lines, stacked bars).
+"""
+
+from __future__ import annotations
+
+from sitegen.insights.rollouts import COMPONENT_LABELS, COMPONENTS, RolloutAnalysis
+from sitegen.insights.sections import TasksSection
+from sitegen.present import charts
+
+HEATMAP_ROW_PX = 16
+
+
+def task_heatmap(t: TasksSection | None) -> dict | None:
+    """Success rate per task and step (bin), rows sorted by when a task was first solved."""
+    if t is None or not t.heatmap:
+        return None
+    records = [
+        {"task": c.task, "order": c.order, "step": c.step, "rate": c.rate, "trials": c.trials}
+        for c in t.heatmap
+    ]
+    x_title = "step" if t.heatmap_bin_steps == 1 else f"step (bins of {t.heatmap_bin_steps})"
+    return charts._chart(
+        "heatmap",
+        {"records": records},
+        x_title=x_title,
+        height=max(60, HEATMAP_ROW_PX * t.heatmap_tasks),
+    )
+
+
+def wasted_share(t: TasksSection | None) -> dict | None:
+    """Share of prompt groups with all-equal rewards (zero advantage), per step."""
+    if t is None or not t.wasted.steps:
+        return None
+    series = {
+        "step": [w.step for w in t.wasted.steps],
+        "share": [100 * w.share if w.share is not None else None for w in t.wasted.steps],
+    }
+    return charts.lines(series, {"share": "all-equal groups"}, y_title="% of prompt groups")
+
+
+def _parts(anatomy) -> list[tuple[str, float | None]]:
+    return [(COMPONENT_LABELS[k], getattr(anatomy, f"{k}_s")) for k in COMPONENTS]
+
+
+def rollout_steps(r: RolloutAnalysis | None) -> dict | None:
+    """Mean seconds per trial in each stage, stacked, per step."""
+    if r is None or not r.per_step:
+        return None
+    rows = [
+        {"x": s.step, "part": label, "value": v}
+        for s in r.per_step
+        for label, v in _parts(s.anatomy)
+        if v is not None
+    ]
+    return charts.stacked_bars(rows, "step", "seconds per trial (mean)")
+
+
+def rollout_kinds(r: RolloutAnalysis | None) -> dict | None:
+    """Mean seconds per trial in each stage, stacked, by exception kind."""
+    if r is None or not r.by_kind:
+        return None
+    rows = [
+        {"x": k.kind, "part": label, "value": v}
+        for k in r.by_kind
+        for label, v in _parts(k.anatomy)
+        if v is not None
+    ]
+    return charts.stacked_bars(rows, "exception kind", "seconds per trial (mean)")
+
+
+def tokens_steps(r: RolloutAnalysis | None) -> dict | None:
+    """Input, output and cached tokens summed over each step's trials."""
+    if r is None or not r.per_step:
+        return None
+    series = {
+        "step": [s.step for s in r.per_step],
+        "in": [s.input_tokens for s in r.per_step],
+        "out": [s.output_tokens for s in r.per_step],
+        "cache": [s.cache_tokens for s in r.per_step],
+    }
+    return charts.lines(
+        series, {"in": "input", "out": "output", "cache": "cached"}, y_title="tokens per step"
+    )
+
+
+def insight_charts(tasks: TasksSection | None, rollouts: RolloutAnalysis | None) -> dict:
+    """The insight charts of a job or run page, by name (None: nothing to draw)."""
+    return {
+        "task_heatmap": task_heatmap(tasks),
+        "wasted": wasted_share(tasks),
+        "rollout_steps": rollout_steps(rollouts),
+        "rollout_kinds": rollout_kinds(rollouts),
+        "tokens_steps": tokens_steps(rollouts),
+    }

@@ -1,0 +1,69 @@
+"""Chart shapes of the insights (see :mod:`sitegen.present.shapes`, which registers them).
+
+Only the skeleton generator and the tests import this module (it needs Altair).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import altair as alt
+
+from sitegen.present.charts import WIDTH, hole
+
+SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.json"
+
+
+def _finish(chart: alt.TopLevelMixin) -> dict:
+    spec = (
+        chart.configure(background="transparent")
+        .configure_view(stroke=None)
+        .to_dict(validate=False)
+    )
+    spec.pop("$schema", None)
+    spec["$schema"] = SCHEMA_URL
+    return spec
+
+
+def heatmap() -> dict:
+    """Task × step success rate: ``[{task, order, step, rate, trials}]``; rows in ``order``.
+
+    Holes: ``x_title`` (``step`` or ``steps (bins of N)``), ``height`` (one band per task).
+    """
+    chart = (
+        alt.Chart(alt.Data(name="records"))
+        .mark_rect()
+        .encode(
+            x=alt.X(
+                "step:O", title=hole("x_title"), axis=alt.Axis(labelOverlap=True, labelAngle=0)
+            ),
+            y=alt.Y(
+                "task:N",
+                title=None,
+                sort=alt.EncodingSortField(field="order", order="ascending"),
+                axis=alt.Axis(labelLimit=220),
+            ),
+            color=alt.Color(
+                "rate:Q",
+                title="success rate",
+                scale=alt.Scale(domain=[0, 1], scheme="blues"),
+                legend=alt.Legend(orient="top", format=".0%"),
+            ),
+            tooltip=[
+                alt.Tooltip("task:N"),
+                alt.Tooltip("step:O", title=hole("x_title")),
+                alt.Tooltip("rate:Q", title="success rate", format=".0%"),
+                alt.Tooltip("trials:Q"),
+            ],
+        )
+        .properties(width=WIDTH)
+    )
+    spec = _finish(chart)
+    spec["height"] = hole("height")  # set after building: Altair checks a height's type
+    return spec
+
+
+INSIGHT_SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
+    "heatmap": (heatmap, {"x_title": "step", "height": 200}),
+}
