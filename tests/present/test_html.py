@@ -9,8 +9,8 @@ import json
 import struct
 from html.parser import HTMLParser
 
-from sitegen.analyse import REWARD
 from sitegen.jsonio import script_json
+from sitegen.model.vocabulary import REWARD
 from tests.conftest import BASE_URL, JOB_SECTIONS, page_specs
 
 

@@ -1,4 +1,4 @@
-"""The analyses of the reference report, computed right.
+"""Per-step figures: metric statistics, columns, the headline and the timer tree.
 
 Pure functions from the model to JSON-ready dicts. Non-finite values are
 left out of every statistic (``count`` says how many values were finite).
@@ -7,11 +7,9 @@ left out of every statistic (``count`` says how many values were finite).
 from __future__ import annotations
 
 import math
-import statistics
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from sitegen.model.parsed import BatchCounts, MetricBlock, ParsedLog, TrialSet, VllmStats
+from sitegen.model.parsed import MetricBlock
 from sitegen.model.vocabulary import (
     GEN_WAIT,
     REWARD,
@@ -19,7 +17,6 @@ from sitegen.model.vocabulary import (
     STEP_TIME,
     SYNC_GEN_WAIT,
     TOKENS,
-    exception_kind,
     gen_wait_key,
     is_finite,
     pass_at_k,
@@ -64,14 +61,6 @@ SYNC_TIMER_TREE: dict[str, tuple[str, ...]] = {
 }
 SYNC_OUTSIDE_STEP = ("eval",)
 UNACCOUNTED = "(rest)"
-
-# vLLM utilization verdict. Per-engine means over all stat lines of the job.
-SATURATED_WAITING_MEAN = 1.0  # requests queue on average: engines are the bottleneck
-STARVED_GEN_TPS = 300.0  # nothing queued and decoding this slowly: engines wait for work
-VERDICT_THRESHOLDS = {
-    "saturated_waiting_mean": SATURATED_WAITING_MEAN,
-    "starved_gen_throughput_tps": STARVED_GEN_TPS,
-}
 
 
 def finite(values: Iterable[object]) -> list[float]:
@@ -266,193 +255,4 @@ def _timer_node(
         "share_of_step": total / step_total if step_total else None,
         "mean_step_share": mean_step_share,
         "children": [],
-    }
-
-
-# -- batches ------------------------------------------------------------------------------
-
-
-def batch_summary(log: ParsedLog) -> dict:
-    """Totals, per step, and the old report's ``batch_errors/*`` statistics over steps."""
-    per_step = {str(s): b.to_json() for s, b in log.batches_per_step.items()}
-    rows: dict[str, list[float]] = {}
-    for b in log.batches_per_step.values():
-        for field in ("batches", "instances", "successful", "failed", "masked"):
-            rows.setdefault(f"batch_errors/total_{field}", []).append(getattr(b, field))
-        for exc, n in b.exceptions.items():
-            rows.setdefault(f"batch_errors/avg_{exc}", []).append(
-                n / b.batches if b.batches else math.nan
-            )
-            rows.setdefault(f"batch_errors/total_{exc}", []).append(n)
-    return {
-        **log.batches.to_json(),
-        "per_step": per_step,
-        "eval": log.eval_batches.to_json(),
-        "summary": {k: summarize(v) for k, v in rows.items()},
-    }
-
-
-def batch_series(per_step: dict[int, BatchCounts]) -> dict[str, list]:
-    """Columnar per-step batch errors for charts: one column per exception type."""
-    steps = sorted(per_step)
-    types = sorted({t for b in per_step.values() for t in b.exceptions})
-    out: dict[str, list] = {
-        "step": steps,
-        "failed": [per_step[s].failed for s in steps],
-        "masked": [per_step[s].masked for s in steps],
-    }
-    for t in types:
-        out[t] = [per_step[s].exceptions.get(t, 0) for s in steps]
-    return out
-
-
-# -- vLLM ------------------------------------------------------------------------------------
-
-
-def verdict(samples: int, waiting_mean: float | None, gen_mean: float | None) -> tuple[str, str]:
-    """A label and a sentence; thresholds in :data:`VERDICT_THRESHOLDS`."""
-    if not samples or waiting_mean is None or gen_mean is None:
-        return "no data", "No per-engine vLLM stat lines in this log."
-    if waiting_mean >= SATURATED_WAITING_MEAN:
-        return "saturated", (
-            f"Engines saturated: on average {waiting_mean:.1f} requests wait "
-            f"(≥ {SATURATED_WAITING_MEAN:g}); generation is the bottleneck."
-        )
-    if gen_mean < STARVED_GEN_TPS:
-        return "starved", (
-            f"Engines starved: almost nothing waits (mean {waiting_mean:.2f}) and each decodes "
-            f"{gen_mean:.0f} tok/s (< {STARVED_GEN_TPS:g}); they wait for work."
-        )
-    return "spare capacity", (
-        f"Spare capacity: almost nothing waits (mean {waiting_mean:.2f}) at {gen_mean:.0f} tok/s per engine."
-    )
-
-
-def vllm_summary(v: VllmStats) -> dict:
-    """Per-job and per-engine means of the per-engine stat lines, plus a verdict."""
-    n = sum(e.samples for e in v.engines)
-    prefix_n = sum(e.prefix_samples for e in v.engines)
-
-    def m(total: float, count: int) -> float | None:
-        return total / count if count else None
-
-    running = m(sum(e.running_sum for e in v.engines), n)
-    waiting = m(sum(e.waiting_sum for e in v.engines), n)
-    gen = m(sum(e.gen_tps_sum for e in v.engines), n)
-    label, reason = verdict(n, waiting, gen)
-    return {
-        "samples": n,
-        "engines": len(v.engines),
-        "running_mean": running,
-        "running_max": max((e.running_max for e in v.engines), default=None),
-        "waiting_mean": waiting,
-        "waiting_max": max((e.waiting_max for e in v.engines), default=None),
-        "gen_throughput_mean": gen,
-        "gen_throughput_max": max((e.gen_tps_max for e in v.engines), default=None),
-        "prompt_throughput_mean": m(sum(e.prompt_tps_sum for e in v.engines), n),
-        "kv_cache_pct_mean": m(sum(e.kv_pct_sum for e in v.engines), n),
-        "prefix_hit_pct_mean": m(sum(e.prefix_pct_sum for e in v.engines), prefix_n),
-        "verdict": label,
-        "verdict_reason": reason,
-        "verdict_thresholds": VERDICT_THRESHOLDS,
-        "aggregated_lines": v.aggregated_lines,
-        "suppressed_copies": v.suppressed_copies,
-        "step_lines": v.step_lines,
-        "step_stats": {str(k): d for k, d in v.step_stats.items()},
-        "per_engine": [
-            {
-                "engine": e.engine,
-                "samples": e.samples,
-                "running_mean": e.running_sum / e.samples,
-                "running_max": e.running_max,
-                "waiting_mean": e.waiting_sum / e.samples,
-                "waiting_max": e.waiting_max,
-                "gen_throughput_mean": e.gen_tps_sum / e.samples,
-                "gen_throughput_max": e.gen_tps_max,
-                "kv_cache_pct_mean": e.kv_pct_sum / e.samples,
-                "prefix_hit_pct_mean": e.prefix_pct_sum / e.prefix_samples
-                if e.prefix_samples
-                else None,
-                "preemptions_max": e.preemptions_max,
-            }
-            for e in v.engines
-        ],
-        "timeline": {
-            "t_s": [b.t_s for b in v.timeline],
-            "samples": [b.samples for b in v.timeline],
-            "gen_throughput_mean": [b.gen_tps_mean for b in v.timeline],
-            "gen_throughput_min": [b.gen_tps_min for b in v.timeline],
-            "gen_throughput_max": [b.gen_tps_max for b in v.timeline],
-            "running_mean": [b.running_mean for b in v.timeline],
-            "waiting_mean": [b.waiting_mean for b in v.timeline],
-            "kv_cache_pct_mean": [b.kv_pct_mean for b in v.timeline],
-            "prefix_hit_pct_mean": [b.prefix_pct_mean for b in v.timeline],
-        },
-    }
-
-
-# -- trials ----------------------------------------------------------------------------------
-
-
-def _turn_stats(xs: list[int]) -> dict:
-    if not xs:
-        return {"mean": None, "median": None, "count": 0}
-    return {
-        "mean": math.fsum(xs) / len(xs),
-        "median": float(statistics.median(xs)),
-        "count": len(xs),
-    }
-
-
-def trial_stats(ts: TrialSet) -> dict:
-    """Turns, exceptions (by type and kind), rewards, turns by exception and outcome."""
-    res = ts.results
-    exceptions = Counter(r.exception or "none" for r in res)
-    kinds = Counter(exception_kind(r.exception) for r in res)
-    turns = [r.turns for r in res if r.turns is not None]
-    rewards = [r.reward for r in res if is_finite(r.reward)]
-    success = sum(1 for x in rewards if x > 0)
-    by_exc: dict[str, list[int]] = {}
-    by_outcome: dict[str, list[int]] = {"success": [], "failure": []}
-    for r in res:
-        if r.turns is None:
-            continue
-        by_exc.setdefault(r.exception or "none", []).append(r.turns)
-        if is_finite(r.reward):
-            by_outcome["success" if r.reward > 0 else "failure"].append(r.turns)
-    tstats = summarize(turns)
-    return {
-        "path": ts.path,
-        "total": len(res),
-        "malformed": ts.malformed,
-        "missing": ts.missing,
-        "eval": ts.eval_count,
-        "archives": ts.archives,
-        "exceptions": dict(sorted(exceptions.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "exception_kinds": {
-            k: kinds.get(k, 0) for k in ("none", "infrastructure", "model", "other")
-        },
-        "exception_kind_of": {e: exception_kind(None if e == "none" else e) for e in exceptions},
-        "turns": {
-            "mean": tstats["mean"],
-            "median": float(statistics.median(turns)) if turns else None,
-            "std": tstats["std"],
-            "min": tstats["min"],
-            "max": tstats["max"],
-            "count": tstats["count"],
-        },
-        "turn_histogram": {str(k): v for k, v in sorted(Counter(turns).items())},
-        "reward": {
-            "mean": _mean(rewards),
-            "success_rate": success / len(rewards) if rewards else None,
-            "count": len(rewards),
-            "success": success,
-            "failure": len(rewards) - success,
-        },
-        "error_rate": (len(res) - exceptions.get("none", 0)) / len(res) if res else None,
-        "turns_by_exception": {
-            k: _turn_stats(v)
-            for k, v in sorted(by_exc.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        },
-        "turns_by_outcome": {k: _turn_stats(v) for k, v in by_outcome.items()},
     }
