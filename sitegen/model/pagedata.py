@@ -73,8 +73,10 @@ def _value(tp: Any, v: Any) -> Any:
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin is typing.Union or origin is types.UnionType:
-        (inner,) = [a for a in args if a is not type(None)]
-        return _value(inner, v)
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) != 1:  # which member a dict is would be a guess: name it
+            raise TypeError(f"cannot build {tp!r}: use one section type (or None)")
+        return _value(inner[0], v)
     if isinstance(tp, type) and is_dataclass(tp):
         return _build(tp, v)
     if origin is tuple:

@@ -62,3 +62,16 @@ def test_from_json_builds_nested_sections():
     assert dumps(t) == dumps(t.to_json())
     with pytest.raises(TypeError, match="TimerNode: expected an object"):
         Timing.from_json({"steps": 2, "step_total_s": 4.0, "tree": 3, "outside_step": []})
+
+
+def test_a_union_of_sections_is_refused():
+    from dataclasses import dataclass
+
+    from sitegen.model.pagedata import PageData
+
+    @dataclass(frozen=True)
+    class Either(PageData):
+        part: Stats | TimerNode
+
+    with pytest.raises(TypeError, match="use one section type"):
+        Either.from_json({"part": {"mean": 1.0}})
