@@ -146,27 +146,47 @@ def checkout(ref: str, out: Path) -> Path:
     return dest
 
 
-def weight(site: Path, jobs: int, trials: int) -> dict:
-    """The published site's bytes: fixed (static/), per job, per 10 k trials, the heaviest
-    page, and the total extrapolated to :data:`TEAM`."""
+def _per_step(rel: str) -> bool:
+    """Files that grow with a job's steps: the full series (data JSON, steps.csv, report.md).
+    Pages do not: their charts are downsampled to at most 400 points."""
+    name = rel.rsplit("/", 1)[-1]
+    return (rel.startswith("data/") and rel.count("/") == 2) or name in ("steps.csv", "report.md")
+
+
+def weight(site: Path, trials_per_step: int) -> dict:
+    """The published site's bytes: fixed (static/), per job (pages, cards), per step (full
+    series), per 10 k trials (trial tables), the heaviest page, and the total extrapolated to
+    :data:`TEAM`, whose jobs have ``40 k / trials_per_step`` steps each."""
+    index = json.loads((site / "data" / "index.json").read_text())
+    jobs, trials = index["totals"]["jobs"], index["totals"]["trials"]
+    steps = sum(j["metric_blocks"] for j in index["jobs"])
     sizes = {
         p.relative_to(site).as_posix(): p.stat().st_size for p in site.rglob("*") if p.is_file()
     }
     total = sum(sizes.values())
     fixed = sum(n for r, n in sizes.items() if r.startswith("static/"))
     trial_tables = sum(n for r, n in sizes.items() if r.rsplit("/", 1)[-1].startswith("trials.csv"))
-    per_job = (total - fixed - trial_tables) / jobs
+    series = sum(n for r, n in sizes.items() if _per_step(r))
+    per_step = series / steps
+    per_job = (total - fixed - trial_tables - series) / jobs
     per_10k = trial_tables / trials * 10_000 if trials else 0.0
+    team_steps = TEAM["trials"] / TEAM["jobs"] / trials_per_step
     pages = {r: n for r, n in sizes.items() if r.endswith(".html")}
     heaviest = max(pages, key=lambda r: pages[r])
     # the pages (and the comparison page's list) that grow with every job, at TEAM's size
     listings = {r: sizes.get(r, 0) * TEAM["jobs"] / jobs for r in LISTINGS}
     listing = max(listings, key=lambda r: listings[r])
-    team = fixed + TEAM["jobs"] * per_job + TEAM["trials"] / 10_000 * per_10k
+    team = (
+        fixed + TEAM["jobs"] * (per_job + team_steps * per_step) + TEAM["trials"] / 10_000 * per_10k
+    )
     return {
+        "jobs": jobs,
+        "trials": trials,
         "site_mb": total / 1e6,
         "fixed_mb": fixed / 1e6,
         "per_job_kb": per_job / 1e3,
+        "per_step_kb": per_step / 1e3,
+        "team_steps": team_steps,
         "per_10k_trials_kb": per_10k / 1e3,
         "page_kb": pages[heaviest] / 1e3,
         "page": heaviest,
@@ -207,23 +227,19 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
         for _ in range(repeat):
             grow_one_job(archive)
             onejobs.append(run_measured(sitegen(src, "build", str(archive), "-o", str(site)))[0])
-        totals = json.loads((pub / "data" / "index.json").read_text())["totals"]
-        jobs, trials = totals["jobs"], totals["trials"]
         row = {
             "size": name,
             "code": label,
             "archive_mb": n_bytes / 2**20,
             "files": n_files,
             "logs_mb": logs / 2**20,
-            "jobs": jobs,
-            "trials": trials,
             "floor_s": floor,
             "cold_s": cold,
             "publish_s": publish,
             "nochange_s": nochange,
             "onejob_s": statistics.median(onejobs),
             "rss_mb": max(rss, rss_pub),
-            **weight(pub, jobs, trials),
+            **weight(pub, opts["trials_per_step"]),
         }
         print(
             f"[{name}/{label}] {json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})}",
@@ -256,13 +272,13 @@ def verdicts(r: dict) -> list[str]:
 def table(rows: list[dict]) -> str:
     head = (
         "| size | code | archive | raw read floor | cold build | publish build | no-change | one job changed "
-        "| peak RSS (tree) | site (published) | per job | per 10 k trials | heaviest page | 500 jobs × 40 k trials |\n"
+        "| peak RSS (tree) | site (published) | per job + per step | per 10 k trials | heaviest page | 500 jobs × 40 k trials |\n"
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     body = "".join(
         f"| {r['size']} | {r['code']} | {r['archive_mb']:.0f} MB, {r['files']:,} files | {r['floor_s']:.2f} s "
         f"| {r['cold_s']:.2f} s | {r['publish_s']:.2f} s | {r['nochange_s']:.2f} s | {r['onejob_s']:.2f} s "
-        f"| {r['rss_mb']:.0f} MB | {r['site_mb']:.1f} MB | {r['per_job_kb']:.0f} KB "
+        f"| {r['rss_mb']:.0f} MB | {r['site_mb']:.1f} MB | {r['per_job_kb']:.0f} KB + {r['per_step_kb']:.1f} KB "
         f"| {r['per_10k_trials_kb']:.0f} KB | {r['page_kb']:.0f} KB | {r['team_gb']:.2f} GB |\n"
         for r in rows
     )
