@@ -161,8 +161,9 @@ class Renderer:
         }
         if self.base_url:
             m["canonical"] = self.base_url + url_path
-            if meta.get("image"):
-                m["image"] = self.base_url + url_path + meta["image"]
+            if meta.get("image"):  # beside the page, or from the site's root ("/…")
+                image = meta["image"]
+                m["image"] = self.base_url + (image[1:] if image[0] == "/" else url_path + image)
         return m
 
     def chart_files(self, rel_dir: str, make: Callable[[P], dict], page: P) -> dict[str, dict]:
@@ -211,11 +212,15 @@ class Renderer:
         # a run whose trials are a job's (a flat folder's jobs, all in the run) links to that
         # job's table instead of carrying the same trials twice
         trial_owner = {id(t): p.url for p, t in job_pages if t is not None}
+        job_urls = {p.id: p.url for p, _ in job_pages}
         for page, trials in job_pages:
             self.job(page, runs_by_id.get(page.run), trials)
         for run, trials in run_pages:
             owner = trial_owner.get(id(trials)) if trials is not None else None
-            self.run(run, trials, owner)
+            # a run of one job shows that job's card (same curve and figures): painted once
+            one = run.jobs[0] if len(run.jobs) == 1 else None
+            card = f"/{job_urls[one]}card.png" if self.painter and one in job_urls else None
+            self.run(run, trials, owner, card)
         self.index(index, warnings)
         self.compare(compare_page([p for p, _ in run_pages], [p for p, _ in job_pages]))
         self.writer.write(".nojekyll", "")
@@ -314,11 +319,18 @@ class Renderer:
             },
         )
 
-    def run(self, page: RunPage, trials: TrialSet | None, trials_owner: str | None = None) -> None:
-        """A run page; ``trials_owner``: the url of the job whose trials table is the run's."""
+    def run(
+        self,
+        page: RunPage,
+        trials: TrialSet | None,
+        trials_owner: str | None = None,
+        job_card: str | None = None,
+    ) -> None:
+        """A run page; ``trials_owner``: the url of the job whose trials table is the run's;
+        ``job_card``: the site path (``/jobs/…/card.png``) of the card it shares with its job."""
         rel = page.url
         if self._unchanged(
-            f"run:{page.id}", (page, trials is not None, trials_owner), [rel, page.data]
+            f"run:{page.id}", (page, trials is not None, trials_owner, job_card), [rel, page.data]
         ):
             return
         self.writer.write(page.data, dumps(page))
@@ -328,7 +340,7 @@ class Renderer:
             self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
         self.curves("run", page)
         self.task_files("run", page)
-        image = self.card(rel, page, f"Run {page.id}")
+        image = job_card or self.card(rel, page, f"Run {page.id}")
         shown = clean(page)
         ctx: RunContext = {
             "run": shown,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import struct
 
 import pytest
@@ -75,12 +76,20 @@ def test_only_changed_pages_get_a_new_card(tmp_path, monkeypatch):
     synth(archive, seed=5, steps=8, trials_per_step=2)
     opts = BuildOptions(archive=archive, out=out, workers=2, now=0.0, base_url="https://x.io/r/")
     first = build(opts)
-    assert len(painted) == first.jobs + first.runs  # every job and run page has one
+    index = json.loads((out / "data" / "index.json").read_text())
+    shared = [r for r in index["runs"] if len(r["jobs"]) == 1]
+    # every job has a card; a run of one job shows its job's
+    assert shared and len(painted) == first.jobs + first.runs - len(shared)
     before = {p: p.read_bytes() for p in out.rglob("card.png")}
     assert len(before) == len(painted)
+    for run in shared:
+        assert not (out / run["url"] / "card.png").exists()
+        page = (out / run["url"] / "index.html").read_text()
+        job_url = next(j["url"] for j in index["jobs"] if j["id"] == run["jobs"][0])
+        assert f'"og:image" content="https://x.io/r/{job_url}card.png"' in page
     painted.clear()
     log = archive / "flat/stale/train_600150.out"
     _append(log, STEP.format(n=100))
     build(opts)
-    assert sorted(painted) == ["Job flat.stale.train_600150", "Run flat.stale.train_600150"]
+    assert painted == ["Job flat.stale.train_600150"]  # a run of one job: its card is the job's
     assert {p: p.read_bytes() for p in out.rglob("card.png")} == before
