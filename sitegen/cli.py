@@ -58,11 +58,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     v.add_argument("archive", type=Path)
     _site_options(v)
-    v.add_argument("--port", type=int, default=8000)
+    v.add_argument("--port", type=_port, default=8000, help="1-65535 (default: 8000)")
     v.add_argument("--host", default="127.0.0.1")
     for q in (b, s, v):
         q.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+def _port(text: str) -> int:
+    """A TCP port to listen on: 1-65535 (0 would pick a random one the message could not name)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: give a number from 1 to 65535")
+    return port
 
 
 def _site_options(p: argparse.ArgumentParser) -> None:
@@ -112,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"sitegen: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the machine said no (permissions, a full disk, a busy port)
+        if args.debug:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"sitegen: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("sitegen: interrupted", file=sys.stderr)

@@ -7,6 +7,7 @@ file works from a script as well as from the command line.
 from __future__ import annotations
 
 import re
+import stat
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -33,14 +34,32 @@ class BuildOptions:
     now: float | None = None  # for tests: the time "running" is judged against
 
 
+MAX_CONFIG_BYTES = 1 << 20
+MAX_WORKERS = 512
+URL_RE = re.compile(r"https?://[^\s/?#]+(?:/[^\s]*)?")
+
+
 def load_config(path: Path | None) -> dict:
-    """Read a ``sitegen.toml``; unknown keys are an error naming the key."""
+    """Read a ``sitegen.toml``; any bad key or value is a :class:`ConfigError` naming it and the fix."""
     if path is None:
         return {}
     try:
-        data = tomllib.loads(path.read_text())
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or device would hang or never end
+            raise ConfigError(f"config {path} is not a regular file: give a sitegen.toml file")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config {path} is over 1 MiB: is it the right file?")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config {path} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
+        ) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {path} is not valid TOML: {exc}") from None
     unknown = set(data) - CONFIG_KEYS
@@ -48,15 +67,56 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(
             f"config {path}: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(CONFIG_KEYS))})"
         )
-    pats = data.get("redact_patterns", [])
-    if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
-        raise ConfigError(f"config {path}: redact_patterns must be a list of regular expressions")
-    for p in pats:
-        try:
-            re.compile(p)
-        except re.error as exc:
-            raise ConfigError(f"config {path}: redact pattern {p!r} is invalid: {exc}") from None
+    where = f"config {path}"
+    if "title" in data:
+        check_title(data["title"], where)
+    if "base_url" in data:
+        check_base_url(data["base_url"], where)
+    if "workers" in data:
+        check_workers(data["workers"], where)
+    check_patterns(data.get("redact_patterns", []), where)
     return data
+
+
+def check_title(v: object, where: str) -> None:
+    if not isinstance(v, str) or not v.strip():
+        raise ConfigError(f'{where}: title must be a non-empty string, e.g. title = "Team runs"')
+
+
+def check_base_url(v: object, where: str) -> None:
+    """The public URL: ``http(s)://host/path``, as the sitemap and OpenGraph links need."""
+    if not isinstance(v, str) or not URL_RE.fullmatch(v):
+        raise ConfigError(
+            f"{where}: base_url must be the site's public URL as a string, "
+            f'e.g. base_url = "https://org.github.io/repo/" (got {v!r})'
+        )
+
+
+def check_workers(v: object, where: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_WORKERS:
+        raise ConfigError(
+            f"{where}: workers must be a whole number from 0 (one per CPU) to {MAX_WORKERS}, "
+            f"e.g. workers = 4 (got {v!r})"
+        )
+
+
+def check_patterns(pats: object, where: str) -> None:
+    """Each pattern compiles alone and matches something (the redactor runs each on its own)."""
+    if not isinstance(pats, list | tuple) or not all(isinstance(p, str) for p in pats):
+        raise ConfigError(
+            f'{where}: redact_patterns must be a list of regular expressions, e.g. ["corp-[0-9]+"]'
+        )
+    for i, p in enumerate(pats, 1):
+        try:
+            rx = re.compile(p)
+        except re.error as exc:
+            raise ConfigError(
+                f"{where}: redact pattern {i} {p!r} is not a valid regular expression ({exc}): fix or remove it"
+            ) from None
+        if rx.fullmatch(""):
+            raise ConfigError(
+                f"{where}: redact pattern {i} {p!r} matches the empty string: it would hide nothing; make it stricter"
+            )
 
 
 def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOptions:
@@ -77,10 +137,18 @@ def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOpti
     merged: dict[str, Any] = {
         "title": cfg.get("title") or DEFAULT_TITLE,
         "base_url": cfg.get("base_url"),
-        "workers": int(cfg.get("workers", 0)),
+        "workers": cfg.get("workers", 0),
         "redact_patterns": tuple(cfg.get("redact_patterns", ())),
     }
     merged.update(given)
+    # Values given from Python or the command line get the config file's checks too.
+    if "title" in given:
+        check_title(given["title"], "--title")
+    if merged["base_url"] is not None:
+        check_base_url(merged["base_url"], "--base-url" if "base_url" in given else "config")
+    check_workers(merged["workers"], "--workers" if "workers" in given else "config")
+    merged["redact_patterns"] = tuple(merged["redact_patterns"])
+    check_patterns(merged["redact_patterns"], "redact_patterns")
     for flag in ("strict", "clean"):
         merged[flag] = bool(overrides.get(flag, False))
     merged["archive"] = Path(merged["archive"])

@@ -12,16 +12,24 @@ from __future__ import annotations
 
 import html
 import mimetypes
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from sitegen.assets import package_dir
 from sitegen.build import build
 from sitegen.errors import SitegenError
 from sitegen.options import BuildOptions
+from sitegen.safeio import read_bytes
+
+MAX_FILE_BYTES = 1 << 30  # serve any file sitegen writes; never a FIFO, never endless
+
+
+class ServeError(SitegenError):
+    """The server cannot start (the port is taken, the host unknown)."""
 
 
 @dataclass
@@ -40,17 +48,24 @@ class SiteApp:
             return self._send(start_response, "403 Forbidden", "text/plain", b"forbidden")
         if target.is_dir():
             if not path.endswith("/"):
-                start_response("301 Moved Permanently", [("Location", path + "/")])
+                # The location is rebuilt from the folder's place in the site, never taken from
+                # the request: "//evil.example/.." must not send the browser to another host.
+                inside = target.relative_to(root).as_posix()
+                location = "/" if inside == "." else f"/{quote(inside)}/"
+                start_response("301 Moved Permanently", [("Location", location)])
                 return [b""]
             target = target / "index.html"
-        if not target.is_file():
-            missing = root / "404.html"
-            body = missing.read_bytes() if missing.is_file() else b"not found"
+        try:
+            body = read_bytes(target, root, MAX_FILE_BYTES)
+        except OSError:
+            try:
+                body = read_bytes(root / "404.html", root, MAX_FILE_BYTES)
+            except OSError:
+                body = b"not found"
             return self._send(
                 start_response, "404 Not Found", "text/html; charset=utf-8", self._banner(body)
             )
         ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        body = target.read_bytes()
         if ctype == "text/html":
             ctype = "text/html; charset=utf-8"
             body = self._banner(body)
@@ -100,10 +115,26 @@ def rebuild(opts: BuildOptions, app: SiteApp) -> bool:
     return False
 
 
+def _check_port(host: str, port: int) -> None:
+    """Refuse, as one line, a port that cannot be listened on (busy, privileged, bad host)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, _, _, _, addr = infos[0]
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will
+            s.bind(addr)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ServeError(
+            f"cannot listen on {host}:{port} ({reason}): pick another with --port or --host"
+        ) from None
+
+
 def serve(opts: BuildOptions, host: str = "127.0.0.1", port: int = 8000) -> int:
     """Build once, then serve and rebuild on change until interrupted."""
     from livereload import Server
 
+    _check_port(host, port)  # before the first build: a busy port is one line, at once
     app = SiteApp(opts.out)
     if not rebuild(opts, app) and not opts.out.exists():
         print(f"sitegen: error: first build failed: {app.error}", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -89,3 +90,73 @@ def test_users_files_in_the_output_folder_stay(tmp_path):
     r = run("build", str(tmp_path / "a"), "-o", str(out))
     assert r.returncode == 2 and "did not make" in r.stderr and "Traceback" not in r.stderr
     assert (out / "index.html").read_text() == "my own page"
+
+
+# -- issue 10: every bad input is one line naming the key or path and the fix, exit 2 ----------
+
+
+def one_line_error(capsys, argv) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and err.strip().count("\n") == 0, err
+    return err
+
+
+def test_bad_config_values_are_one_line(tmp_path, capsys):
+    (tmp_path / "a/j").mkdir(parents=True)
+    (tmp_path / "a/j/x.out").write_text("hello\n")
+    cfg = tmp_path / "c.toml"
+    cases = {
+        'workers = "many"\n': "workers must be a whole number",
+        "workers = -3\n": "workers must be",
+        "base_url = 5\n": "base_url must be",
+        'base_url = "not a url"\n': "base_url must be",
+        'title = ""\n': "title must be",
+        'redact_patterns = ["(?i)x"]\n': None,  # valid alone: fine (compiled alone, not joined)
+        'redact_patterns = ["a)|(b"]\n': "redact pattern 1",
+        'redact_patterns = ["x*"]\n': "matches the empty string",
+        "redact_patterns = 3\n": "redact_patterns must be a list",
+    }
+    for text, expected in cases.items():
+        cfg.write_text(text)
+        argv = ["build", str(tmp_path / "a"), "-o", str(tmp_path / "o"), "--config", str(cfg)]
+        if expected is None:
+            assert main(argv) == 0, text
+            capsys.readouterr()
+            continue
+        err = one_line_error(capsys, argv)
+        assert expected in err and str(cfg) in err, (text, err)
+    cfg.write_bytes(b'title = "\xff\xfe"\n')
+    assert "not UTF-8" in one_line_error(
+        capsys, ["build", str(tmp_path / "a"), "--config", str(cfg)]
+    )
+    assert "workers" in one_line_error(capsys, ["build", str(tmp_path / "a"), "--workers", "-2"])
+    assert "base_url" in one_line_error(
+        capsys, ["build", str(tmp_path / "a"), "--base-url", "ftp:/x"]
+    )
+
+
+def test_serve_port_is_checked(tmp_path, capsys):
+    for port in ("-1", "99999", "0", "http"):
+        err = one_line_error(capsys, ["serve", str(tmp_path), "--port", port])
+        assert "--port" in err and "1 to 65535" in err
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        err = one_line_error(capsys, ["serve", str(tmp_path), "--port", str(port)])
+        assert f"127.0.0.1:{port}" in err and "--port" in err
+
+
+def test_synth_refuses_a_used_or_impossible_folder(tmp_path, capsys):
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used/keep.txt").write_text("mine")
+    assert "not empty" in one_line_error(capsys, ["synth", str(tmp_path / "used")])
+    assert (tmp_path / "used/keep.txt").read_text() == "mine"
+    (tmp_path / "file").write_text("x")
+    assert "not a folder" in one_line_error(capsys, ["synth", str(tmp_path / "file")])
+    assert "cannot create" in one_line_error(capsys, ["synth", str(tmp_path / "file/sub")])

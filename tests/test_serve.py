@@ -102,3 +102,35 @@ def test_serve_command_rebuilds_on_change(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_redirects_stay_inside_the_site(tmp_path):
+    (tmp_path / "jobs/x").mkdir(parents=True)
+    (tmp_path / "jobs/x/index.html").write_text("<html><body>job</body></html>")
+    app = SiteApp(tmp_path)
+    for path in ("//evil.example/..", "//evil.example/../jobs/x", "/\\evil.example/.."):
+        got = {}
+
+        def start_response(status, headers, got=got):
+            got["status"], got["headers"] = status, dict(headers)
+
+        b"".join(app({"PATH_INFO": path}, start_response))
+        loc = got["headers"].get("Location")
+        if loc is not None:
+            assert loc.startswith("/") and not loc.startswith("//") and "evil" not in loc, loc
+    got = {}
+    b"".join(app({"PATH_INFO": "/jobs/x"}, lambda s, h: got.update(s=s, h=dict(h))))
+    assert got["h"]["Location"] == "/jobs/x/"
+
+
+def test_a_fifo_in_the_site_does_not_hang_the_server(tmp_path):
+    import os
+    import threading
+
+    os.mkfifo(tmp_path / "pipe.html")
+    app = SiteApp(tmp_path)
+    out = []
+    t = threading.Thread(target=lambda: out.append(call(app, "/pipe.html")), daemon=True)
+    t.start()
+    t.join(5)
+    assert out and out[0][0] == "404 Not Found"

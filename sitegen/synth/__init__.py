@@ -21,6 +21,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from sitegen.errors import SitegenError
 from sitegen.synth.logs import JobSpec, LogTruth, write_log
 from sitegen.synth.plants import write_plants
 from sitegen.synth.trials import TrialsTruth, write_trials
@@ -51,6 +52,29 @@ def _write_infra(path: Path, seed: int, start: datetime, samples: int, truth: Lo
             truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
 
 
+class SynthError(SitegenError):
+    """The folder to write a synthetic archive into cannot be used."""
+
+
+def _new_folder(out: Path) -> None:
+    """Create ``out``; refuse (one line) a folder that holds anything, or one that cannot be made.
+
+    Writing into a used folder would mix two archives (and the ground truth
+    would describe only one of them).
+    """
+    try:
+        if out.exists() or out.is_symlink():
+            if not out.is_dir():
+                raise SynthError(f"{out} exists and is not a folder: give a new folder for synth")
+            if any(out.iterdir()):
+                raise SynthError(f"{out} is not empty: give a new (or empty) folder for synth")
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SynthError(
+            f"cannot create {out}: {exc.strerror}: give a folder you can write"
+        ) from None
+
+
 def synth(
     out: Path,
     seed: int = 0,
@@ -74,7 +98,7 @@ def synth(
     """
     steps = max(steps, 8)
     jobs = max(jobs, MIN_JOBS)
-    out.mkdir(parents=True, exist_ok=True)
+    _new_folder(out)
     c = max(2, steps // 4)
     k = max(c, (steps // 2) // c * c)
     k2 = max(3, (steps // 2) // 3 * 3)
