@@ -70,3 +70,21 @@ def test_trials_csv_rows():
     weird = by["'=HYPERLINK(1)"]
     assert weird["task"] == "'@cmd" and weird["reward"] == "" and weird["outcome"] == ""
     assert weird["exception_kind"] == "other"
+
+
+def test_every_csv_column_is_neutralised_numbers_stay():
+    evil = ['=HYPERLINK("http://x")', "+1+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx"]
+    series = {"step": [1], **{name: [-0.5] for name in evil}}
+    rows = _rows(series_csv(series))
+    # headers (metric names) neutralised; a CR becomes a (quoted) line break
+    assert rows[0][1:] == ["'" + e for e in evil[:5]] + ["\nx"]
+    assert rows[1] == ["1"] + ["-0.5"] * len(evil)  # negative numbers are values, not formulas
+    ts = TrialSet(
+        "trace_jobs",
+        tuple(_trial(e, -1.0, e, task=e) for e in evil),
+        0, 0, 0, 0, (),
+    )  # fmt: skip
+    for row in _rows(trials_csv(ts))[1:]:
+        for cell in row:
+            assert cell[:1] not in ("=", "+", "@", "\t", "\r"), row
+            assert not cell.startswith("-") or cell == "-1.0", row
