@@ -21,6 +21,8 @@ JOB_SECTIONS = (
     "vllm",
     "batches",
     "trials",
+    "tasks",
+    "rollouts",
     "config",
     "notes",
     "warnings",

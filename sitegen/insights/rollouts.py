@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from sitegen.insights.attribution import Attribution
+from sitegen.insights.tasks import task_slug
 from sitegen.model.parsed import TrialResult
 from sitegen.model.vocabulary import exception_kind
 
@@ -66,6 +67,7 @@ class KindAnatomy:
 @dataclass(frozen=True)
 class SlowTask:
     name: str
+    slug: str  # its row in the tasks table (``#task-<slug>``)
     trials: int
     duration_mean_s: float
     time_share: float | None  # of all trials' wall time
@@ -189,6 +191,7 @@ def analyse_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Rollou
         slow.append(
             SlowTask(
                 name,
+                task_slug(name),
                 len(idx),
                 tot / len(idx),
                 tot / all_time if all_time > 0 else None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from sitegen.insights.attribution import Attribution, attribute
 from sitegen.insights.findings import (
@@ -200,6 +200,14 @@ def _insights(
         attr = attribute(trials.results, blocks, log_start)
         ta = analyse_tasks(trials.results, attr)
         ra = analyse_rollouts(trials.results, attr)
+        # the table's slugs (two names that slug alike were told apart there)
+        slugs = {r.name: r.slug for r in ta.tasks}
+        ra = replace(
+            ra,
+            slowest_tasks=tuple(
+                replace(s, slug=slugs.get(s.name, s.slug)) for s in ra.slowest_tasks
+            ),
+        )
         per_step, source = step_trials(trials.results, attr), "trials"
     else:
         per_step, source = batch_step_trials(batches_per_step), "batches"

@@ -7,11 +7,14 @@ one of the shared shapes (lines, stacked bars).
 
 from __future__ import annotations
 
+import math
+
 from sitegen.insights.rollouts import COMPONENT_LABELS, COMPONENTS, RolloutAnalysis
 from sitegen.insights.sections import TasksSection
 from sitegen.present import charts
 
 HEATMAP_ROW_PX = 16
+MAX_BARS = 50  # the per-step anatomy chart bins longer runs
 
 
 def task_heatmap(t: TasksSection | None) -> dict | None:
@@ -47,16 +50,27 @@ def _parts(anatomy) -> list[tuple[str, float | None]]:
 
 
 def rollout_steps(r: RolloutAnalysis | None) -> dict | None:
-    """Mean seconds per trial in each stage, stacked, per step."""
+    """Mean seconds per trial in each stage, stacked, per step (binned past MAX_BARS steps:
+    the trial-weighted mean of the bin's steps, labelled by its first step)."""
     if r is None or not r.per_step:
         return None
-    rows = [
-        {"x": s.step, "part": label, "value": v}
-        for s in r.per_step
-        for label, v in _parts(s.anatomy)
-        if v is not None
-    ]
-    return charts.stacked_bars(rows, "step", "seconds per trial (mean)")
+    width = math.ceil(len(r.per_step) / MAX_BARS)
+    rows = []
+    for i in range(0, len(r.per_step), width):
+        chunk = r.per_step[i : i + width]
+        for label, key in ((COMPONENT_LABELS[k], f"{k}_s") for k in COMPONENTS):
+            pairs = [
+                (getattr(s.anatomy, key), s.anatomy.timed)
+                for s in chunk
+                if getattr(s.anatomy, key) is not None and s.anatomy.timed
+            ]
+            n = sum(w for _, w in pairs)
+            if n:
+                rows.append(
+                    {"x": chunk[0].step, "part": label, "value": sum(v * w for v, w in pairs) / n}
+                )
+    x_title = "step" if width == 1 else f"step (bins of {width})"
+    return charts.stacked_bars(rows, x_title, "seconds per trial (mean)")
 
 
 def rollout_kinds(r: RolloutAnalysis | None) -> dict | None:

@@ -57,3 +57,17 @@ def test_slowest_tasks_and_tokens():
     tk = ra.tokens
     assert (tk.trials, tk.input_mean, tk.output_mean, tk.cache_mean) == (2, 15, 2, 2)
     assert (tk.input_total, tk.output_total, tk.cache_total) == (30, 4, 4)
+
+
+def test_per_step_chart_bins_long_runs_by_trial_weighted_means():
+    from sitegen.present.insight_charts import MAX_BARS, rollout_steps
+
+    n = 2 * MAX_BARS + 1
+    bs = blocks(n)
+    ts = [trial("a", s, stages=(float(s), 0, 0, 0)) for s in range(1, n + 1)]
+    ts.append(trial("a", 2, stages=(8.0, 0, 0, 0)))  # step 2 weighs twice
+    spec = rollout_steps(analyse_rollouts(ts, attribute(ts, bs, T0)))
+    env = [r for r in spec["data"]["values"] if r["part"] == "environment setup"]
+    assert len(env) == 34 <= MAX_BARS and env[0]["x"] == 1 and env[1]["x"] == 4  # 101 steps / 3
+    assert env[0]["value"] == pytest.approx((1 + 2 + 8 + 3) / 4)
+    assert "bins of 3" in str(spec)

@@ -1,0 +1,155 @@
+"""What a reader sees of the insights: the findings box, the tasks and rollouts sections draw,
+the tasks table filters and links, the full table loads on demand (HTTP and file://), and the
+comparison page shows findings, config diff and tasks, with the most recent runs by default."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+
+import pytest
+
+from tests.scenarios.test_browser import CHROMIUM, Watched, _Quiet  # noqa: F401 - skips without chromium
+
+pytestmark = pytest.mark.browser
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def planted_server(planted):
+    site, _ = planted
+    handler = functools.partial(_Quiet, directory=str(site.parent))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/{site.name}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def tab(chromium):
+    ctx = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    yield Watched(ctx.new_page())
+    ctx.close()
+
+
+@pytest.fixture(params=["http", "file"])
+def pbase(request, planted_server, planted):
+    return planted_server if request.param == "http" else planted[0].as_uri() + "/"
+
+
+def _tasks_job_url(planted) -> str:
+    import json
+
+    site, truth = planted
+    index = json.loads((site / "data" / "index.json").read_text())
+    return next(j["url"] for j in index["jobs"] if j["log"] == truth["jobs"][0]["log"])
+
+
+def test_findings_tasks_and_rollouts_draw(tab, pbase, planted):
+    tab.goto(pbase + _tasks_job_url(planted) + "index.html#task-learn-sql")
+    page = tab.page
+    assert tab.errors == []
+    ids = page.eval_on_selector_all("#findings li", "els => els.map(e => e.dataset.finding)")
+    assert sorted(ids) == planted[1]["jobs"][0]["findings"]
+    # each finding links to a section that exists
+    for href in page.eval_on_selector_all(
+        "#findings li a", "els => els.map(e => e.getAttribute('href'))"
+    ):
+        assert page.locator(f"section{href}").count() == 1, href
+    for name in ("task_heatmap", "wasted", "rollout_steps", "rollout_kinds", "tokens_steps"):
+        el = page.locator(f".chart[data-chart={name}]")
+        assert el.get_attribute("data-rendered") == "1", name
+    # five tasks on all 12 steps, the crashing one on step 8 only
+    assert page.locator(".chart[data-chart=task_heatmap] g.mark-rect path").count() == 5 * 12 + 1
+    assert page.locator("#tasks-table tr#task-learn-sql").count() == 1
+    assert "Learned" in page.inner_text("#task-learn-sql")
+    # filter by category, then by text
+    page.select_option("#task-category", "never")
+    shown = page.eval_on_selector_all(
+        "#tasks-table tbody tr", "els => els.filter(e => !e.hidden).length"
+    )
+    assert shown == 2
+    page.select_option("#task-category", "")
+    page.fill("#task-filter", "daytona")
+    names = page.eval_on_selector_all(
+        "#tasks-table tbody tr", "els => els.filter(e => !e.hidden).map(e => e.id)"
+    )
+    assert names == ["task-sandbox-heavy"]
+    assert "1 of 6 tasks shown" in page.inner_text("#task-count")
+    assert tab.errors == []
+
+
+def test_index_findings_column(tab, pbase, planted):
+    tab.goto(pbase + "index.html")
+    assert tab.errors == []
+    errors = tab.page.locator("td.findings-cell .fsev.sev-error").all_inner_texts()
+    assert errors == ["2"]  # the lr-zero run: lr_zero and policy_frozen
+
+
+def test_compare_defaults_to_recent_runs_and_shows_insights(tab, pbase, planted):
+    tab.goto(pbase + "compare/index.html")
+    page = tab.page
+    assert tab.errors == []
+    assert page.locator("#default-note").is_visible()
+    rows = page.locator("#compare-table tbody tr").count()
+    assert rows == 4  # every planted run (fewer than five)
+    assert "?" not in page.url  # the default is not written into the address
+    assert page.locator("#compare-findings .sev-error").count() == 2
+    assert (
+        page.locator(
+            "#compare-config tbody tr", has_text="trainer.policy.optimizer_config.lr"
+        ).count()
+        == 1
+    )
+    # pick two runs with trials? only one has them: the task table asks for two
+    page.wait_for_function("document.getElementById('task-compare-summary').textContent.length > 0")
+    assert "two or more" in page.inner_text("#task-compare-summary")
+    assert tab.errors == []
+
+
+def test_full_task_table_loads_on_demand(tab, pbase, tmp_path_factory, monkeypatch):
+    """A page that holds only part of its rows loads the rest (gzip JSON over HTTP, tasks.js from file://)."""
+    import json
+    import time
+
+    from sitegen.build import build
+    from sitegen.insights import sections
+    from sitegen.options import BuildOptions
+    from sitegen.synth.plants import write_plants
+
+    monkeypatch.setattr(sections, "INLINE_TASK_ROWS", 2)
+    root = tmp_path_factory.mktemp("few-rows")
+    truth = write_plants(root)
+    out = tmp_path_factory.mktemp("few-rows-out") / "site"
+    build(BuildOptions(archive=root, out=out, workers=1, now=time.time()))
+    index = json.loads((out / "data" / "index.json").read_text())
+    url = next(j["url"] for j in index["jobs"] if j["log"] == truth["jobs"][0]["log"])
+    assert (out / url / "tasks.js").exists()
+    base = out.as_uri() + "/"
+    if pbase.startswith("http"):
+        handler = functools.partial(_Quiet, directory=str(out.parent))
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{httpd.server_address[1]}/{out.name}/"
+    try:
+        # a link to a row the page does not hold: the table loads, then the row is there
+        tab.goto(base + url + "index.html#task-sandbox-heavy")
+        page = tab.page
+        page.wait_for_selector(
+            "#tasks-table tr#task-sandbox-heavy", state="attached", timeout=10000
+        )
+        assert page.locator("#tasks-table tbody tr").count() == 6
+        assert page.locator("#task-load").is_hidden()
+        assert tab.errors == []
+    finally:
+        if pbase.startswith("http"):
+            httpd.shutdown()
