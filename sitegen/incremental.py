@@ -3,64 +3,74 @@
 In the spirit of Lektor's builder, each artifact depends on sources with
 fingerprints: a log's parse on the log and its infra logs (path, size,
 mtime), a trial outcome on its ``result.json``, a page on a signature of
-what it shows, the whole site on the input signature. :class:`BuildState`
-owns all of it:
+what it shows, the whole site on the signature of every input.
+:class:`BuildState` owns all of it:
 
+* **Is anything to do at all?** The sources signature hashes the options, the
+  templates, what discovery found, the fingerprint of every log, infra log and
+  notes file, each trials folder's *watch* (the mtimes of its folders and the
+  stat of each trial still without a complete ``result.json``: a complete one
+  never changes), and each open job's time-dependent status (a "running" job
+  turns "incomplete" with time alone). Equal to the last build's, and every
+  file the last build wrote still there as written: the build stops before
+  parsing anything, having only stat'ed files.
 * **Parsed logs** with the parser's state after the last complete line, so a
-  grown log is read on from there (``LogState``).
+  grown log is read on from there.
 * **Trial outcomes** per trials folder: size, mtime and outcome of each
-  ``result.json`` (a complete one is written once and never re-read).
-* **The site**: the input signature, each job and run page's signature and
-  the size and mtime of every file the last build wrote — the build is skipped
-  when the inputs are the same *and* every file is still there as written.
+  ``result.json`` (a complete one is never read again).
+* **Page signatures** (:class:`PageReuse`): a job or run page whose signature is
+  unchanged and whose files are intact is left as it is.
 
-It lives in ``.<out>.cache/`` beside the output folder. That folder may lie
-inside a shared archive (``-o ARCHIVE/site``) where others can write, so the
-cache holds plain JSON only, each file versioned and checked field by field
-as it is read: a damaged or planted file is ignored with a warning and its
-input parsed again. Nothing in it is ever executed or unpickled.
-A change of sitegen's version or of the redaction patterns starts it afresh;
-``--clean`` ignores it.
+It lives in ``.<out>.cache/`` beside the output folder, as checked JSON
+(:mod:`sitegen.cachefile`): a damaged or planted file is ignored with a warning
+and its input parsed again. A change of sitegen's version, of the redaction
+patterns or of the cached data's shape starts it afresh; ``--clean`` ignores it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
-import json
-import math
 import os
 import shutil
 import stat
-import typing
-from collections.abc import Callable, Iterable
-from datetime import datetime
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from sitegen import __version__
-from sitegen.jsonio import dumps
+from sitegen.assemble import RUNNING_WINDOW_S
+from sitegen.cachefile import (
+    TRIAL_SHAPE,
+    CacheFileError,
+    FileRecord,
+    Fingerprint,
+    Known,
+    LastBuild,
+    Watch,
+    atomic,
+    check,
+    dumps,
+    fingerprint_from_json,
+    known_from_json,
+    known_to_json,
+    loads,
+    read_file,
+)
+from sitegen.jsonio import dumps as page_json
 from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
-from sitegen.model.parsed import TrialResult
-from sitegen.read.logfile import LogState
-from sitegen.write import MARKER, FileRecord, SiteWriter, write_error
+from sitegen.write import MARKER, SiteWriter, write_error
 
 if TYPE_CHECKING:
-    from sitegen.model.parsed import Discovery, Job, ParsedLog
+    from sitegen.model.parsed import Discovery, ParsedLog
     from sitegen.options import BuildOptions
+    from sitegen.read.logfile import LogState
 
-CACHE_VERSION = 2  # bump when the layout of any cache file changes
-MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
+# sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
-Fingerprint = tuple[tuple[str, int, int], ...]
-
-
-class CacheFileError(ValueError):
-    """A cache file that is not what sitegen writes: damaged, truncated or planted."""
-
+CACHE_VERSION = 3  # bump when the layout of any cache file changes
 
 # -- fingerprints and signatures -----------------------------------------------------------------
 
@@ -88,30 +98,92 @@ def tree_signature(*roots: Path) -> str:
     return h.hexdigest()
 
 
-def input_signature(
+def sources_signature(
     opts: BuildOptions,
     disc: Discovery,
-    jobs: list[Job],
-    fingerprints: dict[str, object],
-    n_warnings: int,
     assets: str,
+    now: float,
+    watch: dict[str, Watch],
+    open_jobs: frozenset[str],
 ) -> str:
-    """Everything a page can show, hashed: equal to the last build's, the site is up to date.
+    """Every input of the site, hashed from stats alone (no file is read).
 
-    A job's status is in it because a "running" job turns "incomplete" with
-    time alone; ``assets`` is the templates' and static files' signature.
+    ``assets`` is the templates' and static files' signature; ``watch`` holds
+    each trials folder's watch, ``open_jobs`` the jobs without an end marker,
+    whose status is judged against ``now``.
     """
     h = hashlib.sha1()
-    h.update(
-        repr((__version__, opts.title, opts.base_url, opts.redact_patterns, n_warnings)).encode()
-    )
-    h.update(assets.encode())
-    h.update(repr(disc.skipped).encode())
-    for job in jobs:
-        notes = job.source.notes and fingerprint([opts.archive / disc.real(job.source.notes)])
-        h.update(repr((job.id, job.source.log, job.status, job.run_id, notes)).encode())
-    h.update(repr(sorted(fingerprints.items(), key=lambda kv: kv[0])).encode())
+    h.update(repr((__version__, opts.title, opts.base_url, opts.redact_patterns, assets)).encode())
+    h.update(repr((disc.jobs, disc.trials_dirs, disc.skipped, disc.warnings)).encode())
+    for job in disc.jobs:
+        rels = [r for r in (job.log, *job.infra_logs, job.notes) if r]
+        fp = fingerprint(opts.archive / disc.real(r) for r in rels)  # the files on disk
+        status = "fixed"  # an end marker, or no log: time alone changes nothing
+        if job.log and job.id in open_jobs:
+            # as sitegen.assemble.job_status judges it, from the log's mtime
+            status = "running" if now - fp[0][2] / 1e9 < RUNNING_WINDOW_S else "incomplete"
+        h.update(repr((fp, status)).encode())
+    for d in sorted(watch):
+        h.update(repr((d, watch[d])).encode())
     return h.hexdigest()
+
+
+def trials_watch(archive: Path, folder: str, known: Known) -> Watch:
+    """What to stat to know that a trials folder did not change, without listing it again.
+
+    Adding or removing a trial changes the mtime of the folder holding it (the
+    trials folder, ``eval_sessions/`` or a session); a trial without a complete
+    ``result.json`` (missing, damaged, unreadable) may still change, so it is
+    watched itself, as are the ``trials_step*.tar`` archives.
+    """
+    from sitegen.read.trials import TAR_RE, list_trial_dirs
+
+    root = archive / folder
+    prefix = f"{folder}/" if folder != "." else ""
+    dirs = [folder]
+    evals = root / "eval_sessions"
+    if evals.is_dir() and not evals.is_symlink():
+        dirs.append(f"{prefix}eval_sessions")
+        with contextlib.suppress(OSError), os.scandir(evals) as it:
+            dirs += sorted(
+                f"{prefix}eval_sessions/{e.name}" for e in it if e.is_dir(follow_symlinks=False)
+            )
+    files = []
+    for sub, _name, _is_eval in list_trial_dirs(root):
+        rel = f"{prefix}{sub}/result.json"
+        hit = known.get(rel)
+        if hit is None or not isinstance(hit[2], tuple) or hit[2][0] not in ("ok", "eval", "job"):
+            files.append(rel)
+    with contextlib.suppress(OSError):
+        files += sorted(prefix + n for n in os.listdir(root) if TAR_RE.match(n))
+    return tuple((d, _mtime_ns(archive / d)) for d in dirs), _stats(archive, files)
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return os.stat(path, follow_symlinks=False).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _stats(archive: Path, rels: list[str]) -> Fingerprint:
+    out = []
+    for rel in rels:
+        try:
+            st = os.stat(archive / rel)
+            out.append((rel, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((rel, -1, -1))
+    return tuple(out)
+
+
+def watch_holds(archive: Path, watch: Watch) -> bool:
+    """Whether a trials folder is as its watch saw it."""
+    dirs, files = watch
+    return (
+        all(_mtime_ns(archive / d) == m for d, m in dirs)
+        and _stats(archive, [f for f, _, _ in files]) == files
+    )
 
 
 class PageReuse:
@@ -136,12 +208,12 @@ class PageReuse:
         """Record the page's signature; True when its files were kept as they are."""
         h = self._base.copy()
         for part in parts:
-            h.update(dumps(part))
+            h.update(page_json(part))
         sig = self.signatures[key] = h.hexdigest()
         return self.previous.get(key) == sig and self.writer.carry_over(files)
 
 
-# -- the state -------------------------------------------------------------------------------------
+# -- the state ---------------------------------------------------------------------------------
 
 
 class BuildState:
@@ -161,18 +233,25 @@ class BuildState:
             "parsed_format": PARSED_FORMAT,
             "trial_fields": TRIAL_SHAPE,
         }
-        self.inputs: str | None = None  # the last build's input signature
-        self.pages: dict[str, str] = {}  # page key -> signature, of the last build
-        self.files: dict[str, FileRecord] = {}  # file -> (size, mtime_ns), of the last build
+        self.last: LastBuild | None = None  # what the last build published
         self._open(fresh=opts.clean)
-        site = self._load("site", "site")
-        if site is not None:
+        body = self._load("site", "site")
+        if body is not None:
             try:
-                self.inputs, self.pages, self.files = _site_from_json(site)
-            except (CacheFileError, TypeError, ValueError) as exc:
+                self.last = LastBuild.from_json(body)
+            except (CacheFileError, KeyError, TypeError, ValueError) as exc:
                 self._ignored(self._path("site", "site"), exc)
 
-    # -- the folder ------------------------------------------------------------------------------
+    @property
+    def pages(self) -> dict[str, str]:
+        """The last build's page signatures."""
+        return self.last.pages if self.last else {}
+
+    @property
+    def files(self) -> dict[str, FileRecord]:
+        """The last build's files, with the size and mtime each was written with."""
+        return self.last.files if self.last else {}
+
     def _open(self, fresh: bool) -> None:
         """Use the cache folder when its key matches; otherwise start it afresh."""
         meta_path = self.dir / "meta.json"
@@ -183,7 +262,7 @@ class BuildState:
         valid = False
         if not fresh and meta_path.exists():
             try:
-                valid = _loads(_read_file(meta_path)) == self.key
+                valid = loads(read_file(meta_path)) == self.key
             except (CacheFileError, OSError, ValueError) as exc:
                 self._ignored(meta_path, exc)
         if valid:
@@ -191,7 +270,7 @@ class BuildState:
         shutil.rmtree(self.dir, ignore_errors=True)  # never follows links inside
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
-            _atomic(meta_path, orjson.dumps(self.key))
+            atomic(meta_path, orjson.dumps(self.key))
         except OSError as exc:
             raise write_error(self.dir, exc) from None
 
@@ -206,7 +285,7 @@ class BuildState:
         """The body stored under ``kind/name``; None when absent, damaged or not sitegen's."""
         path = self._path(kind, name)
         try:
-            doc = _loads(_read_file(path))
+            doc = loads(read_file(path))
             if not isinstance(doc, dict) or (
                 doc.get("version"),
                 doc.get("kind"),
@@ -228,20 +307,22 @@ class BuildState:
         doc = {"version": CACHE_VERSION, "kind": kind, "name": name, "body": body}
         path = self._path(kind, name)
         try:
-            _atomic(path, _dumps(doc))
+            atomic(path, dumps(doc))
         except OSError as exc:
             raise write_error(path, exc) from None
 
     # -- logs ------------------------------------------------------------------------------------
     def cached_log(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, LogState | None]:
         """The parse of log ``rel`` when its inputs are unchanged; else the state to read on from."""
+        from sitegen.read.logfile import LogState
+
         body = self._load("log", rel)
         if body is None:
             return None, None
         path = self._path("log", rel)
         try:
-            _check(isinstance(body, dict), "a log entry is not an object")
-            if _fingerprint_from_json(body["fingerprint"]) == fp:
+            check(isinstance(body, dict), "a log entry is not an object")
+            if fingerprint_from_json(body["fingerprint"]) == fp:
                 return parsed_from_json(body["parsed"]), None
             # Changed: only the parser state is needed, to read on if the log grew.
             return None, LogState.from_json(body["state"])
@@ -268,24 +349,35 @@ class BuildState:
         if body is None:
             return {}
         try:
-            return _known_from_json(body)
+            return known_from_json(body)
         except (CacheFileError, TypeError, ValueError, IndexError, KeyError) as exc:
             self._ignored(self._path("trials", trials_dir), exc)
             return {}
 
     def keep_trial_outcomes(self, trials_dir: str, known: dict[str, tuple[int, int, Any]]) -> None:
-        self._save("trials", trials_dir, _known_to_json(known))
+        self._save("trials", trials_dir, known_to_json(known))
 
     # -- the site --------------------------------------------------------------------------------
-    def site_is_current(self, inputs: str, out: Path) -> bool:
-        """Whether the site in ``out`` is what this build would write: skip the build then.
+    def site_is_current(
+        self, opts: BuildOptions, disc: Discovery, assets: str, now: float, out: Path
+    ) -> bool:
+        """Whether the site in ``out`` is what this build would write: the build stops then.
 
-        The inputs must match the last build's, and every file it wrote must be
-        there as it wrote it: a file the user deleted is written again.
+        Every input must be as the last build saw it (by stats alone: nothing
+        is read or decoded), and every file it wrote still there as it wrote
+        it: a file the user deleted is written again.
         """
-        if inputs != self.inputs or not self.files or not (out / MARKER).is_file():
+        last = self.last
+        if last is None or not last.files or not (out / MARKER).is_file():
             return False
-        for rel, record in self.files.items():
+        folders = {d for dirs in disc.trials_dirs.values() for d in dirs}
+        if folders != set(last.watch) or not all(
+            watch_holds(opts.archive, last.watch[d]) for d in folders
+        ):
+            return False
+        if sources_signature(opts, disc, assets, now, last.watch, last.open_jobs) != last.sources:
+            return False
+        for rel, record in last.files.items():
             try:
                 st = os.stat(out / rel, follow_symlinks=False)
             except OSError:
@@ -294,237 +386,10 @@ class BuildState:
                 return False
         return True
 
-    def save_site(self, inputs: str, pages: dict[str, str], files: dict[str, FileRecord]) -> None:
-        """Record what this build wrote (after it was published)."""
-        self.inputs, self.pages, self.files = inputs, pages, files
-        self._save(
-            "site",
-            "site",
-            {"inputs": inputs, "pages": pages, "files": {k: list(v) for k, v in files.items()}},
-        )
-
-
-# -- files -----------------------------------------------------------------------------------------
-
-
-def _read_file(path: Path) -> bytes:
-    """A cache file's bytes; only a regular file of sane size (never a FIFO, device or link)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CacheFileError("not a regular file")
-        if st.st_size > MAX_CACHE_FILE:
-            raise CacheFileError(f"{st.st_size >> 20} MiB is more than a cache file holds")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    finally:
-        os.close(fd)
-
-
-def _atomic(path: Path, data: bytes) -> None:
-    """Write a cache file whole or not at all (a crash leaves the old one or none)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-def _dumps(obj: object) -> bytes:
-    try:
-        return orjson.dumps(obj)
-    except TypeError:
-        # An integer beyond 64 bits (a hostile log can hold one): orjson cannot write it and
-        # would read it back as a float, so the standard library writes this file, and the
-        # leading space (plain JSON whitespace) tells _loads to read it with the same.
-        return b" " + json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
-
-
-def _loads(data: bytes) -> Any:
-    try:
-        if data[:1] == b" ":
-            return json.loads(data, parse_constant=_no_constant)
-        return orjson.loads(data)
-    except (ValueError, RecursionError) as exc:  # orjson's JSONDecodeError is a ValueError
-        raise CacheFileError(f"not JSON: {exc}") from None
-
-
-def _no_constant(name: str) -> float:
-    raise CacheFileError(f"{name} is not JSON")
-
-
-# -- codecs: each field checked as it is read -------------------------------------------------------
-
-
-def _check(ok: bool, what: str) -> None:
-    if not ok:
-        raise CacheFileError(what)
-
-
-def _int(v: Any, what: str) -> int:
-    _check(type(v) is int, f"{what} is not an integer")
-    return v
-
-
-def _opt_int(v: Any, what: str) -> int | None:
-    if isinstance(v, str) and v.lstrip("-").isdigit():
-        return int(v)  # beyond 64 bits: written as digits (see _int_to_json)
-    return None if v is None else _int(v, what)
-
-
-def _int_to_json(v: int | None) -> int | str | None:
-    """An integer; as a string of digits beyond 64 bits (which orjson reads back as a float)."""
-    return v if v is None or -(2**63) <= v < 2**63 else str(v)
-
-
-def _str(v: Any, what: str) -> str:
-    _check(isinstance(v, str), f"{what} is not a string")
-    return v
-
-
-def _opt_str(v: Any, what: str) -> str | None:
-    return None if v is None else _str(v, what)
-
-
-_SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
-
-
-def _num_to_json(v: float | None) -> float | str | None:
-    """A float, with nan/inf as strings (JSON has no such numbers)."""
-    if v is None or math.isfinite(v):
-        return v
-    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
-
-
-def _opt_num(v: Any, what: str) -> float | None:
-    if v is None:
-        return None
-    if isinstance(v, str) and v in _SPECIAL:
-        return _SPECIAL[v]
-    _check(type(v) in (int, float), f"{what} is not a number")
-    return float(v)
-
-
-def _bool(v: Any, what: str) -> bool:
-    _check(isinstance(v, bool), f"{what} is not a boolean")
-    return v
-
-
-def _opt_datetime(v: Any, what: str) -> datetime | None:
-    if v is None:
-        return None
-    try:
-        return datetime.fromisoformat(_str(v, what))
-    except ValueError:
-        raise CacheFileError(f"{what} is not a date-time") from None
-
-
-def _field_codec(tp: Any) -> tuple[Callable[[Any], Any], Callable[[Any, str], Any]]:
-    """(encode, decode) for one field type of :class:`TrialResult`."""
-    if tp is str:
-        return (lambda v: v), _str
-    if tp is bool:
-        return (lambda v: v), _bool
-    if tp == int | None:
-        return _int_to_json, _opt_int
-    if tp == float | None:
-        return _num_to_json, _opt_num
-    if tp == str | None:
-        return (lambda v: v), _opt_str
-    if tp == datetime | None:
-        return (lambda v: None if v is None else v.isoformat()), _opt_datetime
-    raise TypeError(f"no cache encoding for a trial field of type {tp!r}")  # caught by the tests
-
-
-# Positional, in field order: a trials folder's outcomes hold tens of thousands of trials,
-# and field names would double the file. Derived from the dataclass, so a new field is
-# cached too; the field list is part of the cache key (a new shape starts afresh).
-_TRIAL_FIELDS = [
-    (f.name, *_field_codec(typing.get_type_hints(TrialResult)[f.name]))
-    for f in dataclasses.fields(TrialResult)
-]
-TRIAL_SHAPE = ",".join(name for name, _, _ in _TRIAL_FIELDS)
-
-
-def _trial_to_json(r: TrialResult) -> list:
-    return [enc(getattr(r, name)) for name, enc, _ in _TRIAL_FIELDS]
-
-
-def _trial_from_json(v: Any) -> TrialResult:
-    _check(isinstance(v, list) and len(v) == len(_TRIAL_FIELDS), "a trial has other fields")
-    return TrialResult(
-        **{name: dec(x, name) for (name, _, dec), x in zip(_TRIAL_FIELDS, v, strict=True)}
-    )
-
-
-def _outcome_to_json(o: tuple) -> list:
-    if o[0] == "ok":
-        return ["ok", _trial_to_json(o[1])]
-    return list(o)
-
-
-def _outcome_from_json(v: Any) -> tuple:
-    _check(isinstance(v, list) and bool(v), "an outcome is not a list")
-    kind = v[0]
-    if kind == "ok" and len(v) == 2:
-        return ("ok", _trial_from_json(v[1]))
-    if kind in ("eval", "job", "missing") and len(v) == 1:
-        return (kind,)
-    if kind == "bad" and len(v) == 3:
-        return ("bad", _str(v[1], "message"), _opt_int(v[2], "line"))
-    raise CacheFileError(f"unknown outcome {str(kind)[:40]!r}")
-
-
-def _known_to_json(known: dict[str, tuple[int, int, Any]]) -> dict:
-    out = {}
-    for rel, (size, mtime, what) in known.items():
-        if isinstance(what, list):  # a tar archive: (member, outcome) pairs
-            out[rel] = [size, mtime, {"tar": [[m, _outcome_to_json(o)] for m, o in what]}]
-        else:
-            out[rel] = [size, mtime, {"file": _outcome_to_json(what)}]
-    return out
-
-
-def _known_from_json(body: Any) -> dict[str, tuple[int, int, Any]]:
-    _check(isinstance(body, dict), "trial outcomes are not an object")
-    known: dict[str, tuple[int, int, Any]] = {}
-    for rel, v in body.items():
-        _check(isinstance(v, list) and len(v) == 3 and isinstance(v[2], dict), "bad entry")
-        size, mtime = _int(v[0], "size"), _int(v[1], "mtime")
-        what = v[2]
-        if "tar" in what:
-            _check(isinstance(what["tar"], list), "tar members are not a list")
-            members = []
-            for m in what["tar"]:
-                _check(isinstance(m, list) and len(m) == 2, "bad tar member")
-                members.append((_str(m[0], "member"), _outcome_from_json(m[1])))
-            known[rel] = (size, mtime, members)
-        else:
-            known[rel] = (size, mtime, _outcome_from_json(what.get("file")))
-    return known
-
-
-def _fingerprint_from_json(v: Any) -> Fingerprint:
-    _check(isinstance(v, list), "a fingerprint is not a list")
-    out = []
-    for x in v:
-        _check(isinstance(x, list) and len(x) == 3, "bad fingerprint entry")
-        out.append((_str(x[0], "path"), _int(x[1], "size"), _int(x[2], "mtime")))
-    return tuple(out)
-
-
-def _site_from_json(body: Any) -> tuple[str, dict[str, str], dict[str, FileRecord]]:
-    _check(isinstance(body, dict), "the site record is not an object")
-    inputs = _str(body["inputs"], "input signature")
-    pages = body["pages"]
-    _check(isinstance(pages, dict), "page signatures are not an object")
-    files = body["files"]
-    _check(isinstance(files, dict), "file records are not an object")
-    return (
-        inputs,
-        {_str(k, "page"): _str(v, "signature") for k, v in pages.items()},
-        {_str(k, "file"): _record_from_json(v) for k, v in files.items()},
-    )
+    def save_site(self, last: LastBuild) -> None:
+        """Record what this build published (after it was published)."""
+        self.last = last
+        self._save("site", "site", last.to_json())
 
 
 def compiled_templates_dir() -> Path | None:
@@ -544,8 +409,3 @@ def compiled_templates_dir() -> Path | None:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
         return None
     return path
-
-
-def _record_from_json(v: Any) -> FileRecord:
-    _check(isinstance(v, list) and len(v) == 2, "bad file record")
-    return (_int(v[0], "size"), _int(v[1], "mtime"))

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sitegen.cachefile import Fingerprint, Watch
 from sitegen.errors import BuildWarning
-from sitegen.incremental import BuildState, Fingerprint, fingerprint
+from sitegen.incremental import BuildState, fingerprint, trials_watch
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.read.pool import WorkerPool
@@ -49,8 +50,8 @@ class Parsed:
     trials: dict[str, TrialSet] = field(default_factory=dict)
     warnings: list[BuildWarning] = field(default_factory=list)
     stats: ParseStats = field(default_factory=ParseStats)
-    # per log and trials folder, what its parse depends on: part of the build's input signature
-    fingerprints: dict[str, object] = field(default_factory=dict)
+    # per trials folder, what to stat next time to know it is unchanged (incremental.trials_watch)
+    watch: dict[str, Watch] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,6 @@ def _reuse_logs(disc: Discovery, archive: Path, state: BuildState, out: Parsed) 
             continue
         # disc.real: the file on disk of a path shown with a secret hashed (discover.py)
         fp = fingerprint([archive / disc.real(x) for x in (j.log, *j.infra_logs)])
-        out.fingerprints[j.log] = fp
         parsed, resume = state.cached_log(j.log, fp)
         if parsed is not None:
             out.logs[j.id] = parsed
@@ -183,14 +183,7 @@ def _read_trials(
         out.stats.trial_files_cached += len(known) - read
         if read or len(known) != len(old):
             state.keep_trial_outcomes(d, known)
-        out.fingerprints[d] = (
-            ts.path,
-            len(ts.results),
-            ts.malformed,
-            ts.missing,
-            ts.eval_count,
-            sorted((rel, v[0], v[1]) for rel, v in known.items()),
-        )
+        out.watch[d] = trials_watch(archive, disc.real(d), known)
         sets.append(ts)
         if progress:
             progress(f"trials {d}: {len(ts.results)}")

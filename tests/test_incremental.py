@@ -8,10 +8,10 @@ from datetime import datetime
 from pathlib import Path
 
 from sitegen import incremental
+from sitegen.cachefile import LastBuild, Summary
 from sitegen.incremental import BuildState, fingerprint
 from sitegen.model.parsed import TrialResult
 from sitegen.options import BuildOptions
-from sitegen.write import MARKER
 
 
 def _state(tmp_path: Path, **kw) -> BuildState:
@@ -121,20 +121,38 @@ def test_a_cache_folder_that_is_a_link_is_replaced(tmp_path):
     assert "not a folder sitegen made" in s.warnings[0]
 
 
-def test_site_is_current_only_with_every_file_intact(tmp_path):
-    out = tmp_path / "site"
-    out.mkdir()
-    (out / MARKER).write_text("{}")
-    (out / "a.html").write_text("a")
-    st = os.stat(out / "a.html")
-    _state(tmp_path).save_site("sig", {"job:x": "p"}, {"a.html": (st.st_size, st.st_mtime_ns)})
-    s = _state(tmp_path)
-    assert s.pages == {"job:x": "p"} and s.site_is_current("sig", out)
-    assert not s.site_is_current("other inputs", out)
-    os.utime(out / "a.html", ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # touched by someone
-    assert not s.site_is_current("sig", out)
-    (out / "a.html").unlink()
-    assert not s.site_is_current("sig", out)
+def test_last_build_record_round_trips(tmp_path):
+    last = LastBuild(
+        sources="abc",
+        pages={"job:x": "p1"},
+        files={"index.html": (10, 1_700_000_000_000_000_001)},
+        watch={"t": ((("t", 5),), (("t/a/result.json", -1, -1),))},
+        open_jobs=frozenset({"x"}),
+        summary=Summary(1, 1, 3, 1, 4, (("x.out", 3, "damaged"), ("t", None, "odd"))),
+    )
+    _state(tmp_path).save_site(last)
+    assert _state(tmp_path).last == last
+    assert _state(tmp_path, clean=True).last is None
+
+
+def test_trials_watch_sees_new_and_finished_trials_only(tmp_path):
+    root = tmp_path / "t"
+    for name in ("a", "b"):
+        (root / name).mkdir(parents=True)
+    (root / "a" / "result.json").write_text("{}")
+    (root / "eval_sessions" / "s1" / "e1").mkdir(parents=True)
+    known = {"t/a/result.json": (2, 1, ("ok", TRIAL))}  # b has no result.json yet
+    w = incremental.trials_watch(tmp_path, "t", known)
+    assert [f for f, _, _ in w[1]] == ["t/b/result.json", "t/eval_sessions/s1/e1/result.json"]
+    assert incremental.watch_holds(tmp_path, w)
+    (root / "a" / "result.json").write_text('{"changed": 1}')  # complete: never looked at again
+    assert incremental.watch_holds(tmp_path, w)
+    (root / "b" / "result.json").write_text("{}")  # a pending trial finishes
+    assert not incremental.watch_holds(tmp_path, w)
+    w = incremental.trials_watch(tmp_path, "t", known)
+    (root / "eval_sessions" / "s1" / "e2").mkdir()  # a new trial in a session
+    os.utime(root / "eval_sessions" / "s1", ns=(1, 1))  # (whatever the clock's granularity)
+    assert not incremental.watch_holds(tmp_path, w)
 
 
 def test_fingerprint_marks_missing_files(tmp_path):

@@ -1,0 +1,339 @@
+"""The build cache's files: plain JSON, versioned, every field checked as it is read.
+
+The cache lives beside the output folder, which may lie inside an archive
+that others can write to (``-o ARCHIVE/site``), so nothing here is ever
+executed or unpickled: a file is read only if it is a regular file of sane
+size, parsed as JSON and rebuilt field by field; anything else raises
+:class:`CacheFileError` and :class:`~sitegen.incremental.BuildState` ignores
+the file with a warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import stat
+import typing
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from sitegen.model.parsed import TrialResult
+
+MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
+
+Fingerprint = tuple[tuple[str, int, int], ...]
+FileRecord = tuple[int, int]  # (size, mtime_ns)
+Known = dict[str, tuple[int, int, Any]]  # a trials folder's outcomes (see sitegen.read.trials)
+
+
+class CacheFileError(ValueError):
+    """A cache file that is not what sitegen writes: damaged, truncated or planted."""
+
+
+def read_file(path: Path) -> bytes:
+    """A cache file's bytes; only a regular file of sane size (never a FIFO, device or link)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheFileError("not a regular file")
+        if st.st_size > MAX_CACHE_FILE:
+            raise CacheFileError(f"{st.st_size >> 20} MiB is more than a cache file holds")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
+def atomic(path: Path, data: bytes) -> None:
+    """Write a cache file whole or not at all (a crash leaves the old one or none)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def dumps(obj: object) -> bytes:
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        # An integer beyond 64 bits (a hostile log can hold one): orjson cannot write it and
+        # would read it back as a float, so the standard library writes this file, and the
+        # leading space (plain JSON whitespace) tells loads to read it with the same.
+        return b" " + json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
+
+
+def loads(data: bytes) -> Any:
+    try:
+        if data[:1] == b" ":
+            return json.loads(data, parse_constant=_no_constant)
+        return orjson.loads(data)
+    except (ValueError, RecursionError) as exc:  # orjson's JSONDecodeError is a ValueError
+        raise CacheFileError(f"not JSON: {exc}") from None
+
+
+def _no_constant(name: str) -> float:
+    raise CacheFileError(f"{name} is not JSON")
+
+
+# -- codecs: each field checked as it is read -------------------------------------------------------
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        raise CacheFileError(what)
+
+
+def integer(v: Any, what: str) -> int:
+    check(type(v) is int, f"{what} is not an integer")
+    return v
+
+
+def _opt_int(v: Any, what: str) -> int | None:
+    if isinstance(v, str) and v.lstrip("-").isdigit():
+        return int(v)  # beyond 64 bits: written as digits (see _int_to_json)
+    return None if v is None else integer(v, what)
+
+
+def _int_to_json(v: int | None) -> int | str | None:
+    """An integer; as a string of digits beyond 64 bits (which orjson reads back as a float)."""
+    return v if v is None or -(2**63) <= v < 2**63 else str(v)
+
+
+def string(v: Any, what: str) -> str:
+    check(isinstance(v, str), f"{what} is not a string")
+    return v
+
+
+def _opt_str(v: Any, what: str) -> str | None:
+    return None if v is None else string(v, what)
+
+
+_SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _num_to_json(v: float | None) -> float | str | None:
+    """A float, with nan/inf as strings (JSON has no such numbers)."""
+    if v is None or math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _opt_num(v: Any, what: str) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, str) and v in _SPECIAL:
+        return _SPECIAL[v]
+    check(type(v) in (int, float), f"{what} is not a number")
+    return float(v)
+
+
+def _bool(v: Any, what: str) -> bool:
+    check(isinstance(v, bool), f"{what} is not a boolean")
+    return v
+
+
+def _opt_datetime(v: Any, what: str) -> datetime | None:
+    if v is None:
+        return None
+    try:
+        return datetime.fromisoformat(string(v, what))
+    except ValueError:
+        raise CacheFileError(f"{what} is not a date-time") from None
+
+
+def _field_codec(tp: Any) -> tuple[Callable[[Any], Any], Callable[[Any, str], Any]]:
+    """(encode, decode) for one field type of :class:`TrialResult`."""
+    if tp is str:
+        return (lambda v: v), string
+    if tp is bool:
+        return (lambda v: v), _bool
+    if tp == int | None:
+        return _int_to_json, _opt_int
+    if tp == float | None:
+        return _num_to_json, _opt_num
+    if tp == str | None:
+        return (lambda v: v), _opt_str
+    if tp == datetime | None:
+        return (lambda v: None if v is None else v.isoformat()), _opt_datetime
+    raise TypeError(f"no cache encoding for a trial field of type {tp!r}")  # caught by the tests
+
+
+# Positional, in field order: a trials folder's outcomes hold tens of thousands of trials,
+# and field names would double the file. Derived from the dataclass, so a new field is
+# cached too; the field list is part of the cache key (a new shape starts afresh).
+_TRIAL_FIELDS = [
+    (f.name, *_field_codec(typing.get_type_hints(TrialResult)[f.name]))
+    for f in dataclasses.fields(TrialResult)
+]
+TRIAL_SHAPE = ",".join(name for name, _, _ in _TRIAL_FIELDS)
+
+
+def _trial_to_json(r: TrialResult) -> list:
+    return [enc(getattr(r, name)) for name, enc, _ in _TRIAL_FIELDS]
+
+
+def _trial_from_json(v: Any) -> TrialResult:
+    check(isinstance(v, list) and len(v) == len(_TRIAL_FIELDS), "a trial has other fields")
+    return TrialResult(
+        **{name: dec(x, name) for (name, _, dec), x in zip(_TRIAL_FIELDS, v, strict=True)}
+    )
+
+
+def _outcome_to_json(o: tuple) -> list:
+    if o[0] == "ok":
+        return ["ok", _trial_to_json(o[1])]
+    return list(o)
+
+
+def _outcome_from_json(v: Any) -> tuple:
+    check(isinstance(v, list) and bool(v), "an outcome is not a list")
+    kind = v[0]
+    if kind == "ok" and len(v) == 2:
+        return ("ok", _trial_from_json(v[1]))
+    if kind in ("eval", "job", "missing") and len(v) == 1:
+        return (kind,)
+    if kind == "bad" and len(v) == 3:
+        return ("bad", string(v[1], "message"), _opt_int(v[2], "line"))
+    raise CacheFileError(f"unknown outcome {str(kind)[:40]!r}")
+
+
+def known_to_json(known: Known) -> dict:
+    out = {}
+    for rel, (size, mtime, what) in known.items():
+        if isinstance(what, list):  # a tar archive: (member, outcome) pairs
+            out[rel] = [size, mtime, {"tar": [[m, _outcome_to_json(o)] for m, o in what]}]
+        else:
+            out[rel] = [size, mtime, {"file": _outcome_to_json(what)}]
+    return out
+
+
+def known_from_json(body: Any) -> Known:
+    check(isinstance(body, dict), "trial outcomes are not an object")
+    known: Known = {}
+    for rel, v in body.items():
+        check(isinstance(v, list) and len(v) == 3 and isinstance(v[2], dict), "bad entry")
+        size, mtime = integer(v[0], "size"), integer(v[1], "mtime")
+        what = v[2]
+        if "tar" in what:
+            check(isinstance(what["tar"], list), "tar members are not a list")
+            members = []
+            for m in what["tar"]:
+                check(isinstance(m, list) and len(m) == 2, "bad tar member")
+                members.append((string(m[0], "member"), _outcome_from_json(m[1])))
+            known[rel] = (size, mtime, members)
+        else:
+            known[rel] = (size, mtime, _outcome_from_json(what.get("file")))
+    return known
+
+
+def fingerprint_from_json(v: Any) -> Fingerprint:
+    check(isinstance(v, list), "a fingerprint is not a list")
+    out = []
+    for x in v:
+        check(isinstance(x, list) and len(x) == 3, "bad fingerprint entry")
+        out.append((string(x[0], "path"), integer(x[1], "size"), integer(x[2], "mtime")))
+    return tuple(out)
+
+
+def record_from_json(v: Any) -> FileRecord:
+    check(isinstance(v, list) and len(v) == 2, "bad file record")
+    return (integer(v[0], "size"), integer(v[1], "mtime"))
+
+
+# -- the last build's record ----------------------------------------------------------------------
+
+Watch = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int], ...]]  # (dirs, files)
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """What the last build reported, for the report of a build that finds nothing changed."""
+
+    jobs: int
+    runs: int
+    trials: int
+    logs: int
+    trial_files: int
+    warnings: tuple[tuple[str, int | None, str], ...]  # (path, line, message)
+
+
+@dataclasses.dataclass(frozen=True)
+class LastBuild:
+    """What the last build published, and what it takes to see that nothing changed since."""
+
+    sources: str  # the signature of every input (incremental.sources_signature)
+    pages: dict[str, str]  # page key -> signature
+    files: dict[str, FileRecord]  # every file published -> (size, mtime_ns) as written
+    watch: dict[str, Watch]  # per trials folder: what to stat to know it is unchanged
+    open_jobs: frozenset[str]  # jobs whose status changes with time alone (no end marker)
+    summary: Summary
+
+    def to_json(self) -> dict:
+        s = self.summary
+        return {
+            "sources": self.sources,
+            "pages": self.pages,
+            "files": {k: list(v) for k, v in self.files.items()},
+            "watch": {
+                d: {"dirs": [list(x) for x in dirs], "files": [list(x) for x in files]}
+                for d, (dirs, files) in self.watch.items()
+            },
+            "open_jobs": sorted(self.open_jobs),
+            "summary": {
+                "jobs": s.jobs,
+                "runs": s.runs,
+                "trials": s.trials,
+                "logs": s.logs,
+                "trial_files": s.trial_files,
+                "warnings": [list(w) for w in s.warnings],
+            },
+        }
+
+    @classmethod
+    def from_json(cls, body: Any) -> LastBuild:
+        """The record :meth:`to_json` wrote; :class:`CacheFileError` (or KeyError…) otherwise."""
+        check(isinstance(body, dict), "the site record is not an object")
+        pages, files, watch = body["pages"], body["files"], body["watch"]
+        check(all(isinstance(x, dict) for x in (pages, files, watch)), "bad site record")
+        summ = body["summary"]
+        check(isinstance(summ, dict) and isinstance(summ["warnings"], list), "bad summary")
+        check(isinstance(body["open_jobs"], list), "bad open jobs")
+        return cls(
+            sources=string(body["sources"], "sources signature"),
+            pages={string(k, "page"): string(v, "signature") for k, v in pages.items()},
+            files={string(k, "file"): record_from_json(v) for k, v in files.items()},
+            watch={string(d, "trials folder"): _watch_from_json(w) for d, w in watch.items()},
+            open_jobs=frozenset(string(j, "job") for j in body["open_jobs"]),
+            summary=Summary(
+                jobs=integer(summ["jobs"], "jobs"),
+                runs=integer(summ["runs"], "runs"),
+                trials=integer(summ["trials"], "trials"),
+                logs=integer(summ["logs"], "logs"),
+                trial_files=integer(summ["trial_files"], "trial files"),
+                warnings=tuple(_warning_from_json(w) for w in summ["warnings"]),
+            ),
+        )
+
+
+def _watch_from_json(v: Any) -> Watch:
+    check(
+        isinstance(v, dict) and isinstance(v["dirs"], list) and isinstance(v["files"], list),
+        "bad watch",
+    )
+    dirs = []
+    for x in v["dirs"]:
+        check(isinstance(x, list) and len(x) == 2, "bad watched folder")
+        dirs.append((string(x[0], "folder"), integer(x[1], "mtime")))
+    return tuple(dirs), fingerprint_from_json(v["files"])
+
+
+def _warning_from_json(v: Any) -> tuple[str, int | None, str]:
+    check(isinstance(v, list) and len(v) == 3, "bad warning")
+    return (string(v[0], "path"), _opt_int(v[1], "line"), string(v[2], "message"))
