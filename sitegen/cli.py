@@ -1,4 +1,4 @@
-"""Command line: ``sitegen build | synth | serve``. Parses options, calls the library.
+"""Command line: ``sitegen build | synth | serve | gh-deploy | check-site``. Parses options, calls the library.
 
 Errors of the :class:`~sitegen.errors.SitegenError` family become one line on
 stderr and exit code 2; ``--debug`` shows the traceback instead.
@@ -60,7 +60,32 @@ def _parser() -> argparse.ArgumentParser:
     _site_options(v)
     v.add_argument("--port", type=_port, default=8000, help="1-65535 (default: 8000)")
     v.add_argument("--host", default="127.0.0.1")
-    for q in (b, s, v):
+    d = sub.add_parser(
+        "gh-deploy",
+        help="build, check (publish gate), commit to gh-pages and push",
+        description="Build ARCHIVE into the output folder, run the publish gate on it, commit "
+        "exactly that folder as the tip of the gh-pages branch of the git repository in the "
+        "current folder, and push it. Exit 2, nothing committed, when the gate finds a secret.",
+    )
+    d.add_argument("archive", type=Path)
+    _site_options(d)
+    d.add_argument("--repo", type=Path, default=Path("."), help="git repository (default: .)")
+    d.add_argument("--branch", default="gh-pages", help="branch to publish (default: gh-pages)")
+    d.add_argument("--remote", default="origin", help="remote to push to (default: origin)")
+    d.add_argument("--no-push", action="store_true", help="commit only, do not push")
+    d.add_argument("--cname", default=None, help="custom domain: written to CNAME")
+
+    c = sub.add_parser(
+        "check-site",
+        help="run the publish gate on a built site (secrets, GitHub's size limits)",
+        description="Scan every file of SITE with the redactor's rules and GitHub's size limits, "
+        "as gh-deploy does before it commits. Exit 2 when anything must not be published.",
+    )
+    c.add_argument("site", type=Path)
+    c.add_argument(
+        "--config", type=Path, default=None, help="sitegen.toml (redact_patterns, publish_allow)"
+    )
+    for q in (b, s, v, d, c):
         q.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -168,11 +193,52 @@ def _run(args: argparse.Namespace) -> int:
             print(f"sitegen: --strict: {len(report.warnings)} warnings", file=sys.stderr)
             return 1
         return 0
+    if args.command == "gh-deploy":
+        return _gh_deploy(args)
+    if args.command == "check-site":
+        return _check_site(args)
     if args.command == "serve":
         from sitegen.serve import serve
 
         return serve(_options(args), host=args.host, port=args.port)
     return 2
+
+
+def _gh_deploy(args: argparse.Namespace) -> int:
+    from sitegen.progress import Progress
+    from sitegen.publish.deploy import PublishBlocked, gh_deploy
+
+    opts = _options(args)
+    try:
+        with Progress(sys.stderr) as progress:
+            gh_deploy(
+                opts,
+                repo=args.repo,
+                branch=args.branch,
+                remote=args.remote,
+                push=not args.no_push,
+                cname=args.cname,
+                progress=progress,
+            )
+    except PublishBlocked as exc:  # the gate's lines are printed already
+        print(f"sitegen: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _check_site(args: argparse.Namespace) -> int:
+    from sitegen.options import load_config
+    from sitegen.publish.gate import check_site
+    from sitegen.redact import Redactor
+
+    cfg = load_config(args.config)
+    report = check_site(
+        args.site, Redactor(tuple(cfg.get("redact_patterns", ()))), cfg.get("publish_allow", ())
+    )
+    for line in report.lines():
+        print(line, file=sys.stderr)
+    print(report.summary(), file=sys.stderr)
+    return 0 if report.ok else 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,7 +16,7 @@ from typing import Any
 from sitegen.errors import ConfigError
 
 DEFAULT_TITLE = "SkyRL run archive"
-CONFIG_KEYS = {"title", "base_url", "redact_patterns", "workers"}
+CONFIG_KEYS = {"title", "base_url", "redact_patterns", "workers", "publish_allow"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class BuildOptions:
     base_url: str | None = None
     workers: int = 0  # 0: the CPU count
     redact_patterns: tuple[str, ...] = ()
+    # Findings of the publish gate to let through (sitegen.publish.gate.compile_allow checks them).
+    publish_allow: tuple[str, ...] = ()
     strict: bool = False
     clean: bool = False  # ignore (and wipe) the build cache
     now: float | None = None  # for tests: the time "running" is judged against
@@ -75,6 +77,9 @@ def load_config(path: Path | None) -> dict:
     if "workers" in data:
         check_workers(data["workers"], where)
     check_patterns(data.get("redact_patterns", []), where)
+    allow = data.get("publish_allow", [])
+    if not isinstance(allow, list) or not all(isinstance(p, str) for p in allow):
+        raise ConfigError(f"{where}: publish_allow must be a list of regular expressions")
     return data
 
 
@@ -139,6 +144,7 @@ def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOpti
         "base_url": cfg.get("base_url"),
         "workers": cfg.get("workers", 0),
         "redact_patterns": tuple(cfg.get("redact_patterns", ())),
+        "publish_allow": tuple(cfg.get("publish_allow", ())),
     }
     merged.update(given)
     # Values given from Python or the command line get the config file's checks too.

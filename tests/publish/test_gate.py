@@ -1,0 +1,200 @@
+"""The publish gate: the redactor's rules over every byte of every file, and GitHub's size limits."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from sitegen.errors import ConfigError
+from sitegen.publish import gate
+from sitegen.publish.gate import blob_id, check_site, compile_allow, site_files
+from sitegen.redact import Redactor
+from sitegen.write import MARKER
+
+TOKEN = "ghp_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB"
+HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWx"
+
+
+def _site(tmp_path: Path, files: dict[str, bytes | str]) -> Path:
+    site = tmp_path / "site"
+    for rel, data in files.items():
+        p = site / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data.encode() if isinstance(data, str) else data)
+    return site
+
+
+def _png_with_text(key: str, text: str) -> bytes:
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"\0\xff\x00\x00")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"tEXt", key.encode() + b"\0" + text.encode())
+        + chunk(b"IDAT", idat)
+        + chunk(b"IEND", b"")
+    )
+
+
+def _all_output(report) -> str:
+    return "\n".join([*report.lines(), report.summary()])
+
+
+def test_built_site_passes(site):
+    """A real built site (pages, charts, data, cards, trials.csv.gz, vendored JS) has no finding."""
+    report = check_site(site)
+    assert report.ok, report.lines()
+    rels = {f.rel for f in report.files}
+    assert "index.html" in rels and any(r.endswith("card.png") for r in rels)
+    assert any(r.endswith(".csv.gz") for r in rels)
+    assert MARKER not in rels
+    for f in report.files[:20]:
+        assert f.blob == blob_id((site / f.rel).read_bytes())
+
+
+def test_planted_token_is_reported_masked(tmp_path):
+    site = _site(
+        tmp_path, {"index.html": "<p>hi</p>\n", "notes/extra.txt": f"one\ntwo {TOKEN} three\n"}
+    )
+    report = check_site(site)
+    assert not report.ok
+    assert [str(x).split(": ")[0:2] for x in report.leaks] == [
+        ["notes/extra.txt:2", "github-token"]
+    ]
+    assert report.leaks[0].excerpt == "two [REDACTED] three"
+    assert TOKEN not in _all_output(report) and TOKEN[:12] not in _all_output(report)
+
+
+def test_html_is_read_as_a_browser_shows_it(tmp_path):
+    """The build escapes values into pages: an escaped masked value is clean, an escaped secret is not."""
+    site = _site(
+        tmp_path,
+        {
+            "jobs/a/index.html": "<pre>\nwandb_api_key: &#39;[REDACTED]&#39;\nlr: 1e-6\n</pre>\n",
+            "jobs/b/index.html": "<pre>\nx: 1\ndb_password: &#39;hunter2-but-longer&#39;\n</pre>\n",
+        },
+    )
+    report = check_site(site)
+    assert [(x.path, x.line, x.kind) for x in report.leaks] == [
+        ("jobs/b/index.html", 3, "secret-assignment")
+    ]
+    assert "hunter2" not in _all_output(report)
+
+
+def test_gzip_png_and_pem_are_scanned(tmp_path):
+    pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----\n"
+    site = _site(
+        tmp_path,
+        {
+            "jobs/a/trials.csv.gz": gzip.compress(f"trial,reward\nt1,1\nt2,{HF}\n".encode()),
+            "jobs/a/card.png": _png_with_text("Comment", f"made with token {TOKEN}"),
+            "static/key.txt": "header\n" + pem,
+            "static/blob.bin": bytes(range(256)) * 4 + b"\n\nAKIAQWERTYUIOPASDFGH\n" + bytes(300),
+        },
+    )
+    report = check_site(site)
+    got = sorted((x.path, x.line, x.kind) for x in report.leaks)
+    assert got == [
+        ("jobs/a/card.png", 3, "github-token"),  # the PNG signature holds two newline bytes
+        ("jobs/a/trials.csv.gz (decompressed)", 3, "hf-token"),
+        (
+            "static/blob.bin",
+            7,
+            "aws-access-key-id",
+        ),  # a newline byte in each range(256), then "\n\n"
+        ("static/key.txt", 2, "private-key"),
+    ]
+    out = _all_output(report)
+    assert TOKEN not in out and HF not in out and "b3BlbnNzaC1rZXktdjEAAAA" not in out
+
+
+def test_user_redact_patterns_are_rules_too(tmp_path):
+    site = _site(tmp_path, {"index.html": "<p>cluster CORP-123456 down</p>\n"})
+    assert check_site(site).ok
+    report = check_site(site, Redactor((r"CORP-\d{6}",)))
+    assert [(x.path, x.kind) for x in report.leaks] == [("index.html", "user-pattern:1")]
+
+
+def test_allow_pattern_lets_one_value_through(tmp_path):
+    fake = "sk-" + "test0000000000000000000000docs"
+    site = _site(tmp_path, {"docs.html": f"<code>{fake}</code>\n<code>{TOKEN}</code>\n"})
+    report = check_site(site, allow=[r"sk-test0+docs"])
+    assert report.allowed == 1
+    assert [x.kind for x in report.leaks] == ["github-token"]
+    assert check_site(site, allow=[r"sk-test0+docs", TOKEN]).ok
+
+
+@pytest.mark.parametrize("pattern", [".*", ".+", r"\S+", r"[A-Za-z0-9_]+", "ghp_.*", "(?s).*|x"])
+def test_blanket_allow_patterns_are_refused(pattern):
+    with pytest.raises(ConfigError, match="would allow any value"):
+        compile_allow([pattern])
+
+
+def test_invalid_allow_pattern(tmp_path):
+    with pytest.raises(ConfigError, match="invalid"):
+        compile_allow(["(unclosed"])
+
+
+def test_sizes(tmp_path, monkeypatch):
+    site = _site(tmp_path, {"index.html": "<p>hi</p>\n", "half.bin": b"\0" * 3000})
+    with open(site / "big.bin", "wb") as fh:  # sparse: costs no disk, and is never read
+        fh.truncate(101 * 10**6)
+    report = check_site(site)
+    assert not report.ok and report.leaks == [] and report.warnings == []
+    assert report.blocked[0] == "big.bin: 101.0 MB, over GitHub's limit of 100 MB a file"
+    assert report.blocked[1].startswith("largest files: big.bin (101.0 MB), half.bin (0.0 MB)")
+
+    os.remove(site / "big.bin")
+    monkeypatch.setattr(gate, "FILE_WARN_BYTES", 2000)
+    report = check_site(site)
+    assert report.ok  # a warning does not stop it
+    assert [w.split(":")[0] for w in report.warnings] == ["half.bin"]
+    monkeypatch.setattr(gate, "SITE_LIMIT_BYTES", 2500)
+    report = check_site(site)
+    assert not report.ok
+    assert report.blocked == [
+        "the site is 0.0 MB, over GitHub Pages' limit of 0 MB; largest files: "
+        "half.bin (0.0 MB), index.html (0.0 MB)"
+    ]
+
+
+def test_what_is_published(tmp_path):
+    """Everything in the folder but a worktree's .git and sitegen's manifest; links stop it."""
+    site = _site(
+        tmp_path,
+        {
+            "index.html": "x",
+            MARKER: "{}",
+            ".git": "gitdir: /elsewhere",
+            ".nojekyll": "",
+            "CNAME": "example.org\n",
+            "sub/.git/config": "[core]",
+            "sub/page.html": "y",
+        },
+    )
+    assert site_files(site) == [".nojekyll", "CNAME", "index.html", "sub/page.html"]
+    os.symlink("/etc/passwd", site / "sub/passwd")
+    report = check_site(site)
+    assert report.blocked == [
+        "sub/passwd: a symbolic link (GitHub Pages does not serve links: copy the file in)"
+    ]
+
+
+def test_parallel_scan_equals_serial(tmp_path, monkeypatch):
+    files = {f"p{i}.txt": f"line\n{TOKEN if i % 3 == 0 else 'clean'}\n" for i in range(9)}
+    site = _site(tmp_path, files)
+    serial = check_site(site, workers=1)
+    monkeypatch.setattr(gate, "_PARALLEL_BYTES", 0)
+    parallel = check_site(site, workers=2)
+    assert serial.leaks == parallel.leaks and len(serial.leaks) == 3
+    assert serial.files == parallel.files
