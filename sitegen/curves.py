@@ -26,14 +26,20 @@ def downsample(
     ``los``/``his`` give each point's own range (e.g. per-minute min and max);
     without them a point's range is its value.
     """
-    lo_col = los if los is not None else ys
-    hi_col = his if his is not None else ys
     pts: list[tuple[Any, float, float, float]] = []
-    for x, y, lo, hi in zip(xs, ys, lo_col, hi_col, strict=False):
-        v = finite_or_none(y)
-        if v is not None:
-            lv, hv = finite_or_none(lo), finite_or_none(hi)
-            pts.append((x, v, v if lv is None else lv, v if hv is None else hv))
+    if los is None and his is None:  # the common case, once per value (a hot loop of charts)
+        for x, y in zip(xs, ys, strict=False):
+            v = finite_or_none(y)
+            if v is not None:
+                pts.append((x, v, v, v))
+    else:
+        lo_col = los if los is not None else ys
+        hi_col = his if his is not None else ys
+        for x, y, lo, hi in zip(xs, ys, lo_col, hi_col, strict=False):
+            v = finite_or_none(y)
+            if v is not None:
+                lv, hv = finite_or_none(lo), finite_or_none(hi)
+                pts.append((x, v, v if lv is None else lv, v if hv is None else hv))
     if len(pts) <= max_points:
         return [{"x": x, "y": y, "lo": lo, "hi": hi} for x, y, lo, hi in pts]
     out = []
