@@ -136,7 +136,7 @@ def _regex_rule(
     def spans(text: str) -> Iterator[tuple[int, int]]:
         for m in rx.finditer(text):
             start, end = m.span(group)
-            if start < 0 or end <= start or m.group(group) == MASK:
+            if start < 0 or end <= start or is_masked(m.group(group)):
                 continue
             if keep is not None and not keep(m):
                 continue
@@ -227,7 +227,21 @@ _ASSIGN_RE = re.compile(
     r"(?<![A-Za-z0-9_\-])(?P<q>[\"']?)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)(?P=q)"
     r"[ \t]*(?::=|=>|=(?!=)|:(?![:/]))[ \t]*"
 )
-_EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~", MASK})
+_EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~"})
+_ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
+_ALNUM_RE = re.compile(r"[A-Za-z0-9]")
+
+
+def is_masked(value: str) -> bool:
+    """Whether ``value`` holds nothing but masks (and quotes, brackets, escapes): already hidden.
+
+    ``["[REDACTED]", "[REDACTED]"]`` or ``[REDACTED]\\n`` (a mask followed by a JSON
+    escape) is clean, so redacted text, and JSON made from it, scans clean.
+    """
+    rest = _ESCAPES_RE.sub(" ", value).replace(MASK, "")
+    return not _ALNUM_RE.search(rest)
+
+
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
 
 
@@ -315,7 +329,7 @@ def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         if span is None:
             continue
         value = text[span[0] : span[1]].strip()
-        if value in _EMPTY_VALUES or value.strip("\"'") in _EMPTY_VALUES:
+        if value.strip("\"'") in _EMPTY_VALUES or is_masked(value):
             continue
         yield span
 
@@ -438,12 +452,12 @@ class Redactor:
 
     def value(self, key: str | None, value: object) -> object:
         """Redact a config value found under ``key`` (recursing into containers; keys too)."""
+        if key is not None and is_secret_key(key) and value not in (None, "", False, [], {}):
+            return MASK  # the whole value, a list or mapping too
         if isinstance(value, dict):
             return {self.text(str(k)): self.value(str(k), v) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.value(key, v) for v in value]
-        if key is not None and is_secret_key(key) and value not in (None, "", False):
-            return MASK
+            return [self.value(None, v) for v in value]
         if isinstance(value, str):
             return self.text(value)
         return value

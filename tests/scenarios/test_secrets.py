@@ -1,0 +1,304 @@
+"""Safe to publish: a secret planted in every place text travels from never reaches the site.
+
+One small archive carries each credential shape of issue 10 in folder and file names,
+metric names (console, WANDB_MIRROR, timing/*, eval/*), Exception breakdown labels,
+vLLM Stats keys, the failure line (past its 300-character cut), checkpoint paths,
+the config dump, notes, trial names, tasks and exception types, tar members and
+warning paths; plus links leading out of the archive, a FIFO and /dev/zero. One build
+(with a base URL: sitemap, canonical and OpenGraph links) must finish, keep every job,
+and no output byte — nor any input of the PNG cards — may hold any secret, or even
+its first half.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import build
+from sitegen.options import BuildOptions
+from sitegen.present import cards
+from sitegen.redact import Redactor
+
+A = "A1b2C3d4E5f6G7h8J9k0"  # 20 characters that make a credential body
+HEX40 = "39a7bf3a9b1ec8a4b410ebe370f84c839f522952"
+PEM_BODY = "MIIEowIBAAKCAQEAsecretPEMbodyLine"
+S = {  # name -> secret as planted (the part that must vanish)
+    "dir": f"hf_DIR{A}",
+    "file": f"github_pat_FILE{A}",
+    "skipped": f"sk-proj-SKIP{A}",
+    "trialdir": f"dtn_TDIR{A}",
+    "warndir": f"ghp_WARN{A}{A}",
+    "tarmember": f"AIzaTAR{A}{A}",
+    "console_metric": f"hf_CONS{A}",
+    "mirror_metric": f"ghp_MIRR{A}{A}",
+    "timing": f"hf_TIME{A}",
+    "eval_metric": f"hf_EVAL{A}",
+    "exception_label": f"xoxb-EXCL{A}",
+    "vllm_key": f"hf_VLLM{A}",
+    "failure": HEX40,
+    "checkpoint": f"ghp_CKPT{A}{A}",
+    "pem": PEM_BODY,
+    "api_keys": "apikeyONE_plural_secret",
+    "hf_tokens": "hftokenTWO_plural_secret",
+    "passphrase": "correct horse battery",
+    "db_pass": "dbPASSsecret99",
+    "pat": f"github_pat_CFG{A}",
+    "aiza": f"AIzaCFG{A}{A}",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzZWNyZXQifQ.c2lnbmF0dXJlU0VDUkVU",
+    "stripe": f"sk_live_{A}",
+    "slack": f"T000/B000/SLACK{A}",
+    "amz": f"amzSIG{A}",
+    "redis": "redisPW/with/slash",
+    "git_token": f"gitTOKEN{A}",
+    "basic": "dXNlcjpiYXNpY1NFQ1JFVA==",
+    "dict_key": f"hf_DKEY{A}",
+    "notes": "notesPASSWORDsecret",
+    "notes_cli": "cliTOKENsecret77",
+    "user": "ACMESECRET424242",
+    "trial_name": f"hf_TNAME{A}",
+    "task_name": f"ghp_TASK{A}{A}",
+    "exception_type": f"hf_EXCT{A}",
+    "outside": "OUTSIDE_FILE_MARKER_never_published",
+}
+
+
+def _log(lines: list[str], pid: int = 7) -> str:
+    return "".join(f"(skyrl_entrypoint pid={pid}) {x}\n" for x in lines)
+
+
+def _lg(msg: str, second: int = 0) -> str:
+    return f"2026-02-08 00:00:{second:02d}.000 | INFO     | m:f:1 - {msg}"
+
+
+def _result(name: str, task: str, exc: str | None, reward: float = 1.0) -> bytes:
+    return json.dumps(
+        {
+            "trial_name": name,
+            "task_name": task,
+            "agent_result": {"metadata": {"n_episodes": 3}},
+            "verifier_result": {"rewards": {"reward": reward}},
+            "exception_info": {"exception_type": exc} if exc else None,
+            "started_at": "2026-02-08T00:00:00Z",
+            "finished_at": "2026-02-08T00:01:00Z",
+        }
+    ).encode()
+
+
+def _plant(root: Path) -> Path:
+    """Write the archive (under ``root/archive``) and a file outside it."""
+    a = root / "archive"
+    outside = root / "outside.txt"
+    outside.write_text(f"root:x:0:0 {S['outside']}\n")
+    (root / "outside.json").write_bytes(_result(S["outside"], S["outside"], None))
+
+    # An experiment whose folder name holds a token; its log's name holds another.
+    exp = a / f"exp-{S['dir']}"
+    (exp / "logs").mkdir(parents=True)
+    config = [
+        "trainer:",
+        "  run_name: leaky",
+        "  innocent: |",
+        "    -----BEGIN RSA PRIVATE KEY-----",
+        f"    {PEM_BODY}",
+        "    -----END RSA PRIVATE KEY-----",
+        f"  api_keys: [{S['api_keys']}, other]",
+        f"  hf_tokens: [{S['hf_tokens']}]",
+        f"  passphrase: {S['passphrase']}",
+        f"  db_pass: {S['db_pass']}",
+        f"  note_pat: uses {S['pat']} daily",
+        f"  google: {S['aiza']}",
+        f"  session_jwt_cookie_free: {S['jwt']}",
+        f"  billing: {S['stripe']}",
+        f"  hook: https://hooks.slack.com/services/{S['slack']}",
+        f"  s3: https://b.s3.amazonaws.com/k?X-Amz-Signature={S['amz']}&X-Amz-Date=1",
+        f"  cache: redis://:{S['redis']}@cachehost:6379/0",
+        f"  repo: https://{S['git_token']}@github.com/org/repo",
+        f"  header: 'Authorization: Basic {S['basic']}'",
+        "  keys_by_secret:",
+        f"    {S['dict_key']}: 1",
+        f"  project: {S['user']}",
+    ]
+    step_dict = (
+        "{'reward/avg_raw_reward': '0.5000', 'trainer/global_step': %d, "
+        f"'debug/{S['console_metric']}': 1.0, 'timing/{S['timing']}': 2.0}}"
+    )
+    lines = [
+        *config,
+        _lg("Starting batch generation for 8 trials (mode=training)"),
+        _lg(f"Exception breakdown: {{'{S['exception_label']}': 1}}"),
+        _lg("Batch generation complete: 7/8 successful, 1 failed instances, 0 masked"),
+        _lg("Step 1:", 1),
+        step_dict % 1,
+        _lg(f"vLLM Stats (step 1): {S['vllm_key']}=3.0, running=2"),
+        _lg(f"Successfully saved checkpoint for global_step_1 to: /ckpt/{S['checkpoint']}/g1"),
+        _lg("Step 2:", 2),
+        step_dict % 2,
+        _lg("Train loop failed at global_step 2: " + "x" * 290 + f" WANDB_API_KEY={HEX40}", 3),
+    ]
+    (exp / "logs" / f"run-{S['file']}_5.out").write_text(_log(lines))
+    (exp / "notes.md").write_text(
+        f"# Notes\n\npassword = {S['notes']}\n\nrun with `--token {S['notes_cli']}`\n"
+    )
+
+    # Its trials: names, tasks and exception types, a damaged one, a tar, links, a FIFO.
+    tj = exp / "run" / "trace_jobs"
+    good = tj / f"t-{S['trialdir']}"
+    good.mkdir(parents=True)
+    (good / "result.json").write_bytes(
+        _result(S["trial_name"], S["task_name"], S["exception_type"], 0.0)
+    )
+    (tj / "plain").mkdir()
+    (tj / "plain" / "result.json").write_bytes(_result("plain", "t", None))
+    bad = tj / f"bad-{S['warndir']}"
+    bad.mkdir()
+    (bad / "result.json").write_bytes(b'{"trial_name": ')
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        data = b"{not json"
+        info = tarfile.TarInfo(f"trials/trial-{S['tarmember']}/result.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    (tj / "trials_step1_20260208T000000.tar.gz").write_bytes(buf.getvalue())
+    (tj / "linked").mkdir()
+    os.symlink(root / "outside.json", tj / "linked" / "result.json")
+    (tj / "fifo").mkdir()
+    os.mkfifo(tj / "fifo" / "result.json")
+    (tj / "zero").mkdir()
+    os.symlink("/dev/zero", tj / "zero" / "result.json")
+
+    # A flat job using the mirror form, eval metrics, notes linked out of the archive.
+    flat = a / "flat"
+    flat.mkdir()
+    mirror = [
+        _lg("WANDB_MIRROR kind=train step=1 metrics="
+            + json.dumps({"reward/avg_raw_reward": 0.5, f"x/{S['mirror_metric']}": 1.0}), 1),
+        _lg("WANDB_MIRROR kind=eval step=1 metrics="
+            + json.dumps({f"eval/{S['eval_metric']}": 0.3}), 2),
+    ]  # fmt: skip
+    (flat / "train_9.out").write_text(_log(mirror))
+    os.symlink(root / "outside.txt", flat / "notes.md")
+    os.symlink(root / "outside.txt", flat / "linked_10.out")
+
+    # Folders that hold nothing: reported by name.
+    (a / f"empty-{S['skipped']}").mkdir()
+    (a / f"proj-{S['user']}").mkdir()
+    return a
+
+
+@pytest.fixture(scope="module")
+def leaky_site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("leaks")
+    archive = _plant(root)
+    specs: list[dict] = []
+    real_paint = cards.paint
+
+    def recording_paint(spec: dict) -> bytes:
+        specs.append(spec)  # the card's inputs: the PNG's text cannot be scanned, its spec can
+        return real_paint(spec) if cards.available() else b""
+
+    cards.paint = recording_paint
+    out = root / "site"
+    result: dict = {}
+
+    def run() -> None:
+        result["report"] = build(
+            BuildOptions(
+                archive=archive,
+                out=out,
+                base_url="https://org.github.io/runs/",
+                redact_patterns=("ACMESECRET[0-9]+",),
+                workers=1,
+                now=1.9e9,
+            )
+        )
+
+    try:
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        t.join(120)  # a FIFO read would hang here
+        assert "report" in result, "the build hung or failed"
+    finally:
+        cards.paint = real_paint
+    return out, result["report"], specs
+
+
+def _outputs(out: Path) -> list[tuple[str, bytes]]:
+    return [
+        (p.relative_to(out).as_posix(), p.read_bytes())
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    ]
+
+
+def test_no_secret_reaches_any_output_byte(leaky_site):
+    out, report, specs = leaky_site
+    files = _outputs(out)
+    # the names the site is made of count too (folders, files, URLs)
+    files.append(("<file names>", "\n".join(rel for rel, _ in files).encode()))
+    files += [(f"<card spec {i}>", json.dumps(s).encode()) for i, s in enumerate(specs)]
+    files.append(("<build report>", "\n".join(str(w) for w in report.warnings).encode()))
+    leaks = []
+    for name, secret in S.items():
+        half = secret[: max(10, len(secret) // 2)].encode()
+        for rel, data in files:
+            if half in data:
+                leaks.append(f"{name} in {rel}")
+    assert not leaks, leaks
+
+
+def test_everything_was_still_read(leaky_site):
+    out, report, specs = leaky_site
+    index = json.loads((out / "data" / "index.json").read_text())
+    assert len(index["jobs"]) == 2  # the experiment's job (secret folder and file name) and flat
+    assert report.trials >= 2  # the trial with secret names and the plain one
+    if cards.available():
+        assert specs
+    warned = "\n".join(str(w) for w in report.warnings)
+    assert "outside the archive" in warned  # notes.md, a log and a result.json linked out
+    assert "FIFO" in warned and "not read" in warned
+
+
+def _strings(v: object) -> list[str]:
+    """Every string in a JSON value, keys included (a gate scans values, not JSON syntax)."""
+    if isinstance(v, dict):
+        return [s for k, x in v.items() for s in (str(k), *_strings(x))]
+    if isinstance(v, list):
+        return [s for x in v for s in _strings(x)]
+    return [v] if isinstance(v, str) else []
+
+
+def test_published_data_scans_clean(leaky_site):
+    """What the publish gate runs: no finding in any text of any data file sitegen wrote."""
+    out, _, _ = leaky_site
+    r = Redactor(("ACMESECRET[0-9]+",))
+    scanned = 0
+    for rel, data in _outputs(out):
+        if rel.endswith(".json"):
+            texts = _strings(json.loads(data))
+        elif rel.endswith((".csv", ".xml", ".txt", ".md")):
+            texts = [data.decode("utf-8", errors="replace")]
+        else:
+            continue
+        for text in texts:
+            scanned += 1
+            found = [(f.kind, text[max(0, f.start - 20) : f.end + 5]) for f in r.findings(text)]
+            assert not found, (rel, found)
+    assert scanned > 100
+
+
+def test_ids_from_secret_names_are_stable_and_clean(leaky_site, tmp_path):
+    out, _, _ = leaky_site
+    jobs = sorted(p.name for p in (out / "jobs").iterdir())
+    assert any(j.startswith("exp-redacted-") for j in jobs), jobs
+    # a second, clean build elsewhere gives the same URLs
+    again = _plant(tmp_path)
+    report = build(BuildOptions(archive=again, out=tmp_path / "site2", workers=1, now=1.9e9))
+    assert sorted(p.name for p in (tmp_path / "site2" / "jobs").iterdir()) == jobs
+    assert report.jobs == 2
