@@ -181,9 +181,7 @@ def _trial_to_json(r: TrialResult) -> list:
 
 def _trial_from_json(v: Any) -> TrialResult:
     check(isinstance(v, list) and len(v) == len(_TRIAL_FIELDS), "a trial has other fields")
-    return TrialResult(
-        **{name: dec(x, name) for (name, _, dec), x in zip(_TRIAL_FIELDS, v, strict=True)}
-    )
+    return TrialResult(*[dec(x, name) for (name, _, dec), x in zip(_TRIAL_FIELDS, v, strict=True)])
 
 
 def _outcome_to_json(o: tuple) -> list:

@@ -106,72 +106,168 @@ def _key_out(k: Any, ktp: Any) -> str:
 
 def from_json(data: Any, tp: Any, where: str = "$") -> Any:
     """Decode ``data`` as a value of type ``tp``, checking every part; ValueError if it does not fit."""
+    try:
+        return _decoder(tp)(data)
+    except _Bad as exc:
+        raise ValueError(f"{where}{''.join(reversed(exc.path))}: {exc.msg}") from None
+
+
+class _Bad(Exception):
+    """A value that does not fit its type; ``path`` is filled in on the way out (innermost first)."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg)
+        self.msg = msg
+        self.path: list[str] = []
+
+
+# Decoding runs on every rebuild for every cached log, so each type's checks are worked out
+# once into a closure (no typing introspection per value, no location string per field).
+@cache
+def _decoder(tp: Any) -> typing.Callable[[Any], Any]:
     origin = typing.get_origin(tp)
     if tp is Any or tp is object or tp is dict and origin is None:
-        return _any_in(data, where)
+        return _any_decoder
     if origin in (typing.Union, types.UnionType):
-        if data is None and type(None) in typing.get_args(tp):
-            return None
+        none_ok = type(None) in typing.get_args(tp)
         args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return from_json(data, args[0] if len(args) == 1 else Any, where)
+        inner = _decoder(args[0] if len(args) == 1 else Any)
+
+        def union(data: Any) -> Any:
+            return None if data is None and none_ok else inner(data)
+
+        return union
     if dataclasses.is_dataclass(tp):
+        return _dataclass_decoder(tp)
+    if tp is float:
+        return _float_in
+    if tp is int:
+        return _int_in
+    if tp is bool or tp is str:
+
+        def exact(data: Any) -> Any:
+            if type(data) is tp:
+                return data
+            raise _Bad(f"expected {tp.__name__}")
+
+        return exact
+    if tp is datetime:
+        return _datetime_in
+    if tp is bytes:
+        return _bytes_in
+    if origin in (tuple, list, deque, collections.deque):
+        return _sequence_decoder(origin, typing.get_args(tp))
+    if origin in (dict, Counter, collections.Counter):
+        return _mapping_decoder(origin, typing.get_args(tp))
+    raise ValueError(f"no JSON decoding for {tp!r}")
+
+
+def _any_decoder(data: Any) -> Any:
+    try:
+        return _any_in(data, "")
+    except ValueError as exc:
+        raise _Bad(str(exc).lstrip(": ")) from None
+
+
+def _dataclass_decoder(tp: Any) -> typing.Callable[[Any], Any]:
+    fields = [(n, _decoder(ftp)) for n, ftp in _fields(tp)]
+    names = frozenset(n for n, _ in fields)
+
+    def dataclass_in(data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ValueError(f"{where}: expected an object for {tp.__name__}")
-        fields = _fields(tp)
-        names = {n for n, _ in fields}
-        if set(data) != names:
+            raise _Bad(f"expected an object for {tp.__name__}")
+        if data.keys() != names:
             missing, extra = sorted(names - set(data)), sorted(set(data) - names)
-            raise ValueError(
-                f"{where}: {tp.__name__} fields differ (missing {missing}, extra {extra})"
-            )
-        kw = {n: from_json(data[n], ftp, f"{where}.{n}") for n, ftp in fields}
+            raise _Bad(f"{tp.__name__} fields differ (missing {missing}, extra {extra})")
+        kw = {}
+        for n, dec in fields:
+            try:
+                kw[n] = dec(data[n])
+            except _Bad as exc:
+                exc.path.append(f".{n}")
+                raise
         try:
             return tp(**kw)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: {exc}") from None
-    if tp is float:
-        if isinstance(data, str) and data in _NONFINITE:
-            return _NONFINITE[data]
-        if isinstance(data, int | float) and not isinstance(data, bool):
-            return data  # an int stays an int (metric values may be either)
-        raise ValueError(f"{where}: expected a number")
-    if tp is int:
-        if isinstance(data, int) and not isinstance(data, bool):
-            return data
-        raise ValueError(f"{where}: expected an integer")
-    if tp is bool or tp is str:
-        if type(data) is tp:
-            return data
-        raise ValueError(f"{where}: expected {tp.__name__}")
-    if tp is datetime:
-        if not isinstance(data, str):
-            raise ValueError(f"{where}: expected a date-time string")
-        try:
-            return datetime.fromisoformat(data)
-        except ValueError:
-            raise ValueError(f"{where}: bad date-time") from None
-    if tp is bytes:
-        if not isinstance(data, str):
-            raise ValueError(f"{where}: expected base64 text")
-        try:
-            return base64.b64decode(data.encode("ascii"), validate=True)
-        except (ValueError, UnicodeEncodeError):
-            raise ValueError(f"{where}: bad base64") from None
-    if origin in (tuple, list, deque, collections.deque):
+            raise _Bad(str(exc)) from None
+
+    return dataclass_in
+
+
+def _float_in(data: Any) -> Any:
+    if isinstance(data, str) and data in _NONFINITE:
+        return _NONFINITE[data]
+    if isinstance(data, int | float) and not isinstance(data, bool):
+        return data  # an int stays an int (metric values may be either)
+    raise _Bad("expected a number")
+
+
+def _int_in(data: Any) -> int:
+    if isinstance(data, int) and not isinstance(data, bool):
+        return data
+    raise _Bad("expected an integer")
+
+
+def _datetime_in(data: Any) -> datetime:
+    if not isinstance(data, str):
+        raise _Bad("expected a date-time string")
+    try:
+        return datetime.fromisoformat(data)
+    except ValueError:
+        raise _Bad("bad date-time") from None
+
+
+def _bytes_in(data: Any) -> bytes:
+    if not isinstance(data, str):
+        raise _Bad("expected base64 text")
+    try:
+        return base64.b64decode(data.encode("ascii"), validate=True)
+    except (ValueError, UnicodeEncodeError):
+        raise _Bad("bad base64") from None
+
+
+def _sequence_decoder(origin: Any, args: tuple) -> typing.Callable[[Any], Any]:
+    item = _decoder(args[0] if args else Any)
+    make = {tuple: tuple, list: list}.get(origin, deque)
+
+    def sequence_in(data: Any) -> Any:
         if not isinstance(data, list):
-            raise ValueError(f"{where}: expected a list")
-        args = typing.get_args(tp)
-        item = args[0] if args else Any
-        items = [from_json(v, item, f"{where}[{i}]") for i, v in enumerate(data)]
-        return {tuple: tuple, list: list}.get(origin, deque)(items)
-    if origin in (dict, Counter, collections.Counter):
+            raise _Bad("expected a list")
+        try:
+            return make([item(v) for v in data])
+        except _Bad as exc:
+            for i, v in enumerate(data):  # where it broke: only worked out on the error path
+                try:
+                    item(v)
+                except _Bad:
+                    exc.path.append(f"[{i}]")
+                    break
+            raise
+
+    return sequence_in
+
+
+def _mapping_decoder(origin: Any, args: tuple) -> typing.Callable[[Any], Any]:
+    ktp, vtp = (args[0], args[1]) if len(args) == 2 else (args[0], int)
+    value = _decoder(vtp)
+
+    def mapping_in(data: Any) -> Any:
         if not isinstance(data, dict):
-            raise ValueError(f"{where}: expected an object")
-        args = typing.get_args(tp)
-        ktp, vtp = (args[0], args[1]) if len(args) == 2 else (args[0], int)
-        out = {_key_in(k, ktp, where): from_json(v, vtp, f"{where}.{k}") for k, v in data.items()}
+            raise _Bad("expected an object")
+        out = {}
+        for k, v in data.items():
+            try:
+                out[_key_in(k, ktp, "")] = value(v)
+            except ValueError as exc:
+                bad = _Bad(str(exc).lstrip(": "))
+                bad.path.append(f".{k}")
+                raise bad from None
+            except _Bad as exc:
+                exc.path.append(f".{k}")
+                raise
         return Counter(out) if origin is not dict else out
-    raise ValueError(f"{where}: no JSON decoding for {tp!r}")
+
+    return mapping_in
 
 
 def _key_in(k: str, ktp: Any, where: str) -> Any:
