@@ -334,6 +334,24 @@ def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         yield span
 
 
+# Something every built-in rule needs to find anything. Text holding none of these (most
+# trial and metric names) skips the rules: plain substring tests cost a microsecond, the
+# rules fifty. tests/test_redact.py checks each shape gets through.
+_TRIGGERS = (
+    *("hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_"),
+    *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox", "PRIVATE KEY"),
+    *("://", "--", "-u", "set ", "set\t", "setenv", "login ", "login\t", "=", ":"),
+)
+_SK_RE = re.compile(r"(?<![A-Za-z0-9])sk-")  # not task-…
+
+
+def _may_hold_secret(text: str) -> bool:
+    for t in _TRIGGERS:
+        if t in text:
+            return True
+    return ("sk-" in text and _SK_RE.search(text) is not None) or "bearer" in text.lower()
+
+
 BUILTIN_RULES: tuple[Rule, ...] = (
     _private_key_rule(),
     *(_regex_rule(kind, p) for kind, p in _SHAPES),
@@ -375,6 +393,7 @@ class Redactor:
         object.__setattr__(self, "extra_patterns", tuple(self.extra_patterns))
         user = tuple(_user_rule(i, p) for i, p in enumerate(self.extra_patterns, 1))
         object.__setattr__(self, "_rules", BUILTIN_RULES + user)
+        object.__setattr__(self, "_user_rules", user)
         object.__setattr__(self, "_memo", {})
 
     def __reduce__(self) -> tuple:
@@ -388,7 +407,8 @@ class Redactor:
         ``findings(text(s))`` is always empty.
         """
         found: list[tuple[int, int, str]] = []
-        for rule in self._rules:  # type: ignore[attr-defined]
+        rules = self._rules if _may_hold_secret(text) else self._user_rules  # type: ignore[attr-defined]
+        for rule in rules:
             for start, end in rule.spans(text):
                 found.append((start, -end, rule.kind))
         found.sort()
@@ -408,6 +428,8 @@ class Redactor:
         """``s`` with every finding replaced by :data:`MASK`."""
         if not s:
             return s
+        if not self._user_rules and not _may_hold_secret(s):  # type: ignore[attr-defined]
+            return s  # the common case (names, numbers): nothing to look for
         memo: dict[str, str] = self._memo  # type: ignore[attr-defined]
         hit = memo.get(s)
         if hit is not None:

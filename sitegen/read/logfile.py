@@ -132,7 +132,8 @@ def parse_log(
     for extra, extra_rel in extra_logs:
         try:
             with open_regular(extra, root) as xfh:
-                parser.read_engine_log(extra_rel, xfh)
+                # bounded by its size now: a log still growing is read up to here
+                parser.read_engine_log(extra_rel, _Limited(xfh, os.fstat(xfh.fileno()).st_size))
         except OSError as exc:
             parser.file_warning(extra_rel, f"cannot read: {exc.strerror}")
     return scrub_log(parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), redactor), new_state

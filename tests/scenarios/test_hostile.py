@@ -241,3 +241,25 @@ def test_unreadable_files(tmp_path):
     report = build(BuildOptions(archive=a, out=tmp_path / "site", workers=1))
     assert _warned(report.warnings, "j/other.out", "cannot read")
     assert _warned(report.warnings, "t1/result.json", "cannot read")
+
+
+def test_a_colliding_job_does_not_move_an_existing_url(tmp_path):
+    """Issue 10: adding p.q/train_1.out once moved p/q/train_1.out to another URL."""
+    a = tmp_path / "a"
+    (a / "p" / "q").mkdir(parents=True)
+    (a / "p" / "q" / "train_1.out").write_text(_step(1, 1) + _step(1, 2))
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=a, out=out, workers=1, now=1.9e9)
+    build(opts)
+    page = out / "jobs" / "p.q.train_1" / "index.html"
+    assert "p/q/train_1.out" in page.read_text()
+    (a / "p.q").mkdir()
+    (a / "p.q" / "train_1.out").write_text(_step(2, 1))
+    build(opts)
+    assert "p/q/train_1.out" in page.read_text()  # the old URL still serves the old job
+    index = json.loads((out / "data" / "index.json").read_text())
+    by_log = {j["log"]: j["id"] for j in index["jobs"]}
+    assert by_log["p/q/train_1.out"] == "p.q.train_1"
+    assert by_log["p.q/train_1.out"] != "p.q.train_1"
+    runs = [r["id"] for r in index["runs"]]
+    assert len(runs) == len(set(runs)) == 2
