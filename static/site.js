@@ -30,7 +30,11 @@
   function embed(el, spec) {
     var opts = { actions: false, renderer: "svg" };
     if (dark) opts.theme = "dark";
+    // vega-embed labels its container "Vega visualization": keep the caption as the chart's
+    // text alternative, one image to assistive technology.
+    var label = el.getAttribute("aria-label");
     return window.vegaEmbed(el, spec, opts).then(function (res) {
+      if (label) { el.setAttribute("role", "img"); el.setAttribute("aria-label", label); el.removeAttribute("aria-roledescription"); }
       el.setAttribute("data-rendered", "1");
       return res;
     });

@@ -235,3 +235,20 @@ def test_publish_blocked_leaves_no_objects(world):
     with pytest.raises(PublishBlocked):
         publish_site(repo / "site", repo=repo, say=lambda s: None)
     assert git(repo, "count-objects") == before  # not even a blob of the leaking file was written
+
+
+def test_gh_pages_worktree_as_the_output(world):
+    """Flow 2 with gh-deploy: the output folder is the branch's own worktree."""
+    repo = world / "repo"
+    wt = world / "pages"
+    git(repo, "worktree", "add", "-q", str(wt), "gh-pages")
+    opts = BuildOptions(archive=world / "archive", out=wt, workers=1)
+    first = gh_deploy(opts, repo=repo, say=lambda s: None)
+    # the files on the branch are the site's already (sitegen takes over identical files)
+    assert first.commit is None
+    (wt / "about.html").write_text("<p>About</p>\n")
+    second = gh_deploy(opts, repo=repo, say=lambda s: None)
+    assert second.commit and rev(repo, "gh-pages") == second.commit
+    assert git(repo, "show", "gh-pages:about.html") == "<p>About</p>"
+    # the worktree's index followed the branch: only sitegen's manifest is not committed
+    assert git(wt, "status", "--porcelain") == "?? .sitegen-site"
