@@ -175,11 +175,40 @@ class _Walker:
             node.reported = True  # its warning says why
             return []
         files, dirs = scanned
+        trials: list[os.DirEntry] = []  # trials folders this folder's job reads
+        logs_node = None
         if node.experiment_logs:
             node.found = True  # read by its experiment; its subfolders are walked as any other
-            return [_Dir(Path(e.path), node) for e in dirs if not self._passed_over(e)]
+        else:
+            logs_node, trials = self._jobs_of(node, files, dirs)
+        below: list[_Dir] = []
+        for e in dirs:
+            if self._passed_over(e):
+                continue
+            ident = _ident(e)
+            if e in trials or ident in self.claimed:
+                continue  # a job's trials: read by the trials reader
+            if e.name == "eval_sessions":
+                continue
+            if e.name.startswith("."):
+                self.skipped.append((self.rel(e.path), "hidden folder: not read"))
+                continue
+            if e.name == "logs" and logs_node is not None:
+                below.append(logs_node)
+                continue
+            child = _Dir(Path(e.path), node)
+            child.found = ident in self.owned  # <run_name>/ holding the experiment's trace_jobs
+            below.append(child)
+        return below
+
+    def _jobs_of(
+        self, node: _Dir, files: list[os.DirEntry], dirs: list[os.DirEntry]
+    ) -> tuple[_Dir | None, list[os.DirEntry]]:
+        """Record the jobs of one folder; return its ``logs/`` (read ahead) and its trials folders."""
+        d = node.path
         logs = [e for e in files if _is_log(e.name)]
         logs_node = None
+        trials: list[os.DirEntry] = []
         exp_logs: list[os.DirEntry] = []
         for e in dirs:
             if e.name == "logs" and not self._passed_over(e):
@@ -207,25 +236,7 @@ class _Walker:
             if logs or trials:
                 self.flat(d, logs, [e for e in files if _is_infra(e.name)], trials, files)
                 node.found = True
-        below: list[_Dir] = []
-        for e in dirs:
-            if self._passed_over(e):
-                continue
-            ident = _ident(e)
-            if e.name in TRIALS_DIR_NAMES and (node.found or ident in self.claimed):
-                continue  # a job's trials: read by the trials reader
-            if e.name == "eval_sessions":
-                continue
-            if e.name.startswith("."):
-                self.skipped.append((self.rel(e.path), "hidden folder: not read"))
-                continue
-            if e.name == "logs" and logs_node is not None:
-                below.append(logs_node)
-                continue
-            child = _Dir(Path(e.path), node)
-            child.found = ident in self.owned  # <run_name>/ holding the experiment's trace_jobs
-            below.append(child)
-        return below
+        return logs_node, trials
 
     def _passed_over(self, e: os.DirEntry) -> bool:
         """sitegen's own output (and its cache) inside the archive: not read, not reported."""
@@ -258,9 +269,10 @@ class _Walker:
                     if (cand / tn).is_dir() and not (cand / tn).is_symlink():
                         found.append(cand / tn)
                         self.owned.update(_ident(x) for x in {p, cand})
-        for tn in TRIALS_DIR_NAMES:
-            if (d / tn).is_dir() and not (d / tn).is_symlink():
-                found.append(d / tn)
+        for base in (d, logs_dir):  # trials beside logs/, or (seen once) inside it
+            for tn in TRIALS_DIR_NAMES:
+                if (base / tn).is_dir() and not (base / tn).is_symlink():
+                    found.append(base / tn)
         if found:
             self.claimed.update(_ident(p) for p in found)
             self.trials[group] = sorted({self.rel(p) for p in found})

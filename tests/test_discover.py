@@ -187,3 +187,13 @@ def test_two_experiments_never_share_a_run_id(tmp_path):
     runs = [rid for rid, _ in group_runs(d, {})]
     assert len(runs) == len(set(runs)) == 4
     assert "x.y" in runs  # the plain path keeps the plain id
+
+
+def test_hidden_and_trials_folders_inside_logs_are_reported(tmp_path):
+    touch(tmp_path / "exp/logs/r_1.out")
+    (tmp_path / "exp/logs/.cache").mkdir()
+    touch(tmp_path / "exp/logs/trials/t1/result.json", "{}")
+    d = discover(tmp_path)
+    assert ("exp/logs/.cache", "hidden folder: not read") in d.skipped
+    # trials/ inside logs/ belongs to the experiment, as one beside logs/ does
+    assert d.trials_dirs["exp"] == ["exp/logs/trials"]
