@@ -29,6 +29,7 @@ from sitegen.options import BuildOptions
 from sitegen.publish.gate import GateReport, check_site
 from sitegen.publish.pages import cname_url, describe_remote, pages_url
 from sitegen.redact import Redactor
+from sitegen.write import SitePaths
 
 _ZERO = "0" * 40
 _WARNINGS_SHOWN = 20  # a deploy's log is about the deploy; the site lists every warning
@@ -180,6 +181,8 @@ def gh_deploy(
         redactor=Redactor(opts.redact_patterns),
         allow=opts.publish_allow,
         say=say,
+        # beside the build cache: unchanged files of a big site are not scanned again
+        gate_cache=SitePaths.of(opts.out).cache / "publish-gate.json",
     )
     return replace(result, base_url=base_url)
 
@@ -212,6 +215,7 @@ def publish_site(
     redactor: Redactor | None = None,
     allow: tuple[str, ...] = (),
     say: Callable[[str], None] | None = None,
+    gate_cache: Path | None = None,
 ) -> DeployResult:
     """Gate ``site``, commit exactly its files (plus ``.nojekyll`` and a kept ``CNAME``) as the
     tip of ``branch``, and push it to ``remote`` unless ``push`` is False.
@@ -220,7 +224,7 @@ def publish_site(
     """
     say = say or _stderr
     git = Git(repo)
-    gate = check_site(site, redactor, allow)
+    gate = check_site(site, redactor, allow, clean_cache=gate_cache)
     for line in gate.lines():
         say(line)
     say(gate.summary())

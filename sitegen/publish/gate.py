@@ -37,9 +37,11 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import os
 import re
 import stat
+import sys
 import zlib
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -47,6 +49,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sitegen import __version__, redact
 from sitegen.errors import ConfigError
 from sitegen.redact import Redactor
 from sitegen.write import MARKER
@@ -102,6 +105,7 @@ class GateReport:
     files: list[SiteFile] = field(default_factory=list)
     leaks: list[Leak] = field(default_factory=list)
     allowed: int = 0  # findings waved through by publish_allow
+    known_clean: int = 0  # files whose exact bytes scanned clean under these rules before
     blocked: list[str] = field(default_factory=list)  # size limits, links, unreadable files
     warnings: list[str] = field(default_factory=list)
 
@@ -122,10 +126,12 @@ class GateReport:
 
     def summary(self) -> str:
         verdict = "ok" if self.ok else "BLOCKED"
-        allowed = f", {self.allowed} allowed by publish_allow" if self.allowed else ""
+        extra = f", {self.allowed} allowed by publish_allow" if self.allowed else ""
+        if self.known_clean:
+            extra += f", {self.known_clean} files unchanged since a clean scan"
         return (
             f"publish gate {verdict}: {len(self.files)} files, {self.total_bytes / MB:,.1f} MB, "
-            f"{len(self.leaks)} secrets found{allowed}, {len(self.blocked)} other problems, "
+            f"{len(self.leaks)} secrets found{extra}, {len(self.blocked)} other problems, "
             f"{len(self.warnings)} warnings"
         )
 
@@ -179,8 +185,14 @@ def check_site(
     redactor: Redactor | None = None,
     allow: Sequence[str] = (),
     workers: int = 0,
+    clean_cache: Path | None = None,
 ) -> GateReport:
-    """Scan every file ``site`` would publish; see the module docstring for what stops it."""
+    """Scan every file ``site`` would publish; see the module docstring for what stops it.
+
+    ``clean_cache`` (a JSON file beside the site, in its build cache) remembers the blob
+    ids of files that scanned clean under exactly these rules (the redactor's and the
+    gate's source, the user's patterns): a redeploy of a large site scans only what changed.
+    """
     redactor = redactor or Redactor()
     allow_rx = compile_allow(allow)
     report = GateReport(site)
@@ -210,13 +222,23 @@ def check_site(
                     f"{FILE_WARN_BYTES / MB:,.0f} MB; pushes get slow)"
                 )
             todo.append((rel, st.st_size))
+    rules = _rules_key(redactor)
+    known = _load_clean(clean_cache, rules) if clean_cache else set()
+    if known:
+        todo = _drop_known(site, todo, known, report)
+    clean: set[str] = set()
     for scanned, leaks, allowed, problem in _scan_all(site, todo, redactor, allow_rx, workers):
         if problem:
             report.blocked.append(problem)
         if scanned is not None:
             report.files.append(scanned)
+            if not (leaks or allowed or problem):
+                clean.add(_clean_key(scanned.rel, scanned.blob))
         report.leaks.extend(leaks)
         report.allowed += allowed
+    if clean_cache is not None:
+        current = {_clean_key(f.rel, f.blob) for f in report.files}
+        _save_clean(clean_cache, rules, (clean | known) & current)
     report.files.sort(key=lambda f: f.rel)
     if report.total_bytes > SITE_LIMIT_BYTES:
         biggest = sorted(report.files, key=lambda f: -f.size)[:5]
@@ -234,6 +256,64 @@ def check_site(
 
 
 _Result = tuple[SiteFile | None, list[Leak], int, str | None]
+
+
+def _rules_key(redactor: Redactor) -> str:
+    """Changes whenever what the scan finds could change: the code of the rules and of the
+    reading, sitegen's version, the user's patterns."""
+    h = hashlib.sha256(__version__.encode())
+    for module in (redact, sys.modules[__name__]):
+        h.update(Path(module.__file__ or "").read_bytes())
+    h.update(json.dumps(list(redactor.extra_patterns)).encode())
+    return h.hexdigest()
+
+
+def _clean_key(rel: str, blob: str) -> str:
+    # HTML is read unescaped: the same bytes under another name are read differently.
+    return f"{blob}:{'html' if rel.lower().endswith(_HTML_SUFFIXES) else 'raw'}"
+
+
+def _load_clean(path: Path, rules: str) -> set[str]:
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return set()
+    if not isinstance(doc, dict) or doc.get("rules") != rules:
+        return set()
+    ids = doc.get("clean")
+    return {k for k in ids if isinstance(k, str)} if isinstance(ids, list) else set()
+
+
+def _save_clean(path: Path, rules: str, clean: set[str]) -> None:
+    """Best effort: a cache that cannot be written only costs the next deploy a full scan."""
+    body = json.dumps({"rules": rules, "clean": sorted(clean)}).encode()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(body)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def _drop_known(
+    site: Path, todo: list[tuple[str, int]], known: set[str], report: GateReport
+) -> list[tuple[str, int]]:
+    """The files still to scan: those whose bytes did not scan clean before."""
+    rest = []
+    for rel, size in todo:
+        try:
+            data = (site / rel).read_bytes()
+        except OSError:
+            rest.append((rel, size))
+            continue
+        blob = blob_id(data)
+        if _clean_key(rel, blob) in known:
+            report.files.append(SiteFile(rel, len(data), blob))
+            report.known_clean += 1
+        else:
+            rest.append((rel, size))
+    return rest
 
 
 def _scan_all(

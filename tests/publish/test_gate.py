@@ -198,3 +198,45 @@ def test_parallel_scan_equals_serial(tmp_path, monkeypatch):
     parallel = check_site(site, workers=2)
     assert serial.leaks == parallel.leaks and len(serial.leaks) == 3
     assert serial.files == parallel.files
+
+
+def test_clean_cache_skips_only_unchanged_bytes(tmp_path):
+    site = _site(tmp_path, {f"p{i}.html": f"<p>page {i}</p>\n" for i in range(5)})
+    cache = tmp_path / ".site.cache" / "publish-gate.json"
+    first = check_site(site, clean_cache=cache)
+    assert first.ok and first.known_clean == 0 and cache.exists()
+    second = check_site(site, clean_cache=cache)
+    assert second.ok and second.known_clean == 5 and second.files == first.files
+    (site / "p3.html").write_text(f"<p>{TOKEN}</p>\n")
+    third = check_site(site, clean_cache=cache)
+    assert third.known_clean == 4 and [(x.path, x.kind) for x in third.leaks] == [
+        ("p3.html", "github-token")
+    ]
+    # a file with a finding is never remembered as clean
+    assert check_site(site, clean_cache=cache).known_clean == 4
+    # the same bytes under a non-HTML name are read another way: not the same entry
+    (site / "p0.txt").write_bytes((site / "p0.html").read_bytes())
+    assert check_site(site, clean_cache=cache).known_clean == 4
+    # other rules (a user pattern): everything is scanned again, and found
+    other = check_site(site, Redactor((r"page 1\b",)), clean_cache=cache)
+    assert other.known_clean == 0 and len(other.leaks) == 2
+    cache.write_text("{not json")
+    assert check_site(site, clean_cache=cache).known_clean == 0
+
+
+def test_check_site_command(tmp_path, capsys):
+    from sitegen.cli import main
+
+    fake = "sk-" + "test0000000000000000000000docs"
+    site = _site(tmp_path, {"index.html": "<p>ok</p>\n", "howto.html": f"<code>{fake}</code>\n"})
+    assert main(["check-site", str(site)]) == 2
+    err = capsys.readouterr().err
+    assert "leak: howto.html:1: openai-key: <code>[REDACTED]</code>" in err and fake not in err
+    cfg = tmp_path / "sitegen.toml"
+    cfg.write_text("publish_allow = ['sk-test0+docs']\n")
+    assert main(["check-site", str(site), "--config", str(cfg)]) == 0
+    assert "1 allowed by publish_allow" in capsys.readouterr().err
+    cfg.write_text("publish_allow = ['.*']\n")
+    assert main(["check-site", str(site), "--config", str(cfg)]) == 2
+    assert "would allow any value" in capsys.readouterr().err
+    assert main(["check-site", str(tmp_path / "missing")]) == 2
