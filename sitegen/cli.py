@@ -115,6 +115,18 @@ def _site_options(p: argparse.ArgumentParser) -> None:
         "--workers", type=int, default=0, help="parallel parse processes (default: CPU count)"
     )
     p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default=None,
+        help="where the parse stage runs: local processes (default) or a Ray cluster "
+        "(needs sitegen[ray])",
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        help="with --executor ray: the cluster's address (default: start a local Ray)",
+    )
+    p.add_argument(
         "--config",
         type=Path,
         default=None,
@@ -135,6 +147,8 @@ def _options(args: argparse.Namespace):
         title=args.title,
         base_url=args.base_url,
         workers=args.workers,
+        executor=args.executor,
+        ray_address=args.ray_address,
         strict=getattr(args, "strict", False),
         clean=args.clean,
     )

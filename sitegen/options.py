@@ -34,10 +34,13 @@ class BuildOptions:
     strict: bool = False
     clean: bool = False  # ignore (and wipe) the build cache
     now: float | None = None  # for tests: the time "running" is judged against
+    executor: str = "local"  # the parse stage's pool: "local" processes or a "ray" cluster
+    ray_address: str | None = None  # with executor "ray": a cluster's address (None: start one)
 
 
 MAX_CONFIG_BYTES = 1 << 20
 MAX_WORKERS = 512
+EXECUTORS = ("local", "ray")
 URL_RE = re.compile(r"https?://[^\s/?#]+(?:/[^\s]*)?")
 
 
@@ -153,6 +156,10 @@ def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOpti
     if merged["base_url"] is not None:
         check_base_url(merged["base_url"], "--base-url" if "base_url" in given else "config")
     check_workers(merged["workers"], "--workers" if "workers" in given else "config")
+    if merged.get("executor", "local") not in EXECUTORS:
+        raise ConfigError(
+            f"--executor {merged['executor']!r}: choose one of {', '.join(EXECUTORS)}"
+        )
     merged["redact_patterns"] = tuple(merged["redact_patterns"])
     check_patterns(merged["redact_patterns"], "redact_patterns")
     for flag in ("strict", "clean"):

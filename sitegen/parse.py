@@ -21,7 +21,7 @@ from sitegen.errors import BuildWarning
 from sitegen.incremental import BuildState, fingerprint, trials_watch
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
-from sitegen.read.pool import WorkerPool
+from sitegen.read.pool import RayPool, WorkerPool, open_pool
 from sitegen.read.trials import decode_files, parse_trials
 from sitegen.redact import Redactor
 
@@ -71,7 +71,8 @@ def parse_all(
     if progress is not None and hasattr(progress, "total"):
         progress.total = len(tasks) + sum(len(d) for d in disc.trials_dirs.values())
     unreadable: dict[str, BuildWarning] = {}
-    with WorkerPool(opts.workers or os.cpu_count() or 1) as pool:
+    workers = opts.workers or os.cpu_count() or 1
+    with open_pool(workers, opts.executor, opts.ray_address) as pool:
         running = _start_logs(pool, tasks, opts, disc)
         # The trial files are stat'ed here while the workers parse logs.
         for group, dirs in disc.trials_dirs.items():
@@ -124,7 +125,7 @@ def _parse_log_task(
 
 
 def _start_logs(
-    pool: WorkerPool, tasks: list[_LogTask], opts: BuildOptions, disc: Discovery
+    pool: WorkerPool | RayPool, tasks: list[_LogTask], opts: BuildOptions, disc: Discovery
 ) -> list[Future]:
     argsets = [
         (
@@ -163,7 +164,7 @@ def _read_trials(
     dirs: list[str],
     archive: Path,
     state: BuildState,
-    pool: WorkerPool,
+    pool: WorkerPool | RayPool,
     out: Parsed,
     progress: Progress,
     disc: Discovery,

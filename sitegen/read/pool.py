@@ -4,6 +4,7 @@ It runs plain functions of picklable arguments (a log to parse, a shard of
 ``result.json`` files to decode) and knows nothing of what they read or of
 the build cache. With one worker, or too little work to pay for starting
 processes, everything runs in this process, with the same results.
+:class:`RayPool` runs the same functions on a Ray cluster (``--executor ray``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
+
+from sitegen.errors import ConfigError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -105,3 +108,80 @@ class WorkerPool:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+class RayPool:
+    """The same tasks on a Ray cluster (``--executor ray``): the parse stage past one machine.
+
+    ``address`` is an existing cluster's (``ray://head:10001``, ``auto``, …); without
+    one a local Ray instance is started for the build and stopped after it. The
+    tasks are the pool's plain functions, so the results equal the local pool's;
+    the archive must be at the same path on every node (a shared filesystem), and
+    sitegen installed there (``pip install 'sitegen[ray]'``).
+    """
+
+    def __init__(self, workers: int, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError(
+                "--executor ray needs Ray: pip install 'sitegen[ray]' (or use the local pool)"
+            ) from None
+        self._ray = ray
+        self.workers = max(1, workers)
+        self._started = not ray.is_initialized()
+        if self._started:
+            try:
+                ray.init(
+                    address=address,
+                    # a local instance gets the --workers CPUs; a cluster has its own
+                    num_cpus=None if address else self.workers,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ConfigError(
+                    f"cannot reach the Ray cluster at {address or 'a new local instance'}: {exc}"
+                ) from None
+        self._remote: dict[Callable, Any] = {}
+
+    def _task(self, fn: Callable) -> Any:
+        if fn not in self._remote:
+            self._remote[fn] = self._ray.remote(num_cpus=1)(fn)
+        return self._remote[fn]
+
+    def submit_all(self, fn: Callable[..., R], argsets: Sequence[tuple]) -> list[Future[R]]:
+        """Start ``fn(*args)`` for each of ``argsets`` as Ray tasks."""
+        task = self._task(fn)
+        return [task.remote(*args).future() for args in argsets]
+
+    def map_shards(
+        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
+    ) -> list[R]:
+        """As :meth:`WorkerPool.map_shards`, the shards as Ray tasks."""
+        if len(items) < min_items:
+            return fn(arg, list(items))
+        n = self.workers * 4
+        task = self._task(fn)
+        parts = self._ray.get([task.remote(arg, list(items[i::n])) for i in range(n)])
+        out: list[Any] = [None] * len(items)
+        for i, part in enumerate(parts):
+            out[i::n] = part
+        return out
+
+    def __enter__(self) -> RayPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._started:
+            self._ray.shutdown()
+
+
+def open_pool(
+    workers: int, executor: str = "local", address: str | None = None
+) -> WorkerPool | RayPool:
+    """The pool of the parse stage: local processes (the default) or a Ray cluster."""
+    if executor == "ray":
+        return RayPool(workers, address)
+    return WorkerPool(workers)

@@ -1,0 +1,96 @@
+"""The parse stage's pools: local processes and a Ray cluster give the same results as one process."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from sitegen.build import build
+from sitegen.errors import ConfigError
+from sitegen.options import BuildOptions, load_options
+from sitegen.read.pool import WorkerPool, open_pool
+from sitegen.synth import synth
+
+
+def _pid_and(arg: str, items: list[int]) -> list[tuple[int, int]]:
+    return [(os.getpid(), i * 2) for i in items]
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _fail(x: int) -> int:
+    raise ValueError(f"bad {x}")
+
+
+def test_shards_come_back_in_order_and_run_in_workers():
+    items = list(range(101))
+    with WorkerPool(2) as pool:
+        out = pool.map_shards(_pid_and, "x", items, min_items=10)
+        assert [v for _, v in out] == [i * 2 for i in items]
+        assert {pid for pid, _ in out} - {os.getpid()}  # not all here
+        here = pool.map_shards(_pid_and, "x", items[:5], min_items=10)  # too few: here and now
+        assert {pid for pid, _ in here} == {os.getpid()}
+
+
+def test_submit_all_runs_a_lone_task_here_and_hands_errors_back():
+    with WorkerPool(2) as pool:
+        assert [f.result() for f in pool.submit_all(_square, [(3,), (4,)])] == [9, 16]
+        (lone,) = pool.submit_all(_square, [(5,)])
+        assert lone.result() == 25
+        (bad,) = pool.submit_all(_fail, [(1,)])
+        with pytest.raises(ValueError, match="bad 1"):
+            bad.result()
+    with WorkerPool(1) as pool:
+        assert [f.result() for f in pool.submit_all(_square, [(2,), (3,)])] == [4, 9]
+
+
+def test_executor_option_is_checked(tmp_path):
+    with pytest.raises(ConfigError, match="executor"):
+        load_options(None, archive=tmp_path, executor="spark")
+    assert load_options(None, archive=tmp_path).executor == "local"
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+@pytest.mark.ray
+def test_ray_executor_equals_the_local_pool(tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'sitegen[ray]')")
+    archive = tmp_path / "a"
+    synth(archive, seed=41, steps=6, trials_per_step=2)
+    local = BuildOptions(archive=archive, out=tmp_path / "local", workers=2, now=0.0)
+    build(local)
+    on_ray = dataclasses.replace(local, out=tmp_path / "ray", executor="ray")
+    # shards too: every trials folder is decoded as Ray tasks, not here
+    from sitegen import parse
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(parse, "TRIAL_SHARD_MIN", 1)
+    try:
+        report = build(on_ray)
+    finally:
+        mp.undo()
+    assert not ray.is_initialized()  # the local instance it started is stopped again
+    assert report.parse is not None and report.parse.logs_parsed == 7
+    assert _files(tmp_path / "ray") == _files(tmp_path / "local")
+
+
+def test_ray_executor_without_ray_is_one_line(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray":
+            raise ImportError("No module named 'ray'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(ConfigError, match=r"sitegen\[ray\]"):
+        open_pool(2, "ray")
