@@ -24,6 +24,7 @@ import jsonschema
 from altair.utils.schemapi import debug_mode
 from altair.vegalite.v6.schema import core
 
+from sitegen.present import charts
 from sitegen.present.charts import HEIGHT, KIND_COLOURS, PALETTE, WIDTH, fill, hole
 from sitegen.present.insight_shapes import INSIGHT_SHAPES
 
@@ -64,6 +65,7 @@ def progression(rules: bool, marks: bool) -> dict:
     discarded-step crosses. Data: ``records``, ``rules``, ``marks``."""
     base = (
         alt.Chart(_data("records"))
+        .transform_flatten(list(charts.PROGRESSION_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
         .encode(x=alt.X("step:Q", title=hole("x_title"), axis=STEP_AXIS), color=_colour("metric"))
     )
@@ -103,6 +105,7 @@ def lines(step_axis: bool) -> dict:
     """Lines with a min/max band. Data: ``records``; holes: ``x_title``, ``y_title``."""
     base = (
         alt.Chart(_data("records"))
+        .transform_flatten(list(charts.LINES_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
         .encode(
             x=alt.X("x:Q", title=hole("x_title"), axis=STEP_AXIS if step_axis else alt.Axis()),
@@ -128,6 +131,7 @@ def stacked_bars() -> dict:
     """Stacked bars from ``[{x, part, value}]``. Holes: ``x_title``, ``y_title``."""
     chart = (
         alt.Chart(_data("records"))
+        .transform_flatten(list(charts.STACK_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
         .mark_bar()
         .encode(

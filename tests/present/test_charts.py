@@ -13,12 +13,22 @@ SKELETONS = Path(charts.__file__).parent / "skeletons"
 def test_specs_are_validated_and_data_inlined():
     spec = charts.lines({"step": [1, 2, 3], "m": [1.0, 2.0, 3.0]}, {"m": "metric"})
     assert spec["$schema"].endswith("v6.json")
+    # one datum of columns per series, flattened back into rows by the spec
     assert spec["data"] == {
         "values": [
-            {"x": x, "y": float(x), "lo": float(x), "hi": float(x), "metric": "metric"}
-            for x in (1, 2, 3)
+            {
+                "metric": "metric",
+                "x": [1, 2, 3],
+                "y": [1.0, 2.0, 3.0],
+                "lo": [1.0, 2.0, 3.0],
+                "hi": [1.0, 2.0, 3.0],
+            }
         ]
     }
+    assert charts.rows(spec) == [
+        {"metric": "metric", "x": x, "y": float(x), "lo": float(x), "hi": float(x)}
+        for x in (1, 2, 3)
+    ]
     shapes.validate(spec)
     with pytest.raises(Exception):  # noqa: B017 - jsonschema's ValidationError
         shapes.validate(dict(spec, mark="lin"))
@@ -87,10 +97,7 @@ def test_band_from_per_point_ranges():
         x="minute",
         bands={"m": ("lo", "hi")},
     )
-    values = (
-        spec["layer"][0]["data"]["values"] if "data" in spec["layer"][0] else spec["data"]["values"]
-    )
-    assert [(r["lo"], r["y"], r["hi"]) for r in values] == [
+    assert [(r["lo"], r["y"], r["hi"]) for r in charts.rows(spec)] == [
         (1.0, 5.0, 9.0),
         (2.0, 6.0, 10.0),
         (3.0, 7.0, 11.0),

@@ -8,27 +8,15 @@ from collections import defaultdict
 import pytest
 
 from sitegen.model.vocabulary import REWARD, STEP_TIME
+from sitegen.present import charts
 from sitegen.present.chartsets import job_charts, run_charts, timing_stack, trial_charts
 
 JOB = "exp-async.async-run_561773"
 
 
 def _values(spec: dict) -> list[dict]:
-    """Every inline record of a spec (its layers' data too)."""
-    out: list[dict] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("values"), list):
-                out.extend(node["values"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(spec)
-    return out
+    """Every data row of a spec (its layers' data too)."""
+    return charts.rows(spec)
 
 
 def test_job_charts_follow_what_the_log_has(job_pages):

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 
 from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import REWARD
+from sitegen.present import charts
 from tests.conftest import BASE_URL, JOB_SECTIONS, page_specs
 
 
@@ -148,10 +149,7 @@ def test_eval_metrics_shown(site, index):
         12,
     ]  # every 4th step (synth's eval interval for 12 steps)
     spec = page_specs(site / job["url"] / "index.html")["eval"]
-    values = [
-        v for layer in spec["layer"] for v in layer.get("data", {}).get("values", [])
-    ] or spec["data"]["values"]
-    assert {r["x"] for r in values} == {8, 12}
+    assert {r["x"] for r in charts.rows(spec)} == {8, 12}
     assert 'id="eval"' in (site / job["url"] / "index.html").read_text()
 
 
