@@ -203,23 +203,23 @@ _CLI_RULES: tuple[Rule, ...] = (
     _regex_rule(
         "cli-secret",
         r"(?<![\w\-])--(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)"
-        r"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+)",
+        r"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<]+)",
         keep=_secret_name,
     ),
     # curl -u admin:pw / --user admin:pw
     _regex_rule(
-        "cli-password", r"(?<!\S)(?:-u|--user|--proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>[^\s\"']+)"
+        "cli-password", r"(?<!\S)(?:-u|--user|--proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>[^\s\"'<]+)"
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X
     _regex_rule(
         "cli-secret",
-        r"\b(?:set|setenv)[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>[^\s\"']+)",
+        r"\b(?:set|setenv)[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>[^\s\"'<]+)",
         keep=_secret_name,
     ),
     # wandb login [--relogin] KEY
-    _regex_rule("wandb-key", r"\bwandb[ \t]+login(?:[ \t]+--\w+)*[ \t]+(?P<s>[^\s\-][^\s]*)"),
+    _regex_rule("wandb-key", r"\bwandb[ \t]+login(?:[ \t]+--\w+)*[ \t]+(?P<s>[^\s\-<][^\s<]*)"),
     # .netrc: machine api.wandb.ai login user password KEY
-    _regex_rule("netrc-password", r"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>\S+)"),
+    _regex_rule("netrc-password", r"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>[^\s<]+)"),
 )
 
 # A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=
@@ -230,15 +230,17 @@ _ASSIGN_RE = re.compile(
 _EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~"})
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
+_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
 
 
 def is_masked(value: str) -> bool:
     """Whether ``value`` holds nothing but masks (and quotes, brackets, escapes): already hidden.
 
-    ``["[REDACTED]", "[REDACTED]"]`` or ``[REDACTED]\\n`` (a mask followed by a JSON
-    escape) is clean, so redacted text, and JSON made from it, scans clean.
+    ``["[REDACTED]", "[REDACTED]"]``, ``[REDACTED]\\n`` (a mask followed by a JSON
+    escape) or ``[REDACTED]</code>`` is clean, so redacted text, and the JSON and HTML
+    made from it, scan clean.
     """
-    rest = _ESCAPES_RE.sub(" ", value).replace(MASK, "")
+    rest = _TAG_RE.sub(" ", _ESCAPES_RE.sub(" ", value)).replace(MASK, "")
     return not _ALNUM_RE.search(rest)
 
 
@@ -315,6 +317,9 @@ def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int,
     end = _line_end(text, i)
     while end < len(text) and text[i:end].rstrip().endswith("\\"):
         end = _line_end(text, end + 1)
+    tag = text.find("</", i, end)  # in HTML, the value ends with its element
+    if tag >= 0:
+        end = tag
     while end > i and text[end - 1] in " \t\r":
         end -= 1
     return (i, end) if end > i else None

@@ -183,3 +183,11 @@ def test_pickles_as_its_patterns():
     r.text("corp-1")
     r2 = pickle.loads(pickle.dumps(r))
     assert r2 == r and r2.text("corp-12") == MASK
+
+
+def test_redacted_text_inside_html_scans_clean():
+    r = Redactor()
+    html = "<p>run with <code>--token [REDACTED]</code></p><td>api_key: [REDACTED]</td><td>x</td>"
+    assert list(r.findings(html)) == []
+    leak = "<p><code>--token abc123</code></p><td>api_key: s3cret</td><td>x</td>"
+    assert [leak[f.start : f.end] for f in r.findings(leak)] == ["abc123", "s3cret"]

@@ -302,3 +302,12 @@ def test_ids_from_secret_names_are_stable_and_clean(leaky_site, tmp_path):
     report = build(BuildOptions(archive=again, out=tmp_path / "site2", workers=1, now=1.9e9))
     assert sorted(p.name for p in (tmp_path / "site2" / "jobs").iterdir()) == jobs
     assert report.jobs == 2
+
+
+def test_the_publish_gate_passes_the_redacted_site(leaky_site):
+    """The gate (sitegen check-site) runs the same rules: a site this build made passes it."""
+    from sitegen.publish.gate import check_site
+
+    out, _, _ = leaky_site
+    report = check_site(out, Redactor(("ACMESECRET[0-9]+",)), workers=1)
+    assert report.ok, report.lines()
