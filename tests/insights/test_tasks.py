@@ -109,3 +109,27 @@ def test_slugs_are_unique_anchors():
     rows = analyse_tasks(ts, attribute(ts, bs, T0)).tasks
     assert sorted(r.slug for r in rows) == ["b-x-b", "fix-build", "fix-build-2"]
     assert task_slug("***") == "task"
+
+
+def test_a_large_job_page_section_stays_bounded():
+    """40 k trials of ~1 600 tasks over 200 steps: the page keeps 200 rows and ≤ 30 × 50 cells."""
+    from sitegen.insights.sections import (
+        HEATMAP_BINS,
+        HEATMAP_TASKS,
+        INLINE_TASK_ROWS,
+        tasks_section,
+    )
+
+    bs = blocks(200)
+    ts = [
+        trial(f"task-{(s * 7 + k) % 4000:04d}", s, float(k % 3 == 0), offset_s=k % 50)
+        for s in range(1, 201)
+        for k in range(200)
+    ]
+    attr = attribute(ts, bs, T0)
+    section = tasks_section(analyse_tasks(ts, attr), attr)
+    assert section.tasks_total == len({t.task for t in ts}) > 1000
+    assert len(section.rows) == INLINE_TASK_ROWS
+    assert section.heatmap_tasks == HEATMAP_TASKS and section.heatmap_bin_steps == 4
+    assert len({c.step for c in section.heatmap}) <= HEATMAP_BINS
+    assert len(section.heatmap) <= HEATMAP_TASKS * HEATMAP_BINS

@@ -153,3 +153,26 @@ def test_full_task_table_loads_on_demand(tab, pbase, tmp_path_factory, monkeypat
     finally:
         if pbase.startswith("http"):
             httpd.shutdown()
+
+
+def test_compare_tasks_of_two_runs(tab, site, index):
+    """Two runs with trials: the tasks one solves and the other does not, as solved.js says."""
+    import json
+
+    runs = [r for r in index["runs"] if r["trial_success_rate"] is not None][:2]
+    assert len(runs) == 2
+    solved = []
+    for r in runs:
+        text = (site / r["url"] / "solved.js").read_text()
+        d = json.loads(text[text.index(", ") + 2 : text.rindex(");")])
+        solved.append({t for t, s in zip(d["tasks"], d["successes"], strict=True) if s > 0})
+    differ = (solved[0] | solved[1]) - (solved[0] & solved[1])
+    tab.goto(site.as_uri() + "/compare/index.html?runs=" + ",".join(r["id"] for r in runs))
+    page = tab.page
+    page.wait_for_function(
+        "document.getElementById('task-compare-summary').textContent.indexOf('tasks are') >= 0"
+    )
+    assert page.locator("#compare-tasks tbody tr").count() == len(differ)
+    assert page.inner_text("#task-compare-summary").startswith(f"{len(differ)} tasks are")
+    assert page.locator("#default-note").is_hidden()
+    assert tab.errors == []
