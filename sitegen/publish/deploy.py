@@ -43,10 +43,11 @@ class PublishBlocked(SitegenError):
     """The publish gate found a secret or a size GitHub refuses: nothing was committed."""
 
     def __init__(self, report: GateReport) -> None:
+        n = len(report.leaks) + len(report.blocked)
         super().__init__(
-            f"{report.summary()}: nothing committed, nothing pushed "
-            "(fix the files above; a false positive can be allowed with publish_allow "
-            "in sitegen.toml)"
+            f"the publish gate stopped the deploy ({n} problem{'s' if n != 1 else ''} above): "
+            "nothing committed, nothing pushed (a false positive can be allowed with "
+            "publish_allow in sitegen.toml)"
         )
         self.report = report
 
@@ -88,7 +89,11 @@ class Git:
     ) -> str:
         proc = self.run(*args, input=input, env=env)
         if proc.returncode not in ok:
-            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            err = [
+                ln
+                for ln in proc.stderr.decode("utf-8", "replace").strip().splitlines()
+                if not ln.startswith("hint:")
+            ]
             raise PublishError(
                 f"git {args[0]} failed: {describe_remote(' / '.join(err[-3:]) or 'no message')}"
             )
@@ -283,11 +288,19 @@ def _stderr(line: str) -> None:
 
 
 def _parent(git: Git, branch: str, remote: str) -> str | None:
-    """The commit to build on: the local branch, or the remote's when it is ahead (fetched)."""
+    """The commit to build on: the local branch when it holds the remote's (as last fetched),
+    else the remote's.
+
+    Local commits the remote has (or that a ``--no-push`` deploy made on top of it) stay
+    in the history. A local branch that diverged from the remote's holds deploys that were
+    never published (a push refused because a colleague deployed first): every commit is a
+    whole site, so building on the remote's loses nothing that is online and lets the push
+    go through as a fast-forward.
+    """
     local = git.rev(f"refs/heads/{branch}")
     tracking = git.rev(f"refs/remotes/{remote}/{branch}")
     if local and tracking and local != tracking:
-        return tracking if git.succeeds("merge-base", "--is-ancestor", local, tracking) else local
+        return local if git.succeeds("merge-base", "--is-ancestor", tracking, local) else tracking
     return local or tracking
 
 

@@ -130,10 +130,17 @@ class GateReport:
         if self.known_clean:
             extra += f", {self.known_clean} files unchanged since a clean scan"
         return (
-            f"publish gate {verdict}: {len(self.files)} files, {self.total_bytes / MB:,.1f} MB, "
+            f"publish gate {verdict}: {len(self.files)} files, {size(self.total_bytes)}, "
             f"{len(self.leaks)} secrets found{extra}, {len(self.blocked)} other problems, "
             f"{len(self.warnings)} warnings"
         )
+
+
+def size(n: float) -> str:
+    """``n`` bytes for a reader, in MB (10^6 bytes, as GitHub states its limits), kB or bytes."""
+    if n >= MB:
+        return f"{n / MB:,.1f} MB"
+    return f"{n / 1000:,.1f} kB" if n >= 1000 else f"{int(n)} bytes"
 
 
 def compile_allow(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
@@ -211,15 +218,14 @@ def check_site(
             report.blocked.append(f"{rel}: not a regular file")
         elif st.st_size > FILE_LIMIT_BYTES:
             report.blocked.append(
-                f"{rel}: {st.st_size / MB:,.1f} MB, over GitHub's limit of "
-                f"{FILE_LIMIT_BYTES / MB:,.0f} MB a file"
+                f"{rel}: {size(st.st_size)}, over GitHub's limit of {size(FILE_LIMIT_BYTES)} a file"
             )
             report.files.append(SiteFile(rel, st.st_size, ""))  # counted, never read
         else:
             if st.st_size > FILE_WARN_BYTES:
                 report.warnings.append(
-                    f"{rel}: {st.st_size / MB:,.1f} MB (GitHub warns from "
-                    f"{FILE_WARN_BYTES / MB:,.0f} MB; pushes get slow)"
+                    f"{rel}: {size(st.st_size)} (GitHub warns from {size(FILE_WARN_BYTES)}; "
+                    "pushes get slow)"
                 )
             todo.append((rel, st.st_size))
     rules = _rules_key(redactor)
@@ -243,14 +249,14 @@ def check_site(
     if report.total_bytes > SITE_LIMIT_BYTES:
         biggest = sorted(report.files, key=lambda f: -f.size)[:5]
         report.blocked.append(
-            f"the site is {report.total_bytes / MB:,.1f} MB, over GitHub Pages' limit of "
-            f"{SITE_LIMIT_BYTES / MB:,.0f} MB; largest files: "
-            + ", ".join(f"{f.rel} ({f.size / MB:,.1f} MB)" for f in biggest)
+            f"the site is {size(report.total_bytes)}, over GitHub Pages' limit of "
+            f"{size(SITE_LIMIT_BYTES)}; largest files: "
+            + ", ".join(f"{f.rel} ({size(f.size)})" for f in biggest)
         )
     elif any("over GitHub's limit" in b for b in report.blocked):
         biggest = sorted(report.files, key=lambda f: -f.size)[:5]
         report.blocked.append(
-            "largest files: " + ", ".join(f"{f.rel} ({f.size / MB:,.1f} MB)" for f in biggest)
+            "largest files: " + ", ".join(f"{f.rel} ({size(f.size)})" for f in biggest)
         )
     return report
 
@@ -383,7 +389,7 @@ def _gunzip(data: bytes) -> bytes:
             out.append(chunk)
             size += len(chunk)
             if size > _GZIP_MAX_BYTES:
-                raise ValueError(f"it inflates past {_GZIP_MAX_BYTES / MB:,.0f} MB")
+                raise ValueError(f"it inflates past {size(_GZIP_MAX_BYTES)}")
             data = d.unconsumed_tail
             if d.eof or not data:
                 break
@@ -475,8 +481,6 @@ def _excerpt(text: str, start: int, end: int, found: list) -> str:
     parts.append(text[pos:b] if pos < b else "")
     out = "".join(parts)
     out = "".join(c if c.isprintable() else "." for c in out).strip()
-    return (
-        ("…" if a > 0 and text[a - 1] not in "\n\0" else "")
-        + out
-        + ("…" if b < len(text) and text[b] not in "\n\0" else "")
-    )
+    cut_before = a > 0 and text[a - 1] not in "\n\0"
+    cut_after = b < len(text) and text[b] not in "\n\0"
+    return ("…" if cut_before else "") + out + ("…" if cut_after else "")

@@ -202,7 +202,7 @@ def test_oversized_file_stops_it(world, monkeypatch, capsys):
         fh.truncate(101 * 10**6)
     assert _cli(world, monkeypatch) == 2
     err = capsys.readouterr().err
-    assert "blocked: weights.bin: 101.0 MB, over GitHub's limit of 100 MB a file" in err
+    assert "blocked: weights.bin: 101.0 MB, over GitHub's limit of 100.0 MB a file" in err
     assert rev(repo, "gh-pages") == before == rev(world / "remote.git", "gh-pages")
 
 
@@ -252,3 +252,27 @@ def test_gh_pages_worktree_as_the_output(world):
     assert git(repo, "show", "gh-pages:about.html") == "<p>About</p>"
     # the worktree's index followed the branch: only sitegen's manifest is not committed
     assert git(wt, "status", "--porcelain") == "?? .sitegen-site"
+
+
+def test_two_machines_build_one_history(world, tmp_path):
+    """A colleague deployed from another clone: after a fetch, the deploy builds on their commit;
+    without it, the push is refused (never forced) and says what to do."""
+    repo = world / "repo"
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(world / "remote.git"), str(other)], check=True)
+    (other / "site").mkdir()
+    (other / "site" / "index.html").write_text("<p>their site</p>\n")
+    theirs = publish_site(other / "site", repo=other, say=lambda s: None)
+    assert theirs.pushed and rev(world / "remote.git", "gh-pages") == theirs.commit
+
+    (repo / "site" / "about.html").write_text("<p>About</p>\n")
+    with pytest.raises(PublishError, match="git fetch origin gh-pages") as refused:
+        gh_deploy(_opts(world), repo=repo, say=lambda s: None)
+    assert "rejected" in str(refused.value) and "hint:" not in str(refused.value)
+    assert rev(world / "remote.git", "gh-pages") == theirs.commit  # not overwritten
+
+    git(repo, "fetch", "-q", "origin", "gh-pages:refs/remotes/origin/gh-pages")
+    (repo / "site" / "about.html").write_text("<p>About us</p>\n")
+    ours = gh_deploy(_opts(world), repo=repo, say=lambda s: None)
+    assert ours.parent == theirs.commit and ours.pushed
+    assert rev(world / "remote.git", "gh-pages") == ours.commit

@@ -151,8 +151,8 @@ def test_sizes(tmp_path, monkeypatch):
         fh.truncate(101 * 10**6)
     report = check_site(site)
     assert not report.ok and report.leaks == [] and report.warnings == []
-    assert report.blocked[0] == "big.bin: 101.0 MB, over GitHub's limit of 100 MB a file"
-    assert report.blocked[1].startswith("largest files: big.bin (101.0 MB), half.bin (0.0 MB)")
+    assert report.blocked[0] == "big.bin: 101.0 MB, over GitHub's limit of 100.0 MB a file"
+    assert report.blocked[1].startswith("largest files: big.bin (101.0 MB), half.bin (3.0 kB)")
 
     os.remove(site / "big.bin")
     monkeypatch.setattr(gate, "FILE_WARN_BYTES", 2000)
@@ -163,8 +163,8 @@ def test_sizes(tmp_path, monkeypatch):
     report = check_site(site)
     assert not report.ok
     assert report.blocked == [
-        "the site is 0.0 MB, over GitHub Pages' limit of 0 MB; largest files: "
-        "half.bin (0.0 MB), index.html (0.0 MB)"
+        "the site is 3.0 kB, over GitHub Pages' limit of 2.5 kB; largest files: "
+        "half.bin (3.0 kB), index.html (10 bytes)"
     ]
 
 
