@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
         "exactly that folder as the tip of the gh-pages branch of the git repository in the "
         "current folder, and push it. Exit 2, nothing committed, when the gate finds a secret.",
     )
-    d.add_argument("archive", type=Path)
+    d.add_argument("archive", type=Path, help="folder holding job logs and trials")
     _site_options(d)
     d.add_argument("--repo", type=Path, default=Path("."), help="git repository (default: .)")
     d.add_argument("--branch", default="gh-pages", help="branch to publish (default: gh-pages)")
@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Scan every file of SITE with the redactor's rules and GitHub's size limits, "
         "as gh-deploy does before it commits. Exit 2 when anything must not be published.",
     )
-    c.add_argument("site", type=Path)
+    c.add_argument("site", type=Path, help="the built site folder")
     c.add_argument(
         "--config", type=Path, default=None, help="sitegen.toml (redact_patterns, publish_allow)"
     )
@@ -130,7 +130,7 @@ def _site_options(p: argparse.ArgumentParser) -> None:
         "--config",
         type=Path,
         default=None,
-        help="sitegen.toml with title, base_url, redact_patterns",
+        help="sitegen.toml with title, base_url, redact_patterns, publish_allow",
     )
     p.add_argument(
         "--clean", action="store_true", help="ignore the build cache: parse and render everything"
