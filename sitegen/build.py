@@ -20,7 +20,7 @@ from sitegen.assets import package_dir
 from sitegen.cachefile import FileRecord, LastBuild, Summary
 from sitegen.discover import discover
 from sitegen.errors import ArchiveError, BuildWarning
-from sitegen.incremental import BuildState, PageReuse, sources_signature, tree_signature
+from sitegen.incremental import BuildState, PageReuse, Sources, tree_signature
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
 from sitegen.redact import Redactor
@@ -97,7 +97,8 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         report.stage("discover")
         state = BuildState(site.cache, opts)
         assets = tree_signature(package_dir("templates"), package_dir("static"))
-        report.unchanged = state.site_is_current(opts, disc, assets, _now(opts), site.out)
+        sources = Sources.take(opts, disc, assets, _now(opts))  # stats only, before any parse
+        report.unchanged = state.site_is_current(sources, site.out)
         report.stage("check")
         if report.unchanged:
             return _as_last_reported(report, state)
@@ -114,7 +115,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         files = writer.publish()
         report.files, report.bytes = writer.files, writer.bytes
         _warn_if_too_big(report, writer)
-        state.save_site(_record(opts, disc, assets, parsed, reuse, files, report))
+        state.save_site(_record(sources, parsed, reuse, files, report))
         report.stage("write")
     return report
 
@@ -209,9 +210,7 @@ def _render(
 
 
 def _record(
-    opts: BuildOptions,
-    disc: Discovery,
-    assets: str,
+    sources: Sources,
     parsed: Parsed,
     reuse: PageReuse,
     files: dict[str, FileRecord],
@@ -219,12 +218,13 @@ def _record(
 ) -> LastBuild:
     """What the next build needs to see that nothing changed, and to carry pages over."""
     open_jobs = frozenset(j for j, log in parsed.logs.items() if log and not log.end_marker)
+    watch = sources.watch(parsed.outcomes)
     stats = parsed.stats
     return LastBuild(
-        sources=sources_signature(opts, disc, assets, _now(opts), parsed.watch, open_jobs),
+        sources=sources.signature(watch, open_jobs),
         pages=reuse.signatures,
         files=files,
-        watch=parsed.watch,
+        watch=watch,
         open_jobs=open_jobs,
         summary=Summary(
             jobs=report.jobs,

@@ -30,6 +30,7 @@ patterns or of the cached data's shape starts it afresh; ``--clean`` ignores it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -98,45 +99,71 @@ def tree_signature(*roots: Path) -> str:
     return h.hexdigest()
 
 
-def sources_signature(
-    opts: BuildOptions,
-    disc: Discovery,
-    assets: str,
-    now: float,
-    watch: dict[str, Watch],
-    open_jobs: frozenset[str],
-) -> str:
-    """Every input of the site, hashed from stats alone (no file is read).
+@dataclasses.dataclass(frozen=True)
+class Sources:
+    """The stats of every input, taken once, before anything is parsed.
 
-    ``assets`` is the templates' and static files' signature; ``watch`` holds
-    each trials folder's watch, ``open_jobs`` the jobs without an end marker,
-    whose status is judged against ``now``.
+    Before: whatever changes while the build runs then differs from what the
+    next build sees, and is built then. (Stats taken after the parse would make
+    a log that grew mid-build, or a trial that finished, look built already.)
     """
-    h = hashlib.sha1()
-    h.update(repr((__version__, opts.title, opts.base_url, opts.redact_patterns, assets)).encode())
-    h.update(repr((disc.jobs, disc.trials_dirs, disc.skipped, disc.warnings)).encode())
-    for job in disc.jobs:
-        rels = [r for r in (job.log, *job.infra_logs, job.notes) if r]
-        fp = fingerprint(opts.archive / disc.real(r) for r in rels)  # the files on disk
-        status = "fixed"  # an end marker, or no log: time alone changes nothing
-        if job.log and job.id in open_jobs:
-            # as sitegen.assemble.job_status judges it, from the log's mtime
-            status = "running" if now - fp[0][2] / 1e9 < RUNNING_WINDOW_S else "incomplete"
-        h.update(repr((fp, status)).encode())
-    for d in sorted(watch):
-        h.update(repr((d, watch[d])).encode())
-    return h.hexdigest()
+
+    opts: BuildOptions
+    disc: Discovery
+    assets: str  # the templates' and static files' signature
+    now: float  # what a "running" job's status is judged against
+    logs: dict[str, Fingerprint]  # job id -> its log, infra logs and notes
+    folders: dict[str, Watch]  # trials folder (as shown) -> its folders' mtimes, its tar files
+
+    @classmethod
+    def take(cls, opts: BuildOptions, disc: Discovery, assets: str, now: float) -> Sources:
+        arch = opts.archive
+        logs = {
+            j.id: fingerprint(arch / disc.real(r) for r in (j.log, *j.infra_logs, j.notes) if r)
+            for j in disc.jobs
+        }
+        folders = {
+            d: _folder_stats(arch, disc.real(d)) for ds in disc.trials_dirs.values() for d in ds
+        }
+        return cls(opts, disc, assets, now, logs, folders)
+
+    def signature(self, watch: dict[str, Watch], open_jobs: frozenset[str]) -> str:
+        """Every input of the site, hashed from stats alone (no file is read).
+
+        ``watch`` holds each trials folder's watch, ``open_jobs`` the jobs
+        without an end marker, whose status changes with time alone.
+        """
+        opts, disc = self.opts, self.disc
+        h = hashlib.sha1()
+        h.update(
+            repr(
+                (__version__, opts.title, opts.base_url, opts.redact_patterns, self.assets)
+            ).encode()
+        )
+        h.update(repr((disc.jobs, disc.trials_dirs, disc.skipped, disc.warnings)).encode())
+        for job in disc.jobs:
+            fp = self.logs[job.id]
+            status = "fixed"  # an end marker, or no log: time alone changes nothing
+            if job.log and job.id in open_jobs:
+                # as sitegen.assemble.job_status judges it, from the log's mtime
+                running = self.now - fp[0][2] / 1e9 < RUNNING_WINDOW_S
+                status = "running" if running else "incomplete"
+            h.update(repr((fp, status)).encode())
+        for d in sorted(watch):
+            h.update(repr((d, watch[d])).encode())
+        return h.hexdigest()
+
+    def watch(self, outcomes: dict[str, Known]) -> dict[str, Watch]:
+        """Each trials folder's watch, from its stats taken before the parse and its outcomes."""
+        return {
+            d: _watch(self.opts.archive, self.disc.real(d), known, self.folders[d])
+            for d, known in outcomes.items()
+        }
 
 
-def trials_watch(archive: Path, folder: str, known: Known) -> Watch:
-    """What to stat to know that a trials folder did not change, without listing it again.
-
-    Adding or removing a trial changes the mtime of the folder holding it (the
-    trials folder, ``eval_sessions/`` or a session); a trial without a complete
-    ``result.json`` (missing, damaged, unreadable) may still change, so it is
-    watched itself, as are the ``trials_step*.tar`` archives.
-    """
-    from sitegen.read.trials import TAR_RE, list_trial_dirs
+def _folder_stats(archive: Path, folder: str) -> Watch:
+    """The folders that hold a trials folder's trials (mtimes) and its tar archives (stats)."""
+    from sitegen.read.trials import TAR_RE
 
     root = archive / folder
     prefix = f"{folder}/" if folder != "." else ""
@@ -148,15 +175,33 @@ def trials_watch(archive: Path, folder: str, known: Known) -> Watch:
             dirs += sorted(
                 f"{prefix}eval_sessions/{e.name}" for e in it if e.is_dir(follow_symlinks=False)
             )
-    files = []
-    for sub, _name, _is_eval in list_trial_dirs(root):
+    tars: list[str] = []
+    with contextlib.suppress(OSError):
+        tars = sorted(prefix + n for n in os.listdir(root) if TAR_RE.match(n))
+    return tuple((d, _mtime_ns(archive / d)) for d in dirs), _stats(archive, tars)
+
+
+def _watch(archive: Path, folder: str, known: Known, before: Watch) -> Watch:
+    """What to stat to know that a trials folder did not change, without listing it again.
+
+    Adding or removing a trial changes the mtime of the folder holding it (the
+    trials folder, ``eval_sessions/`` or a session); a trial without a complete
+    ``result.json`` (missing, damaged, unreadable) may still change, so it is
+    watched itself, with the stat the parse saw (missing: ``-1``), as are the
+    ``trials_step*.tar`` archives. (A result.json that cannot be read at all is
+    never "unchanged": each build tries it again.)
+    """
+    from sitegen.read.trials import list_trial_dirs
+
+    prefix = f"{folder}/" if folder != "." else ""
+    pending = []
+    for sub, _name, _is_eval in list_trial_dirs(archive / folder):
         rel = f"{prefix}{sub}/result.json"
         hit = known.get(rel)
         if hit is None or not isinstance(hit[2], tuple) or hit[2][0] not in ("ok", "eval", "job"):
-            files.append(rel)
-    with contextlib.suppress(OSError):
-        files += sorted(prefix + n for n in os.listdir(root) if TAR_RE.match(n))
-    return tuple((d, _mtime_ns(archive / d)) for d in dirs), _stats(archive, files)
+            pending.append((rel, hit[0], hit[1]) if hit else (rel, -1, -1))
+    dirs, tars = before
+    return dirs, tuple(pending) + tars
 
 
 def _mtime_ns(path: Path) -> int:
@@ -358,9 +403,7 @@ class BuildState:
         self._save("trials", trials_dir, known_to_json(known))
 
     # -- the site --------------------------------------------------------------------------------
-    def site_is_current(
-        self, opts: BuildOptions, disc: Discovery, assets: str, now: float, out: Path
-    ) -> bool:
+    def site_is_current(self, sources: Sources, out: Path) -> bool:
         """Whether the site in ``out`` is what this build would write: the build stops then.
 
         Every input must be as the last build saw it (by stats alone: nothing
@@ -370,12 +413,12 @@ class BuildState:
         last = self.last
         if last is None or not last.files or not (out / MARKER).is_file():
             return False
-        folders = {d for dirs in disc.trials_dirs.values() for d in dirs}
-        if folders != set(last.watch) or not all(
-            watch_holds(opts.archive, last.watch[d]) for d in folders
+        archive = sources.opts.archive
+        if set(sources.folders) != set(last.watch) or not all(
+            watch_holds(archive, w) for w in last.watch.values()
         ):
             return False
-        if sources_signature(opts, disc, assets, now, last.watch, last.open_jobs) != last.sources:
+        if sources.signature(last.watch, last.open_jobs) != last.sources:
             return False
         for rel, record in last.files.items():
             try:

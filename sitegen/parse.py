@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.cachefile import Fingerprint, Watch
+from sitegen.cachefile import Fingerprint, Known
 from sitegen.errors import BuildWarning
-from sitegen.incremental import BuildState, fingerprint, trials_watch
+from sitegen.incremental import BuildState, fingerprint
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.read.pool import RayPool, WorkerPool, open_pool
@@ -50,8 +50,8 @@ class Parsed:
     trials: dict[str, TrialSet] = field(default_factory=dict)
     warnings: list[BuildWarning] = field(default_factory=list)
     stats: ParseStats = field(default_factory=ParseStats)
-    # per trials folder, what to stat next time to know it is unchanged (incremental.trials_watch)
-    watch: dict[str, Watch] = field(default_factory=dict)
+    # per trials folder, what is known of each result.json (for incremental.Sources.watch)
+    outcomes: dict[str, Known] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ def _read_trials(
         out.stats.trial_files_cached += len(known) - read
         if read or len(known) != len(old):
             state.keep_trial_outcomes(d, known)
-        out.watch[d] = trials_watch(archive, disc.real(d), known)
+        out.outcomes[d] = known
         sets.append(ts)
         if progress:
             progress(f"trials {d}: {len(ts.results)}")

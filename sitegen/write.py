@@ -157,6 +157,9 @@ class OutputLock:
         for stale in out.parent.glob(f".{out.name}.staging-*"):
             if stale.is_dir() and not stale.is_symlink():
                 shutil.rmtree(stale, ignore_errors=True)
+        for tmp in out.glob(f".{MARKER}.*.tmp"):  # a manifest half-written when it was killed
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         old = out.parent / f".{out.name}.old"
         if old.is_dir() and not old.is_symlink():
             if not out.exists():

@@ -9,6 +9,7 @@ import os
 import pickle
 from pathlib import Path
 
+from sitegen import parse
 from sitegen.build import build
 from sitegen.options import BuildOptions
 from sitegen.synth import synth
@@ -214,3 +215,27 @@ def test_only_stats_decide_that_nothing_changed(tmp_path):
     assert not r.unchanged
     stale = json.loads((out / "data/jobs/flat.stale.train_600150.json").read_text())
     assert stale["status"] == "incomplete"
+
+
+def test_a_log_that_grows_during_a_build_is_read_by_the_next(tmp_path, monkeypatch):
+    archive = tmp_path / "a"
+    synth(archive, seed=28, steps=6, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    log = archive / "flat" / "chain-b" / "train_600301.out"
+    real_parse = parse.parse_all
+    last = {}
+
+    def parse_then_grow(*args, **kwargs):
+        parsed = real_parse(*args, **kwargs)
+        last["step"] = parsed.logs["flat.chain-b.train_600301"].blocks[-1].step
+        _append(log, STEP.format(n=last["step"] + 1))  # the job writes while pages render
+        return parsed
+
+    monkeypatch.setattr(parse, "parse_all", parse_then_grow)
+    build(opts)
+    monkeypatch.undo()
+    r = build(opts)
+    assert not r.unchanged and r.parse.logs_parsed == 1  # not taken for built already
+    grown = json.loads((out / "data/jobs/flat.chain-b.train_600301.json").read_text())
+    assert grown["last_step"] == last["step"] + 1
