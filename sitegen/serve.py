@@ -42,8 +42,13 @@ class SiteApp:
 
     def __call__(self, environ: dict, start_response) -> list[bytes]:
         path = unquote(environ.get("PATH_INFO", "/"))
-        target = (self.root / path.lstrip("/")).resolve()
         root = self.root.resolve()
+        try:
+            target = (self.root / path.lstrip("/")).resolve()
+            if "\0" in path:
+                raise ValueError("NUL in path")
+        except (ValueError, OSError):  # a NUL byte, a link loop: not a page
+            return self._send(start_response, "403 Forbidden", "text/plain", b"forbidden")
         if not target.is_relative_to(root):
             return self._send(start_response, "403 Forbidden", "text/plain", b"forbidden")
         if target.is_dir():

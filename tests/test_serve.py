@@ -121,6 +121,7 @@ def test_redirects_stay_inside_the_site(tmp_path):
     got = {}
     b"".join(app({"PATH_INFO": "/jobs/x"}, lambda s, h: got.update(s=s, h=dict(h))))
     assert got["h"]["Location"] == "/jobs/x/"
+    assert call(app, "/%00")[0] == "403 Forbidden"  # no traceback on a NUL byte
 
 
 def test_a_fifo_in_the_site_does_not_hang_the_server(tmp_path):
