@@ -69,6 +69,26 @@ S = {  # name -> secret as planted (the part that must vanish)
 }
 
 
+# Every single-token shape, each planted in every place a token can travel from (below).
+TOKENS = {
+    "hf": f"hf_MX{A}",
+    "ghp": f"ghp_MX{A}{A}",
+    "github_pat": f"github_pat_MX{A}",
+    "glpat": f"glpat-MX{A}",
+    "openai": f"sk-proj-MX{A}",
+    "stripe": f"sk_live_MX{A}",
+    "aiza": f"AIzaMX{A}{A}",
+    "ya29": f"ya29.MX{A}",
+    "jwt": "eyJhbGciOiJNWCJ9.eyJtYXRyaXgiOiJNWCJ9.TVhzaWduYXR1cmVNWA",
+    "aws": "AKIAMXMXMXMXMXMXMXMX",
+    "daytona": f"dtn_MX{A}",
+    "npm": f"npm_MX{A}{A}",
+    "slack": f"xoxb-MX{A}",
+}
+WORD_TOKENS = {k: t for k, t in TOKENS.items() if t.replace("_", "a").isalnum()}  # \w+ only
+PATH_TOKENS = {k: t for k, t in TOKENS.items() if "." not in t}  # as folder names
+
+
 def _log(lines: list[str], pid: int = 7) -> str:
     return "".join(f"(skyrl_entrypoint pid={pid}) {x}\n" for x in lines)
 
@@ -125,26 +145,38 @@ def _plant(root: Path) -> Path:
         f"    {S['dict_key']}: 1",
         f"  project: {S['user']}",
     ]
+    matrix_metrics = "".join(f"'debug/{t}': 1.0, 'timing/{t}': 1.0, " for t in TOKENS.values())
     step_dict = (
         "{'reward/avg_raw_reward': '0.5000', 'trainer/global_step': %d, "
-        f"'debug/{S['console_metric']}': 1.0, 'timing/{S['timing']}': 2.0}}"
+        + matrix_metrics
+        + f"'debug/{S['console_metric']}': 1.0, 'timing/{S['timing']}': 2.0}}"
     )
+    labels = ", ".join(f"'{t}': 1" for t in TOKENS.values())
+    vllm_keys = ", ".join(f"{t}=1.0" for t in WORD_TOKENS.values())
     lines = [
         *config,
         _lg("Starting batch generation for 8 trials (mode=training)"),
-        _lg(f"Exception breakdown: {{'{S['exception_label']}': 1}}"),
+        _lg(f"Exception breakdown: {{'{S['exception_label']}': 1, {labels}}}"),
         _lg("Batch generation complete: 7/8 successful, 1 failed instances, 0 masked"),
         _lg("Step 1:", 1),
         step_dict % 1,
-        _lg(f"vLLM Stats (step 1): {S['vllm_key']}=3.0, running=2"),
+        _lg(f"vLLM Stats (step 1): {S['vllm_key']}=3.0, {vllm_keys}, running=2"),
         _lg(f"Successfully saved checkpoint for global_step_1 to: /ckpt/{S['checkpoint']}/g1"),
         _lg("Step 2:", 2),
         step_dict % 2,
-        _lg("Train loop failed at global_step 2: " + "x" * 290 + f" WANDB_API_KEY={HEX40}", 3),
+        _lg(
+            "Train loop failed at global_step 2: "
+            + "x" * 290
+            + f" WANDB_API_KEY={HEX40} "
+            + " ".join(TOKENS.values()),
+            3,
+        ),
     ]
     (exp / "logs" / f"run-{S['file']}_5.out").write_text(_log(lines))
     (exp / "notes.md").write_text(
-        f"# Notes\n\npassword = {S['notes']}\n\nrun with `--token {S['notes_cli']}`\n"
+        f"# Notes\n\npassword = {S['notes']}\n\nrun with `--token {S['notes_cli']}`\n\n"
+        + "\n".join(f"- {t}" for t in TOKENS.values())
+        + "\n"
     )
 
     # Its trials: names, tasks and exception types, a damaged one, a tar, links, a FIFO.
@@ -154,6 +186,9 @@ def _plant(root: Path) -> Path:
     (good / "result.json").write_bytes(
         _result(S["trial_name"], S["task_name"], S["exception_type"], 0.0)
     )
+    for i, t in enumerate(TOKENS.values()):
+        (tj / f"m{i}").mkdir()
+        (tj / f"m{i}" / "result.json").write_bytes(_result(t, t, t, 0.0))
     (tj / "plain").mkdir()
     (tj / "plain" / "result.json").write_bytes(_result("plain", "t", None))
     bad = tj / f"bad-{S['warndir']}"
@@ -178,14 +213,22 @@ def _plant(root: Path) -> Path:
     flat.mkdir()
     mirror = [
         _lg("WANDB_MIRROR kind=train step=1 metrics="
-            + json.dumps({"reward/avg_raw_reward": 0.5, f"x/{S['mirror_metric']}": 1.0}), 1),
+            + json.dumps({"reward/avg_raw_reward": 0.5, f"x/{S['mirror_metric']}": 1.0,
+                          **{f"x/{t}": 1.0 for t in TOKENS.values()}}), 1),
         _lg("WANDB_MIRROR kind=eval step=1 metrics="
-            + json.dumps({f"eval/{S['eval_metric']}": 0.3}), 2),
+            + json.dumps({f"eval/{S['eval_metric']}": 0.3,
+                          **{f"eval/{t}": 0.1 for t in TOKENS.values()}}), 2),
     ]  # fmt: skip
     (flat / "train_9.out").write_text(_log(mirror))
     os.symlink(root / "outside.txt", flat / "notes.md")
     os.symlink(root / "outside.txt", flat / "linked_10.out")
 
+    # One job whose path holds every token that can be a folder name; a skipped folder each.
+    deep = a.joinpath(*(f"n-{t}" for t in PATH_TOKENS.values()))
+    deep.mkdir(parents=True)
+    (deep / f"{TOKENS['hf']}_3.out").write_text(_log([_lg("Step 1:", 1), step_dict % 1]))
+    for t in PATH_TOKENS.values():
+        (a / f"e-{t}").mkdir()
     # Folders that hold nothing: reported by name.
     (a / f"empty-{S['skipped']}").mkdir()
     (a / f"proj-{S['user']}").mkdir()
@@ -245,7 +288,7 @@ def test_no_secret_reaches_any_output_byte(leaky_site):
     files += [(f"<card spec {i}>", json.dumps(s).encode()) for i, s in enumerate(specs)]
     files.append(("<build report>", "\n".join(str(w) for w in report.warnings).encode()))
     leaks = []
-    for name, secret in S.items():
+    for name, secret in [*S.items(), *TOKENS.items()]:
         half = secret[: max(10, len(secret) // 2)].encode()
         for rel, data in files:
             if half in data:
@@ -256,8 +299,8 @@ def test_no_secret_reaches_any_output_byte(leaky_site):
 def test_everything_was_still_read(leaky_site):
     out, report, specs = leaky_site
     index = json.loads((out / "data" / "index.json").read_text())
-    assert len(index["jobs"]) == 2  # the experiment's job (secret folder and file name) and flat
-    assert report.trials >= 2  # the trial with secret names and the plain one
+    assert len(index["jobs"]) == 3  # the experiment's job, the flat one, the one of secret names
+    assert report.trials >= 2 + len(TOKENS)  # every trial with secret names, and the plain one
     if cards.available():
         assert specs
     warned = "\n".join(str(w) for w in report.warnings)
@@ -301,7 +344,7 @@ def test_ids_from_secret_names_are_stable_and_clean(leaky_site, tmp_path):
     again = _plant(tmp_path)
     report = build(BuildOptions(archive=again, out=tmp_path / "site2", workers=1, now=1.9e9))
     assert sorted(p.name for p in (tmp_path / "site2" / "jobs").iterdir()) == jobs
-    assert report.jobs == 2
+    assert report.jobs == 3
 
 
 def test_the_publish_gate_passes_the_redacted_site(leaky_site):
