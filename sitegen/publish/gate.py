@@ -77,15 +77,20 @@ _BLANKET_PROBES = (
 
 @dataclass(frozen=True)
 class Leak:
-    """A secret found in a site file: where, what kind, and its line with the secret masked."""
+    """A secret found in a site file: where, what kind, and its line with the secret masked.
+
+    ``line`` is None for a secret in the file's *name* (a URL of the site); ``path`` is
+    then the name with the secret masked.
+    """
 
     path: str
-    line: int
+    line: int | None
     kind: str
     excerpt: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.kind}: {self.excerpt}"
+        where = f"{self.path}:{self.line}" if self.line is not None else self.path
+        return f"{where}: {self.kind}: {self.excerpt}"
 
 
 @dataclass(frozen=True)
@@ -209,6 +214,11 @@ def check_site(
     rels = site_files(site)
     todo: list[tuple[str, int]] = []
     for rel in rels:
+        # A name is published too (it is a URL): the build makes names with Redactor.path,
+        # a user's file may not have been.
+        for f in redactor.findings(rel):
+            if not any(rx.fullmatch(rel[f.start : f.end]) for rx in allow_rx):
+                report.leaks.append(Leak(redactor.text(rel), None, f.kind, "in the file name"))
         st = os.lstat(site / rel)
         if stat.S_ISLNK(st.st_mode):
             report.blocked.append(
@@ -246,6 +256,7 @@ def check_site(
         current = {_clean_key(f.rel, f.blob) for f in report.files}
         _save_clean(clean_cache, rules, (clean | known) & current)
     report.files.sort(key=lambda f: f.rel)
+    report.leaks.sort(key=lambda x: (x.path, x.line or 0))  # workers finish in any order
     if report.total_bytes > SITE_LIMIT_BYTES:
         biggest = sorted(report.files, key=lambda f: -f.size)[:5]
         report.blocked.append(

@@ -240,3 +240,11 @@ def test_check_site_command(tmp_path, capsys):
     assert main(["check-site", str(site), "--config", str(cfg)]) == 2
     assert "would allow any value" in capsys.readouterr().err
     assert main(["check-site", str(tmp_path / "missing")]) == 2
+
+
+def test_secret_in_a_file_name(tmp_path):
+    site = _site(tmp_path, {f"shared/{TOKEN}/index.html": "<p>hi</p>\n"})
+    report = check_site(site)
+    assert [str(x) for x in report.leaks] == [
+        "shared/[REDACTED]/index.html: github-token: in the file name"
+    ]
