@@ -194,7 +194,8 @@ def policy_frozen(
             steps = max(steps, len(vals))
     if steps < MIN_FLAT_POLICY_STEPS:
         return None
-    what = ", ".join(present)
+    names = list(present)
+    what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     stale = _values(blocks, STALENESS_MAX)
     epochs = _num(_cfg(cfg, "trainer", "update_epochs_per_batch"))
     mini = _num(_cfg(cfg, "trainer", "policy_mini_batch_size"))
@@ -348,8 +349,8 @@ def infra_burst(per_step: Sequence[StepTrials], section: str) -> Finding | None:
         "warning",
         f"Infrastructure failures burst at step {worst.step}",
         f"{worst.infra} of {worst.trials} rollouts of step {worst.step} failed in the "
-        f"infrastructure (sandbox, setup timeouts; the median step has {med:g}); bursts at steps "
-        f"{_steps_text([p.step for p in burst])}.",
+        f"infrastructure (sandbox, setup timeouts; the median step has {med:g})"
+        + (f"; bursts at steps {_steps_text([p.step for p in burst])}." if len(burst) > 1 else "."),
         section,
     )
 
