@@ -229,6 +229,7 @@ def publish_site(
     """
     say = say or _stderr
     git = Git(repo)
+    worktree = _checked_out(git, branch, site)  # refused before the (long) scan, not after
     gate = check_site(site, redactor, allow, clean_cache=gate_cache)
     for line in gate.lines():
         say(line)
@@ -237,7 +238,6 @@ def publish_site(
         raise PublishBlocked(gate)
 
     parent = _parent(git, branch, remote)
-    worktree = _checked_out(git, branch, site)
     entries = _write_blobs(git, site, gate)
     names = {rel for _, _, rel in entries}
     if ".nojekyll" not in names:  # Pages would run Jekyll, which hides folders starting with _

@@ -26,6 +26,7 @@ from sitegen.publish.deploy import (
 )
 from sitegen.publish.gate import blob_id, site_files
 from sitegen.synth import synth
+from sitegen.write import SitePaths
 from tests.scenarios.test_incremental import STEP, _append
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -81,6 +82,11 @@ def template(tmp_path_factory) -> Path:
 def _opts(root: Path) -> BuildOptions:
     # now=None, as the CLI has it: a CLI deploy after this one finds the build unchanged
     return BuildOptions(archive=root / "archive", out=root / "repo" / "site", workers=1)
+
+
+def _gate_cache(root: Path) -> Path:
+    """The deploy's record of clean files (copied with the world): only new files are scanned."""
+    return SitePaths.of(root / "repo" / "site").cache / "publish-gate.json"
 
 
 @pytest.fixture
@@ -233,7 +239,7 @@ def test_publish_blocked_leaves_no_objects(world):
     (repo / "site" / "leak.txt").write_text(f"x = {TOKEN}\n")
     before = git(repo, "count-objects")
     with pytest.raises(PublishBlocked):
-        publish_site(repo / "site", repo=repo, say=lambda s: None)
+        publish_site(repo / "site", repo=repo, say=lambda s: None, gate_cache=_gate_cache(world))
     assert git(repo, "count-objects") == before  # not even a blob of the leaking file was written
 
 
