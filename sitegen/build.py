@@ -20,10 +20,11 @@ from sitegen.assets import package_dir
 from sitegen.cachefile import FileRecord, LastBuild, Summary
 from sitegen.discover import discover
 from sitegen.errors import ArchiveError, BuildWarning
-from sitegen.incremental import BuildState, PageReuse, Sources, tree_signature
+from sitegen.incremental import BuildState, PageReuse
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
 from sitegen.redact import Redactor
+from sitegen.sources import Sources, tree_signature
 from sitegen.write import OutputLock, SitePaths, SiteWriter, disk_full_is_an_error
 
 if TYPE_CHECKING:

@@ -266,7 +266,7 @@ class Summary:
 class LastBuild:
     """What the last build published, and what it takes to see that nothing changed since."""
 
-    sources: str  # the signature of every input (incremental.Sources.signature)
+    sources: str  # the signature of every input (sources.Sources.signature)
     pages: dict[str, str]  # page key -> signature
     files: dict[str, FileRecord]  # every file published -> (size, mtime_ns) as written
     watch: dict[str, Watch]  # per trials folder: what to stat to know it is unchanged

@@ -6,13 +6,13 @@ mtime), a trial outcome on its ``result.json``, a page on a signature of
 what it shows, the whole site on the signature of every input.
 :class:`BuildState` owns all of it:
 
-* **Is anything to do at all?** The sources signature hashes the options, the
-  templates, what discovery found, the fingerprint of every log, infra log and
-  notes file, each trials folder's *watch* (the mtimes of its folders and the
-  stat of each trial still without a complete ``result.json``: a complete one
-  never changes), and each open job's time-dependent status (a "running" job
-  turns "incomplete" with time alone). Equal to the last build's, and every
-  file the last build wrote still there as written: the build stops before
+* **Is anything to do at all?** The sources signature (:class:`~sitegen.sources.Sources`)
+  hashes the options, the templates, what discovery found, the fingerprint of every
+  log, infra log and notes file, each trials folder's *watch* (the mtimes of its
+  folders and the stat of each trial still without a complete ``result.json``: a
+  complete one never changes), and each open job's time-dependent status (a
+  "running" job turns "incomplete" with time alone). Equal to the last build's, and
+  every file the last build wrote still there as written: the build stops before
   parsing anything, having only stat'ed files.
 * **Parsed logs** with the parser's state after the last complete line, so a
   grown log is read on from there.
@@ -30,27 +30,22 @@ patterns or of the cached data's shape starts it afresh; ``--clean`` ignores it.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from sitegen import __version__
-from sitegen.assemble import RUNNING_WINDOW_S
 from sitegen.cachefile import (
     TRIAL_SHAPE,
     CacheFileError,
     FileRecord,
     Fingerprint,
-    Known,
     LastBuild,
-    Watch,
     atomic,
     check,
     dumps,
@@ -62,173 +57,17 @@ from sitegen.cachefile import (
 )
 from sitegen.jsonio import dumps as page_json
 from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
+from sitegen.sources import Sources, watch_holds
 from sitegen.write import MARKER, SiteWriter, write_error
 
 if TYPE_CHECKING:
-    from sitegen.model.parsed import Discovery, ParsedLog
+    from sitegen.model.parsed import ParsedLog
     from sitegen.options import BuildOptions
     from sitegen.read.logfile import LogState
 
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
 CACHE_VERSION = 3  # bump when the layout of any cache file changes
-
-# -- fingerprints and signatures -----------------------------------------------------------------
-
-
-def fingerprint(paths: Iterable[Path]) -> Fingerprint:
-    """(name, size, mtime_ns) of each path; (name, -1, -1) when it cannot be read."""
-    out = []
-    for p in paths:
-        try:
-            st = p.stat()
-            out.append((str(p), st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append((str(p), -1, -1))
-    return tuple(out)
-
-
-def tree_signature(*roots: Path) -> str:
-    """A hash of every file's name, size and mtime under ``roots`` (templates, static)."""
-    h = hashlib.sha1()
-    for root in roots:
-        for p in sorted(root.rglob("*")):
-            if p.is_file():
-                st = p.stat()
-                h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
-
-
-@dataclasses.dataclass(frozen=True)
-class Sources:
-    """The stats of every input, taken once, before anything is parsed.
-
-    Before: whatever changes while the build runs then differs from what the
-    next build sees, and is built then. (Stats taken after the parse would make
-    a log that grew mid-build, or a trial that finished, look built already.)
-    """
-
-    opts: BuildOptions
-    disc: Discovery
-    assets: str  # the templates' and static files' signature
-    now: float  # what a "running" job's status is judged against
-    logs: dict[str, Fingerprint]  # job id -> its log, infra logs and notes
-    folders: dict[str, Watch]  # trials folder (as shown) -> its folders' mtimes, its tar files
-
-    @classmethod
-    def take(cls, opts: BuildOptions, disc: Discovery, assets: str, now: float) -> Sources:
-        arch = opts.archive
-        logs = {
-            j.id: fingerprint(arch / disc.real(r) for r in (j.log, *j.infra_logs, j.notes) if r)
-            for j in disc.jobs
-        }
-        folders = {
-            d: _folder_stats(arch, disc.real(d)) for ds in disc.trials_dirs.values() for d in ds
-        }
-        return cls(opts, disc, assets, now, logs, folders)
-
-    def signature(self, watch: dict[str, Watch], open_jobs: frozenset[str]) -> str:
-        """Every input of the site, hashed from stats alone (no file is read).
-
-        ``watch`` holds each trials folder's watch, ``open_jobs`` the jobs
-        without an end marker, whose status changes with time alone.
-        """
-        opts, disc = self.opts, self.disc
-        h = hashlib.sha1()
-        h.update(
-            repr(
-                (__version__, opts.title, opts.base_url, opts.redact_patterns, self.assets)
-            ).encode()
-        )
-        h.update(repr((disc.jobs, disc.trials_dirs, disc.skipped, disc.warnings)).encode())
-        for job in disc.jobs:
-            fp = self.logs[job.id]
-            status = "fixed"  # an end marker, or no log: time alone changes nothing
-            if job.log and job.id in open_jobs:
-                # as sitegen.assemble.job_status judges it, from the log's mtime
-                running = self.now - fp[0][2] / 1e9 < RUNNING_WINDOW_S
-                status = "running" if running else "incomplete"
-            h.update(repr((fp, status)).encode())
-        for d in sorted(watch):
-            h.update(repr((d, watch[d])).encode())
-        return h.hexdigest()
-
-    def watch(self, outcomes: dict[str, Known]) -> dict[str, Watch]:
-        """Each trials folder's watch, from its stats taken before the parse and its outcomes."""
-        return {
-            d: _watch(self.opts.archive, self.disc.real(d), known, self.folders[d])
-            for d, known in outcomes.items()
-        }
-
-
-def _folder_stats(archive: Path, folder: str) -> Watch:
-    """The folders that hold a trials folder's trials (mtimes) and its tar archives (stats)."""
-    from sitegen.read.trials import TAR_RE
-
-    root = archive / folder
-    prefix = f"{folder}/" if folder != "." else ""
-    dirs = [folder]
-    evals = root / "eval_sessions"
-    if evals.is_dir() and not evals.is_symlink():
-        dirs.append(f"{prefix}eval_sessions")
-        with contextlib.suppress(OSError), os.scandir(evals) as it:
-            dirs += sorted(
-                f"{prefix}eval_sessions/{e.name}" for e in it if e.is_dir(follow_symlinks=False)
-            )
-    tars: list[str] = []
-    with contextlib.suppress(OSError):
-        tars = sorted(prefix + n for n in os.listdir(root) if TAR_RE.match(n))
-    return tuple((d, _mtime_ns(archive / d)) for d in dirs), _stats(archive, tars)
-
-
-def _watch(archive: Path, folder: str, known: Known, before: Watch) -> Watch:
-    """What to stat to know that a trials folder did not change, without listing it again.
-
-    Adding or removing a trial changes the mtime of the folder holding it (the
-    trials folder, ``eval_sessions/`` or a session); a trial without a complete
-    ``result.json`` (missing, damaged, unreadable) may still change, so it is
-    watched itself, with the stat the parse saw (missing: ``-1``), as are the
-    ``trials_step*.tar`` archives. (A result.json that cannot be read at all is
-    never "unchanged": each build tries it again.)
-    """
-    from sitegen.read.trials import list_trial_dirs
-
-    prefix = f"{folder}/" if folder != "." else ""
-    pending = []
-    for sub, _name, _is_eval in list_trial_dirs(archive / folder):
-        rel = f"{prefix}{sub}/result.json"
-        hit = known.get(rel)
-        if hit is None or not isinstance(hit[2], tuple) or hit[2][0] not in ("ok", "eval", "job"):
-            pending.append((rel, hit[0], hit[1]) if hit else (rel, -1, -1))
-    dirs, tars = before
-    return dirs, tuple(pending) + tars
-
-
-def _mtime_ns(path: Path) -> int:
-    try:
-        return os.stat(path, follow_symlinks=False).st_mtime_ns
-    except OSError:
-        return -1
-
-
-def _stats(archive: Path, rels: list[str]) -> Fingerprint:
-    out = []
-    for rel in rels:
-        try:
-            st = os.stat(archive / rel)
-            out.append((rel, st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append((rel, -1, -1))
-    return tuple(out)
-
-
-def watch_holds(archive: Path, watch: Watch) -> bool:
-    """Whether a trials folder is as its watch saw it."""
-    dirs, files = watch
-    return (
-        all(_mtime_ns(archive / d) == m for d, m in dirs)
-        and _stats(archive, [f for f, _, _ in files]) == files
-    )
 
 
 class PageReuse:

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING
 
 from sitegen.cachefile import Fingerprint, Known
 from sitegen.errors import BuildWarning
-from sitegen.incremental import BuildState, fingerprint
+from sitegen.incremental import BuildState
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.read.pool import RayPool, WorkerPool, open_pool
 from sitegen.read.trials import decode_files, parse_trials
 from sitegen.redact import Redactor
+from sitegen.sources import fingerprint
 
 if TYPE_CHECKING:
     from sitegen.options import BuildOptions
@@ -50,7 +51,7 @@ class Parsed:
     trials: dict[str, TrialSet] = field(default_factory=dict)
     warnings: list[BuildWarning] = field(default_factory=list)
     stats: ParseStats = field(default_factory=ParseStats)
-    # per trials folder, what is known of each result.json (for incremental.Sources.watch)
+    # per trials folder, what is known of each result.json (for sources.Sources.watch)
     outcomes: dict[str, Known] = field(default_factory=dict)
 
 

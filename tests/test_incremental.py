@@ -7,11 +7,12 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from sitegen import incremental
+from sitegen import incremental, sources
 from sitegen.cachefile import LastBuild, Summary
-from sitegen.incremental import BuildState, fingerprint
+from sitegen.incremental import BuildState
 from sitegen.model.parsed import TrialResult
 from sitegen.options import BuildOptions
+from sitegen.sources import fingerprint
 
 
 def _state(tmp_path: Path, **kw) -> BuildState:
@@ -136,8 +137,8 @@ def test_last_build_record_round_trips(tmp_path):
 
 
 def _watch(archive: Path, known: dict) -> tuple:
-    before = incremental._folder_stats(archive, "t")  # taken before the parse, as a build does
-    return incremental._watch(archive, "t", known, before)
+    before = sources._folder_stats(archive, "t")  # taken before the parse, as a build does
+    return sources._watch(archive, "t", known, before)
 
 
 def test_trials_watch_sees_new_and_finished_trials_only(tmp_path):
@@ -149,25 +150,25 @@ def test_trials_watch_sees_new_and_finished_trials_only(tmp_path):
     known = {"t/a/result.json": (2, 1, ("ok", TRIAL))}  # b has no result.json yet
     w = _watch(tmp_path, known)
     assert [f for f, _, _ in w[1]] == ["t/b/result.json", "t/eval_sessions/s1/e1/result.json"]
-    assert incremental.watch_holds(tmp_path, w)
+    assert sources.watch_holds(tmp_path, w)
     (root / "a" / "result.json").write_text('{"changed": 1}')  # complete: never looked at again
-    assert incremental.watch_holds(tmp_path, w)
+    assert sources.watch_holds(tmp_path, w)
     (root / "b" / "result.json").write_text("{}")  # a pending trial finishes
-    assert not incremental.watch_holds(tmp_path, w)
+    assert not sources.watch_holds(tmp_path, w)
     w = _watch(tmp_path, known)
     (root / "eval_sessions" / "s1" / "e2").mkdir()  # a new trial in a session
     os.utime(root / "eval_sessions" / "s1", ns=(1, 1))  # (whatever the clock's granularity)
-    assert not incremental.watch_holds(tmp_path, w)
+    assert not sources.watch_holds(tmp_path, w)
 
 
 def test_a_result_landing_during_the_build_is_seen_by_the_next(tmp_path):
     """The watch holds the stats the parse saw, not the ones after it."""
     (tmp_path / "t" / "b").mkdir(parents=True)
-    before = incremental._folder_stats(tmp_path, "t")
+    before = sources._folder_stats(tmp_path, "t")
     # ... the parse lists b (no result.json yet): b is "missing" ...
     (tmp_path / "t" / "b" / "result.json").write_text("{}")  # ... and the trial finishes now
-    w = incremental._watch(tmp_path, "t", {}, before)
-    assert not incremental.watch_holds(tmp_path, w)  # so the next build reads it
+    w = sources._watch(tmp_path, "t", {}, before)
+    assert not sources.watch_holds(tmp_path, w)  # so the next build reads it
 
 
 def test_fingerprint_marks_missing_files(tmp_path):
