@@ -74,7 +74,7 @@ def _is_infra(name: str) -> bool:
 class _Dir:
     """One folder of the walk: what it held, and whether it belongs to a job."""
 
-    path: Path
+    path: str  # a plain string: Path objects of deep folders cost more than the walk
     parent: _Dir | None
     scanned: tuple[list[os.DirEntry], list[os.DirEntry]] | None = None  # read ahead (logs/)
     experiment_logs: bool = False  # an experiment's logs/: its files are that experiment's
@@ -113,10 +113,10 @@ class _Walker:
     def warn(self, p: Path | str, message: str) -> None:
         self.warnings.append(BuildWarning(self.rel(p), None, message))
 
-    def scan(self, d: Path) -> tuple[list[os.DirEntry], list[os.DirEntry]] | None:
+    def scan(self, d: str | Path) -> tuple[list[os.DirEntry], list[os.DirEntry]] | None:
         """Files and folders of ``d`` (links vetted), or ``None`` when it cannot be read."""
         try:
-            st = d.stat()
+            st = os.stat(d)
             key = (st.st_dev, st.st_ino)
             if key in self.seen:
                 self.warn(d, "directory seen twice (link loop): skipped")
@@ -150,7 +150,7 @@ class _Walker:
 
     def walk(self) -> None:
         """Visit every folder below the root, depth first, without recursion."""
-        top = _Dir(self.root, None)
+        top = _Dir(str(self.root), None)
         order: list[_Dir] = []
         stack = [top]
         while stack:
@@ -196,7 +196,7 @@ class _Walker:
             if e.name == "logs" and logs_node is not None:
                 below.append(logs_node)
                 continue
-            child = _Dir(Path(e.path), node)
+            child = _Dir(e.path, node)
             child.found = ident in self.owned  # <run_name>/ holding the experiment's trace_jobs
             below.append(child)
         return below
@@ -205,21 +205,20 @@ class _Walker:
         self, node: _Dir, files: list[os.DirEntry], dirs: list[os.DirEntry]
     ) -> tuple[_Dir | None, list[os.DirEntry]]:
         """Record the jobs of one folder; return its ``logs/`` (read ahead) and its trials folders."""
-        d = node.path
         logs = [e for e in files if _is_log(e.name)]
         logs_node = None
         trials: list[os.DirEntry] = []
         exp_logs: list[os.DirEntry] = []
         for e in dirs:
             if e.name == "logs" and not self._passed_over(e):
-                logs_node = _Dir(Path(e.path), node, scanned=self.scan(Path(e.path)))
+                logs_node = _Dir(e.path, node, scanned=self.scan(e.path))
                 if logs_node.scanned is None:
                     logs_node.reported = True
                 else:
                     exp_logs = [f for f in logs_node.scanned[0] if _is_log(f.name)]
                     logs_node.experiment_logs = bool(exp_logs)
         if exp_logs:
-            self.experiment(d, logs_node, exp_logs, files, dirs)  # type: ignore[arg-type]
+            self.experiment(Path(node.path), logs_node, exp_logs, files, dirs)  # type: ignore[arg-type]
             node.found = True
             for e in logs:
                 self.warn(
@@ -234,7 +233,8 @@ class _Walker:
                 if n in names and _ident(names[n]) not in self.claimed
             ]
             if logs or trials:
-                self.flat(d, logs, [e for e in files if _is_infra(e.name)], trials, files)
+                infra = [e for e in files if _is_infra(e.name)]
+                self.flat(Path(node.path), logs, infra, trials, files)
                 node.found = True
         return logs_node, trials
 
@@ -244,7 +244,7 @@ class _Walker:
 
     def experiment(self, d: Path, logs_node: _Dir, logs: list, files: list, dirs: list) -> None:
         group = self.rel(d)
-        logs_dir = logs_node.path
+        logs_dir = Path(logs_node.path)
         log_files = logs_node.scanned[0] if logs_node.scanned else []
         infra = [e for e in log_files if _is_infra(e.name)]
         notes = _notes(files) or _notes(log_files)

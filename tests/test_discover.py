@@ -115,10 +115,14 @@ def test_a_thousand_nested_folders(tmp_path):
         d = discover(tmp_path)  # no RecursionError
         assert [j.log for j in d.jobs] == ["top/j_1.out"]
         assert len(d.skipped) + len(d.warnings) >= 1  # the deep chain is reported (or unreadable)
-    finally:  # pytest's own clean-up recurses: take the chain down from the bottom
-        while p != str(tmp_path):
-            os.rmdir(p)
-            p = os.path.dirname(p)
+    finally:  # pytest's own clean-up recurses: unchain it level by level, on short paths
+        cur, i = os.path.join(tmp_path, "d"), 0
+        while os.path.isdir(os.path.join(cur, "d")):
+            nxt = os.path.join(tmp_path, f"c{i}")
+            os.rename(os.path.join(cur, "d"), nxt)
+            os.rmdir(cur)
+            cur, i = nxt, i + 1
+        os.rmdir(cur)
 
 
 def test_ids_are_unique_and_do_not_move(tmp_path):
