@@ -106,3 +106,10 @@ def test_band_from_per_point_ranges():
         list(range(1000)), [1.0] * 1000, 10, los=[0.0] * 1000, his=[2.0] * 999 + [50.0]
     )
     assert many[-1]["hi"] == 50.0 and many[0]["lo"] == 0.0 and many[0]["y"] == 1.0
+
+
+def test_values_that_look_like_holes_stay_as_they_are():
+    """Only the stored skeleton's own strings are holes: a job named "${title}" is just a name."""
+    spec = charts.card("Job ${subtitle}", "${title}", [("${x_title}", "v")], {}, "r")
+    assert spec["title"]["text"] == "Job ${subtitle}" and spec["title"]["subtitle"] == "${title}"
+    assert charts.rows(spec)[1]["key"] == "${x_title}"
