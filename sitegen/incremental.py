@@ -110,6 +110,7 @@ class BuildState:
     def __init__(self, cache_dir: Path, opts: BuildOptions) -> None:
         self.dir = cache_dir
         self.warnings: list[str] = []
+        self._used: set[tuple[str, str]] = set()  # entries this build looked up or kept
         self.key = {
             "version": CACHE_VERSION,
             "sitegen": __version__,
@@ -159,6 +160,7 @@ class BuildState:
             raise write_error(self.dir, exc) from None
 
     def _path(self, kind: str, name: str) -> Path:
+        self._used.add((kind, name))
         digest = hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:20]
         return self.dir / kind / f"{digest}.json" if kind != "site" else self.dir / "site.json"
 
@@ -269,9 +271,19 @@ class BuildState:
         return True
 
     def save_site(self, last: LastBuild) -> None:
-        """Record what this build published (after it was published)."""
+        """Record what this build published (after it was published), and forget the rest.
+
+        Entries of logs and trials folders this build did not look up (gone from
+        the archive, or renamed) are removed, so the cache does not grow forever.
+        """
         self.last = last
         self._save("site", "site", last.to_json())
+        used = {self._path(kind, name) for kind, name in list(self._used)}
+        for kind in ("log", "trials"):
+            for path in (self.dir / kind).glob("*.json"):
+                if path not in used:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
 
 
 def compiled_templates_dir() -> Path | None:

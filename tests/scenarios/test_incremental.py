@@ -239,3 +239,15 @@ def test_a_log_that_grows_during_a_build_is_read_by_the_next(tmp_path, monkeypat
     assert not r.unchanged and r.parse.logs_parsed == 1  # not taken for built already
     grown = json.loads((out / "data/jobs/flat.chain-b.train_600301.json").read_text())
     assert grown["last_step"] == last["step"] + 1
+
+
+def test_the_cache_forgets_what_left_the_archive(tmp_path):
+    archive = tmp_path / "a"
+    synth(archive, seed=29, steps=6, trials_per_step=1)
+    opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0)
+    build(opts)
+    cache = tmp_path / ".site.cache"
+    logs_before = len(list((cache / "log").glob("*.json")))
+    (archive / "flat" / "stale" / "train_600150.out").unlink()
+    r = build(opts)
+    assert r.jobs == 6 and len(list((cache / "log").glob("*.json"))) == logs_before - 1
