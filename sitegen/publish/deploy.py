@@ -335,8 +335,9 @@ def _write_blobs(git: Git, site: Path, gate: GateReport) -> list[tuple[str, str,
     """Store every file the gate scanned; each blob must be the bytes the gate saw."""
     if not gate.files:
         return []
-    paths = "".join(f"{site.resolve() / f.rel}\n" for f in gate.files)
-    ids = git("hash-object", "-w", "--no-filters", "--stdin-paths", input=paths.encode()).split()
+    root = site.resolve()
+    paths = b"".join(os.fsencode(root / f.rel) + b"\n" for f in gate.files)  # any bytes a name has
+    ids = git("hash-object", "-w", "--no-filters", "--stdin-paths", input=paths).split()
     entries = []
     for f, blob in zip(gate.files, ids, strict=True):
         if blob != f.blob:

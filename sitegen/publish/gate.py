@@ -220,7 +220,10 @@ def check_site(
             if not any(rx.fullmatch(rel[f.start : f.end]) for rx in allow_rx):
                 report.leaks.append(Leak(redactor.text(rel), None, f.kind, "in the file name"))
         st = os.lstat(site / rel)
-        if stat.S_ISLNK(st.st_mode):
+        if "\n" in rel or "\r" in rel:
+            # git reads the names to store one a line; such a name is a mistake anyway
+            report.blocked.append(f"{rel!r}: a line break in a file name: rename it")
+        elif stat.S_ISLNK(st.st_mode):
             report.blocked.append(
                 f"{rel}: a symbolic link (GitHub Pages does not serve links: copy the file in)"
             )

@@ -220,6 +220,20 @@ def test_no_push_commits_only(world, monkeypatch):
     assert rev(repo, "gh-pages") != before and rev(world / "remote.git", "gh-pages") == before
 
 
+def test_names_that_are_not_utf8_are_published_as_they_are(world):
+    repo = world / "repo"
+    name = os.fsdecode(b"caf\xe9 latin-1.html")  # a name in a legacy encoding
+    (repo / "site" / name).write_text("<p>old name</p>\n")
+    r = publish_site(
+        repo / "site", repo=repo, push=False, say=lambda s: None, gate_cache=_gate_cache(world)
+    )
+    assert r.commit
+    raw = subprocess.run(
+        ["git", "-C", str(repo), "ls-tree", "-z", "--name-only", "gh-pages"], capture_output=True
+    ).stdout.split(b"\0")
+    assert b"caf\xe9 latin-1.html" in raw
+
+
 def test_branch_checked_out_elsewhere_is_refused(world):
     repo = world / "repo"
     git(repo, "worktree", "add", "-q", str(world / "wt"), "gh-pages")

@@ -248,3 +248,10 @@ def test_secret_in_a_file_name(tmp_path):
     assert [str(x) for x in report.leaks] == [
         "shared/[REDACTED]/index.html: github-token: in the file name"
     ]
+
+
+def test_odd_file_names(tmp_path):
+    site = _site(tmp_path, {"a\nb.html": "x", "caf\u00e9.html": "y"})
+    report = check_site(site)
+    assert report.blocked == ["'a\\nb.html': a line break in a file name: rename it"]
+    assert [f.rel for f in report.files] == ["caf\u00e9.html"]
