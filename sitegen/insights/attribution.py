@@ -7,9 +7,11 @@ finish time, because the ``n_samples_per_prompt`` trials of one prompt group
 start together but finish apart: by start they stay one group.
 
 Times are compared as wall-clock readings: loguru writes naive local time and
-newer Harbor writes UTC with ``Z``; when the two clocks disagree (a cluster not
-on UTC) most trials fall outside the log's span, and the attribution is
-declined rather than guessed (``method = "none"``).
+newer Harbor writes UTC with ``Z``. When the two clocks disagree (a cluster not
+on UTC) most trials fall outside the log's span; then a whole quarter-hour shift
+that brings most of them inside is taken as the time-zone difference, applied,
+and said on the page (:func:`clock_offset`). Trials that still fall outside (a
+folder holding an earlier job's trials too) are counted apart, not guessed at.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from sitegen.model.parsed import MetricBlock, TrialResult
 # Trials may start a little before the first log line we hold (the log's clock
 # and the sandbox host's drift apart); beyond this they are outside the log.
 START_SLACK = timedelta(minutes=10)
-# If more than this share of dated trials lies outside the log's span, the two
-# clocks do not agree: no attribution at all rather than a wrong one.
-MAX_OUTSIDE_SHARE = 0.5
+# Clock offsets tried when most trials fall outside the log's span: time zones are whole
+# quarter hours apart, at most 14 h.
+OFFSET_STEP = timedelta(minutes=15)
+MAX_OFFSET = timedelta(hours=14)
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Attribution:
     undated: int  # trials without a start time
     before: int  # started before the log began
     after: int  # started after the last step's block (still in flight, or never trained)
+    offset_s: float = 0.0  # added to trial times to read them on the log's clock
 
 
 def boundaries(blocks: Sequence[MetricBlock]) -> list[tuple[int, datetime]]:
@@ -53,6 +57,29 @@ def boundaries(blocks: Sequence[MetricBlock]) -> list[tuple[int, datetime]]:
             continue  # a clock that runs backwards: skip, the neighbours still bound it
         out.append((b.step, b.time))
     return out
+
+
+def _inside(starts: list[datetime], lo: datetime, hi: datetime, shift: timedelta) -> int:
+    """How many of the sorted ``starts`` fall in [lo, hi] once ``shift`` is added."""
+    return bisect.bisect_right(starts, hi - shift) - bisect.bisect_left(starts, lo - shift)
+
+
+def clock_offset(starts: list[datetime], lo: datetime, hi: datetime) -> timedelta:
+    """The shift that puts the trials on the log's clock: zero unless most trials fall
+    outside [lo, hi] as written and a whole quarter-hour shift (a time zone) puts at least
+    twice as many, and at least half of them, inside."""
+    n = len(starts)
+    base = _inside(starts, lo, hi, timedelta(0))
+    if not n or 2 * base >= n:
+        return timedelta(0)
+    best, best_n = timedelta(0), base
+    k = int(MAX_OFFSET / OFFSET_STEP)
+    for j in sorted(range(-k, k + 1), key=abs):  # the smallest shift wins a tie
+        shift = j * OFFSET_STEP
+        m = _inside(starts, lo, hi, shift)
+        if m > best_n:
+            best, best_n = shift, m
+    return best if best_n >= 2 * base and 2 * best_n >= n else timedelta(0)
 
 
 def attribute(
@@ -76,13 +103,15 @@ def attribute(
         )
     times = [t for _, t in bounds]
     start = (log_start or times[0]) - START_SLACK
+    dated_starts = sorted(t.started_at for t in trials if t.started_at is not None)
+    shift = clock_offset(dated_starts, start, times[-1])
     steps: list[int | None] = []
     before = after = 0
     for tr in trials:
-        t = tr.started_at
-        if t is None:
+        if tr.started_at is None:
             steps.append(None)
             continue
+        t = tr.started_at + shift
         if t < start:
             before += 1
             steps.append(None)
@@ -95,11 +124,10 @@ def attribute(
         steps.append(bounds[i][0])
     dated = len(trials) - undated
     attributed = dated - before - after
-    if dated and (before + after) / dated > MAX_OUTSIDE_SHARE:
+    if dated and not attributed:
         return Attribution(
             "none",
-            f"{before + after} of {dated} trials started outside the log's time span "
-            "(a time-zone difference between the log and the trials?): not attributed to steps",
+            f"none of the {dated} trials started within the log's time span",
             tuple(None for _ in trials),
             tuple(bounds),
             0,
@@ -107,4 +135,21 @@ def attribute(
             before,
             after,
         )
-    return Attribution("time", "", tuple(steps), tuple(bounds), attributed, undated, before, after)
+    hours = shift.total_seconds() / 3600
+    reason = (
+        f"trial times read {abs(hours):g} h {'behind' if hours > 0 else 'ahead of'} the log's "
+        f"clock (a time-zone difference) and were shifted by {hours:+g} h"
+        if shift
+        else ""
+    )
+    return Attribution(
+        "time",
+        reason,
+        tuple(steps),
+        tuple(bounds),
+        attributed,
+        undated,
+        before,
+        after,
+        shift.total_seconds(),
+    )

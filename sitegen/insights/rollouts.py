@@ -146,7 +146,7 @@ def analyse_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Rollou
     for t in trials:
         wait = None
         if t.started_at is not None and t.duration_s is not None and times:
-            end = t.started_at + timedelta(seconds=t.duration_s)
+            end = t.started_at + timedelta(seconds=t.duration_s + attr.offset_s)
             i = bisect.bisect_left(times, end)
             if i < len(times):
                 wait = (times[i] - end).total_seconds()

@@ -317,4 +317,35 @@ def write_plants(root: Path) -> dict:
     jobs.append(
         {"log": rel, "findings": sorted(["log_starts_mid_run", "no_terminal_line", "reward_flat"])}
     )
+    jobs.append(_tz_job(root))
     return {"jobs": jobs}
+
+
+TZ_HOURS = 5  # the tz job's trial times read 5 h ahead of its log (UTC vs a UTC−5 cluster)
+
+
+def _tz_job(root: Path) -> dict:
+    """A job whose trials' clock is TZ_HOURS ahead of its log's: found, shifted, attributed."""
+    rel = "plants/flat/tz/train_700204.out"
+    steps = {
+        s: {"reward/avg_raw_reward": 0.3 + 0.02 * s, "timing/step": STEP_S} for s in range(1, 7)
+    }
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _log(
+        path,
+        _spec(rel, "plants-tz", 1, 6, "complete", 700204),
+        _config("plants-tz"),
+        steps,
+        "complete",
+    )
+    trials: list[dict] = []
+    for s in range(1, 7):
+        start = T0 + timedelta(hours=TZ_HOURS, seconds=STEP_S * (s - 1) + 5)
+        for j in range(2):
+            _trial(
+                path.parent / "trace_jobs", "always-ok", s, j, start + timedelta(seconds=j), trials
+            )
+    when = (T0 + timedelta(hours=9)).timestamp()
+    os.utime(path, (when, when))
+    return {"log": rel, "findings": [], "offset_s": -TZ_HOURS * 3600.0, "attributed": len(trials)}

@@ -32,12 +32,36 @@ def test_before_after_and_undated_are_counted_apart():
     assert (a.before, a.after, a.undated, a.attributed) == (1, 1, 1, 4)
 
 
-def test_clocks_that_disagree_decline_attribution():
+def test_a_time_zone_difference_is_found_and_shifted():
+    bs = blocks(6)
+    # trials written 5 h ahead of the log's clock (UTC vs a cluster at UTC−5)
+    ts = [trial("a", s, offset_s=30) for s in range(1, 7)]
+    ts = [
+        t.__class__(**{**t.__dict__, "started_at": t.started_at + timedelta(hours=5)}) for t in ts
+    ]
+    a = attribute(ts, bs, T0)
+    assert a.method == "time" and a.offset_s == -5 * 3600
+    assert a.steps == (1, 2, 3, 4, 5, 6)
+    assert "shifted by -5 h" in a.reason
+
+
+def test_trials_of_an_earlier_job_are_counted_apart_not_shifted():
+    bs = blocks(4)
+    # half the folder's trials come from a job that ran the day before this log
+    ts = [trial("a", s) for s in range(1, 5)] + [
+        trial("a", start=T0 - timedelta(days=1, minutes=m)) for m in range(4)
+    ]
+    a = attribute(ts, bs, T0)
+    assert a.method == "time" and a.offset_s == 0 and a.reason == ""
+    assert a.steps == (1, 2, 3, 4, None, None, None, None) and a.before == 4
+
+
+def test_no_trial_inside_the_log_declines_attribution():
     bs = blocks(3)
-    ts = [trial("a", start=T0 + timedelta(hours=9)) for _ in range(5)] + [trial("a", 1)]
+    ts = [trial("a", start=T0 + timedelta(days=3)) for _ in range(5)]
     a = attribute(ts, bs, T0)
     assert a.method == "none" and "time span" in a.reason
-    assert set(a.steps) == {None}
+    assert set(a.steps) == {None} and a.after == 5
 
 
 def test_no_block_times_means_no_attribution():

@@ -232,3 +232,11 @@ def test_compare_items_carry_findings_and_differing_config(planted):
     assert by_id[("job", tasks_job["id"])]["tasks"] is True and item["tasks"] is False
     solved = (site / tasks_job["url"] / "solved.js").read_text()
     assert "learn-sql" in solved and solved.startswith("sitegen.data(")
+
+
+def test_a_time_zone_difference_is_shifted_and_said(planted):
+    site, truth = planted
+    job = next(j for j in truth["jobs"] if "offset_s" in j)
+    t = _page(site, job["log"])["tasks"]
+    assert t["attribution"] == "time" and t["attributed"] == job["attributed"] and t["steps"] == 6
+    assert f"shifted by {job['offset_s'] / 3600:+g} h" in t["attribution_note"]
