@@ -49,7 +49,7 @@ from sitegen.model.vocabulary import (
     pass_at_key,
 )
 from sitegen.redact import Redactor
-from sitegen.safeio import read_text
+from sitegen.safeio import read_bytes
 
 
 def job_url(job_id: str) -> str:
@@ -319,11 +319,22 @@ def compare_page(run_pages: Sequence[RunPage], job_pages: Sequence[JobPage]) -> 
     )
 
 
+NOTES_MAX_BYTES = 256 << 10
+
+
 def read_notes(archive: Path, rel: str | None) -> str | None:
-    """A job's ``notes.md`` (its first 256 KiB): a regular file inside the archive only."""
+    """A job's ``notes.md`` (its first 256 KiB): a regular file inside the archive only.
+
+    A longer file is cut at its last whole line before the limit, so that the
+    redaction that follows sees every secret whole (never a token's first half).
+    """
     if not rel:
         return None
+    limit = NOTES_MAX_BYTES
     try:
-        return read_text(archive / rel, archive, 256 << 10, cut=True)[:200_000]
+        data = read_bytes(archive / rel, archive, limit + 1, cut=True)
     except OSError:
         return None
+    if len(data) > limit:
+        data = data[: data.rfind(b"\n", 0, limit) + 1]
+    return data.decode("utf-8", errors="replace")

@@ -76,3 +76,15 @@ def test_reads_are_bounded(tree):
 def test_root_of():
     assert str(root_of("/a/b/c/d.out", "c/d.out")) == "/a/b"
     assert str(root_of("/a/b/d.out", "d.out")) == "/a/b"
+
+
+def test_long_notes_are_cut_at_a_whole_line_before_redaction(tmp_path):
+    from sitegen.pages import NOTES_MAX_BYTES, read_notes
+    from sitegen.redact import Redactor
+
+    token = "hf_" + "Z" * 30
+    head = "x" * (NOTES_MAX_BYTES - 11) + "\n"  # the token straddles the limit
+    (tmp_path / "notes.md").write_text(head + token + "\n" + "tail\n" * 10)
+    text = read_notes(tmp_path, "notes.md")
+    assert len(text.encode()) <= NOTES_MAX_BYTES
+    assert "hf_ZZZ" not in Redactor().text(text)  # no cut token's head left to show
