@@ -133,23 +133,30 @@ def timing_stack(page: JobPage | RunPage) -> dict | None:
             walk(k, node.name)
 
     walk(tree, None)
-    rows = []
     steps = s["step"]
+    none = [None] * len(steps)
+    # each leaf's column, looked up once: (label, column) or, for a "(rest)" leaf, (label,
+    # parent's column, its other children's columns): the parent's time they leave over
+    cols: list[tuple[str, list, list[list]]] = []
+    for label, (name, parent) in leaves:
+        if name == "(rest)":
+            node = _find(tree, parent)
+            kids = [c.name for c in node.children if c.name != "(rest)"] if node else []
+            cols.append(
+                (label, s.get(f"timing/{parent}", none), [s.get(f"timing/{k}", none) for k in kids])
+            )
+        else:
+            cols.append((label, s.get(f"timing/{name}", none), []))
+    rows = []
     stride = max(1, len(steps) // 300)
     for i in range(0, len(steps), stride):
         step = steps[i]
-        for label, (name, parent) in leaves:
+        for (_, (name, _parent)), (label, col, minus) in zip(leaves, cols, strict=True):
+            v = col[i]
             if name == "(rest)":
-                parent_v = s.get(f"timing/{parent}", [None] * len(steps))[i]
-                node = _find(tree, parent)
-                kids = [c.name for c in node.children if c.name != "(rest)"] if node else []
-                if parent_v is None:
+                if v is None:
                     continue
-                v = parent_v - sum(
-                    (s.get(f"timing/{k}", [None] * len(steps))[i] or 0) for k in kids
-                )
-            else:
-                v = s.get(f"timing/{name}", [None] * len(steps))[i]
+                v = v - sum((c[i] or 0) for c in minus)
             if is_finite(v):
                 rows.append({"x": step, "part": label, "value": max(0.0, v)})
     return charts.stacked_bars(rows, "step", "seconds")
