@@ -293,6 +293,26 @@ def table(rows: list[dict]) -> str:
     )
 
 
+def breakdown(out: Path, row: dict, top: int = 10) -> str:
+    """Where the last row's published bytes go, by kind of file (sitegen.weight)."""
+    sys.path.insert(0, str(ROOT))
+    from sitegen.weight import by_kind
+
+    site = out / row["size"] / f"pub-{row['code']}"
+    sizes = {
+        p.relative_to(site).as_posix(): p.stat().st_size for p in site.rglob("*") if p.is_file()
+    }
+    lines = "".join(
+        f"| `{kind}` | {files:,} | {b / 1e6:.2f} MB | {100 * b / row['site_mb'] / 1e6:.0f} % |\n"
+        for kind, b, files in by_kind(sizes)[:top]
+    )
+    return (
+        f"\nWhere the published bytes of **{row['size']}, {row['code']}** go "
+        f"({row['site_mb']:.1f} MB):\n\n| kind of file | files | bytes | share |\n|---|---:|---:|---:|\n"
+        + lines
+    )
+
+
 def machine() -> str:
     cpu = "unknown CPU"
     try:
@@ -333,7 +353,7 @@ def main() -> None:
         for name in args.sizes.split(",")
         for r in bench(name, SIZES[name], args.out, codes, args.repeat)
     ]
-    text = table(rows)
+    text = table(rows) + breakdown(args.out, rows[-1])
     print(text)
     (args.out / "results.json").write_text(json.dumps(rows, indent=1))
     if args.write:
