@@ -21,11 +21,12 @@ from sitegen.cachefile import FileRecord, LastBuild, Summary
 from sitegen.discover import discover
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.incremental import BuildState, PageReuse
+from sitegen.lock import OutputLock
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
 from sitegen.redact import Redactor
 from sitegen.sources import Sources, tree_signature
-from sitegen.write import OutputLock, SitePaths, SiteWriter, disk_full_is_an_error
+from sitegen.write import SitePaths, SiteWriter, disk_full_is_an_error
 
 if TYPE_CHECKING:
     from sitegen.parse import Parsed, ParseStats

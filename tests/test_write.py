@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sitegen import write as write_mod
+from sitegen import lock as lock_mod
 from sitegen.errors import OutputError
-from sitegen.write import MARKER, OutputLock, SitePaths, SiteWriter, read_manifest
+from sitegen.lock import OutputLock
+from sitegen.write import MARKER, SitePaths, SiteWriter, read_manifest
 
 
 def _build(out: Path, files: dict[str, str], previous=None) -> dict:
@@ -137,7 +138,7 @@ def test_second_concurrent_build_is_refused(tmp_path):
 def test_lock_taken_on_a_file_unlinked_meanwhile_is_taken_again(tmp_path, monkeypatch):
     """The race: the holder unlinks the lock file between our open and our flock."""
     paths = SitePaths.of(tmp_path / "site")
-    real_flock = write_mod.fcntl.flock
+    real_flock = lock_mod.fcntl.flock
     calls = []
 
     def racing_flock(fd, op):
@@ -146,12 +147,12 @@ def test_lock_taken_on_a_file_unlinked_meanwhile_is_taken_again(tmp_path, monkey
         calls.append(fd)
         return real_flock(fd, op)
 
-    monkeypatch.setattr(write_mod.fcntl, "flock", racing_flock)
+    monkeypatch.setattr(lock_mod.fcntl, "flock", racing_flock)
     with OutputLock(paths) as lock:
         assert len(calls) == 2  # the lock on the vanished file did not count
         held = os.fstat(lock._fd)
         assert os.stat(paths.lock).st_ino == held.st_ino
-        monkeypatch.setattr(write_mod.fcntl, "flock", real_flock)
+        monkeypatch.setattr(lock_mod.fcntl, "flock", real_flock)
         with pytest.raises(OutputError, match="another sitegen build"):
             OutputLock(paths).__enter__()
 
