@@ -25,7 +25,7 @@ from pathlib import Path
 
 from sitegen import __version__
 from sitegen.errors import SitegenError
-from sitegen.options import BuildOptions
+from sitegen.options import BuildOptions, check_base_url
 from sitegen.publish.gate import GateReport, check_site
 from sitegen.publish.pages import cname_url, describe_remote, pages_url
 from sitegen.redact import Redactor
@@ -152,13 +152,15 @@ def gh_deploy(
             "name another with --remote, or commit only with --no-push"
         )
     base_url = site_address(git, opts.base_url, cname, branch, remote)
+    if base_url is not None:  # a CNAME on the branch or --cname is the user's text
+        check_base_url(base_url, "--cname" if cname else "the site's address")
     where = f"{remote} ({describe_remote(url)})" if url else "no remote"
     say(f"deploying to branch {branch} of {git.git_dir}, {where}")
     say(
         f"base URL: {base_url}"
         if base_url
-        else "base URL: none (the remote is not on github.com; give --base-url for sitemap and "
-        "social links)"
+        else "base URL: none (no github.com remote and no CNAME; give --base-url for the "
+        "sitemap and social links)"
     )
     opts = replace(opts, base_url=base_url)
     report = build(opts, progress=progress)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.cli import main
+from sitegen.errors import ConfigError
 from sitegen.options import BuildOptions
 from sitegen.publish.deploy import (
     Git,
@@ -296,3 +297,8 @@ def test_two_machines_build_one_history(world, tmp_path):
     ours = gh_deploy(_opts(world), repo=repo, say=lambda s: None)
     assert ours.parent == theirs.commit and ours.pushed
     assert rev(world / "remote.git", "gh-pages") == ours.commit
+
+
+def test_a_bad_cname_is_refused_before_building(world):
+    with pytest.raises(ConfigError, match="--cname"):
+        gh_deploy(_opts(world), repo=world / "repo", cname="not a domain", say=lambda s: None)
