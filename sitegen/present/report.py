@@ -30,6 +30,7 @@ def job_report(page: JobPage) -> str:
         f"{_f(h.total_time_s, 1)} |",
         "",
     ]
+    out += _findings(page)
     fams: dict[str, dict[str, Stats]] = page.families()
     if page.batches and page.batches.summary:
         fams["batch_errors"] = page.batches.summary
@@ -163,3 +164,12 @@ def trial_report(tr: TrialSummary) -> list[str]:
         "",
     ]
     return out
+
+
+def _findings(page: JobPage) -> list[str]:
+    """The findings (sitegen/insights/findings.py), most severe first, right after the overview."""
+    if not page.findings:
+        return []
+    out = ["## Findings", ""]
+    out += [f"- **{f.severity}** {_cell(f.title)}: {_cell(f.detail)}" for f in page.findings]
+    return out + [""]

@@ -240,3 +240,12 @@ def test_a_time_zone_difference_is_shifted_and_said(planted):
     t = _page(site, job["log"])["tasks"]
     assert t["attribution"] == "time" and t["attributed"] == job["attributed"] and t["steps"] == 6
     assert f"shifted by {job['offset_s'] / 3600:+g} h" in t["attribution_note"]
+
+
+def test_report_md_lists_the_findings(planted):
+    site, truth = planted
+    page = _page(site, truth["jobs"][0]["log"])
+    report = (site / page["url"] / "report.md").read_text()
+    assert "## Findings" in report
+    for f in page["findings"]:
+        assert f"- **{f['severity']}** {f['title']}" in report
