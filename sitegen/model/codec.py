@@ -76,7 +76,9 @@ def to_json(value: Any, tp: Any) -> Any:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return to_json(value, args[0] if len(args) == 1 else Any)
     if dataclasses.is_dataclass(tp):
-        return {name: to_json(getattr(value, name), ftp) for name, ftp in _fields(tp)}
+        return {
+            name: to_json(getattr(value, name), ftp) for name, ftp in _fields(typing.cast(type, tp))
+        }
     if tp is float:
         return _float_out(float(value)) if isinstance(value, float) else value
     if tp in (int, str, bool, type(None)):
@@ -86,12 +88,12 @@ def to_json(value: Any, tp: Any) -> Any:
     if tp is bytes:
         return base64.b64encode(value).decode("ascii")
     if origin in (tuple, list, deque, collections.deque):
-        args = typing.get_args(tp)
-        item = args[0] if args else Any
+        item_args = typing.get_args(tp)
+        item = item_args[0] if item_args else Any
         return [to_json(v, item) for v in value]
     if origin in (dict, Counter, collections.Counter):
-        args = typing.get_args(tp)
-        ktp, vtp = (args[0], args[1]) if len(args) == 2 else (args[0], int)
+        kv = typing.get_args(tp)
+        ktp, vtp = (kv[0], kv[1]) if len(kv) == 2 else (kv[0], int)
         return {_key_out(k, ktp): to_json(v, vtp) for k, v in value.items()}
     raise TypeError(f"no JSON encoding for {tp!r}")
 
