@@ -6,21 +6,9 @@ truth for what a secret is, so the gate and the build can never disagree),
 and GitHub's size limits are checked. Any finding stops the publish; the
 report names ``path:line: kind`` with the value masked.
 
-How the bytes are read (the scan must see what a reader or a crawler would):
-
-* **Text** (valid UTF-8) is scanned as it is; HTML, XML and SVG are scanned
-  with their character references decoded (``&#39;`` is a quote), because the
-  build escapes what it writes into pages and a secret is a secret however
-  it is spelled, while ``key: &#39;[REDACTED]&#39;`` is an already masked value.
-* **gzip** files (``trials.csv.gz``) are scanned decompressed: their content is
-  what a reader downloads.
-* **Binary** files (not UTF-8, or a NUL byte in the first 8000 bytes, git's
-  test; the PNG cards) are scanned as their runs of printable
-  ASCII of 8 characters or more, which is where a credential stored in the
-  clear lives (a PNG text chunk, a file misnamed ``.png``). Scanning random
-  bytes as latin-1 text finds the same strings but takes ten times as long.
-  Text drawn *into* the pixels cannot be read back; it comes from the same
-  redacted model the pages show, and those are scanned.
+How each file's bytes are read (text, HTML unescaped, gzip decompressed, binary as its
+printable runs) is :mod:`sitegen.publish.scan`; this module walks the folder, checks
+sizes and links, spreads big sites over processes and remembers clean files.
 
 Sizes: GitHub refuses a pushed file over 100 MiB and warns from 50 MiB;
 Pages publishes sites of at most 1 GB. The gate counts in MB (10^6 bytes),
@@ -36,14 +24,11 @@ so there is no blanket switch.
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 import os
 import re
 import stat
 import sys
-import zlib
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -51,19 +36,15 @@ from pathlib import Path
 
 from sitegen import __version__, redact
 from sitegen.errors import ConfigError
+from sitegen.publish import scan
+from sitegen.publish.scan import HTML_SUFFIXES, MB, Leak, ScanResult, SiteFile, blob_id, scan_file
 from sitegen.redact import Redactor
 from sitegen.write import MARKER
 
-MB = 10**6
 FILE_LIMIT_BYTES = 100 * MB  # GitHub rejects a pushed file over 100 MiB
 FILE_WARN_BYTES = 50 * MB  # GitHub warns about a file over 50 MiB
 SITE_LIMIT_BYTES = 1000 * MB  # GitHub Pages: "no larger than 1 GB"
-_GZIP_MAX_BYTES = 2 * SITE_LIMIT_BYTES  # a gzip that inflates past this is not scanned: stop
 _PARALLEL_BYTES = 16 * MB  # below this, starting worker processes costs more than it saves
-_HTML_SUFFIXES = (".html", ".htm", ".xml", ".svg", ".xhtml")
-_PRINTABLE_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{8,}")
-_CHAR_REF = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-_EXCERPT_CHARS = 40
 
 # Values no allow pattern may match: one that does would wave through any secret.
 _BLANKET_PROBES = (
@@ -73,33 +54,6 @@ _BLANKET_PROBES = (
     "Zq8vK3mT9wXbR2pL6nYc4dF7gH1jS5aE",
     "ghp_Zq8vK3mT9wXbR2pL6nYc4dF7gH1jS5aE0uI2",
 )
-
-
-@dataclass(frozen=True)
-class Leak:
-    """A secret found in a site file: where, what kind, and its line with the secret masked.
-
-    ``line`` is None for a secret in the file's *name* (a URL of the site); ``path`` is
-    then the name with the secret masked.
-    """
-
-    path: str
-    line: int | None
-    kind: str
-    excerpt: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return f"{where}: {self.kind}: {self.excerpt}"
-
-
-@dataclass(frozen=True)
-class SiteFile:
-    """One file the site publishes: its path, size and git blob id (of the bytes scanned)."""
-
-    rel: str
-    size: int
-    blob: str
 
 
 @dataclass
@@ -211,15 +165,21 @@ def check_site(
     if not site.is_dir():
         report.blocked.append(f"{site}: not a folder")
         return report
-    rels = site_files(site)
     todo: list[tuple[str, int]] = []
-    for rel in rels:
+    too_big = False
+    for rel in site_files(site):
         # A name is published too (it is a URL): the build makes names with Redactor.path,
         # a user's file may not have been.
         for f in redactor.findings(rel):
             if not any(rx.fullmatch(rel[f.start : f.end]) for rx in allow_rx):
                 report.leaks.append(Leak(redactor.text(rel), None, f.kind, "in the file name"))
-        st = os.lstat(site / rel)
+        try:
+            st = os.lstat(site / rel)
+        except OSError as exc:
+            report.blocked.append(
+                f"{rel}: cannot read it ({exc.strerror}), so it cannot be checked"
+            )
+            continue
         if "\n" in rel or "\r" in rel:
             # git reads the names to store one a line; such a name is a mistake anyway
             report.blocked.append(f"{rel!r}: a line break in a file name: rename it")
@@ -234,6 +194,7 @@ def check_site(
                 f"{rel}: {size(st.st_size)}, over GitHub's limit of {size(FILE_LIMIT_BYTES)} a file"
             )
             report.files.append(SiteFile(rel, st.st_size, ""))  # counted, never read
+            too_big = True
         else:
             if st.st_size > FILE_WARN_BYTES:
                 report.warnings.append(
@@ -267,7 +228,7 @@ def check_site(
             f"{size(SITE_LIMIT_BYTES)}; largest files: "
             + ", ".join(f"{f.rel} ({size(f.size)})" for f in biggest)
         )
-    elif any("over GitHub's limit" in b for b in report.blocked):
+    elif too_big:
         biggest = sorted(report.files, key=lambda f: -f.size)[:5]
         report.blocked.append(
             "largest files: " + ", ".join(f"{f.rel} ({size(f.size)})" for f in biggest)
@@ -275,14 +236,11 @@ def check_site(
     return report
 
 
-_Result = tuple[SiteFile | None, list[Leak], int, str | None]
-
-
 def _rules_key(redactor: Redactor) -> str:
     """Changes whenever what the scan finds could change: the code of the rules and of the
     reading, sitegen's version, the user's patterns."""
     h = hashlib.sha256(__version__.encode())
-    for module in (redact, sys.modules[__name__]):
+    for module in (redact, scan, sys.modules[__name__]):
         h.update(Path(module.__file__ or "").read_bytes())
     h.update(json.dumps(list(redactor.extra_patterns)).encode())
     return h.hexdigest()
@@ -290,7 +248,7 @@ def _rules_key(redactor: Redactor) -> str:
 
 def _clean_key(rel: str, blob: str) -> str:
     # HTML is read unescaped: the same bytes under another name are read differently.
-    return f"{blob}:{'html' if rel.lower().endswith(_HTML_SUFFIXES) else 'raw'}"
+    return f"{blob}:{'html' if rel.lower().endswith(HTML_SUFFIXES) else 'raw'}"
 
 
 def _load_clean(path: Path, rules: str) -> set[str]:
@@ -342,12 +300,12 @@ def _scan_all(
     redactor: Redactor,
     allow: tuple[re.Pattern[str], ...],
     workers: int,
-) -> Iterable[_Result]:
+) -> Iterable[ScanResult]:
     total = sum(n for _, n in todo)
     workers = workers or (os.cpu_count() or 1)
     if workers <= 1 or total < _PARALLEL_BYTES or len(todo) < 2:
         for rel, _ in todo:
-            yield _scan_file(site, rel, redactor, allow)
+            yield scan_file(site, rel, redactor, allow)
         return
     # Big sites: the regexes are the cost (a few MB/s), so spread the files over processes.
     # The redactor pickles as its patterns, the compiled allow patterns as their sources.
@@ -362,139 +320,4 @@ def _scan_all(
 
 
 def _scan_file_worker(site: str, rel: str, patterns: tuple[str, ...], allow: tuple[str, ...]):
-    return _scan_file(Path(site), rel, Redactor(patterns), tuple(re.compile(p) for p in allow))
-
-
-def blob_id(data: bytes) -> str:
-    """The id git gives a file with these bytes (``git hash-object``)."""
-    h = hashlib.sha1(b"blob %d\0" % len(data))
-    h.update(data)
-    return h.hexdigest()
-
-
-def _scan_file(
-    site: Path, rel: str, redactor: Redactor, allow: tuple[re.Pattern[str], ...]
-) -> _Result:
-    try:
-        data = (site / rel).read_bytes()
-    except OSError as exc:
-        return None, [], 0, f"{rel}: cannot read it ({exc.strerror}), so it cannot be checked"
-    scanned = SiteFile(rel, len(data), blob_id(data))
-    where = rel
-    payload = data
-    if data[:2] == b"\x1f\x8b":
-        try:
-            payload = _gunzip(data)
-        except (zlib.error, ValueError) as exc:
-            return scanned, [], 0, f"{rel}: a gzip file that cannot be read ({exc}): not checked"
-        where = f"{rel} (decompressed)"
-    leaks, allowed = _scan_bytes(payload, where, rel, redactor, allow)
-    return scanned, leaks, allowed, None
-
-
-def _gunzip(data: bytes) -> bytes:
-    """Every member of a gzip file, decompressed; past ``_GZIP_MAX_BYTES`` a ValueError."""
-    out: list[bytes] = []
-    size = 0
-    while data:
-        d = zlib.decompressobj(wbits=31)
-        while True:
-            chunk = d.decompress(data, 1 << 24)
-            out.append(chunk)
-            size += len(chunk)
-            if size > _GZIP_MAX_BYTES:
-                raise ValueError(f"it inflates past {size(_GZIP_MAX_BYTES)}")
-            data = d.unconsumed_tail
-            if d.eof or not data:
-                break
-        data = d.unused_data if d.eof else b""
-        if data.strip(b"\0") == b"":
-            break
-    return b"".join(out)
-
-
-def _scan_bytes(
-    data: bytes,
-    where: str,
-    rel: str,
-    redactor: Redactor,
-    allow: tuple[re.Pattern[str], ...],
-) -> tuple[list[Leak], int]:
-    # git's own test for binary content: a NUL byte in the first 8000 bytes.
-    if b"\0" in data[:8000]:
-        return _scan_binary(data, where, redactor, allow)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return _scan_binary(data, where, redactor, allow)
-    if rel.lower().endswith(_HTML_SUFFIXES):
-        text = _unescape(text)
-    return _leaks(text, where, redactor, allow, line_of=lambda i: text.count("\n", 0, i) + 1)
-
-
-def _unescape(text: str) -> str:
-    """Character references decoded, except those that decode to a line break (lines stay put)."""
-
-    def one(m: re.Match[str]) -> str:
-        s = html.unescape(m.group(0))
-        return m.group(0) if "\n" in s or "\r" in s else s
-
-    return _CHAR_REF.sub(one, text)
-
-
-def _scan_binary(
-    data: bytes, where: str, redactor: Redactor, allow: tuple[re.Pattern[str], ...]
-) -> tuple[list[Leak], int]:
-    runs = list(_PRINTABLE_RUN.finditer(data))
-    if not runs:
-        return [], 0
-    # The runs joined by NUL (no rule matches across it); a position in the joined text maps
-    # back to a byte offset in the file, and the line is the count of newline bytes before it.
-    starts, offsets, parts, pos = [], [], [], 0
-    for m in runs:
-        starts.append(pos)
-        offsets.append(m.start())
-        parts.append(m.group(0).decode("ascii"))
-        pos += len(parts[-1]) + 1
-    text = "\0".join(parts)
-
-    def line_of(i: int) -> int:
-        k = bisect_right(starts, i) - 1
-        return data.count(b"\n", 0, offsets[k] + (i - starts[k])) + 1
-
-    return _leaks(text, where, redactor, allow, line_of)
-
-
-def _leaks(
-    text: str, where: str, redactor: Redactor, allow: tuple[re.Pattern[str], ...], line_of
-) -> tuple[list[Leak], int]:
-    found = list(redactor.findings(text))
-    leaks: list[Leak] = []
-    allowed = 0
-    for f in found:
-        value = text[f.start : f.end]
-        if any(rx.fullmatch(value) for rx in allow):
-            allowed += 1
-            continue
-        leaks.append(Leak(where, line_of(f.start), f.kind, _excerpt(text, f.start, f.end, found)))
-    return leaks, allowed
-
-
-def _excerpt(text: str, start: int, end: int, found: list) -> str:
-    """The finding's line around it, every finding on it masked, shortened and printable."""
-    a = max(text.rfind("\n", 0, start) + 1, text.rfind("\0", 0, start) + 1, start - _EXCERPT_CHARS)
-    stops = [i for i in (text.find("\n", end), text.find("\0", end)) if i >= 0]
-    b = min([*stops, end + _EXCERPT_CHARS, len(text)])
-    parts, pos = [], a
-    for f in found:
-        if f.end <= a or f.start >= b:
-            continue
-        parts.append(text[pos : max(pos, f.start)])
-        parts.append("[REDACTED]")
-        pos = max(pos, f.end)
-    parts.append(text[pos:b] if pos < b else "")
-    out = "".join(parts)
-    out = "".join(c if c.isprintable() else "." for c in out).strip()
-    cut_before = a > 0 and text[a - 1] not in "\n\0"
-    cut_after = b < len(text) and text[b] not in "\n\0"
-    return ("…" if cut_before else "") + out + ("…" if cut_after else "")
+    return scan_file(Path(site), rel, Redactor(patterns), tuple(re.compile(p) for p in allow))
