@@ -188,38 +188,43 @@ _URL_RULES: tuple[Rule, ...] = (
     # hold "/"); host:port/path@x is not one (the "password" would be a port).
     _regex_rule(
         "url-password",
-        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@?#\"'<>]*:(?P<s>(?!\d+(?:[/?#\s]|$))[^\s@\"'<>]+)@",
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@?#\"'<>\\]*:"
+        r"(?P<s>(?!\d+(?:[/?#\s]|$)|/)(?:[^\s@\"'<>\\]|\\(?![nrt]))+)@",
     ),
     # https://TOKEN@host: a user part that is not a plain short user name (git@, ubuntu@).
     _regex_rule(
         "url-token",
-        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://(?P<s>[^\s:/@?#\"'<>]+)@",
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://(?P<s>[^\s:/@?#\"'<>\\]+)@",
         keep=lambda m: not _PLAIN_USER_RE.fullmatch(m.group("s")),
     ),
 )
+
+# A command-line value: up to white space, a quote, a tag, or an escaped line break (text
+# inside a JSON string: "--token X\\nnext" holds the value X).
+_TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X"
     _regex_rule(
         "cli-secret",
         r"(?<![\w\-])--(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)"
-        r"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'<]+)",
+        rf"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_TOKEN})",
         keep=_secret_name,
     ),
     # curl -u admin:pw / --user admin:pw
     _regex_rule(
-        "cli-password", r"(?<!\S)(?:-u|--user|--proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>[^\s\"'<]+)"
+        "cli-password", rf"(?<!\S)(?:-u|--user|--proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X
     _regex_rule(
         "cli-secret",
-        r"\b(?:set|setenv)[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>[^\s\"'<]+)",
+        rf"\b(?:set|setenv)[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>{_TOKEN})",
         keep=_secret_name,
     ),
     # wandb login [--relogin] KEY
-    _regex_rule("wandb-key", r"\bwandb[ \t]+login(?:[ \t]+--\w+)*[ \t]+(?P<s>[^\s\-<][^\s<]*)"),
+    _regex_rule("wandb-key", rf"\bwandb[ \t]+login(?:[ \t]+--\w+)*[ \t]+(?P<s>(?!-){_TOKEN})"),
     # .netrc: machine api.wandb.ai login user password KEY
-    _regex_rule("netrc-password", r"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>[^\s<]+)"),
+    _regex_rule("netrc-password", rf"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>{_TOKEN})"),
 )
 
 # A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=
@@ -245,6 +250,7 @@ def is_masked(value: str) -> bool:
 
 
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
+_ESCAPED_QUOTES = ('\\"', "\\'", "&quot;", "&#34;", "&#39;", "&#x27;")
 
 
 def _quoted_end(text: str, i: int) -> int:
@@ -287,7 +293,7 @@ def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int,
     """Where the value that starts at ``text[i]`` ends: the whole value, not its first word."""
     if i >= len(text) or text[i] in "\r\n":
         # Nothing on the line: a YAML block value (lines indented deeper than the key's line,
-        # or "- item" lines at its indent) is the value.
+        # or "- item" lines) is the value.
         line_start = text.rfind("\n", 0, key_start) + 1
         indent = len(text[line_start:key_start]) - len(text[line_start:key_start].lstrip())
         j = _line_end(text, i)
@@ -297,7 +303,9 @@ def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int,
             line = text[j + 1 : nxt]
             body = line.lstrip()
             depth = len(line) - len(body)
-            if body and (depth > indent or (depth == indent and body.startswith("- "))):
+            # deeper lines, and "- item" lines at any depth (a list may sit at the key's indent,
+            # and hiding a sibling list is better than showing this one)
+            if body and (depth > indent or body.startswith("- ")):
                 end = nxt
                 j = nxt
             else:
@@ -307,6 +315,12 @@ def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int,
     if c in "\"'":
         j = _quoted_end(text, i)
         return (i + 1, j) if j > i + 1 else None
+    # A quoted value inside a JSON string (\"…\") or escaped HTML (&quot;…&quot;, &#34;…&#34;).
+    for q in _ESCAPED_QUOTES:
+        if text.startswith(q, i):
+            close = text.find(q, i + len(q))
+            j = close if close >= 0 else _line_end(text, i)
+            return (i + len(q), j) if j > i + len(q) else None
     if c in _CLOSE:
         return i, _bracket_end(text, i)
     if in_query:  # ?token=abc&x=1: the value ends at the next parameter
@@ -317,9 +331,10 @@ def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int,
     end = _line_end(text, i)
     while end < len(text) and text[i:end].rstrip().endswith("\\"):
         end = _line_end(text, end + 1)
-    tag = text.find("</", i, end)  # in HTML, the value ends with its element
-    if tag >= 0:
-        end = tag
+    for stop in ("</", "\\n", "\\r"):  # its HTML element ends, an escaped line break (JSON)
+        at = text.find(stop, i, end)
+        if at >= 0:
+            end = at
     while end > i and text[end - 1] in " \t\r":
         end -= 1
     return (i, end) if end > i else None
@@ -330,7 +345,13 @@ def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         if not is_secret_key(m.group("key")):
             continue
         in_query = m.start() > 0 and text[m.start() - 1] in "?&;"
-        span = _value_span(text, m.start(), m.end(), in_query)
+        i = m.end()
+        # Text inside a JSON string: an escaped line break before the value is white space.
+        while text.startswith(("\\n", "\\r", "\\t"), i):
+            i += 2
+            while i < len(text) and text[i] in " \t":
+                i += 1
+        span = _value_span(text, m.start(), i, in_query)
         if span is None:
             continue
         value = text[span[0] : span[1]].strip()

@@ -191,3 +191,23 @@ def test_redacted_text_inside_html_scans_clean():
     assert list(r.findings(html)) == []
     leak = "<p><code>--token abc123</code></p><td>api_key: s3cret</td><td>x</td>"
     assert [leak[f.start : f.end] for f in r.findings(leak)] == ["abc123", "s3cret"]
+
+
+def test_redacted_text_scans_clean_as_text_json_and_html():
+    """Property: whatever mix of shapes and look-alikes, redacted text holds no finding,
+    nor does the JSON or the HTML a page makes of it (what the publish gate scans)."""
+    import html
+    import json
+    import random
+
+    rng = random.Random(10)
+    pieces = [t for t, _, _ in SHAPES] + HARMLESS + ["plain words", "x: 1", "k=v", "\n", "  "]
+    pieces += ["<b>", "</td>"]
+    r = Redactor(("corp-[0-9]{4}",))
+    for _ in range(600):
+        text = rng.choice([" ", "\n", ", ", "; "]).join(rng.sample(pieces, 5)) + " corp-1234"
+        out = r.text(text)
+        assert "corp-1234" not in out
+        # (the gate reads HTML with its character references decoded: &lt;/td&gt; is </td>)
+        for shown in (out, json.dumps({"v": out}), html.escape(out).replace("&lt;", "<")):
+            assert [shown[f.start : f.end] for f in r.findings(shown)] == [], (text, shown)
