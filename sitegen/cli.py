@@ -52,6 +52,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="add jobs that plant every insight and finding (sitegen/synth/plants.py)",
     )
+    s.add_argument(
+        "--real-shapes",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="add three jobs written as real SkyRL/vLLM/SLURM/Harbor output looks (formats.md §8)",
+    )
 
     v = sub.add_parser(
         "serve", help="build, serve on localhost with live reload, rebuild on change"
@@ -187,6 +193,7 @@ def _run(args: argparse.Namespace) -> int:
             pad_mb=args.pad_mb,
             trial_kb=args.trial_kb,
             plants=args.plants,
+            real=args.real_shapes,
         )
         print(
             f"wrote {len(truth['jobs'])} jobs, {len(truth['runs'])} runs, "

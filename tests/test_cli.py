@@ -52,11 +52,11 @@ def test_synth_then_build_with_warnings_summary_and_strict(tmp_path, capsys):
         == 0
     )
     truth = json.loads((tmp_path / "a" / "synth-truth.json").read_text())
-    assert len(truth["jobs"]) == 7
+    assert len(truth["jobs"]) == 10  # 7 + the three jobs in real shapes (formats.md §8)
     assert main(["build", str(tmp_path / "a"), "-o", str(tmp_path / "site"), "--workers", "1"]) == 0
     err = capsys.readouterr().err
     assert "warning: " in err and ":" in err.split("warning: ")[1]  # file:line
-    assert "built " in err and "7 jobs" in err and "warnings" in err
+    assert "built " in err and "10 jobs" in err and "warnings" in err
     assert (tmp_path / "site" / "index.html").exists()
     assert (
         main(

@@ -25,7 +25,12 @@ def trial_stats(ts: TrialSet) -> dict:
     """Turns, exceptions (by type and kind), rewards, turns by exception and outcome."""
     res = ts.results
     exceptions = Counter(r.exception or "none" for r in res)
-    kinds = Counter(exception_kind(r.exception) for r in res)
+    kinds = Counter(r.exception_kind or exception_kind(r.exception) for r in res)
+    # Harbor's own classification where the files carry it (the first trial's, per type)
+    kind_of: dict[str, str] = {}
+    for r in res:
+        if r.exception and r.exception_kind:
+            kind_of.setdefault(r.exception, r.exception_kind)
     turns = [r.turns for r in res if r.turns is not None]
     rewards = [r.reward for r in res if is_finite(r.reward)]
     success = sum(1 for x in rewards if x > 0)
@@ -49,7 +54,9 @@ def trial_stats(ts: TrialSet) -> dict:
         "exception_kinds": {
             k: kinds.get(k, 0) for k in ("none", "infrastructure", "model", "other")
         },
-        "exception_kind_of": {e: exception_kind(None if e == "none" else e) for e in exceptions},
+        "exception_kind_of": {
+            e: kind_of.get(e) or exception_kind(None if e == "none" else e) for e in exceptions
+        },
         "turns": {
             "mean": tstats["mean"],
             "median": float(statistics.median(turns)) if turns else None,

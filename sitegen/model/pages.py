@@ -80,10 +80,16 @@ class JobPage(JobRow):
     schema: str = JOB_SCHEMA
     layout: str  # "experiment" or "flat": discover (JobSource.layout)
     group: str  # the experiment or folder the log sits in: discover
-    metric_form: str  # "console", "mirror" or "": read.logparse (ParsedLog.metric_form)
+    # "console", "mirror", "text" (values read from text lines only: not the full metric
+    # set) or "": read.logparse (ParsedLog.metric_form)
+    metric_form: str
     resumed_from: int | None  # checkpoint step the log says it resumed from: read.logparse
     fresh_start: bool  # the log says it started from scratch: read.logparse
     checkpoints: list[int]  # steps whose checkpoint the log saved: read.logparse
+    # the save after the loop, named global_step_{last+1}: not a step (read.logparse)
+    final_checkpoint: int | None
+    mid_run: str | None  # why the log looks like it starts mid-run, or None: read.logparse
+    planned_steps: int | None  # the trainer's planned total, from its progress bar
     log_bytes: int
     log_lines: int
     run_name: Any  # trainer.run_name from the config dump, as logged (pages._config_get)

@@ -151,6 +151,9 @@ class TrialResult:
     agent_exec_s: float | None = None
     verifier_s: float | None = None
     cache_tokens: int | None = None
+    # Harbor's own classification of the exception (``exception_info.policy``, 0.26),
+    # as vocabulary.policy_kind reads it; None: classify by the exception's name.
+    exception_kind: str | None = None
 
 
 @dataclass(frozen=True)

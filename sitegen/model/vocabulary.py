@@ -36,15 +36,99 @@ MODEL_EXCEPTIONS = frozenset(
 )
 
 
+# Harbor classifies failures itself (harbor/models/trial/error_policy.py, 0.26): each
+# exception type has a policy (should_retry, should_grade, has_valid_reward). The names
+# of its table, grouped by the kind that policy means here (see policy_kind).
+HARBOR_INFRA_EXCEPTIONS = frozenset(
+    {
+        # retry, no grade: the sandbox or its setup failed
+        "EnvironmentStartTimeoutError",
+        "SandboxBuildFailedError",
+        "AgentSetupTimeoutError",
+        "HealthcheckError",
+        "SandboxLikelyOutOfMemoryError",
+        "MemoryLimitExceededError",
+        "SSHAccessError",
+        "GKEExecStreamClosedError",
+        "GKEPodNotFoundError",
+        "RuntimeRequestError",
+        "AddTestsDirError",
+        "DownloadVerifierDirError",
+        # retry and grade, reward not valid: the model API or network failed
+        "ApiError",
+        "ApiRateLimitError",
+        "ApiInternalServerError",
+        "ApiOverloadedError",
+        "ApiConnectionClosedError",
+        "ApiResponseStalledError",
+        "UnknownApiError",
+        "NetworkConnectionError",
+        "ApiConnectionError",
+        "ApiUsageLimitError",
+        "RateLimitError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "APIConnectionError",
+        "APIError",
+        "Timeout",
+        # no retry, grade, reward not valid: the request or the grading harness failed
+        "UnsupportedModelParametersError",
+        "BadRequestError",
+        "UnprocessableEntityError",
+        "UnsupportedParamsError",
+        "APIResponseValidationError",
+        "BudgetExceededError",
+        "VerifierTimeoutError",
+        "RewardFileNotFoundError",
+        "RewardFileEmptyError",
+        "VerifierOutputParseError",
+    }
+)
+HARBOR_MODEL_EXCEPTIONS = frozenset(
+    {
+        # no retry, grade, the reward stands: the agent or model itself fell short
+        "NonZeroAgentExitCodeError",
+        "AgentTimeoutError",
+        "ContextWindowExceededError",
+        "OutputTokenExceededError",
+        "ContextLengthExceededError",
+        "OutputLengthExceededError",
+        "AgentSafetyRefusalError",
+        "ContentPolicyViolationError",
+    }
+)
+# The rest of Harbor's table (no retry, no grade: authentication, missing model or extra,
+# cancellation) is neither a flaky infrastructure's nor the model's: "other".
+
+
 def exception_kind(name: str | None) -> str:
     """``none``, ``infrastructure``, ``model`` or ``other`` for an exception type."""
     if not name:
         return "none"
-    if name.startswith("Daytona") or name in INFRA_EXCEPTIONS:
+    if name.startswith("Daytona") or name in INFRA_EXCEPTIONS or name in HARBOR_INFRA_EXCEPTIONS:
         return "infrastructure"
-    if name in MODEL_EXCEPTIONS:
+    if name in MODEL_EXCEPTIONS or name in HARBOR_MODEL_EXCEPTIONS:
         return "model"
     return "other"
+
+
+def policy_kind(policy: object) -> str | None:
+    """The kind Harbor's own ``exception_info.policy`` means, or None when it is not one.
+
+    The reward stands (``has_valid_reward``) and Harbor would not retry: the model's
+    failure. No valid reward but worth a retry or a grade: infrastructure (sandbox, API,
+    grading harness). Harbor's default for a type it does not know (retry, grade, valid)
+    and its fatal group (no retry, no grade) are "other".
+    """
+    if not isinstance(policy, dict):
+        return None
+    flags = [policy.get(k) for k in ("should_retry", "should_grade", "has_valid_reward")]
+    if not all(isinstance(f, bool) for f in flags):
+        return None
+    retry, grade, valid = flags
+    if valid:
+        return "other" if retry else "model"
+    return "infrastructure" if retry or grade else "other"
 
 
 # -- numbers -----------------------------------------------------------------------------------

@@ -89,7 +89,7 @@ def trials_csv(trials: TrialSet) -> str:
                 csv_value(r.reward),
                 outcome,
                 r.exception or "",
-                exception_kind(r.exception),
+                r.exception_kind or exception_kind(r.exception),
                 csv_value(r.turns),
                 csv_value(r.input_tokens),
                 csv_value(r.output_tokens),

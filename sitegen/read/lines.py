@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -70,6 +70,8 @@ class Line:
     vllm_time: str | None
     where: str
     message: str
+    # the text before a record glued onto a progress bar's line (formats.md §8), else ""
+    before: str = ""
 
 
 def iter_blocks(
@@ -96,7 +98,7 @@ def iter_blocks(
             chunk = chunk[1:]
         pending_cr = chunk[-1:] == b"\r"
         if b"\r" in chunk:
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            chunk = _cr_breaks(chunk.replace(b"\r\n", b"\n"), bytes(buf[:400]) if buf else None)
         nl = chunk.find(b"\n")
         if nl < 0:  # no line ends in this chunk
             room = MAX_LINE_BYTES - len(buf)
@@ -142,6 +144,37 @@ def iter_blocks(
             buf += rest
     if buf or overflow:
         yield number, None, bytes(buf), overflow
+
+
+# The Ray prefixes (and a container time) that start a physical line, as bytes.
+_PFX = rb"(?:\x1b\[[0-9;]*m)?\((?:[A-Za-z_][\w.\-]*(?: pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?| \+[\w.]+)?|pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)? "
+CR_PREFIX_RE = re.compile(rb"(?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(?:" + _PFX + rb"){1,3}")
+
+
+def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
+    """Turn each lone ``\r`` into a line break that keeps its line's Ray prefix.
+
+    Ray prefixes whole ``\n``-terminated lines; a tqdm bar redraws with ``\r`` inside
+    one, so a record after a ``\r`` belongs to the same process (formats.md §8).
+    ``carried`` is the start of a line begun in the previous chunk, if any. A ``\r``
+    ending the chunk may be half of a ``\r\n``: it becomes a plain break.
+    """
+    out = bytearray()
+    pos = 0
+    last = len(chunk) - 1
+    while True:
+        i = chunk.find(b"\r", pos)
+        if i < 0:
+            out += chunk[pos:]
+            return bytes(out)
+        start = chunk.rfind(b"\n", 0, i) + 1
+        head = carried if start == 0 and carried is not None else chunk[start : start + 400]
+        m = CR_PREFIX_RE.match(head) if i < last else None
+        out += chunk[pos:i]
+        out += b"\n"
+        if m:
+            out += m.group(0)
+        pos = i + 1
 
 
 def _no_long_line(block: bytes) -> bool:
@@ -203,10 +236,11 @@ def split_line(number: int, raw: bytes) -> Line:
         return line
     glued = GLUED_START_RE.search(text, 1)
     if glued is not None and TQDM_TAIL_RE.search(text, 0, glued.start()):
-        rest = text[glued.start() :]
-        return _header(number, source, pid, ip, repeated, rest) or Line(
+        rest, before = text[glued.start() :], text[: glued.start()]
+        line = _header(number, source, pid, ip, repeated, rest) or Line(
             number, source, pid, ip, repeated, "", None, None, "", rest
         )
+        return replace(line, before=before)
     return Line(number, source, pid, ip, repeated, "", None, None, "", text)
 
 

@@ -21,8 +21,8 @@ import yaml
 from sitegen.errors import BuildWarning
 from sitegen.model import codec
 from sitegen.model.parsed import BatchCounts, Checkpoint, MetricBlock, ParsedLog
-from sitegen.read.lines import Line, iter_blocks, iter_raw_lines, split_line
-from sitegen.read.vllm import VllmAccumulator
+from sitegen.read.lines import TQDM_TAIL_RE, Line, iter_blocks, iter_raw_lines, split_line
+from sitegen.read.vllm import V0_PREFIX, VllmAccumulator
 from sitegen.redact import Redactor
 
 STEP_RE = re.compile(r"^Step (\d+):\s*$")
@@ -362,6 +362,8 @@ class LogParser(ParserState):
         self.lines = number - 1
 
     def feed(self, ln: Line) -> None:
+        if ln.before:
+            self._bar(ln.before)  # a progress bar that a record was glued onto
         if ln.time is not None:
             if self.first_time is None:
                 self.first_time = ln.time
@@ -497,15 +499,17 @@ class LogParser(ParserState):
         if c == "W" and msg.startswith("WANDB_MIRROR "):
             self._mirror_line(ln, msg)  # formats.md §8: it can come with no loguru header
             return
-        if c == "T":
-            m = TRAIN_BAR_RE.match(msg)
-            if m:
-                done, total = int(m.group(1)), int(m.group(2))
-                self.planned_steps = total
-                self.last_done = done  # the bar is updated after the step's metrics
-                return
-        if (c == "E" and msg.startswith("Engine 0")) or msg.startswith("Avg prompt throughput: "):
-            self.warn(ln.number, "vllm", "vLLM stats line without a vLLM header: ignored")
+        if c == "T" and self._bar(msg):
+            return
+        if (
+            ("Engine 0" in msg or "Avg prompt throughput: " in msg) and "throughput: " in msg
+        ) or "WANDB_MIRROR kind=" in msg:
+            # a marker in a line whose header was not found (damaged, or after unknown text)
+            self.warn(
+                ln.number,
+                "vllm",
+                "vLLM stats or WANDB_MIRROR line without a readable header: ignored",
+            )
             return
         if ("truncated" in msg) and TRUNCATED_RE.match(msg):
             if self.truncated_at is None:
@@ -517,6 +521,16 @@ class LogParser(ParserState):
                 self.config_lines = [msg]
                 self.config_source = ln.source
                 self.config_line = ln.number
+
+    def _bar(self, text: str) -> bool:
+        """The training loop's tqdm bar: planned total, and the steps done so far."""
+        m = TRAIN_BAR_RE.match(text)
+        if not m:
+            return False
+        done, total = int(m.group(1)), int(m.group(2))
+        self.planned_steps = total
+        self.last_done = done  # the bar is updated after the step's metrics
+        return True
 
     def _slurm(self, ln: Line, msg: str) -> None:
         m = SLURM_CANCEL_RE.match(msg)
@@ -554,6 +568,7 @@ class LogParser(ParserState):
         else:
             self.warn(self.text_open_line, "textstep", "a timed step with no known number: skipped")
             return
+        self._marker(step)  # its batches are the ones finished since the last step
         self.text_steps[step] = vals
         self.text_lines[step] = self.text_open_line
         if self.text_closed_time is not None:
@@ -756,7 +771,7 @@ class LogParser(ParserState):
 
     # -- vLLM ------------------------------------------------------------------
     def _vllm(self, ln: Line) -> None:
-        if ln.repeated and ln.message.startswith("Engine "):
+        if ln.repeated and ln.message.startswith(("Engine ", V0_PREFIX)):
             self.suppressed += ln.repeated  # copies Ray did not print: never seen, never counted
         problem = self.vllm.feed(ln, self._vllm_time(ln.vllm_time))
         if problem:
@@ -783,7 +798,11 @@ class LogParser(ParserState):
     # -- config ------------------------------------------------------------------
     @staticmethod
     def _yamlish(msg: str) -> bool:
-        return bool(msg) and (msg[0] in " -\t" or YAML_TOP_RE.match(msg) is not None)
+        return (
+            bool(msg)
+            and (msg[0] in " -\t" or YAML_TOP_RE.match(msg) is not None)
+            and TQDM_TAIL_RE.search(msg) is None  # a progress bar redrawn inside the dump
+        )
 
     def _finish_config(self) -> None:
         self.config_done = True

@@ -22,6 +22,7 @@ import orjson
 
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import TrialResult, TrialSet
+from sitegen.model.vocabulary import policy_kind
 from sitegen.read.scrub import scrub_trial
 from sitegen.redact import Redactor
 from sitegen.safeio import UnsafeInput, open_regular, read_bytes
@@ -63,31 +64,37 @@ def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
     agent = _dict(obj.get("agent_result"))
     meta = _dict(agent.get("metadata"))
     exc_info = _dict(obj.get("exception_info"))
-    exception = exc_info.get("exception_type") if exc_info else None
     reward = _reward(obj.get("verifier_result"))
     turns = _int(meta.get("n_episodes"))
+    tokens_in, tokens_out = _tokens(agent)
     steps = obj.get("step_results")
-    if isinstance(steps, list) and steps:
-        # Multi-step tasks: the top level may be empty; take the last graded
-        # step's reward, the first exception and the sum of turns.
-        if reward is None:
-            for st in reversed(steps):
-                reward = _reward(_dict(st).get("verifier_result"))
-                if reward is not None:
-                    break
-        if exception is None:
-            for st in steps:
-                e = _dict(_dict(st).get("exception_info"))
-                if e.get("exception_type"):
-                    exception = e["exception_type"]
-                    break
+    steps = [_dict(st) for st in steps] if isinstance(steps, list) else []
+    if steps:
+        # Multi-step tasks (formats.md §8): Harbor leaves the top-level exception null and
+        # records failures on the steps (its recorded_exceptions(): trial first, then steps
+        # in order); the top-level reward is Harbor's own aggregate (mean or final step), so
+        # it is read as the file states it. Tokens and turns add up over the steps.
+        if not exc_info.get("exception_type"):
+            exc_info = next(
+                (e for st in steps if (e := _dict(st.get("exception_info"))).get("exception_type")),
+                {},
+            )
         if turns is None:
             ts = [
-                _int(_dict(_dict(_dict(st).get("agent_result")).get("metadata")).get("n_episodes"))
+                _int(_dict(_dict(st.get("agent_result")).get("metadata")).get("n_episodes"))
                 for st in steps
             ]
             if any(t is not None for t in ts):
                 turns = sum(t or 0 for t in ts)
+        if tokens_in is None and tokens_out is None:
+            pairs = [_tokens(_dict(st.get("agent_result"))) for st in steps]
+            tokens_in = _sum_known(p[0] for p in pairs)
+            tokens_out = _sum_known(p[1] for p in pairs)
+    exception = exc_info.get("exception_type") or None
+    if obj.get("reward_valid") is False:
+        # Harbor 0.26 says the reward does not count (no verifier, or an exception whose
+        # policy voids it): no reward, neither success nor failure.
+        reward = None
     if turns == 0 and exception:
         turns = None  # older Harbor recorded 0 turns when the agent loop raised
     return TrialResult(
@@ -96,12 +103,29 @@ def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
         reward=reward,
         exception=str(exception) if exception else None,
         turns=turns,
-        input_tokens=_int(agent.get("n_input_tokens")),
-        output_tokens=_int(agent.get("n_output_tokens")),
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
         duration_s=_duration(obj.get("started_at"), obj.get("finished_at")),
         eval=is_eval,
         **_insight_fields(obj, agent),
+        exception_kind=policy_kind(exc_info.get("policy")) if exception else None,
     )
+
+
+def _tokens(agent: dict) -> tuple[int | None, int | None]:
+    """Input and output tokens of one agent context; from ``model_usage`` (0.26) when the totals are absent."""
+    n_in, n_out = _int(agent.get("n_input_tokens")), _int(agent.get("n_output_tokens"))
+    usage = agent.get("model_usage")
+    if isinstance(usage, dict) and usage and n_in is None and n_out is None:
+        models = [_dict(u) for u in usage.values()]
+        n_in = _sum_known(_int(u.get("n_input_tokens")) for u in models)
+        n_out = _sum_known(_int(u.get("n_output_tokens")) for u in models)
+    return n_in, n_out
+
+
+def _sum_known(values) -> int | None:
+    xs = [v for v in values if v is not None]
+    return sum(xs) if xs else None
 
 
 def _insight_fields(obj: dict, agent: dict) -> dict:

@@ -24,7 +24,7 @@ from pathlib import Path
 from sitegen.errors import SitegenError
 from sitegen.synth.logs import JobSpec, LogTruth, write_log
 from sitegen.synth.plants import write_plants
-from sitegen.synth.trials import TrialsTruth, write_trials
+from sitegen.synth.trials import HARBOR_VARIANTS, TrialsTruth, write_harbor_trials, write_trials
 
 TRUTH_FILE = "synth-truth.json"
 MIN_JOBS = 7
@@ -75,6 +75,69 @@ def _new_folder(out: Path) -> None:
         ) from None
 
 
+REAL_TRIALS_OWNER = "real/sync-glued"
+
+
+def _real_specs(steps: int, c: int, t0: datetime) -> list[JobSpec]:
+    """Jobs written as real SkyRL, vLLM and SLURM output looks (formats.md §8)."""
+    day = timedelta(days=1)
+    return [
+        # The synchronous trainer's console log from a driver outside Ray: records glued
+        # after tqdm bars, every vLLM prefix form and the V0 line, a negative batch count,
+        # skyrl.train module names, the final global_step_{last+1} checkpoint; Harbor trials.
+        JobSpec(
+            f"{REAL_TRIALS_OWNER}/train_700100.out",
+            "sync-glued",
+            1,
+            steps,
+            "complete",
+            real=True,
+            async_trainer=False,
+            engines=3,
+            ckpt_interval=c,
+            ckpt_root="/ckpt/sync-glued",
+            job_id=700100,
+            start=t0 + 40 * day,
+            planned_steps=steps,
+        ),
+        # upstream's default (wandb-only) logger, kept as a notebook's last lines: values
+        # only in text lines, first step > 1 with no start line; requeued, glued to a bar
+        JobSpec(
+            "real/wandb-only/train_700200.out",
+            "wandb-only",
+            steps // 2 + 1,
+            steps,
+            "cancelled",
+            "JOB REQUEUE",
+            real=True,
+            text_only=True,
+            mid_run=True,
+            async_trainer=False,
+            engines=1,
+            ckpt_root="/ckpt/wandb-only",
+            job_id=700200,
+            start=t0 + 42 * day,
+            planned_steps=steps + 4,
+        ),
+        # WANDB_MIRROR without a loguru header (null and string values), vLLM dates
+        # across New Year, killed by the OOM killer
+        JobSpec(
+            "real/mirror-newyear/train_700300.out",
+            "mirror-newyear",
+            1,
+            max(4, steps // 2),
+            "failed",
+            form="mirror",
+            headerless_mirror=True,
+            oom=True,
+            engines=2,
+            ckpt_root="/ckpt/mirror-newyear",
+            job_id=700300,
+            start=datetime(2025, 12, 31, 23, 20),
+        ),
+    ]
+
+
 def synth(
     out: Path,
     seed: int = 0,
@@ -86,6 +149,7 @@ def synth(
     long_line_kb: int = 64,
     payload: str = "",
     plants: bool = False,
+    real: bool = False,
 ) -> dict:
     """Write a synthetic archive into ``out`` (created) and return its ground truth.
 
@@ -95,6 +159,8 @@ def synth(
     spread over the logs; ``trial_kb`` the size of each ``result.json``;
     ``payload`` a string planted in names and messages (for injection tests);
     ``plants`` adds the jobs that plant every insight (:mod:`sitegen.synth.plants`).
+    ``real`` adds three jobs in the shapes of formats.md §8 (see :func:`_real_specs`;
+    the CLI's default, and the shared end-to-end fixture's).
     """
     steps = max(steps, 8)
     jobs = max(jobs, MIN_JOBS)
@@ -211,6 +277,8 @@ def synth(
                 ckpt_root=f"/ckpt/extra-{i:03d}",
             )
         )
+    if real:
+        specs += _real_specs(steps, c, t0)
     total_steps = sum(s.last_step - s.first_step + 1 for s in specs)
     pad_total = int(pad_mb * (1 << 20))
     truths: dict[str, LogTruth] = {}
@@ -264,6 +332,9 @@ def synth(
     )
     tp2 = "flat/sync-baseline/trace_jobs"
     trials[tp2] = write_trials(out / tp2, tp2, 2 * steps, seed * 7 + 2, 1024, variants=False)
+    tp3 = f"{REAL_TRIALS_OWNER}/trace_jobs"
+    if real:
+        trials[tp3] = write_harbor_trials(out / tp3, tp3, 3 * len(HARBOR_VARIANTS), seed * 7 + 3)
     notes_payload = (
         f"\n{payload}\n\n[click me](javascript:alert(1)) <img src=x onerror=alert(1)>\n"
         if payload
@@ -327,12 +398,19 @@ def synth(
                     del stitched[s]
             stitched.update(lt.metrics)
         r["reward"] = [stitched[s]["reward/avg_raw_reward"] for s in sorted(stitched)]
+    job_trials = {p[2]: tp2}
+    if real:
+        owner = next(x for x in p if x.startswith(REAL_TRIALS_OWNER + "/"))
+        job_trials[owner] = tp3
+        for r in runs:
+            if r["logs"] == [owner]:
+                r["trials"] = tp3
     result: dict = {
         "seed": seed,
         "jobs": {k_: v.to_json() for k_, v in truths.items()},
         "runs": runs,
         "trials": {k_: v.to_json() for k_, v in trials.items()},
-        "job_trials": {p[2]: tp2},
+        "job_trials": job_trials,
         "skipped": ["misc/empty-dir", "misc/scratch"],
         "secrets": sorted({s for t in truths.values() for s in t.secrets}),
     }

@@ -56,6 +56,15 @@ class JobSpec:
     n_samples: int = 8
     groups: int = 4
     payload: str = ""  # planted in the config and a batch exception label (injection tests)
+    # formats.md §8 shapes (all off: the scenario's original jobs stay byte for byte)
+    real: bool = False  # driver without Ray prefix, records glued after tqdm bars, skyrl.train
+    # module names, every vLLM prefix form and the V0 line, a negative batch count, the
+    # synchronous trainer's timers, the final global_step_{last+1} checkpoint
+    text_only: bool = False  # wandb-only logger: values only in Finished:/reward/status lines
+    mid_run: bool = False  # a notebook's tail: no preamble, config, start or resume line
+    headerless_mirror: bool = False  # WANDB_MIRROR lines with a Ray prefix only, null/str values
+    oom: bool = False  # ends with an oom_kill event and a plain CANCELLED
+    planned_steps: int | None = None  # the progress bar's total (real jobs)
 
 
 @dataclass
@@ -82,9 +91,15 @@ class LogTruth:
     vllm_suppressed: int = 0
     vllm_step_stats: dict[int, dict] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
-    run_name: str = ""
-    model: str = ""
-    n_samples: int = 8
+    run_name: str | None = ""
+    model: str | None = ""
+    n_samples: int | None = 8
+    vllm_prefix_samples: int | None = None  # samples with a prefix hit rate (None: all)
+    metric_form: str = "console"
+    mid_run: bool = False
+    final_checkpoint: int | None = None
+    planned_steps: int | None = None
+    status_detail: str | None = None
 
     def to_json(self) -> dict:
         return {
@@ -110,11 +125,21 @@ class LogTruth:
                 "aggregated": self.vllm_aggregated,
                 "suppressed": self.vllm_suppressed,
                 "step_stats": {str(k): v for k, v in self.vllm_step_stats.items()},
+                **(
+                    {"prefix_samples": self.vllm_prefix_samples}
+                    if self.vllm_prefix_samples is not None
+                    else {}
+                ),
             },
             "secrets": self.secrets,
             "run_name": self.run_name,
             "model": self.model,
             "n_samples": self.n_samples,
+            "metric_form": self.metric_form,
+            "mid_run": self.mid_run,
+            "final_checkpoint": self.final_checkpoint,
+            "planned_steps": self.planned_steps,
+            "status_detail": self.status_detail,
         }
 
 
@@ -155,12 +180,20 @@ class _Out:
         self.bytes += len(data)
 
     def prefix(self, actor: str, pid: int, ip: str | None) -> str:
+        if actor == "skyrl_entrypoint" and self.spec.real:
+            return ""  # formats.md §8: the driver's own output, not forwarded by Ray
         p = f"({actor} pid={pid}, ip={ip})" if ip else f"({actor} pid={pid})"
         return f"{CYAN}{p}{RESET} " if self.spec.colour else f"{p} "
+
+    def glue(self, text: str) -> None:
+        """A tqdm bar that lost its line break: the next record lands after it (§8)."""
+        self.raw(text)
 
     def loguru(
         self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310", pid: int = 4242
     ) -> None:
+        if self.spec.real:
+            where = where.replace("skyrl_train.", "skyrl.train.")  # upstream's 2026 rename
         ts = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
         if self.spec.colour:
             head = f"\x1b[32m{ts}\x1b[0m | \x1b[1mINFO    \x1b[0m | \x1b[36m{where}\x1b[0m - \x1b[1m{msg}\x1b[0m"
@@ -254,7 +287,31 @@ def step_metrics(
         m["timing/cleanup_old_checkpoints"] = rng.uniform(0.005, 0.5)
     if step == spec.first_step + 1:
         m["system/inf_probe"] = math.inf  # a non-finite value that must stay out of statistics
+    if spec.real and not spec.async_trainer:
+        _sync_timers(rng, m, ckpt)
     return m
+
+
+def _sync_timers(rng: random.Random, m: dict, ckpt: bool) -> None:
+    """The synchronous trainer's timer tree (formats.md §8) in place of the async one."""
+    for k in [k for k in m if k.startswith("timing/")]:
+        del m[k]
+    t = {
+        "generate": rng.uniform(200, 600),
+        "postprocess_generator_output": rng.uniform(0.5, 3.0),
+        "convert_to_training_input": rng.uniform(0.8, 4.4),
+        "fwd_logprobs_values_reward": rng.uniform(8.4, 16.8),
+        "compute_advantages_and_returns": rng.uniform(0.02, 0.4),
+        "policy_train": rng.uniform(54, 101),
+        "sync_weights": rng.uniform(17.6, 27.0),
+    }
+    t["train_critic_and_policy"] = t["policy_train"] + rng.uniform(0.05, 0.2)
+    if ckpt:
+        t["cleanup_old_checkpoints"] = rng.uniform(0.005, 0.5)
+        t["save_checkpoints"] = t["cleanup_old_checkpoints"] + rng.uniform(7.9, 19.2)
+    inside = [k for k in t if k not in ("policy_train", "cleanup_old_checkpoints")]
+    t["step"] = math.fsum(t[k] for k in inside) + rng.uniform(0.1, 1.0)
+    m.update({f"timing/{k}": v for k, v in t.items()})
 
 
 def _config(spec: JobSpec, secrets: dict[str, str]) -> dict:
@@ -328,20 +385,41 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     )
     truth.secrets = list(secrets.values())
     t = spec.start
-    # sbatch preamble: exports with secrets, straight into the SLURM file.
-    out.raw(f"+ export WANDB_API_KEY={secrets['WANDB_API_KEY']}\n")
-    out.raw(f"export HF_TOKEN={secrets['HF_TOKEN']}\n")
-    out.raw(f"export AWS_ACCESS_KEY_ID={secrets['AWS_ACCESS_KEY_ID']}\n")
-    out.raw(f"SLURM_JOB_ID={spec.job_id} starting on node gpu-{rng.randint(1, 99):03d}\n")
-    for line in yaml.safe_dump(_config(spec, secrets), sort_keys=False).splitlines():
-        out.entry(line)
-    out.loguru(t, f"Starting training run {spec.run_name}")
-    if spec.resume_from is not None:
-        out.loguru(t, f"Loading checkpoint from: {spec.ckpt_root}/global_step_{spec.resume_from}")
-        out.loguru(t, f"Resumed training from global_step {spec.resume_from}")
-        truth.resumed_from = spec.resume_from
+    truth.metric_form = (
+        "text" if spec.text_only else "mirror" if spec.form in ("mirror", "both") else "console"
+    )
+    truth.mid_run = spec.mid_run
+    truth.planned_steps = spec.planned_steps
+    if spec.mid_run:
+        # A notebook kept only its last lines: no preamble, config, start or resume line.
+        truth.run_name = truth.model = truth.n_samples = None
     else:
-        out.loguru(t, "No checkpoint found, starting training from scratch")
+        # sbatch preamble: exports with secrets, straight into the SLURM file.
+        out.raw(f"+ export WANDB_API_KEY={secrets['WANDB_API_KEY']}\n")
+        out.raw(f"export HF_TOKEN={secrets['HF_TOKEN']}\n")
+        out.raw(f"export AWS_ACCESS_KEY_ID={secrets['AWS_ACCESS_KEY_ID']}\n")
+        out.raw(f"SLURM_JOB_ID={spec.job_id} starting on node gpu-{rng.randint(1, 99):03d}\n")
+        for line in yaml.safe_dump(_config(spec, secrets), sort_keys=False).splitlines():
+            out.entry(line)
+        out.loguru(t, f"Starting training run {spec.run_name}")
+        if spec.resume_from is not None:
+            out.loguru(
+                t, f"Loading checkpoint from: {spec.ckpt_root}/global_step_{spec.resume_from}"
+            )
+            out.loguru(t, f"Resumed training from global_step {spec.resume_from}")
+            truth.resumed_from = spec.resume_from
+        else:
+            out.loguru(t, "No checkpoint found, starting training from scratch")
+    done = spec.first_step - 1  # the progress bar's count
+
+    def bar() -> str:
+        total = spec.planned_steps or spec.last_step
+        pct = 100 * done // max(total, 1)
+        return (
+            f"Training Batches Processed: {pct:3d}%|{'#' * (pct // 10):<10}| {done}/{total} "
+            f"[1:15:34<08:27, 20.30s/it]"
+        )
+
     engines = [
         (
             287294 + 17 * i,
@@ -352,6 +430,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     pad_per_step = spec.pad_bytes // max(1, spec.last_step - spec.first_step + 1)
     pending: Counter = Counter()
     pending_exc: Counter = Counter()
+    negative: list[int] = []  # the negative batch line is written once
 
     def batches(step_key: int, mode: str = "training") -> None:
         for _ in range(spec.groups):
@@ -375,6 +454,16 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             failed = min(n, sum(exc.values()) - exc.get("InvalidChatHistory", 0))
             masked = exc.get("InvalidChatHistory", 0)
             ok = n - failed - masked
+            if spec.real and step_key == spec.first_step and mode == "training" and not negative:
+                # §8: the generator subtracts exception counts, which can exceed the batch
+                exc = Counter({"AgentTimeoutError": n + 1})
+                out.loguru(
+                    t,
+                    f"Exception breakdown: {dict(exc)}",
+                    "skyrl_train.generators.harbor:generate:171",
+                )
+                ok, failed, masked = -1, n + 1, 0
+                negative.append(1)
             out.loguru(
                 t,
                 f"Batch generation complete: {ok}/{n} successful, {failed} failed instances, "
@@ -431,6 +520,27 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 pre_ = out.prefix("AsyncVLLMInferenceEngine", pid, ip)
                 if spec.vllm_shape == "new":
                     pre_ += f"(EngineCore_DP0 pid={pid + 1}) "
+                name = f"{pid}@{ip or 'driver'}"
+                text = f"Engine 000: {', '.join(parts)}"
+                if spec.real:
+                    # §8: every prefix form; engine 2 is a V0 engine (another line shape)
+                    form = e % 3
+                    if form == 0:
+                        stamp = tt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{331095044 + k:09d}Z"
+                        pre_, name = f"{stamp} (APIServer pid=1) ", "1@driver"
+                    elif form == 1:
+                        pre_ = (
+                            f"(VllmAsyncGenerationWorker pid={pid}, ip={ip}) "
+                            f"(EngineCore_DP0 pid={pid + 1}) (RayWorkerWrapper pid={pid + 2}) "
+                        )
+                    else:
+                        pre_, name = f"(pid={pid}) ", f"{pid}@driver"
+                        head = f"INFO {tt.strftime('%m-%d %H:%M:%S')} [metrics.py:486] "
+                        text = (
+                            f"{parts[0]}, {parts[1]}, Running: {run} reqs, Swapped: 0 reqs, "
+                            f"Pending: {wait} reqs, GPU KV cache usage: {kv}%, CPU KV cache usage: 0.0%."
+                        )
+                        pre = None  # V0 logs no prefix cache hit rate
                 suffix = ""
                 if (k + e) % 5 == 4:
                     rep = rng.randint(2, 9)
@@ -440,12 +550,13 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                         else f" [repeated {rep}x across cluster]"
                     )
                     truth.vllm_suppressed += rep
-                out.raw(f"{pre_}{head}Engine 000: {', '.join(parts)}{suffix}\n")
+                out.raw(f"{pre_}{head}{text}{suffix}\n")
                 truth.vllm_samples += 1
-                truth.vllm_engines.add(f"{pid}@{ip or 'driver'}")
-                truth.vllm_sums.update(
-                    {"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre}
-                )
+                truth.vllm_engines.add(name)
+                truth.vllm_sums.update({"gen": gen, "running": run, "waiting": wait, "kv": kv})
+                if pre is not None:
+                    truth.vllm_sums["prefix"] += pre
+                    truth.vllm_prefix_samples = (truth.vllm_prefix_samples or 0) + 1
                 truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
             if k == 0 and spec.vllm_shape == "new":
                 out.raw(
@@ -467,6 +578,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             else:
                 dicts = [console_vals]
             for d in dicts:
+                if spec.real:
+                    out.glue(bar())
                 out.loguru(t, f"Step {step}: ", "skyrl_train.utils.tracking:log:208")
                 lines = pprint.pformat(d).splitlines()
                 for i, line in enumerate(lines):
@@ -476,7 +589,13 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                         out.raw(
                             f"{out.prefix('AsyncVLLMInferenceEngine', 999, '10.0.0.9')}some engine chatter {{'x': 1}}\n"
                         )
-        if form in ("mirror", "both"):
+        if form in ("mirror", "both") and spec.headerless_mirror:
+            # §8: no loguru header, and values that are not numbers (not metrics)
+            extra = {**m, "note": None, "tag": "warmup"}
+            out.entry(
+                f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(extra, sort_keys=True)}"
+            )
+        elif form in ("mirror", "both"):
             out.loguru(
                 t,
                 f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(m, sort_keys=True)}",
@@ -489,9 +608,45 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()
             }
 
+    def timer_lines(m: dict) -> dict:
+        """The step's Finished:, reward and status lines; what a reader takes from them."""
+        got: dict[str, float] = {}
+        where = "skyrl_train.utils.utils:__exit__:43"
+        for k, v in m.items():
+            if k.startswith("timing/") and k != "timing/step":
+                out.loguru(t, f"Finished: '{k[7:]}', time cost: {v:.2f}s", where)
+                got[k] = float(f"{v:.2f}")
+        out.loguru(t, "Finished: 'dump_data_batch', time cost: 0.42s", where)  # not a timing/*
+        rewards = {
+            "reward/avg_pass_at_8": m["reward/avg_pass_at_8"],
+            "reward/avg_raw_reward": m["reward/avg_raw_reward"],
+            "reward/mean_positive_reward": min(1.0, m["reward/avg_raw_reward"] * 1.7),
+        }
+        out.loguru(
+            t,
+            ", ".join(f"{k}: {v}" for k, v in rewards.items()),
+            "skyrl_train.trainer:postprocess:1116",
+        )
+        got.update(rewards)
+        out.glue(bar())
+        out.loguru(t, f"Finished: 'step', time cost: {m['timing/step']:.2f}s", where)
+        got["timing/step"] = float(f"{m['timing/step']:.2f}")
+        status = {
+            "policy_loss": m["policy/policy_loss"],
+            "policy_lr": 9.99e-07,
+            "raw_grad_norm": m["policy/raw_grad_norm"],
+            "policy_entropy": m["policy/policy_entropy"],
+        }
+        out.loguru(t, repr(status), "skyrl_train.trainer:train:497")
+        got.update({f"policy/{k}": v for k, v in status.items()})
+        return got
+
     for step in range(spec.first_step, spec.last_step + 1):
         ckpt = step % spec.ckpt_interval == 0
         m = step_metrics(rng, step, spec, ckpt)
+        if spec.real or spec.text_only:
+            # the synchronous trainer generates inside its 'step' timer
+            out.loguru(t, "Started: 'step'", "skyrl_train.utils.utils:__enter__:38")
         batches(step)
         vllm(float(m["timing/step"]))
         for _ in range(3):
@@ -509,8 +664,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             before = out.bytes
             _noise(out, rng, 4242)
             written += out.bytes - before
-        out.entry("Started: 'step'")
-        out.entry(f"Finished: 'step', time cost: {m['timing/step']:.2f}s")
+        if spec.real or spec.text_only:
+            text_vals = timer_lines(m)
+        else:
+            out.entry("Started: 'step'")
+            out.entry(f"Finished: 'step', time cost: {m['timing/step']:.2f}s")
         t += timedelta(seconds=float(m["timing/step"]))
         if spec.vllm_shape == "new" and spec.engines:
             rp, rm, kp, km = (
@@ -533,7 +691,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 "kv_med": km,
             }
         flush(step)
-        block(step, m)
+        if spec.text_only:
+            truth.metrics[step] = text_vals
+        else:
+            block(step, m)
+        done = step
         truth.steps.append(step)
         if ckpt:
             out.loguru(
@@ -557,6 +719,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     truth.last_step = spec.last_step if truth.steps else None
     nxt = spec.last_step + 1
     if spec.trailing_batches or spec.end in ("cancelled", "running"):
+        if spec.real or spec.text_only:
+            out.loguru(t, "Started: 'step'", "skyrl_train.utils.utils:__enter__:38")
         batches(nxt)
     if spec.end == "running":
         # A block cut off mid-dict: its marker is there, its batches belong to it.
@@ -571,14 +735,35 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         )  # no newline: still being written
         return truth
     flush(nxt)
+    if spec.end == "complete" and spec.real:
+        out.loguru(
+            t,
+            f"Successfully saved checkpoint for global_step_{nxt} to: {spec.ckpt_root}/global_step_{nxt}",
+            "skyrl_train.trainer:save_checkpoints:512",
+        )
+        out.loguru(t, "Saved final checkpoint.")
+        truth.final_checkpoint = nxt  # §8: named after last + 1, not a step
     if spec.end == "complete":
         out.loguru(t, "Training done!")
     elif spec.end == "cancelled":
         out.entry("Training done! (said the model, not the trainer)")
+        if spec.real:
+            out.glue(bar())
         out.raw(
             f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT "
             f"{t.strftime('%Y-%m-%dT%H:%M:%S')} DUE TO {spec.cancel_reason} ***\n"
         )
+        truth.status_detail = spec.cancel_reason
+    elif spec.end == "failed" and spec.oom:
+        out.raw(
+            f"slurmstepd: error: Detected 1 oom_kill event in StepId={spec.job_id}.batch. "
+            "Some of the step tasks have been OOM Killed.\n"
+        )
+        out.raw(
+            f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT "
+            f"{t.strftime('%Y-%m-%dT%H:%M:%S')} ***\n"
+        )
+        truth.status_detail = "out of memory (oom_kill)"
     elif spec.end == "failed":
         out.loguru(
             t,

@@ -77,8 +77,16 @@ def test_variants():
             "exception_info": {"exception_type": "AgentTimeoutError"},
         },
     ]
+    top = {"rewards": {"reward": 0.5}}  # Harbor's aggregate over the steps
+    r = decode_result(
+        json.dumps({"trial_name": "m", "verifier_result": top, "step_results": steps}).encode(),
+        "d",
+        False,
+    )
+    assert (r.reward, r.turns, r.exception) == (0.5, 3, "AgentTimeoutError")
+    # the reward is what the file states: none at the top level, none read
     r = decode_result(json.dumps({"trial_name": "m", "step_results": steps}).encode(), "d", False)
-    assert (r.reward, r.turns, r.exception) == (1.0, 3, "AgentTimeoutError")
+    assert (r.reward, r.exception) == (None, "AgentTimeoutError")
 
 
 @pytest.mark.parametrize(
