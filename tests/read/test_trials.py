@@ -196,3 +196,75 @@ def test_non_finite_and_huge_counts_are_absent_not_a_traceback():
         r = decode_result(data, "t__1", False)
         assert r is not None and r.turns is None and r.input_tokens is None
         assert r.output_tokens == 5
+
+
+@pytest.mark.parametrize(
+    "variant", ["0.1.45", "0.26", "0.26-multi", "0.26-context", "0.26-invalid"]
+)
+def test_harbor_files_as_harbor_writes_them(variant):
+    """Files in the field order and shape of Harbor's ``TrialResult.model_dump_json(indent=4)``."""
+    import random
+    from datetime import datetime
+
+    from sitegen.synth.trials import harbor_result
+
+    rng = random.Random(variant)
+    for _ in range(6):
+        text, seen = harbor_result(rng, variant, "fix-git", datetime(2026, 5, 12, 8))
+        assert text.startswith(
+            '{\n    "schema_version": 1,' if variant != "0.1.45" else '{\n    "id": '
+        )
+        r = decode_result(text.encode(), "x", False)
+        assert (r.exception, r.reward, r.turns) == (
+            seen["exception"],
+            seen["reward"],
+            seen["turns"],
+        )
+        assert (r.input_tokens, r.output_tokens) == (seen["input_tokens"], seen["output_tokens"])
+        assert r.duration_s == seen["duration_s"]  # UTC "Z" times beside a naive occurred_at
+        if variant == "0.26-context":
+            assert r.exception == "ContextLengthExceededError" and r.reward is not None
+            assert r.exception_kind == "model"
+        if variant == "0.26-invalid":
+            assert r.exception == "VerifierTimeoutError" and r.reward is None  # reward_valid false
+            assert r.exception_kind == "infrastructure"
+        if variant == "0.1.45":
+            assert r.exception_kind is None  # no policy in the file: classified by name
+
+
+def test_harbor_policy_in_the_file_wins_over_the_name_table():
+    obj = {
+        "trial_name": "t__1",
+        "exception_info": {
+            "exception_type": "AgentTimeoutError",
+            "policy": {"should_retry": True, "should_grade": False, "has_valid_reward": False},
+        },
+    }
+    r = decode_result(json.dumps(obj).encode(), "t", False)
+    assert r.exception_kind == "infrastructure"  # an override made it an infrastructure failure
+    from sitegen.model.vocabulary import exception_kind, policy_kind
+
+    assert exception_kind("AgentTimeoutError") == "model"
+    assert exception_kind("SandboxBuildFailedError") == "infrastructure"
+    assert exception_kind("CancelledError") == "other"
+    assert (
+        policy_kind({"should_retry": True, "should_grade": True, "has_valid_reward": True})
+        == "other"
+    )
+    assert policy_kind({"should_retry": "no"}) is None
+
+
+def test_model_usage_gives_tokens_when_the_totals_are_absent():
+    obj = {
+        "trial_name": "t__1",
+        "agent_result": {
+            "n_input_tokens": None,
+            "n_output_tokens": None,
+            "model_usage": {
+                "a": {"n_input_tokens": 10, "n_output_tokens": 2},
+                "b": {"n_input_tokens": 5, "n_output_tokens": 1},
+            },
+        },
+    }
+    r = decode_result(json.dumps(obj).encode(), "t", False)
+    assert (r.input_tokens, r.output_tokens) == (15, 3)
