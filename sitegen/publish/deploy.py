@@ -270,6 +270,9 @@ def publish_site(
         # The output folder is the branch's worktree: its files are the new tip already;
         # bring its index along so `git status` there shows no change.
         Git(worktree).run("reset", "-q")
+    # Plumbing never triggers git's housekeeping (porcelain commands do): without it, every
+    # deploy's changed files pile up as loose objects. A no-op until there are thousands.
+    git.run("gc", "--auto", "--quiet")
     say(f"committed {commit[:12]} to {branch} ({len(entries)} files)")
     pushed = False
     if push:
