@@ -159,7 +159,7 @@ def job_page(
         trials=trials,
         notes_md=redactor.text(notes_md) if notes_md else None,
         warnings=tuple(warnings),
-        tasks=ins.tasks_section(),
+        tasks=ins.tasks_section(job_url(job.id)),
         rollouts=ins.rollouts,
     )
 
@@ -221,7 +221,13 @@ def run_page(run: Run, job_rows: dict[str, JobRow], insights: Insights | None = 
         reward_spark=spark([b.metrics.get(REWARD) for b in run.blocks]),
         last_activity=max((r.last_activity for r in rows if r.last_activity), default=None),
         findings=ins.findings,
-        tasks=ins.tasks_section(),
+        # a run of one job whose trials are that job's has the job's table: written once
+        tasks=ins.tasks_section(
+            run_url(run.id),
+            job_url(run.jobs[0].id)
+            if len(run.jobs) == 1 and run.trials is not None and run.jobs[0].trials is run.trials
+            else None,
+        ),
         rollouts=ins.rollouts,
     )
 
@@ -314,7 +320,7 @@ def compare_page(run_pages: Sequence[RunPage], job_pages: Sequence[JobPage]) -> 
                 last_activity=p.last_activity,
                 findings=p.findings,
                 config=differing.get(f"{kind}:{p.id}", {}),
-                tasks=p.tasks is not None,
+                tasks=p.tasks.table_dir if p.tasks else None,
             )
             for kind, pages in (("run", run_pages), ("job", job_pages))
             for p in pages

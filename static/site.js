@@ -324,15 +324,15 @@
       rows.length ? rows.length + " keys differ." : "The configs of these picks do not differ (or were not logged).";
     // tasks: each pick's solved.js beside its page, loaded when picked
     var withTasks = picks.filter(function (it) { return it.tasks; });
-    var want = withTasks.filter(function (it) { return !store["solved:" + it.kind + ":" + it.id]; });
-    loadScripts(want.map(function (it) { return "../" + it.url + "solved.js"; }), function () { taskDiff(withTasks); });
+    var want = withTasks.filter(function (it) { return !store["solved:" + it.tasks]; });
+    loadScripts(want.map(function (it) { return "../" + it.tasks + "solved.js"; }), function () { taskDiff(withTasks); });
   }
 
   function taskDiff(picks) {
     var head = document.querySelector("#compare-tasks thead"), body = document.querySelector("#compare-tasks tbody");
     var summary = document.getElementById("task-compare-summary");
     head.innerHTML = ""; body.innerHTML = "";
-    var data = picks.map(function (it) { return store["solved:" + it.kind + ":" + it.id]; });
+    var data = picks.map(function (it) { return store["solved:" + it.tasks]; });
     picks = picks.filter(function (_, i) { return data[i]; });
     data = data.filter(Boolean);
     if (picks.length < 2) {

@@ -97,7 +97,9 @@ class TasksSection:
     lists: tuple[TaskListSummary, ...]
     wasted: Wasted
     rows: tuple[TaskRowBrief, ...]  # the first INLINE_TASK_ROWS, by first solved step
-    table_file: str  # every row with its per-step cells, beside the page (gzip JSON)
+    table_file: str  # every row with its per-step cells (gzip JSON), relative to the page
+    table_dir: str  # the site folder holding the table files: the page's, or its job's when
+    # a run of one job shares that job's trials (the same table, written once)
     heatmap: tuple[HeatCell, ...]
     heatmap_tasks: int  # tasks drawn (of tasks_total)
     heatmap_bin_steps: int  # steps per column
@@ -112,11 +114,16 @@ class Insights:
     findings: tuple[Finding, ...]
     attribution: Attribution | None = None
 
-    def tasks_section(self) -> TasksSection | None:
-        return tasks_section(self.tasks, self.attribution) if self.tasks else None
+    def tasks_section(self, page_url: str, table_dir: str | None = None) -> TasksSection | None:
+        """The page's section; ``table_dir``: another page's folder holding the same table."""
+        if not self.tasks:
+            return None
+        return tasks_section(self.tasks, self.attribution, page_url, table_dir or page_url)
 
 
-def tasks_section(ta: TaskAnalysis, attr: Attribution | None) -> TasksSection:
+def tasks_section(
+    ta: TaskAnalysis, attr: Attribution | None, page_url: str = "", table_dir: str = ""
+) -> TasksSection:
     order = {r.name: i for i, r in enumerate(ta.tasks)}
     slug = {r.name: r.slug for r in ta.tasks}
     shown = {tl.category: sorted(tl.tasks, key=order.__getitem__)[:LIST_NAMES] for tl in ta.lists}
@@ -145,9 +152,17 @@ def tasks_section(ta: TaskAnalysis, attr: Attribution | None) -> TasksSection:
         ),
         wasted=ta.wasted,
         rows=tuple(brief(r) for r in ta.tasks[:INLINE_TASK_ROWS]),
-        table_file=TASKS_TABLE_FILE,
+        table_file=_relative(page_url, table_dir) + TASKS_TABLE_FILE,
+        table_dir=table_dir,
         **heatmap(ta),
     )
+
+
+def _relative(page_url: str, folder: str) -> str:
+    """``folder`` (a site path ending in ``/``) as seen from the page at ``page_url``."""
+    if folder == page_url:
+        return ""
+    return "../" * page_url.count("/") + folder
 
 
 def heatmap(ta: TaskAnalysis) -> dict:

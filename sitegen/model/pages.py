@@ -260,7 +260,7 @@ class CompareItem(PageData):
     last_activity: str | None  # the comparison page starts with the most recent runs
     findings: tuple[Finding, ...]
     config: dict[str, str]  # insights.configdiff.varying: only keys that differ somewhere
-    tasks: bool  # a solved.js beside its page lists its tasks (task-level comparison)
+    tasks: str | None  # the folder whose solved.js lists its tasks (task-level comparison)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -380,8 +380,8 @@ class Renderer:
         the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
         task-level comparison). Loaded on demand, so a 40 k-trial job's page stays light."""
         table = self.task_tables.get(page.url)
-        if page.tasks is None or table is None:
-            return
+        if page.tasks is None or table is None or page.tasks.table_dir != page.url:
+            return  # no trials, or the table is its job's (written with that page)
         full = {
             "schema": "sitegen/tasks@1",
             "kind": kind,
@@ -396,14 +396,14 @@ class Renderer:
             self.writer.write(
                 f"{page.url}{TASKS_SCRIPT_FILE}",
                 _script_data(
-                    f"tasks:{kind}:{page.id}",
+                    f"tasks:{page.url}",
                     {"columns": cols, "rows": [[r[c] for c in cols] for r in rows]},
                 ),
             )
         self.writer.write(
             f"{page.url}solved.js",
             _script_data(
-                f"solved:{kind}:{page.id}",
+                f"solved:{page.url}",
                 {
                     "tasks": [r.name for r in table.tasks],
                     "trials": [r.trials for r in table.tasks],

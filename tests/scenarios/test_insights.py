@@ -206,7 +206,7 @@ def test_published_json_matches_the_schemas(planted):
             jsonschema.validate(page, schema)
             if page["tasks"]:
                 table = json.loads(
-                    gzip.decompress((site / page["url"] / "tasks.json.gz").read_bytes())
+                    gzip.decompress((site / page["url"] / page["tasks"]["table_file"]).read_bytes())
                 )
                 jsonschema.validate(table, json.loads((schemas / "tasks.schema.json").read_text()))
 
@@ -229,7 +229,10 @@ def test_compare_items_carry_findings_and_differing_config(planted):
     mid = next(j for j in index["jobs"] if j["log"] == truth["jobs"][3]["log"])
     assert by_id[("job", mid["id"])]["config"] == {}
     tasks_job = next(j for j in index["jobs"] if j["log"] == truth["jobs"][0]["log"])
-    assert by_id[("job", tasks_job["id"])]["tasks"] is True and item["tasks"] is False
+    assert by_id[("job", tasks_job["id"])]["tasks"] == tasks_job["url"] and item["tasks"] is None
+    # its run of one job shares the job's table: written once, in the job's folder
+    assert by_id[("run", tasks_job["run"])]["tasks"] == tasks_job["url"]
+    assert not (site / "runs" / tasks_job["run"] / "tasks.json.gz").exists()
     solved = (site / tasks_job["url"] / "solved.js").read_text()
     assert "learn-sql" in solved and solved.startswith("sitegen.data(")
 
