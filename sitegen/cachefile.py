@@ -23,7 +23,8 @@ from typing import Any
 
 import orjson
 
-from sitegen.model.parsed import TrialResult
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import TrialResult, TrialSet
 
 MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
 
@@ -335,3 +336,30 @@ def _watch_from_json(v: Any) -> Watch:
 def _warning_from_json(v: Any) -> tuple[str, int | None, str]:
     check(isinstance(v, list) and len(v) == 3, "bad warning")
     return (string(v[0], "path"), _opt_int(v[1], "line"), string(v[2], "message"))
+
+
+def trial_set_to_json(ts: TrialSet) -> dict:
+    """A trials folder's parsed (and redacted) trial set."""
+    return {
+        "path": ts.path,
+        "results": [_trial_to_json(r) for r in ts.results],
+        "counts": [ts.eval_count, ts.malformed, ts.missing, ts.archives],
+        "warnings": [[w.path, w.line, w.message] for w in ts.warnings],
+    }
+
+
+def trial_set_from_json(v: Any) -> TrialSet:
+    check(isinstance(v, dict), "a trial set is not an object")
+    results, counts, warnings = v["results"], v["counts"], v["warnings"]
+    check(isinstance(results, list) and isinstance(warnings, list), "bad trial set")
+    check(isinstance(counts, list) and len(counts) == 4, "bad trial counts")
+    eval_count, malformed, missing, archives = (integer(c, "count") for c in counts)
+    return TrialSet(
+        string(v["path"], "path"),
+        tuple(_trial_from_json(r) for r in results),
+        eval_count,
+        malformed,
+        missing,
+        archives,
+        tuple(BuildWarning(*_warning_from_json(w)) for w in warnings),
+    )

@@ -54,6 +54,8 @@ from sitegen.cachefile import (
     known_to_json,
     loads,
     read_file,
+    trial_set_from_json,
+    trial_set_to_json,
 )
 from sitegen.jsonio import dumps as page_json
 from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
@@ -61,7 +63,7 @@ from sitegen.sources import Sources, watch_holds
 from sitegen.write import MARKER, SiteWriter, write_error
 
 if TYPE_CHECKING:
-    from sitegen.model.parsed import ParsedLog
+    from sitegen.model.parsed import ParsedLog, TrialSet
     from sitegen.options import BuildOptions
     from sitegen.read.logfile import LogState
 
@@ -240,6 +242,23 @@ class BuildState:
             self._ignored(self._path("trials", trials_dir), exc)
             return {}
 
+    def unchanged_trials(self, trials_dir: str, archive: Path) -> TrialSet | None:
+        """The last build's trial set of a folder its watch says is unchanged (not listed again)."""
+        watch = self.last.watch.get(trials_dir) if self.last else None
+        if watch is None or not watch_holds(archive, watch):
+            return None
+        body = self._load("trialset", trials_dir)
+        if body is None:
+            return None
+        try:
+            return trial_set_from_json(body)
+        except (CacheFileError, KeyError, TypeError, ValueError) as exc:
+            self._ignored(self._path("trialset", trials_dir), exc)
+            return None
+
+    def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
+        self._save("trialset", trials_dir, trial_set_to_json(ts))
+
     def keep_trial_outcomes(self, trials_dir: str, known: dict[str, tuple[int, int, Any]]) -> None:
         self._save("trials", trials_dir, known_to_json(known))
 
@@ -279,7 +298,7 @@ class BuildState:
         self.last = last
         self._save("site", "site", last.to_json())
         used = {self._path(kind, name) for kind, name in list(self._used)}
-        for kind in ("log", "trials"):
+        for kind in ("log", "trials", "trialset"):
             for path in (self.dir / kind).glob("*.json"):
                 if path not in used:
                     with contextlib.suppress(OSError):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.cachefile import Fingerprint, Known
+from sitegen.cachefile import Fingerprint, Known, Watch
 from sitegen.errors import BuildWarning
 from sitegen.incremental import BuildState
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
@@ -53,6 +53,8 @@ class Parsed:
     stats: ParseStats = field(default_factory=ParseStats)
     # per trials folder, what is known of each result.json (for sources.Sources.watch)
     outcomes: dict[str, Known] = field(default_factory=dict)
+    # per trials folder taken whole from the last build: its watch, which still holds
+    watch_kept: dict[str, Watch] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,14 @@ def _read_trials(
 
     sets = []
     for d in dirs:
+        kept = state.unchanged_trials(d, archive)
+        if kept is not None:  # its watch holds: not listed, nothing stat'ed or decoded again
+            out.stats.trial_files_cached += len(kept.results) + kept.eval_count + kept.malformed
+            out.watch_kept[d] = state.last.watch[d]  # type: ignore[union-attr]
+            sets.append(kept)
+            if progress:
+                progress(f"trials {d}: {len(kept.results)} (unchanged)")
+            continue
         old = state.trial_outcomes(d)
         ts, known = parse_trials(archive / disc.real(d), archive, old, decode, redactor)
         read = sum(1 for rel, v in known.items() if rel not in old or old[rel][:2] != v[:2])
@@ -186,6 +196,7 @@ def _read_trials(
         if read or len(known) != len(old):
             state.keep_trial_outcomes(d, known)
         out.outcomes[d] = known
+        state.keep_trial_set(d, ts)
         sets.append(ts)
         if progress:
             progress(f"trials {d}: {len(ts.results)}")

@@ -66,7 +66,7 @@ class Sources:
     assets: str  # the templates' and static files' signature
     now: float  # what a "running" job's status is judged against
     logs: dict[str, Fingerprint]  # job id -> its log, infra logs and notes
-    folders: dict[str, Watch]  # trials folder (as shown) -> its folders' mtimes, its tar files
+    folders: dict[str, Watch]  # trials folder (as shown) -> its folders' mtimes
 
     @classmethod
     def take(cls, opts: BuildOptions, disc: Discovery, assets: str, now: float) -> Sources:
@@ -115,9 +115,10 @@ class Sources:
 
 
 def _folder_stats(archive: Path, folder: str) -> Watch:
-    """The folders that hold a trials folder's trials (mtimes) and its tar archives (stats)."""
-    from sitegen.read.trials import TAR_RE
+    """The mtimes of the folders that hold a trials folder's trials (no listing of the trials).
 
+    A trial added or removed, or a tar archive added, changes one of them.
+    """
     root = archive / folder
     prefix = f"{folder}/" if folder != "." else ""
     dirs = [folder]
@@ -128,33 +129,35 @@ def _folder_stats(archive: Path, folder: str) -> Watch:
             dirs += sorted(
                 f"{prefix}eval_sessions/{e.name}" for e in it if e.is_dir(follow_symlinks=False)
             )
-    tars: list[str] = []
-    with contextlib.suppress(OSError):
-        tars = sorted(prefix + n for n in os.listdir(root) if TAR_RE.match(n))
-    return tuple((d, _mtime_ns(archive / d)) for d in dirs), _stats(archive, tars)
+    return tuple((d, _mtime_ns(archive / d)) for d in dirs), ()
 
 
 def _watch(archive: Path, folder: str, known: Known, before: Watch) -> Watch:
     """What to stat to know that a trials folder did not change, without listing it again.
 
-    Adding or removing a trial changes the mtime of the folder holding it (the
-    trials folder, ``eval_sessions/`` or a session); a trial without a complete
-    ``result.json`` (missing, damaged, unreadable) may still change, so it is
-    watched itself, with the stat the parse saw (missing: ``-1``), as are the
-    ``trials_step*.tar`` archives. (A result.json that cannot be read at all is
-    never "unchanged": each build tries it again.)
+    The folders' mtimes as they were before the parse (``before``); each trial
+    without a complete ``result.json`` (missing, damaged, unreadable), which may
+    still change, with the stat the parse saw (missing: ``-1``); and each
+    ``trials_step*.tar`` archive, with the stat it was read with. (A file that
+    cannot be read at all is never "unchanged": each build tries it again.)
     """
-    from sitegen.read.trials import list_trial_dirs
+    from sitegen.read.trials import TAR_RE, list_trial_dirs
 
+    root = archive / folder
     prefix = f"{folder}/" if folder != "." else ""
     pending = []
-    for sub, _name, _is_eval in list_trial_dirs(archive / folder):
+    for sub, _name, _is_eval in list_trial_dirs(root):
         rel = f"{prefix}{sub}/result.json"
         hit = known.get(rel)
         if hit is None or not isinstance(hit[2], tuple) or hit[2][0] not in ("ok", "eval", "job"):
             pending.append((rel, hit[0], hit[1]) if hit else (rel, -1, -1))
-    dirs, tars = before
-    return dirs, tuple(pending) + tars
+    tars: list[str] = []
+    with contextlib.suppress(OSError):
+        tars = sorted(prefix + n for n in os.listdir(root) if TAR_RE.match(n))
+    for rel in tars:
+        hit = known.get(rel)
+        pending.append((rel, hit[0], hit[1]) if hit else _stats(archive, [rel])[0])
+    return before[0], tuple(pending)
 
 
 def _mtime_ns(path: Path) -> int:

@@ -155,7 +155,8 @@ def test_planted_pickles_and_malformed_files_run_nothing(tmp_path):
     r = build(opts)
     assert not marker.exists()
     assert r.parse.logs_parsed == 7 and r.parse.trial_files_cached == 0
-    assert len(r.cache_warnings) == len(planted)
+    # (a folder's trial set is only looked at when the site record, planted too, vouches for it)
+    assert len(r.cache_warnings) == len([p for p in planted if p.parent.name != "trialset"])
     after_attack = _data(out)
     build(BuildOptions(archive=archive, out=out, workers=1, now=0.0, clean=True))
     assert _data(out) == after_attack  # the same as a build from scratch
@@ -251,3 +252,25 @@ def test_the_cache_forgets_what_left_the_archive(tmp_path):
     (archive / "flat" / "stale" / "train_600150.out").unlink()
     r = build(opts)
     assert r.jobs == 6 and len(list((cache / "log").glob("*.json"))) == logs_before - 1
+
+
+def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
+    archive = tmp_path / "a"
+    synth(archive, seed=30, steps=6, trials_per_step=2)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    build(opts)
+    listed: list[str] = []
+    real = parse.parse_trials
+    monkeypatch.setattr(
+        parse, "parse_trials", lambda root, *a, **k: listed.append(root.name) or real(root, *a, **k)
+    )
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))  # a log, not trials
+    r = build(opts)
+    assert not r.unchanged and listed == [] and r.parse.trial_files_read == 0
+    trials = archive / "flat" / "sync-baseline" / "trace_jobs"
+    (trials / "new-trial__y").mkdir()  # one folder changes: only it is listed
+    build(opts)
+    assert listed == ["trace_jobs"]
+    monkeypatch.undo()
+    assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
