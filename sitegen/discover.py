@@ -324,8 +324,15 @@ class _Walker:
 
 
 def _ident(p: os.DirEntry | Path) -> tuple[int, int]:
-    """A folder's identity (device, inode), links not followed."""
-    st = p.stat(follow_symlinks=False) if isinstance(p, os.DirEntry) else os.lstat(p)
+    """A folder's identity (device, inode), links not followed.
+
+    A folder gone since it was listed gets an identity of its own that matches
+    nothing (reading it then gives the warning).
+    """
+    try:
+        st = p.stat(follow_symlinks=False) if isinstance(p, os.DirEntry) else os.lstat(p)
+    except OSError:
+        return -1, hash(os.fspath(p.path if isinstance(p, os.DirEntry) else p))
     return st.st_dev, st.st_ino
 
 
