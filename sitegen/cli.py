@@ -80,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--remote", default="origin", help="remote to push to (default: origin)")
     d.add_argument("--no-push", action="store_true", help="commit only, do not push")
     d.add_argument("--cname", default=None, help="custom domain: written to CNAME")
+    d.add_argument(
+        "--strict", action="store_true", help="exit 1, nothing committed, when the build warns"
+    )
 
     c = sub.add_parser(
         "check-site",
@@ -227,7 +230,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _gh_deploy(args: argparse.Namespace) -> int:
     from sitegen.progress import Progress
-    from sitegen.publish.deploy import PublishBlocked, gh_deploy
+    from sitegen.publish.deploy import PublishBlocked, StrictStop, gh_deploy
 
     opts = _options(args)
     try:
@@ -244,6 +247,9 @@ def _gh_deploy(args: argparse.Namespace) -> int:
     except PublishBlocked as exc:  # the gate's lines are printed already
         print(f"sitegen: error: {exc}", file=sys.stderr)
         return 2
+    except StrictStop as exc:  # as `build --strict`: warnings are exit 1
+        print(f"sitegen: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

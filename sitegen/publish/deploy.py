@@ -52,6 +52,10 @@ class PublishBlocked(SitegenError):
         self.report = report
 
 
+class StrictStop(SitegenError):
+    """``--strict`` and the build warned: nothing committed (the CLI exits 1, as ``build``)."""
+
+
 @dataclass(frozen=True)
 class DeployResult:
     """What a deploy did. ``commit`` is None when the site was unchanged (nothing committed)."""
@@ -169,6 +173,8 @@ def gh_deploy(
     if len(report.warnings) > _WARNINGS_SHOWN:
         say(f"warning: … {len(report.warnings) - _WARNINGS_SHOWN} more (see data/warnings.json)")
     say(report.summary())
+    if opts.strict and report.warnings:
+        raise StrictStop(f"--strict: {len(report.warnings)} warnings: nothing committed")
     message = (
         f"Deploy the site with sitegen {__version__}\n\n"
         f"{report.runs} runs, {report.jobs} jobs, {report.trials} trials, "

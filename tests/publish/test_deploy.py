@@ -302,3 +302,13 @@ def test_two_machines_build_one_history(world, tmp_path):
 def test_a_bad_cname_is_refused_before_building(world):
     with pytest.raises(ConfigError, match="--cname"):
         gh_deploy(_opts(world), repo=world / "repo", cname="not a domain", say=lambda s: None)
+
+
+def test_strict_deploy_with_warnings_commits_nothing(world, monkeypatch, capsys):
+    repo = world / "repo"
+    before = rev(repo, "gh-pages")
+    (repo / "site" / "about.html").write_text("<p>About</p>\n")
+    assert _cli(world, monkeypatch, "--strict") == 1  # the synth archive has damaged input
+    err = capsys.readouterr().err
+    assert "sitegen: --strict: " in err and "warnings: nothing committed" in err
+    assert rev(repo, "gh-pages") == before
