@@ -34,7 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitegen import __version__, redact
+from sitegen import __version__, redact, redact_rules
 from sitegen.errors import ConfigError
 from sitegen.publish import scan
 from sitegen.publish.scan import HTML_SUFFIXES, MB, Leak, ScanResult, SiteFile, blob_id, scan_file
@@ -240,7 +240,7 @@ def _rules_key(redactor: Redactor) -> str:
     """Changes whenever what the scan finds could change: the code of the rules and of the
     reading, sitegen's version, the user's patterns."""
     h = hashlib.sha256(__version__.encode())
-    for module in (redact, scan, sys.modules[__name__]):
+    for module in (redact, redact_rules, scan, sys.modules[__name__]):
         h.update(Path(module.__file__ or "").read_bytes())
     h.update(json.dumps(list(redactor.extra_patterns)).encode())
     return h.hexdigest()
