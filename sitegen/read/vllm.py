@@ -86,8 +86,41 @@ class _Bucket:
         self.prefix_n += b.prefix_n
 
 
+# vLLM 0.8 - 0.11.0's one fixed shape, read in one match (the common case, issue 11);
+# any other field set goes through the part-by-part reader below.
+STANDARD_RE = re.compile(
+    r"Avg prompt throughput: (-?[0-9]+(?:\.[0-9]+)?) tokens/s, "
+    r"Avg generation throughput: (-?[0-9]+(?:\.[0-9]+)?) tokens/s, "
+    r"Running: (-?[0-9]+) reqs, Waiting: (-?[0-9]+) reqs, "
+    r"GPU KV cache usage: (-?[0-9]+(?:\.[0-9]+)?)%, Prefix cache hit rate: (-?[0-9]+(?:\.[0-9]+)?)%\s*$"
+)
+
+
+def is_stats_like(message: str) -> bool:
+    """Cheap test: could this vLLM message be a stats line (so its time is worth reading)?"""
+    return message.startswith(("Engine ", V0_PREFIX, "vLLM Stats")) or (
+        message[:1].isdigit() and " Engines Aggregated: " in message
+    )
+
+
 def parse_stats(text: str) -> dict[str, float]:
     """Key/value pairs of an engine stats message (any vLLM version's field set)."""
+    m = STANDARD_RE.match(text)
+    if m:
+        p, g, r, w, kv, pre = m.groups()
+        return {
+            "prompt_tps": float(p),
+            "gen_tps": float(g),
+            "running": float(r),
+            "waiting": float(w),
+            "kv_pct": float(kv),
+            "prefix_pct": float(pre),
+        }
+    return parse_parts(text)
+
+
+def parse_parts(text: str) -> dict[str, float]:
+    """The part-by-part reader: every ``Key: value [unit]`` of a known key."""
     vals: dict[str, float] = {}
     for part in text.split(","):
         p = PART_RE.match(part)
