@@ -153,6 +153,13 @@ def test_full_task_table_loads_on_demand(tab, pbase, tmp_path_factory, monkeypat
         )
         assert page.locator("#tasks-table tbody tr").count() == 6
         assert page.locator("#task-load").is_hidden()
+        # its run of one job loads the same table from the job's folder
+        run = next(r for r in index["runs"] if r["url"] != url and url.split("/")[1] in r["jobs"])
+        tab.goto(base + run["url"] + "index.html#task-sandbox-heavy")
+        page.wait_for_selector(
+            "#tasks-table tr#task-sandbox-heavy", state="attached", timeout=10000
+        )
+        assert page.locator("#tasks-table tbody tr").count() == 6
         assert tab.errors == []
     finally:
         if pbase.startswith("http"):
