@@ -46,6 +46,7 @@ from sitegen.cachefile import (
     FileRecord,
     Fingerprint,
     LastBuild,
+    Watch,
     atomic,
     check,
     dumps,
@@ -242,8 +243,8 @@ class BuildState:
             self._ignored(self._path("trials", trials_dir), exc)
             return {}
 
-    def unchanged_trials(self, trials_dir: str, archive: Path) -> TrialSet | None:
-        """The last build's trial set of a folder its watch says is unchanged (not listed again)."""
+    def unchanged_trials(self, trials_dir: str, archive: Path) -> tuple[TrialSet, Watch] | None:
+        """The last build's trial set and watch of a folder its watch says is unchanged."""
         watch = self.last.watch.get(trials_dir) if self.last else None
         if watch is None or not watch_holds(archive, watch):
             return None
@@ -251,7 +252,7 @@ class BuildState:
         if body is None:
             return None
         try:
-            return trial_set_from_json(body)
+            return trial_set_from_json(body), watch
         except (CacheFileError, KeyError, TypeError, ValueError) as exc:
             self._ignored(self._path("trialset", trials_dir), exc)
             return None

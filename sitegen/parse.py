@@ -180,10 +180,10 @@ def _read_trials(
 
     sets = []
     for d in dirs:
-        kept = state.unchanged_trials(d, archive)
-        if kept is not None:  # its watch holds: not listed, nothing stat'ed or decoded again
+        unchanged = state.unchanged_trials(d, archive)
+        if unchanged is not None:  # its watch holds: not listed, nothing stat'ed or decoded again
+            kept, out.watch_kept[d] = unchanged
             out.stats.trial_files_cached += len(kept.results) + kept.eval_count + kept.malformed
-            out.watch_kept[d] = state.last.watch[d]  # type: ignore[union-attr]
             sets.append(kept)
             if progress:
                 progress(f"trials {d}: {len(kept.results)} (unchanged)")
