@@ -17,6 +17,7 @@ from sitegen.model.parsed import EngineStats, VllmStats, VllmTimeBucket
 from sitegen.read.lines import Line
 
 ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
+ENGINE_START_RE = re.compile(r"^(?:Engine \d+|\d+ Engines Aggregated):")
 # The V0 engine's line (formats.md §8): no "Engine NNN:", Pending for Waiting, a final ".".
 V0_PREFIX = "Avg prompt throughput: "
 STEP_RE = re.compile(r"^vLLM Stats \(step (\d+)\):\s*(.*)$")
@@ -167,6 +168,8 @@ class VllmAccumulator:
             index, text = m.group(1), m.group(3)
         elif ln.message.startswith(V0_PREFIX):
             index, text = "", ln.message  # V0: one engine per process, no index
+        elif ENGINE_START_RE.match(ln.message):
+            return "vLLM stats line without throughput/running/waiting: ignored"
         else:
             self.feed_step_line(ln.message)
             return None

@@ -293,3 +293,44 @@ def test_eval_only_block_at_the_resumed_step_is_not_a_step():
         (48, 0.5),
     ]
     assert not math.isnan(log.blocks[0].metrics["timing/eval"])
+
+
+SINGLE_LINE_MARKERS = [
+    lg(
+        "Batch generation complete: 6/8 successful, 2 failed instances, 0 masked (excluded from baseline)"
+    ),
+    lg(
+        'WANDB_MIRROR kind=train step=3 metrics={"reward/avg_raw_reward": 0.5, "timing/step": 10.0}'
+    ),
+    lg("Finished: 'step', time cost: 812.35s"),
+    "(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) INFO 02-08 00:56:55 [loggers.py:127] " + STATS,
+    "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO TIME LIMIT ***",
+]
+MARKER_WORDS = (
+    "Batch generation complete",
+    "WANDB_MIRROR",
+    "Finished: '",
+    "Engine 000:",
+    "slurmstepd:",
+)
+
+
+def _summary(log) -> tuple:
+    return (
+        [(b.step, sorted(b.metrics.items())) for b in log.blocks],
+        log.batches,
+        sum(e.samples for e in log.vllm.engines),
+        log.end_marker,
+    )
+
+
+@pytest.mark.parametrize("index", range(len(SINGLE_LINE_MARKERS)))
+def test_a_damaged_marker_line_is_read_or_warned_never_lost(index):
+    """Cut a marker line anywhere after its marker word: the value survives or a warning names the line."""
+    line = SINGLE_LINE_MARKERS[index]
+    start = line.index(MARKER_WORDS[index]) + len(MARKER_WORDS[index])
+    whole = parse([lg("Starting batch generation for 8 trials (mode=training)"), line])
+    for cut in range(start, len(line)):
+        log = parse([lg("Starting batch generation for 8 trials (mode=training)"), line[:cut]])
+        warned = any(w.line == 2 for w in log.warnings)
+        assert warned or _summary(log) == _summary(whole), (cut, line[:cut])

@@ -82,3 +82,13 @@ def test_harbor_trials_of_both_versions(site, index, truth):
     assert got["total"] == want["total"] == 15 and got["exceptions"] == want["exceptions"]
     assert got["reward"]["count"] == len(want["rewards"])  # Harbor's invalid rewards left out
     assert got["exception_kinds"]["model"] >= 3 and got["exception_kinds"]["infrastructure"] >= 3
+
+
+def test_job_pages_say_mid_run_and_from_log_text(site, index, truth):
+    rows = {j["log"]: j for j in index["jobs"]}
+    html = (site / rows[REAL[1]]["url"] / "index.html").read_text()
+    assert "Starts mid-run:" in html and "From log text:" in html
+    assert f"of {truth['jobs'][REAL[1]]['planned_steps']} planned" in html
+    other = (site / rows[REAL[0]]["url"] / "index.html").read_text()
+    assert "Starts mid-run:" not in other and "From log text:" not in other
+    assert "final save global_step_" in other
