@@ -99,14 +99,15 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         report.stage("discover")
         state = BuildState(site.cache, opts)
         assets = tree_signature(package_dir("templates"), package_dir("static"))
-        sources = Sources.take(opts, disc, assets, _now(opts))  # stats only, before any parse
+        now = _now(opts)  # one clock for the whole build: what "running" is judged against
+        sources = Sources.take(opts, disc, assets, now)  # stats only, before any parse
         report.unchanged = state.site_is_current(sources, site.out)
         report.stage("check")
         if report.unchanged:
             return _as_last_reported(report, state)
         parsed = _parse(disc, opts, state, progress)
         report.stage("parse")
-        jobs, runs = assemble(disc, parsed.logs, parsed.trials, _now(opts))
+        jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         _count(report, parsed, jobs, runs, state)
         index, run_pages, job_pages, task_tables = _pages(opts, disc, jobs, runs, report)
         report.stage("analyse")
