@@ -35,8 +35,9 @@ def task_heatmap(t: TasksSection | None) -> dict | None:
 
 
 def wasted_share(t: TasksSection | None) -> dict | None:
-    """Share of prompt groups with all-equal rewards (zero advantage), per step."""
-    if t is None or not t.wasted.steps:
+    """Share of prompt groups with all-equal rewards (zero advantage), per step (a line needs
+    two steps; one step's share is the section's headline card)."""
+    if t is None or len(t.wasted.steps) < 2:
         return None
     series = {
         "step": [w.step for w in t.wasted.steps],
@@ -87,8 +88,8 @@ def rollout_kinds(r: RolloutAnalysis | None) -> dict | None:
 
 
 def tokens_steps(r: RolloutAnalysis | None) -> dict | None:
-    """Input, output and cached tokens summed over each step's trials."""
-    if r is None or not r.per_step:
+    """Input, output and cached tokens summed over each step's trials (two steps at least)."""
+    if r is None or len(r.per_step) < 2:
         return None
     series = {
         "step": [s.step for s in r.per_step],
