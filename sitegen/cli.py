@@ -201,6 +201,7 @@ def _run(args: argparse.Namespace) -> int:
         print(
             f"wrote {len(truth['jobs'])} jobs, {len(truth['runs'])} runs, "
             f"{sum(t['total'] for t in truth['trials'].values())} trials to {args.out}"
+            + (f" and {len(truth['plants']['jobs'])} planted jobs" if "plants" in truth else "")
         )
         return 0
     if args.command == "build":

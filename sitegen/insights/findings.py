@@ -194,8 +194,8 @@ def policy_frozen(
             steps = max(steps, len(vals))
     if steps < MIN_FLAT_POLICY_STEPS:
         return None
-    names = list(present)
-    what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    fam_names = list(present)
+    what = ", ".join(fam_names[:-1]) + " and " + fam_names[-1]  # two or three families
     stale = _values(blocks, STALENESS_MAX)
     epochs = _num(_cfg(cfg, "trainer", "update_epochs_per_batch"))
     mini = _num(_cfg(cfg, "trainer", "policy_mini_batch_size"))
