@@ -41,7 +41,11 @@ def test_glued_sync_console_job(pages, truth):
     # the synchronous trainer's tree: generate and the checkpoint inside step
     kids = {c["name"]: c for c in j["timing"]["tree"]["children"]}
     assert {"generate", "postprocess_generator_output", "save_checkpoints"} <= set(kids)
-    assert "wait_for_generation_buffer" not in kids and j["timing"]["outside_step"] == []
+    assert "wait_for_generation_buffer" not in kids
+    # in-loop eval rides in the train block: outside step, and in the eval series too
+    assert [o["name"] for o in j["timing"]["outside_step"]] == ["eval"]
+    eval_steps = [int(s) for s, d in t["metrics"].items() if "eval/all/avg_score" in d]
+    assert eval_steps and j["eval_series"]["step"] == eval_steps
     gens = [d["timing/generate"] for d in t["metrics"].values()]
     assert kids["generate"]["total_s"] == pytest.approx(math.fsum(gens))
     assert j["headline"]["gen_wait_mean_s"] == pytest.approx(statistics.fmean(gens))
@@ -57,7 +61,7 @@ def test_glued_sync_console_job(pages, truth):
 def test_text_only_mid_run_job(pages, truth):
     log = REAL[1]
     j, t = pages[log], truth["jobs"][log]
-    assert j["metric_form"] == "text" and "first step" in j["mid_run"]
+    assert j["metric_form"] == "text" and "truncated (line 1)" in j["mid_run"]
     assert j["first_step"] == t["first_step"] > 1 and j["run_name"] is None
     assert j["status_detail"] == "JOB REQUEUE"
     lr = [v for v in j["series"]["policy/policy_lr"]]
