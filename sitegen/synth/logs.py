@@ -650,6 +650,12 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         got.update({f"policy/{k}": v for k, v in status.items()})
         return got
 
+    if spec.real and spec.form == "console" and not spec.text_only:
+        # eval_before_train: an eval-only Step block at the step training starts from (§8)
+        out.loguru(t, f"Step {spec.first_step - 1}: ", "skyrl_train.utils.tracking:log:208")
+        for line in pprint.pformat({"eval/all/avg_score": "0.4125"}).splitlines():
+            out.entry(line)
+
     for step in range(spec.first_step, spec.last_step + 1):
         ckpt = step % spec.ckpt_interval == 0
         m = step_metrics(rng, step, spec, ckpt)

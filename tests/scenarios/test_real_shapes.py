@@ -45,7 +45,9 @@ def test_glued_sync_console_job(pages, truth):
     # in-loop eval rides in the train block: outside step, and in the eval series too
     assert [o["name"] for o in j["timing"]["outside_step"]] == ["eval"]
     eval_steps = [int(s) for s, d in t["metrics"].items() if "eval/all/avg_score" in d]
-    assert eval_steps and j["eval_series"]["step"] == eval_steps
+    # eval_before_train's eval-only block at step 0 is an eval, not a step
+    assert eval_steps and j["eval_series"]["step"] == [0, *eval_steps]
+    assert j["eval_series"]["eval/all/avg_score"][0] == 0.4125 and j["first_step"] == 1
     gens = [d["timing/generate"] for d in t["metrics"].values()]
     assert kids["generate"]["total_s"] == pytest.approx(math.fsum(gens))
     assert j["headline"]["gen_wait_mean_s"] == pytest.approx(statistics.fmean(gens))
