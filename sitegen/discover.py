@@ -298,7 +298,7 @@ class _Walker:
                     group=group,
                     layout="flat",
                     order_key=(group, 0, ""),
-                    notes=notes and self.rel(notes),
+                    notes=self.rel(notes) if notes else None,
                 )
             )
         if trials:
@@ -319,7 +319,7 @@ class _Walker:
             layout=layout,
             order_key=(group, slurm_id, stem),
             infra_logs=tuple(self.rel(e.path) for e in infra),
-            notes=notes and self.rel(notes),
+            notes=self.rel(notes) if notes else None,
         )
 
 

@@ -34,7 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitegen import __version__, redact, redact_rules
+from sitegen import __version__, redact, redact_rules, safeio
 from sitegen.errors import ConfigError
 from sitegen.publish import scan
 from sitegen.publish.scan import HTML_SUFFIXES, MB, Leak, ScanResult, SiteFile, blob_id, scan_file
@@ -253,8 +253,10 @@ def _clean_key(rel: str, blob: str) -> str:
 
 def _load_clean(path: Path, rules: str) -> set[str]:
     try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        # The record lies beside the output, where others may write: a FIFO or a huge
+        # file planted there must not hang or bloat the deploy.
+        doc = json.loads(safeio.read_bytes(path, None, 64 << 20))
+    except (OSError, ValueError, safeio.UnsafeInput):
         return set()
     if not isinstance(doc, dict) or doc.get("rules") != rules:
         return set()

@@ -224,6 +224,22 @@ def test_clean_cache_skips_only_unchanged_bytes(tmp_path):
     assert check_site(site, clean_cache=cache).known_clean == 0
 
 
+def test_a_fifo_planted_as_the_clean_record_does_not_hang(tmp_path):
+    import os
+    import threading
+
+    site = _site(tmp_path, {"p.html": "<p>page</p>\n"})
+    cache = tmp_path / ".site.cache" / "publish-gate.json"
+    cache.parent.mkdir()
+    os.mkfifo(cache)
+    done: list = []
+    t = threading.Thread(target=lambda: done.append(check_site(site, clean_cache=cache)))
+    t.daemon = True  # if the record were opened, the thread would block forever
+    t.start()
+    t.join(20)
+    assert done and done[0].ok and done[0].known_clean == 0
+
+
 def test_check_site_command(tmp_path, capsys):
     from sitegen.cli import main
 
