@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from datetime import datetime
 
 from sitegen.insights.attribution import Attribution, attribute
 from sitegen.insights.findings import (
@@ -202,7 +203,7 @@ def heatmap(ta: TaskAnalysis) -> dict:
 def _insights(
     blocks: Sequence[MetricBlock],
     trials: TrialSet | None,
-    log_start,
+    log_start: datetime | None,
     *,
     config: dict | None,
     metric_form: str,
