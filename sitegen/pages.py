@@ -45,6 +45,7 @@ from sitegen.model.vocabulary import (
     STALENESS,
     STEP_TIME,
     TOKENS,
+    gen_wait_key,
     is_finite,
     pass_at_key,
 )
@@ -276,7 +277,9 @@ COMPARE_POINTS = 150  # per curve: enough for a smooth line, small enough to emb
 
 def compare_metrics(metrics: dict) -> dict[str, str]:
     """The metrics the comparison page can overlay, for a page that has them (pass@k included)."""
-    out = {label: key for label, key in COMPARE_METRICS.items() if key in metrics}
+    # the generation wait is the trainer's own timer (synchronous: timing/generate)
+    keys = {**COMPARE_METRICS, "generation wait (s)": gen_wait_key(metrics)}
+    out = {label: key for label, key in keys.items() if key in metrics}
     pk = pass_at_key(metrics)
     if pk:
         out["pass@k"] = pk

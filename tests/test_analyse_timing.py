@@ -77,3 +77,11 @@ def test_negative_and_non_finite_timers_are_left_out_with_a_warning():
     assert t["steps"] == 1 and t["step_total_s"] == 10.0
     assert analyse.headline(log.blocks)["total_time_s"] == 10.0
     assert t["tree"]["total_s"] == 10.0 and t["tree"]["children"] == []  # -3 s not counted
+
+
+def test_compare_page_overlays_the_trainers_own_generation_wait():
+    from sitegen.pages import compare_metrics
+
+    assert compare_metrics({"timing/generate": {}})["generation wait (s)"] == "timing/generate"
+    both = {"timing/generate": {}, "timing/wait_for_generation_buffer": {}}
+    assert compare_metrics(both)["generation wait (s)"] == "timing/wait_for_generation_buffer"
