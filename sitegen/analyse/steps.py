@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TypeGuard
 
 from sitegen.model.parsed import MetricBlock
 from sitegen.model.vocabulary import (
@@ -229,7 +230,7 @@ def timer_tree_of(
     return TIMER_TREE, OUTSIDE_STEP
 
 
-def _timer_ok(v: object) -> bool:
+def _timer_ok(v: object) -> TypeGuard[int | float]:
     """A usable timer value: finite and not negative (a clock step back is no duration)."""
     return is_finite(v) and v >= 0
 

@@ -11,7 +11,7 @@ import gzip
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import jinja2
@@ -24,12 +24,12 @@ from sitegen.insights import to_json
 from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.insights.tasks import TaskAnalysis
 from sitegen.jsonio import clean, dumps, script_json
-from sitegen.model.pages import ComparePage, IndexPage, JobPage, JobRow, RunPage
+from sitegen.model.pages import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.model.parsed import TrialSet
-from sitegen.model.sections import ProgressionRow, Stats, TimerRow
 from sitegen.pages import compare_curves, compare_page
 from sitegen.present import cards, charts
 from sitegen.present.chartsets import job_charts, run_charts
+from sitegen.present.contexts import CompareContext, IndexContext, JobContext, RunContext
 from sitegen.present.exports import series_csv, trials_csv
 from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, headline_sentence, md_to_html
 from sitegen.present.report import job_report
@@ -58,44 +58,6 @@ def _script_data(name: str, value: object) -> str:
     must work from a folder too; the JSON is the script's only argument.
     """
     return f"sitegen.data({script_json(name)}, {script_json(value)});\n"
-
-
-# What each template receives besides ``root``, ``meta`` and the globals: mypy checks
-# that a page object reaches its template with the types the template reads.
-class JobContext(TypedDict):
-    job: JobPage
-    run: RunPage | None
-    charts: dict[str, dict]
-    charts_json: str
-    trials_href: str
-    families: dict[str, dict[str, Stats]]
-    timing_rows: list[TimerRow]
-    notes_html: str | None
-    nav: str
-    progression_rows: list[ProgressionRow]
-
-
-class RunContext(TypedDict):
-    run: RunPage
-    charts: dict[str, dict]
-    charts_json: str
-    trials_href: str
-    nav: str
-    timing_rows: list[TimerRow]
-    families: dict[str, dict[str, Stats]]
-
-
-class IndexContext(TypedDict):
-    index: IndexPage
-    runs: tuple
-    jobs_by_run: dict[str, list[JobRow]]
-    warnings: list[BuildWarning]
-    nav: str
-
-
-class CompareContext(TypedDict):
-    overlay_json: str
-    nav: str
 
 
 class Renderer:
