@@ -21,7 +21,7 @@ characters alone), ``sort_key``, ``max_tokens``, ``monkey``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
@@ -148,28 +148,3 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         return value
-
-    def lines(self, lines: Iterable[str]) -> list[str]:
-        """Redact lines that belong together: a PEM block or quoted value may span several.
-
-        The result has one line per input line; a secret across lines is masked in each.
-        """
-        lines = list(lines)
-        joined = "\n".join(lines)
-        found = list(self.findings(joined))
-        if not found:
-            return lines
-        out, start = [], 0
-        for line in lines:
-            end = start + len(line)
-            parts, pos = [], start
-            for f in found:
-                if f.end <= start or f.start >= end:
-                    continue
-                a, b = max(f.start, start), min(f.end, end)
-                parts.append(joined[pos:a])
-                parts.append(MASK)
-                pos = b
-            out.append("".join(parts) + joined[pos:end] if parts else line)
-            start = end + 1
-        return out

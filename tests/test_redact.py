@@ -169,15 +169,6 @@ def test_names_and_paths_get_a_stable_hash():
     assert list(r.findings(a)) == []
 
 
-def test_lines_keep_their_count_and_hide_blocks_across_lines():
-    r = Redactor()
-    lines = ["before", *PEM.split("\n"), "after"]
-    out = r.lines(lines)
-    assert len(out) == len(lines)
-    assert out[0] == "before" and out[-1] == "after"
-    assert all(x == MASK for x in out[1:-1])
-
-
 def test_pickles_as_its_patterns():
     r = Redactor(("corp-[0-9]+",))
     r.text("corp-1")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from sitegen.insights.attribution import Attribution
 from sitegen.model.parsed import TrialResult
+from sitegen.model.vocabulary import is_finite
 
 # The early and late windows are the first and last third of the attributed steps;
 # with fewer than this many steps, no task can be called learned or forgotten.
@@ -164,7 +165,7 @@ def analyse_tasks(trials: Sequence[TrialResult], attr: Attribution) -> TaskAnaly
     used: set[str] = set()
     for name in sorted(by_task):
         idx = by_task[name]
-        rewards = [r for i in idx if (r := trials[i].reward) is not None and math.isfinite(r)]
+        rewards = [r for i in idx if is_finite(r := trials[i].reward)]
         successes = sum(1 for r in rewards if _success(r))
         turns = [n for i in idx if (n := trials[i].turns) is not None]
         excs = Counter(trials[i].exception for i in idx if trials[i].exception)
@@ -177,7 +178,7 @@ def analyse_tasks(trials: Sequence[TrialResult], attr: Attribution) -> TaskAnaly
             c = cells[s]
             c[0] += 1
             r = trials[i].reward
-            if r is not None and math.isfinite(r):
+            if is_finite(r):
                 c[1] += 1
                 c[2] += int(_success(r))
         per_step = tuple(TaskStep(s, *cells[s]) for s in sorted(cells))
@@ -246,7 +247,7 @@ def wasted_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Wasted:
     """
     groups: dict[tuple[int, str], list[float]] = defaultdict(list)
     for t, s in zip(trials, attr.steps, strict=False):
-        if s is None or t.reward is None or not math.isfinite(t.reward):
+        if s is None or not is_finite(t.reward):
             continue
         groups[(s, t.task)].append(t.reward)
     per_step: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
