@@ -1,24 +1,39 @@
 """Write one synthetic SkyRL SLURM log and record what it wrote.
 
-:class:`JobSpec` says what the job does (steps, form, end state, vLLM shape);
-:func:`write_log` writes the log line by line (streaming, any size) and
-returns the ground truth: exactly the values a correct parser must find.
+:class:`JobSpec` (in :mod:`sitegen.synth.jobspec`) says what the job does (steps, form,
+end state, vLLM shape); :func:`write_log` writes the log line by line (streaming, any
+size) and returns the ground truth: exactly the values a correct parser must find. The
+line writer lives in :mod:`sitegen.synth.lines`, a step's values in
+:mod:`sitegen.synth.stepvalues`, the vLLM stat lines in :mod:`sitegen.synth.vllm`; the
+names are re-exported here so ``from sitegen.synth.logs import JobSpec`` keeps working.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import pprint
 import random
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import BinaryIO
 
 import yaml
 
-CYAN, RESET, GREEN = "\x1b[36m", "\x1b[0m", "\x1b[32m"
+from sitegen.synth.jobspec import JobSpec, LogTruth, fake_secrets
+from sitegen.synth.lines import _fmt4, _noise, _Out, _round4
+from sitegen.synth.stepvalues import _config, step_metrics
+from sitegen.synth.vllm import write_vllm
+
+__all__ = [
+    "BATCH_TYPES",
+    "JobSpec",
+    "LogTruth",
+    "_Out",
+    "fake_secrets",
+    "step_metrics",
+    "write_log",
+]
+
 BATCH_TYPES = (
     "InvalidChatHistory",
     "AgentTimeoutError",
@@ -27,350 +42,6 @@ BATCH_TYPES = (
     "AgentSetupTimeoutError",
     "VerifierTimeoutError",
 )
-
-
-@dataclass(frozen=True)
-class JobSpec:
-    path: str  # relative to the archive
-    run_name: str
-    first_step: int  # first step this job logs
-    last_step: int  # last complete block it logs
-    end: str  # complete | cancelled | failed | running | incomplete
-    cancel_reason: str | None = "TIME LIMIT"
-    form: str = "console"  # console | mirror | both
-    split_timing: bool = False
-    async_trainer: bool = True
-    colour: bool = True
-    vllm_shape: str = "old"  # old | new
-    engines: int = 2
-    resume_from: int | None = None  # checkpoint step the job resumes from
-    ckpt_interval: int = 4
-    ckpt_root: str = "/checkpoints/run"
-    start: datetime = datetime(2026, 2, 8, 0, 0, 0)
-    pad_bytes: int = 0
-    long_line_bytes: int = 0
-    junk: bool = True
-    trailing_batches: bool = False  # batches of a step that never logged its block
-    job_id: int = 561773
-    eval_interval: int = 0
-    n_samples: int = 8
-    groups: int = 4
-    payload: str = ""  # planted in the config and a batch exception label (injection tests)
-    # formats.md §8 shapes (all off: the scenario's original jobs stay byte for byte)
-    real: bool = False  # driver without Ray prefix, records glued after tqdm bars, skyrl.train
-    # module names, every vLLM prefix form and the V0 line, a negative batch count, the
-    # synchronous trainer's timers, the final global_step_{last+1} checkpoint
-    text_only: bool = False  # wandb-only logger: values only in Finished:/reward/status lines
-    mid_run: bool = False  # a notebook's tail: no preamble, config, start or resume line
-    headerless_mirror: bool = False  # WANDB_MIRROR lines with a Ray prefix only, null/str values
-    oom: bool = False  # ends with an oom_kill event and a plain CANCELLED
-    planned_steps: int | None = None  # the progress bar's total (real jobs)
-
-
-@dataclass
-class LogTruth:
-    path: str
-    end: str
-    first_step: int | None
-    last_step: int | None
-    steps: list[int] = field(default_factory=list)
-    metrics: dict[int, dict] = field(
-        default_factory=dict
-    )  # step -> values as a parser must read them
-    resumed_from: int | None = None
-    checkpoints: list[int] = field(default_factory=list)
-    batches: Counter = field(default_factory=Counter)
-    batch_exceptions: Counter = field(default_factory=Counter)
-    batches_per_step: dict[int, Counter] = field(default_factory=dict)
-    eval_batches: int = 0
-    vllm_samples: int = 0
-    vllm_engines: set = field(default_factory=set)
-    vllm_sums: Counter = field(default_factory=Counter)
-    vllm_waiting_max: float = 0.0
-    vllm_aggregated: int = 0
-    vllm_suppressed: int = 0
-    vllm_step_stats: dict[int, dict] = field(default_factory=dict)
-    secrets: list[str] = field(default_factory=list)
-    run_name: str | None = ""
-    model: str | None = ""
-    n_samples: int | None = 8
-    vllm_prefix_samples: int | None = None  # samples with a prefix hit rate (None: all)
-    metric_form: str = "console"
-    mid_run: bool = False
-    final_checkpoint: int | None = None
-    planned_steps: int | None = None
-    status_detail: str | None = None
-
-    def to_json(self) -> dict:
-        return {
-            "path": self.path,
-            "end": self.end,
-            "first_step": self.first_step,
-            "last_step": self.last_step,
-            "steps": self.steps,
-            "metrics": {
-                str(k): {m: _jsonable(v) for m, v in d.items()} for k, d in self.metrics.items()
-            },
-            "resumed_from": self.resumed_from,
-            "checkpoints": self.checkpoints,
-            "batches": dict(self.batches),
-            "batch_exceptions": dict(self.batch_exceptions),
-            "batches_per_step": {str(k): dict(v) for k, v in sorted(self.batches_per_step.items())},
-            "eval_batches": self.eval_batches,
-            "vllm": {
-                "samples": self.vllm_samples,
-                "engines": sorted(self.vllm_engines),
-                "sums": dict(self.vllm_sums),
-                "waiting_max": self.vllm_waiting_max,
-                "aggregated": self.vllm_aggregated,
-                "suppressed": self.vllm_suppressed,
-                "step_stats": {str(k): v for k, v in self.vllm_step_stats.items()},
-                **(
-                    {"prefix_samples": self.vllm_prefix_samples}
-                    if self.vllm_prefix_samples is not None
-                    else {}
-                ),
-            },
-            "secrets": self.secrets,
-            "run_name": self.run_name,
-            "model": self.model,
-            "n_samples": self.n_samples,
-            "metric_form": self.metric_form,
-            "mid_run": self.mid_run,
-            "final_checkpoint": self.final_checkpoint,
-            "planned_steps": self.planned_steps,
-            "status_detail": self.status_detail,
-        }
-
-
-def _jsonable(v: float | int) -> float | int | str:
-    if isinstance(v, float) and not math.isfinite(v):
-        return repr(v)  # "nan", "inf"
-    return v
-
-
-def fake_secrets(rng: random.Random) -> dict[str, str]:
-    """Credential-shaped strings the site must never publish."""
-    alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-
-    def s(n: int, chars: str = alnum) -> str:
-        return "".join(rng.choice(chars) for _ in range(n))
-
-    return {
-        "WANDB_API_KEY": s(40, "0123456789abcdef"),
-        "HF_TOKEN": "hf_" + s(34),
-        "OPENAI_API_KEY": "sk-" + s(40),
-        "AWS_ACCESS_KEY_ID": "AKIA" + s(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"),
-        "DAYTONA_API_KEY": "dtn_" + s(32),
-        "DB_PASSWORD": "pw" + s(14),
-    }
-
-
-class _Out:
-    """Line writer with the Ray prefix and loguru/vLLM headers of formats.md §2."""
-
-    def __init__(self, fh: BinaryIO, spec: JobSpec) -> None:
-        self.fh = fh
-        self.spec = spec
-        self.bytes = 0
-
-    def raw(self, text: str | bytes) -> None:
-        data = text if isinstance(text, bytes) else text.encode("utf-8")
-        self.fh.write(data)
-        self.bytes += len(data)
-
-    def prefix(self, actor: str, pid: int, ip: str | None) -> str:
-        if actor == "skyrl_entrypoint" and self.spec.real:
-            return ""  # formats.md §8: the driver's own output, not forwarded by Ray
-        p = f"({actor} pid={pid}, ip={ip})" if ip else f"({actor} pid={pid})"
-        return f"{CYAN}{p}{RESET} " if self.spec.colour else f"{p} "
-
-    def glue(self, text: str) -> None:
-        """A tqdm bar that lost its line break: the next record lands after it (§8)."""
-        self.raw(text)
-
-    def loguru(
-        self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310", pid: int = 4242
-    ) -> None:
-        if self.spec.real:
-            where = where.replace("skyrl_train.", "skyrl.train.")  # upstream's 2026 rename
-        ts = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
-        if self.spec.colour:
-            head = f"\x1b[32m{ts}\x1b[0m | \x1b[1mINFO    \x1b[0m | \x1b[36m{where}\x1b[0m - \x1b[1m{msg}\x1b[0m"
-        else:
-            head = f"{ts} | INFO     | {where} - {msg}"
-        self.raw(f"{self.prefix('skyrl_entrypoint', pid, None)}{head}\n")
-
-    def entry(self, text: str, pid: int = 4242) -> None:
-        self.raw(f"{self.prefix('skyrl_entrypoint', pid, None)}{text}\n")
-
-
-def _round4(v: float) -> float:
-    return float(f"{v:.4f}")
-
-
-def _fmt4(v: float | int) -> str | int:
-    if isinstance(v, int):
-        return v
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.4f}"
-
-
-def step_metrics(
-    rng: random.Random, step: int, spec: JobSpec, ckpt: bool
-) -> dict[str, float | int]:
-    """One step's metrics, with a consistent timer tree."""
-    reward = min(1.0, max(0.0, 0.35 + 0.004 * step + rng.gauss(0, 0.06)))
-    wait = rng.uniform(300, 900) if spec.async_trainer else rng.uniform(100, 300)
-    convert = rng.uniform(0.8, 4.4)
-    fwd = rng.uniform(8.4, 16.8)
-    kl = rng.uniform(0.01, 0.05)
-    adv = rng.uniform(0.017, 0.37)
-    policy = rng.uniform(54, 101)
-    critic = 0.0
-    tcp = policy + critic + rng.uniform(0.05, 0.2)
-    run_training = fwd + kl + adv + tcp + rng.uniform(0.1, 0.5)
-    sync = rng.uniform(17.6, 27.0)
-    step_t = wait + convert + run_training + sync + rng.uniform(0.1, 1.0)
-    m: dict[str, float | int] = {}
-    if spec.async_trainer:
-        st_max = rng.randint(0, 9)
-        m.update(
-            {
-                "async/discard_rate": 0.0,
-                "async/discarded_count": 0,
-                "async/effective_batch_groups": 64,
-                "async/effective_batch_samples": 512,
-                "async/staleness_max": st_max,
-                "async/staleness_mean": rng.uniform(0, st_max or 1),
-                "async/staleness_min": 0,
-                "async/staleness_ratio": rng.uniform(0.6, 1.0),
-            }
-        )
-    m.update(
-        {
-            "generate/avg_num_tokens": rng.uniform(1419, 1972),
-            "generate/max_num_tokens": rng.randint(4339, 31942),
-            "generate/min_num_tokens": rng.randint(1, 792),
-            "generate/std_num_tokens": rng.uniform(474, 2683),
-            "loss/avg_final_rewards": reward,
-            "loss/avg_raw_advantages": rng.gauss(0, 0.015),
-            "policy/policy_entropy": rng.uniform(0.18, 0.24),
-            "policy/policy_loss": -abs(rng.gauss(0, 0.003)),
-            "policy/policy_kl": math.nan if step % 7 == 3 else rng.uniform(0, 1e-3),
-            "policy/raw_grad_norm": rng.uniform(0.02, 0.13),
-            "policy/log_ratio_abs_pos50": 0.0,
-            "reward/avg_pass_at_8": min(1.0, reward + rng.uniform(0.15, 0.3)),
-            "reward/avg_raw_reward": reward,
-            "system/process_rss_gb": rng.uniform(3.9, 15.7),
-            "system/ram_percent": rng.uniform(27.4, 32.2),
-            "timing/wait_for_generation_buffer": wait,
-            "timing/convert_to_training_input": convert,
-            "timing/fwd_logprobs_values_reward": fwd,
-            "timing/apply_reward_kl_penalty": kl,
-            "timing/compute_advantages_and_returns": adv,
-            "timing/policy_train": policy,
-            "timing/train_critic_and_policy": tcp,
-            "timing/run_training": run_training,
-            "timing/sync_weights": sync,
-            "timing/step": step_t,
-            "trainer/epoch": 0 if step < 40 else 1,
-            "trainer/global_step": step,
-            "util/gpu_mem_gb": rng.uniform(60, 79),  # a family that sorts after trainer/
-        }
-    )
-    if ckpt:
-        m["timing/save_checkpoints"] = rng.uniform(7.9, 19.2)
-        m["timing/cleanup_old_checkpoints"] = rng.uniform(0.005, 0.5)
-    if step == spec.first_step + 1:
-        m["system/inf_probe"] = math.inf  # a non-finite value that must stay out of statistics
-    if spec.real and not spec.async_trainer:
-        _sync_timers(rng, m, ckpt)
-        if step % 4 == 0 and not spec.text_only:
-            # §8: the synchronous trainer's in-loop eval rides in the normal Step N: block
-            m["eval/all/avg_score"] = rng.uniform(0.3, 0.7)
-            m["timing/eval"] = rng.uniform(20, 60)
-    return m
-
-
-def _sync_timers(rng: random.Random, m: dict, ckpt: bool) -> None:
-    """The synchronous trainer's timer tree (formats.md §8) in place of the async one."""
-    for k in [k for k in m if k.startswith("timing/")]:
-        del m[k]
-    t = {
-        "generate": rng.uniform(200, 600),
-        "postprocess_generator_output": rng.uniform(0.5, 3.0),
-        "convert_to_training_input": rng.uniform(0.8, 4.4),
-        "fwd_logprobs_values_reward": rng.uniform(8.4, 16.8),
-        "compute_advantages_and_returns": rng.uniform(0.02, 0.4),
-        "policy_train": rng.uniform(54, 101),
-        "sync_weights": rng.uniform(17.6, 27.0),
-    }
-    t["train_critic_and_policy"] = t["policy_train"] + rng.uniform(0.05, 0.2)
-    if ckpt:
-        t["cleanup_old_checkpoints"] = rng.uniform(0.005, 0.5)
-        t["save_checkpoints"] = t["cleanup_old_checkpoints"] + rng.uniform(7.9, 19.2)
-    inside = [k for k in t if k not in ("policy_train", "cleanup_old_checkpoints")]
-    t["step"] = math.fsum(t[k] for k in inside) + rng.uniform(0.1, 1.0)
-    m.update({f"timing/{k}": v for k, v in t.items()})
-
-
-def _config(spec: JobSpec, secrets: dict[str, str]) -> dict:
-    return {
-        "data": {"train_data": ["/data/train.parquet"], "val_data": ["/data/val.parquet"]},
-        "trainer": {
-            "run_name": spec.run_name,
-            "ckpt_path": spec.ckpt_root,
-            "ckpt_interval": spec.ckpt_interval,
-            "logger": "console" if spec.form == "console" else "wandb",
-            "policy": {"model": {"path": "Qwen/Qwen3-8B"}, "optimizer_config": {"lr": 1e-6}},
-            "epochs": 2,
-            "wandb_api_key": secrets["WANDB_API_KEY"],
-        },
-        "generator": {
-            "n_samples_per_prompt": spec.n_samples,
-            "max_tokens": 4096,
-            "backend": "vllm",
-            "num_inference_engines": spec.engines,
-            "api_base": f"https://admin:{secrets['DB_PASSWORD']}@inference.internal/v1",
-        },
-        "environment": {
-            "env_class": "harbor",
-            "env_vars": {
-                "HF_TOKEN": secrets["HF_TOKEN"],
-                "DAYTONA_API_KEY": secrets["DAYTONA_API_KEY"],
-            },
-            "notes": f"fallback key {secrets['OPENAI_API_KEY']}",
-        },
-        **({"project_note": spec.payload} if spec.payload else {}),
-    }
-
-
-NOISE_TEXT = (
-    "Example generated: Let me think. Step 3: open the file {'reward/avg_raw_reward': '9.9999'} "
-    "then run the tests. Training done! <done>",
-    "WARNING 02-08 00:00:00 [tokenizer.py:88] Token indices sequence length is longer than the specified maximum",
-    "/usr/lib/python3.11/site-packages/torch/distributed/fsdp.py:690: FutureWarning: FSDP.state_dict_type() is deprecated",
-    "[harbor] sandbox ready in 3.2s; uploading task files",
-)
-
-
-def _noise(out: _Out, rng: random.Random, pid: int) -> None:
-    kind = rng.randrange(4)
-    if kind == 0:
-        bar = "".join(
-            f"\rProcessing prompts: {p:3d}%|{'█' * (p // 10):<10}| {p}/100 [00:{p % 60:02d}<00:30, 3.5it/s]"
-            for p in range(0, 101, 20)
-        )
-        out.raw(bar + "\n")
-    elif kind == 1:
-        out.entry(NOISE_TEXT[0], pid)
-        out.entry("Step 99: ", pid)  # model text: no loguru header, must not start a block
-    else:
-        out.entry(NOISE_TEXT[kind], pid)
 
 
 def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
@@ -497,85 +168,6 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             pending.clear()
             pending_exc.clear()
 
-    def vllm(step_t: float) -> None:
-        nonlocal t
-        samples = max(2, int(step_t // 60))
-        for k in range(samples):
-            tt = t + timedelta(seconds=step_t * (k + 0.5) / samples)
-            for e, (pid, ip) in enumerate(engines):
-                gen = round(rng.uniform(150, 990), 1)
-                run = rng.randint(0, 24)
-                wait = rng.choice((0, 0, rng.randint(0, 40), rng.randint(0, 380)))
-                kv = round(rng.uniform(5, 95), 1)
-                pre = round(rng.uniform(70, 95), 1)
-                parts = [
-                    f"Avg prompt throughput: {round(rng.uniform(5, 60), 1)} tokens/s",
-                    f"Avg generation throughput: {gen} tokens/s",
-                    f"Running: {run} reqs",
-                    f"Waiting: {wait} reqs",
-                ]
-                if spec.vllm_shape == "new":
-                    if k % 3 == 0:
-                        parts.append(f"Deferred: {rng.randint(0, 3)} reqs")
-                    parts.append(f"Preemptions: {rng.randint(0, 2)}")
-                parts += [f"GPU KV cache usage: {kv}%", f"Prefix cache hit rate: {pre}%"]
-                if spec.vllm_shape == "new":
-                    parts += [
-                        "Corrupted: 0 reqs",
-                        "External prefix cache hit rate: 0.0%",
-                        "MM cache hit rate: 0.0%",
-                    ]
-                head = f"INFO {tt.strftime('%m-%d %H:%M:%S')} [loggers.py:{127 if spec.vllm_shape == 'old' else 215}] "
-                pre_ = out.prefix("AsyncVLLMInferenceEngine", pid, ip)
-                if spec.vllm_shape == "new":
-                    pre_ += f"(EngineCore_DP0 pid={pid + 1}) "
-                name = f"{pid}@{ip or 'driver'}"
-                text = f"Engine 000: {', '.join(parts)}"
-                if spec.real:
-                    # §8: every prefix form; engine 2 is a V0 engine (another line shape)
-                    form = e % 3
-                    if form == 0:
-                        stamp = tt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{331095044 + k:09d}Z"
-                        pre_, name = f"{stamp} (APIServer pid=1) ", "1@driver"
-                    elif form == 1:
-                        pre_ = (
-                            f"(VllmAsyncGenerationWorker pid={pid}, ip={ip}) "
-                            f"(EngineCore_DP0 pid={pid + 1}) (RayWorkerWrapper pid={pid + 2}) "
-                        )
-                    else:
-                        pre_, name = f"(pid={pid}) ", f"{pid}@driver"
-                        head = f"INFO {tt.strftime('%m-%d %H:%M:%S')} [metrics.py:486] "
-                        text = (
-                            f"{parts[0]}, {parts[1]}, Running: {run} reqs, Swapped: 0 reqs, "
-                            f"Pending: {wait} reqs, GPU KV cache usage: {kv}%, CPU KV cache usage: 0.0%."
-                        )
-                        pre = None  # V0 logs no prefix cache hit rate
-                suffix = ""
-                if (k + e) % 5 == 4:
-                    rep = rng.randint(2, 9)
-                    suffix = (
-                        f" {GREEN}[repeated {rep}x across cluster]{RESET}"
-                        if spec.colour
-                        else f" [repeated {rep}x across cluster]"
-                    )
-                    truth.vllm_suppressed += rep
-                out.raw(f"{pre_}{head}{text}{suffix}\n")
-                truth.vllm_samples += 1
-                truth.vllm_engines.add(name)
-                truth.vllm_sums.update({"gen": gen, "running": run, "waiting": wait, "kv": kv})
-                if pre is not None:
-                    truth.vllm_sums["prefix"] += pre
-                    truth.vllm_prefix_samples = (truth.vllm_prefix_samples or 0) + 1
-                truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
-            if k == 0 and spec.vllm_shape == "new":
-                out.raw(
-                    f"{out.prefix('AsyncVLLMInferenceEngine', engines[0][0], None)}INFO {tt.strftime('%m-%d %H:%M:%S')} "
-                    f"[loggers.py:215] {len(engines)} Engines Aggregated: Avg prompt throughput: 90.0 tokens/s, "
-                    f"Avg generation throughput: 1800.0 tokens/s, Running: 40 reqs, Waiting: 3 reqs, "
-                    f"GPU KV cache usage: 50.0%, Prefix cache hit rate: 80.0%\n"
-                )
-                truth.vllm_aggregated += 1
-
     def block(step: int, m: dict) -> None:
         form = spec.form
         console_vals = {k: _fmt4(v) for k, v in m.items()}
@@ -663,7 +255,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             # the synchronous trainer generates inside its 'step' timer
             out.loguru(t, "Started: 'step'", "skyrl_train.utils.utils:__enter__:38")
         batches(step)
-        vllm(float(m["timing/step"]))
+        write_vllm(out, rng, spec, truth, engines, t, float(m["timing/step"]))
         for _ in range(3):
             _noise(out, rng, 4242)
         if spec.junk and step == spec.first_step:

@@ -1,17 +1,30 @@
-"""Write synthetic Harbor trial directories (formats.md §6) and their ground truth."""
+"""Write synthetic Harbor trial directories (formats.md §6) and their ground truth.
+
+The truth record is :mod:`sitegen.synth.trialtruth`; Harbor's own 0.1.45/0.26 shapes are
+:mod:`sitegen.synth.harbor`.
+"""
 
 from __future__ import annotations
 
 import io
 import json
 import random
-import string
 import tarfile
-import uuid
-from collections import Counter
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+
+from sitegen.synth.harbor import HARBOR_VARIANTS, harbor_result, write_harbor_trials
+from sitegen.synth.trialtruth import TrialsTruth, _name, _record
+
+# Harbor's own shapes live in sitegen.synth.harbor; re-exported for existing imports.
+__all__ = [
+    "HARBOR_VARIANTS",
+    "TrialsTruth",
+    "harbor_result",
+    "trial_record",
+    "write_harbor_trials",
+    "write_trials",
+]
 
 # (exception type, weight, verifier runs?, turns recorded?)
 EXCEPTIONS = (
@@ -39,41 +52,6 @@ FILLER_WORDS = (
     "patch",
     "diff",
 )
-
-
-@dataclass
-class TrialsTruth:
-    path: str
-    total: int = 0
-    malformed: int = 0
-    missing: int = 0
-    eval: int = 0
-    exceptions: Counter = field(default_factory=Counter)
-    turns: list[int] = field(default_factory=list)
-    rewards: list[float] = field(default_factory=list)
-    turns_by_exception: dict[str, list[int]] = field(default_factory=dict)
-    turns_by_outcome: dict[str, list[int]] = field(
-        default_factory=lambda: {"success": [], "failure": []}
-    )
-    task_names: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {
-            "path": self.path,
-            "total": self.total,
-            "malformed": self.malformed,
-            "missing": self.missing,
-            "eval": self.eval,
-            "exceptions": dict(self.exceptions),
-            "turns": self.turns,
-            "rewards": self.rewards,
-            "turns_by_exception": self.turns_by_exception,
-            "turns_by_outcome": self.turns_by_outcome,
-        }
-
-
-def _name(rng: random.Random, task: str) -> str:
-    return f"{task[:32]}__{''.join(rng.choice(string.ascii_letters + string.digits) for _ in range(7))}"
 
 
 _POOL: list[dict] = []
@@ -157,19 +135,6 @@ def trial_record(
     return obj, exc, reward, seen_turns
 
 
-def _record(truth: TrialsTruth, exc: str | None, reward: float | None, turns: int | None) -> None:
-    truth.total += 1
-    key = exc or "none"
-    truth.exceptions[key] += 1
-    if reward is not None:
-        truth.rewards.append(reward)
-    if turns is not None:
-        truth.turns.append(turns)
-        truth.turns_by_exception.setdefault(key, []).append(turns)
-        if reward is not None:
-            truth.turns_by_outcome["success" if reward > 0 else "failure"].append(turns)
-
-
 def write_trials(
     root: Path, rel: str, n: int, seed: int, size: int, variants: bool = True, payload: str = ""
 ) -> TrialsTruth:
@@ -244,183 +209,4 @@ def write_trials(
             tar.addfile(info, io.BytesIO(data))
             _record(truth, exc, reward, turns)
     (root / "trials_step2_20260208T013000.tar.gz").write_bytes(buf.getvalue())
-    return truth
-
-
-# -- Harbor's own shapes (formats.md §8), as its pydantic models serialize them -----------------
-
-# Harbor 0.26's error_policy table, for the types the synth uses: (retry, grade, valid reward)
-_POLICY = {
-    "AgentTimeoutError": (False, True, True),
-    "ContextLengthExceededError": (False, True, True),
-    "VerifierTimeoutError": (False, True, False),
-    "EnvironmentStartTimeoutError": (True, False, False),
-    "ApiRateLimitError": (True, True, False),
-}
-
-
-def _utc(t: datetime) -> str:
-    return t.isoformat(timespec="microseconds") + "Z"
-
-
-def _exception(kind: str, at: datetime, version: str) -> dict:
-    info = {
-        "exception_type": kind,
-        "exception_message": f"{kind}: the trial did not finish",
-        "exception_traceback": f'Traceback (most recent call last):\n  File "harbor/trial/trial.py", line 310\n{kind}\n',
-        # 0.1.x wrote datetime.now(): naive, beside UTC "Z" times in the same file
-        "occurred_at": at.isoformat(timespec="microseconds") if version == "0.1.45" else _utc(at),
-    }
-    if version != "0.1.45":
-        retry, grade, valid = _POLICY[kind]
-        info["policy"] = {"should_retry": retry, "should_grade": grade, "has_valid_reward": valid}
-    return info
-
-
-def _agent(rng: random.Random, turns: int, version: str) -> tuple[dict, int, int]:
-    n_in, n_out = rng.randint(1000, 90000), rng.randint(100, 9000)
-    ctx: dict = {
-        "n_input_tokens": n_in,
-        "n_cache_tokens": 0,
-        "n_output_tokens": n_out,
-        "cost_usd": None,
-    }
-    if version != "0.1.45":
-        ctx["model_usage"] = {
-            "hosted_vllm/Qwen3-8B": {
-                "n_input_tokens": n_in,
-                "n_cache_tokens": 0,
-                "n_output_tokens": n_out,
-                "cost_usd": None,
-            }
-        }
-    ctx["rollout_details"] = None
-    ctx["metadata"] = {"n_episodes": turns, "api_request_times_msec": [900] * turns}
-    return ctx, n_in, n_out
-
-
-def harbor_result(rng: random.Random, variant: str, task: str, start: datetime) -> tuple[str, dict]:
-    """One ``result.json`` text shaped exactly as Harbor's ``TrialResult.model_dump_json(indent=4)``
-    (field order, nulls, computed fields last) and what a reader must take from it.
-
-    ``variant``: ``0.1.45`` (no schema_version, no policy, a naive ``occurred_at``),
-    ``0.26`` (single step), ``0.26-multi`` (``step_results``), ``0.26-context`` (the
-    verifier ran after a context overflow and its reward counts), ``0.26-invalid``
-    (a reward Harbor declares invalid).
-    """
-    version = "0.1.45" if variant == "0.1.45" else "0.26"
-    name = _name(rng, task)
-    end = start + timedelta(seconds=rng.randint(60, 900))
-    turns = rng.randint(1, 9)
-    reward: float | None = rng.choice((0.0, 1.0, 1.0, 0.5))
-    exc: str | None = None
-    obj: dict = {}
-    if version != "0.1.45":
-        obj["schema_version"] = 1
-    obj.update(
-        {
-            "id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-            "task_name": task,
-            "trial_name": name,
-            "trial_uri": f"file:///jobs/real/{name}",
-            "task_id": {"path": f"datasets/terminal-bench/{task}"},
-            "source": "terminal-bench",
-            "task_checksum": f"{rng.getrandbits(256):064x}",
-            "config": {
-                "task": {"path": f"datasets/terminal-bench/{task}", "git_url": None},
-                "trial_name": name,
-                "trials_dir": "/jobs/real",
-                "timeout_multiplier": 1.0,
-                "agent": {"name": "terminus-2", "model_name": "hosted_vllm/Qwen3-8B", "kwargs": {}},
-                "environment": {"type": "daytona", "force_build": False, "delete": True},
-                "verifier": {"override_timeout_sec": None},
-                "job_id": "5d3c1e2a-0000-4000-8000-000000000001",
-            },
-            "agent_info": {
-                "name": "terminus-2",
-                "version": "2.0.0",
-                "model_info": {"name": "Qwen3-8B", "provider": "hosted_vllm"},
-            },
-        }
-    )
-    steps = None
-    n_in = n_out = 0
-    if variant == "0.26-multi":
-        steps, rewards = [], []
-        n_in = n_out = 0
-        turns = 0
-        for k, step_name in enumerate(("setup-repo", "fix-bug")):
-            st_turns = rng.randint(1, 5)
-            ctx, a, b = _agent(rng, st_turns, version)
-            n_in, n_out, turns = n_in + a, n_out + b, turns + st_turns
-            r = rng.choice((0.0, 1.0))
-            rewards.append(r)
-            st_exc = "AgentTimeoutError" if k == 1 and rng.random() < 0.5 else None
-            exc = exc or st_exc
-            steps.append(
-                {
-                    "step_name": step_name,
-                    "agent_result": ctx,
-                    "verifier_result": {"rewards": {"reward": r}},
-                    "exception_info": _exception(st_exc, end, version) if st_exc else None,
-                    "agent_execution": {"started_at": _utc(start), "finished_at": _utc(end)},
-                    "verifier": {"started_at": _utc(end), "finished_at": _utc(end)},
-                }
-            )
-        reward = sum(rewards) / len(rewards)  # Harbor's aggregate: the mean over steps
-        agent = None
-    else:
-        agent, n_in, n_out = _agent(rng, turns, version)
-        if variant == "0.26-context":
-            exc = "ContextLengthExceededError"
-        elif variant == "0.26-invalid":
-            exc = "VerifierTimeoutError"
-        elif rng.random() < 0.3:
-            exc = "AgentTimeoutError"
-    obj["agent_result"] = agent
-    obj["verifier_result"] = {"rewards": {"reward": reward}} if reward is not None else None
-    if version != "0.1.45":
-        obj["verifier_environment_mode"] = None if steps else "shared"
-    obj["exception_info"] = _exception(exc, end, version) if exc and not steps else None
-    obj["started_at"] = _utc(start)
-    obj["finished_at"] = _utc(end)
-    for stage in ("environment_setup", "agent_setup", "agent_execution", "verifier"):
-        obj[stage] = {"started_at": _utc(start), "finished_at": _utc(start + timedelta(seconds=5))}
-    if version != "0.1.45":
-        obj["step_results"] = steps
-        valid = obj["verifier_result"] is not None and all(
-            _POLICY[e][2] for e in ([exc] if exc else [])
-        )
-        obj["reward_valid"] = valid
-        if not valid:
-            reward = None  # Harbor says it does not count
-    seen = {
-        "exception": exc,
-        "reward": reward,
-        "turns": turns,
-        "input_tokens": n_in,
-        "output_tokens": n_out,
-        "duration_s": (end - start).total_seconds(),
-    }
-    return json.dumps(obj, indent=4, ensure_ascii=False), seen
-
-
-HARBOR_VARIANTS = ("0.1.45", "0.26", "0.26-multi", "0.26-context", "0.26-invalid")
-
-
-def write_harbor_trials(root: Path, rel: str, n: int, seed: int) -> TrialsTruth:
-    """``n`` trials in Harbor 0.1.45's and 0.26's own shapes, cycling through the variants."""
-    rng = random.Random(seed)
-    truth = TrialsTruth(rel)
-    start = datetime(2026, 5, 12, 8, 0)
-    tasks = ["fix-git", "hello-world", "sqlite-with-gcov", "crack-7z-hash"]
-    truth.task_names = tasks
-    for i in range(n):
-        text, seen = harbor_result(
-            rng, HARBOR_VARIANTS[i % len(HARBOR_VARIANTS)], tasks[i % len(tasks)], start
-        )
-        d = root / json.loads(text)["trial_name"]
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "result.json").write_text(text)
-        _record(truth, seen["exception"], seen["reward"], seen["turns"])
     return truth

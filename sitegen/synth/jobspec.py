@@ -1,0 +1,150 @@
+"""What a synthetic SkyRL job does (:class:`JobSpec`) and what its log holds (:class:`LogTruth`).
+
+:func:`sitegen.synth.logs.write_log` turns a spec into a log and returns its truth:
+exactly the values a correct parser must find.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    path: str  # relative to the archive
+    run_name: str
+    first_step: int  # first step this job logs
+    last_step: int  # last complete block it logs
+    end: str  # complete | cancelled | failed | running | incomplete
+    cancel_reason: str | None = "TIME LIMIT"
+    form: str = "console"  # console | mirror | both
+    split_timing: bool = False
+    async_trainer: bool = True
+    colour: bool = True
+    vllm_shape: str = "old"  # old | new
+    engines: int = 2
+    resume_from: int | None = None  # checkpoint step the job resumes from
+    ckpt_interval: int = 4
+    ckpt_root: str = "/checkpoints/run"
+    start: datetime = datetime(2026, 2, 8, 0, 0, 0)
+    pad_bytes: int = 0
+    long_line_bytes: int = 0
+    junk: bool = True
+    trailing_batches: bool = False  # batches of a step that never logged its block
+    job_id: int = 561773
+    eval_interval: int = 0
+    n_samples: int = 8
+    groups: int = 4
+    payload: str = ""  # planted in the config and a batch exception label (injection tests)
+    # formats.md §8 shapes (all off: the scenario's original jobs stay byte for byte)
+    real: bool = False  # driver without Ray prefix, records glued after tqdm bars, skyrl.train
+    # module names, every vLLM prefix form and the V0 line, a negative batch count, the
+    # synchronous trainer's timers, the final global_step_{last+1} checkpoint
+    text_only: bool = False  # wandb-only logger: values only in Finished:/reward/status lines
+    mid_run: bool = False  # a notebook's tail: no preamble, config, start or resume line
+    headerless_mirror: bool = False  # WANDB_MIRROR lines with a Ray prefix only, null/str values
+    oom: bool = False  # ends with an oom_kill event and a plain CANCELLED
+    planned_steps: int | None = None  # the progress bar's total (real jobs)
+
+
+@dataclass
+class LogTruth:
+    path: str
+    end: str
+    first_step: int | None
+    last_step: int | None
+    steps: list[int] = field(default_factory=list)
+    metrics: dict[int, dict] = field(
+        default_factory=dict
+    )  # step -> values as a parser must read them
+    resumed_from: int | None = None
+    checkpoints: list[int] = field(default_factory=list)
+    batches: Counter = field(default_factory=Counter)
+    batch_exceptions: Counter = field(default_factory=Counter)
+    batches_per_step: dict[int, Counter] = field(default_factory=dict)
+    eval_batches: int = 0
+    vllm_samples: int = 0
+    vllm_engines: set = field(default_factory=set)
+    vllm_sums: Counter = field(default_factory=Counter)
+    vllm_waiting_max: float = 0.0
+    vllm_aggregated: int = 0
+    vllm_suppressed: int = 0
+    vllm_step_stats: dict[int, dict] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)
+    run_name: str | None = ""
+    model: str | None = ""
+    n_samples: int | None = 8
+    vllm_prefix_samples: int | None = None  # samples with a prefix hit rate (None: all)
+    metric_form: str = "console"
+    mid_run: bool = False
+    final_checkpoint: int | None = None
+    planned_steps: int | None = None
+    status_detail: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "end": self.end,
+            "first_step": self.first_step,
+            "last_step": self.last_step,
+            "steps": self.steps,
+            "metrics": {
+                str(k): {m: _jsonable(v) for m, v in d.items()} for k, d in self.metrics.items()
+            },
+            "resumed_from": self.resumed_from,
+            "checkpoints": self.checkpoints,
+            "batches": dict(self.batches),
+            "batch_exceptions": dict(self.batch_exceptions),
+            "batches_per_step": {str(k): dict(v) for k, v in sorted(self.batches_per_step.items())},
+            "eval_batches": self.eval_batches,
+            "vllm": {
+                "samples": self.vllm_samples,
+                "engines": sorted(self.vllm_engines),
+                "sums": dict(self.vllm_sums),
+                "waiting_max": self.vllm_waiting_max,
+                "aggregated": self.vllm_aggregated,
+                "suppressed": self.vllm_suppressed,
+                "step_stats": {str(k): v for k, v in self.vllm_step_stats.items()},
+                **(
+                    {"prefix_samples": self.vllm_prefix_samples}
+                    if self.vllm_prefix_samples is not None
+                    else {}
+                ),
+            },
+            "secrets": self.secrets,
+            "run_name": self.run_name,
+            "model": self.model,
+            "n_samples": self.n_samples,
+            "metric_form": self.metric_form,
+            "mid_run": self.mid_run,
+            "final_checkpoint": self.final_checkpoint,
+            "planned_steps": self.planned_steps,
+            "status_detail": self.status_detail,
+        }
+
+
+def _jsonable(v: float | int) -> float | int | str:
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)  # "nan", "inf"
+    return v
+
+
+def fake_secrets(rng: random.Random) -> dict[str, str]:
+    """Credential-shaped strings the site must never publish."""
+    alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+    def s(n: int, chars: str = alnum) -> str:
+        return "".join(rng.choice(chars) for _ in range(n))
+
+    return {
+        "WANDB_API_KEY": s(40, "0123456789abcdef"),
+        "HF_TOKEN": "hf_" + s(34),
+        "OPENAI_API_KEY": "sk-" + s(40),
+        "AWS_ACCESS_KEY_ID": "AKIA" + s(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"),
+        "DAYTONA_API_KEY": "dtn_" + s(32),
+        "DB_PASSWORD": "pw" + s(14),
+    }

@@ -1,0 +1,89 @@
+"""Line writers for synthetic SkyRL logs: the Ray prefix, loguru headers, value formats, noise (formats.md §2, §8)."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime
+from typing import BinaryIO
+
+from sitegen.synth.jobspec import JobSpec
+
+CYAN, RESET, GREEN = "\x1b[36m", "\x1b[0m", "\x1b[32m"
+
+
+class _Out:
+    """Line writer with the Ray prefix and loguru/vLLM headers of formats.md §2."""
+
+    def __init__(self, fh: BinaryIO, spec: JobSpec) -> None:
+        self.fh = fh
+        self.spec = spec
+        self.bytes = 0
+
+    def raw(self, text: str | bytes) -> None:
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        self.fh.write(data)
+        self.bytes += len(data)
+
+    def prefix(self, actor: str, pid: int, ip: str | None) -> str:
+        if actor == "skyrl_entrypoint" and self.spec.real:
+            return ""  # formats.md §8: the driver's own output, not forwarded by Ray
+        p = f"({actor} pid={pid}, ip={ip})" if ip else f"({actor} pid={pid})"
+        return f"{CYAN}{p}{RESET} " if self.spec.colour else f"{p} "
+
+    def glue(self, text: str) -> None:
+        """A tqdm bar that lost its line break: the next record lands after it (§8)."""
+        self.raw(text)
+
+    def loguru(
+        self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310", pid: int = 4242
+    ) -> None:
+        if self.spec.real:
+            where = where.replace("skyrl_train.", "skyrl.train.")  # upstream's 2026 rename
+        ts = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
+        if self.spec.colour:
+            head = f"\x1b[32m{ts}\x1b[0m | \x1b[1mINFO    \x1b[0m | \x1b[36m{where}\x1b[0m - \x1b[1m{msg}\x1b[0m"
+        else:
+            head = f"{ts} | INFO     | {where} - {msg}"
+        self.raw(f"{self.prefix('skyrl_entrypoint', pid, None)}{head}\n")
+
+    def entry(self, text: str, pid: int = 4242) -> None:
+        self.raw(f"{self.prefix('skyrl_entrypoint', pid, None)}{text}\n")
+
+
+def _round4(v: float) -> float:
+    return float(f"{v:.4f}")
+
+
+def _fmt4(v: float | int) -> str | int:
+    if isinstance(v, int):
+        return v
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.4f}"
+
+
+NOISE_TEXT = (
+    "Example generated: Let me think. Step 3: open the file {'reward/avg_raw_reward': '9.9999'} "
+    "then run the tests. Training done! <done>",
+    "WARNING 02-08 00:00:00 [tokenizer.py:88] Token indices sequence length is longer than the specified maximum",
+    "/usr/lib/python3.11/site-packages/torch/distributed/fsdp.py:690: FutureWarning: FSDP.state_dict_type() is deprecated",
+    "[harbor] sandbox ready in 3.2s; uploading task files",
+)
+
+
+def _noise(out: _Out, rng: random.Random, pid: int) -> None:
+    kind = rng.randrange(4)
+    if kind == 0:
+        bar = "".join(
+            f"\rProcessing prompts: {p:3d}%|{'█' * (p // 10):<10}| {p}/100 [00:{p % 60:02d}<00:30, 3.5it/s]"
+            for p in range(0, 101, 20)
+        )
+        out.raw(bar + "\n")
+    elif kind == 1:
+        out.entry(NOISE_TEXT[0], pid)
+        out.entry("Step 99: ", pid)  # model text: no loguru header, must not start a block
+    else:
+        out.entry(NOISE_TEXT[kind], pid)

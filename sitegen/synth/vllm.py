@@ -1,0 +1,97 @@
+"""Synthetic vLLM engine stat lines (formats.md §2 and the §8 prefix forms) with their ground truth."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from sitegen.synth.jobspec import JobSpec, LogTruth
+from sitegen.synth.lines import GREEN, RESET, _Out
+
+
+def write_vllm(
+    out: _Out,
+    rng: random.Random,
+    spec: JobSpec,
+    truth: LogTruth,
+    engines: list[tuple[int, str | None]],
+    t: datetime,
+    step_t: float,
+) -> None:
+    """One step's vLLM engine stat lines (every §2/§8 shape), tallied into ``truth``."""
+    samples = max(2, int(step_t // 60))
+    for k in range(samples):
+        tt = t + timedelta(seconds=step_t * (k + 0.5) / samples)
+        for e, (pid, ip) in enumerate(engines):
+            gen = round(rng.uniform(150, 990), 1)
+            run = rng.randint(0, 24)
+            wait = rng.choice((0, 0, rng.randint(0, 40), rng.randint(0, 380)))
+            kv = round(rng.uniform(5, 95), 1)
+            pre: float | None = round(rng.uniform(70, 95), 1)
+            parts = [
+                f"Avg prompt throughput: {round(rng.uniform(5, 60), 1)} tokens/s",
+                f"Avg generation throughput: {gen} tokens/s",
+                f"Running: {run} reqs",
+                f"Waiting: {wait} reqs",
+            ]
+            if spec.vllm_shape == "new":
+                if k % 3 == 0:
+                    parts.append(f"Deferred: {rng.randint(0, 3)} reqs")
+                parts.append(f"Preemptions: {rng.randint(0, 2)}")
+            parts += [f"GPU KV cache usage: {kv}%", f"Prefix cache hit rate: {pre}%"]
+            if spec.vllm_shape == "new":
+                parts += [
+                    "Corrupted: 0 reqs",
+                    "External prefix cache hit rate: 0.0%",
+                    "MM cache hit rate: 0.0%",
+                ]
+            head = f"INFO {tt.strftime('%m-%d %H:%M:%S')} [loggers.py:{127 if spec.vllm_shape == 'old' else 215}] "
+            pre_ = out.prefix("AsyncVLLMInferenceEngine", pid, ip)
+            if spec.vllm_shape == "new":
+                pre_ += f"(EngineCore_DP0 pid={pid + 1}) "
+            name = f"{pid}@{ip or 'driver'}"
+            text = f"Engine 000: {', '.join(parts)}"
+            if spec.real:
+                # §8: every prefix form; engine 2 is a V0 engine (another line shape)
+                form = e % 3
+                if form == 0:
+                    stamp = tt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{331095044 + k:09d}Z"
+                    pre_, name = f"{stamp} (APIServer pid=1) ", "1@driver"
+                elif form == 1:
+                    pre_ = (
+                        f"(VllmAsyncGenerationWorker pid={pid}, ip={ip}) "
+                        f"(EngineCore_DP0 pid={pid + 1}) (RayWorkerWrapper pid={pid + 2}) "
+                    )
+                else:
+                    pre_, name = f"(pid={pid}) ", f"{pid}@driver"
+                    head = f"INFO {tt.strftime('%m-%d %H:%M:%S')} [metrics.py:486] "
+                    text = (
+                        f"{parts[0]}, {parts[1]}, Running: {run} reqs, Swapped: 0 reqs, "
+                        f"Pending: {wait} reqs, GPU KV cache usage: {kv}%, CPU KV cache usage: 0.0%."
+                    )
+                    pre = None  # V0 logs no prefix cache hit rate
+            suffix = ""
+            if (k + e) % 5 == 4:
+                rep = rng.randint(2, 9)
+                suffix = (
+                    f" {GREEN}[repeated {rep}x across cluster]{RESET}"
+                    if spec.colour
+                    else f" [repeated {rep}x across cluster]"
+                )
+                truth.vllm_suppressed += rep
+            out.raw(f"{pre_}{head}{text}{suffix}\n")
+            truth.vllm_samples += 1
+            truth.vllm_engines.add(name)
+            truth.vllm_sums.update({"gen": gen, "running": run, "waiting": wait, "kv": kv})
+            if pre is not None:
+                truth.vllm_sums.update({"prefix": pre})  # adds, as += would
+                truth.vllm_prefix_samples = (truth.vllm_prefix_samples or 0) + 1
+            truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
+        if k == 0 and spec.vllm_shape == "new":
+            out.raw(
+                f"{out.prefix('AsyncVLLMInferenceEngine', engines[0][0], None)}INFO {tt.strftime('%m-%d %H:%M:%S')} "
+                f"[loggers.py:215] {len(engines)} Engines Aggregated: Avg prompt throughput: 90.0 tokens/s, "
+                f"Avg generation throughput: 1800.0 tokens/s, Running: 40 reqs, Waiting: 3 reqs, "
+                f"GPU KV cache usage: 50.0%, Prefix cache hit rate: 80.0%\n"
+            )
+            truth.vllm_aggregated += 1
