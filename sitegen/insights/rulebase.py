@@ -1,0 +1,130 @@
+"""What every finding rule shares: :class:`Finding`, the thresholds (listed in docs/design.md,
+"Findings"), per-step trial outcomes and small helpers over metric blocks."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sitegen.insights.attribution import Attribution
+from sitegen.model.parsed import BatchCounts, MetricBlock, TrialResult
+from sitegen.model.vocabulary import exception_kind
+
+SEVERITIES = ("error", "warning", "info")
+
+ENTROPY_WINDOW_FRACTION = 0.1  # first and last 10 % of steps (at least 3 each)
+ENTROPY_COLLAPSE_RATIO = 0.2  # last-window mean below 20 % of the first-window mean
+MIN_TREND_STEPS = 8
+REWARD_WINDOW = 20  # the last 20 steps (or the last half of a shorter run)
+REWARD_FALL = 0.05  # fitted drop over the window …
+REWARD_FALL_T = 2.0  # … with a slope at least 2 standard errors below zero
+REWARD_FLAT_STD = 0.01  # reward std over the window below this: flat
+GEN_WAIT_SHARE = 0.8  # generation wait above 80 % of step time
+STEP_OUTLIER_FACTOR = 3.0  # a step over 3x the median step time
+MIN_OUTLIER_STEPS = 5
+INFRA_BURST_MIN = 3  # a step with at least 3 infrastructure failures …
+INFRA_BURST_FACTOR = 3.0  # … and 3x the median per step …
+INFRA_BURST_SHARE = 0.2  # … hitting at least 20 % of that step's rollouts
+ERROR_RISE = 0.15  # error rate of the last third at least 15 points above the first third …
+ERROR_RISE_FACTOR = 2.0  # … and at least twice it
+MIN_ERROR_STEPS = 6
+MIN_FLAT_POLICY_STEPS = 3
+
+THRESHOLDS = {
+    "entropy_collapse_ratio": ENTROPY_COLLAPSE_RATIO,
+    "entropy_window_fraction": ENTROPY_WINDOW_FRACTION,
+    "reward_window_steps": REWARD_WINDOW,
+    "reward_fall": REWARD_FALL,
+    "reward_fall_t": REWARD_FALL_T,
+    "reward_flat_std": REWARD_FLAT_STD,
+    "gen_wait_share": GEN_WAIT_SHARE,
+    "step_outlier_factor": STEP_OUTLIER_FACTOR,
+    "infra_burst_min": INFRA_BURST_MIN,
+    "infra_burst_factor": INFRA_BURST_FACTOR,
+    "infra_burst_share": INFRA_BURST_SHARE,
+    "error_rise": ERROR_RISE,
+    "error_rise_factor": ERROR_RISE_FACTOR,
+}
+
+LR_KEYS = ("policy/policy_lr", "policy/lr", "trainer/lr", "optim/lr")
+KL_RE = re.compile(r"^policy/(policy_)?kl")
+CLIP_RE = re.compile(r"^policy/.*(clip_ratio|clipfrac)")
+LOG_RATIO_RE = re.compile(r"^policy/log_ratio")
+ENTROPY = "policy/policy_entropy"
+REWARD = "reward/avg_raw_reward"
+STEP_TIME = "timing/step"
+WAIT_KEYS = ("timing/wait_for_generation_buffer", "timing/generate")
+STALENESS_MAX = "async/staleness_max"
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: str  # error | warning | info
+    title: str
+    detail: str
+    section: str  # the page section (anchor) that shows it
+
+
+@dataclass(frozen=True)
+class StepTrials:
+    """Trial outcomes of one step: all trials, those with an exception, infrastructure ones."""
+
+    step: int
+    trials: int
+    errors: int
+    infra: int
+
+
+def _num(v: object) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def _values(blocks: Sequence[MetricBlock], key: str) -> list[tuple[int, float]]:
+    out = []
+    for b in blocks:
+        v = _num(b.metrics.get(key))
+        if v is not None:
+            out.append((b.step, v))
+    return out
+
+
+def _cfg(cfg: Mapping | None, *path: str) -> object:
+    cur: object = cfg
+    for p in path:
+        if not isinstance(cur, Mapping):
+            return None
+        cur = cur.get(p)
+    return cur
+
+
+def _steps_text(steps: Sequence[int], limit: int = 5) -> str:
+    shown = ", ".join(str(s) for s in steps[:limit])
+    return shown + (f" and {len(steps) - limit} more" if len(steps) > limit else "")
+
+
+def step_trials(trials: Sequence[TrialResult], attr: Attribution) -> list[StepTrials]:
+    """Per attributed step: trials, trials with an exception, infrastructure failures."""
+    acc: dict[int, list[int]] = {}
+    for t, s in zip(trials, attr.steps, strict=False):
+        if s is None:
+            continue
+        c = acc.setdefault(s, [0, 0, 0])
+        c[0] += 1
+        if t.exception:
+            c[1] += 1
+            c[2] += exception_kind(t.exception) == "infrastructure"
+    return [StepTrials(s, *c) for s, c in sorted(acc.items())]
+
+
+def batch_step_trials(per_step: Mapping[int, BatchCounts]) -> list[StepTrials]:
+    """The same counts from the log's batch lines, for jobs without trial files."""
+    out = []
+    for s, b in sorted(per_step.items()):
+        infra = sum(n for e, n in b.exceptions.items() if exception_kind(e) == "infrastructure")
+        out.append(StepTrials(s, b.instances, b.failed + b.masked, infra))
+    return out
