@@ -235,3 +235,10 @@ def test_pformat_wrapped_long_value_stays_in_its_block():
     log = parse(lines + block(4, {"a/x": "0.2500"}))
     assert [b.step for b in log.blocks] == [3, 4]
     assert log.blocks[0].metrics == {"a/x": 0.5, "trainer/global_step": 3}
+
+
+def test_status_dict_warning_names_its_line_number():
+    # The policy's status dict (text-only logs) with a negative timer: the warning
+    # carries the line as a number, like every other warning (it carried the Line once).
+    log = parse([lg("Started: 'step'"), lg("{'timing/sync': -1.0, 'policy_loss': 0.5}")])
+    assert [(w.line, "timing/sync" in w.message) for w in log.warnings] == [(2, True)]

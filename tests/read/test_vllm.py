@@ -45,7 +45,7 @@ def test_only_stats_messages_are_stats_like():
 
 def test_the_engine_actor_name_is_not_a_marker():
     """Every line an engine writes carries "AsyncVLLMInferenceEngine": only stats are markers."""
-    from sitegen.read.logparse import _Markers
+    from sitegen.read.markers import Markers as _Markers
 
     noise = b"(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) WARNING 02-08 00:56:55 [serving.py:1] Request truncated\n"
     stats = (

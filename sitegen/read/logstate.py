@@ -1,0 +1,233 @@
+"""The log parser's resumable state, and the primitives every part of the parser shares.
+
+:class:`ParserState` is what an incremental build saves (:mod:`sitegen.model.codec`
+writes it as JSON); :class:`ParserCore` adds the file's name, the redactor and
+the rules each line handler uses: warnings with a cap per kind, the step
+boundary that batches are counted up to, metric values, and vLLM's year-less times.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import BatchCounts
+from sitegen.model.vocabulary import is_finite
+from sitegen.read.vllm import VllmAccumulator
+from sitegen.redact import Redactor
+
+INT64 = 1 << 63
+MAX_BLOCK_LINES = 5000
+MAX_CONFIG_LINES = 20000
+MAX_WARNINGS_PER_KIND = 10
+
+
+@dataclass
+class _PendingBlock:
+    step: int
+    source: str
+    line: int
+    text: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Batches:
+    batches: int = 0
+    instances: int = 0
+    successful: int = 0
+    failed: int = 0
+    masked: int = 0
+    exceptions: Counter[str] = field(default_factory=Counter)
+
+    def add(self, other: _Batches) -> None:
+        self.batches += other.batches
+        self.instances += other.instances
+        self.successful += other.successful
+        self.failed += other.failed
+        self.masked += other.masked
+        self.exceptions.update(other.exceptions)
+
+    def freeze(self) -> BatchCounts:
+        return BatchCounts(
+            self.batches,
+            self.instances,
+            self.successful,
+            self.failed,
+            self.masked,
+            dict(sorted(self.exceptions.items())),
+        )
+
+
+@dataclass(eq=False)
+class ParserState:
+    """Everything a :class:`LogParser` has learnt so far: the resumable part of a parse.
+
+    Plain typed fields only, so :mod:`sitegen.model.codec` can write it as JSON
+    and check it on the way back (incremental builds read a grown log on from
+    here). Add a field here, not as a loose attribute, and bump
+    :data:`STATE_FORMAT`.
+    """
+
+    year_hint: int | None = None
+    console: dict[int, dict[str, float]] = field(default_factory=dict)
+    console_lines: dict[int, int] = field(default_factory=dict)
+    mirror: dict[int, dict[str, float]] = field(default_factory=dict)
+    mirror_lines: dict[int, int] = field(default_factory=dict)
+    evals: dict[int, dict[str, float]] = field(default_factory=dict)
+    eval_lines: dict[int, int] = field(default_factory=dict)
+    pending: dict[str, _PendingBlock] = field(default_factory=dict)
+    end_marker: str | None = None
+    end_detail: str | None = None
+    resumed_from: int | None = None
+    resume_path: str | None = None
+    fresh_start: bool = False
+    checkpoints: dict[int, str] = field(default_factory=dict)
+    config_lines: list[str] | None = None
+    config_source: str | None = None
+    config_line: int = 0
+    config_done: bool = False
+    config: dict | None = None
+    batches: _Batches = field(default_factory=_Batches)
+    eval_batches: _Batches = field(default_factory=_Batches)
+    batch_pending: _Batches = field(default_factory=_Batches)
+    batches_per_step: dict[int, _Batches] = field(default_factory=dict)
+    batch_modes: deque[str] = field(default_factory=deque)
+    batch_exc: Counter[str] | None = None
+    boundary: int = -1  # highest step whose marker has been seen
+    vllm: VllmAccumulator = field(default_factory=lambda: VllmAccumulator(""))
+    suppressed: int = 0
+    first_time: datetime | None = None
+    last_time: datetime | None = None
+    block_times: dict[int, datetime] = field(
+        default_factory=dict
+    )  # step -> its first marker's time
+    lines: int = 0
+    warnings: list[BuildWarning] = field(default_factory=list)
+    warn_counts: Counter[str] = field(default_factory=Counter)
+    # Values read from text lines (formats.md §8: logs without metric dicts).
+    text_steps: dict[int, dict[str, float]] = field(default_factory=dict)
+    text_lines: dict[int, int] = field(default_factory=dict)
+    text_open: dict[str, float] | None = None  # the step being timed
+    text_open_line: int = 0
+    text_closed_after: int | None = None  # last_done when its 'step' timer finished
+    text_closed: bool = False
+    text_closed_time: datetime | None = None  # loguru time of its 'step' timer: the step's end
+    last_done: int | None = None  # the last step known complete (bar, block, resume line)
+    planned_steps: int | None = None
+    truncated_at: int | None = None  # line of a "output truncated" banner
+    oom_line: int | None = None
+    final_checkpoint: int | None = None  # saved after the loop ("Saved final checkpoint.")
+
+
+STATE_FORMAT = 2  # bump whenever ParserState or a dataclass inside it changes
+
+
+class ParserCore(ParserState):
+    """A :class:`ParserState` that knows its file: the base of the parser's line handlers."""
+
+    def __init__(self, rel_path: str, redactor: Redactor, year_hint: int | None = None) -> None:
+        super().__init__(year_hint=year_hint, vllm=VllmAccumulator(rel_path))
+        self.rel = rel_path
+        self.redactor = redactor
+
+    def warn(self, line: int | None, kind: str, message: str) -> None:
+        self.warn_counts[kind] += 1
+        n = self.warn_counts[kind]
+        if n <= MAX_WARNINGS_PER_KIND:
+            self.warnings.append(BuildWarning(self.rel, line, message))
+
+    def _marker(self, step: int) -> None:
+        """A step's metrics appear: batches finished since the last marker are its."""
+        if self.config_lines is None:
+            self.config_done = True  # the config dump comes before training or not at all
+        if self.last_done is None or step > self.last_done:
+            self.last_done = step  # metrics are logged once the step is over
+        if step > self.boundary:
+            self._flush_batches(step)
+            self.boundary = step
+
+    def _flush_batches(self, step: int) -> None:
+        if self.batch_pending.batches:
+            self.batches_per_step.setdefault(step, _Batches()).add(self.batch_pending)
+            self.batch_pending = _Batches()
+
+    def _numbers(self, line: int, d: dict) -> dict[str, float]:
+        """Numeric values of a metrics dict (see :func:`_numbers`), warning about any dropped."""
+        out, dropped = _numbers(d)
+        if dropped:
+            self.warn(line, "value", f"metric {dropped[0]!r} is not a number we can keep: left out")
+        for k, v in out.items():
+            if k.startswith("timing/") and not (is_finite(v) and v >= 0):
+                self.warn(
+                    line,
+                    "timer",
+                    f"timer {k} is {v}: left out of timing sums and means",
+                )
+        return out
+
+    @staticmethod
+    def _store(into: dict, lines: dict, step: int, metrics: dict, line: int) -> None:
+        # A second block for the same step (split timing block) merges into the first.
+        if step in into:
+            into[step].update(metrics)
+        else:
+            into[step] = metrics
+            lines[step] = line
+
+    def _vllm_time(self, mdhms: str | None) -> datetime | None:
+        """vLLM prints no year: take it from the latest loguru time (or the file's mtime)."""
+        if not mdhms:
+            return None
+        ref = self.last_time
+        year = ref.year if ref else self.year_hint
+        if year is None:
+            return None
+        try:
+            # "MM-DD HH:MM:SS" sliced: strptime cost a fifth of a cold build (issue 11)
+            t = datetime(
+                year,
+                int(mdhms[0:2]),
+                int(mdhms[3:5]),
+                int(mdhms[6:8]),
+                int(mdhms[9:11]),
+                int(mdhms[12:14]),
+            )
+            if ref is not None and (ref - t).days > 180:  # Dec loguru time, Jan vLLM line
+                t = t.replace(year=year + 1)
+            elif ref is not None and (t - ref).days > 180:  # Jan loguru time, Dec vLLM line
+                t = t.replace(year=year - 1)
+        except ValueError:  # 02-29 outside a leap year, or a damaged time
+            return None
+        return t
+
+
+def _numbers(d: dict) -> tuple[dict[str, float | int], list[str]]:
+    """Keep numeric values: 4-decimal strings become floats, ``'nan'``/``'inf'`` non-finite.
+
+    ``None`` and non-numeric strings are not metrics (a mirror can carry both) and are
+    skipped quietly; an integer beyond 64 bits becomes a float, or is dropped and named
+    in the second result when not even a float holds it.
+    """
+    out: dict[str, float | int] = {}
+    dropped: list[str] = []
+    for k, v in d.items():
+        if isinstance(v, bool):
+            out[str(k)] = int(v)
+        elif isinstance(v, int):
+            if -INT64 <= v < INT64:
+                out[str(k)] = v
+            else:
+                try:
+                    out[str(k)] = float(v)
+                except OverflowError:
+                    dropped.append(str(k))
+        elif isinstance(v, float):
+            out[str(k)] = v
+        elif isinstance(v, str):
+            try:
+                out[str(k)] = float(v)
+            except ValueError:
+                continue  # a string that is not a number: not a metric
+    return out, dropped

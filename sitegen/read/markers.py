@@ -1,0 +1,128 @@
+"""What the lines of a SkyRL log look like to the parser (formats.md §2–5, §8).
+
+The patterns of the lines :class:`~sitegen.read.logparse.LogParser` reads, and
+:class:`Markers`, the fast finder of the lines in a block that may carry one.
+Kept apart from the state machine so each shape is written once.
+"""
+
+from __future__ import annotations
+
+import re
+
+STEP_RE = re.compile(r"^Step (\d+):\s*$")
+MIRROR_RE = re.compile(r"^WANDB_MIRROR kind=(\w+) step=(\d+) metrics=(\{.*\})\s*$")
+BATCH_START_RE = re.compile(r"^Starting batch generation for (\d+) trials \(mode=(\w+)")
+BATCH_EXC_RE = re.compile(r"^Exception breakdown: (\{.*\})\s*$")
+# The success count can be negative: the generator subtracts exception counts, which can
+# exceed the batch (formats.md §8). Read as written.
+BATCH_DONE_RE = re.compile(
+    r"^Batch generation complete: (-?\d+)/(\d+) successful, (-?\d+) failed instances, (\d+) masked"
+)
+LOAD_CKPT_RE = re.compile(r"^Loading checkpoint from: (\S+)")
+RESUME_RE = re.compile(r"^(?:Resuming from global_step:?|Resumed training from global_step) (\d+)")
+CKPT_STEP_RE = re.compile(r"global_step_(\d+)")
+SAVED_RE = re.compile(r"^Successfully saved checkpoint for global_step_(\d+) to: (\S+)")
+FAILED_RE = re.compile(r"^(?:Train loop failed at global_step (\d+)|Training failed at step (\d+))")
+SLURM_CANCEL_RE = re.compile(
+    r"^slurmstepd: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
+)
+SLURM_OOM_RE = re.compile(r"^slurmstepd: error: Detected (\d+) oom[_-]kill event")
+STEP_LIKE_RE = re.compile(r"^Step \d+:")
+TIMER_RE = re.compile(r"^Finished: '([^']+)', time cost: (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf)s\s*$")
+STARTED_STEP = "Started: 'step'"
+# "reward/avg_pass_at_5: 0.6533, reward/avg_raw_reward: 0.2174, reward/mean_positive_reward: …"
+REWARD_PAIR_RE = re.compile(r"(reward/[\w/.\-]+): (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf|-inf)(?=,|\s*$)")
+# tqdm bars of the training loop (both trainers): "…Progress:  14%|█▍   | 1/7 [00:10<…]"
+TRAIN_BAR_RE = re.compile(
+    r"^Training (?:Step Progress|Batches Processed):[^|]*\|[^|]*\| ?(\d+)/(\d+) "
+)
+TOTAL_STEPS_RE = re.compile(r"^Total training steps: (\d+)\s*$")
+# A notebook front end that keeps only the last lines says so (formats.md §8).
+TRUNCATED_RE = re.compile(r"^(?:Output is truncated\b|\[?\.\.\. ?\[?\d+ lines? truncated)")
+# Timers the site knows (both trainers' trees and what is logged beside `step`); other
+# Timer lines (init_weight_sync_state, dump_data_batch, …) are not part of timing/*.
+KNOWN_TIMERS = frozenset(
+    {
+        "step",
+        "wait_for_generation_buffer",
+        "generate",
+        "postprocess_generator_output",
+        "convert_to_training_input",
+        "run_training",
+        "fwd_logprobs_values_reward",
+        "apply_reward_kl_penalty",
+        "compute_advantages_and_returns",
+        "train_critic_and_policy",
+        "policy_train",
+        "critic_train",
+        "sync_weights",
+        "save_checkpoints",
+        "save_hf_model",
+        "cleanup_old_checkpoints",
+        "update_ref_with_policy",
+        "eval",
+    }
+)
+YAML_TOP_RE = re.compile(r"^[A-Za-z_][\w\-]*:(?: .*)?$")
+CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algorithm"})
+
+# A line holding none of these cannot carry anything we read (once the config
+# dump is behind us and no metrics dict is open): a loguru header (a time,
+# maybe a colour code, then " | "; tqdm bars have " | " too, but after a space),
+# a vLLM engine line, the SLURM end line, vLLM step lines.
+LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)? \| ")
+
+
+class Markers:
+    """Finds the next line of a block that may carry a marker, at ``bytes.find`` speed.
+
+    The literals are searched with ``find`` and their next positions cached, so a
+    block is scanned about once per literal whatever the number of markers; a
+    loguru header is a " | " right after a digit (or the end of a colour code).
+    """
+
+    # "Engine 0", not "Engine": the Ray actor AsyncVLLMInferenceEngine prefixes every line
+    # an engine writes (most are "Request truncated" warnings), and only stats lines say
+    # "Engine 000:" (issue 11: 262 k of 269 k lines taken as vLLM lines were not stats).
+    LITERALS = (
+        b"Engine 0",
+        b"Engines Aggregated",
+        b"slurmstepd",
+        b"vLLM Stats",
+        b"WANDB_MIRROR",
+        b"Avg prompt throughput",
+        b"Training Step Progress",
+        b"Training Batches Processed",
+        b"Output is truncated",  # not "truncated": engines log "Request truncated" a lot
+        b"lines truncated",
+    )
+
+    def __init__(self, block: bytes) -> None:
+        self.block = block
+        self.next = {lit: -2 for lit in self.LITERALS}
+        self.bar = -2
+
+    def find(self, pos: int) -> int:
+        b = self.block
+        best = -1
+        for lit in self.LITERALS:
+            i = self.next[lit]
+            if i != -1 and i < pos:
+                i = self.next[lit] = b.find(lit, pos)
+            if i >= 0 and (best < 0 or i < best):
+                best = i
+        i = self.bar
+        while True:
+            if i != -1 and i < pos:
+                i = b.find(b" | ", pos)
+            if i < 0 or (best >= 0 and i > best):
+                break
+            if b[i - 1 : i].isdigit() or (
+                b[i - 1 : i] == b"m" and LOGURU_HINT.search(b, max(0, i - 12), i + 3)
+            ):
+                best = i
+                break
+            pos = i + 3
+            i = -2
+        self.bar = i
+        return best
