@@ -1,0 +1,175 @@
+"""One Harbor trial ``result.json`` as a :class:`TrialResult` (formats.md §6, §8).
+
+The shapes Harbor has written over its versions: single- and multi-step trials,
+token totals or per-model ``model_usage``, ``reward_valid``, stage timings. Pure
+functions of the file's bytes; finding and caching the files is :mod:`sitegen.read.trials`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import orjson
+
+from sitegen.model.parsed import TrialResult
+from sitegen.model.vocabulary import is_finite, policy_kind
+
+
+class TrialFormatError(ValueError):
+    """A damaged ``result.json``; ``line`` is where the JSON broke, when known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
+    """Read one ``result.json``; ``None`` when it is a job-level summary.
+
+    Raises :class:`TrialFormatError` (with a line where known) when damaged.
+    """
+    if not data.strip():
+        raise TrialFormatError("empty result.json")
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:  # the stdlib accepts NaN/Infinity and reports a line number
+            obj = json.loads(data.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError as exc:
+            raise TrialFormatError(f"malformed JSON ({exc.msg})", exc.lineno) from None
+        except RecursionError:
+            raise TrialFormatError("malformed JSON (nested too deeply)") from None
+    if not isinstance(obj, dict):
+        raise TrialFormatError(f"result.json holds a {type(obj).__name__}, not an object")
+    if "trial_name" not in obj and "n_total_trials" in obj:
+        return None
+    agent = _dict(obj.get("agent_result"))
+    meta = _dict(agent.get("metadata"))
+    exc_info = _dict(obj.get("exception_info"))
+    reward = _reward(obj.get("verifier_result"))
+    turns = _int(meta.get("n_episodes"))
+    tokens_in, tokens_out = _tokens(agent)
+    steps = obj.get("step_results")
+    steps = [_dict(st) for st in steps] if isinstance(steps, list) else []
+    if steps:
+        # Multi-step tasks (formats.md §8): Harbor leaves the top-level exception null and
+        # records failures on the steps (its recorded_exceptions(): trial first, then steps
+        # in order); the top-level reward is Harbor's own aggregate (mean or final step), so
+        # it is read as the file states it. Tokens and turns add up over the steps.
+        if not exc_info.get("exception_type"):
+            exc_info = next(
+                (e for st in steps if (e := _dict(st.get("exception_info"))).get("exception_type")),
+                {},
+            )
+        if turns is None:
+            ts = [
+                _int(_dict(_dict(st.get("agent_result")).get("metadata")).get("n_episodes"))
+                for st in steps
+            ]
+            if any(t is not None for t in ts):
+                turns = sum(t or 0 for t in ts)
+        if tokens_in is None and tokens_out is None:
+            pairs = [_tokens(_dict(st.get("agent_result"))) for st in steps]
+            tokens_in = _sum_known(p[0] for p in pairs)
+            tokens_out = _sum_known(p[1] for p in pairs)
+    exception = exc_info.get("exception_type") or None
+    if obj.get("reward_valid") is False:
+        # Harbor 0.26 says the reward does not count (no verifier, or an exception whose
+        # policy voids it): no reward, neither success nor failure.
+        reward = None
+    if turns == 0 and exception:
+        turns = None  # older Harbor recorded 0 turns when the agent loop raised
+    return TrialResult(
+        name=str(obj.get("trial_name") or name),
+        task=str(obj.get("task_name") or ""),
+        reward=reward,
+        exception=str(exception) if exception else None,
+        turns=turns,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        duration_s=_duration(obj.get("started_at"), obj.get("finished_at")),
+        eval=is_eval,
+        **_insight_fields(obj, agent),
+        exception_kind=policy_kind(exc_info.get("policy")) if exception else None,
+    )
+
+
+def _tokens(agent: dict) -> tuple[int | None, int | None]:
+    """Input and output tokens of one agent context; from ``model_usage`` (0.26) when the totals are absent."""
+    n_in, n_out = _int(agent.get("n_input_tokens")), _int(agent.get("n_output_tokens"))
+    usage = agent.get("model_usage")
+    if isinstance(usage, dict) and usage and n_in is None and n_out is None:
+        models = [_dict(u) for u in usage.values()]
+        n_in = _sum_known(_int(u.get("n_input_tokens")) for u in models)
+        n_out = _sum_known(_int(u.get("n_output_tokens")) for u in models)
+    return n_in, n_out
+
+
+def _sum_known(values) -> int | None:
+    xs = [v for v in values if v is not None]
+    return sum(xs) if xs else None
+
+
+def _insight_fields(obj: dict, agent: dict) -> dict:
+    """Start time, stage durations and cached tokens (the insights' inputs, docs/design.md)."""
+    start = _time(obj.get("started_at"))
+    stages = {}
+    for key, field_name in (
+        ("environment_setup", "env_setup_s"),
+        ("agent_setup", "agent_setup_s"),
+        ("agent_execution", "agent_exec_s"),
+        ("verifier", "verifier_s"),
+    ):
+        st = _dict(obj.get(key))
+        d = _duration(st.get("started_at"), st.get("finished_at"))
+        stages[field_name] = d if d is not None and d >= 0 else None
+    return {
+        # the wall-clock reading as written: logs are naive local time, and a trial's
+        # "Z" is compared against them as a reading (docs/design.md, trial attribution)
+        "started_at": start.replace(tzinfo=None) if start is not None else None,
+        "cache_tokens": _int(agent.get("n_cache_tokens")),
+        **stages,
+    }
+
+
+def _dict(v: object) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _int(v: object) -> int | None:
+    """A count, or None when absent or not a finite number (``NaN``/``Infinity`` occur)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    if isinstance(v, float) and not is_finite(v):  # an int is exact: only the range applies
+        return None
+    if not -(1 << 63) <= v < 1 << 63:
+        return None  # no count is that large; it could not be written out as JSON either
+    return int(v)
+
+
+def _reward(v: object) -> float | None:
+    if not isinstance(v, dict):
+        return None
+    rewards = v.get("rewards")
+    r = rewards.get("reward") if isinstance(rewards, dict) else v.get("reward")
+    if isinstance(r, bool) or not isinstance(r, int | float):
+        return None
+    return float(r)
+
+
+def _time(v: object) -> datetime | None:
+    if not isinstance(v, str):
+        return None
+    try:
+        t = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t.replace(tzinfo=None) if t.tzinfo is None else t
+
+
+def _duration(a: object, b: object) -> float | None:
+    ta, tb = _time(a), _time(b)
+    if ta is None or tb is None or (ta.tzinfo is None) != (tb.tzinfo is None):
+        return None
+    return (tb - ta).total_seconds()
