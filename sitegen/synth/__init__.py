@@ -52,6 +52,27 @@ def _write_infra(path: Path, seed: int, start: datetime, samples: int, truth: Lo
             truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
 
 
+def _step_windows(
+    spec: JobSpec, truth: LogTruth, last: int | None = None
+) -> list[tuple[datetime, datetime, datetime]]:
+    """The window of each step the job logged up to ``last``: (end of the previous block or
+    the job's start, end of its block], where a trial started is the step's
+    (sitegen.insights.attribution), and the time its trials end by: the window's end for
+    the synchronous trainer (it generates inside the step), the last kept block's for the
+    async one (a trial still running then would wait for the next job, days later)."""
+
+    def logged(t: datetime) -> datetime:
+        return t.replace(microsecond=t.microsecond // 1000 * 1000)  # loguru writes ms
+
+    steps = [s for s in truth.steps if last is None or s <= last]
+    out, lo = [], spec.start
+    for step in steps:
+        hi = logged(truth.block_times[step])
+        out.append((lo, hi, hi if not spec.async_trainer else logged(truth.block_times[steps[-1]])))
+        lo = hi
+    return out
+
+
 class SynthError(SitegenError):
     """The folder to write a synthetic archive into cannot be used."""
 
@@ -329,9 +350,21 @@ def synth(
         int(trial_kb * 1024),
         variants=True,
         payload=payload,
+        # the steps the run kept: the first job's up to the checkpoint the second resumed
+        # from (its later steps were discarded), then the second job's
+        windows=_step_windows(specs[0], truths[specs[0].path], k)
+        + _step_windows(specs[1], truths[specs[1].path]),
     )
     tp2 = "flat/sync-baseline/trace_jobs"
-    trials[tp2] = write_trials(out / tp2, tp2, 2 * steps, seed * 7 + 2, 1024, variants=False)
+    trials[tp2] = write_trials(
+        out / tp2,
+        tp2,
+        2 * steps,
+        seed * 7 + 2,
+        1024,
+        variants=False,
+        windows=_step_windows(specs[2], truths[specs[2].path]),
+    )
     tp3 = f"{REAL_TRIALS_OWNER}/trace_jobs"
     if real:
         trials[tp3] = write_harbor_trials(out / tp3, tp3, 3 * len(HARBOR_VARIANTS), seed * 7 + 3)

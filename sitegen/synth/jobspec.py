@@ -84,6 +84,9 @@ class LogTruth:
     final_checkpoint: int | None = None
     planned_steps: int | None = None
     status_detail: str | None = None
+    # step -> time its metric block was logged: where synth places the trials of each step
+    # (not part of synth-truth.json; the site's attribution is tested against the trials)
+    block_times: dict[int, datetime] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict:
         return {

@@ -298,6 +298,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 "kv_med": km,
             }
         flush(step)
+        truth.block_times[step] = t
         if spec.text_only:
             truth.metrics[step] = text_vals
         else:

@@ -10,6 +10,7 @@ import io
 import json
 import random
 import tarfile
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -79,8 +80,15 @@ def trial_record(
     size: int,
     old_reward: bool = False,
     payload: str = "",
+    stage_rng: random.Random | None = None,
+    end_by: datetime | None = None,
 ) -> tuple[dict, str | None, float | None, int | None]:
-    """A result.json object and what a reader must take from it: (obj, exception, reward, turns)."""
+    """A result.json object and what a reader must take from it: (obj, exception, reward, turns).
+
+    With ``stage_rng`` the record carries Harbor's four stage timestamps (drawn from that
+    generator, so the rest of the record is the same with or without them). ``end_by``
+    caps the finish time (at least 30 s after the start).
+    """
     exc, _w, verified, has_turns = rng.choices(EXCEPTIONS, weights=[e[1] for e in EXCEPTIONS])[0]
     turns = rng.choice((1, 1, 2, 2, 2, 3, 3, 4, 6, 18)) if has_turns else 0
     reward = None
@@ -98,6 +106,8 @@ def trial_record(
         meta["n_episodes"] = turns
     seen_turns = None if drop_turns or (turns == 0 and exc) else turns
     end = start + timedelta(seconds=rng.randint(30, 1800))
+    if end_by is not None:
+        end = max(start + timedelta(seconds=30), min(end, end_by))
     obj = {
         "id": f"{rng.getrandbits(64):016x}",
         "task_name": task,
@@ -132,14 +142,79 @@ def trial_record(
         "started_at": start.isoformat() + "Z",
         "finished_at": end.isoformat() + "Z",
     }
+    if stage_rng is not None:
+        obj.update(_stages(stage_rng, start, end, exc, verified))
     return obj, exc, reward, seen_turns
 
 
+# Exceptions that stop a trial in an early stage: the later stages never start (null).
+_STOPS_IN = {
+    "DaytonaError": "environment_setup",
+    "DaytonaAuthenticationError": "environment_setup",
+    "AgentSetupTimeoutError": "agent_setup",
+}
+
+
+def _stages(
+    rng: random.Random, start: datetime, end: datetime, exc: str | None, verified: bool
+) -> dict[str, dict | None]:
+    """Harbor's stage timestamps, in order inside ``start``..``end``.
+
+    Environment setup takes a few percent of the trial, agent setup less, the agent the
+    bulk; the verifier runs last when the trial was verified. Gaps between stages are the
+    trial's overhead (sandbox queueing, uploads). A trial stopped by an environment or
+    agent-setup failure ends in that stage; the stages after it are null, as Harbor writes.
+    """
+    total = (end - start).total_seconds()
+    stop = _STOPS_IN.get(exc or "")
+    shares = {
+        "environment_setup": rng.uniform(0.04, 0.12),
+        "agent_setup": rng.uniform(0.01, 0.04),
+        "agent_execution": 0.0,  # the rest
+        "verifier": rng.uniform(0.03, 0.1) if verified else 0.0,
+    }
+    gap = total * rng.uniform(0.005, 0.02)  # overhead before each stage
+    out: dict[str, dict | None] = {}
+    t = start
+    for stage, share in shares.items():
+        if stop is not None and out.get(stop) is not None or (stage == "verifier" and not verified):
+            out[stage] = None
+            continue
+        t += timedelta(seconds=gap)
+        if stage == stop:
+            dur = (end - t).total_seconds()
+        elif stage == "agent_execution":
+            dur = (end - t).total_seconds() - total * shares["verifier"] - 2 * gap
+        else:
+            dur = total * share
+        fin = min(end, t + timedelta(seconds=max(0.0, dur)))
+        out[stage] = {"started_at": t.isoformat() + "Z", "finished_at": fin.isoformat() + "Z"}
+        t = fin
+    return out
+
+
 def write_trials(
-    root: Path, rel: str, n: int, seed: int, size: int, variants: bool = True, payload: str = ""
+    root: Path,
+    rel: str,
+    n: int,
+    seed: int,
+    size: int,
+    variants: bool = True,
+    payload: str = "",
+    windows: Sequence[tuple[datetime, datetime, datetime]] = (),
 ) -> TrialsTruth:
-    """Write ``n`` training trials (plus, with ``variants``, every odd case) under ``root``."""
+    """Write ``n`` training trials (plus, with ``variants``, every odd case) under ``root``.
+
+    ``windows`` are the steps' time windows (end of the previous metric block, end of this
+    one] of the jobs that trained on these trials, each with the time its trials must end
+    by: the trials are spread over them in order, each starting inside its window
+    (so attribution puts it on that step), with Harbor's stage timestamps. Without windows
+    they start a second apart and carry no stages (older Harbor).
+    """
     rng = random.Random(seed)
+    # Times and stages come from their own generator: the rest of each record (and the
+    # ground truth) is the same whether or not the trials are placed in windows.
+    trng = random.Random(seed + 0x5EED) if windows else None
     truth = TrialsTruth(rel)
     root.mkdir(parents=True, exist_ok=True)
     start = datetime(2026, 2, 8, 0, 30)
@@ -152,13 +227,24 @@ def write_trials(
     truth.task_names = tasks
     for i in range(n):
         task = rng.choice(tasks)
+        at = start + timedelta(seconds=i)
+        if trng is not None:
+            lo, hi, end_by = windows[i * len(windows) // n]
+            span = (hi - lo).total_seconds()
+            # a trial that must end in its own window starts in its first half
+            at = lo + timedelta(
+                seconds=trng.randint(1, max(1, int(span / 2 if end_by == hi else span)))
+            )
         obj, exc, reward, turns = trial_record(
             rng,
             task,
-            start + timedelta(seconds=i),
+            at,
             size,
             old_reward=variants and i % 50 == 7,
             payload=payload,
+            stage_rng=trng,
+            # trials finish a little before the block that consumes them, not on it
+            end_by=end_by - timedelta(seconds=trng.randint(5, 90)) if trng is not None else None,
         )
         d = root / obj["trial_name"].replace("/", "_")
         d.mkdir(exist_ok=True)
