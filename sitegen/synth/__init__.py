@@ -367,7 +367,14 @@ def synth(
     )
     tp3 = f"{REAL_TRIALS_OWNER}/trace_jobs"
     if real:
-        trials[tp3] = write_harbor_trials(out / tp3, tp3, 3 * len(HARBOR_VARIANTS), seed * 7 + 3)
+        owner_spec = next(x for x in specs if x.path.startswith(REAL_TRIALS_OWNER + "/"))
+        trials[tp3] = write_harbor_trials(
+            out / tp3,
+            tp3,
+            3 * len(HARBOR_VARIANTS),
+            seed * 7 + 3,
+            windows=_step_windows(owner_spec, truths[owner_spec.path]),
+        )
     notes_payload = (
         f"\n{payload}\n\n[click me](javascript:alert(1)) <img src=x onerror=alert(1)>\n"
         if payload

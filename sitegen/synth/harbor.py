@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -63,7 +64,60 @@ def _agent(rng: random.Random, turns: int, version: str) -> tuple[dict, int, int
     return ctx, n_in, n_out
 
 
-def harbor_result(rng: random.Random, variant: str, task: str, start: datetime) -> tuple[str, dict]:
+# Exceptions that stop a trial in an early stage: the later stages never start (null).
+_STOPS_IN = {
+    "DaytonaError": "environment_setup",
+    "DaytonaAuthenticationError": "environment_setup",
+    "AgentSetupTimeoutError": "agent_setup",
+}
+
+
+def stage_times(
+    rng: random.Random, start: datetime, end: datetime, exc: str | None, verified: bool
+) -> dict[str, tuple[datetime, datetime] | None]:
+    """Harbor's stage timestamps, in order inside ``start``..``end``.
+
+    Environment setup takes a few percent of the trial, agent setup less, the agent the
+    bulk; the verifier runs last when the trial was verified. Gaps between stages are the
+    trial's overhead (sandbox queueing, uploads). A trial stopped by an environment or
+    agent-setup failure ends in that stage; the stages after it are null, as Harbor writes.
+    """
+    total = (end - start).total_seconds()
+    stop = _STOPS_IN.get(exc or "")
+    shares = {
+        "environment_setup": rng.uniform(0.04, 0.12),
+        "agent_setup": rng.uniform(0.01, 0.04),
+        "agent_execution": 0.0,  # the rest
+        "verifier": rng.uniform(0.03, 0.1) if verified else 0.0,
+    }
+    gap = total * rng.uniform(0.005, 0.02)  # overhead before each stage
+    out: dict[str, tuple[datetime, datetime] | None] = {}
+    t = start
+    for stage, share in shares.items():
+        if stop is not None and out.get(stop) is not None or (stage == "verifier" and not verified):
+            out[stage] = None
+            continue
+        t += timedelta(seconds=gap)
+        if stage == stop:
+            dur = (end - t).total_seconds()
+        elif stage == "agent_execution":
+            dur = (end - t).total_seconds() - total * shares["verifier"] - 2 * gap
+        else:
+            dur = total * share
+        fin = min(end, t + timedelta(seconds=max(0.0, dur)))
+        out[stage] = (t, fin)
+        t = fin
+    return out
+
+
+def harbor_result(
+    rng: random.Random,
+    variant: str,
+    task: str,
+    start: datetime,
+    stage_rng: random.Random | None = None,
+    end_by: datetime | None = None,
+) -> tuple[str, dict]:
     """One ``result.json`` text shaped exactly as Harbor's ``TrialResult.model_dump_json(indent=4)``
     (field order, nulls, computed fields last) and what a reader must take from it.
 
@@ -75,6 +129,8 @@ def harbor_result(rng: random.Random, variant: str, task: str, start: datetime) 
     version = "0.1.45" if variant == "0.1.45" else "0.26"
     name = _name(rng, task)
     end = start + timedelta(seconds=rng.randint(60, 900))
+    if end_by is not None:
+        end = max(start + timedelta(seconds=60), min(end, end_by))
     turns = rng.randint(1, 9)
     reward: float | None = rng.choice((0.0, 1.0, 1.0, 0.5))
     exc: str | None = None
@@ -148,8 +204,17 @@ def harbor_result(rng: random.Random, variant: str, task: str, start: datetime) 
     obj["exception_info"] = _exception(exc, end, version) if exc and not steps else None
     obj["started_at"] = _utc(start)
     obj["finished_at"] = _utc(end)
-    for stage in ("environment_setup", "agent_setup", "agent_execution", "verifier"):
-        obj[stage] = {"started_at": _utc(start), "finished_at": _utc(start + timedelta(seconds=5))}
+    if stage_rng is None:
+        for stage in ("environment_setup", "agent_setup", "agent_execution", "verifier"):
+            obj[stage] = {
+                "started_at": _utc(start),
+                "finished_at": _utc(start + timedelta(seconds=5)),
+            }
+    else:
+        for stage, times in stage_times(stage_rng, start, end, exc, True).items():
+            obj[stage] = (
+                {"started_at": _utc(times[0]), "finished_at": _utc(times[1])} if times else None
+            )
     if version != "0.1.45":
         obj["step_results"] = steps
         valid = obj["verifier_result"] is not None and all(
@@ -172,16 +237,41 @@ def harbor_result(rng: random.Random, variant: str, task: str, start: datetime) 
 HARBOR_VARIANTS = ("0.1.45", "0.26", "0.26-multi", "0.26-context", "0.26-invalid")
 
 
-def write_harbor_trials(root: Path, rel: str, n: int, seed: int) -> TrialsTruth:
-    """``n`` trials in Harbor 0.1.45's and 0.26's own shapes, cycling through the variants."""
+def write_harbor_trials(
+    root: Path,
+    rel: str,
+    n: int,
+    seed: int,
+    windows: Sequence[tuple[datetime, datetime, datetime]] = (),
+) -> TrialsTruth:
+    """``n`` trials in Harbor 0.1.45's and 0.26's own shapes, cycling through the variants.
+
+    ``windows`` as for :func:`sitegen.synth.trials.write_trials`: the trials spread over
+    the job's steps with stage timestamps (from a generator of their own); without, they
+    all start at one time with five-second stages.
+    """
     rng = random.Random(seed)
+    trng = random.Random(seed + 0x5EED) if windows else None
     truth = TrialsTruth(rel)
     start = datetime(2026, 5, 12, 8, 0)
     tasks = ["fix-git", "hello-world", "sqlite-with-gcov", "crack-7z-hash"]
     truth.task_names = tasks
     for i in range(n):
+        at, end_by = start, None
+        if trng is not None:
+            lo, hi, by = windows[i * len(windows) // n]
+            span = (hi - lo).total_seconds()
+            at = lo + timedelta(
+                seconds=trng.randint(1, max(1, int(span / 2 if by == hi else span)))
+            )
+            end_by = by - timedelta(seconds=trng.randint(5, 30))
         text, seen = harbor_result(
-            rng, HARBOR_VARIANTS[i % len(HARBOR_VARIANTS)], tasks[i % len(tasks)], start
+            rng,
+            HARBOR_VARIANTS[i % len(HARBOR_VARIANTS)],
+            tasks[i % len(tasks)],
+            at,
+            stage_rng=trng,
+            end_by=end_by,
         )
         d = root / json.loads(text)["trial_name"]
         d.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.synth.harbor import HARBOR_VARIANTS, harbor_result, write_harbor_trials
+from sitegen.synth.harbor import HARBOR_VARIANTS, harbor_result, stage_times, write_harbor_trials
 from sitegen.synth.trialtruth import TrialsTruth, _name, _record
 
 # Harbor's own shapes live in sitegen.synth.harbor; re-exported for existing imports.
@@ -143,54 +143,16 @@ def trial_record(
         "finished_at": end.isoformat() + "Z",
     }
     if stage_rng is not None:
-        obj.update(_stages(stage_rng, start, end, exc, verified))
+        for stage, times in stage_times(stage_rng, start, end, exc, verified).items():
+            obj[stage] = (
+                {
+                    "started_at": times[0].isoformat() + "Z",
+                    "finished_at": times[1].isoformat() + "Z",
+                }
+                if times
+                else None
+            )
     return obj, exc, reward, seen_turns
-
-
-# Exceptions that stop a trial in an early stage: the later stages never start (null).
-_STOPS_IN = {
-    "DaytonaError": "environment_setup",
-    "DaytonaAuthenticationError": "environment_setup",
-    "AgentSetupTimeoutError": "agent_setup",
-}
-
-
-def _stages(
-    rng: random.Random, start: datetime, end: datetime, exc: str | None, verified: bool
-) -> dict[str, dict | None]:
-    """Harbor's stage timestamps, in order inside ``start``..``end``.
-
-    Environment setup takes a few percent of the trial, agent setup less, the agent the
-    bulk; the verifier runs last when the trial was verified. Gaps between stages are the
-    trial's overhead (sandbox queueing, uploads). A trial stopped by an environment or
-    agent-setup failure ends in that stage; the stages after it are null, as Harbor writes.
-    """
-    total = (end - start).total_seconds()
-    stop = _STOPS_IN.get(exc or "")
-    shares = {
-        "environment_setup": rng.uniform(0.04, 0.12),
-        "agent_setup": rng.uniform(0.01, 0.04),
-        "agent_execution": 0.0,  # the rest
-        "verifier": rng.uniform(0.03, 0.1) if verified else 0.0,
-    }
-    gap = total * rng.uniform(0.005, 0.02)  # overhead before each stage
-    out: dict[str, dict | None] = {}
-    t = start
-    for stage, share in shares.items():
-        if stop is not None and out.get(stop) is not None or (stage == "verifier" and not verified):
-            out[stage] = None
-            continue
-        t += timedelta(seconds=gap)
-        if stage == stop:
-            dur = (end - t).total_seconds()
-        elif stage == "agent_execution":
-            dur = (end - t).total_seconds() - total * shares["verifier"] - 2 * gap
-        else:
-            dur = total * share
-        fin = min(end, t + timedelta(seconds=max(0.0, dur)))
-        out[stage] = {"started_at": t.isoformat() + "Z", "finished_at": fin.isoformat() + "Z"}
-        t = fin
-    return out
 
 
 def write_trials(
