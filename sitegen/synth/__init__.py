@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import time
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -24,53 +23,18 @@ from pathlib import Path
 from sitegen.errors import SitegenError
 from sitegen.synth.logs import JobSpec, LogTruth, write_log
 from sitegen.synth.plants import write_plants
-from sitegen.synth.trials import HARBOR_VARIANTS, TrialsTruth, write_harbor_trials, write_trials
+from sitegen.synth.realjobs import REAL_TRIALS_OWNER, real_specs
+from sitegen.synth.trials import (
+    HARBOR_VARIANTS,
+    TrialsTruth,
+    step_windows,
+    write_harbor_trials,
+    write_trials,
+)
+from sitegen.synth.vllm import write_infra
 
 TRUTH_FILE = "synth-truth.json"
 MIN_JOBS = 7
-
-
-def _write_infra(path: Path, seed: int, start: datetime, samples: int, truth: LogTruth) -> None:
-    """Engine output of newer SkyRL: an ``infra-*.log`` without Ray prefixes."""
-    rng = random.Random(seed)
-    with open(path, "w") as fh:
-        for k in range(samples):
-            t = start + timedelta(seconds=5 * k)
-            gen = round(rng.uniform(200, 900), 1)
-            run, wait = rng.randint(1, 20), rng.randint(0, 12)
-            kv, pre = round(rng.uniform(10, 90), 1), round(rng.uniform(60, 90), 1)
-            fh.write(
-                f"INFO {t.strftime('%m-%d %H:%M:%S')} [loggers.py:215] Engine 000: Avg prompt throughput: "
-                f"12.0 tokens/s, Avg generation throughput: {gen} tokens/s, Running: {run} reqs, Waiting: "
-                f"{wait} reqs, Preemptions: 0, GPU KV cache usage: {kv}%, Prefix cache hit rate: {pre}%\n"
-            )
-            truth.vllm_samples += 1
-            truth.vllm_engines.add(f"{path.name}:engine000")
-            truth.vllm_sums.update(
-                {"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre}
-            )
-            truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
-
-
-def _step_windows(
-    spec: JobSpec, truth: LogTruth, last: int | None = None
-) -> list[tuple[datetime, datetime, datetime]]:
-    """The window of each step the job logged up to ``last``: (end of the previous block or
-    the job's start, end of its block], where a trial started is the step's
-    (sitegen.insights.attribution), and the time its trials end by: the window's end for
-    the synchronous trainer (it generates inside the step), the last kept block's for the
-    async one (a trial still running then would wait for the next job, days later)."""
-
-    def logged(t: datetime) -> datetime:
-        return t.replace(microsecond=t.microsecond // 1000 * 1000)  # loguru writes ms
-
-    steps = [s for s in truth.steps if last is None or s <= last]
-    out, lo = [], spec.start
-    for step in steps:
-        hi = logged(truth.block_times[step])
-        out.append((lo, hi, hi if not spec.async_trainer else logged(truth.block_times[steps[-1]])))
-        lo = hi
-    return out
 
 
 class SynthError(SitegenError):
@@ -96,69 +60,6 @@ def _new_folder(out: Path) -> None:
         ) from None
 
 
-REAL_TRIALS_OWNER = "real/sync-glued"
-
-
-def _real_specs(steps: int, c: int, t0: datetime) -> list[JobSpec]:
-    """Jobs written as real SkyRL, vLLM and SLURM output looks (formats.md §8)."""
-    day = timedelta(days=1)
-    return [
-        # The synchronous trainer's console log from a driver outside Ray: records glued
-        # after tqdm bars, every vLLM prefix form and the V0 line, a negative batch count,
-        # skyrl.train module names, the final global_step_{last+1} checkpoint; Harbor trials.
-        JobSpec(
-            f"{REAL_TRIALS_OWNER}/train_700100.out",
-            "sync-glued",
-            1,
-            steps,
-            "complete",
-            real=True,
-            async_trainer=False,
-            engines=3,
-            ckpt_interval=c,
-            ckpt_root="/ckpt/sync-glued",
-            job_id=700100,
-            start=t0 + 40 * day,
-            planned_steps=steps,
-        ),
-        # upstream's default (wandb-only) logger, kept as a notebook's last lines: values
-        # only in text lines, first step > 1 with no start line; requeued, glued to a bar
-        JobSpec(
-            "real/wandb-only/train_700200.out",
-            "wandb-only",
-            steps // 2 + 1,
-            steps,
-            "cancelled",
-            "JOB REQUEUE",
-            real=True,
-            text_only=True,
-            mid_run=True,
-            async_trainer=False,
-            engines=1,
-            ckpt_root="/ckpt/wandb-only",
-            job_id=700200,
-            start=t0 + 42 * day,
-            planned_steps=steps + 4,
-        ),
-        # WANDB_MIRROR without a loguru header (null and string values), vLLM dates
-        # across New Year, killed by the OOM killer
-        JobSpec(
-            "real/mirror-newyear/train_700300.out",
-            "mirror-newyear",
-            1,
-            max(4, steps // 2),
-            "failed",
-            form="mirror",
-            headerless_mirror=True,
-            oom=True,
-            engines=2,
-            ckpt_root="/ckpt/mirror-newyear",
-            job_id=700300,
-            start=datetime(2025, 12, 31, 23, 20),
-        ),
-    ]
-
-
 def synth(
     out: Path,
     seed: int = 0,
@@ -180,7 +81,7 @@ def synth(
     spread over the logs; ``trial_kb`` the size of each ``result.json``;
     ``payload`` a string planted in names and messages (for injection tests);
     ``plants`` adds the jobs that plant every insight (:mod:`sitegen.synth.plants`).
-    ``real`` adds three jobs in the shapes of formats.md §8 (see :func:`_real_specs`;
+    ``real`` adds three jobs in the shapes of formats.md §8 (see :func:`sitegen.synth.realjobs.real_specs`;
     the CLI's default, and the shared end-to-end fixture's).
     """
     steps = max(steps, 8)
@@ -299,7 +200,7 @@ def synth(
             )
         )
     if real:
-        specs += _real_specs(steps, c, t0)
+        specs += real_specs(steps, c, t0)
     total_steps = sum(s.last_step - s.first_step + 1 for s in specs)
     pad_total = int(pad_mb * (1 << 20))
     truths: dict[str, LogTruth] = {}
@@ -329,7 +230,7 @@ def synth(
             truth = write_log(fh, spec, seed * 1000 + i)
         truths[spec.path] = truth
         if spec.end == "running":
-            _write_infra(
+            write_infra(
                 path.parent / "infra-engines.log", seed * 1000 + 500 + i, spec.start, 40, truth
             )
             now = time.time()
@@ -352,8 +253,8 @@ def synth(
         payload=payload,
         # the steps the run kept: the first job's up to the checkpoint the second resumed
         # from (its later steps were discarded), then the second job's
-        windows=_step_windows(specs[0], truths[specs[0].path], k)
-        + _step_windows(specs[1], truths[specs[1].path]),
+        windows=step_windows(specs[0], truths[specs[0].path], k)
+        + step_windows(specs[1], truths[specs[1].path]),
     )
     tp2 = "flat/sync-baseline/trace_jobs"
     trials[tp2] = write_trials(
@@ -363,7 +264,7 @@ def synth(
         seed * 7 + 2,
         1024,
         variants=False,
-        windows=_step_windows(specs[2], truths[specs[2].path]),
+        windows=step_windows(specs[2], truths[specs[2].path]),
     )
     tp3 = f"{REAL_TRIALS_OWNER}/trace_jobs"
     if real:
@@ -373,7 +274,7 @@ def synth(
             tp3,
             3 * len(HARBOR_VARIANTS),
             seed * 7 + 3,
-            windows=_step_windows(owner_spec, truths[owner_spec.path]),
+            windows=step_windows(owner_spec, truths[owner_spec.path]),
         )
     notes_payload = (
         f"\n{payload}\n\n[click me](javascript:alert(1)) <img src=x onerror=alert(1)>\n"

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from sitegen.synth.harbor import HARBOR_VARIANTS, harbor_result, stage_times, write_harbor_trials
+from sitegen.synth.jobspec import JobSpec, LogTruth
 from sitegen.synth.trialtruth import TrialsTruth, _name, _record
 
 # Harbor's own shapes live in sitegen.synth.harbor; re-exported for existing imports.
@@ -24,6 +25,7 @@ __all__ = [
     "harbor_result",
     "trial_record",
     "write_harbor_trials",
+    "step_windows",
     "write_trials",
 ]
 
@@ -258,3 +260,24 @@ def write_trials(
             _record(truth, exc, reward, turns)
     (root / "trials_step2_20260208T013000.tar.gz").write_bytes(buf.getvalue())
     return truth
+
+
+def step_windows(
+    spec: JobSpec, truth: LogTruth, last: int | None = None
+) -> list[tuple[datetime, datetime, datetime]]:
+    """The window of each step the job logged up to ``last``: (end of the previous block or
+    the job's start, end of its block], where a trial started is the step's
+    (sitegen.insights.attribution), and the time its trials end by: the window's end for
+    the synchronous trainer (it generates inside the step), the last kept block's for the
+    async one (a trial still running then would wait for the next job, days later)."""
+
+    def logged(t: datetime) -> datetime:
+        return t.replace(microsecond=t.microsecond // 1000 * 1000)  # loguru writes ms
+
+    steps = [s for s in truth.steps if last is None or s <= last]
+    out, lo = [], spec.start
+    for step in steps:
+        hi = logged(truth.block_times[step])
+        out.append((lo, hi, hi if not spec.async_trainer else logged(truth.block_times[steps[-1]])))
+        lo = hi
+    return out

@@ -1,9 +1,10 @@
-"""Synthetic vLLM engine stat lines (formats.md §2 and the §8 prefix forms) with their ground truth."""
+"""Synthetic vLLM engine stat lines (formats.md §2 and the §8 prefix forms, and the infra-*.log of newer SkyRL) with their ground truth."""
 
 from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from sitegen.synth.jobspec import JobSpec, LogTruth
 from sitegen.synth.lines import GREEN, RESET, _Out
@@ -95,3 +96,25 @@ def write_vllm(
                 f"GPU KV cache usage: 50.0%, Prefix cache hit rate: 80.0%\n"
             )
             truth.vllm_aggregated += 1
+
+
+def write_infra(path: Path, seed: int, start: datetime, samples: int, truth: LogTruth) -> None:
+    """Engine output of newer SkyRL: an ``infra-*.log`` without Ray prefixes."""
+    rng = random.Random(seed)
+    with open(path, "w") as fh:
+        for k in range(samples):
+            t = start + timedelta(seconds=5 * k)
+            gen = round(rng.uniform(200, 900), 1)
+            run, wait = rng.randint(1, 20), rng.randint(0, 12)
+            kv, pre = round(rng.uniform(10, 90), 1), round(rng.uniform(60, 90), 1)
+            fh.write(
+                f"INFO {t.strftime('%m-%d %H:%M:%S')} [loggers.py:215] Engine 000: Avg prompt throughput: "
+                f"12.0 tokens/s, Avg generation throughput: {gen} tokens/s, Running: {run} reqs, Waiting: "
+                f"{wait} reqs, Preemptions: 0, GPU KV cache usage: {kv}%, Prefix cache hit rate: {pre}%\n"
+            )
+            truth.vllm_samples += 1
+            truth.vllm_engines.add(f"{path.name}:engine000")
+            truth.vllm_sums.update(
+                {"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre}
+            )
+            truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)

@@ -1,0 +1,69 @@
+"""The jobs ``sitegen synth`` writes the way real SkyRL, vLLM and SLURM output looks (formats.md §8)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sitegen.synth.jobspec import JobSpec
+
+REAL_TRIALS_OWNER = "real/sync-glued"
+
+
+def real_specs(steps: int, c: int, t0: datetime) -> list[JobSpec]:
+    """Jobs written as real SkyRL, vLLM and SLURM output looks (formats.md §8)."""
+    day = timedelta(days=1)
+    return [
+        # The synchronous trainer's console log from a driver outside Ray: records glued
+        # after tqdm bars, every vLLM prefix form and the V0 line, a negative batch count,
+        # skyrl.train module names, the final global_step_{last+1} checkpoint; Harbor trials.
+        JobSpec(
+            f"{REAL_TRIALS_OWNER}/train_700100.out",
+            "sync-glued",
+            1,
+            steps,
+            "complete",
+            real=True,
+            async_trainer=False,
+            engines=3,
+            ckpt_interval=c,
+            ckpt_root="/ckpt/sync-glued",
+            job_id=700100,
+            start=t0 + 40 * day,
+            planned_steps=steps,
+        ),
+        # upstream's default (wandb-only) logger, kept as a notebook's last lines: values
+        # only in text lines, first step > 1 with no start line; requeued, glued to a bar
+        JobSpec(
+            "real/wandb-only/train_700200.out",
+            "wandb-only",
+            steps // 2 + 1,
+            steps,
+            "cancelled",
+            "JOB REQUEUE",
+            real=True,
+            text_only=True,
+            mid_run=True,
+            async_trainer=False,
+            engines=1,
+            ckpt_root="/ckpt/wandb-only",
+            job_id=700200,
+            start=t0 + 42 * day,
+            planned_steps=steps + 4,
+        ),
+        # WANDB_MIRROR without a loguru header (null and string values), vLLM dates
+        # across New Year, killed by the OOM killer
+        JobSpec(
+            "real/mirror-newyear/train_700300.out",
+            "mirror-newyear",
+            1,
+            max(4, steps // 2),
+            "failed",
+            form="mirror",
+            headerless_mirror=True,
+            oom=True,
+            engines=2,
+            ckpt_root="/ckpt/mirror-newyear",
+            job_id=700300,
+            start=datetime(2025, 12, 31, 23, 20),
+        ),
+    ]
