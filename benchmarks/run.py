@@ -41,7 +41,9 @@ SIZES = {
 }
 # main before issue 11 (site weight, chart skeletons, cards): the "old" column
 BASELINE = "39194a9"
-TEAM = {"jobs": 500, "trials": 500 * 40_000}  # the team archive the weight is extrapolated to
+# The team archive the weight is extrapolated to: 500 jobs of 40 k trials, at 135 trials a
+# step (the large archive's) ~300 steps each, whatever the size measured.
+TEAM = {"jobs": 500, "trials": 500 * 40_000, "steps": 40_000 // 135}
 PAGES_LIMIT = 10**9  # GitHub Pages
 TARGETS = {
     "cold_x_floor": 3.0,
@@ -153,10 +155,10 @@ def _per_step(rel: str) -> bool:
     return (rel.startswith("data/") and rel.count("/") == 2) or name in ("steps.csv", "report.md")
 
 
-def weight(site: Path, trials_per_step: int) -> dict:
+def weight(site: Path) -> dict:
     """The published site's bytes: fixed (static/), per job (pages, cards), per step (full
     series), per 10 k trials (trial tables), the heaviest page, and the total extrapolated to
-    :data:`TEAM`, whose jobs have ``40 k / trials_per_step`` steps each."""
+    :data:`TEAM`."""
     index = json.loads((site / "data" / "index.json").read_text())
     jobs, trials = index["totals"]["jobs"], index["totals"]["trials"]
     steps = sum(j["metric_blocks"] for j in index["jobs"])
@@ -170,7 +172,7 @@ def weight(site: Path, trials_per_step: int) -> dict:
     per_step = series / steps
     per_job = (total - fixed - trial_tables - series) / jobs
     per_10k = trial_tables / trials * 10_000 if trials else 0.0
-    team_steps = TEAM["trials"] / TEAM["jobs"] / trials_per_step
+    team_steps = TEAM["steps"]
     pages = {r: n for r, n in sizes.items() if r.endswith(".html")}
     heaviest = max(pages, key=lambda r: pages[r])
     # the pages (and the comparison page's list) that grow with every job, at TEAM's size
@@ -239,7 +241,7 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
             "nochange_s": nochange,
             "onejob_s": statistics.median(onejobs),
             "rss_mb": max(rss, rss_pub),
-            **weight(pub, opts["trials_per_step"]),
+            **weight(pub),
         }
         print(
             f"[{name}/{label}] {json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in row.items()})}",
