@@ -11,19 +11,7 @@ from typing import Any
 import altair as alt
 
 from sitegen.present.charts import WIDTH, hole
-
-SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.json"
-
-
-def _finish(chart: alt.TopLevelMixin) -> dict:
-    spec = (
-        chart.configure(background="transparent")
-        .configure_view(stroke=None)
-        .to_dict(validate=False)
-    )
-    spec.pop("$schema", None)
-    spec["$schema"] = SCHEMA_URL
-    return spec
+from sitegen.present.vegalite import finish
 
 
 def heatmap() -> dict:
@@ -59,7 +47,7 @@ def heatmap() -> dict:
         )
         .properties(width=WIDTH)
     )
-    spec = _finish(chart)
+    spec = finish(chart)
     spec["height"] = hole("height")  # set after building: Altair checks a height's type
     return spec
 

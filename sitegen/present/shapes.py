@@ -27,8 +27,8 @@ from altair.vegalite.v6.schema import core
 from sitegen.present import charts
 from sitegen.present.charts import HEIGHT, KIND_COLOURS, PALETTE, WIDTH, fill, hole
 from sitegen.present.insight_shapes import INSIGHT_SHAPES
+from sitegen.present.vegalite import finish
 
-SCHEMA_URL = "https://vega.github.io/schema/vega-lite/v6.json"
 STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
 # The one legend every coloured chart uses: on top, solid symbols.
 LEGEND = alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3)
@@ -47,17 +47,6 @@ def _colour(field: str, colours: dict[str, str] | None = None) -> alt.Color:
 def _data(name: str) -> alt.Data:
     """A named stub the build replaces with the records (Altair never sees the data)."""
     return alt.Data(name=name)
-
-
-def _finish(chart: alt.TopLevelMixin) -> dict:
-    spec = (
-        chart.configure(background="transparent")
-        .configure_view(stroke=None)
-        .to_dict(validate=False)
-    )
-    spec.pop("$schema", None)
-    spec["$schema"] = SCHEMA_URL
-    return spec
 
 
 def progression(rules: bool, marks: bool) -> dict:
@@ -98,7 +87,7 @@ def progression(rules: bool, marks: bool) -> dict:
                 tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")],
             )
         )
-    return _finish(alt.layer(*layers))
+    return finish(alt.layer(*layers))
 
 
 def lines(step_axis: bool) -> dict:
@@ -112,7 +101,7 @@ def lines(step_axis: bool) -> dict:
             color=_colour("metric"),
         )
     )
-    return _finish(
+    return finish(
         alt.layer(
             base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
             base.mark_line(strokeWidth=1.8).encode(
@@ -145,7 +134,7 @@ def stacked_bars() -> dict:
             ],
         )
     )
-    return _finish(chart)
+    return finish(chart)
 
 
 def bars(horizontal: bool, colour: str) -> dict:
@@ -171,7 +160,7 @@ def bars(horizontal: bool, colour: str) -> dict:
         enc["color"] = alt.value(PALETTE[0])
     else:
         enc["color"] = _colour(hole("colour_field"), KIND_COLOURS if colour == "kinds" else None)
-    spec = _finish(
+    spec = finish(
         alt.Chart(_data("records")).mark_bar().encode(**enc).properties(width=WIDTH, height=HEIGHT)
     )
     if horizontal:  # Altair checks a height's type as it is set, so the hole goes in after
@@ -196,7 +185,7 @@ def overlay() -> dict:
         )
         .properties(width=WIDTH, height=300)
     )
-    return _finish(chart)
+    return finish(chart)
 
 
 def card() -> dict:
