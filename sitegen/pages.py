@@ -45,6 +45,7 @@ from sitegen.model.vocabulary import (
     STALENESS,
     STEP_TIME,
     TOKENS,
+    config_value,
     gen_wait_key,
     is_finite,
     pass_at_key,
@@ -67,15 +68,6 @@ def job_data_path(job_id: str) -> str:
 
 def run_data_path(run_id: str) -> str:
     return f"data/runs/{run_id}.json"
-
-
-def _config_get(cfg: dict | None, *path: str) -> object:
-    cur: object = cfg
-    for p in path:
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(p)
-    return cur
 
 
 def spark(values: Sequence[object], n: int = 40) -> list[int | float | None]:
@@ -145,10 +137,10 @@ def job_page(
         planned_steps=log.planned_steps if log else None,
         log_bytes=log.size_bytes if log else 0,
         log_lines=log.lines if log else 0,
-        run_name=_config_get(cfg, "trainer", "run_name"),
-        model=_config_get(cfg, "trainer", "policy", "model", "path"),
-        ckpt_path=_config_get(cfg, "trainer", "ckpt_path"),
-        n_samples_per_prompt=_config_get(cfg, "generator", "n_samples_per_prompt"),
+        run_name=config_value(cfg, "trainer", "run_name"),
+        model=config_value(cfg, "trainer", "policy", "model", "path"),
+        ckpt_path=config_value(cfg, "trainer", "ckpt_path"),
+        n_samples_per_prompt=config_value(cfg, "generator", "n_samples_per_prompt"),
         config=cfg,
         metrics=_metrics(blocks),
         series=analyse.series(blocks),

@@ -29,12 +29,12 @@ from sitegen.insights.rulebase import (
     STEP_TIME,
     WAIT_KEYS,
     Finding,
-    _cfg,
     _num,
     _steps_text,
     _values,
 )
 from sitegen.model.parsed import MetricBlock
+from sitegen.model.vocabulary import config_value as _cfg
 
 
 def _config_lr(cfg: Mapping | None) -> float | None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 from sitegen.insights.attribution import Attribution
 from sitegen.model.parsed import BatchCounts, MetricBlock, TrialResult
 from sitegen.model.vocabulary import exception_kind
+from sitegen.model.vocabulary import finite_or_none as _num
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -78,12 +78,6 @@ class StepTrials:
     infra: int
 
 
-def _num(v: object) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-        return None
-    return float(v)
-
-
 def _values(blocks: Sequence[MetricBlock], key: str) -> list[tuple[int, float]]:
     out = []
     for b in blocks:
@@ -91,15 +85,6 @@ def _values(blocks: Sequence[MetricBlock], key: str) -> list[tuple[int, float]]:
         if v is not None:
             out.append((b.step, v))
     return out
-
-
-def _cfg(cfg: Mapping | None, *path: str) -> object:
-    cur: object = cfg
-    for p in path:
-        if not isinstance(cur, Mapping):
-            return None
-        cur = cur.get(p)
-    return cur
 
 
 def _steps_text(steps: Sequence[int], limit: int = 5) -> str:

@@ -92,7 +92,7 @@ class JobPage(JobRow):
     planned_steps: int | None  # the trainer's planned total, from its progress bar
     log_bytes: int
     log_lines: int
-    run_name: Any  # trainer.run_name from the config dump, as logged (pages._config_get)
+    run_name: Any  # trainer.run_name from the config dump, as logged (vocabulary.config_value)
     model: Any  # trainer.policy.model.path
     ckpt_path: Any  # trainer.ckpt_path
     n_samples_per_prompt: Any  # generator.n_samples_per_prompt

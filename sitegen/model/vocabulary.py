@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TypeGuard
 
 # formats.md §6: sandbox and setup failures are infrastructure, the agent's
@@ -197,3 +197,13 @@ def pass_at_label(k: int | None) -> str:
 def metric_family(name: str) -> str:
     """A metric's family: the prefix before ``/`` (``other`` without one)."""
     return name.split("/", 1)[0] if "/" in name else "other"
+
+
+def config_value(cfg: Mapping | None, *path: str) -> object:
+    """The value at ``path`` in a config dump (``"trainer", "run_name"``), or None if absent."""
+    cur: object = cfg
+    for p in path:
+        if not isinstance(cur, Mapping):
+            return None
+        cur = cur.get(p)
+    return cur
