@@ -1,6 +1,7 @@
 """Opening input files safely: regular files inside the archive, read with a size bound.
 
-Every file sitegen reads from an archive goes through :func:`open_regular`:
+Every file sitegen reads from an archive goes through :func:`open_regular` or
+:func:`read_bytes`:
 
 * a symbolic link is followed only when its target lies inside ``root``;
 * FIFOs, sockets and devices are refused from ``lstat``, before any ``open``
@@ -13,6 +14,12 @@ Every file sitegen reads from an archive goes through :func:`open_regular`:
 
 Refusals raise :class:`UnsafeInput`, an :class:`OSError` whose ``strerror``
 says why, so callers' existing ``except OSError`` paths turn them into warnings.
+
+An archive holds tens of thousands of small ``result.json`` files, so the common
+case is kept to the system calls the checks need (``lstat``, ``open``, ``fstat``,
+``readlink``, ``read`` until end of file, ``close``): the root's real path is
+worked out once when the caller passes a :class:`Root`, and a file is read into a
+buffer of its own size (``fstat``), never one of the limit's.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import BinaryIO
 
@@ -30,7 +39,7 @@ _FLAGS = (
     | getattr(os, "O_NOCTTY", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
-_PROC_FD = Path("/proc/self/fd")
+_CHUNK = 1 << 20  # what a file that grew after its fstat is read on in
 
 
 class UnsafeInput(OSError):
@@ -38,6 +47,37 @@ class UnsafeInput(OSError):
 
     def __init__(self, reason: str) -> None:
         super().__init__(errno.EPERM, reason)
+
+
+@dataclass(frozen=True)
+class Root:
+    """An archive root and its real path, worked out once for many reads below it.
+
+    Pass one as ``root`` when reading many files (the trial shards): a plain
+    path's real path is worked out again on every call (a system call per
+    folder of the path). It is taken when the object is made, so a root that
+    later becomes a link elsewhere leaves its files refused, not read.
+    """
+
+    path: str
+    real: str
+
+    @classmethod
+    def of(cls, root: Path | str) -> Root:
+        """The root at ``root``, its real path resolved now."""
+        return cls(os.fspath(root), os.path.realpath(root))
+
+
+def _real_root(root: Path | str | Root | None) -> str | None:
+    if root is None:
+        return None
+    return root.real if isinstance(root, Root) else os.path.realpath(root)
+
+
+@cache
+def _proc_fd() -> bool:
+    """Whether ``/proc/self/fd`` says what a descriptor really opened (Linux); asked once."""
+    return os.path.isdir("/proc/self/fd")
 
 
 def _inside(path: str, root_real: str) -> bool:
@@ -56,42 +96,58 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def check_regular(path: Path | str, root: Path | str | None) -> os.stat_result:
+def _checked(path: str, root_real: str | None) -> tuple[str, os.stat_result]:
+    """The file to open for ``path`` (a link resolved, only inside the root) and its ``lstat``."""
+    st = os.lstat(path)
+    if stat.S_ISREG(st.st_mode):
+        return path, st  # the common case: one system call
+    if stat.S_ISLNK(st.st_mode):
+        target = os.path.realpath(path)
+        if root_real is None or not _inside(target, root_real):
+            raise UnsafeInput("link points outside the archive: not read")
+        st = os.lstat(target)
+        if stat.S_ISREG(st.st_mode):
+            return target, st
+    raise UnsafeInput(f"{_kind(st.st_mode)}: not read")
+
+
+def check_regular(path: Path | str, root: Path | str | Root | None) -> os.stat_result:
     """``lstat`` of the file :func:`open_regular` would open; raises :class:`UnsafeInput` if it would not.
 
     A link is resolved (only inside ``root``); with ``root=None`` links are refused.
     """
-    path = os.fspath(path)
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        target = os.path.realpath(path)
-        if root is None or not _inside(target, os.path.realpath(root)):
-            raise UnsafeInput("link points outside the archive: not read")
-        st = os.lstat(target)
-    if not stat.S_ISREG(st.st_mode):
-        raise UnsafeInput(f"{_kind(st.st_mode)}: not read")
-    return st
+    return _checked(os.fspath(path), _real_root(root))[1]
 
 
-def open_regular(path: Path | str, root: Path | str | None = None) -> BinaryIO:
-    """Open a regular file for reading in binary mode, inside ``root`` when given.
-
-    Raises :class:`UnsafeInput` (an ``OSError``) for a link leading out of
-    ``root``, a FIFO, socket, device or directory; other ``OSError`` as ``open``.
-    """
-    path = os.fspath(path)
-    st = check_regular(path, root)
-    target = os.path.realpath(path) if os.path.islink(path) else path
+def _open_fd(path: str, root_real: str | None) -> tuple[int, os.stat_result]:
+    """A descriptor of the checked regular file at ``path`` and its ``fstat``."""
+    target, st = _checked(path, root_real)
     fd = os.open(target, _FLAGS)
     try:
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
             raise UnsafeInput("file changed while being opened: not read")
-        if root is not None and _PROC_FD.is_dir():
-            # What was really opened, whatever links a parent folder may have become.
-            real = os.readlink(_PROC_FD / str(fd))
-            if not _inside(real, os.path.realpath(root)):
-                raise UnsafeInput("file lies outside the archive: not read")
+        # What was really opened, whatever links a parent folder may have become.
+        if (
+            root_real is not None
+            and _proc_fd()
+            and not _inside(os.readlink(f"/proc/self/fd/{fd}"), root_real)
+        ):
+            raise UnsafeInput("file lies outside the archive: not read")
+        return fd, fst
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(path: Path | str, root: Path | str | Root | None = None) -> BinaryIO:
+    """Open a regular file for reading in binary mode, inside ``root`` when given.
+
+    Raises :class:`UnsafeInput` (an ``OSError``) for a link leading out of
+    ``root``, a FIFO, socket, device or directory; other ``OSError`` as ``open``.
+    """
+    fd, _ = _open_fd(os.fspath(path), _real_root(root))
+    try:
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -109,13 +165,34 @@ def root_of(path: Path | str, rel: str) -> Path:
     return Path(path).parents[max(0, len(rel.strip("/").split("/")) - 1)]
 
 
-def read_bytes(path: Path | str, root: Path | str | None, limit: int, cut: bool = False) -> bytes:
+def read_bytes(
+    path: Path | str, root: Path | str | Root | None, limit: int, cut: bool = False
+) -> bytes:
     """The whole file, if it is at most ``limit`` bytes (else :class:`UnsafeInput`).
 
     With ``cut``, a larger file gives its first ``limit`` bytes instead.
     """
-    with open_regular(path, root) as fh:
-        data = fh.read(limit + 1)
+    fd, st = _open_fd(os.fspath(path), _real_root(root))
+    try:
+        if st.st_size > limit and not cut:
+            raise UnsafeInput(f"larger than {_size(limit)}: not read")
+        # One read of the size fstat gives (plus one byte, to see the end), then on to the end
+        # of the file or one byte past the limit: a file may have grown since its fstat.
+        want = limit + 1
+        data = os.read(fd, min(st.st_size + 1, want))
+        if data and len(data) < want:
+            parts = [data]
+            got = len(data)
+            while got < want:
+                more = os.read(fd, min(want - got, _CHUNK))
+                if not more:
+                    break
+                parts.append(more)
+                got += len(more)
+            if len(parts) > 1:
+                data = b"".join(parts)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         if cut:
             return data[:limit]
@@ -123,7 +200,9 @@ def read_bytes(path: Path | str, root: Path | str | None, limit: int, cut: bool 
     return data
 
 
-def read_text(path: Path | str, root: Path | str | None, limit: int, cut: bool = False) -> str:
+def read_text(
+    path: Path | str, root: Path | str | Root | None, limit: int, cut: bool = False
+) -> str:
     """The file as UTF-8 (undecodable bytes replaced); ``limit`` and ``cut`` as :func:`read_bytes`."""
     return read_bytes(path, root, limit, cut).decode("utf-8", errors="replace")
 

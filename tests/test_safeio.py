@@ -1,11 +1,13 @@
 """safeio: only regular files inside the root are opened, and reads are bounded."""
 
 import os
+import stat
 import threading
 
 import pytest
 
-from sitegen.safeio import UnsafeInput, open_regular, read_bytes, read_text, root_of
+from sitegen import safeio
+from sitegen.safeio import Root, UnsafeInput, open_regular, read_bytes, read_text, root_of
 
 
 @pytest.fixture
@@ -71,6 +73,124 @@ def test_reads_are_bounded(tree):
     with pytest.raises(UnsafeInput, match="larger than"):
         read_bytes(tree / "big", tree, 999)
     assert read_bytes(tree / "big", tree, 10, cut=True) == b"x" * 10
+
+
+def test_limit_boundaries_and_empty_files(tree):
+    (tree / "empty").write_bytes(b"")
+    (tree / "ten").write_bytes(b"0123456789")
+    assert read_bytes(tree / "empty", tree, 0) == b""
+    assert read_bytes(tree / "ten", tree, 10) == b"0123456789"
+    with pytest.raises(UnsafeInput, match="larger than 9 bytes"):
+        read_bytes(tree / "ten", tree, 9)
+    assert read_bytes(tree / "ten", tree, 9, cut=True) == b"012345678"
+    assert read_bytes(tree / "ten", tree, 0, cut=True) == b""
+
+
+def _lying_fstat(monkeypatch, size):
+    """Make fstat report ``size`` bytes: a file that grew (or shrank) after it was measured."""
+    real = os.fstat
+
+    def fstat(fd):
+        st = list(real(fd))
+        st[stat.ST_SIZE] = size
+        return os.stat_result(st)
+
+    monkeypatch.setattr(safeio.os, "fstat", fstat)
+
+
+@pytest.mark.parametrize("reported", [0, 1, 5])
+def test_a_file_is_read_to_its_end_whatever_fstat_said(tree, monkeypatch, reported):
+    (tree / "grew").write_bytes(b"x" * 3000)
+    _lying_fstat(monkeypatch, reported)
+    assert read_bytes(tree / "grew", tree, 3000) == b"x" * 3000
+    with pytest.raises(UnsafeInput, match="larger than"):
+        read_bytes(tree / "grew", tree, 2999)
+    assert read_bytes(tree / "grew", tree, 100, cut=True) == b"x" * 100
+    monkeypatch.setattr(safeio, "_CHUNK", 7)  # grown past one read: read on in chunks
+    assert read_bytes(tree / "grew", tree, 3000) == b"x" * 3000
+
+
+def test_a_file_that_shrank_gives_what_is_there(tree, monkeypatch):
+    (tree / "shrank").write_bytes(b"abc")
+    _lying_fstat(monkeypatch, 50)
+    assert read_bytes(tree / "shrank", tree, 100) == b"abc"
+
+
+def test_over_the_limit_is_refused_without_reading(tree, monkeypatch):
+    (tree / "big").write_bytes(b"x" * 1000)
+
+    def no_read(*a):
+        raise AssertionError("read a file its size already refuses")
+
+    monkeypatch.setattr(safeio.os, "read", no_read)
+    with pytest.raises(UnsafeInput, match="larger than"):
+        read_bytes(tree / "big", tree, 999)
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/self/status"), reason="needs Linux /proc")
+def test_a_file_whose_size_says_zero_is_read_whole():
+    # /proc files report size 0: the size from fstat only sizes the first read
+    assert b"Pid:" in read_bytes("/proc/self/status", None, 1 << 20)
+
+
+def test_file_swapped_while_opening_is_refused(tree, monkeypatch):
+    (tree / "other.txt").write_text("swapped in")
+    real_open = os.open
+
+    def swapping_open(path, flags, *a):
+        os.replace(tree / "other.txt", tree / "sub/a.txt")  # after the lstat, before the open
+        return real_open(path, flags, *a)
+
+    monkeypatch.setattr(safeio.os, "open", swapping_open)
+    with pytest.raises(UnsafeInput, match="changed while being opened"):
+        read_bytes(tree / "sub/a.txt", tree, 100)
+
+
+def _outcome(path, root, limit):
+    try:
+        return read_bytes(path, root, limit)
+    except UnsafeInput as exc:
+        return ("refused", exc.strerror)
+
+
+def test_a_root_object_reads_as_a_path_root_does(tree):
+    """Root.of (its real path taken once) refuses and reads exactly what a plain root does."""
+    os.symlink(tree / "sub/a.txt", tree / "in.txt")
+    os.symlink(tree.parent / "outside.txt", tree / "out.txt")
+    (tree.parent / "elsewhere").mkdir()
+    (tree.parent / "elsewhere/x.txt").write_text("secret")
+    os.symlink(tree.parent / "elsewhere", tree / "linked")
+    os.symlink("/dev/zero", tree / "zero")
+    os.mkfifo(tree / "pipe")
+    (tree / "big").write_bytes(b"x" * 1000)
+    (tree / "empty").write_bytes(b"")
+    names = [
+        "sub/a.txt",
+        "in.txt",
+        "out.txt",
+        "linked/x.txt",
+        "zero",
+        "pipe",
+        "big",
+        "empty",
+        "sub",
+    ]
+    root = Root.of(tree)
+    for name in names:
+        for limit in (0, 6, 999):
+            slow = _outcome(tree / name, tree, limit)
+            assert _outcome(str(tree / name), root, limit) == slow, name
+    assert _outcome(tree / "out.txt", root, 99)[0] == "refused"
+
+
+def test_a_root_object_keeps_the_real_path_it_was_made_with(tree, tmp_path):
+    root = Root.of(tree)
+    moved = tmp_path / "moved"
+    tree.rename(moved)
+    os.symlink(moved, tree)  # the root is now a link to a folder outside the one checked
+    with pytest.raises(UnsafeInput, match="outside the archive"):
+        read_bytes(tree / "sub/a.txt", root, 100)
+    assert read_bytes(tree / "sub/a.txt", tree, 100) == b"inside"  # a fresh root follows it
 
 
 def test_root_of():

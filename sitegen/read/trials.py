@@ -20,7 +20,7 @@ from sitegen.model.parsed import TrialResult, TrialSet
 from sitegen.read.harbor import TrialFormatError, decode_result
 from sitegen.read.scrub import scrub_trial
 from sitegen.redact import Redactor
-from sitegen.safeio import UnsafeInput, open_regular, read_bytes
+from sitegen.safeio import Root, UnsafeInput, open_regular, read_bytes
 
 MAX_RESULT_BYTES = 64 << 20  # a result.json larger than this is reported, not read
 MAX_WARNINGS = 20
@@ -147,11 +147,13 @@ def decode_files(archive_root: str, items: list[tuple[str, str, bool]]) -> list[
 
     A plain function of picklable arguments, so a process pool can run it on shards.
     """
-    root = Path(archive_root)
+    root = Root.of(archive_root)  # its real path worked out once, not per file
     out: list[Outcome] = []
     for rel, name, is_eval in items:
         try:
-            data = read_bytes(root / rel, root, MAX_RESULT_BYTES)  # no link out, no FIFO
+            data = read_bytes(
+                os.path.join(archive_root, rel), root, MAX_RESULT_BYTES
+            )  # no link out, no FIFO
             out.append(_Collector.decode(data, name, is_eval))
         except OSError as exc:
             out.append(("bad", f"cannot read: {exc.strerror}", None))

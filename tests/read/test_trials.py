@@ -268,3 +268,38 @@ def test_model_usage_gives_tokens_when_the_totals_are_absent():
     }
     r = decode_result(json.dumps(obj).encode(), "t", False)
     assert (r.input_tokens, r.output_tokens) == (15, 3)
+
+
+def test_decode_files_refuses_what_is_not_a_plain_file_inside(tmp_path, monkeypatch):
+    """The fast read keeps every refusal: a link out, a FIFO, a folder, a file over the limit."""
+    import os
+
+    from sitegen.read import trials
+
+    root = tmp_path / "archive"
+    (root / "ok").mkdir(parents=True)
+    (root / "ok/result.json").write_bytes(rec(trial_name="ok"))
+    (tmp_path / "secret.json").write_bytes(rec(trial_name="secret"))
+    (root / "out").mkdir()
+    os.symlink(tmp_path / "secret.json", root / "out/result.json")
+    (root / "in").mkdir()
+    os.symlink(root / "ok/result.json", root / "in/result.json")
+    (root / "fifo").mkdir()
+    os.mkfifo(root / "fifo/result.json")
+    (root / "dir/result.json").mkdir(parents=True)
+    (root / "empty").mkdir()
+    (root / "empty/result.json").write_bytes(b"")
+    (root / "big").mkdir()
+    (root / "big/result.json").write_bytes(rec(trial_name="big", pad="x" * 2000))
+    monkeypatch.setattr(trials, "MAX_RESULT_BYTES", 1000)
+    names = ["ok", "out", "in", "fifo", "dir", "empty", "big", "gone"]
+    outcomes = decode_files(str(root), [(f"{n}/result.json", n, False) for n in names])
+    got = dict(zip(names, outcomes, strict=True))
+    assert got["ok"][0] == "ok" and got["ok"][1].name == "ok"
+    assert got["in"][0] == "ok" and got["in"][1].name == "ok"  # a link inside is followed
+    assert got["out"] == ("bad", "cannot read: link points outside the archive: not read", None)
+    assert got["fifo"] == ("bad", "cannot read: a FIFO: not read", None)
+    assert got["dir"] == ("bad", "cannot read: a directory: not read", None)
+    assert got["empty"] == ("bad", "empty result.json", None)
+    assert got["big"] == ("bad", "cannot read: larger than 1000 bytes: not read", None)
+    assert got["gone"][0] == "bad" and "No such file" in got["gone"][1]
