@@ -251,6 +251,8 @@ class BuildState:
         body = self._load("trialset", trials_dir)
         if body is None:
             return None
+        # Its outcomes stay too: the day a trial is added, only the new one is read.
+        self._used.add(("trials", trials_dir))
         try:
             return trial_set_from_json(body), watch
         except (CacheFileError, KeyError, TypeError, ValueError) as exc:

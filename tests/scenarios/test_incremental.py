@@ -269,8 +269,12 @@ def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
     r = build(opts)
     assert not r.unchanged and listed == [] and r.parse.trial_files_read == 0
     trials = archive / "flat" / "sync-baseline" / "trace_jobs"
+    done = next(p for p in sorted(trials.iterdir()) if (p / "result.json").is_file())
     (trials / "new-trial__y").mkdir()  # one folder changes: only it is listed
-    build(opts)
+    (trials / "new-trial__y" / "result.json").write_bytes((done / "result.json").read_bytes())
+    r = build(opts)
     assert listed == ["trace_jobs"]
+    # and only the new trial is read: the outcomes of the others were kept meanwhile
+    assert r.parse.trial_files_read == 1
     monkeypatch.undo()
     assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
