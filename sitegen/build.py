@@ -29,6 +29,18 @@ from sitegen.sources import Sources, tree_signature
 from sitegen.write import SitePaths, SiteWriter, disk_full_is_an_error
 
 if TYPE_CHECKING:
+    from sitegen.insights.tasks import TaskAnalysis
+    from sitegen.model.kept import JobEntry, RunEntry
+    from sitegen.model.pages import (
+        CompareItem,
+        ComparePage,
+        IndexPage,
+        JobPage,
+        JobRow,
+        RunPage,
+        RunRow,
+    )
+    from sitegen.model.parsed import TrialSet
     from sitegen.parse import Parsed, ParseStats
 
 # The parse, page and render stages are imported by the helpers that run them: a build that
@@ -53,6 +65,7 @@ class BuildReport:
     parse: ParseStats | None = None  # None when nothing was parsed (nothing changed)
     unchanged: bool = False  # nothing changed since the last build: the output was not touched
     pages_reused: int = 0
+    runs_kept: int = 0  # runs neither analysed nor rendered again (their inputs unchanged)
     _clock: float = field(default_factory=time.perf_counter, repr=False)
 
     def stage(self, name: str) -> None:
@@ -108,16 +121,17 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         parsed = _parse(disc, opts, state, progress)
         report.stage("parse")
         jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
-        _count(report, parsed, jobs, runs, state)
-        index, run_pages, job_pages, task_tables = _pages(opts, disc, jobs, runs, report)
-        report.stage("analyse")
         writer = SiteWriter(site, state.files)
-        reuse = PageReuse(state.pages, assets, opts, writer)
-        _render(opts, writer, reuse, (index, run_pages, job_pages, task_tables), report)
+        reuse = PageReuse(state, sources, writer)  # reads the run records: before _count
+        _count(report, parsed, jobs, runs, state)
+        pages = _pages(opts, disc, jobs, runs, report, reuse)
+        report.stage("analyse")
+        _render(opts, writer, reuse, pages, report)
         report.stage("render")
         files = writer.publish()
         report.files, report.bytes = writer.files, writer.bytes
         _warn_if_too_big(report, writer)
+        state.keep_run_records(reuse.records_for_next(pages.made))
         state.save_site(_record(sources, parsed, reuse, files, report))
         report.stage("write")
     return report
@@ -155,61 +169,111 @@ def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run]
     report.trials = sum(len(t.results) for t in parsed.trials.values())
 
 
+@dataclass
+class _Pages:
+    """The page objects of one build, and what the build cache keeps of them."""
+
+    index: IndexPage
+    runs: list[tuple[RunPage | RunEntry, TrialSet | None]]  # in run order
+    jobs: list[tuple[JobPage | JobEntry, TrialSet | None]]  # in archive order
+    compare: ComparePage
+    task_tables: dict[str, TaskAnalysis]  # by page url: the full per-task tables (insights)
+    made: list[tuple[str | None, RunPage, list[JobPage]]]  # runs analysed now, with their keys
+
+
 def _pages(
-    opts: BuildOptions, disc: Discovery, jobs: list[Job], runs: list[Run], report: BuildReport
-):
-    """The page objects: each job's and run's, the index, and by page url the full per-task
-    tables the insights made (written beside their pages)."""
+    opts: BuildOptions,
+    disc: Discovery,
+    jobs: list[Job],
+    runs: list[Run],
+    report: BuildReport,
+    reuse: PageReuse,
+) -> _Pages:
+    """The page objects: each job's and run's, the index and the comparison page, and by page
+    url the full per-task tables the insights made (written beside their pages).
+
+    A run whose inputs did not change (:meth:`PageReuse.reuse`) is not analysed: its pages
+    are carried over, and the index and comparison page take its rows from the last build."""
     from sitegen.assemble import warnings_by_job
     from sitegen.insights.sections import job_insights, run_insights
-    from sitegen.pages import index_page, job_page, job_row, read_notes, run_page, run_summary
+    from sitegen.pages import (
+        compare_item,
+        compare_page_of,
+        index_page,
+        job_page,
+        read_notes,
+        run_page,
+    )
 
     redactor = Redactor(opts.redact_patterns)
     own = warnings_by_job(jobs, report.warnings)
-    job_rows = {}
-    job_pages = []
+    job_rows: dict[str, JobRow] = {}
+    job_pages: dict[str, tuple[JobPage | JobEntry, TrialSet | None]] = {}
+    job_items: dict[str, tuple[CompareItem, dict | None]] = {}
+    run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]] = []
+    run_rows: list[RunRow] = []
+    run_items: list[tuple[CompareItem, dict | None]] = []
     task_tables = {}
-    for job in jobs:
-        notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
-        ins = job_insights(job)
-        page = job_page(job, own[job.id], redactor, notes, ins)
-        job_pages.append((page, job.trials))
-        job_rows[job.id] = job_row(page)
-        if ins.tasks:
-            task_tables[page.url] = ins.tasks
-    run_pages = []
+    made = []
     for run in runs:
+        key = reuse.key(run, own)
+        kept = reuse.reuse(run, key)
+        if kept is not None:
+            for e in kept.jobs:
+                job_pages[e.id], job_rows[e.id] = (e, None), e.row
+                job_items[e.id] = (e.compare, e.config)
+            run_pages.append((kept.run, None))
+            run_rows.append(kept.run.row)
+            run_items.append((kept.run.compare, kept.run.config))
+            continue
+        chain = []
+        for job in run.jobs:
+            notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
+            ins = job_insights(job)
+            page = job_page(job, own[job.id], redactor, notes, ins)
+            chain.append(page)
+            job_pages[job.id], job_rows[job.id] = (page, job.trials), page.row()
+            job_items[job.id] = (compare_item("job", page), page.config)
+            if ins.tasks:
+                task_tables[page.url] = ins.tasks
         ins = run_insights(run)
-        run_pages.append((run_page(run, job_rows, ins), run.trials))
+        rp = run_page(run, job_rows, ins)
+        run_pages.append((rp, run.trials))
+        run_rows.append(rp.row())
+        run_items.append((compare_item("run", rp), chain[-1].config if chain else None))
         if ins.tasks:
-            task_tables[run_pages[-1][0].url] = ins.tasks
+            task_tables[rp.url] = ins.tasks
+        made.append((key, rp, chain))
     index = index_page(
-        list(job_rows.values()),
-        [run_summary(p) for p, _ in run_pages],
+        [job_rows[j.id] for j in jobs],
+        run_rows,
         disc,
         len(report.warnings),
         report.trials,
         opts.title,
     )
-    return index, run_pages, job_pages, task_tables
+    compare = compare_page_of(run_items + [job_items[j.id] for j in jobs])
+    return _Pages(index, run_pages, [job_pages[j.id] for j in jobs], compare, task_tables, made)
 
 
 def _render(
-    opts: BuildOptions, writer: SiteWriter, reuse: PageReuse, pages, report: BuildReport
+    opts: BuildOptions, writer: SiteWriter, reuse: PageReuse, pages: _Pages, report: BuildReport
 ) -> None:
     """Render every page (unchanged job and run pages are carried over)."""
     # Altair is slow to import: a build with nothing to render never needs it.
     from sitegen.incremental import compiled_templates_dir
     from sitegen.present.html import Renderer
 
-    index, run_pages, job_pages, task_tables = pages
     renderer = Renderer(opts, writer, reuse, compiled_templates_dir())
     try:
-        renderer.site(index, run_pages, job_pages, report.warnings, task_tables)
+        renderer.site(
+            pages.index, pages.runs, pages.jobs, report.warnings, pages.task_tables, pages.compare
+        )
     except BaseException:
         writer.abort()
         raise
     report.pages, report.pages_reused = renderer.pages, renderer.reused
+    report.runs_kept = len(reuse.kept)
 
 
 def _record(

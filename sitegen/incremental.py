@@ -64,7 +64,10 @@ from sitegen.sources import Sources, watch_holds
 from sitegen.write import MARKER, SiteWriter, write_error
 
 if TYPE_CHECKING:
-    from sitegen.model.parsed import ParsedLog, TrialSet
+    from sitegen.errors import BuildWarning
+    from sitegen.model.kept import JobEntry, RunEntry, RunRecord
+    from sitegen.model.pages import JobPage, RunPage
+    from sitegen.model.parsed import ParsedLog, Run, TrialSet
     from sitegen.options import BuildOptions
     from sitegen.read.logfile import LogState
 
@@ -74,23 +77,115 @@ CACHE_VERSION = 3  # bump when the layout of any cache file changes
 
 
 class PageReuse:
-    """Which job and run pages stay as the last build wrote them; this build's page signatures.
+    """Which runs (each with its jobs' pages) and pages stay as the last build made them.
 
-    A page's signature hashes what it shows (its page object and the parts of
-    other pages it quotes), the templates and static files, and the options
-    every page prints. Equal to the last build's and with every file still as
-    written (:meth:`SiteWriter.carry_over`), the page is not rendered again.
+    Two levels. A run whose *key* — a hash of everything its pages are made
+    from: each job's source, the stats of its log, infra logs and notes, its
+    status and warnings, the content of its trials and the run's, the chain,
+    discovery's warnings, the templates and the options pages print — equals
+    the last build's, and whose files are all still as written, is neither
+    analysed nor rendered again: the index and the comparison page take its
+    rows from its record (:mod:`sitegen.model.kept`). A run analysed again
+    still has each page carried over when the page's *signature* (a hash of
+    what it shows) is unchanged (:meth:`carry_over`).
     """
 
-    def __init__(
-        self, previous: dict[str, str], assets: str, opts: BuildOptions, writer: SiteWriter
-    ) -> None:
-        self.previous = previous
+    def __init__(self, state: BuildState, sources: Sources, writer: SiteWriter) -> None:
+        from sitegen.model import kept  # the page model: only past the no-change check
+
+        self._kept = kept
+        self.previous = state.pages
+        self.last_records = state.run_records()
+        self.tokens = state.trial_tokens
+        self.sources = sources
         self.writer = writer
         self.signatures: dict[str, str] = {}
-        self._base = hashlib.sha1(assets.encode())
+        self.kept: dict[str, RunRecord] = {}  # runs taken whole from the last build
+        opts = sources.opts
+        self._base = hashlib.sha1(sources.assets.encode())
         self._base.update(repr((opts.title, opts.base_url)).encode())
+        self._inputs = self._base.copy()
+        self._inputs.update(repr(sources.disc.warnings).encode())
 
+    # -- whole runs ------------------------------------------------------------------------------
+    def key(self, run: Run, warnings: dict[str, list[BuildWarning]]) -> str | None:
+        """What the run's pages are made from, hashed from stats and tokens (no page is built).
+
+        None when something is not known by a token (a log that could not be read,
+        a trials folder without one): the run is then always analysed again.
+        """
+        h = self._inputs.copy()
+        parts: list[object] = [run.id]
+        if run.trials is not None:
+            parts.append(self._trials_token(run.jobs[0].source.group))
+        for job in run.jobs:
+            if job.log is None and job.source.log is not None:
+                return None
+            own = [(w.path, w.line, w.message) for w in warnings.get(job.id, ())]
+            token = self._trials_token(job.source.group) if job.trials is not None else ""
+            parts.append(
+                (job.source, self.sources.logs[job.id], job.status, job.run_id, token, own)
+            )
+        if None in parts:
+            return None
+        h.update(repr(parts).encode())
+        return h.hexdigest()
+
+    def _trials_token(self, group: str) -> str | None:
+        """The content of a group's trial sets (each folder's, :meth:`BuildState.keep_trial_set`)."""
+        tokens = [self.tokens.get(d) for d in self.sources.disc.trials_dirs.get(group, ())]
+        return None if not tokens or None in tokens else repr(tokens)
+
+    def reuse(self, run: Run, key: str | None) -> RunRecord | None:
+        """The last build's record of ``run`` when its key is unchanged and every file of its
+        pages is still as written: those files are kept, and the run is not analysed again."""
+        rec = self.last_records.get(run.id)
+        if key is None or rec is None or rec.key != key:
+            return None
+        pages: list[tuple[str, JobEntry | RunEntry]] = [(f"run:{rec.run.id}", rec.run)]
+        pages += [(f"job:{j.id}", j) for j in rec.jobs]
+        if not all(self.writer.intact([e.url, e.data]) for _, e in pages):
+            return None
+        for name, e in pages:
+            self.writer.carry_over([e.url, e.data])
+            self.signatures[name] = e.signature
+        self.kept[run.id] = rec
+        return rec
+
+    def records_for_next(
+        self, made: list[tuple[str | None, RunPage, list[JobPage]]]
+    ) -> dict[str, RunRecord]:
+        """Every run's record for the next build: those kept, and those made now (``made``:
+        key, run page and job pages, once rendered, so that their signatures are known)."""
+        from sitegen.pages import compare_item
+
+        k = self._kept
+        out = dict(self.kept)
+        for key, run, jobs in made:
+            if key is None:
+                continue
+            cfg = {j.id: j.config for j in jobs}
+            out[run.id] = k.RunRecord(
+                key=key,
+                run=k.RunEntry(
+                    row=run.row(),
+                    compare=compare_item("run", run),
+                    config=cfg.get(run.jobs[-1]) if run.jobs else None,
+                    signature=self.signatures[f"run:{run.id}"],
+                ),
+                jobs=tuple(
+                    k.JobEntry(
+                        row=j.row(),
+                        compare=compare_item("job", j),
+                        config=j.config,
+                        signature=self.signatures[f"job:{j.id}"],
+                    )
+                    for j in jobs
+                ),
+            )
+        return out
+
+    # -- single pages ------------------------------------------------------------------------------
     def carry_over(self, key: str, parts: tuple, files: list[str]) -> bool:
         """Record the page's signature; True when its files were kept as they are."""
         h = self._base.copy()
@@ -122,6 +217,8 @@ class BuildState:
             "trial_fields": TRIAL_SHAPE,
         }
         self.last: LastBuild | None = None  # what the last build published
+        # per trials folder, a hash of its trial set as kept (what pages made from it depend on)
+        self.trial_tokens: dict[str, str] = {}
         self._open(fresh=opts.clean)
         body = self._load("site", "site")
         if body is not None:
@@ -170,11 +267,17 @@ class BuildState:
     def _ignored(self, path: Path, exc: Exception) -> None:
         self.warnings.append(f"cache file {path} ignored ({exc}): its input is read again")
 
-    def _load(self, kind: str, name: str) -> Any | None:
-        """The body stored under ``kind/name``; None when absent, damaged or not sitegen's."""
+    def _load(self, kind: str, name: str, raw: list[bytes] | None = None) -> Any | None:
+        """The body stored under ``kind/name``; None when absent, damaged or not sitegen's.
+
+        ``raw``, when given, receives the file's bytes.
+        """
         path = self._path(kind, name)
         try:
-            doc = loads(read_file(path))
+            data = read_file(path)
+            if raw is not None:
+                raw.append(data)
+            doc = loads(data)
             if not isinstance(doc, dict) or (
                 doc.get("version"),
                 doc.get("kind"),
@@ -192,13 +295,16 @@ class BuildState:
             self._ignored(path, exc)
             return None
 
-    def _save(self, kind: str, name: str, body: Any) -> None:
+    def _save(self, kind: str, name: str, body: Any) -> bytes:
+        """Store ``body`` under ``kind/name``; the file's bytes."""
         doc = {"version": CACHE_VERSION, "kind": kind, "name": name, "body": body}
         path = self._path(kind, name)
+        data = dumps(doc)
         try:
-            atomic(path, dumps(doc))
+            atomic(path, data)
         except OSError as exc:
             raise write_error(path, exc) from None
+        return data
 
     # -- logs ------------------------------------------------------------------------------------
     def cached_log(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, LogState | None]:
@@ -248,19 +354,47 @@ class BuildState:
         watch = self.last.watch.get(trials_dir) if self.last else None
         if watch is None or not watch_holds(archive, watch):
             return None
-        body = self._load("trialset", trials_dir)
+        raw: list[bytes] = []
+        body = self._load("trialset", trials_dir, raw)
         if body is None:
             return None
         # Its outcomes stay too: the day a trial is added, only the new one is read.
         self._used.add(("trials", trials_dir))
         try:
-            return trial_set_from_json(body), watch
+            ts = trial_set_from_json(body)
+            self.trial_tokens[trials_dir] = hashlib.sha1(raw[0]).hexdigest()
+            return ts, watch
         except (CacheFileError, KeyError, TypeError, ValueError) as exc:
             self._ignored(self._path("trialset", trials_dir), exc)
             return None
 
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
-        self._save("trialset", trials_dir, trial_set_to_json(ts))
+        """Keep a folder's trial set; its token is a hash of what was kept (equal sets, equal
+        bytes: the same token as when the set is taken from the cache unchanged)."""
+        data = self._save("trialset", trials_dir, trial_set_to_json(ts))
+        self.trial_tokens[trials_dir] = hashlib.sha1(data).hexdigest()
+
+    # -- runs ------------------------------------------------------------------------------------
+    def run_records(self) -> dict[str, RunRecord]:
+        """What the last build made of each run (:class:`PageReuse`); empty when unusable."""
+        from sitegen.model.codec import from_json
+        from sitegen.model.kept import RunRecord
+
+        body = self._load("pages", "runs")
+        if body is None:
+            return {}
+        try:
+            check(isinstance(body, dict), "the run records are not an object")
+            return {rid: from_json(rec, RunRecord) for rid, rec in body.items()}
+        except (CacheFileError, ValueError, TypeError) as exc:
+            self._ignored(self._path("pages", "runs"), exc)
+            return {}
+
+    def keep_run_records(self, records: dict[str, RunRecord]) -> None:
+        from sitegen.model.codec import to_json
+        from sitegen.model.kept import RunRecord
+
+        self._save("pages", "runs", {rid: to_json(r, RunRecord) for rid, r in records.items()})
 
     def keep_trial_outcomes(self, trials_dir: str, known: dict[str, tuple[int, int, Any]]) -> None:
         self._save("trials", trials_dir, known_to_json(known))

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from sitegen import analyse
 from sitegen.curves import downsample, smooth
@@ -295,31 +297,39 @@ def compare_curves(page: JobPage | RunPage) -> dict[str, list[list]]:
     return curves
 
 
+def compare_item(kind: str, page: JobPage | RunPage) -> CompareItem:
+    """A run or job on the comparison page, before the configs are compared (``config`` empty):
+    what an incremental build keeps of a page it does not analyse again."""
+    return CompareItem(
+        kind=kind,
+        id=page.id,
+        url=page.url,
+        status=page.status,
+        headline=page.headline,
+        trial_success_rate=page.trial_success_rate,
+        trial_error_rate=page.trial_error_rate,
+        last_activity=page.last_activity,
+        findings=page.findings,
+        config={},
+        tasks=page.tasks.table_dir if page.tasks else None,
+    )
+
+
 def compare_page(run_pages: Sequence[RunPage], job_pages: Sequence[JobPage]) -> ComparePage:
     """Every run and job's headline figures, findings and config keys that differ, for the
     comparison page's picker and tables (a run's config is its last job's)."""
     job_cfg = {p.id: p.config for p in job_pages}
-    configs = {f"job:{p.id}": p.config for p in job_pages}
-    configs.update({f"run:{p.id}": job_cfg.get(p.jobs[-1]) if p.jobs else None for p in run_pages})
-    differing = varying(configs)
+    return compare_page_of(
+        [(compare_item("run", p), job_cfg.get(p.jobs[-1]) if p.jobs else None) for p in run_pages]
+        + [(compare_item("job", p), p.config) for p in job_pages]
+    )
+
+
+def compare_page_of(items: Sequence[tuple[CompareItem, dict[str, Any] | None]]) -> ComparePage:
+    """The comparison page from its items (runs first, then jobs) and each one's config."""
+    differing = varying({f"{i.kind}:{i.id}": cfg for i, cfg in items})
     return ComparePage(
-        items=tuple(
-            CompareItem(
-                kind=kind,
-                id=p.id,
-                url=p.url,
-                status=p.status,
-                headline=p.headline,
-                trial_success_rate=p.trial_success_rate,
-                trial_error_rate=p.trial_error_rate,
-                last_activity=p.last_activity,
-                findings=p.findings,
-                config=differing.get(f"{kind}:{p.id}", {}),
-                tasks=p.tasks.table_dir if p.tasks else None,
-            )
-            for kind, pages in (("run", run_pages), ("job", job_pages))
-            for p in pages
-        )
+        items=tuple(replace(i, config=differing.get(f"{i.kind}:{i.id}", {})) for i, _ in items)
     )
 
 

@@ -220,6 +220,19 @@ class SiteWriter:
         there with the size and mtime it was written with. Returns False,
         keeping nothing, otherwise: the page is then rendered again.
         """
+        found = self.intact(rels)
+        if found is None:
+            return False
+        self.kept.update(found)
+        self.files += len(found)
+        self.bytes += sum(r[0] for r in found.values())
+        self.sizes.update((rel, r[0]) for rel, r in found.items())
+        return True
+
+    def intact(self, rels: list[str]) -> dict[str, FileRecord] | None:
+        """The files of :meth:`carry_over` with their records, when each is still as the last
+        build wrote it; None otherwise. Keeps nothing (an incremental build asks this of every
+        page of a run before it decides not to analyse the run again)."""
         found: dict[str, FileRecord] = {}
         for rel in rels:
             if rel.endswith("/"):
@@ -227,21 +240,17 @@ class SiteWriter:
             elif rel in self.previous:
                 found[rel] = self.previous[rel]
             else:
-                return False
+                return None
         if not found:
-            return False
+            return None
         for rel, record in found.items():
             try:
                 st = os.stat(self.out / rel, follow_symlinks=False)
             except OSError:
-                return False
+                return None
             if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != tuple(record):
-                return False
-        self.kept.update(found)
-        self.files += len(found)
-        self.bytes += sum(r[0] for r in found.values())
-        self.sizes.update((rel, r[0]) for rel, r in found.items())
-        return True
+                return None
+        return found
 
     # -- publishing ----------------------------------------------------------------------------
     def publish(self) -> dict[str, FileRecord]:

@@ -24,6 +24,7 @@ from sitegen.insights import to_json
 from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.insights.tasks import TaskAnalysis
 from sitegen.jsonio import clean, dumps, script_json
+from sitegen.model.kept import JobEntry, RunEntry
 from sitegen.model.pages import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.model.parsed import TrialSet
 from sitegen.pages import compare_curves, compare_page
@@ -144,16 +145,18 @@ class Renderer:
     def site(
         self,
         index: IndexPage,
-        run_pages: list[tuple[RunPage, TrialSet | None]],
-        job_pages: list[tuple[JobPage, TrialSet | None]],
+        run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]],
+        job_pages: list[tuple[JobPage | JobEntry, TrialSet | None]],
         warnings: list[BuildWarning],
         task_tables: Mapping[str, TaskAnalysis] | None = None,
+        compare: ComparePage | None = None,
     ) -> None:
         """Write every file of the site; pages come with the trial set they own (for CSVs)
-        and, by page url, their full per-task tables (written beside the page)."""
+        and, by page url, their full per-task tables (written beside the page). A page
+        taken whole from the last build (``PageReuse.reuse``) is only counted."""
         self.task_tables = task_tables or {}
         try:
-            self._site(index, run_pages, job_pages, warnings)
+            self._site(index, run_pages, job_pages, warnings, compare)
             for rel, png in self.painter.finish() if self.painter else ():
                 self.writer.write(rel, png)
         finally:
@@ -163,9 +166,10 @@ class Renderer:
     def _site(
         self,
         index: IndexPage,
-        run_pages: list[tuple[RunPage, TrialSet | None]],
-        job_pages: list[tuple[JobPage, TrialSet | None]],
+        run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]],
+        job_pages: list[tuple[JobPage | JobEntry, TrialSet | None]],
         warnings: list[BuildWarning],
+        compare: ComparePage | None,
     ) -> None:
         copy_static(self.writer)
         self.writer.write("data/index.json", dumps(index))
@@ -176,15 +180,28 @@ class Renderer:
         trial_owner = {id(t): p.url for p, t in job_pages if t is not None}
         job_urls = {p.id: p.url for p, _ in job_pages}
         for page, trials in job_pages:
-            self.job(page, runs_by_id.get(page.run), trials)
+            if isinstance(page, JobEntry):
+                self._carried(page)
+                continue
+            run = runs_by_id.get(page.run)
+            assert not isinstance(run, RunEntry)  # a run kept whole keeps its jobs whole
+            self.job(page, run, trials)
         for run, trials in run_pages:
+            if isinstance(run, RunEntry):
+                self._carried(run)
+                continue
             owner = trial_owner.get(id(trials)) if trials is not None else None
             # a run of one job shows that job's card (same curve and figures): painted once
             one = run.jobs[0] if len(run.jobs) == 1 else None
             card = f"/{job_urls[one]}card.png" if self.painter and one in job_urls else None
             self.run(run, trials, owner, card)
         self.index(index, warnings)
-        self.compare(compare_page([p for p, _ in run_pages], [p for p, _ in job_pages]))
+        if compare is None:  # (a build passes its own: with kept pages, this needs every page)
+            compare = compare_page(
+                [p for p, _ in run_pages if isinstance(p, RunPage)],
+                [p for p, _ in job_pages if isinstance(p, JobPage)],
+            )
+        self.compare(compare)
         self.writer.write(".nojekyll", "")
         # GitHub Pages serves 404.html at any depth: only an absolute root works there.
         self.writer.write(
@@ -218,6 +235,12 @@ class Renderer:
             {"index": index, "runs": index.runs, "jobs_by_run": jobs_by_run, "nav": "runs"},
             {"title": f"Runs · {self.opts.title}", "description": desc},
         )
+
+    def _carried(self, page: JobEntry | RunEntry) -> None:
+        """A page the last build made, kept whole with its run (incremental.PageReuse.reuse)."""
+        self.pages += 1
+        self.reused += 1
+        self.urls.append(page.url)
 
     def _unchanged(self, key: str, parts: tuple, files: list[str]) -> bool:
         """Carry a page's files over from the last site when what it shows is the same."""

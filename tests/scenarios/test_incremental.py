@@ -7,11 +7,13 @@ import dataclasses
 import json
 import os
 import pickle
+import shutil
 from pathlib import Path
 
-from sitegen import parse
+from sitegen import incremental, parse, sources
 from sitegen.build import build
 from sitegen.options import BuildOptions
+from sitegen.present import html
 from sitegen.synth import synth
 
 
@@ -278,3 +280,82 @@ def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
     assert r.parse.trial_files_read == 1
     monkeypatch.undo()
     assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
+
+
+def _same_as_clean(out: Path, opts: BuildOptions, clean: Path) -> None:
+    """Every file of the incremental site equals a build from scratch of the same archive."""
+    build(dataclasses.replace(opts, out=clean, clean=True))
+    mine, theirs = _files(out), _files(clean)
+    assert sorted(map(str, mine)) == sorted(map(str, theirs))
+    assert [str(k) for k in mine if mine[k] != theirs[k]] == []
+
+
+def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
+    """After each kind of change the incremental site is byte for byte a clean build's, and a
+    change to one job analyses only that job's run again (the others are kept whole)."""
+    archive = tmp_path / "a"
+    synth(archive, seed=31, steps=6, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    clean = tmp_path / "clean"
+    first = build(opts)
+    assert first.runs_kept == 0
+
+    # one log grows: its run (chain-a, chain-b) analysed again, every other run kept
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    r = build(opts)
+    assert r.runs_kept == first.runs - 1 and r.pages_reused >= r.pages - 6
+    _same_as_clean(out, opts, clean)
+
+    # a trial added to a folder; a trial still being written (its result.json cut short) that
+    # then finishes: watched by its stat until its result.json is complete
+    trials = archive / "flat" / "sync-baseline" / "trace_jobs"
+    done = next(p for p in sorted(trials.iterdir()) if (p / "result.json").is_file())
+    whole = (done / "result.json").read_bytes()
+    (trials / "late__a").mkdir()
+    (trials / "late__a" / "result.json").write_bytes(whole)
+    assert build(opts).runs_kept == first.runs - 1
+    _same_as_clean(out, opts, clean)
+    (trials / "late__b").mkdir()
+    (trials / "late__b" / "result.json").write_bytes(whole[: len(whole) // 2])
+    assert build(opts).runs_kept == first.runs - 1
+    _same_as_clean(out, opts, clean)
+    (trials / "late__b" / "result.json").write_bytes(whole)
+    r = build(opts)
+    assert r.trials == first.trials + 2 and r.parse.trial_files_read == 1
+    _same_as_clean(out, opts, clean)
+
+    # A finished trial's result.json rewritten: never seen by an incremental build (Harbor
+    # writes it once, when the trial ends; finished trials are not even stat'ed again, so a
+    # 10 k-trial folder costs nothing), not even when its folder changes. --clean sees it.
+    before = _files(out)
+    result = json.loads(whole)
+    result["verifier_result"] = {"rewards": {"reward": 0.123}}
+    (done / "result.json").write_text(json.dumps(result))
+    assert build(opts).unchanged
+    st = trials.stat()
+    os.utime(trials, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # the folder changes
+    assert build(opts).parse.trial_files_read == 0 and _files(out) == before
+    build(dataclasses.replace(opts, clean=True))
+    assert _files(out) != before
+    _same_as_clean(out, opts, clean)
+
+    # a job added, then removed
+    shutil.copytree(archive / "flat" / "stale", archive / "flat" / "stale2")
+    assert build(opts).jobs == first.jobs + 1
+    _same_as_clean(out, opts, clean)
+    shutil.rmtree(archive / "flat" / "stale2")
+    assert build(opts).jobs == first.jobs
+    _same_as_clean(out, opts, clean)
+
+    # options every page prints, the redaction patterns, sitegen's version: all made again
+    opts = dataclasses.replace(opts, title="Other title")
+    assert build(opts).runs_kept == 0
+    _same_as_clean(out, opts, clean)
+    opts = dataclasses.replace(opts, redact_patterns=("chain-[a-z]",))
+    assert build(opts).runs_kept == 0
+    _same_as_clean(out, opts, clean)
+    for module in (incremental, sources, html):
+        monkeypatch.setattr(module, "__version__", "99.0")
+    assert build(opts).runs_kept == 0
+    _same_as_clean(out, opts, clean)
