@@ -162,15 +162,184 @@
   }
 
   /* -- index table ----------------------------------------------------------------------- */
+  /* The HTML holds the newest runs; index-rows.js holds every run's rows, drawn here as
+     templates/index.html and _rowcells.html draw them (sitegen/present/listing.py makes the
+     display strings, so both print the same text). */
+  var SPARK = "0123456789abcdefghijklmnopqrstuvwxyzABCDE";
+
+  function sparkPoints(code) {
+    // the integer polyline of listing.spark_points
+    var n = Math.max(1, code.length - 1), pts = [];
+    for (var i = 0; i < code.length; i++) {
+      if (code[i] === "-") continue;
+      pts.push(Math.floor((200 * i + n) / (2 * n)) + "," + (44 - SPARK.indexOf(code[i])));
+    }
+    return pts.length >= 2 ? pts.join(" ") : "";
+  }
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+
+  function link(href, text, cls) {
+    var a = el("a", cls, text);
+    a.href = href;
+    return a;
+  }
+
+  function withNote(td, text, note) {
+    td.appendChild(document.createTextNode(text === null ? "–" : text));
+    if (note) td.appendChild(el("small", "dim", " " + note));
+    return td;
+  }
+
+  function rowCells(tr, r) {
+    var st = el("td");
+    st.appendChild(el("span", "status status-" + r.status, r.status));
+    tr.appendChild(st);
+    tr.appendChild(withNote(el("td"), r.steps, r.first_last));
+    [r.reward_mean, r.reward_max, r.reward_last].forEach(function (v) { tr.appendChild(el("td", "", v === null ? "–" : v)); });
+    tr.appendChild(withNote(el("td"), r.pass_at_k, r.pass_k ? "@" + r.pass_k : null));
+    var t = el("td", "", r.step_time === null ? "–" : r.step_time);
+    t.setAttribute("data-v", r.step_time_s === null ? "" : String(r.step_time_s));
+    tr.appendChild(t);
+    [r.gen_wait, r.success, r.error].forEach(function (v) { tr.appendChild(el("td", "", v === null ? "–" : v)); });
+    var f = r.findings, fc = el("td", "findings-cell");
+    fc.setAttribute("data-v", String(f[0] * 10000 + f[1] * 100 + f[2]));
+    fc.title = r.finding_titles;
+    if (f[0] || f[1] || f[2]) {
+      var a = link(r.url + "index.html#findings");
+      ["error", "warning", "info"].forEach(function (sev, i) { if (f[i]) a.appendChild(el("span", "fsev sev-" + sev, String(f[i]))); });
+      fc.appendChild(a);
+    } else fc.appendChild(el("span", "dim", "–"));
+    tr.appendChild(fc);
+    var la = r.last_activity;
+    var lt = el("td", "l nowrap", la ? la.slice(5, 16).replace("T", " ") : "–");
+    lt.setAttribute("data-v", la || "");
+    lt.title = la || "";
+    tr.appendChild(lt);
+    var sp = el("td", "spark"), pts = sparkPoints(r.spark);
+    if (pts) {
+      var ns = "http://www.w3.org/2000/svg", svg = document.createElementNS(ns, "svg"), pl = document.createElementNS(ns, "polyline");
+      svg.setAttribute("viewBox", "-1 0 102 48");
+      svg.setAttribute("preserveAspectRatio", "none");
+      svg.setAttribute("aria-hidden", "true");
+      pl.setAttribute("points", pts);
+      svg.appendChild(pl);
+      sp.appendChild(svg);
+    }
+    tr.appendChild(sp);
+  }
+
+  function pickCell(r) {
+    var td = el("td", "sel"), cb = el("input", "pick");
+    cb.type = "checkbox";
+    cb.setAttribute("data-kind", r.kind);
+    cb.setAttribute("data-id", r.id);
+    cb.setAttribute("aria-label", "select " + r.kind + " " + r.id);
+    td.appendChild(cb);
+    return td;
+  }
+
+  function groupBody(run, jobs) {
+    var g = el("tbody", "group"), rows = [run].concat(jobs);
+    var search = rows.map(function (r) { return r.id.toLowerCase() + " " + r.status; });
+    if (run.job) search.push(run.job.toLowerCase());
+    g.setAttribute("data-search", search.join(" "));
+    g.setAttribute("data-statuses", rows.map(function (r) { return r.status; }).join(" "));
+    var tr = el("tr", "run-row" + (run.jobs === 1 ? " solo" : ""));
+    tr.appendChild(pickCell(run));
+    var name = el("td", "l name");
+    name.appendChild(link(run.url + "index.html", run.id));
+    if (run.discarded) {
+      var d = el("small", "dim", "(" + run.discarded + " discarded)");
+      d.title = "steps discarded by resumes";
+      name.appendChild(document.createTextNode(" "));
+      name.appendChild(d);
+    }
+    name.appendChild(document.createTextNode(" "));
+    if (run.job) {
+      var j = link(run.job_url + "index.html", "job\u00a0↗", "joblink");
+      j.title = "the run's only job: " + run.job;
+      name.appendChild(j);
+    } else name.appendChild(el("small", "dim", run.jobs + " jobs"));
+    tr.appendChild(name);
+    rowCells(tr, run);
+    g.appendChild(tr);
+    jobs.forEach(function (r) {
+      var jt = el("tr", "job-row");
+      jt.appendChild(pickCell(r));
+      var n = el("td", "l name");
+      n.appendChild(el("span", "tree", "└"));
+      n.appendChild(document.createTextNode(" "));
+      n.appendChild(link(r.url + "index.html", r.id));
+      jt.appendChild(n);
+      rowCells(jt, r);
+      g.appendChild(jt);
+    });
+    return g;
+  }
+
   function cellValue(tr, col) {
     var td = tr.children[col];
     if (!td) return "";
-    return td.hasAttribute("data-v") ? td.getAttribute("data-v") : td.textContent.trim();
+    if (td.hasAttribute("data-v")) return td.getAttribute("data-v");
+    if (td.classList.contains("name")) return td.querySelector("a").textContent;
+    return td.textContent.trim().replace(/,/g, "");
   }
 
   function initIndex() {
     var table = document.getElementById("runs-table");
     if (!table) return;
+    var total = parseInt(table.getAttribute("data-runs"), 10);
+    var complete = table.tBodies.length >= total;
+    var more = document.getElementById("more-rows");
+    var allBtn = document.getElementById("all-rows-btn");
+    var btn = document.getElementById("compare-btn");
+    var count = document.getElementById("row-count");
+    var update = function () {
+      var n = table.querySelectorAll("input.pick:checked").length;
+      btn.disabled = n === 0;
+      btn.textContent = n ? "Compare " + n + " selected" : "Compare selected";
+    };
+    table.addEventListener("change", function (e) { if (e.target.classList.contains("pick")) update(); });
+    // Every run's rows: replace the newest runs' with all of them, picks kept.
+    var waiting = null;
+    var loadAll = function (then) {
+      if (complete) { then(); return; }
+      if (waiting) { waiting.push(then); return; }
+      waiting = [then];
+      if (allBtn) { allBtn.disabled = true; allBtn.textContent = "Loading…"; }
+      loadScripts([table.getAttribute("data-rows")], function () {
+        var d = store["index-rows"];
+        if (d) {
+          var picked = {};
+          table.querySelectorAll("input.pick:checked").forEach(function (p) { picked[p.getAttribute("data-kind") + ":" + p.getAttribute("data-id")] = 1; });
+          var obj = function (row) { var o = {}; d.columns.forEach(function (c, i) { o[c] = row[i]; }); return o; };
+          var frag = document.createDocumentFragment();
+          d.groups.forEach(function (g) { frag.appendChild(groupBody(obj(g[0]), g[1].map(obj))); });
+          Array.prototype.slice.call(table.tBodies).forEach(function (g) { g.remove(); });
+          table.appendChild(frag);
+          table.querySelectorAll("input.pick").forEach(function (p) {
+            if (picked[p.getAttribute("data-kind") + ":" + p.getAttribute("data-id")]) p.checked = true;
+          });
+          complete = true;
+          if (more) more.hidden = true;
+        } else if (allBtn) {
+          allBtn.textContent = "Could not load every run";
+        }
+        var calls = waiting;
+        waiting = null;
+        calls.forEach(function (f) { f(); });
+      });
+    };
+    if (allBtn) {
+      allBtn.hidden = false;
+      allBtn.addEventListener("click", function () { loadAll(apply); });
+    }
     var heads = table.querySelectorAll("thead th");
     heads.forEach(function (th, col) {
       if (!th.classList.contains("sortable")) return;
@@ -192,12 +361,12 @@
         });
         groups.forEach(function (g) { table.appendChild(g); });
       };
-      th.addEventListener("click", sort);
-      th.addEventListener("keydown", function (e) { if (e.key === "Enter") sort(); });
+      var sortAll = function () { loadAll(function () { sort(); apply(); }); };
+      th.addEventListener("click", sortAll);
+      th.addEventListener("keydown", function (e) { if (e.key === "Enter") sortAll(); });
     });
     var filter = document.getElementById("filter");
     var status = document.getElementById("status-filter");
-    var count = document.getElementById("row-count");
     var apply = function () {
       var q = filter.value.trim().toLowerCase();
       var s = status.value;
@@ -208,19 +377,13 @@
         g.hidden = !ok;
         if (ok) shown++;
       });
-      count.textContent = shown + " of " + table.tBodies.length + " runs shown";
+      count.textContent = shown + " of " + (complete ? table.tBodies.length : total) + " runs shown";
     };
-    filter.addEventListener("input", apply);
-    status.addEventListener("change", apply);
-    apply();
-    var btn = document.getElementById("compare-btn");
-    var picks = table.querySelectorAll("input.pick");
-    var update = function () {
-      var n = table.querySelectorAll("input.pick:checked").length;
-      btn.disabled = n === 0;
-      btn.textContent = n ? "Compare " + n + " selected" : "Compare selected";
-    };
-    picks.forEach(function (p) { p.addEventListener("change", update); });
+    var applyAll = function () { loadAll(apply); };
+    filter.addEventListener("input", applyAll);
+    status.addEventListener("change", applyAll);
+    // a filter the browser restored (back button) covers every run too
+    if (filter.value || status.value) applyAll(); else apply();
     btn.addEventListener("click", function () {
       var runs = [], jobs = [];
       table.querySelectorAll("input.pick:checked").forEach(function (p) {
@@ -376,8 +539,28 @@
     }
   }
 
+  /* compare/items.js is column-wise (sitegen/present/listing.py, compare_items): back to one
+     object per run and job; a row of four is a copy of an earlier row under another name. */
+  function compareItems(d) {
+    if (!d) return [];
+    var obj = function (names, row) { var o = {}; names.forEach(function (c, i) { o[c] = row[i]; }); return o; };
+    var out = [];
+    d.rows.forEach(function (row) {
+      var src = row.length === 4 ? d.rows[row[3]] : row;
+      var it = obj(d.columns, src);
+      it.kind = row[0]; it.id = row[1]; it.url = row[2];
+      it.headline = obj(d.headline_columns, src[d.columns.indexOf("headline")]);
+      it.findings = src[d.columns.indexOf("findings")].map(function (f) { return obj(d.finding_columns, f); });
+      var cfg = {}, values = src[d.columns.indexOf("config")];
+      d.config_keys.forEach(function (k, i) { if (values[i] !== null) cfg[k] = values[i]; });
+      it.config = cfg;
+      out.push(it);
+    });
+    return out;
+  }
+
   function comparePage() {
-    var items = store["compare-items"] || [];
+    var items = compareItems(store["compare-items"]);
     var base = readJSON("overlay-spec");
     // The series colours come with the chart spec (sitegen/present/charts.py is their one source).
     var PALETTE = base.encoding.color.scale.range;

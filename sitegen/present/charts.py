@@ -216,18 +216,6 @@ def overlay(rows: list[dict]) -> dict:
     return _chart("overlay", {"records": rows})
 
 
-def sparkline(values: Sequence) -> str:
-    """An inline SVG polyline path for the index table (no JavaScript needed)."""
-    pts = [(i, v) for i, v in enumerate(values) if _num(v) is not None]
-    if len(pts) < 2:
-        return ""
-    lo = min(v for _, v in pts)
-    hi = max(v for _, v in pts)
-    span = (hi - lo) or 1.0
-    n = max(1, len(values) - 1)
-    return " ".join(f"{100 * i / n:.1f},{22 - 20 * (v - lo) / span:.1f}" for i, v in pts)
-
-
 def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict, key: str) -> dict:
     """The 1200×630 social preview card: reward curve plus key figures."""
     pts = downsample(series.get("step", []), series.get(key, []) or [], 200)

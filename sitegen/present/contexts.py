@@ -11,6 +11,7 @@ from typing import TypedDict
 from sitegen.errors import BuildWarning
 from sitegen.model.pages import IndexPage, JobPage, JobRow, RunPage
 from sitegen.model.sections import ProgressionRow, Stats, TimerRow
+from sitegen.present.listing import ListingGroup
 
 
 class JobContext(TypedDict):
@@ -38,9 +39,16 @@ class RunContext(TypedDict):
 
 class IndexContext(TypedDict):
     index: IndexPage
-    runs: tuple
-    jobs_by_run: dict[str, list[JobRow]]
+    groups: list[ListingGroup]  # the newest runs' rows (listing.first_groups)
+    rows_file: str  # every run's rows (listing.ROWS_FILE), loaded by static/site.js
     warnings: list[BuildWarning]
+    nav: str
+
+
+class RunsContext(TypedDict):
+    index: IndexPage
+    groups: list[ListingGroup]  # every run, newest first (listing.listing_groups)
+    jobs_by_run: dict[str, list[JobRow]]
     nav: str
 
 

@@ -28,9 +28,15 @@ from sitegen.model.kept import JobEntry, RunEntry
 from sitegen.model.pages import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.model.parsed import TrialSet
 from sitegen.pages import compare_curves, compare_page
-from sitegen.present import cards, charts
+from sitegen.present import cards, charts, listing
 from sitegen.present.chartsets import job_charts, run_charts
-from sitegen.present.contexts import CompareContext, IndexContext, JobContext, RunContext
+from sitegen.present.contexts import (
+    CompareContext,
+    IndexContext,
+    JobContext,
+    RunContext,
+    RunsContext,
+)
 from sitegen.present.exports import series_csv, trials_csv
 from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, headline_sentence, md_to_html
 from sitegen.present.report import job_report
@@ -92,7 +98,7 @@ class Renderer:
             urlq=lambda s: quote(str(s), safe=""),
             yaml=lambda d: yaml.safe_dump(d, sort_keys=False, allow_unicode=True, width=120),
         )
-        self.env.globals.update(version=__version__, title=opts.title, sparkline=charts.sparkline)
+        self.env.globals.update(version=__version__, title=opts.title)
         self.base_url = opts.base_url.rstrip("/") + "/" if opts.base_url else None
         # cards are painted on threads while pages render; written at the end of site()
         self.painter = (
@@ -218,21 +224,31 @@ class Renderer:
             self.writer.write("sitemap.xml", sitemap_xml(self.base_url, self.urls))
 
     def index(self, index: IndexPage, warnings: list[BuildWarning]) -> None:
+        """The index (the newest runs' rows; every row in :data:`listing.ROWS_FILE`) and the
+        runs list (every run and job, no script needed): both stay under the page budget at
+        team scale (docs/design.md, "Listings")."""
         t = index.totals
         desc = f"{t.runs} runs, {t.jobs} jobs, {t.steps} steps, {t.trials} trials"
-        jobs_by_run = index.jobs_by_run()
+        groups = listing.listing_groups(index)
+        self.writer.write(listing.ROWS_FILE, _script_data("index-rows", listing.rows_data(groups)))
         ctx: IndexContext = {
             "index": index,
-            "runs": index.runs,
-            "jobs_by_run": jobs_by_run,
+            "groups": listing.first_groups(groups, listing.INDEX_ROWS),
+            "rows_file": listing.ROWS_FILE,
             "warnings": warnings[:500],
             "nav": "index",
         }
         self.page("index.html", "", ctx, {"title": self.opts.title, "description": desc})
+        runs_ctx: RunsContext = {
+            "index": index,
+            "groups": groups,
+            "jobs_by_run": index.jobs_by_run(),
+            "nav": "runs",
+        }
         self.page(
             "runs.html",
             "runs/",
-            {"index": index, "runs": index.runs, "jobs_by_run": jobs_by_run, "nav": "runs"},
+            runs_ctx,
             {"title": f"Runs · {self.opts.title}", "description": desc},
         )
 
@@ -402,7 +418,9 @@ class Renderer:
         smoothed curves come from its own folder (:meth:`curves`) when it is picked."""
         spec = charts.overlay([])
         # loaded by a <script> tag, not embedded: the page stays small with hundreds of runs
-        self.writer.write("compare/items.js", _script_data("compare-items", page.items))
+        self.writer.write(
+            "compare/items.js", _script_data("compare-items", listing.compare_items(page.items))
+        )
         ctx: CompareContext = {
             "overlay_json": script_json(spec),
             "nav": "compare",

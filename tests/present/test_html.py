@@ -6,12 +6,14 @@ import csv
 import gzip
 import io
 import json
+import math
 import struct
 from html.parser import HTMLParser
 
 from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import REWARD
 from sitegen.present import charts
+from sitegen.present.listing import decode_compare_items
 from tests.conftest import BASE_URL, JOB_SECTIONS, page_specs
 
 
@@ -166,11 +168,17 @@ def test_compare_page_loads_its_data(site, index):
     from its own folder, when picked."""
     html = (site / "compare" / "index.html").read_text()
     assert '<script src="items.js"></script>' in html and "compare-items" not in html
-    name, items = _script_data(site / "compare" / "items.js")
+    name, value = _script_data(site / "compare" / "items.js")
     assert name == "compare-items"
+    items = decode_compare_items(value)
     assert len(items) == len(index["runs"]) + len(index["jobs"])
     job = next(i for i in items if i["kind"] == "job" and i["id"] == index["jobs"][0]["id"])
-    assert "curves" not in job and job["headline"] == index["jobs"][0]["headline"]
+    assert "curves" not in job
+    # figures rounded to six significant digits (listing.compare_items)
+    assert job["headline"] == {
+        k: round(v, 5 - math.floor(math.log10(abs(v)))) if isinstance(v, float) and v else v
+        for k, v in index["jobs"][0]["headline"].items()
+    }
     name, curves = _script_data(site / job["url"] / "curves.js")
     assert name == f"curves:job:{job['id']}"
     data = json.loads((site / index["jobs"][0]["data"]).read_text())

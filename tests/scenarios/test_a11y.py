@@ -1,5 +1,6 @@
-"""A site everyone can read: axe-core finds no serious or critical violation on the index, a job, a run
-and the compare page (with a selection), in light and dark; every chart has a text alternative.
+"""A site everyone can read: axe-core finds no serious or critical violation on the index (whole or
+holding the newest runs), a job, a run,
+the runs list and the compare page (with a selection), in light and dark; every chart has a text alternative.
 
 axe-core is vendored (tests/vendor/axe.min.js, axe-core 4.14.1 from npm, MPL-2.0, its licence header
 kept): the test runs offline and pins the rules it checks. Refresh with
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 # the browser and server fixtures; over HTTP, as axe reads the stylesheets (file:// forbids it)
-from tests.scenarios.test_browser import Watched, browser, server  # noqa: F401
+from tests.scenarios.test_browser import Watched, _Quiet, browser, partial, server  # noqa: F401
 
 pytestmark = pytest.mark.browser
 AXE = (Path(__file__).resolve().parents[1] / "vendor" / "axe.min.js").read_text(encoding="utf-8")
@@ -51,7 +52,7 @@ def _charts_have_text(tab: Watched) -> list[str]:
 def _pages(index: dict) -> list[str]:
     job = index["jobs"][0]["id"]
     run = next(r for r in index["runs"] if len(r["jobs"]) > 1)["id"]
-    return ["index.html", f"jobs/{job}/index.html", f"runs/{run}/index.html"]
+    return ["index.html", "runs/index.html", f"jobs/{job}/index.html", f"runs/{run}/index.html"]
 
 
 def test_pages_have_no_serious_violations(scheme_tab, server, index):  # noqa: F811
@@ -74,6 +75,30 @@ def test_compare_page_has_no_serious_violations(scheme_tab, server, index):  # n
     assert _violations(tab) == []
     assert _charts_have_text(tab) == []
     assert tab.errors == []
+
+
+def test_partial_index_has_no_serious_violations(scheme_tab, partial, index):  # noqa: F811
+    """The index of a big archive: its "more runs" note and button, then every row drawn."""
+    import functools
+    import http.server
+    import threading
+
+    site, _ = partial
+    handler = functools.partial(_Quiet, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        scheme_tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/index.html")
+        assert scheme_tab.page.is_visible("#all-rows-btn")
+        assert _violations(scheme_tab) == []
+        scheme_tab.page.click("#all-rows-btn")
+        scheme_tab.page.wait_for_function(
+            f"document.querySelectorAll('tbody.group').length === {len(index['runs'])}"
+        )
+        assert _violations(scheme_tab) == []
+        assert scheme_tab.errors == []
+    finally:
+        httpd.shutdown()
 
 
 def test_axe_sees_a_violation(scheme_tab, server):  # noqa: F811

@@ -124,9 +124,9 @@ def test_index_loads_sorts_and_filters(tab, base, index):
     header.click()
     header.click()
     vals = page.eval_on_selector_all(
-        "tbody.group > tr.run-row > td:nth-child(5)", "els => els.map(e => e.dataset.v)"
+        "tbody.group > tr.run-row > td:nth-child(5)", "els => els.map(e => e.textContent)"
     )
-    nums = [float(v) for v in vals if v]
+    nums = [float(v.replace(",", "")) for v in vals if v != "–"]
     assert nums == sorted(nums, reverse=True) and len(nums) >= 3
     assert header.get_attribute("aria-sort") == "descending"
     # filter by a job name: only its run stays
@@ -195,4 +195,83 @@ def test_compare_selection_survives_reload(tab, base, index):
         "() => fetch(document.querySelector('a[data-spec=overlay]').href).then(r => r.json())"
     )
     assert {v["name"] for v in spec["data"]["values"]} == {f"run {r['id']}" for r in runs}
+    assert tab.errors == []
+
+
+# -- an index holding only the newest runs (a team archive's, in small) ------------------------
+
+# Each cell as a reader (and the sort) sees it: class, sort value, tooltip, text, links, picks.
+CELLS = """els => els.map(g => Array.from(g.rows).map(tr => Array.from(tr.cells).map(td => [
+  td.className, td.getAttribute('data-v'), td.getAttribute('title'),
+  td.textContent.replace(/\\s+/g, ' ').trim(),
+  Array.from(td.querySelectorAll('a')).map(a => [a.getAttribute('href'), a.className, a.title]),
+  Array.from(td.querySelectorAll('input')).map(i => [i.dataset.kind, i.dataset.id, i.getAttribute('aria-label')]),
+  Array.from(td.querySelectorAll('polyline')).map(p => p.getAttribute('points'))])))"""
+
+
+@pytest.fixture(scope="module")
+def partial(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """A site whose index holds 4 rows (3 or 4 runs): the rest come from index-rows.js."""
+    import time
+
+    from sitegen.build import build
+    from sitegen.options import BuildOptions
+    from sitegen.present import listing
+
+    out = tmp_path_factory.mktemp("partial") / "site"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(listing, "INDEX_ROWS", 4)
+        build(BuildOptions(archive=archive, out=out, workers=1, now=time.time()))
+    html = (out / "index.html").read_text()
+    return out, html.count('<tbody class="group"')
+
+
+def test_partial_index_draws_every_row_as_the_page_does(tab, partial, index):
+    site, shown = partial
+    assert 1 <= shown < len(index["runs"])
+    tab.goto(site.as_uri() + "/index.html")
+    page = tab.page
+    assert page.locator("tbody.group").count() == shown
+    assert page.is_visible("#more-rows") and page.is_visible("#all-rows-btn")
+    assert page.text_content("#row-count") == f"{shown} of {len(index['runs'])} runs shown"
+    page.check("tbody.group:first-of-type input.pick[data-kind=run]")
+    before = page.eval_on_selector_all("tbody.group", CELLS)
+    page.click("#all-rows-btn")
+    page.wait_for_function(
+        f"document.querySelectorAll('tbody.group').length === {len(index['runs'])}"
+    )
+    after = page.eval_on_selector_all("tbody.group", CELLS)
+    # the script draws the page's rows cell for cell, in the same order, the pick kept
+    assert after[:shown] == before
+    assert page.is_checked("tbody.group:first-of-type input.pick[data-kind=run]")
+    assert not page.is_visible("#more-rows")
+    assert page.locator("td.spark polyline").count() >= len(index["runs"])
+    assert tab.errors == []
+
+
+def test_partial_index_filters_and_sorts_every_run(tab, partial, index):
+    site, shown = partial
+    tab.goto(site.as_uri() + "/index.html")
+    page = tab.page
+    html_ids = page.eval_on_selector_all(
+        "tbody.group input.pick[data-kind=run]", "els => els.map(e => e.dataset.id)"
+    )
+    hidden_run = next(r for r in index["runs"] if r["id"] not in html_ids)
+    page.fill("#filter", hidden_run["jobs"][-1].lower())  # a job's name finds its run
+    page.wait_for_function(
+        f"document.querySelectorAll('tbody.group').length === {len(index['runs'])}"
+    )
+    visible = page.eval_on_selector_all(
+        "tbody.group",
+        "els => els.filter(e => !e.hidden).map(e => e.querySelector('input').dataset.id)",
+    )
+    assert hidden_run["id"] in visible
+    page.fill("#filter", "")
+    header = page.locator("th", has_text="reward mean")
+    header.click()
+    vals = page.eval_on_selector_all(
+        "tbody.group > tr.run-row > td:nth-child(5)", "els => els.map(e => e.textContent)"
+    )
+    nums = [float(v.replace(",", "")) for v in vals if v != "–"]
+    assert len(vals) == len(index["runs"]) and nums == sorted(nums)
     assert tab.errors == []

@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from sitegen.present.listing import decode_compare_items
 from tests.scenarios.test_browser import CHROMIUM, Watched, _Quiet  # noqa: F401 - skips without chromium
 
 pytestmark = pytest.mark.browser
@@ -174,7 +175,8 @@ def test_compare_tasks_of_two_runs(tab, site, index):
     assert len(runs) == 2
     text = (site / "compare" / "items.js").read_text()
     items = {
-        (i["kind"], i["id"]): i for i in json.loads(text[text.index(", ") + 2 : text.rindex(");")])
+        (i["kind"], i["id"]): i
+        for i in decode_compare_items(json.loads(text[text.index(", ") + 2 : text.rindex(");")]))
     }
     solved = []
     for r in runs:

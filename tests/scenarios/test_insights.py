@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.present.listing import decode_compare_items
 from sitegen.synth import plants as P
 
 
@@ -214,7 +215,7 @@ def test_published_json_matches_the_schemas(planted):
 def test_compare_items_carry_findings_and_differing_config(planted):
     site, truth = planted
     text = (site / "compare" / "items.js").read_text()
-    items = json.loads(text[text.index(", ") + 2 : text.rindex(");")])
+    items = decode_compare_items(json.loads(text[text.index(", ") + 2 : text.rindex(");")]))
     by_id = {(i["kind"], i["id"]): i for i in items}
     index = _load(site, "data/index.json")
     lr = next(j for j in index["jobs"] if j["log"] == truth["jobs"][1]["log"])

@@ -1,0 +1,269 @@
+"""The listings that grow with the archive: the index table's rows and the comparison list.
+
+A team archive holds hundreds of runs, and every page must stay under 500 KB (issue 11).
+The index's HTML therefore holds only the newest runs (:data:`INDEX_ROWS` rows, no script
+needed to read them); every run's row is in ``index-rows.js`` beside it, which
+``static/site.js`` loads as soon as the reader sorts, filters or asks for all of them. Both
+render the same :class:`ListingRow`: display strings made here, once, by the page's own
+formatters, so a row drawn by the script cannot print a number differently from one the
+template drew (``tests/scenarios/test_browser.py`` compares them cell by cell).
+
+``compare/items.js`` is written column-wise with rounded figures, and a job equal to its
+run (a run of one job) points at the run's entry instead of repeating it (:func:`compare_items`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass, fields
+
+from sitegen.model.pages import CompareItem, Headline, IndexPage, JobRow, RunRow
+from sitegen.model.vocabulary import is_finite
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct
+
+INDEX_ROWS = 100  # table rows (runs and their jobs) the index's HTML holds, newest runs first
+ROWS_FILE = "index-rows.js"  # every row, beside index.html (a script: file:// has no fetch)
+
+# Sparkline: one character per point, the point's height in half pixels (0–40) of a
+# 24 px-high box drawn in a viewBox 48 units high; "-" is a step without a value. The
+# template and the script both turn the code into the same integer polyline.
+SPARK_LEVELS = 40
+SPARK_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDE"  # SPARK_LEVELS + 1 characters
+
+
+@dataclass(frozen=True)
+class ListingRow:
+    """One row of the index table, as the reader sees it. ``None`` prints as "–"."""
+
+    kind: str  # "run" or "job"
+    id: str
+    url: str
+    status: str
+    discarded: int  # steps discarded by resumes (runs)
+    jobs: int  # jobs in the run (0 for a job row)
+    job: str | None  # a run of one job: that job's id (its row would repeat the run's)
+    job_url: str | None
+    steps: str
+    first_last: str | None  # "first–last" step
+    reward_mean: str | None
+    reward_max: str | None
+    reward_last: str | None
+    pass_at_k: str | None
+    pass_k: int | None
+    step_time: str | None
+    step_time_s: float | None  # the sort key of "13.9 min" and "1.20 h"
+    gen_wait: str | None
+    success: str | None
+    error: str | None
+    findings: tuple[int, int, int]  # error, warning and info findings
+    finding_titles: str  # the findings cell's tooltip
+    last_activity: str | None  # ISO time to the second
+    spark: str  # sparkline code (SPARK_ALPHABET)
+
+    def to_list(self) -> list:
+        return list(astuple(self))
+
+    @property
+    def findings_key(self) -> int:
+        """Sort key of the findings column: errors first, then warnings, then infos."""
+        e, w, i = self.findings
+        return e * 10000 + w * 100 + i
+
+    @property
+    def spark_points(self) -> str:
+        return spark_points(self.spark)
+
+
+ROW_COLUMNS = [f.name for f in fields(ListingRow)]
+
+
+def _shown(text: str) -> str | None:
+    return None if text == "–" else text
+
+
+def spark_code(values: Sequence[object]) -> str:
+    """The sparkline of ``values`` (bucket means, ``pages.spark``) as one character a point."""
+    xs = [float(v) if is_finite(v) else None for v in values]  # type: ignore[arg-type]
+    nums = [v for v in xs if v is not None]
+    if len(nums) < 2:
+        return ""
+    lo, hi = min(nums), max(nums)
+    span = (hi - lo) or 1.0
+    return "".join(
+        "-" if v is None else SPARK_ALPHABET[round(SPARK_LEVELS * (v - lo) / span)] for v in xs
+    )
+
+
+def spark_points(code: str) -> str:
+    """The polyline of a sparkline code in a ``0 0 100 48`` box, integers only, so that
+    ``site.js`` (``sparkPoints``) computes the very same string."""
+    n = max(1, len(code) - 1)
+    pts = [
+        # x rounded half up by integer division; y: level 0 at the bottom (44), 40 at the top (4)
+        f"{(200 * i + n) // (2 * n)},{44 - SPARK_ALPHABET.index(c)}"
+        for i, c in enumerate(code)
+        if c != "-"
+    ]
+    return " ".join(pts) if len(pts) >= 2 else ""
+
+
+def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
+    """A run's row (``chain``: its jobs) or a job's row (no chain)."""
+    h: Headline = r.headline
+    is_run = isinstance(r, RunRow)
+    solo = chain[0] if is_run and len(chain) == 1 else None
+    fs = [f.severity for f in r.findings]
+    return ListingRow(
+        kind="run" if is_run else "job",
+        id=r.id,
+        url=r.url,
+        status=r.status,
+        discarded=r.discarded_steps if isinstance(r, RunRow) else 0,
+        jobs=len(chain),
+        job=solo.id if solo else None,
+        job_url=solo.url if solo else None,
+        steps=fmt_num(h.steps),
+        first_last=f"{h.first_step}–{h.last_step}" if h.first_step is not None else None,
+        reward_mean=_shown(fmt_num(h.reward_mean)),
+        reward_max=_shown(fmt_num(h.reward_max)),
+        reward_last=_shown(fmt_num(h.reward_last)),
+        pass_at_k=_shown(fmt_num(h.pass_at_k_mean)),
+        pass_k=h.pass_at_k,
+        step_time=_shown(fmt_dur(h.step_time_mean_s)),
+        step_time_s=round(h.step_time_mean_s, 1) if is_finite(h.step_time_mean_s) else None,
+        gen_wait=_shown(fmt_pct(h.gen_wait_share)),
+        success=_shown(fmt_pct(r.trial_success_rate)),
+        error=_shown(fmt_pct(r.trial_error_rate)),
+        findings=(fs.count("error"), fs.count("warning"), fs.count("info")),
+        finding_titles=" · ".join(f.title for f in r.findings) or "no findings",
+        last_activity=r.last_activity[:19] if r.last_activity else None,
+        spark=spark_code(r.reward_spark),
+    )
+
+
+@dataclass(frozen=True)
+class ListingGroup:
+    """A run's row and, for a run of several jobs, its jobs' rows (the table's ``tbody``)."""
+
+    run: ListingRow
+    jobs: tuple[ListingRow, ...]
+
+    @property
+    def search(self) -> str:
+        """What the filter box matches: the run's and its jobs' ids and statuses."""
+        rows = (self.run, *self.jobs) if self.jobs else (self.run,)
+        parts = [f"{r.id.lower()} {r.status}" for r in rows]
+        if self.run.job:  # a run of one job: its job's name finds it too
+            parts.append(self.run.job.lower())
+        return " ".join(parts)
+
+    @property
+    def statuses(self) -> str:
+        return " ".join(r.status for r in (self.run, *self.jobs))
+
+
+def listing_groups(index: IndexPage) -> list[ListingGroup]:
+    """Every run with its jobs, newest activity first (runs without a time last, in the
+    index's order): what a reader scanning a team archive looks for first."""
+    chains = index.jobs_by_run()
+    dated = [r for r in index.runs if r.last_activity]
+    # a stable sort: runs with the same time keep the index's order
+    order = sorted(dated, key=lambda r: r.last_activity or "", reverse=True)
+    order += [r for r in index.runs if not r.last_activity]
+    groups = []
+    for r in order:
+        chain = chains.get(r.id, [])
+        jobs = tuple(listing_row(j) for j in chain) if len(chain) > 1 else ()
+        groups.append(ListingGroup(listing_row(r, chain), jobs))
+    return groups
+
+
+def first_groups(groups: Sequence[ListingGroup], rows: int = INDEX_ROWS) -> list[ListingGroup]:
+    """The leading groups holding at most ``rows`` table rows (always at least one group)."""
+    out: list[ListingGroup] = []
+    n = 0
+    for g in groups:
+        size = 1 + len(g.jobs)
+        if out and n + size > rows:
+            break
+        out.append(g)
+        n += size
+    return out
+
+
+def rows_data(groups: Sequence[ListingGroup]) -> dict:
+    """``index-rows.js``'s value: the columns, and per run its row then its jobs' rows."""
+    return {
+        "columns": ROW_COLUMNS,
+        "groups": [[g.run.to_list(), [j.to_list() for j in g.jobs]] for g in groups],
+    }
+
+
+# -- compare/items.js ----------------------------------------------------------------------------
+
+ITEM_COLUMNS = ["kind", "id", "url", "status", "headline", "trial_success_rate",
+                "trial_error_rate", "last_activity", "findings", "config", "tasks"]  # fmt: skip
+HEADLINE_COLUMNS = [f.name for f in fields(Headline)]
+FINDING_COLUMNS = ["id", "severity", "title", "detail", "section"]
+SIGNIFICANT = 6  # digits kept of every figure: the page prints at most 4 decimals
+
+
+def _fig(v: object) -> object:
+    """A figure rounded to :data:`SIGNIFICANT` digits (ints and missing values as they are)."""
+    if isinstance(v, float) and is_finite(v):
+        return float(f"{v:.{SIGNIFICANT}g}")
+    return v
+
+
+def compare_items(items: Sequence[CompareItem]) -> dict:
+    """``compare/items.js``'s value, column-wise: ``rows`` follow ``columns``, a headline
+    follows ``headline_columns``, a finding ``finding_columns``, and a config holds the value
+    of each of ``config_keys`` (``null``: not in that config). A row of four, ``[kind, id,
+    url, i]``, is an item equal to row ``i`` apart from those three (a run of one job's job)."""
+    keys = sorted({k for it in items for k in it.config})
+    rows: list[list] = []
+    seen: dict[str, int] = {}
+    for it in items:
+        body = (
+            it.status,
+            [_fig(getattr(it.headline, c)) for c in HEADLINE_COLUMNS],
+            _fig(it.trial_success_rate),
+            _fig(it.trial_error_rate),
+            it.last_activity,
+            [[getattr(f, c) for c in FINDING_COLUMNS] for f in it.findings],
+            [it.config.get(k) for k in keys],
+            it.tasks,
+        )
+        ident = repr(body)
+        if ident in seen:
+            rows.append([it.kind, it.id, it.url, seen[ident]])
+            continue
+        seen[ident] = len(rows)
+        rows.append([it.kind, it.id, it.url, *body])
+    return {
+        "columns": ITEM_COLUMNS,
+        "headline_columns": HEADLINE_COLUMNS,
+        "finding_columns": FINDING_COLUMNS,
+        "config_keys": keys,
+        "rows": rows,
+    }
+
+
+def decode_compare_items(value: dict) -> list[dict]:
+    """``compare/items.js``'s value back to one dict per item (what ``site.js``'s
+    ``compareItems`` does in the browser): for readers of the file and the tests."""
+    cols = value["columns"]
+    out = []
+    for row in value["rows"]:
+        src = value["rows"][row[3]] if len(row) == 4 else row
+        it = dict(zip(cols, src, strict=True))
+        it.update(kind=row[0], id=row[1], url=row[2])
+        it["headline"] = dict(zip(value["headline_columns"], it["headline"], strict=True))
+        it["findings"] = [
+            dict(zip(value["finding_columns"], f, strict=True)) for f in it["findings"]
+        ]
+        it["config"] = {
+            k: v for k, v in zip(value["config_keys"], it["config"], strict=True) if v is not None
+        }
+        out.append(it)
+    return out

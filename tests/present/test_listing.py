@@ -1,0 +1,183 @@
+"""The listings that grow with the archive: index rows, their sparklines, the comparison list."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+from sitegen.model.pages import CompareItem, IndexPage, JobRow, RunRow
+from sitegen.present import listing
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct
+from sitegen.present.listing import (
+    compare_items,
+    decode_compare_items,
+    first_groups,
+    listing_groups,
+    listing_row,
+    spark_code,
+    spark_points,
+)
+from tests.present.test_html import _script_data
+
+
+def test_spark_code_spans_the_levels_and_keeps_gaps():
+    code = spark_code([0.0, None, 0.5, 1.0, float("nan")])
+    assert code == "0-kE-"
+    assert spark_code([0.3, 0.3]) == "00"  # flat: every point at the bottom, no division by 0
+    assert spark_code([1.0, None]) == "" and spark_code([]) == ""
+
+
+def test_spark_points_are_integers_from_left_to_right_edge():
+    assert spark_points("0-kE-") == "0,44 50,24 75,4"
+    # 40 points: x rounded half up (100 * 1 / 39 = 2.56 -> 3; 100 * 2 / 39 = 5.13 -> 5)
+    pts = spark_points("0" * 40).split()
+    assert pts[0] == "0,44" and pts[1] == "3,44" and pts[2] == "5,44" and pts[-1] == "100,44"
+    assert spark_points("0") == "" and spark_points("0---") == ""
+
+
+def test_listing_rows_print_what_the_page_formatters_print(index, run_pages):
+    idx = IndexPage.from_json(index)
+    chains = idx.jobs_by_run()
+    for run in idx.runs:
+        row = listing_row(run, chains[run.id])
+        h = run.headline
+        assert row.kind == "run" and row.url == run.url and row.jobs == len(chains[run.id])
+        assert row.reward_mean == (None if h.reward_mean is None else fmt_num(h.reward_mean))
+        assert row.step_time == (
+            None if h.step_time_mean_s is None else fmt_dur(h.step_time_mean_s)
+        )
+        assert row.gen_wait == (None if h.gen_wait_share is None else fmt_pct(h.gen_wait_share))
+        assert row.discarded == run.discarded_steps
+        assert sum(row.findings) == len(run.findings)
+        assert (row.job is not None) == (len(chains[run.id]) == 1)
+        if row.job:
+            assert row.job_url == chains[run.id][0].url
+    job = idx.jobs[0]
+    jr = listing_row(job)
+    assert jr.kind == "job" and jr.jobs == 0 and jr.job is None and jr.discarded == 0
+
+
+def _row(id: str, last: str | None, run: str | None = None) -> dict:
+    """A minimal run (or, with ``run``, job) row for ordering tests."""
+    h = {k: None for k in listing.HEADLINE_COLUMNS} | {"steps": 0}
+    base = {
+        "id": id,
+        "url": f"{'jobs' if run else 'runs'}/{id}/",
+        "data": "",
+        "status": "complete",
+        "first_step": None,
+        "last_step": None,
+        "reward_mean": None,
+        "reward_max": None,
+        "reward_last": None,
+        "total_time_s": None,
+        "headline": h,
+        "trial_success_rate": None,
+        "trial_error_rate": None,
+        "reward_spark": [],
+        "last_activity": last,
+        "findings": [],
+    }
+    if run:
+        return base | {
+            "run": run,
+            "log": None,
+            "status_detail": None,
+            "metric_blocks": 0,
+            "started_at": None,
+        }
+    return base | {"jobs": [], "steps": 0, "discarded_steps": 0, "resumed_from": []}
+
+
+def _index(runs: list[dict], jobs: list[dict]) -> IndexPage:
+    return IndexPage(
+        title="t",
+        jobs=tuple(JobRow.from_json(j) for j in jobs),
+        runs=tuple(RunRow.from_json(r) for r in runs),
+        skipped=(),
+        totals={"runs": len(runs), "jobs": len(jobs), "steps": 0, "trials": 0, "warnings": 0},  # type: ignore[arg-type]
+    )
+
+
+def test_groups_newest_first_and_the_first_rows_cut_at_a_group():
+    runs = [_row("a", "2026-01-01T00:00:00"), _row("b", None), _row("c", "2026-03-01T00:00:00.5"),
+            _row("d", "2026-01-01T00:00:00")]  # fmt: skip
+    jobs = [_row("c1", None, "c"), _row("c2", None, "c"), _row("a1", None, "a"),
+            _row("b1", None, "b"), _row("d1", None, "d")]  # fmt: skip
+    groups = listing_groups(_index(runs, jobs))
+    # newest first; equal times keep the index's order; no time last
+    assert [g.run.id for g in groups] == ["c", "a", "d", "b"]
+    assert [j.id for j in groups[0].jobs] == ["c1", "c2"] and groups[1].jobs == ()
+    assert groups[0].run.last_activity == "2026-03-01T00:00:00"  # to the second
+    assert groups[1].run.job == "a1" and "a1" in groups[1].search
+    assert [g.run.id for g in first_groups(groups, 4)] == ["c", "a"]  # 3 rows + 1 row
+    assert [g.run.id for g in first_groups(groups, 5)] == ["c", "a", "d"]
+    assert [g.run.id for g in first_groups(groups, 1)] == ["c"]  # never empty
+    data = listing.rows_data(groups)
+    assert len(data["groups"]) == 4 and data["columns"] == listing.ROW_COLUMNS
+    assert all(len(r) == len(data["columns"]) for g in data["groups"] for r in [g[0], *g[1]])
+
+
+def test_compare_items_round_trip_rounded_and_deduplicated(site, index):
+    from sitegen.model.pages import ComparePage
+    from sitegen.pages import compare_page  # noqa: F401  (the builder of what is read back)
+
+    _, value = _script_data(site / "compare" / "items.js")
+    items = decode_compare_items(value)
+    assert len(items) == len(index["runs"]) + len(index["jobs"])
+    page = ComparePage(items=tuple(CompareItem.from_json(i) for i in items))
+    # encoding what was decoded gives the file back: the format loses nothing it keeps
+    assert compare_items(page.items) == value
+    by = {(i["kind"], i["id"]): i for i in items}
+    for j in index["jobs"]:
+        got = by[("job", j["id"])]
+        assert got["url"] == j["url"] and got["status"] == j["status"]
+        for k, v in j["headline"].items():
+            assert v == got["headline"][k] or abs(v - got["headline"][k]) <= 1e-5 * abs(v)
+    # a run of one job is stored once: its job's row points at it
+    short = [r for r in value["rows"] if len(r) == 4]
+    assert short and all(value["rows"][r[3]][0] == "run" for r in short)
+
+
+def test_compare_items_keep_distinct_items_apart():
+    h = {k: None for k in listing.HEADLINE_COLUMNS} | {"steps": 3, "reward_mean": 0.123456789}
+    common = {"status": "complete", "headline": h, "trial_success_rate": None,
+              "trial_error_rate": None, "last_activity": None, "findings": [], "tasks": None}  # fmt: skip
+    a = CompareItem.from_json(
+        {"kind": "run", "id": "a", "url": "runs/a/", **common, "config": {"k": "1"}}
+    )
+    b = CompareItem.from_json(
+        {"kind": "job", "id": "b", "url": "jobs/b/", **common, "config": {"k": "2"}}
+    )
+    c = CompareItem.from_json(
+        {"kind": "job", "id": "c", "url": "jobs/c/", **common, "config": {"k": "1"}}
+    )
+    value = compare_items([a, b, c])
+    assert [len(r) for r in value["rows"]] == [11, 11, 4] and value["rows"][2][3] == 0
+    got = decode_compare_items(json.loads(json.dumps(value)))
+    assert [i["config"] for i in got] == [{"k": "1"}, {"k": "2"}, {"k": "1"}]
+    assert got[0]["headline"]["reward_mean"] == 0.123457
+
+
+class _Rows(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.groups = 0
+        self.rows = 0
+
+    def handle_starttag(self, tag, attrs):
+        self.groups += tag == "tbody"
+        self.rows += tag == "tr"
+
+
+def test_index_holds_the_newest_rows_and_every_row_is_in_the_rows_file(site, index):
+    html = (site / "index.html").read_text()
+    p = _Rows()
+    p.feed(html)
+    name, data = _script_data(site / listing.ROWS_FILE)
+    assert name == "index-rows" and len(data["groups"]) == len(index["runs"])
+    ids = [g[0][1] for g in data["groups"]]
+    assert sorted(ids) == sorted(r["id"] for r in index["runs"])
+    # the small archive fits: every run in the HTML, and no "more" note
+    assert p.groups == len(index["runs"]) and 'id="more-rows"' not in html
+    assert f'data-rows="{listing.ROWS_FILE}"' in html
