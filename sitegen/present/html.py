@@ -8,7 +8,6 @@ parses and computes no figure: every number comes from a page object
 from __future__ import annotations
 
 import gzip
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -100,12 +99,8 @@ class Renderer:
         )
         self.env.globals.update(version=__version__, title=opts.title)
         self.base_url = opts.base_url.rstrip("/") + "/" if opts.base_url else None
-        # cards are painted on threads while pages render; written at the end of site()
-        self.painter = (
-            cards.CardPainter(opts.workers or os.cpu_count() or 1)
-            if self.base_url and cards.available()
-            else None
-        )
+        # cards are painted as their pages render; written at the end of site()
+        self.painter = cards.CardPainter() if self.base_url and cards.available() else None
         self.urls: list[str] = []
         self.task_tables: Mapping[str, TaskAnalysis] = {}  # page url -> table (set by site())
 
@@ -144,7 +139,7 @@ class Renderer:
         """Write the page's OpenGraph card (published sites only); its file name, or None."""
         if self.painter is None:
             return None
-        self.painter.submit(f"{rel}card.png", cards.card_spec(page, title, self.opts.title))
+        self.painter.submit(f"{rel}card.png", cards.card_for(page, title, self.opts.title))
         return "card.png"
 
     # -- the site --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ its first half.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -242,9 +243,10 @@ def leaky_site(tmp_path_factory):
     specs: list[dict] = []
     real_paint = cards.paint
 
-    def recording_paint(spec: dict) -> bytes:
-        specs.append(spec)  # the card's inputs: the PNG's text cannot be scanned, its spec can
-        return real_paint(spec) if cards.available() else b""
+    def recording_paint(card: cards.Card) -> bytes:
+        # the card's inputs: the PNG's text cannot be scanned, what it was drawn from can
+        specs.append(dataclasses.asdict(card))
+        return real_paint(card) if cards.available() else b""
 
     cards.paint = recording_paint
     out = root / "site"
