@@ -1,7 +1,8 @@
 """Refresh static/vendor/vega-bundle.js (Vega, Vega-Lite, vega-embed) from vl-convert-python.
 
 The bundle is vendored once and pinned: the site must work offline and from
-file://, so no CDN. Run: python scripts/vendor_vega.py
+file://, so no CDN. vl-convert-python is not a dependency of sitegen (the cards are drawn
+with Pillow): `pip install vl-convert-python`, then run python scripts/vendor_vega.py
 """
 
 from pathlib import Path

@@ -214,12 +214,3 @@ def bars(
 def overlay(rows: list[dict]) -> dict:
     """Comparison chart: one colour per run/job; rows ``[{step, value, name}]`` (filled in by the page)."""
     return _chart("overlay", {"records": rows})
-
-
-def card(title: str, subtitle: str, figures: list[tuple[str, str]], series: dict, key: str) -> dict:
-    """The 1200×630 social preview card: reward curve plus key figures."""
-    pts = downsample(series.get("step", []), series.get(key, []) or [], 200)
-    curve_rows = [{"step": p["x"], "reward": p["y"]} for p in pts] or [{"step": 0, "reward": 0}]
-    text_rows = [{"y": i, "key": k, "value": v} for i, (k, v) in enumerate(figures)]
-    data = {"curve": curve_rows, "keys": text_rows, "values": text_rows}
-    return _chart("card", data, title=title, subtitle=subtitle)

@@ -188,56 +188,6 @@ def overlay() -> dict:
     return finish(chart)
 
 
-def card() -> dict:
-    """The 1200×630 social preview card: reward curve plus key figures.
-
-    Data: ``curve`` ``[{step, reward}]``, ``keys`` and ``values`` ``[{y, key, value}]``;
-    holes: ``title``, ``subtitle``.
-    """
-    curve = (
-        alt.Chart(_data("curve"))
-        .mark_line(strokeWidth=5, color=PALETTE[0])
-        .encode(
-            x=alt.X(
-                "step:Q",
-                title="step",
-                axis=alt.Axis(format="d", tickMinStep=1, labelFontSize=18, titleFontSize=18),
-            ),
-            y=alt.Y(
-                "reward:Q",
-                title="reward",
-                scale=alt.Scale(zero=False),
-                axis=alt.Axis(labelFontSize=18, titleFontSize=18),
-            ),
-        )
-        .properties(width=600, height=400)
-    )
-    rows = alt.Y("y:O", axis=None)
-    keys = (
-        alt.Chart(_data("keys"))
-        .mark_text(align="left", fontSize=24, color="#666")
-        .encode(x=alt.value(0), y=rows, text=alt.Text("key:N"))
-    )
-    values = (
-        alt.Chart(_data("values"))
-        .mark_text(align="left", fontSize=34, fontWeight="bold", color="#1d2126")
-        .encode(x=alt.value(170), y=rows, text=alt.Text("value:N"))
-    )
-    text = alt.layer(keys, values).properties(width=400, height=400)
-    chart = alt.hconcat(curve, text, spacing=50).properties(
-        title=alt.TitleParams(
-            hole("title"),
-            subtitle=hole("subtitle"),
-            fontSize=40,
-            subtitleFontSize=24,
-            anchor="start",
-        ),
-        padding={"left": 30, "top": 30, "right": 20, "bottom": 20},
-    )
-    # the card keeps Altair's "$schema" first and a white background (it is a picture)
-    return chart.configure(background="#ffffff").configure_view(stroke=None).to_dict(validate=False)
-
-
 # name -> (builder, example holes used to validate the shape against the Vega-Lite schema)
 _TITLES = {"x_title": "step", "y_title": "seconds"}
 SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
@@ -249,7 +199,6 @@ SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
     "lines": (lambda: lines(False), _TITLES),
     "stacked_bars": (stacked_bars, _TITLES),
     "overlay": (overlay, {}),
-    "card": (card, {"title": "Job j", "subtitle": "site"}),
 }
 SHAPES.update(INSIGHT_SHAPES)
 for _h in (False, True):

@@ -59,7 +59,6 @@ def test_filled_charts_validate_with_their_data():
         charts.bars([{"label": "a", "value": 1, "kind": "model"}], "e", "n", "kind", "kinds", True),
         charts.bars([{"label": "a", "value": 1}], "turns", "trials"),
         charts.overlay([]),
-        charts.card("Job j", "T", [("k", "v")], s, "m"),
     ]
     for spec in made:
         assert spec is not None
@@ -115,7 +114,10 @@ def test_band_from_per_point_ranges():
 
 
 def test_values_that_look_like_holes_stay_as_they_are():
-    """Only the stored skeleton's own strings are holes: a job named "${title}" is just a name."""
-    spec = charts.card("Job ${subtitle}", "${title}", [("${x_title}", "v")], {}, "r")
-    assert spec["title"]["text"] == "Job ${subtitle}" and spec["title"]["subtitle"] == "${title}"
-    assert charts.rows(spec)[1]["key"] == "${x_title}"
+    """Only the stored skeleton's own strings are holes: a series named "${y_title}" is just
+    a name, and a title may read like a hole."""
+    spec = charts.stacked_bars([{"x": 1, "part": "${y_title}", "value": 2.0}], "${y}", "${x_title}")
+    assert spec is not None
+    enc = spec["encoding"]
+    assert enc["x"]["title"] == "${y}" and enc["y"]["title"] == "${x_title}"
+    assert charts.rows(spec) == [{"part": "${y_title}", "x": 1, "value": 2.0}]
