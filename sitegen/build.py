@@ -30,7 +30,7 @@ from sitegen.write import SitePaths, SiteWriter, disk_full_is_an_error
 
 if TYPE_CHECKING:
     from sitegen.insights.tasks import TaskAnalysis
-    from sitegen.model.kept import JobEntry, RunEntry
+    from sitegen.model.kept import JobEntry, RunEntry, RunRecord
     from sitegen.model.pages import (
         CompareItem,
         ComparePage,
@@ -122,10 +122,14 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         report.stage("parse")
         jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         writer = SiteWriter(site, state.files)
-        reuse = PageReuse(state, sources, writer)  # reads the run records: before _count
-        _count(report, parsed, jobs, runs, state)
-        pages = _pages(opts, disc, jobs, runs, report, reuse)
+        reuse = PageReuse(state, sources, writer)
+        _count(report, parsed, jobs, runs)
+        kept = _keep(jobs, runs, report, reuse)
+        if _whole_logs(runs, kept, parsed, state, opts, disc):
+            jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
+        pages = _pages(opts, disc, jobs, runs, report, kept, state.summarised)
         report.stage("analyse")
+        report.cache_warnings.extend(state.warnings)  # every cache file read by now
         _render(opts, writer, reuse, pages, report)
         report.stage("render")
         files = writer.publish()
@@ -161,9 +165,8 @@ def _now(opts: BuildOptions) -> float:
     return opts.now if opts.now is not None else time.time()
 
 
-def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run], state) -> None:
+def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run]) -> None:
     report.warnings.extend(parsed.warnings)
-    report.cache_warnings.extend(state.warnings)
     report.parse = parsed.stats
     report.jobs, report.runs = len(jobs), len(runs)
     report.trials = sum(len(t.results) for t in parsed.trials.values())
@@ -181,13 +184,64 @@ class _Pages:
     made: list[tuple[str | None, RunPage, list[JobPage]]]  # runs analysed now, with their keys
 
 
+def _keep(
+    jobs: list[Job], runs: list[Run], report: BuildReport, reuse: PageReuse
+) -> dict[str, tuple[str | None, RunRecord | None]]:
+    """Each run's key, and its record when it is kept whole (:meth:`PageReuse.reuse`)."""
+    from sitegen.assemble import warnings_by_job
+
+    own = warnings_by_job(jobs, report.warnings)
+    out = {}
+    for run in runs:
+        key = reuse.key(run, own)
+        out[run.id] = (key, reuse.reuse(run, key))
+    return out
+
+
+def _whole_logs(
+    runs: list[Run],
+    kept: dict[str, tuple[str | None, RunRecord | None]],
+    parsed: Parsed,
+    state: BuildState,
+    opts: BuildOptions,
+    disc: Discovery,
+) -> bool:
+    """The whole parse of each log of a run made again that came as its summary
+    (:meth:`BuildState.cached_log`); True when any was loaded (assemble again then)."""
+    from sitegen.parse import _parse_log_task
+
+    loaded = False
+    for run in runs:
+        if kept[run.id][1] is not None:
+            continue
+        for job in run.jobs:
+            rel = job.source.log
+            if rel is None or rel not in state.summarised:
+                continue
+            log = state.whole_log(rel)
+            if log is None:  # its cache entry is damaged: parse it again
+                res = _parse_log_task(
+                    str(opts.archive),
+                    disc.real(rel),
+                    tuple(disc.real(x) for x in job.source.infra_logs),
+                    opts.redact_patterns,
+                    None,
+                )
+                log = res[0] if isinstance(res, tuple) else None
+            parsed.logs[job.id] = log
+            state.summarised.discard(rel)
+            loaded = True
+    return loaded
+
+
 def _pages(
     opts: BuildOptions,
     disc: Discovery,
     jobs: list[Job],
     runs: list[Run],
     report: BuildReport,
-    reuse: PageReuse,
+    kept: dict[str, tuple[str | None, RunRecord | None]],
+    summarised: set[str],
 ) -> _Pages:
     """The page objects: each job's and run's, the index and the comparison page, and by page
     url the full per-task tables the insights made (written beside their pages).
@@ -216,16 +270,17 @@ def _pages(
     task_tables = {}
     made = []
     for run in runs:
-        key = reuse.key(run, own)
-        kept = reuse.reuse(run, key)
-        if kept is not None:
-            for e in kept.jobs:
+        key, record = kept[run.id]
+        if record is not None:
+            for e in record.jobs:
                 job_pages[e.id], job_rows[e.id] = (e, None), e.row
                 job_items[e.id] = (e.compare, e.config)
-            run_pages.append((kept.run, None))
-            run_rows.append(kept.run.row)
-            run_items.append((kept.run.compare, kept.run.config))
+            run_pages.append((record.run, None))
+            run_rows.append(record.run.row)
+            run_items.append((record.run.compare, record.run.config))
             continue
+        # a log's summary is never analysed (_whole_logs took each one whole)
+        assert not any(j.source.log in summarised for j in run.jobs)
         chain = []
         for job in run.jobs:
             notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))

@@ -34,6 +34,7 @@ import hashlib
 import os
 import shutil
 import stat
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,7 @@ from sitegen.cachefile import (
 )
 from sitegen.jsonio import dumps as page_json
 from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
+from sitegen.model.parsed import VllmStats
 from sitegen.sources import Sources, watch_holds
 from sitegen.write import MARKER, SiteWriter, write_error
 
@@ -74,6 +76,25 @@ if TYPE_CHECKING:
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
 CACHE_VERSION = 3  # bump when the layout of any cache file changes
+
+
+def log_summary(log: ParsedLog) -> ParsedLog:
+    """What assembling jobs into runs and keying them needs of a parsed log, and no more.
+
+    Its status (end marker, mtime), resume links (resume step and path, fresh
+    start, checkpoints, first step, first time) and warnings stay; the per-step
+    blocks past the first, eval blocks, config, per-step batches and vLLM
+    statistics go. A summary is never analysed: a run made again takes its logs
+    whole (``build._whole_logs``, which checks it).
+    """
+    return replace(
+        log,
+        blocks=log.blocks[:1],
+        eval_blocks=(),
+        config=None,
+        batches_per_step={},
+        vllm=VllmStats((), (), 0, 0, 0, {}),
+    )
 
 
 class PageReuse:
@@ -219,6 +240,7 @@ class BuildState:
         self.last: LastBuild | None = None  # what the last build published
         # per trials folder, a hash of its trial set as kept (what pages made from it depend on)
         self.trial_tokens: dict[str, str] = {}
+        self.summarised: set[str] = set()  # logs handed out as their summary (cached_log)
         self._open(fresh=opts.clean)
         body = self._load("site", "site")
         if body is not None:
@@ -308,9 +330,19 @@ class BuildState:
 
     # -- logs ------------------------------------------------------------------------------------
     def cached_log(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, LogState | None]:
-        """The parse of log ``rel`` when its inputs are unchanged; else the state to read on from."""
+        """The parse of log ``rel`` when its inputs are unchanged; else the state to read on from.
+
+        An unchanged log comes as its *summary* (:func:`log_summary`): what assembling
+        the runs and deciding which to keep needs. A run that is analysed again takes its
+        jobs' logs whole (:meth:`whole_log`); the others never decode theirs.
+        """
         from sitegen.read.logfile import LogState
 
+        summary = self._log_summary(rel, fp)
+        if summary is not None:
+            self.summarised.add(rel)
+            self._used.add(("log", rel))  # the whole entry is kept for when it is needed
+            return summary, None
         body = self._load("log", rel)
         if body is None:
             return None, None
@@ -318,24 +350,59 @@ class BuildState:
         try:
             check(isinstance(body, dict), "a log entry is not an object")
             if fingerprint_from_json(body["fingerprint"]) == fp:
-                return parsed_from_json(body["parsed"]), None
+                parsed = parsed_from_json(body["parsed"])
+                self._keep_summary(rel, body["fingerprint"], parsed)  # (it was missing)
+                return parsed, None
             # Changed: only the parser state is needed, to read on if the log grew.
             return None, LogState.from_json(body["state"])
         except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
             self._ignored(path, exc)
             return None, None
 
+    def _log_summary(self, rel: str, fp: Fingerprint) -> ParsedLog | None:
+        body = self._load("logsum", rel)
+        if body is None:
+            return None
+        try:
+            check(isinstance(body, dict), "a log summary is not an object")
+            if fingerprint_from_json(body["fingerprint"]) != fp:
+                return None
+            return parsed_from_json(body["summary"])
+        except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
+            self._ignored(self._path("logsum", rel), exc)
+            return None
+
+    def whole_log(self, rel: str) -> ParsedLog | None:
+        """The whole parse of a log :meth:`cached_log` gave as its summary; None when its
+        entry cannot be read (the caller parses the log again)."""
+        body = self._load("log", rel)
+        if body is None:
+            return None
+        try:
+            check(isinstance(body, dict), "a log entry is not an object")
+            return parsed_from_json(body["parsed"])
+        except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
+            self._ignored(self._path("log", rel), exc)
+            return None
+
     def keep_log(self, rel: str, fp: Fingerprint, parsed: ParsedLog, state: LogState) -> None:
-        """Keep a log's parse, the fingerprint it was made from and where to read on."""
+        """Keep a log's parse, the fingerprint it was made from and where to read on, and
+        apart, its summary (read by every build that finds the log unchanged)."""
+        fingerprint = [list(x) for x in fp]
         self._save(
             "log",
             rel,
             {
-                "fingerprint": [list(x) for x in fp],
+                "fingerprint": fingerprint,
                 "parsed": parsed_to_json(parsed),
                 "state": state.to_json(),
             },
         )
+        self._keep_summary(rel, fingerprint, parsed)
+
+    def _keep_summary(self, rel: str, fingerprint: list, parsed: ParsedLog) -> None:
+        body = {"fingerprint": fingerprint, "summary": parsed_to_json(log_summary(parsed))}
+        self._save("logsum", rel, body)
 
     # -- trials ----------------------------------------------------------------------------------
     def trial_outcomes(self, trials_dir: str) -> dict[str, tuple[int, int, Any]]:
@@ -435,7 +502,7 @@ class BuildState:
         self.last = last
         self._save("site", "site", last.to_json())
         used = {self._path(kind, name) for kind, name in list(self._used)}
-        for kind in ("log", "trials", "trialset"):
+        for kind in ("log", "logsum", "trials", "trialset"):
             for path in (self.dir / kind).glob("*.json"):
                 if path not in used:
                     with contextlib.suppress(OSError):

@@ -359,3 +359,32 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
         monkeypatch.setattr(module, "__version__", "99.0")
     assert build(opts).runs_kept == 0
     _same_as_clean(out, opts, clean)
+
+
+def test_logs_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
+    """An unchanged log comes as its summary; a run made again takes its jobs' logs whole,
+    and parses a log again when its whole entry is damaged behind a good summary."""
+    archive = tmp_path / "a"
+    synth(archive, seed=32, steps=6, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    build(opts)
+    whole: list[str] = []
+    real = incremental.BuildState.whole_log
+    monkeypatch.setattr(
+        incremental.BuildState,
+        "whole_log",
+        lambda self, rel: whole.append(rel) or real(self, rel),
+    )
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    r = build(opts)
+    # chain-b is read on; chain-a, its run's other job, is taken whole; no other log is
+    assert r.parse.logs_resumed == 1 and whole == ["flat/chain-a/train_600300.out"]
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+    for p in (tmp_path / ".site.cache" / "log").glob("*.json"):
+        p.write_bytes(p.read_bytes()[:100])  # whole entries damaged, summaries intact
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=100))
+    r = build(opts)
+    assert len([w for w in r.cache_warnings if "ignored" in w]) == 2
+    _same_as_clean(out, opts, tmp_path / "clean")
