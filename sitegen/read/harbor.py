@@ -8,9 +8,13 @@ functions of the file's bytes; finding and caching the files is :mod:`sitegen.re
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
+from functools import cache
+from typing import Any
 
 import orjson
+import simdjson
 
 from sitegen.model.parsed import TrialResult
 from sitegen.model.vocabulary import is_finite, policy_kind
@@ -29,12 +33,25 @@ def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
 
     Raises :class:`TrialFormatError` (with a line where known) when damaged.
     """
-    if not data.strip():
+    if not data or data.isspace():  # (isspace stops at the first other byte; strip copies)
         raise TrialFormatError("empty result.json")
+    obj = read_fields(data)
+    if obj is None:
+        obj = read_whole(data)
+    return decode_fields(obj, name, is_eval)
+
+
+def read_whole(data: bytes) -> dict:
+    """The whole ``result.json`` as Python objects; :class:`TrialFormatError` when damaged.
+
+    The reference reading (and the one for every file :func:`read_fields` passes on):
+    orjson, then the standard library, which accepts ``NaN``/``Infinity`` and says
+    on which line the JSON broke.
+    """
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
-        try:  # the stdlib accepts NaN/Infinity and reports a line number
+        try:
             obj = json.loads(data.decode("utf-8", errors="replace"))
         except json.JSONDecodeError as exc:
             raise TrialFormatError(f"malformed JSON ({exc.msg})", exc.lineno) from None
@@ -42,6 +59,145 @@ def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
             raise TrialFormatError("malformed JSON (nested too deeply)") from None
     if not isinstance(obj, dict):
         raise TrialFormatError(f"result.json holds a {type(obj).__name__}, not an object")
+    return obj
+
+
+# -- only the fields read, with simdjson ---------------------------------------------------------
+#
+# A result.json is ~60 KB, nearly all of it chat history; decoding all of it into Python
+# objects (orjson) is most of the cost of a trial. simdjson parses to its own tape and
+# builds Python objects only for what is asked, so the fields below are taken out as plain
+# dicts and lists, and decode_fields reads them exactly as it reads orjson's whole dict.
+# Where simdjson would read a file otherwise than orjson does, the file goes the reference
+# way (read_whole): anything simdjson refuses (damaged JSON, NaN, integers beyond 64 bits:
+# the reference path reports or reads those), a byte-order mark (simdjson skips it,
+# orjson refuses it), a repeated key in an object read from (simdjson finds the first,
+# orjson keeps the last), a container where a plain value is read, text that is not UTF-8.
+
+_LEAF = None  # a plain value, read as it is
+_SPAN = {"started_at": _LEAF, "finished_at": _LEAF}
+_POLICY = {"should_retry": _LEAF, "should_grade": _LEAF, "has_valid_reward": _LEAF}
+_EXCEPTION = {"exception_type": _LEAF, "policy": _POLICY}
+_AGENT = {
+    "n_input_tokens": _LEAF,
+    "n_output_tokens": _LEAF,
+    "n_cache_tokens": _LEAF,
+    "metadata": {"n_episodes": _LEAF},
+    "model_usage": {"*": {"n_input_tokens": _LEAF, "n_output_tokens": _LEAF}},
+}
+FIELDS: dict[str, Any] = {
+    "trial_name": _LEAF,
+    "task_name": _LEAF,
+    "n_total_trials": _LEAF,
+    "reward_valid": _LEAF,
+    "started_at": _LEAF,
+    "finished_at": _LEAF,
+    "agent_result": _AGENT,
+    "verifier_result": {"rewards": {"reward": _LEAF}, "reward": _LEAF},
+    "exception_info": _EXCEPTION,
+    "step_results": [{"agent_result": _AGENT, "exception_info": _EXCEPTION}],
+    "environment_setup": _SPAN,
+    "agent_setup": _SPAN,
+    "agent_execution": _SPAN,
+    "verifier": _SPAN,
+}
+"""Every field :func:`decode_fields` reads (``"*"``: every key; a list: every item)."""
+
+_BOM = b"\xef\xbb\xbf"
+_UNREAD: Any = object()  # a key decode_fields does not read
+
+
+class _Whole(Exception):
+    """This file is read the reference way (:func:`read_whole`)."""
+
+
+def read_fields(data: bytes) -> dict | None:
+    """The :data:`FIELDS` of a ``result.json`` as plain Python objects, as orjson would give them.
+
+    ``None`` when the file must be read whole instead (see above); never raises.
+    """
+    if data.startswith(_BOM):
+        return None
+    try:
+        # A parser per file (as cheap as reusing one): a parser cannot take the next file
+        # while anything of the last one is still referenced.
+        doc = simdjson.Parser().parse(data)
+        if type(doc) is not simdjson.Object:
+            return None  # the reference path names what the file holds
+        return _fields_taker()(doc)
+    except (_Whole, ValueError, RuntimeError, UnicodeDecodeError):
+        return None
+
+
+Taker = Callable[[Any], Any]
+
+
+@cache
+def _fields_taker() -> Taker:
+    """The function that takes :data:`FIELDS` out of a simdjson document, worked out once."""
+    taker = _compile(FIELDS)
+    assert taker is not None  # FIELDS is a dict, never a leaf
+    return taker
+
+
+def _compile(shape: Any) -> Taker | None:
+    """A function taking the parts ``shape`` names out of a simdjson value; None for a leaf.
+
+    Dicts and lists come out where the shape has them; any other container where the
+    shape has one comes out as None (decode_fields reads nothing of it either way).
+    """
+    obj_t, arr_t = simdjson.Object, simdjson.Array
+    if shape is _LEAF:
+        return None
+    if isinstance(shape, list):
+        item = _compile(shape[0])
+        assert item is not None  # a list of objects
+
+        def each(v: Any) -> Any:
+            if type(v) is arr_t:
+                return [item(x) for x in v]
+            return None if type(v) is obj_t else v
+
+        return each
+    if "*" in shape:
+        value = _compile(shape["*"])
+        assert value is not None
+
+        def every(v: Any) -> Any:
+            if type(v) is not obj_t:
+                return None if type(v) is arr_t else v
+            keys = list(v.keys())
+            if len(set(keys)) != len(keys):
+                raise _Whole  # which of a repeated key's values counts: orjson's rule
+            return {k: value(v[k]) for k in keys}
+
+        return every
+    parts: dict[str, Any] = {k: _compile(sub) for k, sub in shape.items()}
+
+    def some(v: Any) -> Any:
+        if type(v) is not obj_t:
+            return None if type(v) is arr_t else v
+        out = {}
+        for k in v:  # its keys, in order, repeats included
+            part = parts.get(k, _UNREAD)
+            if part is _UNREAD:
+                continue  # (repeated or not: never read)
+            if k in out:
+                raise _Whole  # a repeated key that is read: orjson keeps the last
+            x = v[k]
+            if part is not None:
+                out[k] = part(x)
+            elif type(x) is obj_t or type(x) is arr_t:
+                raise _Whole  # a container where a plain value is read: as orjson gives it
+            else:
+                out[k] = x
+        return out
+
+    return some
+
+
+def decode_fields(obj: dict, name: str, is_eval: bool) -> TrialResult | None:
+    """The trial in a decoded ``result.json`` (whole, or its :data:`FIELDS`); ``None`` for a job summary."""
     if "trial_name" not in obj and "n_total_trials" in obj:
         return None
     agent = _dict(obj.get("agent_result"))

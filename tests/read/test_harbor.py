@@ -1,0 +1,267 @@
+"""harbor: reading only the needed fields (simdjson) gives what reading the whole file gives."""
+
+import json
+import random
+from datetime import datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitegen.read.harbor import (
+    FIELDS,
+    TrialFormatError,
+    decode_fields,
+    decode_result,
+    read_fields,
+    read_whole,
+)
+from sitegen.synth.trials import harbor_result
+
+VARIANTS = ["0.1.45", "0.26", "0.26-multi", "0.26-context", "0.26-invalid"]
+
+
+def reference(data: bytes):
+    """The slow path: the whole file through orjson/json, then the same field rules."""
+    try:
+        if not data.strip():
+            raise TrialFormatError("empty result.json")
+        return decode_fields(read_whole(data), "n", False)
+    except TrialFormatError as exc:
+        return ("bad", str(exc), exc.line)
+
+
+def fast(data: bytes):
+    try:
+        return decode_result(data, "n", False)
+    except TrialFormatError as exc:
+        return ("bad", str(exc), exc.line)
+
+
+def harbor_files():
+    rng = random.Random(11)
+    for variant in VARIANTS:
+        for _ in range(4):
+            text, _seen = harbor_result(rng, variant, "fix-git", datetime(2026, 5, 12, 8))
+            yield variant, text.encode()
+
+
+@pytest.mark.parametrize(("variant", "data"), list(harbor_files()))
+def test_harbor_files_take_the_fast_path_with_equal_results(variant, data):
+    assert read_fields(data) is not None, "a plain Harbor file went the slow way"
+    r = fast(data)
+    assert r == reference(data) and r is not None and not isinstance(r, tuple)
+
+
+def test_every_key_the_decoder_reads_is_among_the_fields_taken():
+    """Read every Harbor shape with dicts that note each key asked for: all lie in FIELDS."""
+    asked: set[tuple[str, ...]] = set()
+
+    class Noting(dict):
+        path: tuple[str, ...] = ()
+
+        def _note(self, key):
+            asked.add((*self.path, key))
+
+        def get(self, key, default=None):
+            self._note(key)
+            return super().get(key, default)
+
+        def __getitem__(self, key):
+            self._note(key)
+            return super().__getitem__(key)
+
+        def __contains__(self, key):
+            self._note(key)
+            return super().__contains__(key)
+
+    def noting(value, path=()):
+        if isinstance(value, dict):
+            d = Noting({k: noting(v, (*path, k)) for k, v in value.items()})
+            d.path = path
+            return d
+        if isinstance(value, list):
+            return [noting(v, (*path, "[]")) for v in value]
+        return value
+
+    multi = {"trial_name": "m", "step_results": [{"agent_result": {"metadata": {}}}]}
+    usage = {"agent_result": {"model_usage": {"m1": {"n_input_tokens": 1}}}}
+    old = {"verifier_result": {"reward": 1.0}}  # a reward without "rewards" (very old files)
+    for _v, data in harbor_files():
+        decode_fields(noting(json.loads(data)), "n", False)
+    for doc in (multi, usage, old):
+        decode_fields(noting(doc), "n", False)
+
+    def covered(path, shape):
+        if not path:
+            return True
+        head, rest = path[0], path[1:]
+        if isinstance(shape, list):
+            return head == "[]" and covered(rest, shape[0])
+        if not isinstance(shape, dict):
+            return False
+        sub = shape.get(head, shape.get("*"))
+        return (head in shape or "*" in shape) and (sub is None and not rest or covered(rest, sub))
+
+    assert asked and all(covered(p, FIELDS) for p in asked), sorted(
+        p for p in asked if not covered(p, FIELDS)
+    )
+
+
+def _doc(**fields) -> bytes:
+    base = {
+        "trial_name": "t__1",
+        "task_name": "t",
+        "agent_result": {"n_input_tokens": 3, "metadata": {"n_episodes": 2}},
+        "verifier_result": {"rewards": {"reward": 1.0}},
+        "started_at": "2026-01-01T00:00:00Z",
+        "finished_at": "2026-01-01T00:00:09Z",
+    }
+    base.update(fields)
+    return json.dumps(base).encode()
+
+
+ODD = {
+    "empty": b"",
+    "blank": b" \n\t ",
+    "truncated": b'{"trial_name": "t", \n "agent_result": {',
+    "trailing comma": b'{"trial_name": "t",\n}',
+    "trailing garbage": b'{"trial_name": "t"} x',
+    "nul after": b'{"trial_name": "t"}\x00',
+    "array": b"[1, 2]",
+    "number": b"42",
+    "string": b'"x"',
+    "null": b"null",
+    "deep": b"[" * 5000 + b"]" * 5000,
+    "deep inside": b'{"trial_name": "t", "x": ' + b"[" * 3000 + b"]" * 3000 + b"}",
+    "byte-order mark": b"\xef\xbb\xbf" + _doc(),
+    "NaN count": _doc().replace(b'"n_input_tokens": 3', b'"n_input_tokens": NaN'),
+    "Infinity reward": _doc().replace(b'"reward": 1.0', b'"reward": Infinity'),
+    "huge int": _doc().replace(b'"n_input_tokens": 3', b'"n_input_tokens": ' + b"9" * 30),
+    "uint64 max": _doc().replace(b'"n_input_tokens": 3', b'"n_input_tokens": 18446744073709551615'),
+    "beyond int64": _doc().replace(
+        b'"n_input_tokens": 3', b'"n_input_tokens": -9223372036854775809'
+    ),
+    "1e400": _doc().replace(b'"reward": 1.0', b'"reward": 1e400'),
+    "tiny float": _doc().replace(b'"reward": 1.0', b'"reward": 1e-400'),
+    "minus zero": _doc().replace(b'"reward": 1.0', b'"reward": -0.0'),
+    "int reward": _doc().replace(b'"reward": 1.0', b'"reward": 1'),
+    "bool reward": _doc().replace(b'"reward": 1.0', b'"reward": true'),
+    "old reward form": _doc(verifier_result={"reward": 0.25}),
+    "repeated top key": _doc()[:-1] + b', "trial_name": "second"}',
+    "repeated unread key": _doc()[:-1] + b', "id": 1, "id": 2}',
+    "repeated nested key": _doc().replace(b'"n_episodes": 2', b'"n_episodes": 2, "n_episodes": 5'),
+    "repeated model": _doc(agent_result={"model_usage": {"m": {"n_input_tokens": 1}}}).replace(
+        b'{"m": {"n_input_tokens": 1}}', b'{"m": {"n_input_tokens": 1}, "m": {"n_input_tokens": 7}}'
+    ),
+    "invalid utf-8 read": _doc(task_name="AAAA").replace(b"AAAA", b"\xff\xfe"),
+    "invalid utf-8 unread": _doc(notes="AAAA").replace(b"AAAA", b"a\xffb\xe2\x82"),
+    "lone surrogate": _doc(task_name="AAAA").replace(b"AAAA", b"\\ud800"),
+    "control char": _doc(task_name="AAAA").replace(b"AAAA", b"a\x01b"),
+    "escaped nul": _doc(task_name="a\x00b"),
+    "object name": _doc(trial_name={"a": 1}),
+    "list task": _doc(task_name=[1, 2]),
+    "empty name": _doc(trial_name=""),
+    "object exception type": _doc(exception_info={"exception_type": {"x": 1}}),
+    "list agent": _doc(agent_result=[1, 2]),
+    "string agent": _doc(agent_result="x"),
+    "list verifier": _doc(verifier_result=[{"rewards": {"reward": 1}}]),
+    "steps object": _doc(step_results={"agent_result": {}}),
+    "steps of odd items": _doc(
+        step_results=[None, 3, [1], {"exception_info": {"exception_type": "E"}}]
+    ),
+    "steps empty": _doc(step_results=[]),
+    "job summary": json.dumps({"n_total_trials": 5, "stats": {}}).encode(),
+    "job summary with name": json.dumps({"n_total_trials": 5, "trial_name": "x"}).encode(),
+    "null trial name": _doc(trial_name=None),
+    "model usage list": _doc(agent_result={"model_usage": [1]}),
+    "model usage odd values": _doc(
+        agent_result={"model_usage": {"a": 1, "b": {"n_output_tokens": 2}, "c": []}}
+    ),
+    "naive and zulu times": _doc(
+        started_at="2026-01-01T00:00:00", finished_at="2026-01-01T00:00:09Z"
+    ),
+    "bad time": _doc(started_at="yesterday", agent_setup={"started_at": 5, "finished_at": []}),
+    "reward_valid false": _doc(reward_valid=False),
+    "reward_valid object": _doc(reward_valid={"x": 1}),
+}
+
+
+@pytest.mark.parametrize("name", list(ODD))
+def test_odd_files_read_as_the_reference_reads_them(name):
+    data = ODD[name]
+    assert fast(data) == reference(data)
+
+
+def test_the_odd_files_cover_both_paths():
+    """Some odd files are read by simdjson, others are passed on: both paths are exercised."""
+    taken = {name for name, data in ODD.items() if read_fields(data) is not None}
+    assert {"tiny float", "repeated unread key", "list agent", "steps of odd items"} <= taken
+    assert not taken & {"byte-order mark", "repeated top key", "repeated nested key", "NaN count"}
+    assert not taken & {"huge int", "object name", "invalid utf-8 unread", "truncated"}
+
+
+def test_malformed_files_keep_their_line_numbers():
+    r = fast(b'{\n  "trial_name": "t",\n  "agent_result": {\n    "n_input_tokens": ,\n')
+    assert r[0] == "bad" and r[1].startswith("malformed JSON") and r[2] == 4
+
+
+_key = st.sampled_from(
+    [
+        "trial_name",
+        "task_name",
+        "n_total_trials",
+        "reward_valid",
+        "started_at",
+        "finished_at",
+        "agent_result",
+        "verifier_result",
+        "rewards",
+        "reward",
+        "exception_info",
+        "exception_type",
+        "policy",
+        "step_results",
+        "metadata",
+        "n_episodes",
+        "model_usage",
+        "n_input_tokens",
+        "n_output_tokens",
+        "n_cache_tokens",
+        "environment_setup",
+        "verifier",
+        "x",
+    ]
+)
+_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(
+        ["", "t__1", "AgentTimeoutError", "2026-01-01T00:00:00Z", "2026-01-01T00:01:00"]
+    ),
+)
+_value = st.recursive(
+    _scalar,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(st.tuples(_key, inner), max_size=5),  # pairs: an object, keys may repeat
+    ),
+    max_leaves=30,
+)
+
+
+def _text(v) -> str:
+    if isinstance(v, list) and v and all(isinstance(p, tuple) for p in v):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_text(x)}" for k, x in v) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_text(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_key, _value), max_size=8))
+def test_generated_files_read_as_the_reference_reads_them(pairs):
+    data = _text(pairs).encode() if pairs else b"{}"
+    assert fast(data) == reference(data)
