@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections import Counter, deque
 from dataclasses import replace
 from datetime import date, datetime
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +73,135 @@ def test_malformed_parsed_log_is_refused(parsed, damage):
     damage(d)
     with pytest.raises(ValueError):
         parsed_from_json(d)
+
+
+# -- the compiled encoder writes what the type-walking reference writes -----------------------
+
+
+def _both(value, tp):
+    """(compiled, reference) encodings, or the exception type each raised."""
+    from sitegen.model.codec import _to_json_walk, to_json
+
+    out = []
+    for enc in (to_json, _to_json_walk):
+        try:
+            out.append(json.dumps(enc(value, tp), allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            out.append(type(exc).__name__)
+    return out
+
+
+def test_compiled_encoder_equals_the_reference_on_parsed_logs_and_parser_states(parsed):
+    from sitegen.model.parsed import ParsedLog
+    from sitegen.read.logparse import LogParser
+    from sitegen.read.logstate import ParserState
+
+    for log in parsed:
+        compiled, ref = _both(log, ParsedLog)
+        assert compiled == ref and compiled.startswith("{")
+    root = Path(__file__).parents[2] / "sample" / "archive"
+    logs = sorted(root.rglob("*.out"))[:4]
+    assert logs
+    for p in logs:
+        state = parse_log(p, p.name, Redactor())[1].parser
+        compiled, ref = _both(LogParser.from_state_json(state, "x", Redactor()), ParserState)
+        assert compiled == ref and compiled.startswith("{")
+    state = LogParser("x", Redactor())
+    state.console = {1: {"a": 1.0, "b": math.nan, "c": 3}, 2: {}}
+    state.warn_counts.update(["x", "x", "y"])
+    state.batch_modes.extend(["a", "b"])
+    state.block_times = {3: datetime(2026, 1, 1, 2, 3, 4)}
+    compiled, ref = _both(state, ParserState)
+    assert compiled == ref and '"NaN"' in compiled
+
+
+class _F(float):
+    pass
+
+
+class _I(int):
+    pass
+
+
+class _S(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("value", "tp"),
+    [
+        (1.5, float),
+        (3, float),  # an int in a float field stays an int
+        (True, float),
+        (math.inf, float),
+        (-math.inf, float),
+        (math.nan, float),
+        (_F(2.5), float),  # a float subclass (numpy's float64 is one) becomes a float
+        (_F(math.inf), float),
+        (None, float | None),
+        (math.nan, float | None),
+        (7, int | None),
+        ({1: {"a": math.inf}, _I(2): {}}, dict[int, dict[str, float]]),
+        ({_S("k"): 1.0, "j": 2}, dict[str, float]),
+        ({True: 1}, dict[int, int]),  # a bool is no integer key
+        ({1: 1}, dict[str, int]),
+        ({"a": 1}, dict[int, int]),
+        (Counter({"a": 2, "b": 1}), Counter[str]),
+        (deque(["a", "b"]), deque[str]),
+        ((1.0, math.nan), tuple[float, ...]),
+        ([None, 1.5], list[float | None]),
+        (b"\x00\xff", bytes),
+        (datetime(2026, 1, 2, 3, 4, 5, 6), datetime),
+        ({"a": (1, 2), 3: "x", "t": datetime(2026, 1, 1)}, dict),
+        ([1, "a", None], tuple[str, ...]),  # the first argument types every item, as before
+        (object(), dict),
+    ],
+)
+def test_compiled_encoder_equals_the_reference_on_odd_values(value, tp):
+    compiled, ref = _both(value, tp)
+    assert compiled == ref
+
+
+@pytest.mark.parametrize(
+    ("damage", "where"),
+    [
+        (
+            lambda d: d["blocks"][0]["metrics"].update(x="str"),
+            "$.blocks[0].metrics.x: expected a number",
+        ),
+        (
+            lambda d: d["blocks"][0]["metrics"].update(x=True),
+            "$.blocks[0].metrics.x: expected a number",
+        ),
+        (lambda d: d["blocks"][0].update(step="3"), "$.blocks[0].step: expected an integer"),
+        (
+            lambda d: d["batches_per_step"].update({"01": d["batches"]}),
+            "$.batches_per_step.01: bad key",
+        ),
+        (
+            lambda d: d["batches"]["exceptions"].update(E=1.5),
+            "$.batches.exceptions.E: expected an integer",
+        ),
+    ],
+)
+def test_a_damaged_value_is_refused_with_where_it_is(parsed, damage, where):
+    """The decoders' fast paths hand every doubt to the checked path, which says where it broke."""
+    from sitegen.model.codec import from_json
+    from sitegen.model.parsed import ParsedLog
+
+    log = next(p for p in parsed if p.blocks)
+    d = _through_text(parsed_to_json(log))["log"]
+    damage(d)
+    with pytest.raises(ValueError, match=f"^{re.escape(where)}"):
+        from_json(d, ParsedLog)
+
+
+def test_special_numbers_come_back_in_metric_dicts(parsed):
+    from sitegen.model.codec import from_json
+    from sitegen.model.parsed import ParsedLog
+
+    log = next(p for p in parsed if p.blocks)
+    d = _through_text(parsed_to_json(log))["log"]
+    d["blocks"][0]["metrics"].update(a="Infinity", b="NaN", c=3)
+    m = from_json(d, ParsedLog).blocks[0].metrics
+    assert m["a"] == math.inf and math.isnan(m["b"]) and m["c"] == 3 and type(m["c"]) is int
