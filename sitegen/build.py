@@ -123,11 +123,11 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         writer = SiteWriter(site, state.files)
         reuse = PageReuse(state, sources, writer)
-        _count(report, parsed, jobs, runs)
+        _count(report, parsed, jobs, runs, state, disc)
         kept = _keep(jobs, runs, report, reuse)
-        if _whole_logs(runs, kept, parsed, state, opts, disc):
+        if _take_whole(runs, kept, parsed, state, opts, disc):
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
-        pages = _pages(opts, disc, jobs, runs, report, kept, state.summarised)
+        pages = _pages(opts, disc, jobs, runs, report, kept, state)
         report.stage("analyse")
         report.cache_warnings.extend(state.warnings)  # every cache file read by now
         _render(opts, writer, reuse, pages, report)
@@ -165,11 +165,21 @@ def _now(opts: BuildOptions) -> float:
     return opts.now if opts.now is not None else time.time()
 
 
-def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run]) -> None:
+def _count(
+    report: BuildReport,
+    parsed: Parsed,
+    jobs: list[Job],
+    runs: list[Run],
+    state: BuildState,
+    disc: Discovery,
+) -> None:
     report.warnings.extend(parsed.warnings)
     report.parse = parsed.stats
     report.jobs, report.runs = len(jobs), len(runs)
-    report.trials = sum(len(t.results) for t in parsed.trials.values())
+    # a folder that came as its summary holds no results: its count is kept beside it
+    report.trials = sum(len(t.results) for t in parsed.trials.values()) + sum(
+        state.trials_summarised.get(d, 0) for ds in disc.trials_dirs.values() for d in ds
+    )
 
 
 @dataclass
@@ -198,7 +208,15 @@ def _keep(
     return out
 
 
-def _whole_logs(
+def _trial_groups(run: Run) -> set[str]:
+    """The groups whose trial sets a run's pages show (the run's, its jobs' own)."""
+    groups = {j.source.group for j in run.jobs if j.trials is not None}
+    if run.trials is not None:
+        groups.add(run.jobs[0].source.group)
+    return groups
+
+
+def _take_whole(
     runs: list[Run],
     kept: dict[str, tuple[str | None, RunRecord | None]],
     parsed: Parsed,
@@ -206,11 +224,14 @@ def _whole_logs(
     opts: BuildOptions,
     disc: Discovery,
 ) -> bool:
-    """The whole parse of each log of a run made again that came as its summary
-    (:meth:`BuildState.cached_log`); True when any was loaded (assemble again then)."""
-    from sitegen.parse import _parse_log_task
+    """The whole logs and trial sets of the runs made again, for those that came as
+    summaries (:meth:`BuildState.cached_log`, :meth:`BuildState.unchanged_trials`); a
+    damaged whole entry behind a good summary is parsed again. True when any was taken
+    (assemble again then)."""
+    from sitegen.parse import _parse_log_task, merge_trial_sets
+    from sitegen.read.trials import parse_trials
 
-    loaded = False
+    taken = False
     for run in runs:
         if kept[run.id][1] is not None:
             continue
@@ -219,7 +240,7 @@ def _whole_logs(
             if rel is None or rel not in state.summarised:
                 continue
             log = state.whole_log(rel)
-            if log is None:  # its cache entry is damaged: parse it again
+            if log is None:
                 res = _parse_log_task(
                     str(opts.archive),
                     disc.real(rel),
@@ -230,8 +251,25 @@ def _whole_logs(
                 log = res[0] if isinstance(res, tuple) else None
             parsed.logs[job.id] = log
             state.summarised.discard(rel)
-            loaded = True
-    return loaded
+            taken = True
+        for group in _trial_groups(run):
+            dirs = disc.trials_dirs.get(group, [])
+            if not any(d in state.trials_summarised for d in dirs):
+                continue
+            sets = []
+            for d in dirs:  # each folder whole, merged as the parse merges them
+                ts = state.whole_trials(d)
+                if ts is None:
+                    root = opts.archive / disc.real(d)
+                    known = state.trial_outcomes(d)
+                    ts = parse_trials(
+                        root, opts.archive, known, None, Redactor(opts.redact_patterns)
+                    )[0]
+                    state.trials_summarised.pop(d, None)
+                sets.append(ts)
+            parsed.trials[group] = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
+            taken = True
+    return taken
 
 
 def _pages(
@@ -241,7 +279,7 @@ def _pages(
     runs: list[Run],
     report: BuildReport,
     kept: dict[str, tuple[str | None, RunRecord | None]],
-    summarised: set[str],
+    state: BuildState,
 ) -> _Pages:
     """The page objects: each job's and run's, the index and the comparison page, and by page
     url the full per-task tables the insights made (written beside their pages).
@@ -279,8 +317,13 @@ def _pages(
             run_rows.append(record.run.row)
             run_items.append((record.run.compare, record.run.config))
             continue
-        # a log's summary is never analysed (_whole_logs took each one whole)
-        assert not any(j.source.log in summarised for j in run.jobs)
+        # a summary is never analysed (_take_whole took each one whole)
+        assert not any(j.source.log in state.summarised for j in run.jobs)
+        assert not any(
+            d in state.trials_summarised
+            for g in _trial_groups(run)
+            for d in disc.trials_dirs.get(g, ())
+        )
         chain = []
         for job in run.jobs:
             notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))

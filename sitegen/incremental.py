@@ -52,10 +52,12 @@ from sitegen.cachefile import (
     check,
     dumps,
     fingerprint_from_json,
+    integer,
     known_from_json,
     known_to_json,
     loads,
     read_file,
+    string,
     trial_set_from_json,
     trial_set_to_json,
 )
@@ -241,6 +243,8 @@ class BuildState:
         # per trials folder, a hash of its trial set as kept (what pages made from it depend on)
         self.trial_tokens: dict[str, str] = {}
         self.summarised: set[str] = set()  # logs handed out as their summary (cached_log)
+        # trials folders handed out as their summary (unchanged_trials): their result counts
+        self.trials_summarised: dict[str, int] = {}
         self._open(fresh=opts.clean)
         body = self._load("site", "site")
         if body is not None:
@@ -417,29 +421,76 @@ class BuildState:
             return {}
 
     def unchanged_trials(self, trials_dir: str, archive: Path) -> tuple[TrialSet, Watch] | None:
-        """The last build's trial set and watch of a folder its watch says is unchanged."""
+        """The last build's trial set and watch of a folder its watch says is unchanged.
+
+        The set comes as its *summary* (no results: :meth:`trial_files` counts them) when
+        one is kept; a run made again takes it whole (:meth:`whole_trials`).
+        """
         watch = self.last.watch.get(trials_dir) if self.last else None
         if watch is None or not watch_holds(archive, watch):
             return None
+        # Its outcomes stay too: the day a trial is added, only the new one is read.
+        self._used.update((kind, trials_dir) for kind in ("trials", "trialset"))
+        summary = self._trial_summary(trials_dir)
+        if summary is not None:
+            return summary, watch
+        ts = self.whole_trials(trials_dir)
+        if ts is None:
+            return None
+        self._keep_trial_summary(trials_dir, ts)  # (it was missing)
+        return ts, watch
+
+    def _trial_summary(self, trials_dir: str) -> TrialSet | None:
+        body = self._load("trialsum", trials_dir)
+        if body is None:
+            return None
+        try:
+            check(isinstance(body, dict), "a trial summary is not an object")
+            token, results = string(body["token"], "token"), integer(body["results"], "results")
+            ts = trial_set_from_json(body["summary"])
+        except (CacheFileError, KeyError, TypeError, ValueError) as exc:
+            self._ignored(self._path("trialsum", trials_dir), exc)
+            return None
+        self.trial_tokens[trials_dir] = token
+        self.trials_summarised[trials_dir] = results
+        return ts
+
+    def whole_trials(self, trials_dir: str) -> TrialSet | None:
+        """A folder's whole trial set as kept; None when its entry cannot be read."""
         raw: list[bytes] = []
         body = self._load("trialset", trials_dir, raw)
         if body is None:
             return None
-        # Its outcomes stay too: the day a trial is added, only the new one is read.
-        self._used.add(("trials", trials_dir))
         try:
             ts = trial_set_from_json(body)
-            self.trial_tokens[trials_dir] = hashlib.sha1(raw[0]).hexdigest()
-            return ts, watch
         except (CacheFileError, KeyError, TypeError, ValueError) as exc:
             self._ignored(self._path("trialset", trials_dir), exc)
             return None
+        self.trial_tokens[trials_dir] = hashlib.sha1(raw[0]).hexdigest()
+        self.trials_summarised.pop(trials_dir, None)
+        return ts
+
+    def trial_files(self, trials_dir: str, ts: TrialSet) -> int:
+        """The ``result.json`` files behind a folder's trial set (whole or summary)."""
+        results = self.trials_summarised.get(trials_dir, len(ts.results))
+        return results + ts.eval_count + ts.malformed
 
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
         """Keep a folder's trial set; its token is a hash of what was kept (equal sets, equal
         bytes: the same token as when the set is taken from the cache unchanged)."""
         data = self._save("trialset", trials_dir, trial_set_to_json(ts))
         self.trial_tokens[trials_dir] = hashlib.sha1(data).hexdigest()
+        self._keep_trial_summary(trials_dir, ts)
+
+    def _keep_trial_summary(self, trials_dir: str, ts: TrialSet) -> None:
+        """Beside the set, its token, result count and the set without results: what
+        assembling, keying and counting need (a few KB instead of ~2 MB at 13 k trials)."""
+        body = {
+            "token": self.trial_tokens[trials_dir],
+            "results": len(ts.results),
+            "summary": trial_set_to_json(replace(ts, results=())),
+        }
+        self._save("trialsum", trials_dir, body)
 
     # -- runs ------------------------------------------------------------------------------------
     def run_records(self) -> dict[str, RunRecord]:
@@ -502,7 +553,7 @@ class BuildState:
         self.last = last
         self._save("site", "site", last.to_json())
         used = {self._path(kind, name) for kind, name in list(self._used)}
-        for kind in ("log", "logsum", "trials", "trialset"):
+        for kind in ("log", "logsum", "trials", "trialset", "trialsum"):
             for path in (self.dir / kind).glob("*.json"):
                 if path not in used:
                     with contextlib.suppress(OSError):

@@ -183,7 +183,7 @@ def _read_trials(
         unchanged = state.unchanged_trials(d, archive)
         if unchanged is not None:  # its watch holds: not listed, nothing stat'ed or decoded again
             kept, out.watch_kept[d] = unchanged
-            out.stats.trial_files_cached += len(kept.results) + kept.eval_count + kept.malformed
+            out.stats.trial_files_cached += state.trial_files(d, kept)  # (a summary's too)
             sets.append(kept)
             if progress:
                 progress(f"trials {d}: {len(kept.results)} (unchanged)")

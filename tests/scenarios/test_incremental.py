@@ -157,8 +157,11 @@ def test_planted_pickles_and_malformed_files_run_nothing(tmp_path):
     r = build(opts)
     assert not marker.exists()
     assert r.parse.logs_parsed == 7 and r.parse.trial_files_cached == 0
-    # (a folder's trial set is only looked at when the site record, planted too, vouches for it)
-    assert len(r.cache_warnings) == len([p for p in planted if p.parent.name != "trialset"])
+    # (a folder's trial set and its summary are only looked at when the site record, planted
+    # too, vouches for them)
+    assert len(r.cache_warnings) == len(
+        [p for p in planted if p.parent.name not in ("trialset", "trialsum")]
+    )
     after_attack = _data(out)
     build(BuildOptions(archive=archive, out=out, workers=1, now=0.0, clean=True))
     assert _data(out) == after_attack  # the same as a build from scratch
@@ -387,4 +390,38 @@ def test_logs_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=100))
     r = build(opts)
     assert len([w for w in r.cache_warnings if "ignored" in w]) == 2
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+
+def test_trial_sets_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
+    """An unchanged trials folder comes as its summary (counted, keyed, never analysed); a run
+    made again takes its set whole, or lists the folder again when that entry is damaged."""
+    archive = tmp_path / "a"
+    synth(archive, seed=33, steps=6, trials_per_step=2)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    first = build(opts)
+    whole: list[str] = []
+    real = incremental.BuildState.whole_trials
+    monkeypatch.setattr(
+        incremental.BuildState,
+        "whole_trials",
+        lambda self, d: whole.append(d) or real(self, d),
+    )
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    r = build(opts)  # a run without trials: no trial set decoded, every one still counted
+    assert whole == [] and r.trials == first.trials and r.parse.trial_files_read == 0
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+    baseline = archive / "flat/sync-baseline/train_600100.out"
+    _append(baseline, STEP.format(n=99))
+    r = build(opts)  # the run owning flat/sync-baseline/trace_jobs is made again
+    assert whole == ["flat/sync-baseline/trace_jobs"] and r.trials == first.trials
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+    for p in (tmp_path / ".site.cache" / "trialset").glob("*.json"):
+        p.write_bytes(p.read_bytes()[:100])  # whole sets damaged, summaries intact
+    _append(baseline, STEP.format(n=100))
+    r = build(opts)
+    assert len([w for w in r.cache_warnings if "ignored" in w]) == 1
     _same_as_clean(out, opts, tmp_path / "clean")
