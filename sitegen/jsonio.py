@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar
@@ -26,23 +27,70 @@ def dumps(obj: Any, indent: bool = False) -> bytes:
     )
 
 
-def clean(obj: T) -> T:
-    """A copy of ``obj`` with non-finite floats replaced by None (for Altair/Jinja).
+_SAME: Any = object()  # what _clean returns for a value it leaves as it is
 
-    Dataclasses (page objects) are copied field by field and keep their type;
-    tuples stay tuples.
+
+def clean(obj: T) -> T:
+    """``obj`` with non-finite floats replaced by None (for Altair/Jinja).
+
+    Dataclasses (page objects) keep their type; tuples stay tuples. What holds
+    no non-finite float is returned as it is, not copied: a page's long numeric
+    columns (its series) are most of it and almost always finite, and nothing
+    mutates a page object (they are frozen).
     """
+    out = _clean(obj)
+    return obj if out is _SAME else out
+
+
+def _clean(obj: Any) -> Any:
+    """The cleaned copy of ``obj``, or :data:`_SAME` when nothing in it needs replacing."""
+    t = type(obj)
+    if t is float:
+        return _SAME if math.isfinite(obj) else None
+    if t is str or t is int or t is bool or obj is None:
+        return _SAME
+    if t is list or t is tuple:
+        try:  # a column of numbers: its sum is finite only when every value is
+            if math.isfinite(sum(obj)):
+                return _SAME
+        except (TypeError, OverflowError):
+            pass
+        items = [_clean(v) for v in obj]
+        if all(c is _SAME for c in items):
+            return _SAME
+        new = [v if c is _SAME else c for v, c in zip(obj, items, strict=True)]
+        return new if t is list else tuple(new)
+    if t is dict:
+        vals = {k: _clean(v) for k, v in obj.items()}
+        if all(c is _SAME for c in vals.values()):
+            return _SAME
+        return {k: v if vals[k] is _SAME else vals[k] for k, v in obj.items()}
+    names = _dataclass_fields(t)  # type: ignore[arg-type]  # a type is hashable
+    if names is not None:
+        vals = {n: _clean(getattr(obj, n)) for n in names}
+        if all(c is _SAME for c in vals.values()):
+            return _SAME
+        return t(**{n: getattr(obj, n) if c is _SAME else c for n, c in vals.items()})
+    return _subclass(obj)
+
+
+def _subclass(obj: Any) -> Any:
+    """The rare kinds (a float, dict, list or tuple subclass): copied as they always were."""
     if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None  # type: ignore[return-value]
+        return _SAME if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {k: clean(v) for k, v in obj.items()}  # type: ignore[return-value]
+        return {k: clean(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [clean(v) for v in obj]  # type: ignore[return-value]
+        return [clean(v) for v in obj]
     if isinstance(obj, tuple):
-        return tuple(clean(v) for v in obj)  # type: ignore[return-value]
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return type(obj)(**{f.name: clean(getattr(obj, f.name)) for f in fields(obj)})
-    return obj
+        return tuple(clean(v) for v in obj)
+    return _SAME
+
+
+@functools.cache
+def _dataclass_fields(t: type) -> tuple[str, ...] | None:
+    """The field names of dataclass type ``t`` (None for any other type), looked up once."""
+    return tuple(f.name for f in fields(t)) if is_dataclass(t) else None
 
 
 def script_json(obj: Any) -> str:
