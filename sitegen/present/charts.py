@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from sitegen.curves import downsample, smooth
+from sitegen.curves import downsample_columns, smooth
 from sitegen.model.vocabulary import finite_or_none as _num
 
 WIDTH = "container"
@@ -136,12 +136,18 @@ def progression(
     steps = series.get("step", [])
     records = []
     for key, label in names.items():
-        raw = downsample(steps, series.get(key) or [])
-        if raw:
+        raw = downsample_columns(steps, series.get(key) or [])
+        if raw["x"]:
             records.append(
-                {"metric": label, **_columns(raw, step="x", value="y", lo="lo", hi="hi")}
+                {
+                    "metric": label,
+                    "step": raw["x"],
+                    "value": raw["y"],
+                    "lo": raw["lo"],
+                    "hi": raw["hi"],
+                    "smoothed": smooth(raw["y"]),
+                }
             )
-            records[-1]["smoothed"] = smooth(records[-1]["value"])
     if not records:
         return None
     name = "progression" + ("_rules" if rules else "") + ("_marks" if marks else "")
@@ -166,14 +172,14 @@ def lines(
         if not ys:
             continue
         lo_key, hi_key = (bands or {}).get(key, (None, None))
-        rows = downsample(
+        cols = downsample_columns(
             xs,
             ys,
             los=series.get(lo_key) if lo_key else None,
             his=series.get(hi_key) if hi_key else None,
         )
-        if rows:
-            records.append({"metric": label, **_columns(rows, x="x", y="y", lo="lo", hi="hi")})
+        if cols["x"]:
+            records.append({"metric": label, **cols})
     if not records:
         return None
     name = "lines_step" if x == "step" else "lines"

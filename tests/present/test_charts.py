@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from sitegen.curves import downsample
 from sitegen.present import charts, shapes
 
 SKELETONS = Path(charts.__file__).parent / "skeletons"
@@ -107,7 +108,7 @@ def test_band_from_per_point_ranges():
         (2.0, 6.0, 10.0),
         (3.0, 7.0, 11.0),
     ]
-    many = charts.downsample(
+    many = downsample(
         list(range(1000)), [1.0] * 1000, 10, los=[0.0] * 1000, his=[2.0] * 999 + [50.0]
     )
     assert many[-1]["hi"] == 50.0 and many[0]["lo"] == 0.0 and many[0]["y"] == 1.0
