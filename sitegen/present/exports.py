@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Iterable
 
@@ -25,6 +26,21 @@ class _SafeWriter:
 
     def writerow(self, cells: Iterable[object]) -> None:
         self._w.writerow([csv_safe(c) for c in cells])
+
+    def writecolumns(self, columns: list[list[object]]) -> None:
+        """Rows given column by column (all as long), each cell made a CSV value
+        (:func:`~sitegen.present.formatting.csv_value`) and safe: a column at a time is a
+        few times faster than a row at a time through Python."""
+        cells = [_cells(c) for c in columns]
+        self._w.writerows(zip(*cells, strict=True) if cells else ())
+
+
+def _cells(values: list[object]) -> list[object]:
+    """``csv_safe(csv_value(v))`` of each value, floats (nearly all of them) tested inline."""
+    isfinite = math.isfinite
+    return [
+        (v if isfinite(v) else "") if type(v) is float else csv_safe(csv_value(v)) for v in values
+    ]
 
 
 _NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -56,8 +72,10 @@ def series_csv(series: Series) -> str:
     names = list(series)
     w.writerow(names)
     n = len(series.get("step", []))
-    for i in range(n):
-        w.writerow([csv_value(series[k][i]) for k in names])
+    cols = [series[k][:n] for k in names]
+    if any(len(c) != n for c in cols):
+        raise IndexError(f"a series column is shorter than its {n} steps")
+    w.writecolumns(cols)
     return buf.getvalue()
 
 
@@ -80,20 +98,19 @@ def trials_csv(trials: TrialSet) -> str:
     buf = io.StringIO()
     w = _SafeWriter(buf)
     w.writerow(TRIAL_COLUMNS)
-    for r in trials.results:
-        outcome = "" if r.reward is None else ("success" if r.reward > 0 else "failure")
-        w.writerow(
-            [
-                r.name,
-                r.task,
-                csv_value(r.reward),
-                outcome,
-                r.exception or "",
-                r.exception_kind or exception_kind(r.exception),
-                csv_value(r.turns),
-                csv_value(r.input_tokens),
-                csv_value(r.output_tokens),
-                csv_value(r.duration_s),
-            ]
-        )
+    rs = trials.results
+    w.writecolumns(
+        [
+            [r.name for r in rs],
+            [r.task for r in rs],
+            [r.reward for r in rs],
+            ["" if r.reward is None else ("success" if r.reward > 0 else "failure") for r in rs],
+            [r.exception or "" for r in rs],
+            [r.exception_kind or exception_kind(r.exception) for r in rs],
+            [r.turns for r in rs],
+            [r.input_tokens for r in rs],
+            [r.output_tokens for r in rs],
+            [r.duration_s for r in rs],
+        ]
+    )
     return buf.getvalue()

@@ -7,7 +7,9 @@ import io
 import math
 
 from sitegen.model.parsed import TrialResult, TrialSet
-from sitegen.present.exports import TRIAL_COLUMNS, series_csv, trials_csv
+from sitegen.model.vocabulary import exception_kind
+from sitegen.present.exports import TRIAL_COLUMNS, csv_safe, series_csv, trials_csv
+from sitegen.present.formatting import csv_value
 
 
 def _rows(text: str) -> list[list[str]]:
@@ -88,3 +90,47 @@ def test_every_csv_column_is_neutralised_numbers_stay():
         for cell in row:
             assert cell[:1] not in ("=", "+", "@", "\t", "\r"), row
             assert not cell.startswith("-") or cell == "-1.0", row
+
+
+def _slow_series_csv(series: dict) -> str:
+    """Row by row, every cell through csv_value and csv_safe: what the column path must equal."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    names = list(series)
+    w.writerow([csv_safe(n) for n in names])
+    for i in range(len(series.get("step", []))):
+        w.writerow([csv_safe(csv_value(series[k][i])) for k in names])
+    return buf.getvalue()
+
+
+def _slow_trials_csv(trials: TrialSet) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(TRIAL_COLUMNS)
+    for r in trials.results:
+        outcome = "" if r.reward is None else ("success" if r.reward > 0 else "failure")
+        cells = [r.name, r.task, csv_value(r.reward), outcome, r.exception or ""]
+        cells += [r.exception_kind or exception_kind(r.exception)]
+        cells += [csv_value(v) for v in (r.turns, r.input_tokens, r.output_tokens, r.duration_s)]
+        w.writerow([csv_safe(c) for c in cells])
+    return buf.getvalue()
+
+
+ODD = [None, math.nan, -math.inf, 0, -3, 2.5, -0.25, 1e-9, True, "=x", "-1", "\rx", "a,b", 'q"']
+
+
+def test_column_csvs_equal_the_row_by_row_ones():
+    series = {"step": list(range(len(ODD))), "m": ODD, "=evil": ODD[::-1], "c": [1.0] * len(ODD)}
+    assert series_csv(series) == _slow_series_csv(series)
+    assert series_csv({"step": [], "x": []}) == _slow_series_csv({"step": [], "x": []})
+    assert series_csv({}) == _slow_series_csv({})
+    trials = [
+        _trial(f"t{i}", r, exc, task=f"=task{i}" if i % 3 else "task")
+        for i, (r, exc) in enumerate(
+            [(1.0, None), (0.0, "AgentTimeoutError"), (None, "=cmd"), (math.nan, None), (-1.0, "")]
+        )
+    ]
+    ts = TrialSet("trace_jobs", tuple(trials), 0, 0, 0, 0, ())
+    assert trials_csv(ts) == _slow_trials_csv(ts)
+    empty = TrialSet("trace_jobs", (), 0, 0, 0, 0, ())
+    assert trials_csv(empty) == _slow_trials_csv(empty)
