@@ -7,7 +7,9 @@ parses and computes no figure: every number comes from a page object
 
 from __future__ import annotations
 
+import functools
 import gzip
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -37,6 +39,7 @@ from sitegen.present.contexts import (
     RunsContext,
 )
 from sitegen.present.exports import series_csv, trials_csv
+from sitegen.present.forkmap import fork_map
 from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, headline_sentence, md_to_html
 from sitegen.present.report import job_report
 from sitegen.present.sitefiles import copy_static, sitemap_xml
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from sitegen.write import SiteWriter
 
 P = TypeVar("P", JobPage, RunPage)
+Files = list[tuple[str, str | bytes]]  # (site path, content) of each file a page makes, in order
 
 # Per-trial rows gzip'ed: CSV compresses ~5x, and at 40 k trials a job the table is most of a
 # site's bytes (GitHub Pages allows 1 GB). mtime=0 keeps the bytes deterministic.
@@ -55,6 +59,10 @@ TRIALS_FILE = "trials.csv.gz"
 
 def _gzip(text: str) -> bytes:
     return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+
+
+def _call(make: Callable[[], Files]) -> Files:
+    return make()
 
 
 def _script_data(name: str, value: object) -> str:
@@ -103,18 +111,23 @@ class Renderer:
         self.painter = cards.CardPainter() if self.base_url and cards.available() else None
         self.urls: list[str] = []
         self.task_tables: Mapping[str, TaskAnalysis] = {}  # page url -> table (set by site())
+        self.later: list[Callable[[], Files]] | None = None  # pages made together (site())
 
     # -- helpers ---------------------------------------------------------------------------------
     def page(self, template: str, rel_dir: str, ctx: Mapping[str, Any], meta: dict) -> None:
-        depth = rel_dir.count("/") if rel_dir else 0
-        root = "../" * depth
-        url_path = rel_dir
-        html = self.env.get_template(template).render(
-            root=root, meta=self._meta(url_path, meta), **ctx
-        )
-        self.writer.write(f"{rel_dir}index.html" if rel_dir else "index.html", html)
+        self.writer.write(*self._html(template, rel_dir, ctx, meta))
         self.pages += 1
-        self.urls.append(url_path)
+        self.urls.append(rel_dir)
+
+    def _html(
+        self, template: str, rel_dir: str, ctx: Mapping[str, Any], meta: dict
+    ) -> tuple[str, str]:
+        """A page's ``index.html``: its site path and text."""
+        depth = rel_dir.count("/") if rel_dir else 0
+        html = self.env.get_template(template).render(
+            root="../" * depth, meta=self._meta(rel_dir, meta), **ctx
+        )
+        return (f"{rel_dir}index.html" if rel_dir else "index.html", html)
 
     def _meta(self, url_path: str, meta: dict) -> dict:
         m = {
@@ -180,6 +193,7 @@ class Renderer:
         # job's table instead of carrying the same trials twice
         trial_owner = {id(t): p.url for p, t in job_pages if t is not None}
         job_urls = {p.id: p.url for p, _ in job_pages}
+        self.later = []
         for page, trials in job_pages:
             if isinstance(page, JobEntry):
                 self._carried(page)
@@ -196,6 +210,12 @@ class Renderer:
             one = run.jobs[0] if len(run.jobs) == 1 else None
             card = f"/{job_urls[one]}card.png" if self.painter and one in job_urls else None
             self.run(run, trials, owner, card)
+        # The pages' files, made in two processes (forkmap.py) and written in page order.
+        parallel = (self.opts.workers or os.cpu_count() or 1) > 1
+        made, self.later = fork_map(_call, self.later, parallel), None
+        for files in made:
+            for rel, data in files:
+                self.writer.write(rel, data)
         self.index(index, warnings)
         if compare is None:  # (a build passes its own: with kept pages, this needs every page)
             compare = compare_page(
@@ -253,6 +273,17 @@ class Renderer:
         self.reused += 1
         self.urls.append(page.url)
 
+    def _make(self, rel: str, make: Callable[[], Files]) -> None:
+        """Count page ``rel`` and write its files: now, or inside :meth:`site` with the other
+        pages' (made in two processes when that is safe), in this same page order."""
+        self.pages += 1
+        self.urls.append(rel)
+        if self.later is None:
+            for name, data in make():
+                self.writer.write(name, data)
+        else:
+            self.later.append(make)
+
     def _unchanged(self, key: str, parts: tuple, files: list[str]) -> bool:
         """Carry a page's files over from the last site when what it shows is the same."""
         if self.reuse is not None and self.reuse.carry_over(key, parts, files):
@@ -280,15 +311,22 @@ class Renderer:
             f"job:{page.id}", (page, run_part, trials is not None), [rel, page.data]
         ):
             return
-        self.writer.write(page.data, dumps(page))
-        specs = self.chart_files(rel, job_charts, page)
-        self.writer.write(f"{rel}report.md", job_report(page))
-        self.writer.write(f"{rel}steps.csv", series_csv(page.series))
-        if trials is not None:
-            self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
-        self.curves("job", page)
-        self.task_files("job", page)
         image = self.card(rel, page, f"Job {page.id}")
+        self._make(rel, functools.partial(self._job_files, page, run, trials, image))
+
+    def _job_files(
+        self, page: JobPage, run: RunPage | None, trials: TrialSet | None, image: str | None
+    ) -> Files:
+        """Every file of a job page, in the order they are written."""
+        rel = page.url
+        files: Files = [(page.data, dumps(page))]
+        specs = self.chart_files(rel, job_charts, page)
+        files.append((f"{rel}report.md", job_report(page)))
+        files.append((f"{rel}steps.csv", series_csv(page.series)))
+        if trials is not None:
+            files.append((f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials))))
+        files += self.curves("job", page)
+        files += self.task_files("job", page)
         shown = clean(page)  # non-finite numbers print as "–" on the page
         ctx: JobContext = {
             "job": shown,
@@ -302,18 +340,13 @@ class Renderer:
             "nav": "job",
             "progression_rows": page.progression(),
         }
-        self.page(
-            "job.html",
-            rel,
-            ctx,
-            {
-                "title": f"{page.id} · {page.status}",
-                "description": headline_sentence(
-                    page.status, page.headline, page.trial_success_rate
-                ),
-                "image": image,
-            },
-        )
+        meta = {
+            "title": f"{page.id} · {page.status}",
+            "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
+            "image": image,
+        }
+        files.append(self._html("job.html", rel, ctx, meta))
+        return files
 
     def run(
         self,
@@ -329,14 +362,21 @@ class Renderer:
             f"run:{page.id}", (page, trials is not None, trials_owner, job_card), [rel, page.data]
         ):
             return
-        self.writer.write(page.data, dumps(page))
-        specs = self.chart_files(rel, run_charts, page)
-        self.writer.write(f"{rel}steps.csv", series_csv(page.series))
-        if trials is not None and trials_owner is None:
-            self.writer.write(f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials)))
-        self.curves("run", page)
-        self.task_files("run", page)
         image = job_card or self.card(rel, page, f"Run {page.id}")
+        self._make(rel, functools.partial(self._run_files, page, trials, trials_owner, image))
+
+    def _run_files(
+        self, page: RunPage, trials: TrialSet | None, trials_owner: str | None, image: str | None
+    ) -> Files:
+        """Every file of a run page, in the order they are written."""
+        rel = page.url
+        files: Files = [(page.data, dumps(page))]
+        specs = self.chart_files(rel, run_charts, page)
+        files.append((f"{rel}steps.csv", series_csv(page.series)))
+        if trials is not None and trials_owner is None:
+            files.append((f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials))))
+        files += self.curves("run", page)
+        files += self.task_files("run", page)
         shown = clean(page)
         ctx: RunContext = {
             "run": shown,
@@ -349,35 +389,29 @@ class Renderer:
             "timing_rows": shown.timing.rows(),
             "families": shown.families(),
         }
-        self.page(
-            "run.html",
-            rel,
-            ctx,
-            {
-                "title": f"Run {page.id}",
-                "description": headline_sentence(
-                    page.status, page.headline, page.trial_success_rate
-                ),
-                "image": image,
-            },
-        )
+        meta = {
+            "title": f"Run {page.id}",
+            "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
+            "image": image,
+        }
+        files.append(self._html("run.html", rel, ctx, meta))
+        return files
 
-    def curves(self, kind: str, page: JobPage | RunPage) -> None:
+    def curves(self, kind: str, page: JobPage | RunPage) -> Files:
         """The page's comparison curves (:func:`sitegen.pages.compare_curves`) in its own
         folder, loaded by the comparison page only when picked (and carried over with the
         page when it is unchanged)."""
-        self.writer.write(
-            f"{page.url}curves.js", _script_data(f"curves:{kind}:{page.id}", compare_curves(page))
-        )
+        data = _script_data(f"curves:{kind}:{page.id}", compare_curves(page))
+        return [(f"{page.url}curves.js", data)]
 
-    def task_files(self, kind: str, page: JobPage | RunPage) -> None:
+    def task_files(self, kind: str, page: JobPage | RunPage) -> Files:
         """The page's full per-task table: ``tasks.json.gz`` (every row with its per-step
         cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
         the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
         task-level comparison). Loaded on demand, so a 40 k-trial job's page stays light."""
         table = self.task_tables.get(page.url)
         if page.tasks is None or table is None or page.tasks.table_dir != page.url:
-            return  # no trials, or the table is its job's (written with that page)
+            return []  # no trials, or the table is its job's (written with that page)
         full = {
             "schema": "sitegen/tasks@1",
             "kind": kind,
@@ -385,28 +419,26 @@ class Renderer:
             "attribution": table.attribution,
             "tasks": to_json(table.tasks),
         }
-        self.writer.write(f"{page.url}{TASKS_TABLE_FILE}", _gzip(dumps(full).decode("utf-8")))
+        files: Files = [(f"{page.url}{TASKS_TABLE_FILE}", _gzip(dumps(full).decode("utf-8")))]
         if page.tasks.tasks_total > len(page.tasks.rows):
             rows = [to_json(brief(r)) for r in table.tasks]
             cols = list(rows[0]) if rows else []
-            self.writer.write(
-                f"{page.url}{TASKS_SCRIPT_FILE}",
-                _script_data(
-                    f"tasks:{page.url}",
-                    {"columns": cols, "rows": [[r[c] for c in cols] for r in rows]},
-                ),
+            files.append(
+                (
+                    f"{page.url}{TASKS_SCRIPT_FILE}",
+                    _script_data(
+                        f"tasks:{page.url}",
+                        {"columns": cols, "rows": [[r[c] for c in cols] for r in rows]},
+                    ),
+                )
             )
-        self.writer.write(
-            f"{page.url}solved.js",
-            _script_data(
-                f"solved:{page.url}",
-                {
-                    "tasks": [r.name for r in table.tasks],
-                    "trials": [r.trials for r in table.tasks],
-                    "successes": [r.successes for r in table.tasks],
-                },
-            ),
-        )
+        solved = {
+            "tasks": [r.name for r in table.tasks],
+            "trials": [r.trials for r in table.tasks],
+            "successes": [r.successes for r in table.tasks],
+        }
+        files.append((f"{page.url}solved.js", _script_data(f"solved:{page.url}", solved)))
+        return files
 
     def compare(self, page: ComparePage) -> None:
         """The comparison page: every run and job's headline (``compare/items.js``); each one's

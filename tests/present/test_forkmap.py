@@ -1,0 +1,79 @@
+"""fork_map: a serial map's results, in item order, half of them made in a forked child."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+import pytest
+
+from sitegen.present.forkmap import can_fork, fork_map
+
+needs_fork = pytest.mark.skipif(not can_fork(), reason="forking is not safe here (not Linux)")
+
+
+def _square_and_pid(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+@needs_fork
+@pytest.mark.parametrize("n", [2, 3, 8, 11])
+def test_results_are_a_serial_maps_and_half_come_from_a_child(n: int) -> None:
+    out = fork_map(_square_and_pid, list(range(n)))
+    assert [v for v, _ in out] == [x * x for x in range(n)]
+    me = os.getpid()
+    assert {pid for i, (_, pid) in enumerate(out) if i % 2 == 0} == {me}
+    assert me not in {pid for i, (_, pid) in enumerate(out) if i % 2 == 1}
+
+
+def test_serial_when_asked_or_when_there_is_one_item() -> None:
+    me = os.getpid()
+    assert fork_map(_square_and_pid, [1, 2, 3], parallel=False) == [(1, me), (4, me), (9, me)]
+    assert fork_map(_square_and_pid, [5]) == [(25, me)]
+    assert fork_map(_square_and_pid, []) == []
+
+
+@needs_fork
+def test_a_failing_child_leaves_its_items_to_the_parent() -> None:
+    parent = os.getpid()
+
+    def only_here(x: int) -> int:
+        if os.getpid() != parent:
+            raise RuntimeError("child trouble")
+        return -x
+
+    assert fork_map(only_here, [1, 2, 3, 4]) == [-1, -2, -3, -4]
+
+    def unpicklable(x: int) -> object:
+        return (lambda: x) if os.getpid() != parent else x  # a lambda cannot be pickled
+
+    assert fork_map(unpicklable, [1, 2, 3]) == [1, 2, 3]
+
+
+@needs_fork
+def test_an_error_here_is_raised_and_the_child_reaped() -> None:
+    def fails_on_zero(x: int) -> int:
+        if x == 0:
+            raise ValueError("zero")
+        return x
+
+    with pytest.raises(ValueError, match="zero"):
+        fork_map(fails_on_zero, list(range(2000)))
+    # no child of ours left behind, not even a zombie (one would be reaped here); no child
+    # process at all is ChildProcessError
+    with contextlib.suppress(ChildProcessError):
+        assert os.waitpid(-1, os.WNOHANG) == (0, 0)
+
+
+def test_no_fork_while_another_thread_runs() -> None:
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not can_fork()
+        me = os.getpid()
+        assert fork_map(_square_and_pid, [1, 2]) == [(1, me), (4, me)]
+    finally:
+        stop.set()
+        t.join()
