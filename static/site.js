@@ -552,7 +552,7 @@
       it.headline = obj(d.headline_columns, src[d.columns.indexOf("headline")]);
       it.findings = src[d.columns.indexOf("findings")].map(function (f) { return obj(d.finding_columns, f); });
       var cfg = {}, values = src[d.columns.indexOf("config")];
-      d.config_keys.forEach(function (k, i) { if (values[i] !== null) cfg[k] = values[i]; });
+      d.config_keys.forEach(function (k, i) { if (values[i] !== null) cfg[k] = d.config_values[i][values[i]]; });
       it.config = cfg;
       out.push(it);
     });

@@ -8,7 +8,8 @@ render the same :class:`ListingRow`: display strings made here, once, by the pag
 formatters, so a row drawn by the script cannot print a number differently from one the
 template drew (``tests/scenarios/test_browser.py`` compares them cell by cell).
 
-``compare/items.js`` is written column-wise with rounded figures, and a job equal to its
+``compare/items.js`` is written column-wise with rounded figures and each config value
+once, and a job equal to its
 run (a run of one job) points at the run's entry instead of repeating it (:func:`compare_items`).
 """
 
@@ -217,10 +218,16 @@ def _fig(v: object) -> object:
 
 def compare_items(items: Sequence[CompareItem]) -> dict:
     """``compare/items.js``'s value, column-wise: ``rows`` follow ``columns``, a headline
-    follows ``headline_columns``, a finding ``finding_columns``, and a config holds the value
-    of each of ``config_keys`` (``null``: not in that config). A row of four, ``[kind, id,
-    url, i]``, is an item equal to row ``i`` apart from those three (a run of one job's job)."""
+    follows ``headline_columns``, a finding ``finding_columns``, and a config holds for each
+    of ``config_keys`` the index of its value in that key's ``config_values`` (``null``: not
+    in that config). A row of four, ``[kind, id, url, i]``, is an item equal to row ``i``
+    apart from those three (a run of one job's job)."""
     keys = sorted({k for it in items for k in it.config})
+    # each key's values once: most differ between a few settings (a model, a learning rate)
+    values: dict[str, dict[str, int]] = {k: {} for k in keys}
+    for it in items:
+        for k, v in it.config.items():
+            values[k].setdefault(v, len(values[k]))
     rows: list[list] = []
     seen: dict[str, int] = {}
     for it in items:
@@ -231,7 +238,7 @@ def compare_items(items: Sequence[CompareItem]) -> dict:
             _fig(it.trial_error_rate),
             it.last_activity,
             [[getattr(f, c) for c in FINDING_COLUMNS] for f in it.findings],
-            [it.config.get(k) for k in keys],
+            [values[k][it.config[k]] if k in it.config else None for k in keys],
             it.tasks,
         )
         ident = repr(body)
@@ -245,6 +252,7 @@ def compare_items(items: Sequence[CompareItem]) -> dict:
         "headline_columns": HEADLINE_COLUMNS,
         "finding_columns": FINDING_COLUMNS,
         "config_keys": keys,
+        "config_values": [list(values[k]) for k in keys],
         "rows": rows,
     }
 
@@ -263,7 +271,11 @@ def decode_compare_items(value: dict) -> list[dict]:
             dict(zip(value["finding_columns"], f, strict=True)) for f in it["findings"]
         ]
         it["config"] = {
-            k: v for k, v in zip(value["config_keys"], it["config"], strict=True) if v is not None
+            k: vals[i]
+            for k, vals, i in zip(
+                value["config_keys"], value["config_values"], it["config"], strict=True
+            )
+            if i is not None
         }
         out.append(it)
     return out

@@ -154,6 +154,8 @@ def test_compare_items_keep_distinct_items_apart():
     )
     value = compare_items([a, b, c])
     assert [len(r) for r in value["rows"]] == [11, 11, 4] and value["rows"][2][3] == 0
+    assert value["config_values"] == [["1", "2"]]  # each value once
+    assert [r[9] for r in value["rows"][:2]] == [[0], [1]]
     got = decode_compare_items(json.loads(json.dumps(value)))
     assert [i["config"] for i in got] == [{"k": "1"}, {"k": "2"}, {"k": "1"}]
     assert got[0]["headline"]["reward_mean"] == 0.123457
