@@ -32,8 +32,33 @@ def can_fork() -> bool:
     )
 
 
-def fork_map(fn: Callable[[T], R], items: Sequence[T], parallel: bool = True) -> list[R]:
-    """``[fn(x) for x in items]``, the odd-indexed items computed in a forked child.
+def split(n: int, cost: Sequence[float] | None = None) -> tuple[list[int], list[int]]:
+    """Item indices for (this process, the child): every other item, or with ``cost`` each
+    item, largest first, to the side with less so far (ties to the child, whose results
+    this process must still unpickle). Each list in item order."""
+    if cost is None:
+        return list(range(0, n, 2)), list(range(1, n, 2))
+    here: list[int] = []
+    there: list[int] = []
+    load_here = load_there = 0.0
+    for i in sorted(range(n), key=lambda i: -cost[i]):
+        if load_there <= load_here:
+            there.append(i)
+            load_there += cost[i]
+        else:
+            here.append(i)
+            load_here += cost[i]
+    return sorted(here), sorted(there)
+
+
+def fork_map(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    parallel: bool = True,
+    cost: Sequence[float] | None = None,
+) -> list[R]:
+    """``[fn(x) for x in items]``, about half of the items computed in a forked child
+    (:func:`split`: every other one, or by ``cost``, an estimate per item).
 
     Serial when ``parallel`` is False, when there are fewer than two items or
     when forking is not safe (:func:`can_fork`). If the child fails for any reason
@@ -43,7 +68,8 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], parallel: bool = True) ->
     """
     if not parallel or len(items) < 2 or not can_fork():
         return [fn(x) for x in items]
-    theirs = items[1::2]
+    here, there = split(len(items), cost)
+    theirs = [items[i] for i in there]
     r, w = os.pipe()
     try:
         pid = os.fork()
@@ -66,7 +92,7 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], parallel: bool = True) ->
     os.close(w)
     data = b""
     try:
-        mine = [fn(x) for x in items[0::2]]
+        mine = [fn(items[i]) for i in here]
         with os.fdopen(r, "rb") as src:
             r = -1
             data = src.read()
@@ -82,4 +108,9 @@ def fork_map(fn: Callable[[T], R], items: Sequence[T], parallel: bool = True) ->
             done = None
     if done is None or len(done) != len(theirs):
         done = [fn(x) for x in theirs]
-    return [mine[i // 2] if i % 2 == 0 else done[i // 2] for i in range(len(items))]
+    out: list[R | None] = [None] * len(items)
+    for i, v in zip(here, mine, strict=True):
+        out[i] = v
+    for i, v in zip(there, done, strict=True):
+        out[i] = v
+    return out  # type: ignore[return-value]  # every slot was filled

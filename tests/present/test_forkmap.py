@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from sitegen.present.forkmap import can_fork, fork_map
+from sitegen.present.forkmap import can_fork, fork_map, split
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="forking is not safe here (not Linux)")
 
@@ -77,3 +77,21 @@ def test_no_fork_while_another_thread_runs() -> None:
     finally:
         stop.set()
         t.join()
+
+
+def test_split_by_cost_partitions_the_items_and_evens_the_load() -> None:
+    assert split(5) == ([0, 2, 4], [1, 3])
+    cost = [1.0, 50.0, 2.0, 3.0, 40.0, 4.0]
+    here, there = split(len(cost), cost)
+    assert sorted(here + there) == list(range(len(cost))) and here == sorted(here)
+    assert 1 in there  # the largest goes to the child
+    assert abs(sum(cost[i] for i in here) - sum(cost[i] for i in there)) <= 10
+    assert split(0, []) == ([], [])
+
+
+@needs_fork
+def test_results_by_cost_are_a_serial_maps() -> None:
+    items = list(range(9))
+    out = fork_map(_square_and_pid, items, cost=[(x * 7) % 5 for x in items])
+    assert [v for v, _ in out] == [x * x for x in items]
+    assert len({pid for _, pid in out}) == 2
