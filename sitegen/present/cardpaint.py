@@ -133,8 +133,16 @@ def glyph(ch: str, size: int, bold: bool, frac: int) -> tuple[Image.Image, int, 
     key = (ch, size, bold, frac)
     got = cache.get(key)
     if got is None and ch == EN_DASH and not _has_glyph(ch):
+        # the hyphen's ink made longer by one hyphen's advance (the en dash's advance is
+        # two hyphens'), its side bearings kept
         hyphen, left, top = glyph("-", size, bold, frac)
-        got = cache[key] = (hyphen.resize((2 * hyphen.width, hyphen.height)), left, top)
+        ink = hyphen.getbbox() or (0, 0, hyphen.width, hyphen.height)
+        longer = round(advance("-", size, False))
+        mask = Image.new("L", (hyphen.width + longer, hyphen.height), 0)
+        mask.paste(hyphen.crop((0, 0, ink[0], hyphen.height)), (0, 0))
+        bar = hyphen.crop((ink[0], 0, ink[2], hyphen.height))
+        mask.paste(bar.resize((ink[2] - ink[0] + longer, hyphen.height)), (ink[0], 0))
+        got = cache[key] = (mask, left, top)
     elif got is None:
         f, stroke = font(size), BOLD_STROKE if bold else 0
         box = f.getbbox(ch, anchor="ls", stroke_width=stroke)

@@ -106,6 +106,16 @@ def test_a_card_without_rewards_says_so_and_a_lone_step_is_a_dot():
 
 def test_text_is_spelled_in_the_font_and_cut_to_fit():
     assert cardpaint.spell("Résumé — 1–5 ∞ −2 日本") == "Resume – 1–5 inf -2 ??"
+    # Aileron has no en dash: it is drawn, a hyphen as long again, within its advance
+    for bold in (False, True):
+        hyphen, dash = cardpaint.glyph("-", 34, bold, 0), cardpaint.glyph("–", 34, bold, 0)
+        extra = cardpaint.advance("–", 34, bold) - cardpaint.advance("-", 34, bold)
+        assert extra == pytest.approx(cardpaint.advance("-", 34, False))
+        assert dash[0].height == hyphen[0].height and dash[1:] == hyphen[1:]
+        ink, hyphen_ink = dash[0].getbbox(), hyphen[0].getbbox()
+        assert ink and hyphen_ink and ink[0] == hyphen_ink[0]  # same left bearing
+        assert ink[2] - ink[0] == hyphen_ink[2] - hyphen_ink[0] + round(extra)
+        assert dash[1] + ink[2] <= cardpaint.advance("–", 34, bold) + 1  # not into the next
     long = "J" * 200
     cut = cardpaint.fit(long, 44, 600, bold=True)
     assert cut.endswith("…") and cardpaint.measure(cut, 44, True) <= 600
