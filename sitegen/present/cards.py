@@ -9,7 +9,9 @@ in Pillow's own FreeType font (Aileron), onto a fixed palette. It used to be a
 Vega-Lite spec rasterised by vl-convert and quantised: ~0.17 s of CPU a card, 4.4 s for
 the 25 cards of the 1 GB benchmark archive, and vl-convert's JavaScript runtime in memory
 (~140 MB). Drawn directly it is ~8 ms a card (docs/design.md, "Cards", has the numbers
-and the trade-offs: one font weight, ASCII and a few signs).
+and the trade-offs: one font weight, ASCII and a few signs). A card is one of its page's
+files (:mod:`sitegen.present.html`), so with workers half are painted in the forked child
+that makes every other page.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ CURVE_POINTS = 200  # a card's curve is 590 px wide: more points would not show
 @dataclass(frozen=True)
 class Card:
     """Everything a card shows: painting it needs nothing else (so it can be checked for
-    secrets, compared, and painted off the main thread)."""
+    secrets, compared, and painted in another process)."""
 
     title: str
     subtitle: str
@@ -75,22 +77,3 @@ def paint(card: Card) -> bytes:
 
     picture = cardpaint.draw_card(card.title, card.subtitle, card.figures, card.steps, card.rewards)
     return cardpaint.png(picture)
-
-
-class CardPainter:
-    """Collects a build's cards: each is painted when asked for, on the calling thread
-    (~8 ms: a thread or the process pool would cost more than it saves, see
-    docs/design.md), and :meth:`finish` hands back ``(path, png)`` in that order."""
-
-    def __init__(self) -> None:
-        self._done: list[tuple[str, bytes]] = []
-
-    def submit(self, rel: str, card: Card) -> None:
-        self._done.append((rel, paint(card)))
-
-    def finish(self) -> list[tuple[str, bytes]]:
-        done, self._done = self._done, []
-        return done
-
-    def close(self) -> None:
-        self._done = []

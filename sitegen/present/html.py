@@ -55,6 +55,7 @@ Files = list[tuple[str, str | bytes]]  # (site path, content) of each file a pag
 # Per-trial rows gzip'ed: CSV compresses ~5x, and at 40 k trials a job the table is most of a
 # site's bytes (GitHub Pages allows 1 GB). mtime=0 keeps the bytes deterministic.
 TRIALS_FILE = "trials.csv.gz"
+CARD_FILE = "card.png"  # a published page's OpenGraph card, beside it
 
 
 def _gzip(text: str) -> bytes:
@@ -107,8 +108,8 @@ class Renderer:
         )
         self.env.globals.update(version=__version__, title=opts.title)
         self.base_url = opts.base_url.rstrip("/") + "/" if opts.base_url else None
-        # cards are painted as their pages render; written at the end of site()
-        self.painter = cards.CardPainter() if self.base_url and cards.available() else None
+        # published pages have an OpenGraph card, painted with the page's other files
+        self.cards = bool(self.base_url and cards.available())
         self.urls: list[str] = []
         self.task_tables: Mapping[str, TaskAnalysis] = {}  # page url -> table (set by site())
         self.later: list[Callable[[], Files]] | None = None  # pages made together (site())
@@ -148,12 +149,9 @@ class Renderer:
         the browser from those (static/site.js), so the site carries no second copy."""
         return {k: v for k, v in make(page).items() if v}
 
-    def card(self, rel: str, page: JobPage | RunPage, title: str) -> str | None:
-        """Write the page's OpenGraph card (published sites only); its file name, or None."""
-        if self.painter is None:
-            return None
-        self.painter.submit(f"{rel}card.png", cards.card_for(page, title, self.opts.title))
-        return "card.png"
+    def card(self, page: JobPage | RunPage, title: str) -> cards.Card | None:
+        """The page's OpenGraph card (published sites only), painted with its files."""
+        return cards.card_for(page, title, self.opts.title) if self.cards else None
 
     # -- the site --------------------------------------------------------------------------------
     def site(
@@ -169,13 +167,7 @@ class Renderer:
         and, by page url, their full per-task tables (written beside the page). A page
         taken whole from the last build (``PageReuse.reuse``) is only counted."""
         self.task_tables = task_tables or {}
-        try:
-            self._site(index, run_pages, job_pages, warnings, compare)
-            for rel, png in self.painter.finish() if self.painter else ():
-                self.writer.write(rel, png)
-        finally:
-            if self.painter:
-                self.painter.close()
+        self._site(index, run_pages, job_pages, warnings, compare)
 
     def _site(
         self,
@@ -208,7 +200,7 @@ class Renderer:
             owner = trial_owner.get(id(trials)) if trials is not None else None
             # a run of one job shows that job's card (same curve and figures): painted once
             one = run.jobs[0] if len(run.jobs) == 1 else None
-            card = f"/{job_urls[one]}card.png" if self.painter and one in job_urls else None
+            card = f"/{job_urls[one]}{CARD_FILE}" if self.cards and one in job_urls else None
             self.run(run, trials, owner, card)
         # The pages' files, made in two processes (forkmap.py) and written in page order.
         parallel = (self.opts.workers or os.cpu_count() or 1) > 1
@@ -311,11 +303,11 @@ class Renderer:
             f"job:{page.id}", (page, run_part, trials is not None), [rel, page.data]
         ):
             return
-        image = self.card(rel, page, f"Job {page.id}")
-        self._make(rel, functools.partial(self._job_files, page, run, trials, image))
+        card = self.card(page, f"Job {page.id}")
+        self._make(rel, functools.partial(self._job_files, page, run, trials, card))
 
     def _job_files(
-        self, page: JobPage, run: RunPage | None, trials: TrialSet | None, image: str | None
+        self, page: JobPage, run: RunPage | None, trials: TrialSet | None, card: cards.Card | None
     ) -> Files:
         """Every file of a job page, in the order they are written."""
         rel = page.url
@@ -343,9 +335,11 @@ class Renderer:
         meta = {
             "title": f"{page.id} · {page.status}",
             "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
-            "image": image,
+            "image": CARD_FILE if card else None,
         }
         files.append(self._html("job.html", rel, ctx, meta))
+        if card:
+            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
         return files
 
     def run(
@@ -362,11 +356,17 @@ class Renderer:
             f"run:{page.id}", (page, trials is not None, trials_owner, job_card), [rel, page.data]
         ):
             return
-        image = job_card or self.card(rel, page, f"Run {page.id}")
-        self._make(rel, functools.partial(self._run_files, page, trials, trials_owner, image))
+        card = None if job_card else self.card(page, f"Run {page.id}")
+        image = job_card or (CARD_FILE if card else None)
+        self._make(rel, functools.partial(self._run_files, page, trials, trials_owner, image, card))
 
     def _run_files(
-        self, page: RunPage, trials: TrialSet | None, trials_owner: str | None, image: str | None
+        self,
+        page: RunPage,
+        trials: TrialSet | None,
+        trials_owner: str | None,
+        image: str | None,
+        card: cards.Card | None,
     ) -> Files:
         """Every file of a run page, in the order they are written."""
         rel = page.url
@@ -395,6 +395,8 @@ class Renderer:
             "image": image,
         }
         files.append(self._html("run.html", rel, ctx, meta))
+        if card:
+            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
         return files
 
     def curves(self, kind: str, page: JobPage | RunPage) -> Files:
