@@ -22,7 +22,7 @@ from sitegen.incremental import BuildState
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.read.pool import RayPool, WorkerPool, open_pool
-from sitegen.read.trials import decode_files, parse_trials
+from sitegen.read.trials import decode_files, plan_trials
 from sitegen.redact import Redactor
 from sitegen.sources import fingerprint
 
@@ -75,17 +75,35 @@ def parse_all(
         progress.total = len(tasks) + sum(len(d) for d in disc.trials_dirs.values())
     unreadable: dict[str, BuildWarning] = {}
     workers = opts.workers or os.cpu_count() or 1
+    # Largest first (LPT), so the workers end together. The largest logs start at once; the
+    # trial files are listed and stat'ed here meanwhile and their (small) shards queue next,
+    # so this process finishes the trial sets (and writes their cache) while the workers
+    # parse the other logs, and keeps each log as it comes. (Waiting on each group's
+    # shards behind every log left this process idle, then busy alone at the end.)
+    tasks.sort(key=_log_work, reverse=True)
     with open_pool(workers, opts.executor, opts.ray_address) as pool:
-        running = _start_logs(pool, tasks, opts, disc)
-        # The trial files are stat'ed here while the workers parse logs.
-        for group, dirs in disc.trials_dirs.items():
-            out.trials[group] = _read_trials(
-                dirs, opts.archive, state, pool, out, progress, disc, redactor
-            )
+        ahead = pool.workers if len(tasks) > pool.workers + 1 else len(tasks)
+        running = _start_logs(pool, tasks[:ahead], opts, disc)
+        started = {
+            group: [
+                _start_trials(d, opts.archive, state, pool, out, progress, disc, redactor)
+                for d in dirs
+            ]
+            for group, dirs in disc.trials_dirs.items()
+        }
+        running += _start_logs(pool, tasks[ahead:], opts, disc)
+        for group, parts in started.items():
+            sets = [finish() for finish in parts]
+            out.trials[group] = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
         for task, future in zip(tasks, running, strict=True):
             _take_log(task, future, state, out, unreadable, progress)
     out.warnings = _warnings_in_archive_order(disc, out, unreadable)
     return out
+
+
+def _log_work(task: _LogTask) -> int:
+    """The bytes a log task reads: its files, less what the last build already read."""
+    return sum(size for _, size, _ in task.fingerprint) - (task.state.offset if task.state else 0)
 
 
 def _reuse_logs(disc: Discovery, archive: Path, state: BuildState, out: Parsed) -> list[_LogTask]:
@@ -163,8 +181,8 @@ def _take_log(
         progress(f"log {parsed.path}: {len(parsed.blocks)} steps")
 
 
-def _read_trials(
-    dirs: list[str],
+def _start_trials(
+    d: str,
     archive: Path,
     state: BuildState,
     pool: WorkerPool | RayPool,
@@ -172,24 +190,21 @@ def _read_trials(
     progress: Progress,
     disc: Discovery,
     redactor: Redactor,
-) -> TrialSet:
-    """The trial set of one group (its trials folders merged); only new files are read."""
+) -> Callable[[], TrialSet]:
+    """List one trials folder and start decoding its new files; call the result for its trial set."""
+    unchanged = state.unchanged_trials(d, archive)
+    if unchanged is not None:  # its watch holds: not listed, nothing stat'ed or decoded again
+        kept, out.watch_kept[d] = unchanged
+        out.stats.trial_files_cached += state.trial_files(d, kept)  # (a summary's too)
+        if progress:
+            progress(f"trials {d}: {len(kept.results)} (unchanged)")
+        return lambda: kept
+    old = state.trial_outcomes(d)
+    plan = plan_trials(archive / disc.real(d), archive, old, redactor)
+    decoded = pool.start_shards(decode_files, str(archive), plan.todo, TRIAL_SHARD_MIN)
 
-    def decode(items: list) -> list:
-        return pool.map_shards(decode_files, str(archive), items, TRIAL_SHARD_MIN)
-
-    sets = []
-    for d in dirs:
-        unchanged = state.unchanged_trials(d, archive)
-        if unchanged is not None:  # its watch holds: not listed, nothing stat'ed or decoded again
-            kept, out.watch_kept[d] = unchanged
-            out.stats.trial_files_cached += state.trial_files(d, kept)  # (a summary's too)
-            sets.append(kept)
-            if progress:
-                progress(f"trials {d}: {len(kept.results)} (unchanged)")
-            continue
-        old = state.trial_outcomes(d)
-        ts, known = parse_trials(archive / disc.real(d), archive, old, decode, redactor)
+    def finish() -> TrialSet:
+        ts, known = plan.finish(decoded())
         read = sum(1 for rel, v in known.items() if rel not in old or old[rel][:2] != v[:2])
         out.stats.trial_files_read += read
         out.stats.trial_files_cached += len(known) - read
@@ -197,10 +212,11 @@ def _read_trials(
             state.keep_trial_outcomes(d, known)
         out.outcomes[d] = known
         state.keep_trial_set(d, ts)
-        sets.append(ts)
         if progress:
             progress(f"trials {d}: {len(ts.results)}")
-    return sets[0] if len(sets) == 1 else merge_trial_sets(sets)
+        return ts
+
+    return finish
 
 
 def _warnings_in_archive_order(

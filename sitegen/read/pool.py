@@ -91,15 +91,23 @@ class WorkerPool:
         ``fn`` maps a list to a list of the same length; the results come back
         in the order of ``items`` whatever the sharding.
         """
+        return self.start_shards(fn, arg, items, min_items)()
+
+    def start_shards(
+        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
+    ) -> Callable[[], list[R]]:
+        """As :meth:`map_shards`, without waiting: call what it returns for the results.
+
+        The shards queue behind the tasks already submitted, so the caller can
+        take those meanwhile. Too few items run here and now.
+        """
         if not self.parallel or len(items) < min_items:
-            return fn(arg, list(items))
+            done = fn(arg, list(items))
+            return lambda: done
         n = self.workers * 4  # several shards per worker: an uneven shard does not hold up the rest
-        shards = [list(items[i::n]) for i in range(n)]
-        parts = list(self._executor().map(fn, [arg] * n, shards))
-        out: list[Any] = [None] * len(items)
-        for i, part in enumerate(parts):
-            out[i::n] = part
-        return out
+        pool = self._executor()
+        futures = [pool.submit(fn, arg, list(items[i::n])) for i in range(n)]
+        return lambda: _interleave([f.result() for f in futures], len(items))
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -160,15 +168,19 @@ class RayPool:
         self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
     ) -> list[R]:
         """As :meth:`WorkerPool.map_shards`, the shards as Ray tasks."""
+        return self.start_shards(fn, arg, items, min_items)()
+
+    def start_shards(
+        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
+    ) -> Callable[[], list[R]]:
+        """As :meth:`WorkerPool.start_shards`, the shards as Ray tasks."""
         if len(items) < min_items:
-            return fn(arg, list(items))
+            done = fn(arg, list(items))
+            return lambda: done
         n = self.workers * 4
         task = self._task(fn)
-        parts = self._ray.get([task.remote(arg, list(items[i::n])) for i in range(n)])
-        out: list[Any] = [None] * len(items)
-        for i, part in enumerate(parts):
-            out[i::n] = part
-        return out
+        refs = [task.remote(arg, list(items[i::n])) for i in range(n)]
+        return lambda: _interleave(self._ray.get(refs), len(items))
 
     def __enter__(self) -> RayPool:
         return self
@@ -176,6 +188,15 @@ class RayPool:
     def __exit__(self, *exc: object) -> None:
         if self._started:
             self._ray.shutdown()
+
+
+def _interleave(parts: list[list[R]], total: int) -> list[R]:
+    """The results of shards ``items[i::n]`` back in the order of ``items``."""
+    out: list[Any] = [None] * total
+    n = len(parts)
+    for i, part in enumerate(parts):
+        out[i::n] = part
+    return out
 
 
 def open_pool(

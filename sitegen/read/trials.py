@@ -12,6 +12,7 @@ import os
 import re
 import tarfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,10 @@ __all__ = [
     "TrialFormatError",
     "decode_files",
     "decode_result",
+    "TrialPlan",
     "list_trial_dirs",
     "parse_trials",
+    "plan_trials",
 ]
 
 Outcome = tuple  # ("ok", TrialResult) | ("eval",) | ("job",) | ("bad", message, line)
@@ -172,10 +175,51 @@ def parse_trials(
     A ``result.json`` whose outcome ``known`` holds from an earlier build is
     taken from there (complete ones are written once and never change; damaged
     ones are re-read when their size or mtime changed); the rest are read through
-    ``decode_map`` (default: in this process; the build passes one that
-    spreads shards over worker processes). Returns the trial set and the
-    outcomes to keep for the next build.
+    ``decode_map`` (default: in this process). Returns the trial set and the
+    outcomes to keep for the next build. The build runs the two halves,
+    :func:`plan_trials` and :meth:`TrialPlan.finish`, apart, decoding on its
+    worker pool in between.
     """
+    plan = plan_trials(root, archive_root, known, redactor)
+    decode = decode_map or (lambda items: decode_files(str(archive_root), items))
+    return plan.finish(decode(plan.todo) if plan.todo else [])
+
+
+@dataclass
+class TrialPlan:
+    """A trials directory listed and stat'ed: what is known, and the files to decode (``todo``)."""
+
+    root: Path
+    archive_root: Path
+    col: _Collector
+    plan: list[tuple[str, Any]]  # (rel path, outcome or index into todo), in listing order
+    todo: list[tuple[str, str, bool]]  # (rel path, trial name, is_eval): for decode_files
+    stats: list[os.stat_result]  # of each todo file, as it was listed
+
+    def finish(self, decoded: list[Outcome]) -> tuple[TrialSet, Known]:
+        """The trial set and outcomes to keep, given the outcomes of ``todo`` in its order."""
+        col = self.col
+        for (frel, _name, _ev), st, outcome in zip(self.todo, self.stats, decoded, strict=True):
+            if not (outcome[0] == "bad" and str(outcome[1]).startswith("cannot read")):
+                col.entries[frel] = (st.st_size, st.st_mtime_ns, outcome)
+        for frel, what in self.plan:
+            col.apply(frel, decoded[what] if isinstance(what, int) else what)
+        try:
+            names = sorted(os.listdir(self.root))
+        except OSError as exc:
+            col.warn(col.rel, None, f"cannot list trials directory: {exc.strerror}")
+            names = []
+        for name in names:
+            if TAR_RE.match(name) and not (self.root / name).is_dir():
+                col.archives += 1
+                _read_tar(col, self.root / name, self.archive_root)
+        return col.freeze(), col.entries
+
+
+def plan_trials(
+    root: Path, archive_root: Path, known: Known | None = None, redactor: Redactor | None = None
+) -> TrialPlan:
+    """List a trials directory and stat its files: the first half of :func:`parse_trials`."""
     rel = _rel(root, archive_root)
     col = _Collector(rel, known, redactor or Redactor())
     plan: list[tuple[str, Any]] = []  # (rel path, outcome or index into todo)
@@ -212,24 +256,7 @@ def parse_trials(
             stats.append(st)
         else:
             plan.append((frel, outcome))
-    decoded = (
-        (decode_map or (lambda items: decode_files(str(archive_root), items)))(todo) if todo else []
-    )
-    for (frel, _name, _ev), st, outcome in zip(todo, stats, decoded, strict=True):
-        if not (outcome[0] == "bad" and str(outcome[1]).startswith("cannot read")):
-            col.entries[frel] = (st.st_size, st.st_mtime_ns, outcome)
-    for frel, what in plan:
-        col.apply(frel, decoded[what] if isinstance(what, int) else what)
-    try:
-        names = sorted(os.listdir(root))
-    except OSError as exc:
-        col.warn(rel, None, f"cannot list trials directory: {exc.strerror}")
-        names = []
-    for name in names:
-        if TAR_RE.match(name) and not (root / name).is_dir():
-            col.archives += 1
-            _read_tar(col, root / name, archive_root)
-    return col.freeze(), col.entries
+    return TrialPlan(root, archive_root, col, plan, todo, stats)
 
 
 def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:

@@ -37,6 +37,51 @@ def test_shards_come_back_in_order_and_run_in_workers():
         assert {pid for pid, _ in here} == {os.getpid()}
 
 
+def test_started_shards_run_while_the_caller_goes_on():
+    items = list(range(57))
+    with WorkerPool(2) as pool:
+        running = [pool.submit_all(_square, [(i,) for i in range(6)])]
+        started = pool.start_shards(_pid_and, "x", items, min_items=10)  # queued behind those
+        assert [f.result() for f in running[0]] == [i * i for i in range(6)]
+        out = started()
+        assert [v for _, v in out] == [i * 2 for i in items]
+        assert {pid for pid, _ in out} - {os.getpid()}
+        calls = []
+
+        def here(arg, xs):
+            calls.append(len(xs))
+            return _pid_and(arg, xs)
+
+        few = pool.start_shards(here, "x", items[:3], min_items=10)
+        assert calls == [3]  # too few: run here and now, before anyone asks
+        assert [v for _, v in few()] == [0, 2, 4]
+
+
+def test_sharded_parse_in_workers_equals_a_serial_one(tmp_path, monkeypatch):
+    """Logs largest first, trial shards between them, logs kept as they come: same site, same cache."""
+    from sitegen import parse
+
+    archive = tmp_path / "a"
+    synth(archive, seed=5, steps=6, trials_per_step=3)
+    serial = build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
+    monkeypatch.setattr(parse, "TRIAL_SHARD_MIN", 1)  # every trials folder in shards
+    parallel = build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
+    assert parallel.parse == serial.parse and parallel.parse.logs_parsed > 3
+    assert [w.to_json() for w in parallel.warnings] == [w.to_json() for w in serial.warnings]
+    for a, b in (
+        (tmp_path / "s1", tmp_path / "s2"),
+        (tmp_path / ".s1.cache", tmp_path / ".s2.cache"),
+    ):
+        files = sorted(
+            p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != "meta.json"
+        )
+        assert files == sorted(
+            p.relative_to(b) for p in b.rglob("*") if p.is_file() and p.name != "meta.json"
+        )
+        differ = [f for f in files if (a / f).read_bytes() != (b / f).read_bytes()]
+        assert differ == [] or all(f.parts[0] == "site.json" for f in differ), differ
+
+
 def test_submit_all_runs_a_lone_task_here_and_hands_errors_back():
     with WorkerPool(2) as pool:
         assert [f.result() for f in pool.submit_all(_square, [(3,), (4,)])] == [9, 16]

@@ -266,9 +266,9 @@ def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     build(opts)
     listed: list[str] = []
-    real = parse.parse_trials
+    real = parse.plan_trials
     monkeypatch.setattr(
-        parse, "parse_trials", lambda root, *a, **k: listed.append(root.name) or real(root, *a, **k)
+        parse, "plan_trials", lambda root, *a, **k: listed.append(root.name) or real(root, *a, **k)
     )
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))  # a log, not trials
     r = build(opts)
