@@ -8,7 +8,6 @@ is a number to print.
 
 from __future__ import annotations
 
-import markdown
 import nh3
 
 from sitegen.model.sections import Headline
@@ -112,6 +111,8 @@ NOTES_TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
 
 def md_to_html(text: str) -> str:
     """Markdown notes to sanitized HTML: no raw HTML, only http(s)/mailto links."""
+    import markdown  # imported here: only a page with notes needs it (a rebuild often none)
+
     html = markdown.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
     return nh3.clean(
         html,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from html import escape
 from typing import TYPE_CHECKING
-from xml.sax.saxutils import escape
 
 from sitegen.assets import package_dir
 
@@ -22,8 +22,9 @@ def copy_static(writer: SiteWriter) -> None:
 
 def sitemap_xml(base_url: str, urls: Iterable[str]) -> str:
     """``sitemap.xml`` for the pages at ``urls`` (relative to ``base_url``, which ends in /)."""
-    # escaped: a base URL may carry a query (&) and XML must stay well-formed
-    locs = "".join(f"  <url><loc>{escape(base_url + u)}</loc></url>\n" for u in urls)
+    # escaped: a base URL may carry a query (&) and XML must stay well-formed (&, <, > as
+    # xml.sax.saxutils.escape does, which would import urllib.request and http.client)
+    locs = "".join(f"  <url><loc>{escape(base_url + u, quote=False)}</loc></url>\n" for u in urls)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + locs + "</urlset>\n"

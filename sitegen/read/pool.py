@@ -15,10 +15,13 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, TypeVar
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sitegen.errors import ConfigError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -67,6 +70,9 @@ class WorkerPool:
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
+            # imported here: a rebuild that parses one log in this process needs none of it
+            from concurrent.futures import ProcessPoolExecutor
+
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers, initializer=_die_with_parent, initargs=(os.getpid(),)
             )

@@ -8,6 +8,8 @@ import json
 import os
 import pickle
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from sitegen import incremental, parse, sources
@@ -425,3 +427,27 @@ def test_trial_sets_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypat
     r = build(opts)
     assert len([w for w in r.cache_warnings if "ignored" in w]) == 1
     _same_as_clean(out, opts, tmp_path / "clean")
+
+
+def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
+    """No process pool for one log, no Markdown for pages without notes, no Altair, no HTTP."""
+    archive = tmp_path / "a"
+    synth(archive, seed=34, steps=6, trials_per_step=1)
+    out = tmp_path / "site"
+    build(BuildOptions(archive=archive, out=out, workers=2, now=0.0))
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom sitegen.build import build\n"
+        "from sitegen.options import BuildOptions\n"
+        f"r = build(BuildOptions(archive=Path({str(archive)!r}), out=Path({str(out)!r}),"
+        " workers=2, now=0.0))\n"
+        "assert r.parse.logs_resumed == 1 and r.runs_kept == r.runs - 1, r\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "sitegen.present.html" in loaded  # (it did render)
+    unwanted = {"concurrent.futures.process", "markdown", "altair", "jsonschema", "http.client"}
+    assert loaded & unwanted == set()
