@@ -149,6 +149,8 @@ def iter_blocks(
 # The Ray prefixes (and a container time) that start a physical line, as bytes.
 _PFX = rb"(?:\x1b\[[0-9;]*m)?\((?:[A-Za-z_][\w.\-]*(?: pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?| \+[\w.]+)?|pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)? "
 CR_PREFIX_RE = re.compile(rb"(?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(?:" + _PFX + rb"){1,3}")
+# The bytes CR_PREFIX_RE can start with: a line starting otherwise needs no match.
+_PREFIX_FIRST = b"0123456789(\x1b"  # (an empty head is "in" it too: no match then)
 
 
 def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
@@ -158,23 +160,36 @@ def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
     one, so a record after a ``\r`` belongs to the same process (formats.md §8).
     ``carried`` is the start of a line begun in the previous chunk, if any. A ``\r``
     ending the chunk may be half of a ``\r\n``: it becomes a plain break.
+
+    One pass per physical line, not per ``\r``: every ``\r`` of a line gets the
+    same prefix (the one its ``\n`` line starts with), so the line's prefix is
+    matched once and all its ``\r`` are replaced in one ``bytes.replace`` (a bar
+    redrawn a hundred times on one line is one step, issue 11).
     """
-    out = bytearray()
+    out: list[bytes] = []
     pos = 0
-    last = len(chunk) - 1
+    n = len(chunk)
+    find, rfind = chunk.find, chunk.rfind
     while True:
-        i = chunk.find(b"\r", pos)
+        i = find(b"\r", pos)
         if i < 0:
-            out += chunk[pos:]
-            return bytes(out)
-        start = chunk.rfind(b"\n", 0, i) + 1
+            break
+        start = rfind(b"\n", pos, i) + 1  # pos is 0 or the \n ending the last line done
+        end = find(b"\n", i)
+        if end < 0:
+            end = n
         head = carried if start == 0 and carried is not None else chunk[start : start + 400]
-        m = CR_PREFIX_RE.match(head) if i < last else None
-        out += chunk[pos:i]
-        out += b"\n"
-        if m:
-            out += m.group(0)
-        pos = i + 1
+        m = CR_PREFIX_RE.match(head) if head[:1] in _PREFIX_FIRST else None
+        cr = b"\n" + m.group(0) if m else b"\n"
+        out.append(chunk[pos:i])
+        if end == n and chunk[-1] == 13:  # the chunk's last \r: a plain break
+            out.append(chunk[i : n - 1].replace(b"\r", cr))
+            out.append(b"\n")
+        else:
+            out.append(chunk[i:end].replace(b"\r", cr))
+        pos = end
+    out.append(chunk[pos:])
+    return b"".join(out)
 
 
 def _no_long_line(block: bytes) -> bool:
