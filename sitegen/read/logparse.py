@@ -127,20 +127,40 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
     def feed_block(self, first: int, block: bytes) -> None:
         """Take a block of complete lines (each ending in ``\\n``), numbered from ``first``.
 
-        In the steady state a clean block (valid UTF-8, no NUL) is searched for
-        marker lines in one pass of a compiled pattern; only those lines reach
-        Python. Otherwise, and as soon as a marker opens a dict or a config
-        dump, lines are taken one by one.
+        A line holding a NUL or invalid UTF-8 (a bad line) goes through
+        :meth:`feed_raw`, which warns about it; the clean runs between bad lines
+        go through :meth:`_feed_clean`. Only the bad lines need the slow path: one
+        bad byte used to send its whole 1 MiB block line by line (issue 11).
         """
-        clean = b"\x00" not in block and _utf8(block)
         markers = Markers(block)
         pos, number, end = 0, first, len(block)
         while pos < end:
-            if clean and self.steady():
+            bad = _first_bad(block, pos, end)
+            start = block.rfind(b"\n", pos, bad) + 1 if bad < end else end
+            if start < pos:  # the bad byte is on the line starting at pos
+                start = pos
+            number = self._feed_clean(markers, block, pos, start, number)
+            if start >= end:
+                break
+            stop = block.find(b"\n", start)
+            self.feed_raw(number, block[start:stop], False)
+            number += 1
+            pos = stop + 1
+        self.lines = number - 1
+
+    def _feed_clean(self, markers: Markers, block: bytes, pos: int, end: int, number: int) -> int:
+        """Take the clean lines of ``block[pos:end]`` (``pos`` and ``end`` are line starts).
+
+        In the steady state they are searched for marker lines in one pass of
+        ``markers``; only those lines reach Python. As soon as a marker opens a
+        dict or a config dump, lines are taken one by one. Returns the number of
+        the line at ``end``.
+        """
+        while pos < end:
+            if self.steady():
                 hit = markers.find(pos)
-                if hit < 0:
-                    number += block.count(b"\n", pos)
-                    break
+                if hit < 0 or hit >= end:
+                    return number + block.count(b"\n", pos, end)
                 nl = block.rfind(b"\n", pos, hit)
                 start = nl + 1 if nl >= 0 else pos  # pos is always a line start
                 number += block.count(b"\n", pos, start)
@@ -152,7 +172,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 self.feed_raw(number, block[pos:stop], False)
             number += 1
             pos = stop + 1
-        self.lines = number - 1
+        return number
 
     def feed(self, ln: Line) -> None:
         if ln.before:
@@ -379,9 +399,17 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         )
 
 
-def _utf8(data: bytes) -> bool:
+def _first_bad(block: bytes, pos: int, end: int) -> int:
+    """The offset of the first NUL or invalid UTF-8 byte in ``block[pos:end]``, else ``end``.
+
+    UTF-8 is checked only up to the first NUL (the line holding it is bad anyway),
+    through a memoryview (no copy), and decoding stops at the first error: the
+    scans of a block add up to one pass however many bad lines it has.
+    """
+    nul = block.find(b"\x00", pos, end)
+    limit = end if nul < 0 else nul
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+        str(memoryview(block)[pos:limit], "utf-8")
+    except UnicodeDecodeError as exc:
+        return pos + exc.start
+    return limit

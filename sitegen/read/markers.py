@@ -79,6 +79,7 @@ class Markers:
     The literals are searched with ``find`` and their next positions cached, so a
     block is scanned about once per literal whatever the number of markers; a
     loguru header is a " | " right after a digit (or the end of a colour code).
+    A line holds a hit exactly when it holds a literal or a :data:`LOGURU_HINT`.
     """
 
     # "Engine 0", not "Engine": the Ray actor AsyncVLLMInferenceEngine prefixes every line
@@ -117,8 +118,12 @@ class Markers:
                 i = b.find(b" | ", pos)
             if i < 0 or (best >= 0 and i > best):
                 break
+            # A hint ending here, whatever the length of its colour code: exactly the
+            # lines LogParser.feed_raw takes for a LOGURU_HINT (a clean block's runs and
+            # its bad lines are read by the two; they must agree).
             if b[i - 1 : i].isdigit() or (
-                b[i - 1 : i] == b"m" and LOGURU_HINT.search(b, max(0, i - 12), i + 3)
+                b[i - 1 : i] == b"m"
+                and LOGURU_HINT.search(b, b.rfind(b"\n", 0, i) + 1, i + 3) is not None
             ):
                 best = i
                 break

@@ -13,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.read import lines
-from sitegen.read.lines import CR_PREFIX_RE, _cr_breaks, iter_raw_lines
+from sitegen.read.lines import CR_PREFIX_RE, _cr_breaks, iter_blocks, iter_raw_lines
+from sitegen.read.logparse import LogParser
+from sitegen.redact import Redactor
 
 
 def _cr_breaks_per_cr(chunk: bytes, carried: bytes | None) -> bytes:
@@ -78,3 +80,101 @@ def test_cr_at_chunk_boundaries_reads_as_the_per_cr_reference(monkeypatch):
             m.setattr(lines, "_cr_breaks", _cr_breaks_per_cr)
             want = list(iter_raw_lines(io.BytesIO(data), chunk_size=size))
         assert got == want, size
+
+
+# -- unclean blocks: clean runs by the marker finder, bad lines one by one ---------------
+
+P = b"(skyrl_entrypoint pid=4242) "
+ENGINE = b"(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) "
+
+
+def _lg(msg: str, colour: bytes = b"") -> bytes:
+    """A loguru line; ``colour`` is a colour code put right before the first " | "."""
+    return P + b"2026-02-08 00:56:50.123" + colour + f" | INFO     | m:f:1 - {msg}".encode()
+
+
+def _dict(step: int) -> list[bytes]:
+    return [
+        _lg(f"Step {step}: "),
+        P + f"{{'reward/avg_raw_reward': '0.{step:04d}',".encode(),
+        P + f" 'trainer/global_step': {step}}}".encode(),
+    ]
+
+
+LINE_KINDS = {
+    "noise": lambda i: [b"(pid=3) Processing prompts:  20%|##  | 20/100 [00:20<00:30]"],
+    "model_text": lambda i: [P + b"generated: Step 3: Training done! slurmstepd"],
+    "step": lambda i: _dict(i),
+    "vllm": lambda i: [
+        ENGINE
+        + f"INFO 02-08 00:56:{i % 60:02d} [loggers.py:127] Engine 000: Avg prompt "
+        f"throughput: 1.0 tokens/s, Avg generation throughput: {i}.0 tokens/s, Running: 3 reqs, "
+        "Waiting: 1 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 2.0%".encode()
+    ],
+    "engine_noise": lambda i: [ENGINE + b"WARNING 02-08 00:56:55 [serving.py:1] Request truncated"],
+    # a colour code too long for a 12-byte look-back before the loguru separator
+    "long_colour": lambda i: [_lg(f"Resumed training from global_step {i}", b"\x1b[38;5;214;1;4m")],
+    "batch": lambda i: [
+        _lg("Batch generation complete: 7/8 successful, 1 failed instances, 0 masked")
+    ],
+    "nul": lambda i: [P + b"binary\x00junk"],
+    "utf8": lambda i: [P + b"bad \xff\xfe bytes"],
+    "nul_marker": lambda i: [_lg(f"Resumed training from global_step {i}") + b"\x00"],
+    "utf8_marker": lambda i: [b"\xc3(" + _lg("Training done!")],
+    "cut_utf8": lambda i: [P + b"cut \xe2\x82"],
+    "slurm": lambda i: [b"slurmstepd: error: Detected 1 oom_kill event in StepId=5.0"],
+}
+
+
+def _log(kinds: list[str]) -> bytes:
+    return b"".join(x + b"\n" for i, k in enumerate(kinds, 1) for x in LINE_KINDS[k](i))
+
+
+def _by_line(data: bytes):
+    """The reference: every line through feed_raw (the slow path)."""
+    p = LogParser("x.out", Redactor(), year_hint=2026)
+    for n, raw, trunc in iter_raw_lines(io.BytesIO(data), chunk_size=97):
+        p.feed_raw(n, raw, trunc)
+    return p.finish(len(data), 0.0)
+
+
+def _by_block(data: bytes, chunk: int):
+    p = LogParser("x.out", Redactor(), year_hint=2026)
+    for number, block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
+        if block is None:
+            p.feed_raw(number, line, truncated)
+        else:
+            p.feed_block(number, block)
+    return p.finish(len(data), 0.0)
+
+
+def test_bad_lines_in_a_block_warn_at_their_lines_and_the_rest_is_read():
+    kinds = ["step", "noise", "nul", "step", "utf8_marker", "vllm", "noise", "utf8"]
+    kinds += ["nul_marker", "step", "cut_utf8", "long_colour", "slurm"]
+    data = _log(kinds)
+    got = _by_block(data, 1 << 20)  # one block
+    assert got == _by_line(data)
+    lines = {k: i for i, k in enumerate((x for k in kinds for x in [k] * len(LINE_KINDS[k](0))), 1)}
+    where = [(w.line, w.message.split(" ")[0]) for w in got.warnings]
+    assert where == [
+        (lines["nul"], "NUL"),
+        (lines["utf8_marker"], "invalid"),
+        (lines["utf8"], "invalid"),
+        (lines["nul_marker"], "NUL"),
+        (lines["cut_utf8"], "invalid"),
+    ]
+    # markers on, right after and after bad lines are all read
+    assert [b.step for b in got.blocks] == [1, 4, 10]
+    assert got.end_marker == "failed"  # the oom line, after the end line on a bad line
+    assert got.resumed_from == 12  # the long colour code's loguru line
+    assert got.lines == len(data.split(b"\n")) - 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(sorted(LINE_KINDS)), max_size=30),
+    chunk=st.integers(48, 2048),
+)
+def test_unclean_blocks_read_as_line_by_line(kinds, chunk):
+    data = _log(kinds)
+    assert _by_block(data, chunk) == _by_line(data)
