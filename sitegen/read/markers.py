@@ -71,6 +71,10 @@ CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algori
 # maybe a colour code, then " | "; tqdm bars have " | " too, but after a space),
 # a vLLM engine line, the SLURM end line, vLLM step lines.
 LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)? \| ")
+# A " | " right after a digit or an "m" (a colour code's end): where a LOGURU_HINT may
+# end. The literal comes first so the regex engine skips to it (a lookbehind first would
+# test every byte); tqdm bars' many " | " follow a space and are passed over in C.
+_SEP_AFTER_DIGIT_OR_M = re.compile(rb" \| (?<=[0-9m] \| )")
 
 
 class Markers:
@@ -115,16 +119,14 @@ class Markers:
         i = self.bar
         while True:
             if i != -1 and i < pos:
-                i = b.find(b" | ", pos)
+                m = _SEP_AFTER_DIGIT_OR_M.search(b, pos)
+                i = m.start() if m else -1
             if i < 0 or (best >= 0 and i > best):
                 break
             # A hint ending here, whatever the length of its colour code: exactly the
             # lines LogParser.feed_raw takes for a LOGURU_HINT (a clean block's runs and
             # its bad lines are read by the two; they must agree).
-            if b[i - 1 : i].isdigit() or (
-                b[i - 1 : i] == b"m"
-                and LOGURU_HINT.search(b, b.rfind(b"\n", 0, i) + 1, i + 3) is not None
-            ):
+            if b[i - 1] != 109 or LOGURU_HINT.search(b, b.rfind(b"\n", 0, i) + 1, i + 3):  # "m"
                 best = i
                 break
             pos = i + 3
