@@ -150,7 +150,7 @@ def iter_blocks(
 _PFX = rb"(?:\x1b\[[0-9;]*m)?\((?:[A-Za-z_][\w.\-]*(?: pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?| \+[\w.]+)?|pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)? "
 CR_PREFIX_RE = re.compile(rb"(?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(?:" + _PFX + rb"){1,3}")
 # The bytes CR_PREFIX_RE can start with: a line starting otherwise needs no match.
-_PREFIX_FIRST = b"0123456789(\x1b"  # (an empty head is "in" it too: no match then)
+_FIRST = frozenset(b"0123456789(\x1b")
 
 
 def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
@@ -161,34 +161,38 @@ def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
     ``carried`` is the start of a line begun in the previous chunk, if any. A ``\r``
     ending the chunk may be half of a ``\r\n``: it becomes a plain break.
 
-    One pass per physical line, not per ``\r``: every ``\r`` of a line gets the
-    same prefix (the one its ``\n`` line starts with), so the line's prefix is
-    matched once and all its ``\r`` are replaced in one ``bytes.replace`` (a bar
-    redrawn a hundred times on one line is one step, issue 11).
+    One step per physical line holding a ``\r``, not per ``\r``: all of a line's ``\r``
+    get the same prefix (the one its ``\n`` line starts with), so it is matched once
+    and the line's ``\r`` replaced in one ``bytes.replace``; lines with no prefix (a
+    bare tqdm bar) are left to one ``replace`` of everything between prefixed lines
+    (a bar redrawn a hundred times on one line was a hundred steps, issue 11).
     """
     out: list[bytes] = []
-    pos = 0
+    pos = 0  # chunk[:pos] is done (in out)
     n = len(chunk)
     find, rfind = chunk.find, chunk.rfind
-    while True:
-        i = find(b"\r", pos)
-        if i < 0:
-            break
-        start = rfind(b"\n", pos, i) + 1  # pos is 0 or the \n ending the last line done
+    end = 0  # the end of the last line looked at: 0 or the index of its \n
+    i = find(b"\r")
+    while i >= 0:
+        start = rfind(b"\n", end, i) + 1
         end = find(b"\n", i)
         if end < 0:
             end = n
-        head = carried if start == 0 and carried is not None else chunk[start : start + 400]
-        m = CR_PREFIX_RE.match(head) if head[:1] in _PREFIX_FIRST else None
-        cr = b"\n" + m.group(0) if m else b"\n"
-        out.append(chunk[pos:i])
-        if end == n and chunk[-1] == 13:  # the chunk's last \r: a plain break
-            out.append(chunk[i : n - 1].replace(b"\r", cr))
-            out.append(b"\n")
+        if start == 0 and carried is not None:
+            m = CR_PREFIX_RE.match(carried)
         else:
-            out.append(chunk[i:end].replace(b"\r", cr))
-        pos = end
-    out.append(chunk[pos:])
+            m = CR_PREFIX_RE.match(chunk, start, start + 400) if chunk[start] in _FIRST else None
+        if m:
+            out.append(chunk[pos:i].replace(b"\r", b"\n"))
+            cr = b"\n" + m.group(0)
+            if end == n and chunk[-1] == 13:  # the chunk's last \r: a plain break
+                out.append(chunk[i : n - 1].replace(b"\r", cr))
+                out.append(b"\n")
+            else:
+                out.append(chunk[i:end].replace(b"\r", cr))
+            pos = end
+        i = find(b"\r", end)
+    out.append(chunk[pos:].replace(b"\r", b"\n"))
     return b"".join(out)
 
 
