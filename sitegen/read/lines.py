@@ -253,7 +253,9 @@ def split_line(number: int, raw: bytes) -> Line:
     line = _header(number, source, pid, ip, repeated, text)
     if line is not None:
         return line
-    glued = GLUED_START_RE.search(text, 1)
+    # A bar's tail ends in "]": a line without one cannot be a bar with a record glued on
+    # (most lines that reach here, e.g. a metrics dict's, skip the search; issue 11).
+    glued = GLUED_START_RE.search(text, 1) if "]" in text else None
     if glued is not None and TQDM_TAIL_RE.search(text, 0, glued.start()):
         rest, before = text[glued.start() :], text[: glued.start()]
         line = _header(number, source, pid, ip, repeated, rest) or Line(
