@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import NamedTuple
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -50,14 +50,18 @@ TQDM_TAIL_RE = re.compile(r"(?:\d+/\d+|\d+(?:\.\d+)?[kMG]?it) \[[^\[\]]*\]\s*$")
 MAX_LINE_BYTES = 1 << 20
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One logical line with its layers separated.
 
     ``source`` identifies the emitting process (``actor pid ip``) or is ``""``
     for lines written straight to the SLURM file. ``emitter`` is ``"loguru"``,
     ``"vllm"`` or ``""``; ``time`` is set for loguru lines only (vLLM headers
     carry no year), ``vllm_time`` holds the vLLM ``MM-DD HH:MM:SS`` text.
+
+    A named tuple, not a frozen dataclass: just as immutable, and made about ten
+    times faster (a frozen dataclass sets each field through ``object.__setattr__``),
+    which counts for the ~125 k lines of a large archive that reach here (issue 11).
+    It lives only while its line is dispatched; nothing keeps it.
     """
 
     number: int
@@ -261,7 +265,7 @@ def split_line(number: int, raw: bytes) -> Line:
         line = _header(number, source, pid, ip, repeated, rest) or Line(
             number, source, pid, ip, repeated, "", None, None, "", rest
         )
-        return replace(line, before=before)
+        return line._replace(before=before)
     return Line(number, source, pid, ip, repeated, "", None, None, "", text)
 
 
