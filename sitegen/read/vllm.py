@@ -180,7 +180,9 @@ class VllmAccumulator:
             engine = f"{ln.pid}@{ln.ip}" if ln.ip else f"{ln.pid}@driver"
         else:
             engine = f"{PurePosixPath(self.source_name).name}:engine{index}"
-        e = self.engines.setdefault(engine, _Engine())
+        e = self.engines.get(engine)
+        if e is None:  # (not setdefault: that makes a throwaway _Engine for every line)
+            e = self.engines[engine] = _Engine()
         e.samples += 1
         e.running_sum += vals["running"]
         e.running_max = max(e.running_max, vals["running"])
@@ -195,21 +197,22 @@ class VllmAccumulator:
             e.prefix_sum += vals["prefix_pct"]
             e.prefix_n += 1
         if when is not None:
-            b = self.buckets.setdefault(int(when.timestamp()) // BUCKET_S, _Bucket())
+            key = int(when.timestamp()) // BUCKET_S
+            b = self.buckets.get(key)
+            if b is None:
+                b = self.buckets[key] = _Bucket()
+            # _Bucket.merge of a one-sample bucket, field by field (the same operations
+            # in the same order, without making that bucket for each line)
             g = vals["gen_tps"]
-            b.merge(
-                _Bucket(
-                    1,
-                    g,
-                    g,
-                    g,
-                    vals["running"],
-                    vals["waiting"],
-                    vals.get("kv_pct", 0.0),
-                    vals.get("prefix_pct", 0.0),
-                    1 if "prefix_pct" in vals else 0,
-                )
-            )
+            b.n += 1
+            b.gen_sum += g
+            b.gen_min = min(b.gen_min, g)
+            b.gen_max = max(b.gen_max, g)
+            b.running_sum += vals["running"]
+            b.waiting_sum += vals["waiting"]
+            b.kv_sum += vals.get("kv_pct", 0.0)
+            b.prefix_sum += vals.get("prefix_pct", 0.0)
+            b.prefix_n += 1 if "prefix_pct" in vals else 0
         return None
 
     def feed_step_line(self, message: str) -> bool:
