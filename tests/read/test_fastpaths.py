@@ -8,6 +8,7 @@ UTF-8) in the middle of a block, before a marker, with their warnings' lines.
 from __future__ import annotations
 
 import io
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from sitegen.read import lines
 from sitegen.read.lines import CR_PREFIX_RE, _cr_breaks, iter_blocks, iter_raw_lines
 from sitegen.read.logparse import LogParser
+from sitegen.read.markers import LOGURU_HINT, Markers
 from sitegen.redact import Redactor
 
 
@@ -178,3 +180,63 @@ def test_bad_lines_in_a_block_warn_at_their_lines_and_the_rest_is_read():
 def test_unclean_blocks_read_as_line_by_line(kinds, chunk):
     data = _log(kinds)
     assert _by_block(data, chunk) == _by_line(data)
+
+
+# -- the marker finder: one automaton pass equals a find per literal --------------------
+
+
+def _first_hit_by_finds(block: bytes, pos: int) -> int:
+    """The reference: the first literal by one ``find`` each, or a LOGURU_HINT's " | "."""
+    lits = [i for lit in Markers.LITERALS if (i := block.find(lit, pos)) >= 0]
+    best = min(lits, default=-1)
+    for m in re.finditer(rb" \| ", block[pos:]):
+        i = pos + m.start()
+        if best >= 0 and i > best:
+            break
+        line_start = block.rfind(b"\n", 0, i) + 1
+        if LOGURU_HINT.search(block, line_start, i + 3):
+            return i
+    return best
+
+
+MARKER_ATOMS = (
+    *Markers.LITERALS,
+    b"Engine 000: ",
+    b"Engines Aggregated: Engine 0",
+    b"WANDB_MIRRORlines truncated",
+    b"vLLM Statslurmstepd",  # the one overlap of two literals: "slurmstepd" hides in the match
+    b"Engine",
+    b"\n",
+    b"\n",
+    b" | ",
+    b"7 | ",
+    b"\x1b[38;5;214;1;4m | ",
+    b"2026-02-08 00:56:50.123 ",
+    b"m | ",
+    b"text ",
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    atoms=st.lists(st.sampled_from(MARKER_ATOMS), max_size=40),
+    offsets=st.lists(st.integers(0, 400), max_size=8),
+)
+def test_marker_finder_equals_a_find_per_literal(atoms, offsets):
+    block = b"".join(atoms) + b"\n"
+    m = Markers(block)
+    line_starts = [0] + [i + 1 for i, c in enumerate(block) if c == 10][:-1]
+    for pos in line_starts:  # as LogParser asks: line starts, in order
+        assert m.find(pos) == _first_hit_by_finds(block, pos), pos
+    m = Markers(block)
+    for pos in sorted(min(o, len(block)) for o in offsets):  # anywhere, even inside a match
+        assert m._first_literal(pos) == min(
+            (i for lit in Markers.LITERALS if (i := block.find(lit, pos)) >= 0), default=-1
+        )
+
+
+def test_a_literal_hidden_by_an_overlapping_match_is_still_found():
+    block = b"x vLLM Statslurmstepd\n"
+    hidden = block.index(b"slurmstepd")
+    assert Markers(block)._first_literal(hidden) == hidden  # inside the "vLLM Stats" match
+    assert Markers(block).find(0) == block.index(b"vLLM")
