@@ -451,3 +451,19 @@ def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     assert "sitegen.present.html" in loaded  # (it did render)
     unwanted = {"concurrent.futures.process", "markdown", "altair", "jsonschema", "http.client"}
     assert loaded & unwanted == set()
+
+
+def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
+    """With --base-url: kept runs keep their cards, and the sitemap lists every page in order."""
+    archive = tmp_path / "a"
+    synth(archive, seed=35, steps=6, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(
+        archive=archive, out=out, workers=1, now=0.0, base_url="https://example.org/x/"
+    )
+    build(opts)
+    _append(archive / "flat/stale/train_600150.out", STEP.format(n=99))
+    r = build(opts)
+    assert r.runs_kept == r.runs - 1
+    _same_as_clean(out, opts, tmp_path / "clean")
+    assert (out / "sitemap.xml").is_file()
