@@ -24,6 +24,7 @@ is not swapped in whole (a ``.git`` folder cannot be swapped away); instead:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import json
@@ -152,6 +153,7 @@ class SiteWriter:
         if self.out.exists() and not self.out.is_dir():
             raise OutputError(f"{self.out} exists and is not a folder (choose another -o folder)")
         self.previous = previous or {}
+        self._sorted: list[str] | None = None  # the previous files' names, sorted (_under)
         listed = read_manifest(self.out)
         # Files the last build made: the manifest's list, and the cache's in case the
         # manifest itself was deleted (it is a file sitegen made: it comes back).
@@ -236,7 +238,7 @@ class SiteWriter:
         found: dict[str, FileRecord] = {}
         for rel in rels:
             if rel.endswith("/"):
-                found.update((k, v) for k, v in self.previous.items() if k.startswith(rel))
+                found.update((k, self.previous[k]) for k in self._under(rel))
             elif rel in self.previous:
                 found[rel] = self.previous[rel]
             else:
@@ -251,6 +253,16 @@ class SiteWriter:
             if not stat.S_ISREG(st.st_mode) or (st.st_size, st.st_mtime_ns) != tuple(record):
                 return None
         return found
+
+    def _under(self, folder: str) -> list[str]:
+        """The last build's files below ``folder`` (``a/b/``), by bisection in their sorted
+        names: asked once per page, a scan of every file would cost pages x files."""
+        if self._sorted is None:
+            self._sorted = sorted(self.previous)
+        names = self._sorted
+        start = bisect.bisect_left(names, folder)
+        end = bisect.bisect_left(names, folder[:-1] + chr(ord("/") + 1), start)
+        return names[start:end]
 
     # -- publishing ----------------------------------------------------------------------------
     def publish(self) -> dict[str, FileRecord]:

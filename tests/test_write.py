@@ -254,3 +254,15 @@ def test_a_full_disk_is_one_line(tmp_path, monkeypatch):
         monkeypatch.setattr(Path, "write_bytes", full)
         with pytest.raises(OutputError, match="disk is full"):
             w.write("a.html", "x")
+
+
+def test_files_under_a_folder_by_bisection_equal_a_scan(tmp_path):
+    """carry_over finds a page folder's files by bisection: the same files a scan finds."""
+    import random
+
+    rng = random.Random(7)
+    parts = ["a", "a-b", "a.b", "ab", "a0", "é", "~", "x"]
+    names = {"/".join(rng.choice(parts) for _ in range(rng.randint(1, 4))) for _ in range(400)}
+    w = SiteWriter(SitePaths.of(tmp_path / "out"), {n: (1, 1) for n in names})
+    for folder in {n.rsplit("/", 1)[0] + "/" for n in names if "/" in n} | {"a/", "zz/"}:
+        assert w._under(folder) == sorted(n for n in names if n.startswith(folder))
