@@ -75,6 +75,9 @@ def sitegen(src: Path, *args: str) -> Command:
     """The command running the sitegen found in ``src`` (a checkout): its arguments,
     environment and folder (``python -m`` puts the working folder first on the path)."""
     env = dict(os.environ, PYTHONPATH=str(src))
+    # As installed for a user, Python keeps its compiled modules (pip compiles them at install
+    # time): a shell with PYTHONDONTWRITEBYTECODE would make every build recompile sitegen.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return [sys.executable, "-m", "sitegen", *args], env, src
 
 
