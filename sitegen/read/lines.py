@@ -200,6 +200,54 @@ def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
     return b"".join(out)
 
 
+def continuation_line(
+    number: int, raw: bytes, prefixes: dict[bytes, tuple[str, str | None, str | None] | None]
+) -> Line | None:
+    """``split_line(number, raw)`` for a metrics dict's line, without the full split; or None.
+
+    For a clean line (valid UTF-8, no NUL) of the shape ``PREFIX`` + ``rest`` where
+    ``rest`` starts with a space, a tab or ``{`` (a pformat line) and holds no escape,
+    no ``[repeated `` and no ``]``: then :func:`split_line` strips exactly the prefix
+    (a colour code cannot run on into ``rest``, nor a container time or a Ray prefix
+    end in it once the prefix is checked with such a ``rest``; no header starts that
+    way, no dedup suffix or glued record is possible) and the message is ``rest``.
+    Each distinct prefix is checked once, by :func:`split_line` itself on three such
+    lines, and kept in ``prefixes``. Anything else returns None: take the full split.
+    """
+    m = CR_PREFIX_RE.match(raw)
+    if m is None:
+        return None
+    rest = raw[m.end() :]
+    if rest[:1] not in _PFORMAT_FIRST or b"\x1b" in rest or b"]" in rest or b"[repeated " in rest:
+        return None
+    pfx = m.group(0)
+    if pfx not in prefixes:
+        if len(prefixes) > 4096:  # bounded whatever the log
+            prefixes.clear()
+        prefixes[pfx] = _checked_prefix(pfx)
+    known = prefixes[pfx]
+    if known is None:
+        return None
+    source, pid, ip = known
+    return Line(number, source, pid, ip, 0, "", None, None, "", rest.decode("utf-8"))
+
+
+_PFORMAT_FIRST = (b" ", b"\t", b"{")
+
+
+def _checked_prefix(pfx: bytes) -> tuple[str, str | None, str | None] | None:
+    """The source split_line gives ``pfx`` + a pformat line, if it strips exactly ``pfx``."""
+    if "[repeated" in ANSI_RE.sub("", pfx.decode("utf-8", errors="replace")):
+        return None
+    got = set()
+    for rest in (b"{x", b" x", b"\tx"):
+        ln = split_line(0, pfx + rest)
+        if ln.message != rest.decode() or ln.emitter or ln.repeated or ln.before:
+            return None
+        got.add((ln.source, ln.pid, ln.ip))
+    return got.pop() if len(got) == 1 else None
+
+
 def _no_long_line(block: bytes) -> bool:
     pos = 0
     while pos < len(block):

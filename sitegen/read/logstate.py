@@ -131,6 +131,9 @@ class ParserCore(ParserState):
         super().__init__(year_hint=year_hint, vllm=VllmAccumulator(rel_path))
         self.rel = rel_path
         self.redactor = redactor
+        # Ray prefixes (raw bytes) checked for the metrics-dict line fast path: what
+        # split_line makes of them, or None (a cache, not state: rebuilt after a resume).
+        self.prefixes: dict[bytes, tuple[str, str | None, str | None] | None] = {}
 
     def warn(self, line: int | None, kind: str, message: str) -> None:
         self.warn_counts[kind] += 1

@@ -14,7 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.read import lines
-from sitegen.read.lines import CR_PREFIX_RE, _cr_breaks, iter_blocks, iter_raw_lines
+from sitegen.read.lines import (
+    CR_PREFIX_RE,
+    _cr_breaks,
+    continuation_line,
+    iter_blocks,
+    iter_raw_lines,
+    split_line,
+)
 from sitegen.read.logparse import LogParser
 from sitegen.read.markers import LOGURU_HINT, Markers
 from sitegen.redact import Redactor
@@ -240,3 +247,61 @@ def test_a_literal_hidden_by_an_overlapping_match_is_still_found():
     hidden = block.index(b"slurmstepd")
     assert Markers(block)._first_literal(hidden) == hidden  # inside the "vLLM Stats" match
     assert Markers(block).find(0) == block.index(b"vLLM")
+
+
+# -- a metrics dict's lines without the full split ---------------------------------------
+
+PREFIX_ATOMS = (
+    b"(skyrl_entrypoint pid=4242) ",
+    b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m ",
+    b"(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) ",
+    b"(pid=3) ",
+    b"(EngineCore_DP0 pid=9) ",
+    b"(autoscaler +1m2s) ",
+    b"2026-01-01T00:00:00.5Z ",
+    b"2026-01-01T00:00:00Z",  # a container time whose space would be the line's
+    b"(x) [repeated",
+    b"\x1b[",
+    b"(a pid=1)",
+)
+REST_ATOMS = (
+    b" ",
+    b"{",
+    b"\t",
+    b"'policy/loss': '0.0026',",
+    b" 3x across cluster]",
+    b"[repeated 2x across cluster]",
+    b"\x1b[0m",
+    b"1m",
+    b"(b) ",
+    b"2026-02-08 00:56:50.123 | INFO     | m:f:1 - Step 3: ",
+    b"INFO 02-08 00:56:50 [x.py:1] Engine 000: y",
+    b"x",
+    b"\xc3\xa9",
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    prefix=st.lists(st.sampled_from(PREFIX_ATOMS), max_size=4).map(b"".join),
+    rest=st.lists(st.sampled_from(REST_ATOMS), max_size=5).map(b"".join),
+)
+def test_continuation_line_is_split_line_or_declines(prefix, rest):
+    raw = prefix + rest
+    got = continuation_line(7, raw, {})
+    assert got is None or got == split_line(7, raw)
+
+
+def test_continuation_line_takes_a_pformat_line_and_checks_its_prefix_once():
+    known: dict = {}
+    for raw in (
+        b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m  'policy/loss': '0.0026',",
+        b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m {'a': 1,",
+    ):
+        got = continuation_line(3, raw, known)
+        assert got is not None and got == split_line(3, raw)
+    assert list(known.values()) == [("skyrl_entrypoint 4242", "4242", None)]
+    # a record's header, a dedup suffix or a bar's "]" go the full way
+    assert continuation_line(3, b"(a pid=1) INFO 02-08 00:56:50 [x] m", known) is None
+    assert continuation_line(3, b"(a pid=1)  'k': 1 [repeated 2x across cluster]", known) is None
+    assert continuation_line(3, b"(a pid=1)  'k': [1]", known) is None
