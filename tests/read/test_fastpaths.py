@@ -7,7 +7,9 @@ UTF-8) in the middle of a block, before a marker, with their warnings' lines.
 
 from __future__ import annotations
 
+import ast
 import io
+import pprint
 import re
 
 from hypothesis import given, settings
@@ -24,6 +26,7 @@ from sitegen.read.lines import (
 )
 from sitegen.read.logparse import LogParser
 from sitegen.read.markers import LOGURU_HINT, Markers
+from sitegen.read.metricblocks import flat_dict
 from sitegen.redact import Redactor
 
 
@@ -305,3 +308,84 @@ def test_continuation_line_takes_a_pformat_line_and_checks_its_prefix_once():
     assert continuation_line(3, b"(a pid=1) INFO 02-08 00:56:50 [x] m", known) is None
     assert continuation_line(3, b"(a pid=1)  'k': 1 [repeated 2x across cluster]", known) is None
     assert continuation_line(3, b"(a pid=1)  'k': [1]", known) is None
+
+
+# -- a flat metrics dict without literal_eval -------------------------------------
+def _literal(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return "unreadable"
+
+
+def _same(a, b) -> bool:
+    """Equal with the same key order and value types (1 == 1.0 == True is not enough)."""
+    return (
+        isinstance(a, dict)
+        and isinstance(b, dict)
+        and list(a) == list(b)
+        and all(type(a[k]) is type(b[k]) and repr(a[k]) == repr(b[k]) for k in a)
+    )
+
+
+# Near-valid dicts: pformat's own parts (and other valid spellings), with at most one
+# part replaced by something odd, so that most examples are one step from the common shape.
+DICT_KEYS = ("'policy/loss'", "'a'", "''", "'é: 1, '")
+DICT_COLONS = (": ", ":", " : ", ":\n ")
+DICT_VALUES = ("0", "-3", "2" * 23, "1.5", "-0.0", "01.5", "1e-05", "1E400", "'nan'", "'0.1'", "''")
+DICT_SEPS = (",\n ", ", ", ",", " ,")
+DICT_ODD = (
+    *("'x\\'y'", '"d"', "1", "'a' 'b'", ":\t", "", "00", "064", "- 3", "+3", "--3", "1" * 40),
+    *("1e", "1.", ".5", "1_0", "1j", "nan", "inf", "True", "None", "[1]", "{}", "'a\\nb'"),
+    *("'a\x01'", "1 # c", "\n", ",,", ", \\\n", " {", "(", "}\n ", "} x", "}}", "\t"),
+)
+
+
+@st.composite
+def dict_texts(draw):
+    parts = [draw(st.sampled_from(("{", "{\n")))]
+    for i in range(draw(st.integers(0, 4))):
+        if i:
+            parts.append(draw(st.sampled_from(DICT_SEPS)))
+        parts += [draw(st.sampled_from(kind)) for kind in (DICT_KEYS, DICT_COLONS, DICT_VALUES)]
+    parts.append(draw(st.sampled_from(("}", ",}", " }"))))
+    if draw(st.booleans()):
+        parts[draw(st.integers(0, len(parts) - 1))] = draw(st.sampled_from(DICT_ODD))
+    return "".join(parts)
+
+
+@settings(max_examples=800, deadline=None)
+@given(dict_texts())
+def test_flat_dict_is_literal_eval_or_declines(text):
+    got = flat_dict(text)
+    assert got is None or _same(got, _literal(text))
+
+
+metric_values = st.one_of(
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(allow_nan=False, allow_infinity=False).map(lambda f: f"{f:.4f}"),
+    st.sampled_from(["nan", "inf", "-inf", ""]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(min_size=0, max_size=12), metric_values, max_size=8))
+def test_flat_dict_reads_pformat_dicts_as_literal_eval_does(d):
+    text = pprint.pformat(d, width=40)
+    want = ast.literal_eval(text)
+    got = flat_dict(text)
+    if all(k.isprintable() and "'" not in k and "\\" not in k for k in d) and all(
+        isinstance(v, int | float) or ("'" not in v and "\\" not in v) for v in d.values()
+    ):
+        assert got is not None  # the common shape takes the fast path
+    assert got is None or _same(got, want)
+
+
+def test_flat_dict_repeated_keys_tabs_and_bare_nan():
+    text = "{'a': 1,\n 'b': '2',\n 'a': 3.0}"
+    assert _same(flat_dict(text), ast.literal_eval(text))  # first place, last value
+    assert flat_dict("{'a': nan}") is None  # literal_eval refuses it: the block warns
+    assert flat_dict("{'a':\t1}") is None
+    assert flat_dict("{}") == {} and flat_dict("{'a': 1,}") == {"a": 1}
+    assert flat_dict("{,}") is None and flat_dict("{'a': 1} x") is None
