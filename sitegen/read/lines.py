@@ -224,7 +224,7 @@ def continuation_line(
     if pfx not in prefixes:
         if len(prefixes) > 4096:  # bounded whatever the log
             prefixes.clear()
-        prefixes[pfx] = _checked_prefix(pfx)
+        prefixes[pfx] = checked_prefix(pfx)
     known = prefixes[pfx]
     if known is None:
         return None
@@ -235,7 +235,7 @@ def continuation_line(
 _PFORMAT_FIRST = (b" ", b"\t", b"{")
 
 
-def _checked_prefix(pfx: bytes) -> tuple[str, str | None, str | None] | None:
+def checked_prefix(pfx: bytes) -> tuple[str, str | None, str | None] | None:
     """The source split_line gives ``pfx`` + a pformat line, if it strips exactly ``pfx``."""
     if "[repeated" in ANSI_RE.sub("", pfx.decode("utf-8", errors="replace")):
         return None

@@ -176,8 +176,20 @@ class VllmAccumulator:
         vals = parse_stats(text)
         if not vals.keys() >= REQUIRED:
             return "vLLM stats line without throughput/running/waiting: ignored"
-        if ln.pid:
-            engine = f"{ln.pid}@{ln.ip}" if ln.ip else f"{ln.pid}@driver"
+        self.add(ln.pid, ln.ip, index, vals, when)
+        return None
+
+    def add(
+        self,
+        pid: str | None,
+        ip: str | None,
+        index: str,
+        vals: dict[str, float],
+        when: datetime | None,
+    ) -> None:
+        """One engine sample (``vals`` as :func:`parse_stats` gives them) of engine ``index``."""
+        if pid:
+            engine = f"{pid}@{ip}" if ip else f"{pid}@driver"
         else:
             engine = f"{PurePosixPath(self.source_name).name}:engine{index}"
         e = self.engines.get(engine)
@@ -213,7 +225,6 @@ class VllmAccumulator:
             b.kv_sum += vals.get("kv_pct", 0.0)
             b.prefix_sum += vals.get("prefix_pct", 0.0)
             b.prefix_n += 1 if "prefix_pct" in vals else 0
-        return None
 
     def feed_step_line(self, message: str) -> bool:
         """A ``vLLM Stats (step N): …`` line (from vLLM's or the trainer's logger)."""

@@ -389,3 +389,88 @@ def test_flat_dict_repeated_keys_tabs_and_bare_nan():
     assert flat_dict("{'a':\t1}") is None
     assert flat_dict("{}") == {} and flat_dict("{'a': 1,}") == {"a": 1}
     assert flat_dict("{,}") is None and flat_dict("{'a': 1} x") is None
+
+
+# -- a standard vLLM engine stats line without the split ---------------------------
+STATS_PREFIXES = (
+    b"\x1b[36m(AsyncVLLMInferenceEngine pid=287311, ip=10.128.26.195)\x1b[0m ",
+    b"(AsyncVLLMInferenceEngine pid=7) (EngineCore_DP0 pid=9) ",
+    b"2026-03-02T00:00:00.5Z (APIServer pid=3) ",
+    b"(x) [repeated 2x across cluster] ",
+    b"(a pid=1)",
+    b"",
+)
+STATS_HEADERS = (
+    b"INFO 03-02 00:08:51 [loggers.py:127] ",
+    b"WARNING 03-02 00:08:51.123 [l.py:1] ",
+    b"INFO 13-45 00:08:51 [l] ",  # no such date: no time, still a sample
+    b"INFO 03-02 00:08:51 [[repeated 2x across cluster] ",
+    b"INFO 03-02 00:08:51 [] ",
+    b"2026-03-02 00:08:51.123 | INFO     | m:f:1 - ",
+)
+STATS_ENGINES = (b"Engine 000: ", b"Engine 12: ", b"4 Engines Aggregated: ", "Engine ٣: ".encode())
+STATS_FIELDS = (
+    b"Avg prompt throughput: 10.1 tokens/s, Avg generation throughput: 926.7 tokens/s, "
+    b"Running: 17 reqs, Waiting: 0 reqs, GPU KV cache usage: 54.4%, Prefix cache hit rate: 84.8%",
+    b"Avg prompt throughput: -0.0 tokens/s, Avg generation throughput: 1 tokens/s, "
+    b"Running: -3 reqs, Waiting: 12 reqs, GPU KV cache usage: 0%, Prefix cache hit rate: 0.0%",
+    b"Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, "
+    b"Running: 1 reqs, Waiting: 0 reqs, Preemptions: 0, GPU KV cache usage: 5.0%, "
+    b"Prefix cache hit rate: 1.0%",
+    b"Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, "
+    b"Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 1.0%.",
+)
+STATS_TAILS = (
+    b" \x1b[32m[repeated 9x across cluster]\x1b[0m",
+    b" \x1b[32m[repeated 9x across cluster]\x1b[0m [repeated 2x across cluster]",
+    b"  \x1b[32m[repeated 9x across cluster]\x1b[0m",
+    b" \x1b[32m[repeated 9x across cluster]",
+    b"",
+    b"  ",
+    b"\x0c",
+    b" \x1b[2m[repeated 8x across cluster]\x1b[0m",
+    b"\xc2\x85",
+    b" x",
+)
+
+
+def _steady_parser() -> LogParser:
+    p = LogParser("logs/x.out", Redactor(), 2026)
+    p.feed_raw(1, b"2026-03-02 00:00:00.000 | INFO     | m:f:1 - started", False)
+    p.config_done = True
+    assert p.steady()
+    return p
+
+
+def _vllm_state(p: LogParser):
+    v = p.vllm
+    return (v.engines, v.buckets, v.aggregated_lines, p.suppressed, dict(p.warn_counts), p.lines)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(STATS_PREFIXES),
+    st.sampled_from(STATS_HEADERS),
+    st.sampled_from(STATS_ENGINES),
+    st.sampled_from(STATS_FIELDS),
+    st.sampled_from(STATS_TAILS),
+)
+def test_vllm_stats_line_is_feed_of_split_line_or_declines(prefix, header, engine, fields, tail):
+    raw = prefix + header + engine + fields + tail
+    fast, slow, untouched = _steady_parser(), _steady_parser(), _steady_parser()
+    for p in (fast, slow, untouched):
+        p.lines = 5
+    took = fast.vllm_stats_line(5, raw)
+    slow.feed(split_line(5, raw))
+    if took:
+        assert _vllm_state(fast) == _vllm_state(slow)
+        assert slow.vllm.engines  # it was a sample
+    else:  # declined: nothing taken, the caller feeds the split line
+        assert _vllm_state(fast) == _vllm_state(untouched)
+
+
+def test_vllm_stats_line_takes_the_standard_line():
+    raw = STATS_PREFIXES[0] + STATS_HEADERS[0] + STATS_ENGINES[0] + STATS_FIELDS[0]
+    p = _steady_parser()
+    assert p.vllm_stats_line(9, raw)
+    assert list(p.vllm.engines) == ["287311@10.128.26.195"] and p.vllm.buckets
