@@ -11,13 +11,32 @@ stored by the build cache through the type-checked codec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen.model.pages import CompareItem, JobRow, RunRow
 
 
+class _Kept:
+    """What the renderer asks of any page in its lists (present/html.py), from its row."""
+
+    if TYPE_CHECKING:
+        row: JobRow | RunRow
+
+    @property
+    def id(self) -> str:
+        return self.row.id
+
+    @property
+    def url(self) -> str:
+        return self.row.url
+
+    @property
+    def data(self) -> str:
+        return self.row.data
+
+
 @dataclass(frozen=True)
-class JobEntry:
+class JobEntry(_Kept):
     """A job page an earlier build analysed and rendered (kept whole)."""
 
     row: JobRow
@@ -25,44 +44,19 @@ class JobEntry:
     config: dict[str, Any] | None
     signature: str  # the page's signature (incremental.PageReuse.carry_over)
 
-    # what the renderer asks of any page in its lists (present/html.py)
-    @property
-    def id(self) -> str:
-        return self.row.id
-
-    @property
-    def url(self) -> str:
-        return self.row.url
-
-    @property
-    def data(self) -> str:
-        return self.row.data
-
     @property
     def run(self) -> str:
         return self.row.run
 
 
 @dataclass(frozen=True)
-class RunEntry:
+class RunEntry(_Kept):
     """The same for a run page (``config``: its last job's, as the comparison page takes it)."""
 
     row: RunRow
     compare: CompareItem
     config: dict[str, Any] | None
     signature: str
-
-    @property
-    def id(self) -> str:
-        return self.row.id
-
-    @property
-    def url(self) -> str:
-        return self.row.url
-
-    @property
-    def data(self) -> str:
-        return self.row.data
 
     @property
     def jobs(self) -> list[str]:

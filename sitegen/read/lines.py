@@ -220,12 +220,7 @@ def continuation_line(
     rest = raw[m.end() :]
     if rest[:1] not in _PFORMAT_FIRST or b"\x1b" in rest or b"]" in rest or b"[repeated " in rest:
         return None
-    pfx = m.group(0)
-    if pfx not in prefixes:
-        if len(prefixes) > 4096:  # bounded whatever the log
-            prefixes.clear()
-        prefixes[pfx] = checked_prefix(pfx)
-    known = prefixes[pfx]
+    known = known_prefix(prefixes, m.group(0))
     if known is None:
         return None
     source, pid, ip = known
@@ -233,6 +228,17 @@ def continuation_line(
 
 
 _PFORMAT_FIRST = (b" ", b"\t", b"{")
+
+
+def known_prefix(
+    prefixes: dict[bytes, tuple[str, str | None, str | None] | None], pfx: bytes
+) -> tuple[str, str | None, str | None] | None:
+    """:func:`checked_prefix` of ``pfx``, worked out once per prefix and kept in ``prefixes``."""
+    if pfx not in prefixes:
+        if len(prefixes) > 4096:  # bounded whatever the log
+            prefixes.clear()
+        prefixes[pfx] = checked_prefix(pfx)
+    return prefixes[pfx]
 
 
 def checked_prefix(pfx: bytes) -> tuple[str, str | None, str | None] | None:

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 from sitegen.model.vocabulary import is_finite
-from sitegen.read.lines import CR_PREFIX_RE, Line, checked_prefix
+from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
 from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_OOM_RE
 from sitegen.read.metricblocks import flat_dict
@@ -123,13 +123,7 @@ class StatusLines(ParserCore):
         record = rest[: h.start(9)] if h.group(9) is not None else rest  # w/o dedup suffix
         if b"\x1b" in record or b"[repeated " in record:
             return False
-        prefixes = self.prefixes
-        pfx = m.group(0)
-        if pfx not in prefixes:
-            if len(prefixes) > 4096:  # bounded whatever the log
-                prefixes.clear()
-            prefixes[pfx] = checked_prefix(pfx)
-        known = prefixes[pfx]
+        known = known_prefix(self.prefixes, m.group(0))
         if known is None:
             return False
         ts, index, p, g, r, w, kv, pre, _, repeated = h.groups()
