@@ -330,7 +330,7 @@ def _pages(
             for g in _trial_groups(run)
             for d in disc.trials_dirs.get(g, ())
         )
-    # Runs are analysed independently: about half in a forked child (present/forkmap.py),
+    # Runs are analysed independently: their shares in forked children (present/forkmap.py),
     # their page objects sent back; the results come in run order, as a serial loop's.
     # The split by a rough cost: a trial's analysis against a step's (its run's and its
     # jobs' pages), measured on the 1 GB archive (~10 and ~80 µs).
@@ -338,8 +338,7 @@ def _pages(
         (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))
         for r in todo
     ]
-    parallel = (opts.workers or os.cpu_count() or 1) > 1
-    analysed = iter(fork_map(analyse, todo, parallel, cost))
+    analysed = iter(fork_map(analyse, todo, opts.workers or os.cpu_count() or 1, cost))
     for run in runs:
         key, record = kept[run.id]
         if record is not None:

@@ -1,10 +1,10 @@
-"""Map a function over items with about half of them computed in a forked child process.
+"""Map a function over items with their share computed in forked children, one per core.
 
-The render stage runs after the parse stage's worker pool has closed, on one core
-while the others idle. Pages are independent: a forked child renders every other
-one (it inherits the page objects, templates and tables, so nothing is pickled on
-the way in) and sends back only the finished files. Results equal a serial map:
-each item is computed by the same function, and they come back in item order.
+Analysis and rendering run after the parse stage's worker pool has closed. Pages
+are independent: each forked child computes its share of them (it inherits the page
+objects, templates and tables, so nothing is pickled on the way in) and sends back
+only the results. Results equal a serial map: each item is computed by the same
+function, and they come back in item order.
 """
 
 from __future__ import annotations
@@ -32,55 +32,87 @@ def can_fork() -> bool:
     )
 
 
-def split(n: int, cost: Sequence[float] | None = None) -> tuple[list[int], list[int]]:
-    """Item indices for (this process, the child): every other item, or with ``cost`` each
-    item, largest first, to the side with less so far (ties to the child, whose results
-    this process must still unpickle). Each list in item order."""
+def split(n: int, cost: Sequence[float] | None = None, parts: int = 2) -> list[list[int]]:
+    """Item indices for each of ``parts`` processes (the first is this one), each in item order.
+
+    Without ``cost``, round robin. With ``cost`` (an estimate per item), largest first,
+    each to the process with the least so far; ties go to the last such process, a
+    child (this process must still unpickle the children's results).
+    """
+    parts = max(1, parts)
     if cost is None:
-        return list(range(0, n, 2)), list(range(1, n, 2))
-    here: list[int] = []
-    there: list[int] = []
-    load_here = load_there = 0.0
+        return [list(range(i, n, parts)) for i in range(parts)]
+    share: list[list[int]] = [[] for _ in range(parts)]
+    load = [0.0] * parts
     for i in sorted(range(n), key=lambda i: -cost[i]):
-        if load_there <= load_here:
-            there.append(i)
-            load_there += cost[i]
-        else:
-            here.append(i)
-            load_here += cost[i]
-    return sorted(here), sorted(there)
+        p = min(range(parts - 1, -1, -1), key=load.__getitem__)  # least loaded, last on ties
+        share[p].append(i)
+        load[p] += cost[i]
+    return [sorted(s) for s in share]
 
 
 def fork_map(
     fn: Callable[[T], R],
     items: Sequence[T],
-    parallel: bool = True,
+    processes: int = 2,
     cost: Sequence[float] | None = None,
 ) -> list[R]:
-    """``[fn(x) for x in items]``, about half of the items computed in a forked child
-    (:func:`split`: every other one, or by ``cost``, an estimate per item).
+    """``[fn(x) for x in items]`` computed by ``processes`` processes: this one and
+    ``processes - 1`` forked children, each given its share by :func:`split`.
 
-    Serial when ``parallel`` is False, when there are fewer than two items or
-    when forking is not safe (:func:`can_fork`). If the child fails for any reason
+    Serial when ``processes`` is below 2, when there are fewer than two items or
+    when forking is not safe (:func:`can_fork`). If a child fails for any reason
     (an exception, a signal, a result that cannot be pickled), its items are
     computed here after all, so an error surfaces in this process with its
     own traceback, as in a serial map.
     """
-    if not parallel or len(items) < 2 or not can_fork():
+    processes = min(processes, len(items))
+    if processes < 2 or not can_fork():
         return [fn(x) for x in items]
-    here, there = split(len(items), cost)
-    theirs = [items[i] for i in there]
+    shares = split(len(items), cost, processes)
+    children: list[tuple[int, int, list[int]]] = []  # (pid, read end, share)
+    try:
+        for share in shares[1:]:
+            child = _fork_child(fn, [items[i] for i in share], [r for _, r, _ in children])
+            if child is None:  # fork failed: these items are computed here
+                shares[0] += share
+            else:
+                children.append((*child, share))
+        mine = [(i, fn(items[i])) for i in sorted(shares[0])]
+        out: list[R | None] = [None] * len(items)
+        for i, v in mine:
+            out[i] = v
+        while children:
+            pid, r, share = children.pop(0)
+            done = _collect(pid, r, len(share))
+            if done is None:  # the child failed: its items are made here
+                done = [fn(items[i]) for i in share]
+            for i, v in zip(share, done, strict=True):
+                out[i] = v
+    finally:
+        for pid, r, _ in children:  # this process failed: each child gets EPIPE, then reaped
+            os.close(r)
+            os.waitpid(pid, 0)
+    return out  # type: ignore[return-value]  # every slot was filled
+
+
+def _fork_child(fn: Callable[[T], R], theirs: list[T], others: list[int]) -> tuple[int, int] | None:
+    """Fork a child computing ``fn`` over ``theirs``: (its pid, the read end of its
+    results), or None if it could not be forked. ``others``: read ends of earlier
+    children, closed in the new one."""
     r, w = os.pipe()
     try:
         pid = os.fork()
     except OSError:
         os.close(r)
         os.close(w)
-        return [fn(x) for x in items]
+        return None
     if pid == 0:  # the child: compute its share, send it, and leave without cleaning up
         code = 1
         try:
             os.close(r)
+            for fd in others:
+                os.close(fd)
             data = pickle.dumps([fn(x) for x in theirs], protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(w, "wb") as sink:
                 sink.write(data)
@@ -89,28 +121,21 @@ def fork_map(
             # os._exit: no atexit hooks, no finally blocks of the caller (the build's lock,
             # its staging folder): they are the parent's.
             os._exit(code)
-    os.close(w)
-    data = b""
+    os.close(w)  # (before the next fork: a later child holding it would hide this one's EOF)
+    return pid, r
+
+
+def _collect(pid: int, r: int, n: int) -> list | None:
+    """A child's ``n`` results, or None if it failed; the child is reaped."""
     try:
-        mine = [fn(items[i]) for i in here]
         with os.fdopen(r, "rb") as src:
-            r = -1
             data = src.read()
     finally:
-        if r != -1:
-            os.close(r)  # this process failed: the child gets EPIPE instead of blocking
         _, status = os.waitpid(pid, 0)
-    done: list[R] | None = None
-    if os.waitstatus_to_exitcode(status) == 0:
-        try:
-            done = pickle.loads(data)
-        except Exception:  # noqa: BLE001 - a damaged result: computed here below
-            done = None
-    if done is None or len(done) != len(theirs):
-        done = [fn(x) for x in theirs]
-    out: list[R | None] = [None] * len(items)
-    for i, v in zip(here, mine, strict=True):
-        out[i] = v
-    for i, v in zip(there, done, strict=True):
-        out[i] = v
-    return out  # type: ignore[return-value]  # every slot was filled
+    if os.waitstatus_to_exitcode(status) != 0:
+        return None
+    try:
+        done = pickle.loads(data)
+    except Exception:  # noqa: BLE001 - a damaged result: computed here instead
+        return None
+    return done if isinstance(done, list) and len(done) == n else None

@@ -202,9 +202,9 @@ class Renderer:
             one = run.jobs[0] if len(run.jobs) == 1 else None
             card = f"/{job_urls[one]}{CARD_FILE}" if self.cards and one in job_urls else None
             self.run(run, trials, owner, card)
-        # The pages' files, made in two processes (forkmap.py) and written in page order.
-        parallel = (self.opts.workers or os.cpu_count() or 1) > 1
-        made, self.later = fork_map(_call, self.later, parallel), None
+        # The pages' files, made in one process per core (forkmap.py), written in page order.
+        processes = self.opts.workers or os.cpu_count() or 1
+        made, self.later = fork_map(_call, self.later, processes), None
         for files in made:
             for rel, data in files:
                 self.writer.write(rel, data)

@@ -107,10 +107,13 @@ def test_parallel_equals_serial(tmp_path):
     build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
     build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
     assert _data(tmp_path / "s1") == _data(tmp_path / "s2")
-    # every page, chart and download too: parsing in workers changes nothing
+    # every page, chart and download too: parsing in workers, analysing and rendering in
+    # forked children (two with --workers 3) changes nothing
+    build(BuildOptions(archive=archive, out=tmp_path / "s3", workers=3, now=0.0))
     files1, files2 = _files(tmp_path / "s1"), _files(tmp_path / "s2")
     assert files1.keys() == files2.keys()
     assert [k for k in files1 if files1[k] != files2[k]] == []
+    assert _files(tmp_path / "s3") == files1
 
 
 def test_damaged_cache_is_ignored(tmp_path):
