@@ -8,11 +8,10 @@ parses and computes no figure: every number comes from a page object
 from __future__ import annotations
 
 import functools
-import gzip
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import jinja2
@@ -21,27 +20,17 @@ import yaml
 from sitegen import __version__
 from sitegen.assets import package_dir
 from sitegen.errors import BuildWarning
-from sitegen.insights import to_json
-from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.insights.tasks import TaskAnalysis
-from sitegen.jsonio import clean, dumps, script_json
+from sitegen.jsonio import dumps, script_json
 from sitegen.model.kept import JobEntry, RunEntry
 from sitegen.model.pages import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.model.parsed import TrialSet
-from sitegen.pages import compare_curves, compare_page
+from sitegen.pages import compare_page
 from sitegen.present import cards, charts, listing
-from sitegen.present.chartsets import job_charts, run_charts
-from sitegen.present.contexts import (
-    CompareContext,
-    IndexContext,
-    JobContext,
-    RunContext,
-    RunsContext,
-)
-from sitegen.present.exports import series_csv, trials_csv
+from sitegen.present.contexts import CompareContext, IndexContext, RunsContext
 from sitegen.present.forkmap import fork_map
-from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, headline_sentence, md_to_html
-from sitegen.present.report import job_report
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct
+from sitegen.present.pagefiles import CARD_FILE, Files, PageFiles, script_data
 from sitegen.present.sitefiles import copy_static, sitemap_xml
 
 if TYPE_CHECKING:
@@ -49,30 +38,9 @@ if TYPE_CHECKING:
     from sitegen.options import BuildOptions
     from sitegen.write import SiteWriter
 
-P = TypeVar("P", JobPage, RunPage)
-Files = list[tuple[str, str | bytes]]  # (site path, content) of each file a page makes, in order
-
-# Per-trial rows gzip'ed: CSV compresses ~5x, and at 40 k trials a job the table is most of a
-# site's bytes (GitHub Pages allows 1 GB). mtime=0 keeps the bytes deterministic.
-TRIALS_FILE = "trials.csv.gz"
-CARD_FILE = "card.png"  # a published page's OpenGraph card, beside it
-
-
-def _gzip(text: str) -> bytes:
-    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
-
 
 def _call(make: Callable[[], Files]) -> Files:
     return make()
-
-
-def _script_data(name: str, value: object) -> str:
-    """JSON data as a script that hands it to ``sitegen.data(name, value)`` (static/site.js).
-
-    Browsers refuse ``fetch`` from ``file://`` pages but run ``<script src>``, and the site
-    must work from a folder too; the JSON is the script's only argument.
-    """
-    return f"sitegen.data({script_json(name)}, {script_json(value)});\n"
 
 
 class Renderer:
@@ -111,7 +79,7 @@ class Renderer:
         # published pages have an OpenGraph card, painted with the page's other files
         self.cards = bool(self.base_url and cards.available())
         self.urls: list[str] = []
-        self.task_tables: Mapping[str, TaskAnalysis] = {}  # page url -> table (set by site())
+        self.files = PageFiles(self._html, {})  # job and run pages' files (task tables: site())
         self.later: list[Callable[[], Files]] | None = None  # pages made together (site())
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -144,11 +112,6 @@ class Renderer:
                 m["image"] = self.base_url + (image[1:] if image[0] == "/" else url_path + image)
         return m
 
-    def chart_files(self, rel_dir: str, make: Callable[[P], dict], page: P) -> dict[str, dict]:
-        """Build a page's charts. The page embeds them; its "Vega-Lite spec" links are made in
-        the browser from those (static/site.js), so the site carries no second copy."""
-        return {k: v for k, v in make(page).items() if v}
-
     def card(self, page: JobPage | RunPage, title: str) -> cards.Card | None:
         """The page's OpenGraph card (published sites only), painted with its files."""
         return cards.card_for(page, title, self.opts.title) if self.cards else None
@@ -166,7 +129,7 @@ class Renderer:
         """Write every file of the site; pages come with the trial set they own (for CSVs)
         and, by page url, their full per-task tables (written beside the page). A page
         taken whole from the last build (``PageReuse.reuse``) is only counted."""
-        self.task_tables = task_tables or {}
+        self.files.task_tables = task_tables or {}
         self._site(index, run_pages, job_pages, warnings, compare)
 
     def _site(
@@ -237,7 +200,7 @@ class Renderer:
         t = index.totals
         desc = f"{t.runs} runs, {t.jobs} jobs, {t.steps} steps, {t.trials} trials"
         groups = listing.listing_groups(index)
-        self.writer.write(listing.ROWS_FILE, _script_data("index-rows", listing.rows_data(groups)))
+        self.writer.write(listing.ROWS_FILE, script_data("index-rows", listing.rows_data(groups)))
         ctx: IndexContext = {
             "index": index,
             "groups": listing.first_groups(groups, listing.INDEX_ROWS),
@@ -267,7 +230,7 @@ class Renderer:
 
     def _make(self, rel: str, make: Callable[[], Files]) -> None:
         """Count page ``rel`` and write its files: now, or inside :meth:`site` with the other
-        pages' (made in two processes when that is safe), in this same page order."""
+        pages' (made in one process per core when that is safe), in this same page order."""
         self.pages += 1
         self.urls.append(rel)
         if self.later is None:
@@ -304,43 +267,7 @@ class Renderer:
         ):
             return
         card = self.card(page, f"Job {page.id}")
-        self._make(rel, functools.partial(self._job_files, page, run, trials, card))
-
-    def _job_files(
-        self, page: JobPage, run: RunPage | None, trials: TrialSet | None, card: cards.Card | None
-    ) -> Files:
-        """Every file of a job page, in the order they are written."""
-        rel = page.url
-        files: Files = [(page.data, dumps(page))]
-        specs = self.chart_files(rel, job_charts, page)
-        files.append((f"{rel}report.md", job_report(page)))
-        files.append((f"{rel}steps.csv", series_csv(page.series)))
-        if trials is not None:
-            files.append((f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials))))
-        files += self.curves("job", page)
-        files += self.task_files("job", page)
-        shown = clean(page)  # non-finite numbers print as "–" on the page
-        ctx: JobContext = {
-            "job": shown,
-            "run": clean(run) if run else None,
-            "charts": specs,
-            "charts_json": script_json(specs),
-            "trials_href": TRIALS_FILE,
-            "families": shown.families(),
-            "timing_rows": shown.timing.rows(),
-            "notes_html": md_to_html(page.notes_md) if page.notes_md else None,
-            "nav": "job",
-            "progression_rows": page.progression(),
-        }
-        meta = {
-            "title": f"{page.id} · {page.status}",
-            "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
-            "image": CARD_FILE if card else None,
-        }
-        files.append(self._html("job.html", rel, ctx, meta))
-        if card:
-            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
-        return files
+        self._make(rel, functools.partial(self.files.job, page, run, trials, card))
 
     def run(
         self,
@@ -358,97 +285,15 @@ class Renderer:
             return
         card = None if job_card else self.card(page, f"Run {page.id}")
         image = job_card or (CARD_FILE if card else None)
-        self._make(rel, functools.partial(self._run_files, page, trials, trials_owner, image, card))
-
-    def _run_files(
-        self,
-        page: RunPage,
-        trials: TrialSet | None,
-        trials_owner: str | None,
-        image: str | None,
-        card: cards.Card | None,
-    ) -> Files:
-        """Every file of a run page, in the order they are written."""
-        rel = page.url
-        files: Files = [(page.data, dumps(page))]
-        specs = self.chart_files(rel, run_charts, page)
-        files.append((f"{rel}steps.csv", series_csv(page.series)))
-        if trials is not None and trials_owner is None:
-            files.append((f"{rel}{TRIALS_FILE}", _gzip(trials_csv(trials))))
-        files += self.curves("run", page)
-        files += self.task_files("run", page)
-        shown = clean(page)
-        ctx: RunContext = {
-            "run": shown,
-            "charts": specs,
-            "charts_json": script_json(specs),
-            "trials_href": "../" * rel.count("/") + trials_owner + TRIALS_FILE
-            if trials_owner
-            else TRIALS_FILE,
-            "nav": "run",
-            "timing_rows": shown.timing.rows(),
-            "families": shown.families(),
-        }
-        meta = {
-            "title": f"Run {page.id}",
-            "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
-            "image": image,
-        }
-        files.append(self._html("run.html", rel, ctx, meta))
-        if card:
-            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
-        return files
-
-    def curves(self, kind: str, page: JobPage | RunPage) -> Files:
-        """The page's comparison curves (:func:`sitegen.pages.compare_curves`) in its own
-        folder, loaded by the comparison page only when picked (and carried over with the
-        page when it is unchanged)."""
-        data = _script_data(f"curves:{kind}:{page.id}", compare_curves(page))
-        return [(f"{page.url}curves.js", data)]
-
-    def task_files(self, kind: str, page: JobPage | RunPage) -> Files:
-        """The page's full per-task table: ``tasks.json.gz`` (every row with its per-step
-        cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
-        the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
-        task-level comparison). Loaded on demand, so a 40 k-trial job's page stays light."""
-        table = self.task_tables.get(page.url)
-        if page.tasks is None or table is None or page.tasks.table_dir != page.url:
-            return []  # no trials, or the table is its job's (written with that page)
-        full = {
-            "schema": "sitegen/tasks@1",
-            "kind": kind,
-            "id": page.id,
-            "attribution": table.attribution,
-            "tasks": to_json(table.tasks),
-        }
-        files: Files = [(f"{page.url}{TASKS_TABLE_FILE}", _gzip(dumps(full).decode("utf-8")))]
-        if page.tasks.tasks_total > len(page.tasks.rows):
-            rows = [to_json(brief(r)) for r in table.tasks]
-            cols = list(rows[0]) if rows else []
-            files.append(
-                (
-                    f"{page.url}{TASKS_SCRIPT_FILE}",
-                    _script_data(
-                        f"tasks:{page.url}",
-                        {"columns": cols, "rows": [[r[c] for c in cols] for r in rows]},
-                    ),
-                )
-            )
-        solved = {
-            "tasks": [r.name for r in table.tasks],
-            "trials": [r.trials for r in table.tasks],
-            "successes": [r.successes for r in table.tasks],
-        }
-        files.append((f"{page.url}solved.js", _script_data(f"solved:{page.url}", solved)))
-        return files
+        self._make(rel, functools.partial(self.files.run, page, trials, trials_owner, image, card))
 
     def compare(self, page: ComparePage) -> None:
         """The comparison page: every run and job's headline (``compare/items.js``); each one's
-        smoothed curves come from its own folder (:meth:`curves`) when it is picked."""
+        smoothed curves come from its own folder (:meth:`PageFiles.curves`) when it is picked."""
         spec = charts.overlay([])
         # loaded by a <script> tag, not embedded: the page stays small with hundreds of runs
         self.writer.write(
-            "compare/items.js", _script_data("compare-items", listing.compare_items(page.items))
+            "compare/items.js", script_data("compare-items", listing.compare_items(page.items))
         )
         ctx: CompareContext = {
             "overlay_json": script_json(spec),

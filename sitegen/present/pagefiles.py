@@ -1,0 +1,185 @@
+"""The files of one job or run page, in the order they are written.
+
+Its data JSON, downloads (report, steps, trials), comparison curves, per-task tables,
+HTML and card. Pure functions of the page objects: the render stage makes them in
+forked children (present/forkmap.py), and the main process writes what comes back.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sitegen.insights import to_json
+from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
+from sitegen.jsonio import clean, dumps, script_json
+from sitegen.model.pages import JobPage, RunPage
+from sitegen.pages import compare_curves
+from sitegen.present import cards
+from sitegen.present.chartsets import job_charts, run_charts
+from sitegen.present.exports import series_csv, trials_csv
+from sitegen.present.formatting import headline_sentence, md_to_html
+from sitegen.present.report import job_report
+
+if TYPE_CHECKING:
+    from sitegen.insights.tasks import TaskAnalysis
+    from sitegen.model.parsed import TrialSet
+    from sitegen.present.contexts import JobContext, RunContext
+
+P = TypeVar("P", JobPage, RunPage)
+Files = list[tuple[str, str | bytes]]  # (site path, content) of each file a page makes, in order
+# A page's index.html from (template, page folder, context, meta): its site path and text.
+Html = Callable[[str, str, Mapping[str, Any], dict], tuple[str, str]]
+
+# Per-trial rows gzip'ed: CSV compresses ~5x, and at 40 k trials a job the table is most of a
+# site's bytes (GitHub Pages allows 1 GB). mtime=0 keeps the bytes deterministic.
+TRIALS_FILE = "trials.csv.gz"
+CARD_FILE = "card.png"  # a published page's OpenGraph card, beside it
+
+
+def gzip_text(text: str) -> bytes:
+    """``text`` as UTF-8, gzip'ed with fixed bytes (no timestamp)."""
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+
+
+def script_data(name: str, value: object) -> str:
+    """JSON data as a script that hands it to ``sitegen.data(name, value)`` (static/site.js).
+
+    Browsers refuse ``fetch`` from ``file://`` pages but run ``<script src>``, and the site
+    must work from a folder too; the JSON is the script's only argument.
+    """
+    return f"sitegen.data({script_json(name)}, {script_json(value)});\n"
+
+
+def _charts(make: Callable[[P], dict], page: P) -> dict[str, dict]:
+    """A page's charts. The page embeds them; its "Vega-Lite spec" links are made in the
+    browser from those (static/site.js), so the site carries no second copy."""
+    return {k: v for k, v in make(page).items() if v}
+
+
+class PageFiles:
+    """Makes the files of job and run pages: HTML through ``html`` (the renderer's Jinja
+    environment), per-task tables from ``task_tables`` (page url -> table)."""
+
+    def __init__(self, html: Html, task_tables: Mapping[str, TaskAnalysis]) -> None:
+        self.html = html
+        self.task_tables = task_tables
+
+    def job(
+        self, page: JobPage, run: RunPage | None, trials: TrialSet | None, card: cards.Card | None
+    ) -> Files:
+        """Every file of a job page, in the order they are written."""
+        rel = page.url
+        files: Files = [(page.data, dumps(page))]
+        specs = _charts(job_charts, page)
+        files.append((f"{rel}report.md", job_report(page)))
+        files.append((f"{rel}steps.csv", series_csv(page.series)))
+        if trials is not None:
+            files.append((f"{rel}{TRIALS_FILE}", gzip_text(trials_csv(trials))))
+        files += self.curves("job", page)
+        files += self.task_files("job", page)
+        shown = clean(page)  # non-finite numbers print as "–" on the page
+        ctx: JobContext = {
+            "job": shown,
+            "run": clean(run) if run else None,
+            "charts": specs,
+            "charts_json": script_json(specs),
+            "trials_href": TRIALS_FILE,
+            "families": shown.families(),
+            "timing_rows": shown.timing.rows(),
+            "notes_html": md_to_html(page.notes_md) if page.notes_md else None,
+            "nav": "job",
+            "progression_rows": page.progression(),
+        }
+        meta = {
+            "title": f"{page.id} · {page.status}",
+            "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
+            "image": CARD_FILE if card else None,
+        }
+        files.append(self.html("job.html", rel, ctx, meta))
+        if card:
+            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
+        return files
+
+    def run(
+        self,
+        page: RunPage,
+        trials: TrialSet | None,
+        trials_owner: str | None,
+        image: str | None,
+        card: cards.Card | None,
+    ) -> Files:
+        """Every file of a run page, in the order they are written."""
+        rel = page.url
+        files: Files = [(page.data, dumps(page))]
+        specs = _charts(run_charts, page)
+        files.append((f"{rel}steps.csv", series_csv(page.series)))
+        if trials is not None and trials_owner is None:
+            files.append((f"{rel}{TRIALS_FILE}", gzip_text(trials_csv(trials))))
+        files += self.curves("run", page)
+        files += self.task_files("run", page)
+        shown = clean(page)
+        ctx: RunContext = {
+            "run": shown,
+            "charts": specs,
+            "charts_json": script_json(specs),
+            "trials_href": "../" * rel.count("/") + trials_owner + TRIALS_FILE
+            if trials_owner
+            else TRIALS_FILE,
+            "nav": "run",
+            "timing_rows": shown.timing.rows(),
+            "families": shown.families(),
+        }
+        meta = {
+            "title": f"Run {page.id}",
+            "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
+            "image": image,
+        }
+        files.append(self.html("run.html", rel, ctx, meta))
+        if card:
+            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
+        return files
+
+    def curves(self, kind: str, page: JobPage | RunPage) -> Files:
+        """The page's comparison curves (:func:`sitegen.pages.compare_curves`) in its own
+        folder, loaded by the comparison page only when picked (and carried over with the
+        page when it is unchanged)."""
+        data = script_data(f"curves:{kind}:{page.id}", compare_curves(page))
+        return [(f"{page.url}curves.js", data)]
+
+    def task_files(self, kind: str, page: JobPage | RunPage) -> Files:
+        """The page's full per-task table: ``tasks.json.gz`` (every row with its per-step
+        cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
+        the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
+        task-level comparison). Loaded on demand, so a 40 k-trial job's page stays light."""
+        table = self.task_tables.get(page.url)
+        if page.tasks is None or table is None or page.tasks.table_dir != page.url:
+            return []  # no trials, or the table is its job's (written with that page)
+        full = {
+            "schema": "sitegen/tasks@1",
+            "kind": kind,
+            "id": page.id,
+            "attribution": table.attribution,
+            "tasks": to_json(table.tasks),
+        }
+        files: Files = [(f"{page.url}{TASKS_TABLE_FILE}", gzip_text(dumps(full).decode("utf-8")))]
+        if page.tasks.tasks_total > len(page.tasks.rows):
+            rows = [to_json(brief(r)) for r in table.tasks]
+            cols = list(rows[0]) if rows else []
+            files.append(
+                (
+                    f"{page.url}{TASKS_SCRIPT_FILE}",
+                    script_data(
+                        f"tasks:{page.url}",
+                        {"columns": cols, "rows": [[r[c] for c in cols] for r in rows]},
+                    ),
+                )
+            )
+        solved = {
+            "tasks": [r.name for r in table.tasks],
+            "trials": [r.trials for r in table.tasks],
+            "successes": [r.successes for r in table.tasks],
+        }
+        files.append((f"{page.url}solved.js", script_data(f"solved:{page.url}", solved)))
+        return files
