@@ -1,0 +1,154 @@
+"""Every page object of one build: the analyse stage.
+
+Each run made again is analysed with its jobs (in forked children, one per core:
+present/forkmap.py); a run kept whole (:meth:`~sitegen.incremental.PageReuse.reuse`) gives
+its rows from the last build. The index and comparison page are made from all of them.
+The page and insight modules are imported when a build gets here, not before: a build that
+finds nothing changed never does (docs/design.md, "Incremental builds").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sitegen.redact import Redactor
+
+if TYPE_CHECKING:
+    from sitegen.errors import BuildWarning
+    from sitegen.incremental import BuildState
+    from sitegen.insights.tasks import TaskAnalysis
+    from sitegen.model.kept import JobEntry, RunEntry, RunRecord
+    from sitegen.model.pages import (
+        CompareItem,
+        ComparePage,
+        IndexPage,
+        JobPage,
+        JobRow,
+        RunPage,
+        RunRow,
+    )
+    from sitegen.model.parsed import Discovery, Job, Run, TrialSet
+    from sitegen.options import BuildOptions
+
+
+def trial_groups(run: Run) -> set[str]:
+    """The groups whose trial sets a run's pages show (the run's, its jobs' own)."""
+    groups = {j.source.group for j in run.jobs if j.trials is not None}
+    if run.trials is not None:
+        groups.add(run.jobs[0].source.group)
+    return groups
+
+
+@dataclass
+class SitePages:
+    """The page objects of one build, and what the build cache keeps of them."""
+
+    index: IndexPage
+    runs: list[tuple[RunPage | RunEntry, TrialSet | None]]  # in run order
+    jobs: list[tuple[JobPage | JobEntry, TrialSet | None]]  # in archive order
+    compare: ComparePage
+    task_tables: dict[str, TaskAnalysis]  # by page url: the full per-task tables (insights)
+    made: list[tuple[str | None, RunPage, list[JobPage]]]  # runs analysed now, with their keys
+
+
+def site_pages(
+    opts: BuildOptions,
+    disc: Discovery,
+    jobs: list[Job],
+    runs: list[Run],
+    warnings: list[BuildWarning],
+    trials: int,
+    kept: dict[str, tuple[str | None, RunRecord | None]],
+    state: BuildState,
+) -> SitePages:
+    """The page objects: each job's and run's, the index and the comparison page, and by page
+    url the full per-task tables the insights made (written beside their pages).
+
+    A run whose inputs did not change (:meth:`PageReuse.reuse`) is not analysed: its pages
+    are carried over, and the index and comparison page take its rows from the last build."""
+    from sitegen.assemble import warnings_by_job
+    from sitegen.insights.sections import job_insights, run_insights
+    from sitegen.pages import (
+        compare_item,
+        compare_page_of,
+        index_page,
+        job_page,
+        read_notes,
+        run_page,
+    )
+    from sitegen.present.forkmap import fork_map
+
+    redactor = Redactor(opts.redact_patterns)
+    own = warnings_by_job(jobs, warnings)
+    job_rows: dict[str, JobRow] = {}
+    job_pages: dict[str, tuple[JobPage | JobEntry, TrialSet | None]] = {}
+    job_items: dict[str, tuple[CompareItem, dict | None]] = {}
+    run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]] = []
+    run_rows: list[RunRow] = []
+    run_items: list[tuple[CompareItem, dict | None]] = []
+    task_tables = {}
+    made = []
+
+    def analyse(
+        run: Run,
+    ) -> tuple[list[tuple[JobPage, TaskAnalysis | None]], RunPage, TaskAnalysis | None]:
+        """A run's and its jobs' pages and task tables (pure: may run in a forked child)."""
+        chain = []
+        for job in run.jobs:
+            notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
+            ins = job_insights(job)
+            chain.append((job_page(job, own[job.id], redactor, notes, ins), ins.tasks))
+        ins = run_insights(run)
+        return chain, run_page(run, {p.id: p.row() for p, _ in chain}, ins), ins.tasks
+
+    todo = [run for run in runs if kept[run.id][1] is None]
+    for run in todo:  # a summary is never analysed (_take_whole took each one whole)
+        assert not any(j.source.log in state.summarised for j in run.jobs)
+        assert not any(
+            d in state.trials_summarised
+            for g in trial_groups(run)
+            for d in disc.trials_dirs.get(g, ())
+        )
+    # Runs are analysed independently: their shares in forked children (present/forkmap.py),
+    # their page objects sent back; the results come in run order, as a serial loop's.
+    # The split by a rough cost: a trial's analysis against a step's (its run's and its
+    # jobs' pages), measured on the 1 GB archive (~10 and ~80 µs).
+    cost = [
+        (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))
+        for r in todo
+    ]
+    analysed = iter(fork_map(analyse, todo, opts.workers or os.cpu_count() or 1, cost))
+    for run in runs:
+        key, record = kept[run.id]
+        if record is not None:
+            for e in record.jobs:
+                job_pages[e.id], job_rows[e.id] = (e, None), e.row
+                job_items[e.id] = (e.compare, e.config)
+            run_pages.append((record.run, None))
+            run_rows.append(record.run.row)
+            run_items.append((record.run.compare, record.run.config))
+            continue
+        chain, rp, run_tasks = next(analysed)
+        for job, (page, tasks) in zip(run.jobs, chain, strict=True):
+            job_pages[job.id], job_rows[job.id] = (page, job.trials), page.row()
+            job_items[job.id] = (compare_item("job", page), page.config)
+            if tasks:
+                task_tables[page.url] = tasks
+        run_pages.append((rp, run.trials))
+        run_rows.append(rp.row())
+        run_items.append((compare_item("run", rp), chain[-1][0].config if chain else None))
+        if run_tasks:
+            task_tables[rp.url] = run_tasks
+        made.append((key, rp, [p for p, _ in chain]))
+    index = index_page(
+        [job_rows[j.id] for j in jobs],
+        run_rows,
+        disc,
+        len(warnings),
+        trials,
+        opts.title,
+    )
+    compare = compare_page_of(run_items + [job_items[j.id] for j in jobs])
+    return SitePages(index, run_pages, [job_pages[j.id] for j in jobs], compare, task_tables, made)
