@@ -11,12 +11,14 @@ the file with a warning.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
+import operator
 import os
 import stat
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -169,15 +171,90 @@ def _field_codec(tp: Any) -> tuple[Callable[[Any], Any], Callable[[Any, str], An
 # Positional, in field order: a trials folder's outcomes hold tens of thousands of trials,
 # and field names would double the file. Derived from the dataclass, so a new field is
 # cached too; the field list is part of the cache key (a new shape starts afresh).
-_TRIAL_FIELDS = [
-    (f.name, *_field_codec(typing.get_type_hints(TrialResult)[f.name]))
-    for f in dataclasses.fields(TrialResult)
+_TRIAL_TYPES = [
+    (f.name, typing.get_type_hints(TrialResult)[f.name]) for f in dataclasses.fields(TrialResult)
 ]
+_TRIAL_FIELDS = [(name, *_field_codec(tp)) for name, tp in _TRIAL_TYPES]
 TRIAL_SHAPE = ",".join(name for name, _, _ in _TRIAL_FIELDS)
 
 
-def _trial_to_json(r: TrialResult) -> list:
+def _trial_to_json_each(r: TrialResult) -> list:
+    """A trial as a list, each field through its encoder: the reference, for any value."""
     return [enc(getattr(r, name)) for name, enc, _ in _TRIAL_FIELDS]
+
+
+# A cold build encodes every trial (13.7 k on the benchmark archive), and for nearly all
+# of them each field's encoder above is the identity but the date-time's: strings and
+# booleans are written as they are, and so is a number that is a finite float or an integer
+# within 64 bits. So a list of trials is encoded at once: each trial's fields taken in one
+# call, one check over all their numbers, and only the date-times converted. The check: the
+# sum of the numbers' magnitudes is below 2**62. A nan or an infinity makes the sum nan or
+# infinite, and a sum of magnitudes is at least each of them (float rounding is monotonic;
+# the bound leaves room to spare), so a sum below it means that every number is written as
+# it is. Otherwise (a special float, a huge integer, or a value of another type, for which
+# abs() or sum() raise) each trial is checked alone, and one that fails goes through
+# _trial_to_json_each: the lists are the same either way (tests/test_cachefile.py).
+_ALL_FIELDS = operator.attrgetter(*(name for name, _ in _TRIAL_TYPES))
+_NUMBERS = operator.itemgetter(
+    *(i for i, (_, tp) in enumerate(_TRIAL_TYPES) if tp in (int | None, float | None))
+)
+# Every other field's encoder is the identity: _field_codec takes no other type.
+_DATES = tuple(i for i, (_, tp) in enumerate(_TRIAL_TYPES) if tp == datetime | None)
+
+
+def _as_they_are(numbers: Iterable[Any]) -> bool:
+    """Whether each of ``numbers`` is written as it is: a finite float or a 64-bit integer
+    (or None); False may also mean "not sure" (the caller then encodes field by field)."""
+    try:
+        return sum(map(abs, filter(None, numbers))) < 2**62
+    except (TypeError, OverflowError):
+        return False
+
+
+def _trial_to_json(r: TrialResult) -> list:
+    """A trial as the list :func:`_trial_from_json` reads (what _trial_to_json_each makes)."""
+    values = _ALL_FIELDS(r)
+    if not _as_they_are(_NUMBERS(values)):
+        return _trial_to_json_each(r)
+    out = list(values)
+    for i in _DATES:
+        if out[i] is not None:
+            out[i] = out[i].isoformat()
+    return out
+
+
+def _trials_to_json(trials: list[TrialResult]) -> list[list]:
+    """:func:`_trial_to_json` of each trial, with one check for all of them."""
+    rows = list(map(_ALL_FIELDS, trials))
+    if not _as_they_are(itertools.chain.from_iterable(map(_NUMBERS, rows))):
+        return list(map(_trial_to_json, trials))
+    out = list(map(list, rows))
+    for i in _DATES:
+        for row in out:
+            if row[i] is not None:
+                row[i] = row[i].isoformat()
+    return out
+
+
+class TrialLists:
+    """Each trial's list, by the trial's identity: a trial is in two cache files, its
+    folder's outcomes and its trial set, and :class:`~sitegen.incremental.BuildState`
+    encodes it once for both (the set holds the outcomes' own objects, unless redaction
+    changed one)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, list] = {}
+        self._kept: list[TrialResult] = []  # every trial in _by_id: no id is reused meanwhile
+
+    def of(self, trials: list[TrialResult]) -> list[list]:
+        """The trials' lists, those not made yet made now (for all of them at once)."""
+        lists = list(map(self._by_id.get, map(id, trials)))
+        new = list(itertools.compress(trials, map(operator.not_, lists)))  # a list is never []
+        if not new:
+            return typing.cast(list[list], lists)  # (no None: every one was there)
+        self._kept += new
+        self._by_id.update(zip(map(id, new), _trials_to_json(new), strict=True))
+        return list(map(self._by_id.__getitem__, map(id, trials)))
 
 
 # The JSON types each field takes as they are (no conversion): most values of most trials,
@@ -205,9 +282,9 @@ def _trial_from_json(v: Any) -> TrialResult:
     )
 
 
-def _outcome_to_json(o: tuple) -> list:
+def _outcome_to_json(o: tuple, lists: dict[int, list]) -> list:
     if o[0] == "ok":
-        return ["ok", _trial_to_json(o[1])]
+        return ["ok", lists[id(o[1])]]
     return list(o)
 
 
@@ -223,14 +300,26 @@ def _outcome_from_json(v: Any) -> tuple:
     raise CacheFileError(f"unknown outcome {str(kind)[:40]!r}")
 
 
-def known_to_json(known: Known) -> dict:
-    out = {}
-    for rel, (size, mtime, what) in known.items():
+def known_to_json(known: Known, lists: TrialLists | None = None) -> dict:
+    """A trials folder's outcomes; its trials' lists are made through ``lists``."""
+    trials: list[TrialResult] = []
+    for _, _, what in known.values():
         if isinstance(what, list):  # a tar archive: (member, outcome) pairs
-            out[rel] = [size, mtime, {"tar": [[m, _outcome_to_json(o)] for m, o in what]}]
-        else:
-            out[rel] = [size, mtime, {"file": _outcome_to_json(what)}]
-    return out
+            trials += [o[1] for _, o in what if o[0] == "ok"]
+        elif what[0] == "ok":
+            trials.append(what[1])
+    made = (TrialLists() if lists is None else lists).of(trials)
+    by_id = dict(zip(map(id, trials), made, strict=True))
+    return {
+        rel: [
+            size,
+            mtime,
+            {"tar": [[m, _outcome_to_json(o, by_id)] for m, o in what]}
+            if isinstance(what, list)
+            else {"file": ["ok", by_id[id(what[1])]] if what[0] == "ok" else list(what)},
+        ]
+        for rel, (size, mtime, what) in known.items()
+    }
 
 
 def known_from_json(body: Any) -> Known:
@@ -358,11 +447,12 @@ def _warning_from_json(v: Any) -> tuple[str, int | None, str]:
     return (string(v[0], "path"), _opt_int(v[1], "line"), string(v[2], "message"))
 
 
-def trial_set_to_json(ts: TrialSet) -> dict:
-    """A trials folder's parsed (and redacted) trial set."""
+def trial_set_to_json(ts: TrialSet, lists: TrialLists | None = None) -> dict:
+    """A trials folder's parsed (and redacted) trial set; its trials' lists are made through
+    ``lists`` (those :func:`known_to_json` made are not made again)."""
     return {
         "path": ts.path,
-        "results": [_trial_to_json(r) for r in ts.results],
+        "results": (TrialLists() if lists is None else lists).of(list(ts.results)),
         "counts": [ts.eval_count, ts.malformed, ts.missing, ts.archives],
         "warnings": [[w.path, w.line, w.message] for w in ts.warnings],
     }

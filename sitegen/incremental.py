@@ -47,6 +47,7 @@ from sitegen.cachefile import (
     FileRecord,
     Fingerprint,
     LastBuild,
+    TrialLists,
     Watch,
     atomic,
     check,
@@ -245,6 +246,7 @@ class BuildState:
         self.summarised: set[str] = set()  # logs handed out as their summary (cached_log)
         # trials folders handed out as their summary (unchanged_trials): their result counts
         self.trials_summarised: dict[str, int] = {}
+        self._trial_lists: dict[str, TrialLists] = {}  # per trials folder (keep_trial_outcomes)
         self._open(fresh=opts.clean)
         body = self._load("site", "site")
         if body is not None:
@@ -478,7 +480,8 @@ class BuildState:
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
         """Keep a folder's trial set; its token is a hash of what was kept (equal sets, equal
         bytes: the same token as when the set is taken from the cache unchanged)."""
-        data = self._save("trialset", trials_dir, trial_set_to_json(ts))
+        lists = self._trial_lists.pop(trials_dir, None)  # (from keep_trial_outcomes)
+        data = self._save("trialset", trials_dir, trial_set_to_json(ts, lists))
         self.trial_tokens[trials_dir] = hashlib.sha1(data).hexdigest()
         self._keep_trial_summary(trials_dir, ts)
 
@@ -515,7 +518,10 @@ class BuildState:
         self._save("pages", "runs", {rid: to_json(r, RunRecord) for rid, r in records.items()})
 
     def keep_trial_outcomes(self, trials_dir: str, known: dict[str, tuple[int, int, Any]]) -> None:
-        self._save("trials", trials_dir, known_to_json(known))
+        # Its trials' lists are kept for keep_trial_set, which comes next: each trial is
+        # encoded once for both files.
+        lists = self._trial_lists[trials_dir] = TrialLists()
+        self._save("trials", trials_dir, known_to_json(known, lists))
 
     # -- the site --------------------------------------------------------------------------------
     def site_is_current(self, sources: Sources, out: Path) -> bool:

@@ -8,6 +8,7 @@ archives of older trials, which are read member by member.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import tarfile
@@ -134,10 +135,13 @@ def list_trial_dirs(root: Path) -> Iterator[tuple[str, str, bool]]:
             yield entry.name, entry.name, False
 
 
+_NAME = operator.attrgetter("name")
+
+
 def _sorted_dirs(path: str) -> list[os.DirEntry]:
     try:
         with os.scandir(path) as it:
-            return sorted((e for e in it if e.is_dir(follow_symlinks=False)), key=lambda e: e.name)
+            return sorted((e for e in it if e.is_dir(follow_symlinks=False)), key=_NAME)
     except OSError:
         return []
 
@@ -216,6 +220,9 @@ class TrialPlan:
         return col.freeze(), col.entries
 
 
+_COMPLETE = ("ok", "eval", "job")  # outcomes of a complete result.json
+
+
 def plan_trials(
     root: Path, archive_root: Path, known: Known | None = None, redactor: Redactor | None = None
 ) -> TrialPlan:
@@ -225,17 +232,22 @@ def plan_trials(
     plan: list[tuple[str, Any]] = []  # (rel path, outcome or index into todo)
     todo: list[tuple[str, str, bool]] = []
     stats: list[os.stat_result] = []
+    # Paths by concatenation: the same strings os.path.join makes (``sub`` is relative, the
+    # prefixes end with their separator), at a fraction of its cost over 13 k trials.
+    in_archive = f"{rel}/" if rel != "." else ""
+    on_disk = os.path.join(root, "")
+    known = col.known
     for sub, name, is_eval in list_trial_dirs(root):
-        frel = f"{rel}/{sub}/result.json" if rel != "." else f"{sub}/result.json"
-        hit = col.known.get(frel)
-        if hit is not None and hit[2][0] in ("ok", "eval", "job"):
+        frel = f"{in_archive}{sub}/result.json"
+        hit = known.get(frel)
+        if hit is not None and hit[2][0] in _COMPLETE:
             # A complete result.json is written once and never changes: not even stat'ed again.
             # (Damaged ones are re-checked: they may be a file still being written.)
             col.entries[frel] = hit
             plan.append((frel, hit[2]))
             continue
         try:
-            st = os.stat(os.path.join(root, sub, "result.json"))
+            st = os.stat(f"{on_disk}{sub}/result.json")
         except FileNotFoundError:
             if not is_eval:
                 plan.append((frel, ("missing",)))
@@ -243,19 +255,16 @@ def plan_trials(
         except OSError as exc:
             plan.append((frel, ("bad", f"cannot read: {exc.strerror}", None)))
             continue
-        outcome = col.cached(frel, st)
-        if outcome is None and st.st_size > MAX_RESULT_BYTES:
-            outcome = (
-                "bad",
-                f"result.json of {st.st_size >> 20} MiB is over the {MAX_RESULT_BYTES >> 20} MiB limit: not read",
-                None,
-            )
-        if outcome is None:
+        if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
+            col.entries[frel] = hit  # as _Collector.cached, with the entry looked up above
+            plan.append((frel, hit[2]))
+        elif st.st_size > MAX_RESULT_BYTES:
+            over = f"{st.st_size >> 20} MiB is over the {MAX_RESULT_BYTES >> 20} MiB limit"
+            plan.append((frel, ("bad", f"result.json of {over}: not read", None)))
+        else:
             plan.append((frel, len(todo)))
             todo.append((frel, name, is_eval))
             stats.append(st)
-        else:
-            plan.append((frel, outcome))
     return TrialPlan(root, archive_root, col, plan, todo, stats)
 
 

@@ -205,3 +205,114 @@ def test_special_numbers_come_back_in_metric_dicts(parsed):
     d["blocks"][0]["metrics"].update(a="Infinity", b="NaN", c=3)
     m = from_json(d, ParsedLog).blocks[0].metrics
     assert m["a"] == math.inf and math.isnan(m["b"]) and m["c"] == 3 and type(m["c"]) is int
+
+
+# -- the bulk paths (_many_encoder, _plain_numbers) against the reference, types included ----
+
+
+def _typed(v):
+    """JSON-ready data with each leaf's type: -0.0 is not 0.0, 3 not 3.0, a subclass not a float."""
+    if isinstance(v, dict):
+        return {k: _typed(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_typed(x) for x in v]
+    return (type(v).__name__, repr(v))
+
+
+def _typed_both(value, tp):
+    from sitegen.model.codec import _to_json_walk, to_json
+
+    out = []
+    for enc in (to_json, _to_json_walk):
+        try:
+            out.append(_typed(enc(value, tp)))
+        except (TypeError, ValueError, OverflowError) as exc:
+            out.append(type(exc).__name__)
+    return out
+
+
+def _bucket(**kw):
+    from sitegen.model.parsed import VllmTimeBucket
+
+    base = dict(
+        t_s=0.0,
+        samples=3,
+        gen_tps_mean=640.5,
+        gen_tps_min=458.6,
+        gen_tps_max=981.8,
+        running_mean=11.3,
+        waiting_mean=15.3,
+        kv_pct_mean=41.2,
+        prefix_pct_mean=91.9,
+    )
+    return VllmTimeBucket(**{**base, **kw})
+
+
+ODD_NUMBERS = [
+    math.nan,
+    math.inf,
+    -math.inf,
+    -0.0,
+    3,  # an int where a float goes stays an int
+    True,
+    2**70,
+    10**400,  # beyond a float: as it is (an int)
+    _F(2.5),  # a float subclass becomes a float
+    _F(math.nan),
+    1e308,  # finite, with a sum that is not
+    None,
+]
+
+
+@pytest.mark.parametrize("odd", ODD_NUMBERS, ids=repr)
+def test_bulk_encoding_equals_the_reference_on_odd_numbers(odd):
+    from sitegen.model.parsed import BatchCounts, MetricBlock, VllmTimeBucket
+
+    buckets = tuple(_bucket(t_s=float(i)) for i in range(3))
+    odd_one = (buckets[0], _bucket(gen_tps_max=odd, prefix_pct_mean=odd), buckets[2])
+    blocks = tuple(
+        MetricBlock(step=i, metrics={"a": 1.0, "b": 2, "c": odd if i == 1 else 0.5}, line=i)
+        for i in range(3)
+    )
+    cases = [
+        (buckets, tuple[VllmTimeBucket, ...]),
+        (odd_one, tuple[VllmTimeBucket, ...]),
+        (list(odd_one), list[VllmTimeBucket]),
+        (blocks, tuple[MetricBlock, ...]),
+        ({1: BatchCounts(1, 2, exceptions={"E": 1}), 2: BatchCounts()}, dict[int, BatchCounts]),
+        ({"x": odd_one[1]}, dict[str, VllmTimeBucket]),
+        ({"a": 1.0, "b": odd, "c": -0.0}, dict[str, float]),
+        ((1.0, odd, 2), tuple[float, ...]),
+        (deque([odd, 1.5]), deque[float]),
+    ]
+    for value, tp in cases:
+        compiled, ref = _typed_both(value, tp)
+        assert compiled == ref, (value, tp)
+
+
+def test_bulk_encoding_takes_the_fast_path_for_plain_numbers(monkeypatch):
+    """Plain values are copied, not encoded one by one (and still equal the reference)."""
+    from sitegen.model import codec
+    from sitegen.model.parsed import VllmTimeBucket
+
+    calls = []
+    real = codec._float_value_out
+    monkeypatch.setattr(codec, "_float_value_out", lambda v: calls.append(v) or real(v))
+    codec._encoder.cache_clear()
+    codec._many_encoder.cache_clear()
+    try:
+        buckets = tuple(_bucket(t_s=float(i), samples=i) for i in range(5))
+        compiled, ref = _typed_both(buckets, tuple[VllmTimeBucket, ...])
+        assert compiled == ref and calls == []
+        compiled, ref = _typed_both({"a": 1.5, "b": 2}, dict[str, float])
+        assert compiled == ref and calls == []
+        compiled, ref = _typed_both(
+            (*buckets, _bucket(kv_pct_mean=math.nan)), tuple[VllmTimeBucket, ...]
+        )
+        assert compiled == ref and '"NaN"' in json.dumps(
+            codec.to_json(_bucket(kv_pct_mean=math.nan), VllmTimeBucket)
+        )
+        assert calls  # a nan: every bucket encoded alone
+    finally:
+        codec._encoder.cache_clear()
+        codec._many_encoder.cache_clear()

@@ -303,3 +303,40 @@ def test_decode_files_refuses_what_is_not_a_plain_file_inside(tmp_path, monkeypa
     assert got["empty"] == ("bad", "empty result.json", None)
     assert got["big"] == ("bad", "cannot read: larger than 1000 bytes: not read", None)
     assert got["gone"][0] == "bad" and "No such file" in got["gone"][1]
+
+
+def test_plan_lists_paths_as_they_are_joined_and_stats_only_what_may_change(tmp_path, monkeypatch):
+    """plan_trials builds paths by concatenation: they must be the joined paths, for a trials
+    folder at the archive's top as well as below it; and only files without a complete
+    outcome are stat'ed (an unchanged damaged one is taken from the known outcomes)."""
+    import os
+
+    from sitegen.read import trials
+
+    root = tmp_path / "trace_jobs"
+    _tree(root)
+    for archive, prefix in ((tmp_path, "trace_jobs/"), (root, "")):  # rel "trace_jobs", "."
+        plan = trials.plan_trials(root, archive)
+        rels = {frel for frel, _ in plan.plan}
+        assert {f"{prefix}t0/result.json", f"{prefix}missing/result.json"} <= rels
+        assert f"{prefix}eval_sessions/s1/e1/result.json" in rels
+        assert len(plan.todo) == 8  # t0..t5, bad, e1
+        for frel, _name, _ev in plan.todo:
+            assert os.path.isfile(os.path.join(archive, frel))
+
+    _, known = parse_trials(tmp_path / "trace_jobs", tmp_path)
+    stated: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(
+        trials.os, "stat", lambda p, *a, **k: stated.append(str(p)) or real_stat(p, *a, **k)
+    )
+    plan = trials.plan_trials(tmp_path / "trace_jobs", tmp_path, known)
+    assert sorted(os.path.basename(os.path.dirname(p)) for p in stated) == ["bad", "missing"]
+    assert plan.todo == []  # the damaged one, unchanged: its outcome is the known one
+    assert dict(plan.plan)["trace_jobs/bad/result.json"] == known["trace_jobs/bad/result.json"][2]
+
+    monkeypatch.setattr(trials, "MAX_RESULT_BYTES", 10)
+    (tmp_path / "trace_jobs" / "bad" / "result.json").write_text('{"trial_name": "bad", "x": 1}')
+    plan = trials.plan_trials(tmp_path / "trace_jobs", tmp_path, known)
+    kind, msg, _ = dict(plan.plan)["trace_jobs/bad/result.json"]
+    assert kind == "bad" and "over the 0 MiB limit: not read" in msg and plan.todo == []
