@@ -102,7 +102,11 @@ def iter_blocks(
             chunk = chunk[1:]
         pending_cr = chunk[-1:] == b"\r"
         if b"\r" in chunk:
-            chunk = _cr_breaks(chunk.replace(b"\r\n", b"\n"), bytes(buf[:400]) if buf else None)
+            chunk = chunk.replace(b"\r\n", b"\n")
+            # The carried line's start, topped up from this chunk: its Ray prefix may
+            # straddle the boundary (then the prefix of its \r records was lost).
+            carried = bytes(buf[:400]) + chunk[: max(0, 400 - len(buf))] if buf else None
+            chunk = _cr_breaks(chunk, carried)
         nl = chunk.find(b"\n")
         if nl < 0:  # no line ends in this chunk
             room = MAX_LINE_BYTES - len(buf)

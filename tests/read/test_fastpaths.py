@@ -94,6 +94,19 @@ def test_cr_at_chunk_boundaries_reads_as_the_per_cr_reference(monkeypatch):
         assert got == want, size
 
 
+def test_a_cr_line_whose_prefix_straddles_a_chunk_boundary_keeps_it():
+    head = b"x" * 30 + b"\n"
+    data = head + b"(skyrl_entrypoint pid=4242) 10%|#| 1/9 [00:01]\r 'after': 'a bar',\n"
+    want = [raw for _, raw, _ in iter_raw_lines(io.BytesIO(data))]
+    assert want[2] == b"(skyrl_entrypoint pid=4242)  'after': 'a bar',"
+    cr = data.index(b"\r")
+    # chunks that end inside the prefix (a chunk ending in the \r is a plain break)
+    for size in range(len(head) + 1, len(head) + 28):
+        if (cr + 1) % size:
+            got = [raw for _, raw, _ in iter_raw_lines(io.BytesIO(data), chunk_size=size)]
+            assert got == want, size
+
+
 # -- unclean blocks: clean runs by the marker finder, bad lines one by one ---------------
 
 P = b"(skyrl_entrypoint pid=4242) "
