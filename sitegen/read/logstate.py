@@ -8,6 +8,7 @@ boundary that batches are counted up to, metric values, and vLLM's year-less tim
 
 from __future__ import annotations
 
+import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -134,6 +135,8 @@ class ParserCore(ParserState):
         # Ray prefixes (raw bytes) checked for the metrics-dict line fast path: what
         # split_line makes of them, or None (a cache, not state: rebuilt after a resume).
         self.prefixes: dict[bytes, tuple[str, str | None, str | None] | None] = {}
+        # The regex of a run of one prefix's continuation lines (MetricBlocks._take_run).
+        self.runs: dict[bytes, re.Pattern[bytes]] = {}
 
     def warn(self, line: int | None, kind: str, message: str) -> None:
         self.warn_counts[kind] += 1

@@ -12,7 +12,7 @@ import json
 import re
 
 from sitegen.model.parsed import MetricBlock
-from sitegen.read.lines import Line
+from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import MAX_BLOCK_LINES, ParserCore, _PendingBlock
 from sitegen.read.markers import MIRROR_RE
 
@@ -28,6 +28,7 @@ _ITEM_RE = re.compile(
     r"[ \n]*([,}])"
 )
 _CLOSE_RE = re.compile(r"[ \n]*}")  # "{}" or the "}" after a trailing comma
+_RUN_FIRST = (b" ", b"\t", b"{")  # how a pformat line starts (as in continuation_line)
 
 
 def flat_dict(text: str) -> dict | None:
@@ -67,6 +68,77 @@ def flat_dict(text: str) -> dict | None:
 
 class MetricBlocks(ParserCore):
     """The parser's metric-dict collector (a part of :class:`~sitegen.read.logparse.LogParser`)."""
+
+    def _take_run(self, block: bytes, pos: int, end: int) -> tuple[int, int]:
+        """Take the run of an open dict's lines at ``block[pos:end]`` in one go, up to its ``}``.
+
+        ``pos`` and ``end`` are line starts of a clean stretch (valid UTF-8, no NUL).
+        The run is the lines from ``pos`` on that all start with the same Ray prefix
+        ``P`` of a process whose dict is open, each with a ``rest`` that
+        :func:`~sitegen.read.lines.continuation_line` takes (a ``{`` for the dict's
+        first line, then a space or a tab; no escape, ``]`` or ``[repeated ``), up to
+        the line that closes the dict or the first line that is not such a line (another
+        process's line, a header, a bad line, the end of the stretch). Fed one by one,
+        each of those lines is ``feed(continuation_line(...))``, which only appends its
+        stripped text to the dict (``_continue_block``), so the run's texts are appended
+        at once and the dict is closed as the last one would close it. Declined (nothing
+        changed) when any line would do something else there: close early (a ``}``
+        followed by other whitespace than the line break), cut the dict (a blank line),
+        or pass :data:`MAX_BLOCK_LINES`. Returns ``(lines taken, offset)``: the offset
+        after them, or, when declined (0 lines), the offset up to which a new try would
+        look at the same run again (the caller feeds those lines one by one).
+        """
+        m = CR_PREFIX_RE.match(block, pos, end)
+        # No prefix: the driver's own output (source ""); split_line leaves a line that
+        # starts with a space, a tab or "{" as it is (no header, container time or
+        # prefix starts so).
+        start = m.end() if m is not None else pos
+        first = block[start : start + 1]
+        if first not in _RUN_FIRST:
+            return 0, pos
+        if m is None:
+            pfx, source = b"", ""
+        else:
+            pfx = m.group(0)
+            known = known_prefix(self.prefixes, pfx)
+            if known is None:
+                return 0, pos
+            source = known[0]
+        pend = self.pending.get(source)
+        if pend is None or (first == b"{") == bool(pend.text):  # a "{" opens, never continues
+            return 0, pos
+        run = self.runs.get(pfx)
+        if run is None:
+            if len(self.runs) > 4096:  # bounded whatever the log
+                self.runs.clear()
+            run = self.runs[pfx] = re.compile(b"(?:" + re.escape(pfx) + rb"[ \t][^\n]*\n)*")
+        # The first line, then the continuation lines after it (a "{" line stops the run:
+        # it would cut the dict). No prefix holds a "}" or a line break.
+        nl = block.index(b"\n", start) + 1
+        found = run.match(block, nl, end)
+        rend = found.end() if found is not None else nl  # (a "*" always matches)
+        close = block.find(b"}\n", pos, rend)
+        stop = close + 2 if close >= 0 else rend
+        n = block.count(b"\n", pos, stop)
+        if len(pend.text) + n > MAX_BLOCK_LINES:
+            return 0, rend
+        # Each line starts with the prefix: strip them all with one replace.
+        body = block[pos + len(pfx) : stop - 1]
+        if pfx:
+            body = body.replace(b"\n" + pfx, b"\n")
+        if b"\x1b" in body or b"]" in body or b"[repeated " in body:
+            return 0, rend
+        texts = [t.rstrip() for t in body.decode("utf-8").split("\n")]
+        joined = "\n".join(texts) + "\n"
+        # Only the closing line may end in "}", and only as the run's last; a blank
+        # continuation line would cut the dict.
+        if joined.find("}\n") != (len(joined) - 2 if close >= 0 else -1) or "" in texts:
+            return 0, rend
+        pend.text.extend(texts)
+        if close >= 0:
+            del self.pending[pend.source]
+            self._close_block(pend)
+        return n, stop
 
     def _continue_block(self, pend: _PendingBlock, ln: Line) -> bool:
         text = ln.message
