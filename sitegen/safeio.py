@@ -17,7 +17,7 @@ says why, so callers' existing ``except OSError`` paths turn them into warnings.
 
 An archive holds tens of thousands of small ``result.json`` files, so the common
 case is kept to the system calls the checks need (``lstat``, ``open``, ``fstat``,
-``readlink``, ``read`` until end of file, ``close``): the root's real path is
+``readlink``, one ``read`` when it ends at the size ``fstat`` gave, ``close``): the root's real path is
 worked out once when the caller passes a :class:`Root`, and a file is read into a
 buffer of its own size (``fstat``), never one of the limit's.
 """
@@ -178,9 +178,13 @@ def read_bytes(
             raise UnsafeInput(f"larger than {_size(limit)}: not read")
         # One read of the size fstat gives (plus one byte, to see the end), then on to the end
         # of the file or one byte past the limit: a file may have grown since its fstat.
+        # A first read that ends exactly at that size is taken as the end (a regular file's
+        # read stops short at its end): the common file costs one read, not a second one
+        # that returns nothing. A file growing after that read is the same race as one
+        # growing after the second read; any other first read goes on as before.
         want = limit + 1
         data = os.read(fd, min(st.st_size + 1, want))
-        if data and len(data) < want:
+        if data and len(data) < want and len(data) != st.st_size:
             parts = [data]
             got = len(data)
             while got < want:

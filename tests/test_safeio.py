@@ -110,6 +110,40 @@ def test_a_file_is_read_to_its_end_whatever_fstat_said(tree, monkeypatch, report
     assert read_bytes(tree / "grew", tree, 3000) == b"x" * 3000
 
 
+def _counting_reads(monkeypatch) -> list[int]:
+    """Note the size asked of every os.read safeio makes."""
+    asked: list[int] = []
+    real = os.read
+
+    def read(fd, n):
+        asked.append(n)
+        return real(fd, n)
+
+    monkeypatch.setattr(safeio.os, "read", read)
+    return asked
+
+
+@pytest.mark.parametrize("size", [1, 10, 4096, 70_000])
+def test_a_file_of_the_size_fstat_gives_costs_one_read(tree, monkeypatch, size):
+    (tree / "f").write_bytes(b"y" * size)
+    asked = _counting_reads(monkeypatch)
+    assert read_bytes(tree / "f", tree, 1 << 20) == b"y" * size
+    assert asked == [size + 1]  # no second read to see the end: the first one ended short
+    asked.clear()
+    assert read_bytes(tree / "f", tree, size) == b"y" * size  # exactly at the limit
+    assert asked == [size + 1]
+
+
+@pytest.mark.parametrize("reported", [0, 2, 5])
+def test_a_read_that_ends_at_another_size_than_fstat_said_reads_on(tree, monkeypatch, reported):
+    # grew (fstat said less) or shrank (more): reading goes on to the end, as before
+    (tree / "f").write_bytes(b"z" * 4)
+    asked = _counting_reads(monkeypatch)
+    _lying_fstat(monkeypatch, reported)
+    assert read_bytes(tree / "f", tree, 100) == b"z" * 4
+    assert len(asked) >= 2
+
+
 def test_a_file_that_shrank_gives_what_is_there(tree, monkeypatch):
     (tree / "shrank").write_bytes(b"abc")
     _lying_fstat(monkeypatch, 50)

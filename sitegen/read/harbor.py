@@ -73,17 +73,28 @@ def read_whole(data: bytes) -> dict:
 # the reference path reports or reads those), a byte-order mark (simdjson skips it,
 # orjson refuses it), a repeated key in an object read from (simdjson finds the first,
 # orjson keeps the last), a container where a plain value is read, text that is not UTF-8.
+#
+# The small objects (stage spans, verifier_result, exception_info, model_usage) are taken
+# whole, by simdjson's own as_dict: one call instead of a walk over their keys with a
+# look-up per field read. as_dict gives what orjson gives for the same bytes (a repeated
+# key keeps its last value, containers become dicts and lists), so these need none of the
+# checks above; decode_fields reads only the FIELDS of them.
+
+
+class Entire(dict):
+    """A shape in :data:`FIELDS` whose object is taken whole (its keys name what is read)."""
+
 
 _LEAF = None  # a plain value, read as it is
-_SPAN = {"started_at": _LEAF, "finished_at": _LEAF}
+_SPAN = Entire({"started_at": _LEAF, "finished_at": _LEAF})
 _POLICY = {"should_retry": _LEAF, "should_grade": _LEAF, "has_valid_reward": _LEAF}
-_EXCEPTION = {"exception_type": _LEAF, "policy": _POLICY}
+_EXCEPTION = Entire({"exception_type": _LEAF, "policy": _POLICY})
 _AGENT = {
     "n_input_tokens": _LEAF,
     "n_output_tokens": _LEAF,
     "n_cache_tokens": _LEAF,
     "metadata": {"n_episodes": _LEAF},
-    "model_usage": {"*": {"n_input_tokens": _LEAF, "n_output_tokens": _LEAF}},
+    "model_usage": Entire({"*": {"n_input_tokens": _LEAF, "n_output_tokens": _LEAF}}),
 }
 FIELDS: dict[str, Any] = {
     "trial_name": _LEAF,
@@ -93,7 +104,7 @@ FIELDS: dict[str, Any] = {
     "started_at": _LEAF,
     "finished_at": _LEAF,
     "agent_result": _AGENT,
-    "verifier_result": {"rewards": {"reward": _LEAF}, "reward": _LEAF},
+    "verifier_result": Entire({"rewards": {"reward": _LEAF}, "reward": _LEAF}),
     "exception_info": _EXCEPTION,
     "step_results": [{"agent_result": _AGENT, "exception_info": _EXCEPTION}],
     "environment_setup": _SPAN,
@@ -101,7 +112,8 @@ FIELDS: dict[str, Any] = {
     "agent_execution": _SPAN,
     "verifier": _SPAN,
 }
-"""Every field :func:`decode_fields` reads (``"*"``: every key; a list: every item)."""
+"""Every field :func:`decode_fields` reads (``"*"``: every key; a list: every item; an
+:class:`Entire`: all of that object)."""
 
 _BOM = b"\xef\xbb\xbf"
 _UNREAD: Any = object()  # a key decode_fields does not read
@@ -149,6 +161,14 @@ def _compile(shape: Any) -> Taker | None:
     obj_t, arr_t = simdjson.Object, simdjson.Array
     if shape is _LEAF:
         return None
+    if type(shape) is Entire:
+
+        def entire(v: Any) -> Any:
+            if type(v) is obj_t:
+                return v.as_dict()
+            return None if type(v) is arr_t else v
+
+        return entire
     if isinstance(shape, list):
         item = _compile(shape[0])
         assert item is not None  # a list of objects
@@ -236,19 +256,36 @@ def decode_fields(obj: dict, name: str, is_eval: bool) -> TrialResult | None:
         reward = None
     if turns == 0 and exception:
         turns = None  # older Harbor recorded 0 turns when the agent loop raised
-    return TrialResult(
-        name=str(obj.get("trial_name") or name),
-        task=str(obj.get("task_name") or ""),
-        reward=reward,
-        exception=str(exception) if exception else None,
-        turns=turns,
-        input_tokens=tokens_in,
-        output_tokens=tokens_out,
-        duration_s=_duration(obj.get("started_at"), obj.get("finished_at")),
-        eval=is_eval,
-        **_insight_fields(obj, agent),
-        exception_kind=policy_kind(exc_info.get("policy")) if exception else None,
+    start = _time(obj.get("started_at"))  # (read once: the duration and the insights need it)
+    return _trial(
+        {
+            "name": str(obj.get("trial_name") or name),
+            "task": str(obj.get("task_name") or ""),
+            "reward": reward,
+            "exception": str(exception) if exception else None,
+            "turns": turns,
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "duration_s": _between(start, _time(obj.get("finished_at"))),
+            "eval": is_eval,
+            **_insight_fields(obj, agent, start),
+            "exception_kind": policy_kind(exc_info.get("policy")) if exception else None,
+        }
     )
+
+
+def _trial(fields: dict[str, Any]) -> TrialResult:
+    """The :class:`TrialResult` of ``fields`` (all of them, in their order), set as unpickling sets them.
+
+    The frozen dataclass's ``__init__`` sets each of its 16 fields through
+    ``object.__setattr__``, which was a quarter of decode_fields' work. Filling the new
+    instance's ``__dict__`` is how pickle builds every TrialResult a worker sends back;
+    the object is equal, field for field (tests/read/test_harbor.py checks both, and that
+    TrialResult has no ``__post_init__`` or slots that this would skip).
+    """
+    r = TrialResult.__new__(TrialResult)
+    r.__dict__.update(fields)
+    return r
 
 
 def _tokens(agent: dict) -> tuple[int | None, int | None]:
@@ -267,25 +304,30 @@ def _sum_known(values) -> int | None:
     return sum(xs) if xs else None
 
 
-def _insight_fields(obj: dict, agent: dict) -> dict:
-    """Start time, stage durations and cached tokens (the insights' inputs, docs/design.md)."""
-    start = _time(obj.get("started_at"))
+_STAGES = (
+    ("environment_setup", "env_setup_s"),
+    ("agent_setup", "agent_setup_s"),
+    ("agent_execution", "agent_exec_s"),
+    ("verifier", "verifier_s"),
+)
+
+
+def _insight_fields(obj: dict, agent: dict, start: datetime | None) -> dict:
+    """Start time (``started_at`` as :func:`_time` reads it), stage durations and cached tokens.
+
+    The insights' inputs (docs/design.md).
+    """
     stages = {}
-    for key, field_name in (
-        ("environment_setup", "env_setup_s"),
-        ("agent_setup", "agent_setup_s"),
-        ("agent_execution", "agent_exec_s"),
-        ("verifier", "verifier_s"),
-    ):
-        st = _dict(obj.get(key))
-        d = _duration(st.get("started_at"), st.get("finished_at"))
+    for key, field_name in _STAGES:
+        st = obj.get(key)
+        d = _duration(st.get("started_at"), st.get("finished_at")) if isinstance(st, dict) else None
         stages[field_name] = d if d is not None and d >= 0 else None
-    return {
+    return {  # (in TrialResult's field order: see _trial)
         # the wall-clock reading as written: logs are naive local time, and a trial's
         # "Z" is compared against them as a reading (docs/design.md, trial attribution)
         "started_at": start.replace(tzinfo=None) if start is not None else None,
-        "cache_tokens": _int(agent.get("n_cache_tokens")),
         **stages,
+        "cache_tokens": _int(agent.get("n_cache_tokens")),
     }
 
 
@@ -295,6 +337,8 @@ def _dict(v: object) -> dict:
 
 def _int(v: object) -> int | None:
     """A count, or None when absent or not a finite number (``NaN``/``Infinity`` occur)."""
+    if type(v) is int:  # the common case: no isinstance chain, int(v) is v
+        return v if -(1 << 63) <= v < 1 << 63 else None
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
     if isinstance(v, float) and not is_finite(v):  # an int is exact: only the range applies
@@ -315,17 +359,22 @@ def _reward(v: object) -> float | None:
 
 
 def _time(v: object) -> datetime | None:
+    """An ISO 8601 time as written (``Z`` read as UTC); None when not one."""
     if not isinstance(v, str):
         return None
     try:
-        t = datetime.fromisoformat(v.replace("Z", "+00:00"))
+        return datetime.fromisoformat(v.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return t.replace(tzinfo=None) if t.tzinfo is None else t
 
 
 def _duration(a: object, b: object) -> float | None:
-    ta, tb = _time(a), _time(b)
+    """Seconds from time ``a`` to time ``b``, both as :func:`_time` reads them."""
+    return _between(_time(a), _time(b))
+
+
+def _between(ta: datetime | None, tb: datetime | None) -> float | None:
+    """Seconds from ``ta`` to ``tb``; None unless both are known and of one kind (naive or not)."""
     if ta is None or tb is None or (ta.tzinfo is None) != (tb.tzinfo is None):
         return None
     return (tb - ta).total_seconds()

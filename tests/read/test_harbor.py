@@ -1,6 +1,8 @@
 """harbor: reading only the needed fields (simdjson) gives what reading the whole file gives."""
 
+import dataclasses
 import json
+import math
 import random
 from datetime import datetime
 
@@ -8,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sitegen.model.parsed import TrialResult
+from sitegen.read import harbor
 from sitegen.read.harbor import (
     FIELDS,
     TrialFormatError,
@@ -184,6 +188,35 @@ ODD = {
     "bad time": _doc(started_at="yesterday", agent_setup={"started_at": 5, "finished_at": []}),
     "reward_valid false": _doc(reward_valid=False),
     "reward_valid object": _doc(reward_valid={"x": 1}),
+    # the objects taken whole (harbor.Entire): what orjson makes of them, whatever they hold
+    "repeated span key": _doc(
+        agent_setup={"started_at": "2026-01-01T00:00:00Z", "finished_at": "x"}
+    ).replace(b'"finished_at": "x"', b'"finished_at": "x", "finished_at": "2026-01-01T00:00:04Z"'),
+    "container in a span": _doc(verifier={"started_at": [1], "finished_at": {"a": [2, 3]}}),
+    "big unread part of a span": _doc(environment_setup={"log": ["x" * 50] * 20, "started_at": 1}),
+    "repeated exception type": _doc(exception_info={"exception_type": "A"}).replace(
+        b'"exception_type": "A"', b'"exception_type": "A", "exception_type": "AgentTimeoutError"'
+    ),
+    "object exception type with repeats": _doc(exception_info={"exception_type": "AAAA"}).replace(
+        b'"AAAA"', b'{"k": 1, "k": [2.5, null], "j": {"z": true}}'
+    ),
+    "policy repeated and odd": _doc(
+        exception_info={
+            "exception_type": "E",
+            "policy": {"should_retry": True, "should_grade": [False], "has_valid_reward": 1},
+        }
+    ).replace(b'"should_retry": true', b'"should_retry": false, "should_retry": true'),
+    "repeated reward": _doc().replace(b'"reward": 1.0', b'"reward": 1.0, "reward": 0.5'),
+    "repeated rewards": _doc().replace(
+        b'"rewards": {"reward": 1.0}', b'"rewards": {"reward": 1.0}, "rewards": {"reward": 0}'
+    ),
+    "repeated model usage": _doc(
+        agent_result={"model_usage": {"m": {"n_output_tokens": 1}}}
+    ).replace(b'"n_output_tokens": 1', b'"n_output_tokens": 1, "n_output_tokens": 3'),
+    "model usage scalar": _doc(agent_result={"model_usage": 5}),
+    "spans of every kind": _doc(
+        environment_setup=[], agent_setup="x", agent_execution=None, verifier=3
+    ),
 }
 
 
@@ -229,7 +262,11 @@ _key = st.sampled_from(
         "n_output_tokens",
         "n_cache_tokens",
         "environment_setup",
+        "agent_setup",
+        "agent_execution",
         "verifier",
+        "should_retry",
+        "has_valid_reward",
         "x",
     ]
 )
@@ -265,3 +302,118 @@ def _text(v) -> str:
 def test_generated_files_read_as_the_reference_reads_them(pairs):
     data = _text(pairs).encode() if pairs else b"{}"
     assert fast(data) == reference(data)
+
+
+# -- the objects taken whole, and the trial built without __init__ -----------------------------
+
+_span_time = st.sampled_from(
+    [
+        "2026-01-01T00:00:00Z",
+        "2026-01-01T00:00:07.5Z",
+        "2026-01-01T00:01:00Z",
+        "2026-01-01T00:02:00.25Z",
+        "2026-01-01T00:00:09",
+        "",
+    ]
+)
+_entire = st.one_of(
+    # a span with a repeated key (which value counts is orjson's rule: the last)
+    st.tuples(
+        _span_time, _span_time, st.sampled_from(["started_at", "finished_at"]), _span_time
+    ).map(lambda t: [("started_at", t[0]), ("finished_at", t[1]), (t[2], t[3])]),
+    st.fixed_dictionaries({"started_at": _span_time, "finished_at": _span_time}),
+    st.recursive(  # anything simdjson reads (so the file is not passed on to orjson whole)
+        st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), _span_time),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3), st.lists(st.tuples(_key, inner), max_size=4)
+        ),
+        max_leaves=12,
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {
+            k: _entire
+            for k in (
+                "environment_setup",
+                "agent_setup",
+                "agent_execution",
+                "verifier",
+                "verifier_result",
+                "exception_info",
+            )
+        }
+    ),
+    _entire,
+)
+def test_objects_taken_whole_read_as_the_reference_reads_them(parts, usage):
+    """Harbor's shape with anything (repeated keys, containers, scalars) in the objects taken whole."""
+    agent = '{"n_input_tokens": null, "model_usage": ' + _text(usage) + "}"
+    head = '{"trial_name": "t__1", "started_at": "2026-01-01T00:00:00Z", "agent_result": ' + agent
+    data = (
+        head + "".join(f", {json.dumps(k)}: {_text(v)}" for k, v in parts.items()) + "}"
+    ).encode()
+    assert read_fields(data) is not None  # the fast path is the one tested
+    assert fast(data) == reference(data)
+
+
+def test_the_trial_is_built_as_its_init_builds_it():
+    """harbor._trial fills the instance dict: equal to TrialResult(...), field for field, in order."""
+    assert not hasattr(TrialResult, "__post_init__") and not hasattr(TrialResult, "__slots__")
+    names = [f.name for f in dataclasses.fields(TrialResult)]
+    results = [fast(data) for _v, data in harbor_files()] + [fast(d) for d in ODD.values()]
+    trials = [r for r in results if isinstance(r, TrialResult)]
+    assert len(trials) > 40
+    for r in trials:
+        built = TrialResult(**{n: getattr(r, n) for n in names})
+        assert r == built and list(vars(r).items()) == list(vars(built).items())
+
+
+def _old_int(v):
+    """decode_fields' count rule before its int fast path (the reference)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if not -(1 << 63) <= v < 1 << 63:
+        return None
+    return int(v)
+
+
+@given(
+    st.one_of(
+        st.integers(min_value=-(2**70), max_value=2**70),
+        st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, True, False, None, "3"]),
+        st.floats(),
+    )
+)
+def test_counts_read_as_before(v):
+    got, want = harbor._int(v), _old_int(v)
+    assert got == want and type(got) is type(want)
+
+
+def _old_time(v):
+    """harbor._time before it stopped copying naive times (the reference)."""
+    if not isinstance(v, str):
+        return None
+    try:
+        t = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t.replace(tzinfo=None) if t.tzinfo is None else t
+
+
+@given(
+    st.one_of(
+        st.datetimes().map(lambda d: d.isoformat()),
+        st.datetimes(timezones=st.timezones()).map(lambda d: d.isoformat()),
+        st.datetimes().map(lambda d: d.isoformat() + "Z"),
+        st.text(alphabet="0123456789-T:.Z+ ", max_size=30),
+    )
+)
+def test_times_read_as_before(v):
+    got, want = harbor._time(v), _old_time(v)
+    assert got == want and (got is None or (got.tzinfo, got.fold) == (want.tzinfo, want.fold))
