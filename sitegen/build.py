@@ -8,9 +8,11 @@ business; how files reach the output folder is :mod:`sitegen.write`'s.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -97,7 +99,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
     """
     report = BuildReport()
     site = SitePaths.of(opts.out)
-    with OutputLock(site), disk_full_is_an_error():
+    with OutputLock(site), disk_full_is_an_error(), _fewer_collections():
         disc = _discover(opts, site, report)
         report.stage("discover")
         state = BuildState(site.cache, opts)
@@ -129,6 +131,26 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         state.save_site(_record(sources, parsed, reuse, files, report))
         report.stage("write")
     return report
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run CPython's cyclic garbage collector less often while the build runs.
+
+    A cold build makes millions of containers (results unpickled from the workers, cache
+    bodies, page objects) that reference counting frees or that live to the end. At the
+    default thresholds (a young collection every 700 new containers) the main process of
+    a cold build of the 1 GB benchmark archive ran ~500 collections, 0.3-0.5 s of its
+    ~2 s, that found 1.5 k objects in cycles; at 50 000 it runs 4 (0.07 s). The young
+    generation stays a few MB. Workers forked meanwhile inherit the setting; the old
+    thresholds come back after (``serve`` builds again in the same process).
+    """
+    old = gc.get_threshold()
+    gc.set_threshold(50_000, *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Discovery:

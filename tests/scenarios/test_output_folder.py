@@ -17,6 +17,7 @@ import pytest
 
 from sitegen.build import build
 from sitegen.cli import main
+from sitegen.errors import ArchiveError
 from sitegen.options import BuildOptions
 from sitegen.synth import synth
 from sitegen.write import MARKER, read_manifest
@@ -213,3 +214,23 @@ def test_kill_9_leaves_no_worker_and_an_immediate_rebuild_succeeds(tmp_path):
     report = build(BuildOptions(archive=archive, out=out, workers=2, now=0.0))
     assert report.jobs == 7 and (out / "index.html").exists()
     assert not list(tmp_path.glob(".site.staging-*"))
+
+
+def test_the_collector_runs_less_often_during_a_build_and_as_before_after(small, tmp_path):
+    """build() raises the young generation's threshold while it runs (fewer collections of
+    the containers it makes) and puts the caller's thresholds back, on error too."""
+    import gc
+
+    before = gc.get_threshold()
+    during: list[tuple[int, ...]] = []
+    try:
+        gc.set_threshold(700, 9, 11)
+        build(_opts(small, tmp_path / "site"), progress=lambda _: during.append(gc.get_threshold()))
+        assert during and set(during) == {(50_000, 9, 11)}
+        assert gc.get_threshold() == (700, 9, 11)
+        (tmp_path / "empty").mkdir()
+        with pytest.raises(ArchiveError):
+            build(_opts(tmp_path / "empty", tmp_path / "site2"))
+        assert gc.get_threshold() == (700, 9, 11)
+    finally:
+        gc.set_threshold(*before)
