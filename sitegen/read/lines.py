@@ -46,6 +46,11 @@ GLUED_START_RE = re.compile(
 # Only text ending like this may carry a glued record: model text can hold anything.
 TQDM_TAIL_RE = re.compile(r"(?:\d+/\d+|\d+(?:\.\d+)?[kMG]?it) \[[^\[\]]*\]\s*$")
 
+# "\r\n", replaced by one regex: bytes.replace looks for the two bytes at each of the
+# many lone "\r" of tqdm bars (1.4 M in the 1 GB archive, which has no "\r\n"); the
+# regex skips to each "\r" in C: 0.25 -> 0.15 s CPU over its 237 chunks holding a "\r".
+CRLF_RE = re.compile(rb"\r\n")
+
 # Longest line kept whole; the rest of a longer line is dropped (and reported).
 MAX_LINE_BYTES = 1 << 20
 
@@ -102,7 +107,7 @@ def iter_blocks(
             chunk = chunk[1:]
         pending_cr = chunk[-1:] == b"\r"
         if b"\r" in chunk:
-            chunk = chunk.replace(b"\r\n", b"\n")
+            chunk = CRLF_RE.sub(b"\n", chunk)
             # The carried line's start, topped up from this chunk: its Ray prefix may
             # straddle the boundary (then the prefix of its \r records was lost).
             carried = bytes(buf[:400]) + chunk[: max(0, 400 - len(buf))] if buf else None

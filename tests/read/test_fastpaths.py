@@ -94,6 +94,12 @@ def test_cr_at_chunk_boundaries_reads_as_the_per_cr_reference(monkeypatch):
         assert got == want, size
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from((b"\r", b"\n", b"\r\n", b"x", b"\r\r")), max_size=12).map(b"".join))
+def test_crlf_regex_is_bytes_replace(data):
+    assert lines.CRLF_RE.sub(b"\n", data) == data.replace(b"\r\n", b"\n")
+
+
 def test_a_cr_line_whose_prefix_straddles_a_chunk_boundary_keeps_it():
     head = b"x" * 30 + b"\n"
     data = head + b"(skyrl_entrypoint pid=4242) 10%|#| 1/9 [00:01]\r 'after': 'a bar',\n"
