@@ -76,7 +76,7 @@ class MetricBlocks(ParserCore):
         The run is the lines from ``pos`` on that all start with the same Ray prefix
         ``P`` of a process whose dict is open, each with a ``rest`` that
         :func:`~sitegen.read.lines.continuation_line` takes (a ``{`` for the dict's
-        first line, then a space or a tab; no escape, ``]`` or ``[repeated ``), up to
+        first line, then a space or a tab; no escape or ``]``), up to
         the line that closes the dict or the first line that is not such a line (another
         process's line, a header, a bad line, the end of the stretch). Fed one by one,
         each of those lines is ``feed(continuation_line(...))``, which only appends its
@@ -111,31 +111,39 @@ class MetricBlocks(ParserCore):
         if run is None:
             if len(self.runs) > 4096:  # bounded whatever the log
                 self.runs.clear()
-            run = self.runs[pfx] = re.compile(b"(?:" + re.escape(pfx) + rb"[ \t][^\n]*\n)*")
-        # The first line, then the continuation lines after it (a "{" line stops the run:
-        # it would cut the dict). No prefix holds a "}" or a line break.
-        nl = block.index(b"\n", start) + 1
-        found = run.match(block, nl, end)
-        rend = found.end() if found is not None else nl  # (a "*" always matches)
-        close = block.find(b"}\n", pos, rend)
-        stop = close + 2 if close >= 0 else rend
-        n = block.count(b"\n", pos, stop)
+            p = re.escape(pfx)
+            # continuation lines not ending in "}", then maybe the one that does (the close)
+            run = self.runs[pfx] = re.compile(
+                b"(?:" + p + rb"[ \t][^\n]*(?<!\})\n)*(?:" + p + rb"[ \t][^\n]*\}\n)?"
+            )
+        # The first line, then the continuation lines after it up to the first that ends in
+        # "}" (a "{" line stops the run: it would cut the dict). No prefix holds a "}" or a
+        # line break.
+        stop = block.index(b"\n", start) + 1
+        if block[stop - 2] != 125:  # "}": the first line closes the dict
+            found = run.match(block, stop, end)
+            stop = found.end() if found is not None else stop  # (it always matches)
+        closes = block[stop - 2] == 125
+        # Each line starts with the prefix, which is ASCII: cut as many characters.
+        cut = len(pfx)
+        raw = block[pos : stop - 1].decode("utf-8")
+        texts = [t[cut:].rstrip() for t in raw.split("\n")]
+        n = len(texts)
         if len(pend.text) + n > MAX_BLOCK_LINES:
-            return 0, rend
-        # Each line starts with the prefix: strip them all with one replace.
-        body = block[pos + len(pfx) : stop - 1]
-        if pfx:
-            body = body.replace(b"\n" + pfx, b"\n")
-        if b"\x1b" in body or b"]" in body or b"[repeated " in body:
-            return 0, rend
-        texts = [t.rstrip() for t in body.decode("utf-8").split("\n")]
-        joined = "\n".join(texts) + "\n"
-        # Only the closing line may end in "}", and only as the run's last; a blank
-        # continuation line would cut the dict.
-        if joined.find("}\n") != (len(joined) - 2 if close >= 0 else -1) or "" in texts:
-            return 0, rend
+            return 0, stop
+        joined = "\n".join(texts)
+        # split_line would strip a colour code, or a dedup suffix (which ends in "]")
+        if "\x1b" in joined or "]" in joined:
+            return 0, stop
+        # Where rstrip took something, a line may close early (a "}" then other
+        # whitespace) or be blank (it would cut the dict): only the closing line may
+        # end in "}", as the run's last, and no line may be empty.
+        if len(joined) != len(raw) - n * cut:  # (characters, as the prefix is ASCII)
+            joined += "\n"
+            if joined.find("}\n") != (len(joined) - 2 if closes else -1) or "" in texts:
+                return 0, stop
         pend.text.extend(texts)
-        if close >= 0:
+        if closes:
             del self.pending[pend.source]
             self._close_block(pend)
         return n, stop

@@ -44,7 +44,7 @@ ODD = (
     b"{'z': 2,",
     b"\t'tab': 3,",
     b" 'r': '[x]',",
-    b" 'e': '\x1b[0m',",
+    b" 'e': 5\x1b[0m,",  # split_line strips the colour code: the value reads 5
     b" 'd': 4, [repeated 3x across cluster]",
     b" 'u': '\xc3\xa9',",
     b" 'x': '}',",
@@ -77,6 +77,8 @@ def logs(draw) -> bytes:
         text = "{" + ",\n ".join(items) + "}"  # pformat's layout: an item a line
         out.append(_header(pfx, step))
         out += [pfx + line.encode() for line in text.split("\n")]
+        if draw(st.booleans()):  # what looks like more of it after its "}"
+            out.append(pfx + draw(st.sampled_from((b" 'after': 1,", b" 'after': 2}", b"\t}"))))
     for _ in range(draw(st.integers(0, 4))):
         i = draw(st.integers(0, len(out)))
         kind = draw(st.sampled_from(("noise", "odd", "prefix", "header", "drop")))
@@ -196,6 +198,18 @@ def test_a_run_that_would_close_early_or_cut_is_declined_unchanged(odd):
     start = data.index(b"\n") + 1
     taken, _ = p._take_run(data, start, len(data))
     assert taken == 0 and json.dumps(p.state_json()) == before
+    _same_as_line_by_line(data, 1 << 20)
+
+
+def test_a_dict_line_after_the_close_is_not_the_dicts():
+    data = _clean_log() + P + b" 'after': 1,\n" + P + b" 'more': 2}\n"
+    p = LogParser("x.out", Redactor(), year_hint=2026)
+    p.feed_block(1, data)
+    got = p.finish()
+    assert [(b.step, sorted(b.metrics)) for b in got.blocks] == [
+        (7, ["a/x", "b/y", "trainer/global_step"])
+    ]
+    assert got.lines == 6 and got.warnings == ()
     _same_as_line_by_line(data, 1 << 20)
 
 
