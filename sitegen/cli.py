@@ -7,6 +7,7 @@ stderr and exit code 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -164,6 +165,12 @@ def _options(args: argparse.Namespace):
 
 
 def main(argv: list[str] | None = None) -> int:
+    # This process is the command: the cyclic garbage collector runs a young collection
+    # every 50 000 new containers, not 700, from the start, so the imports of a build (the
+    # page model's dataclasses, Jinja, the insights) are not interrupted either (about
+    # 4 % of a one-job rebuild: 0.40 -> 0.385 s). build() does the same for library callers
+    # (build._fewer_collections, which restores the thresholds it found).
+    gc.set_threshold(50_000, *gc.get_threshold()[1:])
     args = _parser().parse_args(argv)
     try:
         return _run(args)
