@@ -171,9 +171,8 @@ def _field_codec(tp: Any) -> tuple[Callable[[Any], Any], Callable[[Any, str], An
 # Positional, in field order: a trials folder's outcomes hold tens of thousands of trials,
 # and field names would double the file. Derived from the dataclass, so a new field is
 # cached too; the field list is part of the cache key (a new shape starts afresh).
-_TRIAL_TYPES = [
-    (f.name, typing.get_type_hints(TrialResult)[f.name]) for f in dataclasses.fields(TrialResult)
-]
+_TRIAL_HINTS = typing.get_type_hints(TrialResult)  # once: each call evaluates every annotation
+_TRIAL_TYPES = [(f.name, _TRIAL_HINTS[f.name]) for f in dataclasses.fields(TrialResult)]
 _TRIAL_FIELDS = [(name, *_field_codec(tp)) for name, tp in _TRIAL_TYPES]
 TRIAL_SHAPE = ",".join(name for name, _, _ in _TRIAL_FIELDS)
 
@@ -268,7 +267,7 @@ _AS_IS: dict[Any, frozenset[type]] = {
     datetime | None: frozenset({type(None)}),
 }
 _TRIAL_DECODE = [
-    (name, dec, _AS_IS[typing.get_type_hints(TrialResult)[name]]) for name, _, dec in _TRIAL_FIELDS
+    (name, dec, _AS_IS[_TRIAL_HINTS[name]]) for name, _, dec in _TRIAL_FIELDS
 ]
 
 
