@@ -266,9 +266,7 @@ _AS_IS: dict[Any, frozenset[type]] = {
     str | None: frozenset({str, type(None)}),
     datetime | None: frozenset({type(None)}),
 }
-_TRIAL_DECODE = [
-    (name, dec, _AS_IS[_TRIAL_HINTS[name]]) for name, _, dec in _TRIAL_FIELDS
-]
+_TRIAL_DECODE = [(name, dec, _AS_IS[_TRIAL_HINTS[name]]) for name, _, dec in _TRIAL_FIELDS]
 
 
 def _trial_from_json(v: Any) -> TrialResult:
