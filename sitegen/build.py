@@ -221,7 +221,6 @@ def _take_whole(
     damaged whole entry behind a good summary is parsed again. True when any was taken
     (assemble again then)."""
     from sitegen.parse import _parse_log_task, merge_trial_sets
-    from sitegen.read.trials import parse_trials
 
     taken = False
     for run in runs:
@@ -251,7 +250,9 @@ def _take_whole(
             sets = []
             for d in dirs:  # each folder whole, merged as the parse merges them
                 ts = state.whole_trials(d)
-                if ts is None:
+                if ts is None:  # (the reader is imported only when a folder is read)
+                    from sitegen.read.trials import parse_trials
+
                     root = opts.archive / disc.real(d)
                     known = state.trial_outcomes(d)
                     ts = parse_trials(

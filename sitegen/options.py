@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import stat
-import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -63,6 +62,8 @@ def load_config(path: Path | None) -> dict:
         raise ConfigError(
             f"config {path} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
         ) from None
+    import tomllib  # here: most builds have no config file (~3 ms of a one-job rebuild)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,8 +20,7 @@ from sitegen.errors import BuildWarning
 from sitegen.incremental import BuildState
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
-from sitegen.read.pool import RayPool, WorkerPool, open_pool
-from sitegen.read.trials import decode_files, plan_trials
+from sitegen.read.pool import Pending, RayPool, WorkerPool, open_pool
 from sitegen.redact import Redactor
 from sitegen.sources import fingerprint
 
@@ -147,7 +145,7 @@ def _parse_log_task(
 
 def _start_logs(
     pool: WorkerPool | RayPool, tasks: list[_LogTask], opts: BuildOptions, disc: Discovery
-) -> list[Future]:
+) -> list[Pending]:
     argsets = [
         (
             str(opts.archive),
@@ -163,7 +161,7 @@ def _start_logs(
 
 def _take_log(
     task: _LogTask,
-    future: Future,
+    future: Pending,
     state: BuildState,
     out: Parsed,
     unreadable: dict[str, BuildWarning],
@@ -199,6 +197,9 @@ def _start_trials(
         if progress:
             progress(f"trials {d}: {len(kept.results)} (unchanged)")
         return lambda: kept
+    # here, not at the top: a rebuild whose trial folders are unchanged never needs the reader
+    from sitegen.read.trials import decode_files, plan_trials
+
     old = state.trial_outcomes(d)
     plan = plan_trials(archive / disc.real(d), archive, old, redactor)
     decoded = pool.start_shards(decode_files, str(archive), plan.todo, TRIAL_SHARD_MIN)

@@ -16,7 +16,6 @@ from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.jsonio import clean, dumps, script_json
 from sitegen.model.pages import JobPage, RunPage
 from sitegen.pages import compare_curves
-from sitegen.present import cards
 from sitegen.present.chartsets import job_charts, run_charts
 from sitegen.present.exports import series_csv, trials_csv
 from sitegen.present.formatting import headline_sentence, md_to_html
@@ -25,6 +24,7 @@ from sitegen.present.report import job_report
 if TYPE_CHECKING:
     from sitegen.insights.tasks import TaskAnalysis
     from sitegen.model.parsed import TrialSet
+    from sitegen.present.cards import Card
     from sitegen.present.contexts import JobContext, RunContext
 
 P = TypeVar("P", JobPage, RunPage)
@@ -52,6 +52,13 @@ def script_data(name: str, value: object) -> str:
     return f"sitegen.data({script_json(name)}, {script_json(value)});\n"
 
 
+def paint(card: Card) -> bytes:
+    """The card's PNG (the painter is imported only by a build that paints cards)."""
+    from sitegen.present.cards import paint as paint_card
+
+    return paint_card(card)
+
+
 def _charts(make: Callable[[P], dict], page: P) -> dict[str, dict]:
     """A page's charts. The page embeds them; its "Vega-Lite spec" links are made in the
     browser from those (static/site.js), so the site carries no second copy."""
@@ -67,7 +74,7 @@ class PageFiles:
         self.task_tables = task_tables
 
     def job(
-        self, page: JobPage, run: RunPage | None, trials: TrialSet | None, card: cards.Card | None
+        self, page: JobPage, run: RunPage | None, trials: TrialSet | None, card: Card | None
     ) -> Files:
         """Every file of a job page, in the order they are written."""
         rel = page.url
@@ -99,7 +106,7 @@ class PageFiles:
         }
         files.append(self.html("job.html", rel, ctx, meta))
         if card:
-            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
+            files.append((f"{rel}{CARD_FILE}", paint(card)))
         return files
 
     def run(
@@ -108,7 +115,7 @@ class PageFiles:
         trials: TrialSet | None,
         trials_owner: str | None,
         image: str | None,
-        card: cards.Card | None,
+        card: Card | None,
     ) -> Files:
         """Every file of a run page, in the order they are written."""
         rel = page.url
@@ -138,7 +145,7 @@ class PageFiles:
         }
         files.append(self.html("run.html", rel, ctx, meta))
         if card:
-            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
+            files.append((f"{rel}{CARD_FILE}", paint(card)))
         return files
 
     def curves(self, kind: str, page: JobPage | RunPage) -> Files:

@@ -16,6 +16,7 @@ from sitegen import incremental, parse, sources
 from sitegen.build import build
 from sitegen.options import BuildOptions
 from sitegen.present import html
+from sitegen.read import trials as trials_reader
 from sitegen.synth import synth
 
 
@@ -271,9 +272,11 @@ def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     build(opts)
     listed: list[str] = []
-    real = parse.plan_trials
+    real = trials_reader.plan_trials
     monkeypatch.setattr(
-        parse, "plan_trials", lambda root, *a, **k: listed.append(root.name) or real(root, *a, **k)
+        trials_reader,
+        "plan_trials",
+        lambda root, *a, **k: listed.append(root.name) or real(root, *a, **k),
     )
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))  # a log, not trials
     r = build(opts)
@@ -452,7 +455,9 @@ def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     assert done.returncode == 0, done.stderr
     loaded = set(done.stdout.split())
     assert "sitegen.present.html" in loaded  # (it did render)
-    unwanted = {"concurrent.futures.process", "markdown", "altair", "jsonschema", "http.client"}
+    unwanted = {"concurrent.futures", "markdown", "altair", "jsonschema", "http.client"}
+    # nor the trial reader (no trials folder changed), nor the card painter (no --base-url)
+    unwanted |= {"sitegen.read.trials", "simdjson", "sitegen.present.cards", "PIL"}
     assert loaded & unwanted == set()
 
 
