@@ -14,7 +14,7 @@ from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
 from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_OOM_RE
 from sitegen.read.metricblocks import flat_dict
-from sitegen.read.vllm import V0_PREFIX, is_stats_like
+from sitegen.read.vllm import V0_PREFIX, is_stats_like, standard_stats
 
 # A whole vLLM engine stats record of vLLM 0.8 - 0.11.0's one fixed shape after the Ray
 # prefix, as bytes: VLLM_RE's header, then ENGINE_RE and vllm.STANDARD_RE's message (ASCII
@@ -129,14 +129,7 @@ class StatusLines(ParserCore):
         ts, index, p, g, r, w, kv, pre, _, repeated = h.groups()
         if repeated is not None:
             self.suppressed += int(repeated)  # as _vllm counts Ray's unprinted copies
-        vals = {
-            "prompt_tps": float(p),
-            "gen_tps": float(g),
-            "running": float(r),
-            "waiting": float(w),
-            "kv_pct": float(kv),
-            "prefix_pct": float(pre),
-        }
+        vals = standard_stats(p, g, r, w, kv, pre)
         self.vllm.add(known[1], known[2], index.decode(), vals, self._vllm_time(ts.decode()))
         return True
 

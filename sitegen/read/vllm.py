@@ -104,19 +104,30 @@ def is_stats_like(message: str) -> bool:
     )
 
 
+def standard_stats(
+    p: str | bytes,
+    g: str | bytes,
+    r: str | bytes,
+    w: str | bytes,
+    kv: str | bytes,
+    pre: str | bytes,
+) -> dict[str, float]:
+    """The values of :data:`STANDARD_RE`'s six groups (text or ASCII bytes), by key."""
+    return {
+        "prompt_tps": float(p),
+        "gen_tps": float(g),
+        "running": float(r),
+        "waiting": float(w),
+        "kv_pct": float(kv),
+        "prefix_pct": float(pre),
+    }
+
+
 def parse_stats(text: str) -> dict[str, float]:
     """Key/value pairs of an engine stats message (any vLLM version's field set)."""
     m = STANDARD_RE.match(text)
     if m:
-        p, g, r, w, kv, pre = m.groups()
-        return {
-            "prompt_tps": float(p),
-            "gen_tps": float(g),
-            "running": float(r),
-            "waiting": float(w),
-            "kv_pct": float(kv),
-            "prefix_pct": float(pre),
-        }
+        return standard_stats(*m.groups())
     return parse_parts(text)
 
 
