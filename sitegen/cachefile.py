@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from sitegen.errors import BuildWarning
+from sitegen.model.frozen import frozen
 from sitegen.model.parsed import TrialResult, TrialSet
 
 MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
@@ -357,7 +358,7 @@ def record_from_json(v: Any) -> FileRecord:
 Watch = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int], ...]]  # (dirs, files)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Summary:
     """What the last build reported, for the report of a build that finds nothing changed."""
 
@@ -369,7 +370,7 @@ class Summary:
     warnings: tuple[tuple[str, int | None, str], ...]  # (path, line, message)
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class LastBuild:
     """What the last build published, and what it takes to see that nothing changed since."""
 

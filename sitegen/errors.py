@@ -6,7 +6,7 @@ damage in the input that the build reads around and reports with a location.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from sitegen.model.frozen import frozen
 
 
 class SitegenError(Exception):
@@ -25,7 +25,7 @@ class OutputError(SitegenError):
     """The output folder cannot be written safely."""
 
 
-@dataclass(frozen=True)
+@frozen
 class BuildWarning:
     """Damaged or surprising input: where it is and what was done about it.
 

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import re
 import stat
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from sitegen.errors import ConfigError
+from sitegen.model.frozen import frozen
 
 DEFAULT_TITLE = "SkyRL run archive"
 CONFIG_KEYS = {"title", "base_url", "redact_patterns", "workers", "publish_allow"}
 
 
-@dataclass(frozen=True)
+@frozen
 class BuildOptions:
     """What to build and how: the CLI's options (and ``sitegen.toml``), as one value."""
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from sitegen.cachefile import Fingerprint, Known, Watch
 from sitegen.errors import BuildWarning
 from sitegen.incremental import BuildState
+from sitegen.model.frozen import frozen
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.read.pool import Pending, RayPool, WorkerPool, open_pool
@@ -55,7 +56,7 @@ class Parsed:
     watch_kept: dict[str, Watch] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@frozen
 class _LogTask:
     job: JobSource
     fingerprint: Fingerprint

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from sitegen.model.frozen import frozen
 from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
 
 __all__ = ["MASK", "Finding", "Redactor", "is_secret_key"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     """A secret in a text: what kind, and where (``text[start:end]``)."""
 
@@ -44,7 +44,7 @@ _MEMO_MAX_LEN = 256  # short strings (metric names, trial names) repeat: remembe
 _MEMO_MAX_ITEMS = 100_000
 
 
-@dataclass(frozen=True)
+@frozen
 class Redactor:
     """Finds and hides secrets in text, paths and nested config values.
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+
+from sitegen.model.frozen import frozen
 
 MASK = "[REDACTED]"
 
@@ -95,7 +96,7 @@ def is_secret_key(key: str) -> bool:
 Spans = Callable[[str], Iterator[tuple[int, int]]]
 
 
-@dataclass(frozen=True)
+@frozen
 class Rule:
     """One kind of secret: ``spans(text)`` yields where it is."""
 

@@ -27,10 +27,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import BinaryIO
+
+from sitegen.model.frozen import frozen
 
 _FLAGS = (
     os.O_RDONLY
@@ -49,7 +50,7 @@ class UnsafeInput(OSError):
         super().__init__(errno.EPERM, reason)
 
 
-@dataclass(frozen=True)
+@frozen
 class Root:
     """An archive root and its real path, worked out once for many reads below it.
 

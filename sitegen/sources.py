@@ -11,7 +11,6 @@ a trial changes their mtime), each trial still without a complete
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import os
 from collections.abc import Iterable
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 from sitegen import __version__
 from sitegen.assemble import RUNNING_WINDOW_S
 from sitegen.cachefile import Fingerprint, Known, Watch
+from sitegen.model.frozen import frozen
 
 if TYPE_CHECKING:
     from sitegen.model.parsed import Discovery
@@ -52,7 +52,7 @@ def tree_signature(*roots: Path) -> str:
     return h.hexdigest()
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class Sources:
     """The stats of every input, taken once, before anything is parsed.
 

@@ -32,10 +32,10 @@ import os
 import shutil
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.errors import OutputError
+from sitegen.model.frozen import frozen
 
 MARKER = ".sitegen-site"  # the manifest: which files of the folder sitegen made
 _LEGACY_MARKER = b"This folder is written by sitegen"  # sitegen < 0.5 swapped the folder whole
@@ -64,7 +64,7 @@ def disk_full_is_an_error() -> Iterator[None]:
         raise
 
 
-@dataclass(frozen=True)
+@frozen
 class SitePaths:
     """Where a site lives: its folder, and beside it its lock, build cache and staging folder."""
 

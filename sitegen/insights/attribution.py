@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from sitegen.model.frozen import frozen
 from sitegen.model.parsed import MetricBlock, TrialResult
 
 # Trials may start a little before the first log line we hold (the log's clock
@@ -32,7 +32,7 @@ OFFSET_STEP = timedelta(minutes=15)
 MAX_OFFSET = timedelta(hours=14)
 
 
-@dataclass(frozen=True)
+@frozen
 class Attribution:
     """The step of every trial (``None``: not attributed), in the trial set's order."""
 

@@ -14,11 +14,11 @@ import bisect
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 
 from sitegen.insights.attribution import Attribution
 from sitegen.insights.tasks import task_slug
+from sitegen.model.frozen import frozen
 from sitegen.model.parsed import TrialResult
 from sitegen.model.vocabulary import exception_kind
 
@@ -34,7 +34,7 @@ COMPONENT_LABELS = {
 SLOWEST_TASKS = 10
 
 
-@dataclass(frozen=True)
+@frozen
 class Anatomy:
     """Mean seconds per trial of each component over ``trials`` trials (``timed`` had stages)."""
 
@@ -49,7 +49,7 @@ class Anatomy:
     wait_for_step_s: float | None
 
 
-@dataclass(frozen=True)
+@frozen
 class StepAnatomy:
     step: int
     anatomy: Anatomy
@@ -58,13 +58,13 @@ class StepAnatomy:
     cache_tokens: int
 
 
-@dataclass(frozen=True)
+@frozen
 class KindAnatomy:
     kind: str  # none | infrastructure | model | other
     anatomy: Anatomy
 
 
-@dataclass(frozen=True)
+@frozen
 class SlowTask:
     name: str
     slug: str  # its row in the tasks table (``#task-<slug>``)
@@ -75,7 +75,7 @@ class SlowTask:
     agent_exec_s: float | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Tokens:
     trials: int  # trials with token counts
     input_mean: float | None
@@ -86,7 +86,7 @@ class Tokens:
     cache_total: int
 
 
-@dataclass(frozen=True)
+@frozen
 class RolloutAnalysis:
     overall: Anatomy
     shares: dict[str, float | None]  # component -> share of the summed component time

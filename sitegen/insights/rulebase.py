@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from sitegen.insights.attribution import Attribution
+from sitegen.model.frozen import frozen
 from sitegen.model.parsed import BatchCounts, MetricBlock, TrialResult
 from sitegen.model.vocabulary import exception_kind
 from sitegen.model.vocabulary import finite_or_none as _num
@@ -59,7 +59,7 @@ WAIT_KEYS = ("timing/wait_for_generation_buffer", "timing/generate")
 STALENESS_MAX = "async/staleness_max"
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     id: str
     severity: str  # error | warning | info
@@ -68,7 +68,7 @@ class Finding:
     section: str  # the page section (anchor) that shows it
 
 
-@dataclass(frozen=True)
+@frozen
 class StepTrials:
     """Trial outcomes of one step: all trials, those with an exception, infrastructure ones."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from datetime import datetime
 
 from sitegen.insights.attribution import Attribution, attribute
@@ -24,6 +24,7 @@ from sitegen.insights.findings import (
 )
 from sitegen.insights.rollouts import RolloutAnalysis, analyse_rollouts
 from sitegen.insights.tasks import TaskAnalysis, TaskRow, Wasted, analyse_tasks
+from sitegen.model.frozen import frozen
 from sitegen.model.parsed import BatchCounts, Job, MetricBlock, ParsedLog, Run, TrialSet
 
 HEATMAP_TASKS = 30  # rows of the task × step heatmap: learned and forgotten first, then most run
@@ -34,7 +35,7 @@ TASKS_TABLE_FILE = "tasks.json.gz"
 TASKS_SCRIPT_FILE = "tasks.js"
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TaskRowBrief:
     """A task's row without its per-step cells (those are in the table file)."""
 
@@ -59,7 +60,7 @@ def brief(row: TaskRow) -> TaskRowBrief:
     return TaskRowBrief(**{f.name: getattr(row, f.name) for f in fields(TaskRowBrief)})
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TaskListSummary:
     category: str  # learned | forgotten | always | never
     count: int
@@ -69,7 +70,7 @@ class TaskListSummary:
     slugs: tuple[str, ...]  # their row anchors (``#task-<slug>``)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class HeatCell:
     """One task in one step bin (``step`` is the bin's first step)."""
 
@@ -80,7 +81,7 @@ class HeatCell:
     trials: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TasksSection:
     """The ``tasks`` section of a job or run page (``sitegen.insights.tasks``)."""
 
@@ -106,7 +107,7 @@ class TasksSection:
     heatmap_bin_steps: int  # steps per column
 
 
-@dataclass(frozen=True)
+@frozen
 class Insights:
     """Everything the insights say about one job or run (the full task table included)."""
 

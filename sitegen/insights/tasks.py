@@ -17,9 +17,9 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from sitegen.insights.attribution import Attribution
+from sitegen.model.frozen import frozen
 from sitegen.model.parsed import TrialResult
 from sitegen.model.vocabulary import is_finite
 
@@ -31,7 +31,7 @@ CATEGORIES = ("learned", "forgotten", "always", "never", "mixed")
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 
 
-@dataclass(frozen=True)
+@frozen
 class TaskStep:
     """One task at one step: trials, graded trials, successes."""
 
@@ -41,7 +41,7 @@ class TaskStep:
     successes: int
 
 
-@dataclass(frozen=True)
+@frozen
 class TaskRow:
     name: str
     slug: str  # the row's anchor is ``task-<slug>``
@@ -61,7 +61,7 @@ class TaskRow:
     steps: tuple[TaskStep, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class TaskList:
     category: str
     tasks: tuple[str, ...]
@@ -69,7 +69,7 @@ class TaskList:
     share_of_rollouts: float | None
 
 
-@dataclass(frozen=True)
+@frozen
 class WastedStep:
     step: int
     groups: int  # prompt groups with at least two graded trials
@@ -80,7 +80,7 @@ class WastedStep:
     rollouts_wasted: int  # trials in all-equal groups
 
 
-@dataclass(frozen=True)
+@frozen
 class Wasted:
     steps: tuple[WastedStep, ...]
     groups: int
@@ -91,7 +91,7 @@ class Wasted:
     rollouts_share: float | None
 
 
-@dataclass(frozen=True)
+@frozen
 class TaskAnalysis:
     attribution: str  # "time" or "none"
     attribution_note: str

@@ -10,9 +10,9 @@ stored by the build cache through the type-checked codec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sitegen.model.frozen import frozen
 from sitegen.model.pages import CompareItem, JobRow, RunRow
 
 
@@ -35,7 +35,7 @@ class _Kept:
         return self.row.data
 
 
-@dataclass(frozen=True)
+@frozen
 class JobEntry(_Kept):
     """A job page an earlier build analysed and rendered (kept whole)."""
 
@@ -49,7 +49,7 @@ class JobEntry(_Kept):
         return self.row.run
 
 
-@dataclass(frozen=True)
+@frozen
 class RunEntry(_Kept):
     """The same for a run page (``config``: its last job's, as the comparison page takes it)."""
 
@@ -63,7 +63,7 @@ class RunEntry(_Kept):
         return self.row.jobs
 
 
-@dataclass(frozen=True)
+@frozen
 class RunRecord:
     """A run and its jobs as a build made them, and the key of what they were made from."""
 

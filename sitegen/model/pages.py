@@ -12,13 +12,14 @@ from any figure on the page. :mod:`sitegen.pages` builds the pages.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
 from sitegen.errors import BuildWarning
 from sitegen.insights.findings import Finding
 from sitegen.insights.rollouts import RolloutAnalysis
 from sitegen.insights.sections import TasksSection
+from sitegen.model.frozen import frozen
 from sitegen.model.pagedata import PageData
 from sitegen.model.sections import (
     BatchSummary,
@@ -43,7 +44,7 @@ INDEX_SCHEMA = "sitegen/index@1"
 # -- job ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class JobRow(PageData):
     """A job's row in ``index.json`` and in its run's table; the first fields of its page.
 
@@ -73,7 +74,7 @@ class JobRow(PageData):
     findings: tuple[Finding, ...]  # insights.findings.evaluate, most severe first
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class JobPage(JobRow):
     """Everything a job page shows (``data/jobs/<id>.json``): ``pages.job_page``."""
 
@@ -124,7 +125,7 @@ class JobPage(JobRow):
 # -- run ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class RunRow(PageData):
     """A run's row in ``index.json``: the summary fields of its page (:meth:`RunPage.row`)."""
 
@@ -150,7 +151,7 @@ class RunRow(PageData):
     findings: tuple[Finding, ...]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class RunPage(PageData):
     """The stitched run (``data/runs/<id>.json``): ``pages.run_page``.
 
@@ -208,7 +209,7 @@ class RunPage(PageData):
 # -- index and compare ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Skipped(PageData):
     """A folder discovery passed over, and why: ``discover``."""
 
@@ -216,7 +217,7 @@ class Skipped(PageData):
     reason: str
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Totals(PageData):
     """The index's counts: ``pages.index_page``."""
 
@@ -227,7 +228,7 @@ class Totals(PageData):
     warnings: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class IndexPage(PageData):
     """``data/index.json`` and the index and runs pages: ``pages.index_page``."""
 
@@ -246,7 +247,7 @@ class IndexPage(PageData):
         return out
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class CompareItem(PageData):
     """A run or job on the comparison page (``pages.compare_page``; its curves: ``pages.compare_curves``)."""
 
@@ -263,7 +264,7 @@ class CompareItem(PageData):
     tasks: str | None  # the folder whose solved.js lists its tasks (task-level comparison)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class ComparePage(PageData):
     """The comparison page's data (``compare/items.js``)."""
 

@@ -7,13 +7,14 @@ construction.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 
 from sitegen.errors import BuildWarning
+from sitegen.model.frozen import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class MetricBlock:
     """The metrics dict logged for one training step."""
 
@@ -24,7 +25,7 @@ class MetricBlock:
     time: datetime | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Checkpoint:
     step: int
     path: str
@@ -33,7 +34,7 @@ class Checkpoint:
     final: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class BatchCounts:
     """Batch-generation totals (formats.md §4) for a step or a whole job."""
 
@@ -55,7 +56,7 @@ class BatchCounts:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class EngineStats:
     """Sums over the per-engine vLLM stat lines of one engine (pid, ip)."""
 
@@ -74,7 +75,7 @@ class EngineStats:
     preemptions_max: float
 
 
-@dataclass(frozen=True)
+@frozen
 class VllmTimeBucket:
     """All per-engine samples whose time falls in one bucket (seconds from job start)."""
 
@@ -89,7 +90,7 @@ class VllmTimeBucket:
     prefix_pct_mean: float | None
 
 
-@dataclass(frozen=True)
+@frozen
 class VllmStats:
     engines: tuple[EngineStats, ...]
     timeline: tuple[VllmTimeBucket, ...]
@@ -99,7 +100,7 @@ class VllmStats:
     step_stats: dict[int, dict[str, float]]  # their values by step
 
 
-@dataclass(frozen=True)
+@frozen
 class ParsedLog:
     """Everything read from one SLURM log."""
 
@@ -130,7 +131,7 @@ class ParsedLog:
     planned_steps: int | None = None  # the trainer's total, from its progress bar
 
 
-@dataclass(frozen=True)
+@frozen
 class TrialResult:
     """The few fields of a Harbor ``result.json`` that the site uses."""
 
@@ -156,7 +157,7 @@ class TrialResult:
     exception_kind: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class TrialSet:
     """The parsed trials of one trials directory."""
 
@@ -169,7 +170,7 @@ class TrialSet:
     warnings: tuple[BuildWarning, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class JobSource:
     """A job found by discovery: its log (if any) and where it belongs."""
 
@@ -182,7 +183,7 @@ class JobSource:
     notes: str | None = None  # notes.md beside the log
 
 
-@dataclass(frozen=True)
+@frozen
 class Discovery:
     jobs: tuple[JobSource, ...]
     # trials directories by owner: experiment group or flat directory
@@ -198,7 +199,7 @@ class Discovery:
         return self.real_paths.get(rel, rel)
 
 
-@dataclass(frozen=True)
+@frozen
 class Job:
     """One SLURM job: its source, parsed log and status."""
 
@@ -217,7 +218,7 @@ class Job:
         return [b.step for b in self.log.blocks] if self.log else []
 
 
-@dataclass(frozen=True)
+@frozen
 class Restart:
     """Where a job of a chain picked up, and the earlier steps that cost."""
 
@@ -228,7 +229,7 @@ class Restart:
     discarded_time_s: float
 
 
-@dataclass(frozen=True)
+@frozen
 class Run:
     """A resume chain: jobs in order, stitched to one per-step series."""
 

@@ -8,9 +8,10 @@ would cost a large archive's build time for no check mypy does not already make.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
+from sitegen.model.frozen import frozen
 from sitegen.model.pagedata import PageData
 from sitegen.model.vocabulary import (
     POLICY_KL,
@@ -27,7 +28,7 @@ from sitegen.model.vocabulary import (
 Series = dict[str, list[Any]]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Headline(PageData):
     """The figures that summarise a job or run (index rows, cards, previews): ``analyse.headline``."""
 
@@ -52,7 +53,7 @@ class Headline(PageData):
         return pass_at_label(self.pass_at_k)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Stats(PageData):
     """mean, sample std, min, max over finite values; ``count`` of them: ``analyse.summarize``."""
 
@@ -63,7 +64,7 @@ class Stats(PageData):
     count: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TimerNode(PageData):
     """One timer of the tree: ``analyse.timing_tree`` (shares are fractions, not %)."""
 
@@ -77,7 +78,7 @@ class TimerNode(PageData):
     children: tuple[TimerNode, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class TimerRow:
     """A timer in the flattened table: the node and how deep it sits (not published)."""
 
@@ -85,7 +86,7 @@ class TimerRow:
     node: TimerNode
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class OutsideTimer(PageData):
     """A timer logged outside the step (checkpoints, eval, unknown timers): ``analyse.timing_tree``."""
 
@@ -96,7 +97,7 @@ class OutsideTimer(PageData):
     share_of_step: float | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Timing(PageData):
     """The timer tree over steps that logged ``timing/step``: ``analyse.timing_tree``."""
 
@@ -119,7 +120,7 @@ class Timing(PageData):
         return out
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class EngineSummary(PageData):
     """One vLLM engine's means over its stat lines: ``analyse.vllm_summary``."""
 
@@ -136,7 +137,7 @@ class EngineSummary(PageData):
     preemptions_max: float | None
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class VllmTimeline(PageData):
     """Per-minute means over all engines (columns): ``analyse.vllm_summary``."""
 
@@ -155,7 +156,7 @@ class VllmTimeline(PageData):
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class VllmSummary(PageData):
     """Per-job and per-engine vLLM figures and the utilization verdict: ``analyse.vllm_summary``."""
 
@@ -181,7 +182,7 @@ class VllmSummary(PageData):
     timeline: VllmTimeline
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class BatchTotals(PageData):
     """Batch-generation counts for a step or a job (``BatchCounts.to_json``)."""
 
@@ -193,7 +194,7 @@ class BatchTotals(PageData):
     exceptions: dict[str, int]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class BatchSummary(PageData):
     """Training batch totals, per step, eval apart, and ``batch_errors/*`` stats: ``analyse.batch_summary``."""
 
@@ -208,7 +209,7 @@ class BatchSummary(PageData):
     summary: dict[str, Stats]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TurnStats(PageData):
     """Turns per trial: ``analyse.trial_stats``."""
 
@@ -220,7 +221,7 @@ class TurnStats(PageData):
     count: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TurnGroup(PageData):
     """Turns of the trials with one exception or outcome: ``analyse.trial_stats``."""
 
@@ -229,7 +230,7 @@ class TurnGroup(PageData):
     count: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TrialRewards(PageData):
     """Rewards of the trials that have one (success: reward > 0): ``analyse.trial_stats``."""
 
@@ -240,7 +241,7 @@ class TrialRewards(PageData):
     failure: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class TrialSummary(PageData):
     """A trials directory: turns, exceptions (by type and kind), rewards: ``analyse.trial_stats``."""
 
@@ -261,7 +262,7 @@ class TrialSummary(PageData):
     turns_by_outcome: dict[str, TurnGroup]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Restart(PageData):
     """Where a job of a run resumed and what it discarded: ``assemble`` (``Run.restarts``)."""
 
@@ -272,7 +273,7 @@ class Restart(PageData):
     discarded_time_s: float
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class DiscardedStep(PageData):
     """A step logged by an earlier job and replaced after a resume: ``pages.run_page``."""
 
@@ -281,7 +282,7 @@ class DiscardedStep(PageData):
     reward: float | None
 
 
-@dataclass(frozen=True)
+@frozen
 class ProgressionRow:
     """A row of the per-step table (the reference report's columns; not published as JSON)."""
 

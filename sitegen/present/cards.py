@@ -17,9 +17,9 @@ that makes every other page.
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
 
 from sitegen.curves import downsample
+from sitegen.model.frozen import frozen
 from sitegen.model.pages import JobPage, RunPage
 from sitegen.model.vocabulary import REWARD
 from sitegen.present.formatting import DASH, fmt_dur, fmt_num
@@ -27,7 +27,7 @@ from sitegen.present.formatting import DASH, fmt_dur, fmt_num
 CURVE_POINTS = 200  # a card's curve is 590 px wide: more points would not show
 
 
-@dataclass(frozen=True)
+@frozen
 class Card:
     """Everything a card shows: painting it needs nothing else (so it can be checked for
     secrets, compared, and painted in another process)."""

@@ -16,8 +16,9 @@ run (a run of one job) points at the run's entry instead of repeating it (:func:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, fields
 
+from sitegen.model.frozen import frozen
 from sitegen.model.pages import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.model.vocabulary import is_finite
 from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct
@@ -32,7 +33,7 @@ SPARK_LEVELS = 40
 SPARK_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDE"  # SPARK_LEVELS + 1 characters
 
 
-@dataclass(frozen=True)
+@frozen
 class ListingRow:
     """One row of the index table, as the reader sees it. ``None`` prints as "–"."""
 
@@ -142,7 +143,7 @@ def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class ListingGroup:
     """A run's row and, for a run of several jobs, its jobs' rows (the table's ``tbody``)."""
 

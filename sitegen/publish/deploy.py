@@ -20,11 +20,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from sitegen import __version__
 from sitegen.errors import SitegenError
+from sitegen.model.frozen import frozen
 from sitegen.options import BuildOptions, check_base_url
 from sitegen.publish.gate import GateReport, check_site
 from sitegen.publish.pages import cname_url, describe_remote, pages_url
@@ -56,7 +57,7 @@ class StrictStop(SitegenError):
     """``--strict`` and the build warned: nothing committed (the CLI exits 1, as ``build``)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class DeployResult:
     """What a deploy did. ``commit`` is None when the site was unchanged (nothing committed)."""
 

@@ -17,9 +17,9 @@ import html
 import re
 import zlib
 from bisect import bisect_right
-from dataclasses import dataclass
 from pathlib import Path
 
+from sitegen.model.frozen import frozen
 from sitegen.redact import Redactor
 
 MB = 10**6
@@ -30,7 +30,7 @@ _CHAR_REF = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-
 _EXCERPT_CHARS = 40
 
 
-@dataclass(frozen=True)
+@frozen
 class Leak:
     """A secret found in a site file: where, what kind, and its line with the secret masked.
 
@@ -48,7 +48,7 @@ class Leak:
         return f"{where}: {self.kind}: {self.excerpt}"
 
 
-@dataclass(frozen=True)
+@frozen
 class SiteFile:
     """One file the site publishes: its path, size and git blob id (of the bytes scanned)."""
 

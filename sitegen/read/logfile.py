@@ -11,11 +11,11 @@ import contextlib
 import ctypes
 import os
 import sys
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from sitegen.model.frozen import frozen
 from sitegen.model.parsed import ParsedLog
 from sitegen.read.logparse import LogParser
 from sitegen.read.scrub import scrub_log
@@ -48,7 +48,7 @@ def _keep_heap_pad() -> None:
             ctypes.CDLL(None).mallopt(_M_TOP_PAD, _TOP_PAD)
 
 
-@dataclass(frozen=True)
+@frozen
 class LogState:
     """Where a parse stopped, so a grown log is read on from there (incremental builds).
 

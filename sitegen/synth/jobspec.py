@@ -12,8 +12,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sitegen.model.frozen import frozen
 
-@dataclass(frozen=True)
+
+@frozen
 class JobSpec:
     path: str  # relative to the archive
     run_name: str

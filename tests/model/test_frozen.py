@@ -1,0 +1,161 @@
+"""``@frozen``: every frozen class of the package behaves as ``@dataclass(frozen=True)`` would."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+
+import pytest
+
+import sitegen
+from sitegen.model.frozen import frozen
+
+# modules that need an optional extra to import (their classes are checked where it is present)
+OPTIONAL = {"sitegen.parallel.ray", "sitegen.read.rayexec"}
+
+
+def _frozen_classes() -> list[type]:
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(sitegen.__path__, "sitegen."):
+        if info.name.endswith("__main__"):  # runs the command
+            continue
+        try:
+            mod = importlib.import_module(info.name)
+        except ImportError:
+            if info.name in OPTIONAL:
+                continue
+            raise
+        for obj in vars(mod).values():
+            if (
+                isinstance(obj, type)
+                and obj.__module__ == info.name
+                and dataclasses.is_dataclass(obj)
+                and obj.__dataclass_params__.frozen  # type: ignore[attr-defined]
+            ):
+                found[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    return [found[k] for k in sorted(found)]
+
+
+CLASSES = _frozen_classes()
+
+
+def test_the_walk_finds_the_model():
+    names = {c.__qualname__ for c in CLASSES}
+    assert {"ParsedLog", "JobPage", "RunPage", "TrialResult", "BuildWarning", "Finding"} <= names
+    assert len(CLASSES) >= 80
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_every_frozen_class_is_declared_with_frozen(cls):
+    """A plain ``@dataclass(frozen=True)`` would compile its methods again at every start-up."""
+    code = frozen(type("Probe", (), {"__annotations__": {"a": int}})).__eq__.__code__
+    assert cls.__eq__.__code__ is code, f"declare {cls.__qualname__} with @frozen"
+
+
+def _twin(cls: type) -> type:
+    """The same fields (flags included) declared by the standard library's frozen dataclass."""
+    flds = dataclasses.fields(cls)
+    ns = {
+        "__annotations__": {f.name: f.type for f in flds},
+        "__qualname__": cls.__qualname__,
+        **{
+            f.name: dataclasses.field(repr=f.repr, compare=f.compare, hash=f.hash, kw_only=True)
+            for f in flds
+        },
+    }
+    return dataclasses.dataclass(frozen=True)(type(cls.__name__, (), ns))
+
+
+def _make(cls: type, values: dict) -> object:
+    """An instance holding ``values`` (as unpickling builds it: no __init__/__post_init__ checks)."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(values)
+    return obj
+
+
+def _values(cls: type, salt: int, nan: bool = False) -> dict:
+    """Equal but not identical values for equal ``salt`` (tuples made anew; a new NaN)."""
+    return {
+        f.name: float("nan") if nan and i == 0 else (f"v{i}", salt, (i, f"x{i}"))
+        for i, f in enumerate(dataclasses.fields(cls))
+    }
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_every_frozen_class_behaves_as_a_standard_frozen_dataclass(cls):
+    twin = _twin(cls)
+    for nan in (False, True):
+        values = [_values(cls, s, nan) for s in (1, 1, 2)]  # the twin holds the same objects
+        a, b, c = (_make(cls, v) for v in values)
+        ta, tb, tc = (_make(twin, v) for v in values)
+        assert repr(a) == repr(ta) and repr(a).startswith(f"{cls.__qualname__}(")
+        assert (a == a, a == b, a == c, a != b, a != c) == (
+            ta == ta,
+            ta == tb,
+            ta == tc,
+            ta != tb,
+            ta != tc,
+        )
+        assert hash(a) == hash(ta) and hash(c) == hash(tc)
+        assert (a == ta) is False and a.__eq__(ta) is NotImplemented  # never another class
+    a, b, c = (_make(cls, _values(cls, s)) for s in (1, 1, 2))
+    assert a == b and hash(a) == hash(b) and a is not b
+    if dataclasses.fields(cls):
+        assert a != c
+        name = dataclasses.fields(cls)[0].name
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(a, name, 0)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(a, name)
+        assert getattr(a, name) == getattr(b, name)
+
+
+def test_frozen_keeps_the_flags_and_what_the_class_writes_itself():
+    @frozen(kw_only=True)
+    class Point:
+        x: float
+        y: float = dataclasses.field(compare=False, repr=False)
+        z: int = dataclasses.field(default=0, hash=False)
+
+    p, q = Point(x=1.0, y=2.0, z=3), Point(x=1.0, y=5.0, z=4)
+    assert (
+        repr(p)
+        == "test_frozen_keeps_the_flags_and_what_the_class_writes_itself.<locals>.Point(x=1.0, z=3)"
+    )
+    assert p != q and Point(x=1.0, y=9.0, z=3) == p  # y not compared
+    assert hash(p) == hash(q) == hash((1.0,))  # z compared, but not hashed
+    with pytest.raises(TypeError):
+        Point(1.0, 2.0)  # type: ignore[misc]  # keyword-only
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 2.0  # type: ignore[misc]
+    assert {p: 1}[Point(x=1.0, y=0.0, z=3)] == 1
+
+    @frozen
+    class Named:
+        name: str
+
+        def __repr__(self) -> str:
+            return f"<{self.name}>"
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, Named) and other.name.lower() == self.name.lower()
+
+    assert repr(Named("A")) == "<A>" and Named("A") == Named("a")
+    assert hash(Named("A")) == hash(("A",))  # eq written, hash not: dataclass's hash is added
+
+    @frozen
+    class Empty:
+        pass
+
+    assert Empty() == Empty() and hash(Empty()) == hash(()) and repr(Empty()).endswith("Empty()")
+
+
+def test_a_recursive_repr_stops():
+    @frozen
+    class Box:
+        items: list
+
+    box = Box([])
+    box.items.append(box)
+    assert repr(box).endswith("Box(items=[...])")
