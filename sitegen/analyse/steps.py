@@ -65,7 +65,10 @@ UNACCOUNTED = "(rest)"
 
 
 def finite(values: Iterable[object]) -> list[float]:
-    return [float(v) for v in values if is_finite(v)]
+    """The finite numbers among ``values`` (:func:`is_finite` decides), as floats."""
+    # Most per-step values are None (a metric not logged at that step: two in three on the
+    # 1 GB benchmark archive), so those are passed over before the call.
+    return [float(v) for v in values if v is not None and is_finite(v)]
 
 
 def summarize(values: Iterable[object]) -> dict:
@@ -78,7 +81,7 @@ def summarize(values: Iterable[object]) -> dict:
     return {
         "mean": mean,
         # two-pass sample std in floats (statistics.stdev is exact but ~20x slower)
-        "std": math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1)) if n >= 2 else None,
+        "std": math.sqrt(math.fsum([(x - mean) ** 2 for x in xs]) / (n - 1)) if n >= 2 else None,
         "min": min(xs),
         "max": max(xs),
         "count": n,
@@ -94,7 +97,8 @@ def metric_names(blocks: Sequence[MetricBlock]) -> list[str]:
 
 def metric_summary(blocks: Sequence[MetricBlock]) -> dict[str, dict]:
     """Per-metric statistics over the blocks' steps."""
-    return {name: summarize(b.metrics.get(name) for b in blocks) for name in metric_names(blocks)}
+    rows = [b.metrics for b in blocks]
+    return {name: summarize([m.get(name) for m in rows]) for name in metric_names(blocks)}
 
 
 def series(blocks: Sequence[MetricBlock]) -> dict[str, list]:
@@ -107,7 +111,7 @@ def series(blocks: Sequence[MetricBlock]) -> dict[str, list]:
 
 
 def _values(blocks: Sequence[MetricBlock], name: str) -> list[float]:
-    return finite(b.metrics.get(name) for b in blocks)
+    return finite([b.metrics.get(name) for b in blocks])
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -118,8 +122,9 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
     """The figures that summarise a job or run in tables and previews."""
     rewards = _values(blocks, REWARD)
     step_times = _timer_values(blocks, STEP_TIME)
-    pk = pass_at_key(metric_names(blocks))
-    wait = gen_wait_key(metric_names(blocks))
+    names = metric_names(blocks)
+    pk = pass_at_key(names)
+    wait = gen_wait_key(names)
     paired = [
         b for b in blocks if _timer_ok(b.metrics.get(wait)) and _timer_ok(b.metrics.get(STEP_TIME))
     ]
@@ -157,21 +162,19 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     shares at each level add up to 1.
     """
     tree, outside_names = timer_tree_of(blocks)
-    steps = [b for b in blocks if _timer_ok(b.metrics.get(STEP_TIME))]
-    step_total = math.fsum(float(b.metrics[STEP_TIME]) for b in steps)
+    # each step that logged its time: (its metrics, that time)
+    steps = [(b.metrics, float(t)) for b in blocks if _timer_ok(t := b.metrics.get(STEP_TIME))]
+    step_total = math.fsum([t for _, t in steps])
     known = {"step"} | {c for cs in tree.values() for c in cs}
 
     def node(name: str, parent_total: float | None) -> dict | None:
         key = f"timing/{name}"
-        present = [float(v) for b in steps if _timer_ok(v := b.metrics.get(key))]
-        if not present:
+        timed = [(float(v), t) for m, t in steps if (v := m.get(key)) is not None and _timer_ok(v)]
+        if not timed:
             return None
+        present = [v for v, _ in timed]
         total = math.fsum(present)
-        ratios = [
-            float(b.metrics[key]) / float(b.metrics[STEP_TIME])
-            for b in steps
-            if _timer_ok(b.metrics.get(key)) and float(b.metrics[STEP_TIME]) > 0
-        ]
+        ratios = [v / t for v, t in timed if t > 0]
         out = _timer_node(name, total, len(present), parent_total, step_total, _mean(ratios))
         kids = [k for k in (node(c, total) for c in tree.get(name, ())) if k]
         if kids:
@@ -236,7 +239,7 @@ def _timer_ok(v: object) -> TypeGuard[int | float]:
 
 
 def _timer_values(blocks: Sequence[MetricBlock], name: str) -> list[float]:
-    return [float(v) for b in blocks if _timer_ok(v := b.metrics.get(name))]
+    return [float(v) for b in blocks if (v := b.metrics.get(name)) is not None and _timer_ok(v)]
 
 
 def _timer_node(
