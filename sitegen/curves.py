@@ -52,7 +52,7 @@ def downsample_columns(
                 if isfinite(y):
                     px.append(x)
                     py.append(y)
-            else:
+            elif y is not None:  # (None: a step that did not log it, the other common case)
                 v = finite_or_none(y)
                 if v is not None:
                     px.append(x)
@@ -63,7 +63,7 @@ def downsample_columns(
         lo_col = los if los is not None else ys
         hi_col = his if his is not None else ys
         for x, y, lo, hi in zip(xs, ys, lo_col, hi_col, strict=False):
-            v = finite_or_none(y)
+            v = None if y is None else finite_or_none(y)
             if v is not None:
                 lv, hv = finite_or_none(lo), finite_or_none(hi)
                 px.append(x)

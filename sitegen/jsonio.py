@@ -50,11 +50,8 @@ def _clean(obj: Any) -> Any:
     if t is str or t is int or t is bool or obj is None:
         return _SAME
     if t is list or t is tuple:
-        try:  # a column of numbers: its sum is finite only when every value is
-            if math.isfinite(sum(obj)):
-                return _SAME
-        except (TypeError, OverflowError):
-            pass
+        if _finite_column(obj):
+            return _SAME
         items = [_clean(v) for v in obj]
         if all(c is _SAME for c in items):
             return _SAME
@@ -72,6 +69,27 @@ def _clean(obj: Any) -> Any:
             return _SAME
         return t(**{n: getattr(obj, n) if c is _SAME else c for n, c in vals.items()})
     return _subclass(obj)
+
+
+def _finite_column(col: list | tuple) -> bool:
+    """True when every item of ``col`` is None or a number, and every number is finite.
+
+    A sum is finite only when each of its terms is (one nan or inf makes it nan or inf), so a
+    column is checked in one sum instead of item by item. Most columns of a page's series
+    have gaps (None where a step did not log the metric): those are summed without them.
+    False also when that cannot be told so (text, containers, an overflow): the caller then
+    looks at each item.
+    """
+    try:
+        return math.isfinite(sum(col))
+    except OverflowError:
+        return False
+    except TypeError:
+        pass
+    try:
+        return math.isfinite(sum([v for v in col if v is not None]))
+    except (TypeError, OverflowError):
+        return False
 
 
 def _subclass(obj: Any) -> Any:

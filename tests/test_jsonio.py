@@ -7,6 +7,8 @@ from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitegen.jsonio import clean
 
@@ -71,6 +73,17 @@ CASES = [
     [],
     (),
     {},
+    # columns with gaps (None), summed without them
+    [None, 1.0, None, 2, True],
+    [None, math.nan, 1.0],
+    (None, -math.inf),
+    [None, "a", 1.0],
+    [None, 1e308, 1e308],
+    [None, 10**400, 1.0],
+    [None, [math.nan]],
+    [None, _Float(math.inf)],
+    [None, _Leaf(math.nan, ())],
+    [None],
 ]
 
 
@@ -90,3 +103,24 @@ def test_clean_leaves_finite_data_uncopied_and_copies_what_it_changes() -> None:
     out = clean(bad)
     assert out is not bad and out.series["z"] == [None] and bad.series["z"][0] != 0
     assert out.series["y"] is col and out.leaves is bad.leaves  # untouched parts are shared
+
+
+ITEMS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),  # nan and ±inf included
+    st.sampled_from([1e308, -1e308, 10**400, "x", "", _Float(math.nan), _Float(2.0)]),
+)
+COLUMNS = st.recursive(
+    st.lists(ITEMS, max_size=8), lambda inner: st.lists(inner | ITEMS, max_size=4), max_leaves=20
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(COLUMNS, COLUMNS.map(tuple)))
+def test_clean_of_any_column_equals_the_copy_everything_version(col: Any) -> None:
+    got, want = clean(col), _slow_clean(col)
+    assert repr(got) == repr(want)
+    if repr(want) == repr(col):  # nothing to replace: the column itself
+        assert got is col
