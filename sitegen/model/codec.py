@@ -342,6 +342,8 @@ def _decoder(tp: Any) -> typing.Callable[[Any], Any]:
         none_ok = type(None) in typing.get_args(tp)
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         inner = _decoder(args[0] if len(args) == 1 else Any)
+        if inner is _any_decoder:  # (int | float | None: loosely typed, None included)
+            return inner
 
         def union(data: Any) -> Any:
             return None if data is None and none_ok else inner(data)
@@ -373,6 +375,10 @@ def _decoder(tp: Any) -> typing.Callable[[Any], Any]:
 
 
 def _any_decoder(data: Any) -> Any:
+    t = type(data)
+    # JSON's scalars come back as they are (most loosely typed values: int | float fields)
+    if t is str or t is int or t is bool or data is None or t is float and math.isfinite(data):
+        return data
     try:
         return _any_in(data, "")
     except ValueError as exc:

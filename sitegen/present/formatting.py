@@ -8,6 +8,8 @@ is a number to print.
 
 from __future__ import annotations
 
+import math
+
 import nh3
 
 from sitegen.model.sections import Headline
@@ -21,13 +23,15 @@ def fmt_num(v: object, digits: int = 4) -> str:
 
     With the default ``digits`` an integral float (a count, a step) prints as an integer.
     """
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return DASH
-    if not is_finite(v):
-        return "nan" if v != v else ("∞" if v > 0 else "−∞")
-    if isinstance(v, int) or (
-        float(v).is_integer() and abs(v) < 1e12 and digits == 4 and abs(v) >= 1
-    ):
+    # A finite float (nearly every table cell) skips the checks of the other kinds.
+    if type(v) is not float or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            return DASH
+        if not is_finite(v):
+            return "nan" if v != v else ("∞" if v > 0 else "−∞")
+        if isinstance(v, int):
+            return f"{int(v):,}"
+    if float(v).is_integer() and abs(v) < 1e12 and digits == 4 and abs(v) >= 1:
         return f"{int(v):,}"
     a = abs(v)
     if a != 0 and (a < 10**-digits or a >= 1e9):

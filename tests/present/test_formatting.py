@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from sitegen.model.sections import Headline
 from sitegen.present.formatting import (
     csv_value,
@@ -16,6 +19,44 @@ from sitegen.present.formatting import (
     text_fixed,
     text_sig,
 )
+from sitegen.model.vocabulary import is_finite
+
+
+def _fmt_num_ref(v: object, digits: int = 4) -> str:
+    """fmt_num as first written, every kind through the same checks (the fast path must equal it)."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return "–"
+    if not is_finite(v):
+        return "nan" if v != v else ("∞" if v > 0 else "−∞")
+    if isinstance(v, int) or (
+        float(v).is_integer() and abs(v) < 1e12 and digits == 4 and abs(v) >= 1
+    ):
+        return f"{int(v):,}"
+    a = abs(v)
+    if a != 0 and (a < 10**-digits or a >= 1e9):
+        return f"{v:.{max(2, digits - 1)}e}"
+    return f"{v:,.{digits}f}"
+
+
+class _Float(float):
+    pass
+
+
+@given(
+    st.one_of(
+        st.floats(),
+        st.floats(-1e13, 1e13).map(round).map(float),  # integral floats, around the 1e12 edge
+        st.integers(-(10**15), 10**15),
+        st.booleans(),
+        st.none(),
+        st.text(max_size=3),
+        st.floats().map(_Float),
+        st.sampled_from([0.0, -0.0, 1.0, 0.9999, 1e-4, 1e-5, 1e9, 999999999.5, 1e12]),
+    ),
+    st.sampled_from([0, 1, 4, 6]),
+)
+def test_fmt_num_equals_its_first_definition(v: object, digits: int) -> None:
+    assert fmt_num(v, digits) == _fmt_num_ref(v, digits)
 
 
 def test_formatting():
