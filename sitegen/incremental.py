@@ -247,6 +247,7 @@ class BuildState:
         # trials folders handed out as their summary (unchanged_trials): their result counts
         self.trials_summarised: dict[str, int] = {}
         self._trial_lists: dict[str, TrialLists] = {}  # per trials folder (keep_trial_outcomes)
+        self._records_read: dict[str, tuple[RunRecord, Any]] = {}  # run id -> (record, its JSON)
         self._open(fresh=opts.clean)
         body = self._load("site", "site")
         if body is not None:
@@ -506,16 +507,25 @@ class BuildState:
             return {}
         try:
             check(isinstance(body, dict), "the run records are not an object")
-            return {rid: from_json(rec, RunRecord) for rid, rec in body.items()}
+            records = {rid: from_json(rec, RunRecord) for rid, rec in body.items()}
         except (CacheFileError, ValueError, TypeError) as exc:
             self._ignored(self._path("pages", "runs"), exc)
             return {}
+        self._records_read = {rid: (records[rid], rec) for rid, rec in body.items()}
+        return records
 
     def keep_run_records(self, records: dict[str, RunRecord]) -> None:
+        """Keep every run's record; one read by :meth:`run_records` and kept as it was
+        (the same object) is written back as it was read, not encoded again (the codec
+        gives those same values: most records of a one-job rebuild)."""
         from sitegen.model.codec import to_json
         from sitegen.model.kept import RunRecord
 
-        self._save("pages", "runs", {rid: to_json(r, RunRecord) for rid, r in records.items()})
+        body = {}
+        for rid, r in records.items():
+            read = self._records_read.get(rid)
+            body[rid] = read[1] if read is not None and read[0] is r else to_json(r, RunRecord)
+        self._save("pages", "runs", body)
 
     def keep_trial_outcomes(self, trials_dir: str, known: dict[str, tuple[int, int, Any]]) -> None:
         # Its trials' lists are kept for keep_trial_set, which comes next: each trial is

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitegen.model.sections import Headline
+from sitegen.model.vocabulary import is_finite
 from sitegen.present.formatting import (
     csv_value,
     fmt_dur,
@@ -19,7 +20,6 @@ from sitegen.present.formatting import (
     text_fixed,
     text_sig,
 )
-from sitegen.model.vocabulary import is_finite
 
 
 def _fmt_num_ref(v: object, digits: int = 4) -> str:

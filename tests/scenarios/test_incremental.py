@@ -475,3 +475,50 @@ def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
     assert r.runs_kept == r.runs - 1
     _same_as_clean(out, opts, tmp_path / "clean")
     assert (out / "sitemap.xml").is_file()
+
+
+def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
+    """A one-job rebuild encodes only the record of the run it made again; the others are
+    written back as read, and the file is what encoding every record anew gives, byte for byte."""
+    from sitegen.cachefile import dumps
+    from sitegen.model import codec
+    from sitegen.model.kept import RunRecord
+    from sitegen.write import SitePaths
+
+    archive = tmp_path / "a"
+    synth(archive, seed=33, steps=5, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    first = build(opts)
+    cache = SitePaths.of(out).cache
+    before = incremental.BuildState(cache, opts).run_records()
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    encoded = []
+    to_json = codec.to_json
+
+    def counting(value, tp):
+        if tp is RunRecord:
+            encoded.append(value.run.id)
+        return to_json(value, tp)
+
+    monkeypatch.setattr(codec, "to_json", counting)
+    assert build(opts).runs_kept == first.runs - 1
+    assert len(encoded) == 1  # the run made again (chain-a, chain-b)
+    monkeypatch.undo()
+    state = incremental.BuildState(cache, opts)
+    (path,) = list((state.dir / "pages").glob("*.json"))
+    records = state.run_records()
+    assert len(records) == first.runs
+    changed = [
+        rid
+        for rid, r in records.items()
+        if to_json(r, RunRecord) != to_json(before[rid], RunRecord)
+    ]
+    assert changed == encoded  # the one encoded is the one made again, and holds its new key
+    doc = {
+        "version": incremental.CACHE_VERSION,
+        "kind": "pages",
+        "name": "runs",
+        "body": {rid: to_json(r, RunRecord) for rid, r in records.items()},
+    }
+    assert path.read_bytes() == dumps(doc)
