@@ -7,7 +7,9 @@ side by side, for an older commit (``--baseline``, checked out with ``git archiv
 * the raw read floor: ``cat`` of every input file to /dev/null, page cache warm (best of 3);
 * a cold build (``--clean``) and a cold publish build (``--clean --base-url``: cards,
   sitemap), medians of ``--repeat`` runs;
-* a no-change rebuild, and a rebuild after one job's log grew by one step (medians);
+* a no-change rebuild, a rebuild after one job's log grew by one step, and one after a
+  running job moved on: its log grew by a step and its trials folder got two new trials
+  (medians);
 * peak RSS of the whole process tree (sampled every 20 ms) over one more cold and one more
   publish build, apart from the timed runs (the sampler's own CPU would slow them);
 * the published site's weight: total, per job and per 10 k trials, the heaviest page, and
@@ -155,6 +157,32 @@ def grow_one_job(archive: Path) -> None:
         )
 
 
+def grow_running_job(archive: Path) -> None:
+    """A running job moves on: its log gets a step and its trials folder two new trials.
+
+    The async experiment's last job, whose trials folder (shared by the experiment's
+    resume chain, as SkyRL writes it) holds ~13.5 k trials in the large archive. Copies of
+    an existing trial under new names: what Harbor adds while a job runs.
+    """
+    exp = archive / "exp-async"
+    log = max((exp / "logs").glob("*.out"))
+    n = time.time_ns()
+    with open(log, "a") as fh:
+        fh.write(
+            f"(skyrl_entrypoint pid=4242) 2026-04-01 00:00:00.000 | INFO     | x:log:1 - Step {10**6 + n % 100000}: \n"
+            f"(skyrl_entrypoint pid=4242) {{'reward/avg_raw_reward': '0.5000', 'timing/step': '10.0000'}}\n"
+        )
+    trials = exp / "async-run" / "trace_jobs"
+    model = next(d for d in sorted(trials.iterdir()) if (d / "result.json").is_file())
+    result = json.loads((model / "result.json").read_text())
+    task = result["task_name"]
+    for k in range(2):
+        name = f"{task}__bench{n % 10**9:09d}{k}"
+        result.update(trial_name=name, id=f"{n + k:x}"[-16:])
+        (trials / name).mkdir()
+        (trials / name / "result.json").write_text(json.dumps(result))
+
+
 def checkout(ref: str, out: Path) -> Path:
     """The package at ``ref`` (``git archive``), kept between runs; ``.`` is this tree."""
     if ref == ".":
@@ -257,6 +285,11 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
         for _ in range(repeat):
             grow_one_job(archive)
             onejobs.append(run_timed(sitegen(src, "build", str(archive), "-o", str(site))))
+        running = []
+        if (archive / "exp-async" / "async-run" / "trace_jobs").is_dir():
+            for _ in range(repeat):
+                grow_running_job(archive)
+                running.append(run_timed(sitegen(src, "build", str(archive), "-o", str(site))))
         row = {
             "size": name,
             "code": label,
@@ -268,6 +301,7 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
             "publish_s": publish,
             "nochange_s": nochange,
             "onejob_s": statistics.median(onejobs),
+            "running_s": statistics.median(running) if running else None,
             "rss_mb": max(rss, rss_pub),
             **weight(pub),
         }
@@ -367,6 +401,14 @@ def verdicts(r: dict, team: dict | None = None) -> list[str]:
         f"publish {pub_x:.1f}× floor ({ok(pub_x <= TARGETS['publish_x_floor'])})",
         f"no-change {r['nochange_s']:.2f} s ({ok(r['nochange_s'] <= TARGETS['nochange_s'])})",
         f"one job {100 * share:.0f} % of cold ({ok(share <= TARGETS['onejob_share'])})",
+        *(
+            [
+                f"one job with new trials {100 * r['running_s'] / r['cold_s']:.0f} % of cold "
+                f"({ok(r['running_s'] / r['cold_s'] <= TARGETS['onejob_share'])})"
+            ]
+            if r.get("running_s")
+            else []
+        ),
         f"RSS {r['rss_mb']:.0f} MB ({ok(r['rss_mb'] <= TARGETS['rss_mb'])})",
         f"heaviest page {r['page_kb']:.0f} KB ({ok(r['page_kb'] <= TARGETS['page_kb'])})",
         # measured by the team case when it ran; extrapolated from this size otherwise
@@ -382,12 +424,13 @@ def verdicts(r: dict, team: dict | None = None) -> list[str]:
 def table(rows: list[dict], team: list[dict] | None = None) -> str:
     head = (
         "| size | code | archive | raw read floor | cold build | publish build | no-change | one job changed "
-        "| peak RSS (tree) | site (published) | per job + per step | per 10 k trials | heaviest page | 500 jobs × 40 k trials |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| one job, new trials | peak RSS (tree) | site (published) | per job + per step | per 10 k trials | heaviest page | 500 jobs × 40 k trials |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     body = "".join(
         f"| {r['size']} | {r['code']} | {r['archive_mb']:.0f} MB, {r['files']:,} files | {r['floor_s']:.2f} s "
         f"| {r['cold_s']:.2f} s | {r['publish_s']:.2f} s | {r['nochange_s']:.2f} s | {r['onejob_s']:.2f} s "
+        f"| {'–' if r.get('running_s') is None else format(r['running_s'], '.2f') + ' s'} "
         f"| {r['rss_mb']:.0f} MB | {r['site_mb']:.1f} MB | {r['per_job_kb']:.0f} KB + {r['per_step_kb']:.1f} KB "
         f"| {r['per_10k_trials_kb']:.0f} KB | {r['page_kb']:.0f} KB | {r['team_gb']:.2f} GB |\n"
         for r in rows
