@@ -134,3 +134,27 @@ def test_notes_rendered_and_sanitized():
     )
     assert "<script" not in html and "javascript:" not in html and "onerror" not in html
     assert 'href="https://a.b"' in html
+
+
+def test_notes_extensions_as_named():
+    """md_to_html passes its extensions as instances (no entry-point lookup): the HTML is
+    what the extensions' names give, tables and fenced code included."""
+    import markdown
+    import nh3
+
+    from sitegen.present.formatting import NOTES_TAGS
+
+    text = (
+        "# Run notes\n\nLR *3e-6*, see [log](https://a.b/c).\n\n| k | v |\n|---|--:|\n"
+        "| lr | 3e-6 |\n\n```yaml\ntrainer:\n  epochs: 2\n```\n\n- a\n- b\n"
+    )
+    named = markdown.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
+    want = nh3.clean(
+        named,
+        tags=NOTES_TAGS,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+    )
+    got = md_to_html(text)
+    assert got == want
+    assert "<table>" in got and "<code" in got and "epochs: 2" in got
