@@ -20,17 +20,8 @@ from sitegen.insights.attribution import Attribution
 from sitegen.insights.tasks import task_slug
 from sitegen.model.frozen import frozen
 from sitegen.model.parsed import TrialResult
-from sitegen.model.vocabulary import exception_kind
+from sitegen.model.vocabulary import COMPONENTS, exception_kind
 
-COMPONENTS = ("env_setup", "agent_setup", "agent_exec", "verifier", "overhead", "wait_for_step")
-COMPONENT_LABELS = {
-    "env_setup": "environment setup",
-    "agent_setup": "agent setup",
-    "agent_exec": "agent execution",
-    "verifier": "verifier",
-    "overhead": "other (outside stages)",
-    "wait_for_step": "wait for the step",
-}
 SLOWEST_TASKS = 10
 
 

@@ -42,7 +42,27 @@ class PageData:
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    try:
+        return typing.get_type_hints(cls)
+    except NameError:
+        return typing.get_type_hints(cls, localns=_analysis_types())
+
+
+def _analysis_types() -> dict[str, type]:
+    """The classes of the task and rollout analyses, by name.
+
+    Pages and sections name them in hints only (``if TYPE_CHECKING`` imports): their
+    modules are imported where trials are analysed (``insights.sections._insights``), so
+    reading such a page back from JSON imports them here, once.
+    """
+    from sitegen.insights import rollouts, tasks
+
+    return {
+        name: obj
+        for mod in (tasks, rollouts)
+        for name, obj in vars(mod).items()
+        if isinstance(obj, type) and obj.__module__ == mod.__name__
+    }
 
 
 @functools.cache

@@ -13,11 +13,10 @@ from any figure on the page. :mod:`sitegen.pages` builds the pages.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen.errors import BuildWarning
 from sitegen.insights.findings import Finding
-from sitegen.insights.rollouts import RolloutAnalysis
 from sitegen.insights.sections import TasksSection
 from sitegen.model.frozen import frozen
 from sitegen.model.pagedata import PageData
@@ -35,6 +34,9 @@ from sitegen.model.sections import (
     families,
     progression_rows,
 )
+
+if TYPE_CHECKING:  # read back by pagedata._hints; imported where trials are analysed
+    from sitegen.insights.rollouts import RolloutAnalysis
 
 JOB_SCHEMA = "sitegen/job@1"
 RUN_SCHEMA = "sitegen/run@1"

@@ -207,3 +207,16 @@ def config_value(cfg: Mapping | None, *path: str) -> object:
             return None
         cur = cur.get(p)
     return cur
+
+
+# The stages of a trial's time (insights.rollouts.Anatomy has a ``<stage>_s`` field for each),
+# in the order the rollout charts stack them, and their labels.
+COMPONENTS = ("env_setup", "agent_setup", "agent_exec", "verifier", "overhead", "wait_for_step")
+COMPONENT_LABELS = {
+    "env_setup": "environment setup",
+    "agent_setup": "agent setup",
+    "agent_exec": "agent execution",
+    "verifier": "verifier",
+    "overhead": "other (outside stages)",
+    "wait_for_step": "wait for the step",
+}

@@ -21,7 +21,6 @@ import yaml
 from sitegen import __version__
 from sitegen.assets import package_dir
 from sitegen.errors import BuildWarning
-from sitegen.insights.tasks import TaskAnalysis
 from sitegen.jsonio import dumps, script_json
 from sitegen.model.kept import JobEntry, RunEntry
 from sitegen.model.pages import ComparePage, IndexPage, JobPage, RunPage
@@ -36,6 +35,7 @@ from sitegen.present.sitefiles import copy_static, sitemap_xml
 
 if TYPE_CHECKING:
     from sitegen.incremental import PageReuse
+    from sitegen.insights.tasks import TaskAnalysis
     from sitegen.options import BuildOptions
     from sitegen.present.cards import Card
     from sitegen.write import SiteWriter

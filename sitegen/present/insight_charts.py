@@ -8,10 +8,14 @@ one of the shared shapes (lines, stacked bars).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from sitegen.insights.rollouts import COMPONENT_LABELS, COMPONENTS, RolloutAnalysis
 from sitegen.insights.sections import TasksSection
+from sitegen.model.vocabulary import COMPONENT_LABELS, COMPONENTS
 from sitegen.present import charts
+
+if TYPE_CHECKING:  # (imported where trials are analysed: insights.sections._insights)
+    from sitegen.insights.rollouts import RolloutAnalysis
 
 HEATMAP_ROW_PX = 16
 MAX_BARS = 50  # the per-step anatomy chart bins longer runs

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +79,25 @@ def test_a_union_of_sections_is_refused():
 
     with pytest.raises(TypeError, match="use one section type"):
         Either.from_json({"part": {"mean": 1.0}})
+
+
+def test_pages_naming_the_lazily_imported_analyses_are_read_back():
+    """The task and rollout analyses are imported where trials are analysed; a page naming
+    them is still read from JSON in a process that has not imported them yet."""
+    code = (
+        "import sys\n"
+        "from sitegen.model import pagedata\n"
+        "from sitegen.model.pages import JobPage, RunPage\n"
+        "from sitegen.insights.sections import Insights, TasksSection\n"
+        "lazy = ('sitegen.insights.tasks', 'sitegen.insights.rollouts')\n"
+        "assert not any(m in sys.modules for m in lazy), 'imported at start'\n"
+        "from sitegen.insights.rollouts import RolloutAnalysis\n"
+        "from sitegen.insights.tasks import TaskAnalysis, Wasted\n"
+        "assert pagedata._hints(JobPage)['rollouts'] == RolloutAnalysis | None\n"
+        "assert pagedata._hints(RunPage)['rollouts'] == RolloutAnalysis | None\n"
+        "assert pagedata._hints(TasksSection)['wasted'] is Wasted\n"
+        "assert pagedata._hints(Insights)['tasks'] == TaskAnalysis | None\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

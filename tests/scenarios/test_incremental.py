@@ -458,6 +458,8 @@ def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     unwanted = {"concurrent.futures", "markdown", "altair", "jsonschema", "http.client"}
     # nor the trial reader (no trials folder changed), nor the card painter (no --base-url)
     unwanted |= {"sitegen.read.trials", "simdjson", "sitegen.present.cards", "PIL"}
+    # nor the task and rollout analyses (the pages made again have no trials to analyse)
+    unwanted |= {"sitegen.insights.tasks", "sitegen.insights.rollouts"}
     assert loaded & unwanted == set()
 
 
