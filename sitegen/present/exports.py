@@ -36,10 +36,14 @@ class _SafeWriter:
 
 
 def _cells(values: list[object]) -> list[object]:
-    """``csv_safe(csv_value(v))`` of each value, floats (nearly all of them) tested inline."""
+    """``csv_safe(csv_value(v))`` of each value, floats and None (nearly all of them: a step
+    that did not log a metric has None) tested inline."""
     isfinite = math.isfinite
     return [
-        (v if isfinite(v) else "") if type(v) is float else csv_safe(csv_value(v)) for v in values
+        (v if isfinite(v) else "")
+        if type(v) is float
+        else ("" if v is None else csv_safe(csv_value(v)))
+        for v in values
     ]
 
 
