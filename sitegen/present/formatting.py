@@ -81,6 +81,8 @@ def headline_sentence(status: str, h: Headline, trial_success_rate: float | None
 
 def text_fixed(v: object, digits: int = 4) -> str:
     """A number with fixed decimals, as the old report printed it (ints as they are)."""
+    if type(v) is float and math.isfinite(v):  # (nearly every cell: the checks below skipped)
+        return f"{v:.{digits}f}"
     if isinstance(v, bool) or not isinstance(v, int | float):
         return DASH
     if not is_finite(v):

@@ -38,6 +38,17 @@ def _fmt_num_ref(v: object, digits: int = 4) -> str:
     return f"{v:,.{digits}f}"
 
 
+def _text_fixed_ref(v: object, digits: int = 4) -> str:
+    """text_fixed as first written."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return "–"
+    if not is_finite(v):
+        return "nan"
+    if isinstance(v, int):
+        return str(v)
+    return f"{v:.{digits}f}"
+
+
 class _Float(float):
     pass
 
@@ -55,8 +66,9 @@ class _Float(float):
     ),
     st.sampled_from([0, 1, 4, 6]),
 )
-def test_fmt_num_equals_its_first_definition(v: object, digits: int) -> None:
+def test_fmt_num_and_text_fixed_equal_their_first_definitions(v: object, digits: int) -> None:
     assert fmt_num(v, digits) == _fmt_num_ref(v, digits)
+    assert text_fixed(v, digits) == _text_fixed_ref(v, digits)
 
 
 def test_formatting():
