@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -360,3 +361,69 @@ def test_loosely_typed_values_decode_as_the_tagged_reader_reads_them(data, tp):
     assert repr(got) == repr(want)
     if want[0] == "ok" and type(data) in (str, int, bool, float, type(None)):
         assert got[1] is data
+
+
+def _instances(obj: object, out: list) -> list:
+    """``obj`` and every dataclass instance inside it (fields, sequences, dict values)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out.append(obj)
+        for f in dataclasses.fields(obj):
+            _instances(getattr(obj, f.name), out)
+    elif isinstance(obj, list | tuple | deque):
+        for v in obj:
+            _instances(v, out)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _instances(v, out)
+    return out
+
+
+def test_decoded_instances_are_as_their_init_makes_them(parsed):
+    """A decoded dataclass made by filling its ``__dict__`` (codec._filled) is what its
+    ``__init__`` makes: the same fields in the same order, the same repr and hash, frozen."""
+    for log in parsed:
+        back = parsed_from_json(_through_text(parsed_to_json(log)))
+        mine, theirs = _instances(back, []), _instances(log, [])
+        assert len(mine) == len(theirs) > 1
+        for a, b in zip(mine, theirs, strict=True):
+            assert type(a) is type(b)
+            assert list(vars(a)) == list(vars(b)) == [f.name for f in dataclasses.fields(a)]
+            assert repr(a) == repr(b)
+            if type(a).__hash__ is not None and not any(
+                isinstance(v, dict | list) for v in vars(a).values()
+            ):
+                assert hash(a) == hash(b)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                a.__setattr__(next(iter(vars(a))), None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Checked:
+    n: int
+
+    def __post_init__(self) -> None:
+        if self.n < 0:
+            raise ValueError("n below 0")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Derived:
+    n: int
+    twice: int = dataclasses.field(init=False, default=0)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Slotted:
+    n: int
+
+
+def test_a_class_whose_init_does_more_is_made_through_it():
+    from sitegen.model.codec import _filled, from_json
+
+    assert not _filled(_Checked) and not _filled(_Derived) and not _filled(_Slotted)
+    assert from_json({"n": 1}, _Checked) == _Checked(1)
+    with pytest.raises(ValueError, match="n below 0"):  # its __post_init__ ran
+        from_json({"n": -1}, _Checked)
+    with pytest.raises(ValueError, match="twice"):  # not an argument of its __init__
+        from_json({"n": 1, "twice": 2}, _Derived)
+    assert from_json({"n": 3}, _Slotted) == _Slotted(3)
