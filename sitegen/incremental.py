@@ -168,10 +168,14 @@ class PageReuse:
             return None
         pages: list[tuple[str, JobEntry | RunEntry]] = [(f"run:{rec.run.id}", rec.run)]
         pages += [(f"job:{j.id}", j) for j in rec.jobs]
-        if not all(self.writer.intact([e.url, e.data]) for _, e in pages):
-            return None
-        for name, e in pages:
-            self.writer.carry_over([e.url, e.data])
+        found = []
+        for _, e in pages:  # (each file stat'ed once: the run is kept only if all are intact)
+            files = self.writer.intact([e.url, e.data])
+            if files is None:
+                return None
+            found.append(files)
+        for (name, e), files in zip(pages, found, strict=True):
+            self.writer.keep(files)
             self.signatures[name] = e.signature
         self.kept[run.id] = rec
         return rec

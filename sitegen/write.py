@@ -225,11 +225,15 @@ class SiteWriter:
         found = self.intact(rels)
         if found is None:
             return False
+        self.keep(found)
+        return True
+
+    def keep(self, found: dict[str, FileRecord]) -> None:
+        """Keep the files :meth:`intact` found as they are (what :meth:`carry_over` does)."""
         self.kept.update(found)
         self.files += len(found)
         self.bytes += sum(r[0] for r in found.values())
         self.sizes.update((rel, r[0]) for rel, r in found.items())
-        return True
 
     def intact(self, rels: list[str]) -> dict[str, FileRecord] | None:
         """The files of :meth:`carry_over` with their records, when each is still as the last

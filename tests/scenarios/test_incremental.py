@@ -524,3 +524,20 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
         "body": {rid: to_json(r, RunRecord) for rid, r in records.items()},
     }
     assert path.read_bytes() == dumps(doc)
+
+
+def test_a_run_is_kept_only_when_every_file_of_its_pages_is_intact(tmp_path):
+    """One file of a job page changed by hand: that job's run is not kept whole (it is
+    analysed again; its other pages are carried over by signature, the changed one is
+    rendered again), and the site equals a clean build."""
+    archive = tmp_path / "a"
+    synth(archive, seed=34, steps=4, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    first = build(opts)
+    steps = out / "jobs" / "flat.chain-b.train_600301" / "steps.csv"
+    steps.write_text(steps.read_text() + "edited\n")
+    r = build(opts)
+    assert r.runs_kept == first.runs - 1
+    assert r.pages_reused == first.pages - 3 - 1  # all but the index, runs list, compare, it
+    _same_as_clean(out, opts, tmp_path / "clean")
