@@ -62,14 +62,22 @@ def downsample_columns(
         plo, phi = [], []
         lo_col = los if los is not None else ys
         hi_col = his if his is not None else ys
+        isfinite = math.isfinite
         for x, y, lo, hi in zip(xs, ys, lo_col, hi_col, strict=False):
-            v = None if y is None else finite_or_none(y)
-            if v is not None:
-                lv, hv = finite_or_none(lo), finite_or_none(hi)
-                px.append(x)
-                py.append(v)
-                plo.append(v if lv is None else lv)
-                phi.append(v if hv is None else hv)
+            # finite_or_none of each, a float (nearly every value) tested inline: a finite
+            # float is its own float()
+            if type(y) is float:
+                if not isfinite(y):
+                    continue
+                v = y
+            elif y is None or (v := finite_or_none(y)) is None:
+                continue
+            lv = lo if type(lo) is float and isfinite(lo) else finite_or_none(lo)
+            hv = hi if type(hi) is float and isfinite(hi) else finite_or_none(hi)
+            px.append(x)
+            py.append(v)
+            plo.append(v if lv is None else lv)
+            phi.append(v if hv is None else hv)
     n = len(py)
     if n <= max_points:
         return {"x": px, "y": py, "lo": list(plo), "hi": list(phi)}
