@@ -78,7 +78,7 @@ if TYPE_CHECKING:
 
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
-CACHE_VERSION = 3  # bump when the layout of any cache file changes
+CACHE_VERSION = 4  # bump when the layout of any cache file changes
 
 
 def log_summary(log: ParsedLog) -> ParsedLog:
@@ -347,40 +347,53 @@ class BuildState:
         the runs and deciding which to keep needs. A run that is analysed again takes its
         jobs' logs whole (:meth:`whole_log`); the others never decode theirs.
         """
-        from sitegen.read.logfile import LogState
-
-        summary = self._log_summary(rel, fp)
+        summary, changed = self._log_summary(rel, fp)
         if summary is not None:
             self.summarised.add(rel)
-            self._used.add(("log", rel))  # the whole entry is kept for when it is needed
+            # the whole entry and the state are kept for when they are needed
+            self._used.update((("log", rel), ("logstate", rel)))
             return summary, None
-        body = self._load("log", rel)
-        if body is None:
-            return None, None
-        path = self._path("log", rel)
-        try:
-            check(isinstance(body, dict), "a log entry is not an object")
-            if fingerprint_from_json(body["fingerprint"]) == fp:
-                parsed = parsed_from_json(body["parsed"])
-                self._keep_summary(rel, body["fingerprint"], parsed)  # (it was missing)
-                return parsed, None
-            # Changed: only the parser state is needed, to read on if the log grew.
-            return None, LogState.from_json(body["state"])
-        except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            self._ignored(path, exc)
-            return None, None
+        if not changed:  # no summary to tell: the whole entry, if its fingerprint still holds
+            body = self._load("log", rel)
+            try:
+                if body is not None:
+                    check(isinstance(body, dict), "a log entry is not an object")
+                    if fingerprint_from_json(body["fingerprint"]) == fp:
+                        parsed = parsed_from_json(body["parsed"])
+                        self._keep_summary(rel, body["fingerprint"], parsed)  # (it was missing)
+                        return parsed, None
+            except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
+                self._ignored(self._path("log", rel), exc)
+        # Changed: only the parser state is needed, to read on if the log grew.
+        return None, self._log_state(rel)
 
-    def _log_summary(self, rel: str, fp: Fingerprint) -> ParsedLog | None:
+    def _log_summary(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, bool]:
+        """The log's summary when its fingerprint holds; and whether a summary said it changed."""
         body = self._load("logsum", rel)
         if body is None:
-            return None
+            return None, False
         try:
             check(isinstance(body, dict), "a log summary is not an object")
             if fingerprint_from_json(body["fingerprint"]) != fp:
-                return None
-            return parsed_from_json(body["summary"])
+                return None, True
+            return parsed_from_json(body["summary"]), False
         except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
             self._ignored(self._path("logsum", rel), exc)
+            return None, False
+
+    def _log_state(self, rel: str) -> LogState | None:
+        """Where the last parse of a log stopped (kept apart from its parse: a grown log
+        reads only this, ~half of what the two weigh)."""
+        from sitegen.read.logfile import LogState
+
+        body = self._load("logstate", rel)
+        if body is None:
+            return None
+        try:
+            check(isinstance(body, dict), "a log state entry is not an object")
+            return LogState.from_json(body["state"])
+        except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
+            self._ignored(self._path("logstate", rel), exc)
             return None
 
     def whole_log(self, rel: str) -> ParsedLog | None:
@@ -397,18 +410,11 @@ class BuildState:
             return None
 
     def keep_log(self, rel: str, fp: Fingerprint, parsed: ParsedLog, state: LogState) -> None:
-        """Keep a log's parse, the fingerprint it was made from and where to read on, and
-        apart, its summary (read by every build that finds the log unchanged)."""
+        """Keep a log's parse and the fingerprint it was made from; apart, where to read on
+        (read when the log grew) and its summary (read by every build that finds it unchanged)."""
         fingerprint = [list(x) for x in fp]
-        self._save(
-            "log",
-            rel,
-            {
-                "fingerprint": fingerprint,
-                "parsed": parsed_to_json(parsed),
-                "state": state.to_json(),
-            },
-        )
+        self._save("log", rel, {"fingerprint": fingerprint, "parsed": parsed_to_json(parsed)})
+        self._save("logstate", rel, {"fingerprint": fingerprint, "state": state.to_json()})
         self._keep_summary(rel, fingerprint, parsed)
 
     def _keep_summary(self, rel: str, fingerprint: list, parsed: ParsedLog) -> None:
@@ -573,7 +579,7 @@ class BuildState:
         self.last = last
         self._save("site", "site", last.to_json())
         used = {self._path(kind, name) for kind, name in list(self._used)}
-        for kind in ("log", "logsum", "trials", "trialset", "trialsum"):
+        for kind in ("log", "logstate", "logsum", "trials", "trialset", "trialsum"):
             for path in (self.dir / kind).glob("*.json"):
                 if path not in used:
                     with contextlib.suppress(OSError):

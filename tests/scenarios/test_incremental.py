@@ -397,7 +397,17 @@ def test_logs_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
         p.write_bytes(p.read_bytes()[:100])  # whole entries damaged, summaries intact
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=100))
     r = build(opts)
-    assert len([w for w in r.cache_warnings if "ignored" in w]) == 2
+    # chain-a's whole entry is ignored (parsed again); chain-b, grown, reads only its state
+    assert len([w for w in r.cache_warnings if "ignored" in w]) == 1
+    assert r.parse.logs_resumed == 1 and r.parse.logs_parsed == 1
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+    for p in (tmp_path / ".site.cache" / "logstate").glob("*.json"):
+        p.write_bytes(p.read_bytes()[:100])  # the states damaged: the grown log is read whole
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=101))
+    r = build(opts)
+    assert len([w for w in r.cache_warnings if "ignored" in w]) == 2  # its state, chain-a's entry
+    assert r.parse.logs_resumed == 0 and r.parse.logs_parsed == 1
     _same_as_clean(out, opts, tmp_path / "clean")
 
 
