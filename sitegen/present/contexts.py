@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from markupsafe import Markup
+
 from sitegen.errors import BuildWarning
 from sitegen.model.pages import IndexPage, JobPage, JobRow, RunPage
 from sitegen.model.sections import ProgressionRow, Stats, TimerRow
@@ -25,6 +27,7 @@ class JobContext(TypedDict):
     notes_html: str | None
     nav: str
     progression_rows: list[ProgressionRow]
+    progression_tbody: Markup  # their table's rows (pagefiles.progression_tbody)
 
 
 class RunContext(TypedDict):

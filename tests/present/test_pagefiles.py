@@ -1,0 +1,45 @@
+"""present/pagefiles: the job page's per-step table body, written in one pass."""
+
+from __future__ import annotations
+
+import math
+
+import jinja2
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitegen.model.sections import ProgressionRow
+from sitegen.present.formatting import fmt_num
+from sitegen.present.pagefiles import progression_tbody
+
+# The template's loop it replaces, as templates/job.html had it.
+LOOP = (
+    "{% for r in progression_rows %}<tr><td>{{ r.step }}</td><td>{{ r.reward|num }}</td>"
+    "<td>{{ r.pass_at_k|num }}</td><td>{{ r.kl|num(6) }}</td><td>{{ r.loss|num }}</td>"
+    "<td>{{ r.step_time|num(1) }}</td><td>{{ r.gen_wait|num(1) }}</td></tr>{% endfor %}"
+)
+
+VALUES = st.one_of(
+    st.none(),
+    st.floats(),
+    st.integers(-(10**13), 10**13),
+    st.booleans(),
+    st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 1e-7, 123456.5, 2e12, "<b>&"]),
+)
+
+
+def _loop(rows: list[ProgressionRow]) -> str:
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["num"] = fmt_num
+    return env.from_string(LOOP).render(progression_rows=rows)
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**6), *[VALUES] * 6), max_size=8))
+def test_the_table_body_is_what_the_template_loop_wrote(cells):
+    rows = [ProgressionRow(*c) for c in cells]
+    assert str(progression_tbody(rows)) == _loop(rows)
+
+
+@given(VALUES | st.text(max_size=4), st.sampled_from([0, 1, 4, 6]))
+def test_fmt_num_writes_nothing_html_would_read_as_markup(v, digits):
+    assert not set(fmt_num(v, digits)) & set("<>&'\"")
