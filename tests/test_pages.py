@@ -149,3 +149,22 @@ def test_compare_curves_smoothed_per_metric():
     assert curves["step time (s)"] == [[1, 2.0], [2, 2.0], [3, 2.0], [4, 2.0]]
     assert curves["avg tokens"] == [] and curves["pass@k"] == []  # named but never logged
     assert "staleness" not in curves
+
+
+def test_metric_stats_are_what_from_json_builds():
+    """pages._metrics builds each Stats directly: the same objects Stats.from_json builds
+    (nan-free JSON compared), and a summary key that drifts from the fields fails."""
+    from sitegen import analyse
+    from sitegen.model.parsed import MetricBlock
+    from sitegen.pages import _metrics
+
+    blocks = [
+        MetricBlock(1, {"a": 1.0, "b": math.nan, "c": True}, 1),
+        MetricBlock(2, {"a": 3, "b": math.inf, "d": None}, 2),
+        MetricBlock(3, {"a": -0.5}, 3),
+    ]
+    want = {k: Stats.from_json(v) for k, v in analyse.metric_summary(blocks).items()}
+    assert dumps(_metrics(blocks)) == dumps(want) and list(_metrics(blocks)) == list(want)
+    assert all(type(s) is Stats for s in _metrics(blocks).values())
+    with pytest.raises(TypeError):
+        Stats(**{**analyse.summarize([1.0]), "median": 1.0})
