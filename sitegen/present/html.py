@@ -149,7 +149,8 @@ class Renderer:
         warnings: list[BuildWarning],
         compare: ComparePage | None,
     ) -> None:
-        copy_static(self.writer)
+        if not self._static_kept():
+            copy_static(self.writer)
         self.writer.write("data/index.json", dumps(index))
         self.writer.write("data/warnings.json", dumps(warnings))
         runs_by_id = {r.id: r for r, _ in run_pages}
@@ -230,6 +231,16 @@ class Renderer:
             runs_ctx,
             {"title": f"Runs · {self.opts.title}", "description": desc},
         )
+
+    def _static_kept(self) -> bool:
+        """Keep the last build's ``static/`` files as they are when they are the package's.
+
+        A run kept whole shows that the templates and static files did not change (its key
+        hashes their signature: :class:`~sitegen.incremental.PageReuse`), and each file must
+        still be as it was written; otherwise they are copied (and compared) again, which
+        reads the ~0.9 MB Vega bundle twice.
+        """
+        return bool(self.reuse and self.reuse.kept) and self.writer.carry_over(["static/"])
 
     def _carried(self, page: JobEntry | RunEntry) -> None:
         """A page the last build made, kept whole with its run (incremental.PageReuse.reuse)."""

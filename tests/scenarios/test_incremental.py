@@ -551,3 +551,50 @@ def test_a_run_is_kept_only_when_every_file_of_its_pages_is_intact(tmp_path):
     assert r.runs_kept == first.runs - 1
     assert r.pages_reused == first.pages - 3 - 1  # all but the index, runs list, compare, it
     _same_as_clean(out, opts, tmp_path / "clean")
+
+
+def test_static_files_are_kept_when_a_run_is_kept_and_they_are_intact(tmp_path, monkeypatch):
+    """A one-job rebuild keeps the site's static/ files without reading them (a run kept
+    whole shows the package's assets unchanged); one edited in the site is written again;
+    a changed asset in the package (no run kept) is copied. Each time: a clean build's site."""
+    from sitegen.present import sitefiles
+
+    archive = tmp_path / "a"
+    synth(archive, seed=35, steps=4, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    first = build(opts)
+    copies = []
+    real = sitefiles.copy_static
+
+    def counted(w):
+        if w.out == out:  # (the clean builds it is compared with copy theirs)
+            copies.append(1)
+        real(w)
+
+    monkeypatch.setattr(html, "copy_static", counted)
+
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    assert build(opts).runs_kept == first.runs - 1 and copies == []
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+    style = out / "static" / "style.css"
+    style.write_text("edited")
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=100))
+    assert build(opts).runs_kept == first.runs - 1 and copies == [1]
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+    monkeypatch.setattr(incremental.PageReuse, "__init__", _assets_changed(incremental))
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=101))
+    assert build(opts).runs_kept == 0 and copies == [1, 1]
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+
+def _assets_changed(incremental):
+    """PageReuse.__init__ as if the package's templates and static files had changed."""
+    real = incremental.PageReuse.__init__
+
+    def init(self, state, src, writer):
+        real(self, state, dataclasses.replace(src, assets=src.assets + "-changed"), writer)
+
+    return init
