@@ -1,5 +1,3 @@
-import sys
+from sitegen.cli import entry
 
-from sitegen.cli import main
-
-sys.exit(main())
+entry()

@@ -190,6 +190,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def entry() -> NoReturn:
+    """The ``sitegen`` command and ``python -m sitegen``: :func:`main`, then exit with its code."""
+    code = main()
+    # The process ends here, and the interpreter's shutdown would run the cyclic garbage
+    # collector over every object still alive (a build holds its parsed logs, model and
+    # pages to the end) only for the process to free them: ~25 ms of a one-job rebuild's
+    # ~0.25 s CPU. gc.freeze() puts them out of the collector's reach first. Exit handlers,
+    # stream flushing and module teardown still run; only reference cycles still alive at
+    # exit are not collected, as after os._exit. Library callers and tests call main(),
+    # which leaves the collector as it was.
+    gc.freeze()
+    sys.exit(code)
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "synth":
         from sitegen.synth import synth

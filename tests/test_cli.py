@@ -160,3 +160,29 @@ def test_synth_refuses_a_used_or_impossible_folder(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert "not a folder" in one_line_error(capsys, ["synth", str(tmp_path / "file")])
     assert "cannot create" in one_line_error(capsys, ["synth", str(tmp_path / "file/sub")])
+
+
+def test_the_command_freezes_the_collector_before_exit_and_main_does_not(tmp_path):
+    """``sitegen``/``python -m sitegen`` end with gc.freeze() (a faster shutdown), exit handlers
+    still run and the exit code is main's; main() called as a library leaves gc alone."""
+    import gc
+
+    (tmp_path / "a" / "j").mkdir(parents=True)
+    (tmp_path / "a" / "j" / "a.out").write_text("hello\n")
+    argv = ["build", str(tmp_path / "a"), "-o", str(tmp_path / "site"), "--workers", "1"]
+    for args, want in ((argv, 0), (["build", str(tmp_path / "nope")], 2)):
+        code = (
+            "import atexit, gc, sys\n"
+            "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+            f"sys.argv = ['sitegen', *{args!r}]\n"
+            "from sitegen.cli import entry\n"
+            "entry()\n"
+        )
+        r = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+        )
+        assert r.stdout.split() == ["frozen", "True"], r.stderr
+        assert r.returncode == want, r.stderr  # main's code
+    assert (tmp_path / "site" / "index.html").is_file()
+    before = gc.get_freeze_count()
+    assert main(argv) == 0 and gc.get_freeze_count() == before
