@@ -195,8 +195,8 @@ def entry() -> NoReturn:
     code = main()
     # The process ends here, and the interpreter's shutdown would run the cyclic garbage
     # collector over every object still alive (a build holds its parsed logs, model and
-    # pages to the end) only for the process to free them: ~25 ms of a one-job rebuild's
-    # ~0.25 s CPU. gc.freeze() puts them out of the collector's reach first. Exit handlers,
+    # pages to the end) only for the process to free them: 10-30 ms of a one-job rebuild's
+    # ~0.25 s CPU (docs/design.md). gc.freeze() puts them out of its reach first. Exit handlers,
     # stream flushing and module teardown still run; only reference cycles still alive at
     # exit are not collected, as after os._exit. Library callers and tests call main(),
     # which leaves the collector as it was.
