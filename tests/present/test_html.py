@@ -188,3 +188,32 @@ def test_compare_page_loads_its_data(site, index):
         if r is not None
     ]
     assert [p[0] for p in curves["reward"]] == steps
+
+
+def test_index_summary_reads_in_the_singular(tmp_path):
+    """One run of one job, one step, one warning, one skipped folder: each count in the
+    singular (the sample's index said "1 folders skipped")."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    from sitegen.build import build
+    from sitegen.options import BuildOptions
+
+    sample = Path(__file__).resolve().parents[2] / "sample" / "archive"
+    archive = tmp_path / "archive"
+    shutil.copytree(sample / "flat" / "stale", archive / "flat" / "stale")
+    (archive / "misc" / "empty-dir").mkdir(parents=True)
+    build(BuildOptions(archive=archive, out=tmp_path / "site", workers=1))
+    html = (tmp_path / "site" / "index.html").read_text()
+    line = re.sub(
+        r"<[^>]+>",
+        "",
+        html[html.index('summary-line">') : html.index("</p>", html.index('summary-line">'))],
+    )
+    totals = json.loads((tmp_path / "site" / "data" / "index.json").read_text())["totals"]
+    assert (totals["runs"], totals["jobs"]) == (1, 1)
+    assert "1 run · 1 job" in line and "1 folder skipped" in line
+    for what in ("steps", "trials", "warnings"):
+        n, noun = totals[what], what[:-1]
+        assert f"{n} {noun if n == 1 else what}" in line
