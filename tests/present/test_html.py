@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import math
+import re
 import struct
 from html.parser import HTMLParser
 
@@ -193,7 +194,6 @@ def test_compare_page_loads_its_data(site, index):
 def test_index_summary_reads_in_the_singular(tmp_path):
     """One run of one job, one step, one warning, one skipped folder: each count in the
     singular (the sample's index said "1 folders skipped")."""
-    import re
     import shutil
     from pathlib import Path
 
@@ -217,3 +217,24 @@ def test_index_summary_reads_in_the_singular(tmp_path):
     for what in ("steps", "trials", "warnings"):
         n, noun = totals[what], what[:-1]
         assert f"{n} {noun if n == 1 else what}" in line
+    assert _miscounted(tmp_path / "site") == []
+
+
+_COUNTED = re.compile(
+    r"(?<![\w.,/-])(?<!of )(\d[\d,]*) (run|job|step|trial|task|engine|line|warning|folder|finding)(s?)\b"
+)
+
+
+def _miscounted(site) -> list[str]:
+    """Counts whose noun disagrees with the number ("1 engines", "3 step") in the pages' text."""
+    bad = []
+    for page in sorted(site.rglob("*.html")):
+        text = re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8"))
+        for m in _COUNTED.finditer(text):
+            if (int(m[1].replace(",", "")) == 1) != (m[3] == ""):
+                bad.append(f"{page.relative_to(site)}: {text[m.start() - 30 : m.end()]!r}")
+    return bad
+
+
+def test_counts_agree_with_their_nouns(site):
+    assert _miscounted(site) == []
