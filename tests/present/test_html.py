@@ -221,7 +221,8 @@ def test_index_summary_reads_in_the_singular(tmp_path):
 
 
 _COUNTED = re.compile(
-    r"(?<![\w.,/-])(?<!of )(\d[\d,]*) (run|job|step|trial|task|engine|line|warning|folder|finding)(s?)\b"
+    r"(?<![\w.,/-])(?<!of )(\d[\d,]*) (run|job|step|trial|task|engine|line|warning|folder|finding|metric|block)(s?)\b"
+    r"(?! blocks?\b)"  # "5 metric blocks": the noun is "block"
 )
 
 
@@ -229,7 +230,7 @@ def _miscounted(site) -> list[str]:
     """Counts whose noun disagrees with the number ("1 engines", "3 step") in the pages' text."""
     bad = []
     for page in sorted(site.rglob("*.html")):
-        text = re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8"))
+        text = re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8"))
         for m in _COUNTED.finditer(text):
             if (int(m[1].replace(",", "")) == 1) != (m[3] == ""):
                 bad.append(f"{page.relative_to(site)}: {text[m.start() - 30 : m.end()]!r}")
