@@ -58,6 +58,21 @@ def fmt_dur(v: object) -> str:
     return f"{s / 3600:,.2f} h"
 
 
+def fmt_size(n: object) -> str:
+    """A byte count in the unit that keeps it readable (B, KiB, MiB, GiB): a 25-line log
+    is "2.1 KiB", not "0.0 MiB"."""
+    if not is_finite(n) or n < 0:
+        return DASH
+    b = float(n)
+    if b < 1024:
+        return f"{int(b)} B"
+    if b < 1024**2:
+        return f"{b / 1024:,.1f} KiB"
+    if b < 1024**3:
+        return f"{b / 1024**2:,.2f} MiB"
+    return f"{b / 1024**3:,.2f} GiB"
+
+
 def headline_sentence(status: str, h: Headline, trial_success_rate: float | None) -> str:
     """One sentence with a page's headline numbers (its description and OpenGraph preview)."""
     parts = [status]

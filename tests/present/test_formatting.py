@@ -170,3 +170,17 @@ def test_notes_extensions_as_named():
     got = md_to_html(text)
     assert got == want
     assert "<table>" in got and "<code" in got and "epochs: 2" in got
+
+
+def test_sizes_in_a_readable_unit():
+    from sitegen.present.formatting import fmt_size
+
+    assert fmt_size(0) == "0 B"
+    assert fmt_size(1023) == "1023 B"
+    assert fmt_size(2150) == "2.1 KiB"
+    assert fmt_size(157_286) == "153.6 KiB"
+    assert fmt_size(12_845_742) == "12.25 MiB"
+    assert fmt_size(3 * 1024**3) == "3.00 GiB"
+    assert fmt_size(5 * 1024**4) == "5,120.00 GiB"
+    for bad in (None, float("nan"), -1, True, "12"):
+        assert fmt_size(bad) == "–"
