@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sitegen import __version__, weight
+from sitegen import __version__, collect_less, weight
 from sitegen.assemble import assemble
 from sitegen.assets import package_dir
 from sitegen.cachefile import FileRecord, LastBuild, Summary
@@ -146,7 +146,7 @@ def _fewer_collections() -> Iterator[None]:
     thresholds come back after (``serve`` builds again in the same process).
     """
     old = gc.get_threshold()
-    gc.set_threshold(50_000, *old[1:])
+    collect_less()
     try:
         yield
     finally:
