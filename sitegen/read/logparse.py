@@ -75,11 +75,11 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
 
     def feed_stream(self, fh) -> None:
         """Read a binary stream (``read(n)``) to its end, numbering lines on from :attr:`lines`."""
-        for number, block, line, truncated in iter_blocks(fh, first=self.lines + 1):
+        for block, line, truncated in iter_blocks(fh):
             if block is None:
-                self.feed_raw(number, line, truncated)
+                self.feed_raw(self.lines + 1, line, truncated)
             else:
-                self.feed_block(number, block)
+                self.feed_block(self.lines + 1, block)
 
     def read_engine_log(self, rel: str, fh) -> None:
         """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart, §5).

@@ -119,11 +119,11 @@ def _by_block(data: bytes, chunk: int) -> tuple[object, list[tuple[int, str]]]:
     """The reader's path (feed_block); the state after each block."""
     p = LogParser("x.out", Redactor(), year_hint=2026)
     states = []
-    for number, block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
+    for block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
         if block is None:
-            p.feed_raw(number, line, truncated)
+            p.feed_raw(p.lines + 1, line, truncated)
         else:
-            p.feed_block(number, block)
+            p.feed_block(p.lines + 1, block)
         states.append((p.lines, json.dumps(p.state_json())))
     return p.finish(len(data), 0.0), states
 

@@ -171,11 +171,11 @@ def _by_line(data: bytes):
 
 def _by_block(data: bytes, chunk: int):
     p = LogParser("x.out", Redactor(), year_hint=2026)
-    for number, block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
+    for block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
         if block is None:
-            p.feed_raw(number, line, truncated)
+            p.feed_raw(p.lines + 1, line, truncated)
         else:
-            p.feed_block(number, block)
+            p.feed_block(p.lines + 1, block)
     return p.finish(len(data), 0.0)
 
 
