@@ -74,20 +74,20 @@ CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algori
 # maybe a colour code, then " | "; tqdm bars have " | " too, but after a space),
 # a vLLM engine line, the SLURM end line, vLLM step lines.
 LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)? \| ")
-# A " | " right after a digit or an "m" (a colour code's end): where a LOGURU_HINT may
-# end. The literal comes first so the regex engine skips to it (a lookbehind first would
-# test every byte); tqdm bars' many " | " follow a space and are passed over in C.
-_SEP_AFTER_DIGIT_OR_M = re.compile(rb" \| (?<=[0-9m] \| )")
+# Where a LOGURU_HINT may end: a " | " right after a digit, or after an "m" (a colour
+# code's end; then LOGURU_HINT itself is asked). Found by the literals' automaton with
+# them (tqdm bars' many " | " follow a space and match none of these).
+HINT_LITERALS = (*(b"%d | " % d for d in range(10)), b"m | ")
 
 
 class Markers:
     """Finds the next line of a block that may carry a marker, in one pass over the block.
 
-    The literals are found together by one Aho-Corasick automaton (SIMD-prefiltered,
-    ``ahocorasick_rs``): one pass over the block instead of one ``bytes.find`` pass
-    per literal (ten of them were a quarter of the parse, issue 11). A loguru header
-    is a " | " right after a digit (or the end of a colour code). A line holds a hit
-    exactly when it holds a literal or a :data:`LOGURU_HINT`.
+    The literals and the loguru hints (:data:`HINT_LITERALS`) are found together by
+    one Aho-Corasick automaton (SIMD-prefiltered, ``ahocorasick_rs``): one pass over
+    the block instead of one ``bytes.find`` pass per literal (ten of them were a
+    quarter of the parse, issue 11) and a regex pass for the hints (8 % of it). A
+    line holds a hit exactly when it holds a literal or a :data:`LOGURU_HINT`.
     """
 
     # "Engine 0", not "Engine": the Ray actor AsyncVLLMInferenceEngine prefixes every line
@@ -105,49 +105,43 @@ class Markers:
         b"Output is truncated",  # not "truncated": engines log "Request truncated" a lot
         b"lines truncated",
     )
-    # Leftmost-first, non-overlapping matches: an occurrence left out overlaps a reported
-    # one that starts no later, and no literal holds a \n, so both are on the same line.
-    _FINDER = BytesAhoCorasick(list(LITERALS), matchkind=MATCHKIND_LEFTMOST_FIRST)
+    # Leftmost-first, non-overlapping matches. An occurrence left out overlaps a reported
+    # match that starts no later; no pattern holds a \n, so both are on the same line. The
+    # reported one is a hit, unless it is an "m | " that is no LOGURU_HINT: but nothing
+    # can hide behind that one (no pattern starts with " " or "|", nor another at its "m").
+    _FINDER = BytesAhoCorasick([*LITERALS, *HINT_LITERALS], matchkind=MATCHKIND_LEFTMOST_FIRST)
+    _COLOUR_HINT = len(LITERALS) + 10  # the index of b"m | "
 
     def __init__(self, block: bytes) -> None:
         self.block = block
-        self.starts: list[int] | None = None  # the literal matches, made on the first find
-        self.ends: list[int] = []
+        self.starts: list[int] | None = None  # the matches' starts, made on the first find
+        self.checked: list[bool] = []  # per match: a hit as it stands (not an "m | ")
         self.k = 0  # the first match not before the last pos asked for
-        self.bar = -2
-
-    def _first_literal(self, pos: int) -> int:
-        """The first position >= ``pos`` where a literal starts, or -1 (as min of ``find``s)."""
-        if self.starts is None:
-            found = self._FINDER.find_matches_as_indexes(self.block)
-            self.starts = [s for _, s, _ in found]
-            self.ends = [e for _, _, e in found]
-        k = self.k = bisect_left(self.starts, pos, self.k)
-        if k and self.ends[k - 1] > pos:
-            # A match runs over pos (pos is not a line start: never from LogParser), so
-            # one it hid may start at or after pos: ask each literal.
-            hits = [i for lit in self.LITERALS if (i := self.block.find(lit, pos)) >= 0]
-            return min(hits, default=-1)
-        return self.starts[k] if k < len(self.starts) else -1
 
     def find(self, pos: int) -> int:
-        """The position of the first hit at or after ``pos`` (never less than the last one asked), or -1."""
+        """Where the first hit at or after ``pos`` is, or -1.
+
+        ``pos`` is a line start (as LogParser asks), never less than the last one
+        asked. Any position on the hit's line may be given (the start of its first
+        match); callers take the line that holds it.
+        """
         b = self.block
-        best = self._first_literal(pos)
-        i = self.bar
-        while True:
-            if i != -1 and i < pos:
-                m = _SEP_AFTER_DIGIT_OR_M.search(b, pos)
-                i = m.start() if m else -1
-            if i < 0 or (best >= 0 and i > best):
-                break
-            # A hint ending here, whatever the length of its colour code: exactly the
-            # lines LogParser.feed_raw takes for a LOGURU_HINT (a clean block's runs and
-            # its bad lines are read by the two; they must agree).
-            if b[i - 1] != 109 or LOGURU_HINT.search(b, b.rfind(b"\n", 0, i) + 1, i + 3):  # "m"
-                best = i
-                break
-            pos = i + 3
-            i = -2
-        self.bar = i
-        return best
+        if self.starts is None:
+            found = self._FINDER.find_matches_as_indexes(b)
+            colour = self._COLOUR_HINT
+            self.starts = [s for _, s, _ in found]
+            self.checked = [i != colour for i, _, _ in found]
+        starts = self.starts
+        k = bisect_left(starts, pos, self.k)
+        n = len(starts)
+        while k < n:
+            i = starts[k]
+            # "m | ": a hint only after a digit and a colour code, whatever its length
+            # (exactly the lines LogParser.feed_raw takes for a LOGURU_HINT: a clean
+            # block's runs and its bad lines are read by the two; they must agree).
+            if self.checked[k] or LOGURU_HINT.search(b, b.rfind(b"\n", 0, i) + 1, i + 4):
+                self.k = k
+                return i
+            k += 1
+        self.k = k
+        return -1
