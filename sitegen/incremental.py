@@ -17,7 +17,9 @@ what it shows, the whole site on the signature of every input.
 * **Parsed logs** with the parser's state after the last complete line, so a
   grown log is read on from there.
 * **Trial outcomes** per trials folder: size, mtime and outcome of each
-  ``result.json`` (a complete one is never read again).
+  ``result.json`` (a complete one is never read again), as a base file and
+  the outcomes added since (:data:`DELTA_SHARE`), so that a few new trials
+  cost a few entries written, not the folder's.
 * **Page signatures** (:class:`PageReuse`): a job or run page whose signature is
   unchanged and whose files are intact is left as it is.
 
@@ -46,6 +48,7 @@ from sitegen.cachefile import (
     CacheFileError,
     FileRecord,
     Fingerprint,
+    Known,
     LastBuild,
     TrialLists,
     Watch,
@@ -78,7 +81,16 @@ if TYPE_CHECKING:
 
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
-CACHE_VERSION = 4  # bump when the layout of any cache file changes
+CACHE_VERSION = 5  # bump when the layout of any cache file changes
+
+# A folder's trial outcomes are kept in two files: a base, and beside it what changed
+# since (trialsadd). A rebuild that read a few new trials writes only those (with the
+# others added since the base), not the whole folder's again: a running job's folder
+# gains a few trials a build and holds ~13 k. The base is written anew when what is
+# added outgrows it (more than 1/DELTA_SHARE of it, and DELTA_MIN entries) or a file
+# it holds is gone.
+DELTA_SHARE = 8
+DELTA_MIN = 64
 
 
 def log_summary(log: ParsedLog) -> ParsedLog:
@@ -251,6 +263,8 @@ class BuildState:
         # trials folders handed out as their summary (unchanged_trials): their result counts
         self.trials_summarised: dict[str, int] = {}
         self._trial_lists: dict[str, TrialLists] = {}  # per trials folder (keep_trial_outcomes)
+        # per trials folder: the outcomes its base file held as read, and that file's hash
+        self._outcomes_base: dict[str, tuple[Known, str]] = {}
         self._records_read: dict[str, tuple[RunRecord, Any]] = {}  # run id -> (record, its JSON)
         self._open(fresh=opts.clean)
         body = self._load("site", "site")
@@ -422,16 +436,36 @@ class BuildState:
         self._save("logsum", rel, body)
 
     # -- trials ----------------------------------------------------------------------------------
-    def trial_outcomes(self, trials_dir: str) -> dict[str, tuple[int, int, Any]]:
-        """What the last build read in a trials folder: ``{file: (size, mtime_ns, outcome)}``."""
-        body = self._load("trials", trials_dir)
+    def trial_outcomes(self, trials_dir: str) -> Known:
+        """What the last build read in a trials folder: ``{file: (size, mtime_ns, outcome)}``.
+
+        The base file's outcomes, and over them those added since, when they were
+        added to this very base (a leftover of an older base is passed over: its
+        files are read again).
+        """
+        lists = self._trial_lists[trials_dir] = TrialLists()  # the lists read, written back
+        raw: list[bytes] = []
+        body = self._load("trials", trials_dir, raw)
         if body is None:
             return {}
         try:
-            return known_from_json(body)
+            known = known_from_json(body, lists)
         except (CacheFileError, TypeError, ValueError, IndexError, KeyError) as exc:
             self._ignored(self._path("trials", trials_dir), exc)
             return {}
+        digest = hashlib.sha1(raw[0]).hexdigest()
+        self._outcomes_base[trials_dir] = (known, digest)
+        added = self._load("trialsadd", trials_dir)
+        if added is None:
+            return known
+        try:
+            check(isinstance(added, dict), "added trial outcomes are not an object")
+            if added["base"] != digest:
+                return known  # added to another base (one written since): its files are read
+            return {**known, **known_from_json(added["outcomes"], lists)}
+        except (CacheFileError, TypeError, ValueError, IndexError, KeyError) as exc:
+            self._ignored(self._path("trialsadd", trials_dir), exc)
+            return known
 
     def unchanged_trials(self, trials_dir: str, archive: Path) -> tuple[TrialSet, Watch] | None:
         """The last build's trial set and watch of a folder its watch says is unchanged.
@@ -443,7 +477,7 @@ class BuildState:
         if watch is None or not watch_holds(archive, watch):
             return None
         # Its outcomes stay too: the day a trial is added, only the new one is read.
-        self._used.update((kind, trials_dir) for kind in ("trials", "trialset"))
+        self._used.update((kind, trials_dir) for kind in ("trials", "trialsadd", "trialset"))
         summary = self._trial_summary(trials_dir)
         if summary is not None:
             return summary, watch
@@ -537,11 +571,27 @@ class BuildState:
             body[rid] = read[1] if read is not None and read[0] is r else to_json(r, RunRecord)
         self._save("pages", "runs", body)
 
-    def keep_trial_outcomes(self, trials_dir: str, known: dict[str, tuple[int, int, Any]]) -> None:
+    def keep_trial_outcomes(self, trials_dir: str, known: Known) -> None:
+        """Keep a folder's outcomes: those not in its base (by identity: an outcome taken
+        from the cache is the very entry read) beside it, or all of them as a new base."""
         # Its trials' lists are kept for keep_trial_set, which comes next: each trial is
-        # encoded once for both files.
-        lists = self._trial_lists[trials_dir] = TrialLists()
-        self._save("trials", trials_dir, known_to_json(known, lists))
+        # encoded once for both files (and one read from the cache not at all).
+        lists = self._trial_lists.setdefault(trials_dir, TrialLists())
+        base = self._outcomes_base.get(trials_dir)
+        if base is not None:
+            held, digest = base
+            added = {rel: e for rel, e in known.items() if held.get(rel) is not e}
+            if (
+                len(added) <= max(DELTA_MIN, len(held) // DELTA_SHARE)
+                and known.keys() >= held.keys()
+            ):
+                body = {"base": digest, "outcomes": known_to_json(added, lists)}
+                self._save("trialsadd", trials_dir, body)
+                return
+        data = self._save("trials", trials_dir, known_to_json(known, lists))
+        self._outcomes_base[trials_dir] = (known, hashlib.sha1(data).hexdigest())
+        with contextlib.suppress(OSError):  # (what it held is in the base now)
+            self._path("trialsadd", trials_dir).unlink()
 
     # -- the site --------------------------------------------------------------------------------
     def site_is_current(self, sources: Sources, out: Path) -> bool:
@@ -579,7 +629,7 @@ class BuildState:
         self.last = last
         self._save("site", "site", last.to_json())
         used = {self._path(kind, name) for kind, name in list(self._used)}
-        for kind in ("log", "logstate", "logsum", "trials", "trialset", "trialsum"):
+        for kind in ("log", "logstate", "logsum", "trials", "trialsadd", "trialset", "trialsum"):
             for path in (self.dir / kind).glob("*.json"):
                 if path not in used:
                     with contextlib.suppress(OSError):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from unittest.mock import ANY
 
 import pytest
 
 from sitegen import cachefile
 from sitegen.cachefile import (
+    CacheFileError,
     TrialLists,
     _trial_from_json,
     _trial_to_json,
@@ -19,6 +21,7 @@ from sitegen.cachefile import (
     known_to_json,
     loads,
     trial_set_to_json,
+    trials_from_json,
 )
 from sitegen.model.parsed import TrialResult, TrialSet
 
@@ -138,8 +141,49 @@ def test_a_trial_is_encoded_once_for_both_files(monkeypatch):
     lists = TrialLists()
     body = known_to_json(known, lists)
     set_body = trial_set_to_json(ts, lists)
-    assert encoded == [trials, [redacted]]  # each trial once; the redacted one on its own
-    assert set_body["results"][0] is body["t/t0/result.json"][2]["file"][1]
-    assert set_body["results"][1] is body["t/trials_step1_a.tar"][2]["tar"][0][1][1]
+    # each trial once (the files' first, then the archives'); the redacted one on its own
+    assert encoded == [[trials[0], trials[2], trials[1]], [redacted]]
+    assert set_body["results"][0] is body["trials"][0]
+    assert body["outcomes"] == [None, ["eval"], ["bad", "empty result.json", None], ANY, None]
+    assert len(body["trials"]) == 2 and body["trials"][1][0] == "t2"
+    assert set_body["results"][1] is body["outcomes"][3]["tar"][0][1][1]
     # the bytes are those each file has when made alone
     assert dumps(body) == plain_known and dumps(set_body) == plain_set
+
+
+def test_trials_read_at_once_equal_those_read_one_by_one():
+    rows = loads(dumps(_trials_to_json([PLAIN, *READABLE, replace(PLAIN, started_at=None)])))
+    assert repr(trials_from_json(rows)) == repr([_trial_from_json(v) for v in rows])
+    assert trials_from_json([]) == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {4: "seven"},  # a string (not of digits) where an integer goes
+        {1: None},  # no task
+        {9: "not a date"},
+        {9: 5},
+        {8: 0},  # not a boolean
+        {0: None},
+        {2: [1.0]},
+        "short",
+        "not a list",
+    ],
+    ids=str,
+)
+def test_a_bad_trial_list_fails_read_at_once_as_one_by_one(bad):
+    good = loads(dumps(_trials_to_json([PLAIN])))[0]
+    row: object
+    if bad == "short":
+        row = good[:-1]
+    elif bad == "not a list":
+        row = {"name": "x"}
+    else:
+        row = list(good)
+        for i, v in bad.items():
+            row[i] = v
+    with pytest.raises(CacheFileError):
+        _trial_from_json(row)
+    with pytest.raises(CacheFileError):
+        trials_from_json([good, row])

@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 
 from sitegen import incremental, sources
-from sitegen.cachefile import LastBuild, Summary
-from sitegen.incremental import BuildState
+from sitegen.cachefile import LastBuild, Summary, loads, read_file
+from sitegen.incremental import DELTA_MIN, BuildState
 from sitegen.model.parsed import TrialResult
 from sitegen.options import BuildOptions
 from sitegen.sources import fingerprint
@@ -59,6 +59,93 @@ def test_trial_outcomes_round_trip(tmp_path):
     assert math.isnan(r.reward) and r.duration_s == -math.inf and r.turns == 2**70
     assert r.started_at == TRIAL.started_at and r.cache_tokens == 7 and r.verifier_s is None
     assert _state(tmp_path).warnings == []
+
+
+def _plain(i: int) -> TrialResult:
+    return TrialResult(f"p{i}", "task", 0.5, None, i, 10, 20, 3.5, False, datetime(2026, 1, 1))
+
+
+def _many(n: int, start: int = 0) -> dict:
+    return {f"t/p{i}/result.json": (100 + i, i, ("ok", _plain(i))) for i in range(start, n)}
+
+
+def _as_next_build(tmp_path: Path, known: dict) -> tuple[BuildState, dict]:
+    """A new state, its outcomes read, and ``known`` with each unchanged entry replaced by
+    the one it read (as plan_trials hands them on: the very entry read)."""
+    s = _state(tmp_path)
+    old = s.trial_outcomes("t")
+    return s, {rel: old.get(rel) if old.get(rel) == e else e for rel, e in known.items()}
+
+
+def test_new_outcomes_are_written_beside_the_base_and_read_over_it(tmp_path):
+    first = _many(200)
+    _state(tmp_path).keep_trial_outcomes("t", first)
+    s = _state(tmp_path)
+    base, added = s._path("trials", "t"), s._path("trialsadd", "t")
+    base_bytes = base.read_bytes()
+    assert not added.exists()
+    grown = {**first, **_many(203, 200), "t/p5/result.json": (1, 2, ("bad", "cut short", 3))}
+    s, known = _as_next_build(tmp_path, grown)
+    s.keep_trial_outcomes("t", known)
+    assert base.read_bytes() == base_bytes and added.exists()  # only what changed was written
+    assert len(loads(read_file(added))["body"]["outcomes"]["paths"]) == 4  # 3 new, 1 changed
+    s = _state(tmp_path)
+    assert _same(s.trial_outcomes("t"), grown) and s.warnings == []
+    # one more trial: written beside the same base, with those added before
+    s, known = _as_next_build(tmp_path, {**grown, **_many(204, 203)})
+    s.keep_trial_outcomes("t", known)
+    assert base.read_bytes() == base_bytes
+    assert _same(_state(tmp_path).trial_outcomes("t"), {**grown, **_many(204, 203)})
+
+
+def test_a_removed_outcome_or_too_many_new_ones_write_a_new_base(tmp_path):
+    first = _many(200)
+    _state(tmp_path).keep_trial_outcomes("t", first)
+    s, known = _as_next_build(tmp_path, {**first, **_many(201, 200)})
+    s.keep_trial_outcomes("t", known)
+    added = s._path("trialsadd", "t")
+    assert added.exists()
+    fewer = {k: v for k, v in first.items() if k != "t/p7/result.json"}  # a trial folder removed
+    s, known = _as_next_build(tmp_path, fewer)
+    s.keep_trial_outcomes("t", known)
+    assert not added.exists()
+    assert _same(_state(tmp_path).trial_outcomes("t"), fewer)
+    more = {**fewer, **_many(200 + DELTA_MIN + 1, 200)}  # more added than the base may carry
+    s, known = _as_next_build(tmp_path, more)
+    s.keep_trial_outcomes("t", known)
+    assert not added.exists() and _same(_state(tmp_path).trial_outcomes("t"), more)
+
+
+def test_added_outcomes_damaged_or_of_another_base(tmp_path):
+    """Damaged: a warning, and its files are read again; made on another base (a new base
+    was written, and the build stopped before removing them): passed over, no warning."""
+    first = _many(100)
+    _state(tmp_path).keep_trial_outcomes("t", first)
+    s, known = _as_next_build(tmp_path, {**first, **_many(102, 100)})
+    s.keep_trial_outcomes("t", known)
+    added = s._path("trialsadd", "t")
+    good = added.read_bytes()
+    added.write_bytes(good[:-9])
+    s = _state(tmp_path)
+    assert _same(s.trial_outcomes("t"), first)
+    assert len(s.warnings) == 1 and str(added) in s.warnings[0]
+    added.write_bytes(good)
+    _state(tmp_path).keep_trial_outcomes("t", _many(50))  # a new base (the old is gone)...
+    added.write_bytes(good)  # ... and what was added to the old one still there
+    s = _state(tmp_path)
+    assert _same(s.trial_outcomes("t"), _many(50)) and s.warnings == []
+
+
+def test_a_cache_of_the_last_version_is_read_afresh_without_a_warning(tmp_path, monkeypatch):
+    """Version 4 kept a folder's outcomes as one object per file: a cache of it is not read."""
+    monkeypatch.setattr(incremental, "CACHE_VERSION", 4)
+    s = _state(tmp_path)
+    old_body = {"t/a/result.json": [120, 5, {"file": ["eval"]}]}
+    s._save("trials", "t", old_body)
+    monkeypatch.undo()
+    s = _state(tmp_path)
+    assert s.trial_outcomes("t") == {} and s.warnings == []
+    assert not s._path("trials", "t").exists()  # the old cache is gone
 
 
 def test_invalidated_by_version_options_and_clean(tmp_path, monkeypatch):

@@ -41,7 +41,8 @@ __all__ = [
     "plan_trials",
 ]
 
-Outcome = tuple  # ("ok", TrialResult) | ("eval",) | ("job",) | ("bad", message, line)
+# ("ok", TrialResult: redacted, see _Collector.scrubbed) | ("eval",) | ("job",) | ("bad", message, line)
+Outcome = tuple
 # rel path -> (size, mtime_ns, outcome), or for a tar archive (size, mtime_ns, [(member, outcome)])
 Known = dict[str, tuple[int, int, Any]]
 
@@ -85,10 +86,22 @@ class _Collector:
             return ("job",)
         return ("eval",) if is_eval else ("ok", r)
 
+    def scrubbed(self, outcome: Outcome) -> Outcome:
+        """A decoded outcome as it is kept: its trial redacted (read/scrub.py).
+
+        Redacted once, when read: the outcomes kept for the next build hold the
+        trial as the trial set does (the redaction patterns are part of the build
+        cache's key), so a kept outcome is taken as it is, never redacted again.
+        """
+        if outcome[0] != "ok":
+            return outcome
+        r = scrub_trial(outcome[1], self.redactor)
+        return outcome if r is outcome[1] else ("ok", r)
+
     def apply(self, path: str, outcome: Outcome) -> None:
         kind = outcome[0]
         if kind == "ok":
-            self.results.append(scrub_trial(outcome[1], self.redactor))
+            self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
         elif kind == "eval":
             self.eval += 1
         elif kind == "job":
@@ -203,6 +216,7 @@ class TrialPlan:
     def finish(self, decoded: list[Outcome]) -> tuple[TrialSet, Known]:
         """The trial set and outcomes to keep, given the outcomes of ``todo`` in its order."""
         col = self.col
+        decoded = [col.scrubbed(o) for o in decoded]
         for (frel, _name, _ev), st, outcome in zip(self.todo, self.stats, decoded, strict=True):
             if not (outcome[0] == "bad" and str(outcome[1]).startswith("cannot read")):
                 col.entries[frel] = (st.st_size, st.st_mtime_ns, outcome)
@@ -311,7 +325,9 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
                         members.append(
                             (
                                 member.name,
-                                col.decode(mf.read(), parts[-2], "eval_sessions" in parts),
+                                col.scrubbed(
+                                    col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
+                                ),
                             )
                         )
         except UnsafeInput as exc:

@@ -4,6 +4,7 @@ stopped, only its pages re-rendered; the result always equals a clean build. Par
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
 import pickle
@@ -369,6 +370,55 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
     for module in (incremental, sources, html):
         monkeypatch.setattr(module, "__version__", "99.0")
     assert build(opts).runs_kept == 0
+    _same_as_clean(out, opts, clean)
+
+
+def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_path):
+    """A folder's outcomes are kept as a base and what was added since (incremental.py), its
+    trials redacted when read: trials added, a result.json damaged then whole, a trial
+    removed, the added outcomes damaged: each site equals a clean one."""
+    archive = tmp_path / "a"
+    synth(archive, seed=33, steps=6, trials_per_step=2)
+    out = tmp_path / "site"
+    # trial names and tasks redacted: a kept outcome must hold the trial as redacted
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0, redact_patterns=("sql",))
+    clean = tmp_path / "clean"
+    first = build(opts)
+    trials = archive / "flat" / "sync-baseline" / "trace_jobs"
+    done = next(p for p in sorted(trials.iterdir()) if (p / "result.json").is_file())
+    whole = (done / "result.json").read_bytes()
+    cache = tmp_path / ".site.cache"
+    for name in ("new1", "new2"):
+        result = {**json.loads(whole), "trial_name": f"task-x-sql-join__{name}"}
+        (trials / name).mkdir()
+        (trials / name / "result.json").write_text(json.dumps(result))
+    whole = (trials / "new2" / "result.json").read_bytes()
+    (trials / "new2" / "result.json").write_bytes(whole[:50])
+    bases = {p: p.read_bytes() for p in (cache / "trials").glob("*.json")}
+    r = build(opts)
+    assert r.parse.trial_files_read == 2 and r.trials == first.trials + 1
+    assert {p: p.read_bytes() for p in (cache / "trials").glob("*.json")} == bases
+    assert len(list((cache / "trialsadd").glob("*.json"))) == 1
+    _same_as_clean(out, opts, clean)
+    published = b"".join(
+        gzip.decompress(b) if p.suffix == ".gz" else b for p, b in _files(out).items()
+    )
+    assert b"-join__new1" in published and b"sql-join__new1" not in published
+    (trials / "new2" / "result.json").write_bytes(whole)  # now whole
+    r = build(opts)
+    assert r.parse.trial_files_read == 1 and r.trials == first.trials + 2
+    _same_as_clean(out, opts, clean)
+    (added,) = (cache / "trialsadd").glob("*.json")
+    added.write_bytes(added.read_bytes()[:-20])  # damaged: its trials are read again
+    st = trials.stat()
+    os.utime(trials, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # (the folder changed)
+    r = build(opts)
+    assert r.parse.trial_files_read == 2 and any(str(added) in w for w in r.cache_warnings)
+    _same_as_clean(out, opts, clean)
+    shutil.rmtree(done)  # a trial removed: a new base, nothing beside it
+    r = build(opts)
+    assert r.trials == first.trials + 1 and not list((cache / "trialsadd").glob("*.json"))
+    assert {p: p.read_bytes() for p in (cache / "trials").glob("*.json")} != bases
     _same_as_clean(out, opts, clean)
 
 
