@@ -134,3 +134,53 @@ def test_column_csvs_equal_the_row_by_row_ones():
     assert trials_csv(ts) == _slow_trials_csv(ts)
     empty = TrialSet("trace_jobs", (), 0, 0, 0, 0, ())
     assert trials_csv(empty) == _slow_trials_csv(empty)
+
+
+# Cells the writer writes as they are (no quoting), of every kind the columns hold.
+PLAIN = [None, 0, -3, 2**70, 2.5, -0.0, 1e-9, 1e22, math.nan, math.inf, True, False, "", "x y",
+         "ünï ✓", "-1", "-x", "=x", "+x", "@x", "\tx", " lead", "trail ", "'q", "a;b", "tab\tin"]  # fmt: skip
+QUOTED = ["a,b", 'q"', "line\nbreak", "cr\rx", "\r\nx", "nul\0x"]
+
+
+def test_unquoted_rows_equal_the_writers():
+    """The writer-free path (taken when no field needs quoting) writes what csv.writer does,
+    and steps aside (None) whenever one field would be quoted."""
+    import random
+
+    from sitegen.present.exports import _unquoted_rows
+
+    rnd = random.Random(7)
+    for k in range(200):
+        pool = PLAIN + (QUOTED if k % 2 else [])
+        n = rnd.randrange(0, 12)
+        series = {"step": list(range(n))}
+        for j in range(rnd.randrange(1, 5)):
+            kind = rnd.choice(["mixed", "names", "floats"])
+            col = (
+                [rnd.choice(pool) for _ in range(n)]
+                if kind == "mixed"
+                else [f"task-{rnd.randrange(9)}__{i}" for i in range(n)]
+                if kind == "names"
+                else [rnd.random() for _ in range(n)]
+            )
+            series[f"c{j}"] = col
+        assert series_csv(series) == _slow_series_csv(series), series
+    # the fast path is taken on plain cells and refused on each quoted one
+    cols = [list(range(len(PLAIN))), PLAIN]
+    assert _unquoted_rows(cols) is not None
+    for q in QUOTED:
+        assert _unquoted_rows([[1, 2], ["ok", q]]) is None, q
+    assert _unquoted_rows([[1, 2], [1]]) is None  # not as long: the writer raises
+    assert _unquoted_rows([["", ""]]) is None  # one column: the writer quotes an empty row
+    assert _unquoted_rows([[], []]) is None
+
+
+def test_trials_csv_of_plain_names_equals_the_row_by_row_one():
+    trials = [
+        _trial(f"task-{i % 4}__{i}", r, exc, task=f"task-{i % 4}")
+        for i, (r, exc) in enumerate(
+            [(1.0, None), (0.0, "AgentTimeoutError"), (None, "DaytonaError"), (math.nan, None)] * 5
+        )
+    ]
+    ts = TrialSet("trace_jobs", tuple(trials), 0, 0, 0, 0, ())
+    assert trials_csv(ts) == _slow_trials_csv(ts)
