@@ -206,18 +206,28 @@ class VllmAccumulator:
         e = self.engines.get(engine)
         if e is None:  # (not setdefault: that makes a throwaway _Engine for every line)
             e = self.engines[engine] = _Engine()
+        # Each value read once; "if v > m: m = v" is max(m, v) (max keeps the first of
+        # equals, and a NaN never replaces nor is replaced), without a call a field.
+        running, waiting, gen = vals["running"], vals["waiting"], vals["gen_tps"]
+        kv = vals.get("kv_pct", 0.0)
         e.samples += 1
-        e.running_sum += vals["running"]
-        e.running_max = max(e.running_max, vals["running"])
-        e.waiting_sum += vals["waiting"]
-        e.waiting_max = max(e.waiting_max, vals["waiting"])
-        e.gen_sum += vals["gen_tps"]
-        e.gen_max = max(e.gen_max, vals["gen_tps"])
+        e.running_sum += running
+        if running > e.running_max:
+            e.running_max = running
+        e.waiting_sum += waiting
+        if waiting > e.waiting_max:
+            e.waiting_max = waiting
+        e.gen_sum += gen
+        if gen > e.gen_max:
+            e.gen_max = gen
         e.prompt_sum += vals.get("prompt_tps", 0.0)
-        e.kv_sum += vals.get("kv_pct", 0.0)
-        e.preempt_max = max(e.preempt_max, vals.get("preemptions", 0.0))
-        if "prefix_pct" in vals:
-            e.prefix_sum += vals["prefix_pct"]
+        e.kv_sum += kv
+        preempt = vals.get("preemptions", 0.0)
+        if preempt > e.preempt_max:
+            e.preempt_max = preempt
+        prefix = vals.get("prefix_pct")
+        if prefix is not None:
+            e.prefix_sum += prefix
             e.prefix_n += 1
         if when is not None:
             key = int(when.timestamp()) // BUCKET_S
@@ -225,17 +235,21 @@ class VllmAccumulator:
             if b is None:
                 b = self.buckets[key] = _Bucket()
             # _Bucket.merge of a one-sample bucket, field by field (the same operations
-            # in the same order, without making that bucket for each line)
-            g = vals["gen_tps"]
+            # in the same order, without making that bucket for each line; merge's 0.0
+            # for a missing prefix rate is left out: a sum begun at 0.0 is never -0.0,
+            # the one value adding 0.0 would change)
             b.n += 1
-            b.gen_sum += g
-            b.gen_min = min(b.gen_min, g)
-            b.gen_max = max(b.gen_max, g)
-            b.running_sum += vals["running"]
-            b.waiting_sum += vals["waiting"]
-            b.kv_sum += vals.get("kv_pct", 0.0)
-            b.prefix_sum += vals.get("prefix_pct", 0.0)
-            b.prefix_n += 1 if "prefix_pct" in vals else 0
+            b.gen_sum += gen
+            if gen < b.gen_min:
+                b.gen_min = gen
+            if gen > b.gen_max:
+                b.gen_max = gen
+            b.running_sum += running
+            b.waiting_sum += waiting
+            b.kv_sum += kv
+            if prefix is not None:
+                b.prefix_sum += prefix
+                b.prefix_n += 1
 
     def feed_step_line(self, message: str) -> bool:
         """A ``vLLM Stats (step N): …`` line (from vLLM's or the trainer's logger)."""

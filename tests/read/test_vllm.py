@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.read.vllm import is_stats_like, parse_parts, parse_stats
+from sitegen.read.vllm import VllmAccumulator, is_stats_like, parse_parts, parse_stats
 
 num = st.floats(0, 5000, allow_nan=False).map(lambda x: round(x, 1))
 count = st.integers(0, 999)
@@ -55,3 +57,85 @@ def test_the_engine_actor_name_is_not_a_marker():
     assert _Markers(noise * 50).find(0) == -1
     block = noise * 50 + stats
     assert _Markers(block).find(0) == block.index(b"Engine 000")
+
+
+# -- a sample added with each value read once equals the field-by-field reference ----------
+
+
+def _add_reference(acc, pid, ip, index, vals, when) -> None:
+    """VllmAccumulator.add as it was written first: max/min calls, vals read per field."""
+    from pathlib import PurePosixPath
+
+    from sitegen.read.vllm import BUCKET_S, _Bucket, _Engine
+
+    if pid:
+        engine = f"{pid}@{ip}" if ip else f"{pid}@driver"
+    else:
+        engine = f"{PurePosixPath(acc.source_name).name}:engine{index}"
+    e = acc.engines.setdefault(engine, _Engine())
+    e.samples += 1
+    e.running_sum += vals["running"]
+    e.running_max = max(e.running_max, vals["running"])
+    e.waiting_sum += vals["waiting"]
+    e.waiting_max = max(e.waiting_max, vals["waiting"])
+    e.gen_sum += vals["gen_tps"]
+    e.gen_max = max(e.gen_max, vals["gen_tps"])
+    e.prompt_sum += vals.get("prompt_tps", 0.0)
+    e.kv_sum += vals.get("kv_pct", 0.0)
+    e.preempt_max = max(e.preempt_max, vals.get("preemptions", 0.0))
+    if "prefix_pct" in vals:
+        e.prefix_sum += vals["prefix_pct"]
+        e.prefix_n += 1
+    if when is not None:
+        one = _Bucket(
+            1,
+            vals["gen_tps"],
+            vals["gen_tps"],
+            vals["gen_tps"],
+            vals["running"],
+            vals["waiting"],
+            vals.get("kv_pct", 0.0),
+            vals.get("prefix_pct", 0.0),
+            1 if "prefix_pct" in vals else 0,
+        )
+        acc.buckets.setdefault(int(when.timestamp()) // BUCKET_S, _Bucket()).merge(one)
+
+
+_odd_floats = st.sampled_from(
+    [0.0, -0.0, 1.0, -1.0, 2.5, float("nan"), float("inf"), -float("inf")]
+)
+_samples = st.fixed_dictionaries(
+    {"running": _odd_floats, "waiting": _odd_floats, "gen_tps": _odd_floats},
+    optional={
+        "prompt_tps": _odd_floats,
+        "kv_pct": _odd_floats,
+        "preemptions": _odd_floats,
+        "prefix_pct": _odd_floats,
+    },
+)
+
+
+def _same_floats(a, b) -> bool:
+    """Equal field by field, a NaN equal to a NaN and -0.0 told from 0.0."""
+    return repr(a) == repr(b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([("1", "10.0.0.1"), ("2", None), (None, None)]),
+            st.sampled_from(["0", "1"]),
+            _samples,
+            st.sampled_from([None, datetime(2026, 3, 2, 0, 8, 51), datetime(2026, 3, 2, 0, 9, 5)]),
+        ),
+        max_size=8,
+    )
+)
+def test_add_equals_the_field_by_field_reference(samples):
+    fast, ref = VllmAccumulator("logs/x.out"), VllmAccumulator("logs/x.out")
+    for (pid, ip), index, vals, when in samples:
+        fast.add(pid, ip, index, vals, when)
+        _add_reference(ref, pid, ip, index, vals, when)
+    assert _same_floats(fast.engines, ref.engines)
+    assert _same_floats(fast.buckets, ref.buckets)
