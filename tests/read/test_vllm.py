@@ -139,3 +139,28 @@ def test_add_equals_the_field_by_field_reference(samples):
         _add_reference(ref, pid, ip, index, vals, when)
     assert _same_floats(fast.engines, ref.engines)
     assert _same_floats(fast.buckets, ref.buckets)
+
+
+# -- the last vLLM time kept: the same as reading each one -----------------------------------
+
+_times = st.sampled_from(
+    ["03-02 00:08:51", "03-02 00:08:52", "01-01 00:00:01", "02-29 10:00:00", ""]
+)
+_refs = st.sampled_from([None, "same", (2026, 3, 2), (2025, 12, 31), (2024, 2, 1)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_refs, st.sampled_from([None, 2024, 2026]), _times), max_size=10))
+def test_vllm_time_kept_equals_read_each_time(steps):
+    from sitegen.read.logparse import LogParser
+    from sitegen.redact import Redactor
+
+    p = LogParser("x.out", Redactor(), year_hint=2026)
+    for ref, hint, mdhms in steps:
+        # the loguru time kept, or a new one (maybe equal to the last), a year hint changed
+        if ref != "same":
+            p.last_time = None if ref is None else datetime(*ref)
+        p.year_hint = hint
+        want = p._read_vllm_time(mdhms, p.last_time) if mdhms else None
+        assert p._vllm_time(mdhms) == want
+        assert p._vllm_time(mdhms) == want  # the second time from the cache
