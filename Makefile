@@ -32,6 +32,7 @@ format: $(BIN)/sitegen
 
 ## bench: the archive-scale benchmarks (writes docs/benchmarks.md)
 bench: $(BIN)/sitegen
+	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/run.py --write docs/benchmarks.md
 
 ## golden: refresh the golden Vega-Lite and JSON files after an intended change

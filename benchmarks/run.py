@@ -140,6 +140,22 @@ def raw_floor(archive: Path) -> float:
     return best
 
 
+def painted_cards(site: Path, label: str) -> None:
+    """Stop unless the publish build painted a card for every job page.
+
+    The baseline (39194a9) renders its cards with vl-convert and, without it, skips them
+    without a word: its "publish build" would then cost what a cold build costs and weigh
+    less than it does (seen once: a fresh venv without the ``bench`` extra).
+    """
+    pages = list(site.glob("jobs/*/index.html"))
+    missing = [p.parent.name for p in pages if not (p.parent / "card.png").is_file()]
+    if missing:
+        raise SystemExit(
+            f"{label}: the publish build painted no card for {len(missing)} of {len(pages)} job "
+            f"pages (first: {missing[0]}); install the bench extra: pip install -e '.[bench]'"
+        )
+
+
 def tree_size(path: Path) -> tuple[int, int]:
     files = [p for p in path.rglob("*") if p.is_file()]
     return len(files), sum(p.stat().st_size for p in files)
@@ -280,6 +296,7 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
             sitegen(src, "build", str(archive), "-o", str(pub), "--clean", "--base-url", BASE_URL),
             repeat,
         )
+        painted_cards(pub, label)
         nochange, _ = median_run(sitegen(src, "build", str(archive), "-o", str(site)), repeat)
         onejobs = []
         for _ in range(repeat):
