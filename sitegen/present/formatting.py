@@ -58,6 +58,12 @@ def fmt_dur(v: object) -> str:
     return f"{s / 3600:,.2f} h"
 
 
+def fmt_count(n: object, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the number it needs: "1 discarded step", "3 discarded steps",
+    "1 training batch" (``plural`` for nouns that take more than an "s")."""
+    return f"{fmt_num(n)} {noun if n == 1 else plural or noun + 's'}"
+
+
 def fmt_size(n: object) -> str:
     """A byte count in the unit that keeps it readable (B, KiB, MiB, GiB): a 25-line log
     is "2.1 KiB", not "0.0 MiB"."""

@@ -29,7 +29,7 @@ from sitegen.pages import compare_page
 from sitegen.present import charts, listing
 from sitegen.present.contexts import CompareContext, IndexContext, RunsContext
 from sitegen.present.forkmap import fork_map
-from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, fmt_size
+from sitegen.present.formatting import fmt_count, fmt_dur, fmt_num, fmt_pct, fmt_size
 from sitegen.present.pagefiles import CARD_FILE, Files, PageFiles, script_data
 from sitegen.present.sitefiles import copy_static, sitemap_xml
 
@@ -78,6 +78,7 @@ class Renderer:
         )
         self.env.filters.update(
             num=fmt_num,
+            count=fmt_count,
             pct=fmt_pct,
             dur=fmt_dur,
             size=fmt_size,
@@ -209,7 +210,15 @@ class Renderer:
         runs list (every run and job, no script needed): both stay under the page budget at
         team scale (docs/design.md, "Listings")."""
         t = index.totals
-        desc = f"{t.runs} runs, {t.jobs} jobs, {t.steps} steps, {t.trials} trials"
+        desc = ", ".join(
+            fmt_count(n, noun)
+            for n, noun in (
+                (t.runs, "run"),
+                (t.jobs, "job"),
+                (t.steps, "step"),
+                (t.trials, "trial"),
+            )
+        )
         groups = listing.listing_groups(index)
         self.writer.write(listing.ROWS_FILE, script_data("index-rows", listing.rows_data(groups)))
         ctx: IndexContext = {

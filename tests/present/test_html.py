@@ -11,6 +11,8 @@ import re
 import struct
 from html.parser import HTMLParser
 
+import pytest
+
 from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import REWARD
 from sitegen.present import charts
@@ -221,8 +223,12 @@ def test_index_summary_reads_in_the_singular(tmp_path):
 
 
 _COUNTED = re.compile(
-    r"(?<![\w.,/-])(?<!of )(\d[\d,]*) (run|job|step|trial|task|engine|line|warning|folder|finding|metric|block)(s?)\b"
-    r"(?! blocks?\b)"  # "5 metric blocks": the noun is "block"
+    r"(?<![\w.,/-])(?<!of )(\d[\d,]*) "
+    # the words a count's noun comes after ("5 metric blocks": the noun is "block")
+    r"(?:(?:eval|distinct|discarded|timed|metric|training|per-engine stat|cluster-aggregate"
+    r"|prompt|further) )?"
+    r"(run|job|step|trial|task|engine|line|warning|folder|finding|metric|block|archive"
+    r"|instance|group|batch|cop)(s|es|y|ies)?\b"
 )
 
 
@@ -232,10 +238,42 @@ def _miscounted(site) -> list[str]:
     for page in sorted(site.rglob("*.html")):
         text = re.sub(r"<[^>]+>", " ", page.read_text(encoding="utf-8"))
         for m in _COUNTED.finditer(text):
-            if (int(m[1].replace(",", "")) == 1) != (m[3] == ""):
+            if (int(m[1].replace(",", "")) == 1) != (m[3] in (None, "y")):
                 bad.append(f"{page.relative_to(site)}: {text[m.start() - 30 : m.end()]!r}")
     return bad
 
 
 def test_counts_agree_with_their_nouns(site):
     assert _miscounted(site) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "wrong"),
+    [
+        ("· 1 archives read", True),
+        ("· 1 archive read", False),
+        ("· 1 eval trials (counted apart)", True),
+        ("12 training batch · 1 instance", True),
+        ("1 training batch · 3 instances", False),
+        ("1 further copies suppressed", True),
+        ("3 further copies suppressed", False),
+        ("5 metric blocks", False),
+        ("1 metric blocks", True),
+        ("family of 1 metric", False),
+        ("2 distinct steps · 1 discarded steps costing", True),
+    ],
+)
+def test_the_count_check_reads_adjectives_and_irregular_plurals(tmp_path, text, wrong):
+    (tmp_path / "index.html").write_text(f"<p>{text}</p>")
+    assert bool(_miscounted(tmp_path)) is wrong
+
+
+def test_fmt_count_puts_the_noun_in_the_number_it_needs():
+    from sitegen.present.formatting import fmt_count
+
+    assert fmt_count(1, "archive") == "1 archive"
+    assert fmt_count(0, "archive") == "0 archives"
+    assert fmt_count(1234, "eval trial") == "1,234 eval trials"
+    assert fmt_count(1, "training batch", "training batches") == "1 training batch"
+    assert fmt_count(2, "training batch", "training batches") == "2 training batches"
+    assert fmt_count(None, "step") == "– steps"
