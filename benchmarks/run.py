@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -161,16 +162,40 @@ def tree_size(path: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-def grow_one_job(archive: Path) -> None:
-    log = archive / "flat/chain-b/train_600301.out"
-    truth = json.loads((archive / "synth-truth.json").read_text())
-    last = max(truth["jobs"]["flat/chain-b/train_600301.out"]["steps"]) + 1
-    n = time.time_ns()
-    with open(log, "a") as fh:
-        fh.write(
-            f"(skyrl_entrypoint pid=4242) 2026-04-01 00:00:00.000 | INFO     | x:log:1 - Step {last + n % 100000}: \n"
-            f"(skyrl_entrypoint pid=4242) {{'reward/avg_raw_reward': '0.5000', 'timing/step': '10.0000'}}\n"
+APPENDS = 2  # the form of what the rebuild cases append (see bench)
+_TRACKING_STEP = re.compile(
+    rb"utils\.tracking:log:\d+(?:\x1b\[[0-9;]*m)? - (?:\x1b\[[0-9;]*m)?Step (\d+):"
+)
+
+
+def append_step(log: Path) -> int:
+    """Append the job's next step to ``log`` as SkyRL writes it; return its number.
+
+    The tracking logger's ``Step N:`` header and metrics dict, numbered one past the last
+    step the log holds, and the ``WANDB_MIRROR`` line after them when the log has those
+    (a log in that form counts a step by its mirror line: formats.md §8). The step is one
+    the rebuild must read and show, as a running job's next step is.
+    """
+    data = log.read_bytes()
+    step = max((int(m) for m in _TRACKING_STEP.findall(data)), default=0) + 1
+    prefix = "(skyrl_entrypoint pid=4242) 2026-04-01 00:00:00.000 | INFO     | skyrl_train.utils.tracking"
+    metrics = {"reward/avg_raw_reward": 0.5, "timing/step": 10.0, "trainer/global_step": step}
+    lines = [
+        f"{prefix}:log:208 - Step {step}: ",
+        "(skyrl_entrypoint pid=4242) " + repr(metrics),
+    ]
+    if b"WANDB_MIRROR kind=train" in data:
+        lines.append(
+            f"{prefix}:log:230 - WANDB_MIRROR kind=train step={step} metrics={json.dumps(metrics)}"
         )
+    with open(log, "a") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return step
+
+
+def grow_one_job(archive: Path) -> None:
+    """A job's log grows by one step (the chain's second job)."""
+    append_step(archive / "flat/chain-b/train_600301.out")
 
 
 def grow_running_job(archive: Path) -> None:
@@ -181,13 +206,8 @@ def grow_running_job(archive: Path) -> None:
     an existing trial under new names: what Harbor adds while a job runs.
     """
     exp = archive / "exp-async"
-    log = max((exp / "logs").glob("*.out"))
+    append_step(max((exp / "logs").glob("*.out")))
     n = time.time_ns()
-    with open(log, "a") as fh:
-        fh.write(
-            f"(skyrl_entrypoint pid=4242) 2026-04-01 00:00:00.000 | INFO     | x:log:1 - Step {10**6 + n % 100000}: \n"
-            f"(skyrl_entrypoint pid=4242) {{'reward/avg_raw_reward': '0.5000', 'timing/step': '10.0000'}}\n"
-        )
     trials = exp / "async-run" / "trace_jobs"
     model = next(d for d in sorted(trials.iterdir()) if (d / "result.json").is_file())
     result = json.loads((model / "result.json").read_text())
@@ -274,7 +294,11 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
     base = out / name
     archive = base / "archive"
     stamp = base / "synth.json"
-    if not (stamp.exists() and json.loads(stamp.read_text()) == opts):
+    # The archive is kept between runs, each run appending steps and trials to it (the
+    # rebuild cases); APPENDS names the form of those, so an archive grown otherwise (before
+    # append_step: steps SkyRL would not write) is made anew.
+    made = {**opts, "appends": APPENDS}
+    if not (stamp.exists() and json.loads(stamp.read_text()) == made):
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir(parents=True)
         t = time.perf_counter()
@@ -282,7 +306,7 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
         cmd, env, cwd = sitegen(ROOT, "synth", str(archive), *args)
         subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
         print(f"[{name}] synth {time.perf_counter() - t:.1f}s", file=sys.stderr)
-        stamp.write_text(json.dumps(opts))
+        stamp.write_text(json.dumps(made))
     n_files, n_bytes = tree_size(archive)
     logs = sum(p.stat().st_size for p in archive.rglob("*") if p.suffix in (".out", ".log"))
     floor = raw_floor(archive)

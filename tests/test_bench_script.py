@@ -1,11 +1,17 @@
-"""benchmarks/run.py's guard: a publish build that painted no card is not measured."""
+"""benchmarks/run.py: its guard (a publish build that painted no card is not measured) and the
+steps its rebuild cases append."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import shutil
 from pathlib import Path
 
 import pytest
+
+from sitegen.build import build
+from sitegen.options import BuildOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,3 +43,29 @@ def test_a_job_page_without_its_card_stops_the_benchmark(tmp_path: Path) -> None
     _page(tmp_path, "b", card=False)
     with pytest.raises(SystemExit, match=r"old: .* no card for 1 of 2 job pages \(first: b\)"):
         _run_module().painted_cards(tmp_path, "old")
+
+
+def _steps(site: Path) -> dict[str, tuple[int, int | None]]:
+    index = json.loads((site / "data" / "index.json").read_text())
+    return {j["id"]: (j["metric_blocks"], j.get("last_step")) for j in index["jobs"]}
+
+
+def test_the_appended_steps_are_steps_the_rebuild_reads(archive: Path, tmp_path: Path) -> None:
+    """The one-job and running-job cases time a rebuild that has a real step to read: the
+    chain's log (a step is its dict) and the async log (a step is its WANDB_MIRROR line)."""
+    root = tmp_path / "archive"
+    shutil.copytree(archive, root)
+    out = tmp_path / "site"
+    first = build(BuildOptions(archive=root, out=out, workers=1))
+    before = _steps(out)
+    bench = _run_module()
+    chain = bench.append_step(root / "flat/chain-b/train_600301.out")
+    run = bench.append_step(max((root / "exp-async" / "logs").glob("*.out")))
+    again = build(BuildOptions(archive=root, out=out, workers=1))
+    after = _steps(out)
+    for job, step in (("flat.chain-b.train_600301", chain), ("exp-async.async-run_561774", run)):
+        blocks, last = before[job]
+        assert last is not None and step == last + 1
+        assert after[job] == (blocks + 1, step)
+    assert len(again.warnings) == len(first.warnings)  # nothing in them to warn about
+    assert again.parse is not None and again.parse.logs_resumed == 2  # read on, not again
