@@ -190,6 +190,17 @@
     return a;
   }
 
+  /* An id as a link that may break after each dot (as the pages' breakable filter writes it). */
+  function idLink(href, id) {
+    var a = el("a");
+    a.href = href;
+    id.split(".").forEach(function (part, i) {
+      if (i) { a.appendChild(document.createTextNode(".")); a.appendChild(el("wbr")); }
+      a.appendChild(document.createTextNode(part));
+    });
+    return a;
+  }
+
   function withNote(td, text, note) {
     td.appendChild(document.createTextNode(text === null ? "–" : text));
     if (note) td.appendChild(el("small", "dim", " " + note));
@@ -253,7 +264,7 @@
     var tr = el("tr", "run-row" + (run.jobs === 1 ? " solo" : ""));
     tr.appendChild(pickCell(run));
     var name = el("td", "l name");
-    name.appendChild(link(run.url + "index.html", run.id));
+    name.appendChild(idLink(run.url + "index.html", run.id));
     if (run.discarded) {
       var d = el("small", "dim", "(" + run.discarded + " discarded)");
       d.title = "steps discarded by resumes";
@@ -275,7 +286,7 @@
       var n = el("td", "l name");
       n.appendChild(el("span", "tree", "└"));
       n.appendChild(document.createTextNode(" "));
-      n.appendChild(link(r.url + "index.html", r.id));
+      n.appendChild(idLink(r.url + "index.html", r.id));
       jt.appendChild(n);
       rowCells(jt, r);
       g.appendChild(jt);

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import nh3
+from markupsafe import Markup, escape
 
 from sitegen.model.sections import Headline
 from sitegen.model.vocabulary import is_finite
@@ -77,6 +78,18 @@ def fmt_size(n: object) -> str:
     if b < 1024**3:
         return f"{b / 1024**2:,.2f} MiB"
     return f"{b / 1024**3:,.2f} GiB"
+
+
+def fmt_breakable(name: object) -> Markup:
+    """A run or job id with a line-break opportunity after each dot, escaped.
+
+    Ids have no spaces (``plants.flat.tasks.train_700100``); in a narrow table column the
+    browser would break them at the cell's edge, mid-number. ``<wbr>`` lets it break after
+    a dot instead (``plants.flat.tasks.`` / ``train_700100``); the text stays the id
+    (``<wbr>`` adds none: copying, searching and sorting see the id). static/site.js
+    does the same for the rows it makes.
+    """
+    return Markup(".<wbr>").join(escape(part) for part in str(name).split("."))
 
 
 def headline_sentence(status: str, h: Headline, trial_success_rate: float | None) -> str:

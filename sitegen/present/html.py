@@ -29,7 +29,14 @@ from sitegen.pages import compare_page
 from sitegen.present import charts, listing
 from sitegen.present.contexts import CompareContext, IndexContext, RunsContext
 from sitegen.present.forkmap import fork_map
-from sitegen.present.formatting import fmt_count, fmt_dur, fmt_num, fmt_pct, fmt_size
+from sitegen.present.formatting import (
+    fmt_breakable,
+    fmt_count,
+    fmt_dur,
+    fmt_num,
+    fmt_pct,
+    fmt_size,
+)
 from sitegen.present.pagefiles import CARD_FILE, Files, PageFiles, script_data
 from sitegen.present.sitefiles import copy_static, sitemap_xml
 
@@ -82,6 +89,7 @@ class Renderer:
             pct=fmt_pct,
             dur=fmt_dur,
             size=fmt_size,
+            breakable=fmt_breakable,
             urlq=lambda s: quote(str(s), safe=""),
             yaml=lambda d: yaml.safe_dump(d, sort_keys=False, allow_unicode=True, width=120),
         )

@@ -11,6 +11,7 @@ from sitegen.model.sections import Headline
 from sitegen.model.vocabulary import is_finite
 from sitegen.present.formatting import (
     csv_value,
+    fmt_breakable,
     fmt_dur,
     fmt_num,
     fmt_pct,
@@ -184,3 +185,21 @@ def test_sizes_in_a_readable_unit():
     assert fmt_size(5 * 1024**4) == "5,120.00 GiB"
     for bad in (None, float("nan"), -1, True, "12"):
         assert fmt_size(bad) == "–"
+
+
+def test_an_id_may_break_after_its_dots_and_stays_escaped():
+    assert fmt_breakable("plants.flat.tasks.train_700100") == (
+        "plants.<wbr>flat.<wbr>tasks.<wbr>train_700100"
+    )
+    assert fmt_breakable("exp-async") == "exp-async"  # no dot: as it is
+    assert fmt_breakable("a<b>.c&d") == "a&lt;b&gt;.<wbr>c&amp;d"  # text, never markup
+
+
+@given(st.text())
+def test_a_breakable_id_reads_as_the_id(name: str):
+    import html
+    import re
+
+    out = str(fmt_breakable(name))
+    assert html.unescape(re.sub(r"<wbr>", "", out)) == name
+    assert "<" not in out.replace("<wbr>", "")

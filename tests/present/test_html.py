@@ -277,3 +277,18 @@ def test_fmt_count_puts_the_noun_in_the_number_it_needs():
     assert fmt_count(1, "training batch", "training batches") == "1 training batch"
     assert fmt_count(2, "training batch", "training batches") == "2 training batches"
     assert fmt_count(None, "step") == "– steps"
+
+
+def test_listed_ids_may_break_after_their_dots(site, index):
+    """The index's and the runs list's names: a line break after a dot, never mid-number
+    (the ids have no spaces); the link's text is still the id."""
+    for rel in ("index.html", "runs/index.html"):
+        html = (site / rel).read_text()
+        links = re.findall(
+            r'<a href="[^"]*(?:jobs|runs)/[^"]*index\.html">([^<]*(?:<wbr>[^<]*)*)</a>', html
+        )
+        ids = {r["id"] for r in index["runs"]} | {j["id"] for j in index["jobs"]}
+        shown = {text.replace("<wbr>", "") for text in links}
+        assert ids <= shown, rel
+        assert all(text == text.replace("<wbr>", "").replace(".", ".<wbr>") for text in links)
+        assert any("<wbr>" in text for text in links)

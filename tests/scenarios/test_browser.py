@@ -200,11 +200,12 @@ def test_compare_selection_survives_reload(tab, base, index):
 
 # -- an index holding only the newest runs (a team archive's, in small) ------------------------
 
-# Each cell as a reader (and the sort) sees it: class, sort value, tooltip, text, links, picks.
+# Each cell as a reader (and the sort) sees it: class, sort value, tooltip, text, links (with
+# their markup: an id may break after its dots), picks.
 CELLS = """els => els.map(g => Array.from(g.rows).map(tr => Array.from(tr.cells).map(td => [
   td.className, td.getAttribute('data-v'), td.getAttribute('title'),
   td.textContent.replace(/\\s+/g, ' ').trim(),
-  Array.from(td.querySelectorAll('a')).map(a => [a.getAttribute('href'), a.className, a.title]),
+  Array.from(td.querySelectorAll('a')).map(a => [a.getAttribute('href'), a.className, a.title, a.innerHTML]),
   Array.from(td.querySelectorAll('input')).map(i => [i.dataset.kind, i.dataset.id, i.getAttribute('aria-label')]),
   Array.from(td.querySelectorAll('polyline')).map(p => p.getAttribute('points'))])))"""
 
@@ -246,6 +247,12 @@ def test_partial_index_draws_every_row_as_the_page_does(tab, partial, index):
     assert page.is_checked("tbody.group:first-of-type input.pick[data-kind=run]")
     assert not page.is_visible("#more-rows")
     assert page.locator("td.spark polyline").count() >= len(index["runs"])
+    # every id, the page's and the script's, may break after a dot and reads as the id
+    names = page.eval_on_selector_all(
+        "td.name > a:not(.joblink)", "els => els.map(a => [a.textContent, a.innerHTML])"
+    )
+    assert len(names) > len(index["runs"]) and any("." in text for text, _ in names)
+    assert all(html == text.replace(".", ".<wbr>") for text, html in names)
     assert tab.errors == []
 
 
