@@ -29,7 +29,7 @@ from pathlib import Path
 
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, JobSource
-from sitegen.redact import Redactor
+from sitegen.redact import Redactor, undecodable_shown
 
 TRIALS_DIR_NAMES = ("trace_jobs", "trials")
 LOG_SUFFIXES = (".out", ".log")
@@ -107,6 +107,13 @@ class _Walker:
             return "."
         shown = self.redactor.path(real)
         if shown != real:
+            last = real.rsplit("/", 1)[-1]  # (a folder's own warning covers the files in it)
+            if shown not in self.real_paths and undecodable_shown(last) != last:
+                self.warnings.append(
+                    BuildWarning(
+                        shown, None, "name is not valid UTF-8: shown with U+FFFD and the bytes' hex"
+                    )
+                )
             self.real_paths[shown] = real
         return shown
 

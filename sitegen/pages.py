@@ -155,7 +155,7 @@ def job_page(
         batches=BatchSummary.from_json(analyse.batch_summary(log)) if log else None,
         batch_series=analyse.batch_series(log.batches_per_step) if log else {"step": []},
         trials=trials,
-        notes_md=redactor.text(notes_md) if notes_md else None,
+        notes_md=redactor.markdown(notes_md) if notes_md else None,
         warnings=tuple(warnings),
         tasks=ins.tasks_section(job_url(job.id)),
         rollouts=ins.rollouts,

@@ -21,12 +21,32 @@ characters alone), ``sort_key``, ``max_tokens``, ``monkey``.
 from __future__ import annotations
 
 import hashlib
+import html
+import re
 from collections.abc import Iterator
 
 from sitegen.model.frozen import frozen
 from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
 
 __all__ = ["MASK", "Finding", "Redactor", "is_secret_key"]
+
+# The bytes of a file name that are not UTF-8, as Python reads them (os.fsdecode)
+_SURROGATES_RE = re.compile("[\udc80-\udcff]+")
+
+
+def undecodable_shown(name: str) -> str:
+    """``name`` as a page may show it: each run of bytes that are not UTF-8 (a file name
+    read with ``surrogateescape``) becomes U+FFFD and the bytes' hex (``train_\\xe9.out`` →
+    ``train_�e9.out``), so two such names stay two and the extension stays last."""
+    if not _SURROGATES_RE.search(name):
+        return name
+    return _SURROGATES_RE.sub(
+        lambda m: "\ufffd" + m.group(0).encode("utf-8", "surrogateescape").hex(), name
+    )
+
+
+# A Markdown backslash escape: the punctuation after it is shown without the backslash.
+_MD_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 @frozen
@@ -109,11 +129,28 @@ class Redactor:
             memo[s] = out
         return out
 
+    def markdown(self, s: str) -> str:
+        """Markdown source (a ``notes.md``) redacted as it will read once rendered.
+
+        Markdown hides a backslash before punctuation and HTML turns entities into
+        characters, so ``hf\\_AbC…`` or ``sk&#45;…`` show a secret whose source has none of
+        the shapes. When the text as rendered (escapes and entities undone) holds a finding,
+        that text, redacted, is the source from then on: its escapes are lost, as nothing is
+        safer; otherwise it is :meth:`text` of the source.
+        """
+        if not s:
+            return s
+        shown = html.unescape(_MD_ESCAPE_RE.sub(r"\1", s))
+        if shown != s and next(self.findings(shown), None) is not None:
+            return self.text(shown)
+        return self.text(s)
+
     def name(self, s: str) -> str:
         """A name that becomes part of a path, id or URL: secrets become a stable hash.
 
         ``exp-hf_…`` becomes ``exp-redacted-3f2a9c``: the same secret always gives
         the same name (a URL made from it stays put) and two secrets give two names.
+        Bytes that are not UTF-8 are shown as :func:`undecodable_shown` says.
         """
         if not s:
             return s
@@ -122,6 +159,9 @@ class Redactor:
         hit = memo.get(key)
         if hit is not None:
             return hit
+        raw = s
+        if not s.isascii():
+            s = undecodable_shown(s)
         parts, pos = [], 0
         for f in self.findings(s):
             digest = hashlib.sha256(s[f.start : f.end].encode("utf-8", "surrogateescape"))
@@ -129,7 +169,7 @@ class Redactor:
             parts.append(f"redacted-{digest.hexdigest()[:6]}")
             pos = f.end
         out = "".join(parts) + s[pos:] if parts else s
-        if len(s) <= _MEMO_MAX_LEN and len(memo) < _MEMO_MAX_ITEMS:
+        if len(raw) <= _MEMO_MAX_LEN and len(memo) < _MEMO_MAX_ITEMS:
             memo[key] = out
         return out
 

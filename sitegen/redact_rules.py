@@ -88,7 +88,19 @@ def is_secret_key(key: str) -> bool:
         for suffix in ("keys", "key", "tokens", "token"):  # apikey, hftoken as one word
             if w.endswith(suffix) and w[: -len(suffix)] in _CREDENTIAL_QUALIFIERS:
                 return True
+        # PGPASSWORD, MYSQL_ROOTPASSWORD, CLIENTSECRET: a secret word at a one-word name's end
+        if w.endswith(_SECRET_SUFFIXES):
+            return True
+        # DBPASS, SMTPPASS (not bypass, compass): "pass" after a service's name
+        if w.endswith("pass") and w[:-4] in _PASS_QUALIFIERS:
+            return True
     return False
+
+
+_SECRET_SUFFIXES = ("password", "passwords", "passwd", "passphrase", "secret", "secrets")
+_PASS_QUALIFIERS = _CREDENTIAL_QUALIFIERS | _words(
+    "db pg postgres mysql sql mongo redis smtp ftp sftp ldap root proxy mail"
+)
 
 
 # --- rules -----------------------------------------------------------------------------------
@@ -216,15 +228,22 @@ _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
 
 
+# What Redactor.name puts where a secret was in a path or name (a URL must stay stable, so
+# a hash of the secret instead of MASK): as hidden as MASK.
+_NAME_MASK_RE = re.compile(r"redacted-[0-9a-f]{6}(?![0-9A-Za-z])")
+
+
 def is_masked(value: str) -> bool:
     """Whether ``value`` holds nothing but masks (and quotes, brackets, escapes): already hidden.
+
+    A mask is :data:`MASK` or a name's ``redacted-3f2a9c`` (:data:`_NAME_MASK_RE`).
 
     ``["[REDACTED]", "[REDACTED]"]``, ``[REDACTED]\\n`` (a mask followed by a JSON
     escape) or ``[REDACTED]</code>`` is clean, so redacted text, and the JSON and HTML
     made from it, scan clean.
     """
     rest = _TAG_RE.sub(" ", _ESCAPES_RE.sub(" ", value)).replace(MASK, "")
-    return not _ALNUM_RE.search(rest)
+    return not _ALNUM_RE.search(_NAME_MASK_RE.sub(" ", rest))
 
 
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
@@ -334,6 +353,10 @@ def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
             continue
         value = text[span[0] : span[1]].strip()
         if value.strip("\"'") in _EMPTY_VALUES or is_masked(value):
+            continue
+        if _NAME_MASK_RE.match(value):
+            # A name's secret, hashed (Redactor.name): a bare value runs to the end of the
+            # line, over whatever follows the name in a table or a JSON document.
             continue
         yield span
 

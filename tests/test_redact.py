@@ -4,7 +4,7 @@ import pickle
 
 import pytest
 
-from sitegen.redact import MASK, Finding, Redactor, is_secret_key
+from sitegen.redact import MASK, Finding, Redactor, is_secret_key, undecodable_shown
 
 PEM = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
@@ -124,11 +124,13 @@ def test_keys():
         "WANDB_API_KEY", "hf_token", "aws_secret_access_key", "DB_PASSWORD", "gcp_credentials",
         "Authorization", "api_keys", "secret_keys", "hf_tokens", "passphrase", "pwd", "db_pass",
         "SMTP_PASS", "apiKey", "X-Amz-Signature", "token", "OPENAI_KEY", "apikey", "hftoken",
+        "PGPASSWORD", "MYSQL_ROOTPASSWORD", "CLIENTSECRET", "clientSecret", "DBPASS", "smtppass",
     ):  # fmt: skip
         assert is_secret_key(k), k
     for k in (
         "max_tokens", "n_tokens_dp_gt_1pct", "tokenizer", "pad_token_id", "author", "keys",
-        "sort_key", "monkey", "prng_key", "pass_k", "SORT_KEY", "total_tokens",
+        "sort_key", "monkey", "prng_key", "pass_k", "SORT_KEY", "total_tokens", "bypass",
+        "use_bypass", "compass", "overpass",
     ):  # fmt: skip
         assert not is_secret_key(k), k
 
@@ -167,6 +169,42 @@ def test_names_and_paths_get_a_stable_hash():
     assert r.path("exp-hf_" + "B" * 25 + "/logs/r_1.out") != a
     assert r.path("plain/logs/r_1.out") == "plain/logs/r_1.out"
     assert list(r.findings(a)) == []
+
+
+def test_a_hashed_name_scans_clean_wherever_it_is_shown():
+    # A name assigning a key is hashed (a URL stays put): the publish gate must not take the
+    # hash for the value, as text runs on after it in a table cell or a JSON document.
+    r = Redactor()
+    shown = r.path("named/WANDB_API_KEY=KEYNAMEc0ffee4242beef.out")
+    assert "KEYNAME" not in shown and "WANDB_API_KEY=redacted-" in shown
+    for text in (
+        shown,
+        f'{{"log":"{shown}","id":"x1","steps":3}}',
+        f"<code>{shown}</code> NUL bytes in line 3",
+        f"| {shown} | 12 | done |",
+    ):
+        assert list(r.findings(text)) == [], text
+    # a real value that merely starts like a hash is still a secret
+    assert list(r.findings("WANDB_API_KEY=redacted-11dd26x9secret"))
+
+
+def test_undecodable_names_are_shown_with_their_bytes():
+    r = Redactor()
+    # os.fsdecode of b"bad\xff" and b"bad\xfe": two names, shown apart, the extension last
+    a, b = r.path("d/bad\udcff.out"), r.path("d/bad\udcfe.out")
+    assert a == "d/bad\ufffdff.out" and b == "d/bad\ufffdfe.out"
+    assert a.encode("utf-8")  # JSON and HTML can hold it
+    assert undecodable_shown("plain-näme") == "plain-näme"
+
+
+def test_markdown_escapes_cannot_hide_a_secret():
+    r = Redactor()
+    body = "AbCdEfGhIjKlMnOpQrStUvWx0123"
+    for md in (f"used hf\\_{body} here", f"key sk\\-proj\\-{body}", f"hf&#95;{body}"):
+        assert body not in r.markdown(md), md
+    # notes with escapes and no secret keep them (they change how the note renders)
+    assert r.markdown("a \\*literal\\* star, hf\\_short") == "a \\*literal\\* star, hf\\_short"
+    assert r.markdown(f"plain hf_{body}") == f"plain {MASK}"
 
 
 def test_pickles_as_its_patterns():

@@ -21,7 +21,7 @@ from sitegen.errors import BuildWarning
 from sitegen.model.parsed import TrialResult, TrialSet
 from sitegen.read.harbor import TrialFormatError, decode_result
 from sitegen.read.scrub import scrub_trial
-from sitegen.redact import Redactor
+from sitegen.redact import Redactor, undecodable_shown
 from sitegen.safeio import Root, UnsafeInput, open_regular, read_bytes
 
 MAX_RESULT_BYTES = 64 << 20  # a result.json larger than this is reported, not read
@@ -307,15 +307,18 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
                         raise UnsafeInput(
                             f"unpacks to over {MAX_TAR_UNPACKED >> 30} GiB: read up to there"
                         )
-                    if not member.isfile() or not member.name.endswith("result.json"):
+                    # a member name that is not UTF-8 (tarfile reads it with surrogateescape)
+                    # is shown as a file name would be; JSON cannot hold it as it is
+                    name = undecodable_shown(member.name)
+                    if not member.isfile() or not name.endswith("result.json"):
                         continue
-                    parts = member.name.strip("/").split("/")
+                    parts = name.strip("/").split("/")
                     if len(parts) < 2:
                         continue  # a job-level result.json at the archive's top
                     if member.size > MAX_RESULT_BYTES:
                         members.append(
                             (
-                                member.name,
+                                name,
                                 ("bad", "result.json over the size limit: not read", None),
                             )
                         )
@@ -324,7 +327,7 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
                     if mf is not None:
                         members.append(
                             (
-                                member.name,
+                                name,
                                 col.scrubbed(
                                     col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
                                 ),

@@ -188,6 +188,46 @@ def test_nothing_injected_appears_unescaped(hostile):
             assert page_specs(page)  # the embedded JSON survives hostile names
 
 
+def test_names_that_are_not_utf8_are_read_and_shown_with_their_bytes(tmp_path):
+    # File and folder names are bytes on Linux; one that is not UTF-8 (a Latin-1 é, a stray
+    # 0xff) reaches Python as surrogates, which no JSON or HTML can hold as they are.
+    import io
+    import tarfile
+
+    a = tmp_path / "a"
+    for name in (b"bad\xff", b"bad\xfe"):  # two names that differ in that byte only
+        d = os.path.join(os.fsencode(a), name)
+        os.makedirs(d)
+        with open(os.path.join(d, b"train_\xe9_1.out"), "w") as fh:
+            fh.write(_step(1, 1) + _step(1, 2))
+    tj = a / "ok" / "trace_jobs"
+    tj.mkdir(parents=True)
+    (a / "ok" / "train_2.out").write_text(_step(2, 1))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", encoding="utf-8", errors="surrogateescape") as tar:
+        data = json.dumps(
+            {"trial_name": "t", "task_name": "task", "verifier_result": {"reward": 1}}
+        )
+        info = tarfile.TarInfo(os.fsdecode(b"trials/t\xfe__x/result.json"))
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data.encode()))
+    (tj / "trials_step1_x.tar").write_bytes(buf.getvalue())
+    report = build(BuildOptions(archive=a, out=tmp_path / "site", workers=1, now=1.9e9))
+    assert report.jobs == 3 and report.trials == 1
+    index = json.loads((tmp_path / "site" / "data" / "index.json").read_text())
+    logs = sorted(j["log"] for j in index["jobs"])
+    assert logs == ["bad\ufffdfe/train_\ufffde9_1.out", "bad\ufffdff/train_\ufffde9_1.out",
+                    "ok/train_2.out"]  # fmt: skip
+    warned = [str(w) for w in report.warnings if "not valid UTF-8" in w.message]
+    assert len(warned) == 4 and all(w.startswith("bad\ufffd") for w in warned), (
+        warned
+    )  # 2 folders, 2 files
+    for j in index["jobs"]:  # each read from its own file: two steps each
+        if j["log"].startswith("bad"):
+            page = json.loads((tmp_path / "site" / "data" / "jobs" / f"{j['id']}.json").read_text())
+            assert (page["first_step"], page["last_step"], page["metric_blocks"]) == (1, 2, 2)
+
+
 def test_unreadable_log_is_a_warning(tmp_path):
     res = _parse_log_task(str(tmp_path), "gone.out", (), (), None)
     assert res.path == "gone.out" and "cannot read" in res.message

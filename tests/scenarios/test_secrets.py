@@ -67,6 +67,13 @@ S = {  # name -> secret as planted (the part that must vanish)
     "task_name": f"ghp_TASK{A}{A}",
     "exception_type": f"hf_EXCT{A}",
     "outside": "OUTSIDE_FILE_MARKER_never_published",
+    # one-word secret names (PGPASSWORD is libpq's)
+    "pgpassword": "pgPASSWORDvalue77",
+    "dbpass": "dbpassONEWORD88",
+    # in notes.md as Markdown that escapes it (hf\_…): the page would show it whole
+    "notes_escaped": f"NESC{A}",
+    # a log whose file name assigns a key: the name shows a hash, which must scan clean
+    "key_in_name": "KEYNAMEc0ffee4242beef",
 }
 
 
@@ -145,6 +152,8 @@ def _plant(root: Path) -> Path:
         "  keys_by_secret:",
         f"    {S['dict_key']}: 1",
         f"  project: {S['user']}",
+        f"  PGPASSWORD: {S['pgpassword']}",
+        f"  DBPASS: {S['dbpass']}",
     ]
     matrix_metrics = "".join(f"'debug/{t}': 1.0, 'timing/{t}': 1.0, " for t in TOKENS.values())
     step_dict = (
@@ -176,6 +185,7 @@ def _plant(root: Path) -> Path:
     (exp / "logs" / f"run-{S['file']}_5.out").write_text(_log(lines))
     (exp / "notes.md").write_text(
         f"# Notes\n\npassword = {S['notes']}\n\nrun with `--token {S['notes_cli']}`\n\n"
+        + f"used hf\\_{S['notes_escaped']} and sk\\-proj\\-{S['notes_escaped']} \\*kept\\*\n\n"
         + "\n".join(f"- {t}" for t in TOKENS.values())
         + "\n"
     )
@@ -221,6 +231,11 @@ def _plant(root: Path) -> Path:
                           **{f"eval/{t}": 0.1 for t in TOKENS.values()}}), 2),
     ]  # fmt: skip
     (flat / "train_9.out").write_text(_log(mirror))
+    named = a / "named"
+    named.mkdir()
+    (named / f"WANDB_API_KEY={S['key_in_name']}.out").write_text(
+        _log([_lg("Step 1:", 1), "{'x/y': 1}"])
+    )
     os.symlink(root / "outside.txt", flat / "notes.md")
     os.symlink(root / "outside.txt", flat / "linked_10.out")
 
@@ -301,7 +316,8 @@ def test_no_secret_reaches_any_output_byte(leaky_site):
 def test_everything_was_still_read(leaky_site):
     out, report, specs = leaky_site
     index = json.loads((out / "data" / "index.json").read_text())
-    assert len(index["jobs"]) == 3  # the experiment's job, the flat one, the one of secret names
+    # the experiment's job, the flat one, the one of secret names, the one with a key in its name
+    assert len(index["jobs"]) == 4
     assert report.trials >= 2 + len(TOKENS)  # every trial with secret names, and the plain one
     if cards.available():
         assert specs
@@ -346,7 +362,7 @@ def test_ids_from_secret_names_are_stable_and_clean(leaky_site, tmp_path):
     again = _plant(tmp_path)
     report = build(BuildOptions(archive=again, out=tmp_path / "site2", workers=1, now=1.9e9))
     assert sorted(p.name for p in (tmp_path / "site2" / "jobs").iterdir()) == jobs
-    assert report.jobs == 3
+    assert report.jobs == 4
 
 
 def test_the_publish_gate_passes_the_redacted_site(leaky_site):
