@@ -25,7 +25,7 @@ CONTAINER_TS_RE = re.compile(
     r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) "
 )
 # Ray appends this to any line, right after its last field (maybe before a trailing note).
-DEDUP_RE = re.compile(r" ?\[repeated (\d+)x across cluster\]")
+DEDUP_RE = re.compile(r" ?\[repeated (\d{1,18})x across cluster\]")  # (as markers.STEP_RE)
 
 LOGURU_RE = re.compile(
     r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) \| (?P<level>[A-Z]+)\s*\| "
@@ -78,15 +78,86 @@ class Line(NamedTuple):
     before: str = ""
 
 
-def iter_blocks(fh, chunk_size: int = 1 << 20) -> Iterator[tuple[bytes | None, bytes, bool]]:
+class Breaks:
+    """The line breaks :func:`iter_blocks` made of lone ``\r`` (tqdm redraws), around one yield.
+
+    Such a break starts a line of the log's reading that is not a line of the file (one
+    ``\n`` line with a bar redrawn fifty times reads as fifty-one lines), so a reader
+    that numbers its lines takes them off to name the file's own line (``less +N``,
+    an editor). ``before``: breaks since the previous yield; :meth:`within`: breaks
+    inside a block before an offset of it.
+    """
+
+    __slots__ = ("before", "cr", "base", "_at_base")
+
+    def __init__(self, before: int, cr: CrBreaks | None = None, base: int = 0) -> None:
+        self.before = before
+        self.cr = cr  # the chunk's breaks, when the block holds some
+        self.base = base  # where the block starts in the converted chunk
+        self._at_base = cr.before(base) if cr is not None else 0
+
+    def within(self, offset: int) -> int:
+        """Breaks made of ``\r`` in the block before ``block[offset]``."""
+        if self.cr is None:
+            return 0
+        return self.cr.before(self.base + offset) - self._at_base
+
+
+class CrBreaks:
+    """Where :func:`_cr_breaks` turned a chunk's lone ``\r`` into line breaks.
+
+    Kept as the pieces of the converted chunk that may hold such breaks (one per line
+    with a prefix, one per run of bare lines between them) and their number in all,
+    not one entry per ``\r``: :meth:`before` counts them on demand, in C
+    (``bytes.count``), on from where the last question stopped (a reader asks about
+    its lines in order), so a chunk is counted through at most once.
+    """
+
+    __slots__ = ("chunk", "out", "pieces", "total", "_i", "_pos", "_got")
+
+    def __init__(
+        self, chunk: bytes, out: bytes, pieces: list[tuple[int, int, int, int]], total: int
+    ) -> None:
+        self.chunk, self.out, self.pieces, self.total = chunk, out, pieces, total
+        self._i, self._pos, self._got = 0, 0, 0  # breaks below out[_pos], pieces[_i] on
+
+    def before(self, pos: int) -> int:
+        """The breaks at offsets below ``pos`` of the converted chunk."""
+        if pos >= len(self.out):
+            return self.total
+        if pos < self._pos:  # asked out of order (rare): count again from the start
+            self._i, self._pos, self._got = 0, 0, 0
+        i, at, got = self._i, self._pos, self._got
+        pieces, n = self.pieces, len(self.pieces)
+        while i < n:
+            start, end, src, kind = pieces[i]
+            if start >= pos:
+                break
+            a, b = max(start, at), min(end, pos)
+            if a < b:
+                if kind == 0:  # \r replaced by \n one for one: count the \r in the source
+                    got += self.chunk.count(b"\r", src + a - start, src + b - start)
+                else:  # a line's text after its first \r: its every \n is such a break
+                    got += self.out.count(b"\n", a, b)
+            if end > pos:
+                break
+            i += 1
+        self._i, self._pos, self._got = i, pos, got
+        return got
+
+
+def iter_blocks(
+    fh, chunk_size: int = 1 << 20
+) -> Iterator[tuple[bytes | None, bytes, bool, Breaks | None]]:
     """Read a binary stream (anything with ``read(n)``) in fixed chunks.
 
-    Yields ``(block, line, truncated)``: either a block of complete lines
+    Yields ``(block, line, truncated, breaks)``: either a block of complete lines
     (``block`` is their bytes, each ending in ``\n``; ``line`` is empty) or one
     single line (``block`` is None) that was longer than :data:`MAX_LINE_BYTES`
     (cut there, ``truncated``) or is the last, unterminated one. Memory stays
     bounded whatever a line's length. ``\r`` counts as a line break (tqdm bars),
-    ``\r\n`` as one break.
+    ``\r\n`` as one break; ``breaks`` says where such ``\r`` breaks are (None: none
+    since the last yield, and none in this one).
 
     Lines are not numbered here: a block's lines are counted by whoever reads it
     (:meth:`~sitegen.read.logparse.LogParser.feed_block` counts them as it goes), so
@@ -96,18 +167,28 @@ def iter_blocks(fh, chunk_size: int = 1 << 20) -> Iterator[tuple[bytes | None, b
     buf = bytearray()  # the start of a line that continues in the next chunk
     overflow = False
     pending_cr = False
+    owed = 0  # \r breaks since the last yield (a chunk's last \r, known lone in the next)
     while True:
         chunk = fh.read(chunk_size)
         if not chunk:
             break
-        if pending_cr and chunk[:1] == b"\n":
-            chunk = chunk[1:]
+        if pending_cr:
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+            else:
+                owed += 1  # the last chunk's final \r was a lone one after all
         pending_cr = chunk[-1:] == b"\r"
+        cr: CrBreaks | None = None
         if b"\r" in chunk:
             # The carried line's start, topped up from this chunk: its Ray prefix may
             # straddle the boundary (then the prefix of its \r records was lost).
             carried = bytes(buf[:400]) + chunk[: max(0, 400 - len(buf))] if buf else None
-            chunk = _cr_breaks(chunk, carried)
+            pieces: list[tuple[int, int, int, int]] = []
+            converted = _cr_breaks(chunk, carried, pieces)
+            total = chunk.count(b"\r") - pieces.pop()[3] if pieces else 0
+            if total:
+                cr = CrBreaks(chunk, converted, pieces, total)
+            chunk = converted
         nl = chunk.find(b"\n")
         if nl < 0:  # no line ends in this chunk
             room = MAX_LINE_BYTES - len(buf)
@@ -122,24 +203,38 @@ def iter_blocks(fh, chunk_size: int = 1 << 20) -> Iterator[tuple[bytes | None, b
             head = chunk[:nl]
             if len(head) > room:
                 head, overflow = head[: max(room, 0)], True
-            yield None, bytes(buf) + head, overflow
+            yield None, bytes(buf) + head, overflow, Breaks(owed) if owed else None
+            owed = 0
             buf.clear()
             overflow = False
             start = nl + 1
         else:
             start = 0
+        if cr is not None and start:
+            owed += cr.before(start)  # the break ending the carried line may be a \r's
         last = chunk.rfind(b"\n")
         if last >= start:
             block = chunk[start : last + 1]
+            ahead, owed = owed, 0
+            brk = Breaks(ahead, cr, start) if ahead or cr is not None else None
             # A block longer than a line may be (\r breaks add prefixes to a chunk)
             # is looked into; the count is needed only then.
             if len(block) <= MAX_LINE_BYTES or (
                 block.count(b"\n") * MAX_LINE_BYTES >= len(block) and _no_long_line(block)
             ):
-                yield block, b"", False
+                yield block, b"", False, brk
             else:
+                at = seen = 0  # seen: the block's breaks before the last line yielded
                 for piece in block[:-1].split(b"\n"):
-                    yield None, piece[:MAX_LINE_BYTES], len(piece) > MAX_LINE_BYTES
+                    n = ahead if at == 0 else 0
+                    if brk is not None and at:
+                        upto = brk.within(at)
+                        n, seen = upto - seen, upto
+                    cut = len(piece) > MAX_LINE_BYTES
+                    yield None, piece[:MAX_LINE_BYTES], cut, Breaks(n) if n else None
+                    at += len(piece) + 1
+                if brk is not None:
+                    owed += brk.within(len(block)) - seen
         rest = chunk[last + 1 :]
         if len(rest) > MAX_LINE_BYTES:
             buf += rest[:MAX_LINE_BYTES]
@@ -147,7 +242,7 @@ def iter_blocks(fh, chunk_size: int = 1 << 20) -> Iterator[tuple[bytes | None, b
         else:
             buf += rest
     if buf or overflow:
-        yield None, bytes(buf), overflow
+        yield None, bytes(buf), overflow, Breaks(owed) if owed else None
 
 
 # The Ray prefixes (and a container time) that start a physical line, as bytes.
@@ -157,7 +252,9 @@ CR_PREFIX_RE = re.compile(rb"(?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(?:" + _PFX + rb"){1,
 _FIRST = frozenset(b"0123456789(\x1b")
 
 
-def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
+def _cr_breaks(
+    chunk: bytes, carried: bytes | None, pieces: list[tuple[int, int, int, int]] | None = None
+) -> bytes:
     """Turn each lone ``\r`` into a line break that keeps its line's Ray prefix.
 
     Ray prefixes whole ``\n``-terminated lines; a tqdm bar redraws with ``\r`` inside
@@ -175,11 +272,40 @@ def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
     (a bar redrawn a hundred times on one line was a hundred steps, issue 11). The
     ``\r\n`` are found on the same steps (its line's last byte), instead of by a pass
     of their own over every chunk with a ``\r`` (a regex pass was ~5 % of the parse).
+
+    ``pieces``, when given, gets ``(start, end, source start, kind)`` for each piece of
+    the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): kind 0 is
+    the source with ``\r`` replaced one for one, kind 1 a line's text after its first
+    ``\r``, whose every ``\n`` is such a break; then, last, ``(-1, -1, -1, n)``: the
+    number of ``\r`` that are not lone (of a ``\r\n``, or the chunk's last, whether
+    lone or not showing in the next chunk: :func:`iter_blocks`).
     """
     out: list[bytes] = []
+    olen = 0  # len(b"".join(out))
     pos = 0  # chunk[:pos] is done (in out)
     n = len(chunk)
     find, rfind = chunk.find, chunk.rfind
+    last_cr = n - 1 if chunk[-1:] == b"\r" else -1
+
+    not_lone = 1 if last_cr >= 0 else 0
+
+    def bulk(a: int, b: int) -> None:
+        nonlocal olen
+        part = chunk[a:b].replace(b"\r", b"\n")
+        if pieces is not None and a < b:
+            # (the chunk's last \r, if in here, is never asked about: it ends the chunk)
+            pieces.append((olen, olen + len(part), a, 0))
+        out.append(part)
+        olen += len(part)
+
+    def prefixed(a: int, b: int, cr: bytes) -> None:
+        nonlocal olen
+        part = chunk[a:b].replace(b"\r", cr)
+        if pieces is not None and a < b:
+            pieces.append((olen, olen + len(part), a, 1))
+        out.append(part)
+        olen += len(part)
+
     end = 0  # the end of the last line looked at: 0 or the index of its \n
     i = find(b"\r")
     while i >= 0:
@@ -194,19 +320,24 @@ def _cr_breaks(chunk: bytes, carried: bytes | None) -> bytes:
         else:
             m = CR_PREFIX_RE.match(chunk, start, start + 400) if chunk[start] in _FIRST else None
         if m:
-            out.append(chunk[pos:i].replace(b"\r", b"\n"))
+            bulk(pos, i)
             cr = b"\n" + m.group(0)
             if end == n and chunk[-1] == 13:  # the chunk's last \r: a plain break
-                out.append(chunk[i : n - 1].replace(b"\r", cr))
+                prefixed(i, n - 1, cr)
                 out.append(b"\n")
+                olen += 1
             else:
-                out.append(chunk[i:text_end].replace(b"\r", cr))
+                prefixed(i, text_end, cr)
             pos = end
+            not_lone += text_end < end
         elif text_end < end:  # a bare line ending in \r\n (rare: none in the 1 GB archive)
-            out.append(chunk[pos:text_end].replace(b"\r", b"\n"))
+            bulk(pos, text_end)
             pos = end
+            not_lone += 1
         i = find(b"\r", end)
-    out.append(chunk[pos:].replace(b"\r", b"\n"))
+    bulk(pos, n)
+    if pieces is not None:
+        pieces.append((-1, -1, -1, not_lone))
     return b"".join(out)
 
 
@@ -277,16 +408,26 @@ def _no_long_line(block: bytes) -> bool:
 def iter_raw_lines(
     fh, chunk_size: int = 1 << 20, first: int = 1
 ) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield ``(line_number, bytes, truncated)`` for every line of a binary stream (see :func:`iter_blocks`)."""
+    """Yield ``(line_number, bytes, truncated)`` for every line of a binary stream (see :func:`iter_blocks`).
+
+    The number is the file's own line (``\n``-terminated): the lines a tqdm bar's
+    ``\r`` makes of one line share its number (see :class:`Breaks`).
+    """
     number = first
-    for block, line, truncated in iter_blocks(fh, chunk_size):
+    for block, line, truncated, brk in iter_blocks(fh, chunk_size):
+        if brk is not None:
+            number -= brk.before
         if block is None:
             yield number, line, truncated
             number += 1
         else:
+            at = 0
             for piece in block[:-1].split(b"\n"):
-                yield number, piece, False
+                yield number - (brk.within(at) if brk is not None else 0), piece, False
                 number += 1
+                at += len(piece) + 1
+            if brk is not None:
+                number -= brk.within(len(block))
 
 
 def split_line(number: int, raw: bytes) -> Line:

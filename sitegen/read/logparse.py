@@ -14,7 +14,14 @@ from sitegen.errors import BuildWarning
 from sitegen.model import codec
 from sitegen.model.parsed import Checkpoint, ParsedLog
 from sitegen.read.configdump import ConfigDump
-from sitegen.read.lines import Line, continuation_line, iter_blocks, iter_raw_lines, split_line
+from sitegen.read.lines import (
+    Breaks,
+    Line,
+    continuation_line,
+    iter_blocks,
+    iter_raw_lines,
+    split_line,
+)
 from sitegen.read.logstate import (
     MAX_CONFIG_LINES,
     MAX_WARNINGS_PER_KIND,
@@ -29,6 +36,7 @@ from sitegen.read.markers import (
     CKPT_STEP_RE,
     CONFIG_ROOTS,
     FAILED_RE,
+    GLUED_STEP_RE,
     LOAD_CKPT_RE,
     LOGURU_HINT,
     RESUME_RE,
@@ -73,13 +81,40 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         parser.vllm.source_name = rel_path
         return parser
 
-    def feed_stream(self, fh) -> None:
-        """Read a binary stream (``read(n)``) to its end, numbering lines on from :attr:`lines`."""
-        for block, line, truncated in iter_blocks(fh):
-            if block is None:
-                self.feed_raw(self.lines + 1, line, truncated)
-            else:
-                self.feed_block(self.lines + 1, block)
+    # The \r breaks of the block being fed (from iter_blocks), or None: not part of the state.
+    _brk: Breaks | None = None
+
+    def feed_stream(self, fh, chunk_size: int = 1 << 20) -> None:
+        """Read a binary stream (``read(n)``) to its end, numbering lines on from :attr:`lines`.
+
+        Lines are counted as read (a tqdm bar's ``\r`` makes lines of one); each is named
+        by the file's own line, :attr:`lines` less the breaks a ``\r`` made before it
+        (:attr:`cr_lines`, and the block's own, :class:`~sitegen.read.lines.Breaks`).
+        """
+        for read in iter_blocks(fh, chunk_size):
+            self.feed_read(*read)
+
+    def feed_read(
+        self, block: bytes | None, line: bytes, truncated: bool, brk: Breaks | None
+    ) -> None:
+        """Take one of :func:`~sitegen.read.lines.iter_blocks`'s yields: a block or a line."""
+        if brk is not None:
+            self.cr_lines += brk.before
+        if block is None:
+            self.feed_raw(self.lines + 1, line, truncated)
+            return
+        self._brk = brk if brk is not None and brk.cr is not None else None
+        try:
+            self.feed_block(self.lines + 1, block)
+        finally:
+            if self._brk is not None:
+                self.cr_lines += self._brk.within(len(block))
+                self._brk = None
+
+    def _at(self, number: int, offset: int) -> int:
+        """The file's own line number of line ``number`` (as read), at ``offset`` in the block."""
+        brk = self._brk
+        return number - self.cr_lines - (brk.within(offset) if brk is not None else 0)
 
     def read_engine_log(self, rel: str, fh) -> None:
         """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart, §5).
@@ -99,18 +134,24 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         self.warnings.append(BuildWarning(rel, None, message))
 
     # -- the per-line dispatch ---------------------------------------------
-    def feed_raw(self, number: int, raw: bytes, truncated: bool) -> None:
-        """Take one physical line. Lines that cannot matter skip the full split (fast path)."""
+    def feed_raw(self, number: int, raw: bytes, truncated: bool, at: int | None = None) -> None:
+        """Take line ``number`` (as read). Lines that cannot matter skip the full split (fast path).
+
+        ``at``: the file's own number of the line (``number`` less the ``\r`` breaks before
+        it), when the caller knows it; else worked out from :attr:`cr_lines`.
+        """
         self.lines = number
+        if at is None:
+            at = number - self.cr_lines
         if truncated:
-            self.warn(number, "long", "line longer than 1 MiB: read its first 1 MiB only")
+            self.warn(at, "long", "line longer than 1 MiB: read its first 1 MiB only")
         if b"\x00" in raw:
-            self.warn(number, "nul", "NUL bytes in line (binary data?): removed")
+            self.warn(at, "nul", "NUL bytes in line (binary data?): removed")
         if not raw.isascii():
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError:
-                self.warn(number, "utf8", "invalid UTF-8: decoded with replacement characters")
+                self.warn(at, "utf8", "invalid UTF-8: decoded with replacement characters")
         if (
             self.pending
             or self.config_lines is not None
@@ -118,7 +159,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             or (b" | " in raw and LOGURU_HINT.search(raw) is not None)
             or (not self.config_done and b":" in raw)
         ):
-            self.feed(split_line(number, raw))
+            self.feed(split_line(at, raw))
 
     def steady(self) -> bool:
         """No metrics dict open and the config dump behind us: only marker lines matter."""
@@ -143,7 +184,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             if start >= end:
                 break
             stop = block.find(b"\n", start)
-            self.feed_raw(number, block[start:stop], False)
+            self.feed_raw(number, block[start:stop], False, self._at(number, start))
             number += 1
             pos = stop + 1
         self.lines = number - 1
@@ -170,8 +211,9 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 raw = block[start:stop]
                 # a standard vLLM engine stats line (~33 k in the 1 GB archive) is
                 # taken without the split (see vllm_stats_line)
-                if not self.vllm_stats_line(number, raw):
-                    self.feed(split_line(number, raw))
+                if not self.vllm_stats_line(number, raw):  # (which names no line)
+                    at = number - self.cr_lines if self._brk is None else self._at(number, start)
+                    self.feed(split_line(at, raw))
             else:
                 if self.pending and pos >= skip:
                     # An open dict's lines in one go (60 k lines in 2.6 k runs, 1 GB archive).
@@ -186,12 +228,13 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 # A metrics dict's line (60 k of the 125 k lines that reach Python in the
                 # 1 GB archive) without the full split: the same Line (see
                 # continuation_line); feed_raw of a clean line is lines + feed(split_line).
-                ln = continuation_line(number, raw, self.prefixes) if self.pending else None
+                at = number - self.cr_lines if self._brk is None else self._at(number, pos)
+                ln = continuation_line(at, raw, self.prefixes) if self.pending else None
                 if ln is not None:
                     self.lines = number
                     self.feed(ln)
                 else:
-                    self.feed_raw(number, raw, False)
+                    self.feed_raw(number, raw, False, at)
             number += 1
             pos = stop + 1
         return number
@@ -346,6 +389,15 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 "vLLM stats or WANDB_MIRROR line without a readable header: ignored",
             )
             return
+        if " - Step " in msg and GLUED_STEP_RE.search(msg):
+            # A tracking header after other text (two processes' output interleaved): its
+            # dict follows as plain lines and is not read. Said, not lost in silence.
+            self.warn(
+                ln.number,
+                "marker",
+                "'Step N:' header after other text on its line: its metrics dict is not read",
+            )
+            return
         if ("truncated" in msg) and TRUNCATED_RE.match(msg):
             if self.truncated_at is None:
                 self.truncated_at = ln.number
@@ -412,7 +464,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             vllm=self.vllm.freeze(self.first_time, self.suppressed),
             first_time=self.first_time,
             last_time=self.last_time,
-            lines=self.lines,
+            lines=self.lines - self.cr_lines,  # the file's own lines
             size_bytes=size_bytes,
             mtime=mtime,
             warnings=tuple(self.warnings),

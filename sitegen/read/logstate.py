@@ -104,7 +104,8 @@ class ParserState:
     block_times: dict[int, datetime] = field(
         default_factory=dict
     )  # step -> its first marker's time
-    lines: int = 0
+    lines: int = 0  # lines read, counting the ones a tqdm bar's \r makes (a log's reading)
+    cr_lines: int = 0  # of those, the ones a \r made: lines - cr_lines is the file's own line
     warnings: list[BuildWarning] = field(default_factory=list)
     warn_counts: Counter[str] = field(default_factory=Counter)
     # Values read from text lines (formats.md §8: logs without metric dicts).
@@ -122,7 +123,7 @@ class ParserState:
     final_checkpoint: int | None = None  # saved after the loop ("Saved final checkpoint.")
 
 
-STATE_FORMAT = 2  # bump whenever ParserState or a dataclass inside it changes
+STATE_FORMAT = 3  # bump whenever ParserState or a dataclass inside it changes
 
 
 class ParserCore(ParserState):

@@ -12,34 +12,45 @@ from bisect import bisect_left
 
 from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick
 
-STEP_RE = re.compile(r"^Step (\d+):\s*$")
-MIRROR_RE = re.compile(r"^WANDB_MIRROR kind=(\w+) step=(\d+) metrics=(\{.*\})\s*$")
-BATCH_START_RE = re.compile(r"^Starting batch generation for (\d+) trials \(mode=(\w+)")
+# A number read as an int has at most 18 digits (a 64-bit integer holds every such number;
+# JSON tools and our own writer refuse larger ones): a longer one does not match, and the
+# line is warned about as unreadable (or ignored) like any other malformed marker.
+STEP_RE = re.compile(r"^Step (\d{1,18}):\s*$")
+MIRROR_RE = re.compile(r"^WANDB_MIRROR kind=(\w+) step=(\d{1,18}) metrics=(\{.*\})\s*$")
+BATCH_START_RE = re.compile(r"^Starting batch generation for (\d{1,18}) trials \(mode=(\w+)")
 BATCH_EXC_RE = re.compile(r"^Exception breakdown: (\{.*\})\s*$")
 # The success count can be negative: the generator subtracts exception counts, which can
 # exceed the batch (formats.md §8). Read as written.
 BATCH_DONE_RE = re.compile(
-    r"^Batch generation complete: (-?\d+)/(\d+) successful, (-?\d+) failed instances, (\d+) masked"
+    r"^Batch generation complete: (-?\d{1,18})/(\d{1,18}) successful, (-?\d{1,18}) failed instances, "
+    r"(\d{1,18}) masked"
 )
 LOAD_CKPT_RE = re.compile(r"^Loading checkpoint from: (\S+)")
-RESUME_RE = re.compile(r"^(?:Resuming from global_step:?|Resumed training from global_step) (\d+)")
-CKPT_STEP_RE = re.compile(r"global_step_(\d+)")
-SAVED_RE = re.compile(r"^Successfully saved checkpoint for global_step_(\d+) to: (\S+)")
-FAILED_RE = re.compile(r"^(?:Train loop failed at global_step (\d+)|Training failed at step (\d+))")
+RESUME_RE = re.compile(
+    r"^(?:Resuming from global_step:?|Resumed training from global_step) (\d{1,18})(?!\d)"
+)
+CKPT_STEP_RE = re.compile(r"global_step_(\d{1,18})(?!\d)")
+SAVED_RE = re.compile(r"^Successfully saved checkpoint for global_step_(\d{1,18}) to: (\S+)")
+FAILED_RE = re.compile(
+    r"^(?:Train loop failed at global_step (\d{1,18})|Training failed at step (\d{1,18}))(?!\d)"
+)
 SLURM_CANCEL_RE = re.compile(
     r"^slurmstepd: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
 )
-SLURM_OOM_RE = re.compile(r"^slurmstepd: error: Detected (\d+) oom[_-]kill event")
-STEP_LIKE_RE = re.compile(r"^Step \d+:")
+SLURM_OOM_RE = re.compile(r"^slurmstepd: error: Detected (\d{1,18}) oom[_-]kill event")
+# "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about
+STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
+# A tracking logger's "Step N:" record glued after other text on the line
+GLUED_STEP_RE = re.compile(r"\d \| [A-Z]+\s*\| \S+ - Step \d+:\s*$")
 TIMER_RE = re.compile(r"^Finished: '([^']+)', time cost: (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf)s\s*$")
 STARTED_STEP = "Started: 'step'"
 # "reward/avg_pass_at_5: 0.6533, reward/avg_raw_reward: 0.2174, reward/mean_positive_reward: …"
 REWARD_PAIR_RE = re.compile(r"(reward/[\w/.\-]+): (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf|-inf)(?=,|\s*$)")
 # tqdm bars of the training loop (both trainers): "…Progress:  14%|█▍   | 1/7 [00:10<…]"
 TRAIN_BAR_RE = re.compile(
-    r"^Training (?:Step Progress|Batches Processed):[^|]*\|[^|]*\| ?(\d+)/(\d+) "
+    r"^Training (?:Step Progress|Batches Processed):[^|]*\|[^|]*\| ?(\d{1,18})/(\d{1,18}) "
 )
-TOTAL_STEPS_RE = re.compile(r"^Total training steps: (\d+)\s*$")
+TOTAL_STEPS_RE = re.compile(r"^Total training steps: (\d{1,18})\s*$")
 # A notebook front end that keeps only the last lines says so (formats.md §8).
 TRUNCATED_RE = re.compile(r"^(?:Output is truncated\b|\[?\.\.\. ?\[?\d+ lines? truncated)")
 # Timers the site knows (both trainers' trees and what is logged beside `step`); other

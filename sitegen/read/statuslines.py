@@ -64,7 +64,10 @@ class StatusLines(ParserCore):
             for k, v in d.items():
                 if not is_finite(v):  # a bool is not a count; a huge int overflows: caught below
                     raise ValueError("not a count")
-                counts[str(k)] = int(v)
+                n = int(v)
+                if not -(1 << 63) <= n < 1 << 63:  # (sums of these go to JSON: 64 bits)
+                    raise ValueError("not a count")
+                counts[str(k)] = n
         except (
             ValueError,
             SyntaxError,

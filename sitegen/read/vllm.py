@@ -20,7 +20,7 @@ ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
 ENGINE_START_RE = re.compile(r"^(?:Engine \d+|\d+ Engines Aggregated):")
 # The V0 engine's line (formats.md §8): no "Engine NNN:", Pending for Waiting, a final ".".
 V0_PREFIX = "Avg prompt throughput: "
-STEP_RE = re.compile(r"^vLLM Stats \(step (\d+)\):\s*(.*)$")
+STEP_RE = re.compile(r"^vLLM Stats \(step (\d{1,18})\):\s*(.*)$")  # (as markers.STEP_RE)
 # "engines=4, running(peak/med)=10/5, kv(peak/med)=80.0%/41.0%": key=value, values maybe "a/b"
 STEP_PAIR_RE = re.compile(r"([A-Za-z_][\w]*)(?:\(([\w/]+)\))?=([^,\s]+)")
 # One "Key: value [unit]" part; a trailing "." (V0) or other text after the unit is ignored.

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.read import logparse, metricblocks
-from sitegen.read.lines import iter_blocks, iter_raw_lines
+from sitegen.read.lines import iter_blocks
 from sitegen.read.logparse import LogParser
 from sitegen.redact import Redactor
 
@@ -109,9 +109,21 @@ def _by_line(data: bytes, chunk: int) -> tuple[object, list[tuple[int, str]]]:
     """
     p = LogParser("x.out", Redactor(), year_hint=2026)
     states = [(0, json.dumps(p.state_json()))]
-    for n, raw, trunc in iter_raw_lines(io.BytesIO(data), chunk_size=chunk):
-        p.feed_raw(n, raw, trunc)
-        states.append((p.lines, json.dumps(p.state_json())))
+    for block, line, trunc, brk in iter_blocks(io.BytesIO(data), chunk_size=chunk):
+        # numbered as feed_read numbers them: as read, named by the file's own line
+        if brk is not None:
+            p.cr_lines += brk.before
+        pieces = [(line, trunc, 0)] if block is None else []
+        at = 0
+        for piece in block[:-1].split(b"\n") if block is not None else ():
+            pieces.append((piece, False, brk.within(at) if brk is not None else 0))
+            at += len(piece) + 1
+        for raw, cut, made in pieces:
+            p.feed_raw(p.lines + 1, raw, cut, p.lines + 1 - p.cr_lines - made)
+            states.append((p.lines, json.dumps(p.state_json())))
+        if block is not None and brk is not None:
+            p.cr_lines += brk.within(len(block))
+            states[-1] = (p.lines, json.dumps(p.state_json()))
     return p.finish(len(data), 0.0), states
 
 
@@ -119,11 +131,8 @@ def _by_block(data: bytes, chunk: int) -> tuple[object, list[tuple[int, str]]]:
     """The reader's path (feed_block); the state after each block."""
     p = LogParser("x.out", Redactor(), year_hint=2026)
     states = []
-    for block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
-        if block is None:
-            p.feed_raw(p.lines + 1, line, truncated)
-        else:
-            p.feed_block(p.lines + 1, block)
+    for read in iter_blocks(io.BytesIO(data), chunk_size=chunk):
+        p.feed_read(*read)
         states.append((p.lines, json.dumps(p.state_json())))
     return p.finish(len(data), 0.0), states
 

@@ -93,10 +93,10 @@ def test_cr_at_chunk_boundaries_reads_as_the_per_cr_reference(monkeypatch):
         b"tail",
     ]
     for size in (1, 2, 3, 5, 7, 11, 13, 64):
-        got = list(iter_raw_lines(io.BytesIO(data), chunk_size=size))
+        got = _lines_read(data, size)
         with monkeypatch.context() as m:
-            m.setattr(lines, "_cr_breaks", lambda c, k: _cr_breaks_per_cr(_crlf(c), k))
-            want = list(iter_raw_lines(io.BytesIO(data), chunk_size=size))
+            m.setattr(lines, "_cr_breaks", lambda c, k, _p=None: _cr_breaks_per_cr(_crlf(c), k))
+            want = _lines_read(data, size)
         assert got == want, size
 
 
@@ -108,9 +108,51 @@ def test_cr_at_chunk_boundaries_reads_as_the_per_cr_reference(monkeypatch):
 def test_crlf_is_one_break_at_any_chunk_size(atoms, size):
     data = b"".join(atoms)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(lines, "_cr_breaks", lambda c, k: _cr_breaks_per_cr(_crlf(c), k))
-        ref = list(iter_raw_lines(io.BytesIO(data), chunk_size=size))
-    assert list(iter_raw_lines(io.BytesIO(data), chunk_size=size)) == ref
+        m.setattr(lines, "_cr_breaks", lambda c, k, _p=None: _cr_breaks_per_cr(_crlf(c), k))
+        ref = _lines_read(data, size)
+    assert _lines_read(data, size) == ref
+    # each line is named by the file's own line: the \n lines before it, plus one
+    numbers = [n for n, _, _ in iter_raw_lines(io.BytesIO(data), chunk_size=size)]
+    assert numbers == _file_lines(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from((b"\r", b"\n", b"\r\n", b"x", b"x" * 12, b"\r\r", b"(a pid=1) ")),
+        max_size=20,
+    ),
+    st.sampled_from((1, 2, 3, 7, 64)),
+    st.sampled_from((8, 16)),
+)
+def test_lines_are_named_by_the_file_line_also_when_cut(atoms, size, longest):
+    # lines longer than the longest kept are cut, and a block holding one is read line by line
+    data = b"".join(atoms)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(lines, "MAX_LINE_BYTES", longest)
+        numbers = [n for n, _, _ in iter_raw_lines(io.BytesIO(data), chunk_size=size)]
+    assert numbers == _file_lines(data)
+
+
+def _lines_read(data: bytes, size: int) -> list[tuple[bytes, bool]]:
+    """The lines iter_raw_lines reads (their numbers are checked apart: _file_lines)."""
+    return [(raw, cut) for _, raw, cut in iter_raw_lines(io.BytesIO(data), chunk_size=size)]
+
+
+def _file_lines(data: bytes) -> list[int]:
+    """The reference: for each line read (ended by \n, \r\n or a lone \r, and a last
+    unended one), the number of the \n-terminated line of the file it lies in."""
+    out, line, i, start = [], 1, 0, 0
+    while i < len(data):
+        c = data[i : i + 1]
+        if c == b"\n" or (c == b"\r" and data[i + 1 : i + 2] != b"\n"):
+            out.append(line)
+            line += c == b"\n"
+            start = i + 1
+        i += 1
+    if start < len(data):
+        out.append(line)
+    return out
 
 
 def test_a_cr_line_whose_prefix_straddles_a_chunk_boundary_keeps_it():
@@ -184,11 +226,8 @@ def _by_line(data: bytes):
 
 def _by_block(data: bytes, chunk: int):
     p = LogParser("x.out", Redactor(), year_hint=2026)
-    for block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
-        if block is None:
-            p.feed_raw(p.lines + 1, line, truncated)
-        else:
-            p.feed_block(p.lines + 1, block)
+    for read in iter_blocks(io.BytesIO(data), chunk_size=chunk):
+        p.feed_read(*read)
     return p.finish(len(data), 0.0)
 
 

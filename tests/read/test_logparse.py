@@ -4,6 +4,7 @@ import io
 import math
 import pprint
 
+from sitegen.jsonio import dumps
 from sitegen.read.lines import iter_raw_lines
 from sitegen.read.logparse import LogParser
 from sitegen.redact import Redactor
@@ -242,3 +243,111 @@ def test_status_dict_warning_names_its_line_number():
     # carries the line as a number, like every other warning (it carried the Line once).
     log = parse([lg("Started: 'step'"), lg("{'timing/sync': -1.0, 'policy_loss': 0.5}")])
     assert [(w.line, "timing/sync" in w.message) for w in log.warnings] == [(2, True)]
+
+
+BIG = str(1 << 64)  # one past what a 64-bit integer (and so JSON tools) can hold
+
+
+def test_numbers_past_64_bits_are_warned_about_not_read():
+    lines = [
+        lg(f"Step {BIG}: "),
+        P + "{'trainer/global_step': 1}",
+        lg(f"Batch generation complete: {BIG}/8 successful, 1 failed instances, 0 masked"),
+        lg(f"Exception breakdown: {{'AgentTimeoutError': {BIG}}}"),
+        lg(f"Successfully saved checkpoint for global_step_{BIG} to: /ckpt/global_step_{BIG}"),
+        lg(f"Resumed training from global_step {BIG}"),
+        lg(f"WANDB_MIRROR kind=train step={BIG} metrics={{}}"),
+        P + f"INFO 02-08 00:56:50 [loggers.py:1] Engine 000: x [repeated {BIG}x across cluster]",
+        *block(2, {"reward/avg_raw_reward": "0.5000", "trainer/global_step": 2}),
+    ]
+    log = parse(lines)
+    assert [b.step for b in log.blocks] == [2]  # the readable step, and only it
+    warned = {w.line: w.message for w in log.warnings}
+    assert "unreadable 'Step N:' marker" in warned[1]
+    assert "unreadable 'Batch generation complete'" in warned[3]
+    assert "unreadable 'Exception breakdown'" in warned[4]
+    assert log.resumed_from is None and not log.checkpoints
+    assert log.vllm.suppressed_copies < 1 << 63
+    from sitegen.model.codec import parsed_to_json
+
+    dumps(parsed_to_json(log))  # nothing a JSON writer refuses
+
+
+def test_config_dumps_that_expand_nest_or_hold_odd_types_are_refused_or_made_plain():
+    def config(*body: str):
+        return parse([P + x for x in ["trainer:", *body]] + [lg("go")])
+
+    bomb = ["  a: &a [x, x, x, x, x, x, x, x, x, x]"] + [
+        f"  {c}: &{c} [{', '.join(['*' + p] * 10)}]"
+        for p, c in zip("abcdef", "bcdefg", strict=True)
+    ]
+    for body, why in (
+        (bomb, "more than 100000 values"),
+        (["  loop: &r [1, *r]"], "holds itself"),
+        (["  deep: " + "[" * 300 + "]" * 300], "nested more than 64 levels"),
+        (["  deep: " + "[" * 5000 + "]" * 5000], "nested more than 64 levels"),
+    ):
+        log = config(*body)
+        assert log.config is None
+        assert any(why in w.message and w.line == 1 for w in log.warnings), why
+    log = config(
+        "  blob: !!binary aGVsbG8=",
+        f"  seed: {BIG}",
+        "  tags: !!set {a: null, b: null}",
+        "  when: 2026-02-08",
+        "  1: an int key",
+        "  run_name: r1",
+    )
+    t = log.config["trainer"]
+    assert t["blob"] == "(binary data, 5 bytes)" and t["seed"] == BIG
+    assert t["tags"] == ["a", "b"] and t["run_name"] == "r1" and t["1"] == "an int key"
+    assert dumps(log.config)  # JSON holds all of it
+
+
+def test_a_step_header_that_cannot_be_read_is_warned_about():
+    lines = [
+        P + "W0213 partial stderr write" + lg("Step 3: ")[len(P) :],  # output interleaved
+        P + "{'trainer/global_step': 3}",
+        lg("Step -4: "),
+        lg("Step 5a: "),
+        lg("Step : "),
+        lg("Step 5 took 3.2 s"),  # an ordinary message: nothing to say
+        *block(6, {"trainer/global_step": 6}),
+    ]
+    log = parse(lines)
+    assert [b.step for b in log.blocks] == [6]
+    lines_warned = sorted(w.line for w in log.warnings)
+    assert lines_warned == [1, 3, 4, 5]
+    assert "after other text" in log.warnings[0].message
+
+
+def _read(data: bytes, chunk: int, state=None):
+    p = LogParser("job.out", Redactor(), year_hint=2026) if state is None else state
+    p.feed_stream(io.BytesIO(data), chunk_size=chunk)
+    return p
+
+
+def test_lines_are_named_by_the_file_line_whatever_tqdm_redraws():
+    bar = "".join(f"Training Step Progress: {k}0%|#| {k}/9 [00:0{k}<00:09]\r" for k in range(1, 9))
+    lines = [
+        lg("go"),  # 1
+        P + bar + lg("Started: 'step'")[len(P) :],  # 2: a bar redrawn 8 times, then a record
+        P + "\x00 binary",  # 3
+        *block(7, {"trainer/global_step": 7}),  # 4, 5
+        P + bar,  # 6
+        lg("Step 8: "),  # 7
+        P + "{'trainer/global_step': 8,",  # 8: cut off at the end of the file
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    for chunk in (7, 64, 200, 1 << 20):
+        log = _read(data, chunk).finish(len(data), 0.0)
+        assert [(b.step, b.line) for b in log.blocks] == [(7, 4)], chunk
+        assert sorted({w.line for w in log.warnings}) == [3, 7], chunk
+        assert log.lines == 8, chunk
+    # read on from a saved state (a grown log): the same numbers
+    cut = data.index(b"\n", data.index(b"binary")) + 1
+    first = _read(data[:cut], 64)
+    again = LogParser.from_state_json(first.state_json(), "job.out", Redactor())
+    log = _read(data[cut:], 64, again).finish(len(data), 0.0)
+    assert [(b.step, b.line) for b in log.blocks] == [(7, 4)]
+    assert sorted({w.line for w in log.warnings}) == [3, 7] and log.lines == 8

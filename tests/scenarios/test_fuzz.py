@@ -255,10 +255,7 @@ def test_block_scanner_equals_line_by_line(kinds, chunk):
     data = b"\n".join(lines) + b"\n"
     by_line = parse(data)
     p = LogParser("x.out", Redactor(), year_hint=2026)
-    for block, line, truncated in iter_blocks(io.BytesIO(data), chunk_size=chunk):
-        if block is None:
-            p.feed_raw(p.lines + 1, line, truncated)
-        else:
-            p.feed_block(p.lines + 1, block)
+    for read in iter_blocks(io.BytesIO(data), chunk_size=chunk):
+        p.feed_read(*read)
     by_block = p.finish(len(data), 0.0)
     assert by_block == by_line
