@@ -155,6 +155,16 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("daytona-key", r"(?<![A-Za-z0-9])dtn_[A-Za-z0-9]{20,}"),
     ("npm-token", r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{30,}"),
     ("slack-token", r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    # providers an agent's LLM or tools call (Groq, Perplexity, Tavily, LangSmith, Replicate)
+    ("groq-key", r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{20,}"),
+    ("perplexity-key", r"(?<![A-Za-z0-9])pplx-[A-Za-z0-9]{20,}"),
+    ("tavily-key", r"(?<![A-Za-z0-9])tvly-[A-Za-z0-9_\-]{16,}"),
+    ("langsmith-key", r"(?<![A-Za-z0-9])lsv2_(?:pt|sk)_[A-Za-z0-9_]{20,}"),
+    ("replicate-token", r"(?<![A-Za-z0-9])r8_[A-Za-z0-9]{20,}"),
+    (
+        "discord-webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
+    ),
     (
         "slack-webhook",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+",
@@ -367,6 +377,7 @@ def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
 _TRIGGERS = (
     *("hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_"),
     *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox", "PRIVATE KEY"),
+    *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_"),  # (a Discord webhook holds "://")
     *("://", "--", "-u", "set ", "set\t", "setenv", "login ", "login\t", "=", ":"),
 )
 _SK_RE = re.compile(r"(?<![A-Za-z0-9])sk-")  # not task-…

@@ -65,6 +65,16 @@ SHAPES = [
     ("Bearer " + "d" * 30, "ddddd", "bearer-token"),
     ("d dtn_" + "e" * 30, "dtn_eee", "daytona-key"),
     ("s xoxb-123456789012-abcdefghij", "xoxb-1234", "slack-token"),
+    ("GROQ gsk_" + "f" * 40, "gsk_fff", "groq-key"),
+    ("p pplx-" + "g" * 40, "pplx-ggg", "perplexity-key"),
+    ("t tvly-dev-" + "h" * 24, "tvly-dev-hhh", "tavily-key"),
+    ("l lsv2_pt_" + "i" * 32 + "_0123456789", "lsv2_pt_iii", "langsmith-key"),
+    ("r r8_" + "j" * 30, "r8_jjj", "replicate-token"),
+    (
+        "hook https://discord.com/api/webhooks/123456789/AbC-dEf_ghi end",
+        "AbC-dEf_ghi",
+        "discord-webhook",
+    ),
     ("api_key:\n  - one1\n  - two2\nlr: 3", "two2", "secret-assignment"),
     ('token = "multi\nline"', "line", "secret-assignment"),
 ]
