@@ -132,8 +132,12 @@ def text_sig(v: object) -> str:
 
 
 def md_cell(s: object) -> str:
-    """Text safe inside a markdown table cell."""
-    return str(s).replace("|", "\\|").replace("\n", " ")
+    """Text safe inside a markdown table cell (or line): no column or line break, and no
+    raw HTML (a viewer that renders a report's HTML would run a planted ``<script>``)."""
+    text = str(s)
+    if "<" in text or ">" in text or "&" in text:
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def csv_value(v: object) -> object:

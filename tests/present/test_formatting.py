@@ -90,6 +90,10 @@ def test_text_outputs():
     assert text_fixed(7) == "7" and text_fixed(math.nan) == "nan" and text_fixed(None) == "–"
     assert text_sig(1234567.0) == "1.23457e+06" and text_sig(math.inf) == "–"
     assert md_cell("a|b\nc") == "a\\|b c"
+    # no raw HTML reaches a report (an exception type, a metric name from the log)
+    assert md_cell("</script><script>alert(3)</script> & co") == (
+        "&lt;/script&gt;&lt;script&gt;alert(3)&lt;/script&gt; &amp; co"
+    )
     # CSV: blank where a value is missing or not finite, the value itself otherwise
     assert [csv_value(v) for v in (None, math.nan, math.inf, 3, 0.5, "x")] == [
         "",
