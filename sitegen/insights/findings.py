@@ -98,6 +98,7 @@ __all__ = [
     "evaluate",
     "gen_wait",
     "infra_burst",
+    "job_ended",
     "log_mid_run",
     "lr_zero",
     "no_terminal_line",
@@ -186,6 +187,45 @@ def no_terminal_line(status: str) -> Finding | None:
     )
 
 
+def job_ended(status: str, detail: str | None, *, of_run: bool = False) -> Finding | None:
+    """A job (or a run's last job) that stopped before it was done.
+
+    A failure is an error. SLURM's time limit is routine in a resume chain (the next job
+    picks up from the last checkpoint), so it is only info; any other cancellation (a user's
+    ``scancel``, a preemption, a node failure) is a warning.
+    """
+    who = "The run's last job" if of_run else "The job"
+    if status == "failed":
+        return Finding(
+            "job_failed",
+            "error",
+            f"{'Last job' if of_run else 'Job'} failed",
+            f"{who} ended in a failure: {detail or 'no reason given'}.",
+            "overview",
+        )
+    if status != "cancelled":
+        return None
+    reason = (detail or "CANCELLED").strip()
+    if reason == "TIME LIMIT":
+        return Finding(
+            "job_time_limit",
+            "info",
+            f"{'Last job' if of_run else 'Job'} reached its SLURM time limit",
+            f"SLURM cancelled {who[0].lower() + who[1:]} DUE TO TIME LIMIT; a job resumed "
+            "from its last checkpoint carries the run on.",
+            "overview",
+        )
+    return Finding(
+        "job_cancelled",
+        "warning",
+        f"{'Last job' if of_run else 'Job'} was cancelled",
+        f"SLURM cancelled {who[0].lower() + who[1:]}"
+        + (f" DUE TO {reason}" if reason != "CANCELLED" else " (scancel or the scheduler)")
+        + ".",
+        "overview",
+    )
+
+
 def evaluate(
     blocks: Sequence[MetricBlock],
     *,
@@ -195,11 +235,14 @@ def evaluate(
     status: str,
     per_step: Sequence[StepTrials],
     per_step_source: str,
+    status_detail: str | None = None,
+    of_run: bool = False,
 ) -> tuple[Finding, ...]:
     """Every rule over one job or run, most severe first.
 
     ``per_step`` are the step outcomes from the trials (``per_step_source`` =
-    ``"trials"``) or from the batch lines (``"batches"``).
+    ``"trials"``) or from the batch lines (``"batches"``); ``status_detail`` is the log's
+    end detail (failure line, SLURM reason) and ``of_run`` words the end rule for a run.
     """
     has_trials = per_step_source == "trials"
     section = "tasks" if has_trials else "batches"
@@ -216,6 +259,7 @@ def evaluate(
         staleness(blocks, config),
         log_mid_run(first_log),
         no_terminal_line(status),
+        job_ended(status, status_detail, of_run=of_run),
     ]
     out = [f for f in found if f is not None]
     out.sort(key=lambda f: SEVERITIES.index(f.severity))

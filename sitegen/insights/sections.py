@@ -217,6 +217,8 @@ def _insights(
     metric_form: str,
     first_log: ParsedLog | None,
     status: str,
+    status_detail: str | None,
+    of_run: bool,
     batches_per_step: dict[int, BatchCounts],
 ) -> Insights:
     ta = ra = attr = None
@@ -246,6 +248,8 @@ def _insights(
         status=status,
         per_step=per_step,
         per_step_source=source,
+        status_detail=status_detail,
+        of_run=of_run,
     )
     return Insights(ta, ra, found, attr)
 
@@ -261,6 +265,8 @@ def job_insights(job: Job) -> Insights:
         metric_form=log.metric_form if log else "",
         first_log=log,
         status=job.status,
+        status_detail=log.end_detail if log else None,
+        of_run=False,
         batches_per_step=log.batches_per_step if log else {},
     )
 
@@ -280,5 +286,7 @@ def run_insights(run: Run) -> Insights:
         metric_form=last.metric_form if last else "",
         first_log=run.jobs[0].log if run.jobs else None,
         status=run.jobs[-1].status if run.jobs else "incomplete",
+        status_detail=run.jobs[-1].log.end_detail if run.jobs and run.jobs[-1].log else None,
+        of_run=True,
         batches_per_step=batches,
     )

@@ -158,6 +158,22 @@ def test_log_mid_run_and_no_terminal():
     assert F.no_terminal_line("running") is None
 
 
+def test_job_ended_says_how_the_job_stopped():
+    f = F.job_ended("failed", "out of memory (oom_kill)")
+    assert (f.id, f.severity, f.title) == ("job_failed", "error", "Job failed")
+    assert "out of memory (oom_kill)" in f.detail and f.section == "overview"
+    f = F.job_ended("cancelled", "TIME LIMIT", of_run=True)
+    assert (f.id, f.severity) == ("job_time_limit", "info")
+    assert f.title == "Last job reached its SLURM time limit"
+    assert "the run's last job" in f.detail
+    f = F.job_ended("cancelled", "CANCELLED")
+    assert (f.id, f.severity) == ("job_cancelled", "warning")
+    assert "scancel" in f.detail
+    assert "DUE TO PREEMPTION" in F.job_ended("cancelled", "PREEMPTION").detail
+    for status in ("complete", "running", "incomplete"):
+        assert F.job_ended(status, None) is None
+
+
 def test_severity_order():
     fs = evaluate(
         blocks(30, lambda k: {"policy/policy_lr": 0.0, "reward/avg_raw_reward": 0.5}),

@@ -25,6 +25,24 @@ def _jobs(index: dict) -> dict[str, dict]:
     return {j["log"]: j for j in index["jobs"]}
 
 
+def test_a_job_that_stopped_early_says_so_in_its_findings(index, truth):
+    """Every failed or cancelled job of the sample tops its page with how it stopped."""
+    jobs = _jobs(index)
+    want = {"failed": "job_failed", "cancelled": ("job_cancelled", "job_time_limit")}
+    seen = set()
+    for log, t in truth["jobs"].items():
+        ids = {f["id"] for f in jobs[log]["findings"]}
+        ended = ids & {"job_failed", "job_cancelled", "job_time_limit"}
+        if t["end"] in want:
+            (got,) = ended
+            assert got in want[t["end"]], log
+            assert (got == "job_time_limit") == (t.get("status_detail") == "TIME LIMIT"), log
+            seen.add(t["end"])
+        else:
+            assert not ended, log
+    assert seen == {"failed", "cancelled"}  # the sample has both
+
+
 def test_index_lists_every_job_with_status(index, truth):
     jobs = _jobs(index)
     assert set(jobs) == set(truth["jobs"])
