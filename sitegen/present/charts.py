@@ -186,8 +186,20 @@ def lines(
     return _chart(name, {"records": records}, x_title=x_title, y_title=y_title)
 
 
-def stacked_bars(rows: list[dict], x_title: str, y_title: str) -> dict | None:
-    """Stacked bars from ``[{x, part, value}]``, one palette colour per part."""
+def stacked_bars(
+    rows: list[dict],
+    x_title: str,
+    y_title: str,
+    *,
+    step_width: int | None = None,
+    count: bool = False,
+) -> dict | None:
+    """Stacked bars from ``[{x, part, value}]``, one palette colour per part.
+
+    With ``step_width`` the ``x`` are steps on a numeric axis (a step without bars is a gap)
+    and each bar covers ``step_width`` steps from its ``x`` (a bin's first step); ``count``
+    (with ``step_width`` only) ticks the value axis in whole numbers.
+    """
     parts: dict[str, list[dict]] = {}
     for r in rows:
         if _num(r["value"]):
@@ -195,7 +207,23 @@ def stacked_bars(rows: list[dict], x_title: str, y_title: str) -> dict | None:
     if not parts:
         return None
     records = [{"part": p, **_columns(rs, x="x", value="value")} for p, rs in parts.items()]
-    return _chart("stacked_bars", {"records": records}, x_title=x_title, y_title=y_title)
+    if step_width is None:
+        return _chart("stacked_bars", {"records": records}, x_title=x_title, y_title=y_title)
+    # a bar is 90 % of its bin, centred on the bin's steps (one step: x ± 0.45)
+    return _chart(
+        "stacked_bars_steps_count" if count else "stacked_bars_steps",
+        {"records": records},
+        x_title=x_title,
+        y_title=y_title,
+        x_start=_x_plus(0.05 * step_width - 0.5),
+        x_end=_x_plus(step_width - 0.5 - 0.05 * step_width),
+    )
+
+
+def _x_plus(offset: float) -> str:
+    """The Vega expression ``datum.x`` plus ``offset`` (short, with its sign)."""
+    v = round(offset, 4) + 0.0
+    return f"datum.x {'-' if v < 0 else '+'} {abs(v):g}"
 
 
 def bars(

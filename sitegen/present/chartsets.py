@@ -65,7 +65,7 @@ def job_charts(page: JobPage) -> Charts:
         for i, step in enumerate(bs["step"])
         if bs[t][i]
     ]
-    out["batch_errors"] = charts.stacked_bars(rows, "step", "errors")
+    out["batch_errors"] = charts.stacked_bars(rows, "step", "errors", step_width=1, count=True)
     if page.trials:
         out.update(trial_charts(page.trials))
     out.update(insight_charts(page.tasks, page.rollouts))
@@ -82,13 +82,25 @@ def trial_charts(tr: TrialSummary) -> Charts:
     exc_rows = [
         {"label": k, "value": n, "kind": tr.exception_kind_of[k]} for k, n in tr.exceptions.items()
     ]
-    hist = [{"label": k, "value": n} for k, n in tr.turn_histogram.items()]
+    hist = [{"label": k, "value": n} for k, n in _turn_bins(tr.turn_histogram).items()]
     return {
         "trial_exceptions": charts.bars(
             exc_rows, "exception", "trials", "kind", "kinds", horizontal=True
         ),
         "turns_hist": charts.bars(hist, "turns", "trials"),
     }
+
+
+MAX_TURN_BARS = 200
+
+
+def _turn_bins(hist: dict[str, int]) -> dict[str, int]:
+    """The turn histogram with each missing turn count between the least and the most as 0,
+    so the bars (an ordinal axis) show the gap; past :data:`MAX_TURN_BARS` bars, as it is."""
+    turns = [int(k) for k in hist if k.lstrip("-").isdigit()]
+    if len(turns) != len(hist) or not turns or max(turns) - min(turns) >= MAX_TURN_BARS:
+        return hist
+    return {str(t): hist.get(str(t), 0) for t in range(min(turns), max(turns) + 1)}
 
 
 def _over_time(
@@ -159,7 +171,7 @@ def timing_stack(page: JobPage | RunPage) -> dict | None:
                 v = v - sum((c[i] or 0) for c in minus)
             if is_finite(v):
                 rows.append({"x": step, "part": label, "value": max(0.0, v)})
-    return charts.stacked_bars(rows, "step", "seconds")
+    return charts.stacked_bars(rows, "step", "seconds", step_width=stride)
 
 
 def _find(node: TimerNode, name: str) -> TimerNode | None:

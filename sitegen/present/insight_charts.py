@@ -75,7 +75,7 @@ def rollout_steps(r: RolloutAnalysis | None) -> dict | None:
                     {"x": chunk[0].step, "part": label, "value": sum(v * w for v, w in pairs) / n}
                 )
     x_title = "step" if width == 1 else f"step (bins of {width})"
-    return charts.stacked_bars(rows, x_title, "seconds per trial (mean)")
+    return charts.stacked_bars(rows, x_title, "seconds per trial (mean)", step_width=width)
 
 
 def rollout_kinds(r: RolloutAnalysis | None) -> dict | None:

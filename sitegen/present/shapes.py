@@ -30,6 +30,8 @@ from sitegen.present.insight_shapes import INSIGHT_SHAPES
 from sitegen.present.vegalite import finish
 
 STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
+# A count's axis: whole numbers only (a chart of 0–2 errors must not tick 0.5).
+COUNT_AXIS = alt.Axis(format="d", tickMinStep=1)
 # The one legend every coloured chart uses: on top, solid symbols.
 LEGEND = alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3)
 
@@ -116,29 +118,47 @@ def lines(step_axis: bool) -> dict:
     )
 
 
-def stacked_bars() -> dict:
-    """Stacked bars from ``[{x, part, value}]``. Holes: ``x_title``, ``y_title``."""
-    chart = (
+def stacked_bars(steps: bool = False, count: bool = False) -> dict:
+    """Stacked bars from ``[{x, part, value}]``. Holes: ``x_title``, ``y_title``.
+
+    ``steps``: ``x`` is a step on a numeric axis, so a step without bars shows as a gap
+    (an ordinal axis would close it up); each bar spans ``[x_start, x_end]``, expressions
+    in the holes of those names (a bin of steps is wider than one step). ``count``: the
+    values are counts, so the axis ticks whole numbers only.
+    """
+    y_axis = COUNT_AXIS if count else alt.Undefined
+    base = (
         alt.Chart(_data("records"))
         .transform_flatten(list(charts.STACK_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
-        .mark_bar()
-        .encode(
-            x=alt.X("x:O", title=hole("x_title"), axis=alt.Axis(labelOverlap=True, labelAngle=0)),
-            y=alt.Y("sum(value):Q", title=hole("y_title"), stack="zero"),
-            color=_colour("part"),
-            tooltip=[
-                alt.Tooltip("x:O", title=hole("x_title")),
-                alt.Tooltip("part:N"),
-                alt.Tooltip("value:Q", format=",.2f"),
-            ],
-        )
+    )
+    if steps:
+        base = base.transform_calculate(x_start=hole("x_start"), x_end=hole("x_end"))
+        x: dict = {
+            "x": alt.X("x_start:Q", title=hole("x_title"), axis=STEP_AXIS),
+            "x2": alt.X2("x_end:Q"),
+        }
+        x_tip = alt.Tooltip("x:Q", title=hole("x_title"))
+    else:
+        x = {
+            "x": alt.X("x:O", title=hole("x_title"), axis=alt.Axis(labelOverlap=True, labelAngle=0))
+        }
+        x_tip = alt.Tooltip("x:O", title=hole("x_title"))
+    chart = base.mark_bar().encode(
+        **x,
+        y=alt.Y("sum(value):Q", title=hole("y_title"), stack="zero", axis=y_axis),
+        color=_colour("part"),
+        tooltip=[
+            x_tip,
+            alt.Tooltip("part:N"),
+            alt.Tooltip("value:Q", format=",d" if count else ",.2f"),
+        ],
     )
     return finish(chart)
 
 
 def bars(horizontal: bool, colour: str) -> dict:
-    """Simple bars from ``[{label, value[, <colour_field>]}]``.
+    """Simple bars from ``[{label, value[, <colour_field>]}]``; the values are counts.
 
     ``colour``: ``"one"`` (a single colour), ``"palette"`` or ``"kinds"`` (the
     exception-kind colours) by the ``colour_field`` hole. Holes: ``x_title``,
@@ -152,10 +172,10 @@ def bars(horizontal: bool, colour: str) -> dict:
     }
     if horizontal:
         enc["y"] = alt.Y("label:N", title=None, sort="-x")
-        enc["x"] = alt.X("value:Q", title=hole("y_title"))
+        enc["x"] = alt.X("value:Q", title=hole("y_title"), axis=COUNT_AXIS)
     else:
         enc["x"] = alt.X("label:O", title=hole("x_title"), sort=None, axis=alt.Axis(labelAngle=0))
-        enc["y"] = alt.Y("value:Q", title=hole("y_title"))
+        enc["y"] = alt.Y("value:Q", title=hole("y_title"), axis=COUNT_AXIS)
     if colour == "one":
         enc["color"] = alt.value(PALETTE[0])
     else:
@@ -198,6 +218,14 @@ SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
     "lines_step": (lambda: lines(True), _TITLES),
     "lines": (lambda: lines(False), _TITLES),
     "stacked_bars": (stacked_bars, _TITLES),
+    "stacked_bars_steps": (
+        lambda: stacked_bars(steps=True),
+        {**_TITLES, "x_start": "datum.x - 0.45", "x_end": "datum.x + 0.45"},
+    ),
+    "stacked_bars_steps_count": (
+        lambda: stacked_bars(steps=True, count=True),
+        {**_TITLES, "x_start": "datum.x - 0.45", "x_end": "datum.x + 0.45"},
+    ),
     "overlay": (overlay, {}),
 }
 SHAPES.update(INSIGHT_SHAPES)

@@ -67,4 +67,34 @@ def test_trial_charts_colour_exceptions_by_kind(run_pages):
         assert r["value"] == tr.exceptions[exc]
         assert r["kind"] == tr.exception_kind_of[exc]
     hist = {r["label"]: r["value"] for r in _values(specs["turns_hist"])}
-    assert hist == tr.turn_histogram
+    # every turn count from the least to the most has a bar: a gap shows as a 0
+    turns = sorted(int(k) for k in tr.turn_histogram)
+    assert list(hist) == [str(t) for t in range(turns[0], turns[-1] + 1)]
+    assert {k: v for k, v in hist.items() if v} == tr.turn_histogram
+    assert any(v == 0 for v in hist.values())  # the sample has gaps
+
+
+def test_turn_bins_fill_gaps_within_bounds():
+    from sitegen.present.chartsets import MAX_TURN_BARS, _turn_bins
+
+    assert _turn_bins({"2": 3, "5": 1}) == {"2": 3, "3": 0, "4": 0, "5": 1}
+    wide = {"1": 1, str(1 + MAX_TURN_BARS): 1}
+    assert _turn_bins(wide) == wide  # too many bars: as it is
+    assert _turn_bins({}) == {}
+
+
+def test_step_bars_keep_gaps_and_count_in_whole_numbers():
+    from sitegen.present import charts
+
+    rows = [{"x": 1, "part": "a", "value": 2}, {"x": 5, "part": "a", "value": 1}]
+    spec = charts.stacked_bars(rows, "step", "errors", step_width=1, count=True)
+    enc = spec["encoding"]
+    assert enc["x"]["field"] == "x_start" and enc["x"]["type"] == "quantitative"
+    assert enc["y"]["axis"]["tickMinStep"] == 1
+    calc = {t["as"]: t["calculate"] for t in spec["transform"] if "calculate" in t}
+    assert calc == {"x_start": "datum.x - 0.45", "x_end": "datum.x + 0.45"}
+    # a bin of 20 steps from its first step: 90 % of the bin's width
+    spec = charts.stacked_bars(rows, "step (bins of 20)", "s", step_width=20)
+    calc = {t["as"]: t["calculate"] for t in spec["transform"] if "calculate" in t}
+    assert calc == {"x_start": "datum.x + 0.5", "x_end": "datum.x + 18.5"}
+    assert "axis" not in spec["encoding"]["y"]
