@@ -652,7 +652,7 @@
         var cells = [it.status, h.steps, fmt(h.reward_mean, 4), fmt(h.reward_max, 4), fmt(h.reward_last, 4),
           h.pass_at_k_mean === null ? "–" : fmt(h.pass_at_k_mean, 4) + " @" + h.pass_at_k,
           fmt(h.step_time_mean_s, 1), fmt(h.gen_wait_mean_s, 1), pct(h.gen_wait_share),
-          fmt(h.avg_tokens_mean, 1), fmt(h.staleness_mean, 3), pct(it.trial_success_rate), pct(it.trial_error_rate)];
+          fmt(h.avg_tokens_mean, 1), h.staleness_max === null || h.staleness_max === undefined ? fmt(h.staleness_mean, 3) : fmt(h.staleness_mean, 3) + " (max " + fmt(h.staleness_max, 0) + ")", pct(it.trial_success_rate), pct(it.trial_error_rate)];
         cells.forEach(function (c, j) {
           var td = document.createElement("td");
           if (j === 0) td.className = "l";

@@ -15,6 +15,7 @@ from sitegen.model.vocabulary import (
     GEN_WAIT,
     REWARD,
     STALENESS,
+    STALENESS_MAX,
     STEP_TIME,
     SYNC_GEN_WAIT,
     TOKENS,
@@ -129,6 +130,7 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
         b for b in blocks if _timer_ok(b.metrics.get(wait)) and _timer_ok(b.metrics.get(STEP_TIME))
     ]
     wait_total = math.fsum(float(b.metrics[wait]) for b in paired)
+    stale_max = _values(blocks, STALENESS_MAX)
     step_total_paired = math.fsum(float(b.metrics[STEP_TIME]) for b in paired)
     return {
         "steps": len(blocks),
@@ -145,6 +147,8 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
         "gen_wait_share": wait_total / step_total_paired if step_total_paired > 0 else None,
         "avg_tokens_mean": _mean(_values(blocks, TOKENS)),
         "staleness_mean": _mean(_values(blocks, STALENESS)),
+        # the worst step: what the trainer's max_staleness_steps limit is held to
+        "staleness_max": max(stale_max) if stale_max else None,
     }
 
 

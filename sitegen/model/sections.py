@@ -46,6 +46,7 @@ class Headline(PageData):
     gen_wait_share: float | None
     avg_tokens_mean: float | None
     staleness_mean: float | None
+    staleness_max: float | None
 
     @property
     def pass_label(self) -> str:

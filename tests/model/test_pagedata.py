@@ -30,6 +30,7 @@ def test_from_json_refuses_missing_and_unknown_keys():
         "gen_wait_share": None,
         "avg_tokens_mean": None,
         "staleness_mean": None,
+        "staleness_max": None,
     }
     assert Headline.from_json(h).pass_label == "pass@k"
     with pytest.raises(TypeError, match="unknown keys \\['typo'\\]"):

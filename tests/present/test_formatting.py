@@ -121,6 +121,7 @@ def _headline(**kw) -> Headline:
             "gen_wait_share",
             "avg_tokens_mean",
             "staleness_mean",
+            "staleness_max",
         )
     )
     return Headline(**{**base, "steps": 0, **kw})

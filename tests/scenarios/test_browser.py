@@ -191,6 +191,13 @@ def test_compare_selection_survives_reload(tab, base, index):
         "#compare-table tbody tr td:first-child a", "els => els.map(e => e.textContent)"
     )
     assert names == [f"run {r['id']}" for r in runs]
+    # the staleness column: mean, and the worst step's staleness beside it where logged
+    stale = page.eval_on_selector_all(
+        "#compare-table tbody tr td:nth-child(12)", "els => els.map(e => e.textContent)"
+    )
+    for r, cell in zip(runs, stale, strict=True):
+        worst = r["headline"]["staleness_max"]
+        assert cell.endswith(f" (max {worst:,.0f})") if worst is not None else "max" not in cell
     spec = page.evaluate(
         "() => fetch(document.querySelector('a[data-spec=overlay]').href).then(r => r.json())"
     )
