@@ -583,6 +583,11 @@
     if (params.get("metric")) metricSelect.value = params.get("metric");
     if (!metricSelect.value) metricSelect.value = "reward";
     metricSelect.addEventListener("change", function () { render(); });
+    // "since": each pick's steps counted from its own first step, so one that starts late
+    // (a log beginning mid-run) does not squash the others into a corner of the chart
+    var xSelect = document.getElementById("x-select");
+    if (params.get("x") === "since") xSelect.value = "since";
+    xSelect.addEventListener("change", function () { render(); });
     var selected = [];
     ["runs", "jobs"].forEach(function (p) {
       (params.get(p) || "").split(",").filter(Boolean).forEach(function (id) {
@@ -634,6 +639,7 @@
       var q = defaulted ? "" : selectionQuery(runs, jobs);
       var metric = metricSelect.value;
       if (metric !== "reward") q += (q ? "&" : "") + "metric=" + encodeURIComponent(metric);
+      if (xSelect.value === "since") q += (q ? "&" : "") + "x=since";
       history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
       document.getElementById("selection-count").textContent = selected.length + " selected";
       var tbody = document.querySelector("#compare-table tbody");
@@ -673,17 +679,20 @@
 
     var requested = {};
     function overlay() {
-      var metric = metricSelect.value;
+      var metric = metricSelect.value, since = xSelect.value === "since";
       var rows = [];
       selected.forEach(function (k) {
         var it = byKey[k], curves = store["curves:" + k] || {};
-        (curves[metric] || []).forEach(function (p) {
-          if (p[1] !== null) rows.push({ step: p[0], value: p[1], name: it.kind + " " + it.id });
+        var points = (curves[metric] || []).filter(function (p) { return p[1] !== null; });
+        var first = points.length ? points[0][0] : 0;
+        points.forEach(function (p) {
+          rows.push({ step: since ? p[0] - first : p[0], value: p[1], name: it.kind + " " + it.id });
         });
       });
       var spec = JSON.parse(JSON.stringify(base));
       spec.data = { values: rows };
       spec.encoding.y.title = metric + " (smoothed)";
+      if (since) spec.encoding.x.title = "steps after the pick's first step";
       // Colours follow the selection order, matching the table's swatches.
       var names = selected.map(function (k) { return byKey[k].kind + " " + byKey[k].id; });
       spec.encoding.color.scale = { domain: names, range: names.map(function (_, i) { return PALETTE[i % PALETTE.length]; }) };

@@ -195,7 +195,8 @@ def overlay() -> dict:
         .mark_line(strokeWidth=2)
         .encode(
             x=alt.X("step:Q", title="step", axis=STEP_AXIS),
-            y=alt.Y("value:Q", title="reward (smoothed)"),
+            # not from 0: picks differ by a few hundredths of reward, which a zero-based axis flattens
+            y=alt.Y("value:Q", title="reward (smoothed)", scale=alt.Scale(zero=False)),
             color=_colour("name"),
             tooltip=[
                 alt.Tooltip("name:N"),

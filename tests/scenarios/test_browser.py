@@ -205,6 +205,33 @@ def test_compare_selection_survives_reload(tab, base, index):
     assert tab.errors == []
 
 
+def test_compare_lines_up_a_late_start(tab, base, index):
+    """A pick whose log starts late (a resumed job) and one from step 1: "from each pick's first
+    step" counts both from 0, and the choice survives in the address."""
+    late = next(j for j in index["jobs"] if (j["first_step"] or 0) > 1)
+    early = next(j for j in index["jobs"] if j["first_step"] == 1)
+    tab.goto(base + f"compare/index.html?jobs={late['id']},{early['id']}&x=since")
+    page = tab.page
+    tab.wait_charts()
+    assert page.input_value("#x-select") == "since"
+    spec = page.evaluate(
+        "() => fetch(document.querySelector('a[data-spec=overlay]').href).then(r => r.json())"
+    )
+    firsts: dict[str, int] = {}
+    for v in spec["data"]["values"]:
+        firsts[v["name"]] = min(firsts.get(v["name"], 10**9), v["step"])
+    assert firsts == {f"job {late['id']}": 0, f"job {early['id']}": 0}
+    assert spec["encoding"]["x"]["title"] == "steps after the pick's first step"
+    page.select_option("#x-select", "step")
+    assert "x=since" not in page.url
+    spec = page.evaluate(
+        "() => fetch(document.querySelector('a[data-spec=overlay]').href).then(r => r.json())"
+    )
+    steps = [v["step"] for v in spec["data"]["values"] if v["name"] == f"job {late['id']}"]
+    assert min(steps) == late["first_step"]
+    assert tab.errors == []
+
+
 # -- an index holding only the newest runs (a team archive's, in small) ------------------------
 
 # Each cell as a reader (and the sort) sees it: class, sort value, tooltip, text, links (with
