@@ -37,6 +37,25 @@ PALETTE = [
     "#bab0ac",
     "#eeca3b",
 ]
+# Past ten series (a timing stack of many leaf timers) the palette goes on with ten more
+# hues (light and dark companions, none close to the first ten), so no two parts share a
+# colour; the first ten are PALETTE.
+PALETTE_20 = PALETTE + [
+    "#9ecae9",
+    "#ffbf79",
+    "#88d27a",
+    "#b79a20",
+    "#439894",
+    "#d67195",
+    "#d6a5c9",
+    "#d8b5a5",
+    "#79706e",
+    "#1f3b73",
+]
+# A top legend does not wrap by itself: past this many characters of labels it is laid out
+# in LEGEND_COLUMNS columns (rows of entries) instead of one row wider than the chart.
+LEGEND_ONE_ROW_CHARS = 90
+LEGEND_COLUMNS = 4
 KIND_COLOURS = {
     "none": "#54a24b",
     "model": "#f58518",
@@ -207,14 +226,24 @@ def stacked_bars(
     if not parts:
         return None
     records = [{"part": p, **_columns(rs, x="x", value="value")} for p, rs in parts.items()]
+    names = sorted(parts)  # the legend's order (Vega sorts a nominal domain)
+    colours = {
+        "palette": PALETTE if len(names) <= len(PALETTE) else PALETTE_20,
+        "legend_columns": (
+            len(names) if sum(len(n) + 4 for n in names) <= LEGEND_ONE_ROW_CHARS else LEGEND_COLUMNS
+        ),
+    }
     if step_width is None:
-        return _chart("stacked_bars", {"records": records}, x_title=x_title, y_title=y_title)
+        return _chart(
+            "stacked_bars", {"records": records}, x_title=x_title, y_title=y_title, **colours
+        )
     # a bar is 90 % of its bin, centred on the bin's steps (one step: x ± 0.45)
     return _chart(
         "stacked_bars_steps_count" if count else "stacked_bars_steps",
         {"records": records},
         x_title=x_title,
         y_title=y_title,
+        **colours,
         x_start=_x_plus(0.05 * step_width - 0.5),
         x_end=_x_plus(step_width - 0.5 - 0.05 * step_width),
     )

@@ -144,10 +144,19 @@ def stacked_bars(steps: bool = False, count: bool = False) -> dict:
             "x": alt.X("x:O", title=hole("x_title"), axis=alt.Axis(labelOverlap=True, labelAngle=0))
         }
         x_tip = alt.Tooltip("x:O", title=hole("x_title"))
+    # many parts (leaf timers): a palette of up to 20 and a legend that wraps (both holes)
+    colour = alt.Color(
+        "part:N",
+        title=None,
+        scale=alt.Scale(range=hole("palette")),
+        legend=alt.Legend(
+            orient="top", symbolOpacity=1, symbolStrokeWidth=3, columns=hole("legend_columns")
+        ),
+    )
     chart = base.mark_bar().encode(
         **x,
         y=alt.Y("sum(value):Q", title=hole("y_title"), stack="zero", axis=y_axis),
-        color=_colour("part"),
+        color=colour,
         tooltip=[
             x_tip,
             alt.Tooltip("part:N"),
@@ -211,6 +220,7 @@ def overlay() -> dict:
 
 # name -> (builder, example holes used to validate the shape against the Vega-Lite schema)
 _TITLES = {"x_title": "step", "y_title": "seconds"}
+_STACK = {**_TITLES, "palette": PALETTE, "legend_columns": 4}
 SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
     "progression": (lambda: progression(False, False), {"x_title": "step"}),
     "progression_rules": (lambda: progression(True, False), {"x_title": "step"}),
@@ -218,14 +228,14 @@ SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
     "progression_rules_marks": (lambda: progression(True, True), {"x_title": "step"}),
     "lines_step": (lambda: lines(True), _TITLES),
     "lines": (lambda: lines(False), _TITLES),
-    "stacked_bars": (stacked_bars, _TITLES),
+    "stacked_bars": (stacked_bars, _STACK),
     "stacked_bars_steps": (
         lambda: stacked_bars(steps=True),
-        {**_TITLES, "x_start": "datum.x - 0.45", "x_end": "datum.x + 0.45"},
+        {**_STACK, "x_start": "datum.x - 0.45", "x_end": "datum.x + 0.45"},
     ),
     "stacked_bars_steps_count": (
         lambda: stacked_bars(steps=True, count=True),
-        {**_TITLES, "x_start": "datum.x - 0.45", "x_end": "datum.x + 0.45"},
+        {**_STACK, "x_start": "datum.x - 0.45", "x_end": "datum.x + 0.45"},
     ),
     "overlay": (overlay, {}),
 }

@@ -98,3 +98,19 @@ def test_step_bars_keep_gaps_and_count_in_whole_numbers():
     calc = {t["as"]: t["calculate"] for t in spec["transform"] if "calculate" in t}
     assert calc == {"x_start": "datum.x + 0.5", "x_end": "datum.x + 18.5"}
     assert "axis" not in spec["encoding"]["y"]
+
+
+def test_many_stacked_parts_get_their_own_colours_and_a_wrapping_legend():
+    from sitegen.present import charts
+
+    def colour(spec):
+        return spec["encoding"]["color"]
+
+    few = [{"x": 1, "part": p, "value": 1.0} for p in ("a", "b", "c")]
+    c = colour(charts.stacked_bars(few, "step", "s", step_width=1))
+    assert c["scale"]["range"] == charts.PALETTE and c["legend"]["columns"] == 3
+    many = [{"x": 1, "part": f"timer_number_{i}", "value": 1.0} for i in range(14)]
+    c = colour(charts.stacked_bars(many, "step", "s", step_width=1))
+    assert len(set(c["scale"]["range"][:14])) == 14  # no two parts share a colour
+    assert c["scale"]["range"][:10] == charts.PALETTE
+    assert c["legend"]["columns"] == charts.LEGEND_COLUMNS
