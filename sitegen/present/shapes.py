@@ -144,14 +144,14 @@ def stacked_bars(steps: bool = False, count: bool = False) -> dict:
             "x": alt.X("x:O", title=hole("x_title"), axis=alt.Axis(labelOverlap=True, labelAngle=0))
         }
         x_tip = alt.Tooltip("x:O", title=hole("x_title"))
-    # many parts (leaf timers): a palette of up to 20 and a legend that wraps (both holes)
+    # many parts (leaf timers): a palette of up to 20 and a legend that wraps (both holes;
+    # a hole is a string where the schema wants a number until the build fills it in)
+    columns: Any = hole("legend_columns")
     colour = alt.Color(
         "part:N",
         title=None,
         scale=alt.Scale(range=hole("palette")),
-        legend=alt.Legend(
-            orient="top", symbolOpacity=1, symbolStrokeWidth=3, columns=hole("legend_columns")
-        ),
+        legend=alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3, columns=columns),
     )
     chart = base.mark_bar().encode(
         **x,
