@@ -181,9 +181,13 @@ def lines(
     x_title: str = "step",
     y_title: str | None = None,
     bands: dict[str, tuple[str, str]] | None = None,
+    points: bool = False,
 ) -> dict | None:
     """Lines with a min/max band: the range of downsampled buckets, or for a series in
-    ``bands`` (``{key: (min column, max column)}``) the range those columns give."""
+    ``bands`` (``{key: (min column, max column)}``) the range those columns give.
+
+    ``points`` (over steps only) marks each value: for a sparse series such as eval
+    metrics logged every few steps."""
     xs = series.get(x, [])
     records = []
     for key, label in names.items():
@@ -201,7 +205,7 @@ def lines(
             records.append({"metric": label, **cols})
     if not records:
         return None
-    name = "lines_step" if x == "step" else "lines"
+    name = ("lines_step_points" if points else "lines_step") if x == "step" else "lines"
     return _chart(name, {"records": records}, x_title=x_title, y_title=y_title)
 
 

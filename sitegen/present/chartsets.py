@@ -12,7 +12,9 @@ from sitegen.model.vocabulary import (
     TOKENS,
     gen_wait_key,
     is_finite,
+    pass_at_k,
     pass_at_key,
+    pass_at_label,
 )
 from sitegen.present import charts
 from sitegen.present.insight_charts import insight_charts
@@ -23,10 +25,10 @@ Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing t
 def _reward_names(page: JobPage | RunPage) -> dict[str, str]:
     """Reward and, when logged, pass@k: the progression chart's lines {metric: legend name}.
 
-    The legend names pass@k by its metric (``pass_at_8``), as the golden specs have it.
+    The legend says ``pass@8``, as the cards, tables and reports name it.
     """
     pk = pass_at_key(page.metrics)
-    return {REWARD: "reward", **({pk: pk.split("/")[-1].replace("avg_", "")} if pk else {})}
+    return {REWARD: "reward", **({pk: pass_at_label(pass_at_k(pk))} if pk else {})}
 
 
 def job_charts(page: JobPage) -> Charts:
@@ -43,8 +45,9 @@ def job_charts(page: JobPage) -> Charts:
         ),
     }
     ev = page.eval_series
+    # eval runs every few steps: points mark where a value was logged
     out["eval"] = charts.lines(
-        ev, {k: k.removeprefix("eval/") for k in ev if k != "step"}, y_title="score"
+        ev, {k: k.removeprefix("eval/") for k in ev if k != "step"}, y_title="score", points=True
     )
     v = page.vllm
     if v and v.samples:

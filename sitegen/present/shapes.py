@@ -92,7 +92,7 @@ def progression(rules: bool, marks: bool) -> dict:
     return finish(alt.layer(*layers))
 
 
-def lines(step_axis: bool) -> dict:
+def lines(step_axis: bool, points: bool = False) -> dict:
     """Lines with a min/max band. Data: ``records``; holes: ``x_title``, ``y_title``."""
     base = (
         alt.Chart(_data("records"))
@@ -106,7 +106,7 @@ def lines(step_axis: bool) -> dict:
     return finish(
         alt.layer(
             base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
-            base.mark_line(strokeWidth=1.8).encode(
+            base.mark_line(strokeWidth=1.8, point=points or alt.Undefined).encode(
                 y=alt.Y("y:Q", title=hole("y_title")),
                 tooltip=[
                     alt.Tooltip("x:Q", title=hole("x_title")),
@@ -227,6 +227,7 @@ SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
     "progression_marks": (lambda: progression(False, True), {"x_title": "step"}),
     "progression_rules_marks": (lambda: progression(True, True), {"x_title": "step"}),
     "lines_step": (lambda: lines(True), _TITLES),
+    "lines_step_points": (lambda: lines(True, points=True), _TITLES),
     "lines": (lambda: lines(False), _TITLES),
     "stacked_bars": (stacked_bars, _STACK),
     "stacked_bars_steps": (

@@ -28,7 +28,16 @@ def test_job_charts_follow_what_the_log_has(job_pages):
     assert "trial_exceptions" not in specs  # the run owns this job's trials
     assert specs["eval"] is None  # no eval metrics in this log
     labels = {r.get("metric") for r in _values(specs["reward"])}
-    assert {"reward", "pass_at_8"} <= labels
+    assert {"reward", "pass@8"} <= labels  # named as the cards and tables name it
+
+
+def test_eval_chart_marks_each_logged_value(job_pages):
+    page = next(p for p in job_pages.values() if len(p.eval_series) > 1)
+    spec = job_charts(page)["eval"]
+    line = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "line")
+    assert line["mark"]["point"] is True
+    steps = {r["x"] for r in _values(spec)}
+    assert steps == set(page.eval_series["step"])
 
 
 def test_timing_stack_adds_up_to_the_step_time(job_pages):
