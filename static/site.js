@@ -130,6 +130,8 @@
         if (ok) shown++;
       }
       count.textContent = shown + " of " + (btn ? btn.getAttribute("data-total") || rows.length : rows.length) + " tasks shown";
+      var none = document.getElementById("task-no-match");
+      if (none) none.hidden = shown > 0 || !(q || c);
     };
     var loadAll = function (then) {
       if (!btn || btn.disabled) { if (then) then(); return; }
@@ -389,10 +391,15 @@
         if (ok) shown++;
       });
       count.textContent = shown + " of " + (complete ? table.tBodies.length : total) + " runs shown";
+      // an empty table says why, with the way back
+      if (noMatch) noMatch.hidden = shown > 0 || !(q || s);
     };
     var applyAll = function () { loadAll(apply); };
+    var noMatch = document.getElementById("no-match");
     filter.addEventListener("input", applyAll);
     status.addEventListener("change", applyAll);
+    var clear = document.getElementById("clear-filter");
+    if (clear) clear.addEventListener("click", function () { filter.value = ""; status.value = ""; applyAll(); filter.focus(); });
     // a filter the browser restored (back button) covers every run too
     if (filter.value || status.value) applyAll(); else apply();
     btn.addEventListener("click", function () {

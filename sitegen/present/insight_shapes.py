@@ -35,7 +35,11 @@ def heatmap() -> dict:
             color=alt.Color(
                 "rate:Q",
                 title="success rate",
-                scale=alt.Scale(domain=[0, 1], scheme="blues"),
+                # 0 % is orange, not the near-white of a blue scheme, so a task tried and
+                # never solved at a step does not look like one not run there (no cell)
+                scale=alt.Scale(
+                    domain=[0, 0.5, 1], range=["#fdae6b", "#c6dbef", "#08519c"], interpolate="rgb"
+                ),
                 legend=alt.Legend(orient="top", format=".0%"),
             ),
             tooltip=[

@@ -140,6 +140,14 @@ def test_index_loads_sorts_and_filters(tab, base, index):
     failed_jobs = {j["run"] for j in index["jobs"] if j["status"] == "failed"}
     expected = {r["id"] for r in index["runs"] if r["status"] == "failed"} | failed_jobs
     assert visible == len(expected) >= 1
+    assert page.locator("#no-match").is_hidden()
+    # a filter nothing matches says so, and its button brings every run back
+    page.fill("#filter", "no-such-run-zzzz")
+    assert page.locator("#no-match").is_visible()
+    page.click("#clear-filter")
+    assert page.input_value("#filter") == "" and page.input_value("#status-filter") == ""
+    visible = page.eval_on_selector_all("tbody.group", "els => els.filter(e => !e.hidden).length")
+    assert visible == len(index["runs"]) and page.locator("#no-match").is_hidden()
     assert tab.errors == []
 
 
