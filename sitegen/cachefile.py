@@ -338,8 +338,18 @@ def trials_from_json(v: Any) -> list[TrialResult]:
 
 def _outcome_to_json(o: tuple, lists: dict[int, list]) -> list:
     if o[0] == "ok":
-        return ["ok", lists[id(o[1])]]
+        return ["ok", lists[id(o[1])], *([[list(n) for n in o[2]]] if len(o) > 2 else [])]
     return list(o)
+
+
+def _notes_from_json(v: Any) -> tuple:
+    """An "ok" outcome's notes: ``[[message, line or null], ...]``."""
+    check(type(v) is list and bool(v), "an outcome's notes are not a list")
+    out = []
+    for n in v:
+        check(type(n) is list and len(n) == 2, "a bad note")
+        out.append((string(n[0], "note"), _opt_int(n[1], "line")))
+    return tuple(out)
 
 
 def _outcome_from_json(v: Any) -> tuple:
@@ -347,6 +357,8 @@ def _outcome_from_json(v: Any) -> tuple:
     kind = v[0]
     if kind == "ok" and len(v) == 2:
         return ("ok", _trial_from_json(v[1]))
+    if kind == "ok" and len(v) == 3:
+        return ("ok", _trial_from_json(v[1]), _notes_from_json(v[2]))
     if kind in ("eval", "job", "missing") and len(v) == 1:
         return (kind,)
     if kind == "bad" and len(v) == 3:
@@ -355,7 +367,8 @@ def _outcome_from_json(v: Any) -> tuple:
 
 
 # A folder's outcomes, as columns: its files' paths, sizes, mtimes and outcomes, an "ok"
-# as None for the next list of "trials" (the others as lists; a tar archive's as
+# as None for the next list of "trials" (with notes: {"notes": [[message, line]...]}; the
+# others as lists; a tar archive's as
 # {"tar": [[member, outcome]...]}, each "ok" with its trial's list inline). Columns: a
 # rebuild reads all of them, and a column is checked at once (its set of types).
 
@@ -374,7 +387,7 @@ def known_to_json(known: Known, lists: TrialLists | None = None) -> dict:
             outcomes.append(None)  # (replaced below)
         elif what[0] == "ok":
             trials.append(what[1])
-            outcomes.append(None)
+            outcomes.append({"notes": [list(n) for n in what[2]]} if len(what) > 2 else None)
         else:
             outcomes.append(list(what))
     made = (TrialLists() if lists is None else lists).of(trials + members)
@@ -406,10 +419,10 @@ def known_from_json(body: Any, lists: TrialLists | None = None) -> Known:
     oks = iter(trials)
     out: list[Any] = []
     for o in outcomes:
-        if o is None:
+        if o is None or (type(o) is dict and "notes" in o):
             t = next(oks, None)
             check(t is not None, "fewer trials than outcomes")
-            out.append(("ok", t))
+            out.append(("ok", t) if o is None else ("ok", t, _notes_from_json(o["notes"])))
         elif type(o) is dict and "tar" in o:
             tar = o["tar"]
             check(type(tar) is list, "tar members are not a list")

@@ -18,6 +18,7 @@ from sitegen.cachefile import (
     _trial_to_json_each,
     _trials_to_json,
     dumps,
+    known_from_json,
     known_to_json,
     loads,
     trial_set_to_json,
@@ -187,3 +188,23 @@ def test_a_bad_trial_list_fails_read_at_once_as_one_by_one(bad):
         _trial_from_json(row)
     with pytest.raises(CacheFileError):
         trials_from_json([good, row])
+
+
+def test_outcomes_with_notes_come_back_equal():
+    import json
+
+    note = (("invalid UTF-8: read with replacement characters", 3),)
+    known = {
+        "t/t0/result.json": (10, 1, ("ok", PLAIN, note)),
+        "t/t1/result.json": (10, 1, ("ok", replace(PLAIN, name="t1"))),
+        "t/trials_step1_a.tar": (
+            4096,
+            4,
+            [("x/t2/result.json", ("ok", replace(PLAIN, name="t2"), (("reward is nan", None),)))],
+        ),
+    }
+    assert known_from_json(json.loads(json.dumps(known_to_json(known)))) == known
+    body = known_to_json(known)
+    body["outcomes"][0] = {"notes": [["x", "not a line"]]}
+    with pytest.raises(cachefile.CacheFileError):
+        known_from_json(json.loads(json.dumps(body)))

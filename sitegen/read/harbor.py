@@ -28,31 +28,47 @@ class TrialFormatError(ValueError):
         self.line = line
 
 
-def decode_result(data: bytes, name: str, is_eval: bool) -> TrialResult | None:
+Notes = list[tuple[str, int | None]]
+"""What was read around in a file that was still read (message, line): the build warns."""
+
+
+def decode_result(
+    data: bytes, name: str, is_eval: bool, notes: Notes | None = None
+) -> TrialResult | None:
     """Read one ``result.json``; ``None`` when it is a job-level summary.
 
-    Raises :class:`TrialFormatError` (with a line where known) when damaged.
+    Raises :class:`TrialFormatError` (with a line where known) when damaged. A file
+    read in spite of a problem (bytes that are not UTF-8, a reward that is not a
+    finite number) adds what it was to ``notes``.
     """
     if not data or data.isspace():  # (isspace stops at the first other byte; strip copies)
         raise TrialFormatError("empty result.json")
     obj = read_fields(data)
     if obj is None:
-        obj = read_whole(data)
-    return decode_fields(obj, name, is_eval)
+        obj = read_whole(data, notes)
+    return decode_fields(obj, name, is_eval, notes)
 
 
-def read_whole(data: bytes) -> dict:
+def read_whole(data: bytes, notes: Notes | None = None) -> dict:
     """The whole ``result.json`` as Python objects; :class:`TrialFormatError` when damaged.
 
     The reference reading (and the one for every file :func:`read_fields` passes on):
     orjson, then the standard library, which accepts ``NaN``/``Infinity`` and says
-    on which line the JSON broke.
+    on which line the JSON broke. Bytes that are not UTF-8 are read as U+FFFD, and
+    ``notes`` says where.
     """
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
         try:
-            obj = json.loads(data.decode("utf-8", errors="replace"))
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", errors="replace")
+            if notes is not None:
+                line = data.count(b"\n", 0, exc.start) + 1
+                notes.append(("invalid UTF-8: read with replacement characters", line))
+        try:
+            obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise TrialFormatError(f"malformed JSON ({exc.msg})", exc.lineno) from None
         except RecursionError:
@@ -216,14 +232,17 @@ def _compile(shape: Any) -> Taker | None:
     return some
 
 
-def decode_fields(obj: dict, name: str, is_eval: bool) -> TrialResult | None:
-    """The trial in a decoded ``result.json`` (whole, or its :data:`FIELDS`); ``None`` for a job summary."""
+def decode_fields(
+    obj: dict, name: str, is_eval: bool, notes: Notes | None = None
+) -> TrialResult | None:
+    """The trial in a decoded ``result.json`` (whole, or its :data:`FIELDS`); ``None`` for a job
+    summary. A reward that is there but not a finite number is no reward, and ``notes`` says so."""
     if "trial_name" not in obj and "n_total_trials" in obj:
         return None
     agent = _dict(obj.get("agent_result"))
     meta = _dict(agent.get("metadata"))
     exc_info = _dict(obj.get("exception_info"))
-    reward = _reward(obj.get("verifier_result"))
+    reward = _reward(obj.get("verifier_result"), notes)
     turns = _int(meta.get("n_episodes"))
     tokens_in, tokens_out = _tokens(agent)
     steps = obj.get("step_results")
@@ -348,14 +367,25 @@ def _int(v: object) -> int | None:
     return int(v)
 
 
-def _reward(v: object) -> float | None:
+def _reward(v: object, notes: Notes | None = None) -> float | None:
+    """The verifier's reward. One that is there but is not a number (``"1.0"``, ``true``) is
+    none; NaN and ±inf stay (every analysis counts only finite rewards); both are noted."""
     if not isinstance(v, dict):
         return None
     rewards = v.get("rewards")
     r = rewards.get("reward") if isinstance(rewards, dict) else v.get("reward")
-    if isinstance(r, bool) or not isinstance(r, int | float):
+    if r is None:
         return None
-    return float(r)
+    if isinstance(r, bool) or not isinstance(r, int | float):
+        if notes is not None:
+            shown = json.dumps(r, ensure_ascii=False)
+            shown = shown if len(shown) <= 40 else shown[:39] + "…"
+            notes.append((f"reward {shown} is not a number: counted as no reward", None))
+        return None
+    r = float(r)
+    if notes is not None and not is_finite(r):
+        notes.append((f"reward is {r}: counted as no reward", None))
+    return r
 
 
 def _time(v: object) -> datetime | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import TrialResult, TrialSet
-from sitegen.read.harbor import TrialFormatError, decode_result
+from sitegen.read.harbor import Notes, TrialFormatError, decode_result
 from sitegen.read.scrub import scrub_trial
 from sitegen.redact import Redactor, undecodable_shown
 from sitegen.safeio import Root, UnsafeInput, open_regular, read_bytes
@@ -41,7 +41,9 @@ __all__ = [
     "plan_trials",
 ]
 
-# ("ok", TrialResult: redacted, see _Collector.scrubbed) | ("eval",) | ("job",) | ("bad", message, line)
+# ("ok", TrialResult: redacted, see _Collector.scrubbed[, notes: ((message, line), ...)])
+# | ("eval",) | ("job",) | ("bad", message, line); an "ok" has notes when the file was read in
+# spite of a problem (harbor.decode_result), which the build warns about at every build.
 Outcome = tuple
 # rel path -> (size, mtime_ns, outcome), or for a tar archive (size, mtime_ns, [(member, outcome)])
 Known = dict[str, tuple[int, int, Any]]
@@ -78,13 +80,16 @@ class _Collector:
 
     @staticmethod
     def decode(data: bytes, name: str, is_eval: bool) -> Outcome:
+        notes: Notes = []
         try:
-            r = decode_result(data, name, is_eval)
+            r = decode_result(data, name, is_eval, notes)
         except TrialFormatError as exc:
             return ("bad", str(exc), exc.line)
         if r is None:
             return ("job",)
-        return ("eval",) if is_eval else ("ok", r)
+        if is_eval:
+            return ("eval",)
+        return ("ok", r, tuple(notes)) if notes else ("ok", r)
 
     def scrubbed(self, outcome: Outcome) -> Outcome:
         """A decoded outcome as it is kept: its trial redacted (read/scrub.py).
@@ -96,12 +101,17 @@ class _Collector:
         if outcome[0] != "ok":
             return outcome
         r = scrub_trial(outcome[1], self.redactor)
+        if len(outcome) > 2:  # its notes quote the file (a reward's text): redacted as well
+            notes = tuple((self.redactor.text(m), line) for m, line in outcome[2])
+            return ("ok", r, notes)
         return outcome if r is outcome[1] else ("ok", r)
 
     def apply(self, path: str, outcome: Outcome) -> None:
         kind = outcome[0]
         if kind == "ok":
             self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
+            for message, line in outcome[2] if len(outcome) > 2 else ():
+                self.warn(path, line, message)
         elif kind == "eval":
             self.eval += 1
         elif kind == "job":

@@ -340,3 +340,51 @@ def test_plan_lists_paths_as_they_are_joined_and_stats_only_what_may_change(tmp_
     plan = trials.plan_trials(tmp_path / "trace_jobs", tmp_path, known)
     kind, msg, _ = dict(plan.plan)["trace_jobs/bad/result.json"]
     assert kind == "bad" and "over the 0 MiB limit: not read" in msg and plan.todo == []
+
+
+def test_problems_read_around_are_noted_with_their_line():
+    """A file read in spite of a problem says what it was: bytes that are not UTF-8 (with
+    their line), a reward that is not a number or not finite (no reward)."""
+    notes: list = []
+    data = rec().replace(b'"t"', b'"t\xff\xfe"', 1)
+    data = data.replace(b', "agent_result"', b',\n"agent_result"', 1)
+    r = decode_result(data, "d", False, notes)
+    assert r.task == "t\ufffd\ufffd" and r.reward == 1.0
+    assert notes == [("invalid UTF-8: read with replacement characters", 1)]
+    for reward, shown in (("1.0", '"1.0"'), (True, "true"), ({"x": 1}, '{"x": 1}')):
+        notes = []
+        r = decode_result(rec(verifier_result={"rewards": {"reward": reward}}), "d", False, notes)
+        assert r.reward is None
+        assert notes == [(f"reward {shown} is not a number: counted as no reward", None)]
+    notes = []
+    r = decode_result(rec().replace(b"1.0}}", b"NaN}}"), "d", False, notes)
+    assert r.reward != r.reward and notes == [("reward is nan: counted as no reward", None)]
+    notes = []
+    decode_result(rec(verifier_result=None), "d", False, notes)
+    decode_result(rec(), "d", False, notes)
+    assert notes == []  # no reward at all, or a good one: nothing to say
+
+
+def test_notes_are_warned_at_every_build_from_the_kept_outcomes(tmp_path):
+    root = tmp_path / "trace_jobs"
+    (root / "t1").mkdir(parents=True)
+    (root / "t2").mkdir()
+    (root / "t1" / "result.json").write_bytes(
+        rec(trial_name="t1").replace(b'"task_name": "t"', b'"task_name":\n"t\xff"')
+    )
+    (root / "t2" / "result.json").write_bytes(
+        rec(trial_name="t2", verifier_result={"rewards": {"reward": "1.0"}})
+    )
+    first, known = parse_trials(root, tmp_path)
+    assert [r.name for r in first.results] == ["t1", "t2"]  # both kept
+    got = sorted((w.path, w.line, w.message) for w in first.warnings)
+    assert got == [
+        ("trace_jobs/t1/result.json", 2, "invalid UTF-8: read with replacement characters"),
+        ("trace_jobs/t2/result.json", None, 'reward "1.0" is not a number: counted as no reward'),
+    ]
+    from sitegen.cachefile import known_from_json, known_to_json
+
+    kept = known_from_json(json.loads(json.dumps(known_to_json(known))))
+    assert kept == known
+    second, _ = parse_trials(root, tmp_path, known=kept)
+    assert second == first
