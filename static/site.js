@@ -594,14 +594,22 @@
     // (a log beginning mid-run) does not squash the others into a corner of the chart
     var xSelect = document.getElementById("x-select");
     if (params.get("x") === "since") xSelect.value = "since";
-    xSelect.addEventListener("change", function () { render(); });
-    var selected = [];
+    var xChosen = params.has("x");
+    xSelect.addEventListener("change", function () { xChosen = true; render(); });
+    var selected = [], missing = [];
     ["runs", "jobs"].forEach(function (p) {
       (params.get(p) || "").split(",").filter(Boolean).forEach(function (id) {
         var k = (p === "runs" ? "run:" : "job:") + id;
-        if (byKey[k] && selected.indexOf(k) < 0) selected.push(k);
+        if (!byKey[k]) missing.push((p === "runs" ? "run " : "job ") + id);
+        else if (selected.indexOf(k) < 0) selected.push(k);
       });
     });
+    // a shared link naming a run this site does not have (a typo, a renamed run) says so
+    var missingNote = document.getElementById("missing-note");
+    if (missing.length) {
+      missingNote.textContent = "Not in this archive, left out: " + missing.join(", ") + ".";
+      missingNote.hidden = false;
+    }
     // Nothing picked: start with the most recent runs rather than an empty chart (the
     // address stays clean until the reader picks something).
     var defaulted = false;
@@ -646,7 +654,7 @@
       var q = defaulted ? "" : selectionQuery(runs, jobs);
       var metric = metricSelect.value;
       if (metric !== "reward") q += (q ? "&" : "") + "metric=" + encodeURIComponent(metric);
-      if (xSelect.value === "since") q += (q ? "&" : "") + "x=since";
+      if (xSelect.value === "since" && xChosen) q += (q ? "&" : "") + "x=since";
       history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
       document.getElementById("selection-count").textContent = selected.length + " selected";
       var tbody = document.querySelector("#compare-table tbody");
@@ -665,7 +673,7 @@
         var cells = [it.status, h.steps, fmt(h.reward_mean, 4), fmt(h.reward_max, 4), fmt(h.reward_last, 4),
           h.pass_at_k_mean === null ? "–" : fmt(h.pass_at_k_mean, 4) + " @" + h.pass_at_k,
           fmt(h.step_time_mean_s, 1), fmt(h.gen_wait_mean_s, 1), pct(h.gen_wait_share),
-          fmt(h.avg_tokens_mean, 1), h.staleness_max === null || h.staleness_max === undefined ? fmt(h.staleness_mean, 3) : fmt(h.staleness_mean, 3) + " (max " + fmt(h.staleness_max, 0) + ")", pct(it.trial_success_rate), pct(it.trial_error_rate)];
+          fmt(h.avg_tokens_mean, 1), h.staleness_max === null || h.staleness_max === undefined ? fmt(h.staleness_mean, 3) : h.staleness_mean === null ? "max " + fmt(h.staleness_max, 0) : fmt(h.staleness_mean, 3) + " (max " + fmt(h.staleness_max, 0) + ")", pct(it.trial_success_rate), pct(it.trial_error_rate)];
         cells.forEach(function (c, j) {
           var td = document.createElement("td");
           if (j === 0) td.className = "l";
@@ -686,7 +694,19 @@
 
     var requested = {};
     function overlay() {
-      var metric = metricSelect.value, since = xSelect.value === "since";
+      var metric = metricSelect.value;
+      if (!xChosen) {
+        // Until the reader chooses, picks whose steps do not overlap at all (one starts
+        // after another ended: a log that begins mid-run) are lined up from their first
+        // steps; as logged, one would squash the others into a corner.
+        var spans = selected.map(function (k) {
+          var pts = ((store["curves:" + k] || {})[metric] || []).filter(function (p) { return p[1] !== null; });
+          return pts.length ? [pts[0][0], pts[pts.length - 1][0]] : null;
+        }).filter(Boolean);
+        var apart = spans.some(function (a) { return spans.some(function (b) { return a[0] > b[1]; }); });
+        xSelect.value = apart ? "since" : "step";
+      }
+      var since = xSelect.value === "since";
       var rows = [];
       selected.forEach(function (k) {
         var it = byKey[k], curves = store["curves:" + k] || {};

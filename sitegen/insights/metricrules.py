@@ -244,3 +244,29 @@ def staleness(blocks: Sequence[MetricBlock], cfg: Mapping | None) -> Finding | N
         f"{len(over)} steps ({_steps_text([s for s, _ in over])}; up to {worst[1]:g} at step {worst[0]}).",
         "metrics",
     )
+
+
+# The families whose non-finite value means the update itself went wrong.
+NON_FINITE_FAMILIES = ("policy/", "loss/", "reward/", "critic/")
+
+
+def non_finite(blocks: Sequence[MetricBlock]) -> Finding | None:
+    """A policy, loss, reward or critic metric logged as NaN or ±inf on some step."""
+    hits: dict[str, list[int]] = {}
+    for b in blocks:
+        for k, v in b.metrics.items():
+            if type(v) is float and not math.isfinite(v) and k.startswith(NON_FINITE_FAMILIES):
+                hits.setdefault(k, []).append(b.step)
+    if not hits:
+        return None
+    steps = sorted({s for ss in hits.values() for s in ss})
+    names = sorted(hits, key=lambda k: (-len(hits[k]), k))
+    return Finding(
+        "non_finite_metric",
+        "warning",
+        f"NaN or infinite {names[0]}" + (f" and {len(names) - 1} more" if len(names) > 1 else ""),
+        f"{', '.join(names[:4])}{' …' if len(names) > 4 else ''} logged as NaN or ±inf at "
+        f"step{'s' if len(steps) > 1 else ''} {_steps_text(steps)}: a numerical problem in the "
+        "update (the per-step table shows them as nan; statistics count finite values only).",
+        "progression",
+    )

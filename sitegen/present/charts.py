@@ -171,7 +171,7 @@ def progression(
         return None
     name = "progression" + ("_rules" if rules else "") + ("_marks" if marks else "")
     data = {"records": records, "rules": list(rules), "marks": list(marks)}
-    return _chart(name, data, x_title=x_title)
+    return _chart(name, data, x_title=x_title, metrics=[r["metric"] for r in records])
 
 
 def lines(

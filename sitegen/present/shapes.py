@@ -53,12 +53,19 @@ def _data(name: str) -> alt.Data:
 
 def progression(rules: bool, marks: bool) -> dict:
     """Raw (thin, faint) and smoothed (bold) lines with a band; optional restart rules and
-    discarded-step crosses. Data: ``records``, ``rules``, ``marks``."""
+    discarded-step crosses. Data: ``records``, ``rules``, ``marks``.
+
+    The colours follow the ``metrics`` hole (the lines' names in order), not the names'
+    sort: reward is the first colour on every page, with or without a pass@k beside it."""
+    domain: Any = hole("metrics")
+    colour = alt.Color(
+        "metric:N", title=None, scale=alt.Scale(domain=domain, range=PALETTE), legend=LEGEND
+    )
     base = (
         alt.Chart(_data("records"))
         .transform_flatten(list(charts.PROGRESSION_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
-        .encode(x=alt.X("step:Q", title=hole("x_title"), axis=STEP_AXIS), color=_colour("metric"))
+        .encode(x=alt.X("step:Q", title=hole("x_title"), axis=STEP_AXIS), color=colour)
     )
     layers: list = [
         base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
@@ -220,12 +227,13 @@ def overlay() -> dict:
 
 # name -> (builder, example holes used to validate the shape against the Vega-Lite schema)
 _TITLES = {"x_title": "step", "y_title": "seconds"}
+_PROG = {"x_title": "step", "metrics": ["reward", "pass@8"]}
 _STACK = {**_TITLES, "palette": PALETTE, "legend_columns": 4}
 SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
-    "progression": (lambda: progression(False, False), {"x_title": "step"}),
-    "progression_rules": (lambda: progression(True, False), {"x_title": "step"}),
-    "progression_marks": (lambda: progression(False, True), {"x_title": "step"}),
-    "progression_rules_marks": (lambda: progression(True, True), {"x_title": "step"}),
+    "progression": (lambda: progression(False, False), _PROG),
+    "progression_rules": (lambda: progression(True, False), _PROG),
+    "progression_marks": (lambda: progression(False, True), _PROG),
+    "progression_rules_marks": (lambda: progression(True, True), _PROG),
     "lines_step": (lambda: lines(True), _TITLES),
     "lines_step_points": (lambda: lines(True, points=True), _TITLES),
     "lines": (lambda: lines(False), _TITLES),

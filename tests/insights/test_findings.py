@@ -1,5 +1,6 @@
 """Each rule fires on what it is for, stays quiet just below its threshold, and names its section."""
 
+import math
 import random
 from dataclasses import replace
 
@@ -185,3 +186,11 @@ def test_severity_order():
         per_step_source="batches",
     )
     assert _ids(fs) == ["lr_zero", "reward_flat", "no_terminal_line"]
+
+
+def test_non_finite_metrics_are_named_with_their_steps():
+    bs = blocks(6, lambda k: {"policy/policy_kl": math.nan if k in (3, 5) else 0.001})
+    f = F.non_finite(bs)
+    assert f.id == "non_finite_metric" and f.title == "NaN or infinite policy/policy_kl"
+    assert "steps 3, 5" in f.detail and f.section == "progression"
+    assert F.non_finite(blocks(6, lambda k: {"system/x": math.inf, "policy/kl": 0.0})) is None

@@ -205,7 +205,10 @@ def test_compare_selection_survives_reload(tab, base, index):
     )
     for r, cell in zip(runs, stale, strict=True):
         worst = r["headline"]["staleness_max"]
-        assert cell.endswith(f" (max {worst:,.0f})") if worst is not None else "max" not in cell
+        if worst is None:
+            assert "max" not in cell
+        else:
+            assert cell.endswith(f"max {worst:,.0f}" + ("" if cell.startswith("max") else ")"))
     spec = page.evaluate(
         "() => fetch(document.querySelector('a[data-spec=overlay]').href).then(r => r.json())"
     )
@@ -237,6 +240,35 @@ def test_compare_lines_up_a_late_start(tab, base, index):
     )
     steps = [v["step"] for v in spec["data"]["values"] if v["name"] == f"job {late['id']}"]
     assert min(steps) == late["first_step"]
+    assert tab.errors == []
+
+
+def test_compare_says_which_picks_it_does_not_have(tab, base, index):
+    run = index["runs"][0]["id"]
+    tab.goto(base + f"compare/index.html?runs=no-such-run,{run}")
+    page = tab.page
+    tab.wait_charts()
+    assert page.locator("#missing-note").is_visible()
+    assert "run no-such-run" in page.text_content("#missing-note")
+    assert page.locator("#compare-table tbody tr").count() == 1
+    assert tab.errors == []
+
+
+def test_compare_lines_up_picks_whose_steps_do_not_overlap(tab, base, index):
+    """Without an x= choice, a pick starting after another ended is counted from its first
+    step; picks that overlap stay as logged."""
+    jobs = {j["id"]: j for j in index["jobs"]}
+    first = min(
+        (j for j in jobs.values() if j["first_step"] == 1 and j["last_step"]),
+        key=lambda j: j["last_step"],
+    )
+    late = next((j for j in jobs.values() if (j["first_step"] or 0) > first["last_step"]), None)
+    if late is None:
+        pytest.skip("no job in the sample starts after another ended")
+    tab.goto(base + f"compare/index.html?jobs={first['id']},{late['id']}")
+    tab.wait_charts()
+    assert tab.page.input_value("#x-select") == "since"
+    assert "x=since" not in tab.page.url  # a default, not a choice in the address
     assert tab.errors == []
 
 
