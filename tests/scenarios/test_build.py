@@ -299,3 +299,25 @@ def test_schema_files_validate(site, index):
         jsonschema.validate(load(site, j["data"]), job_schema)
     for r in index["runs"]:
         jsonschema.validate(load(site, r["data"]), run_schema)
+
+
+def test_rollout_stage_shares_are_of_the_rollout(site, index):
+    """The Rollouts lead gives each stage as a share of the rollout itself (its card's
+    seconds over the rollout's), the wait for the step apart."""
+    import re
+
+    checked = 0
+    for run in index["runs"]:
+        data = json.loads((site / run["data"]).read_text())
+        ro = data.get("rollouts")
+        if not ro or not ro["overall"]["timed"]:
+            continue
+        html = (site / run["url"] / "index.html").read_text()
+        lead = re.search(r"A rollout takes [^<]*", html).group(0)
+        o = ro["overall"]
+        stages = ("env_setup_s", "agent_setup_s", "agent_exec_s", "verifier_s", "overhead_s")
+        whole = sum(o[k] for k in stages)
+        want = round(100 * o["agent_exec_s"] / whole)
+        assert f"agent execution {want}%" in lead, lead
+        checked += 1
+    assert checked
