@@ -72,7 +72,7 @@
     tr.setAttribute("data-cat", r.category);
     var cells = [
       [r.name, "l mono"], [CATEGORY[r.category] || r.category, "l"], [String(r.trials)],
-      [pct(r.success_rate)], [num(r.reward_mean)], [num(r.turns_mean, 1)],
+      [pct(r.success_rate) + (r.graded ? " " + r.successes + "/" + r.graded : "")], [num(r.reward_mean)], [num(r.turns_mean, 1)],
       [r.first_solved_step === null ? "–" : String(r.first_solved_step)],
       [r.last_solved_step === null ? "–" : String(r.last_solved_step)],
       [pct(r.early_rate, 0)], [pct(r.late_rate, 0)],

@@ -154,6 +154,14 @@ def test_full_task_table_loads_on_demand(tab, pbase, tmp_path_factory, monkeypat
         )
         assert page.locator("#tasks-table tbody tr").count() == 6
         assert page.locator("#task-load").is_hidden()
+        # the loaded rows say success as the page's own do: rate, then successes/graded
+        import re
+
+        cells = page.eval_on_selector_all(
+            "#tasks-table tbody tr td:nth-child(4)", "els => els.map(e => e.textContent)"
+        )
+        assert all(re.fullmatch(r"\d+\.\d% \d+/\d+|–", c) for c in cells), cells
+        assert any(c != "–" for c in cells)
         # its run of one job loads the same table from the job's folder
         run = next(r for r in index["runs"] if r["url"] != url and url.split("/")[1] in r["jobs"])
         tab.goto(base + run["url"] + "index.html#task-sandbox-heavy")
