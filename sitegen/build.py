@@ -34,6 +34,7 @@ from sitegen.write import SitePaths, SiteWriter, disk_full_is_an_error
 if TYPE_CHECKING:
     from sitegen.model.kept import RunRecord
     from sitegen.parse import Parsed, ParseStats
+    from sitegen.present.html import Renderer
 
 # The parse, page and render stages are imported by the helpers that run them: a build that
 # finds nothing changed (the common case under `serve` and in CI) imports none of them, which
@@ -119,10 +120,14 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         kept = _keep(jobs, runs, report, reuse)
         if _take_whole(runs, kept, parsed, state, opts, disc):
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
-        pages = site_pages(opts, disc, jobs, runs, report.warnings, report.trials, kept, state)
+        renderer = _renderer(opts, writer, reuse)
+        # (each analysed run's page files are made with its analysis: Renderer.premake)
+        pages = site_pages(
+            opts, disc, jobs, runs, report.warnings, report.trials, kept, state, renderer.premake
+        )
         report.stage("analyse")
         report.cache_warnings.extend(state.warnings)  # every cache file read by now
-        _render(opts, writer, reuse, pages, report)
+        _render(renderer, writer, reuse, pages, report)
         report.stage("render")
         files = writer.publish()
         report.files, report.bytes = writer.files, writer.bytes
@@ -265,15 +270,20 @@ def _take_whole(
     return taken
 
 
-def _render(
-    opts: BuildOptions, writer: SiteWriter, reuse: PageReuse, pages: SitePages, report: BuildReport
-) -> None:
-    """Render every page (unchanged job and run pages are carried over)."""
-    # Altair is slow to import: a build with nothing to render never needs it.
+def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Renderer:
+    """The renderer of this build's pages (imported only by a build that renders)."""
     from sitegen.incremental import compiled_templates_dir
     from sitegen.present.html import Renderer
 
-    renderer = Renderer(opts, writer, reuse, compiled_templates_dir())
+    return Renderer(opts, writer, reuse, compiled_templates_dir())
+
+
+def _render(
+    renderer: Renderer, writer: SiteWriter, reuse: PageReuse, pages: SitePages, report: BuildReport
+) -> None:
+    """Render every page (unchanged job and run pages are carried over; those of runs
+    analysed now were made with their analysis: ``pages.premade``)."""
+    renderer.premade = pages.premade
     try:
         renderer.site(
             pages.index, pages.runs, pages.jobs, report.warnings, pages.task_tables, pages.compare

@@ -10,12 +10,14 @@ finds nothing changed never does (docs/design.md, "Incremental builds").
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from sitegen.redact import Redactor
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from sitegen.errors import BuildWarning
     from sitegen.incremental import BuildState
     from sitegen.insights.tasks import TaskAnalysis
@@ -31,6 +33,19 @@ if TYPE_CHECKING:
     )
     from sitegen.model.parsed import Discovery, Job, Run, TrialSet
     from sitegen.options import BuildOptions
+
+    # Makes the files of one analysed run's pages where it was analysed (the renderer's
+    # ``premake``): (run page, its job pages with their trial sets, the run's trial set,
+    # the pages' task tables by url) -> by page url, what the renderer takes them as.
+    MakeFiles = Callable[
+        [
+            RunPage,
+            list[tuple[JobPage, TrialSet | None]],
+            TrialSet | None,
+            Mapping[str, TaskAnalysis],
+        ],
+        dict[str, Any],
+    ]
 
 
 def trial_groups(run: Run) -> set[str]:
@@ -51,6 +66,7 @@ class SitePages:
     compare: ComparePage
     task_tables: dict[str, TaskAnalysis]  # by page url: the full per-task tables (insights)
     made: list[tuple[str | None, RunPage, list[JobPage]]]  # runs analysed now, with their keys
+    premade: dict[str, Any] = field(default_factory=dict)  # by page url: make_files' results
 
 
 def site_pages(
@@ -62,12 +78,16 @@ def site_pages(
     trials: int,
     kept: dict[str, tuple[str | None, RunRecord | None]],
     state: BuildState,
+    make_files: MakeFiles | None = None,
 ) -> SitePages:
     """The page objects: each job's and run's, the index and the comparison page, and by page
     url the full per-task tables the insights made (written beside their pages).
 
     A run whose inputs did not change (:meth:`PageReuse.reuse`) is not analysed: its pages
-    are carried over, and the index and comparison page take its rows from the last build."""
+    are carried over, and the index and comparison page take its rows from the last build.
+    With ``make_files``, each analysed run's page files are made right after its analysis,
+    in the same process (``SitePages.premade``): analysis and rendering then share one
+    split between the cores instead of each waiting for its slowest process."""
     from sitegen.assemble import warnings_by_job
     from sitegen.insights.sections import job_insights, run_insights
     from sitegen.pages import (
@@ -90,18 +110,29 @@ def site_pages(
     run_items: list[tuple[CompareItem, dict | None]] = []
     task_tables = {}
     made = []
+    premade: dict[str, Any] = {}
 
     def analyse(
         run: Run,
-    ) -> tuple[list[tuple[JobPage, TaskAnalysis | None]], RunPage, TaskAnalysis | None]:
-        """A run's and its jobs' pages and task tables (pure: may run in a forked child)."""
+    ) -> tuple[
+        list[tuple[JobPage, TaskAnalysis | None]], RunPage, TaskAnalysis | None, dict[str, Any]
+    ]:
+        """A run's and its jobs' pages and task tables, and with ``make_files`` their files
+        (pure: may run in a forked child)."""
         chain = []
         for job in run.jobs:
             notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
             ins = job_insights(job)
             chain.append((job_page(job, own[job.id], redactor, notes, ins), ins.tasks))
         ins = run_insights(run)
-        return chain, run_page(run, {p.id: p.row() for p, _ in chain}, ins), ins.tasks
+        rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins)
+        if make_files is None:
+            return chain, rp, ins.tasks, {}
+        tables = {p.url: t for p, t in chain if t}
+        if ins.tasks:
+            tables[rp.url] = ins.tasks
+        own_trials = [(p, job.trials) for (p, _), job in zip(chain, run.jobs, strict=True)]
+        return chain, rp, ins.tasks, make_files(rp, own_trials, run.trials, tables)
 
     todo = [run for run in runs if kept[run.id][1] is None]
     for run in todo:  # a summary is never analysed (_take_whole took each one whole)
@@ -130,7 +161,8 @@ def site_pages(
             run_rows.append(record.run.row)
             run_items.append((record.run.compare, record.run.config))
             continue
-        chain, rp, run_tasks = next(analysed)
+        chain, rp, run_tasks, files = next(analysed)
+        premade.update(files)
         for job, (page, tasks) in zip(run.jobs, chain, strict=True):
             job_pages[job.id], job_rows[job.id] = (page, job.trials), page.row()
             job_items[job.id] = (compare_item("job", page), page.config)
@@ -151,4 +183,6 @@ def site_pages(
         opts.title,
     )
     compare = compare_page_of(run_items + [job_items[j.id] for j in jobs])
-    return SitePages(index, run_pages, [job_pages[j.id] for j in jobs], compare, task_tables, made)
+    return SitePages(
+        index, run_pages, [job_pages[j.id] for j in jobs], compare, task_tables, made, premade
+    )

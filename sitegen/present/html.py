@@ -59,6 +59,22 @@ def _call(make: Callable[[], Files]) -> Files:
     return make()
 
 
+# A page's files made ahead (Renderer.premake), with the arguments they were made with.
+Premade = tuple[tuple, Files]
+
+
+def _job_args(run: RunPage | None, trials: TrialSet | None, card: Card | None) -> tuple:
+    """What a job page's files depend on besides the page (and its run's page, by id)."""
+    return ("job", run.id if run else None, trials is not None, card is not None)
+
+
+def _run_args(
+    trials: TrialSet | None, owner: str | None, image: str | None, card: Card | None
+) -> tuple:
+    """What a run page's files depend on besides the page."""
+    return ("run", trials is not None, owner, image, card is not None)
+
+
 class Renderer:
     """Writes every page of the site for one build."""
 
@@ -99,7 +115,8 @@ class Renderer:
         self.cards = bool(self.base_url) and _cards().available()
         self.urls: list[str] = []
         self.files = PageFiles(self._html, {})  # job and run pages' files (task tables: site())
-        self.later: list[Callable[[], Files]] | None = None  # pages made together (site())
+        self.later: list[Callable[[], Files] | Files] | None = None  # pages made in site()
+        self.premade: dict[str, Premade] = {}  # by page url: made where its run was analysed
 
     # -- helpers ---------------------------------------------------------------------------------
     def page(self, template: str, rel_dir: str, ctx: Mapping[str, Any], meta: dict) -> None:
@@ -185,12 +202,15 @@ class Renderer:
             one = run.jobs[0] if len(run.jobs) == 1 else None
             card = f"/{job_urls[one]}{CARD_FILE}" if self.cards and one in job_urls else None
             self.run(run, trials, owner, card)
-        # The pages' files, made in one process per core (forkmap.py), written in page order.
+        # The pages' files not made already (premake), made in one process per core
+        # (forkmap.py), all written in page order.
         processes = self.opts.workers or os.cpu_count() or 1
-        made, self.later = fork_map(_call, self.later, processes), None
-        for files in made:
-            for rel, data in files:
+        later, self.later = self.later, None
+        made = iter(fork_map(_call, [m for m in later if callable(m)], processes))
+        for m in later:
+            for rel, data in next(made) if callable(m) else m:
                 self.writer.write(rel, data)
+        self.premade = {}
         self.index(index, warnings)
         if compare is None:  # (a build passes its own: with kept pages, this needs every page)
             compare = compare_page(
@@ -266,13 +286,14 @@ class Renderer:
         self.reused += 1
         self.urls.append(page.url)
 
-    def _make(self, rel: str, make: Callable[[], Files]) -> None:
-        """Count page ``rel`` and write its files: now, or inside :meth:`site` with the other
-        pages' (made in one process per core when that is safe), in this same page order."""
+    def _make(self, rel: str, make: Callable[[], Files] | Files) -> None:
+        """Count page ``rel`` and write its files (``make``: made already, or what makes them):
+        now, or inside :meth:`site` with the other pages' (made in one process per core when
+        that is safe), in this same page order."""
         self.pages += 1
         self.urls.append(rel)
         if self.later is None:
-            for name, data in make():
+            for name, data in make() if callable(make) else make:
                 self.writer.write(name, data)
         else:
             self.later.append(make)
@@ -305,7 +326,8 @@ class Renderer:
         ):
             return
         card = self.card(page, f"Job {page.id}")
-        self._make(rel, functools.partial(self.files.job, page, run, trials, card))
+        made = self._take_premade(rel, _job_args(run, trials, card))
+        self._make(rel, made or functools.partial(self.files.job, page, run, trials, card))
 
     def run(
         self,
@@ -323,7 +345,44 @@ class Renderer:
             return
         card = None if job_card else self.card(page, f"Run {page.id}")
         image = job_card or (CARD_FILE if card else None)
-        self._make(rel, functools.partial(self.files.run, page, trials, trials_owner, image, card))
+        made = self._take_premade(rel, _run_args(trials, trials_owner, image, card))
+        self._make(
+            rel, made or functools.partial(self.files.run, page, trials, trials_owner, image, card)
+        )
+
+    def premake(
+        self,
+        run: RunPage,
+        jobs: list[tuple[JobPage, TrialSet | None]],
+        trials: TrialSet | None,
+        tables: Mapping[str, TaskAnalysis],
+    ) -> dict[str, Premade]:
+        """The files of an analysed run's pages, made where it was analysed (a forked child:
+        sitepages.site_pages' ``make_files``), so that analysis and rendering share one split
+        between the cores. Each comes with the arguments it was made with, worked out as
+        :meth:`site` works them out for a run analysed now; :meth:`job` and :meth:`run` take
+        the files only when their own arguments are the same (else they make them again), and
+        a page whose files are carried over from the last build leaves them unused."""
+        files = PageFiles(self._html, tables)
+        out: dict[str, Premade] = {}
+        for page, own in jobs:
+            card = self.card(page, f"Job {page.id}")
+            out[page.url] = (_job_args(run, own, card), files.job(page, run, own, card))
+        # as _site: the run's trials shown by the job that owns the same set, and a run of one
+        # job shows that job's card
+        owner = next((p.url for p, own in jobs if own is not None and own is trials), None)
+        job_card = f"/{jobs[0][0].url}{CARD_FILE}" if self.cards and len(jobs) == 1 else None
+        card = None if job_card else self.card(run, f"Run {run.id}")
+        image = job_card or (CARD_FILE if card else None)
+        out[run.url] = (
+            _run_args(trials, owner, image, card),
+            files.run(run, trials, owner, image, card),
+        )
+        return out
+
+    def _take_premade(self, rel: str, args: tuple) -> Files | None:
+        made = self.premade.pop(rel, None)
+        return made[1] if made is not None and made[0] == args else None
 
     def compare(self, page: ComparePage) -> None:
         """The comparison page: every run and job's headline (``compare/items.js``); each one's

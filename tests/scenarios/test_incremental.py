@@ -118,6 +118,36 @@ def test_parallel_equals_serial(tmp_path):
     assert _files(tmp_path / "s3") == files1
 
 
+
+def test_pages_made_with_their_analysis_equal_pages_made_apart(tmp_path, monkeypatch):
+    """Each analysed run's page files are made where it was analysed (Renderer.premake); the
+    site is byte for byte the one the renderer makes on its own, published cards included,
+    and a premade page whose arguments differ from the renderer's is made again."""
+    archive = tmp_path / "a"
+    synth(archive, seed=29, steps=6, trials_per_step=3)
+    kw = {"archive": archive, "now": 0.0, "base_url": "https://x.io/r/"}
+    calls: list[int] = []
+    real_site = html.Renderer.site
+
+    def site(self, *a, **k):
+        calls.append(len(self.premade))
+        return real_site(self, *a, **k)
+
+    monkeypatch.setattr(html.Renderer, "site", site)
+    build(BuildOptions(out=tmp_path / "ahead", workers=2, **kw))
+    assert calls[-1] > 0
+    monkeypatch.setattr(html.Renderer, "premake", lambda self, *a: {})
+    build(BuildOptions(out=tmp_path / "apart", workers=2, **kw))
+    assert calls[-1] == 0
+    ahead = _files(tmp_path / "ahead")
+    assert ahead == _files(tmp_path / "apart")
+    assert any(k.name == "card.png" for k in ahead)
+    # a premade page is taken only with the arguments it was made with
+    r = html.Renderer.__new__(html.Renderer)
+    r.premade = {"jobs/x/": (("job", "run-a", True, False), [("jobs/x/index.html", "old")])}
+    assert r._take_premade("jobs/x/", ("job", "run-a", False, False)) is None
+    assert r.premade == {}
+
 def test_damaged_cache_is_ignored(tmp_path):
     """A crash or a hand can leave any cache file damaged: it is ignored with a warning, never trusted."""
     archive = tmp_path / "a"
