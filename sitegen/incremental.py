@@ -238,6 +238,38 @@ class PageReuse:
 # -- the state ---------------------------------------------------------------------------------
 
 
+def encode_entry(kind: str, name: str, body: Any) -> bytes:
+    """The bytes of the cache file holding ``body`` under ``kind/name``."""
+    return dumps({"version": CACHE_VERSION, "kind": kind, "name": name, "body": body})
+
+
+def log_entries(
+    rel: str, fp: Fingerprint, parsed: ParsedLog, state: LogState
+) -> list[tuple[str, bytes]]:
+    """A parsed log's cache entries, encoded: its parse, where to read on, its summary.
+
+    A pure function, so the parse worker that read the log encodes them: it sends back
+    these bytes instead of the parser's state (a few hundred KB of objects a log, which
+    cost the main process more to unpickle than to write), and the main process only
+    writes them (:meth:`BuildState.keep_encoded`).
+    """
+    fingerprint = [list(x) for x in fp]
+    summary = parsed_to_json(log_summary(parsed))
+    return [
+        (
+            "log",
+            encode_entry(
+                "log", rel, {"fingerprint": fingerprint, "parsed": parsed_to_json(parsed)}
+            ),
+        ),
+        (
+            "logstate",
+            encode_entry("logstate", rel, {"fingerprint": fingerprint, "state": state.to_json()}),
+        ),
+        ("logsum", encode_entry("logsum", rel, {"fingerprint": fingerprint, "summary": summary})),
+    ]
+
+
 class BuildState:
     """The build cache of one output folder: read at the start of a build, saved as it goes.
 
@@ -344,9 +376,8 @@ class BuildState:
 
     def _save(self, kind: str, name: str, body: Any) -> bytes:
         """Store ``body`` under ``kind/name``; the file's bytes."""
-        doc = {"version": CACHE_VERSION, "kind": kind, "name": name, "body": body}
         path = self._path(kind, name)
-        data = dumps(doc)
+        data = encode_entry(kind, name, body)
         try:
             atomic(path, data)
         except OSError as exc:
@@ -426,10 +457,17 @@ class BuildState:
     def keep_log(self, rel: str, fp: Fingerprint, parsed: ParsedLog, state: LogState) -> None:
         """Keep a log's parse and the fingerprint it was made from; apart, where to read on
         (read when the log grew) and its summary (read by every build that finds it unchanged)."""
-        fingerprint = [list(x) for x in fp]
-        self._save("log", rel, {"fingerprint": fingerprint, "parsed": parsed_to_json(parsed)})
-        self._save("logstate", rel, {"fingerprint": fingerprint, "state": state.to_json()})
-        self._keep_summary(rel, fingerprint, parsed)
+        self.keep_encoded(rel, log_entries(rel, fp, parsed, state))
+
+    def keep_encoded(self, name: str, entries: list[tuple[str, bytes]]) -> None:
+        """Store entries encoded elsewhere (:func:`log_entries`, in a parse worker) under
+        ``kind/name``, as :meth:`_save` would have."""
+        for kind, data in entries:
+            path = self._path(kind, name)
+            try:
+                atomic(path, data)
+            except OSError as exc:
+                raise write_error(path, exc) from None
 
     def _keep_summary(self, rel: str, fingerprint: list, parsed: ParsedLog) -> None:
         body = {"fingerprint": fingerprint, "summary": parsed_to_json(log_summary(parsed))}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.cachefile import Fingerprint, Known, Watch
 from sitegen.errors import BuildWarning
-from sitegen.incremental import BuildState
+from sitegen.incremental import BuildState, log_entries
 from sitegen.model.frozen import frozen
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
@@ -131,17 +131,23 @@ def _parse_log_task(
     infra: tuple[str, ...],
     patterns: tuple[str, ...],
     state: LogState | None,
-) -> tuple[ParsedLog, LogState] | BuildWarning:
-    """One log, in a worker: plain arguments in, plain data out.
+    fp: Fingerprint | None = None,
+) -> tuple[ParsedLog, list[tuple[str, bytes]]] | BuildWarning:
+    """One log, in a worker: plain arguments in, plain data out: the parse, and with the
+    log's fingerprint ``fp`` its cache entries, encoded here
+    (:func:`~sitegen.incremental.log_entries`) for the build to write.
 
     ``rel`` and ``infra`` are on-disk paths; what the log returns shows them redacted.
     """
     root = Path(archive)
     redactor = Redactor(patterns)
     try:
-        return parse_log(root / rel, rel, redactor, tuple((root / x, x) for x in infra), state)
+        parsed, resume = parse_log(
+            root / rel, rel, redactor, tuple((root / x, x) for x in infra), state
+        )
     except OSError as exc:
         return BuildWarning(redactor.path(rel), None, f"cannot read log: {exc.strerror}")
+    return parsed, log_entries(parsed.path, fp, parsed, resume) if fp is not None else []
 
 
 def _start_logs(
@@ -154,6 +160,7 @@ def _start_logs(
             tuple(disc.real(x) for x in t.job.infra_logs),
             opts.redact_patterns,
             t.state,
+            t.fingerprint,
         )
         for t in tasks
     ]
@@ -172,10 +179,10 @@ def _take_log(
     if isinstance(res, BuildWarning):
         unreadable[task.job.id] = res
         return
-    parsed, resume = res
+    parsed, entries = res
     out.logs[task.job.id] = parsed
     out.stats.logs_parsed += 1
-    state.keep_log(parsed.path, task.fingerprint, parsed, resume)
+    state.keep_encoded(parsed.path, entries)
     if progress:
         progress(f"log {parsed.path}: {len(parsed.blocks)} steps")
 

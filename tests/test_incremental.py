@@ -262,3 +262,40 @@ def test_fingerprint_marks_missing_files(tmp_path):
     (tmp_path / "a").write_text("abc")
     (fp_a, fp_b) = fingerprint([tmp_path / "a", tmp_path / "b"])
     assert fp_a[1] == 3 and fp_b[1:] == (-1, -1)
+
+
+def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
+    """The parse worker encodes the log's cache entries (incremental.log_entries) and the
+    build only writes them: the same files BuildState.keep_log writes, read back whole."""
+    from sitegen.parse import _parse_log_task
+
+    import shutil
+
+    archive = tmp_path / "a"
+    (archive / "j").mkdir(parents=True)
+    sample = Path(__file__).resolve().parents[1] / "sample" / "archive" / "flat" / "stale"
+    log = archive / "j" / "train_1.out"
+    shutil.copy(next(sample.glob("*.out")), log)
+    fp = fingerprint([log])
+    parsed, entries = _parse_log_task(str(archive), "j/train_1.out", (), (), None, fp)
+    assert [kind for kind, _ in entries] == ["log", "logstate", "logsum"]
+    here = _state(tmp_path / "here")
+    here.keep_encoded(parsed.path, entries)
+    there = _state(tmp_path / "there")
+    resume = _parse_log_task(str(archive), "j/train_1.out", (), (), None)
+    assert resume[1] == []  # without a fingerprint, nothing to keep
+    from sitegen.read.logfile import parse_log
+    from sitegen.redact import Redactor
+
+    again, state = parse_log(log, "j/train_1.out", Redactor(), (), None)
+    there.keep_log(again.path, fp, again, state)
+    files = sorted(
+        p.relative_to(here.dir) for p in here.dir.rglob("*.json") if p.name != "meta.json"
+    )
+    assert len(files) == 3
+    for f in files:
+        assert (here.dir / f).read_bytes() == (there.dir / f).read_bytes()
+    whole, _ = here.cached_log(parsed.path, fp)
+    steps = [b.step for b in parsed.blocks]
+    assert whole is not None and len(steps) > 1
+    assert [b.step for b in here.whole_log(parsed.path).blocks] == steps
