@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from ahocorasick_rs import AhoCorasick
+
 from sitegen.model.frozen import frozen
 
 MASK = "[REDACTED]"
@@ -381,12 +383,15 @@ _TRIGGERS = (
     *("://", "--", "-u", "set ", "set\t", "setenv", "login ", "login\t", "=", ":"),
 )
 _SK_RE = re.compile(r"(?<![A-Za-z0-9])sk-")  # not task-…
+# All the triggers in one automaton: one pass over the text instead of one substring test
+# per trigger (~0.2 µs against ~1.2 µs for a trial's name; ~30 k names, tasks and exception
+# types in the 1 GB archive's trials alone). Any trigger in the text gives a match.
+_TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 
 
 def may_hold_secret(text: str) -> bool:
-    for t in _TRIGGERS:
-        if t in text:
-            return True
+    if _TRIGGER_AC.find_matches_as_indexes(text):
+        return True
     return ("sk-" in text and _SK_RE.search(text) is not None) or "bearer" in text.lower()
 
 
