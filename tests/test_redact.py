@@ -250,3 +250,28 @@ def test_redacted_text_scans_clean_as_text_json_and_html():
         # (the gate reads HTML with its character references decoded: &lt;/td&gt; is </td>)
         for shown in (out, json.dumps({"v": out}), html.escape(out).replace("&lt;", "<")):
             assert [shown[f.start : f.end] for f in r.findings(shown)] == [], (text, shown)
+
+
+def test_may_hold_secret_is_a_plain_test_of_each_trigger():
+    """One automaton pass answers as a substring test of each trigger would."""
+    import random
+    import string
+
+    from sitegen.redact_rules import _SK_RE, _TRIGGERS, may_hold_secret
+
+    def naive(s: str) -> bool:
+        return (
+            any(t in s for t in _TRIGGERS)
+            or ("sk-" in s and _SK_RE.search(s) is not None)
+            or "bearer" in s.lower()
+        )
+
+    rng = random.Random(7)
+    alphabet = string.ascii_letters + string.digits + "-_:=/ .\té漢"
+    pieces = [*_TRIGGERS, "sk-", "task-", "Bearer"]
+    for _ in range(20000):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        if rng.random() < 0.3:
+            k = rng.randint(0, len(s))
+            s = s[:k] + rng.choice(pieces) + s[k:]
+        assert may_hold_secret(s) == naive(s), s
