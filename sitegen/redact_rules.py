@@ -390,8 +390,12 @@ _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 
 
 def may_hold_secret(text: str) -> bool:
-    if _TRIGGER_AC.find_matches_as_indexes(text):
-        return True
+    try:
+        if _TRIGGER_AC.find_matches_as_indexes(text):
+            return True
+    except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8): one by one
+        if any(t in text for t in _TRIGGERS):
+            return True
     return ("sk-" in text and _SK_RE.search(text) is not None) or "bearer" in text.lower()
 
 

@@ -267,9 +267,9 @@ def test_fingerprint_marks_missing_files(tmp_path):
 def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
     """The parse worker encodes the log's cache entries (incremental.log_entries) and the
     build only writes them: the same files BuildState.keep_log writes, read back whole."""
-    from sitegen.parse import _parse_log_task
-
     import shutil
+
+    from sitegen.parse import _parse_log_task
 
     archive = tmp_path / "a"
     (archive / "j").mkdir(parents=True)

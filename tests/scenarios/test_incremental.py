@@ -118,7 +118,6 @@ def test_parallel_equals_serial(tmp_path):
     assert _files(tmp_path / "s3") == files1
 
 
-
 def test_pages_made_with_their_analysis_equal_pages_made_apart(tmp_path, monkeypatch):
     """Each analysed run's page files are made where it was analysed (Renderer.premake); the
     site is byte for byte the one the renderer makes on its own, published cards included,
@@ -147,6 +146,7 @@ def test_pages_made_with_their_analysis_equal_pages_made_apart(tmp_path, monkeyp
     r.premade = {"jobs/x/": (("job", "run-a", True, False), [("jobs/x/index.html", "old")])}
     assert r._take_premade("jobs/x/", ("job", "run-a", False, False)) is None
     assert r.premade == {}
+
 
 def test_damaged_cache_is_ignored(tmp_path):
     """A crash or a hand can leave any cache file damaged: it is ignored with a warning, never trusted."""
