@@ -9,7 +9,6 @@ minute of wall time).
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any
 
 from sitegen.errors import BuildWarning
 from sitegen.model import codec
@@ -483,51 +482,8 @@ def _first_bad(block: bytes, pos: int, end: int) -> int:
     """
     nul = block.find(b"\x00", pos, end)
     limit = end if nul < 0 else nul
-    if utf8_valid(block[pos:limit] if pos or limit < len(block) else block):
-        return limit
     try:
         str(memoryview(block)[pos:limit], "utf-8")
     except UnicodeDecodeError as exc:
         return pos + exc.start
     return limit
-
-
-UTF8_CHECK_MIN = 1 << 16  # smaller texts are decoded (less than simdjson's ~15 ms import)
-_utf8_check: Any = None  # simdjson's parser, made on first use
-
-
-def utf8_valid(data: bytes) -> bool:
-    """Whether ``data`` is valid UTF-8 (as Python's strict decoder has it), asked of simdjson.
-
-    Its parser's first stage checks a whole input as UTF-8 (SIMD, ~0.1 ms a MiB) and says
-    so with a :class:`UnicodeDecodeError` of its own; the only errors that stage can give
-    first are an unclosed string and a control character inside one, so the quotes are
-    blanked out first: no strings, and a log block is no JSON document, so any error but
-    that one says the text is valid. Decoding to ``str`` only to drop it took ~1.1 ms a MiB
-    of these logs (progress bars are 9 % non-ASCII bytes): 0.24 s of the 1 GB archive's
-    223 MB of logs. False when anything else happens, so the caller then decodes as
-    before (which also finds where the bad byte is). tests/read/test_logparse.py holds
-    the answers to Python's on random edge-case bytes.
-    """
-    global _utf8_check
-    if data.isascii():
-        return True
-    if len(data) < UTF8_CHECK_MIN:  # (a grown log's new lines: not worth the import)
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-        return True
-    if _utf8_check is None:
-        import simdjson
-
-        _utf8_check = simdjson.Parser()
-    try:
-        _utf8_check.parse(data.replace(b'"', b" "))
-    except UnicodeDecodeError:
-        return False
-    except ValueError as exc:  # not JSON: a structure, number or literal error, past stage 1
-        return "UTF8" not in str(exc)
-    except Exception:  # noqa: BLE001 - anything else: decode and see
-        return False
-    return True  # (a block that is a JSON document, "1\n": valid UTF-8 all the same)

@@ -351,31 +351,3 @@ def test_lines_are_named_by_the_file_line_whatever_tqdm_redraws():
     log = _read(data[cut:], 64, again).finish(len(data), 0.0)
     assert [(b.step, b.line) for b in log.blocks] == [(7, 4)]
     assert sorted({w.line for w in log.warnings}) == [3, 7] and log.lines == 8
-
-
-def test_utf8_check_answers_as_pythons_decoder(monkeypatch):
-    """simdjson's UTF-8 check (with the quotes blanked out) says what a strict decode says,
-    on random strings of the byte sequences that make or break UTF-8 and JSON."""
-    import random
-
-    from sitegen.read import logparse
-    from sitegen.read.logparse import utf8_valid
-
-    monkeypatch.setattr(logparse, "UTF8_CHECK_MIN", 0)  # simdjson for every size
-    rng = random.Random(3)
-    pieces = [
-        *(b"\x7f", b"\x80", b"\xbf", b"\xc0", b"\xc1", b"\xc2", b"\xdf", b"\xe0", b"\xe0\xa0"),
-        *(b"\xed\x9f", b"\xed\xa0", b"\xef", b"\xf0", b"\xf0\x90", b"\xf4", b"\xf4\x8f"),
-        *(b"\xf4\x90", b"\xf5", b"\xff", b"\xe2\x96\x88", b"a", b"\n", b"\x00", b"{", b'"'),
-        *(b"1", b" ", b"\\", b"[", b"]", b"\t", b"\x01", b"t", b"n"),
-    ]
-    for _ in range(50000):
-        s = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
-        if rng.random() < 0.1:
-            s = b"x" * rng.randint(0, 200) + s + b"y" * rng.randint(0, 200)
-        try:
-            s.decode("utf-8")
-            want = True
-        except UnicodeDecodeError:
-            want = False
-        assert utf8_valid(s) == want, s
