@@ -75,7 +75,7 @@ def parse_all(
     unreadable: dict[str, BuildWarning] = {}
     workers = opts.workers or os.cpu_count() or 1
     # Largest first (LPT), so the workers end together. The largest logs start at once; the
-    # trial files are listed and stat'ed here meanwhile and their (small) shards queue next,
+    # trial folders are listed here meanwhile and their (small) shards queue next,
     # so this process finishes the trial sets (and writes their cache) while the workers
     # parse the other logs, and keeps each log as it comes. (Waiting on each group's
     # shards behind every log left this process idle, then busy alone at the end.)

@@ -177,31 +177,54 @@ def read_bytes(
     try:
         if st.st_size > limit and not cut:
             raise UnsafeInput(f"larger than {_size(limit)}: not read")
-        # One read of the size fstat gives (plus one byte, to see the end), then on to the end
-        # of the file or one byte past the limit: a file may have grown since its fstat.
-        # A first read that ends exactly at that size is taken as the end (a regular file's
-        # read stops short at its end): the common file costs one read, not a second one
-        # that returns nothing. A file growing after that read is the same race as one
-        # growing after the second read; any other first read goes on as before.
-        want = limit + 1
-        data = os.read(fd, min(st.st_size + 1, want))
-        if data and len(data) < want and len(data) != st.st_size:
-            parts = [data]
-            got = len(data)
-            while got < want:
-                more = os.read(fd, min(want - got, _CHUNK))
-                if not more:
-                    break
-                parts.append(more)
-                got += len(more)
-            if len(parts) > 1:
-                data = b"".join(parts)
+        data = _read_to(fd, st, limit)
     finally:
         os.close(fd)
     if len(data) > limit:
         if cut:
             return data[:limit]
         raise UnsafeInput(f"larger than {_size(limit)}: not read")
+    return data
+
+
+def read_bytes_stat(
+    path: Path | str, root: Path | str | Root | None, limit: int
+) -> tuple[bytes | None, os.stat_result]:
+    """The whole file and the ``fstat`` of what was opened, checked as :func:`read_bytes`
+    checks it; the bytes are None when the file is larger than ``limit`` (or grew past it).
+
+    For a reader that records each file's size and mtime beside what it read (the trial
+    reader): the file is not ``stat``'ed again by path before it is opened.
+    """
+    fd, st = _open_fd(os.fspath(path), _real_root(root))
+    try:
+        data = _read_to(fd, st, limit) if st.st_size <= limit else None
+    finally:
+        os.close(fd)
+    return (data if data is not None and len(data) <= limit else None), st
+
+
+def _read_to(fd: int, st: os.stat_result, limit: int) -> bytes:
+    """The file's bytes, up to one past ``limit`` (so a caller sees that it is larger)."""
+    # One read of the size fstat gives (plus one byte, to see the end), then on to the end
+    # of the file or one byte past the limit: a file may have grown since its fstat.
+    # A first read that ends exactly at that size is taken as the end (a regular file's
+    # read stops short at its end): the common file costs one read, not a second one
+    # that returns nothing. A file growing after that read is the same race as one
+    # growing after the second read; any other first read goes on as before.
+    want = limit + 1
+    data = os.read(fd, min(st.st_size + 1, want))
+    if data and len(data) < want and len(data) != st.st_size:
+        parts = [data]
+        got = len(data)
+        while got < want:
+            more = os.read(fd, min(want - got, _CHUNK))
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        if len(parts) > 1:
+            data = b"".join(parts)
     return data
 
 

@@ -293,22 +293,29 @@ def test_decode_files_refuses_what_is_not_a_plain_file_inside(tmp_path, monkeypa
     (root / "big/result.json").write_bytes(rec(trial_name="big", pad="x" * 2000))
     monkeypatch.setattr(trials, "MAX_RESULT_BYTES", 1000)
     names = ["ok", "out", "in", "fifo", "dir", "empty", "big", "gone"]
-    outcomes = decode_files(str(root), [(f"{n}/result.json", n, False) for n in names])
-    got = dict(zip(names, outcomes, strict=True))
+    decoded = decode_files(str(root), [(f"{n}/result.json", n, False) for n in names])
+    got = {n: outcome for n, (_, _, outcome) in zip(names, decoded, strict=True)}
     assert got["ok"][0] == "ok" and got["ok"][1].name == "ok"
     assert got["in"][0] == "ok" and got["in"][1].name == "ok"  # a link inside is followed
     assert got["out"] == ("bad", "cannot read: link points outside the archive: not read", None)
     assert got["fifo"] == ("bad", "cannot read: a FIFO: not read", None)
     assert got["dir"] == ("bad", "cannot read: a directory: not read", None)
     assert got["empty"] == ("bad", "empty result.json", None)
-    assert got["big"] == ("bad", "cannot read: larger than 1000 bytes: not read", None)
-    assert got["gone"][0] == "bad" and "No such file" in got["gone"][1]
+    assert got["big"] == ("bad", "result.json of 0 MiB is over the 0 MiB limit: not read", None)
+    assert got["gone"] == ("missing",)
+    # what is kept for the next build: the fstat of each file read, nothing of the rest
+    kept = {n: (size, mtime) for n, (size, mtime, _) in zip(names, decoded, strict=True)}
+    st = os.stat(root / "ok/result.json")
+    assert kept["ok"] == kept["in"] == (st.st_size, st.st_mtime_ns)
+    assert kept["empty"] == (0, os.stat(root / "empty/result.json").st_mtime_ns)
+    assert {n for n, (size, _) in kept.items() if size < 0} == {"out", "fifo", "dir", "big", "gone"}
 
 
 def test_plan_lists_paths_as_they_are_joined_and_stats_only_what_may_change(tmp_path, monkeypatch):
     """plan_trials builds paths by concatenation: they must be the joined paths, for a trials
-    folder at the archive's top as well as below it; and only files without a complete
-    outcome are stat'ed (an unchanged damaged one is taken from the known outcomes)."""
+    folder at the archive's top as well as below it; and only files read before without a
+    complete outcome are stat'ed (an unchanged damaged one is taken from the known outcomes);
+    files never read are not stat'ed here at all (decode_files opens them)."""
     import os
 
     from sitegen.read import trials
@@ -320,9 +327,10 @@ def test_plan_lists_paths_as_they_are_joined_and_stats_only_what_may_change(tmp_
         rels = {frel for frel, _ in plan.plan}
         assert {f"{prefix}t0/result.json", f"{prefix}missing/result.json"} <= rels
         assert f"{prefix}eval_sessions/s1/e1/result.json" in rels
-        assert len(plan.todo) == 8  # t0..t5, bad, e1
+        assert len(plan.todo) == 9  # t0..t5, bad, e1 and missing: listed, none stat'ed
+        missing = f"{prefix}missing/result.json"
         for frel, _name, _ev in plan.todo:
-            assert os.path.isfile(os.path.join(archive, frel))
+            assert os.path.isfile(os.path.join(archive, frel)) == (frel != missing)
 
     _, known = parse_trials(tmp_path / "trace_jobs", tmp_path)
     stated: list[str] = []
@@ -331,15 +339,17 @@ def test_plan_lists_paths_as_they_are_joined_and_stats_only_what_may_change(tmp_
         trials.os, "stat", lambda p, *a, **k: stated.append(str(p)) or real_stat(p, *a, **k)
     )
     plan = trials.plan_trials(tmp_path / "trace_jobs", tmp_path, known)
-    assert sorted(os.path.basename(os.path.dirname(p)) for p in stated) == ["bad", "missing"]
-    assert plan.todo == []  # the damaged one, unchanged: its outcome is the known one
+    assert [os.path.basename(os.path.dirname(p)) for p in stated] == ["bad"]
+    # the damaged one, unchanged: its outcome is the known one; the missing one is looked for
+    assert [frel for frel, _, _ in plan.todo] == ["trace_jobs/missing/result.json"]
     assert dict(plan.plan)["trace_jobs/bad/result.json"] == known["trace_jobs/bad/result.json"][2]
 
     monkeypatch.setattr(trials, "MAX_RESULT_BYTES", 10)
     (tmp_path / "trace_jobs" / "bad" / "result.json").write_text('{"trial_name": "bad", "x": 1}')
     plan = trials.plan_trials(tmp_path / "trace_jobs", tmp_path, known)
     kind, msg, _ = dict(plan.plan)["trace_jobs/bad/result.json"]
-    assert kind == "bad" and "over the 0 MiB limit: not read" in msg and plan.todo == []
+    assert kind == "bad" and "over the 0 MiB limit: not read" in msg
+    assert [frel for frel, _, _ in plan.todo] == ["trace_jobs/missing/result.json"]
 
 
 def test_problems_read_around_are_noted_with_their_line():
