@@ -42,8 +42,15 @@ CARD_FILE = "card.png"  # a published page's OpenGraph card, beside it
 
 
 def gzip_text(text: str) -> bytes:
-    """``text`` as UTF-8, gzip'ed with fixed bytes (no timestamp)."""
-    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+    """``text`` as UTF-8, gzip'ed with fixed bytes (no timestamp).
+
+    Level 7, not 9: on the 1 GB benchmark archive's tables (1.4 MB of CSV and JSON) level 9
+    took 66 ms for 267 KB, level 8 50 ms for 268 KB, level 7 23 ms for 276 KB (+3 %), level 6
+    22 ms for 283 KB. A running job's rebuild gzips its run's whole table again, so the
+    time counts twice (cold and every rebuild) while 3 % of the trial tables is ~13 MB of a
+    500-job team site's ~0.9 GB (docs/benchmarks.md).
+    """
+    return gzip.compress(text.encode("utf-8"), compresslevel=7, mtime=0)
 
 
 def script_data(name: str, value: object) -> str:
