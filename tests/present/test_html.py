@@ -17,7 +17,7 @@ from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import REWARD
 from sitegen.present import charts
 from sitegen.present.listing import decode_compare_items
-from tests.conftest import BASE_URL, JOB_SECTIONS, page_specs
+from tests.conftest import BASE_URL, JOB_SECTIONS, load, page_specs
 
 
 class Meta(HTMLParser):
@@ -292,3 +292,47 @@ def test_listed_ids_may_break_after_their_dots(site, index):
         assert ids <= shown, rel
         assert all(text == text.replace("<wbr>", "").replace(".", ".<wbr>") for text in links)
         assert any("<wbr>" in text for text in links)
+
+
+def test_run_page_words_follow_what_the_run_holds(site, index):
+    """A run page speaks of discarded steps, restarts and pass@k only when the run has them:
+    no "0 discarded steps costing 0.0 s", no restart legend on a single job's chart, no
+    "over N steps" under a pass@k that was never logged."""
+    seen = set()
+    for r in index["runs"]:
+        run = load(site, r["data"])
+        html = (site / run["url"] / "index.html").read_text(encoding="utf-8")
+        lead = re.search(r'<p class="lead">(.*?)</p>', html, re.S)[1]
+        chain = len(run["jobs"]) > 1 or run["discarded_steps"] > 0
+        assert ("costing" in lead) is (run["discarded_steps"] > 0), run["id"]
+        assert ("no step recomputed or rolled back" in html) is (run["discarded_steps"] == 0)
+        assert ("dashed lines mark restarts" in html) is chain, run["id"]
+        assert ("Jobs of the chain" in html) is (len(run["jobs"]) > 1), run["id"]
+        pass_logged = run["headline"]["pass_at_k_mean"] is not None
+        card = re.search(
+            r'pass@\w+ mean</div><div class="v">[^<]*</div><div class="s">([^<]*)', html
+        )
+        assert card[1] == ("not logged" if not pass_logged else f"over {run['steps']} steps")
+        if run["resumed_from"]:
+            assert re.search(r"resumed from steps? \d", lead), lead
+        seen.add((chain, pass_logged))
+    assert (True, True) in seen and (False, True) in seen  # (the fixture has both kinds)
+
+
+def test_batch_chart_names_the_step_still_being_generated(site, index):
+    """Batches finished after a job's last metrics are the next step's (the one being
+    generated when the log ends): the chart's caption says so where that step is shown."""
+    named = 0
+    for j in index["jobs"]:
+        job = load(site, j["data"])
+        per_step = (job.get("batches") or {}).get("per_step") or {}
+        html = (site / job["url"] / "index.html").read_text(encoding="utf-8")
+        last = job["headline"]["last_step"]
+        top = max(map(int, per_step), default=None)
+        says = re.search(r"; step (\d+): batches of the step still being generated", html)
+        if top is not None and last is not None and top > last:
+            assert says is not None and int(says[1]) == top, job["id"]
+            named += 1
+        else:
+            assert says is None, job["id"]
+    assert named  # (the fixture has a log that ends mid-step)
