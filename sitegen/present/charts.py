@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -216,8 +216,12 @@ def stacked_bars(
     *,
     step_width: int | None = None,
     count: bool = False,
+    fixed: Mapping[str, str] | None = None,
 ) -> dict | None:
     """Stacked bars from ``[{x, part, value}]``, one palette colour per part.
+
+    ``fixed``: the colour of some parts wherever they appear (a timer keeps its colour
+    from page to page); the other parts take the palette's other colours in order.
 
     With ``step_width`` the ``x`` are steps on a numeric axis (a step without bars is a gap)
     and each bar covers ``step_width`` steps from its ``x`` (a bin's first step); ``count``
@@ -232,7 +236,7 @@ def stacked_bars(
     records = [{"part": p, **_columns(rs, x="x", value="value")} for p, rs in parts.items()]
     names = sorted(parts)  # the legend's order (Vega sorts a nominal domain)
     colours = {
-        "palette": PALETTE if len(names) <= len(PALETTE) else PALETTE_20,
+        "palette": part_colours(names, fixed) if fixed else _palette(len(names)),
         "legend_columns": (
             len(names) if sum(len(n) + 4 for n in names) <= LEGEND_ONE_ROW_CHARS else LEGEND_COLUMNS
         ),
@@ -251,6 +255,26 @@ def stacked_bars(
         x_start=_x_plus(0.05 * step_width - 0.5),
         x_end=_x_plus(step_width - 0.5 - 0.05 * step_width),
     )
+
+
+def _palette(n: int) -> list[str]:
+    return PALETTE if n <= len(PALETTE) else PALETTE_20
+
+
+def part_colours(names: list[str], fixed: Mapping[str, str]) -> list[str]:
+    """The colour range for the sorted ``names`` (a nominal domain, as Vega sorts it):
+    each name in ``fixed`` its own colour, the others the colours of :data:`PALETTE_20`
+    that ``fixed`` does not use, in order (again from the first past twenty)."""
+    taken = set(fixed.values())
+    free = [c for c in PALETTE_20 if c not in taken] or PALETTE_20
+    out, i = [], 0
+    for n in names:
+        if n in fixed:
+            out.append(fixed[n])
+        else:
+            out.append(free[i % len(free)])
+            i += 1
+    return out
 
 
 def _x_plus(offset: float) -> str:

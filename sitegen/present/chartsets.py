@@ -127,6 +127,31 @@ def vllm_throughput(tl: dict) -> dict | None:
     )
 
 
+# SkyRL's step timers (its trainers' ``Timer(...)`` names), each with a colour of its own on
+# every timing chart, so a timer is found by colour from one page to the next (a colour
+# given by the order of the timers a page happens to have moved from page to page). The
+# first ten palette colours go to the timers that take most of a step; other timers and
+# the "(rest)" parts take the ten others (charts.part_colours).
+TIMER_COLOURS = dict(
+    zip(
+        (
+            "generate",
+            "wait_for_generation_buffer",
+            "policy_train",
+            "fwd_logprobs_values_reward",
+            "sync_weights",
+            "convert_to_training_input",
+            "compute_advantages_and_returns",
+            "critic_train",
+            "apply_reward_kl_penalty",
+            "postprocess_generator_output",
+        ),
+        charts.PALETTE,
+        strict=True,
+    )
+)
+
+
 def timing_stack(page: JobPage | RunPage) -> dict | None:
     """Stacked leaf timers per step: together they make up ``timing/step``."""
     s = page.series
@@ -174,7 +199,7 @@ def timing_stack(page: JobPage | RunPage) -> dict | None:
                 v = v - sum((c[i] or 0) for c in minus)
             if is_finite(v):
                 rows.append({"x": step, "part": label, "value": max(0.0, v)})
-    return charts.stacked_bars(rows, "step", "seconds", step_width=stride)
+    return charts.stacked_bars(rows, "step", "seconds", step_width=stride, fixed=TIMER_COLOURS)
 
 
 def _find(node: TimerNode, name: str) -> TimerNode | None:

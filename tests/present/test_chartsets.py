@@ -52,6 +52,46 @@ def test_timing_stack_adds_up_to_the_step_time(job_pages):
         assert per_step[step] == pytest.approx(t, rel=1e-9), step
 
 
+def _part_colours(spec: dict) -> dict[str, str]:
+    """A stacked chart's colour of each part: its sorted domain against its range."""
+    scale = next(
+        layer["encoding"]["color"]["scale"]
+        for layer in spec.get("layer", [spec])
+        if "color" in layer.get("encoding", {})
+    )
+    parts = sorted({r["part"] for r in _values(spec)})
+    return dict(zip(parts, scale["range"], strict=False))
+
+
+def test_a_timer_has_its_own_colour_on_every_timing_chart(job_pages, run_pages):
+    """The colour of a SkyRL timer is the same on every page (not given by the order of the
+    timers a page has), and no two parts of one chart share a colour."""
+    from sitegen.present.chartsets import TIMER_COLOURS
+
+    seen: dict[str, set[str]] = defaultdict(set)
+    for page in [*job_pages.values(), *run_pages.values()]:
+        spec = timing_stack(page)
+        if spec is None:
+            continue
+        colours = _part_colours(spec)
+        assert len(set(colours.values())) == len(colours), page.id
+        for part, colour in colours.items():
+            seen[part].add(colour)
+    known = {p for p in seen if p in TIMER_COLOURS}
+    assert len(known) >= 3  # (the fixture logs time several)
+    for part in known:
+        assert seen[part] == {TIMER_COLOURS[part]}, part
+
+
+def test_part_colours_fix_the_named_and_share_out_the_rest():
+    fixed = {"b": charts.PALETTE[0], "z": charts.PALETTE[1]}
+    free = [c for c in charts.PALETTE_20 if c not in fixed.values()]
+    assert charts.part_colours(["a", "b", "c"], fixed) == [free[0], charts.PALETTE[0], free[1]]
+    many = [f"t{i:02d}" for i in range(25)]
+    got = charts.part_colours(many, fixed)
+    assert got[:18] == free and got[18:] == free[:7]  # past the free colours: again
+
+
 def test_run_reward_chart_marks_restarts_and_discarded_steps(run_pages):
     run = run_pages["exp-async"]
     spec = run_charts(run)["reward"]
