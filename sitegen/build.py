@@ -304,7 +304,7 @@ def _record(
 ) -> LastBuild:
     """What the next build needs to see that nothing changed, and to carry pages over."""
     open_jobs = frozenset(j for j, log in parsed.logs.items() if log and not log.end_marker)
-    watch = {**parsed.watch_kept, **sources.watch(parsed.outcomes)}
+    watch = {**parsed.watch_kept, **sources.watch(parsed.outcomes, parsed.listings)}
     stats = parsed.stats
     return LastBuild(
         sources=sources.signature(watch, open_jobs),

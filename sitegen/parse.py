@@ -23,7 +23,7 @@ from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.read.pool import Pending, RayPool, WorkerPool, open_pool
 from sitegen.redact import Redactor
-from sitegen.sources import fingerprint
+from sitegen.sources import Listing, fingerprint
 
 if TYPE_CHECKING:
     from sitegen.options import BuildOptions
@@ -54,6 +54,8 @@ class Parsed:
     outcomes: dict[str, Known] = field(default_factory=dict)
     # per trials folder taken whole from the last build: its watch, which still holds
     watch_kept: dict[str, Watch] = field(default_factory=dict)
+    # per trials folder listed: its trials' result.json and its archives (sources.Listing)
+    listings: dict[str, Listing] = field(default_factory=dict)
 
 
 @frozen
@@ -220,6 +222,7 @@ def _start_trials(
         if read or len(known) != len(old):
             state.keep_trial_outcomes(d, known)
         out.outcomes[d] = known
+        out.listings[d] = Listing(plan.files, plan.tars)
         state.keep_trial_set(d, ts)
         if progress:
             progress(f"trials {d}: {len(ts.results)}")

@@ -29,6 +29,15 @@ if TYPE_CHECKING:
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
 
+@frozen
+class Listing:
+    """What the parse found listing a trials folder: each trial's ``result.json`` (path in
+    the archive, whether or not it exists) and the folder's trial archives (names)."""
+
+    files: list[str]
+    tars: list[str]
+
+
 def fingerprint(paths: Iterable[Path]) -> Fingerprint:
     """(name, size, mtime_ns) of each path; (name, -1, -1) when it cannot be read."""
     out = []
@@ -106,10 +115,14 @@ class Sources:
             h.update(repr((d, watch[d])).encode())
         return h.hexdigest()
 
-    def watch(self, outcomes: dict[str, Known]) -> dict[str, Watch]:
-        """Each trials folder's watch, from its stats taken before the parse and its outcomes."""
+    def watch(
+        self, outcomes: dict[str, Known], listings: dict[str, Listing] | None = None
+    ) -> dict[str, Watch]:
+        """Each trials folder's watch, from its stats taken before the parse, its outcomes
+        and what the parse's listing found (a folder without one is listed here)."""
+        listings = listings or {}
         return {
-            d: _watch(self.opts.archive, self.disc.real(d), known, self.folders[d])
+            d: _watch(self.opts.archive, self.disc.real(d), known, self.folders[d], listings.get(d))
             for d, known in outcomes.items()
         }
 
@@ -132,7 +145,9 @@ def _folder_stats(archive: Path, folder: str) -> Watch:
     return tuple((d, _mtime_ns(archive / d)) for d in dirs), ()
 
 
-def _watch(archive: Path, folder: str, known: Known, before: Watch) -> Watch:
+def _watch(
+    archive: Path, folder: str, known: Known, before: Watch, listing: Listing | None = None
+) -> Watch:
     """What to stat to know that a trials folder did not change, without listing it again.
 
     The folders' mtimes as they were before the parse (``before``); each trial
@@ -140,24 +155,32 @@ def _watch(archive: Path, folder: str, known: Known, before: Watch) -> Watch:
     still change, with the stat the parse saw (missing: ``-1``); and each
     ``trials_step*.tar`` archive, with the stat it was read with. (A file that
     cannot be read at all is never "unchanged": each build tries it again.)
+    The trials are those the parse listed (``listing``; ~27 k entries of the 1 GB
+    benchmark's async folder were listed a second time for this at the end of a build,
+    ~40 ms on one core): listed after ``before`` was taken, so anything added since
+    changed a folder's mtime.
     """
-    from sitegen.read.trials import TAR_RE, list_trial_dirs
-
-    root = archive / folder
     prefix = f"{folder}/" if folder != "." else ""
+    if listing is None:
+        listing = _list(archive / folder, prefix)
     pending = []
-    for sub, _name, _is_eval in list_trial_dirs(root):
-        rel = f"{prefix}{sub}/result.json"
+    for rel in listing.files:
         hit = known.get(rel)
         if hit is None or not isinstance(hit[2], tuple) or hit[2][0] not in ("ok", "eval", "job"):
             pending.append((rel, hit[0], hit[1]) if hit else (rel, -1, -1))
-    tars: list[str] = []
-    with contextlib.suppress(OSError):
-        tars = sorted(prefix + n for n in os.listdir(root) if TAR_RE.match(n))
-    for rel in tars:
+    for rel in (prefix + n for n in listing.tars):
         hit = known.get(rel)
         pending.append((rel, hit[0], hit[1]) if hit else _stats(archive, [rel])[0])
     return before[0], tuple(pending)
+
+
+def _list(root: Path, prefix: str) -> Listing:
+    """A trials folder listed as the parse lists it (``read.trials.plan_trials``)."""
+    from sitegen.read.trials import list_trial_dirs, scan_trials_dir
+
+    top, tars, _ = scan_trials_dir(str(root))
+    files = [f"{prefix}{sub}/result.json" for sub, _name, _is_eval in list_trial_dirs(root, top)]
+    return Listing(files, tars)
 
 
 def _mtime_ns(path: Path) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from datetime import datetime
@@ -246,6 +247,47 @@ def test_trials_watch_sees_new_and_finished_trials_only(tmp_path):
     (root / "eval_sessions" / "s1" / "e2").mkdir()  # a new trial in a session
     os.utime(root / "eval_sessions" / "s1", ns=(1, 1))  # (whatever the clock's granularity)
     assert not sources.watch_holds(tmp_path, w)
+
+
+def test_trials_watch_from_the_parse_listing_is_the_watch_from_a_new_listing(tmp_path):
+    """The build makes a folder's watch from what plan_trials listed (the folder is not
+    listed again at the end of the build): the same watch, for trials complete, missing,
+    damaged and in eval sessions, and trial archives (a directory named like one is none)."""
+    import io
+    import tarfile
+
+    from sitegen.read.trials import decode_files, plan_trials
+
+    root = tmp_path / "t"
+    for name in ("a", "b", "c"):
+        (root / name).mkdir(parents=True)
+    (root / "a" / "result.json").write_text(json.dumps({"trial_name": "a", "task_name": "x"}))
+    (root / "c" / "result.json").write_text("{damaged")
+    (root / "eval_sessions" / "s1" / "e1").mkdir(parents=True)
+    (root / "trials_step3_x.tar.gz.d").mkdir()
+    (root / "trials_step9_dir.tar").mkdir()  # not an archive: a directory
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = json.dumps({"trial_name": "m", "task_name": "x"}).encode()
+        info = tarfile.TarInfo("m/result.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    (root / "trials_step2_old.tar").write_bytes(buf.getvalue())
+    before = sources._folder_stats(tmp_path, "t")
+    plan = plan_trials(root, tmp_path)
+    _, known = plan.finish(decode_files(str(tmp_path), plan.todo))
+    listed = sources.Listing(plan.files, plan.tars)
+    assert plan.tars == ["trials_step2_old.tar"]
+    made = sources._watch(tmp_path, "t", known, before, listed)
+    assert made == sources._watch(tmp_path, "t", known, before)
+    assert [f for f, _, _ in made[1]] == [
+        "t/b/result.json",
+        "t/c/result.json",
+        "t/eval_sessions/s1/e1/result.json",
+        "t/trials_step3_x.tar.gz.d/result.json",
+        "t/trials_step9_dir.tar/result.json",
+        "t/trials_step2_old.tar",
+    ]
 
 
 def test_a_result_landing_during_the_build_is_seen_by_the_next(tmp_path):

@@ -13,7 +13,7 @@ import os
 import re
 import tarfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "decode_result",
     "TrialPlan",
     "list_trial_dirs",
+    "scan_trials_dir",
     "parse_trials",
     "plan_trials",
 ]
@@ -143,13 +144,16 @@ class _Collector:
         )
 
 
-def list_trial_dirs(root: Path) -> Iterator[tuple[str, str, bool]]:
+def list_trial_dirs(
+    root: Path, top: list[os.DirEntry] | None = None
+) -> Iterator[tuple[str, str, bool]]:
     """Every trial directory under a trials dir, sorted, as ``(path below root, name, is_eval)``.
 
     Plain strings: an archive has tens of thousands of trials, and Path objects
-    cost more than the listing itself.
+    cost more than the listing itself. ``top``: the trials dir's own directories, sorted,
+    when the caller has listed it already (:func:`scan_trials_dir`).
     """
-    for entry in _sorted_dirs(str(root)):
+    for entry in _sorted_dirs(str(root)) if top is None else top:
         if entry.name == "eval_sessions":
             for session in _sorted_dirs(entry.path):
                 for trial in _sorted_dirs(session.path):
@@ -167,6 +171,27 @@ def _sorted_dirs(path: str) -> list[os.DirEntry]:
             return sorted((e for e in it if e.is_dir(follow_symlinks=False)), key=_NAME)
     except OSError:
         return []
+
+
+def scan_trials_dir(path: str) -> tuple[list[os.DirEntry], list[str], str | None]:
+    """A trials dir listed once: its directories (sorted), the names of its trial archives
+    (sorted; not directories, a link followed as ``Path.is_dir`` follows it) and the
+    reason it cannot be listed, if so."""
+    try:
+        with os.scandir(path) as it:
+            entries = list(it)
+    except OSError as exc:
+        return [], [], exc.strerror
+    dirs = sorted((e for e in entries if e.is_dir(follow_symlinks=False)), key=_NAME)
+    tars = sorted(e.name for e in entries if TAR_RE.match(e.name) and not _is_dir(e))
+    return dirs, tars, None
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 # What decode_files gives for each file: (size, mtime_ns, outcome), the file's fstat when it
@@ -239,6 +264,12 @@ class TrialPlan:
     col: _Collector
     plan: list[tuple[str, Any]]  # (rel path, outcome or index into todo), in listing order
     todo: list[tuple[str, str, bool]]  # (rel path, trial name, is_eval): for decode_files
+    # What the listing found: every trial's result.json (rel path, in listing order) and the
+    # trial archives' names. The build's watch of the folder is made from it
+    # (sources.Sources.watch): the folder is listed once a build, not again at its end.
+    files: list[str] = field(default_factory=list)
+    tars: list[str] = field(default_factory=list)
+    unlisted: str | None = None  # why the folder could not be listed
 
     def finish(self, decoded: list[Decoded]) -> tuple[TrialSet, Known]:
         """The trial set and outcomes to keep, given what :func:`decode_files` gave for
@@ -257,15 +288,11 @@ class TrialPlan:
             o = outcomes[what] if isinstance(what, int) else what
             if o is not None:
                 col.apply(frel, o)
-        try:
-            names = sorted(os.listdir(self.root))
-        except OSError as exc:
-            col.warn(col.rel, None, f"cannot list trials directory: {exc.strerror}")
-            names = []
-        for name in names:
-            if TAR_RE.match(name) and not (self.root / name).is_dir():
-                col.archives += 1
-                _read_tar(col, self.root / name, self.archive_root)
+        if self.unlisted is not None:
+            col.warn(col.rel, None, f"cannot list trials directory: {self.unlisted}")
+        for name in self.tars:
+            col.archives += 1
+            _read_tar(col, self.root / name, self.archive_root)
         return col.freeze(), col.entries
 
 
@@ -285,8 +312,11 @@ def plan_trials(
     in_archive = f"{rel}/" if rel != "." else ""
     on_disk = os.path.join(root, "")
     known = col.known
-    for sub, name, is_eval in list_trial_dirs(root):
+    top, tars, unlisted = scan_trials_dir(str(root))
+    files: list[str] = []
+    for sub, name, is_eval in list_trial_dirs(root, top):
         frel = f"{in_archive}{sub}/result.json"
+        files.append(frel)
         hit = known.get(frel)
         if hit is not None and hit[2][0] in _COMPLETE:
             # A complete result.json is written once and never changes: not even stat'ed again.
@@ -315,7 +345,7 @@ def plan_trials(
         else:
             plan.append((frel, len(todo)))
             todo.append((frel, name, is_eval))
-    return TrialPlan(root, archive_root, col, plan, todo)
+    return TrialPlan(root, archive_root, col, plan, todo, files, tars, unlisted)
 
 
 def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
