@@ -49,13 +49,30 @@
     a.href = URL.createObjectURL(new Blob([JSON.stringify(spec, null, 2)], { type: "application/json" }));
   }
 
+  /* A legend laid out in columns (a timing stack's many timers) gets as many columns as the
+     chart's width holds, each label cut to its column with an ellipsis (the bars' tooltips
+     name each part in full): Vega does not wrap a legend, and on a phone the labels of the
+     right-hand columns ran past the chart's edge and were cut off there. */
+  var LEGEND_COLUMN_PX = 190;
+  function fitLegends(spec, width) {
+    if (!width) return spec;
+    var cols = Math.max(1, Math.floor((width - 20) / LEGEND_COLUMN_PX));
+    (spec.layer || [spec]).forEach(function (layer) {
+      var c = layer.encoding && layer.encoding.color;
+      if (c && c.legend && typeof c.legend.columns === "number" && c.legend.columns > cols) {
+        c.legend = Object.assign({}, c.legend, { columns: cols, labelLimit: LEGEND_COLUMN_PX - 30 });
+      }
+    });
+    return spec;
+  }
+
   function drawCharts() {
     var specs = readJSON("chart-specs") || {};
     document.querySelectorAll(".chart[data-chart]").forEach(function (el) {
       var name = el.getAttribute("data-chart"), spec = specs[name];
       if (!spec) return;
       specLink(name, spec);
-      embed(el, spec).catch(function (err) { el.textContent = "Chart failed: " + err; throw err; });
+      embed(el, fitLegends(spec, el.clientWidth)).catch(function (err) { el.textContent = "Chart failed: " + err; throw err; });
     });
   }
 

@@ -356,3 +356,35 @@ def test_partial_index_filters_and_sorts_every_run(tab, partial, index):
     nums = [float(v.replace(",", "")) for v in vals if v != "–"]
     assert len(vals) == len(index["runs"]) and nums == sorted(nums)
     assert tab.errors == []
+
+
+def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, site, index):
+    """At a phone's width (390 px): every legend label of a job page's charts lies inside
+    its chart (a timing stack's columns of timers ran past the chart's edge), and the
+    index's run names stay in view when its table is scrolled to the figures."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 800})
+    try:
+        tab = Watched(ctx.new_page())
+        job, _ = _ids(index)
+        tab.goto(site.as_uri() + "/" + job["url"] + "index.html")
+        assert tab.errors == []
+        out = tab.page.evaluate(
+            """() => Array.from(document.querySelectorAll('.chart[data-rendered="1"]')).flatMap(c => {
+              const box = c.querySelector('svg').getBoundingClientRect();
+              return Array.from(c.querySelectorAll('.role-legend-label text'))
+                .filter(t => t.getBoundingClientRect().right > box.right + 0.5)
+                .map(t => c.dataset.chart + ': ' + t.textContent); })"""
+        )
+        assert out == []
+        cols = tab.page.evaluate(
+            """() => JSON.parse(document.getElementById('chart-specs').textContent)
+              .timing_stack.encoding.color.legend.columns"""
+        )
+        assert cols > 1  # (the embedded spec keeps its columns: only the drawing fits them)
+        tab.goto(site.as_uri() + "/index.html")
+        page = tab.page
+        page.evaluate("() => { document.querySelector('.table-wrap').scrollLeft = 300; }")
+        name = page.locator("tbody.group > tr.run-row td.name").first.bounding_box()
+        assert name is not None and name["x"] >= 0 and name["x"] + name["width"] <= 390
+    finally:
+        ctx.close()
