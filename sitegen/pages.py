@@ -43,6 +43,9 @@ from sitegen.model.sections import (
 )
 from sitegen.model.vocabulary import (
     GEN_WAIT,
+    GRAD_NORM_KEYS,
+    POLICY_ENTROPY,
+    POLICY_KL,
     REWARD,
     STALENESS,
     STEP_TIME,
@@ -268,6 +271,8 @@ COMPARE_METRICS = {
     "generation wait (s)": GEN_WAIT,
     "avg tokens": TOKENS,
     "staleness": STALENESS,
+    "policy KL": POLICY_KL,
+    "policy entropy": POLICY_ENTROPY,
 }
 COMPARE_POINTS = 150  # per curve: enough for a smooth line, small enough to embed every run
 
@@ -276,6 +281,7 @@ def compare_metrics(metrics: dict) -> dict[str, str]:
     """The metrics the comparison page can overlay, for a page that has them (pass@k included)."""
     # the generation wait is the trainer's own timer (synchronous: timing/generate)
     keys = {**COMPARE_METRICS, "generation wait (s)": gen_wait_key(metrics)}
+    keys["gradient norm"] = next((k for k in GRAD_NORM_KEYS if k in metrics), GRAD_NORM_KEYS[0])
     out = {label: key for label, key in keys.items() if key in metrics}
     pk = pass_at_key(metrics)
     if pk:

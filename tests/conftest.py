@@ -16,6 +16,7 @@ BASE_URL = "https://example.github.io/archive/"
 JOB_SECTIONS = (
     "overview",
     "progression",
+    "policy",
     "metrics",
     "timing",
     "vllm",

@@ -131,7 +131,15 @@ def test_compare_curves_of_a_page(job_pages):
         "generation wait (s)",
         "avg tokens",
         "staleness",
+        "policy KL",
+        "policy entropy",
+        "gradient norm",
     }
+    # the gradient norm is the one the log has (SkyRL's raw_grad_norm here)
+    pts = downsample(page.series["step"], page.series["policy/raw_grad_norm"], COMPARE_POINTS)
+    assert [y for _, y in curves["gradient norm"]] == [
+        round(v, 5) for v in smooth([p["y"] for p in pts])
+    ]
     pts = downsample(page.series["step"], page.series[REWARD], COMPARE_POINTS)
     want = smooth([p["y"] for p in pts])
     assert [x for x, _ in curves["reward"]] == page.series["step"]

@@ -105,7 +105,7 @@ def policy_frozen(
             "error",
             "Updates have no effect",
             f"{what} are 0 on every step and the learning rate is 0: the policy never moves.",
-            "metrics",
+            "policy",
         )
     if all(v == 0 for _, v in stale) and one_update:
         return Finding(
@@ -115,7 +115,7 @@ def policy_frozen(
             f"{what} are 0 on every step. No rollout is stale and each batch is one optimizer "
             "step, so the new policy equals the one that generated the data when the ratio is "
             "taken: expected, not a bug.",
-            "metrics",
+            "policy",
         )
     return Finding(
         "policy_frozen",
@@ -123,7 +123,7 @@ def policy_frozen(
         "Policy ratios never move although data is off-policy",
         f"{what} are 0 on every step while rollouts are stale or several optimizer steps run "
         "per batch: the policy may not be updating (check weight sync and the optimizer).",
-        "metrics",
+        "policy",
     )
 
 
@@ -141,7 +141,7 @@ def entropy_collapse(blocks: Sequence[MetricBlock]) -> Finding | None:
             f"Policy entropy fell from {first:.3g} (mean of the first {w} steps) to {last:.3g} "
             f"(last {w}): below {ENTROPY_COLLAPSE_RATIO:.0%} of where it started; the policy "
             "stopped exploring.",
-            "metrics",
+            "policy",
         )
     return None
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from sitegen.insights.attribution import Attribution
 from sitegen.model.frozen import frozen
 from sitegen.model.parsed import BatchCounts, MetricBlock, TrialResult
-from sitegen.model.vocabulary import exception_kind
+from sitegen.model.vocabulary import CLIP_RATIO_RE, POLICY_ENTROPY, POLICY_KL_RE, exception_kind
 from sitegen.model.vocabulary import finite_or_none as _num
 
 SEVERITIES = ("error", "warning", "info")
@@ -49,10 +49,10 @@ THRESHOLDS = {
 }
 
 LR_KEYS = ("policy/policy_lr", "policy/lr", "trainer/lr", "optim/lr")
-KL_RE = re.compile(r"^policy/(policy_)?kl")
-CLIP_RE = re.compile(r"^policy/.*(clip_ratio|clipfrac)")
+KL_RE = POLICY_KL_RE
+CLIP_RE = CLIP_RATIO_RE
 LOG_RATIO_RE = re.compile(r"^policy/log_ratio")
-ENTROPY = "policy/policy_entropy"
+ENTROPY = POLICY_ENTROPY
 REWARD = "reward/avg_raw_reward"
 STEP_TIME = "timing/step"
 WAIT_KEYS = ("timing/wait_for_generation_buffer", "timing/generate")

@@ -162,7 +162,13 @@ TOKENS = "generate/avg_num_tokens"
 STALENESS = "async/staleness_mean"
 STALENESS_MAX = "async/staleness_max"
 POLICY_KL = "policy/policy_kl"
+POLICY_KL_RE = re.compile(r"^policy/(policy_)?kl")  # any KL the policy logs
 POLICY_LOSS = "policy/policy_loss"
+POLICY_ENTROPY = "policy/policy_entropy"
+# SkyRL's gradient norm before clipping (its trainers log raw_grad_norm; older ones grad_norm)
+GRAD_NORM_KEYS = ("policy/raw_grad_norm", "policy/grad_norm")
+# the share of tokens whose ratio PPO clipped (SkyRL: ppo_clip_ratio; others: clipfrac)
+CLIP_RATIO_RE = re.compile(r"^policy/.*(clip_ratio|clipfrac)")
 PASS_AT_RE = re.compile(r"^reward/avg_pass_at_(\d+)$")
 
 

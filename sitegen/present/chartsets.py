@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from sitegen.model.pages import JobPage, RunPage
 from sitegen.model.sections import Series, TimerNode, TrialSummary
 from sitegen.model.vocabulary import (
+    CLIP_RATIO_RE,
+    GRAD_NORM_KEYS,
+    POLICY_ENTROPY,
+    POLICY_KL,
+    POLICY_KL_RE,
     REWARD,
     STALENESS,
     STALENESS_MAX,
@@ -37,6 +44,7 @@ def job_charts(page: JobPage) -> Charts:
         "reward": charts.progression(s, _reward_names(page)),
         "step_time": _step_time(s),
         "timing_stack": timing_stack(page),
+        **policy_charts(page),
         "tokens": charts.lines(s, {TOKENS: "avg generated tokens"}, y_title="tokens"),
         "staleness": charts.lines(
             s,
@@ -73,6 +81,67 @@ def job_charts(page: JobPage) -> Charts:
         out.update(trial_charts(page.trials))
     out.update(insight_charts(page.tasks, page.rollouts))
     return out
+
+
+# The policy-health charts, in the order the page shows them: (chart, label). One chart a
+# metric: their scales differ by orders of magnitude (KL ~0.001, entropy ~1, a gradient
+# norm ~10-1000), so on one axis all but one would be a flat line at 0.
+POLICY_CHARTS = (
+    ("policy_kl", "KL divergence"),
+    ("policy_entropy", "entropy"),
+    ("policy_grad_norm", "gradient norm"),
+    ("policy_clip_ratio", "clip ratio"),
+)
+
+
+def policy_keys(metrics: Iterable[str]) -> dict[str, str]:
+    """The metric each policy-health chart draws, of those a page has: ``{chart: metric}``.
+
+    KL: ``policy/policy_kl`` (else the first ``policy/kl*``); entropy:
+    ``policy/policy_entropy``; gradient norm: ``policy/raw_grad_norm`` (else
+    ``policy/grad_norm``); clip ratio: the first ``policy/*clip_ratio`` or ``*clipfrac``.
+    """
+    names = sorted(metrics)
+    have = set(names)
+    kl = POLICY_KL if POLICY_KL in have else next((n for n in names if POLICY_KL_RE.match(n)), None)
+    grad = next((k for k in GRAD_NORM_KEYS if k in have), None)
+    picks = {
+        "policy_kl": kl,
+        "policy_entropy": POLICY_ENTROPY if POLICY_ENTROPY in have else None,
+        "policy_grad_norm": grad,
+        "policy_clip_ratio": next((n for n in names if CLIP_RATIO_RE.match(n)), None),
+    }
+    return {chart: key for chart, key in picks.items() if key is not None}
+
+
+def policy_charts(page: JobPage | RunPage) -> Charts:
+    """A line chart of each policy-health metric the page has (:func:`policy_keys`)."""
+    keys = policy_keys(page.metrics)
+    return {
+        chart: charts.lines(page.series, {keys[chart]: label}, y_title=label)
+        for chart, label in POLICY_CHARTS
+        if chart in keys
+    }
+
+
+# What each policy chart's caption says the metric shows (after its name and key).
+_POLICY_READING = {
+    "policy_kl": "how far each update moved the policy",
+    "policy_entropy": "a fall toward 0 is a policy collapsing onto one answer",
+    "policy_grad_norm": "spikes mark unstable updates",
+    "policy_clip_ratio": "the share of tokens whose probability ratio PPO clipped",
+}
+
+
+def policy_captions(page: JobPage | RunPage, drawn: Mapping[str, object]) -> list[tuple[str, str]]:
+    """``(chart, caption)`` of each policy chart in ``drawn``, in :data:`POLICY_CHARTS` order:
+    ``"KL divergence (policy/policy_kl): how far each update moved the policy"``."""
+    keys = policy_keys(page.metrics)
+    return [
+        (chart, f"{label[0].upper()}{label[1:]} ({keys[chart]}): {_POLICY_READING[chart]}")
+        for chart, label in POLICY_CHARTS
+        if chart in drawn and chart in keys
+    ]
 
 
 def _step_time(s: Series) -> dict | None:
@@ -227,6 +296,7 @@ def run_charts(page: RunPage) -> Charts:
         "reward": charts.progression(s, _reward_names(page), rules=rules, marks=marks),
         "step_time": _step_time(s),
         "timing_stack": timing_stack(page),
+        **policy_charts(page),
     }
     if page.trials:
         out.update(trial_charts(page.trials))

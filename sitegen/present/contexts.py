@@ -28,6 +28,7 @@ class JobContext(TypedDict):
     nav: str
     progression_rows: list[ProgressionRow]
     progression_tbody: Markup  # their table's rows (pagefiles.progression_tbody)
+    policy: list[tuple[str, str]]  # (chart, caption) of each policy chart drawn
 
 
 class RunContext(TypedDict):
@@ -38,6 +39,7 @@ class RunContext(TypedDict):
     nav: str
     timing_rows: list[TimerRow]
     families: dict[str, dict[str, Stats]]
+    policy: list[tuple[str, str]]  # (chart, caption) of each policy chart drawn
 
 
 class IndexContext(TypedDict):

@@ -18,7 +18,7 @@ from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.jsonio import clean, dumps, script_json
 from sitegen.model.pages import JobPage, RunPage
 from sitegen.pages import compare_curves
-from sitegen.present.chartsets import job_charts, run_charts
+from sitegen.present.chartsets import job_charts, policy_captions, run_charts
 from sitegen.present.exports import series_csv, trials_csv
 from sitegen.present.formatting import fmt_num, headline_sentence, md_to_html
 from sitegen.present.report import job_report
@@ -131,6 +131,7 @@ class PageFiles:
             "nav": "job",
             "progression_rows": rows,
             "progression_tbody": progression_tbody(rows),
+            "policy": policy_captions(page, specs),
         }
         meta = {
             "title": f"{page.id} · {page.status}",
@@ -170,6 +171,7 @@ class PageFiles:
             "nav": "run",
             "timing_rows": shown.timing.rows(),
             "families": shown.families(),
+            "policy": policy_captions(page, specs),
         }
         meta = {
             "title": f"Run {page.id}",

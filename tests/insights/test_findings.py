@@ -58,6 +58,7 @@ def test_policy_frozen_says_which():
     }
     f = F.policy_frozen(blocks(4, zero), {}, lr_is_zero=False)
     assert f.severity == "info" and "on-policy" in f.title
+    assert f.section == "policy"  # the page's policy-health charts show the flat lines
     f = F.policy_frozen(blocks(4, zero), {}, lr_is_zero=True)
     assert f.severity == "error" and "no effect" in f.title
     stale = lambda k: {**zero(k), "async/staleness_max": 2}  # noqa: E731
@@ -74,7 +75,8 @@ def test_entropy_collapse_threshold():
     def ent(last):
         return lambda k: {"policy/policy_entropy": 1.0 if k <= 3 else last}
 
-    assert F.entropy_collapse(blocks(20, ent(0.19))).id == "entropy_collapse"
+    f = F.entropy_collapse(blocks(20, ent(0.19)))
+    assert f is not None and f.id == "entropy_collapse" and f.section == "policy"
     assert F.entropy_collapse(blocks(20, ent(0.21))) is None
     assert F.entropy_collapse(blocks(9, ent(0.0))) is None  # too short to say
 

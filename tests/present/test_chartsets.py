@@ -163,3 +163,51 @@ def test_many_stacked_parts_get_their_own_colours_and_a_wrapping_legend():
     assert len(set(c["scale"]["range"][:14])) == 14  # no two parts share a colour
     assert c["scale"]["range"][:10] == charts.PALETTE
     assert c["legend"]["columns"] == charts.LEGEND_COLUMNS
+
+
+def test_policy_keys_pick_what_the_log_has():
+    from sitegen.present.chartsets import policy_keys
+
+    assert policy_keys(["policy/policy_kl", "policy/policy_entropy", "policy/raw_grad_norm"]) == {
+        "policy_kl": "policy/policy_kl",
+        "policy_entropy": "policy/policy_entropy",
+        "policy_grad_norm": "policy/raw_grad_norm",
+    }
+    # older names: grad_norm, a kl without the policy_ prefix, a clipfrac
+    assert policy_keys(["policy/grad_norm", "policy/kl_mean", "policy/pg_clipfrac"]) == {
+        "policy_kl": "policy/kl_mean",
+        "policy_grad_norm": "policy/grad_norm",
+        "policy_clip_ratio": "policy/pg_clipfrac",
+    }
+    both = policy_keys(["policy/grad_norm", "policy/raw_grad_norm", "policy/ppo_clip_ratio"])
+    assert both["policy_grad_norm"] == "policy/raw_grad_norm"
+    assert both["policy_clip_ratio"] == "policy/ppo_clip_ratio"
+    assert policy_keys(["reward/avg_raw_reward", "policy/policy_loss"]) == {}
+
+
+def test_policy_charts_draw_each_metric_on_its_own(job_pages, run_pages):
+    """One chart a policy metric, its values the page's series of that metric; a page
+    without policy metrics has none; the captions name the metric drawn."""
+    from sitegen.present.chartsets import POLICY_CHARTS, policy_captions, policy_keys
+
+    names = {c for c, _ in POLICY_CHARTS}
+    drew = 0
+    for page in [*job_pages.values(), *run_pages.values()]:
+        specs = job_charts(page) if page in job_pages.values() else run_charts(page)
+        drawn = {k for k, v in specs.items() if v and k in names}
+        keys = policy_keys(page.metrics)
+        assert drawn == {c for c in keys if any(is_finite(v) for v in page.series[keys[c]])}
+        for chart in drawn:
+            rows = _values(specs[chart])
+            assert {r["metric"] for r in rows} == {dict(POLICY_CHARTS)[chart]}
+            col = page.series[keys[chart]]
+            want = {(x, v) for x, v in zip(page.series["step"], col, strict=True) if is_finite(v)}
+            assert {(r["x"], r["y"]) for r in rows} == want
+            drew += 1
+        caps = dict(policy_captions(page, {k: specs[k] for k in drawn}))
+        assert set(caps) == drawn and all(keys[c] in caps[c] for c in drawn)
+    assert drew >= 4
+
+
+def is_finite(v):
+    return isinstance(v, int | float) and math.isfinite(v)

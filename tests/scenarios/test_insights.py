@@ -34,6 +34,7 @@ def test_every_planted_finding_and_no_other(planted):
             assert f["section"] in (
                 "metrics",
                 "progression",
+                "policy",
                 "timing",
                 "tasks",
                 "rollouts",
