@@ -128,8 +128,15 @@ def rows(spec: dict) -> list[dict]:
                     if not cols:
                         out.append(datum)
                         continue
-                    for i in range(len(datum[cols[0]])):
-                        out.append({k: v[i] if k in cols else v for k, v in datum.items()})
+                    # as Vega's flatten: as many rows as the longest column, null past the
+                    # end of a shorter one (an empty band: see _band)
+                    for i in range(max(len(datum[k]) for k in cols)):
+                        out.append(
+                            {
+                                k: (v[i] if i < len(v) else None) if k in cols else v
+                                for k, v in datum.items()
+                            }
+                        )
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -138,6 +145,14 @@ def rows(spec: dict) -> list[dict]:
 
     walk(spec)
     return out
+
+
+def _band(col: list, ys: list) -> list:
+    """A band's edge, or ``[]`` when it is the line itself (no bucket was merged and no
+    range given: a band of no height). The skeletons' flatten transform reads an empty
+    column as nulls, which the band's area leaves out: the line's numbers are not written
+    three times (a third of a page's chart bytes)."""
+    return [] if col == ys else col
 
 
 def progression(
@@ -162,8 +177,8 @@ def progression(
                     "metric": label,
                     "step": raw["x"],
                     "value": raw["y"],
-                    "lo": raw["lo"],
-                    "hi": raw["hi"],
+                    "lo": _band(raw["lo"], raw["y"]),
+                    "hi": _band(raw["hi"], raw["y"]),
                     "smoothed": smooth(raw["y"]),
                 }
             )
@@ -202,6 +217,8 @@ def lines(
             his=series.get(hi_key) if hi_key else None,
         )
         if cols["x"]:
+            ys_shown = cols["y"]
+            cols["lo"], cols["hi"] = _band(cols["lo"], ys_shown), _band(cols["hi"], ys_shown)
             records.append({"metric": label, **cols})
     if not records:
         return None

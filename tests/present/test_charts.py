@@ -11,6 +11,21 @@ from sitegen.present import charts, shapes
 SKELETONS = Path(charts.__file__).parent / "skeletons"
 
 
+def test_a_band_is_written_only_where_it_is_not_the_line():
+    """Downsampled buckets carry their min and max; a given range (vLLM's per-minute
+    engines) is kept even where it is not downsampled."""
+    steps = list(range(1, 1001))
+    spec = charts.lines({"step": steps, "m": [float(i % 7) for i in steps]}, {"m": "metric"})
+    (datum,) = spec["data"]["values"]
+    assert len(datum["lo"]) == len(datum["y"]) == 400 and datum["lo"] != datum["y"]
+    banded = {"t": [1, 2], "v": [2.0, 3.0], "lo": [1.0, 2.5], "hi": [2.0, 3.5]}
+    spec = charts.lines(banded, {"v": "v"}, x="t", bands={"v": ("lo", "hi")})
+    assert spec["data"]["values"][0]["lo"] == [1.0, 2.5]
+    assert spec["data"]["values"][0]["hi"] == [2.0, 3.5]
+    spec = charts.progression({"step": [1, 2], "r": [0.1, 0.2]}, {"r": "reward"})
+    assert spec["data"]["values"][0]["lo"] == spec["data"]["values"][0]["hi"] == []
+
+
 def test_specs_are_validated_and_data_inlined():
     spec = charts.lines({"step": [1, 2, 3], "m": [1.0, 2.0, 3.0]}, {"m": "metric"})
     assert spec["$schema"].endswith("v6.json")
@@ -21,14 +36,15 @@ def test_specs_are_validated_and_data_inlined():
                 "metric": "metric",
                 "x": [1, 2, 3],
                 "y": [1.0, 2.0, 3.0],
-                "lo": [1.0, 2.0, 3.0],
-                "hi": [1.0, 2.0, 3.0],
+                # no band: every point is its own (not a bucket's mean), so the band's
+                # edges would repeat the line; an empty column flattens to nulls
+                "lo": [],
+                "hi": [],
             }
         ]
     }
     assert charts.rows(spec) == [
-        {"metric": "metric", "x": x, "y": float(x), "lo": float(x), "hi": float(x)}
-        for x in (1, 2, 3)
+        {"metric": "metric", "x": x, "y": float(x), "lo": None, "hi": None} for x in (1, 2, 3)
     ]
     shapes.validate(spec)
     with pytest.raises(Exception):  # noqa: B017 - jsonschema's ValidationError
