@@ -28,7 +28,7 @@ from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
 from sitegen.redact import Redactor
 from sitegen.sitepages import SitePages, site_pages, trial_groups
-from sitegen.sources import Sources, tree_signature
+from sitegen.sources import Sources, code_signature, tree_signature
 from sitegen.write import SitePaths, SiteWriter, disk_full_is_an_error
 
 if TYPE_CHECKING:
@@ -104,7 +104,8 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         disc = _discover(opts, site, report)
         report.stage("discover")
         state = BuildState(site.cache, opts)
-        assets = tree_signature(package_dir("templates"), package_dir("static"))
+        # (the code too: a changed sitegen makes every page again, whatever its version)
+        assets = tree_signature(package_dir("templates"), package_dir("static")) + code_signature()
         now = _now(opts)  # one clock for the whole build: what "running" is judged against
         sources = Sources.take(opts, disc, assets, now)  # stats only, before any parse
         report.unchanged = state.site_is_current(sources, site.out)

@@ -50,15 +50,27 @@ def fingerprint(paths: Iterable[Path]) -> Fingerprint:
     return tuple(out)
 
 
-def tree_signature(*roots: Path) -> str:
-    """A hash of every file's name, size and mtime under ``roots`` (templates, static)."""
+def tree_signature(*roots: Path, pattern: str = "*") -> str:
+    """A hash of every file's name, size and mtime under ``roots`` (templates, static), or
+    of those matching ``pattern``."""
     h = hashlib.sha1()
     for root in roots:
-        for p in sorted(root.rglob("*")):
+        for p in sorted(root.rglob(pattern)):
             if p.is_file():
                 st = p.stat()
                 h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
+
+
+def code_signature() -> str:
+    """The signature of sitegen's own code (every ``.py`` of the package).
+
+    Part of the sources signature beside the templates' and static files': a build by
+    changed code (an editable install, a reinstall of the same version) analyses and
+    renders every page again instead of carrying pages made by the old code over. The
+    version alone missed it: a fix to a chart showed only after ``--clean``.
+    """
+    return tree_signature(Path(__file__).resolve().parent, pattern="*.py")
 
 
 @frozen

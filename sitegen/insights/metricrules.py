@@ -261,12 +261,16 @@ def non_finite(blocks: Sequence[MetricBlock]) -> Finding | None:
         return None
     steps = sorted({s for ss in hits.values() for s in ss})
     names = sorted(hits, key=lambda k: (-len(hits[k]), k))
+    # the evidence: the policy-health charts for policy metrics alone, else the
+    # progression charts (reward) and the job page's per-step table
+    section = "policy" if all(k.startswith("policy/") for k in names) else "progression"
     return Finding(
         "non_finite_metric",
         "warning",
         f"NaN or infinite {names[0]}" + (f" and {len(names) - 1} more" if len(names) > 1 else ""),
         f"{', '.join(names[:4])}{' …' if len(names) > 4 else ''} logged as NaN or ±inf at "
         f"step{'s' if len(steps) > 1 else ''} {_steps_text(steps)}: a numerical problem in the "
-        "update (the per-step table shows them as nan; statistics count finite values only).",
-        "progression",
+        "update (a charted metric's line breaks there, the job page's per-step table shows "
+        "nan; statistics count finite values only).",
+        section,
     )

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from sitegen.curves import downsample_columns, smooth
+from sitegen.curves import MAX_POINTS, downsample_columns, smooth
 from sitegen.model.vocabulary import finite_or_none as _num
 
 WIDTH = "container"
@@ -155,6 +156,29 @@ def _band(col: list, ys: list) -> list:
     return [] if col == ys else col
 
 
+def _gaps(cols: dict[str, list], xs: Sequence, ys: Sequence) -> dict[str, list]:
+    """``cols`` (a series drawn point for point, its band the line) with a null at each
+    step whose value was logged but is not a number (NaN, ±inf): the line breaks there
+    (Vega-Lite breaks a path at a null), as the finding naming that step says, instead of
+    joining its neighbours; the step stays on the axis. A step that did not log the
+    metric (``None``) is not a gap: the line goes on over it. Unchanged when nothing is
+    non-finite, or when the points are bucket means (downsampled)."""
+    bad = sum(1 for y in ys if type(y) is float and not math.isfinite(y))
+    if not bad or len(cols["x"]) + bad > MAX_POINTS or cols["lo"] != cols["y"]:
+        return cols
+    px: list = []
+    py: list = []
+    for x, y in zip(xs, ys, strict=False):
+        v = _num(y)
+        if v is not None:
+            px.append(x)
+            py.append(v)
+        elif type(y) is float:  # NaN or ±inf (a non-float non-number is no value at all)
+            px.append(x)
+            py.append(None)
+    return {"x": px, "y": py, "lo": py, "hi": py}
+
+
 def progression(
     series: dict,
     names: dict[str, str],
@@ -170,8 +194,11 @@ def progression(
     steps = series.get("step", [])
     records = []
     for key, label in names.items():
-        raw = downsample_columns(steps, series.get(key) or [])
+        ys = series.get(key) or []
+        raw = _gaps(downsample_columns(steps, ys), steps, ys)
         if raw["x"]:
+            # a gap in the raw line is one in the smoothed line too
+            sm = [None if v is None else m for v, m in zip(raw["y"], smooth(raw["y"]), strict=True)]
             records.append(
                 {
                     "metric": label,
@@ -179,7 +206,7 @@ def progression(
                     "value": raw["y"],
                     "lo": _band(raw["lo"], raw["y"]),
                     "hi": _band(raw["hi"], raw["y"]),
-                    "smoothed": smooth(raw["y"]),
+                    "smoothed": sm,
                 }
             )
     if not records:
@@ -216,6 +243,8 @@ def lines(
             los=series.get(lo_key) if lo_key else None,
             his=series.get(hi_key) if hi_key else None,
         )
+        if not bands or key not in bands:
+            cols = _gaps(cols, xs, ys)
         if cols["x"]:
             ys_shown = cols["y"]
             cols["lo"], cols["hi"] = _band(cols["lo"], ys_shown), _band(cols["hi"], ys_shown)

@@ -138,3 +138,23 @@ def test_values_that_look_like_holes_stay_as_they_are():
     enc = spec["encoding"]
     assert enc["x"]["title"] == "${y}" and enc["y"]["title"] == "${x_title}"
     assert charts.rows(spec) == [{"part": "${y_title}", "x": 1, "value": 2.0}]
+
+
+def test_a_logged_nan_breaks_the_line_and_a_missing_value_does_not():
+    """A step that logged NaN or ±inf is a gap in the line (a null point: Vega-Lite breaks
+    the path there and keeps the step on the axis), so the chart agrees with the finding
+    naming that step; a step that did not log the metric is passed over."""
+    nan, inf = float("nan"), float("inf")
+    s = {"step": [1, 2, 3, 4, 5], "m": [1.0, nan, None, 4.0, inf]}
+    (datum,) = charts.lines(s, {"m": "m"})["data"]["values"]
+    assert datum["x"] == [1, 2, 4, 5] and datum["y"] == [1.0, None, 4.0, None]
+    assert datum["lo"] == datum["hi"] == []
+    (rec,) = charts.progression(s, {"m": "m"})["data"]["values"][0:1]
+    assert rec["step"] == [1, 2, 4, 5] and rec["value"] == [1.0, None, 4.0, None]
+    assert rec["smoothed"][1] is None and rec["smoothed"][3] is None
+    assert rec["smoothed"][0] is not None and rec["smoothed"][2] is not None
+    # bucket means (more steps than points) take the finite values only, as before
+    steps = list(range(1, 1001))
+    many = {"step": steps, "m": [nan if i % 10 == 0 else float(i) for i in steps]}
+    (datum,) = charts.lines(many, {"m": "m"})["data"]["values"]
+    assert None not in datum["y"] and len(datum["y"]) == 400

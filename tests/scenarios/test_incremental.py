@@ -678,3 +678,32 @@ def _assets_changed(incremental):
         real(self, state, dataclasses.replace(src, assets=src.assets + "-changed"), writer)
 
     return init
+
+
+def test_changed_sitegen_code_makes_every_page_again(tmp_path, monkeypatch):
+    """A build by changed code (an editable install edited, a reinstall of the same
+    version) is no "nothing changed" and carries no page over: the package's own ``.py``
+    files are part of the sources signature, as its templates are."""
+    from sitegen import build as build_mod
+
+    archive = tmp_path / "a"
+    synth(archive, seed=5, jobs=2, steps=4, trials_per_step=2)
+    opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0)
+    build(opts)
+    assert build(opts).unchanged
+    real = build_mod.code_signature()
+    monkeypatch.setattr(build_mod, "code_signature", lambda: real + "-edited")
+    report = build(opts)
+    assert not report.unchanged and report.pages_reused == 0 and report.pages > 0
+
+
+def test_code_signature_follows_the_package_sources(tmp_path):
+    (tmp_path / "p" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "p" / "m.py").write_text("x = 1\n")
+    (tmp_path / "p" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\0")
+    sig = sources.tree_signature(tmp_path / "p", pattern="*.py")
+    (tmp_path / "p" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\0\0")
+    assert sources.tree_signature(tmp_path / "p", pattern="*.py") == sig  # (bytecode: no)
+    os.utime(tmp_path / "p" / "m.py", ns=(1, 10**18))
+    assert sources.tree_signature(tmp_path / "p", pattern="*.py") != sig
+    assert sources.code_signature() == sources.code_signature()
