@@ -531,10 +531,13 @@
     var summary = document.getElementById("task-compare-summary");
     head.innerHTML = ""; body.innerHTML = "";
     var data = picks.map(function (it) { return store["solved:" + it.tasks]; });
+    var without = picks.filter(function (_, i) { return !data[i]; });
     picks = picks.filter(function (_, i) { return data[i]; });
     data = data.filter(Boolean);
+    var left = without.length ? " Without trials, left out: " +
+      without.map(function (it) { return it.kind + " " + it.id; }).join(", ") + "." : "";
     if (picks.length < 2) {
-      summary.textContent = "Pick two or more runs or jobs with trials to compare them task by task.";
+      summary.textContent = "Pick two or more runs or jobs with trials to compare them task by task." + left;
       return;
     }
     var names = {}, status = data.map(function (d) {
@@ -542,17 +545,29 @@
       d.tasks.forEach(function (t, i) { m[t] = [d.successes[i], d.trials[i]]; names[t] = 1; });
       return m;
     });
-    var diff = Object.keys(names).sort().filter(function (t) {
-      var solved = status.map(function (m) { return !!(m[t] && m[t][0] > 0); });
+    // Only tasks every pick ran are compared: a task one pick never ran is no task it failed.
+    var all = Object.keys(names).sort();
+    var shared = all.filter(function (t) { return status.every(function (m) { return m[t]; }); });
+    var diff = shared.filter(function (t) {
+      var solved = status.map(function (m) { return m[t][0] > 0; });
       return solved.indexOf(true) >= 0 && solved.indexOf(false) >= 0;
     });
     var only = picks.map(function (it, i) {
       return diff.filter(function (t) {
-        return status[i][t] && status[i][t][0] > 0 && status.every(function (m, j) { return j === i || !(m[t] && m[t][0] > 0); });
+        return status[i][t][0] > 0 && status.every(function (m, j) { return j === i || !(m[t][0] > 0); });
       }).length;
     });
-    summary.textContent = diff.length + " tasks are solved by some picks and not others. Solved by this pick alone: " +
-      picks.map(function (it, i) { return it.kind + " " + it.id + " " + only[i]; }).join(" · ") + ".";
+    var unshared = all.length - shared.length;
+    if (!shared.length) {
+      summary.textContent = "The picks with trials ran no task in common (" + all.length +
+        (all.length === 1 ? " task" : " tasks") + " in all): nothing to compare task by task." + left;
+      return;
+    }
+    summary.textContent = diff.length + " of " + shared.length + (shared.length === 1 ? " task" : " tasks") +
+      " that every pick ran " + (diff.length === 1 ? "is" : "are") + " solved by some picks and not others. " +
+      "Solved by this pick alone: " +
+      picks.map(function (it, i) { return it.kind + " " + it.id + " " + only[i]; }).join(" · ") + "." +
+      (unshared ? " " + unshared + (unshared === 1 ? " task" : " tasks") + " not run by every pick: not compared." : "") + left;
     var hr = document.createElement("tr");
     cell(hr, "task", "l");
     picks.forEach(function (it) { cell(hr, "", "l").appendChild(pickLink(it)); });
@@ -562,8 +577,7 @@
       cell(tr, t, "l mono");
       status.forEach(function (m) {
         var v = m[t];
-        if (!v) cell(tr, "not run", "dim");
-        else cell(tr, (v[0] > 0 ? "✓ " : "✗ ") + v[0] + "/" + v[1], v[0] > 0 ? "yes" : "no");
+        cell(tr, (v[0] > 0 ? "✓ " : "✗ ") + v[0] + "/" + v[1], v[0] > 0 ? "yes" : "no");
       });
       body.appendChild(tr);
     });

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import http.server
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -111,13 +112,13 @@ def test_compare_defaults_to_recent_runs_and_shows_insights(tab, pbase, planted)
         ).count()
         == 1
     )
-    # two of the picks have trials: the tasks job solves three tasks the tz job never ran
+    # two of the picks have trials and one task in common: the tasks job's five others were
+    # never run by the tz job, which therefore failed none of them (none is a difference)
     page.wait_for_function("document.getElementById('task-compare-summary').textContent.length > 0")
-    assert page.inner_text("#task-compare-summary").startswith("3 tasks are solved by some")
-    cells = page.eval_on_selector_all(
-        "#compare-tasks tbody tr td:first-child", "els => els.map(e => e.textContent)"
-    )
-    assert cells == ["forget-css", "learn-sql", "mixed-regex"]
+    summary = page.inner_text("#task-compare-summary")
+    assert summary.startswith("0 of 1 task that every pick ran are solved by some"), summary
+    assert "5 tasks not run by every pick: not compared." in summary
+    assert page.locator("#compare-tasks tbody tr").count() == 0
     assert tab.errors == []
 
 
@@ -186,18 +187,88 @@ def test_compare_tasks_of_two_runs(tab, site, index):
         (i["kind"], i["id"]): i
         for i in decode_compare_items(json.loads(text[text.index(", ") + 2 : text.rindex(");")]))
     }
-    solved = []
+    solved, ran = [], []
     for r in runs:
         text = (site / items[("run", r["id"])]["tasks"] / "solved.js").read_text()
         d = json.loads(text[text.index(", ") + 2 : text.rindex(");")])
         solved.append({t for t, s in zip(d["tasks"], d["successes"], strict=True) if s > 0})
-    differ = (solved[0] | solved[1]) - (solved[0] & solved[1])
+        ran.append(set(d["tasks"]))
+    # only tasks both ran: a task one never ran is no task it failed
+    both = ran[0] & ran[1]
+    differ = ((solved[0] | solved[1]) - (solved[0] & solved[1])) & both
     tab.goto(site.as_uri() + "/compare/index.html?runs=" + ",".join(r["id"] for r in runs))
     page = tab.page
     page.wait_for_function(
-        "document.getElementById('task-compare-summary').textContent.indexOf('tasks are') >= 0"
+        "document.getElementById('task-compare-summary').textContent.indexOf('every pick ran') >= 0"
+        " || document.getElementById('task-compare-summary').textContent.indexOf('in common') >= 0"
     )
     assert page.locator("#compare-tasks tbody tr").count() == len(differ)
-    assert page.inner_text("#task-compare-summary").startswith(f"{len(differ)} tasks are")
+    summary = page.inner_text("#task-compare-summary")
+    if both:
+        n = f"{len(both)} task{'s' if len(both) != 1 else ''}"
+        assert summary.startswith(f"{len(differ)} of {n} that every pick ran"), summary
+    else:
+        assert summary.startswith("The picks with trials ran no task in common"), summary
+    assert "not run" not in page.inner_text("#compare-tasks")
     assert page.locator("#default-note").is_hidden()
+    assert tab.errors == []
+
+
+def test_compare_lists_only_tasks_every_pick_ran(tab, tmp_path):
+    """Two runs of the same tasks (the sample's sync baseline, and a copy in which one
+    task never succeeds and another was never run): the first is listed as solved by one
+    pick alone; the task one run never ran is no difference, and is counted apart."""
+    import json
+    import shutil
+
+    from sitegen.build import build
+    from sitegen.options import BuildOptions
+
+    src = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "sync-baseline"
+    archive = tmp_path / "a"
+    shutil.copytree(src, archive / "base")
+    shutil.copytree(src, archive / "other")
+    trials = archive / "other" / "trace_jobs"
+    by_task: dict[str, list[Path]] = {}
+    for f in sorted(trials.glob("*/result.json")):
+        by_task.setdefault(json.loads(f.read_text())["task_name"], []).append(f)
+    solved = {
+        t
+        for t, fs in by_task.items()
+        if any(
+            (json.loads(f.read_text()).get("verifier_result") or {})
+            .get("rewards", {})
+            .get("reward", 0)
+            > 0
+            for f in fs
+        )
+    }
+    lost, gone = sorted(solved)[:2]  # lost: never solved in "other"; gone: never run there
+    for f in by_task[lost]:
+        d = json.loads(f.read_text())
+        d["verifier_result"] = {"rewards": {"reward": 0.0}}
+        f.write_text(json.dumps(d))
+    for f in by_task[gone]:
+        shutil.rmtree(f.parent)
+    site = tmp_path / "site"
+    build(BuildOptions(archive=archive, out=site, workers=1))
+    index = json.loads((site / "data" / "index.json").read_text())
+    runs = sorted(r["id"] for r in index["runs"])
+    tab.goto(f"{site.as_uri()}/compare/index.html?runs={','.join(runs)}")
+    page = tab.page
+    page.wait_for_function(
+        "document.getElementById('task-compare-summary').textContent.indexOf('every pick ran') >= 0"
+    )
+    summary = page.inner_text("#task-compare-summary")
+    n = len(by_task) - 1
+    assert summary.startswith(f"1 of {n} tasks that every pick ran is solved by some"), summary
+    assert "1 task not run by every pick: not compared." in summary
+    rows = page.eval_on_selector_all(
+        "#compare-tasks tbody tr td:first-child", "els => els.map(e => e.textContent)"
+    )
+    assert rows == [lost]
+    cells = page.eval_on_selector_all(
+        "#compare-tasks tbody tr td:not(:first-child)", "els => els.map(e => e.className)"
+    )
+    assert sorted(cells) == ["no", "yes"]
     assert tab.errors == []
