@@ -204,7 +204,7 @@ def gen_wait(blocks: Sequence[MetricBlock], has_trials: bool) -> Finding | None:
         f"{wait / step:.0%} of step time waits for generation",
         f"{key_used} adds up to {wait / step:.1%} of timing/step (above {GEN_WAIT_SHARE:.0%}): "
         "the trainer idles while rollouts run."
-        + (" The rollout anatomy shows where that time goes." if has_trials else ""),
+        + (" The Rollouts section shows where that time goes." if has_trials else ""),
         "rollouts" if has_trials else "timing",
     )
 

@@ -43,6 +43,8 @@ def wasted_share(t: TasksSection | None) -> dict | None:
     two steps; one step's share is the section's headline card)."""
     if t is None or len(t.wasted.steps) < 2:
         return None
+    if not any(w.share for w in t.wasted.steps):
+        return None  # no step wasted a group: a flat line at 0 says what the card says
     series = {
         "step": [w.step for w in t.wasted.steps],
         "share": [100 * w.share if w.share is not None else None for w in t.wasted.steps],

@@ -211,3 +211,20 @@ def test_policy_charts_draw_each_metric_on_its_own(job_pages, run_pages):
 
 def is_finite(v):
     return isinstance(v, int | float) and math.isfinite(v)
+
+
+def test_wasted_share_chart_only_when_some_step_wasted_a_group():
+    """All shares 0: no chart (a flat line at 0 repeats the card above it); one step with
+    a wasted group: the line, in percent."""
+    from types import SimpleNamespace as NS
+
+    from sitegen.present.insight_charts import wasted_share
+
+    def section(shares):
+        steps = [NS(step=i + 1, share=s) for i, s in enumerate(shares)]
+        return NS(wasted=NS(steps=steps))
+
+    assert wasted_share(section([0.0, 0.0, None, 0.0])) is None
+    spec = wasted_share(section([0.0, 0.25, 0.0]))
+    assert spec is not None
+    assert [r["y"] for r in _values(spec)] == [0.0, 25.0, 0.0]
