@@ -66,6 +66,20 @@
     return spec;
   }
 
+  /* The comparison chart's legend names its picks, whose ids differ at their ends
+     ("…train_700201", "…train_700202"): where one row of them is wider than the chart, they
+     go in columns as wide as the longest name (about 6 px a character of Vega's 10 px
+     labels), so no name is cut short, and as many columns as the chart's width holds. */
+  function fitNames(spec, names, width) {
+    var c = spec.encoding && spec.encoding.color;
+    if (!width || !c || !names.length) return;
+    var longest = Math.max.apply(null, names.map(function (n) { return n.length; })) * 6 + 30;
+    var row = names.reduce(function (w, n) { return w + n.length * 6 + 30; }, 0);
+    if (row <= width - 20) return;
+    var colW = Math.min(longest, width - 20);
+    c.legend = Object.assign({}, c.legend || {}, { columns: Math.max(1, Math.floor((width - 20) / colW)), labelLimit: colW - 25 });
+  }
+
   function drawCharts() {
     var specs = readJSON("chart-specs") || {};
     document.querySelectorAll(".chart[data-chart]").forEach(function (el) {
@@ -754,8 +768,9 @@
       // Colours follow the selection order, matching the table's swatches.
       var names = selected.map(function (k) { return byKey[k].kind + " " + byKey[k].id; });
       spec.encoding.color.scale = { domain: names, range: names.map(function (_, i) { return PALETTE[i % PALETTE.length]; }) };
-      specLink("overlay", spec);
       var el = document.getElementById("overlay-chart");
+      fitNames(spec, names, el.clientWidth);
+      specLink("overlay", spec);
       el.removeAttribute("data-rendered");
       if (rows.length) embed(el, spec); else el.innerHTML = "";
     }

@@ -381,6 +381,17 @@ def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, si
               .timing_stack.encoding.color.legend.columns"""
         )
         assert cols > 1  # (the embedded spec keeps its columns: only the drawing fits them)
+        # the comparison chart's legend: every pick's name whole, inside the chart
+        runs = ",".join(r["id"] for r in index["runs"][:3])
+        tab.goto(f"{site.as_uri()}/compare/index.html?runs={runs}")
+        labels = tab.page.evaluate(
+            """() => { const c = document.getElementById('overlay-chart');
+              const box = c.querySelector('svg').getBoundingClientRect();
+              return Array.from(c.querySelectorAll('.role-legend-label text')).map(t =>
+                [t.textContent, t.getBoundingClientRect().right <= box.right + 0.5]); }"""
+        )
+        assert sorted(t for t, _ in labels) == sorted(f"run {r['id']}" for r in index["runs"][:3])
+        assert all(inside for _, inside in labels), labels
         tab.goto(site.as_uri() + "/index.html")
         page = tab.page
         page.evaluate("() => { document.querySelector('.table-wrap').scrollLeft = 300; }")
