@@ -93,19 +93,30 @@ def rollout_kinds(r: RolloutAnalysis | None) -> dict | None:
     return charts.stacked_bars(rows, "exception kind", "seconds per trial (mean)")
 
 
-def tokens_steps(r: RolloutAnalysis | None) -> dict | None:
-    """Input, output and cached tokens summed over each step's trials (two steps at least)."""
-    if r is None or len(r.per_step) < 2:
-        return None
-    series = {
+def _token_series(r: RolloutAnalysis) -> dict[str, list]:
+    return {
         "step": [s.step for s in r.per_step],
         "in": [s.input_tokens for s in r.per_step],
         "out": [s.output_tokens for s in r.per_step],
         "cache": [s.cache_tokens for s in r.per_step],
     }
-    return charts.lines(
-        series, {"in": "input", "out": "output", "cache": "cached"}, y_title="tokens per step"
-    )
+
+
+def tokens_steps(r: RolloutAnalysis | None) -> dict | None:
+    """Prompt-side tokens (input and cached) summed over each step's trials (two steps at
+    least). Output tokens have their own chart: an agent's context is sent again every
+    turn, so input runs ~20-100 times output, which on one axis lay flat on zero."""
+    if r is None or len(r.per_step) < 2:
+        return None
+    names = {"in": "input", "cache": "cached"}
+    return charts.lines(_token_series(r), names, y_title="prompt tokens per step")
+
+
+def output_tokens_steps(r: RolloutAnalysis | None) -> dict | None:
+    """Output tokens summed over each step's trials (two steps at least)."""
+    if r is None or len(r.per_step) < 2:
+        return None
+    return charts.lines(_token_series(r), {"out": "output"}, y_title="output tokens per step")
 
 
 def insight_charts(tasks: TasksSection | None, rollouts: RolloutAnalysis | None) -> dict:
@@ -116,4 +127,5 @@ def insight_charts(tasks: TasksSection | None, rollouts: RolloutAnalysis | None)
         "rollout_steps": rollout_steps(rollouts),
         "rollout_kinds": rollout_kinds(rollouts),
         "tokens_steps": tokens_steps(rollouts),
+        "output_tokens_steps": output_tokens_steps(rollouts),
     }

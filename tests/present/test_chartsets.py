@@ -228,3 +228,18 @@ def test_wasted_share_chart_only_when_some_step_wasted_a_group():
     spec = wasted_share(section([0.0, 0.25, 0.0]))
     assert spec is not None
     assert [r["y"] for r in _values(spec)] == [0.0, 25.0, 0.0]
+
+
+def test_output_tokens_have_their_own_chart(run_pages):
+    """Input (and cached) tokens on one chart, output on another: input runs tens of times
+    output, and on one axis output lay flat on zero. Each value is its step's sum."""
+    from sitegen.present.insight_charts import output_tokens_steps, tokens_steps
+
+    r = run_pages["exp-async"].rollouts
+    assert r is not None and len(r.per_step) >= 2
+    prompt = {(x["metric"], x["x"]): x["y"] for x in _values(tokens_steps(r))}
+    out = {(x["metric"], x["x"]): x["y"] for x in _values(output_tokens_steps(r))}
+    assert {m for m, _ in prompt} <= {"input", "cached"} and {m for m, _ in out} == {"output"}
+    for s in r.per_step:
+        assert prompt[("input", s.step)] == s.input_tokens
+        assert out[("output", s.step)] == s.output_tokens

@@ -67,7 +67,14 @@ def test_findings_tasks_and_rollouts_draw(tab, pbase, planted):
         "#findings li a", "els => els.map(e => e.getAttribute('href'))"
     ):
         assert page.locator(f"section{href}").count() == 1, href
-    for name in ("task_heatmap", "wasted", "rollout_steps", "rollout_kinds", "tokens_steps"):
+    for name in (
+        "task_heatmap",
+        "wasted",
+        "rollout_steps",
+        "rollout_kinds",
+        "tokens_steps",
+        "output_tokens_steps",
+    ):
         el = page.locator(f".chart[data-chart={name}]")
         assert el.get_attribute("data-rendered") == "1", name
     # five tasks on all 12 steps, the crashing one on step 8 only
