@@ -266,6 +266,7 @@
     lt.title = la || "";
     tr.appendChild(lt);
     var sp = el("td", "spark"), pts = sparkPoints(r.spark);
+    if (r.spark_title) sp.title = r.spark_title;
     if (pts) {
       var ns = "http://www.w3.org/2000/svg", svg = document.createElementNS(ns, "svg"), pl = document.createElementNS(ns, "polyline");
       svg.setAttribute("viewBox", "-1 0 102 48");

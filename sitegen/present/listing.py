@@ -61,6 +61,8 @@ class ListingRow:
     finding_titles: str  # the findings cell's tooltip
     last_activity: str | None  # ISO time to the second
     spark: str  # sparkline code (SPARK_ALPHABET)
+    # its tooltip: each sparkline is drawn on its own scale, so the values it spans
+    spark_title: str
 
     def to_list(self) -> list:
         return list(astuple(self))
@@ -94,6 +96,15 @@ def spark_code(values: Sequence[object]) -> str:
     return "".join(
         "-" if v is None else SPARK_ALPHABET[round(SPARK_LEVELS * (v - lo) / span)] for v in xs
     )
+
+
+def spark_title(values: Sequence[object]) -> str:
+    """What a sparkline spans: each is drawn from its own lowest to its highest value, so a
+    run that barely moved looks like one that moved a lot; the tooltip says how much."""
+    nums = [float(v) for v in values if is_finite(v)]  # type: ignore[arg-type]
+    if len(nums) < 2:
+        return ""
+    return f"reward per step from {fmt_num(min(nums))} to {fmt_num(max(nums))} (own scale)"
 
 
 def spark_points(code: str) -> str:
@@ -140,6 +151,7 @@ def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
         finding_titles=" · ".join(f.title for f in r.findings) or "no findings",
         last_activity=r.last_activity[:19] if r.last_activity else None,
         spark=spark_code(r.reward_spark),
+        spark_title=spark_title(r.reward_spark),
     )
 
 

@@ -183,3 +183,16 @@ def test_index_holds_the_newest_rows_and_every_row_is_in_the_rows_file(site, ind
     # the small archive fits: every run in the HTML, and no "more" note
     assert p.groups == len(index["runs"]) and 'id="more-rows"' not in html
     assert f'data-rows="{listing.ROWS_FILE}"' in html
+
+
+def test_a_sparkline_says_what_it_spans(site, index):
+    """Each sparkline is drawn on its own scale: its tooltip gives the lowest and highest
+    value, so a run that barely moved is not read as one that moved a lot."""
+    from sitegen.present.listing import spark_title
+
+    assert spark_title([0.25, None, 0.4700, float("nan"), 0.3]) == (
+        "reward per step from 0.2500 to 0.4700 (own scale)"
+    )
+    assert spark_title([0.5]) == "" and spark_title([]) == ""
+    html = (site / "index.html").read_text(encoding="utf-8")
+    assert html.count('class="spark" title="reward per step from ') >= 1
