@@ -467,6 +467,13 @@
     return Number(v).toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
   }
   function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(1) + "%"; }
+  // seconds in the unit the other pages use (present/formatting.fmt_dur): s, min, h
+  function dur(v) {
+    if (v === null || v === undefined || !isFinite(v)) return "–";
+    if (v < 120) return fmt(v, 1) + " s";
+    if (v < 7200) return fmt(v / 60, 1) + " min";
+    return fmt(v / 3600, 2) + " h";
+  }
 
 
   /* -- comparison page: findings, config diff, task-level comparison ---------------------- */
@@ -718,8 +725,8 @@
         tr.appendChild(name);
         var cells = [it.status, h.steps, fmt(h.reward_mean, 4), fmt(h.reward_max, 4), fmt(h.reward_last, 4),
           h.pass_at_k_mean === null ? "–" : fmt(h.pass_at_k_mean, 4) + " @" + h.pass_at_k,
-          fmt(h.step_time_mean_s, 1), fmt(h.gen_wait_mean_s, 1), pct(h.gen_wait_share),
-          fmt(h.avg_tokens_mean, 1), h.staleness_max === null || h.staleness_max === undefined ? fmt(h.staleness_mean, 3) : h.staleness_mean === null ? "max " + fmt(h.staleness_max, 0) : fmt(h.staleness_mean, 3) + " (max " + fmt(h.staleness_max, 0) + ")", pct(it.trial_success_rate), pct(it.trial_error_rate)];
+          dur(h.step_time_mean_s), dur(h.gen_wait_mean_s), pct(h.gen_wait_share),
+          fmt(h.avg_tokens_mean, 1), h.staleness_max === null || h.staleness_max === undefined ? fmt(h.staleness_mean, 3) : fmt(h.staleness_mean, 3) + " (max " + fmt(h.staleness_max, 0) + ")", pct(it.trial_success_rate), pct(it.trial_error_rate)];
         cells.forEach(function (c, j) {
           var td = document.createElement("td");
           if (j === 0) td.className = "l";

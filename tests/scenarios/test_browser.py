@@ -20,6 +20,7 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError("CI must install Debian's chromium for the browser tests")
     pytest.skip("no chromium on this machine", allow_module_level=True)
 
+from sitegen.present.formatting import fmt_dur  # noqa: E402
 from tests.conftest import JOB_SECTIONS  # noqa: E402
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -203,12 +204,17 @@ def test_compare_selection_survives_reload(tab, base, index):
     stale = page.eval_on_selector_all(
         "#compare-table tbody tr td:nth-child(12)", "els => els.map(e => e.textContent)"
     )
+    times = page.eval_on_selector_all(
+        "#compare-table tbody tr td:nth-child(8)", "els => els.map(e => e.textContent)"
+    )
+    for r, cell in zip(runs, times, strict=True):  # step time as the other pages print it
+        assert cell == fmt_dur(r["headline"]["step_time_mean_s"]), cell
     for r, cell in zip(runs, stale, strict=True):
         worst = r["headline"]["staleness_max"]
         if worst is None:
             assert "max" not in cell
-        else:
-            assert cell.endswith(f"max {worst:,.0f}" + ("" if cell.startswith("max") else ")"))
+        else:  # (no mean: "– (max 3)")
+            assert cell.endswith(f" (max {worst:,.0f})"), cell
     spec = page.evaluate(
         "() => fetch(document.querySelector('a[data-spec=overlay]').href).then(r => r.json())"
     )
