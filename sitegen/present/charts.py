@@ -16,7 +16,7 @@ import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from sitegen.curves import MAX_POINTS, downsample_columns, smooth
@@ -79,7 +79,8 @@ def skeleton(name: str) -> dict:
 
     Never mutated: :func:`fill` copies every dict and list it passes through.
     """
-    path = resources.files("sitegen.present") / "skeletons" / f"{name}.json"
+    # (beside this module, not through importlib.resources: see sitegen.assets.package_dir)
+    path = Path(__file__).parent / "skeletons" / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 

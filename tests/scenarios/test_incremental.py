@@ -701,9 +701,9 @@ def test_code_signature_follows_the_package_sources(tmp_path):
     (tmp_path / "p" / "__pycache__").mkdir(parents=True)
     (tmp_path / "p" / "m.py").write_text("x = 1\n")
     (tmp_path / "p" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\0")
-    sig = sources.tree_signature(tmp_path / "p", pattern="*.py")
+    sig = sources.tree_signature(tmp_path / "p", suffix=".py")
     (tmp_path / "p" / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"\0\0")
-    assert sources.tree_signature(tmp_path / "p", pattern="*.py") == sig  # (bytecode: no)
+    assert sources.tree_signature(tmp_path / "p", suffix=".py") == sig  # (bytecode: no)
     os.utime(tmp_path / "p" / "m.py", ns=(1, 10**18))
-    assert sources.tree_signature(tmp_path / "p", pattern="*.py") != sig
+    assert sources.tree_signature(tmp_path / "p", suffix=".py") != sig
     assert sources.code_signature() == sources.code_signature()
