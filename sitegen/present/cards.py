@@ -22,7 +22,7 @@ from sitegen.curves import downsample
 from sitegen.model.frozen import frozen
 from sitegen.model.pages import JobPage, RunPage
 from sitegen.model.vocabulary import REWARD
-from sitegen.present.formatting import DASH, fmt_dur, fmt_num
+from sitegen.present.formatting import DASH, fmt_dur, fmt_score
 
 CURVE_POINTS = 200  # a card's curve is 590 px wide: more points would not show
 
@@ -54,9 +54,9 @@ def card_for(page: JobPage | RunPage, title: str, site_title: str) -> Card:
     figures = (
         ("status", str(page.status)),
         ("steps", f"{h.first_step}–{h.last_step}" if h.first_step is not None else DASH),
-        ("reward mean", fmt_num(h.reward_mean)),
-        ("reward last", fmt_num(h.reward_last)),
-        (h.pass_label, fmt_num(h.pass_at_k_mean)),
+        ("reward mean", fmt_score(h.reward_mean)),
+        ("reward last", fmt_score(h.reward_last)),
+        (h.pass_label, fmt_score(h.pass_at_k_mean)),
         ("step time", fmt_dur(h.step_time_mean_s)),
     )
     # downsample keeps finite values only

@@ -40,6 +40,14 @@ def fmt_num(v: object, digits: int = 4) -> str:
     return f"{v:,.{digits}f}"
 
 
+def fmt_score(v: object) -> str:
+    """A reward or pass@k: always four decimals (``1.0000``, not the ``1`` :func:`fmt_num`
+    prints for an integral float, which read as a count beside ``0.4425``)."""
+    if type(v) is float and math.isfinite(v) and v.is_integer():
+        return f"{v:,.4f}"
+    return fmt_num(v)
+
+
 def fmt_pct(v: object, digits: int = 1) -> str:
     """A fraction as a percentage (``0.5`` → ``50.0%``)."""
     if not is_finite(v):
@@ -99,10 +107,10 @@ def headline_sentence(status: str, h: Headline, trial_success_rate: float | None
         parts.append(f"steps {h.first_step}–{h.last_step}")
     if h.reward_mean is not None:
         parts.append(
-            f"reward mean {fmt_num(h.reward_mean)} (max {fmt_num(h.reward_max)}, last {fmt_num(h.reward_last)})"
+            f"reward mean {fmt_score(h.reward_mean)} (max {fmt_score(h.reward_max)}, last {fmt_score(h.reward_last)})"
         )
     if h.pass_at_k_mean is not None:
-        parts.append(f"{h.pass_label} {fmt_num(h.pass_at_k_mean)}")
+        parts.append(f"{h.pass_label} {fmt_score(h.pass_at_k_mean)}")
     if h.step_time_mean_s is not None:
         parts.append(f"step time {fmt_dur(h.step_time_mean_s)}")
     if trial_success_rate is not None:

@@ -35,6 +35,7 @@ from sitegen.present.formatting import (
     fmt_dur,
     fmt_num,
     fmt_pct,
+    fmt_score,
     fmt_size,
 )
 from sitegen.present.pagefiles import CARD_FILE, Files, PageFiles, script_data
@@ -101,6 +102,7 @@ class Renderer:
         )
         self.env.filters.update(
             num=fmt_num,
+            score=fmt_score,
             count=fmt_count,
             pct=fmt_pct,
             dur=fmt_dur,

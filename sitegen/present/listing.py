@@ -21,7 +21,7 @@ from dataclasses import astuple, fields
 from sitegen.model.frozen import frozen
 from sitegen.model.pages import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.model.vocabulary import is_finite
-from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, fmt_score
 
 INDEX_ROWS = 100  # table rows (runs and their jobs) the index's HTML holds, newest runs first
 ROWS_FILE = "index-rows.js"  # every row, beside index.html (a script: file:// has no fetch)
@@ -137,10 +137,10 @@ def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
         job_url=solo.url if solo else None,
         steps=fmt_num(h.steps),
         first_last=f"{h.first_step}–{h.last_step}" if h.first_step is not None else None,
-        reward_mean=_shown(fmt_num(h.reward_mean)),
-        reward_max=_shown(fmt_num(h.reward_max)),
-        reward_last=_shown(fmt_num(h.reward_last)),
-        pass_at_k=_shown(fmt_num(h.pass_at_k_mean)),
+        reward_mean=_shown(fmt_score(h.reward_mean)),
+        reward_max=_shown(fmt_score(h.reward_max)),
+        reward_last=_shown(fmt_score(h.reward_last)),
+        pass_at_k=_shown(fmt_score(h.pass_at_k_mean)),
         pass_k=h.pass_at_k,
         step_time=_shown(fmt_dur(h.step_time_mean_s)),
         step_time_s=round(h.step_time_mean_s, 1) if is_finite(h.step_time_mean_s) else None,

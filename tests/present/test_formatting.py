@@ -208,3 +208,14 @@ def test_a_breakable_id_reads_as_the_id(name: str):
     out = str(fmt_breakable(name))
     assert html.unescape(re.sub(r"<wbr>", "", out)) == name
     assert "<" not in out.replace("<wbr>", "")
+
+
+def test_a_score_keeps_its_four_decimals():
+    """A reward or pass@k that happens to be whole prints as one (1.0000), not as the count
+    fmt_num makes of an integral float; the rest as fmt_num prints them."""
+    from sitegen.present.formatting import fmt_num, fmt_score
+
+    assert fmt_score(1.0) == "1.0000" and fmt_score(0.0) == "0.0000"
+    assert fmt_score(-1.0) == "-1.0000" and fmt_num(1.0) == "1"
+    assert fmt_score(0.4425) == "0.4425" and fmt_score(None) == fmt_num(None)
+    assert fmt_score(float("nan")) == "nan" and fmt_score(3) == fmt_num(3)
