@@ -261,7 +261,7 @@
     } else fc.appendChild(el("span", "dim", "–"));
     tr.appendChild(fc);
     var la = r.last_activity;
-    var lt = el("td", "l nowrap", la ? la.slice(5, 16).replace("T", " ") : "–");
+    var lt = el("td", "l nowrap", r.last_shown || "–");
     lt.setAttribute("data-v", la || "");
     lt.title = la || "";
     tr.appendChild(lt);

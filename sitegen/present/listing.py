@@ -60,6 +60,9 @@ class ListingRow:
     findings: tuple[int, int, int]  # error, warning and info findings
     finding_titles: str  # the findings cell's tooltip
     last_activity: str | None  # ISO time to the second
+    # as the index prints it: "MM-DD HH:MM", with the year in front when the listed
+    # activity spans more than one year (listing_groups)
+    last_shown: str | None
     spark: str  # sparkline code (SPARK_ALPHABET)
     # its tooltip: each sparkline is drawn on its own scale, so the values it spans
     spark_title: str
@@ -120,8 +123,17 @@ def spark_points(code: str) -> str:
     return " ".join(pts) if len(pts) >= 2 else ""
 
 
-def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
-    """A run's row (``chain``: its jobs) or a job's row (no chain)."""
+def _when(iso: str | None, long: bool) -> str | None:
+    """A last activity as the index shows it: ``MM-DD HH:MM`` (``YYYY-MM-DD HH:MM`` when
+    ``long``)."""
+    if not iso:
+        return None
+    return iso[0 if long else 5 : 16].replace("T", " ")
+
+
+def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = (), long: bool = False) -> ListingRow:
+    """A run's row (``chain``: its jobs) or a job's row (no chain); ``long``: its last
+    activity with its year (:func:`_when`)."""
     h: Headline = r.headline
     is_run = isinstance(r, RunRow)
     solo = chain[0] if is_run and len(chain) == 1 else None
@@ -150,6 +162,7 @@ def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
         findings=(fs.count("error"), fs.count("warning"), fs.count("info")),
         finding_titles=" · ".join(f.title for f in r.findings) or "no findings",
         last_activity=r.last_activity[:19] if r.last_activity else None,
+        last_shown=_when(r.last_activity, long),
         spark=spark_code(r.reward_spark),
         spark_title=spark_title(r.reward_spark),
     )
@@ -184,11 +197,16 @@ def listing_groups(index: IndexPage) -> list[ListingGroup]:
     # a stable sort: runs with the same time keep the index's order
     order = sorted(dated, key=lambda r: r.last_activity or "", reverse=True)
     order += [r for r in index.runs if not r.last_activity]
+    # "01-01 00:50" beside "12-31 23:10" hides that one is a year later: the year is
+    # shown when the activity listed spans more than one
+    years = {r.last_activity[:4] for r in index.runs if r.last_activity}
+    years |= {j.last_activity[:4] for j in index.jobs if j.last_activity}
+    long = len(years) > 1
     groups = []
     for r in order:
         chain = chains.get(r.id, [])
-        jobs = tuple(listing_row(j) for j in chain) if len(chain) > 1 else ()
-        groups.append(ListingGroup(listing_row(r, chain), jobs))
+        jobs = tuple(listing_row(j, long=long) for j in chain) if len(chain) > 1 else ()
+        groups.append(ListingGroup(listing_row(r, chain, long), jobs))
     return groups
 
 

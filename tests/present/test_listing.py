@@ -196,3 +196,45 @@ def test_a_sparkline_says_what_it_spans(site, index):
     assert spark_title([0.5]) == "" and spark_title([]) == ""
     html = (site / "index.html").read_text(encoding="utf-8")
     assert html.count('class="spark" title="reward per step from ') >= 1
+
+
+def test_last_activity_shows_its_year_when_the_listing_spans_years(tmp_path):
+    """ "01-01 00:50" beside "12-31 23:10" hides that one is a year later: with activity in
+    more than one year every row shows its date in full, in the page as in index-rows.js;
+    within one year, month and day."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from sitegen.build import build
+    from sitegen.options import BuildOptions
+    from sitegen.present.listing import _when
+
+    assert _when("2026-01-01T00:50:06", False) == "01-01 00:50"
+    assert _when("2026-01-01T00:50:06", True) == "2026-01-01 00:50"
+    assert _when(None, True) is None
+
+    src = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "sync-baseline"
+
+    def shown(archive: Path) -> list[str]:
+        out = archive.parent / f"site-{archive.name}"
+        build(BuildOptions(archive=archive, out=out, workers=1))
+        text = (out / "index-rows.js").read_text()
+        d = json.loads(text[text.index(", ") + 2 : text.rindex(");")])
+        col = d["columns"].index("last_shown")
+        got = [g[0][col] for g in d["groups"]]
+        html = (out / "index.html").read_text(encoding="utf-8")
+        assert all(f">{s}</td>" in html for s in got)
+        return got
+
+    one = tmp_path / "one"
+    shutil.copytree(src, one / "a")
+    shutil.copytree(src, one / "b")
+    assert [len(s) for s in shown(one)] == [11, 11]  # "02-13 00:38"
+    two = tmp_path / "two"
+    shutil.copytree(src, two / "a")
+    shutil.copytree(src, two / "b")
+    log = next((two / "b").glob("*.out"))
+    log.write_bytes(log.read_bytes().replace(b"2026-", b"2025-"))  # (it holds binary junk)
+    dates = shown(two)
+    assert sorted(s[:4] for s in dates) == ["2025", "2026"] and all(len(s) == 16 for s in dates)
