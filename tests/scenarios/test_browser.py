@@ -405,3 +405,14 @@ def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, si
         assert name is not None and name["x"] >= 0 and name["x"] + name["width"] <= 390
     finally:
         ctx.close()
+
+
+def test_the_index_table_fits_a_desktop_window(tab, site):
+    """At 1400 px the runs table needs no sideways scroll: its last column (the reward
+    sparklines) is in view (long headers wrap instead of widening their columns)."""
+    tab.goto(site.as_uri() + "/index.html")
+    over = tab.page.evaluate(
+        "() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth - w.clientWidth; }"
+    )
+    assert over <= 0, over
+    assert tab.errors == []
