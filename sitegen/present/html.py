@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import jinja2
-import yaml
 
 from sitegen import __version__
 from sitegen.assets import package_dir
@@ -40,6 +39,7 @@ from sitegen.present.formatting import (
 )
 from sitegen.present.pagefiles import CARD_FILE, Files, PageFiles, script_data
 from sitegen.present.sitefiles import copy_static, sitemap_xml
+from sitegen.present.yamltext import to_yaml
 
 if TYPE_CHECKING:
     from sitegen.incremental import PageReuse
@@ -109,7 +109,7 @@ class Renderer:
             size=fmt_size,
             breakable=fmt_breakable,
             urlq=lambda s: quote(str(s), safe=""),
-            yaml=lambda d: yaml.safe_dump(d, sort_keys=False, allow_unicode=True, width=120),
+            yaml=to_yaml,  # (not PyYAML: see present/yamltext.py)
         )
         self.env.globals.update(version=__version__, title=opts.title)
         self.base_url = opts.base_url.rstrip("/") + "/" if opts.base_url else None

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import datetime
-
-import yaml
+from typing import TYPE_CHECKING
 
 from sitegen.read.lines import TQDM_TAIL_RE
 from sitegen.read.logstate import ParserCore
 from sitegen.read.markers import YAML_TOP_RE
+
+if TYPE_CHECKING:
+    import yaml
+
+# PyYAML is imported where a dump is read (~10 ms): a rebuild that reads on from where a
+# grown log stopped meets no config dump, and pages show configs without it
+# (present/yamltext.py).
 
 
 class ConfigDump(ParserCore):
@@ -24,6 +30,8 @@ class ConfigDump(ParserCore):
         )
 
     def _finish_config(self) -> None:
+        import yaml
+
         self.config_done = True
         lines, self.config_lines = self.config_lines or [], None
         try:
@@ -59,6 +67,8 @@ def load_config(text: str) -> object:
     (:class:`ConfigTooBig` past the bounds); then what JSON cannot hold is made plain by
     :func:`plain`. ``yaml.YAMLError`` for text that is not YAML.
     """
+    import yaml
+
     loader = yaml.SafeLoader(text)
     try:
         try:
@@ -75,6 +85,8 @@ def load_config(text: str) -> object:
 
 def _measure(root: yaml.Node) -> None:
     """Raise :class:`ConfigTooBig` if ``root`` expands past the bounds or holds itself."""
+    import yaml
+
     seen = 0
     stack: list[tuple[yaml.Node, int, frozenset[int]]] = [(root, 0, frozenset())]
     while stack:
