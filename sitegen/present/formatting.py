@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-import nh3
 from markupsafe import Markup, escape
 
 from sitegen.model.sections import Headline
@@ -157,14 +156,21 @@ def csv_value(v: object) -> object:
 
 # -- notes -----------------------------------------------------------------------------------------
 
-# Images are left out: a notes.md's pictures are not copied into the site.
-NOTES_TAGS = set(nh3.ALLOWED_TAGS) - {"img"}
+
+def notes_tags() -> set[str]:
+    """The tags notes keep: nh3's safe set less images (a notes.md's pictures are not
+    copied into the site)."""
+    import nh3
+
+    return set(nh3.ALLOWED_TAGS) - {"img"}
 
 
 def md_to_html(text: str) -> str:
     """Markdown notes to sanitized HTML: no raw HTML, only http(s)/mailto links."""
-    # imported here: only a page with notes needs it (a rebuild often none)
+    # imported here (the sanitizer too): only a page with notes needs them, and a rebuild
+    # often makes none
     import markdown
+    import nh3
     from markdown.extensions.fenced_code import FencedCodeExtension
     from markdown.extensions.tables import TableExtension
 
@@ -176,7 +182,7 @@ def md_to_html(text: str) -> str:
     )
     return nh3.clean(
         html,
-        tags=NOTES_TAGS,
+        tags=notes_tags(),
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )

@@ -160,7 +160,7 @@ def test_notes_extensions_as_named():
     import markdown
     import nh3
 
-    from sitegen.present.formatting import NOTES_TAGS
+    from sitegen.present.formatting import notes_tags
 
     text = (
         "# Run notes\n\nLR *3e-6*, see [log](https://a.b/c).\n\n| k | v |\n|---|--:|\n"
@@ -169,7 +169,7 @@ def test_notes_extensions_as_named():
     named = markdown.markdown(text, extensions=["tables", "fenced_code"], output_format="html")
     want = nh3.clean(
         named,
-        tags=NOTES_TAGS,
+        tags=notes_tags(),
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
