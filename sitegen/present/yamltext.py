@@ -29,26 +29,30 @@ _RESERVED = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "nul
 
 def to_yaml(value: object) -> str:
     """``value`` as block YAML ending in a newline (``{}``, ``[]`` or a scalar alone)."""
-    if isinstance(value, dict) and value:
-        return "".join(_mapping(value, 0))
-    if isinstance(value, list) and value:
-        return "".join(_sequence(value, 0))
-    return _scalar(value) + "\n"
+    lines = _block(value, 0)
+    return _scalar(value) + "\n" if lines is None else "".join(lines)
+
+
+def _block(v: object, indent: int) -> list[str] | None:
+    """The lines of a non-empty mapping or sequence at ``indent``; None for anything written
+    on one line (a scalar, ``{}``, ``[]``)."""
+    if isinstance(v, dict) and v:
+        return _mapping(v, indent)
+    if isinstance(v, list) and v:
+        return _sequence(v, indent)
+    return None
 
 
 def _mapping(d: dict, indent: int) -> list[str]:
     pad = " " * indent
     out = []
     for k, v in d.items():
-        key = _scalar(k)
-        if isinstance(v, dict) and v:
-            out.append(f"{pad}{key}:\n")
-            out += _mapping(v, indent + 2)
-        elif isinstance(v, list) and v:
-            out.append(f"{pad}{key}:\n")
-            out += _sequence(v, indent + 2)
+        inner = _block(v, indent + 2)
+        if inner is None:
+            out.append(f"{pad}{_scalar(k)}: {_scalar(v)}\n")
         else:
-            out.append(f"{pad}{key}: {_scalar(v)}\n")
+            out.append(f"{pad}{_scalar(k)}:\n")
+            out += inner
     return out
 
 
@@ -56,16 +60,15 @@ def _sequence(items: list, indent: int) -> list[str]:
     pad = " " * indent
     out = []
     for v in items:
-        if isinstance(v, dict) and v:
-            # "- first: 1" then the other keys under the first one
-            inner = _mapping(v, indent + 2)
+        inner = _block(v, indent + 2)
+        if inner is None:
+            out.append(f"{pad}- {_scalar(v)}\n")
+        elif isinstance(v, dict):  # "- first: 1" then the other keys under the first one
             out.append(f"{pad}- {inner[0][indent + 2 :]}")
             out += inner[1:]
-        elif isinstance(v, list) and v:
-            out.append(f"{pad}-\n")
-            out += _sequence(v, indent + 2)
         else:
-            out.append(f"{pad}- {_scalar(v)}\n")
+            out.append(f"{pad}-\n")
+            out += inner
     return out
 
 
