@@ -228,11 +228,19 @@ class PageReuse:
     # -- single pages ------------------------------------------------------------------------------
     def carry_over(self, key: str, parts: tuple, files: list[str]) -> bool:
         """Record the page's signature; True when its files were kept as they are."""
+        sig = self.signatures[key] = self._signature(parts)
+        return self.previous.get(key) == sig and self.writer.carry_over(files)
+
+    def shows_the_same(self, key: str, parts: tuple) -> bool:
+        """Whether the page would show what the last build's showed (nothing recorded, no file
+        looked at): a page made ahead of :meth:`carry_over` need not be made then."""
+        return self.previous.get(key) == self._signature(parts)
+
+    def _signature(self, parts: tuple) -> str:
         h = self._base.copy()
         for part in parts:
             h.update(page_json(part))
-        sig = self.signatures[key] = h.hexdigest()
-        return self.previous.get(key) == sig and self.writer.carry_over(files)
+        return h.hexdigest()
 
 
 # -- the state ---------------------------------------------------------------------------------

@@ -69,6 +69,22 @@ def _job_args(run: RunPage | None, trials: TrialSet | None, card: Card | None) -
     return ("job", run.id if run else None, trials is not None, card is not None)
 
 
+def _job_shows(page: JobPage, run: RunPage | None, trials: TrialSet | None) -> tuple:
+    """What a job page shows, its signature's parts: the page, what it shows of its run."""
+    run_part = (
+        {
+            "id": run.id,
+            "url": run.url,
+            "jobs": run.jobs,
+            "trials": run.trials,
+            "trial_success_rate": run.trial_success_rate,
+        }
+        if run
+        else None
+    )
+    return (page, run_part, trials is not None)
+
+
 def _run_args(
     trials: TrialSet | None, owner: str | None, image: str | None, card: Card | None
 ) -> tuple:
@@ -311,21 +327,7 @@ class Renderer:
 
     def job(self, page: JobPage, run: RunPage | None, trials: TrialSet | None) -> None:
         rel = page.url
-        # what the job page shows of its run
-        run_part = (
-            {
-                "id": run.id,
-                "url": run.url,
-                "jobs": run.jobs,
-                "trials": run.trials,
-                "trial_success_rate": run.trial_success_rate,
-            }
-            if run
-            else None
-        )
-        if self._unchanged(
-            f"job:{page.id}", (page, run_part, trials is not None), [rel, page.data]
-        ):
+        if self._unchanged(f"job:{page.id}", _job_shows(page, run, trials), [rel, page.data]):
             return
         card = self.card(page, f"Job {page.id}")
         made = self._take_premade(rel, _job_args(run, trials, card))
@@ -368,6 +370,12 @@ class Renderer:
         files = PageFiles(self._html, tables)
         out: dict[str, Premade] = {}
         for page, own in jobs:
+            # a job of a chain whose later job moved on: its page most likely stays as it was
+            # (carried over by job()), so it is not made ahead for nothing
+            if self.reuse is not None and self.reuse.shows_the_same(
+                f"job:{page.id}", _job_shows(page, run, own)
+            ):
+                continue
             card = self.card(page, f"Job {page.id}")
             out[page.url] = (_job_args(run, own, card), files.job(page, run, own, card))
         # as _site: the run's trials shown by the job that owns the same set, and a run of one

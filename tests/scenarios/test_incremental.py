@@ -148,6 +148,38 @@ def test_pages_made_with_their_analysis_equal_pages_made_apart(tmp_path, monkeyp
     assert r.premade == {}
 
 
+def test_a_chain_job_that_shows_the_same_is_not_made_ahead(tmp_path, monkeypatch):
+    """The chain's last job moved on: its run is analysed again, but the first job's page,
+    which shows the same as before, is not made ahead (Renderer.premake) only to be carried
+    over; with its files damaged by hand, the renderer makes it after all. Both times the
+    site is a clean build's."""
+    archive = tmp_path / "a"
+    synth(archive, seed=36, steps=4, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    build(opts)
+    made: list[set[str]] = []
+    real = html.Renderer.premake
+
+    def premake(self, *a):
+        files = real(self, *a)
+        made.append(set(files))
+        return files
+
+    monkeypatch.setattr(html.Renderer, "premake", premake)
+    first, second = "jobs/flat.chain-a.train_600300/", "jobs/flat.chain-b.train_600301/"
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    r = build(opts)
+    assert second in made[-1] and first not in made[-1]
+    assert r.pages_reused >= 1
+    _same_as_clean(out, opts, tmp_path / "clean")
+    (out / first / "index.html").write_text("edited")
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=100))
+    build(opts)
+    assert first not in made[-1]
+    _same_as_clean(out, opts, tmp_path / "clean2")
+
+
 def test_damaged_cache_is_ignored(tmp_path):
     """A crash or a hand can leave any cache file damaged: it is ignored with a warning, never trusted."""
     archive = tmp_path / "a"
