@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from collections.abc import Iterable
 
@@ -43,12 +42,8 @@ class _SafeWriter:
 def _cells(values: list[object]) -> list[object]:
     """``csv_safe(csv_value(v))`` of each value, floats and None (nearly all of them: a step
     that did not log a metric has None) tested inline."""
-    isfinite = math.isfinite
     return [
-        (v if isfinite(v) else "")
-        if type(v) is float
-        else ("" if v is None else csv_safe(csv_value(v)))
-        for v in values
+        v if type(v) is float else ("" if v is None else csv_safe(csv_value(v))) for v in values
     ]
 
 
@@ -90,12 +85,9 @@ def _texts(values: list[object]) -> list[str]:
     (:func:`_plain_text`); in others, floats, ints and None are told inline."""
     if _plain_text(values):
         return values  # type: ignore[return-value]  # (all str)
-    isfinite = math.isfinite
     return [
-        (str(v) if isfinite(v) else "")  # type: ignore[arg-type]
-        if (tv := type(v)) is float
-        else str(v)
-        if tv is int
+        str(v)
+        if (tv := type(v)) is float or tv is int
         else ("" if v is None else str(csv_safe(csv_value(v))))
         for v in values
     ]
@@ -144,7 +136,8 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def series_csv(series: Series) -> str:
-    """``steps.csv``: one column per metric, one row per step, blank where not logged or not finite."""
+    """``steps.csv``: one column per metric, one row per step, blank where not logged
+    (``nan``, ``inf``, ``-inf`` where the value logged was one: :func:`csv_value`)."""
     buf = io.StringIO()
     w = _SafeWriter(buf)
     names = list(series)

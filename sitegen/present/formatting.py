@@ -148,10 +148,12 @@ def md_cell(s: object) -> str:
 
 
 def csv_value(v: object) -> object:
-    """A CSV cell: blank for a missing or non-finite number, the value otherwise."""
-    if v is None or (isinstance(v, float) and not is_finite(v)):
-        return ""
-    return v
+    """A CSV cell: blank for a missing value, the value otherwise.
+
+    A logged NaN or infinity is written as Python writes it (``nan``, ``inf``, ``-inf``,
+    which pandas and numpy read back as those floats), not left blank: a blank is a step
+    that did not log the metric, and a diverged loss is not a missing one."""
+    return "" if v is None else v
 
 
 # -- notes -----------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The CSV downloads: blanks for missing and non-finite values, one row per trial, no formulas."""
+"""The CSV downloads: blanks for missing values, nan/inf as logged, one row per trial, no formulas."""
 
 from __future__ import annotations
 
@@ -17,10 +17,13 @@ def _rows(text: str) -> list[list[str]]:
 
 
 def test_series_csv_columns_and_blanks():
+    """A step that did not log a metric is blank; one that logged NaN or an infinity says so,
+    in the words ``float`` (and numpy, and pandas) read back as those floats."""
     series = {"step": [1, 2, 3], "a": [1, None, 3], "b": [0.5, math.nan, -math.inf]}
     rows = _rows(series_csv(series))
-    assert rows == [["step", "a", "b"], ["1", "1", "0.5"], ["2", "", ""], ["3", "3", ""]]
+    assert rows == [["step", "a", "b"], ["1", "1", "0.5"], ["2", "", "nan"], ["3", "3", "-inf"]]
     assert series_csv({"step": []}) == "step\n"
+    assert math.isnan(float(rows[2][2])) and float(rows[3][2]) == -math.inf
 
 
 def test_series_csv_of_a_job_matches_its_series(job_pages):
