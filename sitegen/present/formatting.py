@@ -9,6 +9,7 @@ is a number to print.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from markupsafe import Markup, escape
 
@@ -64,6 +65,33 @@ def fmt_dur(v: object) -> str:
     if s < 7200:
         return f"{s / 60:,.1f} min"
     return f"{s / 3600:,.2f} h"
+
+
+# name: (seconds in one, decimals)
+_DUR_UNITS = {"s": (1.0, 1), "min": (60.0, 2), "h": (3600.0, 2)}
+
+
+def dur_unit(values: Iterable[object]) -> str:
+    """The one unit a column of durations is printed in (:func:`fmt_dur_in`), from its
+    largest value: s below 2 min, min below 10 h, h from there. A column mixing "45.0 s"
+    and "14.3 min" reads as the wrong order of magnitude at a glance; one unit, named in
+    the header, does not. Hours only past 10 h: in hours a timer of a few minutes would be
+    a "0.04" beside the step's "2.20", where minutes keep it readable ("2.40")."""
+    top = max((float(v) for v in values if is_finite(v)), default=0.0)  # type: ignore[arg-type]
+    return "s" if top < 120 else "min" if top < 36000 else "h"
+
+
+def fmt_dur_in(v: object, unit: str) -> str:
+    """Seconds as a bare number in ``unit`` (s, min, h: the column's, :func:`dur_unit`);
+    a value too small to show in it is "< 0.1" (or "< 0.01" in min and h), not a zero."""
+    if not is_finite(v):
+        return DASH
+    per, decimals = _DUR_UNITS[unit]
+    x = float(v) / per  # type: ignore[arg-type]
+    least = 10.0**-decimals
+    if 0 < x < least / 2:
+        return f"< {least:.{decimals}f}"
+    return f"{x:,.{decimals}f}"
 
 
 def fmt_count(n: object, noun: str, plural: str | None = None) -> str:

@@ -29,9 +29,11 @@ from sitegen.present import charts, listing
 from sitegen.present.contexts import CompareContext, IndexContext, RunsContext
 from sitegen.present.forkmap import fork_map
 from sitegen.present.formatting import (
+    dur_unit,
     fmt_breakable,
     fmt_count,
     fmt_dur,
+    fmt_dur_in,
     fmt_num,
     fmt_pct,
     fmt_score,
@@ -122,6 +124,8 @@ class Renderer:
             count=fmt_count,
             pct=fmt_pct,
             dur=fmt_dur,
+            dur_unit=dur_unit,
+            dur_in=fmt_dur_in,
             size=fmt_size,
             breakable=fmt_breakable,
             urlq=lambda s: quote(str(s), safe=""),

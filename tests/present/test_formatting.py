@@ -11,8 +11,10 @@ from sitegen.model.sections import Headline
 from sitegen.model.vocabulary import is_finite
 from sitegen.present.formatting import (
     csv_value,
+    dur_unit,
     fmt_breakable,
     fmt_dur,
+    fmt_dur_in,
     fmt_num,
     fmt_pct,
     headline_sentence,
@@ -82,6 +84,17 @@ def test_formatting():
         fmt_dur(90) == "90.0 s" and fmt_dur(858.476) == "14.3 min" and fmt_dur(40348.4) == "11.21 h"
     )
     assert fmt_dur(math.inf) == "–"
+    # a column in one unit: the one its largest value takes
+    units = [dur_unit(c) for c in ([1, 90], [1, 858.476], [7902.6], [5, 40348.4], [], [math.nan])]
+    assert units == ["s", "min", "min", "h", "s", "s"]
+    assert [fmt_dur_in(v, "min") for v in (858.476, 0.2, 0, None)] == [
+        "14.31",
+        "< 0.01",
+        "0.00",
+        "–",
+    ]
+    assert fmt_dur_in(0.04, "s") == "< 0.1" and fmt_dur_in(7902.6, "min") == "131.71"
+    assert fmt_dur_in(40348.4, "h") == "11.21" and fmt_dur_in(12, "h") == "< 0.01"
 
 
 def test_text_outputs():

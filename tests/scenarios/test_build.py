@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 import statistics
 from pathlib import Path
 
@@ -311,6 +312,35 @@ def test_timing_tree_adds_up(site, index):
     check(tree)
     names = [c["name"] for c in tree["children"]]
     assert "run_training" in names and "policy_train" not in names  # nested, not a sibling
+
+
+def test_timing_table_one_unit_per_column(site, index):
+    """The job page's timer table prints each duration column in one unit, named in its
+    header, and each cell is its timer's total in that unit (the tree's order)."""
+    job = _jobs(index)["exp-async/logs/async-run_561773.out"]
+    tree = load(site, job["data"])["timing"]["tree"]
+    html = (site / job["url"] / "index.html").read_text()
+    table = html[html.index('<table class="num-table timing">') :]
+    table = table[: table.index("</table>")]
+    unit = re.search(r"<th>total \((s|min|h)\)</th>", table).group(1)
+    per = {"s": 1, "min": 60, "h": 3600}[unit]
+    cells = re.findall(r'<tr class="depth-\d+">\s*<td[^>]*>[^<]*</td>\s*<td>([^<]*)</td>', table)
+
+    def totals(node):
+        yield node["total_s"]
+        for c in node["children"]:
+            yield from totals(c)
+
+    want = list(totals(tree))
+    assert len(cells) == len(want) > 3
+    for cell, total in zip(cells, want, strict=True):
+        cell = cell.replace("&lt;", "<")
+        assert not re.search(r"[a-z]", cell)  # a bare number: the unit is in the header
+        if cell.startswith("<"):
+            assert total / per < 0.1
+        else:
+            assert float(cell.replace(",", "")) == pytest.approx(total / per, abs=0.051)
+    assert unit == ("s" if max(want) < 120 else "min" if max(want) < 36000 else "h")
 
 
 def test_schema_files_validate(site, index):
