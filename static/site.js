@@ -495,17 +495,19 @@
     return a;
   }
 
-  function compareInsights(picks) {
-    // findings, one row per pick
+  function compareFindings(picks) {
+    // findings, one row per pick; each one's detail (its tooltip) comes with the pick's
+    // curves.js, loaded when picked: compare/items.js stays small with hundreds of runs
     var fb = document.querySelector("#compare-findings tbody");
     if (!fb) return;
     fb.innerHTML = "";
     picks.forEach(function (it) {
+      var details = store["findings:" + it.kind + ":" + it.id] || [];
       var tr = document.createElement("tr");
       var name = cell(tr, "", "l"); name.appendChild(pickLink(it));
       var td = cell(tr, "", "l");
       if (!it.findings.length) td.textContent = "none";
-      it.findings.forEach(function (f) {
+      it.findings.forEach(function (f, i) {
         var div = document.createElement("div");
         div.className = "finding";
         var sev = document.createElement("span");
@@ -513,11 +515,15 @@
         var a = document.createElement("a");
         a.href = "../" + it.url + "index.html#" + f.section; a.textContent = f.title;
         div.appendChild(sev); div.appendChild(a);
-        div.title = f.detail;
+        if (details[i]) div.title = details[i];
         td.appendChild(div);
       });
       fb.appendChild(tr);
     });
+  }
+
+  function compareInsights(picks) {
+    compareFindings(picks);
     // config: only the keys whose values differ among the picks
     var ch = document.querySelector("#compare-config thead"), cb = document.querySelector("#compare-config tbody");
     ch.innerHTML = ""; cb.innerHTML = "";
@@ -742,7 +748,10 @@
       // (every load that finishes redraws with the selection as it is then)
       var want = selected.filter(function (k) { return !store["curves:" + k] && !requested[k]; });
       want.forEach(function (k) { requested[k] = true; });
-      loadScripts(want.map(function (k) { return "../" + byKey[k].url + "curves.js"; }), overlay);
+      loadScripts(want.map(function (k) { return "../" + byKey[k].url + "curves.js"; }), function () {
+        overlay();
+        compareFindings(selected.map(function (k) { return byKey[k]; }));
+      });
     }
 
     var requested = {};

@@ -236,7 +236,9 @@ def rows_data(groups: Sequence[ListingGroup]) -> dict:
 ITEM_COLUMNS = ["kind", "id", "url", "status", "headline", "trial_success_rate",
                 "trial_error_rate", "last_activity", "findings", "config", "tasks"]  # fmt: skip
 HEADLINE_COLUMNS = [f.name for f in fields(Headline)]
-FINDING_COLUMNS = ["id", "severity", "title", "detail", "section"]
+# A finding's detail is not listed: it is the tooltip of a picked item's finding, written with
+# the item's curves (PageFiles.curves), so that this list stays small with hundreds of runs.
+FINDING_COLUMNS = ["id", "severity", "title", "section"]
 SIGNIFICANT = 6  # digits kept of every figure: the page prints at most 4 decimals
 
 

@@ -184,10 +184,12 @@ class PageFiles:
         return files
 
     def curves(self, kind: str, page: JobPage | RunPage) -> Files:
-        """The page's comparison curves (:func:`sitegen.pages.compare_curves`) in its own
-        folder, loaded by the comparison page only when picked (and carried over with the
-        page when it is unchanged)."""
+        """The page's comparison curves (:func:`sitegen.pages.compare_curves`) and its findings'
+        details, in the order of its findings in ``compare/items.js``, in its own folder:
+        loaded by the comparison page only when picked (and carried over with the page when
+        it is unchanged)."""
         data = script_data(f"curves:{kind}:{page.id}", compare_curves(page))
+        data += script_data(f"findings:{kind}:{page.id}", [f.detail for f in page.findings])
         return [(f"{page.url}curves.js", data)]
 
     def task_files(self, kind: str, page: JobPage | RunPage) -> Files:

@@ -158,12 +158,20 @@ def test_eval_metrics_shown(site, index):
     assert 'id="eval"' in (site / job["url"] / "index.html").read_text()
 
 
+def _script_calls(path):
+    """Each (name, value) a data script hands to ``sitegen.data``, one call a line."""
+    out = []
+    for line in path.read_text().splitlines(keepends=True):
+        assert line.startswith("sitegen.data(") and line.endswith(");\n")
+        name, _, value = line[len("sitegen.data(") : -3].partition(", ")
+        out.append((json.loads(name), json.loads(value)))
+    return out
+
+
 def _script_data(path):
-    """The (name, value) a data script hands to ``sitegen.data``."""
-    text = path.read_text()
-    assert text.startswith("sitegen.data(") and text.endswith(");\n")
-    name, _, value = text[len("sitegen.data(") : -3].partition(", ")
-    return json.loads(name), json.loads(value)
+    """The (name, value) a data script of one call hands to ``sitegen.data``."""
+    (call,) = _script_calls(path)
+    return call
 
 
 def test_compare_page_loads_its_data(site, index):
@@ -182,9 +190,13 @@ def test_compare_page_loads_its_data(site, index):
         k: round(v, 5 - math.floor(math.log10(abs(v)))) if isinstance(v, float) and v else v
         for k, v in index["jobs"][0]["headline"].items()
     }
-    name, curves = _script_data(site / job["url"] / "curves.js")
-    assert name == f"curves:job:{job['id']}"
+    (name, curves), (fname, details) = _script_calls(site / job["url"] / "curves.js")
+    assert name == f"curves:job:{job['id']}" and fname == f"findings:job:{job['id']}"
     data = json.loads((site / index["jobs"][0]["data"]).read_text())
+    # each finding's detail beside its curves, in the order items.js lists the findings
+    assert [f["title"] for f in job["findings"]] == [f["title"] for f in data["findings"]]
+    assert details == [f["detail"] for f in data["findings"]]
+    assert value["finding_columns"] == ["id", "severity", "title", "section"]
     steps = [
         s
         for s, r in zip(data["series"]["step"], data["series"][REWARD], strict=True)

@@ -21,7 +21,7 @@ if not Path(CHROMIUM).exists():
     pytest.skip("no chromium on this machine", allow_module_level=True)
 
 from sitegen.present.formatting import fmt_dur  # noqa: E402
-from tests.conftest import JOB_SECTIONS  # noqa: E402
+from tests.conftest import JOB_SECTIONS, load  # noqa: E402
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -181,7 +181,7 @@ def test_run_page(tab, base, index):
         assert tab.page.locator(f"#chain a[href$='jobs/{jid}/index.html']").count() == 1
 
 
-def test_compare_selection_survives_reload(tab, base, index):
+def test_compare_selection_survives_reload(tab, base, site, index):
     tab.goto(base + "index.html")
     page = tab.page
     runs = index["runs"][:2]
@@ -219,6 +219,14 @@ def test_compare_selection_survives_reload(tab, base, index):
         "() => fetch(document.querySelector('a[data-spec=overlay]').href).then(r => r.json())"
     )
     assert {v["name"] for v in spec["data"]["values"]} == {f"run {r['id']}" for r in runs}
+    # each finding's detail is its tooltip, come with the pick's curves.js
+    tips = page.eval_on_selector_all(
+        "#compare-findings tbody tr",
+        "trs => trs.map(tr => Array.from("
+        "tr.querySelectorAll('.finding')).map(d => [d.querySelector('a').textContent, d.title]))",
+    )
+    want = [[[f["title"], f["detail"]] for f in load(site, r["data"])["findings"]] for r in runs]
+    assert tips == want and any(want)
     assert tab.errors == []
 
 
