@@ -180,6 +180,28 @@ def test_a_chain_job_that_shows_the_same_is_not_made_ahead(tmp_path, monkeypatch
     _same_as_clean(out, opts, tmp_path / "clean2")
 
 
+def test_a_run_keeps_its_link_when_it_resumes(tmp_path):
+    """A flat run is named after its first job: when the next job of the chain lands, the
+    run's page stays where it was (a link shared while the first job ran still leads to
+    the run, now of two jobs)."""
+    archive = tmp_path / "a"
+    synth(archive, seed=37, steps=4, trials_per_step=1)
+    later = archive / "flat" / "chain-b"
+    shutil.move(later, tmp_path / "held-back")
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    build(opts)
+    first = json.loads((out / "data" / "index.json").read_text())
+    run = next(r for r in first["runs"] if r["jobs"] == ["flat.chain-a.train_600300"])
+    shutil.move(tmp_path / "held-back", later)
+    build(opts)
+    now = json.loads((out / "data" / "index.json").read_text())
+    again = next(r for r in now["runs"] if r["id"] == run["id"])
+    assert again["url"] == run["url"] and (out / run["url"] / "index.html").is_file()
+    assert again["jobs"] == ["flat.chain-a.train_600300", "flat.chain-b.train_600301"]
+    _same_as_clean(out, opts, tmp_path / "clean")
+
+
 def test_damaged_cache_is_ignored(tmp_path):
     """A crash or a hand can leave any cache file damaged: it is ignored with a warning, never trusted."""
     archive = tmp_path / "a"
