@@ -233,8 +233,10 @@ class PageReuse:
 
     def shows_the_same(self, key: str, parts: tuple) -> bool:
         """Whether the page would show what the last build's showed (nothing recorded, no file
-        looked at): a page made ahead of :meth:`carry_over` need not be made then."""
-        return self.previous.get(key) == self._signature(parts)
+        looked at): a page made ahead of :meth:`carry_over` need not be made then. A page
+        the last build did not make is not hashed (a cold build hashes each page once)."""
+        last = self.previous.get(key)
+        return last is not None and last == self._signature(parts)
 
     def _signature(self, parts: tuple) -> str:
         h = self._base.copy()
