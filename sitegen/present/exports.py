@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from sitegen.model.parsed import TrialSet
 from sitegen.model.sections import Series
 from sitegen.model.vocabulary import exception_kind
-from sitegen.present.formatting import csv_value
 
 
 class _SafeWriter:
@@ -42,9 +41,8 @@ class _SafeWriter:
 def _cells(values: list[object]) -> list[object]:
     """``csv_safe(csv_value(v))`` of each value, floats and None (nearly all of them: a step
     that did not log a metric has None) tested inline."""
-    return [
-        v if type(v) is float else ("" if v is None else csv_safe(csv_value(v))) for v in values
-    ]
+    # (csv_value leaves every value but None as it is: only csv_safe is left to call)
+    return [v if type(v) is float else ("" if v is None else csv_safe(v)) for v in values]
 
 
 # What makes the csv writer quote a field: its quote character and line ends (its
@@ -86,9 +84,7 @@ def _texts(values: list[object]) -> list[str]:
     if _plain_text(values):
         return values  # type: ignore[return-value]  # (all str)
     return [
-        str(v)
-        if (tv := type(v)) is float or tv is int
-        else ("" if v is None else str(csv_safe(csv_value(v))))
+        str(v) if (tv := type(v)) is float or tv is int else ("" if v is None else str(csv_safe(v)))
         for v in values
     ]
 
@@ -137,7 +133,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def series_csv(series: Series) -> str:
     """``steps.csv``: one column per metric, one row per step, blank where not logged
-    (``nan``, ``inf``, ``-inf`` where the value logged was one: :func:`csv_value`)."""
+    (``nan``, ``inf``, ``-inf`` where the value logged was one: :func:`~sitegen.present.formatting.csv_value`)."""
     buf = io.StringIO()
     w = _SafeWriter(buf)
     names = list(series)
