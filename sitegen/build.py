@@ -176,20 +176,7 @@ def _parse(
 ) -> Parsed:
     from sitegen.parse import parse_all
 
-    return parse_all(disc, opts, state, progress, meanwhile=_import_later_stages)
-
-
-def _import_later_stages() -> None:
-    """Import the analyse and render stages (their modules, Jinja, the page model).
-
-    Run by the parse once its work is queued: in a cold build this process then only
-    waits for the workers, and the ~0.1 s of imports is no longer alone on one core
-    between the parse and the analysis (which forks from this process, so the
-    children have them too): 2 % of a cold build of the 1 GB benchmark archive.
-    A build that parses anything analyses and renders something after, so a rebuild
-    imports nothing it would not have.
-    """
-    import sitegen.present.html  # noqa: F401  (the pages, insights, charts and exports with it)
+    return parse_all(disc, opts, state, progress)
 
 
 def _now(opts: BuildOptions) -> float:

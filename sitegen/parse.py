@@ -66,17 +66,9 @@ class _LogTask:
 
 
 def parse_all(
-    disc: Discovery,
-    opts: BuildOptions,
-    state: BuildState,
-    progress: Progress = None,
-    meanwhile: Callable[[], None] | None = None,
+    disc: Discovery, opts: BuildOptions, state: BuildState, progress: Progress = None
 ) -> Parsed:
-    """Parse every log and trials folder (unchanged ones come from ``state``), across processes.
-
-    ``meanwhile`` is called once all the work is queued, before this process waits for
-    the first results: work of the caller's that needs none of them.
-    """
+    """Parse every log and trials folder (unchanged ones come from ``state``), across processes."""
     out = Parsed(logs={j.id: None for j in disc.jobs})
     tasks = _reuse_logs(disc, opts.archive, state, out)
     redactor = Redactor(opts.redact_patterns)
@@ -101,8 +93,6 @@ def parse_all(
             for group, dirs in disc.trials_dirs.items()
         }
         running += _start_logs(pool, tasks[ahead:], opts, disc)
-        if meanwhile is not None:
-            meanwhile()
         for group, parts in started.items():
             sets = [finish() for finish in parts]
             out.trials[group] = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
