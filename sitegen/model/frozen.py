@@ -1,22 +1,28 @@
-"""``@frozen``: a frozen dataclass whose ``__repr__``, ``__eq__`` and ``__hash__`` are not compiled.
+"""``@frozen``: a frozen dataclass of which only ``__init__`` is compiled.
 
 ``@dataclass(frozen=True)`` writes six methods per class as source text and
 compiles each one (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
 ``__setattr__``, ``__delattr__``): about 0.55 ms a class on CPython 3.11, so
 the ~90 model classes cost ~50 ms of every ``sitegen`` command's start-up, a
 sixth of a one-job rebuild. ``@frozen`` asks :func:`dataclasses.dataclass`
-for the three that must know the class's fields to be fast or to stay frozen
-(``__init__`` and the refusing ``__setattr__``/``__delattr__``) and gives
-every class the same three plain functions for the rest, bound to the
-class's field names by closure (no source text, no compile). They behave as
-the generated ones do: ``__eq__`` compares the fields with ``compare=True`` as
-one tuple, and only with an instance of the very same class;
-``__hash__`` is ``hash`` of that tuple (the fields with ``hash=True``, or
-``compare=True`` where ``hash`` is unset); ``__repr__`` is
-``Name(field=value, ...)`` over the fields with ``repr=True``, ``...`` on
-recursion. A method the class writes itself is kept, as dataclass keeps it.
-``tests/model/test_frozen.py`` holds every such class of the package against a
-twin made by ``dataclass(frozen=True)``.
+for the fields alone (``init=False``, not frozen, no eq or repr) and compiles
+only the ``__init__``, the one method that must be fast for its fields: the
+text dataclass(frozen=True) writes, each field set through
+``object.__setattr__``. Every class gets the same five plain functions for the
+rest, bound to the class's field names by closure (no source text, no
+compile). They behave as the generated ones do: ``__setattr__`` and
+``__delattr__`` raise ``FrozenInstanceError`` for the class's own instances
+and its fields; ``__eq__`` compares the fields with ``compare=True`` as one
+tuple, and only with an instance of the very same class; ``__hash__`` is
+``hash`` of that tuple (the fields with ``hash=True``, or ``compare=True``
+where ``hash`` is unset); ``__repr__`` is ``Name(field=value, ...)`` over the
+fields with ``repr=True``, ``...`` on recursion. The class's dataclass
+parameters say ``frozen`` and ``init``, as dataclass's would; a method the
+class writes itself is kept, as dataclass keeps it; a subclass of a frozen
+class is left to dataclass's frozen machinery (dataclass requires it).
+``tests/model/test_frozen.py`` holds every such class of the package against
+twins made by ``dataclass(frozen=True)``: the same behaviour, ``__init__``
+signature and docstring.
 """
 
 from __future__ import annotations
@@ -43,11 +49,125 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False) -> Any:
     """``@dataclass(frozen=True)`` (``kw_only`` as there), its eq/hash/repr shared, not compiled."""
 
     def wrap(cls: type[T]) -> type[T]:
-        return _finish(
-            dataclasses.dataclass(cls, frozen=True, eq=False, repr=False, kw_only=kw_only)
+        if any(_is_frozen(b) for b in cls.__mro__[1:]):
+            # dataclass requires a frozen base's subclasses to be declared frozen to it: for
+            # them (one class: JobPage) it writes the frozen methods itself.
+            made = dataclasses.dataclass(cls, frozen=True, eq=False, repr=False, kw_only=kw_only)
+            return _finish(made)
+        had_doc = bool(cls.__dict__.get("__doc__"))
+        made = dataclasses.dataclass(
+            cls, init=False, frozen=False, eq=False, repr=False, kw_only=kw_only
         )
+        return _finish(_freeze(made, had_doc))
 
     return wrap if cls is None else wrap(cls)
+
+
+def _is_frozen(cls: type) -> bool:
+    params = cls.__dict__.get("__dataclass_params__")
+    return params is not None and params.frozen
+
+
+# The names dataclass gives the helpers its __init__ refers to (a field of such a name would
+# clash there too).
+_SET, _FACTORY = "__dataclass_set__", "__dataclass_HAS_DEFAULT_FACTORY__"
+_HAS_FACTORY = type("_HasDefaultFactory", (), {"__repr__": lambda self: "<factory>"})()
+
+
+def _freeze(cls: type[T], had_doc: bool) -> type[T]:
+    """What dataclass(frozen=True, init=True) adds to a class dataclass made with neither:
+    its ``__init__`` (each field set through ``object.__setattr__``), the ``__setattr__`` and
+    ``__delattr__`` that refuse, and the class's parameters saying so.
+
+    The ``__init__`` is compiled as dataclass compiles it; the refusing pair are two plain
+    functions bound by closure, not compiled per class: ~14 ms of every command's start-up
+    (~85 classes), 7 % of a one-job rebuild.
+    """
+    own = cls.__dict__
+    for name in ("__setattr__", "__delattr__"):
+        if name in own:  # (as dataclass refuses them)
+            raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+    flds = dataclasses.fields(cls)  # type: ignore[arg-type]  # a dataclass by now
+    if "__init__" not in own:
+        cls.__init__ = _init(cls, flds)  # type: ignore[method-assign]
+    names = frozenset(f.name for f in flds)
+    cls.__setattr__ = _refuse_set(cls, names)  # type: ignore[method-assign,assignment]
+    cls.__delattr__ = _refuse_del(cls, names)  # type: ignore[method-assign,assignment]
+    # The parameters dataclass keeps on the class say what it now is: frozen, with an
+    # __init__ (subclasses must then be frozen too, as dataclass checks).
+    params = own["__dataclass_params__"]
+    params.init = params.frozen = True
+    if not had_doc:  # dataclass's docstring of a class without one: its signature
+        import inspect
+
+        cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+    return cls
+
+
+def _init(cls: type, flds: tuple[dataclasses.Field, ...]) -> Callable:
+    """The ``__init__`` dataclass(frozen=True) writes for ``flds``, compiled the same way."""
+    self = "__dataclass_self__" if "self" in {f.name for f in flds} else "self"
+    ns: dict[str, Any] = {_SET: object.__setattr__, _FACTORY: _HAS_FACTORY}
+    positional: list[str] = []
+    keywords: list[str] = []
+    body: list[str] = []
+    annotations: dict[str, Any] = {}
+    after_default = None
+    for i, f in enumerate(flds):
+        default, factory = f.default, f.default_factory
+        value = f.name
+        if factory is not dataclasses.MISSING:
+            ns[f"__dataclass_dflt_{i}__"] = factory
+            if f.init:
+                value = f"__dataclass_dflt_{i}__() if {f.name} is {_FACTORY} else {f.name}"
+            else:
+                value = f"__dataclass_dflt_{i}__()"
+        elif not f.init:
+            continue  # (a default stays the class attribute dataclass left, as dataclass does)
+        if f.init:
+            if default is not dataclasses.MISSING:
+                ns[f"__dataclass_dflt_{i}__"] = default
+                param = f"{f.name}=__dataclass_dflt_{i}__"
+            elif factory is not dataclasses.MISSING:
+                param = f"{f.name}={_FACTORY}"
+            else:
+                param = f.name
+            if f.kw_only:
+                keywords.append(param)
+            else:
+                if "=" in param:
+                    after_default = f.name
+                elif after_default is not None:
+                    raise TypeError(f"non-default argument {f.name!r} follows default argument")
+                positional.append(param)
+            annotations[f.name] = f.type
+        body.append(f"  {_SET}({self}, {f.name!r}, {value})")
+    if hasattr(cls, "__post_init__"):
+        body.append(f"  {self}.__post_init__()")
+    params = ", ".join([self, *positional, *(["*", *keywords] if keywords else [])])
+    src = f"def __init__({params}):\n" + ("\n".join(body) or "  pass") + "\n"
+    exec(src, ns)  # noqa: S102  (our own text, of the class's field names: as dataclass does)
+    fn = ns["__init__"]
+    fn.__annotations__ = {**annotations, "return": None}
+    return _named(fn, cls, "__init__")
+
+
+def _refuse_set(cls: type, names: frozenset[str]) -> Callable:
+    def setattr_(self: object, name: str, value: object) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)  # type: ignore[arg-type]
+
+    return _named(setattr_, cls, "__setattr__")
+
+
+def _refuse_del(cls: type, names: frozenset[str]) -> Callable:
+    def delattr_(self: object, name: str) -> None:
+        if type(self) is cls or name in names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)  # type: ignore[arg-type]
+
+    return _named(delattr_, cls, "__delattr__")
 
 
 def _finish(cls: type[T]) -> type[T]:

@@ -156,3 +156,85 @@ def test_a_recursive_repr_stops():
     box = Box([])
     box.items.append(box)
     assert repr(box).endswith("Box(items=[...])")
+
+
+def _std_twin(cls: type) -> type:
+    """``cls``'s fields as declared (defaults, factories, init and kw_only included), made by
+    the standard library's frozen dataclass."""
+    flds = dataclasses.fields(cls)
+    ns = {
+        "__annotations__": {f.name: f.type for f in flds},
+        "__qualname__": cls.__qualname__,
+        "__module__": cls.__module__,
+        "__doc__": cls.__dict__.get("__doc__")
+        if not cls.__doc__.startswith(cls.__name__ + "(")
+        else None,
+        **{
+            f.name: dataclasses.field(
+                default=f.default,
+                default_factory=f.default_factory,
+                init=f.init,
+                repr=f.repr,
+                compare=f.compare,
+                hash=f.hash,
+                kw_only=f.kw_only,
+            )
+            for f in flds
+        },
+    }
+    return dataclasses.dataclass(frozen=True)(type(cls.__name__, (), ns))
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_every_frozen_class_is_made_as_a_standard_frozen_dataclass(cls):
+    """The same __init__ (parameters, defaults, annotations), docstring and parameters."""
+    import inspect
+
+    twin = _std_twin(cls)
+    assert str(inspect.signature(cls.__init__)) == str(inspect.signature(twin.__init__))
+    assert cls.__doc__ == twin.__doc__
+    params = cls.__dataclass_params__  # type: ignore[attr-defined]
+    assert (params.init, params.frozen, params.eq) == (True, True, False)
+
+
+def test_frozen_init_sets_defaults_factories_and_runs_post_init():
+    made: list[str] = []
+
+    @frozen
+    class Box:
+        a: int
+        b: list = dataclasses.field(default_factory=list)
+        c: str = "c"
+        d: dict = dataclasses.field(default_factory=dict, init=False)
+        e: int = dataclasses.field(default=5, init=False)
+
+        def __post_init__(self) -> None:
+            made.append(f"{self.a}{self.c}")
+
+    x, y = Box(1), Box(2, [3], c="z")
+    assert (x.a, x.b, x.c, x.d, x.e) == (1, [], "c", {}, 5) and made == ["1c", "2z"]
+    assert y.b == [3] and x.b is not Box(1).b and x.d is not Box(1).d  # a new one each time
+    with pytest.raises(TypeError):
+        Box()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Box(1, d={})  # type: ignore[call-arg]  # not an argument
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        x.b = []  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del x.a
+    assert x == Box(1) and x != Box(1, [0])
+
+    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
+
+        @frozen
+        class Bad:
+            a: int = 0
+            b: int  # type: ignore[misc]
+
+    @frozen
+    class Sub(Box):  # a frozen class's subclass: dataclass's own frozen machinery
+        f: int = 0
+
+    assert Sub(1, f=2).f == 2 and made[-1] == "1c"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Sub(1).f = 3  # type: ignore[misc]
