@@ -46,7 +46,7 @@ def frozen(*, kw_only: bool = False) -> Callable[[type[T]], type[T]]: ...
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False) -> Any:
-    """``@dataclass(frozen=True)`` (``kw_only`` as there), its eq/hash/repr shared, not compiled."""
+    """``@dataclass(frozen=True)`` (``kw_only`` as there), only its ``__init__`` compiled."""
 
     def wrap(cls: type[T]) -> type[T]:
         if any(_is_frozen(b) for b in cls.__mro__[1:]):
@@ -81,13 +81,17 @@ def _freeze(cls: type[T], had_doc: bool) -> type[T]:
 
     The ``__init__`` is compiled as dataclass compiles it; the refusing pair are two plain
     functions bound by closure, not compiled per class: ~14 ms of every command's start-up
-    (~85 classes), 7 % of a one-job rebuild.
+    (~85 classes), ~5 % of a one-job rebuild. (An ``InitVar`` is refused: the ``__init__``
+    written here takes none; no model class has one.)
     """
     own = cls.__dict__
     for name in ("__setattr__", "__delattr__"):
         if name in own:  # (as dataclass refuses them)
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
     flds = dataclasses.fields(cls)  # type: ignore[arg-type]  # a dataclass by now
+    pseudo = set(own["__dataclass_fields__"]) - {f.name for f in flds}  # ClassVar, InitVar
+    if any("InitVar" in str(own["__dataclass_fields__"][n].type) for n in pseudo):
+        raise TypeError(f"@frozen takes no InitVar ({cls.__name__}): use @dataclass(frozen=True)")
     if "__init__" not in own:
         cls.__init__ = _init(cls, flds)  # type: ignore[method-assign]
     names = frozenset(f.name for f in flds)
@@ -112,7 +116,7 @@ def _init(cls: type, flds: tuple[dataclasses.Field, ...]) -> Callable:
     keywords: list[str] = []
     body: list[str] = []
     annotations: dict[str, Any] = {}
-    after_default = None
+    after_default = False  # a positional parameter with a default came before
     for i, f in enumerate(flds):
         default, factory = f.default, f.default_factory
         value = f.name
@@ -125,19 +129,20 @@ def _init(cls: type, flds: tuple[dataclasses.Field, ...]) -> Callable:
         elif not f.init:
             continue  # (a default stays the class attribute dataclass left, as dataclass does)
         if f.init:
+            has_default = True
             if default is not dataclasses.MISSING:
                 ns[f"__dataclass_dflt_{i}__"] = default
                 param = f"{f.name}=__dataclass_dflt_{i}__"
             elif factory is not dataclasses.MISSING:
                 param = f"{f.name}={_FACTORY}"
             else:
-                param = f.name
+                param, has_default = f.name, False
             if f.kw_only:
                 keywords.append(param)
             else:
-                if "=" in param:
-                    after_default = f.name
-                elif after_default is not None:
+                if has_default:
+                    after_default = True
+                elif after_default:
                     raise TypeError(f"non-default argument {f.name!r} follows default argument")
                 positional.append(param)
             annotations[f.name] = f.type

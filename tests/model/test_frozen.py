@@ -238,3 +238,12 @@ def test_frozen_init_sets_defaults_factories_and_runs_post_init():
     assert Sub(1, f=2).f == 2 and made[-1] == "1c"
     with pytest.raises(dataclasses.FrozenInstanceError):
         Sub(1).f = 3  # type: ignore[misc]
+
+
+def test_frozen_refuses_an_initvar():
+    with pytest.raises(TypeError, match="InitVar"):
+
+        @frozen
+        class WithInitVar:
+            a: int
+            b: dataclasses.InitVar[int]
