@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
+import sys
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any, TypeVar, dataclass_transform, overload
@@ -49,7 +50,10 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False) -> Any:
     """``@dataclass(frozen=True)`` (``kw_only`` as there), only its ``__init__`` compiled."""
 
     def wrap(cls: type[T]) -> type[T]:
-        if any(_is_frozen(b) for b in cls.__mro__[1:]):
+        params = [b.__dict__["__dataclass_params__"] for b in cls.__mro__[1:] if _is_dc(b)]
+        if any(not p.frozen for p in params):  # (as dataclass refuses it)
+            raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+        if params:
             # dataclass requires a frozen base's subclasses to be declared frozen to it: for
             # them (one class: JobPage) it writes the frozen methods itself.
             made = dataclasses.dataclass(cls, frozen=True, eq=False, repr=False, kw_only=kw_only)
@@ -63,9 +67,8 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False) -> Any:
     return wrap if cls is None else wrap(cls)
 
 
-def _is_frozen(cls: type) -> bool:
-    params = cls.__dict__.get("__dataclass_params__")
-    return params is not None and params.frozen
+def _is_dc(cls: type) -> bool:
+    return "__dataclass_params__" in cls.__dict__
 
 
 # The names dataclass gives the helpers its __init__ refers to (a field of such a name would
@@ -90,7 +93,7 @@ def _freeze(cls: type[T], had_doc: bool) -> type[T]:
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
     flds = dataclasses.fields(cls)  # type: ignore[arg-type]  # a dataclass by now
     pseudo = set(own["__dataclass_fields__"]) - {f.name for f in flds}  # ClassVar, InitVar
-    if any("InitVar" in str(own["__dataclass_fields__"][n].type) for n in pseudo):
+    if any(_is_initvar(own["__dataclass_fields__"][n].type) for n in pseudo):
         raise TypeError(f"@frozen takes no InitVar ({cls.__name__}): use @dataclass(frozen=True)")
     if "__init__" not in own:
         cls.__init__ = _init(cls, flds)  # type: ignore[method-assign]
@@ -104,8 +107,19 @@ def _freeze(cls: type[T], had_doc: bool) -> type[T]:
     if not had_doc:  # dataclass's docstring of a class without one: its signature
         import inspect
 
-        cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
+        try:
+            sig = str(inspect.signature(cls)).replace(" -> None", "")
+        except (TypeError, ValueError):
+            sig = ""
+        cls.__doc__ = cls.__name__ + sig
     return cls
+
+
+def _is_initvar(tp: object) -> bool:
+    # (a string under `from __future__ import annotations`, as dataclass reads it)
+    if isinstance(tp, str):
+        return tp.startswith(("InitVar", "dataclasses.InitVar"))
+    return isinstance(tp, dataclasses.InitVar) or tp is dataclasses.InitVar
 
 
 def _init(cls: type, flds: tuple[dataclasses.Field, ...]) -> Callable:
@@ -150,9 +164,15 @@ def _init(cls: type, flds: tuple[dataclasses.Field, ...]) -> Callable:
     if hasattr(cls, "__post_init__"):
         body.append(f"  {self}.__post_init__()")
     params = ", ".join([self, *positional, *(["*", *keywords] if keywords else [])])
-    src = f"def __init__({params}):\n" + ("\n".join(body) or "  pass") + "\n"
-    exec(src, ns)  # noqa: S102  (our own text, of the class's field names: as dataclass does)
-    fn = ns["__init__"]
+    # As dataclass's _create_fn: the helpers are an outer function's parameters, so the
+    # __init__ sees them by closure and has the class's module as its globals (type hints
+    # of it resolve there).
+    inner = f" def __init__({params}):\n" + ("\n".join(f" {b}" for b in body) or "   pass")
+    src = f"def __create_fn__({', '.join(ns)}):\n{inner}\n return __init__\n"
+    local: dict[str, Any] = {}
+    module = sys.modules.get(cls.__module__)
+    exec(src, module.__dict__ if module else {}, local)  # noqa: S102  (field names: as dataclass)
+    fn = local["__create_fn__"](**ns)
     fn.__annotations__ = {**annotations, "return": None}
     return _named(fn, cls, "__init__")
 
@@ -178,13 +198,16 @@ def _refuse_del(cls: type, names: frozenset[str]) -> Callable:
 def _finish(cls: type[T]) -> type[T]:
     own = cls.__dict__
     flds = dataclasses.fields(cls)  # type: ignore[arg-type]  # a dataclass by now
+    # (decided before __eq__ is added, as dataclass decides: a __hash__ = None the class
+    # wrote itself stays; the None Python sets for a class writing __eq__ does not)
+    add_hash = "__hash__" not in own or (own["__hash__"] is None and "__eq__" in own)
     if "__repr__" not in own:
         cls.__repr__ = _repr(cls, tuple(f.name for f in flds if f.repr))  # type: ignore[method-assign]
     if "__eq__" not in own:
         cls.__eq__ = _eq(cls, _key(tuple(f.name for f in flds if f.compare)))  # type: ignore[method-assign]
     # Python set __hash__ = None when the class wrote __eq__ without __hash__: dataclass then
     # adds its own hash (frozen, eq), and so does this.
-    if "__hash__" not in own or (own["__hash__"] is None and "__eq__" in own):
+    if add_hash:
         hashed = tuple(f.name for f in flds if (f.compare if f.hash is None else f.hash))
         cls.__hash__ = _hash(cls, _key(hashed))  # type: ignore[method-assign]
     return cls

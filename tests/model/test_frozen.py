@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
+from pathlib import PurePath  # (resolved in this module by the __init__'s hints)
 
 import pytest
 
@@ -247,3 +248,33 @@ def test_frozen_refuses_an_initvar():
         class WithInitVar:
             a: int
             b: dataclasses.InitVar[int]
+
+
+def test_frozen_init_sees_its_module_and_keeps_dataclass_checks():
+    """The __init__'s globals are its module's (its string hints resolve), a __hash__ = None
+    the class writes stays, and a non-frozen dataclass base is refused, all as dataclass does."""
+    import typing
+
+    @frozen
+    class Where:
+        path: PurePath  # (a string here: from __future__ import annotations)
+
+    hints = typing.get_type_hints(Where.__init__)
+    assert hints == {"path": PurePath, "return": type(None)}
+
+    @frozen
+    class Unhashable:
+        x: int
+        __hash__ = None  # type: ignore[assignment]
+
+    assert Unhashable.__hash__ is None and Unhashable(1) == Unhashable(1)
+
+    @dataclasses.dataclass
+    class Plain:
+        x: int
+
+    with pytest.raises(TypeError, match="non-frozen"):
+
+        @frozen
+        class OnPlain(Plain):
+            y: int
