@@ -132,34 +132,30 @@ def _init(cls: type, flds: tuple[dataclasses.Field, ...]) -> Callable:
     annotations: dict[str, Any] = {}
     after_default = False  # a positional parameter with a default came before
     for i, f in enumerate(flds):
-        default, factory = f.default, f.default_factory
-        value = f.name
-        if factory is not dataclasses.MISSING:
-            ns[f"__dataclass_dflt_{i}__"] = factory
-            if f.init:
-                value = f"__dataclass_dflt_{i}__() if {f.name} is {_FACTORY} else {f.name}"
-            else:
-                value = f"__dataclass_dflt_{i}__()"
-        elif not f.init:
-            continue  # (a default stays the class attribute dataclass left, as dataclass does)
-        if f.init:
-            has_default = True
-            if default is not dataclasses.MISSING:
-                ns[f"__dataclass_dflt_{i}__"] = default
-                param = f"{f.name}=__dataclass_dflt_{i}__"
-            elif factory is not dataclasses.MISSING:
-                param = f"{f.name}={_FACTORY}"
-            else:
-                param, has_default = f.name, False
-            if f.kw_only:
-                keywords.append(param)
-            else:
-                if has_default:
-                    after_default = True
-                elif after_default:
-                    raise TypeError(f"non-default argument {f.name!r} follows default argument")
-                positional.append(param)
-            annotations[f.name] = f.type
+        dflt = f"__dataclass_dflt_{i}__"
+        has_factory = f.default_factory is not dataclasses.MISSING
+        if has_factory:
+            ns[dflt] = f.default_factory
+        if not f.init:
+            if has_factory:  # (a plain default stays the class attribute, as dataclass leaves it)
+                body.append(f"  {_SET}({self}, {f.name!r}, {dflt}())")
+            continue
+        if f.default is not dataclasses.MISSING:
+            ns[dflt] = f.default
+            param = f"{f.name}={dflt}"
+        elif has_factory:
+            param = f"{f.name}={_FACTORY}"
+        else:
+            param = f.name
+        if f.kw_only:
+            keywords.append(param)
+        else:
+            if param == f.name and after_default:  # (no default, after one that had)
+                raise TypeError(f"non-default argument {f.name!r} follows default argument")
+            after_default = param != f.name
+            positional.append(param)
+        annotations[f.name] = f.type
+        value = f"{dflt}() if {f.name} is {_FACTORY} else {f.name}" if has_factory else f.name
         body.append(f"  {_SET}({self}, {f.name!r}, {value})")
     if hasattr(cls, "__post_init__"):
         body.append(f"  {self}.__post_init__()")
