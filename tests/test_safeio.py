@@ -171,9 +171,10 @@ def test_file_swapped_while_opening_is_refused(tree, monkeypatch):
     (tree / "other.txt").write_text("swapped in")
     real_open = os.open
 
-    def swapping_open(path, flags, *a):
-        os.replace(tree / "other.txt", tree / "sub/a.txt")  # after the lstat, before the open
-        return real_open(path, flags, *a)
+    def swapping_open(path, flags, *a, **k):
+        if (tree / "other.txt").exists():  # after the lstat, before the (first) open
+            os.replace(tree / "other.txt", tree / "sub/a.txt")
+        return real_open(path, flags, *a, **k)
 
     monkeypatch.setattr(safeio.os, "open", swapping_open)
     with pytest.raises(UnsafeInput, match="changed while being opened"):
@@ -242,3 +243,106 @@ def test_long_notes_are_cut_at_a_whole_line_before_redaction(tmp_path):
     text = read_notes(tmp_path, "notes.md")
     assert len(text.encode()) <= NOTES_MAX_BYTES
     assert "hf_ZZZ" not in Redactor().text(text)  # no cut token's head left to show
+
+
+def _without_openat2(monkeypatch):
+    monkeypatch.setattr(safeio, "_root_fds", None)
+
+
+def _readlinks(monkeypatch) -> list[str]:
+    seen: list[str] = []
+    real = os.readlink
+
+    def readlink(path, *a, **k):
+        seen.append(str(path))
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(safeio.os, "readlink", readlink)
+    return seen
+
+
+needs_openat2 = pytest.mark.skipif(
+    safeio._openat2() is None, reason="no openat2 here: the readlink path is the only one"
+)
+
+
+@needs_openat2
+def test_files_below_a_root_are_opened_beneath_it_without_a_readlink(tree, monkeypatch):
+    """openat2(RESOLVE_BENEATH) replaces the open and the /proc readlink (issue 11)."""
+    monkeypatch.setattr(safeio, "_root_fds", {})
+    seen = _readlinks(monkeypatch)
+    root = Root.of(tree)
+    for _ in range(5):
+        assert read_bytes(tree / "sub/a.txt", root, 100) == b"inside"
+        assert read_bytes(tree / "sub/a.txt", tree, 100) == b"inside"
+    # one readlink: the root's descriptor checked once, no file's
+    assert seen == [seen[0]] and len(seen) == 1
+
+
+def test_outcomes_are_the_same_with_and_without_openat2(tree, monkeypatch):
+    os.symlink(tree / "sub/a.txt", tree / "in.txt")
+    os.symlink("sub/a.txt", tree / "rel.txt")
+    os.symlink(tree.parent / "outside.txt", tree / "out.txt")
+    os.symlink("../outside.txt", tree / "relout.txt")
+    (tree.parent / "elsewhere").mkdir()
+    (tree.parent / "elsewhere/x.txt").write_text("secret")
+    os.symlink(tree.parent / "elsewhere", tree / "linked")
+    os.symlink("../elsewhere", tree / "rellinked")
+    os.symlink("sub", tree / "sublink")
+    os.mkfifo(tree / "pipe")
+    names = ["sub/a.txt", "in.txt", "rel.txt", "out.txt", "relout.txt", "linked/x.txt",
+             "rellinked/x.txt", "sublink/a.txt", "sub/../sub/a.txt", "sub/../../outside.txt",
+             "pipe", "sub", "missing", "sub/missing"]  # fmt: skip
+
+    def outcomes():
+        got = []
+        for root in (tree, Root.of(tree)):
+            for name in names:
+                try:
+                    got.append(read_bytes(f"{tree}/{name}", root, 100))
+                except OSError as exc:
+                    got.append((type(exc).__name__, exc.strerror))
+        return got
+
+    monkeypatch.setattr(safeio, "_root_fds", {})
+    fast = outcomes()
+    _without_openat2(monkeypatch)
+    assert fast == outcomes()
+    assert fast[:3] == [b"inside"] * 3
+
+
+def test_a_folder_swapped_for_a_link_out_after_the_check_is_refused(tree, monkeypatch):
+    """The same file (a hard link) outside: only where it was opened tells them apart."""
+    (tree.parent / "elsewhere").mkdir()
+    os.link(tree / "sub/a.txt", tree.parent / "elsewhere/a.txt")
+    real = safeio._checked
+
+    def swap_after_check(path, root_real):
+        got = real(path, root_real)
+        os.rename(tree / "sub", tree / "sub-old")
+        os.symlink("../elsewhere", tree / "sub")
+        return got
+
+    for fast in (True, False):
+        if fast:
+            monkeypatch.setattr(safeio, "_root_fds", {})
+        else:
+            _without_openat2(monkeypatch)
+        monkeypatch.setattr(safeio, "_checked", swap_after_check)
+        with pytest.raises(UnsafeInput, match="outside the archive"):
+            read_bytes(tree / "sub/a.txt", Root.of(tree), 100)
+        monkeypatch.setattr(safeio, "_checked", real)
+        os.unlink(tree / "sub")
+        os.rename(tree / "sub-old", tree / "sub")
+
+
+def test_a_root_replaced_at_its_path_is_read_where_the_path_leads(tree, tmp_path, monkeypatch):
+    """A kept descriptor of the root must not outlive the folder at its path (``serve``)."""
+    monkeypatch.setattr(safeio, "_root_fds", {})
+    root = Root.of(tree)
+    assert read_bytes(tree / "sub/a.txt", root, 100) == b"inside"
+    tree.rename(tmp_path / "old-archive")
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub/a.txt").write_text("new")
+    assert read_bytes(tree / "sub/a.txt", root, 100) == b"new"
+    assert read_bytes(tree / "sub/a.txt", root, 100) == b"new"
