@@ -52,6 +52,18 @@ class Done(Generic[R]):
         return self._value  # type: ignore[return-value]  # set when there is no error
 
 
+Wire = tuple[Callable[[Any], Any], Callable[[Any], Any]]
+"""``(pack, unpack)``: how a shard's results cross from a worker to this process. ``pack``
+runs in the worker on what the task returned, ``unpack`` here on what ``pack`` made, and
+together they give back equal results; a shard run in this process skips both. For results
+that pickle slowly as they are (objects: their class and a dict of names each)."""
+
+
+def _packed(fn: Callable[[str, list[T]], list[R]], pack: Callable, arg: str, items: list[T]) -> Any:
+    """``pack(fn(arg, items))``: a shard's task, in a worker, with its results packed."""
+    return pack(fn(arg, items))
+
+
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -124,20 +136,30 @@ class WorkerPool:
         return self.start_shards(fn, arg, items, min_items)()
 
     def start_shards(
-        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
+        self,
+        fn: Callable[[str, list[T]], list[R]],
+        arg: str,
+        items: Sequence[T],
+        min_items: int,
+        wire: Wire | None = None,
     ) -> Callable[[], list[R]]:
         """As :meth:`map_shards`, without waiting: call what it returns for the results.
 
         The shards queue behind the tasks already submitted, so the caller can
-        take those meanwhile. Too few items run here and now.
+        take those meanwhile. Too few items run here and now. With ``wire``, the
+        results of shards run in the workers cross packed (:data:`Wire`).
         """
         if not self.parallel or len(items) < min_items:
             done = fn(arg, list(items))
             return lambda: done
         n = self.workers * 4  # several shards per worker: an uneven shard does not hold up the rest
         pool = self._executor()
-        futures = [pool.submit(fn, arg, list(items[i::n])) for i in range(n)]
-        return lambda: _interleave([f.result() for f in futures], len(items))
+        if wire is None:
+            futures = [pool.submit(fn, arg, list(items[i::n])) for i in range(n)]
+            return lambda: _interleave([f.result() for f in futures], len(items))
+        pack, unpack = wire
+        futures = [pool.submit(_packed, fn, pack, arg, list(items[i::n])) for i in range(n)]
+        return lambda: _interleave([unpack(f.result()) for f in futures], len(items))
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -201,16 +223,26 @@ class RayPool:
         return self.start_shards(fn, arg, items, min_items)()
 
     def start_shards(
-        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
+        self,
+        fn: Callable[[str, list[T]], list[R]],
+        arg: str,
+        items: Sequence[T],
+        min_items: int,
+        wire: Wire | None = None,
     ) -> Callable[[], list[R]]:
         """As :meth:`WorkerPool.start_shards`, the shards as Ray tasks."""
         if len(items) < min_items:
             done = fn(arg, list(items))
             return lambda: done
         n = self.workers * 4
-        task = self._task(fn)
-        refs = [task.remote(arg, list(items[i::n])) for i in range(n)]
-        return lambda: _interleave(self._ray.get(refs), len(items))
+        if wire is None:
+            task = self._task(fn)
+            refs = [task.remote(arg, list(items[i::n])) for i in range(n)]
+            return lambda: _interleave(self._ray.get(refs), len(items))
+        pack, unpack = wire
+        task = self._task(_packed)
+        refs = [task.remote(fn, pack, arg, list(items[i::n])) for i in range(n)]
+        return lambda: _interleave([unpack(r) for r in self._ray.get(refs)], len(items))
 
     def __enter__(self) -> RayPool:
         return self

@@ -4,11 +4,14 @@ import tarfile
 
 import pytest
 
+from sitegen.model.parsed import TrialResult
 from sitegen.read.trials import (
     TrialFormatError,
     decode_files,
     decode_result,
+    pack_decoded,
     parse_trials,
+    unpack_decoded,
 )
 
 
@@ -144,6 +147,47 @@ def test_sharded_decoding_equals_serial(tmp_path):
 
     parallel, known2 = parse_trials(tmp_path / "trace_jobs", tmp_path, decode_map=sharded)
     assert parallel == serial and known2 == known
+
+
+def test_trials_cross_from_a_worker_packed_and_come_back_equal(tmp_path):
+    """The wire form (trials as tuples of their fields) gives back equal outcomes, of every
+    kind, with a trial's notes; and the sharded parse through it equals the serial one."""
+    import pickle
+
+    root = tmp_path / "trace_jobs"
+    _tree(root)
+    (root / "noted").mkdir()
+    (root / "noted" / "result.json").write_bytes(rec(verifier_result={"reward": "1"}))
+    (root / "dt").mkdir()
+    (root / "dt" / "result.json").write_bytes(rec(started_at="2026-02-08T00:00:00+02:00"))
+    items = [(f"trace_jobs/{p.parent.name}/result.json", p.parent.name, False)
+             for p in sorted(root.glob("*/result.json"))] + [
+        ("trace_jobs/missing/result.json", "missing", False),
+        ("trace_jobs/result.json", "summary", False),
+        ("trace_jobs/eval_sessions/s1/e1/result.json", "e1", True),
+    ]  # fmt: skip
+    decoded = decode_files(str(tmp_path), items)
+    kinds = {o[0] for _, _, o in decoded}
+    assert kinds >= {"ok", "bad", "missing", "job", "eval"}
+    assert any(o[0] == "ok" and len(o) > 2 for _, _, o in decoded)  # an "ok" with notes
+    packed = pickle.loads(pickle.dumps(pack_decoded(decoded)))
+    assert all(type(o[1]) is tuple for _, _, o in packed if o[0] == "ok")
+    back = unpack_decoded(packed)
+    assert back == decoded
+    for (_, _, a), (_, _, b) in zip(back, decoded, strict=True):
+        if a[0] == "ok":
+            assert type(a[1]) is TrialResult and a[1].__dict__ == b[1].__dict__
+            assert list(a[1].__dict__) == list(TrialResult.__dataclass_fields__)
+
+    serial, known = parse_trials(root, tmp_path)
+
+    def over_the_wire(todo):
+        return unpack_decoded(
+            pickle.loads(pickle.dumps(pack_decoded(decode_files(str(tmp_path), todo))))
+        )
+
+    wired, known2 = parse_trials(root, tmp_path, decode_map=over_the_wire)
+    assert wired == serial and known2 == known
 
 
 def test_unchanged_files_come_from_the_known_outcomes(tmp_path):
