@@ -265,12 +265,14 @@ def _open_beneath(path: str, root_real: str, root_path: str | None) -> int | Non
     fd = syscall(_SYS_OPENAT2, root, os.fsencode(rel), how, size)
     if fd >= 0:
         return fd
-    if ctypes.get_errno() in (errno.ENOSYS, errno.EPERM):  # no openat2 here: never again
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EPERM):  # no openat2 here: never again
         for name in list(_root_fds or ()):
             _forget_root(name)
         _root_fds = None
-    else:  # maybe a root since deleted: its folder is opened again next time
+    elif err == errno.ENOENT:  # maybe the root was deleted since: opened again next time
         _forget_root(root_real)
+    # (EXDEV, ELOOP: this path's links; the root's descriptor stays good for the next file)
     return None
 
 

@@ -346,3 +346,28 @@ def test_a_root_replaced_at_its_path_is_read_where_the_path_leads(tree, tmp_path
     (tree / "sub/a.txt").write_text("new")
     assert read_bytes(tree / "sub/a.txt", root, 100) == b"new"
     assert read_bytes(tree / "sub/a.txt", root, 100) == b"new"
+
+
+@needs_openat2
+def test_a_path_openat2_declines_keeps_the_roots_descriptor(tree, monkeypatch):
+    """An absolute link inside the archive (RESOLVE_BENEATH takes none) is read the old way;
+    the root's descriptor stays for the next file; a file gone meanwhile (the root, maybe) drops it."""
+    monkeypatch.setattr(safeio, "_root_fds", {})
+    os.symlink(tree / "sub", tree / "abs")  # an absolute link to a folder inside
+    root = Root.of(tree)
+    assert read_bytes(tree / "sub/a.txt", root, 100) == b"inside"
+    kept = dict(safeio._root_fds)
+    assert read_bytes(tree / "abs/a.txt", root, 100) == b"inside"  # declined, read all the same
+    assert safeio._root_fds == kept
+    # a file gone after its lstat: ENOENT, which may be the root gone, drops the descriptor
+    real = safeio._checked
+
+    def delete_root_after_check(path, root_real):
+        got = real(path, root_real)
+        (tree / "sub/a.txt").unlink()
+        return got
+
+    monkeypatch.setattr(safeio, "_checked", delete_root_after_check)
+    with pytest.raises(FileNotFoundError):
+        read_bytes(tree / "sub/a.txt", root, 100)
+    assert str(root.real) not in safeio._root_fds
