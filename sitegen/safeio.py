@@ -136,21 +136,21 @@ def check_regular(path: Path | str, root: Path | str | Root | None) -> os.stat_r
     return _checked(os.fspath(path), _real_root(root))[1]
 
 
-def _open_fd(
-    path: str, root_real: str | None, root_path: str | None = None
-) -> tuple[int, os.stat_result]:
-    """A descriptor of the checked regular file at ``path`` and its ``fstat``.
+def _same_file(fst: os.stat_result, st: os.stat_result) -> bool:
+    """Whether the descriptor's ``fstat`` is of the regular file ``lstat`` gave ``st`` for."""
+    return stat.S_ISREG(fst.st_mode) and (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino)
 
-    ``root_path``: the root as the caller spelled it (``path`` may start with it rather
-    than with its real path), for :func:`_open_beneath`.
-    """
+
+def _open_fd(path: Path | str, root: Path | str | Root | None) -> tuple[int, os.stat_result]:
+    """A descriptor of the checked regular file at ``path`` and its ``fstat``."""
+    path, root_real = os.fspath(path), _real_root(root)
     target, st = _checked(path, root_real)
-    beneath = None
     if target is path and root_real is not None:
-        beneath = _open_beneath(path, root_real, root_path)
+        # (the root as the caller spelled it: ``path`` may start with that, not its real path)
+        beneath = _open_beneath(path, root_real, _root_path(root))
         if beneath is not None:
             fst = os.fstat(beneath)
-            if stat.S_ISREG(fst.st_mode) and (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino):
+            if _same_file(fst, st):
                 return beneath, fst
             # Not the file lstat saw: swapped meanwhile, or the root's descriptor is of a
             # folder since moved away from its path (a long `serve`). Forget that
@@ -160,7 +160,7 @@ def _open_fd(
     fd = os.open(target, _FLAGS)
     try:
         fst = os.fstat(fd)
-        if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+        if not _same_file(fst, st):
             raise UnsafeInput("file changed while being opened: not read")
         # What was really opened, whatever links a parent folder may have become.
         if (
@@ -234,9 +234,8 @@ def _root_fd(root_real: str) -> int | None:
             os.close(fd)
             return None
         if len(fds) >= 16:  # bounded, whatever a caller does
-            for old in fds.values():
-                os.close(old)
-            fds.clear()
+            for name in list(fds):
+                _forget_root(name)
         fds[root_real] = fd
     return fd
 
@@ -289,7 +288,7 @@ def open_regular(path: Path | str, root: Path | str | Root | None = None) -> Bin
     Raises :class:`UnsafeInput` (an ``OSError``) for a link leading out of
     ``root``, a FIFO, socket, device or directory; other ``OSError`` as ``open``.
     """
-    fd, _ = _open_fd(os.fspath(path), _real_root(root), _root_path(root))
+    fd, _ = _open_fd(path, root)
     try:
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
@@ -315,7 +314,7 @@ def read_bytes(
 
     With ``cut``, a larger file gives its first ``limit`` bytes instead.
     """
-    fd, st = _open_fd(os.fspath(path), _real_root(root), _root_path(root))
+    fd, st = _open_fd(path, root)
     try:
         if st.st_size > limit and not cut:
             raise UnsafeInput(f"larger than {_size(limit)}: not read")
@@ -338,7 +337,7 @@ def read_bytes_stat(
     For a reader that records each file's size and mtime beside what it read (the trial
     reader): the file is not ``stat``'ed again by path before it is opened.
     """
-    fd, st = _open_fd(os.fspath(path), _real_root(root), _root_path(root))
+    fd, st = _open_fd(path, root)
     try:
         data = _read_to(fd, st, limit) if st.st_size <= limit else None
     finally:

@@ -64,6 +64,19 @@ def _packed(fn: Callable[[str, list[T]], list[R]], pack: Callable, arg: str, ite
     return pack(fn(arg, items))
 
 
+def _as_is(result: Any) -> Any:
+    return result
+
+
+def _shard_task(fn: Callable, wire: Wire | None) -> tuple[Callable, tuple, Callable[[Any], Any]]:
+    """What a worker runs for a shard of ``fn`` (called with these leading arguments, then
+    ``arg`` and the shard's items) and what this process does with its result."""
+    if wire is None:
+        return fn, (), _as_is
+    pack, unpack = wire
+    return _packed, (fn, pack), unpack
+
+
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -154,11 +167,8 @@ class WorkerPool:
             return lambda: done
         n = self.workers * 4  # several shards per worker: an uneven shard does not hold up the rest
         pool = self._executor()
-        if wire is None:
-            futures = [pool.submit(fn, arg, list(items[i::n])) for i in range(n)]
-            return lambda: _interleave([f.result() for f in futures], len(items))
-        pack, unpack = wire
-        futures = [pool.submit(_packed, fn, pack, arg, list(items[i::n])) for i in range(n)]
+        task, head, unpack = _shard_task(fn, wire)
+        futures = [pool.submit(task, *head, arg, list(items[i::n])) for i in range(n)]
         return lambda: _interleave([unpack(f.result()) for f in futures], len(items))
 
     def __enter__(self) -> WorkerPool:
@@ -235,13 +245,9 @@ class RayPool:
             done = fn(arg, list(items))
             return lambda: done
         n = self.workers * 4
-        if wire is None:
-            task = self._task(fn)
-            refs = [task.remote(arg, list(items[i::n])) for i in range(n)]
-            return lambda: _interleave(self._ray.get(refs), len(items))
-        pack, unpack = wire
-        task = self._task(_packed)
-        refs = [task.remote(fn, pack, arg, list(items[i::n])) for i in range(n)]
+        fn_run, head, unpack = _shard_task(fn, wire)
+        task = self._task(fn_run)
+        refs = [task.remote(*head, arg, list(items[i::n])) for i in range(n)]
         return lambda: _interleave([unpack(r) for r in self._ray.get(refs)], len(items))
 
     def __enter__(self) -> RayPool:
