@@ -35,6 +35,8 @@ Progress = Callable[[str], None] | None
 
 @dataclass
 class ParseStats:
+    """What the parse stage read and what it took from the build cache (the build's summary line)."""
+
     logs_parsed: int = 0
     logs_resumed: int = 0
     logs_cached: int = 0
@@ -60,6 +62,8 @@ class Parsed:
 
 @frozen
 class _LogTask:
+    """One log to parse: its job, the fingerprint of its files, and where to read on from."""
+
     job: JobSource
     fingerprint: Fingerprint
     state: LogState | None  # where the last parse stopped, when the log may have grown

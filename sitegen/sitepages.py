@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sitegen.redact import Redactor
 
@@ -33,18 +33,26 @@ if TYPE_CHECKING:
     )
     from sitegen.model.parsed import Discovery, Job, Run, TrialSet
     from sitegen.options import BuildOptions
+    from sitegen.present.pagefiles import TableSlot
 
     # Makes the files of one analysed run's pages where it was analysed (the renderer's
     # ``premake``): (run page, its job pages with their trial sets, the run's trial set,
-    # the pages' task tables by url) -> by page url, what the renderer takes them as.
+    # the pages' task tables by url, the trial tables made apart by id of their set) -> by
+    # page url, what the renderer takes them as: (arguments, files).
     MakeFiles = Callable[
         [
             RunPage,
             list[tuple[JobPage, TrialSet | None]],
             TrialSet | None,
             Mapping[str, TaskAnalysis],
+            Mapping[int, TableSlot],
         ],
         dict[str, Any],
+    ]
+    # A run analysed: its job pages with their task tables, its page and task table, and
+    # with make_files its pages' files.
+    Analysed = tuple[
+        list[tuple[JobPage, TaskAnalysis | None]], RunPage, TaskAnalysis | None, dict[str, Any]
     ]
 
 
@@ -90,6 +98,7 @@ def site_pages(
     split between the cores instead of each waiting for its slowest process."""
     from sitegen.assemble import warnings_by_job
     from sitegen.insights.sections import job_insights, run_insights
+    from sitegen.model.parsed import TrialSet
     from sitegen.pages import (
         compare_item,
         compare_page_of,
@@ -99,6 +108,7 @@ def site_pages(
         run_page,
     )
     from sitegen.present.forkmap import fork_map
+    from sitegen.present.pagefiles import TableSlot, resolve, trials_table
 
     redactor = Redactor(opts.redact_patterns)
     own = warnings_by_job(jobs, warnings)
@@ -112,11 +122,7 @@ def site_pages(
     made = []
     premade: dict[str, Any] = {}
 
-    def analyse(
-        run: Run,
-    ) -> tuple[
-        list[tuple[JobPage, TaskAnalysis | None]], RunPage, TaskAnalysis | None, dict[str, Any]
-    ]:
+    def analyse(run: Run) -> Analysed:
         """A run's and its jobs' pages and task tables, and with ``make_files`` their files
         (pure: may run in a forked child)."""
         chain = []
@@ -132,7 +138,7 @@ def site_pages(
         if ins.tasks:
             tables[rp.url] = ins.tasks
         own_trials = [(p, job.trials) for (p, _), job in zip(chain, run.jobs, strict=True)]
-        return chain, rp, ins.tasks, make_files(rp, own_trials, run.trials, tables)
+        return chain, rp, ins.tasks, make_files(rp, own_trials, run.trials, tables, slots)
 
     todo = [run for run in runs if kept[run.id][1] is None]
     for run in todo:  # a summary is never analysed (_take_whole took each one whole)
@@ -144,13 +150,27 @@ def site_pages(
         )
     # Runs are analysed independently: their shares in forked children (present/forkmap.py),
     # their page objects sent back; the results come in run order, as a serial loop's.
-    # The split by a rough cost: a trial's analysis against a step's (its run's and its
-    # jobs' pages), measured on the 1 GB archive (~10 and ~80 µs).
+    # With make_files, each run's trial table (its CSV gzip'ed: whichever page writes it) is
+    # a unit of its own, left in the run's files as a placeholder until it is made: when a
+    # rebuild has one run to analyse (a running job's) the second core makes its table
+    # meanwhile. The split by a rough cost: a trial's analysis and its table row against a
+    # step's (its run's and its jobs' pages), measured on the 1 GB archive (~6.5, ~3.5 and
+    # ~80 µs).
+    tabled = list({id(r.trials): r.trials for r in todo if r.trials}.values()) if make_files else []
+    slots = {id(ts): TableSlot(i) for i, ts in enumerate(tabled)}
     cost = [
-        (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))
+        0.65 * (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))
         for r in todo
-    ]
-    analysed = iter(fork_map(analyse, todo, opts.workers or os.cpu_count() or 1, cost))
+    ] + [0.35 * len(ts.results) for ts in tabled]
+
+    def unit(u: Run | TrialSet) -> Analysed | bytes:
+        """A run's pages (:func:`analyse`) or a trial set's table (may run in a forked child)."""
+        return trials_table(u) if isinstance(u, TrialSet) else analyse(u)
+
+    units: list[Run | TrialSet] = [*todo, *tabled]
+    done = fork_map(unit, units, opts.workers or os.cpu_count() or 1, cost)
+    tables_made = cast("list[bytes]", done[len(todo) :])
+    analysed = iter(cast("list[Analysed]", done[: len(todo)]))
     for run in runs:
         key, record = kept[run.id]
         if record is not None:
@@ -162,7 +182,9 @@ def site_pages(
             run_items.append((record.run.compare, record.run.config))
             continue
         chain, rp, run_tasks, files = next(analysed)
-        premade.update(files)
+        premade.update(
+            {url: (args, resolve(made, tables_made)) for url, (args, made) in files.items()}
+        )
         for job, (page, tasks) in zip(run.jobs, chain, strict=True):
             job_pages[job.id], job_rows[job.id] = (page, job.trials), page.row()
             job_items[job.id] = (compare_item("job", page), page.config)

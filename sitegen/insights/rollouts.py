@@ -43,6 +43,8 @@ class Anatomy:
 
 @frozen
 class StepAnatomy:
+    """One step's rollout time anatomy and token totals."""
+
     step: int
     anatomy: Anatomy
     input_tokens: int
@@ -52,12 +54,16 @@ class StepAnatomy:
 
 @frozen
 class KindAnatomy:
+    """The rollout time anatomy of the trials of one exception kind."""
+
     kind: str  # none | infrastructure | model | other
     anatomy: Anatomy
 
 
 @frozen
 class SlowTask:
+    """A task among the slowest: its trials' mean duration and share of the wall time."""
+
     name: str
     slug: str  # its row in the tasks table (``#task-<slug>``)
     trials: int
@@ -69,6 +75,8 @@ class SlowTask:
 
 @frozen
 class Tokens:
+    """Token counts over the trials that report them: means and totals."""
+
     trials: int  # trials with token counts
     input_mean: float | None
     output_mean: float | None
@@ -80,6 +88,8 @@ class Tokens:
 
 @frozen
 class RolloutAnalysis:
+    """Where a job's or run's rollout time went: overall, per step, per exception kind, per task."""
+
     overall: Anatomy
     shares: dict[str, float | None]  # component -> share of the summed component time
     per_step: tuple[StepAnatomy, ...]

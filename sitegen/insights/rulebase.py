@@ -61,6 +61,8 @@ STALENESS_MAX = "async/staleness_max"
 
 @frozen
 class Finding:
+    """One finding of the insight rules: its severity, text and the page section that shows it."""
+
     id: str
     severity: str  # error | warning | info
     title: str

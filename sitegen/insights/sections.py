@@ -69,6 +69,8 @@ def brief(row: TaskRow) -> TaskRowBrief:
 
 @frozen(kw_only=True)
 class TaskListSummary:
+    """One category of the task lists (learned, forgotten, always, never) as a page shows it."""
+
     category: str  # learned | forgotten | always | never
     count: int
     trials: int

@@ -43,6 +43,8 @@ class TaskStep:
 
 @frozen
 class TaskRow:
+    """One task's row of the per-task table: its trials, successes and when it was solved."""
+
     name: str
     slug: str  # the row's anchor is ``task-<slug>``
     trials: int
@@ -63,6 +65,8 @@ class TaskRow:
 
 @frozen
 class TaskList:
+    """One category of tasks (learned, forgotten, always, never) and its share of the rollouts."""
+
     category: str
     tasks: tuple[str, ...]
     trials: int
@@ -71,6 +75,8 @@ class TaskList:
 
 @frozen
 class WastedStep:
+    """One step's prompt groups whose graded trials all scored the same (no learning signal)."""
+
     step: int
     groups: int  # prompt groups with at least two graded trials
     all_equal: int
@@ -82,6 +88,8 @@ class WastedStep:
 
 @frozen
 class Wasted:
+    """The all-equal prompt groups of every step, and the rollouts they took."""
+
     steps: tuple[WastedStep, ...]
     groups: int
     all_equal: int
@@ -93,6 +101,8 @@ class Wasted:
 
 @frozen
 class TaskAnalysis:
+    """The per-task analysis of a job's or run's trials: the table and the lists."""
+
     attribution: str  # "time" or "none"
     attribution_note: str
     trials: int

@@ -27,6 +27,8 @@ class MetricBlock:
 
 @frozen
 class Checkpoint:
+    """A checkpoint a log says was saved: its step and path."""
+
     step: int
     path: str
     # The save after the loop ends is named global_step_{last+1} (formats.md §8):
@@ -92,6 +94,8 @@ class VllmTimeBucket:
 
 @frozen
 class VllmStats:
+    """What a log's vLLM engine statistics lines add up to (formats.md §5, §8)."""
+
     engines: tuple[EngineStats, ...]
     timeline: tuple[VllmTimeBucket, ...]
     aggregated_lines: int  # "N Engines Aggregated" lines: cluster totals, kept apart
@@ -185,6 +189,8 @@ class JobSource:
 
 @frozen
 class Discovery:
+    """What the discover stage found in an archive: its jobs, trials folders, and what it skipped."""
+
     jobs: tuple[JobSource, ...]
     # trials directories by owner: experiment group or flat directory
     trials_dirs: dict[str, list[str]]

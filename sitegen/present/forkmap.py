@@ -37,14 +37,23 @@ def split(n: int, cost: Sequence[float] | None = None, parts: int = 2) -> list[l
 
     Without ``cost``, round robin. With ``cost`` (an estimate per item), largest first,
     each to the process with the least so far; ties go to the last such process, a
-    child (this process must still unpickle the children's results).
+    child (this process must still unpickle the children's results). An item costlier
+    than all the others together is this process's own.
     """
     parts = max(1, parts)
     if cost is None:
         return [list(range(i, n, parts)) for i in range(parts)]
     share: list[list[int]] = [[] for _ in range(parts)]
     load = [0.0] * parts
-    for i in sorted(range(n), key=lambda i: -cost[i]):
+    order = sorted(range(n), key=lambda i: -cost[i])
+    if order and cost[order[0]] > sum(cost) - cost[order[0]]:
+        # One item outweighs all the others together: it stays here, the others going to the
+        # children (each less loaded than this process). Its results, the largest, then need
+        # not be pickled and sent back: a rebuild's one run (~12 k trials: its pages) and its
+        # trial table made apart took 0.23 s that way against 0.32 s the other way round.
+        share[0].append(order.pop(0))
+        load[0] += cost[share[0][0]]
+    for i in order:
         p = min(range(parts - 1, -1, -1), key=load.__getitem__)  # least loaded, last on ties
         share[p].append(i)
         load[p] += cost[i]

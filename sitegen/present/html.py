@@ -39,7 +39,14 @@ from sitegen.present.formatting import (
     fmt_score,
     fmt_size,
 )
-from sitegen.present.pagefiles import CARD_FILE, Files, PageFiles, script_data
+from sitegen.present.pagefiles import (
+    CARD_FILE,
+    Files,
+    PageFiles,
+    TableSlot,
+    content,
+    script_data,
+)
 from sitegen.present.sitefiles import copy_static, sitemap_xml
 from sitegen.present.yamltext import to_yaml
 
@@ -231,7 +238,7 @@ class Renderer:
         made = iter(fork_map(_call, [m for m in later if callable(m)], processes))
         for m in later:
             for rel, data in next(made) if callable(m) else m:
-                self.writer.write(rel, data)
+                self.writer.write(rel, content(data))
         self.premade = {}
         self.index(index, warnings)
         if compare is None:  # (a build passes its own: with kept pages, this needs every page)
@@ -316,7 +323,7 @@ class Renderer:
         self.urls.append(rel)
         if self.later is None:
             for name, data in make() if callable(make) else make:
-                self.writer.write(name, data)
+                self.writer.write(name, content(data))
         else:
             self.later.append(make)
 
@@ -364,14 +371,18 @@ class Renderer:
         jobs: list[tuple[JobPage, TrialSet | None]],
         trials: TrialSet | None,
         tables: Mapping[str, TaskAnalysis],
+        slots: Mapping[int, TableSlot] | None = None,
     ) -> dict[str, Premade]:
         """The files of an analysed run's pages, made where it was analysed (a forked child:
         sitepages.site_pages' ``make_files``), so that analysis and rendering share one split
         between the cores. Each comes with the arguments it was made with, worked out as
         :meth:`site` works them out for a run analysed now; :meth:`job` and :meth:`run` take
         the files only when their own arguments are the same (else they make them again), and
-        a page whose files are carried over from the last build leaves them unused."""
-        files = PageFiles(self._html, tables)
+        a page whose files are carried over from the last build leaves them unused. ``slots``:
+        the trial tables being made in another process (by ``id`` of their trial set), left
+        in the files as placeholders for the caller to fill in
+        (:func:`~sitegen.present.pagefiles.resolve`)."""
+        files = PageFiles(self._html, tables, slots)
         out: dict[str, Premade] = {}
         for page, own in jobs:
             # a job of a chain whose later job moved on: its page most likely stays as it was

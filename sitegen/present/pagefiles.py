@@ -8,7 +8,7 @@ forked children (present/forkmap.py), and the main process writes what comes bac
 from __future__ import annotations
 
 import gzip
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from markupsafe import Markup, escape
@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 from sitegen.insights import to_json
 from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.jsonio import clean, dumps, script_json
+from sitegen.model.frozen import frozen
 from sitegen.model.pages import JobPage, RunPage
 from sitegen.pages import compare_curves
 from sitegen.present.chartsets import job_charts, policy_captions, run_charts
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
     from sitegen.present.contexts import JobContext, RunContext
 
 P = TypeVar("P", JobPage, RunPage)
-Files = list[tuple[str, str | bytes]]  # (site path, content) of each file a page makes, in order
+# (site path, content) of each file a page makes, in order (a TableSlot: made elsewhere, for now)
+Files = list[tuple[str, "str | bytes | TableSlot"]]
 # A page's index.html from (template, page folder, context, meta): its site path and text.
 Html = Callable[[str, str, Mapping[str, Any], dict], tuple[str, str]]
 
@@ -51,6 +53,35 @@ def gzip_text(text: str) -> bytes:
     500-job team site's ~0.9 GB (docs/benchmarks.md).
     """
     return gzip.compress(text.encode("utf-8"), compresslevel=7, mtime=0)
+
+
+def trials_table(trials: TrialSet) -> bytes:
+    """A trial set's ``trials.csv.gz``: one row per trial (:func:`~sitegen.present.exports.trials_csv`)."""
+    return gzip_text(trials_csv(trials))
+
+
+@frozen
+class TableSlot:
+    """A file's content made in another process, for now: the placeholder that a page's
+    files hold until it comes back (:func:`resolve`).
+
+    A run's trial table is made apart from its analysis (``sitepages.site_pages``): at
+    13.5 k trials its CSV and gzip take ~50 ms, which the second core does while this one
+    analyses the run, when a rebuild has that one run to analyse (a running job's)."""
+
+    key: int
+
+
+def resolve(files: Files, made: Sequence[bytes]) -> Files:
+    """``files`` with each :class:`TableSlot` content replaced by what was made for its key."""
+    return [(path, made[c.key] if isinstance(c, TableSlot) else c) for path, c in files]
+
+
+def content(data: str | bytes | TableSlot) -> str | bytes:
+    """A file's content to write; a :class:`TableSlot` never filled in is a bug, not a file."""
+    if isinstance(data, TableSlot):
+        raise TypeError(f"trial table {data.key} was never made")
+    return data
 
 
 def script_data(name: str, value: object) -> str:
@@ -100,9 +131,20 @@ class PageFiles:
     """Makes the files of job and run pages: HTML through ``html`` (the renderer's Jinja
     environment), per-task tables from ``task_tables`` (page url -> table)."""
 
-    def __init__(self, html: Html, task_tables: Mapping[str, TaskAnalysis]) -> None:
+    def __init__(
+        self,
+        html: Html,
+        task_tables: Mapping[str, TaskAnalysis],
+        slots: Mapping[int, TableSlot] | None = None,
+    ) -> None:
         self.html = html
         self.task_tables = task_tables
+        self.slots = slots or {}  # by id() of a trial set: its table, made in another process
+
+    def trials_file(self, trials: TrialSet) -> bytes | TableSlot:
+        """A trial set's ``trials.csv.gz``, or its placeholder when it is made elsewhere."""
+        slot = self.slots.get(id(trials))
+        return slot if slot is not None else trials_table(trials)
 
     def job(
         self, page: JobPage, run: RunPage | None, trials: TrialSet | None, card: Card | None
@@ -114,7 +156,7 @@ class PageFiles:
         files.append((f"{rel}report.md", job_report(page)))
         files.append((f"{rel}steps.csv", series_csv(page.series)))
         if trials is not None:
-            files.append((f"{rel}{TRIALS_FILE}", gzip_text(trials_csv(trials))))
+            files.append((f"{rel}{TRIALS_FILE}", self.trials_file(trials)))
         files += self.curves("job", page)
         files += self.task_files("job", page)
         shown = clean(page)  # non-finite numbers print as "–" on the page
@@ -157,7 +199,7 @@ class PageFiles:
         specs = _charts(run_charts, page)
         files.append((f"{rel}steps.csv", series_csv(page.series)))
         if trials is not None and trials_owner is None:
-            files.append((f"{rel}{TRIALS_FILE}", gzip_text(trials_csv(trials))))
+            files.append((f"{rel}{TRIALS_FILE}", self.trials_file(trials)))
         files += self.curves("run", page)
         files += self.task_files("run", page)
         shown = clean(page)

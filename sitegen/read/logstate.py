@@ -27,6 +27,8 @@ MAX_WARNINGS_PER_KIND = 10
 
 @dataclass
 class _PendingBlock:
+    """A metrics dict being read: its step, process, first line and lines so far."""
+
     step: int
     source: str
     line: int
@@ -35,6 +37,8 @@ class _PendingBlock:
 
 @dataclass
 class _Batches:
+    """Batch-generation counts being added up (a step's or the whole log's)."""
+
     batches: int = 0
     instances: int = 0
     successful: int = 0

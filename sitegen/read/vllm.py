@@ -49,6 +49,8 @@ BUCKET_S = 60
 
 @dataclass
 class _Engine:
+    """One engine's running sums and maxima over its stats lines."""
+
     samples: int = 0
     running_sum: float = 0.0
     running_max: float = 0.0
@@ -65,6 +67,8 @@ class _Engine:
 
 @dataclass
 class _Bucket:
+    """The sums of one time bucket of the vLLM timeline."""
+
     n: int = 0
     gen_sum: float = 0.0
     gen_min: float = math.inf

@@ -17,6 +17,8 @@ from sitegen.model.frozen import frozen
 
 @frozen
 class JobSpec:
+    """One synthesized job: where its log goes, its steps, how it ends and how it is written."""
+
     path: str  # relative to the archive
     run_name: str
     first_step: int  # first step this job logs
@@ -55,6 +57,8 @@ class JobSpec:
 
 @dataclass
 class LogTruth:
+    """What the synthesizer wrote in one log: the ground truth tests compare with."""
+
     path: str
     end: str
     first_step: int | None

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class TrialsTruth:
+    """What the synthesizer wrote in one trials folder: the ground truth tests compare with."""
+
     path: str
     total: int = 0
     malformed: int = 0

@@ -95,6 +95,15 @@ def test_split_by_cost_partitions_the_items_and_evens_the_load() -> None:
     assert sum(cost[i] for i in three[0]) == 10.0  # the rest here
 
 
+def test_an_item_costlier_than_all_others_together_stays_here() -> None:
+    # its results, the largest, need not cross a pipe; the others go to the children
+    assert split(2, [10.0, 4.0]) == [[0], [1]]
+    assert split(3, [3.0, 10.0, 4.0]) == [[1], [0, 2]]
+    assert split(3, [3.0, 10.0, 4.0], 3) == [[1], [0], [2]]
+    assert split(3, [5.0, 10.0, 5.0]) == [[0, 2], [1]]  # not costlier: the largest to a child
+    assert split(1, [7.0]) == [[0], []]
+
+
 @needs_fork
 def test_results_by_cost_are_a_serial_maps() -> None:
     items = list(range(9))

@@ -16,7 +16,7 @@ from pathlib import Path
 from sitegen import incremental, parse, sources
 from sitegen.build import build
 from sitegen.options import BuildOptions
-from sitegen.present import html
+from sitegen.present import forkmap, html
 from sitegen.read import trials as trials_reader
 from sitegen.synth import synth
 
@@ -146,6 +146,39 @@ def test_pages_made_with_their_analysis_equal_pages_made_apart(tmp_path, monkeyp
     r.premade = {"jobs/x/": (("job", "run-a", True, False), [("jobs/x/index.html", "old")])}
     assert r._take_premade("jobs/x/", ("job", "run-a", False, False)) is None
     assert r.premade == {}
+
+
+def test_a_rebuilt_runs_trial_table_is_made_beside_its_analysis(tmp_path, monkeypatch):
+    """A run analysed again makes its trial table as a unit of its own (sitepages.site_pages):
+    with that one run to analyse (a running job's new trial), the analysis stays here and the
+    table goes to a forked child; the table lands in the run page's files, and the site is a
+    clean build's."""
+    archive = tmp_path / "a"
+    synth(archive, seed=37, steps=4, trials_per_step=3)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=2, now=0.0)
+    build(opts)
+    seen: list[tuple[list, list[list[int]]]] = []
+    real = forkmap.fork_map
+
+    def spy(fn, items, processes=2, cost=None):
+        seen.append((list(items), forkmap.split(len(items), cost, min(processes, len(items)))))
+        return real(fn, items, processes, cost)
+
+    monkeypatch.setattr(forkmap, "fork_map", spy)
+    trials = archive / "exp-async/async-run/trace_jobs"
+    model = next(d for d in sorted(trials.iterdir()) if (d / "result.json").is_file())
+    result = json.loads((model / "result.json").read_text())
+    result["trial_name"] = name = f"{result['task_name']}__again"
+    (trials / name).mkdir()
+    (trials / name / "result.json").write_text(json.dumps(result))
+    build(opts)
+    ((units, shares),) = seen
+    assert [type(u).__name__ for u in units] == ["Run", "TrialSet"]
+    assert units[1] is units[0].trials and shares == [[0], [1]]
+    _same_as_clean(out, opts, tmp_path / "clean")
+    with gzip.open(out / "runs/exp-async/trials.csv.gz", "rt") as fh:
+        assert f"\n{name}," in fh.read()
 
 
 def test_a_chain_job_that_shows_the_same_is_not_made_ahead(tmp_path, monkeypatch):
