@@ -68,10 +68,12 @@ from sitegen.cachefile import (
 from sitegen.jsonio import dumps as page_json
 from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
 from sitegen.model.parsed import VllmStats
-from sitegen.sources import Sources, watch_holds
+from sitegen.sources import Sources, code_signature, watch_holds
 from sitegen.write import MARKER, SiteWriter, write_error
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sitegen.errors import BuildWarning
     from sitegen.model.kept import JobEntry, RunEntry, RunRecord
     from sitegen.model.pages import JobPage, RunPage
@@ -308,6 +310,7 @@ class BuildState:
         # per trials folder: the outcomes its base file held as read, and that file's hash
         self._outcomes_base: dict[str, tuple[Known, str]] = {}
         self._records_read: dict[str, tuple[RunRecord, Any]] = {}  # run id -> (record, its JSON)
+        self._code: str | None = None  # sitegen's code signature (notes_html), when needed
         self._open(fresh=opts.clean)
         body = self._load("site", "site")
         if body is not None:
@@ -641,6 +644,25 @@ class BuildState:
         with contextlib.suppress(OSError):  # (what it held is in the base now)
             self._path("trialsadd", trials_dir).unlink()
 
+    # -- notes -----------------------------------------------------------------------------------
+    def notes_html(self, md: str, convert: Callable[[str], str]) -> str:
+        """``convert(md)``: a job's notes (their Markdown, redacted) as HTML, kept between builds.
+
+        Kept by the Markdown and sitegen's code (what converts it), so notes edited or a
+        changed converter make it again; notes no build looks up are forgotten
+        (:meth:`save_site`). The HTML is taken as kept, not sanitized again: the cache is
+        beside the output, and what can write one can write the pages themselves.
+        """
+        if self._code is None:
+            self._code = code_signature()
+        name = hashlib.sha1(f"{self._code}\n{md}".encode("utf-8", "surrogateescape")).hexdigest()
+        body = self._load("notes", name)
+        if isinstance(body, dict) and isinstance(body.get("html"), str):
+            return body["html"]
+        html = convert(md)
+        self._save("notes", name, {"html": html})
+        return html
+
     # -- the site --------------------------------------------------------------------------------
     def site_is_current(self, sources: Sources, out: Path) -> bool:
         """Whether the site in ``out`` is what this build would write: the build stops then.
@@ -677,7 +699,16 @@ class BuildState:
         self.last = last
         self._save("site", "site", last.to_json())
         used = {self._path(kind, name) for kind, name in list(self._used)}
-        for kind in ("log", "logstate", "logsum", "trials", "trialsadd", "trialset", "trialsum"):
+        for kind in (
+            "log",
+            "logstate",
+            "logsum",
+            "trials",
+            "trialsadd",
+            "trialset",
+            "trialsum",
+            "notes",
+        ):
             for path in (self.dir / kind).glob("*.json"):
                 if path not in used:
                     with contextlib.suppress(OSError):

@@ -33,19 +33,19 @@ if TYPE_CHECKING:
     )
     from sitegen.model.parsed import Discovery, Job, Run, TrialSet
     from sitegen.options import BuildOptions
-    from sitegen.present.pagefiles import TableSlot
+    from sitegen.present.pagefiles import Prepared
 
     # Makes the files of one analysed run's pages where it was analysed (the renderer's
     # ``premake``): (run page, its job pages with their trial sets, the run's trial set,
-    # the pages' task tables by url, the trial tables made apart by id of their set) -> by
-    # page url, what the renderer takes them as: (arguments, files).
+    # the pages' task tables by url, what was made apart from the analysis) -> by page url,
+    # what the renderer takes them as: (arguments, files).
     MakeFiles = Callable[
         [
             RunPage,
             list[tuple[JobPage, TrialSet | None]],
             TrialSet | None,
             Mapping[str, TaskAnalysis],
-            Mapping[int, TableSlot],
+            Prepared,
         ],
         dict[str, Any],
     ]
@@ -108,7 +108,8 @@ def site_pages(
         run_page,
     )
     from sitegen.present.forkmap import fork_map
-    from sitegen.present.pagefiles import TableSlot, resolve, trials_table
+    from sitegen.present.formatting import md_to_html
+    from sitegen.present.pagefiles import Prepared, TableSlot, resolve, trials_table
 
     redactor = Redactor(opts.redact_patterns)
     own = warnings_by_job(jobs, warnings)
@@ -127,9 +128,8 @@ def site_pages(
         (pure: may run in a forked child)."""
         chain = []
         for job in run.jobs:
-            notes = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
             ins = job_insights(job)
-            chain.append((job_page(job, own[job.id], redactor, notes, ins), ins.tasks))
+            chain.append((job_page(job, own[job.id], redactor, notes[job.id], ins), ins.tasks))
         ins = run_insights(run)
         rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins)
         if make_files is None:
@@ -138,7 +138,7 @@ def site_pages(
         if ins.tasks:
             tables[rp.url] = ins.tasks
         own_trials = [(p, job.trials) for (p, _), job in zip(chain, run.jobs, strict=True)]
-        return chain, rp, ins.tasks, make_files(rp, own_trials, run.trials, tables, slots)
+        return chain, rp, ins.tasks, make_files(rp, own_trials, run.trials, tables, prepared)
 
     todo = [run for run in runs if kept[run.id][1] is None]
     for run in todo:  # a summary is never analysed (_take_whole took each one whole)
@@ -157,7 +157,18 @@ def site_pages(
     # step's (its run's and its jobs' pages), measured on the 1 GB archive (~6.5, ~3.5 and
     # ~80 µs).
     tabled = list({id(r.trials): r.trials for r in todo if r.trials}.values()) if make_files else []
-    slots = {id(ts): TableSlot(i) for i, ts in enumerate(tabled)}
+    # Each job's notes, read here; with make_files, converted to HTML here too, through the
+    # build cache (a running job's rebuild then imports neither Markdown nor the sanitizer).
+    notes = {
+        job.id: read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
+        for run in todo
+        for job in run.jobs
+    }
+    shown = {redactor.markdown(text) for text in notes.values() if text} if make_files else ()
+    prepared = Prepared(
+        {id(ts): TableSlot(i) for i, ts in enumerate(tabled)},
+        {md: state.notes_html(md, md_to_html) for md in shown},
+    )
     cost = [
         0.65 * (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))
         for r in todo

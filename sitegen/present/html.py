@@ -43,7 +43,7 @@ from sitegen.present.pagefiles import (
     CARD_FILE,
     Files,
     PageFiles,
-    TableSlot,
+    Prepared,
     content,
     script_data,
 )
@@ -371,18 +371,18 @@ class Renderer:
         jobs: list[tuple[JobPage, TrialSet | None]],
         trials: TrialSet | None,
         tables: Mapping[str, TaskAnalysis],
-        slots: Mapping[int, TableSlot] | None = None,
+        prepared: Prepared | None = None,
     ) -> dict[str, Premade]:
         """The files of an analysed run's pages, made where it was analysed (a forked child:
         sitepages.site_pages' ``make_files``), so that analysis and rendering share one split
         between the cores. Each comes with the arguments it was made with, worked out as
         :meth:`site` works them out for a run analysed now; :meth:`job` and :meth:`run` take
         the files only when their own arguments are the same (else they make them again), and
-        a page whose files are carried over from the last build leaves them unused. ``slots``:
-        the trial tables being made in another process (by ``id`` of their trial set), left
-        in the files as placeholders for the caller to fill in
-        (:func:`~sitegen.present.pagefiles.resolve`)."""
-        files = PageFiles(self._html, tables, slots)
+        a page whose files are carried over from the last build leaves them unused.
+        ``prepared``: what was made apart from the analysis (trial tables being made in
+        another process, left in the files as placeholders for the caller to fill in; notes
+        as HTML): :class:`~sitegen.present.pagefiles.Prepared`."""
+        files = PageFiles(self._html, tables, prepared)
         out: dict[str, Premade] = {}
         for page, own in jobs:
             # a job of a chain whose later job moved on: its page most likely stays as it was

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from markupsafe import Markup, escape
@@ -70,6 +71,20 @@ class TableSlot:
     analyses the run, when a rebuild has that one run to analyse (a running job's)."""
 
     key: int
+
+
+@frozen
+class Prepared:
+    """What a run's page files take made outside its analysis (``sitepages.site_pages``).
+
+    ``tables``: by ``id`` of a trial set, the slot of its table, being made in another
+    process meanwhile (:func:`resolve` puts it in). ``notes``: by their Markdown, notes
+    converted to HTML before the analysis, through the build cache: the conversion imports
+    Markdown and the sanitizer (~30 ms in each process that converts), and a running job's
+    rebuild converts the same notes each time."""
+
+    tables: Mapping[int, TableSlot] = field(default_factory=dict)
+    notes: Mapping[str, str] = field(default_factory=dict)
 
 
 def resolve(files: Files, made: Sequence[bytes]) -> Files:
@@ -135,16 +150,21 @@ class PageFiles:
         self,
         html: Html,
         task_tables: Mapping[str, TaskAnalysis],
-        slots: Mapping[int, TableSlot] | None = None,
+        prepared: Prepared | None = None,
     ) -> None:
         self.html = html
         self.task_tables = task_tables
-        self.slots = slots or {}  # by id() of a trial set: its table, made in another process
+        self.prepared = prepared or Prepared()
 
     def trials_file(self, trials: TrialSet) -> bytes | TableSlot:
         """A trial set's ``trials.csv.gz``, or its placeholder when it is made elsewhere."""
-        slot = self.slots.get(id(trials))
+        slot = self.prepared.tables.get(id(trials))
         return slot if slot is not None else trials_table(trials)
+
+    def notes_html(self, md: str) -> str:
+        """A job's notes as sanitized HTML (:func:`~sitegen.present.formatting.md_to_html`)."""
+        html = self.prepared.notes.get(md)
+        return html if html is not None else md_to_html(md)
 
     def job(
         self, page: JobPage, run: RunPage | None, trials: TrialSet | None, card: Card | None
@@ -169,7 +189,7 @@ class PageFiles:
             "trials_href": TRIALS_FILE,
             "families": shown.families(),
             "timing_rows": shown.timing.rows(),
-            "notes_html": md_to_html(page.notes_md) if page.notes_md else None,
+            "notes_html": self.notes_html(page.notes_md) if page.notes_md else None,
             "nav": "job",
             "progression_rows": rows,
             "progression_tbody": progression_tbody(rows),

@@ -640,6 +640,53 @@ def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     assert loaded & unwanted == set()
 
 
+def _new_trial(archive: Path, name: str) -> None:
+    """A trial lands in the async experiment's folder (a copy of one, under a new name)."""
+    trials = archive / "exp-async/async-run/trace_jobs"
+    model = next(d for d in sorted(trials.iterdir()) if (d / "result.json").is_file())
+    result = json.loads((model / "result.json").read_text())
+    result["trial_name"] = f"{result['task_name']}__{name}"
+    (trials / result["trial_name"]).mkdir()
+    (trials / result["trial_name"] / "result.json").write_text(json.dumps(result))
+
+
+def test_notes_are_converted_once_and_kept_in_the_build_cache(tmp_path):
+    """A job's notes are converted to HTML once and kept (BuildState.notes_html): the rebuild
+    of a run with notes (a running job's new trial) imports neither Markdown nor the
+    sanitizer; edited notes are converted again and the old entry is forgotten; the site is
+    a clean build's each time."""
+    archive = tmp_path / "a"
+    synth(archive, seed=38, steps=4, trials_per_step=2)
+    notes = archive / "exp-async/notes.md"
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=2, now=0.0)
+    build(opts)
+    kept = tmp_path / ".site.cache" / "notes"
+    assert len(list(kept.glob("*.json"))) == 1  # (both jobs of the experiment share them)
+    _new_trial(archive, "again")
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom sitegen.build import build\n"
+        "from sitegen.options import BuildOptions\n"
+        f"r = build(BuildOptions(archive=Path({str(archive)!r}), out=Path({str(out)!r}),"
+        " workers=2, now=0.0))\n"
+        "assert r.runs_kept == r.runs - 1, r\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "sitegen.insights.tasks" in loaded  # (it did analyse the run again)
+    assert loaded & {"markdown", "nh3"} == set()
+    _same_as_clean(out, opts, tmp_path / "clean")
+    notes.write_text(notes.read_text() + "\nEdited: *more* notes.\n")
+    build(opts)
+    page = next(out.glob("jobs/exp-async.*/index.html")).read_text()
+    assert "Edited: <em>more</em> notes." in page
+    assert len(list(kept.glob("*.json"))) == 1
+    _same_as_clean(out, opts, tmp_path / "clean2")
+
+
 def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
     """With --base-url: kept runs keep their cards, and the sitemap lists every page in order."""
     archive = tmp_path / "a"
