@@ -6,7 +6,8 @@ side by side, for an older commit (``--baseline``, checked out with ``git archiv
 
 * the raw read floor: ``cat`` of every input file to /dev/null, page cache warm (best of 3);
 * a cold build (``--clean``) and a cold publish build (``--clean --base-url``: cards,
-  sitemap), medians of ``--repeat`` runs, each after a ``sync`` (see :func:`run_timed`);
+  sitemap), medians of ``--repeat`` runs, each after a read of the archive and a ``sync``
+  (see :func:`run_timed`);
 * a no-change rebuild, a rebuild after one job's log grew by one step, and one after a
   running job moved on: its log grew by a step and its trials folder got two new trials
   (medians);
@@ -85,15 +86,28 @@ def sitegen(src: Path, *args: str) -> Command:
     return [sys.executable, "-m", "sitegen", *args], env, src
 
 
-def run_timed(cmd: Command) -> float:
+def warm(archive: Path) -> None:
+    """Read every input file once, so that the page cache holds the archive, as for the floor."""
+    cmd = f"find '{archive}' -type f -print0 | xargs -0 cat > /dev/null"
+    subprocess.run(cmd, shell=True, check=True)
+
+
+def run_timed(cmd: Command, archive: Path | None = None) -> float:
     """Wall time of one run, nothing else in the way: ``wait`` returns the moment it exits.
 
-    The disk is synced first: the kernel writes dirty pages back in the background, and
-    the gigabyte a synth just wrote (or the site the last run wrote) would otherwise be
-    written out while this run is timed, billed to it as a slower build (seen: a cold
-    build right after the synth ~10 % slower than the publish build after it).
+    With ``archive`` (a build that reads all of it: cold, publish), the archive is read
+    first (:func:`warm`): a kernel may page out what was not touched for a minute or so
+    (this machine's does: DAMON's ``pageout``; the archive read again 90 s after a warm
+    read took 2.4 s against 1.0 s), and a cold build after the rebuild cases, which
+    read little, then paid for disk reads the floor never does. The disk is synced then:
+    the kernel writes dirty pages back in the background, and the gigabyte a synth just
+    wrote (or the site the last run wrote) would otherwise be written out while this run
+    is timed, billed to it as a slower build (seen: a cold build right after the synth
+    ~10 % slower than the publish build after it).
     """
     argv, env, cwd = cmd
+    if archive is not None:
+        warm(archive)
     os.sync()
     start = time.perf_counter()
     proc = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -131,15 +145,16 @@ def run_sampled(cmd: Command) -> float:
     return peak / 2**20
 
 
-def median_run(cmd: Command, repeat: int) -> tuple[float, float]:
-    """Median wall time of ``repeat`` timed runs, and the peak RSS of one more, sampled."""
-    walls = [run_timed(cmd) for _ in range(repeat)]
+def median_run(cmd: Command, repeat: int, archive: Path | None = None) -> tuple[float, float]:
+    """Median wall time of ``repeat`` timed runs (each after reading ``archive``, when given:
+    :func:`run_timed`), and the peak RSS of one more, sampled."""
+    walls = [run_timed(cmd, archive) for _ in range(repeat)]
     return statistics.median(walls), run_sampled(cmd)
 
 
 def raw_floor(archive: Path) -> float:
     cmd = f"find '{archive}' -type f -print0 | xargs -0 cat > /dev/null"
-    subprocess.run(cmd, shell=True, check=True)  # warm the page cache
+    warm(archive)
     os.sync()  # as before each timed build (run_timed)
     best = float("inf")
     for _ in range(3):
@@ -322,11 +337,12 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
     for label, src in codes.items():
         site, pub = base / f"site-{label}", base / f"pub-{label}"
         cold, rss = median_run(
-            sitegen(src, "build", str(archive), "-o", str(site), "--clean"), repeat
+            sitegen(src, "build", str(archive), "-o", str(site), "--clean"), repeat, archive
         )
         publish, rss_pub = median_run(
             sitegen(src, "build", str(archive), "-o", str(pub), "--clean", "--base-url", BASE_URL),
             repeat,
+            archive,
         )
         painted_cards(pub, label)
         nochange, _ = median_run(sitegen(src, "build", str(archive), "-o", str(site)), repeat)
