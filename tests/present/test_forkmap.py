@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import threading
 
@@ -93,6 +94,28 @@ def test_split_by_cost_partitions_the_items_and_evens_the_load() -> None:
     assert all(s == sorted(s) for s in three)
     assert [1] in three[1:] and [4] in three[1:]  # the two largest: one child each
     assert sum(cost[i] for i in three[0]) == 10.0  # the rest here
+
+
+@needs_fork
+def test_the_collector_sees_the_parents_objects_again_after_the_map() -> None:
+    """fork_map freezes the objects alive before it forks (children's collections leave the
+    parent's heap alone) and unfreezes them after, also when an item fails here."""
+    frozen_inside: list[int] = []
+
+    def count(x: int) -> int:
+        frozen_inside.append(gc.get_freeze_count())
+        return x
+
+    assert fork_map(count, [1, 2, 3, 4]) == [1, 2, 3, 4]
+    assert frozen_inside and min(frozen_inside) > 0
+    assert gc.get_freeze_count() == 0
+
+    def fail(x: int) -> int:
+        raise ValueError(x)
+
+    with pytest.raises(ValueError):
+        fork_map(fail, [1, 2])
+    assert gc.get_freeze_count() == 0
 
 
 def test_an_item_costlier_than_all_others_together_stays_here() -> None:
