@@ -612,6 +612,23 @@ def test_trial_sets_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypat
     _same_as_clean(out, opts, tmp_path / "clean")
 
 
+def _modules_of_a_rebuild(archive: Path, out: Path, check: str) -> set[str]:
+    """The modules a rebuild (``workers=2``) imports, in a fresh process; ``check`` is an
+    assertion on its report ``r``."""
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom sitegen.build import build\n"
+        "from sitegen.options import BuildOptions\n"
+        f"r = build(BuildOptions(archive=Path({str(archive)!r}), out=Path({str(out)!r}),"
+        " workers=2, now=0.0))\n"
+        f"assert {check}, r\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return set(done.stdout.split())
+
+
 def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     """No process pool for one log, no Markdown for pages without notes, no Altair, no HTTP."""
     archive = tmp_path / "a"
@@ -619,18 +636,9 @@ def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     out = tmp_path / "site"
     build(BuildOptions(archive=archive, out=out, workers=2, now=0.0))
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
-    code = (
-        "import sys\nfrom pathlib import Path\nfrom sitegen.build import build\n"
-        "from sitegen.options import BuildOptions\n"
-        f"r = build(BuildOptions(archive=Path({str(archive)!r}), out=Path({str(out)!r}),"
-        " workers=2, now=0.0))\n"
-        "assert r.parse.logs_resumed == 1 and r.runs_kept == r.runs - 1, r\n"
-        "print(' '.join(sorted(sys.modules)))\n"
+    loaded = _modules_of_a_rebuild(
+        archive, out, "r.parse.logs_resumed == 1 and r.runs_kept == r.runs - 1"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    loaded = set(done.stdout.split())
     assert "sitegen.present.html" in loaded  # (it did render)
     unwanted = {"concurrent.futures", "markdown", "altair", "jsonschema", "http.client"}
     # nor the trial reader (no trials folder changed), nor the card painter (no --base-url)
@@ -664,18 +672,7 @@ def test_notes_are_converted_once_and_kept_in_the_build_cache(tmp_path):
     kept = tmp_path / ".site.cache" / "notes"
     assert len(list(kept.glob("*.json"))) == 1  # (both jobs of the experiment share them)
     _new_trial(archive, "again")
-    code = (
-        "import sys\nfrom pathlib import Path\nfrom sitegen.build import build\n"
-        "from sitegen.options import BuildOptions\n"
-        f"r = build(BuildOptions(archive=Path({str(archive)!r}), out=Path({str(out)!r}),"
-        " workers=2, now=0.0))\n"
-        "assert r.runs_kept == r.runs - 1, r\n"
-        "print(' '.join(sorted(sys.modules)))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    loaded = set(done.stdout.split())
+    loaded = _modules_of_a_rebuild(archive, out, "r.runs_kept == r.runs - 1")
     assert "sitegen.insights.tasks" in loaded  # (it did analyse the run again)
     assert loaded & {"markdown", "nh3"} == set()
     _same_as_clean(out, opts, tmp_path / "clean")
