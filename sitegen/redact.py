@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from sitegen.model.frozen import frozen
 from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
@@ -108,6 +108,17 @@ class Redactor:
             cur = [kind, start, end]
         if cur is not None:
             yield Finding(cur[0], cur[1], cur[2])
+
+    def leaves_alone(self, texts: Sequence[str]) -> bool:
+        """True when :meth:`text` would return each of ``texts`` as it is, told in one pass.
+
+        Without user rules a text is looked at only when it holds a trigger
+        (:func:`~sitegen.redact_rules.may_hold_secret`); ``texts`` joined by newlines, which
+        no trigger holds, hold every trigger any of them holds (and at most a few more,
+        across a join: then False, and the caller asks text by text). One pass of the
+        trigger automaton over a folder's trial names instead of ~3 calls a trial.
+        """
+        return not self._user_rules and not may_hold_secret("\n".join(texts))  # type: ignore[attr-defined]
 
     def text(self, s: str) -> str:
         """``s`` with every finding replaced by :data:`MASK`."""

@@ -275,3 +275,27 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
             k = rng.randint(0, len(s))
             s = s[:k] + rng.choice(pieces) + s[k:]
         assert may_hold_secret(s) == naive(s), s
+
+
+def test_leaves_alone_only_when_text_would_leave_each_alone():
+    """Redactor.leaves_alone(texts): one pass over them all; True only when text() of each
+    returns it as it is (never True for a text holding a secret, nor with user rules)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(
+        ["task", "-", "_", "__", "ghp_" + "A" * 36, "sk-", "AKIA", "eyJ", "x", "=", "\n", "é"]
+    )
+    texts = st.lists(st.lists(pieces, max_size=6).map("".join), max_size=8)
+
+    @settings(max_examples=300, deadline=None)
+    @given(texts)
+    def check(ts: list[str]) -> None:
+        r = Redactor()
+        if r.leaves_alone(ts):
+            assert all(r.text(t) == t for t in ts)
+        assert not Redactor(("task",)).leaves_alone(ts)
+
+    check()
+    assert Redactor().leaves_alone(["task-a__1234567", "task-b", "AgentTimeoutError", ""])
+    assert not Redactor().leaves_alone(["task-a", "ghp_" + "A" * 36])

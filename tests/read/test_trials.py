@@ -442,3 +442,41 @@ def test_notes_are_warned_at_every_build_from_the_kept_outcomes(tmp_path):
     assert kept == known
     second, _ = parse_trials(root, tmp_path, known=kept)
     assert second == first
+
+
+def test_trials_are_scrubbed_in_chunks_as_they_would_be_one_by_one(monkeypatch):
+    """_Collector.all_scrubbed equals _Collector.scrubbed of each outcome: a chunk whose
+    texts hold no trigger passes whole (the very objects), a chunk with a secret in a name,
+    a task or an exception type goes trial by trial, notes are redacted either way; with a
+    user pattern every trial is asked."""
+    import dataclasses
+
+    from sitegen.read import trials as reader
+    from sitegen.redact import MASK, Redactor
+
+    monkeypatch.setattr(reader, "SCRUB_CHUNK", 4)
+    base = decode_result(rec(), "t__abc1234", False)
+    token = "ghp_" + "A" * 36
+
+    def ok(**kw) -> tuple:
+        return ("ok", dataclasses.replace(base, **kw))
+
+    outcomes = [ok(name=f"t__{i:07d}") for i in range(13)]
+    outcomes[1] = ("ok", outcomes[1][1], ((f"reward {token}", 3),))  # notes, in a clean chunk
+    outcomes[2] = ("bad", "malformed JSON (x)", 4)
+    outcomes[3] = ("missing",)
+    outcomes[5] = ok(name=f"t__{token}")
+    outcomes[9] = ok(task=f"task {token}")
+    outcomes[10] = ok(exception=token)
+    outcomes[12] = ("eval",)
+    for patterns in ((), ("t__000000",)):
+        col = reader._Collector("trace_jobs", None, Redactor(patterns))
+        one_by_one = [col.scrubbed(o) for o in outcomes]
+        chunked = col.all_scrubbed(outcomes)
+        assert chunked == one_by_one
+        assert all(token not in repr(o) for o in chunked)
+        assert MASK in chunked[1][2][0][0] and chunked[5][1].name == f"t__{MASK}"
+        if not patterns:
+            assert chunked[0] is outcomes[0] and chunked[13 - 1] is outcomes[12]
+        else:
+            assert chunked[0][1].name == f"{MASK}0"
