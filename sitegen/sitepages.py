@@ -156,7 +156,8 @@ def site_pages(
     # meanwhile. The split by a rough cost: a trial's analysis and its table row against a
     # step's (its run's and its jobs' pages), measured on the 1 GB archive (~6.5, ~3.5 and
     # ~80 µs).
-    tabled = list({id(r.trials): r.trials for r in todo if r.trials}.values()) if make_files else []
+    tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
+    tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
     # Each job's notes, read here; with make_files, converted to HTML here too, through the
     # build cache (a running job's rebuild then imports neither Markdown nor the sanitizer).
     notes = {

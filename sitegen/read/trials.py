@@ -120,7 +120,7 @@ class _Collector:
                 text
                 for o in chunk
                 if o[0] == "ok"
-                for text in (o[1].name, o[1].task, o[1].exception or "")
+                for text in (o[1].name or "", o[1].task or "", o[1].exception or "")
             ]
             if self.redactor.leaves_alone(texts):
                 out += [o if len(o) <= 2 else self.scrubbed(o) for o in chunk]
