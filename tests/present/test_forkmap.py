@@ -116,6 +116,14 @@ def test_the_collector_sees_the_parents_objects_again_after_the_map() -> None:
     with pytest.raises(ValueError):
         fork_map(fail, [1, 2])
     assert gc.get_freeze_count() == 0
+    # what a caller froze itself stays frozen
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        assert fork_map(count, [1, 2]) == [1, 2]
+        assert gc.get_freeze_count() >= before > 0
+    finally:
+        gc.unfreeze()
 
 
 def test_an_item_costlier_than_all_others_together_stays_here() -> None:
