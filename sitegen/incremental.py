@@ -650,8 +650,9 @@ class BuildState:
 
         Kept by the Markdown and sitegen's code (what converts it), so notes edited or a
         changed converter make it again; notes no build looks up are forgotten
-        (:meth:`save_site`). The HTML is taken as kept, not sanitized again: the cache is
-        beside the output, and what can write one can write the pages themselves.
+        (:meth:`save_site`). What comes back may be what someone planted in the cache (it
+        lies beside the output, README "Security"): the caller sanitizes it before it
+        reaches a page.
         """
         if self._code is None:
             self._code = code_signature()

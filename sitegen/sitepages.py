@@ -108,7 +108,7 @@ def site_pages(
         run_page,
     )
     from sitegen.present.forkmap import fork_map
-    from sitegen.present.formatting import md_to_html
+    from sitegen.present.formatting import markdown_html, sanitized
     from sitegen.present.pagefiles import Prepared, TableSlot, resolve, trials_table
 
     redactor = Redactor(opts.redact_patterns)
@@ -158,8 +158,10 @@ def site_pages(
     # ~80 µs).
     tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
     tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
-    # Each job's notes, read here; with make_files, converted to HTML here too, through the
-    # build cache (a running job's rebuild then imports neither Markdown nor the sanitizer).
+    # Each job's notes, read here; with make_files, converted to HTML here too: the Markdown
+    # library's HTML through the build cache (a running job's rebuild does not import it),
+    # sanitized after, whatever the cache held (it lies beside the output: a planted entry
+    # must not reach a page as it is).
     notes = {
         job.id: read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
         for run in todo
@@ -168,7 +170,7 @@ def site_pages(
     shown = {redactor.markdown(text) for text in notes.values() if text} if make_files else ()
     prepared = Prepared(
         {id(ts): TableSlot(i) for i, ts in enumerate(tabled)},
-        {md: state.notes_html(md, md_to_html) for md in shown},
+        {md: sanitized(state.notes_html(md, markdown_html)) for md in shown},
     )
     cost = [
         0.65 * (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))

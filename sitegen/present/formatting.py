@@ -197,19 +197,30 @@ def notes_tags() -> set[str]:
 
 def md_to_html(text: str) -> str:
     """Markdown notes to sanitized HTML: no raw HTML, only http(s)/mailto links."""
-    # imported here (the sanitizer too): only a page with notes needs them, and a rebuild
-    # often makes none
+    return sanitized(markdown_html(text))
+
+
+def markdown_html(text: str) -> str:
+    """Markdown notes as the Markdown library writes them: raw HTML passed through, not
+    safe to publish until :func:`sanitized` (what the build cache keeps of notes)."""
+    # imported here: only a page with notes needs it, and a rebuild often makes none
     import markdown
-    import nh3
     from markdown.extensions.fenced_code import FencedCodeExtension
     from markdown.extensions.tables import TableExtension
 
     # Extensions as instances, not names: a name is looked up among every installed
     # package's entry points, ~30 ms the first time in each process (more than the
     # conversion of any notes file); the extensions and the HTML are the same.
-    html = markdown.markdown(
+    return markdown.markdown(
         text, extensions=[TableExtension(), FencedCodeExtension()], output_format="html"
     )
+
+
+def sanitized(html: str) -> str:
+    """HTML as notes may show it: nh3's safe tags less images, only http(s)/mailto links,
+    each link ``noopener noreferrer nofollow``."""
+    import nh3
+
     return nh3.clean(
         html,
         tags=notes_tags(),

@@ -660,9 +660,10 @@ def _new_trial(archive: Path, name: str) -> None:
 
 def test_notes_are_converted_once_and_kept_in_the_build_cache(tmp_path):
     """A job's notes are converted to HTML once and kept (BuildState.notes_html): the rebuild
-    of a run with notes (a running job's new trial) imports neither Markdown nor the
-    sanitizer; edited notes are converted again and the old entry is forgotten; the site is
-    a clean build's each time."""
+    of a run with notes (a running job's new trial) does not import Markdown; edited notes
+    are converted again and the old entry is forgotten; the site is a clean build's each
+    time. What the cache holds is sanitized on the way to the page: a planted entry's
+    script never reaches it."""
     archive = tmp_path / "a"
     synth(archive, seed=38, steps=4, trials_per_step=2)
     notes = archive / "exp-async/notes.md"
@@ -674,7 +675,7 @@ def test_notes_are_converted_once_and_kept_in_the_build_cache(tmp_path):
     _new_trial(archive, "again")
     loaded = _modules_of_a_rebuild(archive, out, "r.runs_kept == r.runs - 1")
     assert "sitegen.insights.tasks" in loaded  # (it did analyse the run again)
-    assert loaded & {"markdown", "nh3"} == set()
+    assert "markdown" not in loaded
     _same_as_clean(out, opts, tmp_path / "clean")
     notes.write_text(notes.read_text() + "\nEdited: *more* notes.\n")
     build(opts)
@@ -682,6 +683,16 @@ def test_notes_are_converted_once_and_kept_in_the_build_cache(tmp_path):
     assert "Edited: <em>more</em> notes." in page
     assert len(list(kept.glob("*.json"))) == 1
     _same_as_clean(out, opts, tmp_path / "clean2")
+    # someone who can write beside the output plants HTML in the kept notes
+    (entry,) = kept.glob("*.json")
+    doc = json.loads(entry.read_text())
+    doc["body"]["html"] += '<script>alert(1)</script><a href="javascript:x()">y</a><p>planted</p>'
+    entry.write_text(json.dumps(doc))
+    _new_trial(archive, "planted")
+    build(opts)
+    page = next(out.glob("jobs/exp-async.*/index.html")).read_text()
+    assert "<p>planted</p>" in page  # (the entry was used) ...
+    assert "alert(1)" not in page and "javascript:" not in page  # ... and sanitized
 
 
 def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
