@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -88,7 +89,7 @@ def sitegen(src: Path, *args: str) -> Command:
 
 def warm(archive: Path) -> None:
     """Read every input file once, so that the page cache holds the archive, as for the floor."""
-    cmd = f"find '{archive}' -type f -print0 | xargs -0 cat > /dev/null"
+    cmd = f"find {shlex.quote(str(archive))} -type f -print0 | xargs -0 cat > /dev/null"
     subprocess.run(cmd, shell=True, check=True)
 
 
@@ -153,7 +154,7 @@ def median_run(cmd: Command, repeat: int, archive: Path | None = None) -> tuple[
 
 
 def raw_floor(archive: Path) -> float:
-    cmd = f"find '{archive}' -type f -print0 | xargs -0 cat > /dev/null"
+    cmd = f"find {shlex.quote(str(archive))} -type f -print0 | xargs -0 cat > /dev/null"
     warm(archive)
     os.sync()  # as before each timed build (run_timed)
     best = float("inf")

@@ -645,24 +645,37 @@ class BuildState:
             self._path("trialsadd", trials_dir).unlink()
 
     # -- notes -----------------------------------------------------------------------------------
-    def notes_html(self, md: str, convert: Callable[[str], str]) -> str:
+    def notes_html(self, md: str, convert: Callable[[str], str], version: str) -> str:
         """``convert(md)``: a job's notes (their Markdown, redacted) as HTML, kept between builds.
 
-        Kept by the Markdown and sitegen's code (what converts it), so notes edited or a
-        changed converter make it again; notes no build looks up are forgotten
-        (:meth:`save_site`). What comes back may be what someone planted in the cache (it
-        lies beside the output, README "Security"): the caller sanitizes it before it
-        reaches a page.
+        Kept by the Markdown, sitegen's code and ``version`` (the converter's: the Markdown
+        library's files), so edited notes, a changed converter or an upgraded library make
+        it again; notes of no job of the archive are forgotten (:meth:`save_site`, and
+        :meth:`keep_notes` for the jobs of runs kept whole). What comes back may be what
+        someone planted in the cache (it lies beside the output, README "Security"): the
+        caller sanitizes it before it reaches a page, and HTML that is not text (a lone
+        surrogate, which the sanitizer refuses) is made again.
         """
-        if self._code is None:
-            self._code = code_signature()
-        name = hashlib.sha1(f"{self._code}\n{md}".encode("utf-8", "surrogateescape")).hexdigest()
+        name = self._notes_name(md, version)
         body = self._load("notes", name)
-        if isinstance(body, dict) and isinstance(body.get("html"), str):
-            return body["html"]
+        html = body.get("html") if isinstance(body, dict) else None
+        if isinstance(html, str) and _is_utf8(html):
+            return html
+        if body is not None:
+            self._ignored(self._path("notes", name), CacheFileError("notes are not HTML text"))
         html = convert(md)
         self._save("notes", name, {"html": html})
         return html
+
+    def keep_notes(self, md: str, version: str) -> None:
+        """Keep the HTML of notes that a page of a run kept whole shows (not read now)."""
+        self._path("notes", self._notes_name(md, version))  # (marks the entry used)
+
+    def _notes_name(self, md: str, version: str) -> str:
+        if self._code is None:
+            self._code = code_signature()
+        key = f"{self._code}\n{version}\n{md}"
+        return hashlib.sha1(key.encode("utf-8", "surrogateescape")).hexdigest()
 
     # -- the site --------------------------------------------------------------------------------
     def site_is_current(self, sources: Sources, out: Path) -> bool:
@@ -714,6 +727,14 @@ class BuildState:
                 if path not in used:
                     with contextlib.suppress(OSError):
                         path.unlink()
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def compiled_templates_dir() -> Path | None:

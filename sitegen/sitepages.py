@@ -108,7 +108,7 @@ def site_pages(
         run_page,
     )
     from sitegen.present.forkmap import fork_map
-    from sitegen.present.formatting import markdown_html, sanitized
+    from sitegen.present.formatting import markdown_html, markdown_signature, sanitized
     from sitegen.present.pagefiles import Prepared, TableSlot, resolve, trials_table
 
     redactor = Redactor(opts.redact_patterns)
@@ -168,10 +168,17 @@ def site_pages(
         for job in run.jobs
     }
     shown = {redactor.markdown(text) for text in notes.values() if text} if make_files else ()
+    version = markdown_signature() if make_files else ""
     prepared = Prepared(
         {id(ts): TableSlot(i) for i, ts in enumerate(tabled)},
-        {md: sanitized(state.notes_html(md, markdown_html)) for md in shown},
+        {md: sanitized(state.notes_html(md, markdown_html, version)) for md in shown},
     )
+    if make_files:  # the notes of runs kept whole stay in the cache for when they move on
+        for run in runs:
+            for job in run.jobs if kept[run.id][1] is not None else ():
+                text = job.source.notes and read_notes(opts.archive, disc.real(job.source.notes))
+                if text:
+                    state.keep_notes(redactor.markdown(text), version)
     cost = [
         0.65 * (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))
         for r in todo

@@ -111,11 +111,13 @@ def fork_map(
             for i, v in zip(share, done, strict=True):
                 out[i] = v
     finally:
-        for pid, r, _ in children:  # this process failed: each child gets EPIPE, then reaped
-            os.close(r)
-            os.waitpid(pid, 0)
-        if freeze:
-            gc.unfreeze()  # (collectable again: `serve` builds again in this process)
+        try:
+            for pid, r, _ in children:  # this process failed: each child gets EPIPE, reaped
+                os.close(r)
+                os.waitpid(pid, 0)
+        finally:  # (even if reaping is interrupted: frozen for good, `serve` would never collect)
+            if freeze:
+                gc.unfreeze()  # (collectable again: `serve` builds again in this process)
     return out  # type: ignore[return-value]  # every slot was filled
 
 

@@ -9,6 +9,7 @@ is a number to print.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 
 from markupsafe import Markup, escape
@@ -214,6 +215,26 @@ def markdown_html(text: str) -> str:
     return markdown.markdown(
         text, extensions=[TableExtension(), FencedCodeExtension()], output_format="html"
     )
+
+
+def markdown_signature() -> str:
+    """The installed Markdown library, by the size and mtime of the files that hold its
+    version, found without importing it: what :func:`markdown_html` writes is kept by it
+    (``BuildState.notes_html``), so an upgrade makes the notes again."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("markdown")
+    if spec is None or spec.origin is None:
+        return ""
+    package = os.path.dirname(spec.origin)
+    parts = []
+    for name in ("__init__.py", "__meta__.py"):
+        try:
+            st = os.stat(os.path.join(package, name))
+        except OSError:
+            continue
+        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts)
 
 
 def sanitized(html: str) -> str:

@@ -461,22 +461,29 @@ def test_trials_are_scrubbed_in_chunks_as_they_would_be_one_by_one(monkeypatch):
     def ok(**kw) -> tuple:
         return ("ok", dataclasses.replace(base, **kw))
 
-    outcomes = [ok(name=f"t__{i:07d}") for i in range(13)]
+    outcomes = [ok(name=f"t__{i:07d}") for i in range(21)]
     outcomes[1] = ("ok", outcomes[1][1], ((f"reward {token}", 3),))  # notes, in a clean chunk
     outcomes[2] = ("bad", "malformed JSON (x)", 4)
     outcomes[3] = ("missing",)
     outcomes[5] = ok(name=f"t__{token}")
     outcomes[9] = ok(task=f"task {token}")
     outcomes[10] = ok(exception=token)
-    outcomes[12] = ("eval",)
+    outcomes[20] = ("eval",)
+    calls: list[str] = []
+    real = reader.scrub_trial
+    monkeypatch.setattr(reader, "scrub_trial", lambda t, r: calls.append(t.name) or real(t, r))
     for patterns in ((), ("t__000000",)):
         col = reader._Collector("trace_jobs", None, Redactor(patterns))
         one_by_one = [col.scrubbed(o) for o in outcomes]
+        calls.clear()
         chunked = col.all_scrubbed(outcomes)
         assert chunked == one_by_one
+        # without user patterns the clean chunks (12-15, 16-19) and chunk 0's trials without
+        # notes are not asked one by one; with one, every trial is
+        assert len(calls) == (1 + 4 + 4 if not patterns else 18)
         assert all(token not in repr(o) for o in chunked)
         assert MASK in chunked[1][2][0][0] and chunked[5][1].name == f"t__{MASK}"
         if not patterns:
-            assert chunked[0] is outcomes[0] and chunked[13 - 1] is outcomes[12]
+            assert chunked[0] is outcomes[0] and chunked[20] is outcomes[20]
         else:
             assert chunked[0][1].name == f"{MASK}0"

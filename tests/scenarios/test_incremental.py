@@ -16,7 +16,7 @@ from pathlib import Path
 from sitegen import incremental, parse, sources
 from sitegen.build import build
 from sitegen.options import BuildOptions
-from sitegen.present import forkmap, html
+from sitegen.present import forkmap, html, pagefiles
 from sitegen.read import trials as trials_reader
 from sitegen.synth import synth
 
@@ -166,6 +166,11 @@ def test_a_rebuilt_runs_trial_table_is_made_beside_its_analysis(tmp_path, monkey
         return real(fn, items, processes, cost)
 
     monkeypatch.setattr(forkmap, "fork_map", spy)
+    prepared = []
+    real_premake = html.Renderer.premake
+    monkeypatch.setattr(
+        html.Renderer, "premake", lambda self, *a: prepared.append(a[-1]) or real_premake(self, *a)
+    )
     trials = archive / "exp-async/async-run/trace_jobs"
     model = next(d for d in sorted(trials.iterdir()) if (d / "result.json").is_file())
     result = json.loads((model / "result.json").read_text())
@@ -176,6 +181,8 @@ def test_a_rebuilt_runs_trial_table_is_made_beside_its_analysis(tmp_path, monkey
     ((units, shares),) = seen
     assert [type(u).__name__ for u in units] == ["Run", "TrialSet"]
     assert units[1] is units[0].trials and shares == [[0], [1]]
+    # the run's page files held the table's slot (filled from the unit), not a table of their own
+    assert [dict(p.tables) for p in prepared] == [{id(units[1]): pagefiles.TableSlot(0)}]
     _same_as_clean(out, opts, tmp_path / "clean")
     with gzip.open(out / "runs/exp-async/trials.csv.gz", "rt") as fh:
         assert f"\n{name}," in fh.read()
@@ -693,6 +700,40 @@ def test_notes_are_converted_once_and_kept_in_the_build_cache(tmp_path):
     page = next(out.glob("jobs/exp-async.*/index.html")).read_text()
     assert "<p>planted</p>" in page  # (the entry was used) ...
     assert "alert(1)" not in page and "javascript:" not in page  # ... and sanitized
+
+
+def test_kept_notes_stay_while_their_run_is_kept_and_go_when_they_cannot_be_used(
+    tmp_path, monkeypatch
+):
+    """BuildState.notes_html's entries: kept while their run is kept whole (another run
+    moved on), made again when the Markdown library changes (the old entry forgotten), and
+    an entry whose HTML is not text (a lone surrogate, planted) is ignored with a warning
+    instead of failing the build; the site is a clean build's each time."""
+    from sitegen.present import formatting
+
+    archive = tmp_path / "a"
+    synth(archive, seed=39, steps=4, trials_per_step=2)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=2, now=0.0)
+    build(opts)
+    kept = tmp_path / ".site.cache" / "notes"
+    (first,) = kept.glob("*.json")
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    r = build(opts)  # the experiment's run is kept whole: its notes stay in the cache
+    assert r.runs_kept == r.runs - 1 and list(kept.glob("*.json")) == [first]
+    monkeypatch.setattr(formatting, "markdown_signature", lambda: "markdown, upgraded")
+    _new_trial(archive, "upgraded")
+    build(opts)
+    (second,) = kept.glob("*.json")
+    assert second != first
+    _same_as_clean(out, opts, tmp_path / "clean")
+    doc = json.loads(second.read_text())
+    doc["body"]["html"] = "<p>x</p>\ud800"
+    second.write_bytes(b" " + json.dumps(doc).encode())  # (read with the standard library)
+    _new_trial(archive, "surrogate")
+    r = build(opts)
+    assert any(str(second) in w and "not HTML text" in w for w in r.cache_warnings)
+    _same_as_clean(out, opts, tmp_path / "clean2")
 
 
 def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
