@@ -158,15 +158,15 @@ def site_pages(
     # ~80 µs).
     tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
     tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
+
     # Each job's notes, read here; with make_files, converted to HTML here too: the Markdown
     # library's HTML through the build cache (a running job's rebuild does not import it),
     # sanitized after, whatever the cache held (it lies beside the output: a planted entry
     # must not reach a page as it is).
-    notes = {
-        job.id: read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
-        for run in todo
-        for job in run.jobs
-    }
+    def notes_of(job: Job) -> str | None:
+        return read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
+
+    notes = {job.id: notes_of(job) for run in todo for job in run.jobs}
     shown = {redactor.markdown(text) for text in notes.values() if text} if make_files else ()
     version = markdown_signature() if make_files else ""
     prepared = Prepared(
@@ -174,11 +174,9 @@ def site_pages(
         {md: sanitized(state.notes_html(md, markdown_html, version)) for md in shown},
     )
     if make_files:  # the notes of runs kept whole stay in the cache for when they move on
-        for run in runs:
-            for job in run.jobs if kept[run.id][1] is not None else ():
-                text = job.source.notes and read_notes(opts.archive, disc.real(job.source.notes))
-                if text:
-                    state.keep_notes(redactor.markdown(text), version)
+        for run in (r for r in runs if kept[r.id][1] is not None):
+            for text in filter(None, map(notes_of, run.jobs)):
+                state.keep_notes(redactor.markdown(text), version)
     cost = [
         0.65 * (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))
         for r in todo

@@ -78,10 +78,10 @@ class Prepared:
     """What a run's page files take made outside its analysis (``sitepages.site_pages``).
 
     ``tables``: by ``id`` of a trial set, the slot of its table, being made in another
-    process meanwhile (:func:`resolve` puts it in). ``notes``: by their Markdown, notes
-    converted to HTML before the analysis, through the build cache: the conversion imports
-    Markdown and the sanitizer (~30 ms in each process that converts), and a running job's
-    rebuild converts the same notes each time."""
+    process meanwhile (:func:`resolve` puts it in). ``notes``: by their Markdown, notes as
+    sanitized HTML, made before the analysis, the Markdown library's part through the build
+    cache: importing it costs ~25 ms in each process that converts, and a running job's
+    rebuild converted the same notes each time."""
 
     tables: Mapping[int, TableSlot] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)
