@@ -382,7 +382,12 @@ _TRIGGERS = (
     *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_"),  # (a Discord webhook holds "://")
     *("://", "--", "-u", "set ", "set\t", "setenv", "login ", "login\t", "=", ":"),
 )
-_SK_RE = re.compile(r"(?<![A-Za-z0-9])sk-")  # not task-…
+# "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
+# a pattern that starts with the look-behind has no literal prefix to search for, so the
+# regex engine tries it at every character (~0.2 ms for a folder's 256 trial names joined,
+# where every "task-" holds an "sk-"; 17 µs this way). The same matches: the look-behind
+# sees exactly the character before the "sk-".
+_SK_RE = re.compile(r"sk-(?<![A-Za-z0-9]sk-)")
 # All the triggers in one automaton: one pass over the text instead of one substring test
 # per trigger (~0.2 µs against ~1.2 µs for a trial's name; ~30 k names, tasks and exception
 # types in the 1 GB archive's trials alone). Any trigger in the text gives a match.

@@ -1,6 +1,7 @@
 """The redactor: every shape from issue 10 is found and hidden whole; look-alikes stay."""
 
 import pickle
+import re
 
 import pytest
 
@@ -259,10 +260,13 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
 
     from sitegen.redact_rules import _SK_RE, _TRIGGERS, may_hold_secret
 
+    sk_first = re.compile(r"(?<![A-Za-z0-9])sk-")  # _SK_RE as first written
+
     def naive(s: str) -> bool:
+        assert (_SK_RE.search(s) is None) == (sk_first.search(s) is None), s
         return (
             any(t in s for t in _TRIGGERS)
-            or ("sk-" in s and _SK_RE.search(s) is not None)
+            or sk_first.search(s) is not None
             or "bearer" in s.lower()
         )
 
