@@ -14,7 +14,7 @@ from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
 from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_OOM_RE
 from sitegen.read.metricblocks import flat_dict
-from sitegen.read.vllm import V0_PREFIX, is_stats_like, standard_stats
+from sitegen.read.vllm import V0_PREFIX, is_stats_like
 
 # A whole vLLM engine stats record of vLLM 0.8 - 0.11.0's one fixed shape after the Ray
 # prefix, as bytes: VLLM_RE's header, then ENGINE_RE and vllm.STANDARD_RE's message (ASCII
@@ -30,6 +30,11 @@ _STATS_LINE_RE = re.compile(
     # Ray's dedup suffix as it prints it (split_line: colour codes out, then DEDUP_RE)
     rb"( \x1b\[[0-9;]*m\[repeated ([0-9]{1,18})x across cluster\]\x1b\[[0-9;]*m)?"
 )
+# The Ray prefixes (group 1) and that record in one match. It matches exactly when
+# CR_PREFIX_RE.match and then _STATS_LINE_RE.fullmatch of the rest both do, with the same
+# prefix: CR_PREFIX_RE takes as much as it can, and every shorter prefix would leave a rest
+# starting with "(" or an escape, where the record's level must start.
+_PREFIXED_STATS_RE = re.compile(rb"(" + CR_PREFIX_RE.pattern + rb")" + _STATS_LINE_RE.pattern)
 
 
 class StatusLines(ParserCore):
@@ -116,24 +121,32 @@ class StatusLines(ParserCore):
         """
         if b"] Engine " not in raw:  # most lines that reach here: no regex at all
             return False
-        m = CR_PREFIX_RE.match(raw)
-        if m is None:
-            return False
-        rest = raw[m.end() :]
-        h = _STATS_LINE_RE.fullmatch(rest)
+        h = _PREFIXED_STATS_RE.fullmatch(raw)
         if h is None:
             return False
-        record = rest[: h.start(9)] if h.group(9) is not None else rest  # w/o dedup suffix
-        if b"\x1b" in record or b"[repeated " in record:
+        pfx, ts, index, p, g, r, w, kv, pre, suffix, repeated = h.groups()
+        # the record without the dedup suffix holds no other escape and no "[repeated "
+        end = h.start(10) if suffix is not None else len(raw)
+        if raw.find(b"\x1b", h.end(1), end) >= 0 or raw.find(b"[repeated ", h.end(1), end) >= 0:
             return False
-        known = known_prefix(self.prefixes, m.group(0))
+        known = known_prefix(self.prefixes, pfx)
         if known is None:
             return False
-        ts, index, p, g, r, w, kv, pre, _, repeated = h.groups()
         if repeated is not None:
             self.suppressed += int(repeated)  # as _vllm counts Ray's unprinted copies
-        vals = standard_stats(p, g, r, w, kv, pre)
-        self.vllm.add(known[1], known[2], index.decode(), vals, self._vllm_time(ts.decode()))
+        v = self.vllm
+        # VllmAccumulator.add of standard_stats(p, g, r, w, kv, pre), the values passed as read
+        v.add_sample(
+            v.engine_key(known[1], known[2], index.decode()),
+            float(r),
+            float(w),
+            float(g),
+            float(p),
+            float(kv),
+            0.0,
+            float(pre),
+            self._vllm_time(ts.decode()),
+        )
         return True
 
     def _vllm(self, ln: Line) -> None:

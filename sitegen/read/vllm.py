@@ -203,17 +203,43 @@ class VllmAccumulator:
         when: datetime | None,
     ) -> None:
         """One engine sample (``vals`` as :func:`parse_stats` gives them) of engine ``index``."""
+        self.add_sample(
+            self.engine_key(pid, ip, index),
+            vals["running"],
+            vals["waiting"],
+            vals["gen_tps"],
+            vals.get("prompt_tps", 0.0),
+            vals.get("kv_pct", 0.0),
+            vals.get("preemptions", 0.0),
+            vals.get("prefix_pct"),
+            when,
+        )
+
+    def engine_key(self, pid: str | None, ip: str | None, index: str) -> str:
+        """The engine a sample is of: its process (and host), else this log's engine ``index``."""
         if pid:
-            engine = f"{pid}@{ip}" if ip else f"{pid}@driver"
-        else:
-            engine = f"{PurePosixPath(self.source_name).name}:engine{index}"
+            return f"{pid}@{ip}" if ip else f"{pid}@driver"
+        return f"{PurePosixPath(self.source_name).name}:engine{index}"
+
+    def add_sample(
+        self,
+        engine: str,
+        running: float,
+        waiting: float,
+        gen: float,
+        prompt: float,
+        kv: float,
+        preempt: float,
+        prefix: float | None,
+        when: datetime | None,
+    ) -> None:
+        """One sample of ``engine``, its values one by one (:meth:`add` reads them from a dict;
+        the standard line's fast path passes them as it reads them, without one)."""
         e = self.engines.get(engine)
         if e is None:  # (not setdefault: that makes a throwaway _Engine for every line)
             e = self.engines[engine] = _Engine()
-        # Each value read once; "if v > m: m = v" is max(m, v) (max keeps the first of
-        # equals, and a NaN never replaces nor is replaced), without a call a field.
-        running, waiting, gen = vals["running"], vals["waiting"], vals["gen_tps"]
-        kv = vals.get("kv_pct", 0.0)
+        # "if v > m: m = v" is max(m, v) (max keeps the first of equals, and a NaN never
+        # replaces nor is replaced), without a call a field.
         e.samples += 1
         e.running_sum += running
         if running > e.running_max:
@@ -224,12 +250,10 @@ class VllmAccumulator:
         e.gen_sum += gen
         if gen > e.gen_max:
             e.gen_max = gen
-        e.prompt_sum += vals.get("prompt_tps", 0.0)
+        e.prompt_sum += prompt
         e.kv_sum += kv
-        preempt = vals.get("preemptions", 0.0)
         if preempt > e.preempt_max:
             e.preempt_max = preempt
-        prefix = vals.get("prefix_pct")
         if prefix is not None:
             e.prefix_sum += prefix
             e.prefix_n += 1
