@@ -131,7 +131,7 @@ def site_pages(
             ins = job_insights(job)
             chain.append((job_page(job, own[job.id], redactor, notes[job.id], ins), ins.tasks))
         ins = run_insights(run)
-        rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins)
+        rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins, chain[0][0] if chain else None)
         if make_files is None:
             return chain, rp, ins.tasks, {}
         tables = {p.url: t for p, t in chain if t}

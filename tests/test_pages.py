@@ -176,3 +176,35 @@ def test_metric_stats_are_what_from_json_builds():
     assert all(type(s) is Stats for s in _metrics(blocks).values())
     with pytest.raises(TypeError):
         Stats(**{**analyse.summarize([1.0]), "median": 1.0})
+
+
+def test_run_page_from_its_jobs_page_equals_the_one_made_anew(archive, tmp_path, monkeypatch):
+    """A one-job run's page takes its job page's figures (run_page's ``job``): the same bytes
+    as made from the run's own blocks; a run whose steps are not one job's own ignores it."""
+    import sitegen.build
+    from sitegen.build import build
+    from sitegen.insights.sections import job_insights, run_insights
+    from sitegen.options import BuildOptions
+    from sitegen.pages import job_page, run_page, steps_are_the_jobs
+    from sitegen.redact import Redactor
+
+    seen = {}
+
+    def capture(opts, disc, jobs, runs, *args, **kwargs):
+        seen["runs"] = runs
+        raise SystemExit  # (the model is all this test needs)
+
+    monkeypatch.setattr(sitegen.build, "site_pages", capture)
+    with pytest.raises(SystemExit):
+        build(BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0))
+    kinds = set()
+    for run in seen["runs"]:
+        pages = [job_page(j, [], Redactor(()), None, job_insights(j)) for j in run.jobs]
+        rows = {p.id: p.row() for p in pages}
+        ins = run_insights(run)
+        anew = run_page(run, rows, ins)
+        shared = run_page(run, rows, ins, pages[0] if pages else None)
+        assert dumps(shared) == dumps(anew)
+        assert (shared.series is pages[0].series) == steps_are_the_jobs(run)
+        kinds.add(steps_are_the_jobs(run))
+    assert kinds == {True, False}  # both ways taken
