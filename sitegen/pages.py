@@ -37,6 +37,7 @@ from sitegen.model.sections import (
     DiscardedStep,
     Headline,
     Restart,
+    Series,
     Stats,
     Timing,
     TrialSummary,
@@ -327,10 +328,15 @@ def compare_curves(page: JobPage | RunPage) -> dict[str, list[list]]:
     Values are rounded: they are only drawn. Published beside the page (``curves.js``)
     and loaded by the comparison page when the reader picks it.
     """
-    steps = page.series.get("step", [])
+    return series_curves(page.series, page.metrics)
+
+
+def series_curves(series: Series, metrics: dict[str, Stats]) -> dict[str, list[list]]:
+    """:func:`compare_curves` of a page with this series and these statistics (all it reads)."""
+    steps = series.get("step", [])
     curves = {}
-    for label, key in compare_metrics(page.metrics).items():
-        pts = downsample(steps, page.series.get(key) or [], COMPARE_POINTS)
+    for label, key in compare_metrics(metrics).items():
+        pts = downsample(steps, series.get(key) or [], COMPARE_POINTS)
         sm = smooth([x["y"] for x in pts])
         curves[label] = [
             [x["x"], round(v, 5) if v is not None else None] for x, v in zip(pts, sm, strict=True)

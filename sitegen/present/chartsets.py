@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from sitegen.model.pages import JobPage, RunPage
-from sitegen.model.sections import Series, TimerNode, TrialSummary
+from sitegen.model.sections import Series, Stats, TimerNode, Timing, TrialSummary
 from sitegen.model.vocabulary import (
     CLIP_RATIO_RE,
     GRAD_NORM_KEYS,
@@ -29,22 +29,34 @@ from sitegen.present.insight_charts import insight_charts
 Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing to draw)
 
 
-def _reward_names(page: JobPage | RunPage) -> dict[str, str]:
+def _reward_names(metrics: Mapping[str, Stats]) -> dict[str, str]:
     """Reward and, when logged, pass@k: the progression chart's lines {metric: legend name}.
 
     The legend says ``pass@8``, as the cards, tables and reports name it.
     """
-    pk = pass_at_key(page.metrics)
+    pk = pass_at_key(metrics)
     return {REWARD: "reward", **({pk: pass_at_label(pass_at_k(pk))} if pk else {})}
 
 
-def job_charts(page: JobPage) -> Charts:
+def step_charts(series: Series, metrics: Mapping[str, Stats], timing: Timing) -> Charts:
+    """The charts a job page and a run page both draw from their steps alone (series,
+    statistics, timing tree), first on both: reward (a run's restarts and discarded steps
+    aside), step time, the timing stack, the policy charts. Apart, so that a run page sharing
+    them with its one job's page (``pages.run_page``) takes the job page's charts
+    (``PageFiles``) instead of drawing them again."""
+    return {
+        "reward": charts.progression(series, _reward_names(metrics)),
+        "step_time": _step_time(series),
+        "timing_stack": _timing_stack(series, timing),
+        **_policy_charts(series, metrics),
+    }
+
+
+def job_charts(page: JobPage, steps: Charts | None = None) -> Charts:
+    """A job page's charts; ``steps``: its :func:`step_charts`, if made already."""
     s = page.series
     out: Charts = {
-        "reward": charts.progression(s, _reward_names(page)),
-        "step_time": _step_time(s),
-        "timing_stack": timing_stack(page),
-        **policy_charts(page),
+        **(steps if steps is not None else step_charts(s, page.metrics, page.timing)),
         "tokens": charts.lines(s, {TOKENS: "avg generated tokens"}, y_title="tokens"),
         "staleness": charts.lines(
             s,
@@ -116,9 +128,13 @@ def policy_keys(metrics: Iterable[str]) -> dict[str, str]:
 
 def policy_charts(page: JobPage | RunPage) -> Charts:
     """A line chart of each policy-health metric the page has (:func:`policy_keys`)."""
-    keys = policy_keys(page.metrics)
+    return _policy_charts(page.series, page.metrics)
+
+
+def _policy_charts(series: Series, metrics: Mapping[str, Stats]) -> Charts:
+    keys = policy_keys(metrics)
     return {
-        chart: charts.lines(page.series, {keys[chart]: label}, y_title=label)
+        chart: charts.lines(series, {keys[chart]: label}, y_title=label)
         for chart, label in POLICY_CHARTS
         if chart in keys
     }
@@ -223,8 +239,11 @@ TIMER_COLOURS = dict(
 
 def timing_stack(page: JobPage | RunPage) -> dict | None:
     """Stacked leaf timers per step: together they make up ``timing/step``."""
-    s = page.series
-    tree = page.timing.tree
+    return _timing_stack(page.series, page.timing)
+
+
+def _timing_stack(s: Series, timing: Timing) -> dict | None:
+    tree = timing.tree
     if not tree:
         return None
     leaves: list[tuple[str, list[str]]] = []  # (label, [key, minus keys...])
@@ -281,7 +300,8 @@ def _find(node: TimerNode, name: str) -> TimerNode | None:
     return None
 
 
-def run_charts(page: RunPage) -> Charts:
+def run_charts(page: RunPage, steps: Charts | None = None) -> Charts:
+    """A run page's charts; ``steps``: its :func:`step_charts`, if made already."""
     s = page.series
     rules = [
         {"x": r.cut_at + 0.5, "label": f"{r.job} resumed from step {r.cut_at}"}
@@ -292,12 +312,9 @@ def run_charts(page: RunPage) -> Charts:
         for d in page.discarded
         if is_finite(d.reward)
     ]
-    out: Charts = {
-        "reward": charts.progression(s, _reward_names(page), rules=rules, marks=marks),
-        "step_time": _step_time(s),
-        "timing_stack": timing_stack(page),
-        **policy_charts(page),
-    }
+    out: Charts = dict(steps if steps is not None else step_charts(s, page.metrics, page.timing))
+    if rules or marks:  # (in its place: the first chart)
+        out["reward"] = charts.progression(s, _reward_names(page.metrics), rules=rules, marks=marks)
     if page.trials:
         out.update(trial_charts(page.trials))
     out.update(insight_charts(page.tasks, page.rollouts))

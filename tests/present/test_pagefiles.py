@@ -57,3 +57,43 @@ def test_a_table_made_elsewhere_fills_its_slot_and_an_empty_slot_is_never_writte
     assert [content(c) for _, c in resolve(files, made)] == ["{}", b"table", b"y"]
     with pytest.raises(TypeError, match="never made"):
         content(TableSlot(0))
+
+
+def test_a_run_page_sharing_its_jobs_figures_makes_the_files_made_apart(job_pages, run_pages):
+    """PageFiles makes what a run page shares with its one job's page once (``_once``): the
+    files are those two PageFiles, one per page, make; a run of several jobs shares nothing."""
+    from dataclasses import replace
+
+    from sitegen.present.pagefiles import PageFiles
+
+    def html(template, rel, ctx, meta):  # (the context as the templates would get it)
+        return f"{rel}index.html", repr(sorted(ctx.items())) + repr(meta)
+
+    kinds = set()
+    for run in run_pages.values():
+        job = job_pages[run.jobs[0]]
+        if len(run.jobs) == 1:  # as pages.run_page makes it: the job's very objects
+            run = replace(run, series=job.series, metrics=job.metrics, timing=job.timing)
+        kinds.add(len(run.jobs) == 1)
+        both = PageFiles(html, {})
+        shared = [both.job(job, run, None, None), both.run(run, None, None, None, None)]
+        apart = [
+            PageFiles(html, {}).job(job, run, None, None),
+            PageFiles(html, {}).run(run, None, None, None, None),
+        ]
+        assert shared == apart
+    assert kinds == {True, False}
+
+
+def test_charts_made_from_shared_step_charts_are_the_charts_made_anew(job_pages, run_pages):
+    from sitegen.present.chartsets import job_charts, run_charts, step_charts
+
+    for page in job_pages.values():
+        steps = step_charts(page.series, page.metrics, page.timing)
+        assert job_charts(page, steps) == job_charts(page)
+    restarts = 0
+    for page in run_pages.values():
+        steps = step_charts(page.series, page.metrics, page.timing)
+        assert run_charts(page, steps) == run_charts(page)
+        restarts += bool(page.restarts or page.discarded)
+    assert restarts  # a run whose reward chart is its own (restarts, discarded steps)
