@@ -91,3 +91,35 @@ def test_fast_downsample_and_smooth_equal_the_slow_ones(n: int, gaps: bool):
         )
     assert repr(smooth(ys)) == repr(_slow_smooth(ys))
     assert repr(smooth(ys, window=5)) == repr(_slow_smooth(ys, window=5))
+
+
+class _Float(float):
+    """A float subclass: a value the all-finite-floats fast path must not take as a float."""
+
+
+@pytest.mark.parametrize(
+    "ys",
+    [
+        [1e308, 1e308, -1e308] * 300,  # finite values whose sum overflows: value by value
+        [0.0, -0.0, 5e-324, -5e-324] * 250,  # signed zeros and subnormals: min/max keep which
+        [1.5] * 399 + [_Float(2.5)] + [3.5] * 600,  # a subclass among floats
+        [2.0**60 + 1] + [1.0] * 900,  # an int among floats
+        [float(i % 7) for i in range(1000)],  # all finite floats: the fast path
+        [1.0, math.nan] * 500,
+        [1.0, math.inf, -math.inf] * 400,
+    ],
+)
+@pytest.mark.parametrize("nx", [-5, 0, 5])  # xs shorter, as long and longer (zip's length)
+def test_fast_downsample_paths_equal_the_slow_one(ys: list, nx: int):
+    xs = list(range(len(ys) + nx))
+    for max_points in (400, 37, 5000):
+        want = _slow_downsample(xs, ys, max_points)
+        cols = downsample_columns(xs, ys, max_points)
+        assert repr(cols) == repr({k: [p[k] for p in want] for k in ("x", "y", "lo", "hi")})
+        assert [type(v) for v in cols["y"]] == [type(p["y"]) for p in want]
+        # as bands: each column in turn the odd one, the others all finite floats
+        plain = [float(i % 5) - 2.0 for i in range(len(ys) + 3)]
+        for los, his in ((ys, plain), (plain, ys), (plain, plain[:-7])):
+            want = _slow_downsample(xs, plain, max_points, los, his)
+            cols = downsample_columns(xs, plain, max_points, los, his)
+            assert repr(cols) == repr({k: [p[k] for p in want] for k in ("x", "y", "lo", "hi")})
