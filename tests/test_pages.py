@@ -208,3 +208,28 @@ def test_run_page_from_its_jobs_page_equals_the_one_made_anew(archive, tmp_path,
         assert (shared.series is pages[0].series) == steps_are_the_jobs(run)
         kinds.add(steps_are_the_jobs(run))
     assert kinds == {True, False}  # both ways taken
+
+
+def test_batch_summary_is_what_from_json_builds(archive, tmp_path, monkeypatch):
+    """pages._batches builds each section directly: the same objects as from_json."""
+    import sitegen.build
+    from sitegen import analyse
+    from sitegen.build import build
+    from sitegen.model.sections import BatchSummary
+    from sitegen.options import BuildOptions
+    from sitegen.pages import _batches
+
+    seen = {}
+
+    def capture(opts, disc, jobs, runs, *args, **kwargs):
+        seen["jobs"] = jobs
+        raise SystemExit
+
+    monkeypatch.setattr(sitegen.build, "site_pages", capture)
+    with pytest.raises(SystemExit):
+        build(BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0))
+    logs = [j.log for j in seen["jobs"] if j.log is not None and j.log.batches_per_step]
+    assert logs
+    for log in logs:
+        want = BatchSummary.from_json(analyse.batch_summary(log))
+        assert repr(_batches(log)) == repr(want)  # (nan, for steps of no batches, included)
