@@ -153,9 +153,12 @@ def site_pages(
     # With make_files, each run's trial table (its CSV gzip'ed: whichever page writes it) is
     # a unit of its own, left in the run's files as a placeholder until it is made: when a
     # rebuild has one run to analyse (a running job's) the second core makes its table
-    # meanwhile. The split by a rough cost: a trial's analysis and its table row against a
-    # step's (its run's and its jobs' pages), measured on the 1 GB archive (~6.5, ~3.5 and
-    # ~80 µs).
+    # meanwhile. The split by a rough cost in units of ~11 µs, measured per unit on the 1 GB
+    # archive's cold build (CPU, --workers 1): a step of each of a run's pages (8), a trial's
+    # analysis (0.85; 13.5 k trials 127 ms) plus what a run with trials draws whatever their
+    # number (200: its charts and insights), a trial's table row (0.35). With 0.65 a trial
+    # and nothing fixed, the big run was 28 % under its cost and the child, which had it,
+    # ended 60 ms after this process (the split: forkmap.split).
     tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
     tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
 
@@ -178,7 +181,8 @@ def site_pages(
             for text in filter(None, map(notes_of, run.jobs)):
                 state.keep_notes(redactor.markdown(text), version)
     cost = [
-        0.65 * (len(r.trials.results) if r.trials else 0) + 8 * len(r.blocks) * (1 + len(r.jobs))
+        (200 + 0.85 * len(r.trials.results) if r.trials else 0)
+        + 8 * len(r.blocks) * (1 + len(r.jobs))
         for r in todo
     ] + [0.35 * len(ts.results) for ts in tabled]
 

@@ -154,6 +154,17 @@ def test_an_item_costlier_than_all_others_together_stays_here() -> None:
     assert split(1, [7.0]) == [[0], []]
 
 
+def test_a_childs_items_weigh_their_sending_back() -> None:
+    # equal items: evened by count without it; with it, a child's share (sent back) is lighter
+    cost = [10.0] * 20
+    assert [len(s) for s in split(20, cost)] == [10, 10]
+    here, there = split(20, cost, send_back=0.3)
+    assert sorted(here + there) == list(range(20)) and len(here) > len(there)
+    # the loads it evens, to within an item: this process's work against the child's work
+    # and its sending back
+    assert abs(10 * len(here) - 13 * len(there)) <= 13
+
+
 @needs_fork
 def test_results_by_cost_are_a_serial_maps() -> None:
     items = list(range(9))
