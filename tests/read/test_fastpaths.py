@@ -19,7 +19,9 @@ from hypothesis import strategies as st
 from sitegen.read import lines
 from sitegen.read.lines import (
     CR_PREFIX_RE,
+    CrBreaks,
     _cr_breaks,
+    _lone_breaks,
     continuation_line,
     iter_blocks,
     iter_raw_lines,
@@ -73,6 +75,24 @@ def test_cr_breaks_one_pass_per_line_equals_one_step_per_cr(chunk, carried, long
     if long_line:  # a prefix whose line is longer than the 400 bytes looked at
         chunk = b"(actor pid=1) " + b"y" * 450 + chunk
     assert _cr_breaks(chunk, carried) == _cr_breaks_per_cr(_crlf(chunk), carried)
+
+
+@settings(max_examples=400, deadline=None)
+@given(chunk=chunks, carried=st.one_of(st.none(), chunks), asked=st.lists(st.integers(0, 80)))
+def test_cr_breaks_total_is_every_lone_cr(chunk, carried, asked):
+    """The breaks made of lone \r, counted from the pieces: every \r but a \r\n's and the
+    chunk's last (what chunk.count(b"\r") less those gave); none at all exactly when none
+    is lone; and asking for the total first moves no later answer of before()."""
+    pieces: list = []
+    out = _cr_breaks(chunk, carried, pieces)
+    final = pieces.pop()[3]
+    lone = chunk.count(b"\r") - chunk.count(b"\r\n") - (chunk[-1:] == b"\r")
+    assert _lone_breaks(chunk, pieces, final) == (lone > 0)
+    first, later = CrBreaks(chunk, out, pieces, final), CrBreaks(chunk, out, pieces, final)
+    assert first.total == lone
+    for pos in sorted(asked):
+        assert first.before(pos) == later.before(pos)
+    assert later.total == lone
 
 
 def _crlf(chunk: bytes) -> bytes:
