@@ -176,35 +176,7 @@ def _parse(
 ) -> Parsed:
     from sitegen.parse import parse_all
 
-    notes = any(j.notes for j in disc.jobs)
-    # (with nothing cached, a first or --clean build, the notes are converted after the parse)
-    convert = notes and state.last is None
-    return parse_all(disc, opts, state, progress, lambda: _import_later_stages(notes, convert))
-
-
-def _import_later_stages(notes: bool, convert: bool) -> None:
-    """Import the analyse and render stages while the workers parse (``parse_all``'s
-    ``meanwhile``): with ``notes``, their sanitizer, and with ``convert`` Markdown.
-
-    A build whose parse went to the workers goes on to analyse and render, and importing
-    those stages' modules (Jinja, the page model, the insights, Markdown and Pygments)
-    after the parse took ~40 ms with the second core idle; here this process would only
-    wait for the workers. A build that parses in this process alone (one changed log)
-    imports them when it gets there, as before, and one that finds nothing changed, never.
-    """
-    import sitegen.insights.rollouts  # noqa: F401  (site_pages: the insights)
-    import sitegen.insights.sections  # noqa: F401
-    import sitegen.insights.tasks  # noqa: F401
-    import sitegen.model.kept  # noqa: F401  (PageReuse: the page model)
-    import sitegen.pages  # noqa: F401  (site_pages)
-    import sitegen.present.forkmap  # noqa: F401
-    import sitegen.present.html  # noqa: F401  (_renderer: Jinja, the page files)
-
-    if notes:
-        import nh3  # noqa: F401  (formatting.sanitized)
-    if convert:  # (formatting.markdown_html; fenced code brings Pygments)
-        import markdown.extensions.fenced_code  # noqa: F401
-        import markdown.extensions.tables  # noqa: F401
+    return parse_all(disc, opts, state, progress)
 
 
 def _now(opts: BuildOptions) -> float:

@@ -70,17 +70,9 @@ class _LogTask:
 
 
 def parse_all(
-    disc: Discovery,
-    opts: BuildOptions,
-    state: BuildState,
-    progress: Progress = None,
-    meanwhile: Callable[[], None] | None = None,
+    disc: Discovery, opts: BuildOptions, state: BuildState, progress: Progress = None
 ) -> Parsed:
-    """Parse every log and trials folder (unchanged ones come from ``state``), across processes.
-
-    ``meanwhile`` is called once everything is handed to the workers, when any is (this
-    process would otherwise only wait for them): the build imports its later stages there.
-    """
+    """Parse every log and trials folder (unchanged ones come from ``state``), across processes."""
     out = Parsed(logs={j.id: None for j in disc.jobs})
     tasks = _reuse_logs(disc, opts.archive, state, out)
     redactor = Redactor(opts.redact_patterns)
@@ -107,8 +99,6 @@ def parse_all(
             for group, dirs in disc.trials_dirs.items()
         }
         running += _start_logs(pool, tasks[ahead:], opts, disc)
-        if meanwhile is not None and pool.started:
-            meanwhile()
         for group, parts in started.items():
             sets = [finish() for finish in parts]
             out.trials[group] = sets[0] if len(sets) == 1 else merge_trial_sets(sets)

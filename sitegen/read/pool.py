@@ -117,11 +117,6 @@ class WorkerPool:
         """Whether tasks can run in other processes at all."""
         return self.workers > 1
 
-    @property
-    def started(self) -> bool:
-        """Whether tasks were sent to other processes (this process is free meanwhile)."""
-        return self._pool is not None
-
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             # imported here: a rebuild that parses one log in this process needs none of it
@@ -220,11 +215,6 @@ class RayPool:
                     f"cannot reach the Ray cluster at {address or 'a new local instance'}: {exc}"
                 ) from None
         self._remote: dict[Callable, Any] = {}
-
-    @property
-    def started(self) -> bool:
-        """Whether tasks were sent to the cluster: always, its tasks never run here."""
-        return True
 
     def _task(self, fn: Callable) -> Any:
         if fn not in self._remote:

@@ -97,35 +97,6 @@ def test_worker_modules_are_imported_before_the_pool_forks(tmp_path, monkeypatch
     assert calls == []
 
 
-def test_later_stages_are_imported_while_the_workers_parse(tmp_path, monkeypatch):
-    """Once the workers have the parse, this process imports what analysing and rendering
-    need (and Markdown for notes not converted yet); not when it parses alone."""
-    from sitegen import build as build_module
-
-    archive = tmp_path / "a"
-    synth(archive, seed=3, steps=3, trials_per_step=2)
-    (next(archive.rglob("*.out")).parent / "notes.md").write_text("# why\n")
-    calls: list[tuple[bool, bool]] = []
-    real = build_module._import_later_stages
-
-    def spy(notes: bool, convert: bool) -> None:
-        real(notes, convert)  # (imports that fail fail the build)
-        calls.append((notes, convert))
-
-    monkeypatch.setattr(build_module, "_import_later_stages", spy)
-    build(BuildOptions(archive=archive, out=tmp_path / "s", workers=2, now=0.0))
-    assert calls == [(True, True)]  # a first build: the notes are to be converted
-    calls.clear()
-    (next(archive.rglob("*.out"))).open("a").write("more\n")  # a log changed: parsed again
-    build(BuildOptions(archive=archive, out=tmp_path / "s", workers=2, now=0.0))
-    assert calls == []  # one log: parsed here, nothing to wait for
-    build(BuildOptions(archive=archive, out=tmp_path / "s", workers=2, now=0.0, clean=True))
-    assert calls == [(True, True)]
-    calls.clear()
-    build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
-    assert calls == []
-
-
 def test_sharded_parse_in_workers_equals_a_serial_one(tmp_path, monkeypatch):
     """Logs largest first, trial shards between them, logs kept as they come: same site, same cache."""
     from sitegen import parse
