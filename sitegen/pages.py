@@ -340,17 +340,13 @@ def compare_metrics(metrics: dict) -> dict[str, str]:
     return out
 
 
-def compare_curves(page: JobPage | RunPage) -> dict[str, list[list]]:
-    """A run or job's comparison curves: ``{label: [[step, smoothed value], ...]}``.
+def series_curves(series: Series, metrics: dict[str, Stats]) -> dict[str, list[list]]:
+    """A run or job page's comparison curves, from its series and statistics (all they
+    need): ``{label: [[step, smoothed value], ...]}``.
 
     Values are rounded: they are only drawn. Published beside the page (``curves.js``)
     and loaded by the comparison page when the reader picks it.
     """
-    return series_curves(page.series, page.metrics)
-
-
-def series_curves(series: Series, metrics: dict[str, Stats]) -> dict[str, list[list]]:
-    """:func:`compare_curves` of a page with this series and these statistics (all it reads)."""
     steps = series.get("step", [])
     curves = {}
     for label, key in compare_metrics(metrics).items():

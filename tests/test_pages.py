@@ -15,7 +15,7 @@ from sitegen.jsonio import dumps
 from sitegen.model.pages import IndexPage, JobRow
 from sitegen.model.sections import Headline, Stats, Timing
 from sitegen.model.vocabulary import REWARD, STEP_TIME, TOKENS
-from sitegen.pages import COMPARE_POINTS, compare_curves, compare_page, spark
+from sitegen.pages import COMPARE_POINTS, compare_page, series_curves, spark
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 
@@ -121,9 +121,9 @@ def test_compare_page_items(job_pages, run_pages):
     assert item.headline == page.headline and item.url == page.url
 
 
-def test_compare_curves_of_a_page(job_pages):
+def test_series_curves_of_a_page(job_pages):
     page = job_pages["exp-async.async-run_561773"]
-    curves = compare_curves(page)
+    curves = series_curves(page.series, page.metrics)
     assert set(curves) == {
         "reward",
         "pass@k",
@@ -146,12 +146,12 @@ def test_compare_curves_of_a_page(job_pages):
     assert [y for _, y in curves["reward"]] == [round(v, 5) for v in want]
 
 
-def test_compare_curves_smoothed_per_metric():
+def test_series_curves_smoothed_per_metric():
     page = SimpleNamespace(
         series={"step": [1, 2, 3, 4], REWARD: [1.0, 2.0, None, 4.0], STEP_TIME: [2.0] * 4},
         metrics={REWARD: None, STEP_TIME: None, TOKENS: None, "reward/avg_pass_at_4": None},
     )
-    curves = compare_curves(page)
+    curves = series_curves(page.series, page.metrics)
     # the missing value is left out, the rest smoothed over a window of 3
     assert curves["reward"] == [[1, 1.5], [2, 2.33333], [4, 3.0]]
     assert curves["step time (s)"] == [[1, 2.0], [2, 2.0], [3, 2.0], [4, 2.0]]

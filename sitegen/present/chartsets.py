@@ -47,8 +47,8 @@ def step_charts(series: Series, metrics: Mapping[str, Stats], timing: Timing) ->
     return {
         "reward": charts.progression(series, _reward_names(metrics)),
         "step_time": _step_time(series),
-        "timing_stack": _timing_stack(series, timing),
-        **_policy_charts(series, metrics),
+        "timing_stack": timing_stack(series, timing),
+        **policy_charts(series, metrics),
     }
 
 
@@ -126,12 +126,8 @@ def policy_keys(metrics: Iterable[str]) -> dict[str, str]:
     return {chart: key for chart, key in picks.items() if key is not None}
 
 
-def policy_charts(page: JobPage | RunPage) -> Charts:
-    """A line chart of each policy-health metric the page has (:func:`policy_keys`)."""
-    return _policy_charts(page.series, page.metrics)
-
-
-def _policy_charts(series: Series, metrics: Mapping[str, Stats]) -> Charts:
+def policy_charts(series: Series, metrics: Mapping[str, Stats]) -> Charts:
+    """A line chart of each policy-health metric a page has (:func:`policy_keys`)."""
     keys = policy_keys(metrics)
     return {
         chart: charts.lines(series, {keys[chart]: label}, y_title=label)
@@ -237,12 +233,8 @@ TIMER_COLOURS = dict(
 )
 
 
-def timing_stack(page: JobPage | RunPage) -> dict | None:
+def timing_stack(s: Series, timing: Timing) -> dict | None:
     """Stacked leaf timers per step: together they make up ``timing/step``."""
-    return _timing_stack(page.series, page.timing)
-
-
-def _timing_stack(s: Series, timing: Timing) -> dict | None:
     tree = timing.tree
     if not tree:
         return None

@@ -42,7 +42,7 @@ def test_eval_chart_marks_each_logged_value(job_pages):
 
 def test_timing_stack_adds_up_to_the_step_time(job_pages):
     page = job_pages[JOB]
-    spec = timing_stack(page)
+    spec = timing_stack(page.series, page.timing)
     assert spec is not None
     per_step: dict[int, float] = defaultdict(float)
     for r in _values(spec):
@@ -70,7 +70,7 @@ def test_a_timer_has_its_own_colour_on_every_timing_chart(job_pages, run_pages):
 
     seen: dict[str, set[str]] = defaultdict(set)
     for page in [*job_pages.values(), *run_pages.values()]:
-        spec = timing_stack(page)
+        spec = timing_stack(page.series, page.timing)
         if spec is None:
             continue
         colours = _part_colours(spec)
