@@ -26,6 +26,7 @@ from sitegen.incremental import BuildState, PageReuse
 from sitegen.lock import OutputLock
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
+from sitegen.progress import archive_counts, counted
 from sitegen.redact import Redactor
 from sitegen.sitepages import SitePages, site_pages, trial_groups
 from sitegen.sources import Sources, code_signature, tree_signature
@@ -47,7 +48,13 @@ class BuildReport:
 
     jobs: int = 0
     runs: int = 0
-    trials: int = 0
+    trials: int = 0  # training trials (with a result.json read as a trial)
+    eval_trials: int = 0
+    unreadable: int = 0  # result.json files that could not be read as a trial
+    job_level: int = 0  # job-level result.json files in trial folders (not trials)
+    missing: int = 0  # trial folders without a result.json
+    logs: int = 0  # logs read now or taken from the last build
+    trial_files: int = 0  # result.json files, read now or taken from the last build
     pages: int = 0
     files: int = 0
     bytes: int = 0
@@ -67,25 +74,45 @@ class BuildReport:
         self.stage_s[name] = self.stage_s.get(name, 0.0) + now - self._clock
         self._clock = now
 
-    def summary(self) -> str:
-        """The closing line: what was built, what was reused, and the time per stage."""
-        stages = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_s.items())
-        p = self.parse
-        parsed = (
-            f"; logs parsed {p.logs_parsed} (resumed {p.logs_resumed}), cached {p.logs_cached}; "
-            f"trial files read {p.trial_files_read}, cached {p.trial_files_cached}"
-            if p
-            else ""
-        )
+    def headline(self) -> str:
+        """What the site shows: jobs, runs, trials of each kind, warnings, skipped folders."""
         what = (
-            "nothing changed, site left as it was"
+            "nothing changed since the last build"
             if self.unchanged
-            else f"built {self.pages} pages ({self.pages_reused} carried over)"
+            else f"built {counted(self.pages, 'page')} ({self.pages_reused} carried over)"
         )
+        counts = archive_counts(
+            self.jobs,
+            self.runs,
+            self.trials,
+            self.eval_trials,
+            self.unreadable,
+            self.job_level,
+            self.missing,
+        )
+        warnings, skipped = (
+            counted(len(self.warnings), "warning"),
+            counted(self.skipped, "skipped folder"),
+        )
+        return f"{what}: {counts}, {warnings}, {skipped}"
+
+    def inputs(self) -> str:
+        """What was read and what came from the last build; the time per stage."""
+        stages = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_s.items())
+        logs, files = counted(self.logs, "log"), counted(self.trial_files, "result.json file")
+        p = self.parse
+        if p is None:
+            return f"inputs: {logs} and {files}, all unchanged (none read); {stages}"
+        resumed = f", {p.logs_resumed} of them resumed" if p.logs_resumed else ""
         return (
-            f"{what}: {self.runs} runs, {self.jobs} jobs, {self.trials} trials, "
-            f"{len(self.warnings)} warnings, {self.skipped} skipped folders{parsed} ({stages})"
+            f"inputs: {logs} ({p.logs_parsed} read{resumed}; {p.logs_cached} from the last build), "
+            f"{files} ({p.trial_files_read} read, {p.trial_files_cached} from the last build); "
+            f"{stages}"
         )
+
+    def summary(self) -> str:
+        """The closing lines as one: :meth:`headline` and :meth:`inputs`."""
+        return f"{self.headline()}; {self.inputs()}"
 
 
 # -- the build ---------------------------------------------------------------------------------
@@ -192,10 +219,17 @@ def _count(
     disc: Discovery,
 ) -> None:
     report.warnings.extend(parsed.warnings)
-    report.parse = parsed.stats
+    report.parse = stats = parsed.stats
     report.jobs, report.runs = len(jobs), len(runs)
+    report.logs = stats.logs_parsed + stats.logs_cached
+    report.trial_files = stats.trial_files_read + stats.trial_files_cached
+    sets = parsed.trials.values()
+    report.eval_trials = sum(t.eval_count for t in sets)
+    report.unreadable = sum(t.malformed for t in sets)
+    report.job_level = sum(t.job_level for t in sets)
+    report.missing = sum(t.missing for t in sets)
     # a folder that came as its summary holds no results: its count is kept beside it
-    report.trials = sum(len(t.results) for t in parsed.trials.values()) + sum(
+    report.trials = sum(len(t.results) for t in sets) + sum(
         state.trials_summarised.get(d, 0) for ds in disc.trials_dirs.values() for d in ds
     )
 
@@ -306,7 +340,6 @@ def _record(
     """What the next build needs to see that nothing changed, and to carry pages over."""
     open_jobs = frozenset(j for j, log in parsed.logs.items() if log and not log.end_marker)
     watch = {**parsed.watch_kept, **sources.watch(parsed.outcomes, parsed.listings)}
-    stats = parsed.stats
     return LastBuild(
         sources=sources.signature(watch, open_jobs),
         pages=reuse.signatures,
@@ -317,8 +350,12 @@ def _record(
             jobs=report.jobs,
             runs=report.runs,
             trials=report.trials,
-            logs=stats.logs_parsed + stats.logs_cached,
-            trial_files=stats.trial_files_read + stats.trial_files_cached,
+            logs=report.logs,
+            trial_files=report.trial_files,
+            eval_trials=report.eval_trials,
+            unreadable=report.unreadable,
+            job_level=report.job_level,
+            missing=report.missing,
             warnings=tuple((w.path, w.line, w.message) for w in report.warnings),
         ),
     )
@@ -329,6 +366,9 @@ def _as_last_reported(report: BuildReport, state: BuildState) -> BuildReport:
     assert state.last is not None
     s = state.last.summary
     report.jobs, report.runs, report.trials = s.jobs, s.runs, s.trials
+    report.logs, report.trial_files = s.logs, s.trial_files
+    report.eval_trials, report.unreadable = s.eval_trials, s.unreadable
+    report.job_level, report.missing = s.job_level, s.missing
     report.warnings = [BuildWarning(*w) for w in s.warnings]
     report.cache_warnings.extend(state.warnings)
     return report

@@ -206,7 +206,7 @@ def entry() -> NoReturn:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "synth":
-        from sitegen.synth import synth
+        from sitegen.synth import summary_line, synth
 
         truth = synth(
             args.out,
@@ -219,11 +219,7 @@ def _run(args: argparse.Namespace) -> int:
             plants=args.plants,
             real=args.real_shapes,
         )
-        print(
-            f"wrote {len(truth['jobs'])} jobs, {len(truth['runs'])} runs, "
-            f"{sum(t['total'] for t in truth['trials'].values())} trials to {args.out}"
-            + (f" and {len(truth['plants']['jobs'])} planted jobs" if "plants" in truth else "")
-        )
+        print(summary_line(truth, args.out))
         return 0
     if args.command == "build":
         from sitegen.build import build, print_warnings
@@ -233,7 +229,8 @@ def _run(args: argparse.Namespace) -> int:
         with Progress(sys.stderr) as progress:
             report = build(opts, progress=progress)
         print_warnings(report)
-        print(report.summary(), file=sys.stderr)
+        print(report.headline(), file=sys.stderr)
+        print(report.inputs(), file=sys.stderr)
         print(f"site written to {opts.out}/index.html", file=sys.stderr)
         if opts.strict and report.warnings:
             print(f"sitegen: --strict: {len(report.warnings)} warnings", file=sys.stderr)

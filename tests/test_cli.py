@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import socket
 import subprocess
@@ -44,6 +46,13 @@ def test_unknown_option_and_bad_config(tmp_path):
     assert r.returncode == 2 and "unknown key 'colour'" in r.stderr
 
 
+def _build(capsys, *argv: str) -> tuple[int, list[str]]:
+    """``sitegen build ARGV`` in this process: its exit code and the lines of its stderr."""
+    code = main(["build", *argv, "--workers", "1"])
+    lines = capsys.readouterr().err.splitlines()
+    return code, [x for x in lines if not x.startswith("progress: ")]  # (not on a terminal)
+
+
 def test_synth_then_build_with_warnings_summary_and_strict(tmp_path, capsys):
     assert (
         main(
@@ -72,6 +81,88 @@ def test_synth_then_build_with_warnings_summary_and_strict(tmp_path, capsys):
         )
         == 1
     )
+
+
+# Each count synth and build print, and the words that say what it counts.
+COUNTS = {
+    "jobs": r"(\d+) jobs? in \d+ runs?\b",
+    "runs": r"\d+ jobs? in (\d+) runs?\b",
+    "trials": r"(\d+) training trials?\b",
+    "eval_trials": r"(\d+) eval trials?\b",
+    "unreadable": r"(\d+) unreadable result\.json\b",
+    "job_level": r"(\d+) job-level result\.json \(not (?:a trial|trials)\)",
+    "missing": r"(\d+) trials? without result\.json\b",
+    "trial_files": r"(\d+) result\.json files?\b",
+    "planted_jobs": r"(\d+) of the jobs planted\b",
+}
+READ = re.compile(r"\b(\d+) result\.json files? \((\d+) read, (\d+) from the last build\)")
+
+
+def _counts(text: str) -> dict[str, int]:
+    """Every count of :data:`COUNTS` the text prints (each at most once)."""
+    out = {}
+    for name, pattern in COUNTS.items():
+        found = re.findall(pattern, text)
+        assert len(found) <= 1, (name, text)
+        if found:
+            out[name] = int(found[0])
+    return out
+
+
+def test_synth_and_build_print_the_same_counts_of_one_archive(tmp_path, capsys):
+    """synth and build of one archive print the same counts in the same words, each equal to
+    the ground truth; a build's result.json files are what it read plus what it took from the
+    last build, and a second build takes from the last build what the first read (a trial
+    archive's members counted one by one on both sides)."""
+    arch, site = tmp_path / "a", tmp_path / "site"
+    argv = ["synth", str(arch), "--seed", "4", "--steps", "8", "--trials-per-step", "2"]
+    assert main([*argv, "--plants"]) == 0
+    said = capsys.readouterr().out
+    truth = json.loads((arch / "synth-truth.json").read_text())["counts"]
+    synth = _counts(said)
+    # every count printed, each equal to its truth (a kind of damage there is none of: left out)
+    assert synth == {k: v for k, v in truth.items() if v or k in ("eval_trials",)}
+    assert synth["planted_jobs"] == 5 and synth["unreadable"] == 2 and synth["missing"] == 1
+    assert synth["trial_files"] == synth["trials"] + synth["eval_trials"] + synth["unreadable"]
+
+    code, first = _build(capsys, str(arch), "-o", str(site))
+    built = _counts("\n".join(first[-3:]))
+    assert code == 0 and built == {k: v for k, v in synth.items() if k != "planted_jobs"}
+    assert READ.search(first[-2]).groups() == (str(synth["trial_files"]),) * 2 + ("0",)
+    # a log changed: its trial folders are unchanged, taken from the last build
+    log = arch / "flat/stale/train_600150.out"
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
+    code, second = _build(capsys, str(arch), "-o", str(site))
+    assert second[-3].startswith("built ") and _counts("\n".join(second[-3:])) == built
+    assert READ.search(second[-2]).groups() == (str(synth["trial_files"]), "0") + (
+        str(synth["trial_files"]),
+    )
+    code, third = _build(capsys, str(arch), "-o", str(site))  # nothing changed
+    assert third[-3].startswith("nothing changed") and _counts("\n".join(third[-3:])) == built
+    assert f"{synth['trial_files']} result.json files, all unchanged (none read)" in third[-2]
+
+    # a trial added, and a job-level result.json in a trial folder: read, counted apart,
+    # then taken from the last build like the rest
+    trials = arch / "flat/sync-baseline/trace_jobs"
+    done = next(p for p in sorted(trials.iterdir()) if (p / "result.json").is_file())
+    (trials / "late__x").mkdir()
+    (trials / "late__x" / "result.json").write_bytes((done / "result.json").read_bytes())
+    (trials / "summary__x").mkdir()
+    (trials / "summary__x" / "result.json").write_text('{"id": "job", "n_total_trials": 9}')
+    code, fourth = _build(capsys, str(arch), "-o", str(site))
+    now = _counts("\n".join(fourth[-3:]))
+    assert now == {
+        **built,
+        "trials": built["trials"] + 1,
+        "job_level": 1,
+        "trial_files": built["trial_files"] + 2,
+    }
+    assert "1 job-level result.json (not a trial)" in fourth[-3]
+    total = str(now["trial_files"])
+    assert READ.search(fourth[-2]).groups() == (total, "2", str(built["trial_files"]))
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
+    code, fifth = _build(capsys, str(arch), "-o", str(site))
+    assert READ.search(fifth[-2]).groups() == (total, "0", total)
 
 
 def test_users_files_in_the_output_folder_stay(tmp_path):

@@ -173,12 +173,13 @@ def gh_deploy(
         say(f"warning: {w}")
     if len(report.warnings) > _WARNINGS_SHOWN:
         say(f"warning: … {len(report.warnings) - _WARNINGS_SHOWN} more (see data/warnings.json)")
-    say(report.summary())
+    say(report.headline())
+    say(report.inputs())
     if opts.strict and report.warnings:
         raise StrictStop(f"--strict: {len(report.warnings)} warnings: nothing committed")
     message = (
         f"Deploy the site with sitegen {__version__}\n\n"
-        f"{report.runs} runs, {report.jobs} jobs, {report.trials} trials, "
+        f"{report.jobs} jobs in {report.runs} runs, {report.trials} training trials, "
         f"{len(report.warnings)} build warnings"
         + ("; the build changed nothing" if report.unchanged else f"; {report.pages} pages")
         + (f"\nBase URL: {base_url}" if base_url else "")
