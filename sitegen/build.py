@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import sys
+import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sitegen import __version__, collect_less, weight
+from sitegen import SYNTH_TRUTH, __version__, collect_less, weight
 from sitegen.assemble import assemble
 from sitegen.assets import package_dir
 from sitegen.cachefile import FileRecord, LastBuild, Summary
@@ -61,6 +62,9 @@ class BuildReport:
     skipped: int = 0
     warnings: list[BuildWarning] = field(default_factory=list)
     cache_warnings: list[str] = field(default_factory=list)  # told on stderr, not published
+    # the last build's warnings: printed then, summed up in one line now (warning_lines)
+    reported_before: frozenset[BuildWarning] = frozenset()
+    synthetic: bool = False  # the archive holds SYNTH_TRUTH: its damage is planted on purpose
     stage_s: dict[str, float] = field(default_factory=dict)
     parse: ParseStats | None = None  # None when nothing was parsed (nothing changed)
     unchanged: bool = False  # nothing changed since the last build: the output was not touched
@@ -114,6 +118,13 @@ class BuildReport:
         """The closing lines as one: :meth:`headline` and :meth:`inputs`."""
         return f"{self.headline()}; {self.inputs()}"
 
+    def strict_failure(self) -> str:
+        """Why ``--strict`` fails the build: its warnings, those already reported included."""
+        old = sum(1 for w in self.warnings if w in self.reported_before)
+        some = "all" if old == len(self.warnings) else f"{old} of them"
+        again = f" ({some} already reported by the last build)" if old else ""
+        return f"{counted(len(self.warnings), 'warning')}{again}"
+
 
 # -- the build ---------------------------------------------------------------------------------
 
@@ -131,6 +142,8 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         disc = _discover(opts, site, report)
         report.stage("discover")
         state = BuildState(site.cache, opts)
+        report.reported_before = _reported_before(state)
+        report.synthetic = _synthetic(opts)
         # (the code too: a changed sitegen makes every page again, whatever its version)
         assets = tree_signature(package_dir("templates"), package_dir("static")) + code_signature()
         now = _now(opts)  # one clock for the whole build: what "running" is judged against
@@ -184,6 +197,22 @@ def _fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*old)
+
+
+def _reported_before(state: BuildState) -> frozenset[BuildWarning]:
+    """The warnings the last build of this output reported (none after ``--clean``)."""
+    if state.last is None:
+        return frozenset()
+    return frozenset(BuildWarning(*w) for w in state.last.summary.warnings)
+
+
+def _synthetic(opts: BuildOptions) -> bool:
+    """Whether the archive was written by ``sitegen synth`` (it holds its ground truth):
+    its damaged inputs are planted on purpose, which the command line says."""
+    try:
+        return stat.S_ISREG(os.lstat(opts.archive / SYNTH_TRUTH).st_mode)
+    except OSError:
+        return False
 
 
 def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Discovery:
@@ -380,17 +409,44 @@ def _warn_if_too_big(report: BuildReport, writer: SiteWriter) -> None:
         report.warnings.append(too_big)
 
 
-def print_warnings(report: BuildReport, stream=None, limit: int = 200) -> None:
-    """Each warning as ``warning: path:line: message`` (the first ``limit`` of them)."""
-    stream = stream or sys.stderr
-    for note in report.cache_warnings:
-        print(f"warning: {note}", file=stream)
-    for w in report.warnings[:limit]:
-        print(f"warning: {w}", file=stream)
-    if len(report.warnings) > limit:
-        print(
-            f"warning: … {len(report.warnings) - limit} more (see data/warnings.json)", file=stream
+def warning_lines(
+    report: BuildReport, opts: BuildOptions, verbose: bool = False, limit: int = 200
+) -> list[str]:
+    """The build's warnings as the command line prints them.
+
+    Each warning the last build of this output did not report as ``warning: path:line:
+    message`` (the first ``limit``); those it did (an unchanged input's, say) in one line
+    saying how many, from how many inputs, and where to read them all (``verbose``: each
+    again); a cache file ignored, always. After new warnings of an archive ``sitegen
+    synth`` wrote, a note that its damage is planted on purpose.
+    """
+    lines = [f"warning: {note}" for note in report.cache_warnings]
+    before = frozenset() if verbose else report.reported_before
+    new = [w for w in report.warnings if w not in before]
+    lines += [f"warning: {w}" for w in new[:limit]]
+    if len(new) > limit:
+        lines.append(f"warning: … {len(new) - limit} more (see {opts.out / 'data/warnings.json'})")
+    old = len(report.warnings) - len(new)
+    if old:
+        inputs = {w.path for w in report.warnings if w in before}
+        lines.append(
+            f"{counted(old, 'warning')} already reported by the last build (from "
+            f"{counted(len(inputs), 'input')}) {'is' if old == 1 else 'are'} not repeated: "
+            f"all are in {opts.out / 'index.html'}#warnings, or here with --verbose"
         )
+    if new and report.synthetic:
+        lines.append(
+            f"note: {opts.archive} was written by 'sitegen synth' (it holds {SYNTH_TRUTH}): "
+            "its damaged inputs are planted on purpose, and these warnings are expected"
+        )
+    return lines
+
+
+def closing_lines(report: BuildReport, opts: BuildOptions) -> list[str]:
+    """What was built (or that nothing changed), what was read, and where the site is."""
+    index = opts.out / "index.html"
+    where = f"site left as it was: {index}" if report.unchanged else f"site written to {index}"
+    return [report.headline(), report.inputs(), where]
 
 
 __all__ = ["BuildOptions", "BuildReport", "build", "__version__"]

@@ -53,33 +53,79 @@ def _build(capsys, *argv: str) -> tuple[int, list[str]]:
     return code, [x for x in lines if not x.startswith("progress: ")]  # (not on a terminal)
 
 
-def test_synth_then_build_with_warnings_summary_and_strict(tmp_path, capsys):
-    assert (
-        main(
-            ["synth", str(tmp_path / "a"), "--seed", "5", "--steps", "8", "--trials-per-step", "2"]
-        )
-        == 0
-    )
-    truth = json.loads((tmp_path / "a" / "synth-truth.json").read_text())
+REPEATED = re.compile(
+    r"^(\d+) warnings? already reported by the last build \(from (\d+) inputs?\) (?:is|are) "
+    r"not repeated: all are in (.+)#warnings, or here with --verbose$"
+)
+
+
+def test_a_rebuild_prints_each_warning_once_and_its_closing_lines_agree(tmp_path, capsys):
+    """The first build prints every warning, then that a synth archive's damage is planted;
+    a rebuild with nothing changed sums them up in one line and says once that nothing
+    changed; new warnings of changed inputs are printed in full; --strict counts them all."""
+    arch, site = tmp_path / "a", tmp_path / "site"
+    assert main(["synth", str(arch), "--seed", "5", "--steps", "8", "--trials-per-step", "2"]) == 0
+    truth = json.loads((arch / "synth-truth.json").read_text())
     assert len(truth["jobs"]) == 10  # 7 + the three jobs in real shapes (formats.md §8)
-    assert main(["build", str(tmp_path / "a"), "-o", str(tmp_path / "site"), "--workers", "1"]) == 0
-    err = capsys.readouterr().err
-    assert "warning: " in err and ":" in err.split("warning: ")[1]  # file:line
-    assert "built " in err and "10 jobs" in err and "warnings" in err
-    assert (tmp_path / "site" / "index.html").exists()
+    capsys.readouterr()
+    code, first = _build(capsys, str(arch), "-o", str(site))
+    assert code == 0
+    published = json.loads((site / "data" / "warnings.json").read_text())
+    every = [
+        f"warning: {w['path']}" + (f":{w['line']}" if w["line"] else "") + f": {w['message']}"
+        for w in published
+    ]
+    assert len(every) >= 10 and [x for x in first if x.startswith("warning: ")] == every
+    note = first[len(every)]
     assert (
-        main(
-            [
-                "build",
-                str(tmp_path / "a"),
-                "-o",
-                str(tmp_path / "site"),
-                "--strict",
-                "--workers",
-                "1",
-            ]
-        )
-        == 1
+        note.startswith(f"note: {arch} was written by 'sitegen synth'")
+        and "planted on purpose" in note
+    )
+    assert first[len(every) + 1].startswith("built ") and f", {len(every)} warnings, " in first[-3]
+    assert first[-1] == f"site written to {site}/index.html"
+    inputs = len({w["path"] for w in published})
+
+    # nothing changed: one line for the warnings, one statement that nothing changed
+    code, again = _build(capsys, str(arch), "-o", str(site))
+    assert code == 0 and len(again) == 4, again
+    m = REPEATED.match(again[0])
+    assert m and (int(m[1]), int(m[2]), m[3]) == (len(every), inputs, f"{site}/index.html")
+    assert again[1].startswith("nothing changed since the last build: 10 jobs in ")
+    assert again[1].endswith(f", {len(every)} warnings, 2 skipped folders")
+    assert again[2].startswith("inputs: 10 logs and ") and "all unchanged (none read)" in again[2]
+    assert again[3] == f"site left as it was: {site}/index.html"
+    assert not any("written" in x or x.startswith(("built", "note:")) for x in again)
+    # --strict: the warnings summed up count (a CI keeping the cache must not go green)
+    code, strict = _build(capsys, str(arch), "-o", str(site), "--strict")
+    assert code == 1 and REPEATED.match(strict[0])
+    assert (
+        strict[-1]
+        == f"sitegen: --strict: {len(every)} warnings (all already reported by the last build)"
+    )
+    # --verbose: every one again
+    code, verbose = _build(capsys, str(arch), "-o", str(site), "--verbose")
+    assert code == 0 and [x for x in verbose if x.startswith("warning: ")] == every
+    assert not any(REPEATED.match(x) for x in verbose)
+
+    # changed inputs: a log grows a line of binary, a damaged trial and a job-level file
+    # appear: only their warnings are printed; the archive is no longer synth's (no note)
+    with open(arch / "flat/stale/train_600150.out", "ab") as fh:
+        fh.write(b"x\x00y\n")
+    trials = arch / "flat/sync-baseline/trace_jobs"
+    (trials / "cut__x").mkdir()
+    (trials / "cut__x" / "result.json").write_text("{")
+    (arch / "synth-truth.json").unlink()
+    code, changed = _build(capsys, str(arch), "-o", str(site), "--strict")
+    new = [x for x in changed if x.startswith("warning: ")]
+    assert len(new) == 2 and "flat/stale/train_600150.out:" in new[0] and "NUL" in new[0]
+    assert new[1].startswith("warning: flat/sync-baseline/trace_jobs/cut__x/result.json:1: ")
+    m = REPEATED.match(changed[2])
+    assert m and int(m[1]) == len(every)
+    assert not any(x.startswith("note:") for x in changed)
+    assert changed[3].startswith("built ") and changed[-2] == f"site written to {site}/index.html"
+    assert code == 1 and changed[-1] == (
+        f"sitegen: --strict: {len(every) + 2} warnings ({len(every)} of them already reported "
+        "by the last build)"
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from sitegen import SYNTH_TRUTH
 from sitegen.errors import SitegenError
 from sitegen.progress import archive_counts, counted
 from sitegen.synth.logs import JobSpec, LogTruth, write_log
@@ -34,7 +35,7 @@ from sitegen.synth.trials import (
 )
 from sitegen.synth.vllm import write_infra
 
-TRUTH_FILE = "synth-truth.json"
+TRUTH_FILE = SYNTH_TRUTH
 MIN_JOBS = 7
 
 
