@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import sys
+import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sitegen import __version__, collect_less, weight
+from sitegen import SYNTH_TRUTH, __version__, collect_less, weight
 from sitegen.assemble import assemble
 from sitegen.assets import package_dir
 from sitegen.cachefile import FileRecord, LastBuild, Summary
@@ -26,6 +27,7 @@ from sitegen.incremental import BuildState, PageReuse
 from sitegen.lock import OutputLock
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions
+from sitegen.progress import archive_counts, counted
 from sitegen.redact import Redactor
 from sitegen.sitepages import SitePages, site_pages, trial_groups
 from sitegen.sources import Sources, code_signature, tree_signature
@@ -47,13 +49,22 @@ class BuildReport:
 
     jobs: int = 0
     runs: int = 0
-    trials: int = 0
+    trials: int = 0  # training trials (with a result.json read as a trial)
+    eval_trials: int = 0
+    unreadable: int = 0  # result.json files that could not be read as a trial
+    job_level: int = 0  # job-level result.json files in trial folders (not trials)
+    missing: int = 0  # trial folders without a result.json
+    logs: int = 0  # logs read now or taken from the last build
+    trial_files: int = 0  # result.json files, read now or taken from the last build
     pages: int = 0
     files: int = 0
     bytes: int = 0
     skipped: int = 0
     warnings: list[BuildWarning] = field(default_factory=list)
     cache_warnings: list[str] = field(default_factory=list)  # told on stderr, not published
+    # the last build's warnings: printed then, summed up in one line now (warning_lines)
+    reported_before: frozenset[BuildWarning] = frozenset()
+    synthetic: bool = False  # the archive holds SYNTH_TRUTH: its damage is planted on purpose
     stage_s: dict[str, float] = field(default_factory=dict)
     parse: ParseStats | None = None  # None when nothing was parsed (nothing changed)
     unchanged: bool = False  # nothing changed since the last build: the output was not touched
@@ -67,25 +78,52 @@ class BuildReport:
         self.stage_s[name] = self.stage_s.get(name, 0.0) + now - self._clock
         self._clock = now
 
-    def summary(self) -> str:
-        """The closing line: what was built, what was reused, and the time per stage."""
-        stages = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_s.items())
-        p = self.parse
-        parsed = (
-            f"; logs parsed {p.logs_parsed} (resumed {p.logs_resumed}), cached {p.logs_cached}; "
-            f"trial files read {p.trial_files_read}, cached {p.trial_files_cached}"
-            if p
-            else ""
-        )
+    def headline(self) -> str:
+        """What the site shows: jobs, runs, trials of each kind, warnings, skipped folders."""
         what = (
-            "nothing changed, site left as it was"
+            "nothing changed since the last build"
             if self.unchanged
-            else f"built {self.pages} pages ({self.pages_reused} carried over)"
+            else f"built {counted(self.pages, 'page')} ({self.pages_reused} carried over)"
         )
+        counts = archive_counts(
+            self.jobs,
+            self.runs,
+            self.trials,
+            self.eval_trials,
+            self.unreadable,
+            self.job_level,
+            self.missing,
+        )
+        warnings, skipped = (
+            counted(len(self.warnings), "warning"),
+            counted(self.skipped, "skipped folder"),
+        )
+        return f"{what}: {counts}, {warnings}, {skipped}"
+
+    def inputs(self) -> str:
+        """What was read and what came from the last build; the time per stage."""
+        stages = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_s.items())
+        logs, files = counted(self.logs, "log"), counted(self.trial_files, "result.json file")
+        p = self.parse
+        if p is None:
+            return f"inputs: {logs} and {files}, all unchanged (none read); {stages}"
+        resumed = f", {p.logs_resumed} of them resumed" if p.logs_resumed else ""
         return (
-            f"{what}: {self.runs} runs, {self.jobs} jobs, {self.trials} trials, "
-            f"{len(self.warnings)} warnings, {self.skipped} skipped folders{parsed} ({stages})"
+            f"inputs: {logs} ({p.logs_parsed} read{resumed}; {p.logs_cached} from the last build), "
+            f"{files} ({p.trial_files_read} read, {p.trial_files_cached} from the last build); "
+            f"{stages}"
         )
+
+    def summary(self) -> str:
+        """The closing lines as one: :meth:`headline` and :meth:`inputs`."""
+        return f"{self.headline()}; {self.inputs()}"
+
+    def strict_failure(self) -> str:
+        """Why ``--strict`` fails the build: its warnings, those already reported included."""
+        old = sum(1 for w in self.warnings if w in self.reported_before)
+        some = "all" if old == len(self.warnings) else f"{old} of them"
+        again = f" ({some} already reported by the last build)" if old else ""
+        return f"{counted(len(self.warnings), 'warning')}{again}"
 
 
 # -- the build ---------------------------------------------------------------------------------
@@ -104,6 +142,8 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         disc = _discover(opts, site, report)
         report.stage("discover")
         state = BuildState(site.cache, opts)
+        report.reported_before = _reported_before(state)
+        report.synthetic = _synthetic(opts)
         # (the code too: a changed sitegen makes every page again, whatever its version)
         assets = tree_signature(package_dir("templates"), package_dir("static")) + code_signature()
         now = _now(opts)  # one clock for the whole build: what "running" is judged against
@@ -159,6 +199,22 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
+def _reported_before(state: BuildState) -> frozenset[BuildWarning]:
+    """The warnings the last build of this output reported (none after ``--clean``)."""
+    if state.last is None:
+        return frozenset()
+    return frozenset(BuildWarning(*w) for w in state.last.summary.warnings)
+
+
+def _synthetic(opts: BuildOptions) -> bool:
+    """Whether the archive was written by ``sitegen synth`` (it holds its ground truth):
+    its damaged inputs are planted on purpose, which the command line says."""
+    try:
+        return stat.S_ISREG(os.lstat(opts.archive / SYNTH_TRUTH).st_mode)
+    except OSError:
+        return False
+
+
 def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Discovery:
     # The site, its cache and lock may lie inside the archive (``-o ARCHIVE/site``).
     disc = discover(opts.archive, exclude=site.own(), redactor=Redactor(opts.redact_patterns))
@@ -192,10 +248,17 @@ def _count(
     disc: Discovery,
 ) -> None:
     report.warnings.extend(parsed.warnings)
-    report.parse = parsed.stats
+    report.parse = stats = parsed.stats
     report.jobs, report.runs = len(jobs), len(runs)
+    report.logs = stats.logs_parsed + stats.logs_cached
+    report.trial_files = stats.trial_files_read + stats.trial_files_cached
+    sets = parsed.trials.values()
+    report.eval_trials = sum(t.eval_count for t in sets)
+    report.unreadable = sum(t.malformed for t in sets)
+    report.job_level = sum(t.job_level for t in sets)
+    report.missing = sum(t.missing for t in sets)
     # a folder that came as its summary holds no results: its count is kept beside it
-    report.trials = sum(len(t.results) for t in parsed.trials.values()) + sum(
+    report.trials = sum(len(t.results) for t in sets) + sum(
         state.trials_summarised.get(d, 0) for ds in disc.trials_dirs.values() for d in ds
     )
 
@@ -306,7 +369,6 @@ def _record(
     """What the next build needs to see that nothing changed, and to carry pages over."""
     open_jobs = frozenset(j for j, log in parsed.logs.items() if log and not log.end_marker)
     watch = {**parsed.watch_kept, **sources.watch(parsed.outcomes, parsed.listings)}
-    stats = parsed.stats
     return LastBuild(
         sources=sources.signature(watch, open_jobs),
         pages=reuse.signatures,
@@ -317,8 +379,12 @@ def _record(
             jobs=report.jobs,
             runs=report.runs,
             trials=report.trials,
-            logs=stats.logs_parsed + stats.logs_cached,
-            trial_files=stats.trial_files_read + stats.trial_files_cached,
+            logs=report.logs,
+            trial_files=report.trial_files,
+            eval_trials=report.eval_trials,
+            unreadable=report.unreadable,
+            job_level=report.job_level,
+            missing=report.missing,
             warnings=tuple((w.path, w.line, w.message) for w in report.warnings),
         ),
     )
@@ -329,6 +395,9 @@ def _as_last_reported(report: BuildReport, state: BuildState) -> BuildReport:
     assert state.last is not None
     s = state.last.summary
     report.jobs, report.runs, report.trials = s.jobs, s.runs, s.trials
+    report.logs, report.trial_files = s.logs, s.trial_files
+    report.eval_trials, report.unreadable = s.eval_trials, s.unreadable
+    report.job_level, report.missing = s.job_level, s.missing
     report.warnings = [BuildWarning(*w) for w in s.warnings]
     report.cache_warnings.extend(state.warnings)
     return report
@@ -340,17 +409,44 @@ def _warn_if_too_big(report: BuildReport, writer: SiteWriter) -> None:
         report.warnings.append(too_big)
 
 
-def print_warnings(report: BuildReport, stream=None, limit: int = 200) -> None:
-    """Each warning as ``warning: path:line: message`` (the first ``limit`` of them)."""
-    stream = stream or sys.stderr
-    for note in report.cache_warnings:
-        print(f"warning: {note}", file=stream)
-    for w in report.warnings[:limit]:
-        print(f"warning: {w}", file=stream)
-    if len(report.warnings) > limit:
-        print(
-            f"warning: … {len(report.warnings) - limit} more (see data/warnings.json)", file=stream
+def warning_lines(
+    report: BuildReport, opts: BuildOptions, verbose: bool = False, limit: int = 200
+) -> list[str]:
+    """The build's warnings as the command line prints them.
+
+    Each warning the last build of this output did not report as ``warning: path:line:
+    message`` (the first ``limit``); those it did (an unchanged input's, say) in one line
+    saying how many, from how many inputs, and where to read them all (``verbose``: each
+    again); a cache file ignored, always. After new warnings of an archive ``sitegen
+    synth`` wrote, a note that its damage is planted on purpose.
+    """
+    lines = [f"warning: {note}" for note in report.cache_warnings]
+    before = frozenset() if verbose else report.reported_before
+    new = [w for w in report.warnings if w not in before]
+    lines += [f"warning: {w}" for w in new[:limit]]
+    if len(new) > limit:
+        lines.append(f"warning: … {len(new) - limit} more (see {opts.out / 'data/warnings.json'})")
+    old = len(report.warnings) - len(new)
+    if old:
+        inputs = {w.path for w in report.warnings if w in before}
+        lines.append(
+            f"{counted(old, 'warning')} already reported by the last build (from "
+            f"{counted(len(inputs), 'input')}) {'is' if old == 1 else 'are'} not repeated: "
+            f"all are in {opts.out / 'index.html'}#warnings, or here with --verbose"
         )
+    if new and report.synthetic:
+        lines.append(
+            f"note: {opts.archive} was written by 'sitegen synth' (it holds {SYNTH_TRUTH}): "
+            "its damaged inputs are planted on purpose, and these warnings are expected"
+        )
+    return lines
+
+
+def closing_lines(report: BuildReport, opts: BuildOptions) -> list[str]:
+    """What was built (or that nothing changed), what was read, and where the site is."""
+    index = opts.out / "index.html"
+    where = f"site left as it was: {index}" if report.unchanged else f"site written to {index}"
+    return [report.headline(), report.inputs(), where]
 
 
 __all__ = ["BuildOptions", "BuildReport", "build", "__version__"]

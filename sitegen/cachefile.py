@@ -462,9 +462,13 @@ class Summary:
 
     jobs: int
     runs: int
-    trials: int
+    trials: int  # training trials
     logs: int
-    trial_files: int
+    trial_files: int  # result.json files (parse.ParseStats)
+    eval_trials: int
+    unreadable: int  # result.json files that could not be read as a trial
+    job_level: int  # job-level result.json files in trial folders (not trials)
+    missing: int  # trial folders without a result.json
     warnings: tuple[tuple[str, int | None, str], ...]  # (path, line, message)
 
 
@@ -496,6 +500,10 @@ class LastBuild:
                 "trials": s.trials,
                 "logs": s.logs,
                 "trial_files": s.trial_files,
+                "eval_trials": s.eval_trials,
+                "unreadable": s.unreadable,
+                "job_level": s.job_level,
+                "missing": s.missing,
                 "warnings": [list(w) for w in s.warnings],
             },
         }
@@ -521,6 +529,10 @@ class LastBuild:
                 trials=integer(summ["trials"], "trials"),
                 logs=integer(summ["logs"], "logs"),
                 trial_files=integer(summ["trial_files"], "trial files"),
+                eval_trials=integer(summ["eval_trials"], "eval trials"),
+                unreadable=integer(summ["unreadable"], "unreadable trial files"),
+                job_level=integer(summ["job_level"], "job-level result files"),
+                missing=integer(summ["missing"], "trials without a result"),
                 warnings=tuple(_warning_from_json(w) for w in summ["warnings"]),
             ),
         )
@@ -549,7 +561,7 @@ def trial_set_to_json(ts: TrialSet, lists: TrialLists | None = None) -> dict:
     return {
         "path": ts.path,
         "results": (TrialLists() if lists is None else lists).of(list(ts.results)),
-        "counts": [ts.eval_count, ts.malformed, ts.missing, ts.archives],
+        "counts": [ts.eval_count, ts.malformed, ts.missing, ts.archives, ts.job_level],
         "warnings": [[w.path, w.line, w.message] for w in ts.warnings],
     }
 
@@ -558,8 +570,8 @@ def trial_set_from_json(v: Any) -> TrialSet:
     check(isinstance(v, dict), "a trial set is not an object")
     results, counts, warnings = v["results"], v["counts"], v["warnings"]
     check(isinstance(results, list) and isinstance(warnings, list), "bad trial set")
-    check(isinstance(counts, list) and len(counts) == 4, "bad trial counts")
-    eval_count, malformed, missing, archives = (integer(c, "count") for c in counts)
+    check(isinstance(counts, list) and len(counts) == 5, "bad trial counts")
+    eval_count, malformed, missing, archives, job_level = (integer(c, "count") for c in counts)
     return TrialSet(
         string(v["path"], "path"),
         tuple(trials_from_json(results)),
@@ -568,4 +580,5 @@ def trial_set_from_json(v: Any) -> TrialSet:
         missing,
         archives,
         tuple(BuildWarning(*_warning_from_json(w)) for w in warnings),
+        job_level,
     )

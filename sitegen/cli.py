@@ -35,8 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("archive", type=Path, help="folder holding job logs and trials")
     _site_options(b)
     b.add_argument(
-        "--strict", action="store_true", help="exit 1 when the build has warnings (for CI)"
+        "--strict",
+        action="store_true",
+        help="exit 1 when the build has warnings, those already reported too (for CI)",
     )
+    b.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE)
 
     s = sub.add_parser("synth", help="write a synthetic archive (with its ground truth)")
     s.add_argument("out", type=Path)
@@ -84,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--strict", action="store_true", help="exit 1, nothing committed, when the build warns"
     )
+    d.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE)
 
     c = sub.add_parser(
         "check-site",
@@ -98,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     for q in (b, s, v, d, c):
         q.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+_VERBOSE = "print every warning, also those the last build already printed"
 
 
 def _port(text: str) -> int:
@@ -206,7 +213,7 @@ def entry() -> NoReturn:
 
 def _run(args: argparse.Namespace) -> int:
     if args.command == "synth":
-        from sitegen.synth import synth
+        from sitegen.synth import summary_line, synth
 
         truth = synth(
             args.out,
@@ -219,24 +226,19 @@ def _run(args: argparse.Namespace) -> int:
             plants=args.plants,
             real=args.real_shapes,
         )
-        print(
-            f"wrote {len(truth['jobs'])} jobs, {len(truth['runs'])} runs, "
-            f"{sum(t['total'] for t in truth['trials'].values())} trials to {args.out}"
-            + (f" and {len(truth['plants']['jobs'])} planted jobs" if "plants" in truth else "")
-        )
+        print(summary_line(truth, args.out))
         return 0
     if args.command == "build":
-        from sitegen.build import build, print_warnings
+        from sitegen.build import build, closing_lines, warning_lines
         from sitegen.progress import Progress
 
         opts = _options(args)
         with Progress(sys.stderr) as progress:
             report = build(opts, progress=progress)
-        print_warnings(report)
-        print(report.summary(), file=sys.stderr)
-        print(f"site written to {opts.out}/index.html", file=sys.stderr)
-        if opts.strict and report.warnings:
-            print(f"sitegen: --strict: {len(report.warnings)} warnings", file=sys.stderr)
+        for line in warning_lines(report, opts, args.verbose) + closing_lines(report, opts):
+            print(line, file=sys.stderr)
+        if opts.strict and report.warnings:  # those already reported too: CI stays red
+            print(f"sitegen: --strict: {report.strict_failure()}", file=sys.stderr)
             return 1
         return 0
     if args.command == "gh-deploy":
@@ -265,6 +267,7 @@ def _gh_deploy(args: argparse.Namespace) -> int:
                 push=not args.no_push,
                 cname=args.cname,
                 progress=progress,
+                verbose=args.verbose,
             )
     except PublishBlocked as exc:  # the gate's lines are printed already
         print(f"sitegen: error: {exc}", file=sys.stderr)

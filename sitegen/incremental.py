@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
-CACHE_VERSION = 5  # bump when the layout of any cache file changes
+CACHE_VERSION = 6  # bump when the layout of any cache file changes
 
 # A folder's trial outcomes are kept in two files: a base, and beside it what changed
 # since (trialsadd). A rebuild that read a few new trials writes only those (with the
@@ -569,9 +569,10 @@ class BuildState:
         return ts
 
     def trial_files(self, trials_dir: str, ts: TrialSet) -> int:
-        """The ``result.json`` files behind a folder's trial set (whole or summary)."""
+        """The ``result.json`` files behind a folder's trial set (whole or summary): its
+        training and eval trials, the unreadable ones and the job-level ones (not trials)."""
         results = self.trials_summarised.get(trials_dir, len(ts.results))
-        return results + ts.eval_count + ts.malformed
+        return results + ts.eval_count + ts.malformed + ts.job_level
 
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
         """Keep a folder's trial set; its token is a hash of what was kept (equal sets, equal

@@ -35,7 +35,12 @@ Progress = Callable[[str], None] | None
 
 @dataclass
 class ParseStats:
-    """What the parse stage read and what it took from the build cache (the build's summary line)."""
+    """What the parse stage read and what it took from the build cache (the build's summary line).
+
+    Trial files are ``result.json`` files, each member of a trial archive counted as one:
+    training and eval trials, unreadable ones and job-level ones (not trials). Read and
+    cached add up to the same total on every build of the same archive.
+    """
 
     logs_parsed: int = 0
     logs_resumed: int = 0
@@ -237,10 +242,13 @@ def _start_trials(
 
     def finish() -> TrialSet:
         ts, known = plan.finish(decoded())
-        read = sum(1 for rel, v in known.items() if rel not in old or old[rel][:2] != v[:2])
-        out.stats.trial_files_read += read
-        out.stats.trial_files_cached += len(known) - read
-        if read or len(known) != len(old):
+        kept = [v for rel, v in known.items() if rel in old and old[rel][:2] == v[:2]]
+        # counted in result.json files (a trial archive's members one by one), as a folder
+        # taken whole from the last build is (BuildState.trial_files)
+        cached = sum(len(v[2]) if isinstance(v[2], list) else 1 for v in kept)
+        out.stats.trial_files_cached += cached
+        out.stats.trial_files_read += state.trial_files(d, ts) - cached
+        if len(kept) != len(known) or len(known) != len(old):
             state.keep_trial_outcomes(d, known)
         out.outcomes[d] = known
         out.listings[d] = Listing(plan.files, plan.tars)
@@ -279,4 +287,5 @@ def merge_trial_sets(parts: list[TrialSet]) -> TrialSet:
         sum(p.missing for p in parts),
         sum(p.archives for p in parts),
         tuple(w for p in parts for w in p.warnings),
+        sum(p.job_level for p in parts),
     )

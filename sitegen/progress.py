@@ -1,4 +1,5 @@
-"""Build progress on stderr: a bar on a terminal; otherwise a quiet line at each quarter of a long build."""
+"""Build progress on stderr: a bar on a terminal; otherwise a quiet line at each quarter of a
+long build. And the counts of the lines a command prints (:func:`counted`, :func:`archive_counts`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,40 @@ import time
 from typing import TextIO
 
 BAR = 24
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the number it needs: "1 run", "13 runs", "2 trials without
+    result.json" (``plural`` for a noun that takes more, or other, than an "s")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def archive_counts(
+    jobs: int,
+    runs: int,
+    trials: int,
+    eval_trials: int,
+    unreadable: int,
+    job_level: int,
+    missing: int,
+) -> str:
+    """An archive's counts as ``sitegen synth`` and ``sitegen build`` print them, each naming
+    what it counts: "15 jobs in 13 runs, 355 training trials, 6 eval trials, 2 unreadable
+    result.json, 1 trial without result.json" (a kind of damage there is none of left out)."""
+    out = [
+        f"{counted(jobs, 'job')} in {counted(runs, 'run')}",
+        counted(trials, "training trial"),
+        counted(eval_trials, "eval trial"),
+    ]
+    if unreadable:
+        out.append(f"{unreadable} unreadable result.json")
+    if job_level:
+        out.append(
+            f"{job_level} job-level result.json (not {'a trial' if job_level == 1 else 'trials'})"
+        )
+    if missing:
+        out.append(counted(missing, "trial without result.json", "trials without result.json"))
+    return ", ".join(out)
 
 
 class Progress:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import socket
 import subprocess
@@ -44,34 +46,169 @@ def test_unknown_option_and_bad_config(tmp_path):
     assert r.returncode == 2 and "unknown key 'colour'" in r.stderr
 
 
-def test_synth_then_build_with_warnings_summary_and_strict(tmp_path, capsys):
-    assert (
-        main(
-            ["synth", str(tmp_path / "a"), "--seed", "5", "--steps", "8", "--trials-per-step", "2"]
-        )
-        == 0
-    )
-    truth = json.loads((tmp_path / "a" / "synth-truth.json").read_text())
+def _build(capsys, *argv: str) -> tuple[int, list[str]]:
+    """``sitegen build ARGV`` in this process: its exit code and the lines of its stderr."""
+    code = main(["build", *argv, "--workers", "1"])
+    lines = capsys.readouterr().err.splitlines()
+    return code, [x for x in lines if not x.startswith("progress: ")]  # (not on a terminal)
+
+
+REPEATED = re.compile(
+    r"^(\d+) warnings? already reported by the last build \(from (\d+) inputs?\) (?:is|are) "
+    r"not repeated: all are in (.+)#warnings, or here with --verbose$"
+)
+
+
+def test_a_rebuild_prints_each_warning_once_and_its_closing_lines_agree(tmp_path, capsys):
+    """The first build prints every warning, then that a synth archive's damage is planted;
+    a rebuild with nothing changed sums them up in one line and says once that nothing
+    changed; new warnings of changed inputs are printed in full; --strict counts them all."""
+    arch, site = tmp_path / "a", tmp_path / "site"
+    assert main(["synth", str(arch), "--seed", "5", "--steps", "8", "--trials-per-step", "2"]) == 0
+    truth = json.loads((arch / "synth-truth.json").read_text())
     assert len(truth["jobs"]) == 10  # 7 + the three jobs in real shapes (formats.md §8)
-    assert main(["build", str(tmp_path / "a"), "-o", str(tmp_path / "site"), "--workers", "1"]) == 0
-    err = capsys.readouterr().err
-    assert "warning: " in err and ":" in err.split("warning: ")[1]  # file:line
-    assert "built " in err and "10 jobs" in err and "warnings" in err
-    assert (tmp_path / "site" / "index.html").exists()
+    capsys.readouterr()
+    code, first = _build(capsys, str(arch), "-o", str(site))
+    assert code == 0
+    published = json.loads((site / "data" / "warnings.json").read_text())
+    every = [
+        f"warning: {w['path']}" + (f":{w['line']}" if w["line"] else "") + f": {w['message']}"
+        for w in published
+    ]
+    assert len(every) >= 10 and [x for x in first if x.startswith("warning: ")] == every
+    note = first[len(every)]
     assert (
-        main(
-            [
-                "build",
-                str(tmp_path / "a"),
-                "-o",
-                str(tmp_path / "site"),
-                "--strict",
-                "--workers",
-                "1",
-            ]
-        )
-        == 1
+        note.startswith(f"note: {arch} was written by 'sitegen synth'")
+        and "planted on purpose" in note
     )
+    assert first[len(every) + 1].startswith("built ") and f", {len(every)} warnings, " in first[-3]
+    assert first[-1] == f"site written to {site}/index.html"
+    inputs = len({w["path"] for w in published})
+
+    # nothing changed: one line for the warnings, one statement that nothing changed
+    code, again = _build(capsys, str(arch), "-o", str(site))
+    assert code == 0 and len(again) == 4, again
+    m = REPEATED.match(again[0])
+    assert m and (int(m[1]), int(m[2]), m[3]) == (len(every), inputs, f"{site}/index.html")
+    assert again[1].startswith("nothing changed since the last build: 10 jobs in ")
+    assert again[1].endswith(f", {len(every)} warnings, 2 skipped folders")
+    assert again[2].startswith("inputs: 10 logs and ") and "all unchanged (none read)" in again[2]
+    assert again[3] == f"site left as it was: {site}/index.html"
+    assert not any("written" in x or x.startswith(("built", "note:")) for x in again)
+    # --strict: the warnings summed up count (a CI keeping the cache must not go green)
+    code, strict = _build(capsys, str(arch), "-o", str(site), "--strict")
+    assert code == 1 and REPEATED.match(strict[0])
+    assert (
+        strict[-1]
+        == f"sitegen: --strict: {len(every)} warnings (all already reported by the last build)"
+    )
+    # --verbose: every one again
+    code, verbose = _build(capsys, str(arch), "-o", str(site), "--verbose")
+    assert code == 0 and [x for x in verbose if x.startswith("warning: ")] == every
+    assert not any(REPEATED.match(x) for x in verbose)
+
+    # changed inputs: a log grows a line of binary, a damaged trial and a job-level file
+    # appear: only their warnings are printed; the archive is no longer synth's (no note)
+    with open(arch / "flat/stale/train_600150.out", "ab") as fh:
+        fh.write(b"x\x00y\n")
+    trials = arch / "flat/sync-baseline/trace_jobs"
+    (trials / "cut__x").mkdir()
+    (trials / "cut__x" / "result.json").write_text("{")
+    (arch / "synth-truth.json").unlink()
+    code, changed = _build(capsys, str(arch), "-o", str(site), "--strict")
+    new = [x for x in changed if x.startswith("warning: ")]
+    assert len(new) == 2 and "flat/stale/train_600150.out:" in new[0] and "NUL" in new[0]
+    assert new[1].startswith("warning: flat/sync-baseline/trace_jobs/cut__x/result.json:1: ")
+    m = REPEATED.match(changed[2])
+    assert m and int(m[1]) == len(every)
+    assert not any(x.startswith("note:") for x in changed)
+    assert changed[3].startswith("built ") and changed[-2] == f"site written to {site}/index.html"
+    assert code == 1 and changed[-1] == (
+        f"sitegen: --strict: {len(every) + 2} warnings ({len(every)} of them already reported "
+        "by the last build)"
+    )
+
+
+# Each count synth and build print, and the words that say what it counts.
+COUNTS = {
+    "jobs": r"(\d+) jobs? in \d+ runs?\b",
+    "runs": r"\d+ jobs? in (\d+) runs?\b",
+    "trials": r"(\d+) training trials?\b",
+    "eval_trials": r"(\d+) eval trials?\b",
+    "unreadable": r"(\d+) unreadable result\.json\b",
+    "job_level": r"(\d+) job-level result\.json \(not (?:a trial|trials)\)",
+    "missing": r"(\d+) trials? without result\.json\b",
+    "trial_files": r"(\d+) result\.json files?\b",
+    "planted_jobs": r"(\d+) of the jobs planted\b",
+}
+READ = re.compile(r"\b(\d+) result\.json files? \((\d+) read, (\d+) from the last build\)")
+
+
+def _counts(text: str) -> dict[str, int]:
+    """Every count of :data:`COUNTS` the text prints (each at most once)."""
+    out = {}
+    for name, pattern in COUNTS.items():
+        found = re.findall(pattern, text)
+        assert len(found) <= 1, (name, text)
+        if found:
+            out[name] = int(found[0])
+    return out
+
+
+def test_synth_and_build_print_the_same_counts_of_one_archive(tmp_path, capsys):
+    """synth and build of one archive print the same counts in the same words, each equal to
+    the ground truth; a build's result.json files are what it read plus what it took from the
+    last build, and a second build takes from the last build what the first read (a trial
+    archive's members counted one by one on both sides)."""
+    arch, site = tmp_path / "a", tmp_path / "site"
+    argv = ["synth", str(arch), "--seed", "4", "--steps", "8", "--trials-per-step", "2"]
+    assert main([*argv, "--plants"]) == 0
+    said = capsys.readouterr().out
+    truth = json.loads((arch / "synth-truth.json").read_text())["counts"]
+    synth = _counts(said)
+    # every count printed, each equal to its truth (a kind of damage there is none of: left out)
+    assert synth == {k: v for k, v in truth.items() if v or k in ("eval_trials",)}
+    assert synth["planted_jobs"] == 5 and synth["unreadable"] == 2 and synth["missing"] == 1
+    assert synth["trial_files"] == synth["trials"] + synth["eval_trials"] + synth["unreadable"]
+
+    code, first = _build(capsys, str(arch), "-o", str(site))
+    built = _counts("\n".join(first[-3:]))
+    assert code == 0 and built == {k: v for k, v in synth.items() if k != "planted_jobs"}
+    assert READ.search(first[-2]).groups() == (str(synth["trial_files"]),) * 2 + ("0",)
+    # a log changed: its trial folders are unchanged, taken from the last build
+    log = arch / "flat/stale/train_600150.out"
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
+    code, second = _build(capsys, str(arch), "-o", str(site))
+    assert second[-3].startswith("built ") and _counts("\n".join(second[-3:])) == built
+    assert READ.search(second[-2]).groups() == (str(synth["trial_files"]), "0") + (
+        str(synth["trial_files"]),
+    )
+    code, third = _build(capsys, str(arch), "-o", str(site))  # nothing changed
+    assert third[-3].startswith("nothing changed") and _counts("\n".join(third[-3:])) == built
+    assert f"{synth['trial_files']} result.json files, all unchanged (none read)" in third[-2]
+
+    # a trial added, and a job-level result.json in a trial folder: read, counted apart,
+    # then taken from the last build like the rest
+    trials = arch / "flat/sync-baseline/trace_jobs"
+    done = next(p for p in sorted(trials.iterdir()) if (p / "result.json").is_file())
+    (trials / "late__x").mkdir()
+    (trials / "late__x" / "result.json").write_bytes((done / "result.json").read_bytes())
+    (trials / "summary__x").mkdir()
+    (trials / "summary__x" / "result.json").write_text('{"id": "job", "n_total_trials": 9}')
+    code, fourth = _build(capsys, str(arch), "-o", str(site))
+    now = _counts("\n".join(fourth[-3:]))
+    assert now == {
+        **built,
+        "trials": built["trials"] + 1,
+        "job_level": 1,
+        "trial_files": built["trial_files"] + 2,
+    }
+    assert "1 job-level result.json (not a trial)" in fourth[-3]
+    total = str(now["trial_files"])
+    assert READ.search(fourth[-2]).groups() == (total, "2", str(built["trial_files"]))
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
+    code, fifth = _build(capsys, str(arch), "-o", str(site))
+    assert READ.search(fifth[-2]).groups() == (total, "0", total)
 
 
 def test_users_files_in_the_output_folder_stay(tmp_path):

@@ -217,7 +217,7 @@ def test_last_build_record_round_trips(tmp_path):
         files={"index.html": (10, 1_700_000_000_000_000_001)},
         watch={"t": ((("t", 5),), (("t/a/result.json", -1, -1),))},
         open_jobs=frozenset({"x"}),
-        summary=Summary(1, 1, 3, 1, 4, (("x.out", 3, "damaged"), ("t", None, "odd"))),
+        summary=Summary(1, 1, 3, 1, 4, 5, 6, 7, 8, (("x.out", 3, "damaged"), ("t", None, "odd"))),
     )
     _state(tmp_path).save_site(last)
     assert _state(tmp_path).last == last

@@ -1,6 +1,6 @@
 import io
 
-from sitegen.progress import Progress
+from sitegen.progress import Progress, archive_counts, counted
 
 
 class Tty(io.StringIO):
@@ -25,3 +25,16 @@ def test_bar_on_a_terminal_and_silence_otherwise():
             p(f"log {i}")
     lines = quiet.getvalue().splitlines()
     assert lines == [f"progress: {n}/20 parsed (log {n - 1})" for n in (5, 10, 15, 20)]
+
+
+def test_counts_name_what_they_count_in_the_number_they_need():
+    assert counted(1, "run") == "1 run" and counted(0, "run") == "0 runs"
+    assert archive_counts(1, 1, 1, 0, 0, 0, 0) == "1 job in 1 run, 1 training trial, 0 eval trials"
+    assert archive_counts(15, 13, 355, 6, 2, 1, 1) == (
+        "15 jobs in 13 runs, 355 training trials, 6 eval trials, 2 unreadable result.json, "
+        "1 job-level result.json (not a trial), 1 trial without result.json"
+    )
+    assert archive_counts(2, 1, 0, 1, 1, 2, 3).endswith(
+        "1 eval trial, 1 unreadable result.json, 2 job-level result.json (not trials), "
+        "3 trials without result.json"
+    )

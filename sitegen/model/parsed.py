@@ -172,6 +172,7 @@ class TrialSet:
     missing: int
     archives: int  # trials_step*.tar[.gz] read
     warnings: tuple[BuildWarning, ...]
+    job_level: int = 0  # job-level result.json files found in trial folders (not trials)
 
 
 @frozen

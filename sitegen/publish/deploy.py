@@ -139,6 +139,7 @@ def gh_deploy(
     cname: str | None = None,
     say: Callable[[str], None] | None = None,
     progress: Callable[[str], None] | None = None,
+    verbose: bool = False,
 ) -> DeployResult:
     """Build ``opts.archive`` into ``opts.out`` (incrementally) and publish that folder.
 
@@ -146,7 +147,8 @@ def gh_deploy(
     custom domain (``--cname`` or the branch's ``CNAME``), else the Pages
     address of the remote; it is said before anything is built or pushed.
     """
-    from sitegen.build import build  # the build pulls in the whole pipeline: only when deploying
+    # the build pulls in the whole pipeline: only when deploying
+    from sitegen.build import build, warning_lines
 
     say = say or _stderr
     git = Git(repo)
@@ -169,16 +171,15 @@ def gh_deploy(
     )
     opts = replace(opts, base_url=base_url)
     report = build(opts, progress=progress)
-    for w in report.warnings[:_WARNINGS_SHOWN]:
-        say(f"warning: {w}")
-    if len(report.warnings) > _WARNINGS_SHOWN:
-        say(f"warning: … {len(report.warnings) - _WARNINGS_SHOWN} more (see data/warnings.json)")
-    say(report.summary())
+    for line in warning_lines(report, opts, verbose, _WARNINGS_SHOWN):
+        say(line)
+    say(report.headline())
+    say(report.inputs())
     if opts.strict and report.warnings:
-        raise StrictStop(f"--strict: {len(report.warnings)} warnings: nothing committed")
+        raise StrictStop(f"--strict: {report.strict_failure()}: nothing committed")
     message = (
         f"Deploy the site with sitegen {__version__}\n\n"
-        f"{report.runs} runs, {report.jobs} jobs, {report.trials} trials, "
+        f"{report.jobs} jobs in {report.runs} runs, {report.trials} training trials, "
         f"{len(report.warnings)} build warnings"
         + ("; the build changed nothing" if report.unchanged else f"; {report.pages} pages")
         + (f"\nBase URL: {base_url}" if base_url else "")

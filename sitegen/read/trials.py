@@ -61,6 +61,7 @@ class _Collector:
         self.malformed = 0
         self.missing = 0
         self.archives = 0
+        self.job_level = 0
         self.warnings: list[BuildWarning] = []
         self.nwarn = 0
 
@@ -137,6 +138,7 @@ class _Collector:
         elif kind == "eval":
             self.eval += 1
         elif kind == "job":
+            self.job_level += 1
             self.warn(path, None, "job-level result.json inside a trial directory: not a trial")
         elif kind == "bad":
             self.malformed += 1
@@ -162,6 +164,7 @@ class _Collector:
             self.missing,
             self.archives,
             tuple(self.warnings),
+            self.job_level,
         )
 
 

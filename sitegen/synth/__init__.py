@@ -20,7 +20,9 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from sitegen import SYNTH_TRUTH
 from sitegen.errors import SitegenError
+from sitegen.progress import archive_counts, counted
 from sitegen.synth.logs import JobSpec, LogTruth, write_log
 from sitegen.synth.plants import write_plants
 from sitegen.synth.realjobs import REAL_TRIALS_OWNER, real_specs
@@ -33,7 +35,7 @@ from sitegen.synth.trials import (
 )
 from sitegen.synth.vllm import write_infra
 
-TRUTH_FILE = "synth-truth.json"
+TRUTH_FILE = SYNTH_TRUTH
 MIN_JOBS = 7
 
 
@@ -357,5 +359,49 @@ def synth(
     }
     if plants:
         result["plants"] = write_plants(out)
+    result["counts"] = counts(result)
     (out / TRUTH_FILE).write_text(json.dumps(result, indent=1))
     return result
+
+
+def counts(truth: dict) -> dict[str, int]:
+    """What a build of the archive counts, from its ground truth, under the names of
+    :class:`~sitegen.build.BuildReport`'s counts: jobs and runs (the planted ones too, each
+    planted job a run of its own; ``planted_jobs`` of them); training trials (a trial
+    archive's members included), eval trials, unreadable ``result.json`` files,
+    job-level ones in trial folders (synth writes its job-level files beside the trials, where
+    they are not read), trial folders without a ``result.json``; and the ``result.json``
+    files read in all (``trial_files``: the trials, eval or not, and the unreadable ones)."""
+    planted = truth.get("plants", {}).get("jobs", [])
+    folders = truth["trials"].values()
+    out = {
+        "jobs": len(truth["jobs"]) + len(planted),
+        "runs": len(truth["runs"]) + len({p["run"] for p in planted}),
+        "planted_jobs": len(planted),
+        "trials": sum(t["total"] for t in folders) + sum(p["trials_total"] for p in planted),
+        "eval_trials": sum(t["eval"] for t in folders),
+        "unreadable": sum(t["malformed"] for t in folders),
+        "job_level": 0,
+        "missing": sum(t["missing"] for t in folders),
+    }
+    out["trial_files"] = out["trials"] + out["eval_trials"] + out["unreadable"] + out["job_level"]
+    return out
+
+
+def summary_line(truth: dict, out: Path) -> str:
+    """What ``sitegen synth`` prints: the archive's counts as a build of it prints them."""
+    c = truth["counts"]
+    what = archive_counts(
+        c["jobs"],
+        c["runs"],
+        c["trials"],
+        c["eval_trials"],
+        c["unreadable"],
+        c["job_level"],
+        c["missing"],
+    )
+    planted = f"; {c['planted_jobs']} of the jobs planted" if c["planted_jobs"] else ""
+    return (
+        f"wrote {what} ({counted(c['trial_files'], 'result.json file')}{planted}) to {out}; "
+        f"its ground truth: {out / TRUTH_FILE}"
+    )

@@ -204,6 +204,8 @@ def _tasks_job(root: Path) -> dict:
     os.utime(path, (ends[STEPS].timestamp(), ends[STEPS].timestamp()))
     return {
         "log": rel,
+        "run": "plants-tasks",
+        "trials_total": len(trials),
         "findings": sorted(
             [
                 "gen_wait_high",
@@ -248,7 +250,9 @@ def _simple_job(
 
 
 def write_plants(root: Path) -> dict:
-    """Write the planted jobs under ``root/plants`` and return their ground truth."""
+    """Write the planted jobs under ``root/plants`` and return their ground truth: per job
+    its log, its run (each planted job is a run of its own), the training trials it wrote
+    (``trials_total``) and what it plants."""
     jobs = [_tasks_job(root)]
     rel = "plants/flat/lr-zero/train_700201.out"
     _simple_job(
@@ -272,7 +276,13 @@ def write_plants(root: Path) -> dict:
         },
     )
     jobs.append(
-        {"log": rel, "findings": ["lr_zero", "policy_frozen"], "policy_frozen_severity": "error"}
+        {
+            "log": rel,
+            "run": "plants-lr-zero",
+            "trials_total": 0,
+            "findings": ["lr_zero", "policy_frozen"],
+            "policy_frozen_severity": "error",
+        }
     )
     rel = "plants/flat/collapse/train_700202.out"
     _simple_job(
@@ -295,6 +305,8 @@ def write_plants(root: Path) -> dict:
     jobs.append(
         {
             "log": rel,
+            "run": "plants-collapse",
+            "trials_total": 0,
             "findings": sorted(["entropy_collapse", "reward_falling", "staleness_over_limit"]),
         }
     )
@@ -315,7 +327,12 @@ def write_plants(root: Path) -> dict:
         },
     )
     jobs.append(
-        {"log": rel, "findings": sorted(["log_starts_mid_run", "no_terminal_line", "reward_flat"])}
+        {
+            "log": rel,
+            "run": "plants-midrun",
+            "trials_total": 0,
+            "findings": sorted(["log_starts_mid_run", "no_terminal_line", "reward_flat"]),
+        }
     )
     jobs.append(_tz_job(root))
     return {"jobs": jobs}
@@ -348,4 +365,11 @@ def _tz_job(root: Path) -> dict:
             )
     when = (T0 + timedelta(hours=9)).timestamp()
     os.utime(path, (when, when))
-    return {"log": rel, "findings": [], "offset_s": -TZ_HOURS * 3600.0, "attributed": len(trials)}
+    return {
+        "log": rel,
+        "run": "plants-tz",
+        "trials_total": len(trials),
+        "findings": [],
+        "offset_s": -TZ_HOURS * 3600.0,
+        "attributed": len(trials),
+    }
