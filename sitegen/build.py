@@ -15,13 +15,14 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import SYNTH_TRUTH, __version__, collect_less, weight
 from sitegen.assemble import assemble
 from sitegen.assets import package_dir
 from sitegen.cachefile import FileRecord, LastBuild, Summary
-from sitegen.discover import discover
+from sitegen.discover import discover, drop_non_jobs
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.incremental import BuildState, PageReuse
 from sitegen.lock import OutputLock
@@ -79,7 +80,7 @@ class BuildReport:
         self._clock = now
 
     def headline(self) -> str:
-        """What the site shows: jobs, runs, trials of each kind, warnings, skipped folders."""
+        """What the site shows: jobs, runs, trials of each kind, warnings, skipped inputs."""
         what = (
             "nothing changed since the last build"
             if self.unchanged
@@ -96,7 +97,7 @@ class BuildReport:
         )
         warnings, skipped = (
             counted(len(self.warnings), "warning"),
-            counted(self.skipped, "skipped folder"),
+            counted(self.skipped, "skipped input"),
         )
         return f"{what}: {counts}, {warnings}, {skipped}"
 
@@ -153,6 +154,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         if report.unchanged:
             return _as_last_reported(report, state)
         parsed = _parse(disc, opts, state, progress)
+        disc = _jobs_only(disc, parsed, report, opts.archive)
         report.stage("parse")
         jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         writer = SiteWriter(site, state.files)
@@ -223,6 +225,26 @@ def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Disco
             f"no jobs found in {opts.archive}: expected *.out/*.log files or trace_jobs/ folders"
         )
     report.warnings.extend(disc.warnings)
+    report.skipped = len(disc.skipped)
+    return disc
+
+
+def _jobs_only(disc: Discovery, parsed: Parsed, report: BuildReport, archive: Path) -> Discovery:
+    """Discovery without the logs that are not a training job's (listed as skipped instead:
+    :func:`~sitegen.discover.drop_non_jobs`), and the parse without them and their warnings."""
+    disc, dropped = drop_non_jobs(disc, parsed.logs)
+    if not dropped:
+        return disc
+    if not disc.jobs:
+        n = len(dropped)
+        names = ", ".join(sorted(dropped)[:3]) + (", …" if n > 3 else "")
+        raise ArchiveError(
+            f"no jobs found in {archive}: "
+            + (f"its log {names} holds" if n == 1 else f"its {n} logs ({names}) hold")
+            + " nothing of SkyRL, Ray, vLLM or a SLURM status"
+        )
+    parsed.logs = {j.id: parsed.logs.get(j.id) if j.log else None for j in disc.jobs}
+    parsed.warnings = [w for w in parsed.warnings if w.path not in dropped]
     report.skipped = len(disc.skipped)
     return disc
 
@@ -386,6 +408,7 @@ def _record(
             job_level=report.job_level,
             missing=report.missing,
             warnings=tuple((w.path, w.line, w.message) for w in report.warnings),
+            skipped=report.skipped,
         ),
     )
 
@@ -398,6 +421,7 @@ def _as_last_reported(report: BuildReport, state: BuildState) -> BuildReport:
     report.logs, report.trial_files = s.logs, s.trial_files
     report.eval_trials, report.unreadable = s.eval_trials, s.unreadable
     report.job_level, report.missing = s.job_level, s.missing
+    report.skipped = s.skipped
     report.warnings = [BuildWarning(*w) for w in s.warnings]
     report.cache_warnings.extend(state.warnings)
     return report

@@ -470,6 +470,7 @@ class Summary:
     job_level: int  # job-level result.json files in trial folders (not trials)
     missing: int  # trial folders without a result.json
     warnings: tuple[tuple[str, int | None, str], ...]  # (path, line, message)
+    skipped: int = 0  # folders and logs skipped (discovery's, and logs that are no job's)
 
 
 @frozen
@@ -505,6 +506,7 @@ class LastBuild:
                 "job_level": s.job_level,
                 "missing": s.missing,
                 "warnings": [list(w) for w in s.warnings],
+                "skipped": s.skipped,
             },
         }
 
@@ -534,6 +536,7 @@ class LastBuild:
                 job_level=integer(summ["job_level"], "job-level result files"),
                 missing=integer(summ["missing"], "trials without a result"),
                 warnings=tuple(_warning_from_json(w) for w in summ["warnings"]),
+                skipped=integer(summ["skipped"], "skipped"),
             ),
         )
 

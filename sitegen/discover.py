@@ -24,11 +24,12 @@ import contextlib
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sitegen.errors import ArchiveError, BuildWarning
-from sitegen.model.parsed import Discovery, JobSource
+from sitegen.model.parsed import Discovery, JobSource, ParsedLog
 from sitegen.redact import Redactor, undecodable_shown
 
 TRIALS_DIR_NAMES = ("trace_jobs", "trials")
@@ -38,6 +39,8 @@ SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
 CANONICAL_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:/[A-Za-z0-9_][A-Za-z0-9_-]*)*")
 JOB_ID_RE = re.compile(r"(\d+)$")
 NO_JOB = "no .out/.log files and no trials directory"
+NOT_A_JOB = "log holds nothing of SkyRL, Ray, vLLM or a SLURM status: not a training job"
+EMPTY_LOG = "empty log: not a training job (yet)"
 
 
 def slug(rel: str) -> str:
@@ -346,6 +349,45 @@ def _ident(p: os.DirEntry | Path) -> tuple[int, int]:
 def _notes(files: list[os.DirEntry]) -> Path | None:
     """``notes.md`` among a folder's vetted files (a link leading out is never among them)."""
     return next((Path(e.path) for e in files if e.name == "notes.md"), None)
+
+
+def drop_non_jobs(
+    disc: Discovery, logs: Mapping[str, ParsedLog | None]
+) -> tuple[Discovery, frozenset[str]]:
+    """``disc`` without the jobs whose log shows no sign of a training job, and their logs.
+
+    Which logs are jobs is decided where each log is read (``ParsedLog.evidence``,
+    read/evidence.py); a log without evidence is listed in ``skipped`` with the reason.
+    A log that could not be read (None in ``logs``) stays a job: its warning says why.
+    A folder or experiment with trials whose every log is dropped keeps its last job,
+    without a log, so the trials are still shown (under the id that job had). Returns
+    the new discovery and the paths of the dropped logs.
+    """
+    dropped = {
+        j.id: log for j in disc.jobs if (log := logs.get(j.id)) is not None and not log.evidence
+    }
+    if not dropped:
+        return disc, frozenset()
+    kept_groups = {j.group for j in disc.jobs if j.id not in dropped}
+    last_of: dict[str, JobSource] = {}
+    for j in disc.jobs:
+        if j.id in dropped and j.group in disc.trials_dirs and j.group not in kept_groups:
+            last_of[j.group] = j  # (jobs are in order: the last one wins)
+    jobs = []
+    for j in disc.jobs:
+        if j.id not in dropped:
+            jobs.append(j)
+        elif last_of.get(j.group) is j:
+            jobs.append(replace(j, log=None, infra_logs=()))
+    skipped = [
+        (j.log, EMPTY_LOG if log.size_bytes == 0 else NOT_A_JOB)
+        for j in disc.jobs
+        if j.log is not None and (log := dropped.get(j.id)) is not None
+    ]
+    return (
+        replace(disc, jobs=tuple(jobs), skipped=tuple(sorted({*disc.skipped, *skipped}))),
+        frozenset(log.path for log in dropped.values()),
+    )
 
 
 def discover(

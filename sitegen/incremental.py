@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
-CACHE_VERSION = 6  # bump when the layout of any cache file changes
+CACHE_VERSION = 7  # bump when the layout of any cache file changes
 
 # A folder's trial outcomes are kept in two files: a base, and beside it what changed
 # since (trialsadd). A rebuild that read a few new trials writes only those (with the

@@ -12,6 +12,9 @@ import sys
 
 from sitegen.cli import main
 
+# The first line of a job that has just started: enough to be a job (read/evidence.py).
+STARTED = "(skyrl_entrypoint pid=4242) starting\n"
+
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -41,7 +44,7 @@ def test_unknown_option_and_bad_config(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text('colour = "red"\n')
     (tmp_path / "j").mkdir()
-    (tmp_path / "j" / "a.out").write_text("hello\n")
+    (tmp_path / "j" / "a.out").write_text(STARTED)
     r = run("build", str(tmp_path), "--config", str(cfg), "-o", str(tmp_path / "o"))
     assert r.returncode == 2 and "unknown key 'colour'" in r.stderr
 
@@ -91,7 +94,7 @@ def test_a_rebuild_prints_each_warning_once_and_its_closing_lines_agree(tmp_path
     m = REPEATED.match(again[0])
     assert m and (int(m[1]), int(m[2]), m[3]) == (len(every), inputs, f"{site}/index.html")
     assert again[1].startswith("nothing changed since the last build: 10 jobs in ")
-    assert again[1].endswith(f", {len(every)} warnings, 2 skipped folders")
+    assert again[1].endswith(f", {len(every)} warnings, 2 skipped inputs")
     assert again[2].startswith("inputs: 10 logs and ") and "all unchanged (none read)" in again[2]
     assert again[3] == f"site left as it was: {site}/index.html"
     assert not any("written" in x or x.startswith(("built", "note:")) for x in again)
@@ -213,7 +216,7 @@ def test_synth_and_build_print_the_same_counts_of_one_archive(tmp_path, capsys):
 
 def test_users_files_in_the_output_folder_stay(tmp_path):
     (tmp_path / "a" / "j").mkdir(parents=True)
-    (tmp_path / "a" / "j" / "x.out").write_text("hi\n")
+    (tmp_path / "a" / "j" / "x.out").write_text(STARTED)
     out = tmp_path / "mine"
     out.mkdir()
     (out / "thesis.tex").write_text("precious")
@@ -245,7 +248,7 @@ def one_line_error(capsys, argv) -> str:
 
 def test_bad_config_values_are_one_line(tmp_path, capsys):
     (tmp_path / "a/j").mkdir(parents=True)
-    (tmp_path / "a/j/x.out").write_text("hello\n")
+    (tmp_path / "a/j/x.out").write_text(STARTED)
     cfg = tmp_path / "c.toml"
     cases = {
         'workers = "many"\n': "workers must be a whole number",
@@ -305,7 +308,7 @@ def test_the_command_freezes_the_collector_before_exit_and_main_does_not(tmp_pat
     import gc
 
     (tmp_path / "a" / "j").mkdir(parents=True)
-    (tmp_path / "a" / "j" / "a.out").write_text("hello\n")
+    (tmp_path / "a" / "j" / "a.out").write_text(STARTED)
     argv = ["build", str(tmp_path / "a"), "-o", str(tmp_path / "site"), "--workers", "1"]
     for args, want in ((argv, 0), (["build", str(tmp_path / "nope")], 2)):
         code = (

@@ -133,6 +133,9 @@ class ParsedLog:
     # its last lines): why we think so, or None.
     mid_run: str | None = None
     planned_steps: int | None = None  # the trainer's total, from its progress bar
+    # What shows it is a training job's log (the first sign read: "a Ray prefix", …;
+    # read/evidence.py), or None: not a job's, listed as skipped (discover.drop_non_jobs).
+    evidence: str | None = None
 
 
 @frozen

@@ -14,6 +14,7 @@ from sitegen.errors import BuildWarning
 from sitegen.model import codec
 from sitegen.model.parsed import Checkpoint, ParsedLog
 from sitegen.read.configdump import ConfigDump
+from sitegen.read.evidence import config_evidence, line_evidence
 from sitegen.read.lines import (
     Breaks,
     Line,
@@ -158,12 +159,19 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             or any(lit in raw for lit in Markers.LITERALS)
             or (b" | " in raw and LOGURU_HINT.search(raw) is not None)
             or (not self.config_done and b":" in raw)
+            or (self.evidence is None and (b":" in raw or b"(" in raw))  # (read/evidence.py)
         ):
             self.feed(split_line(at, raw))
 
     def steady(self) -> bool:
-        """No metrics dict open and the config dump behind us: only marker lines matter."""
-        return not self.pending and self.config_lines is None and self.config_done
+        """No metrics dict open, the config dump behind us and the log known to be a job's:
+        only marker lines matter (before a sign of a job, every line may be one)."""
+        return (
+            not self.pending
+            and self.config_lines is None
+            and self.config_done
+            and self.evidence is not None
+        )
 
     def feed_block(self, first: int, block: bytes) -> None:
         """Take a block of complete lines (each ending in ``\\n``), numbered from ``first``.
@@ -240,6 +248,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         return number
 
     def feed(self, ln: Line) -> None:
+        if self.evidence is None:
+            self.evidence = line_evidence(ln)
         if ln.before:
             self._bar(ln.before)  # a progress bar that a record was glued onto
         if ln.time is not None:
@@ -470,6 +480,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             warnings=tuple(self.warnings),
             mid_run=mid_run,
             planned_steps=self.planned_steps,
+            evidence=self.evidence or config_evidence(self.config),
         )
 
 

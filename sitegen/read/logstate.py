@@ -125,9 +125,10 @@ class ParserState:
     truncated_at: int | None = None  # line of a "output truncated" banner
     oom_line: int | None = None
     final_checkpoint: int | None = None  # saved after the loop ("Saved final checkpoint.")
+    evidence: str | None = None  # the first sign of a training job read (read/evidence.py)
 
 
-STATE_FORMAT = 3  # bump whenever ParserState or a dataclass inside it changes
+STATE_FORMAT = 4  # bump whenever ParserState or a dataclass inside it changes
 
 
 class ParserCore(ParserState):

@@ -206,7 +206,7 @@ def test_compare_page_loads_its_data(site, index):
 
 
 def test_index_summary_reads_in_the_singular(tmp_path):
-    """One run of one job, one step, one warning, one skipped folder: each count in the
+    """One run of one job, one step, one warning, one skipped input: each count in the
     singular (the sample's index said "1 folders skipped")."""
     import shutil
     from pathlib import Path
@@ -227,7 +227,7 @@ def test_index_summary_reads_in_the_singular(tmp_path):
     )
     totals = json.loads((tmp_path / "site" / "data" / "index.json").read_text())["totals"]
     assert (totals["runs"], totals["jobs"]) == (1, 1)
-    assert "1 run · 1 job" in line and "1 folder skipped" in line
+    assert "1 run · 1 job" in line and "1 input skipped" in line
     for what in ("steps", "trials", "warnings"):
         n, noun = totals[what], what[:-1]
         assert f"{n} {noun if n == 1 else what}" in line

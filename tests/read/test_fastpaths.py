@@ -534,7 +534,9 @@ STATS_TAILS = (
 
 def _steady_parser() -> LogParser:
     p = LogParser("logs/x.out", Redactor(), 2026)
-    p.feed_raw(1, b"2026-03-02 00:00:00.000 | INFO     | m:f:1 - started", False)
+    p.feed_raw(
+        1, b"2026-03-02 00:00:00.000 | INFO     | skyrl_train.trainer:train:1 - started", False
+    )
     p.config_done = True
     assert p.steady()
     return p
