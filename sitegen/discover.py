@@ -31,6 +31,7 @@ from pathlib import Path
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog
 from sitegen.redact import Redactor, undecodable_shown
+from sitegen.write import MARKER
 
 TRIALS_DIR_NAMES = ("trace_jobs", "trials")
 LOG_SUFFIXES = (".out", ".log")
@@ -41,6 +42,9 @@ JOB_ID_RE = re.compile(r"(\d+)$")
 NO_JOB = "no .out/.log files and no trials directory"
 NOT_A_JOB = "log holds nothing of SkyRL, Ray, vLLM or a SLURM status: not a training job"
 EMPTY_LOG = "empty log: not a training job (yet)"
+# What sitegen writes beside an output folder (write.SitePaths): its lock, build cache and
+# staging folder, ".<name>.lock", ".<name>.cache", ".<name>.staging-<pid>".
+COMPANION_RE = re.compile(r"\..+\.(?:lock|cache|staging-\d+)")
 
 
 def slug(rel: str) -> str:
@@ -185,6 +189,11 @@ class _Walker:
             node.reported = True  # its warning says why
             return []
         files, dirs = scanned
+        if node.parent is not None and any(f.name == MARKER for f in files):
+            # A site sitegen wrote (its manifest): passed over silently, as its cache is
+            # below; marked reported so that a parent holding only it is not listed either.
+            node.reported = True
+            return []
         trials: list[os.DirEntry] = []  # trials folders this folder's job reads
         logs_node = None
         if node.experiment_logs:
@@ -198,8 +207,8 @@ class _Walker:
             ident = _ident(e)
             if e in trials or ident in self.claimed:
                 continue  # a job's trials: read by the trials reader
-            if e.name == "eval_sessions":
-                continue
+            if e.name == "eval_sessions" or COMPANION_RE.fullmatch(e.name):
+                continue  # (a site's cache or staging folder: sitegen's own, not input)
             if e.name.startswith("."):
                 self.skipped.append((self.rel(e.path), "hidden folder: not read"))
                 continue
@@ -349,6 +358,27 @@ def _ident(p: os.DirEntry | Path) -> tuple[int, int]:
 def _notes(files: list[os.DirEntry]) -> Path | None:
     """``notes.md`` among a folder's vetted files (a link leading out is never among them)."""
     return next((Path(e.path) for e in files if e.name == "notes.md"), None)
+
+
+def is_sitegen_output(path: Path | str, root: Path | str | None = None) -> bool:
+    """Whether ``path`` is one of sitegen's own outputs, or lies inside one.
+
+    Outputs are a site folder (it holds the manifest ``.sitegen-site``) and what a build
+    keeps beside it: ``.<name>.lock``, the build cache ``.<name>.cache/`` and staging
+    folders ``.<name>.staging-<pid>/``. Discovery passes over them wherever they lie in
+    an archive. With ``root`` (the archive), the folders between ``root`` and ``path``
+    are looked at too, so a file deep inside a site built into the archive counts (what
+    a watcher of the archive asks); ``root`` itself never does (``-o .`` may hold it).
+    """
+    p = Path(path)
+    chain = [p]
+    if root is not None:
+        with contextlib.suppress(ValueError):
+            parts = p.relative_to(root).parts
+            chain = [Path(root).joinpath(*parts[:i]) for i in range(len(parts), 0, -1)]
+    return any(
+        COMPANION_RE.fullmatch(c.name) or os.path.isfile(os.path.join(c, MARKER)) for c in chain
+    )
 
 
 def drop_non_jobs(

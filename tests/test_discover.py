@@ -2,8 +2,9 @@ import os
 
 import pytest
 
-from sitegen.discover import discover, slug
+from sitegen.discover import discover, is_sitegen_output, slug
 from sitegen.errors import ArchiveError
+from sitegen.write import MARKER, SitePaths
 
 
 def touch(p, text="x"):
@@ -201,3 +202,30 @@ def test_hidden_and_trials_folders_inside_logs_are_reported(tmp_path):
     assert ("exp/logs/.cache", "hidden folder: not read") in d.skipped
     # trials/ inside logs/ belongs to the experiment, as one beside logs/ does
     assert d.trials_dirs["exp"] == ["exp/logs/trials"]
+
+
+def test_sitegen_outputs_anywhere_are_passed_over_silently(tmp_path):
+    """Sites (their manifest), caches, staging folders and locks of earlier builds, at any
+    depth, are neither jobs nor skipped folders; the same test serve's watcher asks."""
+    touch(tmp_path / "job/a.out")
+    for site in ("site", "deep/er/pages"):
+        touch(tmp_path / site / MARKER, '{"files": []}')
+        touch(tmp_path / site / "jobs/x/index.html")
+        name = site.rsplit("/", 1)[-1]
+        touch(tmp_path / site / f"../.{name}.cache/meta.json", "{}")
+        touch(tmp_path / site / f"../.{name}.staging-4242/index.html")
+        touch(tmp_path / site / f"../.{name}.lock")
+    (tmp_path / ".hidden").mkdir()
+    d = discover(tmp_path)
+    assert [j.log for j in d.jobs] == ["job/a.out"]
+    assert d.skipped == ((".hidden", "hidden folder: not read"),)  # (a user's: still said)
+
+    for own in SitePaths.of(tmp_path / "deep/er/pages").own():
+        assert is_sitegen_output(own), own
+    assert is_sitegen_output(tmp_path / "site/jobs/x/index.html", tmp_path)
+    assert is_sitegen_output(tmp_path / ".site.cache/meta.json", tmp_path)
+    assert not is_sitegen_output(tmp_path / "site/jobs/x/index.html")  # (no root: itself only)
+    for mine in ("job/a.out", "job", ".hidden", "deep/er"):
+        assert not is_sitegen_output(tmp_path / mine, tmp_path), mine
+    touch(tmp_path / MARKER)  # a site holding the archive (-o . above it): the root never counts
+    assert not is_sitegen_output(tmp_path / "job/a.out", tmp_path)

@@ -18,7 +18,7 @@ from sitegen.build import build
 from sitegen.options import BuildOptions
 from sitegen.present import forkmap, html, pagefiles
 from sitegen.read import trials as trials_reader
-from sitegen.synth import synth
+from sitegen.synth import TRUTH_FILE, synth
 
 
 def _data(site: Path) -> dict[str, object]:
@@ -312,6 +312,13 @@ def test_site_inside_the_archive_is_not_read_as_input(tmp_path):
     assert second.unchanged and second.jobs == first.jobs == 7
     index = json.loads((archive / "site" / "data" / "index.json").read_text())
     assert not any(s["path"].startswith(("site", ".site")) for s in index["skipped"])
+    # A build to another folder passes over the first site and its cache as well: the
+    # archive's own skipped folders, no more.
+    truth = json.loads((archive / TRUTH_FILE).read_text())
+    other = build(BuildOptions(archive=archive, out=tmp_path / "other", workers=1, now=0.0))
+    index = json.loads((tmp_path / "other" / "data" / "index.json").read_text())
+    assert sorted(s["path"] for s in index["skipped"]) == truth["skipped"]
+    assert other.skipped == len(truth["skipped"]) and other.jobs == 7
 
 
 def test_only_stats_decide_that_nothing_changed(tmp_path):
