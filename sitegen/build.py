@@ -27,7 +27,7 @@ from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.incremental import BuildState, PageReuse
 from sitegen.lock import OutputLock
 from sitegen.model.parsed import Discovery, Job, Run
-from sitegen.options import BuildOptions
+from sitegen.options import BuildOptions, check_output
 from sitegen.progress import archive_counts, counted
 from sitegen.redact import Redactor
 from sitegen.sitepages import SitePages, site_pages, trial_groups
@@ -138,6 +138,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
     otherwise only the pages whose data changed are rendered again.
     """
     report = BuildReport()
+    check_output(opts.out, opts.archive)  # before the lock and the cache are made beside it
     site = SitePaths.of(opts.out)
     with OutputLock(site), disk_full_is_an_error(), _fewer_collections():
         disc = _discover(opts, site, report)

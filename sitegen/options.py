@@ -6,13 +6,16 @@ file works from a script as well as from the command line.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from sitegen.errors import ConfigError
+from sitegen.errors import ConfigError, OutputError
 from sitegen.model.frozen import frozen
 
 DEFAULT_TITLE = "SkyRL run archive"
@@ -29,7 +32,7 @@ class BuildOptions:
     base_url: str | None = None
     workers: int = 0  # 0: the CPU count
     redact_patterns: tuple[str, ...] = ()
-    # Findings of the publish gate to let through (sitegen.publish.gate.compile_allow checks them).
+    # Findings of the publish gate to let through (each checked by compile_allow).
     publish_allow: tuple[str, ...] = ()
     strict: bool = False
     clean: bool = False  # ignore (and wipe) the build cache
@@ -42,6 +45,14 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_WORKERS = 512
 EXECUTORS = ("local", "ray")
 URL_RE = re.compile(r"https?://[^\s/?#]+(?:/[^\s]*)?")
+# Values no publish_allow pattern may match: one that does would wave through any secret.
+_BLANKET_PROBES = (
+    "",
+    "x",
+    "hunter2",
+    "Zq8vK3mT9wXbR2pL6nYc4dF7gH1jS5aE",
+    "ghp_Zq8vK3mT9wXbR2pL6nYc4dF7gH1jS5aE0uI2",
+)
 
 
 def load_config(path: Path | None) -> dict:
@@ -85,6 +96,7 @@ def load_config(path: Path | None) -> dict:
     allow = data.get("publish_allow", [])
     if not isinstance(allow, list) or not all(isinstance(p, str) for p in allow):
         raise ConfigError(f"{where}: publish_allow must be a list of regular expressions")
+    compile_allow(allow, where)
     return data
 
 
@@ -129,6 +141,48 @@ def check_patterns(pats: object, where: str) -> None:
             )
 
 
+def compile_allow(patterns: Iterable[str], where: str | None = None) -> tuple[re.Pattern[str], ...]:
+    """The ``publish_allow`` patterns, compiled; a broken or blanket pattern (one that would
+    let any value through) is a :class:`ConfigError` naming ``where`` it was written."""
+    key = f"{where}: publish_allow" if where else "publish_allow"
+    out = []
+    for p in patterns:
+        if not isinstance(p, str):
+            raise ConfigError(f"{key}: {p!r} is not a string")
+        try:
+            rx = re.compile(p)
+        except re.error as exc:
+            raise ConfigError(f"{key}: pattern {p!r} is invalid: {exc}") from None
+        probe = next((s for s in _BLANKET_PROBES if rx.fullmatch(s)), None)
+        if probe is not None:
+            raise ConfigError(
+                f"{key}: pattern {p!r} would allow any value (it matches {probe!r}); "
+                "write one that matches only the flagged value"
+            )
+        out.append(rx)
+    return tuple(out)
+
+
+def check_output(out: Path, archive: Path) -> None:
+    """Refuse, before anything is read or written, an output folder no build can use:
+    a file, a folder below a file, or the archive itself."""
+    real = Path(os.path.realpath(out))
+    if real.exists() and not real.is_dir():
+        raise OutputError(f"{real} exists and is not a folder (choose another -o folder)")
+    up = real.parent
+    while not up.exists() and up.parent != up:
+        up = up.parent
+    if not up.is_dir():
+        raise OutputError(
+            f"cannot create {real}: {up} is a file, not a folder (choose another -o folder)"
+        )
+    if real == Path(os.path.realpath(archive)):
+        raise OutputError(
+            f"cannot build into the archive itself ({real}): choose a folder inside it "
+            "(-o ARCHIVE/site) or elsewhere"
+        )
+
+
 def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOptions:
     """Options from ``sitegen.toml`` (if given) with ``overrides`` on top.
 
@@ -158,15 +212,29 @@ def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOpti
     if merged["base_url"] is not None:
         check_base_url(merged["base_url"], "--base-url" if "base_url" in given else "config")
     check_workers(merged["workers"], "--workers" if "workers" in given else "config")
-    if merged.get("executor", "local") not in EXECUTORS:
-        raise ConfigError(
-            f"--executor {merged['executor']!r}: choose one of {', '.join(EXECUTORS)}"
-        )
+    check_executor(merged.get("executor", "local"), merged.get("ray_address"))
     merged["redact_patterns"] = tuple(merged["redact_patterns"])
     check_patterns(merged["redact_patterns"], "redact_patterns")
+    merged["publish_allow"] = tuple(merged["publish_allow"])
+    if "publish_allow" in given:
+        compile_allow(merged["publish_allow"])
     for flag in ("strict", "clean"):
         merged[flag] = bool(overrides.get(flag, False))
     merged["archive"] = Path(merged["archive"])
     if "out" in merged:
         merged["out"] = Path(merged["out"])
-    return BuildOptions(**merged)
+    options = BuildOptions(**merged)
+    check_output(options.out, options.archive)
+    return options
+
+
+def check_executor(executor: str, ray_address: str | None) -> None:
+    """The parse stage's pool can be had: a known executor, and Ray installed for ``ray``."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
+    if ray_address and executor != "ray":
+        raise ConfigError("--ray-address is for --executor ray: add it, or drop the address")
+    if executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError(
+            "--executor ray needs Ray: pip install 'sitegen[ray]' (or use the local pool)"
+        )

@@ -326,3 +326,75 @@ def test_the_command_freezes_the_collector_before_exit_and_main_does_not(tmp_pat
     assert (tmp_path / "site" / "index.html").is_file()
     before = gc.get_freeze_count()
     assert main(argv) == 0 and gc.get_freeze_count() == before
+
+
+def _tiny_archive(root):
+    (root / "j").mkdir(parents=True)
+    (root / "j" / "a.out").write_text(STARTED)
+    return root
+
+
+def _no_reading(monkeypatch):
+    """Make any discovery or parse of the archive fail the test."""
+    import sitegen.build
+
+    def read(*_a, **_k):
+        raise AssertionError("the archive was read")
+
+    monkeypatch.setattr(sitegen.build, "discover", read)
+    monkeypatch.setattr(sitegen.build, "_parse", read)
+
+
+def test_bad_output_and_options_are_refused_before_anything_is_read(tmp_path, capsys, monkeypatch):
+    """Exit 2, one line naming the file, no parse, nothing made beside the output folder."""
+    monkeypatch.chdir(tmp_path)
+    arch = _tiny_archive(tmp_path / "a")
+    (tmp_path / "file").write_text("mine")
+    _no_reading(monkeypatch)
+    cases = {
+        ("-o", str(tmp_path / "file")): f"{tmp_path / 'file'} exists and is not a folder",
+        ("-o", str(tmp_path / "file" / "site")): f"{tmp_path / 'file'} is a file",
+        ("-o", str(arch)): "cannot build into the archive itself",
+        ("--ray-address", "auto"): "--ray-address is for --executor ray",
+    }
+    for extra, expected in cases.items():
+        for command in ("build", "serve", "gh-deploy"):
+            err = one_line_error(capsys, [command, str(arch), *extra])
+            assert expected in err, (command, extra, err)
+    cfg = tmp_path / "team.toml"
+    cfg.write_text("publish_allow = ['.*']\n")
+    for command in ("build", "gh-deploy", "check-site"):
+        target = str(tmp_path / "site") if command == "check-site" else str(arch)
+        if command == "check-site":
+            (tmp_path / "site").mkdir()
+            (tmp_path / "site" / "index.html").write_text("<p>hi</p>")
+        err = one_line_error(capsys, [command, target, "--config", str(cfg)])
+        assert f"config {cfg}: publish_allow: pattern '.*' would allow any value" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "file", "site", "team.toml"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["j"]
+
+
+def test_library_refuses_them_before_anything_is_read(tmp_path, monkeypatch):
+    import pytest
+
+    from sitegen.build import build
+    from sitegen.errors import ConfigError, OutputError
+    from sitegen.options import BuildOptions, load_options
+    from sitegen.publish.deploy import gh_deploy
+
+    arch = _tiny_archive(tmp_path / "a")
+    (tmp_path / "file").write_text("mine")
+    _no_reading(monkeypatch)
+    with pytest.raises(OutputError, match="exists and is not a folder"):
+        build(BuildOptions(archive=arch, out=tmp_path / "file"))
+    with pytest.raises(OutputError, match="exists and is not a folder"):
+        load_options(None, archive=arch, out=tmp_path / "file")
+    with pytest.raises(ConfigError, match="would allow any value"):
+        gh_deploy(BuildOptions(archive=arch, out=tmp_path / "site", publish_allow=(".+",)))
+    with pytest.raises(ConfigError, match="would allow any value"):
+        load_options(None, archive=arch, publish_allow=(r"\S+",))
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('publish_allow = ["ghp_.*"]\n')
+    with pytest.raises(ConfigError, match=f"config {cfg}: publish_allow: pattern 'ghp_"):
+        load_options(cfg, archive=arch)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "c.toml", "file"]

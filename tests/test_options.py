@@ -47,3 +47,18 @@ def test_unknown_config_key(tmp_path: Path):
     cfg.write_text("colour = 1\n")
     with pytest.raises(ConfigError, match="unknown key 'colour'"):
         load_options(cfg, archive=tmp_path)
+
+
+def test_executor_is_checked_before_the_build(tmp_path: Path, monkeypatch):
+    import importlib.util
+
+    with pytest.raises(ConfigError, match="choose one of local, ray"):
+        load_options(None, archive=tmp_path, executor="slurm")
+    with pytest.raises(ConfigError, match="--ray-address is for --executor ray"):
+        load_options(None, archive=tmp_path, ray_address="auto")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else real(name, *a)
+    )
+    with pytest.raises(ConfigError, match=r"needs Ray: pip install 'sitegen\[ray\]'"):
+        load_options(None, archive=tmp_path, executor="ray")

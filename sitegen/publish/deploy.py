@@ -26,7 +26,7 @@ from pathlib import Path
 from sitegen import __version__
 from sitegen.errors import SitegenError
 from sitegen.model.frozen import frozen
-from sitegen.options import BuildOptions, check_base_url
+from sitegen.options import BuildOptions, check_base_url, check_output, compile_allow
 from sitegen.publish.gate import GateReport, check_site
 from sitegen.publish.pages import cname_url, describe_remote, pages_url
 from sitegen.redact import Redactor
@@ -151,7 +151,13 @@ def gh_deploy(
     from sitegen.build import build, warning_lines
 
     say = say or _stderr
+    # Everything that can be refused is refused before the (long) build.
+    compile_allow(opts.publish_allow)
+    check_output(opts.out, opts.archive)
     git = Git(repo)
+    if not git.succeeds("check-ref-format", "--branch", branch):
+        raise PublishError(f"--branch {branch!r} is not a valid branch name")
+    _checked_out(git, branch, opts.out)
     url = git.remote_url(remote)
     if url is None and push:
         raise PublishError(

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sitegen import __version__, redact, redact_rules, safeio
-from sitegen.errors import ConfigError
+from sitegen.options import compile_allow
 from sitegen.publish import scan
 from sitegen.publish.scan import HTML_SUFFIXES, MB, Leak, ScanResult, SiteFile, blob_id, scan_file
 from sitegen.redact import Redactor
@@ -45,15 +45,6 @@ FILE_LIMIT_BYTES = 100 * MB  # GitHub rejects a pushed file over 100 MiB
 FILE_WARN_BYTES = 50 * MB  # GitHub warns about a file over 50 MiB
 SITE_LIMIT_BYTES = 1000 * MB  # GitHub Pages: "no larger than 1 GB"
 _PARALLEL_BYTES = 16 * MB  # below this, starting worker processes costs more than it saves
-
-# Values no allow pattern may match: one that does would wave through any secret.
-_BLANKET_PROBES = (
-    "",
-    "x",
-    "hunter2",
-    "Zq8vK3mT9wXbR2pL6nYc4dF7gH1jS5aE",
-    "ghp_Zq8vK3mT9wXbR2pL6nYc4dF7gH1jS5aE0uI2",
-)
 
 
 @dataclass
@@ -100,26 +91,6 @@ def size(n: float) -> str:
     if n >= MB:
         return f"{n / MB:,.1f} MB"
     return f"{n / 1000:,.1f} kB" if n >= 1000 else f"{int(n)} bytes"
-
-
-def compile_allow(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
-    """The ``publish_allow`` patterns, compiled; a broken or blanket pattern is a ConfigError."""
-    out = []
-    for p in patterns:
-        if not isinstance(p, str):
-            raise ConfigError(f"publish_allow: {p!r} is not a string")
-        try:
-            rx = re.compile(p)
-        except re.error as exc:
-            raise ConfigError(f"publish_allow: pattern {p!r} is invalid: {exc}") from None
-        probe = next((s for s in _BLANKET_PROBES if rx.fullmatch(s)), None)
-        if probe is not None:
-            raise ConfigError(
-                f"publish_allow: pattern {p!r} would allow any value (it matches {probe!r}); "
-                "write one that matches only the flagged value"
-            )
-        out.append(rx)
-    return tuple(out)
 
 
 def site_files(site: Path) -> list[str]:

@@ -317,3 +317,15 @@ def test_strict_deploy_with_warnings_commits_nothing(world, monkeypatch, capsys)
         err,
     )
     assert rev(repo, "gh-pages") == before
+
+
+def test_a_bad_branch_is_refused_before_building(world, monkeypatch):
+    import sitegen.build
+
+    monkeypatch.setattr(sitegen.build, "build", lambda *a, **k: pytest.fail("built"))
+    repo = world / "repo"
+    with pytest.raises(PublishError, match="'a..b' is not a valid branch name"):
+        gh_deploy(_opts(world), repo=repo, branch="a..b", say=lambda s: None)
+    git(repo, "worktree", "add", "-q", str(world / "wt"), "gh-pages")
+    with pytest.raises(PublishError, match="checked out in"):
+        gh_deploy(_opts(world), repo=repo, say=lambda s: None)
