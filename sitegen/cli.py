@@ -42,11 +42,15 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE)
 
     s = sub.add_parser("synth", help="write a synthetic archive (with its ground truth)")
-    s.add_argument("out", type=Path)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--jobs", type=int, default=7, help="job logs (at least 7)")
-    s.add_argument("--steps", type=int, default=12, help="steps per run")
-    s.add_argument("--trials-per-step", type=int, default=4)
+    s.add_argument("out", type=Path, help="new (or empty) folder to write the archive into")
+    s.add_argument(
+        "--seed", type=int, default=0, help="random seed: one seed, one archive (default: 0)"
+    )
+    s.add_argument("--jobs", type=int, default=7, help="job logs (at least 7; default: 7)")
+    s.add_argument("--steps", type=int, default=12, help="steps per run (default: 12)")
+    s.add_argument(
+        "--trials-per-step", type=int, default=4, help="Harbor trials per step (default: 4)"
+    )
     s.add_argument(
         "--pad-mb", type=float, default=0.0, help="noise padding spread over the logs (MB)"
     )
@@ -66,10 +70,16 @@ def _parser() -> argparse.ArgumentParser:
     v = sub.add_parser(
         "serve", help="build, serve on localhost with live reload, rebuild on change"
     )
-    v.add_argument("archive", type=Path)
+    v.add_argument("archive", type=Path, help="folder holding job logs and trials (watched)")
     _site_options(v)
-    v.add_argument("--port", type=_port, default=8000, help="1-65535 (default: 8000)")
-    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument(
+        "--port", type=_port, default=8000, help="port to serve on, 1-65535 (default: 8000)"
+    )
+    v.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: 127.0.0.1, this machine only)",
+    )
     d = sub.add_parser(
         "gh-deploy",
         help="build, check (publish gate), commit to gh-pages and push",
@@ -97,7 +107,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("site", type=Path, help="the built site folder")
     c.add_argument(
-        "--config", type=Path, default=None, help="sitegen.toml (redact_patterns, publish_allow)"
+        "--config",
+        type=Path,
+        default=None,
+        help="sitegen.toml with redact_patterns, publish_allow (default: sitegen.toml in the "
+        "current folder, if there is one)",
     )
     for q in (b, s, v, d, c):
         q.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -147,7 +161,8 @@ def _site_options(p: argparse.ArgumentParser) -> None:
         "--config",
         type=Path,
         default=None,
-        help="sitegen.toml with title, base_url, redact_patterns, publish_allow",
+        help="sitegen.toml with title, base_url, workers, redact_patterns, publish_allow "
+        "(default: sitegen.toml in the current folder, if there is one)",
     )
     p.add_argument(
         "--clean", action="store_true", help="ignore the build cache: parse and render everything"
@@ -155,10 +170,11 @@ def _site_options(p: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace):
-    from sitegen.options import load_options
+    from sitegen.options import find_config, load_options
 
-    return load_options(
-        args.config,
+    config, found = find_config(args.config)
+    opts = load_options(
+        config,
         archive=args.archive,
         out=args.out,
         title=args.title,
@@ -169,6 +185,15 @@ def _options(args: argparse.Namespace):
         strict=getattr(args, "strict", False),
         clean=args.clean,
     )
+    _say_config(config, found)
+    return opts
+
+
+def _say_config(config: Path | None, found: bool) -> None:
+    """Which config file the command read (one line), once it was read without error."""
+    if config is not None:
+        where = " (found in the current folder)" if found else ""
+        print(f"config: {config}{where}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,11 +304,16 @@ def _gh_deploy(args: argparse.Namespace) -> int:
 
 
 def _check_site(args: argparse.Namespace) -> int:
-    from sitegen.options import load_config
-    from sitegen.publish.gate import check_site
+    from sitegen.options import find_config, load_config
+    from sitegen.publish.gate import check_site, not_a_site
     from sitegen.redact import Redactor
 
-    cfg = load_config(args.config)
+    problem = not_a_site(args.site)
+    if problem:
+        raise SitegenError(problem)
+    config, found = find_config(args.config)
+    cfg = load_config(config)
+    _say_config(config, found)
     report = check_site(
         args.site, Redactor(tuple(cfg.get("redact_patterns", ()))), cfg.get("publish_allow", ())
     )

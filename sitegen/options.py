@@ -19,6 +19,7 @@ from sitegen.errors import ConfigError, OutputError
 from sitegen.model.frozen import frozen
 
 DEFAULT_TITLE = "SkyRL run archive"
+CONFIG_NAME = "sitegen.toml"  # read from the current folder when no --config is given
 CONFIG_KEYS = {"title", "base_url", "redact_patterns", "workers", "publish_allow"}
 
 
@@ -53,6 +54,18 @@ _BLANKET_PROBES = (
     "Zq8vK3mT9wXbR2pL6nYc4dF7gH1jS5aE",
     "ghp_Zq8vK3mT9wXbR2pL6nYc4dF7gH1jS5aE0uI2",
 )
+
+
+def find_config(given: Path | None) -> tuple[Path | None, bool]:
+    """The config file to read, and whether it was found rather than given.
+
+    ``given`` (``--config``) when there is one; else ``sitegen.toml`` in the current
+    folder when there is one, as MkDocs reads ``mkdocs.yml`` from where it runs.
+    """
+    if given is not None:
+        return given, False
+    here = Path(CONFIG_NAME)
+    return (here, True) if here.exists() or here.is_symlink() else (None, False)
 
 
 def load_config(path: Path | None) -> dict:

@@ -44,7 +44,9 @@ def over_limit(sizes: dict[str, int], limit: int = PAGES_LIMIT_BYTES) -> BuildWa
     total = sum(sizes.values())
     if total <= limit:
         return None
-    top = ", ".join(f"{k} {mb(b)} ({f:,} files)" for k, b, f in by_kind(sizes)[:3])
+    top = ", ".join(
+        f"{k} {mb(b)} ({f:,} file{'' if f == 1 else 's'})" for k, b, f in by_kind(sizes)[:3]
+    )
     biggest = max(sizes, key=lambda r: sizes[r])
     return BuildWarning(
         "(site)",

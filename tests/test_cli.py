@@ -398,3 +398,56 @@ def test_library_refuses_them_before_anything_is_read(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=f"config {cfg}: publish_allow: pattern 'ghp_"):
         load_options(cfg, archive=arch)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "c.toml", "file"]
+
+
+def test_sitegen_toml_in_the_current_folder_is_read_and_named(tmp_path, capsys, monkeypatch):
+    """As MkDocs reads mkdocs.yml from where it runs; which config was used is one line."""
+    arch = _tiny_archive(tmp_path / "a")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sitegen.toml").write_text('title = "Team runs"\n')
+    assert main(["build", str(arch), "-o", "site", "--workers", "1"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [ln for ln in err if ln.startswith("config")] == [
+        "config: sitegen.toml (found in the current folder)"
+    ]
+    assert json.loads((tmp_path / "site/data/index.json").read_text())["title"] == "Team runs"
+
+    other = tmp_path / "other.toml"
+    other.write_text('title = "Given"\n')
+    assert main(["build", str(arch), "-o", "site", "--config", str(other)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [ln for ln in err if ln.startswith("config")] == [f"config: {other}"]
+    assert json.loads((tmp_path / "site/data/index.json").read_text())["title"] == "Given"
+
+    # a broken one in the current folder is an error naming it, as a given one is
+    (tmp_path / "sitegen.toml").write_text("colour = 1\n")
+    err = one_line_error(capsys, ["build", str(arch), "-o", "site"])
+    assert "config sitegen.toml: unknown key 'colour'" in err
+    assert "config sitegen.toml: unknown key" in one_line_error(capsys, ["check-site", "site"])
+
+    (tmp_path / "sitegen.toml").unlink()  # none: nothing said
+    assert main(["build", str(arch), "-o", "site"]) == 0
+    assert "config" not in capsys.readouterr().err
+
+
+def test_every_argument_of_every_command_says_what_it_is():
+    import argparse
+
+    from sitegen.cli import _parser
+
+    def helps(parser: argparse.ArgumentParser, name: str):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for choice in action._choices_actions:
+                    yield f"{name} {choice.dest}", choice.help
+                for sub, p in action.choices.items():
+                    yield from helps(p, f"{name} {sub}")
+            else:
+                yield f"{name} {'/'.join(action.option_strings) or action.dest}", action.help
+
+    found = dict(helps(_parser(), "sitegen"))
+    assert len(found) > 60 and "sitegen serve --host" in found and "sitegen synth out" in found
+    missing = [k for k, v in found.items() if not v or v == argparse.SUPPRESS]
+    assert not missing, missing
+    assert "workers" in found["sitegen build --config"]
+    assert "current folder" in found["sitegen check-site --config"]

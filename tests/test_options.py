@@ -49,6 +49,16 @@ def test_unknown_config_key(tmp_path: Path):
         load_options(cfg, archive=tmp_path)
 
 
+def test_config_found_in_the_current_folder(tmp_path: Path, monkeypatch):
+    from sitegen.options import find_config
+
+    monkeypatch.chdir(tmp_path)
+    assert find_config(None) == (None, False)
+    (tmp_path / "sitegen.toml").write_text('title = "Here"\n')
+    assert find_config(None) == (Path("sitegen.toml"), True)
+    assert find_config(tmp_path / "x.toml") == (tmp_path / "x.toml", False)  # given wins
+
+
 def test_executor_is_checked_before_the_build(tmp_path: Path, monkeypatch):
     import importlib.util
 

@@ -27,6 +27,7 @@ from sitegen import __version__
 from sitegen.errors import SitegenError
 from sitegen.model.frozen import frozen
 from sitegen.options import BuildOptions, check_base_url, check_output, compile_allow
+from sitegen.progress import counted
 from sitegen.publish.gate import GateReport, check_site
 from sitegen.publish.pages import cname_url, describe_remote, pages_url
 from sitegen.redact import Redactor
@@ -287,7 +288,7 @@ def publish_site(
     # Plumbing never triggers git's housekeeping (porcelain commands do): without it, every
     # deploy's changed files pile up as loose objects. A no-op until there are thousands.
     git.run("gc", "--auto", "--quiet")
-    say(f"committed {commit[:12]} to {branch} ({len(entries)} files)")
+    say(f"committed {commit[:12]} to {branch} ({counted(len(entries), 'file')})")
     pushed = False
     if push:
         try:

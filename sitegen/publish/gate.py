@@ -36,6 +36,7 @@ from pathlib import Path
 
 from sitegen import __version__, redact, redact_rules, safeio
 from sitegen.options import compile_allow
+from sitegen.progress import counted
 from sitegen.publish import scan
 from sitegen.publish.scan import HTML_SUFFIXES, MB, Leak, ScanResult, SiteFile, blob_id, scan_file
 from sitegen.redact import Redactor
@@ -78,11 +79,12 @@ class GateReport:
         verdict = "ok" if self.ok else "BLOCKED"
         extra = f", {self.allowed} allowed by publish_allow" if self.allowed else ""
         if self.known_clean:
-            extra += f", {self.known_clean} files unchanged since a clean scan"
+            extra += f", {counted(self.known_clean, 'file')} unchanged since a clean scan"
         return (
-            f"publish gate {verdict}: {len(self.files)} files, {size(self.total_bytes)}, "
-            f"{len(self.leaks)} secrets found{extra}, {len(self.blocked)} other problems, "
-            f"{len(self.warnings)} warnings"
+            f"publish gate {verdict}: {counted(len(self.files), 'file')}, "
+            f"{size(self.total_bytes)}, {counted(len(self.leaks), 'secret')} found{extra}, "
+            f"{counted(len(self.blocked), 'other problem')}, "
+            f"{counted(len(self.warnings), 'warning')}"
         )
 
 
@@ -90,7 +92,7 @@ def size(n: float) -> str:
     """``n`` bytes for a reader, in MB (10^6 bytes, as GitHub states its limits), kB or bytes."""
     if n >= MB:
         return f"{n / MB:,.1f} MB"
-    return f"{n / 1000:,.1f} kB" if n >= 1000 else f"{int(n)} bytes"
+    return f"{n / 1000:,.1f} kB" if n >= 1000 else counted(int(n), "byte")
 
 
 def site_files(site: Path) -> list[str]:
@@ -115,6 +117,19 @@ def site_files(site: Path) -> list[str]:
             (base / d).as_posix() for d in dirnames if os.path.islink(os.path.join(dirpath, d))
         )
     return sorted(out)
+
+
+def not_a_site(site: Path) -> str | None:
+    """Why ``site`` is no built site, or None: ``check-site`` on a folder without
+    ``index.html`` (a CI job that forgot to build) must not pass."""
+    if not site.is_dir():
+        return f"{site}: not a folder"
+    if not (site / "index.html").is_file():
+        return (
+            f"{site} has no index.html: not a built site "
+            f"(build it first: sitegen build ARCHIVE -o {site})"
+        )
+    return None
 
 
 def check_site(
