@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from sitegen import SYNTH_TRUTH, __version__, collect_less, weight
 from sitegen.assemble import assemble
-from sitegen.assets import package_dir
 from sitegen.cachefile import FileRecord, LastBuild, Summary
 from sitegen.discover import discover, drop_non_jobs
 from sitegen.errors import ArchiveError, BuildWarning
@@ -31,7 +30,7 @@ from sitegen.options import BuildOptions, check_output
 from sitegen.progress import archive_counts, counted
 from sitegen.redact import Redactor
 from sitegen.sitepages import SitePages, site_pages, trial_groups
-from sitegen.sources import Sources, code_signature, tree_signature
+from sitegen.sources import Sources, assets_signature
 from sitegen.write import SitePaths, SiteWriter, disk_full_is_an_error
 
 if TYPE_CHECKING:
@@ -71,6 +70,8 @@ class BuildReport:
     unchanged: bool = False  # nothing changed since the last build: the output was not touched
     pages_reused: int = 0
     runs_kept: int = 0  # runs neither analysed nor rendered again (their inputs unchanged)
+    # what the next build compares its inputs with (``serve``'s watcher does too); None: failed
+    record: LastBuild | None = None
     _clock: float = field(default_factory=time.perf_counter, repr=False)
 
     def stage(self, name: str) -> None:
@@ -146,8 +147,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         state = BuildState(site.cache, opts)
         report.reported_before = _reported_before(state)
         report.synthetic = _synthetic(opts)
-        # (the code too: a changed sitegen makes every page again, whatever its version)
-        assets = tree_signature(package_dir("templates"), package_dir("static")) + code_signature()
+        assets = assets_signature()
         now = _now(opts)  # one clock for the whole build: what "running" is judged against
         sources = Sources.take(opts, disc, assets, now)  # stats only, before any parse
         report.unchanged = state.site_is_current(sources, site.out)
@@ -177,7 +177,8 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         report.files, report.bytes = writer.files, writer.bytes
         _warn_if_too_big(report, writer)
         state.keep_run_records(reuse.records_for_next(pages.made))
-        state.save_site(_record(sources, parsed, reuse, files, report))
+        report.record = _record(sources, parsed, reuse, files, report)
+        state.save_site(report.record)
         report.stage("write")
     return report
 
@@ -425,6 +426,7 @@ def _as_last_reported(report: BuildReport, state: BuildState) -> BuildReport:
     report.skipped = s.skipped
     report.warnings = [BuildWarning(*w) for w in s.warnings]
     report.cache_warnings.extend(state.warnings)
+    report.record = state.last
     return report
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from sitegen import __version__
 from sitegen.assemble import RUNNING_WINDOW_S
+from sitegen.assets import package_dir
 from sitegen.cachefile import Fingerprint, Known, Watch
 from sitegen.model.frozen import frozen
 
@@ -90,6 +91,15 @@ def code_signature() -> str:
     version alone missed it: a fix to a chart showed only after ``--clean``.
     """
     return tree_signature(Path(__file__).resolve().parent, suffix=".py")
+
+
+def assets_signature() -> str:
+    """The templates', static files' and sitegen's own code's signature, as one string.
+
+    Part of the sources signature: changed code makes every page again, whatever its
+    version (``serve``'s watcher looks at the same).
+    """
+    return tree_signature(package_dir("templates"), package_dir("static")) + code_signature()
 
 
 @frozen
@@ -234,8 +244,12 @@ def _stats(archive: Path, rels: list[str]) -> Fingerprint:
 
 def watch_holds(archive: Path, watch: Watch) -> bool:
     """Whether a trials folder is as its watch saw it."""
+    return watch_now(archive, watch) == watch
+
+
+def watch_now(archive: Path, watch: Watch) -> Watch:
+    """A trials folder's watch as it is now: the same folders and files, stat'ed again."""
     dirs, files = watch
-    return (
-        all(_mtime_ns(archive / d) == m for d, m in dirs)
-        and _stats(archive, [f for f, _, _ in files]) == files
+    return tuple((d, _mtime_ns(archive / d)) for d, _ in dirs), _stats(
+        archive, [f for f, _, _ in files]
     )

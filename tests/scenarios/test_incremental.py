@@ -874,15 +874,15 @@ def test_changed_sitegen_code_makes_every_page_again(tmp_path, monkeypatch):
     """A build by changed code (an editable install edited, a reinstall of the same
     version) is no "nothing changed" and carries no page over: the package's own ``.py``
     files are part of the sources signature, as its templates are."""
-    from sitegen import build as build_mod
+    from sitegen import sources as sources_mod
 
     archive = tmp_path / "a"
     synth(archive, seed=5, jobs=2, steps=4, trials_per_step=2)
     opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0)
     build(opts)
     assert build(opts).unchanged
-    real = build_mod.code_signature()
-    monkeypatch.setattr(build_mod, "code_signature", lambda: real + "-edited")
+    real = sources_mod.code_signature()
+    monkeypatch.setattr(sources_mod, "code_signature", lambda: real + "-edited")
     report = build(opts)
     assert not report.unchanged and report.pages_reused == 0 and report.pages > 0
 
