@@ -44,7 +44,11 @@ GLUED_START_RE = re.compile(
 )
 # The end of a tqdm bar: "| 208/233 [1:15:34<08:27, 20.30s/it]" or "5it [00:01, 3.2it/s]".
 # Only text ending like this may carry a glued record: model text can hold anything.
-TQDM_TAIL_RE = re.compile(r"(?:\d+/\d+|\d+(?:\.\d+)?[kMG]?it) \[[^\[\]]*\]\s*$")
+_TQDM_TAIL = r"(?:\d+/\d+|\d+(?:\.\d+)?[kMG]?it) \[[^\[\]]*\]\s*"
+TQDM_TAIL_RE = re.compile(_TQDM_TAIL + "$")
+# The same, then the glued record's own Ray prefixes: a bar the driver wrote (no prefix,
+# no line break), then a worker's line as Ray forwards it.
+TQDM_TAIL_PREFIXED_RE = re.compile(_TQDM_TAIL + rf"((?:\([^()]*\) ){{1,{MAX_PREFIXES}}})$")
 
 # Longest line kept whole; the rest of a longer line is dropped (and reported).
 MAX_LINE_BYTES = 1 << 20
@@ -489,9 +493,44 @@ def split_line(number: int, raw: bytes) -> Line:
         m = CONTAINER_TS_RE.match(text)
         if m:
             text = text[m.end() :]
-    source = ""
-    pid = ip = None
-    # Up to three prefixes: the Ray actor, then e.g. vLLM >= 0.10's EngineCore group.
+    source, pid, ip, text = _peel(text)
+    text = text.rstrip("\n")
+    line = _header(number, source, pid, ip, repeated, text)
+    if line is not None:
+        return line
+    # A bar's tail ends in "]": a line without one cannot be a bar with a record glued on
+    # (most lines that reach here, e.g. a metrics dict's, skip the search; issue 11).
+    glued = GLUED_START_RE.search(text, 1) if "]" in text else None
+    if glued is not None:
+        at = glued.start()
+        if TQDM_TAIL_RE.search(text, 0, at):
+            return _glued(number, source, pid, ip, repeated, text, at)
+        m = TQDM_TAIL_PREFIXED_RE.search(text, 0, at)
+        if m is not None:  # the record's own process, named between the bar and it
+            own, own_pid, own_ip, left = _peel(m.group(1))
+            if not left:  # all of it prefixes
+                return _glued(number, own, own_pid, own_ip, repeated, text, at)
+    return Line(number, source, pid, ip, repeated, "", None, None, "", text)
+
+
+def _glued(
+    number: int, source: str, pid: str | None, ip: str | None, repeated: int, text: str, at: int
+) -> Line:
+    """The record that starts at ``text[at]``, glued after a bar: ``before`` is the bar."""
+    rest = text[at:]
+    line = _header(number, source, pid, ip, repeated, rest) or Line(
+        number, source, pid, ip, repeated, "", None, None, "", rest
+    )
+    return line._replace(before=text[:at])
+
+
+def _peel(text: str) -> tuple[str, str | None, str | None, str]:
+    """The Ray prefixes ``text`` starts with: the process the first names, and what follows.
+
+    Up to three: the Ray actor, then e.g. vLLM >= 0.10's EngineCore group. No prefix:
+    ``("", None, None, text)``, the driver's own output.
+    """
+    source, pid, ip = "", None, None
     for depth in range(MAX_PREFIXES):
         m = RAY_PREFIX_RE.match(text)
         if not m:
@@ -500,20 +539,7 @@ def split_line(number: int, raw: bytes) -> Line:
             pid, ip = m.group("pid") or m.group("bare"), m.group("ip") or m.group("bip")
             source = f"{m.group('actor') or ''} {pid or ''} {ip or ''}".strip()
         text = text[m.end() :]
-    text = text.rstrip("\n")
-    line = _header(number, source, pid, ip, repeated, text)
-    if line is not None:
-        return line
-    # A bar's tail ends in "]": a line without one cannot be a bar with a record glued on
-    # (most lines that reach here, e.g. a metrics dict's, skip the search; issue 11).
-    glued = GLUED_START_RE.search(text, 1) if "]" in text else None
-    if glued is not None and TQDM_TAIL_RE.search(text, 0, glued.start()):
-        rest, before = text[glued.start() :], text[: glued.start()]
-        line = _header(number, source, pid, ip, repeated, rest) or Line(
-            number, source, pid, ip, repeated, "", None, None, "", rest
-        )
-        return line._replace(before=before)
-    return Line(number, source, pid, ip, repeated, "", None, None, "", text)
+    return source, pid, ip, text
 
 
 def _header(

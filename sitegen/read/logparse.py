@@ -264,6 +264,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         elif pend is not None:
             # Another header from the same process: the dict never closed.
             self._cut_block(pend, ln.number)
+        if ln.source and ln.emitter == "" and "" in self.pending and self._adopt(ln):
+            return
 
         if self.config_lines is not None and not self.config_done:
             if ln.source == self.config_source and ln.emitter == "" and self._yamlish(ln.message):

@@ -148,6 +148,23 @@ class MetricBlocks(ParserCore):
             self._close_block(pend)
         return n, stop
 
+    def _adopt(self, ln: Line) -> bool:
+        """Give a header with no Ray prefix the process of the dict line right after it.
+
+        A record glued after a tqdm bar the driver wrote (no Ray prefix) loses its own
+        prefix, while the lines after it keep theirs (formats.md §8). Such a header's
+        dict is taken from the process whose ``{`` line comes on the next line; from
+        there on only that process's lines continue it, as for any dict. Returns
+        whether ``ln`` was taken.
+        """
+        orphan = self.pending[""]
+        if orphan.text or ln.number != orphan.line + 1 or ln.message[:1] != "{":
+            return False
+        del self.pending[""]
+        orphan.source = ln.source
+        self.pending[ln.source] = orphan
+        return self._continue_block(orphan, ln)
+
     def _continue_block(self, pend: _PendingBlock, ln: Line) -> bool:
         text = ln.message
         stripped = text.rstrip()

@@ -66,6 +66,12 @@ def _header(pfx: bytes, step: int) -> bytes:
     return pfx + f"2026-02-08 00:56:{step % 60:02d}.123 | INFO     | m:f:1 - Step {step}: ".encode()
 
 
+BAR = b"Training Batches Processed:  50%|#####     | 4/9 [00:20<00:30, 5.00s/it]"
+# What a header may lose its own prefix to, and its dict lines keep theirs (formats.md §8):
+# a bar the driver wrote, maybe after \r redraws, or the bar then the header's own prefix.
+GLUED = (None, b"", BAR, b"\r" + BAR + b"\r" + BAR, BAR + b"\r", BAR + P)
+
+
 @st.composite
 def logs(draw) -> bytes:
     """Dicts of random processes and sizes, then lines put in, replaced and moved."""
@@ -75,7 +81,8 @@ def logs(draw) -> bytes:
         items = [f"'k/{i}': '0.{step:02d}{i:02d}'" for i in range(draw(st.integers(0, 6)))]
         items.append(f"'trainer/global_step': {step}")
         text = "{" + ",\n ".join(items) + "}"  # pformat's layout: an item a line
-        out.append(_header(pfx, step))
+        glued = draw(st.sampled_from(GLUED))
+        out.append(_header(pfx if glued is None else glued, step))
         out += [pfx + line.encode() for line in text.split("\n")]
         if draw(st.booleans()):  # what looks like more of it after its "}"
             out.append(pfx + draw(st.sampled_from((b" 'after': 1,", b" 'after': 2}", b"\t}"))))

@@ -207,10 +207,23 @@ def _dict(step: int) -> list[bytes]:
     ]
 
 
+def _glued_dict(step: int, glue: bytes) -> list[bytes]:
+    """A dict whose header was glued after a bar the driver wrote (``glue``: what comes
+    between the line's start and the header: the bar, its redraws, the header's prefix)."""
+    head, *body = _dict(step)
+    return [glue + head[len(P) :], *body]
+
+
+TRAIN_BAR = b"Training Batches Processed:  50%|#####     | 4/9 [00:20<00:30, 5.00s/it]"
+
 LINE_KINDS = {
     "noise": lambda i: [b"(pid=3) Processing prompts:  20%|##  | 20/100 [00:20<00:30]"],
     "model_text": lambda i: [P + b"generated: Step 3: Training done! slurmstepd"],
     "step": lambda i: _dict(i),
+    "glued_step": lambda i: _glued_dict(i, TRAIN_BAR),
+    "glued_step_redraws": lambda i: _glued_dict(i, b"\r" + TRAIN_BAR + b"\r" + TRAIN_BAR),
+    "glued_step_cr": lambda i: _glued_dict(i, TRAIN_BAR + b"\r"),
+    "glued_step_own_prefix": lambda i: _glued_dict(i, TRAIN_BAR + P),
     "vllm": lambda i: [
         ENGINE
         + f"INFO 02-08 00:56:{i % 60:02d} [loggers.py:127] Engine 000: Avg prompt "
@@ -271,6 +284,16 @@ def test_bad_lines_in_a_block_warn_at_their_lines_and_the_rest_is_read():
     assert got.end_marker == "failed"  # the oom line, after the end line on a bad line
     assert got.resumed_from == 12  # the long colour code's loguru line
     assert got.lines == len(data.split(b"\n")) - 1
+
+
+@pytest.mark.parametrize("chunk", [64, 97, 1 << 20])
+def test_headers_glued_after_the_drivers_bars_read_alike_in_blocks(chunk):
+    kinds = ["glued_step", "noise", "glued_step_redraws", "vllm", "glued_step_cr"]
+    kinds += ["glued_step_own_prefix", "step"]
+    data = _log(kinds)
+    got = _by_block(data, chunk)
+    assert got == _by_line(data)
+    assert [b.step for b in got.blocks] == [1, 3, 5, 6, 7] and not got.warnings
 
 
 @settings(max_examples=150, deadline=None)

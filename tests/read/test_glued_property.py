@@ -1,5 +1,10 @@
 """Headers anywhere: a synth log with random tqdm bars glued in front of every marker
-(with and without the bar's \\r) reads exactly as the clean log (formats.md §8)."""
+(with and without the bar's \\r) reads exactly as the clean log (formats.md §8).
+
+A bar the driver wrote carries no Ray prefix: the record glued after it keeps its own
+prefix after the bar, or loses it (a notebook's rendering of the stream); a loguru
+record's process then comes from the lines after it (a ``Step N:`` header's, from its
+dict's first line)."""
 
 from __future__ import annotations
 
@@ -47,8 +52,13 @@ bars = st.builds(
 )
 
 
-def _glue(data: bytes, draw_bar, draw_cr) -> bytes:
-    """Put a bar in front of each record's header (after its Ray prefixes), maybe with \\r."""
+PLACES = ("after its prefix", "before its prefix", "instead of its prefix")
+
+
+def _glue(data: bytes, draw_bar, draw_cr, draw_place=lambda: PLACES[0]) -> bytes:
+    """Put a bar in front of each record's header, maybe with \\r: after its Ray prefixes,
+    before them (the driver's bar, then the record as Ray forwards it) or instead of them
+    (the record's prefix lost; not a vLLM record's, whose prefix names its engine)."""
     out = []
     for raw in data.split(b"\n"):
         text = raw.decode("utf-8", errors="surrogateescape")
@@ -59,14 +69,19 @@ def _glue(data: bytes, draw_bar, draw_cr) -> bytes:
             if not m:
                 break
             head = head[m.end() :]
-        if (
-            LOGURU_RE.match(head)
-            or VLLM_RE.match(head)
-            or head.startswith(("slurmstepd:", "WANDB_MIRROR"))
-        ):
+        loguru = LOGURU_RE.match(head) or head.startswith("WANDB_MIRROR")
+        if loguru or VLLM_RE.match(head) or head.startswith("slurmstepd:"):
+            m = CONTAINER.match(text)
+            start = m.end() if m else 0  # a container time stays first
             pos = _header_pos(text)  # where the header starts in the raw (coloured) text
             bar = draw_bar() + ("\r" if draw_cr() else "")
-            text = text[:pos] + bar + text[pos:]
+            place = draw_place()
+            if place == PLACES[1]:
+                text = text[:start] + bar + text[start:]
+            elif place == PLACES[2] and loguru:
+                text = text[:start] + bar + text[pos:]
+            else:
+                text = text[:pos] + bar + text[pos:]
         out.append(text.encode("utf-8", errors="surrogateescape"))
     return b"\n".join(out)
 
@@ -112,7 +127,12 @@ def _without_lines(log) -> dict:
 @given(data=st.data())
 def test_bars_glued_before_every_marker_change_nothing(logs, data):
     src = logs[data.draw(st.integers(0, len(logs) - 1))]
-    glued = _glue(src, lambda: data.draw(bars), lambda: data.draw(st.booleans()))
+    glued = _glue(
+        src,
+        lambda: data.draw(bars),
+        lambda: data.draw(st.booleans()),
+        lambda: data.draw(st.sampled_from(PLACES)),
+    )
     assert glued != src
     clean, dirty = _parse(src), _parse(glued)
     assert clean.blocks, "the source log has metrics"
@@ -132,3 +152,12 @@ def test_glue_helper_really_glues(logs):
         and b" | INFO" in ANSI_RE.sub("", line.decode("utf-8", "replace")).encode()
     )
     assert n > 20
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("cr", [False, True])
+def test_every_marker_glued_the_same_way_changes_nothing(logs, place, cr):
+    bar = "Sampling:  50%|#####     | 1/2 [00:01<00:01, 1.00it/s]"
+    for src in logs:
+        glued = _glue(src, lambda: bar, lambda: cr, lambda: place)
+        assert _without_lines(_parse(glued)) == _without_lines(_parse(src))
