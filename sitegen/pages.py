@@ -38,6 +38,7 @@ from sitegen.model.sections import (
     DiscardedStep,
     Headline,
     Restart,
+    SavedCheckpoint,
     Series,
     Stats,
     Timing,
@@ -159,7 +160,7 @@ def job_page(
         metric_form=log.metric_form if log else "",
         resumed_from=log.resumed_from if log else None,
         fresh_start=log.fresh_start if log else False,
-        checkpoints=[c.step for c in log.checkpoints if not c.final] if log else [],
+        checkpoints=[c.step for c in log.checkpoints] if log else [],
         final_checkpoint=next((c.step for c in log.checkpoints if c.final), None) if log else None,
         mid_run=log.mid_run if log else None,
         planned_steps=log.planned_steps if log else None,
@@ -248,6 +249,12 @@ def run_page(
                 discarded_time_s=r.discarded_time_s,
             )
             for r in run.restarts
+        ),
+        checkpoints=tuple(
+            SavedCheckpoint(job=j.id, step=c.step, final=c.final)
+            for j in run.jobs
+            if j.log is not None
+            for c in j.log.checkpoints
         ),
         reward_mean=h.reward_mean,
         reward_max=h.reward_max,

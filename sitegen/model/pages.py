@@ -26,6 +26,7 @@ from sitegen.model.sections import (
     Headline,
     ProgressionRow,
     Restart,
+    SavedCheckpoint,
     Series,
     Stats,
     Timing,
@@ -88,8 +89,9 @@ class JobPage(JobRow):
     metric_form: str
     resumed_from: int | None  # checkpoint step the log says it resumed from: read.logparse
     fresh_start: bool  # the log says it started from scratch: read.logparse
-    checkpoints: list[int]  # steps whose checkpoint the log saved: read.logparse
-    # the save after the loop, named global_step_{last+1}: not a step (read.logparse)
+    checkpoints: list[int]  # every global_step_N the log says it saved: read.logparse
+    # the one of them saved after the loop: N is the last step + 1 (then not a step of its
+    # own) or the last step, by trainer version (read.logparse, model.parsed.Checkpoint)
     final_checkpoint: int | None
     mid_run: str | None  # why the log looks like it starts mid-run, or None: read.logparse
     planned_steps: int | None  # the trainer's planned total, from its progress bar
@@ -112,6 +114,13 @@ class JobPage(JobRow):
     warnings: tuple[BuildWarning, ...]  # build warnings about this job's files
     tasks: TasksSection | None  # insights.sections.tasks_section (the job's own trials)
     rollouts: RolloutAnalysis | None  # insights.rollouts.analyse_rollouts
+
+    def saved_checkpoints(self) -> list[SavedCheckpoint]:
+        """The checkpoints the log says it saved, the final save marked."""
+        return [
+            SavedCheckpoint(job=self.id, step=s, final=s == self.final_checkpoint)
+            for s in self.checkpoints
+        ]
 
     def row(self) -> JobRow:
         """The summary fields (index row): the page's first fields, by :class:`JobRow`'s list."""
@@ -177,6 +186,7 @@ class RunPage(PageData):
     discarded_time_s: float  # timing/step summed over the discarded steps
     resumed_from: list[int]  # assemble (Run.resumed_from)
     restarts: tuple[Restart, ...]
+    checkpoints: tuple[SavedCheckpoint, ...]  # every job's saves, in chain order
     reward_mean: float | None
     reward_max: float | None
     reward_last: float | None
@@ -206,6 +216,10 @@ class RunPage(PageData):
     def restart_of(self, job_id: str) -> Restart | None:
         """The restart a job made (None for the first job or a job that did not resume)."""
         return next((r for r in self.restarts if r.job == job_id), None)
+
+    def checkpoints_of(self, job_id: str) -> list[SavedCheckpoint]:
+        """The checkpoints a job of the run saved, in step order."""
+        return [c for c in self.checkpoints if c.job == job_id]
 
 
 # -- index and compare ------------------------------------------------------------------------

@@ -31,8 +31,10 @@ class Checkpoint:
 
     step: int
     path: str
-    # The save after the loop ends is named global_step_{last+1} (formats.md §8):
-    # it holds step ``step - 1``'s weights and is not a step of its own.
+    # The save after the training loop ("Saved final checkpoint."): named global_step_{last+1}
+    # by the older synchronous and the fully-async trainers (formats.md §8; it holds step
+    # ``step - 1``'s weights, and no step ``step`` is ever trained), global_step_{last} by
+    # the newer synchronous trainer.
     final: bool = False
 
 

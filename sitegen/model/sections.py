@@ -275,6 +275,15 @@ class Restart(PageData):
 
 
 @frozen(kw_only=True)
+class SavedCheckpoint(PageData):
+    """A checkpoint a job of a run says it saved: ``read.logparse`` (``ParsedLog.checkpoints``)."""
+
+    job: str
+    step: int  # the N of global_step_N
+    final: bool  # the save after the training loop (model.parsed.Checkpoint)
+
+
+@frozen(kw_only=True)
 class DiscardedStep(PageData):
     """A step logged by an earlier job and replaced after a resume: ``pages.run_page``."""
 

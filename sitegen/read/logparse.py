@@ -302,8 +302,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 step = int(m.group(1))
                 self.checkpoints[step] = self.redactor.text(m.group(2))
                 return
-            if msg.startswith("Saved final checkpoint.") and self.checkpoints:
-                self.final_checkpoint = max(self.checkpoints)
+            if msg.startswith("Saved final checkpoint."):
+                self._final_save(ln.number)
                 return
             m = BATCH_START_RE.match(msg)
             if m:
@@ -443,10 +443,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             and self.config is None  # a config dump is printed at the job's start
         ):
             mid_run = f"first step {blocks[0].step}, with no start or resume line"
-        last = blocks[-1].step if blocks else None
         final = self.final_checkpoint
-        if final is not None and last is not None and final <= last:
-            final = None  # a regular save of a logged step
         for kind, n in self.warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:
                 self.warnings.append(

@@ -1,6 +1,6 @@
-"""Lines about the job rather than a step: SLURM's end lines, batch counts, vLLM stats.
+"""Lines about the job rather than a step: SLURM's end lines, the final save, batch counts, vLLM stats.
 
-formats.md §4 (generation batches), §5 (vLLM) and the SLURM end markers.
+formats.md §4 (generation batches, checkpoints), §5 (vLLM) and the SLURM end markers.
 """
 
 from __future__ import annotations
@@ -56,6 +56,24 @@ class StatusLines(ParserCore):
             self.end_marker, self.end_detail = "failed", "out of memory (oom_kill)"
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
+
+    def _final_save(self, number: int) -> None:
+        """``Saved final checkpoint.``: the save just before it is the one after the loop.
+
+        SkyRL names it after the last step + 1 (the older trainers, the fully-async one) or
+        after the last step (the newer synchronous trainer): never before the last step
+        known done. A save line that was lost leaves an earlier checkpoint the latest: it
+        is not taken for the final one.
+        """
+        latest = max(self.checkpoints, default=None)
+        if latest is not None and (self.last_done is None or latest >= self.last_done):
+            self.final_checkpoint = latest
+        else:
+            self.warn(
+                number,
+                "checkpoint",
+                "'Saved final checkpoint.' with no save line for it: the final checkpoint is not known",
+            )
 
     # -- batches ---------------------------------------------------------------
     def _exception_breakdown(self, ln: Line, text: str) -> None:

@@ -53,6 +53,9 @@ class JobSpec:
     headerless_mirror: bool = False  # WANDB_MIRROR lines with a Ray prefix only, null/str values
     oom: bool = False  # ends with an oom_kill event and a plain CANCELLED
     planned_steps: int | None = None  # the progress bar's total (real jobs)
+    # real, complete: the newer synchronous trainer's final save, named after the last
+    # step (global_step_{last}) and skipped when that step was saved
+    final_at_last: bool = False
 
 
 @dataclass
@@ -87,7 +90,7 @@ class LogTruth:
     vllm_prefix_samples: int | None = None  # samples with a prefix hit rate (None: all)
     metric_form: str = "console"
     mid_run: bool = False
-    final_checkpoint: int | None = None
+    final_checkpoint: int | None = None  # the save after the loop (also in checkpoints)
     planned_steps: int | None = None
     status_detail: str | None = None
     # step -> time its metric block was logged: where synth places the trials of each step

@@ -343,14 +343,18 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         )  # no newline: still being written
         return truth
     flush(nxt)
-    if spec.end == "complete" and spec.real:
+    # The save after the loop (§8): named after last + 1 by the older trainers, after the
+    # last step by the newer synchronous one (which skips it when that step was saved).
+    final = spec.last_step if spec.final_at_last else nxt
+    if spec.end == "complete" and spec.real and final not in truth.checkpoints:
         out.loguru(
             t,
-            f"Successfully saved checkpoint for global_step_{nxt} to: {spec.ckpt_root}/global_step_{nxt}",
+            f"Successfully saved checkpoint for global_step_{final} to: {spec.ckpt_root}/global_step_{final}",
             "skyrl_train.trainer:save_checkpoints:512",
         )
         out.loguru(t, "Saved final checkpoint.")
-        truth.final_checkpoint = nxt  # §8: named after last + 1, not a step
+        truth.checkpoints.append(final)
+        truth.final_checkpoint = final
     if spec.end == "complete":
         out.loguru(t, "Training done!")
     elif spec.end == "cancelled":

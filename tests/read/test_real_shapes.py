@@ -162,20 +162,44 @@ def test_new_module_names_read_alike():
     assert [b.step for b in log.blocks] == [4]
 
 
-def test_final_checkpoint_is_not_a_step():
-    saved = "Successfully saved checkpoint for global_step_{} to: /ck/global_step_{}"
+SAVED = "Successfully saved checkpoint for global_step_{0} to: /ck/global_step_{0}"
+
+
+@pytest.mark.parametrize(
+    ("saves", "final"),
+    [
+        # the older synchronous trainer and the fully-async one: last + 1, saved always
+        ([232, 234], 234),
+        ([230, 233, 234], 234),  # the last step saved on its interval too
+        # the newer synchronous trainer: named after the last step, unless it was saved
+        ([232, 233], 233),
+    ],
+)
+def test_every_checkpoint_is_listed_and_the_final_save_marked(saves, final):
+    lines = [*block(232, {"trainer/global_step": 232})]
+    lines += [lg(SAVED.format(s)) for s in saves if s <= 232]
+    lines += [*block(233, {"trainer/global_step": 233})]
+    lines += [f"{P}Training Batches Processed: 100%|##########| 233/233 [1:15:34<00:00, 20.30s/it]"]
+    lines += [lg(SAVED.format(s)) for s in saves if s > 232]
+    lines += [lg("Saved final checkpoint."), lg("Training done!")]
+    log = parse(lines)
+    assert [(c.step, c.final) for c in log.checkpoints] == [(s, s == final) for s in saves]
+    assert [b.step for b in log.blocks] == [232, 233] and not log.warnings
+
+
+def test_a_final_save_whose_save_line_is_lost_marks_no_checkpoint():
     log = parse(
         [
-            *block(232, {"trainer/global_step": 232}),
-            lg(saved.format(232, 232)),
+            *block(230, {"trainer/global_step": 230}),
+            lg(SAVED.format(230)),
             *block(233, {"trainer/global_step": 233}),
-            lg(saved.format(234, 234)),
             lg("Saved final checkpoint."),
-            lg("Training done!"),
         ]
     )
-    assert [(c.step, c.final) for c in log.checkpoints] == [(232, False), (234, True)]
-    assert [b.step for b in log.blocks] == [232, 233]
+    assert [(c.step, c.final) for c in log.checkpoints] == [(230, False)]
+    assert [w.line for w in log.warnings] == [6] and "final checkpoint" in log.warnings[0].message
+    plain = parse([*block(233, {"trainer/global_step": 233}), lg(SAVED.format(233))])
+    assert [(c.step, c.final) for c in plain.checkpoints] == [(233, False)]
 
 
 @pytest.mark.parametrize(

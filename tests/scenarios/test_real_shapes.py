@@ -37,7 +37,7 @@ def test_glued_sync_console_job(pages, truth):
     log = REAL[0]
     j, t = pages[log], truth["jobs"][log]
     assert j["status"] == "complete" and j["final_checkpoint"] == t["last_step"] + 1
-    assert t["last_step"] + 1 not in j["checkpoints"]
+    assert j["checkpoints"][-1] == t["last_step"] + 1 and j["checkpoints"] == t["checkpoints"]
     # the synchronous trainer's tree: generate and the checkpoint inside step
     kids = {c["name"]: c for c in j["timing"]["tree"]["children"]}
     assert {"generate", "postprocess_generator_output", "save_checkpoints"} <= set(kids)
@@ -97,4 +97,5 @@ def test_job_pages_say_mid_run_and_from_log_text(site, index, truth):
     assert f"of {truth['jobs'][REAL[1]]['planned_steps']} planned" in html
     other = (site / rows[REAL[0]]["url"] / "index.html").read_text()
     assert "Starts mid-run:" not in other and "From log text:" not in other
-    assert "final save global_step_" in other
+    last = truth["jobs"][REAL[0]]["last_step"]
+    assert f'{last + 1} <small class="dim">(final save, after step {last})</small>' in other
