@@ -69,7 +69,7 @@ def test_a_rebuild_prints_each_warning_once_and_its_closing_lines_agree(tmp_path
     arch, site = tmp_path / "a", tmp_path / "site"
     assert main(["synth", str(arch), "--seed", "5", "--steps", "8", "--trials-per-step", "2"]) == 0
     truth = json.loads((arch / "synth-truth.json").read_text())
-    assert len(truth["jobs"]) == 10  # 7 + the three jobs in real shapes (formats.md §8)
+    assert len(truth["jobs"]) == 12  # 7 + the five jobs in real shapes (formats.md §8)
     capsys.readouterr()
     code, first = _build(capsys, str(arch), "-o", str(site))
     assert code == 0
@@ -93,9 +93,9 @@ def test_a_rebuild_prints_each_warning_once_and_its_closing_lines_agree(tmp_path
     assert code == 0 and len(again) == 4, again
     m = REPEATED.match(again[0])
     assert m and (int(m[1]), int(m[2]), m[3]) == (len(every), inputs, f"{site}/index.html")
-    assert again[1].startswith("nothing changed since the last build: 10 jobs in ")
+    assert again[1].startswith("nothing changed since the last build: 12 jobs in ")
     assert again[1].endswith(f", {len(every)} warnings, 2 skipped inputs")
-    assert again[2].startswith("inputs: 10 logs and ") and "all unchanged (none read)" in again[2]
+    assert again[2].startswith("inputs: 12 logs and ") and "all unchanged (none read)" in again[2]
     assert again[3] == f"site left as it was: {site}/index.html"
     assert not any("written" in x or x.startswith(("built", "note:")) for x in again)
     # --strict: the warnings summed up count (a CI keeping the cache must not go green)

@@ -83,7 +83,7 @@ def synth(
     spread over the logs; ``trial_kb`` the size of each ``result.json``;
     ``payload`` a string planted in names and messages (for injection tests);
     ``plants`` adds the jobs that plant every insight (:mod:`sitegen.synth.plants`).
-    ``real`` adds three jobs in the shapes of formats.md §8 (see :func:`sitegen.synth.realjobs.real_specs`;
+    ``real`` adds five jobs in the shapes of formats.md §8 (see :func:`sitegen.synth.realjobs.real_specs`;
     the CLI's default, and the shared end-to-end fixture's).
     """
     steps = max(steps, 8)
@@ -328,10 +328,28 @@ def synth(
             "steps": list(range(1, steps + 1)),
             "trials": None,
         },
-    ] + [
-        {"logs": [x], "resumed_from": [], "discarded": [], "steps": truths[x].steps, "trials": None}
-        for x in p[7:]
     ]
+    extra: list[dict] = []
+    for spec in specs[7:]:
+        # a job resumed from a checkpoint of the job before it (same run name) joins its run
+        cut = spec.resume_from
+        prev = extra[-1] if extra else None
+        if cut is not None and prev and truths[prev["logs"][-1]].run_name == spec.run_name:
+            prev["logs"].append(spec.path)
+            prev["resumed_from"].append(cut)
+            prev["discarded"] += [x for x in prev["steps"] if x > cut]
+            prev["steps"] = [x for x in prev["steps"] if x <= cut] + truths[spec.path].steps
+        else:
+            extra.append(
+                {
+                    "logs": [spec.path],
+                    "resumed_from": [],
+                    "discarded": [],
+                    "steps": list(truths[spec.path].steps),
+                    "trials": None,
+                }
+            )
+    runs += extra
     for r in runs:
         stitched: dict[int, dict] = {}
         for log in r["logs"]:

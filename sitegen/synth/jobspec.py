@@ -53,6 +53,10 @@ class JobSpec:
     headerless_mirror: bool = False  # WANDB_MIRROR lines with a Ray prefix only, null/str values
     oom: bool = False  # ends with an oom_kill event and a plain CANCELLED
     planned_steps: int | None = None  # the progress bar's total (real jobs)
+    # real: the trainer runs in a Ray actor (its lines carry a Ray prefix); a record glued
+    # after one of the driver's bars loses it, or keeps it after the bar, in turn
+    ray_entrypoint: bool = False
+    skyrl_train_names: bool = False  # real: the skyrl_train.* module names of 2025
     # real, complete: the newer synchronous trainer's final save, named after the last
     # step (global_step_{last}) and skipped when that step was saved
     final_at_last: bool = False

@@ -19,6 +19,7 @@ class _Out:
         self.fh = fh
         self.spec = spec
         self.bytes = 0
+        self.glued: tuple[str, int] | None = None  # a bar the next record lands after
 
     def raw(self, text: str | bytes) -> None:
         data = text if isinstance(text, bytes) else text.encode("utf-8")
@@ -26,29 +27,49 @@ class _Out:
         self.bytes += len(data)
 
     def prefix(self, actor: str, pid: int, ip: str | None) -> str:
-        if actor == "skyrl_entrypoint" and self.spec.real:
+        if actor == "skyrl_entrypoint" and self.spec.real and not self.spec.ray_entrypoint:
             return ""  # formats.md §8: the driver's own output, not forwarded by Ray
         p = f"({actor} pid={pid}, ip={ip})" if ip else f"({actor} pid={pid})"
         return f"{CYAN}{p}{RESET} " if self.spec.colour else f"{p} "
 
-    def glue(self, text: str) -> None:
-        """A tqdm bar that lost its line break: the next record lands after it (§8)."""
-        self.raw(text)
+    def glue(self, text: str, turn: int = 0) -> None:
+        """A tqdm bar that lost its line break: the next record lands after it (§8).
+
+        With :attr:`JobSpec.ray_entrypoint` the bar is the driver's (no Ray prefix) and the
+        record a Ray actor's; ``turn`` picks how the two meet (:meth:`_glued`).
+        """
+        if self.spec.ray_entrypoint:
+            self.glued = (text, turn)
+        else:
+            self.raw(text)
+
+    def _glued(self, pfx: str) -> str:
+        """What goes before the next record: its prefix, after a glued bar in one of four ways."""
+        if self.glued is None:
+            return pfx
+        bar, turn = self.glued
+        self.glued = None
+        return (
+            bar,  # the record's prefix lost: a notebook's rendering of the stream
+            f"\r{bar}\r{bar}",  # the same after \r redraws of the bar
+            bar + pfx,  # the driver's bar, then the actor's line as Ray forwards it
+            bar + "\r",  # the bar's \r kept, the record's prefix lost all the same
+        )[turn % 4]
 
     def loguru(
         self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310", pid: int = 4242
     ) -> None:
-        if self.spec.real:
+        if self.spec.real and not self.spec.skyrl_train_names:
             where = where.replace("skyrl_train.", "skyrl.train.")  # upstream's 2026 rename
         ts = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
         if self.spec.colour:
             head = f"\x1b[32m{ts}\x1b[0m | \x1b[1mINFO    \x1b[0m | \x1b[36m{where}\x1b[0m - \x1b[1m{msg}\x1b[0m"
         else:
             head = f"{ts} | INFO     | {where} - {msg}"
-        self.raw(f"{self.prefix('skyrl_entrypoint', pid, None)}{head}\n")
+        self.raw(f"{self._glued(self.prefix('skyrl_entrypoint', pid, None))}{head}\n")
 
     def entry(self, text: str, pid: int = 4242) -> None:
-        self.raw(f"{self.prefix('skyrl_entrypoint', pid, None)}{text}\n")
+        self.raw(f"{self._glued(self.prefix('skyrl_entrypoint', pid, None))}{text}\n")
 
 
 def _round4(v: float) -> float:

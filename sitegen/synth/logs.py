@@ -20,7 +20,7 @@ from typing import BinaryIO
 import yaml
 
 from sitegen.synth.jobspec import JobSpec, LogTruth, fake_secrets
-from sitegen.synth.lines import _fmt4, _noise, _Out, _round4
+from sitegen.synth.lines import RESET, _fmt4, _noise, _Out, _round4
 from sitegen.synth.stepvalues import _config, step_metrics
 from sitegen.synth.vllm import write_vllm
 
@@ -92,11 +92,13 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             out.loguru(t, "No checkpoint found, starting training from scratch")
     done = spec.first_step - 1  # the progress bar's count
 
+    block_char = "\u2588" if spec.ray_entrypoint else "#"
+
     def bar() -> str:
         total = spec.planned_steps or spec.last_step
         pct = 100 * done // max(total, 1)
         return (
-            f"Training Batches Processed: {pct:3d}%|{'#' * (pct // 10):<10}| {done}/{total} "
+            f"Training Batches Processed: {pct:3d}%|{block_char * (pct // 10):<10}| {done}/{total} "
             f"[1:15:34<08:27, 20.30s/it]"
         )
 
@@ -180,9 +182,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 dicts = [console_vals]
             for d in dicts:
                 if spec.real:
-                    out.glue(bar())
+                    out.glue(bar(), step)
                 out.loguru(t, f"Step {step}: ", "skyrl_train.utils.tracking:log:208")
                 lines = pprint.pformat(d).splitlines()
+                if spec.ray_entrypoint and spec.colour:
+                    lines[-1] += RESET  # loguru colours the message as one span (§2)
                 for i, line in enumerate(lines):
                     out.entry(line)
                     if i == 2 and spec.engines and step % 2 == 0:
@@ -209,7 +213,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()
             }
 
-    def timer_lines(m: dict) -> dict:
+    def timer_lines(step: int, m: dict) -> dict:
         """The step's Finished:, reward and status lines; what a reader takes from them."""
         got: dict[str, float] = {}
         where = "skyrl_train.utils.utils:__exit__:43"
@@ -229,7 +233,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             "skyrl_train.trainer:postprocess:1116",
         )
         got.update(rewards)
-        out.glue(bar())
+        out.glue(bar(), step + 1)
         out.loguru(t, f"Finished: 'step', time cost: {m['timing/step']:.2f}s", where)
         got["timing/step"] = float(f"{m['timing/step']:.2f}")
         status = {
@@ -272,7 +276,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             _noise(out, rng, 4242)
             written += out.bytes - before
         if spec.real or spec.text_only:
-            text_vals = timer_lines(m)
+            text_vals = timer_lines(step, m)
         else:
             out.entry("Started: 'step'")
             out.entry(f"Finished: 'step', time cost: {m['timing/step']:.2f}s")
@@ -347,6 +351,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     # last step by the newer synchronous one (which skips it when that step was saved).
     final = spec.last_step if spec.final_at_last else nxt
     if spec.end == "complete" and spec.real and final not in truth.checkpoints:
+        if spec.ray_entrypoint:
+            out.glue(bar(), final)
         out.loguru(
             t,
             f"Successfully saved checkpoint for global_step_{final} to: {spec.ckpt_root}/global_step_{final}",

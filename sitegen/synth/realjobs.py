@@ -7,11 +7,14 @@ from datetime import datetime, timedelta
 from sitegen.synth.jobspec import JobSpec
 
 REAL_TRIALS_OWNER = "real/sync-glued"
+NOTEBOOK_CHAIN = "real/notebook-chain"  # two jobs: one run, the second resumed from the first
 
 
 def real_specs(steps: int, c: int, t0: datetime) -> list[JobSpec]:
     """Jobs written as real SkyRL, vLLM and SLURM output looks (formats.md §8)."""
     day = timedelta(days=1)
+    half = max(4, steps // 2)
+    chain_last = next(n for n in range(steps + 1, steps + c + 2) if n % c)  # not a save step
     return [
         # The synchronous trainer's console log from a driver outside Ray: records glued
         # after tqdm bars, every vLLM prefix form and the V0 line, a negative batch count,
@@ -65,5 +68,45 @@ def real_specs(steps: int, c: int, t0: datetime) -> list[JobSpec]:
             ckpt_root="/ckpt/mirror-newyear",
             job_id=700300,
             start=datetime(2025, 12, 31, 23, 20),
+        ),
+        # The trainer in a Ray actor, its records glued after the driver's bars (most losing
+        # their Ray prefix, the dict lines after them keeping theirs), skyrl_train names of
+        # 2025; the final save after the loop as global_step_{last+1} ...
+        JobSpec(
+            f"{NOTEBOOK_CHAIN}/train_700400.out",
+            "notebook-chain",
+            1,
+            half,
+            "complete",
+            real=True,
+            ray_entrypoint=True,
+            skyrl_train_names=True,
+            async_trainer=False,
+            engines=1,
+            ckpt_interval=c,
+            ckpt_root="/ckpt/notebook-chain",
+            job_id=700400,
+            start=t0 + 44 * day,
+        ),
+        # ... and a job resumed from that final save: its first step is last + 2 (no step
+        # is named after the final save), no colour, skyrl.train names, the newer trainer's
+        # final save, named after its last step
+        JobSpec(
+            f"{NOTEBOOK_CHAIN}/train_700401.out",
+            "notebook-chain",
+            half + 2,
+            chain_last,
+            "complete",
+            real=True,
+            ray_entrypoint=True,
+            final_at_last=True,
+            colour=False,
+            async_trainer=False,
+            engines=1,
+            resume_from=half + 1,
+            ckpt_interval=c,
+            ckpt_root="/ckpt/notebook-chain",
+            job_id=700401,
+            start=t0 + 45 * day,
         ),
     ]

@@ -7,6 +7,7 @@ import statistics
 
 import pytest
 
+from sitegen.model.vocabulary import REWARD, STEP_TIME
 from tests.conftest import load
 
 REAL = (
@@ -99,3 +100,92 @@ def test_job_pages_say_mid_run_and_from_log_text(site, index, truth):
     assert "Starts mid-run:" not in other and "From log text:" not in other
     last = truth["jobs"][REAL[0]]["last_step"]
     assert f'{last + 1} <small class="dim">(final save, after step {last})</small>' in other
+
+
+CHAIN = ("real/notebook-chain/train_700400.out", "real/notebook-chain/train_700401.out")
+
+
+@pytest.fixture(scope="module")
+def chain(site, index, truth) -> tuple[dict, dict, list[dict]]:
+    """The notebook chain's run (data file), its truth, and its jobs' data files."""
+    rows = {j["log"]: j for j in index["jobs"]}
+    jobs = [load(site, rows[log]["data"]) for log in CHAIN]
+    run = load(site, next(r for r in index["runs"] if r["id"] == jobs[0]["run"])["data"])
+    want = next(r for r in truth["runs"] if r["logs"] == list(CHAIN))
+    return run, want, jobs
+
+
+def test_headers_glued_after_prefixless_bars_keep_every_step(chain, truth):
+    """Step headers glued after the driver's bars (their Ray prefix lost, kept after the bar,
+    after \\r redraws), dict lines with a prefix: every step, its values, no warning."""
+    _, _, jobs = chain
+    for log, j in zip(CHAIN, jobs, strict=True):
+        t = truth["jobs"][log]
+        assert j["series"]["step"] == t["steps"] and j["metric_blocks"] == len(t["steps"]), log
+        for i, step in enumerate(t["steps"]):
+            want = t["metrics"][str(step)]
+            assert j["series"][REWARD][i] == want[REWARD], (log, step)
+            assert j["series"][STEP_TIME][i] == want[STEP_TIME], (log, step)
+        said = " ".join(w["message"] for w in j["warnings"])
+        assert "Step" not in said and "cut off" not in said and "checkpoint" not in said, log
+
+
+def test_final_checkpoints_and_a_resume_from_the_final_save(chain, truth):
+    """The older trainer's final save (last + 1) and the newer one's (the last step) are
+    listed and marked; a job resumed from global_step_{last+1} joins the run, starts at
+    last + 2, and nothing is discarded or missing."""
+    run, want, jobs = chain
+    first, second = (truth["jobs"][log] for log in CHAIN)
+    assert first["final_checkpoint"] == first["last_step"] + 1
+    assert second["final_checkpoint"] == second["last_step"]
+    for log, j in zip(CHAIN, jobs, strict=True):
+        t = truth["jobs"][log]
+        assert (j["checkpoints"], j["final_checkpoint"]) == (
+            t["checkpoints"],
+            t["final_checkpoint"],
+        )
+    assert second["resumed_from"] == first["final_checkpoint"] == second["first_step"] - 1
+    assert run["jobs"] == [j["id"] for j in jobs] and run["resumed_from"] == [
+        first["final_checkpoint"]
+    ]
+    assert run["discarded"] == [] and run["series"]["step"] == want["steps"]
+    assert first["final_checkpoint"] not in run["series"]["step"]
+    (restart,) = run["restarts"]
+    assert restart["cut_at"] == first["final_checkpoint"] and restart["discarded_steps"] == []
+    assert run["checkpoints"] == [
+        {"job": j["id"], "step": s, "final": s == truth["jobs"][log]["final_checkpoint"]}
+        for log, j in zip(CHAIN, jobs, strict=True)
+        for s in truth["jobs"][log]["checkpoints"]
+    ]
+    # the run's figures over every step of both jobs
+    rewards = [
+        truth["jobs"][log]["metrics"][str(s)][REWARD]
+        for log in CHAIN
+        for s in truth["jobs"][log]["steps"]
+    ]
+    assert rewards == want["reward"]
+    assert run["reward_mean"] == pytest.approx(statistics.fmean(rewards))
+    times = [
+        truth["jobs"][log]["metrics"][str(s)][STEP_TIME]
+        for log in CHAIN
+        for s in truth["jobs"][log]["steps"]
+    ]
+    assert run["total_time_s"] == pytest.approx(math.fsum(times))
+
+
+def test_pages_list_every_checkpoint_with_the_final_marked(site, chain, truth):
+    run, _, jobs = chain
+    first, second = (truth["jobs"][log] for log in CHAIN)
+    mark = '<small class="dim">(final save{})</small>'
+    a = (site / jobs[0]["url"] / "index.html").read_text()
+    b = (site / jobs[1]["url"] / "index.html").read_text()
+    want_a = (
+        ", ".join(map(str, first["checkpoints"]))
+        + " "
+        + mark.format(f", after step {first['last_step']}")
+    )
+    want_b = ", ".join(map(str, second["checkpoints"])) + " " + mark.format("")
+    assert f"<th>checkpoints saved</th><td>{want_a}</td>" in a
+    assert f"<th>checkpoints saved</th><td>{want_b}</td>" in b
+    page = (site / run["url"] / "index.html").read_text()
+    assert want_a in page and want_b in page
