@@ -27,9 +27,28 @@
     return el ? JSON.parse(el.textContent) : null;
   }
 
+  /* A chart's fixed-point formats (".4f" in a tooltip, ",.2f") print by the site's rounding
+     rule too: d3's round the binary value, as toFixed does. Drawn through vegaFixed, a Vega
+     expression function; the spec as embedded and downloaded stays plain Vega-Lite. */
+  var FIXED_FORMAT = /^(,?)\.(\d+)f$/;
+  function vegaFixed(v, format) {
+    var m = FIXED_FORMAT.exec(format);
+    if (typeof v !== "number" || !isFinite(v) || !m) return String(v);
+    var s = fixed(v, parseInt(m[2], 10));
+    return m[1] ? s : s.replace(/,/g, "");
+  }
+  function ownFormats(node) {
+    if (Array.isArray(node)) { node.forEach(ownFormats); return; }
+    if (!node || typeof node !== "object") return;
+    if (typeof node.format === "string" && FIXED_FORMAT.test(node.format) && !node.formatType) node.formatType = "vegaFixed";
+    for (var k in node) if (k !== "data" && k !== "values") ownFormats(node[k]);
+  }
+
   function embed(el, spec) {
-    var opts = { actions: false, renderer: "svg" };
+    var opts = { actions: false, renderer: "svg", expressionFunctions: { vegaFixed: vegaFixed } };
     if (dark) opts.theme = "dark";
+    ownFormats(spec);
+    spec.config = Object.assign({}, spec.config, { customFormatTypes: true });
     // vega-embed labels its container "Vega visualization": keep the caption as the chart's
     // text alternative, one image to assistive technology.
     var label = el.getAttribute("aria-label");
@@ -91,19 +110,88 @@
   }
 
 
+  /* -- numbers ---------------------------------------------------------------------------- */
+  /* The site's one rounding rule, as sitegen/present/formatting.py implements it for every
+     page (fixed, sci, fmt_num, fmt_score, fmt_pct; docs/design.md, "Numbers"): a number's
+     shortest decimal, String(v) (the digits of Python's repr and of JSON), rounded half away
+     from zero, a zero printed unsigned. Not toFixed: it rounds the binary value (0.37075 is
+     0.370749999… there: "0.3707"). The browser tests run both on the same table of values. */
+  var DASH = "–";
+
+  function zeros(n) { return n > 0 ? new Array(n + 1).join("0") : ""; }
+
+  /* |v| as {d, p}: its shortest decimal's digits, without leading or trailing zeros, and the
+     power of ten after them: |v| = 0.d × 10^p ("" for zero). */
+  function decimalDigits(v) {
+    var m = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(v)));
+    var all = m[1] + (m[2] || ""), d = all.replace(/^0+/, "");
+    return { d: d.replace(/0+$/, ""), p: m[1].length + parseInt(m[3] || "0", 10) - (all.length - d.length) };
+  }
+
+  /* x's first n digits (none when n <= 0), rounded half away from zero. */
+  function roundDigits(x, n) {
+    if (x.d.length <= n) return x;
+    if (n < 0) return { d: "", p: x.p };
+    var head = x.d.slice(0, n), p = x.p;
+    if (x.d.charAt(n) >= "5") {
+      var i = head.length - 1;
+      while (i >= 0 && head.charAt(i) === "9") i--;
+      if (i < 0) { head = "1"; p += 1; }  // 0.999 → 1.000: one digit more to the left
+      else head = head.slice(0, i) + String.fromCharCode(head.charCodeAt(i) + 1);
+    }
+    return { d: head.replace(/0+$/, ""), p: p };
+  }
+
+  function grouped(whole) { return whole.replace(/\B(?=(\d{3})+$)/g, ","); }
+
+  /* formatting.fixed: a finite number with k decimals, thousands grouped. */
+  function fixed(v, k) {
+    var x = decimalDigits(v);
+    x = roundDigits(x, x.p + k);
+    var whole = x.p > 0 ? (x.d + zeros(x.p)).slice(0, x.p) : "0";
+    var frac = ((x.p >= 0 ? x.d.slice(x.p) : zeros(-x.p) + x.d) + zeros(k)).slice(0, k);
+    return (v < 0 && x.d ? "-" : "") + grouped(whole) + (k > 0 ? "." + frac : "");
+  }
+
+  /* formatting.sci: a finite nonzero number as 1.234e-05 (k decimals). */
+  function sci(v, k) {
+    var x = roundDigits(decimalDigits(v), k + 1), e = x.p - 1, m = (x.d + zeros(k + 1)).slice(0, k + 1);
+    var ex = String(Math.abs(e));
+    return (v < 0 ? "-" : "") + m.charAt(0) + "." + m.slice(1) + "e" + (e < 0 ? "-" : "+") + (ex.length < 2 ? "0" : "") + ex;
+  }
+
+  /* formatting.fmt_num of a float (every number a script prints but counts, below). */
+  function num(v, k) {
+    if (typeof v !== "number") return DASH;
+    if (v !== v) return "nan";
+    if (!isFinite(v)) return v > 0 ? "∞" : "−∞";
+    if (k === undefined) k = 4;
+    var a = Math.abs(v);
+    if (a !== 0 && (a < parseFloat("1e-" + k) || a >= 1e9)) return sci(v, Math.max(2, k - 1));
+    return fixed(v, k);
+  }
+
+  /* formatting.fmt_num of an int: a count, thousands grouped. */
+  function count(v) { return typeof v !== "number" ? DASH : (v < 0 ? "-" : "") + grouped(String(Math.abs(v))); }
+
+  /* formatting.fmt_score: a reward or pass@k, four decimals. */
+  function score(v) { return num(v, 4); }
+
+  /* formatting.fmt_pct: a fraction as a percentage, k decimals (1 unless given). */
+  function pct(v, k) { return typeof v !== "number" || !isFinite(v) ? DASH : fixed(100 * v, k === undefined ? 1 : k) + "%"; }
+
   /* -- tasks table (job and run pages) --------------------------------------------------- */
   var CATEGORY = { learned: "Learned", forgotten: "Forgotten", always: "Always solved", never: "Never solved", mixed: "Mixed" };
 
-  function pct(v, d) { return v === null || v === undefined ? "–" : (100 * v).toFixed(d === undefined ? 1 : d) + "%"; }
-  function num(v, d) { return v === null || v === undefined ? "–" : Number(v).toFixed(d === undefined ? 3 : d); }
-
+  /* A row as templates/_tasks.html writes it (a browser test compares the two cell by cell). */
   function taskRow(r) {
     var tr = document.createElement("tr");
     tr.id = "task-" + r.slug;
     tr.setAttribute("data-cat", r.category);
     var cells = [
-      [r.name, "l mono"], [CATEGORY[r.category] || r.category, "l"], [String(r.trials)],
-      [pct(r.success_rate) + (r.graded ? " " + r.successes + "/" + r.graded : "")], [num(r.reward_mean)], [num(r.turns_mean, 1)],
+      [r.name, "l mono"], [CATEGORY[r.category] || r.category, "l"], [count(r.trials)],
+      [pct(r.success_rate) + (r.graded ? " " : ""), "", r.graded ? r.successes + "/" + r.graded : null],
+      [score(r.reward_mean)], [num(r.turns_mean, 1)],
       [r.first_solved_step === null ? "–" : String(r.first_solved_step)],
       [r.last_solved_step === null ? "–" : String(r.last_solved_step)],
       [pct(r.early_rate, 0)], [pct(r.late_rate, 0)],
@@ -113,6 +201,7 @@
       var td = document.createElement("td");
       td.textContent = c[0];  // task names and exceptions come from files: text, never HTML
       if (c[1]) td.className = c[1];
+      if (c[2]) td.appendChild(el("small", "dim", c[2]));
       tr.appendChild(td);
     });
     return tr;
@@ -461,21 +550,6 @@
     return parts.join("&");
   }
 
-  /* -- comparison page ------------------------------------------------------------------- */
-  function fmt(v, d) {
-    if (v === null || v === undefined || (typeof v === "number" && !isFinite(v))) return "–";
-    return Number(v).toLocaleString("en-US", { minimumFractionDigits: d, maximumFractionDigits: d });
-  }
-  function pct(v) { return v === null || v === undefined ? "–" : (100 * v).toFixed(1) + "%"; }
-  // seconds in the unit the other pages use (present/formatting.fmt_dur): s, min, h
-  function dur(v) {
-    if (v === null || v === undefined || !isFinite(v)) return "–";
-    if (v < 120) return fmt(v, 1) + " s";
-    if (v < 7200) return fmt(v / 60, 1) + " min";
-    return fmt(v / 3600, 2) + " h";
-  }
-
-
   /* -- comparison page: findings, config diff, task-level comparison ---------------------- */
   var DEFAULT_PICKS = 5;
   var MAX_TASK_ROWS = 500;
@@ -626,7 +700,7 @@
       var src = row.length === 4 ? d.rows[row[3]] : row;
       var it = obj(d.columns, src);
       it.kind = row[0]; it.id = row[1]; it.url = row[2];
-      it.headline = obj(d.headline_columns, src[d.columns.indexOf("headline")]);
+      it.cells = src[d.columns.indexOf("cells")];
       it.findings = src[d.columns.indexOf("findings")].map(function (f) { return obj(d.finding_columns, f); });
       var cfg = {}, values = src[d.columns.indexOf("config")];
       d.config_keys.forEach(function (k, i) { if (values[i] !== null) cfg[k] = d.config_values[i][values[i]]; });
@@ -719,7 +793,7 @@
       var tbody = document.querySelector("#compare-table tbody");
       tbody.innerHTML = "";
       selected.forEach(function (k, i) {
-        var it = byKey[k], h = it.headline;
+        var it = byKey[k];
         var tr = document.createElement("tr");
         var name = document.createElement("td");
         name.className = "l";
@@ -729,10 +803,8 @@
         a.href = "../" + it.url + "index.html"; a.textContent = it.kind + " " + it.id;
         name.appendChild(sw); name.appendChild(a);
         tr.appendChild(name);
-        var cells = [it.status, h.steps, fmt(h.reward_mean, 4), fmt(h.reward_max, 4), fmt(h.reward_last, 4),
-          h.pass_at_k_mean === null ? "–" : fmt(h.pass_at_k_mean, 4) + " @" + h.pass_at_k,
-          dur(h.step_time_mean_s), dur(h.gen_wait_mean_s), pct(h.gen_wait_share),
-          fmt(h.avg_tokens_mean, 1), h.staleness_max === null || h.staleness_max === undefined ? fmt(h.staleness_mean, 3) : fmt(h.staleness_mean, 3) + " (max " + fmt(h.staleness_max, 0) + ")", pct(it.trial_success_rate), pct(it.trial_error_rate)];
+        // the figures as sitegen/present/listing.py printed them (compare_cells)
+        var cells = [it.status].concat(it.cells);
         cells.forEach(function (c, j) {
           var td = document.createElement("td");
           if (j === 0) td.className = "l";
@@ -794,7 +866,11 @@
     render();
   }
 
-  window.sitegen = { data: data, drawCharts: drawCharts, initTasks: initTasks, comparePage: comparePage, initIndex: initIndex };
+  window.sitegen = {
+    data: data, drawCharts: drawCharts, initTasks: initTasks, comparePage: comparePage, initIndex: initIndex,
+    // (the tests hold them to formatting.py's)
+    format: { num: num, score: score, pct: pct, count: count, vegaFixed: vegaFixed }
+  };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initIndex);
   else initIndex();
 })();

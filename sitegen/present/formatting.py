@@ -3,7 +3,9 @@
 One formatter per output: ``fmt_*`` for HTML pages (Jinja filters), the
 ``text_*``/``md_*``/``csv_*`` functions for the text outputs (report.md and
 the CSV downloads). Every one of them asks :func:`is_finite` whether a value
-is a number to print.
+is a number to print, and rounds with :func:`fixed` (or :func:`sci`): the site's one
+rounding rule, which ``static/site.js`` implements once more for the rows it draws
+(docs/design.md, "Numbers").
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable
+from decimal import ROUND_HALF_UP, Context, Decimal
 
 from markupsafe import Markup, escape
 
@@ -19,12 +22,50 @@ from sitegen.model.vocabulary import is_finite
 
 DASH = "–"  # a missing value, in every output
 
+# Exact decimal arithmetic wide enough for any float's digits (a float spans ~10^±308).
+_EXACT = Context(prec=800, rounding=ROUND_HALF_UP)
+# Below 10**-digits a number is printed in scientific notation (the float JavaScript's
+# parseFloat("1e-" + digits) gives too).
+_TINY = {d: float(f"1e-{d}") for d in range(16)}
+
+
+def _shortest(v: float) -> Decimal:
+    """``v``'s shortest decimal: its ``repr``, what JSON, the CSV files and JavaScript's
+    ``String`` print (the same digits in both languages)."""
+    return Decimal(repr(float(v)))
+
+
+def _rounded(d: Decimal, exponent: int) -> Decimal:
+    """``d`` rounded half away from zero to a multiple of ``10**exponent``; a zero comes
+    out unsigned."""
+    r = d.quantize(Decimal((0, (1,), exponent)), context=_EXACT)
+    return r if r else r.copy_abs()
+
+
+def fixed(v: float, digits: int, group: bool = True) -> str:
+    """A finite number with ``digits`` decimals, by the site's rounding rule: the shortest
+    decimal that reads back as ``v`` is rounded half away from zero (0.37075 → ``0.3708``,
+    0.125 → ``0.13`` at 2, 2.5 → ``3`` at 0; a result of zero has no sign). ``group``: a
+    comma between thousands."""
+    return format(_rounded(_shortest(v), -digits), ",f" if group else "f")
+
+
+def sci(v: float, digits: int) -> str:
+    """A finite nonzero number in scientific notation with ``digits`` decimals
+    (``1.000e-07``), rounded by the rule of :func:`fixed`."""
+    d = _shortest(v)
+    e = d.adjusted()
+    m = _rounded(d.scaleb(-e, context=_EXACT), -digits)
+    if abs(m) >= 10:  # 9.9996 → 10.000: one digit more to the left
+        e += 1
+        m = _rounded(d.scaleb(-e, context=_EXACT), -digits)
+    return f"{m:f}e{e:+03d}"
+
 
 def fmt_num(v: object, digits: int = 4) -> str:
-    """A number for a table: ints with separators, floats with ``digits`` decimals.
-
-    With the default ``digits`` an integral float (a count, a step) prints as an integer.
-    """
+    """A number for a table: an int with separators, a float with ``digits`` decimals
+    (an integral float too: ``725.0000`` beside ``433.0127`` in a column, not ``725``);
+    past 1e9 or below ``10**-digits`` in scientific notation (``1.234e-05``)."""
     # A finite float (nearly every table cell) skips the checks of the other kinds.
     if type(v) is not float or not math.isfinite(v):
         if isinstance(v, bool) or not isinstance(v, int | float):
@@ -33,27 +74,23 @@ def fmt_num(v: object, digits: int = 4) -> str:
             return "nan" if v != v else ("∞" if v > 0 else "−∞")
         if isinstance(v, int):
             return f"{int(v):,}"
-    if float(v).is_integer() and abs(v) < 1e12 and digits == 4 and abs(v) >= 1:
-        return f"{int(v):,}"
     a = abs(v)
-    if a != 0 and (a < 10**-digits or a >= 1e9):
-        return f"{v:.{max(2, digits - 1)}e}"
-    return f"{v:,.{digits}f}"
+    if a != 0 and (a < _TINY[digits] or a >= 1e9):
+        return sci(v, max(2, digits - 1))
+    return fixed(v, digits)
 
 
 def fmt_score(v: object) -> str:
-    """A reward or pass@k: always four decimals (``1.0000``, not the ``1`` :func:`fmt_num`
-    prints for an integral float, which read as a count beside ``0.4425``)."""
-    if type(v) is float and math.isfinite(v) and v.is_integer():
-        return f"{v:,.4f}"
-    return fmt_num(v)
+    """A reward or pass@k: four decimals, also when whole (``1.0000``, not ``1`` beside
+    ``0.4425``) or given as an int."""
+    return fmt_num(float(v) if type(v) is int else v)
 
 
 def fmt_pct(v: object, digits: int = 1) -> str:
     """A fraction as a percentage (``0.5`` → ``50.0%``)."""
     if not is_finite(v):
         return DASH
-    return f"{100 * v:.{digits}f}%"
+    return fixed(100 * v, digits) + "%"
 
 
 def fmt_dur(v: object) -> str:
@@ -62,10 +99,10 @@ def fmt_dur(v: object) -> str:
         return DASH
     s = float(v)
     if s < 120:
-        return f"{s:,.1f} s"
+        return fixed(s, 1) + " s"
     if s < 7200:
-        return f"{s / 60:,.1f} min"
-    return f"{s / 3600:,.2f} h"
+        return fixed(s / 60, 1) + " min"
+    return fixed(s / 3600, 2) + " h"
 
 
 # name: (seconds in one, decimals)
@@ -92,7 +129,7 @@ def fmt_dur_in(v: object, unit: str) -> str:
     least = 10.0**-decimals
     if 0 < x < least / 2:
         return f"< {least:.{decimals}f}"
-    return f"{x:,.{decimals}f}"
+    return fixed(x, decimals)
 
 
 def fmt_count(n: object, noun: str, plural: str | None = None) -> str:
@@ -110,10 +147,10 @@ def fmt_size(n: object) -> str:
     if b < 1024:
         return f"{int(b)} B"
     if b < 1024**2:
-        return f"{b / 1024:,.1f} KiB"
+        return fixed(b / 1024, 1) + " KiB"
     if b < 1024**3:
-        return f"{b / 1024**2:,.2f} MiB"
-    return f"{b / 1024**3:,.2f} GiB"
+        return fixed(b / 1024**2, 2) + " MiB"
+    return fixed(b / 1024**3, 2) + " GiB"
 
 
 def fmt_breakable(name: object) -> Markup:
@@ -150,21 +187,27 @@ def headline_sentence(status: str, h: Headline, trial_success_rate: float | None
 
 
 def text_fixed(v: object, digits: int = 4) -> str:
-    """A number with fixed decimals, as the old report printed it (ints as they are)."""
+    """A number with fixed decimals, as the old report printed it (ints as they are),
+    rounded as the pages round (:func:`fixed`)."""
     if type(v) is float and math.isfinite(v):  # (nearly every cell: the checks below skipped)
-        return f"{v:.{digits}f}"
+        return fixed(v, digits, group=False)
     if isinstance(v, bool) or not isinstance(v, int | float):
         return DASH
     if not is_finite(v):
         return "nan"
     if isinstance(v, int):
         return str(v)
-    return f"{v:.{digits}f}"
+    return fixed(v, digits, group=False)
 
 
 def text_sig(v: object) -> str:
-    """A statistic with six significant digits."""
-    return f"{v:.6g}" if is_finite(v) else DASH
+    """A statistic with six significant digits (``1.23457e+06``), rounded as the pages round."""
+    if not is_finite(v):
+        return DASH
+    d = _shortest(v)  # type: ignore[arg-type]
+    if not d:
+        return "0"
+    return f"{float(_rounded(d, d.adjusted() - 5)):.6g}"
 
 
 def md_cell(s: object) -> str:

@@ -8,9 +8,9 @@ render the same :class:`ListingRow`: display strings made here, once, by the pag
 formatters, so a row drawn by the script cannot print a number differently from one the
 template drew (``tests/scenarios/test_browser.py`` compares them cell by cell).
 
-``compare/items.js`` is written column-wise with rounded figures and each config value
-once, and a job equal to its
-run (a run of one job) points at the run's entry instead of repeating it (:func:`compare_items`).
+``compare/items.js`` is written column-wise with the comparison table's figures as printed
+(made here too), each config value once, and a job equal to its run (a run of one job)
+points at the run's entry instead of repeating it (:func:`compare_items`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import astuple, fields
 from sitegen.model.frozen import frozen
 from sitegen.model.pages import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.model.vocabulary import is_finite
-from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, fmt_score
+from sitegen.present.formatting import DASH, fixed, fmt_dur, fmt_num, fmt_pct, fmt_score
 
 INDEX_ROWS = 100  # table rows (runs and their jobs) the index's HTML holds, newest runs first
 ROWS_FILE = "index-rows.js"  # every row, beside index.html (a script: file:// has no fetch)
@@ -60,9 +60,7 @@ class ListingRow:
     findings: tuple[int, int, int]  # error, warning and info findings
     finding_titles: str  # the findings cell's tooltip
     last_activity: str | None  # ISO time to the second
-    # as the index prints it: "MM-DD HH:MM", with the year in front when the listed
-    # activity spans more than one year (listing_groups)
-    last_shown: str | None
+    last_shown: str | None  # as the index prints it: "YYYY-MM-DD HH:MM"
     spark: str  # sparkline code (SPARK_ALPHABET)
     # its tooltip: each sparkline is drawn on its own scale, so the values it spans
     spark_title: str
@@ -107,7 +105,7 @@ def spark_title(values: Sequence[object]) -> str:
     nums = [float(v) for v in values if is_finite(v)]  # type: ignore[arg-type]
     if len(nums) < 2:
         return ""
-    return f"reward per step from {fmt_num(min(nums))} to {fmt_num(max(nums))} (own scale)"
+    return f"reward per step from {fmt_score(min(nums))} to {fmt_score(max(nums))} (own scale)"
 
 
 def spark_points(code: str) -> str:
@@ -123,17 +121,14 @@ def spark_points(code: str) -> str:
     return " ".join(pts) if len(pts) >= 2 else ""
 
 
-def _when(iso: str | None, long: bool) -> str | None:
-    """A last activity as the index shows it: ``MM-DD HH:MM`` (``YYYY-MM-DD HH:MM`` when
-    ``long``)."""
-    if not iso:
-        return None
-    return iso[0 if long else 5 : 16].replace("T", " ")
+def _when(iso: str | None) -> str | None:
+    """A last activity as the index shows it: ``YYYY-MM-DD HH:MM``, with its year always
+    (``01-01 00:50`` beside ``12-31 23:10`` hid a year; a list read a year later would too)."""
+    return iso[:16].replace("T", " ") if iso else None
 
 
-def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = (), long: bool = False) -> ListingRow:
-    """A run's row (``chain``: its jobs) or a job's row (no chain); ``long``: its last
-    activity with its year (:func:`_when`)."""
+def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
+    """A run's row (``chain``: its jobs) or a job's row (no chain)."""
     h: Headline = r.headline
     is_run = isinstance(r, RunRow)
     solo = chain[0] if is_run and len(chain) == 1 else None
@@ -162,7 +157,7 @@ def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = (), long: bool = F
         findings=(fs.count("error"), fs.count("warning"), fs.count("info")),
         finding_titles=" · ".join(f.title for f in r.findings) or "no findings",
         last_activity=r.last_activity[:19] if r.last_activity else None,
-        last_shown=_when(r.last_activity, long),
+        last_shown=_when(r.last_activity),
         spark=spark_code(r.reward_spark),
         spark_title=spark_title(r.reward_spark),
     )
@@ -197,16 +192,11 @@ def listing_groups(index: IndexPage) -> list[ListingGroup]:
     # a stable sort: runs with the same time keep the index's order
     order = sorted(dated, key=lambda r: r.last_activity or "", reverse=True)
     order += [r for r in index.runs if not r.last_activity]
-    # "01-01 00:50" beside "12-31 23:10" hides that one is a year later: the year is
-    # shown when the activity listed spans more than one
-    years = {r.last_activity[:4] for r in index.runs if r.last_activity}
-    years |= {j.last_activity[:4] for j in index.jobs if j.last_activity}
-    long = len(years) > 1
     groups = []
     for r in order:
         chain = chains.get(r.id, [])
-        jobs = tuple(listing_row(j, long=long) for j in chain) if len(chain) > 1 else ()
-        groups.append(ListingGroup(listing_row(r, chain, long), jobs))
+        jobs = tuple(listing_row(j) for j in chain) if len(chain) > 1 else ()
+        groups.append(ListingGroup(listing_row(r, chain), jobs))
     return groups
 
 
@@ -233,28 +223,47 @@ def rows_data(groups: Sequence[ListingGroup]) -> dict:
 
 # -- compare/items.js ----------------------------------------------------------------------------
 
-ITEM_COLUMNS = ["kind", "id", "url", "status", "headline", "trial_success_rate",
-                "trial_error_rate", "last_activity", "findings", "config", "tasks"]  # fmt: skip
-HEADLINE_COLUMNS = [f.name for f in fields(Headline)]
+ITEM_COLUMNS = ["kind", "id", "url", "status", "cells", "last_activity", "findings", "config",
+                "tasks"]  # fmt: skip
+# The comparison table's figures, as printed (templates/compare.html's columns after status).
+CELL_COLUMNS = ["steps", "reward_mean", "reward_max", "reward_last", "pass_at_k", "step_time",
+                "gen_wait", "gen_wait_share", "avg_tokens", "staleness", "success", "error"]  # fmt: skip
 # A finding's detail is not listed: it is the tooltip of a picked item's finding, written with
 # the item's curves (PageFiles.curves), so that this list stays small with hundreds of runs.
 FINDING_COLUMNS = ["id", "severity", "title", "section"]
-SIGNIFICANT = 6  # digits kept of every figure: the page prints at most 4 decimals
 
 
-def _fig(v: object) -> object:
-    """A figure rounded to :data:`SIGNIFICANT` digits (ints and missing values as they are)."""
-    if isinstance(v, float) and is_finite(v):
-        return float(f"{v:.{SIGNIFICANT}g}")
-    return v
+def compare_cells(it: CompareItem) -> list[str]:
+    """An item's figures in the comparison table (:data:`CELL_COLUMNS`), printed here by the
+    page formatters as the index prints them, so no script rounds a figure differently."""
+    h = it.headline
+    stale = fmt_num(h.staleness_mean, 3)
+    if is_finite(h.staleness_max):
+        stale += f" (max {fixed(h.staleness_max, 0)})"
+    return [
+        fmt_num(h.steps),
+        fmt_score(h.reward_mean),
+        fmt_score(h.reward_max),
+        fmt_score(h.reward_last),
+        DASH
+        if not is_finite(h.pass_at_k_mean)
+        else f"{fmt_score(h.pass_at_k_mean)} @{h.pass_at_k}",
+        fmt_dur(h.step_time_mean_s),
+        fmt_dur(h.gen_wait_mean_s),
+        fmt_pct(h.gen_wait_share),
+        fmt_num(h.avg_tokens_mean, 1),
+        stale,
+        fmt_pct(it.trial_success_rate),
+        fmt_pct(it.trial_error_rate),
+    ]
 
 
 def compare_items(items: Sequence[CompareItem]) -> dict:
-    """``compare/items.js``'s value, column-wise: ``rows`` follow ``columns``, a headline
-    follows ``headline_columns``, a finding ``finding_columns``, and a config holds for each
-    of ``config_keys`` the index of its value in that key's ``config_values`` (``null``: not
-    in that config). A row of four, ``[kind, id, url, i]``, is an item equal to row ``i``
-    apart from those three (a run of one job's job)."""
+    """``compare/items.js``'s value, column-wise: ``rows`` follow ``columns``, ``cells`` (the
+    table's figures as printed) follow ``cell_columns``, a finding ``finding_columns``, and a
+    config holds for each of ``config_keys`` the index of its value in that key's
+    ``config_values`` (``null``: not in that config). A row of four, ``[kind, id, url, i]``,
+    is an item equal to row ``i`` apart from those three (a run of one job's job)."""
     keys = sorted({k for it in items for k in it.config})
     # each key's values once: most differ between a few settings (a model, a learning rate)
     values: dict[str, dict[str, int]] = {k: {} for k in keys}
@@ -266,9 +275,7 @@ def compare_items(items: Sequence[CompareItem]) -> dict:
     for it in items:
         body = (
             it.status,
-            [_fig(getattr(it.headline, c)) for c in HEADLINE_COLUMNS],
-            _fig(it.trial_success_rate),
-            _fig(it.trial_error_rate),
+            compare_cells(it),
             it.last_activity,
             [[getattr(f, c) for c in FINDING_COLUMNS] for f in it.findings],
             [values[k][it.config[k]] if k in it.config else None for k in keys],
@@ -282,7 +289,7 @@ def compare_items(items: Sequence[CompareItem]) -> dict:
         rows.append([it.kind, it.id, it.url, *body])
     return {
         "columns": ITEM_COLUMNS,
-        "headline_columns": HEADLINE_COLUMNS,
+        "cell_columns": CELL_COLUMNS,
         "finding_columns": FINDING_COLUMNS,
         "config_keys": keys,
         "config_values": [list(values[k]) for k in keys],
@@ -299,7 +306,7 @@ def decode_compare_items(value: dict) -> list[dict]:
         src = value["rows"][row[3]] if len(row) == 4 else row
         it = dict(zip(cols, src, strict=True))
         it.update(kind=row[0], id=row[1], url=row[2])
-        it["headline"] = dict(zip(value["headline_columns"], it["headline"], strict=True))
+        it["cells"] = dict(zip(value["cell_columns"], it["cells"], strict=True))
         it["findings"] = [
             dict(zip(value["finding_columns"], f, strict=True)) for f in it["findings"]
         ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from sitegen.model.vocabulary import is_finite
 from sitegen.present.formatting import (
     csv_value,
     dur_unit,
+    fixed,
     fmt_breakable,
     fmt_dur,
     fmt_dur_in,
@@ -20,63 +22,124 @@ from sitegen.present.formatting import (
     headline_sentence,
     md_cell,
     md_to_html,
+    sci,
     text_fixed,
     text_sig,
 )
 
 
+def _ref_round(q: Fraction, digits: int, group: bool = True) -> str:
+    """An exact number with ``digits`` decimals, half away from zero, a zero unsigned."""
+    n = math.floor(abs(q) * 10**digits + Fraction(1, 2))
+    s = str(n).rjust(digits + 1, "0")
+    whole, frac = (s[:-digits], s[-digits:]) if digits else (s, "")
+    head = f"{int(whole):,}" if group else whole
+    return ("-" if q < 0 and n else "") + head + ("." + frac if digits else "")
+
+
+def _ref_fixed(v: float, digits: int, group: bool = True) -> str:
+    """The rounding rule written apart, in exact fractions: the shortest decimal (repr)."""
+    return _ref_round(Fraction(repr(v)), digits, group)
+
+
+def _ref_sci(v: float, digits: int) -> str:
+    q = Fraction(repr(v))
+    guess = math.floor(math.log10(abs(q)))
+    for e in (guess - 1, guess, guess + 1):  # (log10 of a float may miss by one)
+        m = _ref_round(q / Fraction(10) ** e, digits)
+        if 1 <= abs(Fraction(m)) < 10:
+            return f"{m}e{e:+03d}"
+    raise AssertionError(v)
+
+
 def _fmt_num_ref(v: object, digits: int = 4) -> str:
-    """fmt_num as first written, every kind through the same checks (the fast path must equal it)."""
+    """fmt_num's rule, every kind through plain checks and the reference rounding."""
     if isinstance(v, bool) or not isinstance(v, int | float):
         return "–"
     if not is_finite(v):
         return "nan" if v != v else ("∞" if v > 0 else "−∞")
-    if isinstance(v, int) or (
-        float(v).is_integer() and abs(v) < 1e12 and digits == 4 and abs(v) >= 1
-    ):
+    if isinstance(v, int):
         return f"{int(v):,}"
     a = abs(v)
-    if a != 0 and (a < 10**-digits or a >= 1e9):
-        return f"{v:.{max(2, digits - 1)}e}"
-    return f"{v:,.{digits}f}"
+    if a != 0 and (a < 10.0**-digits or a >= 1e9):
+        return _ref_sci(float(v), max(2, digits - 1))
+    return _ref_fixed(float(v), digits)
 
 
 def _text_fixed_ref(v: object, digits: int = 4) -> str:
-    """text_fixed as first written."""
     if isinstance(v, bool) or not isinstance(v, int | float):
         return "–"
     if not is_finite(v):
         return "nan"
     if isinstance(v, int):
         return str(v)
-    return f"{v:.{digits}f}"
+    return _ref_fixed(float(v), digits, group=False)
 
 
 class _Float(float):
     pass
 
 
+# Decimal ties (x.xxxx5), as means of logged 4-decimal values often are.
+_TIES = st.builds(
+    lambda n, e: float(f"{n}5e-{e}"), st.integers(-(10**7), 10**7), st.integers(1, 12)
+)
+
+
 @given(
     st.one_of(
         st.floats(),
-        st.floats(-1e13, 1e13).map(round).map(float),  # integral floats, around the 1e12 edge
+        st.floats(-1e13, 1e13).map(round).map(float),  # integral floats
         st.integers(-(10**15), 10**15),
+        _TIES,
         st.booleans(),
         st.none(),
         st.text(max_size=3),
         st.floats().map(_Float),
         st.sampled_from([0.0, -0.0, 1.0, 0.9999, 1e-4, 1e-5, 1e9, 999999999.5, 1e12]),
     ),
-    st.sampled_from([0, 1, 4, 6]),
+    st.sampled_from([0, 1, 2, 4, 6]),
 )
-def test_fmt_num_and_text_fixed_equal_their_first_definitions(v: object, digits: int) -> None:
+def test_fmt_num_and_text_fixed_follow_the_rule(v: object, digits: int) -> None:
     assert fmt_num(v, digits) == _fmt_num_ref(v, digits)
     assert text_fixed(v, digits) == _text_fixed_ref(v, digits)
 
 
+def test_one_rounding_rule():
+    """The shortest decimal, rounded half away from zero: what a reader rounding the value
+    the data files and CSVs print gets. Python's format (and JavaScript's toFixed) round the
+    binary value: 1.005 is 1.00499999… there, and Python takes ties to even."""
+    assert f"{1.005:.2f}" == "1.00" and fixed(1.005, 2) == "1.01"
+    assert f"{0.125:.2f}" == "0.12" and fixed(0.125, 2) == "0.13"
+    assert fixed(0.37075, 4) == "0.3708" and fixed(0.37074999999999997, 4) == "0.3707"
+    assert [fixed(v, 0) for v in (2.5, -2.5, 0.5, 1.5, 0.49999999999999994)] == [
+        "3",
+        "-3",
+        "1",
+        "2",
+        "0",
+    ]
+    assert fixed(2.675, 2) == "2.68" and fixed(-1.005, 2) == "-1.01"
+    assert fixed(-0.0, 4) == "0.0000" and fixed(-0.00004, 4) == "0.0000"  # no "-0.0000"
+    assert fixed(999.99995, 4) == "1,000.0000" and fixed(1234567.891, 1) == "1,234,567.9"
+    assert fixed(1234567.891, 1, group=False) == "1234567.9"
+    assert sci(1e-7, 3) == "1.000e-07" and sci(9.9996e-5, 3) == "1.000e-04"
+    assert sci(-1.23455e-5, 3) == "-1.235e-05" and sci(1.5e300, 2) == "1.50e+300"
+    # a float always shows its decimals (725.0000 beside 433.0127), an int is a count
+    assert fmt_num(725.0) == "725.0000" and fmt_num(725) == "725"
+    assert fmt_num(433.01274) == "433.0127" and fmt_num(12345678901234567890) == (
+        "12,345,678,901,234,567,890"
+    )
+    assert fmt_num(1e-7) == "1.000e-07" and fmt_num(2e9) == "2.000e+09"
+    assert fmt_pct(0.0005) == "0.1%" and fmt_pct(-0.0001) == "0.0%" and fmt_pct(0.8125) == "81.3%"
+    assert fmt_dur(0.25) == "0.3 s" and fmt_dur(3 * 60 + 15) == "3.3 min"
+    assert text_sig(0.1234565) == "0.123457" and text_sig(-0.0) == "0"
+    assert text_sig(1234565.0) == "1.23457e+06"
+
+
 def test_formatting():
     assert fmt_num(0.48321) == "0.4832" and fmt_num(None) == "–" and fmt_num(float("nan")) == "nan"
-    assert fmt_num(12345) == "12,345" and fmt_num(3.0) == "3" and fmt_num(3.0, 1) == "3.0"
+    assert fmt_num(12345) == "12,345" and fmt_num(3.0) == "3.0000" and fmt_num(3.0, 1) == "3.0"
     assert fmt_num(math.inf) == "∞" and fmt_num(-math.inf) == "−∞" and fmt_num(True) == "–"
     assert fmt_num(0.00001234) == "1.234e-05"
     assert fmt_pct(0.878) == "87.8%" and fmt_pct(math.nan) == "–" and fmt_pct(None) == "–"
@@ -218,11 +281,11 @@ def test_a_breakable_id_reads_as_the_id(name: str):
 
 
 def test_a_score_keeps_its_four_decimals():
-    """A reward or pass@k that happens to be whole prints as one (1.0000), not as the count
-    fmt_num makes of an integral float; the rest as fmt_num prints them."""
+    """A reward or pass@k prints four decimals, also when whole or given as an int (a
+    reward of 1 beside 0.5000 read as a count); the rest as fmt_num prints them."""
     from sitegen.present.formatting import fmt_num, fmt_score
 
-    assert fmt_score(1.0) == "1.0000" and fmt_score(0.0) == "0.0000"
-    assert fmt_score(-1.0) == "-1.0000" and fmt_num(1.0) == "1"
+    assert fmt_score(1.0) == "1.0000" and fmt_score(0.0) == "0.0000" and fmt_score(1) == "1.0000"
+    assert fmt_score(-1.0) == "-1.0000" and fmt_num(1) == "1"
     assert fmt_score(0.4425) == "0.4425" and fmt_score(None) == fmt_num(None)
-    assert fmt_score(float("nan")) == "nan" and fmt_score(3) == fmt_num(3)
+    assert fmt_score(float("nan")) == "nan" and fmt_score(True) == "–"

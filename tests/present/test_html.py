@@ -6,7 +6,6 @@ import csv
 import gzip
 import io
 import json
-import math
 import re
 import struct
 from html.parser import HTMLParser
@@ -16,6 +15,7 @@ import pytest
 from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import REWARD
 from sitegen.present import charts
+from sitegen.present.formatting import fmt_score
 from sitegen.present.listing import decode_compare_items
 from tests.conftest import BASE_URL, JOB_SECTIONS, load, page_specs
 
@@ -185,11 +185,8 @@ def test_compare_page_loads_its_data(site, index):
     assert len(items) == len(index["runs"]) + len(index["jobs"])
     job = next(i for i in items if i["kind"] == "job" and i["id"] == index["jobs"][0]["id"])
     assert "curves" not in job
-    # figures rounded to six significant digits (listing.compare_items)
-    assert job["headline"] == {
-        k: round(v, 5 - math.floor(math.log10(abs(v)))) if isinstance(v, float) and v else v
-        for k, v in index["jobs"][0]["headline"].items()
-    }
+    # the table's figures as printed (listing.compare_cells)
+    assert job["cells"]["reward_mean"] == fmt_score(index["jobs"][0]["headline"]["reward_mean"])
     (name, curves), (fname, details) = _script_calls(site / job["url"] / "curves.js")
     assert name == f"curves:job:{job['id']}" and fname == f"findings:job:{job['id']}"
     data = json.loads((site / index["jobs"][0]["data"]).read_text())

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from html.parser import HTMLParser
 
-from sitegen.model.pages import CompareItem, IndexPage, JobRow, RunRow
+from sitegen.model.pages import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.present import listing
-from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct
+from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, fmt_score
 from sitegen.present.listing import (
     compare_items,
     decode_compare_items,
@@ -18,6 +19,8 @@ from sitegen.present.listing import (
     spark_points,
 )
 from tests.present.test_html import _script_data
+
+HEADLINE = [f.name for f in fields(Headline)]
 
 
 def test_spark_code_spans_the_levels_and_keeps_gaps():
@@ -42,7 +45,7 @@ def test_listing_rows_print_what_the_page_formatters_print(index, run_pages):
         row = listing_row(run, chains[run.id])
         h = run.headline
         assert row.kind == "run" and row.url == run.url and row.jobs == len(chains[run.id])
-        assert row.reward_mean == (None if h.reward_mean is None else fmt_num(h.reward_mean))
+        assert row.reward_mean == (None if h.reward_mean is None else fmt_score(h.reward_mean))
         assert row.step_time == (
             None if h.step_time_mean_s is None else fmt_dur(h.step_time_mean_s)
         )
@@ -59,7 +62,7 @@ def test_listing_rows_print_what_the_page_formatters_print(index, run_pages):
 
 def _row(id: str, last: str | None, run: str | None = None) -> dict:
     """A minimal run (or, with ``run``, job) row for ordering tests."""
-    h = {k: None for k in listing.HEADLINE_COLUMNS} | {"steps": 0}
+    h = {k: None for k in HEADLINE} | {"steps": 0}
     base = {
         "id": id,
         "url": f"{'jobs' if run else 'runs'}/{id}/",
@@ -118,32 +121,42 @@ def test_groups_newest_first_and_the_first_rows_cut_at_a_group():
     assert all(len(r) == len(data["columns"]) for g in data["groups"] for r in [g[0], *g[1]])
 
 
-def test_compare_items_round_trip_rounded_and_deduplicated(site, index):
-    from sitegen.model.pages import ComparePage
-    from sitegen.pages import compare_page  # noqa: F401  (the builder of what is read back)
+def test_compare_items_print_as_the_index_and_list_as_it(site, index):
+    """compare/items.js carries the comparison table's figures as the page formatters print
+    them (the index's own), each item once (a run of one job's job points at its run)."""
+    from sitegen.model.pages import IndexPage
 
     _, value = _script_data(site / "compare" / "items.js")
     items = decode_compare_items(value)
     assert len(items) == len(index["runs"]) + len(index["jobs"])
-    for i in items:  # (a finding's detail is not listed: it comes with the item's curves.js)
-        assert all("detail" not in f for f in i["findings"])
-        i["findings"] = [f | {"detail": ""} for f in i["findings"]]
-    page = ComparePage(items=tuple(CompareItem.from_json(i) for i in items))
-    # encoding what was decoded gives the file back: the format loses nothing it keeps
-    assert compare_items(page.items) == value
     by = {(i["kind"], i["id"]): i for i in items}
-    for j in index["jobs"]:
-        got = by[("job", j["id"])]
-        assert got["url"] == j["url"] and got["status"] == j["status"]
-        for k, v in j["headline"].items():
-            assert v == got["headline"][k] or abs(v - got["headline"][k]) <= 1e-5 * abs(v)
+    for kind, rows in (("run", index["runs"]), ("job", index["jobs"])):
+        for r in rows:
+            got, h = by[(kind, r["id"])], r["headline"]
+            assert got["url"] == r["url"] and got["status"] == r["status"]
+            assert all("detail" not in f for f in got["findings"])  # (with its curves.js)
+            assert got["cells"]["steps"] == fmt_num(h["steps"])
+            for k in ("reward_mean", "reward_max", "reward_last"):
+                assert got["cells"][k] == fmt_score(h[k])
+            assert got["cells"]["step_time"] == fmt_dur(h["step_time_mean_s"])
+            assert got["cells"]["gen_wait_share"] == fmt_pct(h["gen_wait_share"])
+            assert got["cells"]["success"] == fmt_pct(r["trial_success_rate"])
+            assert got["cells"]["error"] == fmt_pct(r["trial_error_rate"])
+    # the same strings as the index's rows
+    rows = {(g.run.kind, g.run.id): g.run for g in listing_groups(IndexPage.from_json(index))}
+    for (kind, rid), row in rows.items():
+        cells = by[(kind, rid)]["cells"]
+        assert [cells["reward_mean"], cells["step_time"]] == [
+            row.reward_mean or "–",
+            row.step_time or "–",
+        ]
     # a run of one job is stored once: its job's row points at it
     short = [r for r in value["rows"] if len(r) == 4]
     assert short and all(value["rows"][r[3]][0] == "run" for r in short)
 
 
 def test_compare_items_keep_distinct_items_apart():
-    h = {k: None for k in listing.HEADLINE_COLUMNS} | {"steps": 3, "reward_mean": 0.123456789}
+    h = {k: None for k in HEADLINE} | {"steps": 3, "reward_mean": 0.123456789}
     common = {"status": "complete", "headline": h, "trial_success_rate": None,
               "trial_error_rate": None, "last_activity": None, "findings": [], "tasks": None}  # fmt: skip
     a = CompareItem.from_json(
@@ -156,12 +169,13 @@ def test_compare_items_keep_distinct_items_apart():
         {"kind": "job", "id": "c", "url": "jobs/c/", **common, "config": {"k": "1"}}
     )
     value = compare_items([a, b, c])
-    assert [len(r) for r in value["rows"]] == [11, 11, 4] and value["rows"][2][3] == 0
+    assert [len(r) for r in value["rows"]] == [9, 9, 4] and value["rows"][2][3] == 0
     assert value["config_values"] == [["1", "2"]]  # each value once
-    assert [r[9] for r in value["rows"][:2]] == [[0], [1]]
+    assert [r[7] for r in value["rows"][:2]] == [[0], [1]]
     got = decode_compare_items(json.loads(json.dumps(value)))
     assert [i["config"] for i in got] == [{"k": "1"}, {"k": "2"}, {"k": "1"}]
-    assert got[0]["headline"]["reward_mean"] == 0.123457
+    assert got[0]["cells"]["reward_mean"] == "0.1235" and got[0]["cells"]["steps"] == "3"
+    assert got[0]["cells"]["staleness"] == "–" and got[0]["cells"]["pass_at_k"] == "–"
 
 
 class _Rows(HTMLParser):
@@ -201,10 +215,10 @@ def test_a_sparkline_says_what_it_spans(site, index):
     assert html.count('class="spark" title="reward per step from ') >= 1
 
 
-def test_last_activity_shows_its_year_when_the_listing_spans_years(tmp_path):
-    """ "01-01 00:50" beside "12-31 23:10" hides that one is a year later: with activity in
-    more than one year every row shows its date in full, in the page as in index-rows.js;
-    within one year, month and day."""
+def test_last_activity_shows_its_year(tmp_path):
+    """ "01-01 00:50" beside "12-31 23:10" hid that one is a year later: every row shows its
+    date in full, in the page as in index-rows.js and in the runs list, whether the listed
+    activity spans one year or two."""
     import json
     import shutil
     from pathlib import Path
@@ -213,9 +227,7 @@ def test_last_activity_shows_its_year_when_the_listing_spans_years(tmp_path):
     from sitegen.options import BuildOptions
     from sitegen.present.listing import _when
 
-    assert _when("2026-01-01T00:50:06", False) == "01-01 00:50"
-    assert _when("2026-01-01T00:50:06", True) == "2026-01-01 00:50"
-    assert _when(None, True) is None
+    assert _when("2026-01-01T00:50:06") == "2026-01-01 00:50" and _when(None) is None
 
     src = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "sync-baseline"
 
@@ -227,13 +239,14 @@ def test_last_activity_shows_its_year_when_the_listing_spans_years(tmp_path):
         col = d["columns"].index("last_shown")
         got = [g[0][col] for g in d["groups"]]
         html = (out / "index.html").read_text(encoding="utf-8")
-        assert all(f">{s}</td>" in html for s in got)
+        runs = (out / "runs" / "index.html").read_text(encoding="utf-8")
+        assert all(f">{s}</td>" in html and f">{s}</td>" in runs for s in got)
         return got
 
     one = tmp_path / "one"
     shutil.copytree(src, one / "a")
     shutil.copytree(src, one / "b")
-    assert [len(s) for s in shown(one)] == [11, 11]  # "02-13 00:38"
+    assert shown(one) == ["2026-02-13 00:38"] * 2
     two = tmp_path / "two"
     shutil.copytree(src, two / "a")
     shutil.copytree(src, two / "b")

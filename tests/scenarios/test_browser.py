@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import math
 import os
 import shutil
 import threading
@@ -20,7 +21,7 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError("CI must install Debian's chromium for the browser tests")
     pytest.skip("no chromium on this machine", allow_module_level=True)
 
-from sitegen.present.formatting import fmt_dur  # noqa: E402
+from sitegen.present.formatting import fixed, fmt_dur, fmt_num, fmt_pct, fmt_score  # noqa: E402
 from tests.conftest import JOB_SECTIONS, load  # noqa: E402
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -179,6 +180,20 @@ def test_run_page(tab, base, index):
     assert tab.page.locator("g.mark-symbol path").count() >= 1  # discarded first attempts marked
     for jid in run["jobs"]:
         assert tab.page.locator(f"#chain a[href$='jobs/{jid}/index.html']").count() == 1
+
+
+def test_a_chart_tooltip_prints_as_the_tables_do(tab, site, index):
+    """A run's discarded first attempt, hovered: its tooltip's figure is formatting.fixed's."""
+    from tests.conftest import page_specs
+
+    _, run = _ids(index)
+    tab.goto(site.as_uri() + "/" + run["url"] + "index.html")
+    marks = page_specs(site / run["url"] / "index.html")["reward"]["layer"][-1]["data"]["values"]
+    tab.page.locator("[data-chart=reward] g.mark-symbol path").first.hover(force=True)
+    tab.page.wait_for_selector("#vg-tooltip-element.visible")
+    text = tab.page.inner_text("#vg-tooltip-element")
+    assert text.split()[-1] == fixed(marks[0]["y"], 4, group=False), text
+    assert tab.errors == []
 
 
 def test_compare_selection_survives_reload(tab, base, site, index):
@@ -423,4 +438,60 @@ def test_the_index_table_fits_a_desktop_window(tab, site):
         "() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth - w.clientWidth; }"
     )
     assert over <= 0, over
+    assert tab.errors == []
+
+
+# -- one rounding rule in the pages and in the script --------------------------------------------
+
+# Ties of the shortest decimal (0.37075, 0.125, 2.5) either side of zero, a tie whose binary
+# value lies below it (1.005, 2.675), zeros, the scientific edges (1e-7, 1e9), large
+# integers as floats, non-numbers.
+TRICKY = [0.37075, 0.37074999999999997, 0.125, -0.125, 2.5, -2.5, 0.5, 1.5, 0.0, -0.0, 1e-7, -1e-7,
+          5e-5, 9.9996e-5, 1.005, -1.005, 2.675, 0.0005, 0.045, 999.99995, 0.999995, 1e9,
+          999999999.99996, 123456789.5, 2.0**53, 1e21, 1.5e300, 5e-324, 0.1 + 0.2, 1 / 3,
+          725.0, 433.01274, 81.25 / 100, float("nan"), float("inf"), float("-inf")]  # fmt: skip
+
+
+def _numbers() -> list[float]:
+    import random
+
+    rng = random.Random(34)
+    out = list(TRICKY)
+    for _ in range(1500):
+        out.append(rng.choice((-1, 1)) * 10 ** rng.uniform(-9, 12))
+        out.append(float(f"{rng.randrange(-(10**8), 10**8)}5e-{rng.randrange(1, 10)}"))  # a tie
+        out.append(float(rng.randrange(-(10**6), 10**6)))
+    return out
+
+
+def test_the_script_rounds_as_the_pages_do(tab, site):
+    """static/site.js's formatters (the task rows it draws) and formatting.py's print the
+    same text for every value: ties, signs, zeros, tiny and huge numbers, nan and ±inf."""
+    tab.goto(site.as_uri() + "/index.html")
+    values = _numbers()
+    got = tab.page.evaluate(
+        """(vs) => { const f = sitegen.format;
+          return vs.map(v => [0, 1, 2, 4, 6].map(d => f.num(v, d))
+            .concat([f.score(v), f.pct(v), f.pct(v, 0), f.pct(v, 2)])); }""",
+        values,
+    )
+    want = [
+        [fmt_num(v, d) for d in (0, 1, 2, 4, 6)]
+        + [fmt_score(v), fmt_pct(v), fmt_pct(v, 0), fmt_pct(v, 2)]
+        for v in values
+    ]
+    wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
+    assert wrong == []
+    assert want[0][3] == "0.3708" and want[TRICKY.index(1.005)][2] == "1.01"
+    assert want[TRICKY.index(-0.0)][3] == "0.0000" and want[TRICKY.index(1e-7)][3] == "1.000e-07"
+    # the charts' tooltips: ".4f" and ",.2f" drawn by the same rule
+    finite = [v for v in values if math.isfinite(v)]
+    tips = tab.page.evaluate(
+        "(vs) => vs.map(v => [sitegen.format.vegaFixed(v, '.4f'), sitegen.format.vegaFixed(v, ',.2f')])",
+        finite,
+    )
+    assert tips == [[fixed(v, 4, group=False), fixed(v, 2)] for v in finite]
+    ints = [0, 7, -7, 999, 1000, -1234567, 2**53]
+    counts = tab.page.evaluate("(vs) => vs.map(v => sitegen.format.count(v))", ints)
+    assert counts == [fmt_num(n) for n in ints]
     assert tab.errors == []

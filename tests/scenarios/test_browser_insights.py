@@ -153,10 +153,19 @@ def test_full_task_table_loads_on_demand(tab, pbase, tmp_path_factory, monkeypat
         httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=httpd.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{httpd.server_address[1]}/{out.name}/"
+    rows = """els => Object.fromEntries(els.map(tr => [tr.id, Array.from(tr.cells).map(td =>
+      [td.className, td.innerHTML])]))"""
     try:
+        # the rows the script draws are the page's own, cell for cell, figures included
+        tab.goto(base + url + "index.html")
+        page = tab.page
+        inline = page.eval_on_selector_all("#tasks-table tbody tr", rows)
+        page.click("#task-load")
+        page.wait_for_function("document.querySelectorAll('#tasks-table tbody tr').length === 6")
+        drawn = page.eval_on_selector_all("#tasks-table tbody tr", rows)
+        assert len(inline) == 2 and {k: drawn[k] for k in inline} == inline
         # a link to a row the page does not hold: the table loads, then the row is there
         tab.goto(base + url + "index.html#task-sandbox-heavy")
-        page = tab.page
         page.wait_for_selector(
             "#tasks-table tr#task-sandbox-heavy", state="attached", timeout=10000
         )
