@@ -22,3 +22,47 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("planted-out") / "site"
     build(BuildOptions(archive=root, out=out, workers=1, now=time.time()))
     return out, truth
+
+
+LONG_CHAIN_JOBS = 12
+
+
+@pytest.fixture(scope="session")
+def long_chain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """(site folder, data/index.json) of one run resumed again and again: 12 jobs of a few
+    steps, each resumed from the last checkpoint of the one before (which ran a step past
+    it), their trials in one folder. Its run page holds a long chain and wide tables."""
+    from datetime import datetime, timedelta
+
+    from sitegen.synth.jobspec import JobSpec
+    from sitegen.synth.logs import write_log
+    from sitegen.synth.trials import step_windows, write_trials
+
+    root = tmp_path_factory.mktemp("long-chain")
+    windows = []
+    for i in range(LONG_CHAIN_JOBS):
+        last = i == LONG_CHAIN_JOBS - 1
+        spec = JobSpec(
+            f"flat/long-chain/train_{620000 + i}.out",
+            "long-chain",
+            3 * i + 1,
+            3 * i + 3 if last else 3 * i + 4,
+            "complete" if last else "cancelled",
+            "TIME LIMIT",
+            resume_from=3 * i or None,
+            ckpt_interval=3,
+            ckpt_root="/ckpt/long-chain",
+            job_id=620000 + i,
+            start=datetime(2026, 2, 8) + timedelta(days=i),
+            engines=1,
+        )
+        path = root / spec.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as fh:
+            truth = write_log(fh, spec, 34 + i)
+        windows += step_windows(spec, truth, None if last else 3 * i + 3)
+    rel = "flat/long-chain/trace_jobs"
+    write_trials(root / rel, rel, 4 * len(windows), 34, 1024, variants=False, windows=windows)
+    out = tmp_path_factory.mktemp("long-chain-out") / "site"
+    build(BuildOptions(archive=root, out=out, workers=1, now=time.time()))
+    return out, json.loads((out / "data" / "index.json").read_text())

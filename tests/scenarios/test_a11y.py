@@ -1,6 +1,8 @@
 """A site everyone can read: axe-core finds no serious or critical violation on the index (whole or
 holding the newest runs), a job, a run,
 the runs list and the compare page (with a selection), in light and dark; every chart has a text alternative.
+The same holds for a run of a long resume chain at desktop and phone widths, where tables
+overflow: every region that scrolls takes focus, has a name and shows its focus.
 
 axe-core is vendored (tests/vendor/axe.min.js, axe-core 4.14.1 from npm, MPL-2.0, its licence header
 kept): the test runs offline and pins the rules it checks. Refresh with
@@ -112,3 +114,75 @@ def test_axe_sees_a_violation(scheme_tab, server):  # noqa: F811
     )
     ids = {v["id"] for v in _violations(scheme_tab)}
     assert "color-contrast" in ids
+
+
+# -- a long resume chain: tables that overflow -----------------------------------------------------
+
+# Every element that can scroll (overflow auto or scroll, on the page's layout), whether or not
+# it does at this width: its tag, whether it scrolls now, its tabindex, role and name.
+SCROLLERS = """() => Array.from(document.querySelectorAll('body *')).filter(e => {
+    const s = getComputedStyle(e);
+    return /auto|scroll/.test(s.overflowX + ' ' + s.overflowY) && e.getClientRects().length > 0;
+  }).map(e => ({
+    what: e.tagName.toLowerCase() + '.' + e.className,
+    scrolls: e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1,
+    tabindex: e.getAttribute('tabindex'), role: e.getAttribute('role'),
+    name: (e.getAttribute('aria-label') || (e.getAttribute('aria-labelledby') || '').split(' ')
+      .map(id => (document.getElementById(id) || {}).textContent || '').join(' ')).trim()}))"""
+
+
+def _long_pages(index: dict) -> list[str]:
+    run = index["runs"][0]
+    picks = f"runs={run['id']}&jobs={','.join(run['jobs'][:3])}"
+    return ["index.html", run["url"] + "index.html", f"jobs/{run['jobs'][5]}/index.html",
+            f"compare/index.html?{picks}"]  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_scrolling_regions_of_a_long_chain_take_focus(browser, long_chain, width):  # noqa: F811
+    """A run of 12 jobs with wide tables (at a phone's width every table overflows): no
+    serious violation on its index, run, job and compare pages (axe's
+    scrollable-region-focusable among them), and every region that can scroll is a named
+    region the keyboard can reach, scroll and see focused."""
+    import functools
+    import http.server
+    import threading
+
+    site, index = long_chain
+    assert len(index["runs"][0]["jobs"]) == 12
+    handler = functools.partial(_Quiet, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        tab = Watched(ctx.new_page())
+        scrolling = 0
+        for rel in _long_pages(index):
+            tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{rel}")
+            assert _violations(tab) == [], rel
+            regions = tab.page.evaluate(SCROLLERS)
+            bad = [
+                r for r in regions if r["tabindex"] != "0" or r["role"] != "region" or not r["name"]
+            ]
+            assert bad == [], rel
+            scrolling += sum(r["scrolls"] for r in regions)
+        if width < 700:
+            assert scrolling >= 8  # the phone's pages do overflow: the check saw them
+        # the keyboard reaches a wide table, scrolls it and sees where it is
+        tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{index['runs'][0]['url']}index.html")
+        page = tab.page
+        page.keyboard.press("Shift")  # (a keyboard user: focus() below is :focus-visible)
+        box = "#chain .table-wrap"
+        page.eval_on_selector(box, "e => e.focus()")
+        style = page.eval_on_selector(
+            box, "e => [getComputedStyle(e).outlineStyle, getComputedStyle(e).outlineWidth]"
+        )
+        assert style == ["solid", "2px"]
+        if width < 700:
+            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(f"document.querySelector('{box}').scrollLeft > 0")
+        assert tab.errors == []
+    finally:
+        ctx.close()
+        httpd.shutdown()
