@@ -417,6 +417,21 @@
     return g;
   }
 
+  /* The index's filter, which the comparison page's picker shares: a group (a run with its
+     jobs) stays when its data-search holds the text and, with a status chosen, one of its
+     data-statuses is that status (sitegen/present/listing.py: ListingGroup). Returns how many
+     stay. */
+  function filterGroups(groups, q, s) {
+    var shown = 0;
+    Array.prototype.forEach.call(groups, function (g) {
+      var ok = (!q || g.getAttribute("data-search").indexOf(q) >= 0) &&
+               (!s || (" " + g.getAttribute("data-statuses") + " ").indexOf(" " + s + " ") >= 0);
+      g.hidden = !ok;
+      if (ok) shown++;
+    });
+    return shown;
+  }
+
   function cellValue(tr, col) {
     var td = tr.children[col];
     if (!td) return "";
@@ -504,13 +519,7 @@
     var apply = function () {
       var q = filter.value.trim().toLowerCase();
       var s = status.value;
-      var shown = 0;
-      Array.prototype.forEach.call(table.tBodies, function (g) {
-        var ok = (!q || g.getAttribute("data-search").indexOf(q) >= 0) &&
-                 (!s || (" " + g.getAttribute("data-statuses") + " ").indexOf(" " + s + " ") >= 0);
-        g.hidden = !ok;
-        if (ok) shown++;
-      });
+      var shown = filterGroups(table.tBodies, q, s);
       count.textContent = shown + " of " + (complete ? table.tBodies.length : total) + " runs shown";
       // an empty table says why, with the way back
       if (noMatch) noMatch.hidden = shown > 0 || !(q || s);
@@ -752,34 +761,120 @@
         .slice(0, DEFAULT_PICKS).map(key);
       defaulted = selected.length > 0;
     }
-    var picker = document.getElementById("picker");
-    items.forEach(function (it) {
-      var label = document.createElement("label");
-      label.className = it.kind;
-      var cb = document.createElement("input");
-      cb.type = "checkbox"; cb.value = key(it); cb.className = "pick";
-      cb.setAttribute("data-kind", it.kind); cb.setAttribute("data-id", it.id);
-      cb.checked = selected.indexOf(key(it)) >= 0;
-      cb.addEventListener("change", function () {
-        defaulted = false;
-        if (cb.checked) selected.push(key(it)); else selected.splice(selected.indexOf(key(it)), 1);
-        render();
-      });
-      label.appendChild(cb);
-      label.appendChild(document.createTextNode(" " + it.kind + " " + it.id));
-      label.setAttribute("data-search", (it.kind + " " + it.id).toLowerCase());
-      picker.appendChild(label);
+    /* The picker: every run, newest first, with its jobs (a run of one job is its job, as
+       on the index), filtered as the index is; native checkboxes, the arrow keys moving
+       between them. What is picked stays listed above it, each with a button to drop it. */
+    var picker = document.getElementById("picker"), pickBoxes = {};
+    initPicker();
+    function initPicker() {
+      var d = store["compare-items"] || { groups: [] }, listed = {}, frag = document.createDocumentFragment();
+      var line = function (it, nested) {
+        var label = el("label", "pick-line " + it.kind + (nested ? " nested" : ""));
+        var cb = el("input", "pick");
+        cb.type = "checkbox"; cb.value = key(it);
+        cb.setAttribute("data-kind", it.kind); cb.setAttribute("data-id", it.id);
+        cb.checked = selected.indexOf(key(it)) >= 0;
+        label.appendChild(cb);
+        if (nested) { var t = el("span", "tree", "└"); t.setAttribute("aria-hidden", "true"); label.appendChild(t); }
+        label.appendChild(el("span", "pick-kind", it.kind));
+        label.appendChild(el("span", "pick-name", it.id));
+        label.appendChild(el("span", "status status-" + it.status, it.status));
+        // steps and reward mean as the table prints them (cells), the last activity as the index does
+        var facts = [it.cells[0] + (it.cells[0] === "1" ? " step" : " steps")];
+        if (it.cells[1] !== DASH) facts.push("reward " + it.cells[1]);
+        if (it.last_activity) facts.push(it.last_activity.slice(0, 16).replace("T", " "));
+        label.appendChild(el("small", "dim", facts.join(" · ")));
+        pickBoxes[key(it)] = cb;
+        listed[key(it)] = 1;
+        return label;
+      };
+      var group = function (rows) {
+        var g = el("li", "pick-group");
+        g.setAttribute("data-search", rows.map(function (r) { return r.id.toLowerCase() + " " + r.status; }).join(" "));
+        g.setAttribute("data-statuses", rows.map(function (r) { return r.status; }).join(" "));
+        g.appendChild(line(rows[0], false));
+        if (rows.length > 2) rows.slice(1).forEach(function (r) { g.appendChild(line(r, true)); });
+        else if (rows.length === 2) listed[key(rows[1])] = 1;
+        frag.appendChild(g);
+      };
+      d.groups.forEach(function (g) { group(g.map(function (i) { return items[i]; })); });
+      items.forEach(function (it) { if (!listed[key(it)]) group([it]); });  // (a job of no listed run)
+      picker.appendChild(frag);
+    }
+    var pickFilter = document.getElementById("pick-filter"), pickStatus = document.getElementById("pick-status");
+    var pickCount = document.getElementById("pick-count"), pickNone = document.getElementById("pick-no-match");
+    var applyPick = function () {
+      var q = pickFilter.value.trim().toLowerCase(), shown = filterGroups(picker.children, q, pickStatus.value);
+      pickCount.textContent = shown + " of " + picker.children.length + " runs shown";
+      pickNone.hidden = shown > 0;
+    };
+    pickFilter.addEventListener("input", applyPick);
+    pickStatus.addEventListener("change", applyPick);
+    document.getElementById("pick-clear-filter").addEventListener("click", function () {
+      pickFilter.value = ""; pickStatus.value = ""; applyPick(); pickFilter.focus();
     });
-    document.getElementById("pick-filter").addEventListener("input", function (e) {
-      var q = e.target.value.trim().toLowerCase();
-      picker.querySelectorAll("label").forEach(function (l) { l.hidden = q && l.getAttribute("data-search").indexOf(q) < 0; });
+    var shownBoxes = function () {
+      return Array.prototype.filter.call(picker.querySelectorAll("input.pick"), function (c) { return !c.closest("[hidden]"); });
+    };
+    pickFilter.addEventListener("keydown", function (e) {
+      if (e.key === "ArrowDown" && shownBoxes().length) { shownBoxes()[0].focus(); e.preventDefault(); }
+      else if (e.key === "Escape" && pickFilter.value) { pickFilter.value = ""; applyPick(); }
     });
+    picker.parentNode.addEventListener("keydown", function (e) {
+      var keys = { ArrowDown: 1, ArrowUp: -1, Home: 0, End: 0 };
+      if (!(e.key in keys)) return;
+      var boxes = shownBoxes(), i = boxes.indexOf(document.activeElement);
+      if (!boxes.length) return;
+      e.preventDefault();
+      var n = e.key === "Home" ? 0 : e.key === "End" ? boxes.length - 1 : i < 0 ? 0 : i + keys[e.key];
+      if (n < 0) pickFilter.focus(); else boxes[Math.min(n, boxes.length - 1)].focus();
+    });
+    picker.addEventListener("change", function (e) {
+      var cb = e.target, k = cb.value;
+      if (!cb.classList.contains("pick")) return;
+      defaulted = false;
+      if (cb.checked) { if (selected.indexOf(k) < 0) selected.push(k); }
+      else if (selected.indexOf(k) >= 0) selected.splice(selected.indexOf(k), 1);
+      render();
+    });
+    var drop = function (k) {
+      defaulted = false;
+      selected.splice(selected.indexOf(k), 1);
+      if (pickBoxes[k]) pickBoxes[k].checked = false;
+      render();
+    };
     document.getElementById("clear-btn").addEventListener("click", function () {
       defaulted = false;
       selected = [];
       picker.querySelectorAll("input").forEach(function (c) { c.checked = false; });
       render();
     });
+    applyPick();
+
+    /* The picks above the list, each a button that drops it (in the chart's colour). */
+    function pickedList() {
+      var box = document.getElementById("picked-list"), had = box.contains(document.activeElement);
+      var at = had ? Array.prototype.indexOf.call(box.children, document.activeElement) : -1;
+      box.innerHTML = "";
+      selected.forEach(function (k, i) {
+        var it = byKey[k], b = el("button", "chip");
+        b.type = "button";
+        b.title = "drop " + it.kind + " " + it.id;
+        var sw = el("span", "swatch");
+        sw.style.background = PALETTE[i % PALETTE.length];
+        b.appendChild(sw);
+        b.appendChild(document.createTextNode(it.kind + " " + it.id + " "));
+        var x = el("span", "", "×");
+        x.setAttribute("aria-hidden", "true");
+        b.appendChild(x);
+        b.setAttribute("aria-label", "Drop " + it.kind + " " + it.id);
+        b.addEventListener("click", function () { drop(k); });
+        box.appendChild(b);
+      });
+      // a dropped pick's button is gone: the keyboard stays with the next one (or the search)
+      if (had) (box.children[Math.min(at, box.children.length - 1)] || pickFilter).focus();
+      document.getElementById("selection-count").textContent = selected.length ? (defaulted ? "Showing:" : selected.length + " picked:") : "Nothing picked.";
+    }
 
     function render() {
       var runs = [], jobs = [];
@@ -789,7 +884,7 @@
       if (metric !== "reward") q += (q ? "&" : "") + "metric=" + encodeURIComponent(metric);
       if (xSelect.value === "since" && xChosen) q += (q ? "&" : "") + "x=since";
       history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
-      document.getElementById("selection-count").textContent = selected.length + " selected";
+      pickedList();
       var tbody = document.querySelector("#compare-table tbody");
       tbody.innerHTML = "";
       selected.forEach(function (k, i) {

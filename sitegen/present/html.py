@@ -246,7 +246,7 @@ class Renderer:
                 [p for p, _ in run_pages if isinstance(p, RunPage)],
                 [p for p, _ in job_pages if isinstance(p, JobPage)],
             )
-        self.compare(compare)
+        self.compare(compare, index)
         self.writer.write(".nojekyll", "")
         # GitHub Pages serves 404.html at any depth: only an absolute root works there.
         self.writer.write(
@@ -409,14 +409,14 @@ class Renderer:
         made = self.premade.pop(rel, None)
         return made[1] if made is not None and made[0] == args else None
 
-    def compare(self, page: ComparePage) -> None:
-        """The comparison page: every run and job's headline (``compare/items.js``); each one's
-        smoothed curves come from its own folder (:meth:`PageFiles.curves`) when it is picked."""
+    def compare(self, page: ComparePage, index: IndexPage) -> None:
+        """The comparison page: every run and job's figures (``compare/items.js``, listed in
+        the index's order); each one's smoothed curves come from its own folder
+        (:meth:`PageFiles.curves`) when it is picked."""
         spec = charts.overlay([])
         # loaded by a <script> tag, not embedded: the page stays small with hundreds of runs
-        self.writer.write(
-            "compare/items.js", script_data("compare-items", listing.compare_items(page.items))
-        )
+        items = listing.compare_items(page.items, listing.picker_chains(index))
+        self.writer.write("compare/items.js", script_data("compare-items", items))
         ctx: CompareContext = {
             "overlay_json": script_json(spec),
             "nav": "compare",

@@ -184,16 +184,21 @@ class ListingGroup:
         return " ".join(r.status for r in (self.run, *self.jobs))
 
 
-def listing_groups(index: IndexPage) -> list[ListingGroup]:
-    """Every run with its jobs, newest activity first (runs without a time last, in the
-    index's order): what a reader scanning a team archive looks for first."""
-    chains = index.jobs_by_run()
+def run_order(index: IndexPage) -> list[RunRow]:
+    """Every run, newest activity first (runs without a time last, in the index's order):
+    what a reader scanning a team archive looks for first; the index and the comparison
+    page's picker list them so."""
     dated = [r for r in index.runs if r.last_activity]
     # a stable sort: runs with the same time keep the index's order
     order = sorted(dated, key=lambda r: r.last_activity or "", reverse=True)
-    order += [r for r in index.runs if not r.last_activity]
+    return order + [r for r in index.runs if not r.last_activity]
+
+
+def listing_groups(index: IndexPage) -> list[ListingGroup]:
+    """Every run with its jobs, in :func:`run_order`."""
+    chains = index.jobs_by_run()
     groups = []
-    for r in order:
+    for r in run_order(index):
         chain = chains.get(r.id, [])
         jobs = tuple(listing_row(j) for j in chain) if len(chain) > 1 else ()
         groups.append(ListingGroup(listing_row(r, chain), jobs))
@@ -258,12 +263,22 @@ def compare_cells(it: CompareItem) -> list[str]:
     ]
 
 
-def compare_items(items: Sequence[CompareItem]) -> dict:
+def picker_chains(index: IndexPage) -> list[tuple[str, list[str]]]:
+    """Each run's id with its jobs' ids, in :func:`run_order`: the picker's groups."""
+    jobs = index.jobs_by_run()
+    return [(r.id, [j.id for j in jobs.get(r.id, [])]) for r in run_order(index)]
+
+
+def compare_items(
+    items: Sequence[CompareItem], chains: Sequence[tuple[str, Sequence[str]]] = ()
+) -> dict:
     """``compare/items.js``'s value, column-wise: ``rows`` follow ``columns``, ``cells`` (the
     table's figures as printed) follow ``cell_columns``, a finding ``finding_columns``, and a
     config holds for each of ``config_keys`` the index of its value in that key's
     ``config_values`` (``null``: not in that config). A row of four, ``[kind, id, url, i]``,
-    is an item equal to row ``i`` apart from those three (a run of one job's job)."""
+    is an item equal to row ``i`` apart from those three (a run of one job's job).
+    ``groups`` lists the picker's entries in ``chains``' order (:func:`picker_chains`): per
+    run the row of the run, then its jobs' rows."""
     keys = sorted({k for it in items for k in it.config})
     # each key's values once: most differ between a few settings (a model, a learning rate)
     values: dict[str, dict[str, int]] = {k: {} for k in keys}
@@ -287,6 +302,12 @@ def compare_items(items: Sequence[CompareItem]) -> dict:
             continue
         seen[ident] = len(rows)
         rows.append([it.kind, it.id, it.url, *body])
+    at = {(it.kind, it.id): i for i, it in enumerate(items)}
+    groups = [
+        [at["run", run], *(at["job", j] for j in jobs if ("job", j) in at)]
+        for run, jobs in chains
+        if ("run", run) in at
+    ]
     return {
         "columns": ITEM_COLUMNS,
         "cell_columns": CELL_COLUMNS,
@@ -294,6 +315,7 @@ def compare_items(items: Sequence[CompareItem]) -> dict:
         "config_keys": keys,
         "config_values": [list(values[k]) for k in keys],
         "rows": rows,
+        "groups": groups,
     }
 
 

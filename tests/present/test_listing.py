@@ -123,7 +123,8 @@ def test_groups_newest_first_and_the_first_rows_cut_at_a_group():
 
 def test_compare_items_print_as_the_index_and_list_as_it(site, index):
     """compare/items.js carries the comparison table's figures as the page formatters print
-    them (the index's own), each item once (a run of one job's job points at its run)."""
+    them (the index's own), each item once (a run of one job's job points at its run), and
+    the picker's groups: every run, newest first as on the index, then its jobs."""
     from sitegen.model.pages import IndexPage
 
     _, value = _script_data(site / "compare" / "items.js")
@@ -153,6 +154,13 @@ def test_compare_items_print_as_the_index_and_list_as_it(site, index):
     # a run of one job is stored once: its job's row points at it
     short = [r for r in value["rows"] if len(r) == 4]
     assert short and all(value["rows"][r[3]][0] == "run" for r in short)
+    # the picker's groups: the index's order, each run with its jobs in chain order
+    order = [g.run.id for g in listing_groups(IndexPage.from_json(index))]
+    assert [items[g[0]]["id"] for g in value["groups"]] == order
+    for g in value["groups"]:
+        run = next(r for r in index["runs"] if r["id"] == items[g[0]]["id"])
+        assert [items[i]["id"] for i in g[1:]] == run["jobs"]
+        assert {items[i]["kind"] for i in g[1:]} <= {"job"}
 
 
 def test_compare_items_keep_distinct_items_apart():
@@ -168,10 +176,11 @@ def test_compare_items_keep_distinct_items_apart():
     c = CompareItem.from_json(
         {"kind": "job", "id": "c", "url": "jobs/c/", **common, "config": {"k": "1"}}
     )
-    value = compare_items([a, b, c])
+    value = compare_items([a, b, c], [("a", ["b", "c", "gone"])])
     assert [len(r) for r in value["rows"]] == [9, 9, 4] and value["rows"][2][3] == 0
     assert value["config_values"] == [["1", "2"]]  # each value once
     assert [r[7] for r in value["rows"][:2]] == [[0], [1]]
+    assert value["groups"] == [[0, 1, 2]]  # (a job the items lack is left out)
     got = decode_compare_items(json.loads(json.dumps(value)))
     assert [i["config"] for i in got] == [{"k": "1"}, {"k": "2"}, {"k": "1"}]
     assert got[0]["cells"]["reward_mean"] == "0.1235" and got[0]["cells"]["steps"] == "3"

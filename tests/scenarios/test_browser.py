@@ -495,3 +495,127 @@ def test_the_script_rounds_as_the_pages_do(tab, site):
     counts = tab.page.evaluate("(vs) => vs.map(v => sitegen.format.count(v))", ints)
     assert counts == [fmt_num(n) for n in ints]
     assert tab.errors == []
+
+
+# -- the comparison page's picker at team scale -----------------------------------------------------
+
+TEAM_RUNS = 500
+
+
+@pytest.fixture(scope="module")
+def team_compare(site: Path, index: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample's site with a comparison list of 500 runs (every fifth of three jobs), made
+    by listing.compare_items from synthetic items: the picker as a team archive fills it.
+    Each item's folder is one of the sample's runs (its curves load; they are not drawn)."""
+    from dataclasses import fields
+
+    from sitegen.model.pages import CompareItem, Headline
+    from sitegen.present.listing import compare_items
+    from sitegen.present.pagefiles import script_data
+
+    out = tmp_path_factory.mktemp("team-compare") / "site"
+    shutil.copytree(site, out)
+    url = index["runs"][0]["url"]
+    statuses = ["complete", "running", "cancelled", "failed"]
+    items, chains = [], []
+
+    def item(kind: str, name: str, n: int) -> CompareItem:
+        h = {f.name: None for f in fields(Headline)} | {
+            "steps": 10 + n % 7,
+            "reward_mean": n / 1000,
+        }
+        return CompareItem.from_json(
+            {
+                "kind": kind,
+                "id": name,
+                "url": url,
+                "status": statuses[n % 4],
+                "headline": h,
+                "trial_success_rate": None,
+                "trial_error_rate": None,
+                "findings": [],
+                "tasks": None,
+                "last_activity": f"2026-03-{1 + n % 28:02d}T{n % 24:02d}:00:00",
+                "config": {},
+            }  # fmt: skip
+        )
+
+    for n in range(TEAM_RUNS):
+        run = f"team.sweep-{n:04d}"
+        jobs = [f"{run}.attempt-{a}" for a in range(3 if n % 5 == 0 else 1)]
+        items.append(item("run", run, n))
+        items += [item("job", j, n) for j in jobs]
+        chains.append((run, jobs))
+    (out / "compare" / "items.js").write_text(
+        script_data("compare-items", compare_items(items, chains)), encoding="utf-8"
+    )
+    return out
+
+
+def test_the_picker_finds_and_keeps_picks_among_500_runs(tab, team_compare):
+    """Among 500 runs the picker shows one line a run (its jobs below it when it has
+    several), filters by name and status as the index does, is worked from the keyboard, and
+    keeps what is picked in the address across a reload."""
+    page = tab.page
+    page.goto(team_compare.as_uri() + "/compare/index.html")  # (its curves are not drawn)
+    page.wait_for_load_state("load")
+    groups = "#picker > li.pick-group"
+    shown = "els => els.filter(e => !e.hidden).length"
+    assert page.locator(groups).count() == TEAM_RUNS
+    assert page.text_content("#pick-count") == f"{TEAM_RUNS} of {TEAM_RUNS} runs shown"
+    assert page.locator("#picker input.pick").count() == TEAM_RUNS + 3 * (TEAM_RUNS // 5)
+    # by name: a job's name finds its run; by status, as on the index
+    page.fill("#pick-filter", "sweep-0420.attempt-2")
+    assert page.eval_on_selector_all(groups, shown) == 1
+    assert page.text_content("#pick-count") == f"1 of {TEAM_RUNS} runs shown"
+    page.fill("#pick-filter", "")
+    page.select_option("#pick-status", "failed")
+    assert page.eval_on_selector_all(groups, shown) == TEAM_RUNS // 4
+    page.select_option("#pick-status", "")
+    page.fill("#pick-filter", "no-such-run")
+    assert page.is_visible("#pick-no-match")
+    page.click("#pick-clear-filter")
+    assert page.eval_on_selector_all(groups, shown) == TEAM_RUNS
+    # the keyboard: type, arrow down into the list, space picks; down again to its job
+    assert page.locator("#picked-list .chip").count() == 5  # (the newest runs, until one picks)
+    page.click("#clear-btn")
+    page.fill("#pick-filter", "sweep-0420")
+    page.focus("#pick-filter")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.id") == "team.sweep-0420"
+    page.keyboard.press("Space")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.id") == "team.sweep-0420.attempt-1"
+    page.keyboard.press("Space")
+    search = "() => location.search"  # (page.url follows replaceState only later)
+    assert page.evaluate(search) == "?runs=team.sweep-0420&jobs=team.sweep-0420.attempt-1"
+    page.fill("#pick-filter", "sweep-0007")
+    page.check("input.pick[data-id='team.sweep-0007']")
+    assert page.evaluate(search).startswith("?runs=team.sweep-0420,team.sweep-0007&")
+    assert page.locator("#compare-table tbody tr").count() == 3
+    # kept across a reload: ticked in the list, listed above it, in the table
+    page.reload()
+    page.wait_for_load_state("load")
+    assert page.is_checked("input.pick[data-id='team.sweep-0007']")
+    assert page.is_checked("input.pick[data-id='team.sweep-0420.attempt-1']")
+    chips = page.eval_on_selector_all(
+        "#picked-list .chip", "els => els.map(e => e.getAttribute('aria-label'))"
+    )
+    assert chips == [  # (in the address's order: runs, then jobs)
+        "Drop run team.sweep-0420",
+        "Drop run team.sweep-0007",
+        "Drop job team.sweep-0420.attempt-1",
+    ]
+    # a pick's button drops it, and the keyboard stays on the buttons
+    page.focus("#picked-list .chip")
+    page.keyboard.press("Enter")
+    assert page.evaluate(search) == "?runs=team.sweep-0007&jobs=team.sweep-0420.attempt-1"
+    assert page.evaluate("document.activeElement.className") == "chip"
+    assert not page.is_checked("input.pick[data-id='team.sweep-0420']")
+    # the table prints what compare_items printed: reward 0.0070 (not 0.007)
+    cells = page.eval_on_selector_all(
+        "#compare-table tbody tr td:nth-child(4)", "els => els.map(e => e.textContent)"
+    )
+    assert cells == ["0.0070", "0.4200"]
+    assert tab.errors == []
