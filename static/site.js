@@ -719,6 +719,22 @@
     return out;
   }
 
+  /* The overlay's y domain when no pick's curve varies, as sitegen/present/charts.py's
+     flat_domain gives the pages' charts (this axis is not zero-based): Vega's own would lay
+     a lone constant line on the chart's border. null when some curve varies. */
+  function flatDomain(rows) {
+    var levels = {}, lo = Infinity, hi = -Infinity;
+    for (var i = 0; i < rows.length; i++) {
+      var r = rows[i];
+      if (r.name in levels && levels[r.name] !== r.value) return null;
+      levels[r.name] = r.value;
+      lo = Math.min(lo, r.value); hi = Math.max(hi, r.value);
+    }
+    if (!rows.length) return null;
+    var pad = (hi - lo) / 2 || Math.abs(hi) || 1;
+    return [lo - pad, hi + pad];
+  }
+
   function comparePage() {
     var items = compareItems(store["compare-items"]);
     var base = readJSON("overlay-spec");
@@ -947,6 +963,8 @@
       });
       var spec = JSON.parse(JSON.stringify(base));
       spec.data = { values: rows };
+      var domain = flatDomain(rows);
+      if (domain) spec.encoding.y.scale = Object.assign({}, spec.encoding.y.scale, { domain: { unionWith: domain } });
       spec.encoding.y.title = metric + " (smoothed)";
       if (since) spec.encoding.x.title = "steps after the pick's first step";
       // Colours follow the selection order, matching the table's swatches.

@@ -84,13 +84,19 @@ def skeleton(name: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# A hole's value that leaves the hole's key out of the chart (a y scale only some charts need).
+OMIT: Any = object()
+
+
 def fill(node: Any, holes: dict[str, Any], data: dict[str, list]) -> Any:
     """A copy of a skeleton with each data stub ``{"name": n}`` replaced by ``{"values": data[n]}``
-    and each hole ``"${k}"`` by ``holes[k]`` (a missing one is a KeyError: a bug, not input)."""
+    and each hole ``"${k}"`` by ``holes[k]`` (a missing one is a KeyError: a bug, not input);
+    a key whose hole is :data:`OMIT` is left out."""
     if isinstance(node, dict):
         if len(node) == 1 and "name" in node and node["name"] in data:
             return {"values": data[node["name"]]}
-        return {k: fill(v, holes, data) for k, v in node.items()}
+        filled = {k: fill(v, holes, data) for k, v in node.items()}
+        return {k: v for k, v in filled.items() if v is not OMIT}
     if isinstance(node, list):
         return [fill(v, holes, data) for v in node]
     if isinstance(node, str) and node.startswith("${") and node.endswith("}"):
@@ -180,6 +186,33 @@ def _gaps(cols: dict[str, list], xs: Sequence, ys: Sequence) -> dict[str, list]:
     return {"x": px, "y": py, "lo": py, "hi": py}
 
 
+def flat_domain(series: Sequence[Sequence[object]]) -> list[float] | None:
+    """The y domain of a chart none of whose ``series`` varies, else ``None`` (Vega's own).
+
+    Vega's zero-based domain of a constant 0.25 is [0, 0.25]: the line lies on the chart's
+    top border, where it reads as clipped (or as the frame). Twice the values' spread
+    (their size for one value, 1 for zero) around them, zero kept in, puts a lone line
+    mid-chart and several flat ones inside it."""
+    levels: list[float] = []
+    for ys in series:
+        vals = {float(v) for v in ys if _num(v) is not None}  # type: ignore[arg-type]
+        if len(vals) > 1:
+            return None
+        levels += vals
+    if not levels:
+        return None
+    lo, hi = min(levels), max(levels)
+    pad = (hi - lo) / 2 or abs(hi) or 1.0
+    return [min(0.0, lo - pad), max(0.0, hi + pad)]
+
+
+def _y_scale(series: Sequence[Sequence[object]]) -> Any:
+    """The ``y_scale`` hole: :func:`flat_domain`'s domain (joined with the data's own), or
+    left out."""
+    domain = flat_domain(series)
+    return OMIT if domain is None else {"domain": {"unionWith": domain}}
+
+
 def progression(
     series: dict,
     names: dict[str, str],
@@ -214,7 +247,13 @@ def progression(
         return None
     name = "progression" + ("_rules" if rules else "") + ("_marks" if marks else "")
     data = {"records": records, "rules": list(rules), "marks": list(marks)}
-    return _chart(name, data, x_title=x_title, metrics=[r["metric"] for r in records])
+    return _chart(
+        name,
+        data,
+        x_title=x_title,
+        metrics=[r["metric"] for r in records],
+        y_scale=_y_scale([[*r["value"], *r["lo"], *r["hi"]] for r in records]),
+    )
 
 
 def lines(
@@ -253,7 +292,13 @@ def lines(
     if not records:
         return None
     name = ("lines_step_points" if points else "lines_step") if x == "step" else "lines"
-    return _chart(name, {"records": records}, x_title=x_title, y_title=y_title)
+    return _chart(
+        name,
+        {"records": records},
+        x_title=x_title,
+        y_title=y_title,
+        y_scale=_y_scale([[*r["y"], *r["lo"], *r["hi"]] for r in records]),
+    )
 
 
 def stacked_bars(

@@ -51,6 +51,11 @@ def _data(name: str) -> alt.Data:
     return alt.Data(name=name)
 
 
+# The y scale of line charts: a hole the build fills with a domain only when no series
+# varies (charts.flat_domain), and otherwise leaves out (charts.OMIT).
+Y_SCALE: Any = hole("y_scale")
+
+
 def progression(rules: bool, marks: bool) -> dict:
     """Raw (thin, faint) and smoothed (bold) lines with a band; optional restart rules and
     discarded-step crosses. Data: ``records``, ``rules``, ``marks``.
@@ -68,10 +73,12 @@ def progression(rules: bool, marks: bool) -> dict:
         .encode(x=alt.X("step:Q", title=hole("x_title"), axis=STEP_AXIS), color=colour)
     )
     layers: list = [
-        base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
-        base.mark_line(opacity=0.35, strokeWidth=1).encode(y=alt.Y("value:Q", title=None)),
+        base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q", scale=Y_SCALE), y2=alt.Y2("hi:Q")),
+        base.mark_line(opacity=0.35, strokeWidth=1).encode(
+            y=alt.Y("value:Q", title=None, scale=Y_SCALE)
+        ),
         base.mark_line(strokeWidth=2.5).encode(
-            y=alt.Y("smoothed:Q"),
+            y=alt.Y("smoothed:Q", scale=Y_SCALE),
             tooltip=[
                 alt.Tooltip("step:Q"),
                 alt.Tooltip("metric:N"),
@@ -92,7 +99,7 @@ def progression(rules: bool, marks: bool) -> dict:
             .mark_point(shape="cross", size=60, color="#e45756")
             .encode(
                 x=alt.X("x:Q"),
-                y=alt.Y("y:Q"),
+                y=alt.Y("y:Q", scale=Y_SCALE),
                 tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")],
             )
         )
@@ -112,9 +119,9 @@ def lines(step_axis: bool, points: bool = False) -> dict:
     )
     return finish(
         alt.layer(
-            base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q"), y2=alt.Y2("hi:Q")),
+            base.mark_area(opacity=0.2).encode(y=alt.Y("lo:Q", scale=Y_SCALE), y2=alt.Y2("hi:Q")),
             base.mark_line(strokeWidth=1.8, point=points or alt.Undefined).encode(
-                y=alt.Y("y:Q", title=hole("y_title")),
+                y=alt.Y("y:Q", title=hole("y_title"), scale=Y_SCALE),
                 tooltip=[
                     alt.Tooltip("x:Q", title=hole("x_title")),
                     alt.Tooltip("metric:N"),
@@ -227,16 +234,17 @@ def overlay() -> dict:
 
 # name -> (builder, example holes used to validate the shape against the Vega-Lite schema)
 _TITLES = {"x_title": "step", "y_title": "seconds"}
-_PROG = {"x_title": "step", "metrics": ["reward", "pass@8"]}
+_Y = {"y_scale": {"domain": {"unionWith": [0, 1]}}}
+_PROG = {"x_title": "step", "metrics": ["reward", "pass@8"], **_Y}
 _STACK = {**_TITLES, "palette": PALETTE, "legend_columns": 4}
 SHAPES: dict[str, tuple[Callable[[], dict], dict[str, Any]]] = {
     "progression": (lambda: progression(False, False), _PROG),
     "progression_rules": (lambda: progression(True, False), _PROG),
     "progression_marks": (lambda: progression(False, True), _PROG),
     "progression_rules_marks": (lambda: progression(True, True), _PROG),
-    "lines_step": (lambda: lines(True), _TITLES),
-    "lines_step_points": (lambda: lines(True, points=True), _TITLES),
-    "lines": (lambda: lines(False), _TITLES),
+    "lines_step": (lambda: lines(True), {**_TITLES, **_Y}),
+    "lines_step_points": (lambda: lines(True, points=True), {**_TITLES, **_Y}),
+    "lines": (lambda: lines(False), {**_TITLES, **_Y}),
     "stacked_bars": (stacked_bars, _STACK),
     "stacked_bars_steps": (
         lambda: stacked_bars(steps=True),

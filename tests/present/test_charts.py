@@ -158,3 +158,21 @@ def test_a_logged_nan_breaks_the_line_and_a_missing_value_does_not():
     many = {"step": steps, "m": [nan if i % 10 == 0 else float(i) for i in steps]}
     (datum,) = charts.lines(many, {"m": "m"})["data"]["values"]
     assert None not in datum["y"] and len(datum["y"]) == 400
+
+
+def test_a_chart_none_of_whose_series_varies_gets_a_domain_around_them():
+    """A constant 0.25 would lie on the top border of Vega's zero-based [0, 0.25]: the
+    domain is twice the values' spread around them (their size for one value), zero kept
+    in; a chart where anything varies keeps Vega's own (no scale written)."""
+    assert charts.flat_domain([[0.25, 0.25, None]]) == [0.0, 0.5]
+    assert charts.flat_domain([[600.0] * 3, [300.0] * 3]) == [0.0, 750.0]
+    assert charts.flat_domain([[-2.0, float("nan")]]) == [-4.0, 0.0]
+    assert charts.flat_domain([[0.0, 0.0]]) == [-1.0, 1.0]
+    assert charts.flat_domain([[1.0, 2.0], [3.0]]) is None and charts.flat_domain([[]]) is None
+    flat = charts.progression({"step": [1, 2, 3], "r": [0.25] * 3}, {"r": "reward"})
+    ys = [layer["encoding"]["y"] for layer in flat["layer"] if "y" in layer["encoding"]]
+    assert ys and all(y["scale"] == {"domain": {"unionWith": [0.0, 0.5]}} for y in ys)
+    shapes.validate(flat)
+    moving = charts.lines({"step": [1, 2], "m": [1.0, 2.0]}, {"m": "m"})
+    assert all("scale" not in layer["encoding"]["y"] for layer in moving["layer"])
+    shapes.validate(moving)

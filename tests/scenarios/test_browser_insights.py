@@ -288,3 +288,32 @@ def test_compare_lists_only_tasks_every_pick_ran(tab, tmp_path):
     )
     assert sorted(cells) == ["no", "yes"]
     assert tab.errors == []
+
+
+# Each line of a chart (its path's vertical centre) against its plot area (the y axis's extent).
+LINE_AT = """(sel) => { const c = document.querySelector(sel + ' svg');
+  const axis = Array.from(c.querySelectorAll('.role-axis-domain line, .role-axis-domain path'))
+    .map(e => e.getBoundingClientRect()).reduce((a, b) => a.height > b.height ? a : b);
+  return [axis.top, axis.bottom, Array.from(c.querySelectorAll('g.mark-line path')).map(p => {
+    const b = p.getBoundingClientRect(); return (b.top + b.bottom) / 2; })]; }"""
+
+
+def test_a_constant_metric_is_drawn_inside_its_chart(tab, planted):
+    """The planted mid-run job logs the same reward (0.25) and step times (600 s, 300 s of
+    them waiting) at every step: the reward's line lies mid-chart, the step times' inside
+    it, not on the top border where Vega's zero-based domain put the highest; so does the
+    comparison chart of that run alone."""
+    import json
+
+    site, truth = planted
+    index = json.loads((site / "data" / "index.json").read_text())
+    job = next(j for j in index["jobs"] if j["log"] == "plants/flat/midrun/train_700203.out")
+    tab.goto(site.as_uri() + "/" + job["url"] + "index.html")
+    top, bottom, lines = tab.page.evaluate(LINE_AT, "[data-chart=reward]")
+    assert lines and all(abs(y - (top + bottom) / 2) <= 2 for y in lines), (top, bottom, lines)
+    top, bottom, lines = tab.page.evaluate(LINE_AT, "[data-chart=step_time]")
+    assert len(lines) == 2 and all(top + 20 < y < bottom - 20 for y in lines)
+    tab.goto(f"{site.as_uri()}/compare/index.html?runs={job['run']}")
+    top, bottom, lines = tab.page.evaluate(LINE_AT, "#overlay-chart")
+    assert len(lines) == 1 and abs(lines[0] - (top + bottom) / 2) <= 2, (top, bottom, lines)
+    assert tab.errors == []
