@@ -31,7 +31,7 @@ from typing import Any
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import ParsedLog
 
-PARSED_FORMAT = 4  # bump when ParsedLog (or a dataclass inside it) changes shape
+PARSED_FORMAT = 5  # bump when ParsedLog (or a dataclass inside it) changes shape
 
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _TAGS = ("$f", "$dt", "$date", "$b", "$set", "$tuple", "$map")

@@ -192,6 +192,7 @@ def iter_blocks(
     buf = bytearray()  # the start of a line that continues in the next chunk
     overflow = False
     pending_cr = False
+    cr_prefix = b""  # the Ray prefixes of the line whose \r ended the last chunk
     owed = 0  # \r breaks since the last yield (a chunk's last \r, known lone in the next)
     while True:
         chunk = fh.read(chunk_size)
@@ -202,7 +203,10 @@ def iter_blocks(
                 chunk = chunk[1:]
             else:
                 owed += 1  # the last chunk's final \r was a lone one after all
+                chunk = cr_prefix + chunk  # what follows it is that line's process's too
         pending_cr = chunk[-1:] == b"\r"
+        if pending_cr:
+            cr_prefix = _last_line_prefix(chunk, buf)
         cr: CrBreaks | None = None
         if b"\r" in chunk:
             # The carried line's start, topped up from this chunk: its Ray prefix may
@@ -371,6 +375,18 @@ def _cr_breaks(
     if pieces is not None:
         pieces.append((-1, -1, -1, final))
     return b"".join(out)
+
+
+def _last_line_prefix(chunk: bytes, buf: bytearray) -> bytes:
+    """The Ray prefixes (:data:`CR_PREFIX_RE`) the last line of ``chunk`` starts with, as
+    :func:`_cr_breaks` finds them (``buf``: the start of a line carried into ``chunk``)."""
+    start = chunk.rfind(b"\n") + 1
+    if start == 0 and buf:
+        head = bytes(buf[:400]) + chunk[: max(0, 400 - len(buf))]
+    else:
+        head = chunk[start : start + 400]
+    m = CR_PREFIX_RE.match(head)
+    return m.group(0) if m else b""
 
 
 def _lone_breaks(chunk: bytes, pieces: list[tuple[int, int, int, int]], final: int) -> bool:

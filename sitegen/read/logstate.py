@@ -128,7 +128,7 @@ class ParserState:
     evidence: str | None = None  # the first sign of a training job read (read/evidence.py)
 
 
-STATE_FORMAT = 4  # bump whenever ParserState or a dataclass inside it changes
+STATE_FORMAT = 5  # bump whenever ParserState or a dataclass inside it changes
 
 
 class ParserCore(ParserState):

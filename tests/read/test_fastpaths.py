@@ -180,12 +180,26 @@ def test_a_cr_line_whose_prefix_straddles_a_chunk_boundary_keeps_it():
     data = head + b"(skyrl_entrypoint pid=4242) 10%|#| 1/9 [00:01]\r 'after': 'a bar',\n"
     want = [raw for _, raw, _ in iter_raw_lines(io.BytesIO(data))]
     assert want[2] == b"(skyrl_entrypoint pid=4242)  'after': 'a bar',"
-    cr = data.index(b"\r")
-    # chunks that end inside the prefix (a chunk ending in the \r is a plain break)
+    # chunks that end inside the prefix, or right after the \r
     for size in range(len(head) + 1, len(head) + 28):
-        if (cr + 1) % size:
-            got = [raw for _, raw, _ in iter_raw_lines(io.BytesIO(data), chunk_size=size)]
-            assert got == want, size
+        got = [raw for _, raw, _ in iter_raw_lines(io.BytesIO(data), chunk_size=size)]
+        assert got == want, size
+
+
+@pytest.mark.parametrize("pfx", [b"(w pid=7) ", b"\x1b[36m(w pid=7, ip=10.0.0.2)\x1b[0m "])
+def test_a_cr_that_ends_a_chunk_gives_its_lines_prefix_to_what_follows(pfx):
+    data = b"x\n" + pfx + b"10%|#| 1/9 [00:01]\r20%|#| 2/9 [00:02]\rrecord\r\r\nnext\r\n"
+    want = [raw for _, raw, _ in iter_raw_lines(io.BytesIO(data))]
+    assert want[1:5] == [
+        pfx + b"10%|#| 1/9 [00:01]",
+        pfx + b"20%|#| 2/9 [00:02]",
+        pfx + b"record",
+        pfx,
+    ]
+    for size in range(1, len(data) + 1):
+        got = list(iter_raw_lines(io.BytesIO(data), chunk_size=size))
+        assert [raw for _, raw, _ in got] == want, size
+        assert [n for n, _, _ in got] == [1, 2, 2, 2, 2, 3], size
 
 
 # -- unclean blocks: clean runs by the marker finder, bad lines one by one ---------------
