@@ -274,8 +274,10 @@ def iter_blocks(
         yield None, bytes(buf), overflow, Breaks(owed) if owed else None
 
 
-# The Ray prefixes (and a container time) that start a physical line, as bytes.
-_PFX = rb"(?:\x1b\[[0-9;]*m)?\((?:[A-Za-z_][\w.\-]*(?: pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?| \+[\w.]+)?|pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)? "
+# The Ray prefixes (and a container time) that start a physical line, as bytes. Ray puts a
+# run of colour codes before each (dim, then cyan: \x1b[2m\x1b[36m; the autoscaler's bright
+# too) and a reset after it: any run is taken on either side.
+_PFX = rb"(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z_][\w.\-]*(?: pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?| \+[\w.]+)?|pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)* "
 CR_PREFIX_RE = re.compile(rb"(?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(?:" + _PFX + rb"){1,3}")
 # The bytes CR_PREFIX_RE can start with: a line starting otherwise needs no match.
 _FIRST = frozenset(b"0123456789(\x1b")

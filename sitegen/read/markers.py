@@ -82,9 +82,9 @@ CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algori
 
 # A line holding none of these cannot carry anything we read (once the config
 # dump is behind us and no metrics dict is open): a loguru header (a time,
-# maybe a colour code, then " | "; tqdm bars have " | " too, but after a space),
+# maybe colour codes, then " | "; tqdm bars have " | " too, but after a space),
 # a vLLM engine line, the SLURM end line, vLLM step lines.
-LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)? \| ")
+LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)* \| ")
 # Where a LOGURU_HINT may end: a " | " right after a digit, or after an "m" (a colour
 # code's end; then LOGURU_HINT itself is asked). Found by the literals' automaton with
 # them (tqdm bars' many " | " follow a space and match none of these).

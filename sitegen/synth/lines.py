@@ -9,7 +9,10 @@ from typing import BinaryIO
 
 from sitegen.synth.jobspec import JobSpec
 
-CYAN, RESET, GREEN = "\x1b[36m", "\x1b[0m", "\x1b[32m"
+CYAN, RESET, GREEN, DIM = "\x1b[36m", "\x1b[0m", "\x1b[32m", "\x1b[2m"
+# The glue turn (:meth:`_Out._glued`) where the bar is the record's own process's, on its
+# Ray-prefixed line: the record comes after the bar's \r and keeps that line's process.
+OWN_BAR = 4
 
 
 class _Out:
@@ -20,6 +23,7 @@ class _Out:
         self.spec = spec
         self.bytes = 0
         self.glued: tuple[str, int] | None = None  # a bar the next record lands after
+        self.turn: int | None = None  # how the last record met its bar (None: no bar)
 
     def raw(self, text: str | bytes) -> None:
         data = text if isinstance(text, bytes) else text.encode("utf-8")
@@ -30,7 +34,10 @@ class _Out:
         if actor == "skyrl_entrypoint" and self.spec.real and not self.spec.ray_entrypoint:
             return ""  # formats.md §8: the driver's own output, not forwarded by Ray
         p = f"({actor} pid={pid}, ip={ip})" if ip else f"({actor} pid={pid})"
-        return f"{CYAN}{p}{RESET} " if self.spec.colour else f"{p} "
+        if not self.spec.colour:
+            return f"{p} "
+        # Ray (print_worker_logs) writes it dim, then cyan; the scenario's older jobs cyan only
+        return f"{DIM}{CYAN}{p}{RESET} " if self.spec.real else f"{CYAN}{p}{RESET} "
 
     def glue(self, text: str, turn: int = 0) -> None:
         """A tqdm bar that lost its line break: the next record lands after it (§8).
@@ -44,17 +51,20 @@ class _Out:
             self.raw(text)
 
     def _glued(self, pfx: str) -> str:
-        """What goes before the next record: its prefix, after a glued bar in one of four ways."""
+        """What goes before the next record: its prefix, after a glued bar in one of five ways."""
         if self.glued is None:
+            self.turn = None
             return pfx
         bar, turn = self.glued
         self.glued = None
+        self.turn = turn % 5
         return (
             bar,  # the record's prefix lost: a notebook's rendering of the stream
             f"\r{bar}\r{bar}",  # the same after \r redraws of the bar
             bar + pfx,  # the driver's bar, then the actor's line as Ray forwards it
             bar + "\r",  # the bar's \r kept, the record's prefix lost all the same
-        )[turn % 4]
+            f"{pfx}{bar}\r{bar}\r",  # OWN_BAR: the actor's bar redrawn on its own line
+        )[self.turn]
 
     def loguru(
         self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310", pid: int = 4242

@@ -20,7 +20,7 @@ from typing import BinaryIO
 import yaml
 
 from sitegen.synth.jobspec import JobSpec, LogTruth, fake_secrets
-from sitegen.synth.lines import RESET, _fmt4, _noise, _Out, _round4
+from sitegen.synth.lines import OWN_BAR, RESET, _fmt4, _noise, _Out, _round4
 from sitegen.synth.stepvalues import _config, step_metrics
 from sitegen.synth.vllm import write_vllm
 
@@ -170,6 +170,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             pending.clear()
             pending_exc.clear()
 
+    def chatter() -> None:
+        out.raw(
+            f"{out.prefix('AsyncVLLMInferenceEngine', 999, '10.0.0.9')}some engine chatter {{'x': 1}}\n"
+        )
+
     def block(step: int, m: dict) -> None:
         form = spec.form
         console_vals = {k: _fmt4(v) for k, v in m.items()}
@@ -184,16 +189,15 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 if spec.real:
                     out.glue(bar(), step)
                 out.loguru(t, f"Step {step}: ", "skyrl_train.utils.tracking:log:208")
+                if out.turn == OWN_BAR and spec.engines:
+                    chatter()  # between the header and its dict: the header's process decides
                 lines = pprint.pformat(d).splitlines()
                 if spec.ray_entrypoint and spec.colour:
                     lines[-1] += RESET  # loguru colours the message as one span (§2)
                 for i, line in enumerate(lines):
                     out.entry(line)
                     if i == 2 and spec.engines and step % 2 == 0:
-                        # another process writes into the middle of the dict
-                        out.raw(
-                            f"{out.prefix('AsyncVLLMInferenceEngine', 999, '10.0.0.9')}some engine chatter {{'x': 1}}\n"
-                        )
+                        chatter()  # another process writes into the middle of the dict
         if form in ("mirror", "both") and spec.headerless_mirror:
             # §8: no loguru header, and values that are not numbers (not metrics)
             extra = {**m, "note": None, "tag": "warmup"}

@@ -59,8 +59,8 @@ def write_vllm(
                     stamp = tt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{331095044 + k:09d}Z"
                     pre_, name = f"{stamp} (APIServer pid=1) ", "1@driver"
                 elif form == 1:
-                    pre_ = (
-                        f"(VllmAsyncGenerationWorker pid={pid}, ip={ip}) "
+                    pre_ = (  # Ray's own prefix in its colours, vLLM's behind it
+                        f"{out.prefix('VllmAsyncGenerationWorker', pid, ip)}"
                         f"(EngineCore_DP0 pid={pid + 1}) (RayWorkerWrapper pid={pid + 2}) "
                     )
                 else:

@@ -57,6 +57,8 @@ CR_ATOMS = (
     b"\x1b",
     b"(skyrl_entrypoint pid=4242) ",
     b"\x1b[36m(AsyncVLLMInferenceEngine pid=2, ip=10.0.0.1)\x1b[0m ",
+    b"\x1b[2m\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m ",  # Ray's own: dim, then cyan
+    b"\x1b[2m",
     b"(EngineCore_DP0 pid=9) ",
     b"(pid=3) ",
     b"2026-01-01T00:00:00.5Z ",
@@ -186,7 +188,14 @@ def test_a_cr_line_whose_prefix_straddles_a_chunk_boundary_keeps_it():
         assert got == want, size
 
 
-@pytest.mark.parametrize("pfx", [b"(w pid=7) ", b"\x1b[36m(w pid=7, ip=10.0.0.2)\x1b[0m "])
+@pytest.mark.parametrize(
+    "pfx",
+    [
+        b"(w pid=7) ",
+        b"\x1b[36m(w pid=7, ip=10.0.0.2)\x1b[0m ",
+        b"\x1b[2m\x1b[36m(w pid=7, ip=10.0.0.2)\x1b[0m ",
+    ],
+)
 def test_a_cr_that_ends_a_chunk_gives_its_lines_prefix_to_what_follows(pfx):
     data = b"x\n" + pfx + b"10%|#| 1/9 [00:01]\r20%|#| 2/9 [00:02]\rrecord\r\r\nnext\r\n"
     want = [raw for _, raw, _ in iter_raw_lines(io.BytesIO(data))]
@@ -205,6 +214,7 @@ def test_a_cr_that_ends_a_chunk_gives_its_lines_prefix_to_what_follows(pfx):
 # -- unclean blocks: clean runs by the marker finder, bad lines one by one ---------------
 
 P = b"(skyrl_entrypoint pid=4242) "
+DIM_P = b"\x1b[2m\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m "  # as Ray writes it
 ENGINE = b"(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) "
 
 
@@ -228,6 +238,15 @@ def _glued_dict(step: int, glue: bytes) -> list[bytes]:
     return [glue + head[len(P) :], *body]
 
 
+def _after_own_bar(step: int) -> list[bytes]:
+    head, *body = _dict(step)
+    return [
+        DIM_P + TRAIN_BAR + b"\r" + TRAIN_BAR + b"\r" + head[len(P) :],
+        ENGINE + b"WARNING 02-08 00:56:55 [serving.py:1] Request truncated",
+        *(DIM_P + x[len(P) :] for x in body),
+    ]
+
+
 TRAIN_BAR = b"Training Batches Processed:  50%|#####     | 4/9 [00:20<00:30, 5.00s/it]"
 
 LINE_KINDS = {
@@ -238,6 +257,8 @@ LINE_KINDS = {
     "glued_step_redraws": lambda i: _glued_dict(i, b"\r" + TRAIN_BAR + b"\r" + TRAIN_BAR),
     "glued_step_cr": lambda i: _glued_dict(i, TRAIN_BAR + b"\r"),
     "glued_step_own_prefix": lambda i: _glued_dict(i, TRAIN_BAR + P),
+    # the actor's own bar redrawn on its line (Ray's prefix), another process's line, the dict
+    "step_after_own_bar": lambda i: _after_own_bar(i),
     "vllm": lambda i: [
         ENGINE
         + f"INFO 02-08 00:56:{i % 60:02d} [loggers.py:127] Engine 000: Avg prompt "
@@ -303,11 +324,11 @@ def test_bad_lines_in_a_block_warn_at_their_lines_and_the_rest_is_read():
 @pytest.mark.parametrize("chunk", [64, 97, 1 << 20])
 def test_headers_glued_after_the_drivers_bars_read_alike_in_blocks(chunk):
     kinds = ["glued_step", "noise", "glued_step_redraws", "vllm", "glued_step_cr"]
-    kinds += ["glued_step_own_prefix", "step"]
+    kinds += ["glued_step_own_prefix", "step", "step_after_own_bar"]
     data = _log(kinds)
     got = _by_block(data, chunk)
     assert got == _by_line(data)
-    assert [b.step for b in got.blocks] == [1, 3, 5, 6, 7] and not got.warnings
+    assert [b.step for b in got.blocks] == [1, 3, 5, 6, 7, 8] and not got.warnings
 
 
 @settings(max_examples=150, deadline=None)
@@ -357,6 +378,7 @@ MARKER_ATOMS = (
     b"| ",
     b"5",
     b"\x1b[38;5;214;1;4m | ",
+    b"\x1b[0m\x1b[32m | ",
     b"\x1b[0m",
     b"2026-02-08 00:56:50.123 ",
     b"m | ",
@@ -392,6 +414,8 @@ def test_marker_finder_lines_skipped_and_hidden_matches():
 PREFIX_ATOMS = (
     b"(skyrl_entrypoint pid=4242) ",
     b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m ",
+    b"\x1b[2m\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m ",
+    b"\x1b[2m",
     b"(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) ",
     b"(pid=3) ",
     b"(EngineCore_DP0 pid=9) ",
@@ -435,10 +459,11 @@ def test_continuation_line_takes_a_pformat_line_and_checks_its_prefix_once():
     for raw in (
         b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m  'policy/loss': '0.0026',",
         b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m {'a': 1,",
+        DIM_P + b" 'policy/loss': '0.0026',",
     ):
         got = continuation_line(3, raw, known)
         assert got is not None and got == split_line(3, raw)
-    assert list(known.values()) == [("skyrl_entrypoint 4242", "4242", None)]
+    assert list(known.values()) == [("skyrl_entrypoint 4242", "4242", None)] * 2
     # a record's header, a dedup suffix or a bar's "]" go the full way
     assert continuation_line(3, b"(a pid=1) INFO 02-08 00:56:50 [x] m", known) is None
     assert continuation_line(3, b"(a pid=1)  'k': 1 [repeated 2x across cluster]", known) is None
@@ -529,6 +554,7 @@ def test_flat_dict_repeated_keys_tabs_and_bare_nan():
 # -- a standard vLLM engine stats line without the split ---------------------------
 STATS_PREFIXES = (
     b"\x1b[36m(AsyncVLLMInferenceEngine pid=287311, ip=10.128.26.195)\x1b[0m ",
+    b"\x1b[2m\x1b[36m(AsyncVLLMInferenceEngine pid=287311, ip=10.128.26.195)\x1b[0m ",
     b"(AsyncVLLMInferenceEngine pid=7) (EngineCore_DP0 pid=9) ",
     b"2026-03-02T00:00:00.5Z (APIServer pid=3) ",
     b"(x) [repeated 2x across cluster] ",
@@ -606,8 +632,9 @@ def test_vllm_stats_line_is_feed_of_split_line_or_declines(prefix, header, engin
         assert _vllm_state(fast) == _vllm_state(untouched)
 
 
-def test_vllm_stats_line_takes_the_standard_line():
-    raw = STATS_PREFIXES[0] + STATS_HEADERS[0] + STATS_ENGINES[0] + STATS_FIELDS[0]
+@pytest.mark.parametrize("prefix", STATS_PREFIXES[:2])
+def test_vllm_stats_line_takes_the_standard_line(prefix):
+    raw = prefix + STATS_HEADERS[0] + STATS_ENGINES[0] + STATS_FIELDS[0]
     p = _steady_parser()
     assert p.vllm_stats_line(9, raw)
     assert list(p.vllm.engines) == ["287311@10.128.26.195"] and p.vllm.buckets

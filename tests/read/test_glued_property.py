@@ -86,7 +86,7 @@ def _glue(data: bytes, draw_bar, draw_cr, draw_place=lambda: PLACES[0]) -> bytes
     return b"\n".join(out)
 
 
-PREFIX_RAW = re.compile(r"(?:\x1b\[[0-9;]*m)?\([^)]*\)(?:\x1b\[[0-9;]*m)? ")
+PREFIX_RAW = re.compile(r"(?:\x1b\[[0-9;]*m)*\([^)]*\)(?:\x1b\[[0-9;]*m)* ")
 
 
 CONTAINER = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z ")

@@ -32,6 +32,74 @@ def test_step_block_glued_after_a_bar_is_read():
     assert b.line == 1 and not log.warnings
 
 
+# Ray's prefixes as print_worker_logs writes them: dim, then the colour (formats.md §2.2),
+# which can itself be two codes (bright yellow); and the older one-code and plain forms.
+RAY_PREFIXES = (
+    "\x1b[2m\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m ",
+    "\x1b[2m\x1b[36m(skyrl_entrypoint pid=4242, ip=10.0.0.3)\x1b[0m ",
+    "\x1b[2m\x1b[1m\x1b[33m(skyrl_entrypoint pid=4242)\x1b[0m\x1b[2m ",
+    "\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m ",
+    "(skyrl_entrypoint pid=4242) ",
+)
+DIM_ENGINE = "\x1b[2m\x1b[36m(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1)\x1b[0m "
+
+
+def _by_blocks(lines: list[str]):
+    """The parse through the block reader (iter_blocks and its fast paths)."""
+    import io
+
+    from sitegen.read.logparse import LogParser
+    from sitegen.redact import Redactor
+
+    data = ("\n".join(lines) + "\n").encode()
+    p = LogParser("job.out", Redactor(), year_hint=2026)
+    p.feed_stream(io.BytesIO(data))
+    return p.finish(len(data), 0.0)
+
+
+@pytest.mark.parametrize("redraws", [1, 3])
+@pytest.mark.parametrize("pfx", RAY_PREFIXES)
+def test_a_step_after_the_bars_cr_on_its_process_line_keeps_the_process(pfx, redraws):
+    """The trainer's own bar, redrawn with \\r on its Ray-prefixed line, then its Step header:
+    the header is that line's process's, so its dict is read across another process's line."""
+    import pprint
+
+    dict_lines = [pfx + x for x in pprint.pformat(METRICS).splitlines()]
+    dict_lines[-1] += "\x1b[0m"  # loguru closes the message's colour after its last line
+    lines = [
+        pfx + colour_lg("started"),
+        pfx + (BAR + "\r") * redraws + colour_lg("Step 48: "),
+        DIM_ENGINE + "WARNING 02-08 00:56:55 [serving.py:1] Request truncated",
+        *dict_lines,
+    ]
+    for log in (parse(lines), _by_blocks(lines)):
+        (b,) = log.blocks
+        assert b.step == 48 and b.line == 2 and b.metrics["reward/avg_raw_reward"] == 0.3125
+        assert not log.warnings
+
+
+@pytest.mark.parametrize("pfx", [DIM_ENGINE, "\x1b[2m\x1b[36m(APIServer pid=1)\x1b[0m "])
+def test_a_stats_line_after_a_cr_on_its_engine_line_keeps_the_engine(pfx):
+    engine = "7@10.0.0.1" if "pid=7" in pfx else "1@driver"
+    lines = [
+        lg("start"),
+        pfx + "Processed prompts:  50%|#####     | 4/8 [00:02<00:02, 2.0it/s]\r"
+        f"INFO 02-08 00:56:55 [loggers.py:127] {STATS}",
+        f"{pfx}INFO 02-08 00:57:05 [loggers.py:127] {STATS}",
+    ]
+    for log in (parse(lines), _by_blocks(lines)):
+        (e,) = log.vllm.engines
+        assert (e.engine, e.samples) == (engine, 2)
+
+
+def test_a_loguru_header_coloured_with_several_codes_is_a_marker_in_a_block():
+    """The block reader finds marker lines by their " | " after a time: also when a run of
+    colour codes stands between them (a loguru format with nested tags)."""
+    head = "\x1b[32m\x1b[1m2026-02-08 00:56:50.123\x1b[0m\x1b[32m\x1b[0m | INFO     | m:f:1 - "
+    lines = [*block(1, METRICS), *["(pid=3) noise"] * 3, RAY_PREFIXES[0] + head + "Training done!"]
+    assert _by_blocks(lines).end_marker == parse(lines).end_marker == "complete"
+
+
 def test_slurm_cancel_glued_after_a_bar():
     log = parse(
         [

@@ -117,7 +117,9 @@ def chain(site, index, truth) -> tuple[dict, dict, list[dict]]:
 
 def test_headers_glued_after_prefixless_bars_keep_every_step(chain, truth):
     """Step headers glued after the driver's bars (their Ray prefix lost, kept after the bar,
-    after \\r redraws), dict lines with a prefix: every step, its values, no warning."""
+    after \\r redraws) or after the \\r of the trainer's own bar on its line (Ray's dim cyan
+    prefix, another process's line before the dict), dict lines with a prefix: every step,
+    its values, no warning."""
     _, _, jobs = chain
     for log, j in zip(CHAIN, jobs, strict=True):
         t = truth["jobs"][log]
