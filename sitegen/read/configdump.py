@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING
 
-from sitegen.read.lines import TQDM_TAIL_RE
+from sitegen.read.lines import TQDM_TAIL_RE, Line
 from sitegen.read.logstate import ParserCore
-from sitegen.read.markers import YAML_TOP_RE
+from sitegen.read.markers import CONFIG_ROOTS, YAML_TOP_RE
 
 if TYPE_CHECKING:
     import yaml
@@ -21,6 +21,20 @@ class ConfigDump(ParserCore):
     """The parser's config-dump reader (a part of :class:`~sitegen.read.logparse.LogParser`)."""
 
     # -- config ------------------------------------------------------------------
+    def _start_config(self, ln: Line) -> bool:
+        """Start collecting the dump at ``ln`` if it is its first line: a top-level key of
+        SkyRL's config ending in ``:``, header-less, or as the message of the loguru record
+        that logs the whole dump (upstream's ``logger.info`` of the YAML text)."""
+        msg = ln.message
+        if msg.split(":", 1)[0] not in CONFIG_ROOTS or not msg.rstrip().endswith(":"):
+            return False
+        if YAML_TOP_RE.match(msg) is None:
+            return False
+        self.config_lines = [msg]
+        self.config_source = ln.source
+        self.config_line = ln.number
+        return True
+
     @staticmethod
     def _yamlish(msg: str) -> bool:
         return (

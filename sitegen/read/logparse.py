@@ -35,7 +35,6 @@ from sitegen.read.markers import (
     BATCH_EXC_RE,
     BATCH_START_RE,
     CKPT_STEP_RE,
-    CONFIG_ROOTS,
     FAILED_RE,
     GLUED_STEP_RE,
     LOAD_CKPT_RE,
@@ -47,7 +46,6 @@ from sitegen.read.markers import (
     STEP_RE,
     TOTAL_STEPS_RE,
     TRUNCATED_RE,
-    YAML_TOP_RE,
     Markers,
 )
 from sitegen.read.metricblocks import MetricBlocks
@@ -284,6 +282,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
 
     def _loguru(self, ln: Line) -> None:
         msg = ln.message
+        if not self.config_done and self.config_lines is None and self._start_config(ln):
+            return  # the config dump logged as one record: its first key is the message
         c = msg[:1]
         if c == "S":
             m = STEP_RE.match(msg)
@@ -415,11 +415,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 self.truncated_at = ln.number
             return
         if not self.config_done and self.config_lines is None:
-            key = msg.split(":", 1)[0]
-            if key in CONFIG_ROOTS and YAML_TOP_RE.match(msg) and msg.rstrip().endswith(":"):
-                self.config_lines = [msg]
-                self.config_source = ln.source
-                self.config_line = ln.number
+            self._start_config(ln)
 
     # -- the result ----------------------------------------------------------------
     def finish(self, size_bytes: int = 0, mtime: float = 0.0) -> ParsedLog:

@@ -91,6 +91,7 @@ class LogTruth:
     run_name: str | None = ""
     model: str | None = ""
     n_samples: int | None = 8
+    train_data: list[str] | None = None  # the dumped config's data.train_data (None: no dump)
     vllm_prefix_samples: int | None = None  # samples with a prefix hit rate (None: all)
     metric_form: str = "console"
     mid_run: bool = False
@@ -135,6 +136,7 @@ class LogTruth:
             "run_name": self.run_name,
             "model": self.model,
             "n_samples": self.n_samples,
+            "train_data": self.train_data,
             "metric_form": self.metric_form,
             "mid_run": self.mid_run,
             "final_checkpoint": self.final_checkpoint,

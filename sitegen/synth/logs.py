@@ -79,8 +79,17 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         out.raw(f"export HF_TOKEN={secrets['HF_TOKEN']}\n")
         out.raw(f"export AWS_ACCESS_KEY_ID={secrets['AWS_ACCESS_KEY_ID']}\n")
         out.raw(f"SLURM_JOB_ID={spec.job_id} starting on node gpu-{rng.randint(1, 99):03d}\n")
-        for line in yaml.safe_dump(_config(spec, secrets), sort_keys=False).splitlines():
+        config = _config(spec, secrets)
+        dump = yaml.safe_dump(config, sort_keys=False).splitlines()
+        if spec.real:
+            # upstream logs the dump as one record (main_base: logger.info of the YAML text):
+            # its first key rides on the loguru header, and the text's own last line break
+            # leaves a blank line after it
+            out.loguru(t, dump[0], "skyrl_train.entrypoints.main_base:_setup_trainer:288")
+            dump = [*dump[1:], ""]
+        for line in dump:
             out.entry(line)
+        truth.train_data = config["data"]["train_data"]
         out.loguru(t, f"Starting training run {spec.run_name}")
         if spec.resume_from is not None:
             out.loguru(

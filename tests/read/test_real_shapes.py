@@ -100,6 +100,56 @@ def test_a_loguru_header_coloured_with_several_codes_is_a_marker_in_a_block():
     assert _by_blocks(lines).end_marker == parse(lines).end_marker == "complete"
 
 
+CONFIG_DUMP = [  # OmegaConf.to_yaml / yaml.dump of SkyRL's config: data first
+    "data:",
+    "  train_data:",
+    "  - /data/train.parquet",
+    "  val_data: ['/data/val.parquet']",
+    "environment:",
+    "  env_class: harbor",
+    "generator:",
+    "  n_samples_per_prompt: 8",
+    "trainer:",
+    "  policy:",
+    "    model:",
+    "      path: Qwen/Qwen3-8B",
+    "  run_name: r1",
+]
+
+
+@pytest.mark.parametrize("pfx", ["", *RAY_PREFIXES[::2]])
+@pytest.mark.parametrize("coloured", [False, True])
+def test_a_config_dump_logged_as_one_record_is_read_from_its_first_key(pfx, coloured):
+    """SkyRL's main_base logs the dump with one ``logger.info(yaml_text)``: its first key is
+    the loguru record's message, the other lines follow with the same process's prefix,
+    then the blank line of the text's own line break (formats.md §4.1)."""
+    first, *rest = CONFIG_DUMP
+    where = "skyrl_train.entrypoints.main_base:_setup_trainer:288"
+    if coloured:
+        head = colour_lg(first).replace("skyrl_train.utils.tracking", where)
+        rest[-1] += "\x1b[0m"
+    else:
+        head = f"2026-02-08 00:56:50.123 | INFO     | {where} - {first}"
+    step = block(1, METRICS, prefix=pfx)
+    step[0] = pfx + step[0][len(P) :]  # the header from the same process
+    lines = [pfx + head, *(pfx + x for x in rest), pfx, *step]
+    for log in (parse(lines), _by_blocks(lines)):
+        cfg = log.config
+        assert list(cfg) == ["data", "environment", "generator", "trainer"]
+        assert cfg["data"] == {
+            "train_data": ["/data/train.parquet"],
+            "val_data": ["/data/val.parquet"],
+        }
+        assert cfg["generator"]["n_samples_per_prompt"] == 8
+        assert cfg["trainer"] == {"policy": {"model": {"path": "Qwen/Qwen3-8B"}}, "run_name": "r1"}
+        assert [b.step for b in log.blocks] == [1] and not log.warnings
+
+
+def test_a_config_key_logged_after_the_first_marker_is_no_dump():
+    lines = [*block(1, METRICS), lg("data:"), P + "  train_data: [x]"]
+    assert parse(lines).config is None
+
+
 def test_slurm_cancel_glued_after_a_bar():
     log = parse(
         [

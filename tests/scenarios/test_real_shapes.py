@@ -191,3 +191,22 @@ def test_pages_list_every_checkpoint_with_the_final_marked(site, chain, truth):
     assert f"<th>checkpoints saved</th><td>{want_b}</td>" in b
     page = (site / run["url"] / "index.html").read_text()
     assert want_a in page and want_b in page
+
+
+def test_a_config_dump_logged_as_one_record_is_read_from_its_first_key(site, index, truth):
+    """Upstream logs the dump with one ``logger.info``: its first key (``data:``) rides on
+    the loguru header, the rest follows with the process's prefix. Every section is read,
+    the first too, on every job that dumps one (header-less dumps alike)."""
+    rows = {j["log"]: j for j in index["jobs"]}
+    dumped = {log: t for log, t in truth["jobs"].items() if t["train_data"] is not None}
+    assert set(REAL[:1] + CHAIN) <= set(dumped)
+    for log, t in dumped.items():
+        j = load(site, rows[log]["data"])
+        cfg = j["config"]
+        assert list(cfg)[:4] == ["data", "trainer", "generator", "environment"], log
+        assert cfg["data"]["train_data"] == t["train_data"], log
+        assert (j["run_name"], j["model"]) == (t["run_name"], t["model"]), log
+        assert j["n_samples_per_prompt"] == t["n_samples"], log
+    html = (site / rows[CHAIN[0]]["url"] / "index.html").read_text()
+    config = html[html.index('id="config"') :]
+    assert "train_data" in config and "/data/train.parquet" in config
