@@ -27,8 +27,11 @@ _STATS_LINE_RE = re.compile(
     rb"Running: (-?[0-9]+) reqs, Waiting: (-?[0-9]+) reqs, "
     rb"GPU KV cache usage: (-?[0-9]+(?:\.[0-9]+)?)%, "
     rb"Prefix cache hit rate: (-?[0-9]+(?:\.[0-9]+)?)%\s*"
-    # Ray's dedup suffix as it prints it (split_line: colour codes out, then DEDUP_RE)
-    rb"( \x1b\[[0-9;]*m\[repeated ([0-9]{1,18})x across cluster\]\x1b\[[0-9;]*m)?"
+    # Ray's dedup suffix (split_line: colour codes out, then DEDUP_RE): as Ray prints it,
+    # green from its space on (\x1b[32m [repeated 3x across cluster]\x1b[0m), uncoloured,
+    # or green from its "[" on
+    rb"((?:\x1b\[[0-9;]*m)? ?(?:\x1b\[[0-9;]*m)?\[repeated ([0-9]{1,18})x across cluster\]"
+    rb"(?:\x1b\[[0-9;]*m)?)?"
 )
 # The Ray prefixes (group 1) and that record in one match. It matches exactly when
 # CR_PREFIX_RE.match and then _STATS_LINE_RE.fullmatch of the rest both do, with the same

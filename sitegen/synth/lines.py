@@ -24,6 +24,7 @@ class _Out:
         self.bytes = 0
         self.glued: tuple[str, int] | None = None  # a bar the next record lands after
         self.turn: int | None = None  # how the last record met its bar (None: no bar)
+        self.dedup_noted = False  # Ray's note on its log deduplication written (once a job)
 
     def raw(self, text: str | bytes) -> None:
         data = text if isinstance(text, bytes) else text.encode("utf-8")

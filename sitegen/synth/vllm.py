@@ -9,6 +9,12 @@ from pathlib import Path
 from sitegen.synth.jobspec import JobSpec, LogTruth
 from sitegen.synth.lines import GREEN, RESET, _Out
 
+DEDUP_NOTE = (
+    " (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, "
+    "or see https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html"
+    "#log-deduplication for more options.)"
+)
+
 
 def write_vllm(
     out: _Out,
@@ -74,11 +80,16 @@ def write_vllm(
             suffix = ""
             if (k + e) % 5 == 4:
                 rep = rng.randint(2, 9)
-                suffix = (
-                    f" {GREEN}[repeated {rep}x across cluster]{RESET}"
-                    if spec.colour
-                    else f" [repeated {rep}x across cluster]"
-                )
+                suffix = f" [repeated {rep}x across cluster]"
+                if spec.real:
+                    # as Ray prints it (LogDeduplicator): green from the space on, the first
+                    # time in a job with its note
+                    if not out.dedup_noted:
+                        suffix += DEDUP_NOTE
+                        out.dedup_noted = True
+                    suffix = f"{GREEN}{suffix}{RESET}" if spec.colour else suffix
+                elif spec.colour:
+                    suffix = f" {GREEN}[repeated {rep}x across cluster]{RESET}"
                 truth.vllm_suppressed += rep
             out.raw(f"{pre_}{head}{text}{suffix}\n")
             truth.vllm_samples += 1

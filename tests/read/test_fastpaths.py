@@ -581,7 +581,21 @@ STATS_FIELDS = (
     b"Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, "
     b"Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 5.0%, Prefix cache hit rate: 1.0%.",
 )
+RAY_DEDUP = (  # Ray's suffix as it prints it (green from the space on), and uncoloured
+    b"\x1b[32m [repeated 3x across cluster]\x1b[0m",
+    b" [repeated 3x across cluster]",
+)
 STATS_TAILS = (
+    *RAY_DEDUP,
+    b"\x1b[32m [repeated 9x across cluster] (Ray deduplicates logs by default. Set "
+    b"RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/"
+    b"ray-observability/user-guides/configure-logging.html#log-deduplication for more "
+    b"options.)\x1b[0m",  # the first copy of a job, with Ray's note
+    b"\x1b[32m[repeated 2x across cluster]\x1b[0m",
+    b" \x1b[32m [repeated 4x across cluster]\x1b[0m",
+    b"\x1b[32m\x1b[0m [repeated 4x across cluster]",
+    b"\x1b[32m [repeated 3x across cluster]\x1b[0m\x1b[0m",
+    b"\x1b[32m [repeated 3x across cluster]",
     b" \x1b[32m[repeated 9x across cluster]\x1b[0m",
     b" \x1b[32m[repeated 9x across cluster]\x1b[0m [repeated 2x across cluster]",
     b"  \x1b[32m[repeated 9x across cluster]\x1b[0m",
@@ -633,8 +647,10 @@ def test_vllm_stats_line_is_feed_of_split_line_or_declines(prefix, header, engin
 
 
 @pytest.mark.parametrize("prefix", STATS_PREFIXES[:2])
-def test_vllm_stats_line_takes_the_standard_line(prefix):
-    raw = prefix + STATS_HEADERS[0] + STATS_ENGINES[0] + STATS_FIELDS[0]
+@pytest.mark.parametrize("tail", [b"", *RAY_DEDUP])
+def test_vllm_stats_line_takes_the_standard_line(prefix, tail):
+    raw = prefix + STATS_HEADERS[0] + STATS_ENGINES[0] + STATS_FIELDS[0] + tail
     p = _steady_parser()
     assert p.vllm_stats_line(9, raw)
     assert list(p.vllm.engines) == ["287311@10.128.26.195"] and p.vllm.buckets
+    assert p.suppressed == (3 if tail else 0)
