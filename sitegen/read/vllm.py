@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import PurePosixPath
@@ -159,6 +161,18 @@ def parse_step_stats(text: str) -> dict[str, float]:
     return out
 
 
+def engine_names(keys: Iterable[str]) -> dict[str, str]:
+    """Each engine key's name (:meth:`VllmAccumulator.engine_key`): its process's, or
+    ``<process>:engine<index>`` when that process logged several engine indexes."""
+    keys = list(keys)
+    indexes = Counter(k.rpartition("#")[0] for k in keys)
+    names = {}
+    for k in keys:
+        process, _, index = k.rpartition("#")
+        names[k] = f"{process}:engine{index}" if indexes[process] > 1 else process
+    return names
+
+
 @dataclass(eq=False)
 class VllmAccumulator:
     """Feed vLLM-header lines; ``freeze()`` gives :class:`~sitegen.model.parsed.VllmStats`.
@@ -216,10 +230,18 @@ class VllmAccumulator:
         )
 
     def engine_key(self, pid: str | None, ip: str | None, index: str) -> str:
-        """The engine a sample is of: its process (and host), else this log's engine ``index``."""
+        """The engine a sample is of: its process (``pid@ip``, ``pid@driver``; else this
+        log's ``<file>:engine<index>``) and its index there, as ``process#index``.
+
+        One process can log several engines (vLLM's data parallelism in one process, an
+        API server in front of several engine cores), each ``Engine NNN`` of its own;
+        :meth:`freeze` names them (:func:`engine_names`).
+        """
         if pid:
-            return f"{pid}@{ip}" if ip else f"{pid}@driver"
-        return f"{PurePosixPath(self.source_name).name}:engine{index}"
+            process = f"{pid}@{ip}" if ip else f"{pid}@driver"
+        else:
+            process = f"{PurePosixPath(self.source_name).name}:engine{index}"
+        return f"{process}#{index}"
 
     def add_sample(
         self,
@@ -297,6 +319,7 @@ class VllmAccumulator:
         self.step_stats.update(other.step_stats)
 
     def freeze(self, start: datetime | None, suppressed: int) -> VllmStats:
+        names = engine_names(self.engines)
         engines = tuple(
             EngineStats(
                 name,
@@ -313,7 +336,7 @@ class VllmAccumulator:
                 e.prefix_n,
                 e.preempt_max,
             )
-            for name, e in sorted(self.engines.items())
+            for name, e in sorted((names[k], e) for k, e in self.engines.items())
         )
         keys = sorted(self.buckets)
         t_start = start.timestamp() if start else (keys[0] * BUCKET_S if keys else 0.0)

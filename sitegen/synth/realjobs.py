@@ -17,8 +17,9 @@ def real_specs(steps: int, c: int, t0: datetime) -> list[JobSpec]:
     chain_last = next(n for n in range(steps + 1, steps + c + 2) if n % c)  # not a save step
     return [
         # The synchronous trainer's console log from a driver outside Ray: records glued
-        # after tqdm bars, every vLLM prefix form and the V0 line, a negative batch count,
-        # skyrl.train module names, the final global_step_{last+1} checkpoint; Harbor trials.
+        # after tqdm bars, every vLLM prefix form and the V0 line, two engines logged by one
+        # API server, a negative batch count, skyrl.train module names, the final
+        # global_step_{last+1} checkpoint; Harbor trials.
         JobSpec(
             f"{REAL_TRIALS_OWNER}/train_700100.out",
             "sync-glued",
@@ -27,7 +28,7 @@ def real_specs(steps: int, c: int, t0: datetime) -> list[JobSpec]:
             "complete",
             real=True,
             async_trainer=False,
-            engines=3,
+            engines=4,
             ckpt_interval=c,
             ckpt_root="/ckpt/sync-glued",
             job_id=700100,

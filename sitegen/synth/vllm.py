@@ -62,8 +62,13 @@ def write_vllm(
                 # §8: every prefix form; engine 2 is a V0 engine (another line shape)
                 form = e % 3
                 if form == 0:
+                    # one API server in front of every third engine, each its own index
+                    # (formats.md §5.5): named by the process alone when it has one
                     stamp = tt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{331095044 + k:09d}Z"
-                    pre_, name = f"{stamp} (APIServer pid=1) ", "1@driver"
+                    index, served = e // 3, len(range(0, len(engines), 3))
+                    pre_ = f"{stamp} (APIServer pid=1) "
+                    name = f"1@driver:engine{index:03d}" if served > 1 else "1@driver"
+                    text = f"Engine {index:03d}: {', '.join(parts)}"
                 elif form == 1:
                     pre_ = (  # Ray's own prefix in its colours, vLLM's behind it
                         f"{out.prefix('VllmAsyncGenerationWorker', pid, ip)}"

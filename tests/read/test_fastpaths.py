@@ -652,5 +652,6 @@ def test_vllm_stats_line_takes_the_standard_line(prefix, tail):
     raw = prefix + STATS_HEADERS[0] + STATS_ENGINES[0] + STATS_FIELDS[0] + tail
     p = _steady_parser()
     assert p.vllm_stats_line(9, raw)
-    assert list(p.vllm.engines) == ["287311@10.128.26.195"] and p.vllm.buckets
+    (e,) = p.vllm.freeze(None, 0).engines
+    assert (e.engine, e.samples) == ("287311@10.128.26.195", 1) and p.vllm.buckets
     assert p.suppressed == (3 if tail else 0)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tests.read.test_logparse import METRICS, P, block, lg, parse
+from tests.read.test_logparse import METRICS, E, P, block, lg, parse
 
 BAR = "Training Batches Processed:  89%|\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2589 | 208/233 [1:15:34<08:27, 20.30s/it]"
 STATS = (
@@ -186,6 +186,53 @@ def test_every_prefix_form_reads_the_engine(prefix, engine):
     log = parse([lg("start"), f"{prefix}INFO 02-08 00:56:55 [loggers.py:271] {STATS}"])
     (e,) = log.vllm.engines
     assert e.engine == engine and e.samples == 1 and e.prefix_samples == 1
+
+
+def _stats(index: str, gen: float, first: str = "Engine") -> str:
+    head = f"{first} {index}:" if first == "Engine" else f"{index} Engines Aggregated:"
+    return (
+        f"INFO 02-08 00:56:55 [loggers.py:127] {head} Avg prompt throughput: 1.0 tokens/s, "
+        f"Avg generation throughput: {gen} tokens/s, Running: 3 reqs, Waiting: 0 reqs, "
+        "GPU KV cache usage: 5.0%, Prefix cache hit rate: 2.0%"
+    )
+
+
+@pytest.mark.parametrize(
+    ("prefix", "process"),
+    [
+        ("2026-05-12T08:01:39.331095044Z (APIServer pid=1) ", "1@driver"),
+        (DIM_ENGINE, "7@10.0.0.1"),
+        ("(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) (EngineCore_DP0 pid=9) ", "7@10.0.0.1"),
+    ],
+)
+def test_engines_logged_by_one_process_are_told_apart_by_their_index(prefix, process):
+    """vLLM's data parallelism in one process (or an API server in front of several engine
+    cores) logs Engine 000, Engine 001, … from one process: each is an engine of its own,
+    named by the process and its index; the aggregated line stays cluster totals."""
+    lines = [lg("start")]
+    for k in range(3):
+        lines += [prefix + _stats("000", 100.0 + k), prefix + _stats("001", 200.0 + k)]
+    lines.append(prefix + _stats("2", 600.0, first="Aggregated"))
+    lines.append(prefix + _stats("001", 203.0) + "\x1b[32m [repeated 2x across cluster]\x1b[0m")
+    for log in (parse(lines), _by_blocks(lines)):
+        got = {e.engine: (e.samples, e.gen_tps_sum) for e in log.vllm.engines}
+        assert got == {
+            f"{process}:engine000": (3, pytest.approx(303.0)),
+            f"{process}:engine001": (4, pytest.approx(806.0)),
+        }
+        assert log.vllm.aggregated_lines == 1 and log.vllm.suppressed_copies == 2
+
+
+def test_one_engine_a_process_is_named_by_the_process_alone():
+    lines = [lg("start"), E + _stats("000", 1.0), P + _stats("000", 2.0), _stats("000", 3.0)]
+    lines.append(_stats("001", 4.0))  # no prefix: this log's engines, by index as before
+    for log in (parse(lines), _by_blocks(lines)):
+        assert [e.engine for e in log.vllm.engines] == [
+            "4242@driver",
+            "7@10.0.0.1",
+            "job.out:engine000",
+            "job.out:engine001",
+        ]
 
 
 def test_dedup_suffix_after_the_last_field_keeps_the_field():

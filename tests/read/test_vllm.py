@@ -69,9 +69,9 @@ def _add_reference(acc, pid, ip, index, vals, when) -> None:
     from sitegen.read.vllm import BUCKET_S, _Bucket, _Engine
 
     if pid:
-        engine = f"{pid}@{ip}" if ip else f"{pid}@driver"
+        engine = f"{pid}@{ip}#{index}" if ip else f"{pid}@driver#{index}"
     else:
-        engine = f"{PurePosixPath(acc.source_name).name}:engine{index}"
+        engine = f"{PurePosixPath(acc.source_name).name}:engine{index}#{index}"
     e = acc.engines.setdefault(engine, _Engine())
     e.samples += 1
     e.running_sum += vals["running"]

@@ -56,9 +56,10 @@ def test_glued_sync_console_job(pages, truth):
     # the negative batch line, read as written, with a note
     assert j["batches"]["per_step"]["1"]["successful"] < j["batches"]["per_step"]["1"]["instances"]
     assert any("negative count" in w["message"] for w in j["warnings"])
-    # every vLLM prefix form and the V0 engine
+    # every vLLM prefix form and the V0 engine; the API server's two engines apart
     assert {e["engine"] for e in j["vllm"]["per_engine"]} == set(t["vllm"]["engines"])
-    assert "1@driver" in t["vllm"]["engines"]
+    assert {"1@driver:engine000", "1@driver:engine001"} <= set(t["vllm"]["engines"])
+    assert j["vllm"]["engines"] == len(t["vllm"]["engines"]) == 4
 
 
 def test_text_only_mid_run_job(pages, truth):
