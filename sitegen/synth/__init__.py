@@ -290,6 +290,7 @@ def synth(
     (out / "misc" / "empty-dir").mkdir(parents=True, exist_ok=True)
     (out / "misc" / "empty-dir" / "README.txt").write_text("nothing to see\n")
     (out / "misc" / "scratch").mkdir(parents=True, exist_ok=True)
+    (out / "misc" / "scratch" / "plot.csv").write_text("step,reward\n1,0.5\n")
 
     p = [s.path for s in specs]
     runs: list[dict] = [

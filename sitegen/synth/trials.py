@@ -6,6 +6,7 @@ The truth record is :mod:`sitegen.synth.trialtruth`; Harbor's own 0.1.45/0.26 sh
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import random
@@ -225,8 +226,10 @@ def write_trials(
         _record(truth, payload, None, obj["agent_result"]["metadata"].get("n_episodes"))
     if not variants:
         return truth
-    # A trial killed mid-run: directory without result.json.
-    (root / _name(rng, tasks[0])).mkdir()
+    # A trial killed mid-run: its folder holds Harbor's trial log but no result.json.
+    d = root / _name(rng, tasks[0])
+    d.mkdir()
+    (d / "trial.log").write_text("Starting trial\n")
     truth.missing += 1
     # Empty and truncated result.json files.
     d = root / _name(rng, tasks[1])
@@ -248,9 +251,12 @@ def write_trials(
             d.mkdir(parents=True)
             (d / "result.json").write_text(json.dumps(obj))
             truth.eval += 1
-    # An archive of older trials.
+    # An archive of older trials, gzipped with a fixed header time so a seed gives the same bytes.
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with (
+        gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w") as tar,
+    ):
         for _ in range(4):
             obj, exc, reward, turns = trial_record(rng, tasks[4], start, 500)
             data = json.dumps(obj).encode()
