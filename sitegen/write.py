@@ -34,7 +34,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from sitegen.errors import OutputError
+from sitegen.errors import OutputError, printable
 from sitegen.model.frozen import frozen
 
 MARKER = ".sitegen-site"  # the manifest: which files of the folder sitegen made
@@ -137,6 +137,32 @@ def _manifest_bytes(files: Iterable[str]) -> bytes:
         "files": sorted(files),
     }
     return (json.dumps(body, indent=0, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+# What stands at a new page's address while the files of a build move in: a page that
+# links nowhere and reloads itself (so a link from a page moved in before it never breaks).
+PLACEHOLDER_PAGE = (
+    b'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+    b'<meta http-equiv="refresh" content="2"><title>Updating</title></head>'
+    b"<body><p>This page is being updated: it shows in a moment.</p></body></html>\n"
+)
+_PLACEHOLDERS = ".placeholders"  # (a folder of the staging folder, beside the site's files)
+# The listings: files that link to (nearly) every page, moved in once those are in place.
+_LISTINGS = frozenset({"index.html", "index-rows.js", "404.html", "sitemap.xml", "runs/index.html"})
+
+
+def _is_page(rel: str) -> bool:
+    return rel.endswith((".html", ".htm"))
+
+
+def move_order(rel: str) -> tuple[int, str]:
+    """Where ``rel`` comes among the files moved in: what pages link to (styles, scripts,
+    data, images, downloads), then the pages, then the listings (the site's index last)."""
+    if rel in _LISTINGS or rel.startswith("compare/"):
+        rank = 4 if rel == "index.html" else 3 if _is_page(rel) else 2
+    else:
+        rank = 1 if _is_page(rel) else 0
+    return rank, rel
 
 
 class SiteWriter:
@@ -276,9 +302,20 @@ class SiteWriter:
             self._check_overwrites()
             if new - self.ours:  # journal: a kill from here on leaves every file listed
                 self._write_manifest(self.ours | new)
-            for rel in sorted(self.staged):
+            # Every internal link resolves at every instant (a reader, a deploy or a kill may
+            # come at any one): each new page is first a placeholder, then files move in
+            # before the pages that link to them, the listings last. Then the pages this
+            # build no longer makes become placeholders (nothing links to them any more,
+            # but they may link to each other), and everything it no longer makes goes.
+            for rel in sorted(r for r in self.staged if _is_page(r) and not self._exists(r)):
+                self._move_in(rel, self._placeholder(rel))
+            for rel in sorted(self.staged, key=move_order):
                 self._move_in(rel)
-            for rel in sorted(self.ours - new):
+            gone = sorted(self.ours - new, key=move_order, reverse=True)
+            for rel in gone:
+                if _is_page(rel) and self._removable(rel):
+                    self._move_in(rel, self._placeholder(rel))
+            for rel in gone:
                 self._remove(rel)
             self._write_manifest(new)
             records = {rel: self._record(rel) for rel in new}
@@ -293,29 +330,39 @@ class SiteWriter:
 
     def _check_overwrites(self) -> None:
         """Stop before changing anything if a new file would replace one the user made."""
-        clashes = []
-        for rel in sorted(self.staged):
+        clashes: dict[str, None] = {}  # (each named once: a file standing where a folder
+        for rel in sorted(self.staged):  # goes clashes with every file of that folder)
             dst = self.out / rel
             for parent in reversed(Path(rel).parents[:-1]):
                 p = self.out / parent
                 if os.path.lexists(p) and (p.is_symlink() or not p.is_dir()):
-                    clashes.append(f"{parent.as_posix()} (not a folder)")
+                    clashes[f"{parent.as_posix()} (not a folder)"] = None
                     break
             else:
                 if os.path.lexists(dst) and (
                     rel not in self.ours or dst.is_symlink() or dst.is_dir()
                 ):
-                    clashes.append(rel)
+                    clashes[rel] = None
             if len(clashes) >= 5:
                 break
         if clashes:
             raise OutputError(
                 f"{self.out} holds files sitegen did not make that the site would overwrite: "
-                f"{', '.join(clashes)} (move them away, or choose another -o folder)"
+                f"{', '.join(map(printable, clashes))} (move them away, or choose another -o folder)"
             )
 
-    def _move_in(self, rel: str) -> None:
-        src, dst = self.staging / rel, self.out / rel
+    def _exists(self, rel: str) -> bool:
+        return os.path.lexists(self.out / rel)
+
+    def _placeholder(self, rel: str) -> Path:
+        """A page with no link, in the staging folder, to stand at ``rel`` until its own comes."""
+        path = self.staging / _PLACEHOLDERS / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(PLACEHOLDER_PAGE)
+        return path
+
+    def _move_in(self, rel: str, src: Path | None = None) -> None:
+        src, dst = src or self.staging / rel, self.out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.replace(src, dst)
@@ -326,6 +373,17 @@ class SiteWriter:
             tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
             shutil.copyfile(src, tmp)
             os.replace(tmp, dst)
+
+    def _removable(self, rel: str) -> bool:
+        """Whether ``rel`` is a file of ours to replace or remove: a regular file, reached
+        through no link planted in the site (one that now points elsewhere)."""
+        parents = Path(rel).parents[:-1]
+        if any((self.out / p).is_symlink() for p in parents):
+            return False
+        try:
+            return stat.S_ISREG(os.lstat(self.out / rel).st_mode)
+        except OSError:
+            return False
 
     def _remove(self, rel: str) -> None:
         """Remove a file of the last build that this one no longer makes, and emptied folders."""

@@ -12,7 +12,7 @@ import pytest
 from sitegen import lock as lock_mod
 from sitegen.errors import OutputError
 from sitegen.lock import OutputLock
-from sitegen.write import MARKER, SitePaths, SiteWriter, read_manifest
+from sitegen.write import MARKER, PLACEHOLDER_PAGE, SitePaths, SiteWriter, read_manifest
 
 
 def _build(out: Path, files: dict[str, str], previous=None) -> dict:
@@ -90,6 +90,61 @@ def test_a_users_file_is_never_overwritten(tmp_path):
     # a file holding exactly what sitegen would write (an empty .nojekyll) is simply taken over
     _build(out, {"a.html": "x", ".nojekyll": ""})
     assert read_manifest(out) == {"a.html", ".nojekyll"}
+
+
+def test_a_file_where_a_folder_goes_is_named_once(tmp_path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "jobs").write_text("a file of the user's")
+    (out / "runs\nx").write_text("")  # (a name the terminal would split)
+    files = {f"jobs/j{i}/index.html": "x" for i in range(8)} | {"runs\nx/a.html": "y"}
+    with pytest.raises(OutputError) as err:
+        _build(out, files)
+    message = str(err.value)
+    assert message.count("jobs (not a folder)") == 1 and "runs\\nx (not a folder)" in message
+    assert "\n" not in message
+
+
+def test_new_pages_stand_as_placeholders_until_their_own_come(tmp_path, monkeypatch):
+    """Each new page is in place (a placeholder linking nowhere) before the first file moves
+    in; files move in before the pages, the pages before the listings, the index last; the
+    pages that go become placeholders before anything is removed."""
+    out = tmp_path / "site"
+    _build(
+        out, {"index.html": "<a href='jobs/a/'>", "jobs/a/index.html": "a", "old/index.html": "o"}
+    )
+    moves: list[tuple[str, bool]] = []
+    real = SiteWriter._move_in
+
+    def move_in(self, rel, src=None):
+        moves.append((rel, src is not None and src.read_bytes() == PLACEHOLDER_PAGE))
+        real(self, rel, src)
+
+    monkeypatch.setattr(SiteWriter, "_move_in", move_in)
+    _build(
+        out,
+        {
+            "index.html": "<a href='jobs/b/'>",
+            "jobs/a/index.html": "a2",
+            "jobs/b/index.html": "b",
+            "jobs/b/data.csv": "1",
+            "runs/index.html": "r",
+            "static/site.css": "s",
+        },
+    )
+    assert moves == [
+        ("jobs/b/index.html", True),
+        ("runs/index.html", True),
+        ("jobs/b/data.csv", False),
+        ("static/site.css", False),
+        ("jobs/a/index.html", False),
+        ("jobs/b/index.html", False),
+        ("runs/index.html", False),
+        ("index.html", False),
+        ("old/index.html", True),
+    ]
+    assert not (out / "old").exists() and (out / "jobs/b/index.html").read_text() == "b"
+    assert b"href" not in PLACEHOLDER_PAGE and b"src" not in PLACEHOLDER_PAGE
 
 
 def test_a_folder_of_an_older_sitegen_is_taken_over(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -234,3 +235,65 @@ def test_the_collector_runs_less_often_during_a_build_and_as_before_after(small,
         assert gc.get_threshold() == (700, 9, 11)
     finally:
         gc.set_threshold(*before)
+
+
+_LINK_RE = re.compile(r'(?:href|src)="([^"#?]*)[^"]*"')
+_ROW_URL_RE = re.compile(r'"((?:jobs|runs)/[^"]*/)"')  # the listings' rows (index-rows.js)
+
+
+def _broken_links(site: Path) -> list[str]:
+    """Every internal link of the folder that leads nowhere: ``href``/``src`` of each page,
+    and the rows' addresses in the listings' scripts (from the site's root)."""
+    broken = []
+    for page in site.rglob("*"):
+        if page.suffix not in (".html", ".js") or not page.is_file():
+            continue
+        text = page.read_text(errors="replace")
+        if page.suffix == ".html":
+            links = [(page.parent, u) for u in _LINK_RE.findall(text)]
+        else:
+            links = [(site, u) for u in _ROW_URL_RE.findall(text)]
+        for base, url in links:
+            if not url or ":" in url.split("/")[0]:  # (https:, mailto:, data:)
+                continue
+            target = Path(os.path.normpath(base / url))
+            if url.endswith("/") or target.is_dir():
+                target /= "index.html"
+            if not target.is_file():
+                broken.append(f"{page.relative_to(site)} -> {url}")
+    return broken
+
+
+def test_every_link_resolves_at_every_instant_of_moving_files_in(small, tmp_path, monkeypatch):
+    """A reader, a deploy or a ``kill -9`` may come between any two renames of the files a
+    build moves in: at each of those instants (as at the start and the end), every internal
+    link of the folder leads to a file. A first build, one that adds jobs and one that
+    removes them."""
+    from sitegen.write import SiteWriter
+
+    fewer = tmp_path / "fewer"
+    shutil.copytree(small, fewer)
+    for job in ("chain-b", "stale"):
+        shutil.rmtree(fewer / "flat" / job)
+    out = tmp_path / "site"
+    out.mkdir()  # (an existing empty folder: every page is new)
+    instants = []
+
+    def checked(method):
+        def run(self, *args):
+            method(self, *args)
+            instants.append(_broken_links(self.out))
+
+        return run
+
+    monkeypatch.setattr(SiteWriter, "_move_in", checked(SiteWriter._move_in))
+    monkeypatch.setattr(SiteWriter, "_remove", checked(SiteWriter._remove))
+    for archive, added, removed in ((fewer, 5, 0), (small, 2, 0), (fewer, 0, 2)):
+        before = set(read_manifest(out) or ())
+        instants.clear()
+        build(_opts(archive, out))
+        after = set(read_manifest(out))
+        assert len({f.split("/")[1] for f in after - before if f.startswith("jobs/")}) == added
+        assert len({f.split("/")[1] for f in before - after if f.startswith("jobs/")}) == removed
+        assert len(instants) > 10 and [b for b in instants if b] == []
+    assert _broken_links(out) == []
