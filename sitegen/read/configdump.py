@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from functools import cache
 from typing import TYPE_CHECKING
 
 from sitegen.read.lines import TQDM_TAIL_RE, Line
@@ -48,8 +49,10 @@ class ConfigDump(ParserCore):
 
         self.config_done = True
         lines, self.config_lines = self.config_lines or [], None
+        text = "\n".join(lines)
+        problems: list[tuple[int, str]] = []
         try:
-            data = load_config("\n".join(lines))
+            data = load_config(text, problems)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = self.config_line + mark.line if mark is not None else self.config_line
@@ -58,6 +61,15 @@ class ConfigDump(ParserCore):
         except ConfigTooBig as exc:
             self.warn(self.config_line, "config", f"config dump {exc}: config not shown")
             return
+        except Exception as exc:  # whatever else a dump holds: never the build's end
+            self.warn(
+                self.config_line,
+                "config",
+                f"config dump could not be read ({type(exc).__name__}): config not shown",
+            )
+            return
+        for at, problem in problems:
+            self.warn(self.config_line + at, "config", f"config dump: {problem}")
         if isinstance(data, dict):
             self.config = self.redactor.value(None, data)  # type: ignore[assignment]
 
@@ -74,16 +86,18 @@ class ConfigTooBig(ValueError):
     """A config dump past :data:`MAX_CONFIG_NODES` or :data:`MAX_CONFIG_DEPTH`, or holding itself."""
 
 
-def load_config(text: str) -> object:
+def load_config(text: str, problems: list[tuple[int, str]] | None = None) -> object:
     """The config dump's YAML as plain JSON-able values (``yaml.safe_load``, bounded).
 
     The document's node graph is measured, aliases expanded, before anything is built
     (:class:`ConfigTooBig` past the bounds); then what JSON cannot hold is made plain by
-    :func:`plain`. ``yaml.YAMLError`` for text that is not YAML.
+    :func:`plain`. ``yaml.YAMLError`` for text that is not YAML. A value YAML cannot build
+    (a date that is no day, an integer of more digits than Python converts, a tag it does
+    not know) is kept as written, and ``problems`` gets its line (from 0) and what it is.
     """
-    import yaml
 
-    loader = yaml.SafeLoader(text)
+    loader = _loader_class()(text)
+    loader.problems = problems if problems is not None else []
     try:
         try:
             node = loader.get_single_node()
@@ -95,6 +109,43 @@ def load_config(text: str) -> object:
         return plain(loader.construct_document(node))
     finally:
         loader.dispose()
+
+
+@cache
+def _loader_class() -> type:
+    """A safe loader that keeps, as written, any scalar it cannot build (made on first use:
+    PyYAML is imported where a dump is read)."""
+    import yaml
+
+    class DumpLoader(yaml.SafeLoader):
+        problems: list[tuple[int, str]]
+
+        def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
+            if not isinstance(node, yaml.ScalarNode):
+                return super().construct_object(node, deep)
+            saved = self.deep_construct
+            try:
+                return super().construct_object(node, deep)
+            except Exception as exc:  # a scalar's constructor: a pure function of its text
+                self.recursive_objects.pop(node, None)
+                self.deep_construct = saved
+                self.constructed_objects[node] = node.value
+                what = "tag" if isinstance(exc, yaml.constructor.ConstructorError) else "value"
+                tag = node.tag.rsplit(":", 1)[-1]
+                problem = f"a {what} YAML cannot read ({tag}): shown as written"
+                self.problems.append((node.start_mark.line, problem))
+                return node.value
+
+    def plain_node(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> object:
+        # A tag no safe loader knows (``!foo``, ``!!python/object:…``): its data, untagged.
+        if isinstance(node, yaml.ScalarNode):
+            return loader.construct_scalar(node)
+        if isinstance(node, yaml.MappingNode):
+            return loader.construct_mapping(node, deep=True)
+        return loader.construct_sequence(node, deep=True)  # type: ignore[arg-type]
+
+    DumpLoader.add_multi_constructor("", plain_node)
+    return DumpLoader
 
 
 def _measure(root: yaml.Node) -> None:

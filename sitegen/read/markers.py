@@ -42,10 +42,16 @@ SLURM_OOM_RE = re.compile(r"^slurmstepd: error: Detected (\d{1,18}) oom[_-]kill 
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
 # A tracking logger's "Step N:" record glued after other text on the line
 GLUED_STEP_RE = re.compile(r"\d \| [A-Z]+\s*\| \S+ - Step \d+:\s*$")
-TIMER_RE = re.compile(r"^Finished: '([^']+)', time cost: (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf)s\s*$")
+# A number as float() reads it: "1.2.3" is none (it ended the build with a ValueError).
+_NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[-+]?[0-9]+)?"
+TIMER_RE = re.compile(rf"^Finished: '([^']+)', time cost: ({_NUMBER}|nan|inf)s\s*$")
 STARTED_STEP = "Started: 'step'"
 # "reward/avg_pass_at_5: 0.6533, reward/avg_raw_reward: 0.2174, reward/mean_positive_reward: …"
-REWARD_PAIR_RE = re.compile(r"(reward/[\w/.\-]+): (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf|-inf)(?=,|\s*$)")
+# (a name starts where its run of name characters starts: tried at each "reward/" inside one,
+# each try read the run to its end)
+REWARD_PAIR_RE = re.compile(
+    rf"(?<![\w/.\-])(reward/[\w/.\-]++): ({_NUMBER}|nan|inf|-inf)(?=,|\s*$)"
+)
 # tqdm bars of the training loop (both trainers): "…Progress:  14%|█▍   | 1/7 [00:10<…]"
 TRAIN_BAR_RE = re.compile(
     r"^Training (?:Step Progress|Batches Processed):[^|]*\|[^|]*\| ?(\d{1,18})/(\d{1,18}) "

@@ -24,7 +24,9 @@ ENGINE_START_RE = re.compile(r"^(?:Engine \d+|\d+ Engines Aggregated):")
 V0_PREFIX = "Avg prompt throughput: "
 STEP_RE = re.compile(r"^vLLM Stats \(step (\d{1,18})\):\s*(.*)$")  # (as markers.STEP_RE)
 # "engines=4, running(peak/med)=10/5, kv(peak/med)=80.0%/41.0%": key=value, values maybe "a/b"
-STEP_PAIR_RE = re.compile(r"([A-Za-z_][\w]*)(?:\(([\w/]+)\))?=([^,\s]+)")
+# (read from where its run of word characters starts, digits before the name skipped: the
+# same pairs, each run read once instead of from each of its characters)
+STEP_PAIR_RE = re.compile(r"(?<!\w)[^\WA-Za-z_]*+([A-Za-z_]\w*+)(?:\(([\w/]+)\))?=([^,\s]+)")
 # One "Key: value [unit]" part; a trailing "." (V0) or other text after the unit is ignored.
 PART_RE = re.compile(
     r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9]+(?:\.[0-9]+)?|nan|inf)\s*(%|tokens/s|reqs)?"

@@ -1,0 +1,59 @@
+"""Running a piece of work at two sizes in a child process, to bound how its time grows.
+
+A pattern that starts a match at each character of a long run and reads the run to its
+end takes time quadratic in the line: on a line of 1 MB, hours. The tests built on
+:func:`growth` run the same work on inputs of 64 kB and of 1 MB in a child process (which
+can be stopped, where a regex holding the interpreter cannot) and compare the two times:
+work linear in its input takes ~16 times as long on the larger, quadratic work ~256 times.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+SMALL, LARGE = 1 << 16, 1 << 20
+MAX_GROWTH = 48  # linear is 16 (the ratio of the sizes), quadratic 256
+TIMEOUT_S = 180  # a quadratic pattern on 1 MB takes hours: the child is stopped long before
+
+
+def growth(setup: str, work: str) -> dict:
+    """Run ``work`` (a function body of ``n``, returning something JSON holds) after ``setup``
+    in a child process, at :data:`SMALL` (the best of three runs) and :data:`LARGE` (one);
+    the time of each and what the large run returned. Fails when the child does not finish in
+    :data:`TIMEOUT_S`."""
+    code = (
+        textwrap.dedent(setup)
+        + "\ndef work(n):\n"
+        + textwrap.indent(textwrap.dedent(work), "    ")
+        + textwrap.dedent(
+            f"""
+            import json, time
+            times = {{}}
+            for n, runs in (({SMALL}, 3), ({LARGE}, 1)):
+                for _ in range(runs):
+                    t = time.perf_counter()
+                    result = work(n)
+                    times[n] = min(times.get(n, 1e9), time.perf_counter() - t)
+            print(json.dumps({{"small": times[{SMALL}], "large": times[{LARGE}], "result": result}}))
+            """
+        )
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError(
+            f"not done in {TIMEOUT_S} s: time grows faster than the input"
+        ) from None
+    assert done.returncode == 0, "\n".join(x[:300] for x in done.stderr.splitlines()[-20:])
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def assert_linear(got: dict) -> None:
+    """The large run took at most :data:`MAX_GROWTH` times the small one (and half a second
+    for a busy machine)."""
+    assert got["large"] <= MAX_GROWTH * got["small"] + 0.5, got

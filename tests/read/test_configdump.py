@@ -1,0 +1,93 @@
+"""A config dump never ends a build: whatever YAML scalar or tag it holds, the rest is read.
+
+A date that is no day (``2024-02-30``), an integer of more digits than Python converts,
+a tag no safe loader knows: each was a traceback that ended the whole build. Now a value
+YAML cannot build is shown as written with a warning naming its line, a dump that is not
+YAML at all is a warning and not shown, and the log's steps are read either way.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitegen.jsonio import dumps
+from sitegen.model.codec import parsed_from_json, parsed_to_json
+from tests.read.test_logparse import P, block, lg, parse
+
+DUMP_FIRST_LINE = 2  # the dump's "trainer:" line in the log below
+
+
+def _log(value: str):
+    return parse(
+        [
+            lg("Starting"),
+            *(P + x for x in ["trainer:", "  run_name: fuzz", f"  value: {value}", "  after: 1"]),
+            *block(1, {"reward/avg_raw_reward": "0.5000", "trainer/global_step": 1}),
+            *block(2, {"reward/avg_raw_reward": "0.2500", "trainer/global_step": 2}),
+        ]
+    )
+
+
+def test_a_date_that_is_no_day_and_a_huge_integer_are_shown_as_written():
+    for value, kind in (("2024-02-30", "timestamp"), ("1" + "0" * 5000, "int")):
+        log = _log(value)
+        assert [b.step for b in log.blocks] == [1, 2]
+        assert log.config["trainer"] == {"run_name": "fuzz", "value": value, "after": 1}
+        assert [(w.line, kind in w.message) for w in log.warnings] == [(4, True)]
+
+
+def test_tags_no_safe_loader_knows_are_read_as_plain_data():
+    log = _log("!!python/object/apply:os.system [echo hi]")
+    assert log.config["trainer"]["value"] == ["echo hi"]
+    assert _log("!custom {a: 1}").config["trainer"]["value"] == {"a": 1}
+
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=6)
+_SCALARS = st.one_of(
+    # dates and times, most of them no day or no time at all
+    st.builds(
+        "{:04d}-{:02d}-{:02d}{}".format,
+        st.integers(0, 9999),
+        st.integers(0, 19),
+        st.integers(0, 39),
+        st.sampled_from(["", "T25:61:61", " 12:00:00Z", "t10:00:00.5+25:00", " 1:2:3 -7"]),
+    ),
+    # numbers of every YAML 1.1 form, with more digits than anything holds
+    st.builds(lambda n, s: s + "1" + "0" * n, st.integers(0, 6000), st.sampled_from(["", "-", "+"])),
+    st.builds("{}{}".format, st.sampled_from(["0x", "0o", "0b", "0", "1_", "1:", "."]), _DIGITS),
+    st.sampled_from(["1e999", "-.inf", ".NaN", "1:2:3:4.5", "0b2", "0x", "+.5e-9999", "~", ""]),
+    # any tag, known or not, on any scalar
+    st.builds(
+        "{} {}".format,
+        st.sampled_from(
+            ["!!int", "!!float", "!!bool", "!!null", "!!timestamp", "!!binary", "!!str",
+             "!!set", "!!omap", "!!pairs", "!!merge", "!!value", "!!yaml", "!!python/name:os",
+             "!!python/object:x.Y", "!local", "!<tag:x,2000:y>", "!!map", "!!seq"]
+        ),
+        st.one_of(_DIGITS, st.text("abcAZ=+/:-. ", max_size=12), st.just("2024-02-30")),
+    ),
+    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=30),
+)  # fmt: skip
+
+
+@settings(max_examples=250, deadline=None)
+@given(_SCALARS)
+def test_any_scalar_or_tag_is_at_worst_a_warning_with_its_line(value):
+    log = _log(value)
+    # the rest of the log is read whatever the dump holds
+    assert [b.step for b in log.blocks] == [1, 2]
+    # the dump shown with what is around the value, or not shown; each warning names a
+    # line of the dump
+    dump_lines = range(DUMP_FIRST_LINE, DUMP_FIRST_LINE + 4)
+    warned = [w for w in log.warnings if "config" in w.message]
+    assert all(w.line in dump_lines for w in warned), warned
+    if log.config is None:
+        assert warned, "a dump not shown says why"
+    else:
+        assert log.config["trainer"]["run_name"] == "fuzz"
+        assert log.config["trainer"]["after"] == 1
+    # what is shown can be kept (the build cache) and written (the site's JSON)
+    kept = dumps(parsed_to_json(log))
+    assert dumps(parsed_to_json(parsed_from_json(parsed_to_json(log)))) == kept  # (NaN != NaN)
+    dumps(log.config)

@@ -1,0 +1,81 @@
+"""A log's lines are read in time linear in their length, whatever they hold.
+
+Each marker the parser looks for comes after and before a line of long runs of each kind
+of character its patterns repeat (digits, spaces, brackets, letters, dots, slashes, …), in
+a log of three good steps and a config dump; read at 64 kB and at 1 MB a line (the longest
+kept whole), the larger read takes about 16 times as long, not 256 (tests/linear_time.py).
+Each good step is still read, and the config dump's unreadable values are warned about.
+"""
+
+from __future__ import annotations
+
+from tests.linear_time import assert_linear, growth
+
+SETUP = r"""
+import pprint, tempfile
+from pathlib import Path
+from sitegen.read.logfile import parse_log
+from sitegen.redact import Redactor
+
+P = "(skyrl_entrypoint pid=7) "
+def lg(msg):
+    return f"2026-02-08 00:00:01.000 | INFO     | m:f:1 - {msg}"
+# the runs of one line: each pattern's repeated part, a line's worth of it
+RUNS = ["0", " ", "[", "]", "a", ".", "a.", "1/", "-", "/", ":", "=", "(", "{", "'", "\\",
+        "reward/", "--a ", "://a:", "\x1b[", "key: ", "a{key=1,", "token "]
+# Markers whose own pattern reads on to the line's end, the run after them
+AFTER = [
+    lg("WANDB_MIRROR kind=train step=9 metrics={'x': 1"),
+    lg("Exception breakdown: {'E': 1"),
+    lg("Successfully saved checkpoint for global_step_9 to: /ckpt/x"),
+    lg("Train loop failed at global_step 9: Invalid API key: x"),
+    lg("vLLM Stats (step 9): running=1, "),
+    lg("reward/avg_raw_reward: 0.5, reward/"),
+    lg("Finished: 'step', time cost: 1.0"),
+    "Training Step Progress:  50%|#####     | 1/2 [00:01<00:01, 1.0s/it]",
+    "INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, ",
+    "slurmstepd: error: *** JOB 1 ON x CANCELLED AT 2026-02-08T00:00:09 ***",
+]
+# and headers a record may be glued after (a progress bar's line), the run before them
+BEFORE = [
+    "] WANDB_MIRROR kind=x step=9 metrics={}",
+    "] " + lg("Step 9:"),
+    "] INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s",
+    "] slurmstepd: error: Detected 1 oom_kill event",
+]
+
+def log_text(n):
+    lines = [
+        lg("Starting"), "trainer:", "  run_name: r", "  data_snapshot: 2024-02-30",
+        "  big: 1" + "0" * 100_000, "  lr: 1.0e-06",
+    ]
+    for step in (1, 2, 3):
+        lines.append(lg(f"Step {step}:"))
+        lines += pprint.pformat({"reward/avg_raw_reward": "0.5000", "trainer/global_step": step}).splitlines()
+    each = (n - 200) // len(RUNS)
+    filler = "".join((run * (each // len(run) + 1))[:each] for run in RUNS)
+    lines += [marker + filler for marker in AFTER] + [filler + marker for marker in BEFORE]
+    return "\n".join(P + x for x in lines) + "\n"
+
+folder = Path(tempfile.mkdtemp())
+"""
+
+WORK = r"""
+path = folder / f"job_{n}.out"
+if not path.exists():
+    path.write_text(log_text(n))
+log, _ = parse_log(path, path.name, Redactor())
+config_warnings = [w.line for w in log.warnings if "config dump" in w.message]
+return {"steps": [b.step for b in log.blocks][:3], "config": sorted(log.config or {}),
+        "config_warnings": config_warnings}
+"""
+
+
+def test_long_lines_at_every_marker_read_in_linear_time():
+    got = growth(SETUP, WORK)
+    assert_linear(got)
+    result = got["result"]
+    assert result["steps"] == [1, 2, 3]
+    # the date that is no day and the integer of 100 000 digits: shown as written, warned
+    assert result["config"] == ["trainer"]
+    assert result["config_warnings"] == [4, 5]
