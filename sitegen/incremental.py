@@ -26,7 +26,7 @@ what it shows, the whole site on the signature of every input.
 It lives in ``.<out>.cache/`` beside the output folder, as checked JSON
 (:mod:`sitegen.cachefile`): a damaged or planted file is ignored with a warning
 and its input parsed again. A change of sitegen's version, of the redaction
-patterns or of the cached data's shape starts it afresh; ``--clean`` ignores it.
+patterns or rules or of the cached data's shape starts it afresh; ``--clean`` ignores it.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ from sitegen.cachefile import (
 from sitegen.jsonio import dumps as page_json
 from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
 from sitegen.model.parsed import VllmStats
+from sitegen.redact import rules_signature
 from sitegen.sources import Sources, code_signature, watch_holds
 from sitegen.write import MARKER, SiteWriter, write_error
 
@@ -297,6 +298,7 @@ class BuildState:
             "version": CACHE_VERSION,
             "sitegen": __version__,
             "redact_patterns": list(opts.redact_patterns),
+            "redact_rules": rules_signature(),  # (what was hidden is redone when they change)
             "parsed_format": PARSED_FORMAT,
             "trial_fields": TRIAL_SHAPE,
         }

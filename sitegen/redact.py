@@ -23,12 +23,16 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
+from sitegen import redact_names, redact_rules
+from sitegen.errors import BuildWarning
 from sitegen.model.frozen import frozen
 from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
 
-__all__ = ["MASK", "Finding", "Redactor", "is_secret_key"]
+__all__ = ["MASK", "SECRETS_HIDDEN", "Finding", "Redactor", "SecretTally", "is_secret_key"]
 
 # The bytes of a file name that are not UTF-8, as Python reads them (os.fsdecode)
 _SURROGATES_RE = re.compile("[\udc80-\udcff]+")
@@ -56,6 +60,63 @@ class Finding:
     kind: str
     start: int
     end: int
+
+
+def rules_signature() -> str:
+    """A hash of the code that decides what is a secret (this module and its rules): text
+    redacted under other rules (a build cache's) must be redacted again, a clean scan
+    repeated."""
+    h = hashlib.sha256()
+    for module in (sys.modules[__name__], redact_rules, redact_names):
+        h.update(Path(module.__file__ or "").read_bytes())
+    return h.hexdigest()
+
+
+# --- what was hidden ----------------------------------------------------------------------------
+
+# How the warning about the secrets hidden in one input starts (the build summary counts them).
+SECRETS_HIDDEN = "secrets in the archive, hidden on the site"
+
+
+class SecretTally:
+    """The secrets hidden while reading one input: per kind, where the first was and how many.
+
+    Reported as one warning (:meth:`warning`) naming kinds, lines and counts, never a
+    value: enough for someone to find each secret, rotate it and clean the archive, in one
+    line however many there are.
+    """
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, tuple[int | str | None, int]] = {}
+
+    def add(self, kinds: Iterable[str], where: int | str | None = None) -> None:
+        """Count secrets of these kinds, found at ``where`` (a line, a file, or unknown)."""
+        for kind in kinds:
+            first, n = self.kinds.get(kind, (where, 0))
+            self.kinds[kind] = (where if first is None else first, n + 1)
+
+    def warning(self, path: str) -> BuildWarning | None:
+        """The one warning for ``path`` (at its first line known), or None if nothing was hidden."""
+        if not self.kinds:
+            return None
+        lines = [w for w, _ in self.kinds.values() if isinstance(w, int)]
+
+        def order(item: tuple[str, tuple[int | str | None, int]]) -> tuple:
+            kind, (where, _) = item
+            return (not isinstance(where, int), where if isinstance(where, int) else 0, kind)
+
+        parts = []
+        for kind, (where, n) in sorted(self.kinds.items(), key=order):
+            at = f"on line {where}" if isinstance(where, int) else f"in {where}" if where else ""
+            if n > 1:
+                parts.append(f"{kind} {n} times" + (f" (first {at})" if at else ""))
+            else:
+                parts.append(f"{kind} ({at})" if at else kind)
+        return BuildWarning(
+            path,
+            min(lines) if lines else None,
+            f"{SECRETS_HIDDEN}: {', '.join(parts)}; rotate them, then remove them from the archive",
+        )
 
 
 # --- the redactor ----------------------------------------------------------------------------
@@ -91,14 +152,14 @@ class Redactor:
         Exactly these spans are what :meth:`text` replaces, so
         ``findings(text(s))`` is always empty.
         """
-        found: list[tuple[int, int, str]] = []
+        found: list[tuple[int, int, int, str]] = []
         rules = self._rules if may_hold_secret(text) else self._user_rules  # type: ignore[attr-defined]
-        for rule in rules:
+        for order, rule in enumerate(rules):  # (a span two rules find: the first rule's kind)
             for start, end in rule.spans(text):
-                found.append((start, -end, rule.kind))
+                found.append((start, -end, order, rule.kind))
         found.sort()
         cur: list | None = None
-        for start, neg_end, kind in found:
+        for start, neg_end, _, kind in found:
             end = -neg_end
             if cur is not None and start < cur[2]:
                 cur[2] = max(cur[2], end)
@@ -188,14 +249,72 @@ class Redactor:
         """A ``/``-separated path with each segment passed through :meth:`name`."""
         return "/".join(self.name(seg) for seg in rel.split("/"))
 
-    def value(self, key: str | None, value: object) -> object:
-        """Redact a config value found under ``key`` (recursing into containers; keys too)."""
-        if key is not None and is_secret_key(key) and value not in (None, "", False, [], {}):
+    def hide(self, s: str) -> tuple[str, list[str]]:
+        """:meth:`text` of ``s``, and the kind of each secret it hid, in order: what a
+        report may say of them (never the values)."""
+        out = self.text(s)
+        return out, ([] if out == s else [f.kind for f in self.findings(s)])
+
+    def lines_hidden(self, s: str, markdown: bool = False) -> list[tuple[int, str]]:
+        """``(line, kind)`` of each secret :meth:`text` (or :meth:`markdown`) hides in ``s``
+        (lines from 1)."""
+        if markdown:
+            shown = html.unescape(_MD_ESCAPE_RE.sub(r"\1", s))
+            if shown != s and next(self.findings(shown), None) is not None:
+                s = shown  # what markdown() redacts
+        if not s or self.text(s) == s:
+            return []
+        out, line, pos = [], 1, 0
+        for f in self.findings(s):
+            line += s.count("\n", pos, f.start)
+            pos = f.start
+            out.append((line, f.kind))
+        return out
+
+    def value(self, key: str | None, value: object, parent: str | None = None) -> object:
+        """Redact a config value found under ``key`` (recursing into containers; keys too).
+
+        Besides a key named like a secret (``wandb_api_key``, or ``key`` under ``wandb``),
+        two shapes say what a value holds by what stands beside it: a mapping whose
+        ``name`` (or ``key``) names a secret hides its ``value`` (the container env shape
+        ``{name: WANDB_API_KEY, value: …}``), and in a list the item after a secret-named
+        flag is hidden (an argv list ``[…, --wandb-api-key, …]``).
+        """
+        named = key is not None and is_secret_key(f"{parent}.{key}" if parent else key)
+        if named and value not in (None, "", False, [], {}):
             return MASK  # the whole value, a list or mapping too
         if isinstance(value, dict):
-            return {self.text(str(k)): self.value(str(k), v) for k, v in value.items()}
+            hide = _names_a_secret(value)
+            return {
+                self.text(str(k)): MASK
+                if hide and k in _VALUE_FIELDS and v not in (None, "")
+                else self.value(str(k), v, key)
+                for k, v in value.items()
+            }
         if isinstance(value, list | tuple):
-            return [self.value(None, v) for v in value]
+            out: list[object] = []
+            after_flag = False
+            for v in value:
+                if after_flag and v not in (None, "") and not _is_flag(v):
+                    out.append(MASK)
+                else:
+                    out.append(self.value(None, v))
+                after_flag = _is_flag(v) and is_secret_key(str(v).lstrip("-"))
+            return out
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+# A mapping's fields that name what its value field holds (the container env shape).
+_NAME_FIELDS = ("name", "Name", "NAME", "key", "Key", "KEY")
+_VALUE_FIELDS = frozenset({"value", "Value", "VALUE"})
+_FLAG_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_\-]*")
+
+
+def _names_a_secret(d: dict) -> bool:
+    return any(isinstance(d.get(f), str) and is_secret_key(d[f]) for f in _NAME_FIELDS)
+
+
+def _is_flag(v: object) -> bool:
+    return isinstance(v, str) and _FLAG_RE.fullmatch(v) is not None

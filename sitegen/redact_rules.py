@@ -13,96 +13,9 @@ from collections.abc import Callable, Iterator
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.model.frozen import frozen
+from sitegen.redact_names import is_secret_key
 
 MASK = "[REDACTED]"
-
-
-# --- secret names --------------------------------------------------------------------------
-
-
-def _words(spaced: str) -> frozenset[str]:
-    return frozenset(spaced.split())
-
-
-_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-# Any key holding one of these words names a secret.
-_SECRET_WORDS = _words(
-    "secret secrets password passwords passwd pwd passphrase credential credentials creds"
-    " apikey apikeys secretkey accesskey privatekey passkey authtoken accesstoken"
-)
-# These name a secret when they are the key's last word (``Authorization``, ``X-Amz-Signature``).
-_SECRET_LAST_WORDS = _words("auth authorization signature sig cookie cookies")
-# Words that, before ``key``/``tokens``, make it a credential (``api_key``, ``hf_tokens``).
-_CREDENTIAL_QUALIFIERS = _words(
-    "api secret access private ssh signing encryption license auth master client service"
-    " account deploy gpg pgp rsa hmac jwt session app bot webhook admin consumer refresh"
-    " bearer oauth personal csrf xsrf user wandb openai anthropic hf huggingface aws gcp"
-    " azure stripe daytona modal together fireworks gemini google github gh gitlab slack"
-    " sentry pinecone cohere mistral groq tavily serper e2b langsmith langchain nvidia ngc"
-    " replicate deepseek xai openrouter perplexity runpod"
-)
-# Words that, beside a singular ``token``, make it a count or a setting (``pad_token_id``).
-_TOKEN_SETTING_WORDS = _words(
-    "id ids idx index indices level type types pad eos bos unk sep cls mask count counts len"
-    " length lengths limit limits budget max min num n per total usage entropy logprob"
-    " logprobs prob probs ratio rate frac fraction mean avg sum stop start end special vocab"
-    " embedding embeddings position positions window kl loss reward rewards weight weights"
-    " time latency throughput tps think thinking chat template text str k p"
-)
-# Upper-case ``*_KEY`` variables are secrets unless one of these says what kind of key it is.
-_HARMLESS_KEY_QUALIFIERS = _words(
-    "sort primary foreign cache partition hash dict map lookup group shard join index row"
-    " column col unique rng prng random seed metric sample order public pub routing dedup"
-    " idempotency object"
-)
-
-
-def is_secret_key(key: str) -> bool:
-    """A name such as ``WANDB_API_KEY``, ``hf_tokens`` or ``db_pass``; ``max_tokens`` is not one.
-
-    The last dotted component is split into words (``_``, ``-``, camelCase);
-    a word must *be* a secret word, so ``sort_key``, ``monkey``, ``tokenizer``
-    and ``author`` stay visible.
-    """
-    tail = key.rsplit(".", 1)[-1]
-    raw = _WORD_RE.findall(tail)
-    words = [w.lower() for w in raw]
-    if not words:
-        return False
-    if any(w in _SECRET_WORDS for w in words) or words[-1] in _SECRET_LAST_WORDS:
-        return True
-    if len(words) > 1 and words[-1] == "pass":  # db_pass, SMTP_PASS (not pass_k)
-        return True
-    for i, w in enumerate(words):
-        before = words[:i]
-        qualified = bool(before) and before[-1] in _CREDENTIAL_QUALIFIERS
-        if w == "token" and not (set(words) & _TOKEN_SETTING_WORDS):
-            return True
-        if w in ("tokens", "keys") and qualified:
-            return True
-        if w == "key":
-            if qualified:
-                return True
-            # WANDB_KEY, FOO_SERVICE_KEY: an upper-case variable ending in KEY is a secret
-            # unless it says it is some other kind of key (SORT_KEY, PRNG_KEY).
-            if before and i == len(words) - 1 and raw[i].isupper() and raw[i - 1].isupper():
-                return before[-1] not in _HARMLESS_KEY_QUALIFIERS
-        for suffix in ("keys", "key", "tokens", "token"):  # apikey, hftoken as one word
-            if w.endswith(suffix) and w[: -len(suffix)] in _CREDENTIAL_QUALIFIERS:
-                return True
-        # PGPASSWORD, MYSQL_ROOTPASSWORD, CLIENTSECRET: a secret word at a one-word name's end
-        if w.endswith(_SECRET_SUFFIXES):
-            return True
-        # DBPASS, SMTPPASS (not bypass, compass): "pass" after a service's name
-        if w.endswith("pass") and w[:-4] in _PASS_QUALIFIERS:
-            return True
-    return False
-
-
-_SECRET_SUFFIXES = ("password", "passwords", "passwd", "passphrase", "secret", "secrets")
-_PASS_QUALIFIERS = _CREDENTIAL_QUALIFIERS | _words(
-    "db pg postgres mysql sql mongo redis smtp ftp sftp ldap root proxy mail"
-)
 
 
 # --- rules -----------------------------------------------------------------------------------
@@ -185,18 +98,27 @@ def _private_key_rule() -> Rule:
     )
 
 
+# The user part of a URL's userinfo (before ":"), and a piece of a password or token: both
+# stop at white space, a quote, a tag or a backslash (a JSON escape); a password may hold
+# "/" and ":", never "://" (a second URL). Possessive, and each ends where the next starts,
+# so the search takes time linear in the text whatever it holds.
+_URL_USER = r"[^\s:/?#\"'<>\\]*+"
+_URL_PASSWORD = r"(?:[^\s@\"'<>\\:]|:(?!//)|\\(?![nrt]))++"
+_URL_HOSTLESS = r"[^\s:/@?#\"'<>\\]++"
+
 _URL_RULES: tuple[Rule, ...] = (
-    # scheme://user:password@host (the user may be empty: redis://:pw@host; the password may
-    # hold "/"); host:port/path@x is not one (the "password" would be a port).
+    # scheme://user:password@host, the password up to the last "@" before the host (it may
+    # hold "@"; the user may be empty: redis://:pw@host; the password may hold "/");
+    # host:port/path@x is not one (the "password" would be a port).
     _regex_rule(
         "url-password",
-        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@?#\"'<>\\]*:"
-        r"(?P<s>(?!\d+(?:[/?#\s]|$)|/)(?:[^\s@\"'<>\\]|\\(?![nrt]))+)@",
+        rf"(?<=[A-Za-z0-9+.\-])://{_URL_USER}:"
+        rf"(?P<s>(?!\d+(?:[/?#\s]|$)|/){_URL_PASSWORD}(?:@{_URL_HOSTLESS}(?=@))*+)@",
     ),
     # https://TOKEN@host: a user part that is not a plain short user name (git@, ubuntu@).
     _regex_rule(
         "url-token",
-        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://(?P<s>[^\s:/@?#\"'<>\\]+)@",
+        rf"(?<=[A-Za-z0-9+.\-])://(?P<s>{_URL_HOSTLESS}(?:@{_URL_HOSTLESS}(?=@))*+)@",
         keep=lambda m: not _PLAIN_USER_RE.fullmatch(m.group("s")),
     ),
 )
@@ -211,6 +133,15 @@ _CLI_RULES: tuple[Rule, ...] = (
         "cli-secret",
         r"(?<![\w\-])--(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)"
         rf"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_TOKEN})",
+        keep=_secret_name,
+    ),
+    # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
+    # "- --token" then "- X" (a YAML block list): the item after a secret-named flag
+    _regex_rule(
+        "cli-secret",
+        r"(?<![\w\-])--(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:\\?[\"'])?[ \t]*"
+        r"(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*-[ \t]*)(?:\\?[\"'])?"
+        r"(?P<s>(?!-)(?:[^\s\"',\[\]{}<\\]|\\(?![nrt\"']))+)",
         keep=_secret_name,
     ),
     # curl -u admin:pw / --user admin:pw
@@ -231,7 +162,7 @@ _CLI_RULES: tuple[Rule, ...] = (
 
 # A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=
 _ASSIGN_RE = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?P<q>[\"']?)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)(?P=q)"
+    r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?P<q>[\"']?)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)(?P=q)"
     r"[ \t]*(?::=|=>|=(?!=)|:(?![:/]))[ \t]*"
 )
 _EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~"})
@@ -338,7 +269,7 @@ def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int,
     # A bare value runs to the end of the line (``password = a b``, ``Basic <b64>``), and on
     # over a backslash line continuation.
     end = _line_end(text, i)
-    while end < len(text) and text[i:end].rstrip().endswith("\\"):
+    while end < len(text) and _ends_in_backslash(text, i, end):
         end = _line_end(text, end + 1)
     for stop in ("</", "\\n", "\\r"):  # its HTML element ends, an escaped line break (JSON)
         at = text.find(stop, i, end)
@@ -349,20 +280,27 @@ def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int,
     return (i, end) if end > i else None
 
 
+def _ends_in_backslash(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]``, trailing white space aside, ends in a backslash."""
+    while end > start and text[end - 1] in " \t\r":
+        end -= 1
+    return end > start and text[end - 1] == "\\"
+
+
 def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
+    covered = 0  # the end of the last value looked at: a key inside it is part of it
+    parents: dict[int, str | None] = {}
     for m in _ASSIGN_RE.finditer(text):
-        if not is_secret_key(m.group("key")):
+        if m.start() < covered:
+            continue
+        key = m.group("key")
+        if not is_secret_key(key) and not _nested_secret(text, m.start(), key, parents):
             continue
         in_query = m.start() > 0 and text[m.start() - 1] in "?&;"
-        i = m.end()
-        # Text inside a JSON string: an escaped line break before the value is white space.
-        while text.startswith(("\\n", "\\r", "\\t"), i):
-            i += 2
-            while i < len(text) and text[i] in " \t":
-                i += 1
-        span = _value_span(text, m.start(), i, in_query)
+        span = _value_after(text, m.start(), m.end(), in_query)
         if span is None:
             continue
+        covered = span[1]
         value = text[span[0] : span[1]].strip()
         if value.strip("\"'") in _EMPTY_VALUES or is_masked(value):
             continue
@@ -371,6 +309,181 @@ def _assignment_spans(text: str) -> Iterator[tuple[int, int]]:
             # line, over whatever follows the name in a table or a JSON document.
             continue
         yield span
+
+
+def _value_after(text: str, key_start: int, i: int, in_query: bool) -> tuple[int, int] | None:
+    """:func:`_value_span` of the value after a key's separator at ``text[i]``."""
+    # Text inside a JSON string: an escaped line break before the value is white space.
+    while text.startswith(("\\n", "\\r", "\\t"), i):
+        i += 2
+        while i < len(text) and text[i] in " \t":
+            i += 1
+    return _value_span(text, key_start, i, in_query)
+
+
+# A key named only with what it belongs to (``wandb:`` then ``  key: X``; ``"hf": {"tokens":``)
+_QUALIFIED = frozenset({"key", "keys", "tokens"})
+_PARENT_LOOKBACK = 2048  # how far back a nested key's parent is looked for
+_YAML_PARENT_RE = re.compile(
+    r"[ \t]*(?:-[ \t]+)?[\"']?(?P<key>[A-Za-z_][\w.\-]*)[\"']?[ \t]*:[ \t]*"
+)
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _nested_secret(text: str, key_start: int, key: str, memo: dict[int, str | None]) -> bool:
+    """Whether a key such as ``key`` names a secret by the mapping it is in (``wandb:`` on a
+    line above, indented less; or ``"wandb": {`` before it), as ``wandb.key`` would.
+
+    ``memo`` keeps the parent found for each line (and each brace), so that siblings share
+    one look back; every look back is bounded, so a long line costs no more than a short one.
+    """
+    if key.lower() not in _QUALIFIED:
+        return False
+    lo = max(0, key_start - _PARENT_LOOKBACK)
+    line_start = text.rfind("\n", lo, key_start) + 1
+    if (line_start > 0 or lo == 0) and text[line_start:key_start].strip(" \t-") == "":
+        parent = _yaml_parent(text, line_start, key_start, memo)
+    else:
+        brace = text.rfind("{", lo, key_start)
+        if brace < 0 or text.find("}", brace, key_start) >= 0:
+            return False
+        if -1 - brace not in memo:
+            memo[-1 - brace] = _key_before(text, brace)
+        parent = memo[-1 - brace]
+    return parent is not None and is_secret_key(f"{parent}.{key}")
+
+
+def _key_before(text: str, brace: int) -> str | None:
+    """The key of ``"KEY": {`` (or ``KEY={``) whose brace is ``text[brace]``."""
+    j = brace - 1
+    while j >= 0 and text[j] in " \t":
+        j -= 1
+    if j < 0 or text[j] not in ":=":
+        return None
+    j -= 1
+    while j >= 0 and text[j] in " \t":
+        j -= 1
+    if j >= 0 and text[j] in "\"'":
+        j -= 1
+    end, stop = j + 1, max(-1, j - 128)
+    while j > stop and text[j] in _KEY_CHARS:
+        j -= 1
+    key = text[j + 1 : end]
+    return key if key[:1].isalpha() or key[:1] == "_" else None
+
+
+def _yaml_parent(
+    text: str, line_start: int, key_start: int, memo: dict[int, str | None]
+) -> str | None:
+    """The key of the block mapping the YAML line at ``line_start`` is in, if near above."""
+    indent = len(text[line_start:key_start]) - len(text[line_start:key_start].lstrip(" \t-"))
+    lo = max(0, line_start - _PARENT_LOOKBACK)
+    end = line_start - 1
+    found: str | None = None
+    while end > lo:
+        start = text.rfind("\n", lo, end) + 1
+        line = text[start:end]
+        body = line.lstrip(" \t")
+        depth = len(line) - len(body)
+        if body and not body.startswith("#"):
+            if depth == indent and start in memo:  # a sibling's parent is this line's
+                found = memo[start]
+                break
+            if depth < indent:
+                m = _YAML_PARENT_RE.fullmatch(line)
+                found = m.group("key") if m else None
+                break
+        end = start - 1
+    memo[line_start] = found
+    return found
+
+
+# --- a secret's name beside its value ------------------------------------------------------
+
+# The container env shape (Kubernetes, SLURM launchers): {"name": "WANDB_API_KEY", "value": X}
+# in JSON, or "- name: WANDB_API_KEY" then "  value: X" in YAML. The name field (``name`` or
+# ``key``) says what the ``value`` field beside it holds.
+_NAME_FIELD_RE = re.compile(
+    r"(?<![\w\-])(?P<q>\\?[\"']?)(?:name|Name|NAME|key|Key|KEY)(?P=q)[ \t]*[:=][ \t]*"
+    r"(?:\\?[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*+)"
+)
+_VALUE_FIELD_RE = re.compile(
+    r"(?<![\w\-])(?P<q>\\?[\"']?)(?:value|Value|VALUE)(?P=q)[ \t]*[:=][ \t]*"
+)
+_PAIR_REACH = 400  # how far from the name field its value field may be
+# Where a mapping ends, looking on from its name field: a closing brace, the next list item
+# or name field, a blank line.
+_PAIR_END_RE = re.compile(
+    r"\}|\n[ \t]*-[ \t]|\n[ \t]*\n|(?<![\w\-])[\"']?(?:name|Name|NAME)[\"']?[ \t]*:"
+)
+# Where it starts, looking back from it: an opening brace, or its list item's "- ".
+_PAIR_START_RE = re.compile(r".*(?:\{|(?:^|\n)[ \t]*-[ \t])", re.S)
+
+
+def _pair_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _NAME_FIELD_RE.finditer(text):
+        if not is_secret_key(m.group("name")):
+            continue
+        # the value field after the name in the same mapping, or before it
+        stop = m.end() + _PAIR_REACH
+        end = _PAIR_END_RE.search(text, m.end(), stop)
+        v = _VALUE_FIELD_RE.search(text, m.end(), end.start() if end else stop)
+        if v is None:
+            lo = max(0, m.start() - _PAIR_REACH)
+            start = _PAIR_START_RE.match(text, lo, m.start())
+            found = list(_VALUE_FIELD_RE.finditer(text, start.end() if start else lo, m.start()))
+            v = found[-1] if found else None
+        if v is None:
+            continue
+        span = _value_after(text, v.start(), v.end(), False)
+        if span is not None and not is_masked(text[span[0] : span[1]]):
+            yield span
+
+
+# The secret access key written after an AWS key id ("AKIA… wJalrXUtnFEMI/K7MDENG/…"): the
+# id alone is not the secret. A word of 30 or more base64 characters, mixed in kind.
+_AWS_PAIR = (
+    r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?:\\?[\"'`]|[ \t,:;=|]|\\[nt]){1,6}"
+    r"(?P<s>[A-Za-z0-9/+]{30,}={0,2})(?![A-Za-z0-9/+=])"
+)
+
+
+def _mixed(m: re.Match) -> bool:
+    """A credential's look: at least two of lower case, upper case and digits."""
+    s = m.group("s")
+    return (
+        sum((any(c.islower() for c in s), any(c.isupper() for c in s), any(c.isdigit() for c in s)))
+        >= 2
+    )
+
+
+def _credential_like(m: re.Match) -> bool:
+    """Not a word of the message ("Invalid token: expired"): a digit, or mixed case."""
+    s = m.group("s")
+    return any(c.isdigit() for c in s) or (s.lower() != s and s.upper() != s)
+
+
+def _letters_and_digits(m: re.Match) -> bool:
+    s = m.group("s")
+    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+# A provider's error message quoting the credential it refused: "AuthenticationError: Invalid
+# API key: X", "Incorrect API key provided: X", "invalid token X".
+_ERROR_RULES: tuple[Rule, ...] = (
+    _regex_rule(
+        "error-secret",
+        r"(?i:\b(?:invalid|incorrect|wrong|bad|expired|revoked|malformed|unknown|unauthori[sz]ed)"
+        r"[ \t]+(?:[a-z0-9]+[ \t_\-]){0,2}?(?:key|token|secret|password|credentials?)"
+        r"(?:[ \t]+provided)?)[ \t]*[:=][ \t]*[\"'`]?(?P<s>[^\s\"'`,;<\\]{8,}+)",
+        keep=_credential_like,
+    ),
+    _regex_rule(
+        "error-secret",
+        r"(?i:\b(?:token|api[ _\-]?key)[ \t]+)[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])",
+        keep=_letters_and_digits,
+    ),
+)
 
 
 # Something every built-in rule needs to find anything. Text holding none of these (most
@@ -392,6 +505,8 @@ _SK_RE = re.compile(r"sk-(?<![A-Za-z0-9]sk-)")
 # per trigger (~0.2 µs against ~1.2 µs for a trial's name; ~30 k names, tasks and exception
 # types in the 1 GB archive's trials alone). Any trigger in the text gives a match.
 _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
+# Triggers of the rules that ignore case (a bearer token, "token X" in an error message).
+_LOWER_TRIGGERS = ("bearer", "token", "api key", "api-key", "api_key", "apikey")
 
 
 def may_hold_secret(text: str) -> bool:
@@ -401,15 +516,21 @@ def may_hold_secret(text: str) -> bool:
     except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8): one by one
         if any(t in text for t in _TRIGGERS):
             return True
-    return ("sk-" in text and _SK_RE.search(text) is not None) or "bearer" in text.lower()
+    if "sk-" in text and _SK_RE.search(text) is not None:
+        return True
+    low = text.lower()
+    return any(t in low for t in _LOWER_TRIGGERS)
 
 
 BUILTIN_RULES: tuple[Rule, ...] = (
     _private_key_rule(),
     *(_regex_rule(kind, p) for kind, p in _SHAPES),
+    _regex_rule("aws-secret-key", _AWS_PAIR, keep=_mixed),
     *_URL_RULES,
     *_CLI_RULES,
+    *_ERROR_RULES,
     Rule("secret-assignment", _assignment_spans),
+    Rule("secret-env-pair", _pair_spans),
 )
 
 

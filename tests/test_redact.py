@@ -78,6 +78,39 @@ SHAPES = [
     ),
     ("api_key:\n  - one1\n  - two2\nlr: 3", "two2", "secret-assignment"),
     ('token = "multi\nline"', "line", "secret-assignment"),
+    # the argument after a secret-named flag in an argv list: YAML flow, JSON, a YAML block
+    (f"launcher_argv: [python, -m, train, --wandb-api-key, {HEX40}]", HEX40, "cli-secret"),
+    (f'["python", "train.py", "--wandb-api-key", "{HEX40}", "--lr", "1"]', HEX40, "cli-secret"),
+    ("argv:\n  - --hf-token\n  - AbCdEf123456\n  - --seed\n", "AbCdEf123456", "cli-secret"),
+    ('"args": ["--db-password",\n  "pw-9x7Y"]', "pw-9x7Y", "cli-secret"),
+    ("python train.py --client-secret s3cr3tVALUE --epochs 2", "s3cr3tVALUE", "cli-secret"),
+    # an override or dotted path whose last key is a secret's only with what it belongs to
+    (f"hydra_overrides: ['+logger.wandb.key={HEX40}']", HEX40, "secret-assignment"),
+    ("++trainer.hf.tokens=[tokONE9, tokTWO9]", "tokTWO9", "secret-assignment"),
+    (f"logger:\n  wandb:\n    key: {HEX40}\n    project: p", HEX40, "secret-assignment"),
+    (f'{{"logger": {{"wandb": {{"key": "{HEX40}"}}}}}}', HEX40, "secret-assignment"),
+    # a secret's name beside its value (the Kubernetes and SLURM container env shape)
+    (
+        f"env_list:\n- name: WANDB_API_KEY\n  value: {HEX40}\n- name: LR\n  value: 3",
+        HEX40,
+        "secret-env-pair",
+    ),
+    (f'{{"name": "WANDB_API_KEY", "value": "{HEX40}"}}', HEX40, "secret-env-pair"),
+    ('[{"value": "hfVALUE9x8y7", "name": "HF_TOKEN"}]', "hfVALUE9x8y7", "secret-env-pair"),
+    ("env: [{name: OPENAI_API_KEY, value: sekretVALUE9}]", "sekretVALUE9", "secret-env-pair"),
+    ('{\n  "key": "DB_PASSWORD",\n  "value": "pg-9s3cr3t"\n}', "pg-9s3cr3t", "secret-env-pair"),
+    # URL userinfo up to the last "@" before the host
+    (
+        "api_base2: 'https://svc:Hun@JfupxqZKm4bV@inference.internal/v1'",
+        "JfupxqZKm4bV",
+        "url-password",
+    ),
+    ("https://me@corp.example:pa@ss9@db.internal/x", "ss9", "url-password"),
+    # a provider's error quoting the credential it refused
+    (f"AuthenticationError: Invalid API key: {HEX40}", HEX40, "error-secret"),
+    ("Error code: 401 - Incorrect API key provided: AbCdEf123456.", "AbCdEf123456", "error-secret"),
+    (f"401 Unauthorized: invalid token {HEX40} for this org", HEX40, "error-secret"),
+    ("refresh failed: token Gx0123456789abcdefABCDEF has expired", "Gx0123456789", "error-secret"),
 ]
 
 HARMLESS = [
@@ -89,6 +122,17 @@ HARMLESS = [
     "tokenizer: Qwen/Qwen3-8B, pad_token_id: 0",
     "basic statistics of the run",
     "api_key: None",
+    # flags, overrides, env lists and error messages that hold no secret
+    "run --max-tokens 512 --lr 1e-6 --seed 42",
+    "launcher_argv: [python, -m, train, --max-tokens, 512, --sort-key, step]",
+    "hydra_overrides: ['+trainer.sort.key=name', 'generator.max_tokens=512']",
+    "cache:\n  sort:\n    key: step\n",
+    "env_list:\n- name: LR\n  value: 3e-6\n- name: SORT_KEY\n  value: id\n",
+    '{"name": "max_tokens", "value": 4096}',
+    "the last token was truncated; eos token <|endoftext|>; token count 4096",
+    "invalid token for user alice, please log in again; Invalid API key: None",
+    "step 0123456789abcdef0123456789abcdef01234567 of run 3f2a9c1b",
+    "https://github.com/org/repo@v1.2 and http://user@host:8080/x",
 ]
 
 
@@ -162,6 +206,64 @@ def test_user_patterns_each_compiled_alone():
     assert r.text("id ACME-1234 ok aax") == f"id {MASK} ok {MASK}"
     assert [f.kind for f in r.findings("acme-0000 aax")] == ["user-pattern:1", "user-pattern:2"]
     assert Redactor(("x*",)).text("abc") == "abc"  # empty matches hide nothing, loop nothing
+
+
+def test_an_aws_secret_key_after_its_key_id_is_hidden_too():
+    r = Redactor()
+    for text in (
+        "aws_note: 'AKIAQWERTYUIOPASDFGH beKXgzg2wJalrXUtnFEMIK7MDENGbPxRfiCYEXAM'",
+        "creds ASIAQWERTYUIOPASDFGH:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ):
+        assert [f.kind for f in r.findings(text)] == ["aws-access-key-id", "aws-secret-key"]
+        assert "QWERTY" not in r.text(text) and "XUtnFEMI" not in r.text(text)
+    # a key id followed by words, or a lower-case word, hides only the id
+    assert r.text("AKIAQWERTYUIOPASDFGH is rotated monthly") == f"{MASK} is rotated monthly"
+
+
+def test_config_values_beside_what_names_them_are_hidden():
+    r = Redactor()
+    cfg = r.value(
+        None,
+        {
+            "argv": ["python", "--wandb-api-key", HEX40, "--max-tokens", "512", "--token"],
+            "env": [{"name": "WANDB_API_KEY", "value": HEX40}, {"name": "LR", "value": "3"}],
+            "tags": [{"Key": "HF_TOKEN", "Value": "hf-ish"}],
+            "logger": {"wandb": {"key": HEX40, "project": "p"}, "sort": {"key": "step"}},
+            "overrides": [f"+logger.wandb.key={HEX40}", "trainer.sort.key=step"],
+        },
+    )
+    assert cfg == {
+        "argv": ["python", "--wandb-api-key", MASK, "--max-tokens", "512", "--token"],
+        "env": [{"name": "WANDB_API_KEY", "value": MASK}, {"name": "LR", "value": "3"}],
+        "tags": [{"Key": "HF_TOKEN", "Value": MASK}],
+        "logger": {"wandb": {"key": MASK, "project": "p"}, "sort": {"key": "step"}},
+        "overrides": [f"+logger.wandb.key={MASK}", "trainer.sort.key=step"],
+    }
+
+
+def test_what_was_hidden_is_reported_by_kind_and_line_never_by_value():
+    from sitegen.redact import SecretTally
+
+    r = Redactor()
+    text = f"a: 1\nWANDB_API_KEY={HEX40}\nurl: https://u:pw9x@h/\n" + "ghp_" + "A" * 36 + "\n"
+    assert r.lines_hidden(text) == [
+        (2, "secret-assignment"),
+        (3, "url-password"),
+        (4, "github-token"),
+    ]
+    assert r.hide(f"--token {HEX40}") == (f"--token {MASK}", ["cli-secret"])
+    assert r.hide("nothing here") == ("nothing here", [])
+    tally = SecretTally()
+    for _ in range(500):
+        tally.add(["hf-token"], 7)
+    tally.add(["url-password"], 3)
+    tally.add(["hf-token"], None)
+    w = tally.warning("logs/x.out")
+    assert (w.path, w.line) == ("logs/x.out", 3)
+    assert w.message.startswith(
+        "secrets in the archive, hidden on the site: url-password (on line 3), hf-token 501 times (first on line 7)"
+    )
+    assert SecretTally().warning("x") is None
 
 
 def test_nested_config_keys_and_values():
@@ -258,7 +360,7 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
     import random
     import string
 
-    from sitegen.redact_rules import _SK_RE, _TRIGGERS, may_hold_secret
+    from sitegen.redact_rules import _LOWER_TRIGGERS, _SK_RE, _TRIGGERS, may_hold_secret
 
     sk_first = re.compile(r"(?<![A-Za-z0-9])sk-")  # _SK_RE as first written
 
@@ -267,12 +369,12 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
         return (
             any(t in s for t in _TRIGGERS)
             or sk_first.search(s) is not None
-            or "bearer" in s.lower()
+            or any(t in s.lower() for t in _LOWER_TRIGGERS)
         )
 
     rng = random.Random(7)
     alphabet = string.ascii_letters + string.digits + "-_:=/ .\té漢\udce9"  # (a lone surrogate)
-    pieces = [*_TRIGGERS, "sk-", "task-", "Bearer"]
+    pieces = [*_TRIGGERS, "sk-", "task-", "Bearer", "Token", "API key"]
     for _ in range(20000):
         s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         if rng.random() < 0.3:
@@ -303,3 +405,34 @@ def test_leaves_alone_only_when_text_would_leave_each_alone():
     check()
     assert Redactor().leaves_alone(["task-a__1234567", "task-b", "AgentTimeoutError", ""])
     assert not Redactor().leaves_alone(["task-a", "ghp_" + "A" * 36])
+
+
+def test_every_rule_takes_time_linear_in_the_text():
+    """The redactor and the publish gate read a text of long runs of what each rule repeats
+    (``a.a.a``, ``--a --a``, ``://a:``, ``key: ``, …) in time linear in its length: 1 MB
+    takes about 16 times as long as 64 kB, not 256 (tests/linear_time.py)."""
+    from tests.linear_time import assert_linear, growth
+
+    setup = r"""
+import tempfile
+from pathlib import Path
+from sitegen.publish.scan import scan_file
+from sitegen.redact import Redactor
+RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=", "{", "'", '"',
+        "\\", "\\n", "&quot;", "\n", "\n  ", "- ", "--a ", "--a, ", "://a:", "://a@", "a@", "key: ",
+        "a{key=1,", "token=[", "api_key:\n", "name: WANDB_API_KEY\n", "value: ", "AKIA",
+        "AKIAQWERTYUIOPASDFGH ", "invalid api key ", "token ", "Bearer ", "wandb login --x ",
+        "set a ", "-u a", "login a ", "eyJ", "hf_", "sk-", "-----BEGIN PRIVATE KEY-----",
+        "password: \\\n", "<a ", "redacted-"]
+folder = Path(tempfile.mkdtemp())
+"""
+    work = r"""
+each = n // len(RUNS)
+text = "".join((run * (each // len(run) + 1))[:each] for run in RUNS)
+r = Redactor()
+shown = r.text(text)  # the build's redaction
+(folder / "page.html").write_text(text)
+leaks = scan_file(folder, "page.html", r, ())[1]  # the publish gate's scan
+return [len(shown), len(leaks)]
+"""
+    assert_linear(growth(setup, work))

@@ -34,7 +34,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitegen import __version__, redact, redact_rules, safeio
+from sitegen import __version__, redact, safeio
+from sitegen.errors import printable
 from sitegen.options import compile_allow
 from sitegen.progress import counted
 from sitegen.publish import scan
@@ -71,8 +72,8 @@ class GateReport:
     def lines(self) -> list[str]:
         """The report, one problem a line: what stops the publish first, then warnings."""
         out = [f"leak: {leak}" for leak in self.leaks]
-        out += [f"blocked: {b}" for b in self.blocked]
-        out += [f"warning: {w}" for w in self.warnings]
+        out += [f"blocked: {printable(b)}" for b in self.blocked]
+        out += [f"warning: {printable(w)}" for w in self.warnings]
         return out
 
     def summary(self) -> str:
@@ -226,7 +227,8 @@ def _rules_key(redactor: Redactor) -> str:
     """Changes whenever what the scan finds could change: the code of the rules and of the
     reading, sitegen's version, the user's patterns."""
     h = hashlib.sha256(__version__.encode())
-    for module in (redact, redact_rules, scan, sys.modules[__name__]):
+    h.update(redact.rules_signature().encode())
+    for module in (scan, sys.modules[__name__]):
         h.update(Path(module.__file__ or "").read_bytes())
     h.update(json.dumps(list(redactor.extra_patterns)).encode())
     return h.hexdigest()

@@ -75,6 +75,41 @@ def test_planted_token_is_reported_masked(tmp_path):
     assert TOKEN not in _all_output(report) and TOKEN[:12] not in _all_output(report)
 
 
+HEX40 = "8b483b7f4c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f"
+# The shapes the build redacts by what stands beside the secret, as a user's file holds them
+# (the redactor and the gate share their rules: each must stop a publish).
+BESIDE = {
+    "argv-flow": (f"launcher_argv: [python, -m, train, --wandb-api-key, {HEX40}]", "cli-secret"),
+    "argv-json": (f'{{"argv": ["train", "--wandb-api-key", "{HEX40}"]}}', "cli-secret"),
+    "argv-block": (f"argv:\n- --hf-token\n- {HEX40}\n", "cli-secret"),
+    "override": (f"hydra_overrides: ['+logger.wandb.key={HEX40}']", "secret-assignment"),
+    "nested": (f"logger:\n  wandb:\n    key: {HEX40}\n", "secret-assignment"),
+    "env-yaml": (f"env_list:\n- name: WANDB_API_KEY\n  value: {HEX40}\n", "secret-env-pair"),
+    "env-json": (f'[{{"name": "WANDB_API_KEY", "value": "{HEX40}"}}]', "secret-env-pair"),
+    "aws-pair": (
+        "aws_note: 'AKIAQWERTYUIOPASDFGH beKXgzg2wJalrXUtnFEMIK7MDENGbPxRfiCYEXAM'",
+        "aws-secret-key",
+    ),
+    "url-at": ("api_base2: 'https://svc:Hun@JfupxqZKm4bV@inference.internal/v1'", "url-password"),
+    "error": (f"AuthenticationError: Invalid API key: {HEX40}", "error-secret"),
+    "error-token": (f"401: invalid token {HEX40}", "error-secret"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BESIDE))
+def test_each_secret_beside_its_name_in_a_users_file_stops_the_publish(tmp_path, name):
+    text, kind = BESIDE[name]
+    for rel in ("notes/mine.txt", "about.html"):
+        site = _site(
+            tmp_path / rel.replace("/", "-"), {"index.html": "<p>ok</p>", rel: text + "\n"}
+        )
+        report = check_site(site, workers=1)
+        assert not report.ok and kind in {x.kind for x in report.leaks}, (rel, report.lines())
+        assert {x.path for x in report.leaks} == {rel}
+        out = _all_output(report)
+        assert "JfupxqZKm4bV" not in out and HEX40[:20] not in out and "beKXgzg2" not in out
+
+
 def test_html_is_read_as_a_browser_shows_it(tmp_path):
     """The build escapes values into pages: an escaped masked value is clean, an escaped secret is not."""
     site = _site(
