@@ -202,14 +202,14 @@ def assemble(
 
 
 def warnings_by_job(jobs: list[Job], warnings: list[BuildWarning]) -> dict[str, list[BuildWarning]]:
-    """The warnings each job's page shows: those about its log, its infra logs or its trials."""
+    """The warnings each job's page shows: those about its log, infra logs, notes or trials."""
     by_path: dict[str, list[BuildWarning]] = {}
     for w in warnings:
         by_path.setdefault(w.path, []).append(w)
     out: dict[str, list[BuildWarning]] = {}
     for job in jobs:
         src = job.source
-        own = {src.log, *src.infra_logs} - {None}
+        own = {src.log, src.notes, *src.infra_logs} - {None}
         prefix = job.trials.path + "/" if job.trials else None
         out[job.id] = [
             w

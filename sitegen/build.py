@@ -28,7 +28,7 @@ from sitegen.lock import OutputLock
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions, check_output
 from sitegen.progress import archive_counts, counted
-from sitegen.redact import Redactor
+from sitegen.redact import SECRETS_HIDDEN, Redactor, SecretTally
 from sitegen.sitepages import SitePages, site_pages, trial_groups
 from sitegen.sources import Sources, assets_signature
 from sitegen.write import SitePaths, SiteWriter, disk_full_is_an_error
@@ -100,7 +100,14 @@ class BuildReport:
             counted(len(self.warnings), "warning"),
             counted(self.skipped, "skipped input"),
         )
-        return f"{what}: {counts}, {warnings}, {skipped}"
+        # each of these names an input that holds secrets: someone must rotate them
+        secrets = sum(w.message.startswith(SECRETS_HIDDEN) for w in self.warnings)
+        rotate = (
+            f"; secrets hidden in {counted(secrets, 'input')}: rotate them (see the warnings)"
+            if secrets
+            else ""
+        )
+        return f"{what}: {counts}, {warnings}, {skipped}{rotate}"
 
     def inputs(self) -> str:
         """What was read and what came from the last build; the time per stage."""
@@ -161,6 +168,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         writer = SiteWriter(site, state.files)
         reuse = PageReuse(state, sources, writer)
         _count(report, parsed, jobs, runs, state, disc)
+        report.warnings.extend(_notes_secrets(opts, disc))
         kept = _keep(jobs, runs, report, reuse)
         if _take_whole(runs, kept, parsed, state, opts, disc):
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
@@ -285,6 +293,24 @@ def _count(
     report.trials = sum(len(t.results) for t in sets) + sum(
         state.trials_summarised.get(d, 0) for ds in disc.trials_dirs.values() for d in ds
     )
+
+
+def _notes_secrets(opts: BuildOptions, disc: Discovery) -> list[BuildWarning]:
+    """A warning for each ``notes.md`` that holds secrets (hidden where its page shows it)."""
+    from sitegen.pages import read_notes
+
+    redactor = Redactor(opts.redact_patterns)
+    out = []
+    for rel in sorted({j.notes for j in disc.jobs if j.notes}):
+        tally = SecretTally()
+        for line, kind in redactor.lines_hidden(
+            read_notes(opts.archive, disc.real(rel)) or "", True
+        ):
+            tally.add([kind], line)
+        found = tally.warning(rel)
+        if found is not None:
+            out.append(found)
+    return out
 
 
 def _keep(

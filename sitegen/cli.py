@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from sitegen import __version__, collect_less
-from sitegen.errors import SitegenError
+from sitegen.errors import SitegenError, printable
 
 
 class _Parser(argparse.ArgumentParser):
@@ -209,13 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     except SitegenError as exc:
         if args.debug:
             raise
-        print(f"sitegen: error: {exc}", file=sys.stderr)
+        print(f"sitegen: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # the machine said no (permissions, a full disk, a busy port)
         if args.debug:
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"sitegen: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(printable(f"sitegen: error: {where}{exc.strerror or exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("sitegen: interrupted", file=sys.stderr)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog
-from sitegen.redact import Redactor, undecodable_shown
+from sitegen.redact import Redactor, SecretTally, undecodable_shown
 from sitegen.write import MARKER
 
 TRIALS_DIR_NAMES = ("trace_jobs", "trials")
@@ -115,12 +115,19 @@ class _Walker:
         shown = self.redactor.path(real)
         if shown != real:
             last = real.rsplit("/", 1)[-1]  # (a folder's own warning covers the files in it)
-            if shown not in self.real_paths and undecodable_shown(last) != last:
-                self.warnings.append(
-                    BuildWarning(
-                        shown, None, "name is not valid UTF-8: shown with U+FFFD and the bytes' hex"
+            if shown not in self.real_paths:
+                if undecodable_shown(last) != last:
+                    self.warnings.append(
+                        BuildWarning(
+                            shown,
+                            None,
+                            "name is not valid UTF-8: shown with U+FFFD and the bytes' hex",
+                        )
                     )
-                )
+                secrets = SecretTally()
+                secrets.add(self.redactor.hide(undecodable_shown(last))[1], "this name")
+                if (found := secrets.warning(shown)) is not None:
+                    self.warnings.append(found)
             self.real_paths[shown] = real
         return shown
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
+from sitegen.errors import printable
+
 BAR = 24
 
 
@@ -59,6 +61,7 @@ class Progress:
 
     def __call__(self, message: str) -> None:
         self.count += 1
+        message = printable(message)  # (a file name: no line break or escape sequence)
         if not self.tty:
             # Logs of CI jobs: one plain line per quarter, only for builds with many items.
             if (

@@ -94,7 +94,7 @@ def test_a_rebuild_prints_each_warning_once_and_its_closing_lines_agree(tmp_path
     m = REPEATED.match(again[0])
     assert m and (int(m[1]), int(m[2]), m[3]) == (len(every), inputs, f"{site}/index.html")
     assert again[1].startswith("nothing changed since the last build: 12 jobs in ")
-    assert again[1].endswith(f", {len(every)} warnings, 2 skipped inputs")
+    assert f", {len(every)} warnings, 2 skipped inputs; secrets hidden in " in again[1]
     assert again[2].startswith("inputs: 12 logs and ") and "all unchanged (none read)" in again[2]
     assert again[3] == f"site left as it was: {site}/index.html"
     assert not any("written" in x or x.startswith(("built", "note:")) for x in again)

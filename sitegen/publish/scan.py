@@ -19,6 +19,7 @@ import zlib
 from bisect import bisect_right
 from pathlib import Path
 
+from sitegen.errors import printable
 from sitegen.model.frozen import frozen
 from sitegen.redact import Redactor
 
@@ -45,7 +46,7 @@ class Leak:
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line is not None else self.path
-        return f"{where}: {self.kind}: {self.excerpt}"
+        return printable(f"{where}: {self.kind}: {self.excerpt}")
 
 
 @frozen

@@ -72,6 +72,8 @@ class ConfigDump(ParserCore):
             self.warn(self.config_line + at, "config", f"config dump: {problem}")
         if isinstance(data, dict):
             self.config = self.redactor.value(None, data)  # type: ignore[assignment]
+            for at, kind in self.redactor.lines_hidden(text):
+                self.note_secrets(self.config_line + at - 1, [kind])
 
 
 # What a config dump may hold once its aliases are expanded: SkyRL's config is a few hundred

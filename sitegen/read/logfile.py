@@ -162,4 +162,5 @@ def parse_log(
                 parser.read_engine_log(extra_rel, _Limited(xfh, os.fstat(xfh.fileno()).st_size))
         except OSError as exc:
             parser.file_warning(extra_rel, f"cannot read: {exc.strerror}")
-    return scrub_log(parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), redactor), new_state
+    parsed = parser.finish(size_bytes=st.st_size, mtime=st.st_mtime)
+    return scrub_log(parsed, redactor, parser.secrets), new_state

@@ -300,7 +300,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             m = SAVED_RE.match(msg)
             if m:
                 step = int(m.group(1))
-                self.checkpoints[step] = self.redactor.text(m.group(2))
+                self.checkpoints[step] = self.redact(ln.number, m.group(2))
                 return
             if msg.startswith("Saved final checkpoint."):
                 self._final_save(ln.number)
@@ -346,7 +346,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         elif c == "L":
             m = LOAD_CKPT_RE.match(msg)
             if m:
-                self.resume_path = self.redactor.text(m.group(1))
+                self.resume_path = self.redact(ln.number, m.group(1))
                 s = CKPT_STEP_RE.search(m.group(1))
                 if s:
                     self.resumed_from = int(s.group(1))
@@ -372,7 +372,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             m = FAILED_RE.match(msg)
             if m:
                 self.end_marker = "failed"
-                self.end_detail = self.redactor.text(msg)[:300]  # redact, then cut
+                self.end_detail = self.redact(ln.number, msg)[:300]  # redact, then cut
                 return
             m = TOTAL_STEPS_RE.match(msg)
             if m:

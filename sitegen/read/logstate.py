@@ -126,6 +126,8 @@ class ParserState:
     oom_line: int | None = None
     final_checkpoint: int | None = None  # saved after the loop ("Saved final checkpoint.")
     evidence: str | None = None  # the first sign of a training job read (read/evidence.py)
+    # secrets hidden while reading: kind -> [first line, count] (reported, never the values)
+    secrets: dict[str, list[int]] = field(default_factory=dict)
 
 
 STATE_FORMAT = 5  # bump whenever ParserState or a dataclass inside it changes
@@ -157,6 +159,18 @@ class ParserCore(ParserState):
         n = self.warn_counts[kind]
         if n <= MAX_WARNINGS_PER_KIND:
             self.warnings.append(BuildWarning(self.rel, line, message))
+
+    def redact(self, line: int, text: str) -> str:
+        """``text`` as the site may show it; each secret hidden is noted against ``line``."""
+        out, kinds = self.redactor.hide(text)
+        self.note_secrets(line, kinds)
+        return out
+
+    def note_secrets(self, line: int, kinds: list[str]) -> None:
+        """Count secrets of these kinds hidden on ``line`` (the build reports them)."""
+        for kind in kinds:
+            seen = self.secrets.setdefault(kind, [line, 0])
+            seen[1] += 1
 
     def _marker(self, step: int) -> None:
         """A step's metrics appear: batches finished since the last marker are its."""

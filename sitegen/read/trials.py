@@ -21,12 +21,14 @@ from sitegen.errors import BuildWarning
 from sitegen.model.parsed import TrialResult, TrialSet
 from sitegen.read.harbor import Notes, TrialFormatError, decode_result
 from sitegen.read.scrub import scrub_trial
-from sitegen.redact import Redactor, undecodable_shown
+from sitegen.redact import Redactor, SecretTally, undecodable_shown
 from sitegen.safeio import Root, UnsafeInput, open_regular, read_bytes_stat
 
 MAX_RESULT_BYTES = 64 << 20  # a result.json larger than this is reported, not read
 MAX_WARNINGS = 20
 MAX_TAR_UNPACKED = 16 << 30  # a trials archive that unpacks to more is read up to there
+# A kept outcome's note that a secret of this kind was hidden in the trial (never the value)
+_SECRET_NOTE = "\0secret hidden: "
 TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
 
 __all__ = [
@@ -64,6 +66,7 @@ class _Collector:
         self.job_level = 0
         self.warnings: list[BuildWarning] = []
         self.nwarn = 0
+        self.secrets = SecretTally()  # secrets hidden in trial names, tasks, exception types
 
     def warn(self, path: str, line: int | None, msg: str) -> None:
         self.nwarn += 1
@@ -103,9 +106,17 @@ class _Collector:
         if outcome[0] != "ok":
             return outcome
         r = scrub_trial(outcome[1], self.redactor)
-        if len(outcome) > 2:  # its notes quote the file (a reward's text): redacted as well
-            notes = tuple((self.redactor.text(m), line) for m, line in outcome[2])
-            return ("ok", r, notes)
+        hidden: tuple[tuple[str, None], ...] = ()
+        if r is not outcome[1]:  # a secret hidden: reported at every build, as notes are
+            t = outcome[1]
+            texts = (t.name, t.task, t.exception or "")
+            hidden = tuple(
+                (_SECRET_NOTE + k, None) for x in texts for k in self.redactor.hide(x)[1]
+            )
+        if len(outcome) > 2 or hidden:
+            # its notes quote the file (a reward's text): redacted as well
+            notes = tuple((self.redactor.text(m), line) for m, line in _notes(outcome))
+            return ("ok", r, notes + hidden)
         return outcome if r is outcome[1] else ("ok", r)
 
     def all_scrubbed(self, outcomes: list[Outcome]) -> list[Outcome]:
@@ -133,8 +144,12 @@ class _Collector:
         kind = outcome[0]
         if kind == "ok":
             self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
-            for message, line in outcome[2] if len(outcome) > 2 else ():
-                self.warn(path, line, message)
+            for message, line in _notes(outcome):
+                if message.startswith(_SECRET_NOTE):
+                    where = path[len(self.rel) + 1 :] if path.startswith(self.rel + "/") else path
+                    self.secrets.add([message[len(_SECRET_NOTE) :]], self.redactor.path(where))
+                else:
+                    self.warn(path, line, message)
         elif kind == "eval":
             self.eval += 1
         elif kind == "job":
@@ -155,6 +170,9 @@ class _Collector:
                     f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown",
                 )
             )
+        hidden = self.secrets.warning(self.redactor.path(self.rel))
+        if hidden is not None:
+            self.warnings.append(hidden)
         # Sorted by name so a sharded (parallel) read gives the same order.
         return TrialSet(
             self.redactor.path(self.rel),
@@ -166,6 +184,10 @@ class _Collector:
             tuple(self.warnings),
             self.job_level,
         )
+
+
+def _notes(outcome: Outcome) -> tuple[tuple[str, int | None], ...]:
+    return outcome[2] if len(outcome) > 2 else ()
 
 
 def list_trial_dirs(
@@ -197,10 +219,13 @@ def _sorted_dirs(path: str) -> list[os.DirEntry]:
         return []
 
 
-def scan_trials_dir(path: str) -> tuple[list[os.DirEntry], list[str], str | None]:
+def scan_trials_dir(
+    path: str, links: list[os.DirEntry] | None = None
+) -> tuple[list[os.DirEntry], list[str], str | None]:
     """A trials dir listed once: its directories (sorted), the names of its trial archives
     (sorted; not directories, a link followed as ``Path.is_dir`` follows it) and the
-    reason it cannot be listed, if so."""
+    reason it cannot be listed, if so. Links to folders are not trials: ``links`` (when
+    given) gets them, sorted, to be reported."""
     try:
         with os.scandir(path) as it:
             entries = list(it)
@@ -208,6 +233,8 @@ def scan_trials_dir(path: str) -> tuple[list[os.DirEntry], list[str], str | None
         return [], [], exc.strerror
     dirs = sorted((e for e in entries if e.is_dir(follow_symlinks=False)), key=_NAME)
     tars = sorted(e.name for e in entries if TAR_RE.match(e.name) and not _is_dir(e))
+    if links is not None:
+        links += sorted((e for e in entries if e.is_symlink() and _is_dir(e)), key=_NAME)
     return dirs, tars, None
 
 
@@ -372,7 +399,12 @@ def plan_trials(
     in_archive = f"{rel}/" if rel != "." else ""
     on_disk = os.path.join(root, "")
     known = col.known
-    top, tars, unlisted = scan_trials_dir(str(root))
+    links: list[os.DirEntry] = []
+    top, tars, unlisted = scan_trials_dir(str(root), links)
+    for link in links:  # skipped, and said so, as discovery says of the links it meets
+        outside = not Path(os.path.realpath(link.path)).is_relative_to(archive_root.resolve())
+        why = "link points outside the archive" if outside else "directory link"
+        col.warn(f"{in_archive}{link.name}", None, f"{why}: not followed (not read as a trial)")
     files: list[str] = []
     for sub, name, is_eval in list_trial_dirs(root, top):
         frel = f"{in_archive}{sub}/result.json"

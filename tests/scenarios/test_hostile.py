@@ -303,3 +303,30 @@ def test_a_colliding_job_does_not_move_an_existing_url(tmp_path):
     assert by_log["p.q/train_1.out"] != "p.q.train_1"
     runs = [r["id"] for r in index["runs"]]
     assert len(runs) == len(set(runs)) == 2
+
+
+def test_control_characters_in_names_are_escaped_on_the_terminal(tmp_path, capsys):
+    """A line break in a file name cannot split a warning, an escape sequence cannot
+    recolour or move the terminal's cursor; a trial folder linked out of the archive is
+    skipped with a warning, as other links are."""
+    a = tmp_path / "archive"
+    odd = a / "odd\x1b[31mred\nwarning: forged line\u202e"
+    (odd / "trace_jobs").mkdir(parents=True)
+    (odd / "job\r_5.out").write_bytes(
+        _step(1, 1).encode() + b"\x00bad line\n" + _step(1, 2).encode()
+    )
+    outside = tmp_path / "outside-trial"
+    outside.mkdir()
+    (outside / "result.json").write_text(json.dumps({"trial_name": "x", "task_name": "t"}))
+    os.symlink(outside, odd / "trace_jobs" / "linked")
+    assert main(["build", str(a), "-o", str(tmp_path / "site"), "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\r" not in err and "\u202e" not in err
+    lines = err.splitlines()
+    assert not any(line.startswith("warning: forged") for line in lines)
+    named = [line for line in lines if "odd\\x1b[31mred\\nwarning: forged line\\u202e" in line]
+    assert any("NUL" in line for line in named)
+    assert any(
+        line.endswith("linked: link points outside the archive: not followed (not read as a trial)")
+        for line in named
+    )

@@ -12,7 +12,9 @@ its first half.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -75,6 +77,48 @@ S = {  # name -> secret as planted (the part that must vanish)
     # a log whose file name assigns a key: the name shows a hash, which must scan clean
     "key_in_name": "KEYNAMEc0ffee4242beef",
 }
+
+
+def _hex(name: str) -> str:
+    return hashlib.sha1(name.encode()).hexdigest()  # a W&B key's look: 40 hex characters
+
+
+def _b64(name: str) -> str:
+    return base64.b64encode(hashlib.sha256(name.encode()).digest()).decode()[:40]  # AWS's look
+
+
+# Secrets that only what stands beside them names (issue 35): a flag before them in an argv
+# list, an override's or a nested key's path, a name field beside a value field, an AWS key
+# id, the user and host around a URL's password that holds "@", a provider's error message.
+# Each is planted where it may travel from: the config dump (c), notes.md (n), the failure
+# line (f), a checkpoint path (p), a trial's exception type (t), an Exception breakdown label (x).
+B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") for shape, wheres in {
+    "argv": "cnf", "argvblock": "cn", "override": "cnf", "nested": "cn", "envpair": "cn",
+    "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
+}.items() for where in wheres}  # fmt: skip
+AWS_ID = "AKIAQWERTYUIOPASDFGH"
+
+
+def _beside(where: str) -> list[str]:
+    """The shapes planted at ``where``, as lines (of a YAML dump, or of any text)."""
+    b = {k.rsplit("-", 1)[0]: v for k, v in B.items() if k.endswith(f"-{where}")}
+    lines = [
+        f"launcher_argv: [python, -m, train, --wandb-api-key, {b['argv']}]" if "argv" in b else "",
+        f"block_argv:\n- --hf-token\n- {b['argvblock']}" if "argvblock" in b else "",
+        f"hydra_overrides: ['+logger.wandb.key={b['override']}']" if "override" in b else "",
+        f"logger:\n  wandb:\n    key: {b['nested']}" if "nested" in b else "",
+        f"env_list:\n- name: WANDB_API_KEY\n  value: {b['envpair']}" if "envpair" in b else "",
+        f'env_json: \'{{"name": "HF_TOKEN", "value": "{b["envjson"]}"}}\''
+        if "envjson" in b
+        else "",
+        f"aws_note: '{AWS_ID} {b['aws']}'" if "aws" in b else "",
+        f"api_base2: 'https://svc:Hun@{b['urlat']}@inference.internal/v1'" if "urlat" in b else "",
+        f"error: 'AuthenticationError: Invalid API key: {b['apikey']}'" if "apikey" in b else "",
+        f"error2: '401 Unauthorized: invalid token {b['token']} for this org'"
+        if "token" in b
+        else "",
+    ]
+    return [x for x in lines if x]
 
 
 # Every single-token shape, each planted in every place a token can travel from (below).
@@ -154,6 +198,7 @@ def _plant(root: Path) -> Path:
         f"  project: {S['user']}",
         f"  PGPASSWORD: {S['pgpassword']}",
         f"  DBPASS: {S['dbpass']}",
+        *("  " + x for line in _beside("c") for x in line.split("\n")),
     ]
     matrix_metrics = "".join(f"'debug/{t}': 1.0, 'timing/{t}': 1.0, " for t in TOKENS.values())
     step_dict = (
@@ -172,6 +217,13 @@ def _plant(root: Path) -> Path:
         step_dict % 1,
         _lg(f"vLLM Stats (step 1): {S['vllm_key']}=3.0, {vllm_keys}, running=2"),
         _lg(f"Successfully saved checkpoint for global_step_1 to: /ckpt/{S['checkpoint']}/g1"),
+        _lg(
+            f"Exception breakdown: {{'invalid token {B['token-x']}': 1, 'Invalid API key: {B['apikey-x']}': 2}}"
+        ),
+        _lg(
+            "Successfully saved checkpoint for global_step_2 to: "
+            f"s3://svc:Pw@{B['urlat-p']}@bucket/ck/{AWS_ID}:{B['aws-p']}"
+        ),
         _lg("Step 2:", 2),
         step_dict % 2,
         _lg(
@@ -187,6 +239,10 @@ def _plant(root: Path) -> Path:
         f"# Notes\n\npassword = {S['notes']}\n\nrun with `--token {S['notes_cli']}`\n\n"
         + f"used hf\\_{S['notes_escaped']} and sk\\-proj\\-{S['notes_escaped']} \\*kept\\*\n\n"
         + "\n".join(f"- {t}" for t in TOKENS.values())
+        + "\n\n```yaml\n"
+        + "\n".join(_beside("n"))
+        + "\n```\n\n"
+        + "\n\n".join(_beside("n"))
         + "\n"
     )
 
@@ -197,6 +253,11 @@ def _plant(root: Path) -> Path:
     (good / "result.json").write_bytes(
         _result(S["trial_name"], S["task_name"], S["exception_type"], 0.0)
     )
+    for i, exc in enumerate(
+        (f"AuthenticationError: Invalid API key: {B['apikey-t']}", f"invalid token {B['token-t']}")
+    ):
+        (tj / f"e{i}").mkdir()
+        (tj / f"e{i}" / "result.json").write_bytes(_result(f"e{i}", "t", exc, 0.0))
     for i, t in enumerate(TOKENS.values()):
         (tj / f"m{i}").mkdir()
         (tj / f"m{i}" / "result.json").write_bytes(_result(t, t, t, 0.0))
@@ -229,6 +290,7 @@ def _plant(root: Path) -> Path:
         _lg("WANDB_MIRROR kind=eval step=1 metrics="
             + json.dumps({f"eval/{S['eval_metric']}": 0.3,
                           **{f"eval/{t}": 0.1 for t in TOKENS.values()}}), 2),
+        _lg("Train loop failed at global_step 1: " + " | ".join(_beside("f")), 3),
     ]  # fmt: skip
     (flat / "train_9.out").write_text(_log(mirror))
     named = a / "named"
@@ -305,7 +367,7 @@ def test_no_secret_reaches_any_output_byte(leaky_site):
     files += [(f"<card spec {i}>", json.dumps(s).encode()) for i, s in enumerate(specs)]
     files.append(("<build report>", "\n".join(str(w) for w in report.warnings).encode()))
     leaks = []
-    for name, secret in [*S.items(), *TOKENS.items()]:
+    for name, secret in [*S.items(), *TOKENS.items(), *B.items()]:
         half = secret[: max(10, len(secret) // 2)].encode()
         for rel, data in files:
             if half in data:
@@ -372,3 +434,39 @@ def test_the_publish_gate_passes_the_redacted_site(leaky_site):
     out, _, _ = leaky_site
     report = check_site(out, Redactor(("ACMESECRET[0-9]+",)), workers=1)
     assert report.ok, report.lines()
+
+
+def test_every_secret_hidden_is_reported_by_kind_file_and_line(leaky_site):
+    """Someone must rotate each token and clean the archive: the build says where secrets were
+    hidden (one warning an input: kinds, first lines, counts), in its output and on the site,
+    never with a value; the values it hid were read (the config dump and notes are shown)."""
+    from sitegen.redact import SECRETS_HIDDEN
+
+    out, report, _ = leaky_site
+    reported = [w for w in report.warnings if w.message.startswith(SECRETS_HIDDEN)]
+    hidden = {
+        w.path: w for w in reported if w.line or w.path not in {x.path for x in reported if x.line}
+    }
+    log = next(p for p in hidden if p.endswith(".out") and p.startswith("exp-") and hidden[p].line)
+    assert hidden[log].line == 4  # the PEM block under "innocent:", the dump's first secret
+    for kind in ("cli-secret", "secret-env-pair", "aws-secret-key", "url-password", "error-secret"):
+        assert kind in hidden[log].message, kind
+    notes = next(p for p in hidden if p.endswith("notes.md"))
+    assert "secret-env-pair" in hidden[notes].message and hidden[notes].line == 3
+    trials = next(p for p in hidden if p.endswith("trace_jobs"))
+    assert "error-secret 2 times (first in e0/result.json)" in hidden[trials].message
+    assert any("(in this name)" in w.message for w in reported)  # a folder's or file's name
+    assert f"; secrets hidden in {len(reported)} inputs: rotate them" in report.summary()
+    # on the site too: the index's warnings and each job's
+    listed = json.loads((out / "data" / "warnings.json").read_text())
+    listed = listed["warnings"] if isinstance(listed, dict) else listed
+    assert sum(w["message"].startswith(SECRETS_HIDDEN) for w in listed) == len(reported)
+    job = next((out / "data" / "jobs").glob("exp-*.json"))
+    shown = json.loads(job.read_text())
+    assert any(w["message"].startswith(SECRETS_HIDDEN) for w in shown["warnings"])
+    trainer = shown["config"]["trainer"]
+    assert trainer["env_list"] == [{"name": "WANDB_API_KEY", "value": "[REDACTED]"}]
+    assert trainer["logger"] == {"wandb": {"key": "[REDACTED]"}}
+    assert (
+        "--wandb-api-key" in trainer["launcher_argv"] and "[REDACTED]" in trainer["launcher_argv"]
+    )
