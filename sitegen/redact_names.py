@@ -7,6 +7,7 @@ the name before it says it is a secret, whatever the value looks like.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 
 def _words(spaced: str) -> frozenset[str]:
@@ -46,6 +47,7 @@ _HARMLESS_KEY_QUALIFIERS = _words(
 )
 
 
+@lru_cache(maxsize=1 << 16)  # (a site's data repeats its keys: asked once a key and value)
 def is_secret_key(key: str) -> bool:
     """A name such as ``WANDB_API_KEY``, ``hf_tokens`` or ``db_pass``; ``max_tokens`` is not one.
 

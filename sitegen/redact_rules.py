@@ -57,25 +57,25 @@ def _secret_name(m: re.Match) -> bool:
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
 
 _SHAPES: tuple[tuple[str, str], ...] = (
-    ("github-token", r"(?<![A-Za-z0-9])github_pat_[A-Za-z0-9_]{20,}"),
-    ("github-token", r"(?<![A-Za-z0-9])gh[pousr]_[A-Za-z0-9]{30,}"),
-    ("gitlab-token", r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_\-]{20,}"),
-    ("hf-token", r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{20,}"),
-    ("openai-key", r"(?<![A-Za-z0-9])sk-(?:proj-|ant-|or-)?[A-Za-z0-9_\-]{20,}"),
-    ("stripe-key", r"(?<![A-Za-z0-9])[spr]k_(?:live|test)_[A-Za-z0-9]{10,}"),
-    ("google-api-key", r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_\-]{30,}"),
-    ("google-oauth-token", r"(?<![A-Za-z0-9])ya29\.[0-9A-Za-z_\-]{20,}"),
-    ("jwt", r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
-    ("aws-access-key-id", r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"),
-    ("daytona-key", r"(?<![A-Za-z0-9])dtn_[A-Za-z0-9]{20,}"),
-    ("npm-token", r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{30,}"),
-    ("slack-token", r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    ("github-token", r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{20,}"),
+    ("github-token", r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}"),
+    ("gitlab-token", r"glpat-(?<![A-Za-z0-9]glpat-)[A-Za-z0-9_\-]{20,}"),
+    ("hf-token", r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{20,}"),
+    ("openai-key", r"sk-(?<![A-Za-z0-9]sk-)(?:proj-|ant-|or-)?[A-Za-z0-9_\-]{20,}"),
+    ("stripe-key", r"[spr](?<![A-Za-z0-9][spr])k_(?:live|test)_[A-Za-z0-9]{10,}"),
+    ("google-api-key", r"AIza(?<![A-Za-z0-9]AIza)[0-9A-Za-z_\-]{30,}"),
+    ("google-oauth-token", r"ya29\.(?<![A-Za-z0-9]ya29\.)[0-9A-Za-z_\-]{20,}"),
+    ("jwt", r"eyJ(?<![A-Za-z0-9_\-]eyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    ("aws-access-key-id", r"A(?<![A-Z0-9]A)(?:KIA|SIA)[0-9A-Z]{16}(?![A-Z0-9])"),
+    ("daytona-key", r"dtn_(?<![A-Za-z0-9]dtn_)[A-Za-z0-9]{20,}"),
+    ("npm-token", r"npm_(?<![A-Za-z0-9]npm_)[A-Za-z0-9]{30,}"),
+    ("slack-token", r"xox(?<![A-Za-z0-9]xox)[abposr]-[A-Za-z0-9\-]{10,}"),
     # providers an agent's LLM or tools call (Groq, Perplexity, Tavily, LangSmith, Replicate)
-    ("groq-key", r"(?<![A-Za-z0-9])gsk_[A-Za-z0-9]{20,}"),
-    ("perplexity-key", r"(?<![A-Za-z0-9])pplx-[A-Za-z0-9]{20,}"),
-    ("tavily-key", r"(?<![A-Za-z0-9])tvly-[A-Za-z0-9_\-]{16,}"),
-    ("langsmith-key", r"(?<![A-Za-z0-9])lsv2_(?:pt|sk)_[A-Za-z0-9_]{20,}"),
-    ("replicate-token", r"(?<![A-Za-z0-9])r8_[A-Za-z0-9]{20,}"),
+    ("groq-key", r"gsk_(?<![A-Za-z0-9]gsk_)[A-Za-z0-9]{20,}"),
+    ("perplexity-key", r"pplx-(?<![A-Za-z0-9]pplx-)[A-Za-z0-9]{20,}"),
+    ("tavily-key", r"tvly-(?<![A-Za-z0-9]tvly-)[A-Za-z0-9_\-]{16,}"),
+    ("langsmith-key", r"lsv2_(?<![A-Za-z0-9]lsv2_)(?:pt|sk)_[A-Za-z0-9_]{20,}"),
+    ("replicate-token", r"r8_(?<![A-Za-z0-9]r8_)[A-Za-z0-9]{20,}"),
     (
         "discord-webhook",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
@@ -84,7 +84,7 @@ _SHAPES: tuple[tuple[str, str], ...] = (
         "slack-webhook",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+",
     ),
-    ("bearer-token", r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9._~+/\-]{16,}=*)"),
+    ("bearer-token", r"[bB](?<!\w[bB])(?i:earer)\s+(?P<s>[A-Za-z0-9._~+/\-]{16,}=*)"),
 )
 
 
@@ -112,16 +112,20 @@ _URL_RULES: tuple[Rule, ...] = (
     # host:port/path@x is not one (the "password" would be a port).
     _regex_rule(
         "url-password",
-        rf"(?<=[A-Za-z0-9+.\-])://{_URL_USER}:"
+        rf"://(?<=[A-Za-z0-9+.\-]://){_URL_USER}:"
         rf"(?P<s>(?!\d+(?:[/?#\s]|$)|/){_URL_PASSWORD}(?:@{_URL_HOSTLESS}(?=@))*+)@",
     ),
     # https://TOKEN@host: a user part that is not a plain short user name (git@, ubuntu@).
     _regex_rule(
         "url-token",
-        rf"(?<=[A-Za-z0-9+.\-])://(?P<s>{_URL_HOSTLESS}(?:@{_URL_HOSTLESS}(?=@))*+)@",
+        rf"://(?<=[A-Za-z0-9+.\-]://)(?P<s>{_URL_HOSTLESS}(?:@{_URL_HOSTLESS}(?=@))*+)@",
         keep=lambda m: not _PLAIN_USER_RE.fullmatch(m.group("s")),
     ),
 )
+
+# (Where a rule's look-behind would come first, it comes after the literal or the first
+# letters it guards, reading the same character: the same matches, and the regex engine
+# skips to where the literal is instead of trying the whole pattern at every character.)
 
 # A command-line value: up to white space, a quote, a tag, or an escaped line break (text
 # inside a JSON string: "--token X\\nnext" holds the value X).
@@ -131,7 +135,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X"
     _regex_rule(
         "cli-secret",
-        r"(?<![\w\-])--(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)"
+        r"--(?<![\w\-]--)(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)"
         rf"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_TOKEN})",
         keep=_secret_name,
     ),
@@ -139,25 +143,29 @@ _CLI_RULES: tuple[Rule, ...] = (
     # "- --token" then "- X" (a YAML block list): the item after a secret-named flag
     _regex_rule(
         "cli-secret",
-        r"(?<![\w\-])--(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:\\?[\"'])?[ \t]*"
+        r"--(?<![\w\-]--)(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:\\?[\"'])?[ \t]*"
         r"(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*-[ \t]*)(?:\\?[\"'])?"
         r"(?P<s>(?!-)(?:[^\s\"',\[\]{}<\\]|\\(?![nrt\"']))+)",
         keep=_secret_name,
     ),
     # curl -u admin:pw / --user admin:pw
     _regex_rule(
-        "cli-password", rf"(?<!\S)(?:-u|--user|--proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
+        "cli-password", rf"-(?<!\S-)(?:u|-user|-proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X
     _regex_rule(
         "cli-secret",
-        rf"\b(?:set|setenv)[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>{_TOKEN})",
+        rf"set(?<!\wset)(?:env)?[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>{_TOKEN})",
         keep=_secret_name,
     ),
     # wandb login [--relogin] KEY
-    _regex_rule("wandb-key", rf"\bwandb[ \t]+login(?:[ \t]+--\w+)*[ \t]+(?P<s>(?!-){_TOKEN})"),
+    _regex_rule(
+        "wandb-key", rf"wandb(?<!\wwandb)[ \t]+login(?:[ \t]+--\w+)*[ \t]+(?P<s>(?!-){_TOKEN})"
+    ),
     # .netrc: machine api.wandb.ai login user password KEY
-    _regex_rule("netrc-password", rf"\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>{_TOKEN})"),
+    _regex_rule(
+        "netrc-password", rf"login(?<!\wlogin)[ \t]+\S+[ \t]+password[ \t]+(?P<s>{_TOKEN})"
+    ),
 )
 
 # A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=
@@ -404,7 +412,7 @@ def _yaml_parent(
 # in JSON, or "- name: WANDB_API_KEY" then "  value: X" in YAML. The name field (``name`` or
 # ``key``) says what the ``value`` field beside it holds.
 _NAME_FIELD_RE = re.compile(
-    r"(?<![\w\-])(?P<q>\\?[\"']?)(?:name|Name|NAME|key|Key|KEY)(?P=q)[ \t]*[:=][ \t]*"
+    r"[nNkK](?<![\w\-].)(?:(?<=[nN])ame|(?<=N)AME|(?<=[kK])ey|(?<=K)EY)(?:\\?[\"'])?[ \t]*[:=][ \t]*"
     r"(?:\\?[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*+)"
 )
 _VALUE_FIELD_RE = re.compile(
@@ -443,7 +451,7 @@ def _pair_spans(text: str) -> Iterator[tuple[int, int]]:
 # The secret access key written after an AWS key id ("AKIA… wJalrXUtnFEMI/K7MDENG/…"): the
 # id alone is not the secret. A word of 30 or more base64 characters, mixed in kind.
 _AWS_PAIR = (
-    r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?:\\?[\"'`]|[ \t,:;=|]|\\[nt]){1,6}"
+    r"A(?<![A-Z0-9]A)(?:KIA|SIA)[0-9A-Z]{16}(?:\\?[\"'`]|[ \t,:;=|]|\\[nt]){1,6}"
     r"(?P<s>[A-Za-z0-9/+]{30,}={0,2})(?![A-Za-z0-9/+=])"
 )
 
@@ -473,14 +481,16 @@ def _letters_and_digits(m: re.Match) -> bool:
 _ERROR_RULES: tuple[Rule, ...] = (
     _regex_rule(
         "error-secret",
-        r"(?i:\b(?:invalid|incorrect|wrong|bad|expired|revoked|malformed|unknown|unauthori[sz]ed)"
+        r"[iIwWbBeErRmMuU](?<![A-Za-z0-9_].)(?i:(?:(?<=i)nvalid|(?<=i)ncorrect|(?<=w)rong|(?<=b)ad"
+        r"|(?<=e)xpired|(?<=r)evoked|(?<=m)alformed|(?<=u)nknown|(?<=u)nauthori[sz]ed)"
         r"[ \t]+(?:[a-z0-9]+[ \t_\-]){0,2}?(?:key|token|secret|password|credentials?)"
         r"(?:[ \t]+provided)?)[ \t]*[:=][ \t]*[\"'`]?(?P<s>[^\s\"'`,;<\\]{8,}+)",
         keep=_credential_like,
     ),
     _regex_rule(
         "error-secret",
-        r"(?i:\b(?:token|api[ _\-]?key)[ \t]+)[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])",
+        r"[tTaA](?<![A-Za-z0-9_].)(?i:(?:(?<=t)oken|(?<=a)pi[ _\-]?key)[ \t]+)"
+        r"[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])",
         keep=_letters_and_digits,
     ),
 )
