@@ -27,7 +27,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from sitegen import redact_names, redact_rules
+from sitegen import redact_names, redact_rules, redact_values
 from sitegen.errors import BuildWarning
 from sitegen.model.frozen import frozen
 from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
@@ -67,7 +67,7 @@ def rules_signature() -> str:
     redacted under other rules (a build cache's) must be redacted again, a clean scan
     repeated."""
     h = hashlib.sha256()
-    for module in (sys.modules[__name__], redact_rules, redact_names):
+    for module in (sys.modules[__name__], redact_rules, redact_names, redact_values):
         h.update(Path(module.__file__ or "").read_bytes())
     return h.hexdigest()
 

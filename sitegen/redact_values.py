@@ -1,0 +1,297 @@
+"""Where a value that a name says is secret ends: after a key (``WANDB_API_KEY=…``, ``api_key:``
+then a YAML block, ``+logger.wandb.key=…``) or beside a name field (``{"name": "HF_TOKEN",
+"value": …}``).
+
+Rules of :mod:`sitegen.redact_rules` (``secret-assignment``, ``secret-env-pair``): each yields
+the spans of whole values, a quoted string to its quote, a list to its bracket, a YAML block
+to its end, else the rest of the line. Every look is bounded or done once, so a rule takes
+time linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from sitegen.redact_names import is_secret_key
+
+MASK = "[REDACTED]"
+
+# A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=
+_ASSIGN_RE = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?P<q>[\"']?)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)(?P=q)"
+    r"[ \t]*(?::=|=>|=(?!=)|:(?![:/]))[ \t]*"
+)
+_EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~"})
+_ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
+_ALNUM_RE = re.compile(r"[A-Za-z0-9]")
+_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
+
+
+# What Redactor.name puts where a secret was in a path or name (a URL must stay stable, so
+# a hash of the secret instead of MASK): as hidden as MASK.
+_NAME_MASK_RE = re.compile(r"redacted-[0-9a-f]{6}(?![0-9A-Za-z])")
+
+
+def is_masked(value: str) -> bool:
+    """Whether ``value`` holds nothing but masks (and quotes, brackets, escapes): already hidden.
+
+    A mask is :data:`MASK` or a name's ``redacted-3f2a9c`` (:data:`_NAME_MASK_RE`).
+
+    ``["[REDACTED]", "[REDACTED]"]``, ``[REDACTED]\\n`` (a mask followed by a JSON
+    escape) or ``[REDACTED]</code>`` is clean, so redacted text, and the JSON and HTML
+    made from it, scan clean.
+    """
+    rest = _TAG_RE.sub(" ", _ESCAPES_RE.sub(" ", value)).replace(MASK, "")
+    return not _ALNUM_RE.search(_NAME_MASK_RE.sub(" ", rest))
+
+
+_CLOSE = {"[": "]", "{": "}", "(": ")"}
+_ESCAPED_QUOTES = ('\\"', "\\'", "&quot;", "&#34;", "&#39;", "&#x27;")
+
+
+def _quoted_end(text: str, i: int) -> int:
+    """Index of the quote closing the string opened at ``text[i]`` (``len(text)`` if none)."""
+    q = text[i]
+    j = i + 1
+    while j < len(text):
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == q:
+            return j
+        j += 1
+    return len(text)
+
+
+def _bracket_end(text: str, i: int) -> int:
+    """Index just past the bracket closing ``text[i]`` (nesting and quotes respected)."""
+    stack = [_CLOSE[text[i]]]
+    j = i + 1
+    while j < len(text) and stack:
+        c = text[j]
+        if c in "\"'":
+            j = _quoted_end(text, j)
+        elif c in _CLOSE:
+            stack.append(_CLOSE[c])
+        elif c == stack[-1]:
+            stack.pop()
+        j += 1
+    return j
+
+
+def _line_end(text: str, i: int) -> int:
+    j = text.find("\n", i)
+    return len(text) if j < 0 else j
+
+
+def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int, int] | None:
+    """Where the value that starts at ``text[i]`` ends: the whole value, not its first word."""
+    if i >= len(text) or text[i] in "\r\n":
+        # Nothing on the line: a YAML block value (lines indented deeper than the key's line,
+        # or "- item" lines) is the value.
+        line_start = text.rfind("\n", 0, key_start) + 1
+        indent = len(text[line_start:key_start]) - len(text[line_start:key_start].lstrip())
+        j = _line_end(text, i)
+        start = end = j
+        while j < len(text):
+            nxt = _line_end(text, j + 1)
+            line = text[j + 1 : nxt]
+            body = line.lstrip()
+            depth = len(line) - len(body)
+            # deeper lines, and "- item" lines at any depth (a list may sit at the key's indent,
+            # and hiding a sibling list is better than showing this one)
+            if body and (depth > indent or body.startswith("- ")):
+                end = nxt
+                j = nxt
+            else:
+                break
+        return (start + 1, end) if end > start else None
+    c = text[i]
+    if c in "\"'":
+        j = _quoted_end(text, i)
+        return (i + 1, j) if j > i + 1 else None
+    # A quoted value inside a JSON string (\"…\") or escaped HTML (&quot;…&quot;, &#34;…&#34;).
+    for q in _ESCAPED_QUOTES:
+        if text.startswith(q, i):
+            close = text.find(q, i + len(q))
+            j = close if close >= 0 else _line_end(text, i)
+            return (i + len(q), j) if j > i + len(q) else None
+    if c in _CLOSE:
+        return i, _bracket_end(text, i)
+    if in_query:  # ?token=abc&x=1: the value ends at the next parameter
+        m = re.compile(r"[^&#\s\"'<>]+").match(text, i)
+        return (i, m.end()) if m else None
+    # A bare value runs to the end of the line (``password = a b``, ``Basic <b64>``), and on
+    # over a backslash line continuation.
+    end = _line_end(text, i)
+    while end < len(text) and _ends_in_backslash(text, i, end):
+        end = _line_end(text, end + 1)
+    for stop in ("</", "\\n", "\\r"):  # its HTML element ends, an escaped line break (JSON)
+        at = text.find(stop, i, end)
+        if at >= 0:
+            end = at
+    while end > i and text[end - 1] in " \t\r":
+        end -= 1
+    return (i, end) if end > i else None
+
+
+def _ends_in_backslash(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]``, trailing white space aside, ends in a backslash."""
+    while end > start and text[end - 1] in " \t\r":
+        end -= 1
+    return end > start and text[end - 1] == "\\"
+
+
+def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
+    covered = 0  # the end of the last value looked at: a key inside it is part of it
+    parents: dict[int, str | None] = {}
+    for m in _ASSIGN_RE.finditer(text):
+        if m.start() < covered:
+            continue
+        key = m.group("key")
+        if not is_secret_key(key) and not _nested_secret(text, m.start(), key, parents):
+            continue
+        in_query = m.start() > 0 and text[m.start() - 1] in "?&;"
+        span = _value_after(text, m.start(), m.end(), in_query)
+        if span is None:
+            continue
+        covered = span[1]
+        value = text[span[0] : span[1]].strip()
+        if value.strip("\"'") in _EMPTY_VALUES or is_masked(value):
+            continue
+        if _NAME_MASK_RE.match(value):
+            # A name's secret, hashed (Redactor.name): a bare value runs to the end of the
+            # line, over whatever follows the name in a table or a JSON document.
+            continue
+        yield span
+
+
+def _value_after(text: str, key_start: int, i: int, in_query: bool) -> tuple[int, int] | None:
+    """:func:`_value_span` of the value after a key's separator at ``text[i]``."""
+    # Text inside a JSON string: an escaped line break before the value is white space.
+    while text.startswith(("\\n", "\\r", "\\t"), i):
+        i += 2
+        while i < len(text) and text[i] in " \t":
+            i += 1
+    return _value_span(text, key_start, i, in_query)
+
+
+# A key named only with what it belongs to (``wandb:`` then ``  key: X``; ``"hf": {"tokens":``)
+_QUALIFIED = frozenset({"key", "keys", "tokens"})
+_PARENT_LOOKBACK = 2048  # how far back a nested key's parent is looked for
+_YAML_PARENT_RE = re.compile(
+    r"[ \t]*(?:-[ \t]+)?[\"']?(?P<key>[A-Za-z_][\w.\-]*)[\"']?[ \t]*:[ \t]*"
+)
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _nested_secret(text: str, key_start: int, key: str, memo: dict[int, str | None]) -> bool:
+    """Whether a key such as ``key`` names a secret by the mapping it is in (``wandb:`` on a
+    line above, indented less; or ``"wandb": {`` before it), as ``wandb.key`` would.
+
+    ``memo`` keeps the parent found for each line (and each brace), so that siblings share
+    one look back; every look back is bounded, so a long line costs no more than a short one.
+    """
+    if key.lower() not in _QUALIFIED:
+        return False
+    lo = max(0, key_start - _PARENT_LOOKBACK)
+    line_start = text.rfind("\n", lo, key_start) + 1
+    if (line_start > 0 or lo == 0) and text[line_start:key_start].strip(" \t-") == "":
+        parent = _yaml_parent(text, line_start, key_start, memo)
+    else:
+        brace = text.rfind("{", lo, key_start)
+        if brace < 0 or text.find("}", brace, key_start) >= 0:
+            return False
+        if -1 - brace not in memo:
+            memo[-1 - brace] = _key_before(text, brace)
+        parent = memo[-1 - brace]
+    return parent is not None and is_secret_key(f"{parent}.{key}")
+
+
+def _key_before(text: str, brace: int) -> str | None:
+    """The key of ``"KEY": {`` (or ``KEY={``) whose brace is ``text[brace]``."""
+    j = brace - 1
+    while j >= 0 and text[j] in " \t":
+        j -= 1
+    if j < 0 or text[j] not in ":=":
+        return None
+    j -= 1
+    while j >= 0 and text[j] in " \t":
+        j -= 1
+    if j >= 0 and text[j] in "\"'":
+        j -= 1
+    end, stop = j + 1, max(-1, j - 128)
+    while j > stop and text[j] in _KEY_CHARS:
+        j -= 1
+    key = text[j + 1 : end]
+    return key if key[:1].isalpha() or key[:1] == "_" else None
+
+
+def _yaml_parent(
+    text: str, line_start: int, key_start: int, memo: dict[int, str | None]
+) -> str | None:
+    """The key of the block mapping the YAML line at ``line_start`` is in, if near above."""
+    indent = len(text[line_start:key_start]) - len(text[line_start:key_start].lstrip(" \t-"))
+    lo = max(0, line_start - _PARENT_LOOKBACK)
+    end = line_start - 1
+    found: str | None = None
+    while end > lo:
+        start = text.rfind("\n", lo, end) + 1
+        line = text[start:end]
+        body = line.lstrip(" \t")
+        depth = len(line) - len(body)
+        if body and not body.startswith("#"):
+            if depth == indent and start in memo:  # a sibling's parent is this line's
+                found = memo[start]
+                break
+            if depth < indent:
+                m = _YAML_PARENT_RE.fullmatch(line)
+                found = m.group("key") if m else None
+                break
+        end = start - 1
+    memo[line_start] = found
+    return found
+
+
+# --- a secret's name beside its value ------------------------------------------------------
+
+# The container env shape (Kubernetes, SLURM launchers): {"name": "WANDB_API_KEY", "value": X}
+# in JSON, or "- name: WANDB_API_KEY" then "  value: X" in YAML. The name field (``name`` or
+# ``key``) says what the ``value`` field beside it holds.
+_NAME_FIELD_RE = re.compile(
+    r"[nNkK](?<![\w\-].)(?:(?<=[nN])ame|(?<=N)AME|(?<=[kK])ey|(?<=K)EY)(?:\\?[\"'])?[ \t]*[:=][ \t]*"
+    r"(?:\\?[\"'])?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*+)"
+)
+_VALUE_FIELD_RE = re.compile(
+    r"(?<![\w\-])(?P<q>\\?[\"']?)(?:value|Value|VALUE)(?P=q)[ \t]*[:=][ \t]*"
+)
+_PAIR_REACH = 400  # how far from the name field its value field may be
+# Where a mapping ends, looking on from its name field: a closing brace, the next list item
+# or name field, a blank line.
+_PAIR_END_RE = re.compile(
+    r"\}|\n[ \t]*-[ \t]|\n[ \t]*\n|(?<![\w\-])[\"']?(?:name|Name|NAME)[\"']?[ \t]*:"
+)
+# Where it starts, looking back from it: an opening brace, or its list item's "- ".
+_PAIR_START_RE = re.compile(r".*(?:\{|(?:^|\n)[ \t]*-[ \t])", re.S)
+
+
+def pair_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _NAME_FIELD_RE.finditer(text):
+        if not is_secret_key(m.group("name")):
+            continue
+        # the value field after the name in the same mapping, or before it
+        stop = m.end() + _PAIR_REACH
+        end = _PAIR_END_RE.search(text, m.end(), stop)
+        v = _VALUE_FIELD_RE.search(text, m.end(), end.start() if end else stop)
+        if v is None:
+            lo = max(0, m.start() - _PAIR_REACH)
+            start = _PAIR_START_RE.match(text, lo, m.start())
+            found = list(_VALUE_FIELD_RE.finditer(text, start.end() if start else lo, m.start()))
+            v = found[-1] if found else None
+        if v is None:
+            continue
+        span = _value_after(text, v.start(), v.end(), False)
+        if span is not None and not is_masked(text[span[0] : span[1]]):
+            yield span
