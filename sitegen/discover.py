@@ -106,6 +106,7 @@ class _Walker:
         self.claimed: set[tuple[int, int]] = set()  # trials folders an experiment owns
         self.owned: set[tuple[int, int]] = set()  # <run_name>/ folders holding those
         self.real_paths: dict[str, str] = {}
+        self.named_secrets: set[str] = set()  # names whose secret is reported (as shown)
 
     def rel(self, p: Path | str) -> str:
         """The path as the site shows it: relative to the archive, secrets hashed."""
@@ -124,12 +125,21 @@ class _Walker:
                             "name is not valid UTF-8: shown with U+FFFD and the bytes' hex",
                         )
                     )
-                secrets = SecretTally()
-                secrets.add(self.redactor.hide(undecodable_shown(last))[1], "this name")
-                if (found := secrets.warning(shown)) is not None:
-                    self.warnings.append(found)
+                self._secret_names(real.split("/"), shown.split("/"))
             self.real_paths[shown] = real
         return shown
+
+    def _secret_names(self, real: list[str], shown: list[str]) -> None:
+        """One warning for each file or folder whose name held a secret (once per name)."""
+        for i, (name, hashed) in enumerate(zip(real, shown, strict=True)):
+            where = "/".join(shown[: i + 1])
+            if name == hashed or where in self.named_secrets:
+                continue
+            self.named_secrets.add(where)
+            secrets = SecretTally()
+            secrets.add(self.redactor.hide(undecodable_shown(name))[1], "this name")
+            if (found := secrets.warning(where)) is not None:
+                self.warnings.append(found)
 
     def warn(self, p: Path | str, message: str) -> None:
         self.warnings.append(BuildWarning(self.rel(p), None, message))

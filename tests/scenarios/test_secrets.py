@@ -455,7 +455,14 @@ def test_every_secret_hidden_is_reported_by_kind_file_and_line(leaky_site):
     assert "secret-env-pair" in hidden[notes].message and hidden[notes].line == 3
     trials = next(p for p in hidden if p.endswith("trace_jobs"))
     assert "error-secret 2 times (first in e0/result.json)" in hidden[trials].message
-    assert any("(in this name)" in w.message for w in reported)  # a folder's or file's name
+    # each name holding one, once: every folder of the deep path, its log, the skipped folders
+    named_once = [w.path for w in reported if "(in this name)" in w.message]
+    named = set(named_once)
+    deep = {p for p in named if p.startswith("n-redacted-")}
+    assert len(deep) == len(PATH_TOKENS) + 1 and len(named_once) == len(named)
+    assert {
+        p for p in named if p.startswith("e-redacted-")
+    } and "named/WANDB_API_KEY=redacted-" in str(named)
     assert f"; secrets hidden in {len(reported)} inputs: rotate them" in report.summary()
     # on the site too: the index's warnings and each job's
     listed = json.loads((out / "data" / "warnings.json").read_text())
