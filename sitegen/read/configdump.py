@@ -55,7 +55,7 @@ class ConfigDump(ParserCore):
             data = load_config(text, problems)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
-            at = self.config_line + mark.line if mark is not None else self.config_line
+            at = self.config_line + (line_of(text, mark) if mark is not None else 0)
             self.warn(at, "config", "config dump is not valid YAML: config not shown")
             return
         except ConfigTooBig as exc:
@@ -100,6 +100,7 @@ def load_config(text: str, problems: list[tuple[int, str]] | None = None) -> obj
 
     loader = _loader_class()(text)
     loader.problems = problems if problems is not None else []
+    loader.text = text
     try:
         try:
             node = loader.get_single_node()
@@ -113,6 +114,12 @@ def load_config(text: str, problems: list[tuple[int, str]] | None = None) -> obj
         loader.dispose()
 
 
+def line_of(text: str, mark: yaml.Mark) -> int:
+    """The line (from 0) of ``text`` where a YAML mark is: counted in line feeds, as the log
+    counts them (YAML also breaks lines at U+0085, U+2028 and U+2029)."""
+    return text.count("\n", 0, mark.index)
+
+
 @cache
 def _loader_class() -> type:
     """A safe loader that keeps, as written, any scalar it cannot build (made on first use:
@@ -121,6 +128,7 @@ def _loader_class() -> type:
 
     class DumpLoader(yaml.SafeLoader):
         problems: list[tuple[int, str]]
+        text: str
 
         def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
             if not isinstance(node, yaml.ScalarNode):
@@ -135,7 +143,7 @@ def _loader_class() -> type:
                 what = "tag" if isinstance(exc, yaml.constructor.ConstructorError) else "value"
                 tag = node.tag.rsplit(":", 1)[-1]
                 problem = f"a {what} YAML cannot read ({tag}): shown as written"
-                self.problems.append((node.start_mark.line, problem))
+                self.problems.append((line_of(self.text, node.start_mark), problem))
                 return node.value
 
     def plain_node(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> object:

@@ -130,7 +130,7 @@ class ParserState:
     secrets: dict[str, list[int]] = field(default_factory=dict)
 
 
-STATE_FORMAT = 5  # bump whenever ParserState or a dataclass inside it changes
+STATE_FORMAT = 6  # bump whenever ParserState or a dataclass inside it changes
 
 
 class ParserCore(ParserState):
