@@ -17,29 +17,19 @@ says why, so callers' existing ``except OSError`` paths turn them into warnings.
 
 An archive holds tens of thousands of small ``result.json`` files, so the common
 case is kept to the system calls the checks need (``lstat``, ``open``, ``fstat``,
-``readlink``, one ``read`` when it ends at the size ``fstat`` gave, ``close``): the root's real path is
-worked out once when the caller passes a :class:`Root`, and a file is read into a
-buffer of its own size (``fstat``), never one of the limit's. On Linux ≥ 5.6 the
-``open`` and the ``readlink`` are one ``openat2`` below a descriptor of the root with
-``RESOLVE_BENEATH``: the kernel itself refuses any step of the path that leads out of
-the root (a ``..``, a folder that became a link), so what was opened is inside it by
-construction (issue 11: the ``readlink`` was a third of a trial file's read; on a shared
-filesystem it is one metadata operation fewer per file). Anything ``openat2`` declines
-(an absolute link, a link as the last step, no such call) takes the path above, which
-decides as before.
+``readlink``, one ``read`` when it ends at the size ``fstat`` gave, ``close``): the root's
+real path is worked out once when the caller passes a :class:`Root`, and a file is read
+into a buffer of its own size (``fstat``), never one of the limit's.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import errno
 import os
 import stat
-import sys
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from sitegen.model.frozen import frozen
 
@@ -83,12 +73,6 @@ def _real_root(root: Path | str | Root | None) -> str | None:
     if root is None:
         return None
     return root.real if isinstance(root, Root) else os.path.realpath(root)
-
-
-def _root_path(root: Path | str | Root | None) -> str | None:
-    if root is None:
-        return None
-    return root.path if isinstance(root, Root) else os.fspath(root)
 
 
 @cache
@@ -145,18 +129,6 @@ def _open_fd(path: Path | str, root: Path | str | Root | None) -> tuple[int, os.
     """A descriptor of the checked regular file at ``path`` and its ``fstat``."""
     path, root_real = os.fspath(path), _real_root(root)
     target, st = _checked(path, root_real)
-    if target is path and root_real is not None:
-        # (the root as the caller spelled it: ``path`` may start with that, not its real path)
-        beneath = _open_beneath(path, root_real, _root_path(root))
-        if beneath is not None:
-            fst = os.fstat(beneath)
-            if _same_file(fst, st):
-                return beneath, fst
-            # Not the file lstat saw: swapped meanwhile, or the root's descriptor is of a
-            # folder since moved away from its path (a long `serve`). Forget that
-            # descriptor and let the path below decide.
-            os.close(beneath)
-            _forget_root(root_real)
     fd = os.open(target, _FLAGS)
     try:
         fst = os.fstat(fd)
@@ -173,113 +145,6 @@ def _open_fd(path: Path | str, root: Path | str | Root | None) -> tuple[int, os.
     except BaseException:
         os.close(fd)
         raise
-
-
-class _OpenHow(ctypes.Structure):
-    """``struct open_how`` of ``<linux/openat2.h>``."""
-
-    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
-
-
-# openat2's number: 437 on every architecture of the shared system call table (Linux 5.6);
-# elsewhere (alpha, ...) it is not asked for.
-_SYS_OPENAT2 = 437
-_OPENAT2_MACHINES = frozenset(
-    {"x86_64", "aarch64", "ppc64le", "s390x", "riscv64", "i686", "armv7l"}
-)
-_RESOLVE_NO_MAGICLINKS = 0x02
-_RESOLVE_BENEATH = 0x08
-
-
-@cache
-def _openat2() -> tuple[Any, Any, int] | None:
-    """libc's ``syscall`` set up for ``openat2`` and the ``open_how`` to pass it, or None
-    where there is none (not Linux, no libc found). Worked out once per process."""
-    if not sys.platform.startswith("linux") or os.uname().machine not in _OPENAT2_MACHINES:
-        return None
-    try:
-        syscall = ctypes.CDLL(None, use_errno=True).syscall
-    except (OSError, AttributeError):
-        return None
-    syscall.restype = ctypes.c_long
-    syscall.argtypes = [
-        ctypes.c_long,
-        ctypes.c_int,
-        ctypes.c_char_p,
-        ctypes.c_void_p,
-        ctypes.c_size_t,
-    ]
-    how = _OpenHow(_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
-    return syscall, ctypes.byref(how), ctypes.sizeof(how)
-
-
-# Descriptors of the roots files were opened below (by real path), kept for the process:
-# a build reads below one or two roots. Dropped when the kernel has no openat2 (None).
-_root_fds: dict[str, int] | None = {}
-
-
-def _root_fd(root_real: str) -> int | None:
-    """A descriptor of the folder at ``root_real``, or None if it is not that folder now."""
-    fds = _root_fds
-    if fds is None:
-        return None
-    fd = fds.get(root_real)
-    if fd is None:
-        try:
-            fd = os.open(root_real, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:  # gone, or a link now: the path of _open_fd decides
-            return None
-        # a parent folder of the root may have become a link since its real path was taken
-        if _proc_fd() and os.readlink(f"/proc/self/fd/{fd}") != root_real:
-            os.close(fd)
-            return None
-        if len(fds) >= 16:  # bounded, whatever a caller does
-            for name in list(fds):
-                _forget_root(name)
-        fds[root_real] = fd
-    return fd
-
-
-def _open_beneath(path: str, root_real: str, root_path: str | None) -> int | None:
-    """``path`` opened with ``openat2`` below the root, or None: then open it as before.
-
-    None when ``path`` is not spelled below the root, when the kernel has no ``openat2``
-    (or a sandbox refuses it), and whenever the call fails: a step leading out of the root
-    (``EXDEV``), an absolute link in a parent folder (``RESOLVE_BENEATH`` takes none), a
-    file gone. The path of :func:`_open_fd` then decides, and raises, exactly as before.
-    """
-    global _root_fds
-    rel = None
-    for base in (root_path, root_real):
-        if base and path.startswith(base) and path[len(base) : len(base) + 1] == os.sep:
-            rel = path[len(base) + 1 :]
-            break
-    if not rel:
-        return None
-    call = _openat2()
-    root = _root_fd(root_real) if call is not None else None
-    if call is None or root is None:
-        return None
-    syscall, how, size = call
-    fd = syscall(_SYS_OPENAT2, root, os.fsencode(rel), how, size)
-    if fd >= 0:
-        return fd
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EPERM):  # no openat2 here: never again
-        for name in list(_root_fds or ()):
-            _forget_root(name)
-        _root_fds = None
-    elif err == errno.ENOENT:  # maybe the root was deleted since: opened again next time
-        _forget_root(root_real)
-    # (EXDEV, ELOOP: this path's links; the root's descriptor stays good for the next file)
-    return None
-
-
-def _forget_root(root_real: str) -> None:
-    fd = (_root_fds or {}).pop(root_real, None)
-    if fd is not None:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 def open_regular(path: Path | str, root: Path | str | Root | None = None) -> BinaryIO:

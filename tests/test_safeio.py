@@ -245,41 +245,26 @@ def test_long_notes_are_cut_at_a_whole_line_before_redaction(tmp_path):
     assert "hf_ZZZ" not in Redactor().text(text)  # no cut token's head left to show
 
 
-def _without_openat2(monkeypatch):
-    monkeypatch.setattr(safeio, "_root_fds", None)
+# Each way in or out of the root, through a path root and a Root: what is read or why not.
+_OUTCOMES = {
+    "sub/a.txt": b"inside",
+    "in.txt": b"inside",  # an absolute link inside
+    "rel.txt": b"inside",
+    "sublink/a.txt": b"inside",  # a folder link inside
+    "sub/../sub/a.txt": b"inside",
+    "out.txt": ("UnsafeInput", "link points outside the archive: not read"),
+    "relout.txt": ("UnsafeInput", "link points outside the archive: not read"),
+    "linked/x.txt": ("UnsafeInput", "file lies outside the archive: not read"),
+    "rellinked/x.txt": ("UnsafeInput", "file lies outside the archive: not read"),
+    "sub/../../outside.txt": ("UnsafeInput", "file lies outside the archive: not read"),
+    "pipe": ("UnsafeInput", "a FIFO: not read"),
+    "sub": ("UnsafeInput", "a directory: not read"),
+    "missing": ("FileNotFoundError", "No such file or directory"),
+    "sub/missing": ("FileNotFoundError", "No such file or directory"),
+}
 
 
-def _readlinks(monkeypatch) -> list[str]:
-    seen: list[str] = []
-    real = os.readlink
-
-    def readlink(path, *a, **k):
-        seen.append(str(path))
-        return real(path, *a, **k)
-
-    monkeypatch.setattr(safeio.os, "readlink", readlink)
-    return seen
-
-
-needs_openat2 = pytest.mark.skipif(
-    safeio._openat2() is None, reason="no openat2 here: the readlink path is the only one"
-)
-
-
-@needs_openat2
-def test_files_below_a_root_are_opened_beneath_it_without_a_readlink(tree, monkeypatch):
-    """openat2(RESOLVE_BENEATH) replaces the open and the /proc readlink (issue 11)."""
-    monkeypatch.setattr(safeio, "_root_fds", {})
-    seen = _readlinks(monkeypatch)
-    root = Root.of(tree)
-    for _ in range(5):
-        assert read_bytes(tree / "sub/a.txt", root, 100) == b"inside"
-        assert read_bytes(tree / "sub/a.txt", tree, 100) == b"inside"
-    # one readlink: the root's descriptor checked once, no file's
-    assert seen == [seen[0]] and len(seen) == 1
-
-
-def test_outcomes_are_the_same_with_and_without_openat2(tree, monkeypatch):
+def test_links_folders_and_odd_files_in_and_out_of_the_root(tree):
     os.symlink(tree / "sub/a.txt", tree / "in.txt")
     os.symlink("sub/a.txt", tree / "rel.txt")
     os.symlink(tree.parent / "outside.txt", tree / "out.txt")
@@ -290,25 +275,13 @@ def test_outcomes_are_the_same_with_and_without_openat2(tree, monkeypatch):
     os.symlink("../elsewhere", tree / "rellinked")
     os.symlink("sub", tree / "sublink")
     os.mkfifo(tree / "pipe")
-    names = ["sub/a.txt", "in.txt", "rel.txt", "out.txt", "relout.txt", "linked/x.txt",
-             "rellinked/x.txt", "sublink/a.txt", "sub/../sub/a.txt", "sub/../../outside.txt",
-             "pipe", "sub", "missing", "sub/missing"]  # fmt: skip
-
-    def outcomes():
-        got = []
-        for root in (tree, Root.of(tree)):
-            for name in names:
-                try:
-                    got.append(read_bytes(f"{tree}/{name}", root, 100))
-                except OSError as exc:
-                    got.append((type(exc).__name__, exc.strerror))
-        return got
-
-    monkeypatch.setattr(safeio, "_root_fds", {})
-    fast = outcomes()
-    _without_openat2(monkeypatch)
-    assert fast == outcomes()
-    assert fast[:3] == [b"inside"] * 3
+    for root in (tree, Root.of(tree)):
+        for name, want in _OUTCOMES.items():
+            try:
+                got = read_bytes(f"{tree}/{name}", root, 100)
+            except OSError as exc:
+                got = (type(exc).__name__, exc.strerror)
+            assert got == want, (name, root)
 
 
 def test_a_folder_swapped_for_a_link_out_after_the_check_is_refused(tree, monkeypatch):
@@ -323,22 +296,13 @@ def test_a_folder_swapped_for_a_link_out_after_the_check_is_refused(tree, monkey
         os.symlink("../elsewhere", tree / "sub")
         return got
 
-    for fast in (True, False):
-        if fast:
-            monkeypatch.setattr(safeio, "_root_fds", {})
-        else:
-            _without_openat2(monkeypatch)
-        monkeypatch.setattr(safeio, "_checked", swap_after_check)
-        with pytest.raises(UnsafeInput, match="outside the archive"):
-            read_bytes(tree / "sub/a.txt", Root.of(tree), 100)
-        monkeypatch.setattr(safeio, "_checked", real)
-        os.unlink(tree / "sub")
-        os.rename(tree / "sub-old", tree / "sub")
+    monkeypatch.setattr(safeio, "_checked", swap_after_check)
+    with pytest.raises(UnsafeInput, match="outside the archive"):
+        read_bytes(tree / "sub/a.txt", Root.of(tree), 100)
 
 
-def test_a_root_replaced_at_its_path_is_read_where_the_path_leads(tree, tmp_path, monkeypatch):
-    """A kept descriptor of the root must not outlive the folder at its path (``serve``)."""
-    monkeypatch.setattr(safeio, "_root_fds", {})
+def test_a_root_replaced_at_its_path_is_read_where_the_path_leads(tree, tmp_path):
+    """A long-lived reader (``serve``) reads the folder now at the root's path."""
     root = Root.of(tree)
     assert read_bytes(tree / "sub/a.txt", root, 100) == b"inside"
     tree.rename(tmp_path / "old-archive")
@@ -346,28 +310,3 @@ def test_a_root_replaced_at_its_path_is_read_where_the_path_leads(tree, tmp_path
     (tree / "sub/a.txt").write_text("new")
     assert read_bytes(tree / "sub/a.txt", root, 100) == b"new"
     assert read_bytes(tree / "sub/a.txt", root, 100) == b"new"
-
-
-@needs_openat2
-def test_a_path_openat2_declines_keeps_the_roots_descriptor(tree, monkeypatch):
-    """An absolute link inside the archive (RESOLVE_BENEATH takes none) is read the old way;
-    the root's descriptor stays for the next file; a file gone meanwhile (the root, maybe) drops it."""
-    monkeypatch.setattr(safeio, "_root_fds", {})
-    os.symlink(tree / "sub", tree / "abs")  # an absolute link to a folder inside
-    root = Root.of(tree)
-    assert read_bytes(tree / "sub/a.txt", root, 100) == b"inside"
-    kept = dict(safeio._root_fds)
-    assert read_bytes(tree / "abs/a.txt", root, 100) == b"inside"  # declined, read all the same
-    assert safeio._root_fds == kept
-    # a file gone after its lstat: ENOENT, which may be the root gone, drops the descriptor
-    real = safeio._checked
-
-    def delete_root_after_check(path, root_real):
-        got = real(path, root_real)
-        (tree / "sub/a.txt").unlink()
-        return got
-
-    monkeypatch.setattr(safeio, "_checked", delete_root_after_check)
-    with pytest.raises(FileNotFoundError):
-        read_bytes(tree / "sub/a.txt", root, 100)
-    assert str(root.real) not in safeio._root_fds
