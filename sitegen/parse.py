@@ -234,11 +234,11 @@ def _start_trials(
             progress(f"trials {d}: {len(kept.results)} (unchanged)")
         return lambda: kept
     # here, not at the top: a rebuild whose trial folders are unchanged never needs the reader
-    from sitegen.read.trials import WIRE, decode_files, plan_trials
+    from sitegen.read.trials import decode_files, plan_trials
 
     old = state.trial_outcomes(d)
     plan = plan_trials(archive / disc.real(d), archive, old, redactor)
-    decoded = pool.start_shards(decode_files, str(archive), plan.todo, TRIAL_SHARD_MIN, WIRE)
+    decoded = pool.start_shards(decode_files, str(archive), plan.todo, TRIAL_SHARD_MIN)
 
     def finish() -> TrialSet:
         ts, known = plan.finish(decoded())

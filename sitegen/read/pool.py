@@ -52,31 +52,6 @@ class Done(Generic[R]):
         return self._value  # type: ignore[return-value]  # set when there is no error
 
 
-Wire = tuple[Callable[[Any], Any], Callable[[Any], Any]]
-"""``(pack, unpack)``: how a shard's results cross from a worker to this process. ``pack``
-runs in the worker on what the task returned, ``unpack`` here on what ``pack`` made, and
-together they give back equal results; a shard run in this process skips both. For results
-that pickle slowly as they are (objects: their class and a dict of names each)."""
-
-
-def _packed(fn: Callable[[str, list[T]], list[R]], pack: Callable, arg: str, items: list[T]) -> Any:
-    """``pack(fn(arg, items))``: a shard's task, in a worker, with its results packed."""
-    return pack(fn(arg, items))
-
-
-def _as_is(result: Any) -> Any:
-    return result
-
-
-def _shard_task(fn: Callable, wire: Wire | None) -> tuple[Callable, tuple, Callable[[Any], Any]]:
-    """What a worker runs for a shard of ``fn`` (called with these leading arguments, then
-    ``arg`` and the shard's items) and what this process does with its result."""
-    if wire is None:
-        return fn, (), _as_is
-    pack, unpack = wire
-    return _packed, (fn, pack), unpack
-
-
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -154,22 +129,19 @@ class WorkerPool:
         arg: str,
         items: Sequence[T],
         min_items: int,
-        wire: Wire | None = None,
     ) -> Callable[[], list[R]]:
         """As :meth:`map_shards`, without waiting: call what it returns for the results.
 
         The shards queue behind the tasks already submitted, so the caller can
-        take those meanwhile. Too few items run here and now. With ``wire``, the
-        results of shards run in the workers cross packed (:data:`Wire`).
+        take those meanwhile. Too few items run here and now.
         """
         if not self.parallel or len(items) < min_items:
             done = fn(arg, list(items))
             return lambda: done
         n = self.workers * 4  # several shards per worker: an uneven shard does not hold up the rest
         pool = self._executor()
-        task, head, unpack = _shard_task(fn, wire)
-        futures = [pool.submit(task, *head, arg, list(items[i::n])) for i in range(n)]
-        return lambda: _interleave([unpack(f.result()) for f in futures], len(items))
+        futures = [pool.submit(fn, arg, list(items[i::n])) for i in range(n)]
+        return lambda: _interleave([f.result() for f in futures], len(items))
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -238,17 +210,15 @@ class RayPool:
         arg: str,
         items: Sequence[T],
         min_items: int,
-        wire: Wire | None = None,
     ) -> Callable[[], list[R]]:
         """As :meth:`WorkerPool.start_shards`, the shards as Ray tasks."""
         if len(items) < min_items:
             done = fn(arg, list(items))
             return lambda: done
         n = self.workers * 4
-        fn_run, head, unpack = _shard_task(fn, wire)
-        task = self._task(fn_run)
-        refs = [task.remote(*head, arg, list(items[i::n])) for i in range(n)]
-        return lambda: _interleave([unpack(r) for r in self._ray.get(refs)], len(items))
+        task = self._task(fn)
+        refs = [task.remote(arg, list(items[i::n])) for i in range(n)]
+        return lambda: _interleave(self._ray.get(refs), len(items))
 
     def __enter__(self) -> RayPool:
         return self

@@ -279,39 +279,6 @@ def decode_files(archive_root: str, items: list[tuple[str, str, bool]]) -> list[
     return out
 
 
-# The wire form of decode_files' results from a worker process (pool.Wire): each "ok"
-# outcome's TrialResult as the tuple of its fields. Pickle writes an object with its class
-# and a dict of its field names; a tuple of values is ~2.5 x cheaper to pickle and unpickle
-# (13.7 k trials of the 1 GB archive: 0.11 s of CPU down to 0.05 s, issue 11).
-_TRIAL_FIELDS = tuple(TrialResult.__dataclass_fields__)
-_trial_values = operator.attrgetter(*_TRIAL_FIELDS)
-
-
-def pack_decoded(decoded: list[Decoded]) -> list[tuple]:
-    """:func:`decode_files`' results with each trial as the tuple of its fields (a worker's side)."""
-    return [
-        (size, mtime, ("ok", _trial_values(o[1]), *o[2:]) if o[0] == "ok" else o)
-        for size, mtime, o in decoded
-    ]
-
-
-def unpack_decoded(packed: list[tuple]) -> list[Decoded]:
-    """:func:`pack_decoded` undone: equal results, each trial set up as unpickling sets it up."""
-    new, names = TrialResult.__new__, _TRIAL_FIELDS
-    out: list[Decoded] = []
-    for size, mtime, o in packed:
-        if o[0] == "ok":
-            r = new(TrialResult)
-            r.__dict__.update(zip(names, o[1], strict=True))
-            o = ("ok", r, *o[2:])
-        out.append((size, mtime, o))
-    return out
-
-
-WIRE = (pack_decoded, unpack_decoded)
-"""How :func:`decode_files`' results cross from a worker (see :data:`sitegen.read.pool.Wire`)."""
-
-
 def _too_large(size: int) -> Outcome:
     over = f"{size >> 20} MiB is over the {MAX_RESULT_BYTES >> 20} MiB limit"
     return ("bad", f"result.json of {over}: not read", None)

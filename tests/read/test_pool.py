@@ -57,29 +57,6 @@ def test_started_shards_run_while_the_caller_goes_on():
         assert [v for _, v in few()] == [0, 2, 4]
 
 
-def _pack_with_pid(results: list) -> tuple[int, list]:
-    return os.getpid(), list(reversed(results))
-
-
-def test_a_wire_packs_in_the_worker_and_unpacks_here():
-    """pool.Wire: ``pack`` runs where the shard ran, ``unpack`` here; a shard run here skips both."""
-    items = list(range(41))
-    packed_in: list[int] = []
-
-    def unpack(got: tuple[int, list]) -> list:
-        packed_in.append(got[0])
-        return list(reversed(got[1]))
-
-    with WorkerPool(2) as pool:
-        out = pool.start_shards(_pid_and, "x", items, 10, (_pack_with_pid, unpack))()
-        assert [v for _, v in out] == [i * 2 for i in items]
-        assert packed_in and os.getpid() not in packed_in
-        assert {pid for pid, _ in out} == set(packed_in)  # packed where each shard ran
-        packed_in.clear()
-        few = pool.start_shards(_pid_and, "x", items[:3], 10, (_pack_with_pid, unpack))()
-        assert [v for _, v in few] == [0, 2, 4] and packed_in == []
-
-
 def test_worker_modules_are_imported_before_the_pool_forks(tmp_path, monkeypatch):
     """yaml and the trial reader, imported once here, not once in each worker; not for one
     log (parsed here) nor for Ray (its workers are no forks of this process)."""

@@ -9,9 +9,7 @@ from sitegen.read.trials import (
     TrialFormatError,
     decode_files,
     decode_result,
-    pack_decoded,
     parse_trials,
-    unpack_decoded,
 )
 
 
@@ -149,9 +147,9 @@ def test_sharded_decoding_equals_serial(tmp_path):
     assert parallel == serial and known2 == known
 
 
-def test_trials_cross_from_a_worker_packed_and_come_back_equal(tmp_path):
-    """The wire form (trials as tuples of their fields) gives back equal outcomes, of every
-    kind, with a trial's notes; and the sharded parse through it equals the serial one."""
+def test_trials_cross_from_a_worker_pickled_and_come_back_equal(tmp_path):
+    """Outcomes of every kind, with a trial's notes, come back equal from a worker (pickled);
+    and the sharded parse through pickle equals the serial one."""
     import pickle
 
     root = tmp_path / "trace_jobs"
@@ -170,9 +168,7 @@ def test_trials_cross_from_a_worker_packed_and_come_back_equal(tmp_path):
     kinds = {o[0] for _, _, o in decoded}
     assert kinds >= {"ok", "bad", "missing", "job", "eval"}
     assert any(o[0] == "ok" and len(o) > 2 for _, _, o in decoded)  # an "ok" with notes
-    packed = pickle.loads(pickle.dumps(pack_decoded(decoded)))
-    assert all(type(o[1]) is tuple for _, _, o in packed if o[0] == "ok")
-    back = unpack_decoded(packed)
+    back = pickle.loads(pickle.dumps(decoded))
     assert back == decoded
     for (_, _, a), (_, _, b) in zip(back, decoded, strict=True):
         if a[0] == "ok":
@@ -182,9 +178,7 @@ def test_trials_cross_from_a_worker_packed_and_come_back_equal(tmp_path):
     serial, known = parse_trials(root, tmp_path)
 
     def over_the_wire(todo):
-        return unpack_decoded(
-            pickle.loads(pickle.dumps(pack_decoded(decode_files(str(tmp_path), todo))))
-        )
+        return pickle.loads(pickle.dumps(decode_files(str(tmp_path), todo)))
 
     wired, known2 = parse_trials(root, tmp_path, decode_map=over_the_wire)
     assert wired == serial and known2 == known
