@@ -17,13 +17,11 @@ from __future__ import annotations
 import base64
 import collections
 import dataclasses
-import itertools
 import math
 import operator
 import types
 import typing
 from collections import Counter, deque
-from collections.abc import Collection, Iterable
 from datetime import date, datetime
 from functools import cache
 from typing import Any
@@ -105,18 +103,9 @@ def _encoder(tp: Any) -> typing.Callable[[Any], Any]:
         return _bytes_out
     if origin in (tuple, list, deque, collections.deque):
         item_args = typing.get_args(tp)
-        item_tp = item_args[0] if item_args else Any
-        item = _encoder(item_tp)
+        item = _encoder(item_args[0] if item_args else Any)
         if item is _same:
             return list
-        if dataclasses.is_dataclass(item_tp):
-            return _many_encoder(item_tp)
-        if item is _float_value_out:
-
-            def floats_out(value: Any) -> list:
-                return list(value) if _plain_numbers(value) else [item(v) for v in value]
-
-            return floats_out
 
         def sequence_out(value: Any) -> list:
             return [item(v) for v in value]
@@ -125,7 +114,7 @@ def _encoder(tp: Any) -> typing.Callable[[Any], Any]:
     if origin in (dict, Counter, collections.Counter):
         kv = typing.get_args(tp)
         ktp, vtp = (kv[0], kv[1]) if len(kv) == 2 else (kv[0], int)
-        return _mapping_encoder(ktp, _encoder(vtp), _many_encoder(vtp))
+        return _mapping_encoder(ktp, _encoder(vtp))
     raise TypeError(f"no JSON encoding for {tp!r}")
 
 
@@ -168,108 +157,11 @@ def _dataclass_encoder(tp: type) -> typing.Callable[[Any], dict]:
     return dataclass_out
 
 
-# Many values of one type, as the list that encoding each one makes. For dataclasses (a
-# parsed log's blocks, per-step batch counts, the vLLM timeline: ~25 k on the benchmark
-# archive) it is done field by field across all of them: each value's fields taken in one
-# call, the float fields of all of them checked at once (_plain_numbers: ~150 k floats of
-# the vLLM timeline alone) and, when they pass, copied as they are, like every field whose
-# JSON is itself; only the other fields are encoded (themselves in bulk). When the check
-# fails, each value is encoded alone. The JSON is the same either way (the reference walk
-# in the tests says so).
-@cache
-def _many_encoder(tp: Any) -> typing.Callable[[Iterable[Any]], list]:
-    one = _encoder(tp)
-    fields = _fields(typing.cast(type, tp)) if dataclasses.is_dataclass(tp) else []
-    if len(fields) < 2:  # (attrgetter gives no tuple for one field)
-        return list if one is _same else lambda values: list(map(one, values))
-    names = tuple(n for n, _ in fields)
-    get = operator.attrgetter(*names)
-    floats = [i for i, (_, ftp) in enumerate(fields) if _is_float(ftp)]
-    take_floats = operator.itemgetter(*floats) if floats else None
-    others = [
-        (operator.itemgetter(i), n, _many_encoder(ftp))
-        for i, (n, ftp) in enumerate(fields)
-        if i not in floats and _encoder(ftp) is not _same
-    ]
-
-    def dataclasses_out(values: Iterable[Any]) -> list:
-        values = list(values)
-        rows = list(map(get, values))
-        if take_floats is not None:
-            each = map(take_floats, rows)
-            numbers = tuple(itertools.chain.from_iterable(each) if len(floats) > 1 else each)
-            if not _plain_numbers(numbers):
-                return list(map(one, values))
-        out = list(map(dict, map(zip, itertools.repeat(names), rows)))
-        for field, name, many in others:
-            for d, v in zip(out, many(map(field, rows)), strict=True):
-                d[name] = v  # (the key is there already: the order stays the fields')
-        return out
-
-    return dataclasses_out
-
-
-_PLAIN_NUMBER_TYPES = frozenset({float, int, bool, type(None)})
-
-
-def _plain_numbers(values: Collection[Any]) -> bool:
-    """Whether a float field's encoder writes each of ``values`` as it is: a finite float
-    (not a subclass, which becomes a float), an int, a bool or None. False may also mean
-    "not sure" (the caller then encodes value by value).
-
-    One pass over the types and one sum instead of a call per value: a nan or an infinity
-    makes the sum nan or infinite, so a finite sum means that every value is finite.
-    """
-    if not _PLAIN_NUMBER_TYPES.issuperset(map(type, values)):
-        return False
-    try:
-        return math.isfinite(sum(filter(None, values)))  # None and zeros add nothing
-    except OverflowError:  # an int too large for a float
-        return False
-
-
-def _is_float(tp: Any) -> bool:
-    """Whether values of type ``tp`` are encoded by _float_value_out (None as it is)."""
-    if tp is float:
-        return True
-    args = typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else ()
-    return float in args and set(args) <= {float, type(None)}
-
-
-_STR, _INT = frozenset({str}), frozenset({int})
-
-
-def _mapping_encoder(
-    ktp: Any,
-    value: typing.Callable[[Any], Any],
-    many: typing.Callable[[Iterable[Any]], list],
-) -> typing.Callable[[Any], dict]:
-    """``many`` encodes the values of a dict in one call (see _many_encoder)."""
-
-    def any_keys(d: Any) -> dict:
+def _mapping_encoder(ktp: Any, value: typing.Callable[[Any], Any]) -> typing.Callable[[Any], dict]:
+    def mapping_out(d: Any) -> dict:
         return {_key_out(k, ktp): value(v) for k, v in d.items()}
 
-    if ktp is str:
-
-        def str_keys(d: Any) -> dict:
-            if not _STR.issuperset(map(type, d)):  # every key exactly a str, in one pass
-                return any_keys(d)  # a subclass passes, anything else raises as it should
-            if value is _same or value is _float_value_out and _plain_numbers(d.values()):
-                return dict(d)
-            return dict(zip(d, many(d.values()), strict=True))
-
-        return str_keys
-    if ktp is int:
-
-        def int_keys(d: Any) -> dict:
-            if not _INT.issuperset(map(type, d)):  # (a bool is no int key here)
-                return any_keys(d)
-            if value is _same:
-                return {str(k): v for k, v in d.items()}
-            return dict(zip(map(str, d), many(d.values()), strict=True))
-
-        return int_keys
-    return any_keys
+    return mapping_out
 
 
 def _to_json_walk(value: Any, tp: Any) -> Any:

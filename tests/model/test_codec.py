@@ -266,7 +266,7 @@ ODD_NUMBERS = [
 
 
 @pytest.mark.parametrize("odd", ODD_NUMBERS, ids=repr)
-def test_bulk_encoding_equals_the_reference_on_odd_numbers(odd):
+def test_compiled_encoder_equals_the_reference_on_odd_numbers(odd):
     from sitegen.model.parsed import BatchCounts, MetricBlock, VllmTimeBucket
 
     buckets = tuple(_bucket(t_s=float(i)) for i in range(3))
@@ -289,34 +289,6 @@ def test_bulk_encoding_equals_the_reference_on_odd_numbers(odd):
     for value, tp in cases:
         compiled, ref = _typed_both(value, tp)
         assert compiled == ref, (value, tp)
-
-
-def test_bulk_encoding_takes_the_fast_path_for_plain_numbers(monkeypatch):
-    """Plain values are copied, not encoded one by one (and still equal the reference)."""
-    from sitegen.model import codec
-    from sitegen.model.parsed import VllmTimeBucket
-
-    calls = []
-    real = codec._float_value_out
-    monkeypatch.setattr(codec, "_float_value_out", lambda v: calls.append(v) or real(v))
-    codec._encoder.cache_clear()
-    codec._many_encoder.cache_clear()
-    try:
-        buckets = tuple(_bucket(t_s=float(i), samples=i) for i in range(5))
-        compiled, ref = _typed_both(buckets, tuple[VllmTimeBucket, ...])
-        assert compiled == ref and calls == []
-        compiled, ref = _typed_both({"a": 1.5, "b": 2}, dict[str, float])
-        assert compiled == ref and calls == []
-        compiled, ref = _typed_both(
-            (*buckets, _bucket(kv_pct_mean=math.nan)), tuple[VllmTimeBucket, ...]
-        )
-        assert compiled == ref and '"NaN"' in json.dumps(
-            codec.to_json(_bucket(kv_pct_mean=math.nan), VllmTimeBucket)
-        )
-        assert calls  # a nan: every bucket encoded alone
-    finally:
-        codec._encoder.cache_clear()
-        codec._many_encoder.cache_clear()
 
 
 LOOSE = [
