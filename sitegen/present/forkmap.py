@@ -9,7 +9,6 @@ function, and they come back in item order.
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import sys
@@ -91,17 +90,6 @@ def fork_map(
         return [fn(x) for x in items]
     shares = split(len(items), cost, processes, SEND_BACK)
     children: list[tuple[int, int, list[int]]] = []  # (pid, read end, share)
-    # The objects alive now (a cold build's parsed logs, trial sets, cache bodies: millions)
-    # are put out of the cyclic collector's reach until the map is done. A child's
-    # collections would otherwise walk them, writing to each one's header and so copying
-    # the parent's heap page by page, and this process's own collections would walk them
-    # too (as Python's gc docs advise before a fork without exec). Measured on the 1 GB
-    # archive's cold build, six alternating builds: the analyse stage 0.55 -> 0.525 s
-    # (medians), a small gain, about the size of the noise between single builds. (Not when
-    # the caller froze objects itself: unfreezing them after is its business, not ours.)
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
     try:
         for share in shares[1:]:
             child = _fork_child(fn, [items[i] for i in share], [r for _, r, _ in children])
@@ -121,13 +109,9 @@ def fork_map(
             for i, v in zip(share, done, strict=True):
                 out[i] = v
     finally:
-        try:
-            for pid, r, _ in children:  # this process failed: each child gets EPIPE, reaped
-                os.close(r)
-                os.waitpid(pid, 0)
-        finally:  # (even if reaping is interrupted: frozen for good, `serve` would never collect)
-            if freeze:
-                gc.unfreeze()  # (collectable again: `serve` builds again in this process)
+        for pid, r, _ in children:  # this process failed: each child gets EPIPE, reaped
+            os.close(r)
+            os.waitpid(pid, 0)
     return out  # type: ignore[return-value]  # every slot was filled
 
 

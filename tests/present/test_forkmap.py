@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import threading
 
 import pytest
 
-from sitegen.present import forkmap
 from sitegen.present.forkmap import can_fork, fork_map, split
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="forking is not safe here (not Linux)")
@@ -95,54 +93,6 @@ def test_split_by_cost_partitions_the_items_and_evens_the_load() -> None:
     assert all(s == sorted(s) for s in three)
     assert [1] in three[1:] and [4] in three[1:]  # the two largest: one child each
     assert sum(cost[i] for i in three[0]) == 10.0  # the rest here
-
-
-@needs_fork
-def test_the_collector_sees_the_parents_objects_again_after_the_map(monkeypatch) -> None:
-    """fork_map freezes the objects alive before it forks (children's collections leave the
-    parent's heap alone) and unfreezes them after, also when an item fails here and when
-    reaping the children is then interrupted."""
-    frozen_inside: list[int] = []
-
-    def count(x: int) -> int:
-        frozen_inside.append(gc.get_freeze_count())
-        return x
-
-    assert fork_map(count, [1, 2, 3, 4]) == [1, 2, 3, 4]
-    assert frozen_inside and min(frozen_inside) > 0
-    assert gc.get_freeze_count() == 0
-
-    def fail(x: int) -> int:
-        raise ValueError(x)
-
-    with pytest.raises(ValueError):
-        fork_map(fail, [1, 2])
-    assert gc.get_freeze_count() == 0
-    # nor when reaping the children after a failure here is interrupted (Ctrl-C)
-    parent, real_waitpid = os.getpid(), os.waitpid
-
-    def interrupted(pid: int, options: int) -> tuple[int, int]:
-        real_waitpid(pid, options)
-        raise KeyboardInterrupt
-
-    def fail_here(x: int) -> int:
-        if os.getpid() == parent:
-            monkeypatch.setattr(forkmap.os, "waitpid", interrupted)
-            raise ValueError(x)
-        return x
-
-    with pytest.raises(KeyboardInterrupt):
-        fork_map(fail_here, [1, 2])
-    monkeypatch.setattr(forkmap.os, "waitpid", real_waitpid)
-    assert gc.get_freeze_count() == 0
-    # what a caller froze itself stays frozen
-    gc.freeze()
-    try:
-        before = gc.get_freeze_count()
-        assert fork_map(count, [1, 2]) == [1, 2]
-        assert gc.get_freeze_count() >= before > 0
-    finally:
-        gc.unfreeze()
 
 
 def test_an_item_costlier_than_all_others_together_stays_here() -> None:
