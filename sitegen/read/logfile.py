@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import ctypes
 import os
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -23,29 +21,6 @@ from sitegen.redact import Redactor
 from sitegen.safeio import open_regular, root_of
 
 STATE_FORMAT = 1  # the LogState wrapper; the parser's own state carries its own format
-
-_M_TOP_PAD = -2  # <malloc.h>
-_TOP_PAD = 16 << 20
-_padded = False
-
-
-def _keep_heap_pad() -> None:
-    """Ask glibc's malloc to keep 16 MiB of freed heap instead of returning it at once.
-
-    A log is read in 1 MiB chunks, each copied a few times (``\r`` replaced, lines
-    joined); with glibc's default pad the heap top is handed back to the kernel and
-    taken again for nearly every chunk, and each fresh page is faulted in and zeroed
-    (~0.3 s of the 3.3 s log scan of the 1 GB archive, half of it system time). With
-    the pad the same memory is reused. At most 16 MiB more RSS per process. Once per
-    process (a forked worker inherits it); nothing elsewhere than Linux with glibc.
-    """
-    global _padded
-    if _padded:
-        return
-    _padded = True
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).mallopt(_M_TOP_PAD, _TOP_PAD)
 
 
 @frozen
@@ -134,7 +109,6 @@ def parse_log(
     With ``state`` from an earlier parse of the same file, only what was
     appended since is read. Returns the result and the state to keep.
     """
-    _keep_heap_pad()
     root = root_of(path, rel)  # links may not lead out of the archive
     with open_regular(path, root) as fh:
         st = os.fstat(fh.fileno())
