@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import SYNTH_TRUTH, __version__, collect_less, weight
-from sitegen.assemble import assemble
+from sitegen.assemble import assemble, warnings_by_job
 from sitegen.cachefile import FileRecord, LastBuild, Summary
 from sitegen.discover import discover, drop_non_jobs
 from sitegen.errors import ArchiveError, BuildWarning
-from sitegen.incremental import BuildState, PageReuse
+from sitegen.incremental import BuildState, PageReuse, compiled_templates_dir
 from sitegen.lock import OutputLock
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions, check_output
@@ -317,8 +317,6 @@ def _keep(
     jobs: list[Job], runs: list[Run], report: BuildReport, reuse: PageReuse
 ) -> dict[str, tuple[str | None, RunRecord | None]]:
     """Each run's key, and its record when it is kept whole (:meth:`PageReuse.reuse`)."""
-    from sitegen.assemble import warnings_by_job
-
     own = warnings_by_job(jobs, report.warnings)
     out = {}
     for run in runs:
@@ -386,7 +384,6 @@ def _take_whole(
 
 def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Renderer:
     """The renderer of this build's pages (imported only by a build that renders)."""
-    from sitegen.incremental import compiled_templates_dir
     from sitegen.present.html import Renderer
 
     return Renderer(opts, writer, reuse, compiled_templates_dir())

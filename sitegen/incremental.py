@@ -66,7 +66,7 @@ from sitegen.cachefile import (
     trial_set_to_json,
 )
 from sitegen.jsonio import dumps as page_json
-from sitegen.model.codec import PARSED_FORMAT, parsed_from_json, parsed_to_json
+from sitegen.model.codec import PARSED_FORMAT, from_json, parsed_from_json, parsed_to_json, to_json
 from sitegen.model.parsed import VllmStats
 from sitegen.redact import rules_signature
 from sitegen.sources import Sources, code_signature, watch_holds
@@ -597,7 +597,6 @@ class BuildState:
     # -- runs ------------------------------------------------------------------------------------
     def run_records(self) -> dict[str, RunRecord]:
         """What the last build made of each run (:class:`PageReuse`); empty when unusable."""
-        from sitegen.model.codec import from_json
         from sitegen.model.kept import RunRecord
 
         body = self._load("pages", "runs")
@@ -616,7 +615,6 @@ class BuildState:
         """Keep every run's record; one read by :meth:`run_records` and kept as it was
         (the same object) is written back as it was read, not encoded again (the codec
         gives those same values: most records of a one-job rebuild)."""
-        from sitegen.model.codec import to_json
         from sitegen.model.kept import RunRecord
 
         body = {}

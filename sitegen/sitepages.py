@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from sitegen.assemble import warnings_by_job
+from sitegen.model.parsed import Discovery, Job, Run, TrialSet
 from sitegen.redact import Redactor
 
 if TYPE_CHECKING:
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
         RunPage,
         RunRow,
     )
-    from sitegen.model.parsed import Discovery, Job, Run, TrialSet
     from sitegen.options import BuildOptions
     from sitegen.present.pagefiles import Prepared
 
@@ -96,9 +97,7 @@ def site_pages(
     With ``make_files``, each analysed run's page files are made right after its analysis,
     in the same process (``SitePages.premade``): analysis and rendering then share one
     split between the cores instead of each waiting for its slowest process."""
-    from sitegen.assemble import warnings_by_job
     from sitegen.insights.sections import job_insights, run_insights
-    from sitegen.model.parsed import TrialSet
     from sitegen.pages import (
         compare_item,
         compare_page_of,

@@ -28,6 +28,7 @@ signature and docstring.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import reprlib
 import sys
 from collections.abc import Callable
@@ -105,8 +106,6 @@ def _freeze(cls: type[T], had_doc: bool) -> type[T]:
     params = own["__dataclass_params__"]
     params.init = params.frozen = True
     if not had_doc:  # dataclass's docstring of a class without one: its signature
-        import inspect
-
         try:
             sig = str(inspect.signature(cls)).replace(" -> None", "")
         except (TypeError, ValueError):

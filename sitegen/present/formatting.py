@@ -10,11 +10,13 @@ rounding rule, which ``static/site.js`` implements once more for the rows it dra
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Context, Decimal
 
+import nh3
 from markupsafe import Markup, escape
 
 from sitegen.model.sections import Headline
@@ -234,8 +236,6 @@ def csv_value(v: object) -> object:
 def notes_tags() -> set[str]:
     """The tags notes keep: nh3's safe set less images (a notes.md's pictures are not
     copied into the site)."""
-    import nh3
-
     return set(nh3.ALLOWED_TAGS) - {"img"}
 
 
@@ -264,8 +264,6 @@ def markdown_signature() -> str:
     """The installed Markdown library, by the size and mtime of the files that hold its
     version, found without importing it: what :func:`markdown_html` writes is kept by it
     (``BuildState.notes_html``), so an upgrade makes the notes again."""
-    import importlib.util
-
     spec = importlib.util.find_spec("markdown")
     if spec is None or spec.origin is None:
         return ""
@@ -283,8 +281,6 @@ def markdown_signature() -> str:
 def sanitized(html: str) -> str:
     """HTML as notes may show it: nh3's safe tags less images, only http(s)/mailto links,
     each link ``noopener noreferrer nofollow``."""
-    import nh3
-
     return nh3.clean(
         html,
         tags=notes_tags(),

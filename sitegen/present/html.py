@@ -11,7 +11,6 @@ import functools
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -25,7 +24,7 @@ from sitegen.model.kept import JobEntry, RunEntry
 from sitegen.model.pages import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.model.parsed import TrialSet
 from sitegen.pages import compare_page
-from sitegen.present import charts, listing
+from sitegen.present import cards, charts, listing
 from sitegen.present.contexts import CompareContext, IndexContext, RunsContext
 from sitegen.present.forkmap import fork_map
 from sitegen.present.formatting import (
@@ -56,13 +55,6 @@ if TYPE_CHECKING:
     from sitegen.options import BuildOptions
     from sitegen.present.cards import Card
     from sitegen.write import SiteWriter
-
-
-def _cards() -> ModuleType:
-    """The card painter, imported only by a build that paints cards (``--base-url``)."""
-    from sitegen.present import cards
-
-    return cards
 
 
 def _call(make: Callable[[], Files]) -> Files:
@@ -141,7 +133,7 @@ class Renderer:
         self.env.globals.update(version=__version__, title=opts.title)
         self.base_url = opts.base_url.rstrip("/") + "/" if opts.base_url else None
         # published pages have an OpenGraph card, painted with the page's other files
-        self.cards = bool(self.base_url) and _cards().available()
+        self.cards = bool(self.base_url) and cards.available()
         self.urls: list[str] = []
         self.files = PageFiles(self._html, {})  # job and run pages' files (task tables: site())
         self.later: list[Callable[[], Files] | Files] | None = None  # pages made in site()
@@ -179,7 +171,7 @@ class Renderer:
 
     def card(self, page: JobPage | RunPage, title: str) -> Card | None:
         """The page's OpenGraph card (published sites only), painted with its files."""
-        return _cards().card_for(page, title, self.opts.title) if self.cards else None
+        return cards.card_for(page, title, self.opts.title) if self.cards else None
 
     # -- the site --------------------------------------------------------------------------------
     def site(

@@ -21,6 +21,7 @@ from sitegen.jsonio import clean, dumps, script_json
 from sitegen.model.frozen import frozen
 from sitegen.model.pages import JobPage, RunPage
 from sitegen.pages import series_curves
+from sitegen.present import cards
 from sitegen.present.chartsets import (
     Charts,
     job_charts,
@@ -137,10 +138,8 @@ def progression_tbody(rows: list[ProgressionRow]) -> Markup:
 
 
 def paint(card: Card) -> bytes:
-    """The card's PNG (the painter is imported only by a build that paints cards)."""
-    from sitegen.present.cards import paint as paint_card
-
-    return paint_card(card)
+    """The card's PNG."""
+    return cards.paint(card)
 
 
 def _drawn(charts: Charts) -> dict[str, dict]:

@@ -24,6 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sitegen import __version__
+from sitegen.build import build, warning_lines
 from sitegen.errors import SitegenError
 from sitegen.model.frozen import frozen
 from sitegen.options import BuildOptions, check_base_url, check_output, compile_allow
@@ -148,9 +149,6 @@ def gh_deploy(
     custom domain (``--cname`` or the branch's ``CNAME``), else the Pages
     address of the remote; it is said before anything is built or pushed.
     """
-    # the build pulls in the whole pipeline: only when deploying
-    from sitegen.build import build, warning_lines
-
     say = say or _stderr
     # Everything that can be refused is refused before the (long) build.
     compile_allow(opts.publish_allow)

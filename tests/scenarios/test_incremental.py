@@ -656,7 +656,7 @@ def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     assert "sitegen.present.html" in loaded  # (it did render)
     unwanted = {"concurrent.futures", "markdown", "altair", "jsonschema", "http.client"}
     # nor the trial reader (no trials folder changed), nor the card painter (no --base-url)
-    unwanted |= {"sitegen.read.trials", "simdjson", "sitegen.present.cards", "PIL"}
+    unwanted |= {"sitegen.read.trials", "simdjson", "sitegen.present.cardpaint", "PIL"}
     # nor the task and rollout analyses (the pages made again have no trials to analyse)
     unwanted |= {"sitegen.insights.tasks", "sitegen.insights.rollouts"}
     assert loaded & unwanted == set()
@@ -783,7 +783,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
             encoded.append(value.run.id)
         return to_json(value, tp)
 
-    monkeypatch.setattr(codec, "to_json", counting)
+    monkeypatch.setattr(incremental, "to_json", counting)
     assert build(opts).runs_kept == first.runs - 1
     assert len(encoded) == 1  # the run made again (chain-a, chain-b)
     monkeypatch.undo()
