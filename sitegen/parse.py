@@ -91,8 +91,6 @@ def parse_all(
     # parse the other logs, and keeps each log as it comes. (Waiting on each group's
     # shards behind every log left this process idle, then busy alone at the end.)
     tasks.sort(key=_log_work, reverse=True)
-    if opts.executor == "local" and workers > 1 and len(tasks) > 1:
-        _import_before_fork(disc)
     with open_pool(workers, opts.executor, opts.ray_address) as pool:
         ahead = pool.workers if len(tasks) > pool.workers + 1 else len(tasks)
         running = _start_logs(pool, tasks[:ahead], opts, disc)
@@ -111,21 +109,6 @@ def parse_all(
             _take_log(task, future, state, out, unreadable, progress)
     out.warnings = _warnings_in_archive_order(disc, out, unreadable)
     return out
-
-
-def _import_before_fork(disc: Discovery) -> None:
-    """Import here what every worker of the local pool will import: forked, they inherit it.
-
-    The pool forks its workers on the first task; a module first imported in a worker
-    is imported once per worker (yaml for the config dump, ~20 ms; the trial reader
-    with simdjson and tarfile, ~6 ms, which this process imports anyway). Only when
-    several logs go to the workers: a rebuild of one log parses it here, without yaml
-    unless it holds a config dump (issue 11).
-    """
-    import yaml  # noqa: F401  (read.configdump: each log's config dump)
-
-    if disc.trials_dirs:
-        import sitegen.read.trials  # noqa: F401  (the trial shards)
 
 
 def _log_work(task: _LogTask) -> int:

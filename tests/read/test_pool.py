@@ -57,23 +57,6 @@ def test_started_shards_run_while_the_caller_goes_on():
         assert [v for _, v in few()] == [0, 2, 4]
 
 
-def test_worker_modules_are_imported_before_the_pool_forks(tmp_path, monkeypatch):
-    """yaml and the trial reader, imported once here, not once in each worker; not for one
-    log (parsed here) nor for Ray (its workers are no forks of this process)."""
-    from sitegen import parse
-
-    archive = tmp_path / "a"
-    synth(archive, seed=3, steps=3, trials_per_step=2)
-    calls: list[int] = []
-    real = parse._import_before_fork
-    monkeypatch.setattr(parse, "_import_before_fork", lambda disc: calls.append(1) or real(disc))
-    build(BuildOptions(archive=archive, out=tmp_path / "s", workers=2, now=0.0))
-    assert calls == [1]
-    calls.clear()
-    build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
-    assert calls == []
-
-
 def test_sharded_parse_in_workers_equals_a_serial_one(tmp_path, monkeypatch):
     """Logs largest first, trial shards between them, logs kept as they come: same site, same cache."""
     from sitegen import parse
