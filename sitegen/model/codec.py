@@ -277,25 +277,9 @@ def _any_decoder(data: Any) -> Any:
         raise _Bad(str(exc).lstrip(": ")) from None
 
 
-def _filled(tp: Any) -> bool:
-    """Whether a decoded ``tp`` may be made as unpickling makes it: a bare instance whose
-    ``__dict__`` is given the fields' values. So when its ``__init__`` would do no more than
-    set them (every field an argument, no ``__post_init__``, no ``__slots__``, no ``__new__``
-    of its own): a frozen class's ``__init__`` sets each through ``object.__setattr__``, half
-    of decoding it (a cached log's ~1 k vLLM time buckets, every run record)."""
-    return (
-        not hasattr(tp, "__post_init__")
-        and not hasattr(tp, "__slots__")
-        and tp.__new__ is object.__new__
-        and all(f.init for f in dataclasses.fields(tp))
-    )
-
-
 def _dataclass_decoder(tp: Any) -> typing.Callable[[Any], Any]:
     fields = [(n, _decoder(ftp)) for n, ftp in _fields(tp)]
     names = frozenset(n for n, _ in fields)
-    filled = _filled(tp)
-    new = object.__new__
 
     def dataclass_in(data: Any) -> Any:
         if not isinstance(data, dict):
@@ -313,10 +297,6 @@ def _dataclass_decoder(tp: Any) -> typing.Callable[[Any], Any]:
                     exc.path.append(f".{n}")
                     break
             raise
-        if filled:
-            obj = new(tp)
-            obj.__dict__.update(kw)  # (in field order, as __init__ would set them)
-            return obj
         try:
             return tp(**kw)
         except (TypeError, ValueError) as exc:
@@ -399,25 +379,10 @@ def _mapping_decoder(origin: Any, args: tuple) -> typing.Callable[[Any], Any]:
                 raise
         return out
 
-    def fast(data: dict) -> dict:
-        # the common case in one comprehension; any doubt goes to checked (which says where)
-        if ktp is str:
-            if value is _float_in and all(
-                type(v) is float or type(v) is int for v in data.values()
-            ):
-                return dict(data)  # metric dicts: every value a number already
-            return {k: value(v) for k, v in data.items()}
-        if ktp is int:
-            return {_key_in(k, int, ""): value(v) for k, v in data.items()}
-        return checked(data)
-
     def mapping_in(data: Any) -> Any:
         if not isinstance(data, dict):
             raise _Bad("expected an object")
-        try:
-            out = fast(data)
-        except (ValueError, _Bad):
-            out = checked(data)  # raises, with the key's path
+        out = checked(data)
         return Counter(out) if origin is not dict else out
 
     return mapping_in
