@@ -22,6 +22,7 @@ from sitegen.model.frozen import frozen
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.read.pool import Pending, RayPool, WorkerPool, open_pool
+from sitegen.read.trials import decode_files, plan_trials
 from sitegen.redact import Redactor
 from sitegen.sources import Listing, fingerprint
 
@@ -216,8 +217,6 @@ def _start_trials(
         if progress:
             progress(f"trials {d}: {len(kept.results)} (unchanged)")
         return lambda: kept
-    # here, not at the top: a rebuild whose trial folders are unchanged never needs the reader
-    from sitegen.read.trials import decode_files, plan_trials
 
     old = state.trial_outcomes(d)
     plan = plan_trials(archive / disc.real(d), archive, old, redactor)

@@ -14,7 +14,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import fields, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from sitegen.insights.attribution import Attribution, attribute
 from sitegen.insights.findings import (
@@ -23,16 +22,10 @@ from sitegen.insights.findings import (
     evaluate,
     step_trials,
 )
+from sitegen.insights.rollouts import RolloutAnalysis, analyse_rollouts
+from sitegen.insights.tasks import TaskAnalysis, TaskRow, Wasted, analyse_tasks
 from sitegen.model.frozen import frozen
 from sitegen.model.parsed import BatchCounts, Job, MetricBlock, ParsedLog, Run, TrialSet
-
-if TYPE_CHECKING:
-    # The task and rollout analyses (a dozen dataclasses, ~5 ms to import) are imported by
-    # _insights when there are trials to analyse: a build that makes again only pages
-    # without trials (a one-job rebuild of a log that grew) never needs them. Reading a
-    # page naming them back from JSON imports them (model.pagedata._hints).
-    from sitegen.insights.rollouts import RolloutAnalysis
-    from sitegen.insights.tasks import TaskAnalysis, TaskRow, Wasted
 
 HEATMAP_TASKS = 30  # rows of the task × step heatmap: learned and forgotten first, then most run
 HEATMAP_BINS = 50  # columns: longer runs are binned by steps
@@ -225,9 +218,6 @@ def _insights(
 ) -> Insights:
     ta = ra = attr = None
     if trials is not None and trials.results:
-        from sitegen.insights.rollouts import analyse_rollouts  # (see TYPE_CHECKING above)
-        from sitegen.insights.tasks import analyse_tasks
-
         attr = attribute(trials.results, blocks, log_start)
         ta = analyse_tasks(trials.results, attr)
         ra = analyse_rollouts(trials.results, attr)

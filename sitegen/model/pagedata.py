@@ -51,9 +51,8 @@ def _hints(cls: type) -> dict[str, Any]:
 def _analysis_types() -> dict[str, type]:
     """The classes of the task and rollout analyses, by name.
 
-    Pages and sections name them in hints only (``if TYPE_CHECKING`` imports): their
-    modules are imported where trials are analysed (``insights.sections._insights``), so
-    reading such a page back from JSON imports them here, once.
+    Pages name them in hints only (``if TYPE_CHECKING`` imports), so reading such a page
+    back from JSON looks them up here, once.
     """
     from sitegen.insights import rollouts, tasks
 

@@ -406,7 +406,7 @@ def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
     listed: list[str] = []
     real = trials_reader.plan_trials
     monkeypatch.setattr(
-        trials_reader,
+        parse,
         "plan_trials",
         lambda root, *a, **k: listed.append(root.name) or real(root, *a, **k),
     )
@@ -655,10 +655,8 @@ def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     )
     assert "sitegen.present.html" in loaded  # (it did render)
     unwanted = {"concurrent.futures", "markdown", "altair", "jsonschema", "http.client"}
-    # nor the trial reader (no trials folder changed), nor the card painter (no --base-url)
-    unwanted |= {"sitegen.read.trials", "simdjson", "sitegen.present.cardpaint", "PIL"}
-    # nor the task and rollout analyses (the pages made again have no trials to analyse)
-    unwanted |= {"sitegen.insights.tasks", "sitegen.insights.rollouts"}
+    # nor the card painter (no --base-url)
+    unwanted |= {"sitegen.present.cardpaint", "PIL"}
     assert loaded & unwanted == set()
 
 
