@@ -515,9 +515,9 @@ def table(rows: list[dict], team: list[dict] | None = None) -> str:
 
 
 def breakdown(out: Path, row: dict, top: int = 10) -> str:
-    """Where the last row's published bytes go, by kind of file (sitegen.weight)."""
+    """Where the last row's published bytes go, by kind of file (sitegen.write.weight)."""
     sys.path.insert(0, str(ROOT))
-    from sitegen.weight import by_kind
+    from sitegen.write.weight import by_kind
 
     site = out / row["size"] / f"pub-{row['code']}"
     sizes = {

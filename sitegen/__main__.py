@@ -1,5 +1,5 @@
-"""``python -m sitegen``: the command line (:func:`sitegen.cli.entry`)."""
+"""``python -m sitegen``: the command line (:func:`sitegen.commands.cli.entry`)."""
 
-from sitegen.cli import entry
+from sitegen.commands.cli import entry
 
 entry()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 
 # What a terminal acts on instead of showing: C0 and C1 controls (a line break, an escape
 # sequence), DEL, the Unicode line and paragraph separators and the bidirectional controls.

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.errors import ConfigError, OutputError
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 
 DEFAULT_TITLE = "SkyRL run archive"
 CONFIG_NAME = "sitegen.toml"  # read from the current folder when no --config is given

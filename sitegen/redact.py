@@ -29,7 +29,7 @@ from pathlib import Path
 
 from sitegen import redact_names, redact_rules, redact_values
 from sitegen.errors import BuildWarning
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
 
 __all__ = ["MASK", "SECRETS_HIDDEN", "Finding", "Redactor", "SecretTally", "is_secret_key"]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 from ahocorasick_rs import AhoCorasick
 
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 from sitegen.redact_names import is_secret_key
 from sitegen.redact_values import MASK, assignment_spans, is_masked, pair_spans
 

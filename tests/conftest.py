@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
+from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 from sitegen.synth import TRUTH_FILE, synth
 
@@ -72,7 +72,7 @@ def page_specs(page: Path) -> dict[str, dict]:
 @pytest.fixture(scope="session")
 def job_pages(site: Path, index: dict):
     """The site's job pages as page objects, by id (read back from their data files)."""
-    from sitegen.model.pages import JobPage
+    from sitegen.pages.objects import JobPage
 
     return {j["id"]: JobPage.from_json(load(site, j["data"])) for j in index["jobs"]}
 
@@ -80,6 +80,6 @@ def job_pages(site: Path, index: dict):
 @pytest.fixture(scope="session")
 def run_pages(site: Path, index: dict):
     """The site's run pages as page objects, by id."""
-    from sitegen.model.pages import RunPage
+    from sitegen.pages.objects import RunPage
 
     return {r["id"]: RunPage.from_json(load(site, r["data"])) for r in index["runs"]}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
+from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 
 ROOT = Path(__file__).resolve().parents[1]

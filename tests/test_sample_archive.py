@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sitegen.cli import main
+from sitegen.commands.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 

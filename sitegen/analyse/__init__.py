@@ -1,7 +1,7 @@
 """The analyses of the reference report, computed right: the analyse stage.
 
-Pure functions from the model to JSON-ready dicts, which :mod:`sitegen.pages`
-turns into page sections (:mod:`sitegen.model.sections`). One module per subject:
+Pure functions from the model to JSON-ready dicts, which :mod:`sitegen.pages.make`
+turns into page sections (:mod:`sitegen.pages.sections`). One module per subject:
 
 - :mod:`~sitegen.analyse.steps`: metric statistics, per-step columns, the headline,
   the timer tree;

@@ -20,7 +20,7 @@ import bisect
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 from sitegen.model.parsed import MetricBlock, TrialResult
 
 # Trials may start a little before the first log line we hold (the log's clock

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from datetime import timedelta
 from operator import itemgetter
 
+from sitegen.frozen import frozen
 from sitegen.insights.attribution import Attribution
 from sitegen.insights.tasks import task_slug
-from sitegen.model.frozen import frozen
 from sitegen.model.parsed import TrialResult
 from sitegen.model.vocabulary import COMPONENTS, exception_kind
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from sitegen.frozen import frozen
 from sitegen.insights.attribution import Attribution
-from sitegen.model.frozen import frozen
 from sitegen.model.parsed import BatchCounts, MetricBlock, TrialResult
 from sitegen.model.vocabulary import CLIP_RATIO_RE, POLICY_ENTROPY, POLICY_KL_RE, exception_kind
 from sitegen.model.vocabulary import finite_or_none as _num

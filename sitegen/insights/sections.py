@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import fields, replace
 from datetime import datetime
 
+from sitegen.frozen import frozen
 from sitegen.insights.attribution import Attribution, attribute
 from sitegen.insights.findings import (
     Finding,
@@ -24,7 +25,6 @@ from sitegen.insights.findings import (
 )
 from sitegen.insights.rollouts import RolloutAnalysis, analyse_rollouts
 from sitegen.insights.tasks import TaskAnalysis, TaskRow, Wasted, analyse_tasks
-from sitegen.model.frozen import frozen
 from sitegen.model.parsed import BatchCounts, Job, MetricBlock, ParsedLog, Run, TrialSet
 
 HEATMAP_TASKS = 30  # rows of the task × step heatmap: learned and forgotten first, then most run

@@ -18,8 +18,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from sitegen.frozen import frozen
 from sitegen.insights.attribution import Attribution
-from sitegen.model.frozen import frozen
 from sitegen.model.parsed import TrialResult
 from sitegen.model.vocabulary import is_finite
 

@@ -11,7 +11,7 @@ from dataclasses import field
 from datetime import datetime
 
 from sitegen.errors import BuildWarning
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 
 
 @frozen

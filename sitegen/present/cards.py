@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import importlib.util
 
-from sitegen.curves import downsample
-from sitegen.model.frozen import frozen
-from sitegen.model.pages import JobPage, RunPage
+from sitegen.analyse.curves import downsample
+from sitegen.frozen import frozen
 from sitegen.model.vocabulary import REWARD
+from sitegen.pages.objects import JobPage, RunPage
 from sitegen.present.formatting import DASH, fmt_dur, fmt_score
 
 CURVE_POINTS = 200  # a card's curve is 590 px wide: more points would not show

@@ -6,7 +6,7 @@ package data (``skeletons/*.json``, made by ``make skeletons`` from
 that differ between charts (titles, a height) into a copy of it. So a build
 imports neither Altair nor jsonschema, and data never goes through Altair's
 data transformer. Long series are downsampled for display to at most
-:data:`sitegen.curves.MAX_POINTS` buckets carrying mean, min and max, so spikes stay visible as
+:data:`sitegen.analyse.curves.MAX_POINTS` buckets carrying mean, min and max, so spikes stay visible as
 a band; the raw values stay in the JSON data files.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sitegen.curves import MAX_POINTS, downsample_columns, smooth
+from sitegen.analyse.curves import MAX_POINTS, downsample_columns, smooth
 from sitegen.model.vocabulary import finite_or_none as _num
 
 WIDTH = "container"
@@ -79,7 +79,7 @@ def skeleton(name: str) -> dict:
 
     Never mutated: :func:`fill` copies every dict and list it passes through.
     """
-    # (beside this module, not through importlib.resources: see sitegen.assets.package_dir)
+    # (beside this module, not through importlib.resources: see sitegen.present.assets.package_dir)
     path = Path(__file__).parent / "skeletons" / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from sitegen.model.pages import JobPage, RunPage
-from sitegen.model.sections import Series, Stats, TimerNode, Timing, TrialSummary
 from sitegen.model.vocabulary import (
     CLIP_RATIO_RE,
     GRAD_NORM_KEYS,
@@ -23,6 +21,8 @@ from sitegen.model.vocabulary import (
     pass_at_key,
     pass_at_label,
 )
+from sitegen.pages.objects import JobPage, RunPage
+from sitegen.pages.sections import Series, Stats, TimerNode, Timing, TrialSummary
 from sitegen.present import charts
 from sitegen.present.insight_charts import insight_charts
 

@@ -11,8 +11,8 @@ from typing import TypedDict
 from markupsafe import Markup
 
 from sitegen.errors import BuildWarning
-from sitegen.model.pages import IndexPage, JobPage, JobRow, RunPage
-from sitegen.model.sections import ProgressionRow, Stats, TimerRow
+from sitegen.pages.objects import IndexPage, JobPage, JobRow, RunPage
+from sitegen.pages.sections import ProgressionRow, Stats, TimerRow
 from sitegen.present.listing import ListingGroup
 
 

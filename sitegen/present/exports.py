@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable
 
 from sitegen.model.parsed import TrialSet
-from sitegen.model.sections import Series
 from sitegen.model.vocabulary import exception_kind
+from sitegen.pages.sections import Series
 
 
 class _SafeWriter:

@@ -19,8 +19,8 @@ from decimal import ROUND_HALF_UP, Context, Decimal
 import nh3
 from markupsafe import Markup, escape
 
-from sitegen.model.sections import Headline
 from sitegen.model.vocabulary import is_finite
+from sitegen.pages.sections import Headline
 
 DASH = "–"  # a missing value, in every output
 

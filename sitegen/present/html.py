@@ -1,8 +1,8 @@
 """Render page objects to HTML (Jinja, autoescape, strict), with their charts and downloads.
 
-The renderer writes through a :class:`~sitegen.write.SiteWriter`; it never
+The renderer writes through a :class:`~sitegen.write.site.SiteWriter`; it never
 parses and computes no figure: every number comes from a page object
-(:mod:`sitegen.model.pages`). Templates and static files are package data.
+(:mod:`sitegen.pages.objects`). Templates and static files are package data.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from urllib.parse import quote
 import jinja2
 
 from sitegen import __version__
-from sitegen.assets import package_dir
+from sitegen.cache.kept import JobEntry, RunEntry
 from sitegen.errors import BuildWarning
 from sitegen.jsonio import dumps, script_json
-from sitegen.model.kept import JobEntry, RunEntry
-from sitegen.model.pages import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.model.parsed import TrialSet
-from sitegen.pages import compare_page
+from sitegen.pages.forkmap import fork_map
+from sitegen.pages.make import compare_page
+from sitegen.pages.objects import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.present import cards, charts, listing
+from sitegen.present.assets import package_dir
 from sitegen.present.contexts import CompareContext, IndexContext, RunsContext
-from sitegen.present.forkmap import fork_map
 from sitegen.present.formatting import (
     dur_unit,
     fmt_breakable,
@@ -50,11 +50,11 @@ from sitegen.present.sitefiles import copy_static, sitemap_xml
 from sitegen.present.yamltext import to_yaml
 
 if TYPE_CHECKING:
-    from sitegen.incremental import PageReuse
+    from sitegen.cache.state import PageReuse
     from sitegen.insights.tasks import TaskAnalysis
     from sitegen.options import BuildOptions
     from sitegen.present.cards import Card
-    from sitegen.write import SiteWriter
+    from sitegen.write.site import SiteWriter
 
 
 def _call(make: Callable[[], Files]) -> Files:
@@ -295,7 +295,7 @@ class Renderer:
         """Keep the last build's ``static/`` files as they are when they are the package's.
 
         A run kept whole shows that the templates and static files did not change (its key
-        hashes their signature: :class:`~sitegen.incremental.PageReuse`), and each file must
+        hashes their signature: :class:`~sitegen.cache.state.PageReuse`), and each file must
         still be as it was written; otherwise they are copied (and compared) again, which
         reads the ~0.9 MB Vega bundle twice.
         """

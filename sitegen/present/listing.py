@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import astuple, fields
 
-from sitegen.model.frozen import frozen
-from sitegen.model.pages import CompareItem, Headline, IndexPage, JobRow, RunRow
+from sitegen.frozen import frozen
 from sitegen.model.vocabulary import is_finite
+from sitegen.pages.objects import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.present.formatting import DASH, fixed, fmt_dur, fmt_num, fmt_pct, fmt_score
 
 INDEX_ROWS = 100  # table rows (runs and their jobs) the index's HTML holds, newest runs first

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from markupsafe import Markup, escape
 
+from sitegen.frozen import frozen
 from sitegen.insights import to_json
 from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.jsonio import clean, dumps, script_json
-from sitegen.model.frozen import frozen
-from sitegen.model.pages import JobPage, RunPage
-from sitegen.pages import series_curves
+from sitegen.pages.make import series_curves
+from sitegen.pages.objects import JobPage, RunPage
 from sitegen.present import cards
 from sitegen.present.chartsets import (
     Charts,
@@ -36,7 +36,7 @@ from sitegen.present.report import job_report
 if TYPE_CHECKING:
     from sitegen.insights.tasks import TaskAnalysis
     from sitegen.model.parsed import TrialSet
-    from sitegen.model.sections import ProgressionRow
+    from sitegen.pages.sections import ProgressionRow
     from sitegen.present.cards import Card
     from sitegen.present.contexts import JobContext, RunContext
 
@@ -277,7 +277,7 @@ class PageFiles:
         return files
 
     def curves(self, kind: str, page: JobPage | RunPage) -> Files:
-        """The page's comparison curves (:func:`sitegen.pages.compare_curves`) and its findings'
+        """The page's comparison curves (:func:`sitegen.pages.make.compare_curves`) and its findings'
         details, in the order of its findings in ``compare/items.js``, in its own folder:
         loaded by the comparison page only when picked (and carried over with the page when
         it is unchanged)."""

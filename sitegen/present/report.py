@@ -8,8 +8,8 @@ rewards are failures, and vLLM figures are means over every engine's lines.
 
 from __future__ import annotations
 
-from sitegen.model.pages import JobPage
-from sitegen.model.sections import Stats, TrialSummary
+from sitegen.pages.objects import JobPage
+from sitegen.pages.sections import Stats, TrialSummary
 from sitegen.present.formatting import fmt_pct as _pct
 from sitegen.present.formatting import md_cell as _cell
 from sitegen.present.formatting import text_fixed as _f

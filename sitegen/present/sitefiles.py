@@ -6,10 +6,10 @@ from collections.abc import Iterable
 from html import escape
 from typing import TYPE_CHECKING
 
-from sitegen.assets import package_dir
+from sitegen.present.assets import package_dir
 
 if TYPE_CHECKING:
-    from sitegen.write import SiteWriter
+    from sitegen.write.site import SiteWriter
 
 
 def copy_static(writer: SiteWriter) -> None:

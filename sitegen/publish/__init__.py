@@ -4,7 +4,7 @@
   the redactor's rules (one source of truth for what a secret is), and GitHub's
   size limits. ``sitegen check-site`` runs it alone; :mod:`sitegen.publish.scan` reads
   and scans one file.
-* :mod:`sitegen.publish.pages`: the GitHub Pages address of a repository's remote.
-* :mod:`sitegen.publish.deploy`: build, gate, then commit the folder as the tip of
+* :mod:`sitegen.publish.address`: the GitHub Pages address of a repository's remote.
+* :mod:`sitegen.commands.deploy`: build, gate, then commit the folder as the tip of
   ``gh-pages`` with plain ``git`` plumbing, and push.
 """

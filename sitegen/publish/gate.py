@@ -34,14 +34,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sitegen import __version__, redact, safeio
+from sitegen import __version__, redact
+from sitegen.discover import safeio
 from sitegen.errors import printable
 from sitegen.options import compile_allow
 from sitegen.progress import counted
 from sitegen.publish import scan
 from sitegen.publish.scan import HTML_SUFFIXES, MB, Leak, ScanResult, SiteFile, blob_id, scan_file
 from sitegen.redact import Redactor
-from sitegen.write import MARKER
+from sitegen.write.site import MARKER
 
 FILE_LIMIT_BYTES = 100 * MB  # GitHub rejects a pushed file over 100 MiB
 FILE_WARN_BYTES = 50 * MB  # GitHub warns about a file over 50 MiB

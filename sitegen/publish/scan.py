@@ -20,7 +20,7 @@ from bisect import bisect_right
 from pathlib import Path
 
 from sitegen.errors import printable
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 from sitegen.redact import Redactor
 
 MB = 10**6

@@ -13,12 +13,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from sitegen.model.frozen import frozen
+from sitegen.discover.safeio import open_regular, root_of
+from sitegen.frozen import frozen
 from sitegen.model.parsed import ParsedLog
 from sitegen.read.logparse import LogParser
 from sitegen.read.scrub import scrub_log
 from sitegen.redact import Redactor
-from sitegen.safeio import open_regular, root_of
 
 STATE_FORMAT = 1  # the LogState wrapper; the parser's own state carries its own format
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from sitegen.cache import codec
 from sitegen.errors import BuildWarning
-from sitegen.model import codec
 from sitegen.model.parsed import Checkpoint, ParsedLog
 from sitegen.read.configdump import ConfigDump
 from sitegen.read.evidence import config_evidence, line_evidence
@@ -65,7 +65,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
     """
 
     def state_json(self) -> dict:
-        """The parse so far as plain JSON (see :mod:`sitegen.model.codec`)."""
+        """The parse so far as plain JSON (see :mod:`sitegen.cache.codec`)."""
         return {"format": STATE_FORMAT, "state": codec.to_json(self, ParserState)}
 
     @classmethod

@@ -1,6 +1,6 @@
 """The log parser's resumable state, and the primitives every part of the parser shares.
 
-:class:`ParserState` is what an incremental build saves (:mod:`sitegen.model.codec`
+:class:`ParserState` is what an incremental build saves (:mod:`sitegen.cache.codec`
 writes it as JSON); :class:`ParserCore` adds the file's name, the redactor and
 the rules each line handler uses: warnings with a cap per kind, the step
 boundary that batches are counted up to, metric values, and vLLM's year-less times.
@@ -69,7 +69,7 @@ class _Batches:
 class ParserState:
     """Everything a :class:`LogParser` has learnt so far: the resumable part of a parse.
 
-    Plain typed fields only, so :mod:`sitegen.model.codec` can write it as JSON
+    Plain typed fields only, so :mod:`sitegen.cache.codec` can write it as JSON
     and check it on the way back (incremental builds read a grown log on from
     here). Add a field here, not as a loose attribute, and bump
     :data:`STATE_FORMAT`.

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sitegen.discover.safeio import Root, UnsafeInput, open_regular, read_bytes_stat
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import TrialResult, TrialSet
 from sitegen.read.harbor import Notes, TrialFormatError, decode_result
 from sitegen.read.scrub import scrub_trial
 from sitegen.redact import Redactor, SecretTally, undecodable_shown
-from sitegen.safeio import Root, UnsafeInput, open_regular, read_bytes_stat
 
 MAX_RESULT_BYTES = 64 << 20  # a result.json larger than this is reported, not read
 MAX_WARNINGS = 20

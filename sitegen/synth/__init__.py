@@ -385,7 +385,7 @@ def synth(
 
 def counts(truth: dict) -> dict[str, int]:
     """What a build of the archive counts, from its ground truth, under the names of
-    :class:`~sitegen.build.BuildReport`'s counts: jobs and runs (the planted ones too, each
+    :class:`~sitegen.commands.build.BuildReport`'s counts: jobs and runs (the planted ones too, each
     planted job a run of its own; ``planted_jobs`` of them); training trials (a trial
     archive's members included), eval trials, unreadable ``result.json`` files,
     job-level ones in trial folders (synth writes its job-level files beside the trials, where

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 
 
 @frozen

@@ -162,7 +162,7 @@ def test_the_card_of_a_page_shows_its_headline_and_reward_curve(site, job_pages)
 
 def test_cards_painted_in_two_processes_equal_cards_painted_in_one(tmp_path):
     """Pages (cards included) are made half in a forked child when there are workers."""
-    from sitegen.build import build
+    from sitegen.commands.build import build
     from sitegen.options import BuildOptions
     from sitegen.synth import synth
 
@@ -182,7 +182,7 @@ def test_cards_painted_in_two_processes_equal_cards_painted_in_one(tmp_path):
 
 def test_only_changed_pages_get_a_new_card(tmp_path, monkeypatch):
     """A rebuild paints the cards of the pages that changed, and carries the others over."""
-    from sitegen.build import build
+    from sitegen.commands.build import build
     from sitegen.options import BuildOptions
     from sitegen.synth import synth
     from tests.scenarios.test_incremental import STEP, _append

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.curves import downsample
+from sitegen.analyse.curves import downsample
 from sitegen.present import charts, shapes
 
 SKELETONS = Path(charts.__file__).parent / "skeletons"
@@ -99,7 +99,7 @@ def test_a_build_needs_neither_altair_nor_jsonschema(tmp_path):
     code = (
         "import sys; sys.modules['altair'] = None; sys.modules['jsonschema'] = None\n"
         "from pathlib import Path\n"
-        "from sitegen.build import build\n"
+        "from sitegen.commands.build import build\n"
         "from sitegen.options import BuildOptions\n"
         "from sitegen.synth import synth\n"
         f"synth(Path({str(tmp_path / 'a')!r}), seed=2, steps=8, trials_per_step=2)\n"

@@ -8,8 +8,8 @@ from fractions import Fraction
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitegen.model.sections import Headline
 from sitegen.model.vocabulary import is_finite
+from sitegen.pages.sections import Headline
 from sitegen.present.formatting import (
     csv_value,
     dur_unit,

@@ -208,7 +208,7 @@ def test_index_summary_reads_in_the_singular(tmp_path):
     import shutil
     from pathlib import Path
 
-    from sitegen.build import build
+    from sitegen.commands.build import build
     from sitegen.options import BuildOptions
 
     sample = Path(__file__).resolve().parents[2] / "sample" / "archive"

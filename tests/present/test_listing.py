@@ -6,7 +6,7 @@ import json
 from dataclasses import fields
 from html.parser import HTMLParser
 
-from sitegen.model.pages import CompareItem, Headline, IndexPage, JobRow, RunRow
+from sitegen.pages.objects import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.present import listing
 from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, fmt_score
 from sitegen.present.listing import (
@@ -125,7 +125,7 @@ def test_compare_items_print_as_the_index_and_list_as_it(site, index):
     """compare/items.js carries the comparison table's figures as the page formatters print
     them (the index's own), each item once (a run of one job's job points at its run), and
     the picker's groups: every run, newest first as on the index, then its jobs."""
-    from sitegen.model.pages import IndexPage
+    from sitegen.pages.objects import IndexPage
 
     _, value = _script_data(site / "compare" / "items.js")
     items = decode_compare_items(value)
@@ -232,7 +232,7 @@ def test_last_activity_shows_its_year(tmp_path):
     import shutil
     from pathlib import Path
 
-    from sitegen.build import build
+    from sitegen.commands.build import build
     from sitegen.options import BuildOptions
     from sitegen.present.listing import _when
 

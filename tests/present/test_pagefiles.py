@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitegen.model.sections import ProgressionRow
+from sitegen.pages.sections import ProgressionRow
 from sitegen.present.formatting import fmt_num
 from sitegen.present.pagefiles import TableSlot, content, progression_tbody, resolve
 

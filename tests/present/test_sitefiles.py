@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xml.etree import ElementTree
 
-from sitegen.assets import package_dir
+from sitegen.present.assets import package_dir
 from sitegen.present.sitefiles import sitemap_xml
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sitegen.cli import main
+from sitegen.commands.cli import main
 from sitegen.publish.gate import GateReport, check_site, not_a_site
 from sitegen.publish.scan import Leak, SiteFile
 

@@ -14,7 +14,7 @@ from sitegen.errors import ConfigError
 from sitegen.publish import gate
 from sitegen.publish.gate import blob_id, check_site, compile_allow, site_files
 from sitegen.redact import Redactor
-from sitegen.write import MARKER
+from sitegen.write.site import MARKER
 
 TOKEN = "ghp_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB"
 HF = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWx"
@@ -276,7 +276,7 @@ def test_a_fifo_planted_as_the_clean_record_does_not_hang(tmp_path):
 
 
 def test_check_site_command(tmp_path, capsys):
-    from sitegen.cli import main
+    from sitegen.commands.cli import main
 
     fake = "sk-" + "test0000000000000000000000docs"
     site = _site(tmp_path, {"index.html": "<p>ok</p>\n", "howto.html": f"<code>{fake}</code>\n"})

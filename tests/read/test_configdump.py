@@ -11,8 +11,8 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from sitegen.cache.codec import parsed_from_json, parsed_to_json
 from sitegen.jsonio import dumps
-from sitegen.model.codec import parsed_from_json, parsed_to_json
 from tests.read.test_logparse import P, block, lg, parse
 
 DUMP_FIRST_LINE = 2  # the dump's "trainer:" line in the log below

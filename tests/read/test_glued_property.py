@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitegen.model.codec import parsed_to_json
+from sitegen.cache.codec import parsed_to_json
 from sitegen.read.lines import ANSI_RE, LOGURU_RE, RAY_PREFIX_RE, VLLM_RE
 from sitegen.read.logparse import LogParser
 from sitegen.redact import Redactor

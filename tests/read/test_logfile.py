@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.model.codec import parsed_to_json
+from sitegen.cache.codec import parsed_to_json
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.redact import Redactor
 from sitegen.synth import synth

@@ -268,7 +268,7 @@ def test_numbers_past_64_bits_are_warned_about_not_read():
     assert "unreadable 'Exception breakdown'" in warned[4]
     assert log.resumed_from is None and not log.checkpoints
     assert log.vllm.suppressed_copies < 1 << 63
-    from sitegen.model.codec import parsed_to_json
+    from sitegen.cache.codec import parsed_to_json
 
     dumps(parsed_to_json(log))  # nothing a JSON writer refuses
 

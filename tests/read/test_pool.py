@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
+from sitegen.commands.build import build
 from sitegen.errors import ConfigError
 from sitegen.options import BuildOptions, load_options
 from sitegen.read.pool import WorkerPool, open_pool
@@ -59,7 +59,7 @@ def test_started_shards_run_while_the_caller_goes_on():
 
 def test_sharded_parse_in_workers_equals_a_serial_one(tmp_path, monkeypatch):
     """Logs largest first, trial shards between them, logs kept as they come: same site, same cache."""
-    from sitegen import parse
+    from sitegen.read import parse
 
     archive = tmp_path / "a"
     synth(archive, seed=5, steps=6, trials_per_step=3)
@@ -113,7 +113,7 @@ def test_ray_executor_equals_the_local_pool(tmp_path):
     build(local)
     on_ray = dataclasses.replace(local, out=tmp_path / "ray", executor="ray")
     # shards too: every trials folder is decoded as Ray tasks, not here
-    from sitegen import parse
+    from sitegen.read import parse
 
     mp = pytest.MonkeyPatch()
     mp.setattr(parse, "TRIAL_SHARD_MIN", 1)

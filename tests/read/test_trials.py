@@ -430,7 +430,7 @@ def test_notes_are_warned_at_every_build_from_the_kept_outcomes(tmp_path):
         ("trace_jobs/t1/result.json", 2, "invalid UTF-8: read with replacement characters"),
         ("trace_jobs/t2/result.json", None, 'reward "1.0" is not a number: counted as no reward'),
     ]
-    from sitegen.cachefile import known_from_json, known_to_json
+    from sitegen.cache.files import known_from_json, known_to_json
 
     kept = known_from_json(json.loads(json.dumps(known_to_json(known))))
     assert kept == known

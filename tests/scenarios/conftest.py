@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
+from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 from sitegen.synth.plants import write_plants
 

@@ -318,7 +318,7 @@ def partial(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     """A site whose index holds 4 rows (3 or 4 runs): the rest come from index-rows.js."""
     import time
 
-    from sitegen.build import build
+    from sitegen.commands.build import build
     from sitegen.options import BuildOptions
     from sitegen.present import listing
 
@@ -509,7 +509,7 @@ def team_compare(site: Path, index: dict, tmp_path_factory: pytest.TempPathFacto
     Each item's folder is one of the sample's runs (its curves load; they are not drawn)."""
     from dataclasses import fields
 
-    from sitegen.model.pages import CompareItem, Headline
+    from sitegen.pages.objects import CompareItem, Headline
     from sitegen.present.listing import compare_items
     from sitegen.present.pagefiles import script_data
 

@@ -134,7 +134,7 @@ def test_full_task_table_loads_on_demand(tab, pbase, tmp_path_factory, monkeypat
     import json
     import time
 
-    from sitegen.build import build
+    from sitegen.commands.build import build
     from sitegen.insights import sections
     from sitegen.options import BuildOptions
     from sitegen.synth.plants import write_plants
@@ -237,7 +237,7 @@ def test_compare_lists_only_tasks_every_pick_ran(tab, tmp_path):
     import json
     import shutil
 
-    from sitegen.build import build
+    from sitegen.commands.build import build
     from sitegen.options import BuildOptions
 
     src = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "sync-baseline"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
+from sitegen.commands.build import build
 from sitegen.jsonio import dumps
 from sitegen.options import BuildOptions
 from sitegen.synth import synth

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
-from sitegen.cli import main
+from sitegen.commands.build import build
+from sitegen.commands.cli import main
 from sitegen.options import BuildOptions
-from sitegen.parse import _parse_log_task
+from sitegen.read.parse import _parse_log_task
 from sitegen.synth import synth
 from tests.conftest import page_specs
 

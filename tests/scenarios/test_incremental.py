@@ -13,10 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sitegen import incremental, parse, sources
-from sitegen.build import build
+from sitegen.cache import sources
+from sitegen.cache import state as incremental
+from sitegen.commands.build import build
 from sitegen.options import BuildOptions
-from sitegen.present import forkmap, html, pagefiles
+from sitegen.pages import forkmap
+from sitegen.present import html, pagefiles
+from sitegen.read import parse
 from sitegen.read import trials as trials_reader
 from sitegen.synth import TRUTH_FILE, synth
 
@@ -630,7 +633,7 @@ def _modules_of_a_rebuild(archive: Path, out: Path, check: str) -> set[str]:
     """The modules a rebuild (``workers=2``) imports, in a fresh process; ``check`` is an
     assertion on its report ``r``."""
     code = (
-        "import sys\nfrom pathlib import Path\nfrom sitegen.build import build\n"
+        "import sys\nfrom pathlib import Path\nfrom sitegen.commands.build import build\n"
         "from sitegen.options import BuildOptions\n"
         f"r = build(BuildOptions(archive=Path({str(archive)!r}), out=Path({str(out)!r}),"
         " workers=2, now=0.0))\n"
@@ -760,10 +763,10 @@ def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
 def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
     """A one-job rebuild encodes only the record of the run it made again; the others are
     written back as read, and the file is what encoding every record anew gives, byte for byte."""
-    from sitegen.cachefile import dumps
-    from sitegen.model import codec
-    from sitegen.model.kept import RunRecord
-    from sitegen.write import SitePaths
+    from sitegen.cache import codec
+    from sitegen.cache.files import dumps
+    from sitegen.cache.kept import RunRecord
+    from sitegen.write.site import SitePaths
 
     archive = tmp_path / "a"
     synth(archive, seed=33, steps=5, trials_per_step=1)
@@ -872,7 +875,7 @@ def test_changed_sitegen_code_makes_every_page_again(tmp_path, monkeypatch):
     """A build by changed code (an editable install edited, a reinstall of the same
     version) is no "nothing changed" and carries no page over: the package's own ``.py``
     files are part of the sources signature, as its templates are."""
-    from sitegen import sources as sources_mod
+    from sitegen.cache import sources as sources_mod
 
     archive = tmp_path / "a"
     synth(archive, seed=5, jobs=2, steps=4, trials_per_step=2)

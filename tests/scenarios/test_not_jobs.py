@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
-from sitegen.cli import main
-from sitegen.discover import EMPTY_LOG, NOT_A_JOB
+from sitegen.commands.build import build
+from sitegen.commands.cli import main
+from sitegen.discover.archive import EMPTY_LOG, NOT_A_JOB
 from sitegen.errors import ArchiveError
 from sitegen.options import BuildOptions
 from tests.read.test_evidence import PREP, TRACEBACK

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
-from sitegen.cli import main
+from sitegen.commands.build import build
+from sitegen.commands.cli import main
 from sitegen.errors import ArchiveError
 from sitegen.options import BuildOptions
 from sitegen.synth import synth
-from sitegen.write import MARKER, read_manifest
+from sitegen.write.site import MARKER, read_manifest
 
 
 @pytest.fixture(scope="module")
@@ -269,7 +269,7 @@ def test_every_link_resolves_at_every_instant_of_moving_files_in(small, tmp_path
     build moves in: at each of those instants (as at the start and the end), every internal
     link of the folder leads to a file. A first build, one that adds jobs and one that
     removes them."""
-    from sitegen.write import SiteWriter
+    from sitegen.write.site import SiteWriter
 
     fewer = tmp_path / "fewer"
     shutil.copytree(small, fewer)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.build import build
+from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 from sitegen.present import cards
 from sitegen.redact import Redactor

@@ -8,11 +8,11 @@ import time
 
 import pytest
 
+from sitegen.commands.serve import serving
 from sitegen.options import BuildOptions
-from sitegen.serve import serving
+from tests.commands.test_serve import CHAIN_B, small_archive, wait_until
 from tests.scenarios.test_browser import Watched, browser  # noqa: F401 - (skips without chromium)
 from tests.scenarios.test_incremental import STEP
-from tests.test_serve import CHAIN_B, small_archive, wait_until
 
 pytestmark = pytest.mark.browser
 

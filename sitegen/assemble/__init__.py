@@ -1,0 +1,1 @@
+"""Assemble jobs and runs (resume chains stitched) from what was read."""

@@ -1,0 +1,220 @@
+"""Jobs and runs from parsed logs and trials (resume chains stitched).
+
+* Experiment layout: the logs of one experiment are one run, in SLURM-id order
+  (by first log time when some log names carry no job id).
+* Flat layout: a job that resumed from a checkpoint joins the run of the
+  latest earlier job that saved that checkpoint; otherwise it starts a run.
+
+Stitching: when a job resumes from step R, every step after R that earlier
+jobs logged is discarded (it was recomputed or rolled back), so the resumed
+job's values win.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from sitegen.discover.archive import slug
+from sitegen.errors import BuildWarning
+from sitegen.model.parsed import (
+    Discovery,
+    Job,
+    JobSource,
+    MetricBlock,
+    ParsedLog,
+    Restart,
+    Run,
+    TrialSet,
+)
+from sitegen.model.vocabulary import STEP_TIME, is_finite
+
+RUNNING_WINDOW_S = 15 * 60  # a log without end marker changed this recently: running
+
+
+def job_status(log: ParsedLog | None, now: float) -> str:
+    """``complete``/``cancelled``/``failed`` from the end marker, else ``running`` or ``incomplete``."""
+    if log is None:
+        return "incomplete"
+    if log.end_marker:
+        return log.end_marker
+    return "running" if now - log.mtime < RUNNING_WINDOW_S else "incomplete"
+
+
+def resume_point(log: ParsedLog | None) -> int | None:
+    """The step a job restarted after: explicit resume, 0 for a fresh start, else its first step − 1."""
+    if log is None:
+        return None
+    if log.resumed_from is not None:
+        return log.resumed_from
+    if log.fresh_start:
+        return 0
+    if log.blocks:
+        return log.blocks[0].step - 1
+    return None
+
+
+def stitch(
+    jobs: list[Job],
+) -> tuple[tuple[MetricBlock, ...], tuple[MetricBlock, ...], tuple[int, ...], tuple[Restart, ...]]:
+    """Stitched blocks, discarded blocks, explicit resume steps and restarts of a chain."""
+    chosen: dict[int, MetricBlock] = {}
+    discarded: list[MetricBlock] = []
+    resumed: list[int] = []
+    restarts: list[Restart] = []
+    for i, job in enumerate(jobs):
+        log = job.log
+        if log is None:
+            continue
+        if log.resumed_from is not None:
+            resumed.append(log.resumed_from)
+        r = resume_point(log) if i > 0 else None
+        if r is not None:
+            lost = [chosen.pop(s) for s in sorted(s for s in chosen if s > r)]
+            discarded.extend(lost)
+            restarts.append(
+                Restart(job.id, log.resumed_from, r, tuple(b.step for b in lost), _time(lost))
+            )
+        for b in log.blocks:
+            if b.step in chosen:  # cannot happen after the cut; the latest job wins regardless
+                discarded.append(chosen[b.step])
+            chosen[b.step] = b
+    return (
+        tuple(chosen[s] for s in sorted(chosen)),
+        tuple(sorted(discarded, key=lambda b: b.step)),
+        tuple(resumed),
+        tuple(restarts),
+    )
+
+
+def _time(blocks: list[MetricBlock]) -> float:
+    return math.fsum(float(v) for b in blocks if is_finite(v := b.metrics.get(STEP_TIME)))
+
+
+def _start(job: tuple[JobSource, ParsedLog | None]) -> tuple:
+    src, log = job
+    t = log.first_time if log and log.first_time else datetime.max
+    return (t, src.order_key)
+
+
+def group_runs(
+    disc: Discovery, logs: dict[str, ParsedLog | None]
+) -> list[tuple[str, list[JobSource]]]:
+    """Runs as ``(run_id, job sources in chain order)``, in archive order."""
+    runs: list[tuple[str, list[JobSource]]] = []
+    experiments: dict[str, list[JobSource]] = {}
+    flat: list[JobSource] = []
+    for src in disc.jobs:
+        if src.layout == "experiment":
+            experiments.setdefault(src.group, []).append(src)
+        else:
+            flat.append(src)
+    for group, srcs in experiments.items():
+        if all(s.order_key[1] for s in srcs):  # every log name ends in its SLURM job id
+            chain = sorted(srcs, key=lambda s: s.order_key)
+        else:  # otherwise by when each job started logging
+            chain = [s for s, _ in sorted(((s, logs.get(s.id)) for s in srcs), key=_start)]
+        runs.append((slug(group), chain))
+    # Flat layout: link each resumed job to the latest earlier job that saved its checkpoint.
+    ordered = sorted(((s, logs.get(s.id)) for s in flat), key=_start)
+    run_of: dict[str, int] = {}
+    flat_runs: list[list[JobSource]] = []
+    for i, (src, log) in enumerate(ordered):
+        parent = None
+        if log is not None and log.resumed_from is not None and not log.fresh_start:
+            for prev, plog in reversed(ordered[:i]):
+                if plog is None:
+                    continue
+                for ck in plog.checkpoints:
+                    if ck.step != log.resumed_from:
+                        continue
+                    if log.resume_path and ck.path and _norm(ck.path) != _norm(log.resume_path):
+                        continue
+                    parent = prev
+                    break
+                if parent:
+                    break
+        if parent is not None:
+            k = run_of[parent.id]
+            flat_runs[k].append(src)
+        else:
+            k = len(flat_runs)
+            flat_runs.append([src])
+        run_of[src.id] = k
+    taken = {rid for rid, _ in runs}
+    for srcs in flat_runs:
+        rid = srcs[0].id
+        while rid in taken:
+            rid += "-run"
+        taken.add(rid)
+        runs.append((rid, srcs))
+    return runs
+
+
+def _norm(p: str) -> str:
+    return p.rstrip("/")
+
+
+def assemble(
+    disc: Discovery,
+    logs: dict[str, ParsedLog | None],
+    trials: dict[str, TrialSet],
+    now: float,
+) -> tuple[list[Job], list[Run]]:
+    """Build :class:`Job` and :class:`Run` objects; ``trials`` is keyed by group."""
+    run_list = group_runs(disc, logs)
+    run_of = {src.id: rid for rid, srcs in run_list for src in srcs}
+    by_group: dict[str, list[JobSource]] = {}
+    for src in disc.jobs:
+        by_group.setdefault(src.group, []).append(src)
+    # Who owns a flat directory's trials: its only job, or with several jobs the latest.
+    job_trials: dict[str, TrialSet] = {}
+    for group, srcs in by_group.items():
+        ts = trials.get(group)
+        if ts is None or srcs[0].layout != "flat":
+            continue
+        owner = max(srcs, key=lambda s: _start((s, logs.get(s.id))))
+        job_trials[owner.id] = ts
+    jobs = {
+        src.id: Job(
+            src,
+            logs.get(src.id),
+            job_status(logs.get(src.id), now),
+            run_of[src.id],
+            job_trials.get(src.id),
+        )
+        for src in disc.jobs
+    }
+    runs = []
+    for rid, srcs in run_list:
+        chain = [jobs[s.id] for s in srcs]
+        blocks, discarded, resumed, restarts = stitch(chain)
+        groups = {s.group for s in srcs}
+        run_trials = None
+        if len(groups) == 1:
+            g = next(iter(groups))
+            if srcs[0].layout == "experiment" or set(s.id for s in by_group[g]) <= {
+                s.id for s in srcs
+            }:
+                run_trials = trials.get(g)
+        runs.append(Run(rid, tuple(chain), blocks, discarded, resumed, restarts, run_trials))
+    return [jobs[s.id] for s in disc.jobs], runs
+
+
+def warnings_by_job(jobs: list[Job], warnings: list[BuildWarning]) -> dict[str, list[BuildWarning]]:
+    """The warnings each job's page shows: those about its log, infra logs, notes or trials."""
+    by_path: dict[str, list[BuildWarning]] = {}
+    for w in warnings:
+        by_path.setdefault(w.path, []).append(w)
+    out: dict[str, list[BuildWarning]] = {}
+    for job in jobs:
+        src = job.source
+        own = {src.log, src.notes, *src.infra_logs} - {None}
+        prefix = job.trials.path + "/" if job.trials else None
+        out[job.id] = [
+            w
+            for path, ws in by_path.items()
+            if path in own or (prefix and (path == prefix[:-1] or path.startswith(prefix)))
+            for w in ws
+        ]
+    return out

@@ -1,0 +1,72 @@
+"""What an incremental build keeps of the pages it does not make again.
+
+A run whose inputs did not change is neither analysed nor rendered again
+(:class:`sitegen.cache.state.PageReuse`); what the rest of the site needs of
+its pages — each one's index row, comparison item and config, and the
+signature its files were rendered with — comes from its :class:`RunRecord`,
+stored by the build cache through the type-checked codec
+(:mod:`sitegen.cache.codec`), so it comes back equal, NaN and ints included.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sitegen.frozen import frozen
+from sitegen.pages.objects import CompareItem, JobRow, RunRow
+
+
+class _Kept:
+    """What the renderer asks of any page in its lists (present/html.py), from its row."""
+
+    if TYPE_CHECKING:
+        row: JobRow | RunRow
+
+    @property
+    def id(self) -> str:
+        return self.row.id
+
+    @property
+    def url(self) -> str:
+        return self.row.url
+
+    @property
+    def data(self) -> str:
+        return self.row.data
+
+
+@frozen
+class JobEntry(_Kept):
+    """A job page an earlier build analysed and rendered (kept whole)."""
+
+    row: JobRow
+    compare: CompareItem  # its ``config`` empty: configs are compared across all pages each build
+    config: dict[str, Any] | None
+    signature: str  # the page's signature (incremental.PageReuse.carry_over)
+
+    @property
+    def run(self) -> str:
+        return self.row.run
+
+
+@frozen
+class RunEntry(_Kept):
+    """The same for a run page (``config``: its last job's, as the comparison page takes it)."""
+
+    row: RunRow
+    compare: CompareItem
+    config: dict[str, Any] | None
+    signature: str
+
+    @property
+    def jobs(self) -> list[str]:
+        return self.row.jobs
+
+
+@frozen
+class RunRecord:
+    """A run and its jobs as a build made them, and the key of what they were made from."""
+
+    key: str
+    run: RunEntry
+    jobs: tuple[JobEntry, ...]

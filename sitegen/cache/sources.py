@@ -1,0 +1,255 @@
+"""What the inputs look like, from stats alone: fingerprints, trials-folder watches, signatures.
+
+A build decides that nothing changed before it parses or loads anything
+(:class:`Sources`): it stats every log, infra log and ``notes.md``, and for each
+trials folder only what its *watch* names — the folders that hold trials (adding
+a trial changes their mtime), each trial still without a complete
+``result.json``, and the tar archives — instead of listing 10 k trials again.
+:mod:`sitegen.cache.state` keeps the last build's signature and watches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen import __version__
+from sitegen.assemble.runs import RUNNING_WINDOW_S
+from sitegen.cache.files import Fingerprint, Known, Watch
+from sitegen.frozen import frozen
+from sitegen.present.assets import package_dir
+
+if TYPE_CHECKING:
+    from sitegen.model.parsed import Discovery
+    from sitegen.options import BuildOptions
+
+# sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
+
+
+@frozen
+class Listing:
+    """What the parse found listing a trials folder: each trial's ``result.json`` (path in
+    the archive, whether or not it exists) and the folder's trial archives (names)."""
+
+    files: list[str]
+    tars: list[str]
+
+
+def fingerprint(paths: Iterable[Path]) -> Fingerprint:
+    """(name, size, mtime_ns) of each path; (name, -1, -1) when it cannot be read."""
+    out = []
+    for p in paths:
+        try:
+            st = p.stat()
+            out.append((str(p), st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((str(p), -1, -1))
+    return tuple(out)
+
+
+def tree_signature(*roots: Path, suffix: str = "") -> str:
+    """A hash of every file's name, size and mtime under ``roots`` (templates, static), or
+    of those whose name ends in ``suffix``.
+
+    ``os.scandir``, not ``Path.rglob``: one ``stat`` a file and no path objects (it runs
+    at every build, a no-change one included: ~150 files, 2.5 -> ~0.5 ms).
+    """
+    h = hashlib.sha1()
+    for root in roots:
+        found: list[tuple[str, int, int]] = []
+        _scan_files(str(root), "", suffix, found)
+        for rel, size, mtime in sorted(found):
+            h.update(f"{rel}:{size}:{mtime}\n".encode())
+    return h.hexdigest()
+
+
+def _scan_files(path: str, rel: str, suffix: str, out: list[tuple[str, int, int]]) -> None:
+    try:
+        it = os.scandir(path)
+    except OSError:
+        return
+    with it:
+        for e in it:
+            name = f"{rel}{e.name}"
+            if e.is_dir():
+                _scan_files(e.path, f"{name}/", suffix, out)
+            elif e.name.endswith(suffix) and e.is_file():
+                st = e.stat()
+                out.append((name, st.st_size, st.st_mtime_ns))
+
+
+def code_signature() -> str:
+    """The signature of sitegen's own code (every ``.py`` of the package).
+
+    Part of the sources signature beside the templates' and static files': a build by
+    changed code (an editable install, a reinstall of the same version) analyses and
+    renders every page again instead of carrying pages made by the old code over. The
+    version alone missed it: a fix to a chart showed only after ``--clean``.
+    """
+    return tree_signature(Path(__file__).resolve().parent, suffix=".py")
+
+
+def assets_signature() -> str:
+    """The templates', static files' and sitegen's own code's signature, as one string.
+
+    Part of the sources signature: changed code makes every page again, whatever its
+    version (``serve``'s watcher looks at the same).
+    """
+    return tree_signature(package_dir("templates"), package_dir("static")) + code_signature()
+
+
+@frozen
+class Sources:
+    """The stats of every input, taken once, before anything is parsed.
+
+    Before: whatever changes while the build runs then differs from what the
+    next build sees, and is built then. (Stats taken after the parse would make
+    a log that grew mid-build, or a trial that finished, look built already.)
+    """
+
+    opts: BuildOptions
+    disc: Discovery
+    assets: str  # the templates' and static files' signature
+    now: float  # what a "running" job's status is judged against
+    logs: dict[str, Fingerprint]  # job id -> its log, infra logs and notes
+    folders: dict[str, Watch]  # trials folder (as shown) -> its folders' mtimes
+
+    @classmethod
+    def take(cls, opts: BuildOptions, disc: Discovery, assets: str, now: float) -> Sources:
+        arch = opts.archive
+        logs = {
+            j.id: fingerprint(arch / disc.real(r) for r in (j.log, *j.infra_logs, j.notes) if r)
+            for j in disc.jobs
+        }
+        folders = {
+            d: _folder_stats(arch, disc.real(d)) for ds in disc.trials_dirs.values() for d in ds
+        }
+        return cls(opts, disc, assets, now, logs, folders)
+
+    def signature(self, watch: dict[str, Watch], open_jobs: frozenset[str]) -> str:
+        """Every input of the site, hashed from stats alone (no file is read).
+
+        ``watch`` holds each trials folder's watch, ``open_jobs`` the jobs
+        without an end marker, whose status changes with time alone.
+        """
+        opts, disc = self.opts, self.disc
+        h = hashlib.sha1()
+        h.update(
+            repr(
+                (__version__, opts.title, opts.base_url, opts.redact_patterns, self.assets)
+            ).encode()
+        )
+        h.update(repr((disc.jobs, disc.trials_dirs, disc.skipped, disc.warnings)).encode())
+        for job in disc.jobs:
+            fp = self.logs[job.id]
+            status = "fixed"  # an end marker, or no log: time alone changes nothing
+            if job.log and job.id in open_jobs:
+                # as sitegen.assemble.runs.job_status judges it, from the log's mtime
+                running = self.now - fp[0][2] / 1e9 < RUNNING_WINDOW_S
+                status = "running" if running else "incomplete"
+            h.update(repr((fp, status)).encode())
+        for d in sorted(watch):
+            h.update(repr((d, watch[d])).encode())
+        return h.hexdigest()
+
+    def watch(
+        self, outcomes: dict[str, Known], listings: dict[str, Listing] | None = None
+    ) -> dict[str, Watch]:
+        """Each trials folder's watch, from its stats taken before the parse, its outcomes
+        and what the parse's listing found (a folder without one is listed here)."""
+        listings = listings or {}
+        return {
+            d: _watch(self.opts.archive, self.disc.real(d), known, self.folders[d], listings.get(d))
+            for d, known in outcomes.items()
+        }
+
+
+def _folder_stats(archive: Path, folder: str) -> Watch:
+    """The mtimes of the folders that hold a trials folder's trials (no listing of the trials).
+
+    A trial added or removed, or a tar archive added, changes one of them.
+    """
+    root = archive / folder
+    prefix = f"{folder}/" if folder != "." else ""
+    dirs = [folder]
+    evals = root / "eval_sessions"
+    if evals.is_dir() and not evals.is_symlink():
+        dirs.append(f"{prefix}eval_sessions")
+        with contextlib.suppress(OSError), os.scandir(evals) as it:
+            dirs += sorted(
+                f"{prefix}eval_sessions/{e.name}" for e in it if e.is_dir(follow_symlinks=False)
+            )
+    return tuple((d, _mtime_ns(archive / d)) for d in dirs), ()
+
+
+def _watch(
+    archive: Path, folder: str, known: Known, before: Watch, listing: Listing | None = None
+) -> Watch:
+    """What to stat to know that a trials folder did not change, without listing it again.
+
+    The folders' mtimes as they were before the parse (``before``); each trial
+    without a complete ``result.json`` (missing, damaged, unreadable), which may
+    still change, with the stat the parse saw (missing: ``-1``); and each
+    ``trials_step*.tar`` archive, with the stat it was read with. (A file that
+    cannot be read at all is never "unchanged": each build tries it again.)
+    The trials are those the parse listed (``listing``; ~27 k entries of the 1 GB
+    benchmark's async folder were listed a second time for this at the end of a build,
+    ~40 ms on one core): listed after ``before`` was taken, so anything added since
+    changed a folder's mtime.
+    """
+    prefix = f"{folder}/" if folder != "." else ""
+    if listing is None:
+        listing = _list(archive / folder, prefix)
+    pending = []
+    for rel in listing.files:
+        hit = known.get(rel)
+        if hit is None or not isinstance(hit[2], tuple) or hit[2][0] not in ("ok", "eval", "job"):
+            pending.append((rel, hit[0], hit[1]) if hit else (rel, -1, -1))
+    for rel in (prefix + n for n in listing.tars):
+        hit = known.get(rel)
+        pending.append((rel, hit[0], hit[1]) if hit else _stats(archive, [rel])[0])
+    return before[0], tuple(pending)
+
+
+def _list(root: Path, prefix: str) -> Listing:
+    """A trials folder listed as the parse lists it (``read.trials.plan_trials``)."""
+    from sitegen.read.trials import list_trial_dirs, scan_trials_dir
+
+    top, tars, _ = scan_trials_dir(str(root))
+    files = [f"{prefix}{sub}/result.json" for sub, _name, _is_eval in list_trial_dirs(root, top)]
+    return Listing(files, tars)
+
+
+def _mtime_ns(path: Path) -> int:
+    try:
+        return os.stat(path, follow_symlinks=False).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _stats(archive: Path, rels: list[str]) -> Fingerprint:
+    out = []
+    for rel in rels:
+        try:
+            st = os.stat(archive / rel)
+            out.append((rel, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((rel, -1, -1))
+    return tuple(out)
+
+
+def watch_holds(archive: Path, watch: Watch) -> bool:
+    """Whether a trials folder is as its watch saw it."""
+    return watch_now(archive, watch) == watch
+
+
+def watch_now(archive: Path, watch: Watch) -> Watch:
+    """A trials folder's watch as it is now: the same folders and files, stat'ed again."""
+    dirs, files = watch
+    return tuple((d, _mtime_ns(archive / d)) for d, _ in dirs), _stats(
+        archive, [f for f, _, _ in files]
+    )

@@ -1,0 +1,503 @@
+"""``build()``: archive in, website out. Reads top to bottom.
+
+discover → parse (logs and trials, in parallel) → assemble jobs and runs →
+up to date? → analyse into page objects → render pages and charts → publish.
+What a build may reuse from the last one is :class:`~sitegen.cache.state.BuildState`'s
+business; how files reach the output folder is :mod:`sitegen.write.site`'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen import SYNTH_TRUTH, __version__, collect_less
+from sitegen.assemble.runs import assemble, warnings_by_job
+from sitegen.cache.files import FileRecord, LastBuild, Summary
+from sitegen.cache.sources import Sources, assets_signature
+from sitegen.cache.state import BuildState, PageReuse, compiled_templates_dir
+from sitegen.discover.archive import discover, drop_non_jobs
+from sitegen.errors import ArchiveError, BuildWarning
+from sitegen.model.parsed import Discovery, Job, Run
+from sitegen.options import BuildOptions, check_output
+from sitegen.pages.site import SitePages, site_pages, trial_groups
+from sitegen.progress import archive_counts, counted
+from sitegen.redact import SECRETS_HIDDEN, Redactor, SecretTally
+from sitegen.write import weight
+from sitegen.write.lock import OutputLock
+from sitegen.write.site import SitePaths, SiteWriter, disk_full_is_an_error
+
+if TYPE_CHECKING:
+    from sitegen.cache.kept import RunRecord
+    from sitegen.present.html import Renderer
+    from sitegen.read.parse import Parsed, ParseStats
+
+# The parse, page and render stages are imported by the helpers that run them: a build that
+# finds nothing changed (the common case under `serve` and in CI) imports none of them, which
+# is most of its time (issue 11: a no-change rebuild within 0.3 s).
+
+
+@dataclass
+class BuildReport:
+    """What a build did: counts, warnings, time per stage."""
+
+    jobs: int = 0
+    runs: int = 0
+    trials: int = 0  # training trials (with a result.json read as a trial)
+    eval_trials: int = 0
+    unreadable: int = 0  # result.json files that could not be read as a trial
+    job_level: int = 0  # job-level result.json files in trial folders (not trials)
+    missing: int = 0  # trial folders without a result.json
+    logs: int = 0  # logs read now or taken from the last build
+    trial_files: int = 0  # result.json files, read now or taken from the last build
+    pages: int = 0
+    files: int = 0
+    bytes: int = 0
+    skipped: int = 0
+    warnings: list[BuildWarning] = field(default_factory=list)
+    cache_warnings: list[str] = field(default_factory=list)  # told on stderr, not published
+    # the last build's warnings: printed then, summed up in one line now (warning_lines)
+    reported_before: frozenset[BuildWarning] = frozenset()
+    synthetic: bool = False  # the archive holds SYNTH_TRUTH: its damage is planted on purpose
+    stage_s: dict[str, float] = field(default_factory=dict)
+    parse: ParseStats | None = None  # None when nothing was parsed (nothing changed)
+    unchanged: bool = False  # nothing changed since the last build: the output was not touched
+    pages_reused: int = 0
+    runs_kept: int = 0  # runs neither analysed nor rendered again (their inputs unchanged)
+    # what the next build compares its inputs with (``serve``'s watcher does too); None: failed
+    record: LastBuild | None = None
+    _clock: float = field(default_factory=time.perf_counter, repr=False)
+
+    def stage(self, name: str) -> None:
+        """Close the stage that just ran: its time goes under ``name``."""
+        now = time.perf_counter()
+        self.stage_s[name] = self.stage_s.get(name, 0.0) + now - self._clock
+        self._clock = now
+
+    def headline(self) -> str:
+        """What the site shows: jobs, runs, trials of each kind, warnings, skipped inputs."""
+        what = (
+            "nothing changed since the last build"
+            if self.unchanged
+            else f"built {counted(self.pages, 'page')} ({self.pages_reused} carried over)"
+        )
+        counts = archive_counts(
+            self.jobs,
+            self.runs,
+            self.trials,
+            self.eval_trials,
+            self.unreadable,
+            self.job_level,
+            self.missing,
+        )
+        warnings, skipped = (
+            counted(len(self.warnings), "warning"),
+            counted(self.skipped, "skipped input"),
+        )
+        # each of these names an input that holds secrets: someone must rotate them
+        secrets = sum(w.message.startswith(SECRETS_HIDDEN) for w in self.warnings)
+        rotate = (
+            f"; secrets hidden in {counted(secrets, 'input')}: rotate them (see the warnings)"
+            if secrets
+            else ""
+        )
+        return f"{what}: {counts}, {warnings}, {skipped}{rotate}"
+
+    def inputs(self) -> str:
+        """What was read and what came from the last build; the time per stage."""
+        stages = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_s.items())
+        logs, files = counted(self.logs, "log"), counted(self.trial_files, "result.json file")
+        p = self.parse
+        if p is None:
+            return f"inputs: {logs} and {files}, all unchanged (none read); {stages}"
+        resumed = f", {p.logs_resumed} of them resumed" if p.logs_resumed else ""
+        return (
+            f"inputs: {logs} ({p.logs_parsed} read{resumed}; {p.logs_cached} from the last build), "
+            f"{files} ({p.trial_files_read} read, {p.trial_files_cached} from the last build); "
+            f"{stages}"
+        )
+
+    def summary(self) -> str:
+        """The closing lines as one: :meth:`headline` and :meth:`inputs`."""
+        return f"{self.headline()}; {self.inputs()}"
+
+    def strict_failure(self) -> str:
+        """Why ``--strict`` fails the build: its warnings, those already reported included."""
+        old = sum(1 for w in self.warnings if w in self.reported_before)
+        some = "all" if old == len(self.warnings) else f"{old} of them"
+        again = f" ({some} already reported by the last build)" if old else ""
+        return f"{counted(len(self.warnings), 'warning')}{again}"
+
+
+# -- the build ---------------------------------------------------------------------------------
+
+
+def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> BuildReport:
+    """Build the site for ``opts.archive`` into ``opts.out``; return what was done.
+
+    Incremental: unchanged inputs come from the build state; when nothing a
+    page shows changed and the site is intact, the output is not touched;
+    otherwise only the pages whose data changed are rendered again.
+    """
+    report = BuildReport()
+    check_output(opts.out, opts.archive)  # before the lock and the cache are made beside it
+    site = SitePaths.of(opts.out)
+    with OutputLock(site), disk_full_is_an_error(), _fewer_collections():
+        disc = _discover(opts, site, report)
+        report.stage("discover")
+        state = BuildState(site.cache, opts)
+        report.reported_before = _reported_before(state)
+        report.synthetic = _synthetic(opts)
+        assets = assets_signature()
+        now = _now(opts)  # one clock for the whole build: what "running" is judged against
+        sources = Sources.take(opts, disc, assets, now)  # stats only, before any parse
+        report.unchanged = state.site_is_current(sources, site.out)
+        report.stage("check")
+        if report.unchanged:
+            return _as_last_reported(report, state)
+        parsed = _parse(disc, opts, state, progress)
+        disc = _jobs_only(disc, parsed, report, opts.archive)
+        report.stage("parse")
+        jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
+        writer = SiteWriter(site, state.files)
+        reuse = PageReuse(state, sources, writer)
+        _count(report, parsed, jobs, runs, state, disc)
+        report.warnings.extend(_notes_secrets(opts, disc))
+        kept = _keep(jobs, runs, report, reuse)
+        if _take_whole(runs, kept, parsed, state, opts, disc):
+            jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
+        renderer = _renderer(opts, writer, reuse)
+        # (each analysed run's page files are made with its analysis: Renderer.premake)
+        pages = site_pages(
+            opts, disc, jobs, runs, report.warnings, report.trials, kept, state, renderer.premake
+        )
+        report.stage("analyse")
+        report.cache_warnings.extend(state.warnings)  # every cache file read by now
+        _render(renderer, writer, reuse, pages, report)
+        report.stage("render")
+        files = writer.publish()
+        report.files, report.bytes = writer.files, writer.bytes
+        _warn_if_too_big(report, writer)
+        state.keep_run_records(reuse.records_for_next(pages.made))
+        report.record = _record(sources, parsed, reuse, files, report)
+        state.save_site(report.record)
+        report.stage("write")
+    return report
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Run CPython's cyclic garbage collector less often while the build runs.
+
+    A cold build makes millions of containers (results unpickled from the workers, cache
+    bodies, page objects) that reference counting frees or that live to the end. At the
+    default thresholds (a young collection every 700 new containers) the main process of
+    a cold build of the 1 GB benchmark archive ran ~500 collections, 0.3-0.5 s of its
+    ~2 s, that found 1.5 k objects in cycles; at 50 000 it runs 4 (0.07 s). The young
+    generation stays a few MB. Workers forked meanwhile inherit the setting; the old
+    thresholds come back after (``serve`` builds again in the same process).
+    """
+    old = gc.get_threshold()
+    collect_less()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
+def _reported_before(state: BuildState) -> frozenset[BuildWarning]:
+    """The warnings the last build of this output reported (none after ``--clean``)."""
+    if state.last is None:
+        return frozenset()
+    return frozenset(BuildWarning(*w) for w in state.last.summary.warnings)
+
+
+def _synthetic(opts: BuildOptions) -> bool:
+    """Whether the archive was written by ``sitegen synth`` (it holds its ground truth):
+    its damaged inputs are planted on purpose, which the command line says."""
+    try:
+        return stat.S_ISREG(os.lstat(opts.archive / SYNTH_TRUTH).st_mode)
+    except OSError:
+        return False
+
+
+def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Discovery:
+    # The site, its cache and lock may lie inside the archive (``-o ARCHIVE/site``).
+    disc = discover(opts.archive, exclude=site.own(), redactor=Redactor(opts.redact_patterns))
+    if not disc.jobs:
+        raise ArchiveError(
+            f"no jobs found in {opts.archive}: expected *.out/*.log files or trace_jobs/ folders"
+        )
+    report.warnings.extend(disc.warnings)
+    report.skipped = len(disc.skipped)
+    return disc
+
+
+def _jobs_only(disc: Discovery, parsed: Parsed, report: BuildReport, archive: Path) -> Discovery:
+    """Discovery without the logs that are not a training job's (listed as skipped instead:
+    :func:`~sitegen.discover.archive.drop_non_jobs`), and the parse without them and their warnings."""
+    disc, dropped = drop_non_jobs(disc, parsed.logs)
+    if not dropped:
+        return disc
+    if not disc.jobs:
+        n = len(dropped)
+        names = ", ".join(sorted(dropped)[:3]) + (", …" if n > 3 else "")
+        raise ArchiveError(
+            f"no jobs found in {archive}: "
+            + (f"its log {names} holds" if n == 1 else f"its {n} logs ({names}) hold")
+            + " nothing of SkyRL, Ray, vLLM or a SLURM status"
+        )
+    parsed.logs = {j.id: parsed.logs.get(j.id) if j.log else None for j in disc.jobs}
+    parsed.warnings = [w for w in parsed.warnings if w.path not in dropped]
+    report.skipped = len(disc.skipped)
+    return disc
+
+
+def _parse(
+    disc: Discovery, opts: BuildOptions, state: BuildState, progress: Callable[[str], None] | None
+) -> Parsed:
+    from sitegen.read.parse import parse_all
+
+    return parse_all(disc, opts, state, progress)
+
+
+def _now(opts: BuildOptions) -> float:
+    return opts.now if opts.now is not None else time.time()
+
+
+def _count(
+    report: BuildReport,
+    parsed: Parsed,
+    jobs: list[Job],
+    runs: list[Run],
+    state: BuildState,
+    disc: Discovery,
+) -> None:
+    report.warnings.extend(parsed.warnings)
+    report.parse = stats = parsed.stats
+    report.jobs, report.runs = len(jobs), len(runs)
+    report.logs = stats.logs_parsed + stats.logs_cached
+    report.trial_files = stats.trial_files_read + stats.trial_files_cached
+    sets = parsed.trials.values()
+    report.eval_trials = sum(t.eval_count for t in sets)
+    report.unreadable = sum(t.malformed for t in sets)
+    report.job_level = sum(t.job_level for t in sets)
+    report.missing = sum(t.missing for t in sets)
+    # a folder that came as its summary holds no results: its count is kept beside it
+    report.trials = sum(len(t.results) for t in sets) + sum(
+        state.trials_summarised.get(d, 0) for ds in disc.trials_dirs.values() for d in ds
+    )
+
+
+def _notes_secrets(opts: BuildOptions, disc: Discovery) -> list[BuildWarning]:
+    """A warning for each ``notes.md`` that holds secrets (hidden where its page shows it)."""
+    from sitegen.pages.make import read_notes
+
+    redactor = Redactor(opts.redact_patterns)
+    out = []
+    for rel in sorted({j.notes for j in disc.jobs if j.notes}):
+        tally = SecretTally()
+        for line, kind in redactor.lines_hidden(
+            read_notes(opts.archive, disc.real(rel)) or "", True
+        ):
+            tally.add([kind], line)
+        found = tally.warning(rel)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _keep(
+    jobs: list[Job], runs: list[Run], report: BuildReport, reuse: PageReuse
+) -> dict[str, tuple[str | None, RunRecord | None]]:
+    """Each run's key, and its record when it is kept whole (:meth:`PageReuse.reuse`)."""
+    own = warnings_by_job(jobs, report.warnings)
+    out = {}
+    for run in runs:
+        key = reuse.key(run, own)
+        out[run.id] = (key, reuse.reuse(run, key))
+    return out
+
+
+def _take_whole(
+    runs: list[Run],
+    kept: dict[str, tuple[str | None, RunRecord | None]],
+    parsed: Parsed,
+    state: BuildState,
+    opts: BuildOptions,
+    disc: Discovery,
+) -> bool:
+    """The whole logs and trial sets of the runs made again, for those that came as
+    summaries (:meth:`BuildState.cached_log`, :meth:`BuildState.unchanged_trials`); a
+    damaged whole entry behind a good summary is parsed again. True when any was taken
+    (assemble again then)."""
+    from sitegen.read.parse import _parse_log_task, merge_trial_sets
+
+    taken = False
+    for run in runs:
+        if kept[run.id][1] is not None:
+            continue
+        for job in run.jobs:
+            rel = job.source.log
+            if rel is None or rel not in state.summarised:
+                continue
+            log = state.whole_log(rel)
+            if log is None:
+                res = _parse_log_task(
+                    str(opts.archive),
+                    disc.real(rel),
+                    tuple(disc.real(x) for x in job.source.infra_logs),
+                    opts.redact_patterns,
+                    None,
+                )
+                log = res[0] if isinstance(res, tuple) else None
+            parsed.logs[job.id] = log
+            state.summarised.discard(rel)
+            taken = True
+        for group in trial_groups(run):
+            dirs = disc.trials_dirs.get(group, [])
+            if not any(d in state.trials_summarised for d in dirs):
+                continue
+            sets = []
+            for d in dirs:  # each folder whole, merged as the parse merges them
+                ts = state.whole_trials(d)
+                if ts is None:  # (the reader is imported only when a folder is read)
+                    from sitegen.read.trials import parse_trials
+
+                    root = opts.archive / disc.real(d)
+                    known = state.trial_outcomes(d)
+                    ts = parse_trials(
+                        root, opts.archive, known, None, Redactor(opts.redact_patterns)
+                    )[0]
+                    state.trials_summarised.pop(d, None)
+                sets.append(ts)
+            parsed.trials[group] = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
+            taken = True
+    return taken
+
+
+def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Renderer:
+    """The renderer of this build's pages (imported only by a build that renders)."""
+    from sitegen.present.html import Renderer
+
+    return Renderer(opts, writer, reuse, compiled_templates_dir())
+
+
+def _render(
+    renderer: Renderer, writer: SiteWriter, reuse: PageReuse, pages: SitePages, report: BuildReport
+) -> None:
+    """Render every page (unchanged job and run pages are carried over; those of runs
+    analysed now were made with their analysis: ``pages.premade``)."""
+    renderer.premade = pages.premade
+    try:
+        renderer.site(
+            pages.index, pages.runs, pages.jobs, report.warnings, pages.task_tables, pages.compare
+        )
+    except BaseException:
+        writer.abort()
+        raise
+    report.pages, report.pages_reused = renderer.pages, renderer.reused
+    report.runs_kept = len(reuse.kept)
+
+
+def _record(
+    sources: Sources,
+    parsed: Parsed,
+    reuse: PageReuse,
+    files: dict[str, FileRecord],
+    report: BuildReport,
+) -> LastBuild:
+    """What the next build needs to see that nothing changed, and to carry pages over."""
+    open_jobs = frozenset(j for j, log in parsed.logs.items() if log and not log.end_marker)
+    watch = {**parsed.watch_kept, **sources.watch(parsed.outcomes, parsed.listings)}
+    return LastBuild(
+        sources=sources.signature(watch, open_jobs),
+        pages=reuse.signatures,
+        files=files,
+        watch=watch,
+        open_jobs=open_jobs,
+        summary=Summary(
+            jobs=report.jobs,
+            runs=report.runs,
+            trials=report.trials,
+            logs=report.logs,
+            trial_files=report.trial_files,
+            eval_trials=report.eval_trials,
+            unreadable=report.unreadable,
+            job_level=report.job_level,
+            missing=report.missing,
+            warnings=tuple((w.path, w.line, w.message) for w in report.warnings),
+            skipped=report.skipped,
+        ),
+    )
+
+
+def _as_last_reported(report: BuildReport, state: BuildState) -> BuildReport:
+    """A build that found nothing changed reports what the last one did (nothing was parsed)."""
+    assert state.last is not None
+    s = state.last.summary
+    report.jobs, report.runs, report.trials = s.jobs, s.runs, s.trials
+    report.logs, report.trial_files = s.logs, s.trial_files
+    report.eval_trials, report.unreadable = s.eval_trials, s.unreadable
+    report.job_level, report.missing = s.job_level, s.missing
+    report.skipped = s.skipped
+    report.warnings = [BuildWarning(*w) for w in s.warnings]
+    report.cache_warnings.extend(state.warnings)
+    report.record = state.last
+    return report
+
+
+def _warn_if_too_big(report: BuildReport, writer: SiteWriter) -> None:
+    too_big = weight.over_limit(writer.sizes, weight.PAGES_LIMIT_BYTES)
+    if too_big:
+        report.warnings.append(too_big)
+
+
+def warning_lines(
+    report: BuildReport, opts: BuildOptions, verbose: bool = False, limit: int = 200
+) -> list[str]:
+    """The build's warnings as the command line prints them.
+
+    Each warning the last build of this output did not report as ``warning: path:line:
+    message`` (the first ``limit``); those it did (an unchanged input's, say) in one line
+    saying how many, from how many inputs, and where to read them all (``verbose``: each
+    again); a cache file ignored, always. After new warnings of an archive ``sitegen
+    synth`` wrote, a note that its damage is planted on purpose.
+    """
+    lines = [f"warning: {note}" for note in report.cache_warnings]
+    before = frozenset() if verbose else report.reported_before
+    new = [w for w in report.warnings if w not in before]
+    lines += [f"warning: {w}" for w in new[:limit]]
+    if len(new) > limit:
+        lines.append(f"warning: … {len(new) - limit} more (see {opts.out / 'data/warnings.json'})")
+    old = len(report.warnings) - len(new)
+    if old:
+        inputs = {w.path for w in report.warnings if w in before}
+        lines.append(
+            f"{counted(old, 'warning')} already reported by the last build (from "
+            f"{counted(len(inputs), 'input')}) {'is' if old == 1 else 'are'} not repeated: "
+            f"all are in {opts.out / 'index.html'}#warnings, or here with --verbose"
+        )
+    if new and report.synthetic:
+        lines.append(
+            f"note: {opts.archive} was written by 'sitegen synth' (it holds {SYNTH_TRUTH}): "
+            "its damaged inputs are planted on purpose, and these warnings are expected"
+        )
+    return lines
+
+
+def closing_lines(report: BuildReport, opts: BuildOptions) -> list[str]:
+    """What was built (or that nothing changed), what was read, and where the site is."""
+    index = opts.out / "index.html"
+    where = f"site left as it was: {index}" if report.unchanged else f"site written to {index}"
+    return [report.headline(), report.inputs(), where]
+
+
+__all__ = ["BuildOptions", "BuildReport", "build", "__version__"]

@@ -1,0 +1,134 @@
+"""What ``sitegen serve`` watches, and when it builds: the inputs as the build sees them.
+
+The watcher asks the build's own questions, on a thread of its own (never the serving
+one): discovery (:func:`~sitegen.discover.archive.discover`, with its refusals: no directory
+link followed, a folder seen twice skipped, the site's own output, cache, lock and
+staging passed over) and the stats the incremental build compares before it parses
+anything (:class:`~sitegen.cache.sources.Sources` against the last build's record, each
+trials folder's watch included). So it reacts to what a build would rebuild for and
+to nothing else (not to the site it writes), a look costs what a build's "nothing
+changed?" check costs, and no link can make it loop.
+
+It polls instead of asking the kernel for events: archives live on cluster file
+systems (NFS, Lustre, GPFS) where what a compute node writes raises no inotify event
+on the login node that serves, and a recursive watch would need one watch per trial
+folder and rules of its own for links and for the output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sitegen.cache.sources import Sources, assets_signature, watch_now
+from sitegen.discover.archive import discover
+from sitegen.errors import SitegenError
+from sitegen.redact import Redactor
+from sitegen.write.site import SitePaths
+
+if TYPE_CHECKING:
+    from sitegen.cache.files import LastBuild
+    from sitegen.options import BuildOptions
+
+POLL_S = 0.5  # between two looks at the inputs, at least
+SETTLE_S = 0.3  # the changes that arrive within this window after the first make one build
+LOOK_SHARE = 0.1  # a look may take this share of the time at most (a huge archive polls slower)
+
+
+class Inputs:
+    """The inputs of one site, looked at as its build looks at them."""
+
+    def __init__(self, opts: BuildOptions) -> None:
+        self.opts = opts
+        self.own = SitePaths.of(opts.out).own()  # as the build passes them over
+        self.redactor = Redactor(opts.redact_patterns)
+        self.last: LastBuild | None = None  # the record of the last build that succeeded
+
+    def look(self) -> str | None:
+        """None when every input is as the last build saw it; else a token of how they are.
+
+        The token changes with any change of the inputs, so a burst of changes can be
+        told from quiet, and a failed build is not tried again until something changes.
+        """
+        opts = self.opts
+        try:
+            disc = discover(opts.archive, exclude=self.own, redactor=self.redactor)
+        except (SitegenError, OSError) as exc:  # the archive gone: the build will say so
+            return f"archive: {exc}"
+        now = opts.now if opts.now is not None else time.time()
+        sources = Sources.take(opts, disc, assets_signature(), now)
+        last = self.last
+        watch = last.watch if last else {}
+        signature = sources.signature(watch, last.open_jobs if last else frozenset())
+        seen = {d: watch_now(opts.archive, w) for d, w in watch.items()}
+        # as BuildState.site_is_current judges the inputs (the output is not looked at)
+        if (
+            last is not None
+            and signature == last.sources
+            and set(sources.folders) == set(watch)
+            and seen == watch
+        ):
+            return None
+        return hashlib.sha1(repr((signature, sorted(seen.items()))).encode()).hexdigest()
+
+
+class Watcher:
+    """Looks at the inputs on a thread of its own and builds when they changed.
+
+    ``build`` builds the site and returns its record (None when the build failed).
+    After a build the inputs are looked at again at once: what changed while it ran
+    is built next.
+    """
+
+    def __init__(
+        self,
+        inputs: Inputs,
+        build: Callable[[], LastBuild | None],
+        poll_s: float = POLL_S,
+        settle_s: float = SETTLE_S,
+    ) -> None:
+        self.inputs = inputs
+        self.build = build
+        self.poll_s = poll_s
+        self.settle_s = settle_s
+        self.tried: str | None = None  # the inputs' token when the last build started
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sitegen-watch", daemon=True)
+
+    def build_now(self) -> bool:
+        """Build the inputs as they are (the first build, before serving); whether it worked."""
+        self.tried = self.inputs.look()
+        record = self.build()
+        if record is not None:
+            self.inputs.last = record
+        return record is not None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, wait: bool = True) -> None:
+        """Stop looking; with ``wait``, after the build under way (if any) has finished."""
+        self._stop.set()
+        if wait and self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            try:
+                token = self.inputs.look()
+                if token is not None and token != self.tried:
+                    if self._stop.wait(self.settle_s):  # the rest of a burst joins this build
+                        return
+                    self.build_now()
+                    continue
+            except Exception as exc:  # noqa: BLE001 - the watcher must outlive any failure
+                print(
+                    f"sitegen serve: watching failed: {type(exc).__name__}: {exc}", file=sys.stderr
+                )
+            took = time.perf_counter() - started
+            self._stop.wait(max(self.poll_s, took / LOOK_SHARE))

@@ -1,0 +1,1 @@
+"""Discover the archive: which folders and files are jobs, runs and trials."""

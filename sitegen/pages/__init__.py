@@ -1,0 +1,1 @@
+"""Page objects: the typed content of every page, made from jobs, runs and analyses."""

@@ -1,0 +1,232 @@
+"""Every page object of one build: the analyse stage.
+
+Each run made again is analysed with its jobs (in forked children, one per core:
+present/forkmap.py); a run kept whole (:meth:`~sitegen.cache.state.PageReuse.reuse`) gives
+its rows from the last build. The index and comparison page are made from all of them.
+The page and insight modules are imported when a build gets here, not before: a build that
+finds nothing changed never does (docs/design.md, "Incremental builds").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from sitegen.assemble.runs import warnings_by_job
+from sitegen.model.parsed import Discovery, Job, Run, TrialSet
+from sitegen.redact import Redactor
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from sitegen.cache.kept import JobEntry, RunEntry, RunRecord
+    from sitegen.cache.state import BuildState
+    from sitegen.errors import BuildWarning
+    from sitegen.insights.tasks import TaskAnalysis
+    from sitegen.options import BuildOptions
+    from sitegen.pages.objects import (
+        CompareItem,
+        ComparePage,
+        IndexPage,
+        JobPage,
+        JobRow,
+        RunPage,
+        RunRow,
+    )
+    from sitegen.present.pagefiles import Prepared
+
+    # Makes the files of one analysed run's pages where it was analysed (the renderer's
+    # ``premake``): (run page, its job pages with their trial sets, the run's trial set,
+    # the pages' task tables by url, what was made apart from the analysis) -> by page url,
+    # what the renderer takes them as: (arguments, files).
+    MakeFiles = Callable[
+        [
+            RunPage,
+            list[tuple[JobPage, TrialSet | None]],
+            TrialSet | None,
+            Mapping[str, TaskAnalysis],
+            Prepared,
+        ],
+        dict[str, Any],
+    ]
+    # A run analysed: its job pages with their task tables, its page and task table, and
+    # with make_files its pages' files.
+    Analysed = tuple[
+        list[tuple[JobPage, TaskAnalysis | None]], RunPage, TaskAnalysis | None, dict[str, Any]
+    ]
+
+
+def trial_groups(run: Run) -> set[str]:
+    """The groups whose trial sets a run's pages show (the run's, its jobs' own)."""
+    groups = {j.source.group for j in run.jobs if j.trials is not None}
+    if run.trials is not None:
+        groups.add(run.jobs[0].source.group)
+    return groups
+
+
+@dataclass
+class SitePages:
+    """The page objects of one build, and what the build cache keeps of them."""
+
+    index: IndexPage
+    runs: list[tuple[RunPage | RunEntry, TrialSet | None]]  # in run order
+    jobs: list[tuple[JobPage | JobEntry, TrialSet | None]]  # in archive order
+    compare: ComparePage
+    task_tables: dict[str, TaskAnalysis]  # by page url: the full per-task tables (insights)
+    made: list[tuple[str | None, RunPage, list[JobPage]]]  # runs analysed now, with their keys
+    premade: dict[str, Any] = field(default_factory=dict)  # by page url: make_files' results
+
+
+def site_pages(
+    opts: BuildOptions,
+    disc: Discovery,
+    jobs: list[Job],
+    runs: list[Run],
+    warnings: list[BuildWarning],
+    trials: int,
+    kept: dict[str, tuple[str | None, RunRecord | None]],
+    state: BuildState,
+    make_files: MakeFiles | None = None,
+) -> SitePages:
+    """The page objects: each job's and run's, the index and the comparison page, and by page
+    url the full per-task tables the insights made (written beside their pages).
+
+    A run whose inputs did not change (:meth:`PageReuse.reuse`) is not analysed: its pages
+    are carried over, and the index and comparison page take its rows from the last build.
+    With ``make_files``, each analysed run's page files are made right after its analysis,
+    in the same process (``SitePages.premade``): analysis and rendering then share one
+    split between the cores instead of each waiting for its slowest process."""
+    from sitegen.insights.sections import job_insights, run_insights
+    from sitegen.pages.forkmap import fork_map
+    from sitegen.pages.make import (
+        compare_item,
+        compare_page_of,
+        index_page,
+        job_page,
+        read_notes,
+        run_page,
+    )
+    from sitegen.present.formatting import markdown_html, markdown_signature, sanitized
+    from sitegen.present.pagefiles import Prepared, TableSlot, resolve, trials_table
+
+    redactor = Redactor(opts.redact_patterns)
+    own = warnings_by_job(jobs, warnings)
+    job_rows: dict[str, JobRow] = {}
+    job_pages: dict[str, tuple[JobPage | JobEntry, TrialSet | None]] = {}
+    job_items: dict[str, tuple[CompareItem, dict | None]] = {}
+    run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]] = []
+    run_rows: list[RunRow] = []
+    run_items: list[tuple[CompareItem, dict | None]] = []
+    task_tables = {}
+    made = []
+    premade: dict[str, Any] = {}
+
+    def analyse(run: Run) -> Analysed:
+        """A run's and its jobs' pages and task tables, and with ``make_files`` their files
+        (pure: may run in a forked child)."""
+        chain = []
+        for job in run.jobs:
+            ins = job_insights(job)
+            chain.append((job_page(job, own[job.id], redactor, notes[job.id], ins), ins.tasks))
+        ins = run_insights(run)
+        rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins, chain[0][0] if chain else None)
+        if make_files is None:
+            return chain, rp, ins.tasks, {}
+        tables = {p.url: t for p, t in chain if t}
+        if ins.tasks:
+            tables[rp.url] = ins.tasks
+        own_trials = [(p, job.trials) for (p, _), job in zip(chain, run.jobs, strict=True)]
+        return chain, rp, ins.tasks, make_files(rp, own_trials, run.trials, tables, prepared)
+
+    todo = [run for run in runs if kept[run.id][1] is None]
+    for run in todo:  # a summary is never analysed (_take_whole took each one whole)
+        assert not any(j.source.log in state.summarised for j in run.jobs)
+        assert not any(
+            d in state.trials_summarised
+            for g in trial_groups(run)
+            for d in disc.trials_dirs.get(g, ())
+        )
+    # Runs are analysed independently: their shares in forked children (present/forkmap.py),
+    # their page objects sent back; the results come in run order, as a serial loop's.
+    # With make_files, each run's trial table (its CSV gzip'ed: whichever page writes it) is
+    # a unit of its own, left in the run's files as a placeholder until it is made: when a
+    # rebuild has one run to analyse (a running job's) the second core makes its table
+    # meanwhile. The split by a rough cost in units of ~11 µs, measured per unit on the 1 GB
+    # archive's cold build (CPU, --workers 1): a step of each of a run's pages (8), a trial's
+    # analysis (0.85; 13.5 k trials 127 ms) plus what a run with trials draws whatever their
+    # number (200: its charts and insights), a trial's table row (0.35). With 0.65 a trial
+    # and nothing fixed, the big run was 28 % under its cost and the child, which had it,
+    # ended 60 ms after this process (the split: forkmap.split).
+    tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
+    tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
+
+    # Each job's notes, read here; with make_files, converted to HTML here too: the Markdown
+    # library's HTML through the build cache (a running job's rebuild does not import it),
+    # sanitized after, whatever the cache held (it lies beside the output: a planted entry
+    # must not reach a page as it is).
+    def notes_of(job: Job) -> str | None:
+        return read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
+
+    notes = {job.id: notes_of(job) for run in todo for job in run.jobs}
+    shown = {redactor.markdown(text) for text in notes.values() if text} if make_files else ()
+    version = markdown_signature() if make_files else ""
+    prepared = Prepared(
+        {id(ts): TableSlot(i) for i, ts in enumerate(tabled)},
+        {md: sanitized(state.notes_html(md, markdown_html, version)) for md in shown},
+    )
+    if make_files:  # the notes of runs kept whole stay in the cache for when they move on
+        for run in (r for r in runs if kept[r.id][1] is not None):
+            for text in filter(None, map(notes_of, run.jobs)):
+                state.keep_notes(redactor.markdown(text), version)
+    cost = [
+        (200 + 0.85 * len(r.trials.results) if r.trials else 0)
+        + 8 * len(r.blocks) * (1 + len(r.jobs))
+        for r in todo
+    ] + [0.35 * len(ts.results) for ts in tabled]
+
+    def unit(u: Run | TrialSet) -> Analysed | bytes:
+        """A run's pages (:func:`analyse`) or a trial set's table (may run in a forked child)."""
+        return trials_table(u) if isinstance(u, TrialSet) else analyse(u)
+
+    units: list[Run | TrialSet] = [*todo, *tabled]
+    done = fork_map(unit, units, opts.workers or os.cpu_count() or 1, cost)
+    tables_made = cast("list[bytes]", done[len(todo) :])
+    analysed = iter(cast("list[Analysed]", done[: len(todo)]))
+    for run in runs:
+        key, record = kept[run.id]
+        if record is not None:
+            for e in record.jobs:
+                job_pages[e.id], job_rows[e.id] = (e, None), e.row
+                job_items[e.id] = (e.compare, e.config)
+            run_pages.append((record.run, None))
+            run_rows.append(record.run.row)
+            run_items.append((record.run.compare, record.run.config))
+            continue
+        chain, rp, run_tasks, files = next(analysed)
+        premade.update(
+            {url: (args, resolve(made, tables_made)) for url, (args, made) in files.items()}
+        )
+        for job, (page, tasks) in zip(run.jobs, chain, strict=True):
+            job_pages[job.id], job_rows[job.id] = (page, job.trials), page.row()
+            job_items[job.id] = (compare_item("job", page), page.config)
+            if tasks:
+                task_tables[page.url] = tasks
+        run_pages.append((rp, run.trials))
+        run_rows.append(rp.row())
+        run_items.append((compare_item("run", rp), chain[-1][0].config if chain else None))
+        if run_tasks:
+            task_tables[rp.url] = run_tasks
+        made.append((key, rp, [p for p, _ in chain]))
+    index = index_page(
+        [job_rows[j.id] for j in jobs],
+        run_rows,
+        disc,
+        len(warnings),
+        trials,
+        opts.title,
+    )
+    compare = compare_page_of(run_items + [job_items[j.id] for j in jobs])
+    return SitePages(
+        index, run_pages, [job_pages[j.id] for j in jobs], compare, task_tables, made, premade
+    )

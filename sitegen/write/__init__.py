@@ -1,0 +1,1 @@
+"""Write the site into the output folder: atomic, manifest-kept, one build at a time."""

@@ -1,0 +1,94 @@
+from sitegen.assemble.runs import job_status, stitch
+from sitegen.model.parsed import (
+    BatchCounts,
+    Checkpoint,
+    Job,
+    JobSource,
+    MetricBlock,
+    ParsedLog,
+    VllmStats,
+)
+
+
+def log(steps, resumed=None, saved=(), end=None, mtime=0.0, first_time=None):
+    return ParsedLog(
+        "x",
+        tuple(
+            MetricBlock(s, {"reward/avg_raw_reward": s / 100, "timing/step": 10.0}, s)
+            for s in steps
+        ),
+        (),
+        "console",
+        end,
+        None,
+        resumed,
+        None,
+        False,
+        tuple(Checkpoint(s, f"/c/global_step_{s}") for s in saved),
+        None,
+        BatchCounts(),
+        {},
+        BatchCounts(),
+        VllmStats((), (), 0, 0, 0, {}),
+        first_time,
+        None,
+        0,
+        0,
+        mtime,
+        (),
+    )
+
+
+def job(i, lg):
+    return Job(
+        JobSource(f"j{i}", f"j{i}.out", "g", "experiment", ("g", i, "")), lg, "complete", "r", None
+    )
+
+
+def test_resumed_job_wins_and_rolled_back_steps_are_discarded():
+    a = job(1, log(range(1, 11), saved=(4, 8)))
+    b = job(2, log(range(9, 15), resumed=8))
+    blocks, discarded, resumed, restarts = stitch([a, b])
+    assert [x.step for x in blocks] == list(range(1, 15))
+    assert [x.step for x in discarded] == [9, 10]
+    assert blocks[8] is b.log.blocks[0]
+    assert resumed == (8,) and restarts[0].discarded_time_s == 20.0
+
+
+def test_resume_before_recomputation_point_discards_what_was_rolled_back():
+    a = job(1, log(range(1, 11)))
+    b = job(2, log(range(7, 8), resumed=6))
+    blocks, discarded, _, _ = stitch([a, b])
+    assert [x.step for x in blocks] == list(range(1, 8))
+    assert [x.step for x in discarded] == [7, 8, 9, 10]
+
+
+def test_status():
+    assert job_status(log([1], end="complete"), 1e9) == "complete"
+    assert job_status(log([1], mtime=1000.0), 1000.0 + 60) == "running"
+    assert job_status(log([1], mtime=1000.0), 1000.0 + 16 * 60) == "incomplete"
+    assert job_status(None, 0) == "incomplete"
+
+
+def test_experiment_chain_order_without_slurm_ids():
+    from datetime import datetime
+
+    from sitegen.assemble.runs import group_runs
+    from sitegen.model.parsed import Discovery
+
+    late = JobSource("b", "exp/logs/first-try.out", "exp", "experiment", ("exp", 0, "first-try"))
+    early = JobSource("a", "exp/logs/zz-resume.out", "exp", "experiment", ("exp", 0, "zz-resume"))
+    logs = {
+        "a": log([1], first_time=datetime(2026, 1, 1)),
+        "b": log([5], first_time=datetime(2026, 1, 3)),
+    }
+    runs = group_runs(Discovery((late, early), {}, (), ()), logs)
+    assert [s.id for s in runs[0][1]] == ["a", "b"]  # by start time, not by name
+    with_ids = [
+        JobSource("x", "e/logs/r_20.out", "e", "experiment", ("e", 20, "r_20")),
+        JobSource("y", "e/logs/r_3.out", "e", "experiment", ("e", 3, "r_3")),
+    ]
+    assert [s.id for s in group_runs(Discovery(tuple(with_ids), {}, (), ()), {})[0][1]] == [
+        "y",
+        "x",
+    ]

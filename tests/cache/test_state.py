@@ -1,0 +1,344 @@
+"""BuildState: what survives between builds, keyed on version and options, and read as data only."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from datetime import datetime
+from pathlib import Path
+
+from sitegen.cache import sources
+from sitegen.cache import state as incremental
+from sitegen.cache.files import LastBuild, Summary, loads, read_file
+from sitegen.cache.sources import fingerprint
+from sitegen.cache.state import DELTA_MIN, BuildState
+from sitegen.model.parsed import TrialResult
+from sitegen.options import BuildOptions
+
+
+def _state(tmp_path: Path, **kw) -> BuildState:
+    return BuildState(tmp_path / ".site.cache", BuildOptions(archive=tmp_path, **kw))
+
+
+TRIAL = TrialResult(
+    name="t1",
+    task="fix-bug",
+    reward=math.nan,
+    exception="AgentTimeoutError",
+    turns=2**70,  # beyond 64 bits: JSON holds it, orjson alone does not
+    input_tokens=None,
+    output_tokens=5,
+    duration_s=-math.inf,
+    eval=False,
+    started_at=datetime(2026, 3, 1, 12, 0, 5),
+    env_setup_s=1.25,
+    cache_tokens=7,
+)
+KNOWN = {
+    "t/t1/result.json": (120, 1_700_000_000_123_456_789, ("ok", TRIAL)),
+    "t/t2/result.json": (0, 5, ("bad", "empty result.json", None)),
+    "t/e/result.json": (9, 5, ("eval",)),
+    "t/trials_step1_a.tar": (
+        4096,
+        7,
+        [("x/t3/result.json", ("job",)), ("x/t4/result.json", ("bad", "m", 3))],
+    ),
+}
+
+
+def _same(a: dict, b: dict) -> bool:
+    # nan != nan: compare the trial's fields by their repr
+    return repr(sorted(a.items())) == repr(sorted(b.items()))
+
+
+def test_trial_outcomes_round_trip(tmp_path):
+    s = _state(tmp_path)
+    s.keep_trial_outcomes("t", KNOWN)
+    got = _state(tmp_path).trial_outcomes("t")
+    assert _same(got, KNOWN)
+    r = got["t/t1/result.json"][2][1]
+    assert math.isnan(r.reward) and r.duration_s == -math.inf and r.turns == 2**70
+    assert r.started_at == TRIAL.started_at and r.cache_tokens == 7 and r.verifier_s is None
+    assert _state(tmp_path).warnings == []
+
+
+def _plain(i: int) -> TrialResult:
+    return TrialResult(f"p{i}", "task", 0.5, None, i, 10, 20, 3.5, False, datetime(2026, 1, 1))
+
+
+def _many(n: int, start: int = 0) -> dict:
+    return {f"t/p{i}/result.json": (100 + i, i, ("ok", _plain(i))) for i in range(start, n)}
+
+
+def _as_next_build(tmp_path: Path, known: dict) -> tuple[BuildState, dict]:
+    """A new state, its outcomes read, and ``known`` with each unchanged entry replaced by
+    the one it read (as plan_trials hands them on: the very entry read)."""
+    s = _state(tmp_path)
+    old = s.trial_outcomes("t")
+    return s, {rel: old.get(rel) if old.get(rel) == e else e for rel, e in known.items()}
+
+
+def test_new_outcomes_are_written_beside_the_base_and_read_over_it(tmp_path):
+    first = _many(200)
+    _state(tmp_path).keep_trial_outcomes("t", first)
+    s = _state(tmp_path)
+    base, added = s._path("trials", "t"), s._path("trialsadd", "t")
+    base_bytes = base.read_bytes()
+    assert not added.exists()
+    grown = {**first, **_many(203, 200), "t/p5/result.json": (1, 2, ("bad", "cut short", 3))}
+    s, known = _as_next_build(tmp_path, grown)
+    s.keep_trial_outcomes("t", known)
+    assert base.read_bytes() == base_bytes and added.exists()  # only what changed was written
+    assert len(loads(read_file(added))["body"]["outcomes"]["paths"]) == 4  # 3 new, 1 changed
+    s = _state(tmp_path)
+    assert _same(s.trial_outcomes("t"), grown) and s.warnings == []
+    # one more trial: written beside the same base, with those added before
+    s, known = _as_next_build(tmp_path, {**grown, **_many(204, 203)})
+    s.keep_trial_outcomes("t", known)
+    assert base.read_bytes() == base_bytes
+    assert _same(_state(tmp_path).trial_outcomes("t"), {**grown, **_many(204, 203)})
+
+
+def test_a_removed_outcome_or_too_many_new_ones_write_a_new_base(tmp_path):
+    first = _many(200)
+    _state(tmp_path).keep_trial_outcomes("t", first)
+    s, known = _as_next_build(tmp_path, {**first, **_many(201, 200)})
+    s.keep_trial_outcomes("t", known)
+    added = s._path("trialsadd", "t")
+    assert added.exists()
+    fewer = {k: v for k, v in first.items() if k != "t/p7/result.json"}  # a trial folder removed
+    s, known = _as_next_build(tmp_path, fewer)
+    s.keep_trial_outcomes("t", known)
+    assert not added.exists()
+    assert _same(_state(tmp_path).trial_outcomes("t"), fewer)
+    more = {**fewer, **_many(200 + DELTA_MIN + 1, 200)}  # more added than the base may carry
+    s, known = _as_next_build(tmp_path, more)
+    s.keep_trial_outcomes("t", known)
+    assert not added.exists() and _same(_state(tmp_path).trial_outcomes("t"), more)
+
+
+def test_added_outcomes_damaged_or_of_another_base(tmp_path):
+    """Damaged: a warning, and its files are read again; made on another base (a new base
+    was written, and the build stopped before removing them): passed over, no warning."""
+    first = _many(100)
+    _state(tmp_path).keep_trial_outcomes("t", first)
+    s, known = _as_next_build(tmp_path, {**first, **_many(102, 100)})
+    s.keep_trial_outcomes("t", known)
+    added = s._path("trialsadd", "t")
+    good = added.read_bytes()
+    added.write_bytes(good[:-9])
+    s = _state(tmp_path)
+    assert _same(s.trial_outcomes("t"), first)
+    assert len(s.warnings) == 1 and str(added) in s.warnings[0]
+    added.write_bytes(good)
+    _state(tmp_path).keep_trial_outcomes("t", _many(50))  # a new base (the old is gone)...
+    added.write_bytes(good)  # ... and what was added to the old one still there
+    s = _state(tmp_path)
+    assert _same(s.trial_outcomes("t"), _many(50)) and s.warnings == []
+
+
+def test_a_cache_of_the_last_version_is_read_afresh_without_a_warning(tmp_path, monkeypatch):
+    """Version 4 kept a folder's outcomes as one object per file: a cache of it is not read."""
+    monkeypatch.setattr(incremental, "CACHE_VERSION", 4)
+    s = _state(tmp_path)
+    old_body = {"t/a/result.json": [120, 5, {"file": ["eval"]}]}
+    s._save("trials", "t", old_body)
+    monkeypatch.undo()
+    s = _state(tmp_path)
+    assert s.trial_outcomes("t") == {} and s.warnings == []
+    assert not s._path("trials", "t").exists()  # the old cache is gone
+
+
+def test_invalidated_by_version_options_and_clean(tmp_path, monkeypatch):
+    _state(tmp_path).keep_trial_outcomes("t", KNOWN)
+    assert _state(tmp_path).trial_outcomes("t")
+    assert _state(tmp_path, redact_patterns=("secret",)).trial_outcomes("t") == {}
+    _state(tmp_path).keep_trial_outcomes("t", KNOWN)
+    monkeypatch.setattr(incremental, "__version__", "99.0")
+    assert _state(tmp_path).trial_outcomes("t") == {}
+    monkeypatch.undo()
+    _state(tmp_path).keep_trial_outcomes("t", KNOWN)
+    assert _state(tmp_path, clean=True).trial_outcomes("t") == {}
+    assert _state(tmp_path).warnings == []  # a new version or options: no warning, just afresh
+
+
+def test_damaged_or_planted_files_are_ignored_with_a_warning(tmp_path):
+    s = _state(tmp_path)
+    s.keep_trial_outcomes("t", KNOWN)
+    path = s._path("trials", "t")
+    good = path.read_bytes()
+    bad = {
+        "truncated": good[: len(good) // 2],
+        "not json": b"\x80\x04\x95 a pickle",
+        "NaN token": good.replace(b'"nan"', b"NaN"),
+        "another name": good.replace(b'"name":"t"', b'"name":"u"'),
+        "wrong type": good.replace(b"[120,", b'["120",'),
+        "unknown outcome": good.replace(b'["eval"]', b'["exec","os.system"]'),
+        "short trial": good.replace(b'"fix-bug",', b""),
+    }
+    for what, data in bad.items():
+        assert data != good, what
+        path.write_bytes(data)
+        s = _state(tmp_path)
+        assert s.trial_outcomes("t") == {}, what
+        assert len(s.warnings) == 1 and str(path) in s.warnings[0], what
+
+
+def test_a_fifo_or_link_is_never_opened(tmp_path):
+    s = _state(tmp_path)
+    s.keep_trial_outcomes("t", KNOWN)
+    path = s._path("trials", "t")
+    path.unlink()
+    os.mkfifo(path)  # opening it for reading would wait forever
+    s = _state(tmp_path)
+    assert s.trial_outcomes("t") == {} and "not a regular file" in s.warnings[0]
+    path.unlink()
+    target = tmp_path / "elsewhere.json"
+    target.write_text("{}")
+    path.symlink_to(target)
+    s = _state(tmp_path)
+    assert s.trial_outcomes("t") == {} and len(s.warnings) == 1
+
+
+def test_a_cache_folder_that_is_a_link_is_replaced(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("x")
+    (tmp_path / ".site.cache").symlink_to(victim)
+    s = _state(tmp_path)
+    assert not s.dir.is_symlink() and s.dir.is_dir() and (victim / "precious.txt").exists()
+    assert "not a folder sitegen made" in s.warnings[0]
+
+
+def test_last_build_record_round_trips(tmp_path):
+    last = LastBuild(
+        sources="abc",
+        pages={"job:x": "p1"},
+        files={"index.html": (10, 1_700_000_000_000_000_001)},
+        watch={"t": ((("t", 5),), (("t/a/result.json", -1, -1),))},
+        open_jobs=frozenset({"x"}),
+        summary=Summary(1, 1, 3, 1, 4, 5, 6, 7, 8, (("x.out", 3, "damaged"), ("t", None, "odd"))),
+    )
+    _state(tmp_path).save_site(last)
+    assert _state(tmp_path).last == last
+    assert _state(tmp_path, clean=True).last is None
+
+
+def _watch(archive: Path, known: dict) -> tuple:
+    before = sources._folder_stats(archive, "t")  # taken before the parse, as a build does
+    return sources._watch(archive, "t", known, before)
+
+
+def test_trials_watch_sees_new_and_finished_trials_only(tmp_path):
+    root = tmp_path / "t"
+    for name in ("a", "b"):
+        (root / name).mkdir(parents=True)
+    (root / "a" / "result.json").write_text("{}")
+    (root / "eval_sessions" / "s1" / "e1").mkdir(parents=True)
+    known = {"t/a/result.json": (2, 1, ("ok", TRIAL))}  # b has no result.json yet
+    w = _watch(tmp_path, known)
+    assert [f for f, _, _ in w[1]] == ["t/b/result.json", "t/eval_sessions/s1/e1/result.json"]
+    assert sources.watch_holds(tmp_path, w)
+    (root / "a" / "result.json").write_text('{"changed": 1}')  # complete: never looked at again
+    assert sources.watch_holds(tmp_path, w)
+    (root / "b" / "result.json").write_text("{}")  # a pending trial finishes
+    assert not sources.watch_holds(tmp_path, w)
+    w = _watch(tmp_path, known)
+    (root / "eval_sessions" / "s1" / "e2").mkdir()  # a new trial in a session
+    os.utime(root / "eval_sessions" / "s1", ns=(1, 1))  # (whatever the clock's granularity)
+    assert not sources.watch_holds(tmp_path, w)
+
+
+def test_trials_watch_from_the_parse_listing_is_the_watch_from_a_new_listing(tmp_path):
+    """The build makes a folder's watch from what plan_trials listed (the folder is not
+    listed again at the end of the build): the same watch, for trials complete, missing,
+    damaged and in eval sessions, and trial archives (a directory named like one is none)."""
+    import io
+    import tarfile
+
+    from sitegen.read.trials import decode_files, plan_trials
+
+    root = tmp_path / "t"
+    for name in ("a", "b", "c"):
+        (root / name).mkdir(parents=True)
+    (root / "a" / "result.json").write_text(json.dumps({"trial_name": "a", "task_name": "x"}))
+    (root / "c" / "result.json").write_text("{damaged")
+    (root / "eval_sessions" / "s1" / "e1").mkdir(parents=True)
+    (root / "trials_step3_x.tar.gz.d").mkdir()
+    (root / "trials_step9_dir.tar").mkdir()  # not an archive: a directory
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = json.dumps({"trial_name": "m", "task_name": "x"}).encode()
+        info = tarfile.TarInfo("m/result.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    (root / "trials_step2_old.tar").write_bytes(buf.getvalue())
+    before = sources._folder_stats(tmp_path, "t")
+    plan = plan_trials(root, tmp_path)
+    _, known = plan.finish(decode_files(str(tmp_path), plan.todo))
+    listed = sources.Listing(plan.files, plan.tars)
+    assert plan.tars == ["trials_step2_old.tar"]
+    made = sources._watch(tmp_path, "t", known, before, listed)
+    assert made == sources._watch(tmp_path, "t", known, before)
+    assert [f for f, _, _ in made[1]] == [
+        "t/b/result.json",
+        "t/c/result.json",
+        "t/eval_sessions/s1/e1/result.json",
+        "t/trials_step3_x.tar.gz.d/result.json",
+        "t/trials_step9_dir.tar/result.json",
+        "t/trials_step2_old.tar",
+    ]
+
+
+def test_a_result_landing_during_the_build_is_seen_by_the_next(tmp_path):
+    """The watch holds the stats the parse saw, not the ones after it."""
+    (tmp_path / "t" / "b").mkdir(parents=True)
+    before = sources._folder_stats(tmp_path, "t")
+    # ... the parse lists b (no result.json yet): b is "missing" ...
+    (tmp_path / "t" / "b" / "result.json").write_text("{}")  # ... and the trial finishes now
+    w = sources._watch(tmp_path, "t", {}, before)
+    assert not sources.watch_holds(tmp_path, w)  # so the next build reads it
+
+
+def test_fingerprint_marks_missing_files(tmp_path):
+    (tmp_path / "a").write_text("abc")
+    (fp_a, fp_b) = fingerprint([tmp_path / "a", tmp_path / "b"])
+    assert fp_a[1] == 3 and fp_b[1:] == (-1, -1)
+
+
+def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
+    """The parse worker encodes the log's cache entries (incremental.log_entries) and the
+    build only writes them: the same files BuildState.keep_log writes, read back whole."""
+    import shutil
+
+    from sitegen.read.parse import _parse_log_task
+
+    archive = tmp_path / "a"
+    (archive / "j").mkdir(parents=True)
+    sample = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "stale"
+    log = archive / "j" / "train_1.out"
+    shutil.copy(next(sample.glob("*.out")), log)
+    fp = fingerprint([log])
+    parsed, entries = _parse_log_task(str(archive), "j/train_1.out", (), (), None, fp)
+    assert [kind for kind, _ in entries] == ["log", "logstate", "logsum"]
+    here = _state(tmp_path / "here")
+    here.keep_encoded(parsed.path, entries)
+    there = _state(tmp_path / "there")
+    resume = _parse_log_task(str(archive), "j/train_1.out", (), (), None)
+    assert resume[1] == []  # without a fingerprint, nothing to keep
+    from sitegen.read.logfile import parse_log
+    from sitegen.redact import Redactor
+
+    again, state = parse_log(log, "j/train_1.out", Redactor(), (), None)
+    there.keep_log(again.path, fp, again, state)
+    files = sorted(
+        p.relative_to(here.dir) for p in here.dir.rglob("*.json") if p.name != "meta.json"
+    )
+    assert len(files) == 3
+    for f in files:
+        assert (here.dir / f).read_bytes() == (there.dir / f).read_bytes()
+    whole, _ = here.cached_log(parsed.path, fp)
+    steps = [b.step for b in parsed.blocks]
+    assert whole is not None and len(steps) > 1
+    assert [b.step for b in here.whole_log(parsed.path).blocks] == steps
