@@ -90,7 +90,7 @@ def code_signature() -> str:
     renders every page again instead of carrying pages made by the old code over. The
     version alone missed it: a fix to a chart showed only after ``--clean``.
     """
-    return tree_signature(Path(__file__).resolve().parent, suffix=".py")
+    return tree_signature(Path(__file__).resolve().parents[1], suffix=".py")  # sitegen/
 
 
 def assets_signature() -> str:

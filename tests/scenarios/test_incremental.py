@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import sitegen
 from sitegen.cache import sources
 from sitegen.cache import state as incremental
 from sitegen.commands.build import build
@@ -897,4 +898,11 @@ def test_code_signature_follows_the_package_sources(tmp_path):
     assert sources.tree_signature(tmp_path / "p", suffix=".py") == sig  # (bytecode: no)
     os.utime(tmp_path / "p" / "m.py", ns=(1, 10**18))
     assert sources.tree_signature(tmp_path / "p", suffix=".py") != sig
-    assert sources.code_signature() == sources.code_signature()
+
+
+def test_code_signature_covers_every_module_of_the_package():
+    """Not only the cache package's own modules: a change to a chart or a page is code too."""
+    package = Path(sitegen.__file__).resolve().parent
+    assert sources.code_signature() == sources.tree_signature(package, suffix=".py")
+    own = sources.tree_signature(Path(sources.__file__).resolve().parent, suffix=".py")
+    assert sources.code_signature() != own
