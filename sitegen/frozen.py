@@ -2,9 +2,9 @@
 
 ``@dataclass(frozen=True)`` writes six methods per class as source text and
 compiles each one (``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
-``__setattr__``, ``__delattr__``): about 0.55 ms a class on CPython 3.11, so
-the ~90 model classes cost ~50 ms of every ``sitegen`` command's start-up, a
-sixth of a one-job rebuild. ``@frozen`` asks :func:`dataclasses.dataclass`
+``__setattr__``, ``__delattr__``): with the package's many model classes that
+is a large share of every ``sitegen`` command's start-up, and of a one-job
+rebuild (docs/benchmarks.md). ``@frozen`` asks :func:`dataclasses.dataclass`
 for the fields alone (``init=False``, not frozen, no eq or repr) and compiles
 only the ``__init__``, the one method that must be fast for its fields: the
 text dataclass(frozen=True) writes, each field set through
@@ -20,7 +20,7 @@ fields with ``repr=True``, ``...`` on recursion. The class's dataclass
 parameters say ``frozen`` and ``init``, as dataclass's would; a method the
 class writes itself is kept, as dataclass keeps it; a subclass of a frozen
 class is left to dataclass's frozen machinery (dataclass requires it).
-``tests/model/test_frozen.py`` holds every such class of the package against
+``tests/test_frozen.py`` holds every such class of the package against
 twins made by ``dataclass(frozen=True)``: the same behaviour, ``__init__``
 signature and docstring.
 """
@@ -84,8 +84,8 @@ def _freeze(cls: type[T], had_doc: bool) -> type[T]:
     ``__delattr__`` that refuse, and the class's parameters saying so.
 
     The ``__init__`` is compiled as dataclass compiles it; the refusing pair are two plain
-    functions bound by closure, not compiled per class: ~14 ms of every command's start-up
-    (~85 classes), ~5 % of a one-job rebuild. (An ``InitVar`` is refused: the ``__init__``
+    functions bound by closure, not compiled per class, which every command's start-up
+    would otherwise pay for each class. (An ``InitVar`` is refused: the ``__init__``
     written here takes none; no model class has one.)
     """
     own = cls.__dict__

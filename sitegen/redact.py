@@ -177,7 +177,7 @@ class Redactor:
         (:func:`~sitegen.redact_rules.may_hold_secret`); ``texts`` joined by newlines, which
         no trigger holds, hold every trigger any of them holds (and at most a few more,
         across a join: then False, and the caller asks text by text). One pass of the
-        trigger automaton over a folder's trial names instead of ~3 calls a trial.
+        trigger automaton over a folder's trial names instead of a few calls a trial.
         """
         return not self._user_rules and not may_hold_secret("\n".join(texts))  # type: ignore[attr-defined]
 

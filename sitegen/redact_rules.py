@@ -216,8 +216,8 @@ _ERROR_RULES: tuple[Rule, ...] = (
 
 
 # Something every built-in rule needs to find anything. Text holding none of these (most
-# trial and metric names) skips the rules: plain substring tests cost a microsecond, the
-# rules fifty. tests/test_redact.py checks each shape gets through.
+# trial and metric names) skips the rules: substring tests cost far less than the rules.
+# tests/test_redact.py checks each shape gets through.
 _TRIGGERS = (
     *("hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_"),
     *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox", "PRIVATE KEY"),
@@ -226,13 +226,13 @@ _TRIGGERS = (
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
 # a pattern that starts with the look-behind has no literal prefix to search for, so the
-# regex engine tries it at every character (~0.2 ms for a folder's 256 trial names joined,
-# where every "task-" holds an "sk-"; 17 µs this way). The same matches: the look-behind
-# sees exactly the character before the "sk-".
+# regex engine tries it at every character (of a folder's trial names joined, where every
+# "task-" holds an "sk-"). The same matches: the look-behind sees exactly the character
+# before the "sk-".
 _SK_RE = re.compile(r"sk-(?<![A-Za-z0-9]sk-)")
 # All the triggers in one automaton: one pass over the text instead of one substring test
-# per trigger (~0.2 µs against ~1.2 µs for a trial's name; ~30 k names, tasks and exception
-# types in the 1 GB archive's trials alone). Any trigger in the text gives a match.
+# per trigger, for the tens of thousands of names, tasks and exception types of a large
+# archive's trials. Any trigger in the text gives a match.
 _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # Triggers of the rules that ignore case (a bearer token, "token X" in an error message).
 _LOWER_TRIGGERS = ("bearer", "token", "api key", "api-key", "api_key", "apikey")

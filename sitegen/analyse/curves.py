@@ -92,9 +92,7 @@ def downsample_columns(
     # The buckets' bounds (n > max_points: none is empty), then each column by one
     # comprehension over the buckets' slices, a slice taken once for the three columns that
     # share it when the band is the values: the same sums, in the same order, and the same
-    # min and max, with fewer appends and slices than a loop over the buckets. With the fast
-    # path above: the 595 calls of a cold build of the 1 GB archive, replayed (CPU, best of
-    # 7), 38 -> 29 ms.
+    # min and max, with fewer appends and slices than a loop over the buckets.
     bounds = [i * n // max_points for i in range(max_points + 1)]
     spans = list(pairwise(bounds))
     chunks = [py[a:b] for a, b in spans]

@@ -67,8 +67,8 @@ UNACCOUNTED = "(rest)"
 
 def finite(values: Iterable[object]) -> list[float]:
     """The finite numbers among ``values`` (:func:`is_finite` decides), as floats."""
-    # Most per-step values are None (a metric not logged at that step: two in three on the
-    # 1 GB benchmark archive), so those are passed over before the call.
+    # Most per-step values are None (a metric not logged at that step), so those are passed
+    # over before the call.
     return [float(v) for v in values if v is not None and is_finite(v)]
 
 
@@ -81,7 +81,7 @@ def summarize(values: Iterable[object]) -> dict:
     mean = math.fsum(xs) / n
     return {
         "mean": mean,
-        # two-pass sample std in floats (statistics.stdev is exact but ~20x slower)
+        # two-pass sample std in floats (statistics.stdev is exact but far slower)
         "std": math.sqrt(math.fsum([(x - mean) ** 2 for x in xs]) / (n - 1)) if n >= 2 else None,
         "min": min(xs),
         "max": max(xs),

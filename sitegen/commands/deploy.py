@@ -1,7 +1,9 @@
 """``sitegen gh-deploy``: build, gate, commit the output folder as the tip of ``gh-pages``, push.
 
-The git side is plain ``git`` plumbing run as a subprocess, not ghp-import or
-dulwich (docs/design.md, "Publishing"): the blobs are written with
+The git side is plain ``git`` plumbing run as a subprocess: not ghp-import, which
+always makes a commit and reads the files itself (what it commits need not be what
+was scanned), nor dulwich, a second git implementation to trust with the user's
+repository and a dependency (docs/design.md, "Publishing"). The blobs are written with
 ``git hash-object -w --stdin-paths`` (and checked against the ids of the
 bytes the gate scanned, so what is committed is exactly what was checked),
 the tree is made in a temporary index (``GIT_INDEX_FILE``) with

@@ -2,7 +2,7 @@
 
 Pure functions from the model (:mod:`sitegen.model.parsed`) to frozen dataclasses;
 pages turn them into JSON with :func:`to_json`. Thresholds and rules are in
-docs/design.md ("Insights").
+docs/data.md ("What the insights mean").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which training step each trial belongs to (docs/design.md, "Trial attribution").
+"""Which training step each trial belongs to (docs/data.md, "Trial attribution").
 
 A step's metric block is logged when the step ends, so the block times cut the
 log into intervals: a trial *started* in ``(end of step N−1, end of step N]``

@@ -2,7 +2,7 @@
 
 Every rule is a small function over the model that returns a :class:`Finding`
 or nothing; the thresholds are constants in :mod:`sitegen.insights.rulebase` and are
-listed in docs/design.md ("Findings"). The metric rules are in
+listed in docs/data.md ("Findings"). The metric rules are in
 :mod:`sitegen.insights.metricrules`; the trial, log and status rules and :func:`evaluate`
 are here, and the shared names are re-exported so ``from sitegen.insights.findings
 import Finding`` keeps working. Each finding names the page section that shows the

@@ -1,4 +1,4 @@
-"""What every finding rule shares: :class:`Finding`, the thresholds (listed in docs/design.md,
+"""What every finding rule shares: :class:`Finding`, the thresholds (listed in docs/data.md,
 "Findings"), per-step trial outcomes and small helpers over metric blocks."""
 
 from __future__ import annotations

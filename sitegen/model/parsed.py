@@ -21,7 +21,7 @@ class MetricBlock:
     step: int
     metrics: dict[str, float]
     line: int  # where the block starts in its log
-    # loguru time of the block's marker: the end of the step (trial attribution, docs/design.md)
+    # loguru time of the block's marker: the end of the step (trial attribution, docs/data.md)
     time: datetime | None = None
 
 
@@ -154,7 +154,7 @@ class TrialResult:
     duration_s: float | None
     eval: bool
     # For the insights (sitegen/insights/): wall-clock start as written (tz dropped, see
-    # docs/design.md), the four Harbor stages in seconds, and cached input tokens.
+    # docs/data.md), the four Harbor stages in seconds, and cached input tokens.
     started_at: datetime | None = None
     env_setup_s: float | None = None
     agent_setup_s: float | None = None

@@ -33,10 +33,9 @@ def can_fork() -> bool:
 
 
 # What a child's item costs on top of its work, as a share of it: its results are pickled
-# there, sent through a pipe and unpickled here before this process can go on. Measured on
-# the 1 GB archive's cold build: a child's ~0.4 s of page work came back as 5.5 MB, 14 ms to
-# pickle and 10 ms to unpickle, ~25 ms in all with the pipe: the parent, done first, waited
-# that long (and with the child's share no heavier than its own, longer).
+# there, sent through a pipe and unpickled here before this process can go on, so a parent
+# that gave its child an equal share waits that long after finishing its own (measured on
+# the large benchmark archive's cold build).
 SEND_BACK = 0.08
 
 
@@ -59,8 +58,8 @@ def split(
     if order and cost[order[0]] > sum(cost) - cost[order[0]]:
         # One item outweighs all the others together: it stays here, the others going to the
         # children (each less loaded than this process). Its results, the largest, then need
-        # not be pickled and sent back: a rebuild's one run (~12 k trials: its pages) and its
-        # trial table made apart took 0.23 s that way against 0.32 s the other way round.
+        # not be pickled and sent back, which is what a running job's rebuild (its one run
+        # and that run's trial table made apart) gains most from.
         share[0].append(order.pop(0))
         load[0] += cost[share[0][0]]
     for i in order:

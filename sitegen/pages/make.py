@@ -93,17 +93,16 @@ def spark(values: Sequence[object], n: int = 40) -> list[int | float | None]:
 
 def _metrics(blocks: Sequence[MetricBlock]) -> dict[str, Stats]:
     # Stats(**s), not Stats.from_json(s): its fields are plain numbers, which the hint walk
-    # would hand over as they are (~6x the cost, for ~40 metrics a page), and a key that
-    # drifts from the analysis fails both ways.
+    # would hand over as they are at several times the cost (dozens of metrics a page),
+    # and a key that drifts from the analysis fails both ways.
     return {k: Stats(**s) for k, s in analyse.metric_summary(blocks).items()}
 
 
 def _batches(log: ParsedLog) -> BatchSummary:
     """``BatchSummary.from_json(analyse.batch_summary(log))``, each section built directly, as
     :func:`_metrics` builds its Stats: the hint walk of ``from_json`` for each step's totals
-    (one BatchTotals a step) was most of it. The 23 logs of the 1 GB archive (1824 steps; CPU,
-    three rounds): 28-36 -> 16-20 ms with ``batch_summary``'s own 11-13 ms. A key that
-    drifts from the fields fails both ways."""
+    (one BatchTotals a step) was most of it. A key that drifts from the fields fails both
+    ways."""
     d = analyse.batch_summary(log)
     return BatchSummary(
         **{
@@ -203,8 +202,7 @@ def run_page(
     job's own (:func:`steps_are_the_jobs`), what the job page holds of them (headline,
     statistics, series, timing tree, sparkline; its trial summary too when the run's trial
     set is the job's) is the run page's, taken as it is instead of made again from the very
-    same objects: the 1 GB archive's 19 one-job runs, 42 -> 1 ms of CPU (their
-    ``run_page`` calls in a ``--workers 1`` cold build). Page objects are frozen, so the
+    same objects, as most runs of an archive are one job. Page objects are frozen, so the
     two pages sharing them is safe; the JSON and HTML are the same bytes."""
     ins = insights or run_insights(run)
     if steps_are_the_jobs(run) and job is not None and job.id == run.jobs[0].id:

@@ -9,7 +9,7 @@ def package_dir(name: str) -> Path:
     """``templates``/``static`` inside the installed package, else beside it (editable install).
 
     Found from the package's own folder, not through ``importlib.resources``: its first
-    call imports its readers and ``zipfile`` (~3 ms of every build, a no-change one
+    call imports its readers and ``zipfile``, paid by every build (a no-change one
     included), and sitegen reads its package data as files anyway (it is not zip-safe).
     """
     package = Path(__file__).resolve().parents[1]  # sitegen/

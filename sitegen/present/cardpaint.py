@@ -34,7 +34,7 @@ KEY_X, VALUE_X = 760, 935  # the figures' two columns
 ROW_TOP, ROW_STEP = 165, 62
 CURVE_WIDTH = 5
 # Pillow draws lines without anti-aliasing: the curve is drawn 3x larger and shrunk
-# (4x looks the same and costs a third more)
+# (4x looks the same and costs more)
 SUPERSAMPLE = 3
 
 # Aileron (Pillow's built-in font) covers ASCII and a few signs; what it lacks is spelled
@@ -317,12 +317,13 @@ def draw_card(
     return im
 
 
-# shades of each colour over white: 32 look as smooth as 48 (the PNGs differ by 3 %) and
-# 5 x 32 + white fit a palette well within 256 colours
+# shades of each colour over white: 32 look as smooth as 48, and 5 x 32 + white fit a
+# palette well within 256 colours
 LEVELS = 32
 
 
-# zlib level 3: 4 ms a card and ~36 KB; level 6 takes 7 ms for ~29 KB, 9 takes 46 ms
+# zlib level 3: a card a few KB larger than at level 6, well within its weight budget, in
+# about half the time (docs/benchmarks.md)
 COMPRESS_LEVEL = 3
 
 

@@ -5,13 +5,11 @@ What a card shows (:func:`card_for`): the page's title and the site's, the rewar
 status, steps, reward mean and last, pass@k, step time.
 
 How it is painted (:mod:`sitegen.present.cardpaint`): straight onto pixels with Pillow,
-in Pillow's own FreeType font (Aileron), onto a fixed palette. It used to be a
-Vega-Lite spec rasterised by vl-convert and quantised: ~0.17 s of CPU a card, 4.4 s for
-the 25 cards of the 1 GB benchmark archive, and vl-convert's JavaScript runtime in memory
-(~140 MB). Drawn directly it is ~8 ms a card (docs/design.md, "Cards", has the numbers
-and the trade-offs: one font weight, ASCII and a few signs). A card is one of its page's
-files (:mod:`sitegen.present.html`), so with workers half are painted in the forked child
-that makes every other page.
+in Pillow's own FreeType font (Aileron), onto a fixed palette, rather than rasterising a
+Vega-Lite spec, which needs a JavaScript runtime in memory and takes far longer a card
+(docs/benchmarks.md). The price: one font weight, ASCII and a few signs. A card is one
+of its page's files (:mod:`sitegen.present.pagefiles`), so with workers most are painted
+in the forked children that make their pages.
 """
 
 from __future__ import annotations

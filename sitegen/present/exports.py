@@ -28,8 +28,8 @@ class _SafeWriter:
 
     def writecolumns(self, columns: list[list[object]]) -> None:
         """Rows given column by column (all as long), each cell made a CSV value
-        (:func:`~sitegen.present.formatting.csv_value`) and safe: a column at a time is a
-        few times faster than a row at a time through Python."""
+        (:func:`~sitegen.present.formatting.csv_value`) and safe: a column at a time keeps
+        the per-cell work in C rather than in a Python call per cell."""
         text = _unquoted_rows(columns)
         if text is not None:
             self._buf.write(text)
@@ -59,8 +59,9 @@ def _unquoted_rows(columns: list[list[object]]) -> str | None:
 
     Made column by column (the text of each cell, one join of the column searched for what
     the writer would quote, the rows zipped and joined in C): the writer's own work per
-    field, and a Python call or two per cell, were most of a 13 k-trial ``trials.csv``'s
-    time (50 -> 25 ms). A test holds the two paths to the same text.
+    field, and a Python call or two per cell, were most of the time of a large
+    ``trials.csv``, which a running job's rebuild writes again. A test holds the two paths
+    to the same text.
     """
     if len(columns) < 2:
         return None

@@ -253,8 +253,8 @@ def markdown_html(text: str) -> str:
     from markdown.extensions.tables import TableExtension
 
     # Extensions as instances, not names: a name is looked up among every installed
-    # package's entry points, ~30 ms the first time in each process (more than the
-    # conversion of any notes file); the extensions and the HTML are the same.
+    # package's entry points the first time in each process, which costs more than the
+    # conversion of any notes file; the extensions and the HTML are the same.
     return markdown.markdown(
         text, extensions=[TableExtension(), FencedCodeExtension()], output_format="html"
     )

@@ -1,6 +1,6 @@
 """The listings that grow with the archive: the index table's rows and the comparison list.
 
-A team archive holds hundreds of runs, and every page must stay under 500 KB (issue 11).
+A team archive holds hundreds of runs, and every page must stay under 500 KB.
 The index's HTML therefore holds only the newest runs (:data:`INDEX_ROWS` rows, no script
 needed to read them); every run's row is in ``index-rows.js`` beside it, which
 ``static/site.js`` loads as soon as the reader sorts, filters or asks for all of them. Both

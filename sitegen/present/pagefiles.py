@@ -46,7 +46,7 @@ Files = list[tuple[str, "str | bytes | TableSlot"]]
 # A page's index.html from (template, page folder, context, meta): its site path and text.
 Html = Callable[[str, str, Mapping[str, Any], dict], tuple[str, str]]
 
-# Per-trial rows gzip'ed: CSV compresses ~5x, and at 40 k trials a job the table is most of a
+# Per-trial rows gzip'ed: CSV compresses well, and at 40 k trials a job the table is most of a
 # site's bytes (GitHub Pages allows 1 GB). mtime=0 keeps the bytes deterministic.
 TRIALS_FILE = "trials.csv.gz"
 CARD_FILE = "card.png"  # a published page's OpenGraph card, beside it
@@ -55,11 +55,9 @@ CARD_FILE = "card.png"  # a published page's OpenGraph card, beside it
 def gzip_text(text: str) -> bytes:
     """``text`` as UTF-8, gzip'ed with fixed bytes (no timestamp).
 
-    Level 7, not 9: on the 1 GB benchmark archive's tables (1.4 MB of CSV and JSON) level 9
-    took 66 ms for 267 KB, level 8 50 ms for 268 KB, level 7 23 ms for 276 KB (+3 %), level 6
-    22 ms for 283 KB. A running job's rebuild gzips its run's whole table again, so the
-    time counts twice (cold and every rebuild) while 3 % of the trial tables is ~13 MB of a
-    500-job team site's ~0.9 GB (docs/benchmarks.md).
+    Level 7, not 9: a few per cent larger in a third of the time (docs/benchmarks.md). A
+    running job's rebuild gzips its run's whole table again, so the time counts on every
+    rebuild, while the bytes stay well within a team site's 1 GB.
     """
     return gzip.compress(text.encode("utf-8"), compresslevel=7, mtime=0)
 
@@ -74,22 +72,22 @@ class TableSlot:
     """A file's content made in another process, for now: the placeholder that a page's
     files hold until it comes back (:func:`resolve`).
 
-    A run's trial table is made apart from its analysis (``sitepages.site_pages``): at
-    13.5 k trials its CSV and gzip take ~50 ms, which the second core does while this one
-    analyses the run, when a rebuild has that one run to analyse (a running job's)."""
+    A run's trial table is made apart from its analysis (``pages.site.site_pages``): a large
+    table's CSV and gzip are then made by the second core while this one analyses the run,
+    when a rebuild has that one run to analyse (a running job's)."""
 
     key: int
 
 
 @frozen
 class Prepared:
-    """What a run's page files take made outside its analysis (``sitepages.site_pages``).
+    """What a run's page files take made outside its analysis (``pages.site.site_pages``).
 
     ``tables``: by ``id`` of a trial set, the slot of its table, being made in another
     process meanwhile (:func:`resolve` puts it in). ``notes``: by their Markdown, notes as
     sanitized HTML, made before the analysis, the Markdown library's part through the build
-    cache: importing it costs ~25 ms in each process that converts, and a running job's
-    rebuild converted the same notes each time."""
+    cache: importing Markdown is a cost in each process that converts, and a running job's
+    rebuild would convert the same notes each time."""
 
     tables: Mapping[int, TableSlot] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)
@@ -120,9 +118,9 @@ def progression_tbody(rows: list[ProgressionRow]) -> Markup:
     """The job page's per-step table body (``<tbody>`` rows: step, reward, pass@k, KL, loss,
     step time, generation wait), each cell escaped as the template's ``{{ … }}`` does.
 
-    Written here in one pass rather than by a loop in the template: at ~2 k cells a job
-    (7 a step) Jinja's per-cell lookups, filter calls and escapes were a third of the page's
-    render. The numbers are the ``num`` filter's (:func:`fmt_num`), whose text is only
+    Written here in one pass rather than by a loop in the template: with thousands of cells
+    a job (7 a step), Jinja's per-cell lookups, filter calls and escapes were a large share
+    of the page's render. The numbers are the ``num`` filter's (:func:`fmt_num`), whose text is only
     digits, separators, signs, ``e``, ``nan``, ``∞`` or ``–``: nothing to escape (a test
     holds it to that); the step is escaped.
     """
@@ -169,12 +167,12 @@ class PageFiles:
         """``fn(*args)``, made once for the same argument objects in a row.
 
         A run of one job shares its job page's series, statistics, timing tree
-        (``pages.run_page``), and the run page is made right after its job pages: what is
-        made from those alone (the CSV of the steps, the comparison curves, the step charts,
-        the cleaned run page each job page shows) is made once for both pages. Safe because
+        (:func:`sitegen.pages.make.run_page`), and the run page is made right after its job
+        pages: what is made from those alone (the CSV of the steps, the comparison curves,
+        the step charts, the cleaned run page each job page shows) is made once for both
+        pages. Safe because
         page objects are frozen and what is made from them is not changed after (the
-        arguments are held, so an id is not reused meanwhile). The 1 GB archive's cold build
-        (CPU, ``--workers 1``, per call): the files of its 21 run pages, 98 -> 45 ms."""
+        arguments are held, so an id is not reused meanwhile)."""
         last = self._last.get(fn)
         if last is not None and len(last[0]) == len(args) and all(map(operator.is_, last[0], args)):
             return last[1]

@@ -1,9 +1,9 @@
 """A config dump shown as YAML: plain block YAML of JSON-like values, without PyYAML.
 
 The job page shows each job's config (already parsed and redacted) as YAML. PyYAML's
-``safe_dump`` did it, but importing PyYAML costs ~10 ms (its reader compiles a large
-character class at import) and its pure-Python emitter ~1 ms a config: a rebuild after
-one job's log grew paid both for one page. The values here are what
+``safe_dump`` could, but importing PyYAML (its reader compiles a large character class)
+and its pure-Python emitter are a share of a rebuild after one job's log grew, which
+writes one page, and its C emitter writes other bytes. The values here are what
 :func:`sitegen.read.configdump.plain` leaves (dicts, lists, text, numbers, booleans,
 None, dates and times), so a small emitter does: block mappings and sequences, scalars
 plain where YAML reads them back as the same text, double-quoted otherwise (a JSON string

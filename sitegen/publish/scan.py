@@ -1,13 +1,18 @@
 """How one file of a site is read and scanned: the bytes as a reader gets them.
 
 * **Text** (valid UTF-8) is scanned as it is; HTML, XML and SVG with their character
-  references decoded (``&#39;`` is a quote), except those that decode to a line break.
+  references decoded (the build writes ``'`` as ``&#39;``, and ``&#39;[REDACTED]&#39;`` is
+  a masked value, not a finding), except those that decode to a line break (so line
+  numbers stay true).
 * **gzip** files (every member) are scanned decompressed.
 * **Binary** (not UTF-8, or a NUL byte in the first 8000 bytes, git's test) is scanned as
-  its runs of 8 or more printable ASCII characters, joined by NULs.
+  its runs of 8 or more printable ASCII characters, joined by NULs: a credential is ASCII
+  and at least that long, and decoding the bytes as Latin-1 would find the same strings
+  but run every rule over random bytes. Text drawn into a PNG's pixels cannot be read; it
+  comes from the redacted model that the pages show, which are scanned.
 
 Each finding is a :class:`Leak`: ``path:line: kind: excerpt``, the excerpt being the
-finding's line with every finding on it masked. docs/design.md ("Publishing") says why.
+finding's line with every finding on it masked, so the report never shows the value.
 """
 
 from __future__ import annotations

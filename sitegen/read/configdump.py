@@ -13,9 +13,9 @@ from sitegen.read.markers import CONFIG_ROOTS, YAML_TOP_RE
 if TYPE_CHECKING:
     import yaml
 
-# PyYAML is imported where a dump is read (~10 ms): a rebuild that reads on from where a
-# grown log stopped meets no config dump, and pages show configs without it
-# (present/yamltext.py).
+# PyYAML is imported where a dump is read, as its import is a share of a rebuild: one that
+# reads on from where a grown log stopped meets no config dump, and pages show configs
+# without it (present/yamltext.py).
 
 
 class ConfigDump(ParserCore):

@@ -297,7 +297,7 @@ def _trial(fields: dict[str, Any]) -> TrialResult:
     """The :class:`TrialResult` of ``fields`` (all of them, in their order), set as unpickling sets them.
 
     The frozen dataclass's ``__init__`` sets each of its 16 fields through
-    ``object.__setattr__``, which was a quarter of decode_fields' work. Filling the new
+    ``object.__setattr__``, a large share of decode_fields' work. Filling the new
     instance's ``__dict__`` is how pickle builds every TrialResult a worker sends back;
     the object is equal, field for field (tests/read/test_harbor.py checks both, and that
     TrialResult has no ``__post_init__`` or slots that this would skip).
@@ -334,7 +334,7 @@ _STAGES = (
 def _insight_fields(obj: dict, agent: dict, start: datetime | None) -> dict:
     """Start time (``started_at`` as :func:`_time` reads it), stage durations and cached tokens.
 
-    The insights' inputs (docs/design.md).
+    The insights' inputs (docs/data.md, "What the insights mean").
     """
     stages = {}
     for key, field_name in _STAGES:
@@ -343,7 +343,7 @@ def _insight_fields(obj: dict, agent: dict, start: datetime | None) -> dict:
         stages[field_name] = d if d is not None and d >= 0 else None
     return {  # (in TrialResult's field order: see _trial)
         # the wall-clock reading as written: logs are naive local time, and a trial's
-        # "Z" is compared against them as a reading (docs/design.md, trial attribution)
+        # "Z" is compared against them as a reading (docs/data.md, trial attribution)
         "started_at": start.replace(tzinfo=None) if start is not None else None,
         **stages,
         "cache_tokens": _int(agent.get("n_cache_tokens")),

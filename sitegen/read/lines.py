@@ -64,9 +64,9 @@ class Line(NamedTuple):
     ``"vllm"`` or ``""``; ``time`` is set for loguru lines only (vLLM headers
     carry no year), ``vllm_time`` holds the vLLM ``MM-DD HH:MM:SS`` text.
 
-    A named tuple, not a frozen dataclass: just as immutable, and made about ten
-    times faster (a frozen dataclass sets each field through ``object.__setattr__``),
-    which counts for the ~125 k lines of a large archive that reach here (issue 11).
+    A named tuple, not a frozen dataclass: just as immutable, and much cheaper to make
+    (a frozen dataclass sets each field through ``object.__setattr__``), which counts
+    for the many lines of a large archive that reach here.
     It lives only while its line is dispatched; nothing keeps it.
     """
 
@@ -134,9 +134,9 @@ class CrBreaks:
     def total(self) -> int:
         """The chunk's breaks made of lone ``\r``, all of them.
 
-        Counted once, on from where :meth:`before` stands, which stays there. (It was a
-        ``chunk.count(b"\r")`` of its own beside the count :meth:`before` makes anyway, a
-        second pass over each chunk holding a ``\r``: ~70 ms of the 1 GB archive's parse.)
+        Counted once, on from where :meth:`before` stands, which stays there, rather than
+        by a ``chunk.count(b"\r")`` of its own beside the count :meth:`before` makes anyway:
+        one pass over each chunk holding a ``\r``, not two.
         """
         if self._total is None:
             here = self._i, self._pos, self._got
@@ -188,8 +188,7 @@ def iter_blocks(
 
     Lines are not numbered here: a block's lines are counted by whoever reads it
     (:meth:`~sitegen.read.logparse.LogParser.feed_block` counts them as it goes), so
-    the newlines are counted once, not twice (issue 11: each count was a pass at
-    ~3 GB/s over every block).
+    the newlines are counted once, not twice (each count is a pass over every block).
     """
     buf = bytearray()  # the start of a line that continues in the next chunk
     overflow = False
@@ -302,9 +301,9 @@ def _cr_breaks(
     get the same prefix (the one its ``\n`` line starts with), so it is matched once
     and the line's ``\r`` replaced in one ``bytes.replace``; lines with no prefix (a
     bare tqdm bar) are left to one ``replace`` of everything between prefixed lines
-    (a bar redrawn a hundred times on one line was a hundred steps, issue 11). The
+    (a bar redrawn a hundred times on one line is one step, not a hundred). The
     ``\r\n`` are found on the same steps (its line's last byte), instead of by a pass
-    of their own over every chunk with a ``\r`` (a regex pass was ~5 % of the parse).
+    of their own over every chunk with a ``\r``.
 
     ``pieces``, when given, gets ``(start, end, source start, kind)`` for each piece of
     the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): kind 0 is
@@ -340,8 +339,8 @@ def _cr_breaks(
     i = find(b"\r")
     while i >= 0:
         if i and chunk[i - 1] == 10:
-            # The \r starts its line: a bare bar's redraws (most of them: 12.5 k lines of a
-            # 12.8 MB log), which no prefix can start. Only its end is looked at: a \r\n.
+            # The \r starts its line: a bare bar's redraws (most of them), which no prefix
+            # can start. Only its end is looked at: a \r\n.
             end = find(b"\n", i)
             if end < 0:
                 end = n
@@ -370,7 +369,7 @@ def _cr_breaks(
             else:
                 prefixed(i, text_end, cr)
             pos = end
-        elif text_end < end:  # a bare line ending in \r\n (rare: none in the 1 GB archive)
+        elif text_end < end:  # a bare line ending in \r\n (rare)
             bulk(pos, text_end)
             pos = end
         i = find(b"\r", end)
@@ -519,7 +518,7 @@ def split_line(number: int, raw: bytes) -> Line:
     if line is not None:
         return line
     # A bar's tail ends in "]": a line without one cannot be a bar with a record glued on
-    # (most lines that reach here, e.g. a metrics dict's, skip the search; issue 11).
+    # (most lines that reach here, e.g. a metrics dict's, skip the search).
     glued = GLUED_START_RE.search(text, 1) if "]" in text else None
     if glued is not None:
         at = glued.start()

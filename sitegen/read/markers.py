@@ -102,14 +102,14 @@ class Markers:
 
     The literals and the loguru hints (:data:`HINT_LITERALS`) are found together by
     one Aho-Corasick automaton (SIMD-prefiltered, ``ahocorasick_rs``): one pass over
-    the block instead of one ``bytes.find`` pass per literal (ten of them were a
-    quarter of the parse, issue 11) and a regex pass for the hints (8 % of it). A
-    line holds a hit exactly when it holds a literal or a :data:`LOGURU_HINT`.
+    the block instead of one ``bytes.find`` pass per literal and a regex pass for the
+    hints, which together were a large share of the parse. A line holds a hit exactly
+    when it holds a literal or a :data:`LOGURU_HINT`.
     """
 
     # "Engine 0", not "Engine": the Ray actor AsyncVLLMInferenceEngine prefixes every line
     # an engine writes (most are "Request truncated" warnings), and only stats lines say
-    # "Engine 000:" (issue 11: 262 k of 269 k lines taken as vLLM lines were not stats).
+    # "Engine 000:" (with "Engine", nearly all the lines taken as vLLM lines were not stats).
     LITERALS = (
         b"Engine 0",
         b"Engines Aggregated",

@@ -36,8 +36,8 @@ class Pending(Protocol[R_co]):
 class Done(Generic[R]):
     """A task run in this process: its value, or its error raised by :meth:`result`.
 
-    (Not a ``concurrent.futures.Future``: importing that module costs ~5 ms, a tenth of
-    a one-job rebuild's work, which parses its one log here.)
+    (Not a ``concurrent.futures.Future``: importing that module is a share of a one-job
+    rebuild's work, which parses its one log here.)
     """
 
     __slots__ = ("_value", "_error")

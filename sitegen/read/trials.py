@@ -256,7 +256,7 @@ def decode_files(archive_root: str, items: list[tuple[str, str, bool]]) -> list[
     """Read and decode ``result.json`` files: ``(rel path, trial name, is_eval)`` → what
     :data:`Decoded` says. The files were listed, not ``stat``'ed: the ``fstat`` of what is
     opened gives the size and mtime kept, and a file over :data:`MAX_RESULT_BYTES` is not
-    read (~14 k ``stat`` calls fewer in the main process of a cold build of the 1 GB archive).
+    read: the main process of a cold build makes no ``stat`` call per trial.
 
     A plain function of picklable arguments, so a process pool can run it on shards.
     """
@@ -349,7 +349,7 @@ class TrialPlan:
 
 _COMPLETE = ("ok", "eval", "job")  # outcomes of a complete result.json
 # Trials asked at once whether any of their texts could be redacted (_Collector.all_scrubbed):
-# with one trigger in ~5 000 trials' texts (the 1 GB archive), ~5 % of chunks go trial by trial.
+# a trigger is rare in trial names, so few chunks go trial by trial.
 SCRUB_CHUNK = 256
 
 
@@ -362,7 +362,7 @@ def plan_trials(
     plan: list[tuple[str, Any]] = []  # (rel path, outcome or index into todo)
     todo: list[tuple[str, str, bool]] = []
     # Paths by concatenation: the same strings os.path.join makes (``sub`` is relative, the
-    # prefixes end with their separator), at a fraction of its cost over 13 k trials.
+    # prefixes end with their separator), at a fraction of its cost over many trials.
     in_archive = f"{rel}/" if rel != "." else ""
     on_disk = os.path.join(root, "")
     known = col.known

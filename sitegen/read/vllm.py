@@ -95,7 +95,7 @@ class _Bucket:
         self.prefix_n += b.prefix_n
 
 
-# vLLM 0.8 - 0.11.0's one fixed shape, read in one match (the common case, issue 11);
+# vLLM 0.8 - 0.11.0's one fixed shape, read in one match (the common case);
 # any other field set goes through the part-by-part reader below.
 STANDARD_RE = re.compile(
     r"Avg prompt throughput: (-?[0-9]+(?:\.[0-9]+)?) tokens/s, "
