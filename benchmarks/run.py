@@ -42,13 +42,13 @@ import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# name: synth options. "large" is the issue's ≥ 1 GB archive: ~200 MB of noisy logs, ≥ 10 000 result.json of ~60 KB.
+# name: synth options. "large" is the ≥ 1 GB archive the budgets are measured on: ~200 MB of noisy logs, ≥ 10 000 result.json of ~60 KB.
 SIZES = {
     "small": {"jobs": 7, "steps": 20, "trials_per_step": 10, "trial_kb": 8, "pad_mb": 5},
     "medium": {"jobs": 12, "steps": 40, "trials_per_step": 60, "trial_kb": 30, "pad_mb": 50},
     "large": {"jobs": 20, "steps": 100, "trials_per_step": 135, "trial_kb": 60, "pad_mb": 200},
 }
-# main before issue 11 (site weight, chart skeletons, cards): the "old" column
+# main before the site-weight, chart-skeleton and card work: the "old" column
 BASELINE = "39194a9"
 # The team archive the weight is extrapolated to: 500 jobs of 40 k trials, at 135 trials a
 # step (the large archive's) ~300 steps each, whatever the size measured.
@@ -560,7 +560,7 @@ def main() -> None:
     ap.add_argument(
         "--baseline",
         default=BASELINE,
-        help="git ref measured side by side as 'old' ('' to skip); default: main before issue 11",
+        help="git ref measured side by side as 'old' ('' to skip); default: main before the site-weight work",
     )
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
     ap.add_argument(
