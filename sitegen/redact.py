@@ -277,8 +277,9 @@ class Redactor:
         Besides a key named like a secret (``wandb_api_key``, or ``key`` under ``wandb``),
         two shapes say what a value holds by what stands beside it: a mapping whose
         ``name`` (or ``key``) names a secret hides its ``value`` (the container env shape
-        ``{name: WANDB_API_KEY, value: …}``), and in a list the item after a secret-named
-        flag is hidden (an argv list ``[…, --wandb-api-key, …]``).
+        ``{name: WANDB_API_KEY, value: …}``), in a list the item after a secret-named
+        flag is hidden (an argv list ``[…, --wandb-api-key, …]``), and a pair whose first
+        item names a secret hides its second (``[WANDB_API_KEY, …]``).
         """
         named = key is not None and is_secret_key(f"{parent}.{key}" if parent else key)
         if named and value not in (None, "", False, [], {}):
@@ -292,6 +293,8 @@ class Redactor:
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
+            if _is_secret_pair(value):  # [WANDB_API_KEY, X]: a name and its value, as a pair
+                return [value[0], MASK]
             out: list[object] = []
             after_flag = False
             for v in value:
@@ -309,11 +312,21 @@ class Redactor:
 # A mapping's fields that name what its value field holds (the container env shape).
 _NAME_FIELDS = ("name", "Name", "NAME", "key", "Key", "KEY")
 _VALUE_FIELDS = frozenset({"value", "Value", "VALUE"})
-_FLAG_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_\-]*")
+_FLAG_RE = re.compile(r"--[A-Za-z][A-Za-z0-9_.\-]*")
 
 
 def _names_a_secret(d: dict) -> bool:
     return any(isinstance(d.get(f), str) and is_secret_key(d[f]) for f in _NAME_FIELDS)
+
+
+def _is_secret_pair(v: list | tuple) -> bool:
+    return (
+        len(v) == 2
+        and isinstance(v[0], str)
+        and isinstance(v[1], str)
+        and v[1] != ""
+        and is_secret_key(v[0])
+    )
 
 
 def _is_flag(v: object) -> bool:

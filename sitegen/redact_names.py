@@ -29,7 +29,7 @@ _CREDENTIAL_QUALIFIERS = _words(
     " bearer oauth personal csrf xsrf user wandb openai anthropic hf huggingface aws gcp"
     " azure stripe daytona modal together fireworks gemini google github gh gitlab slack"
     " sentry pinecone cohere mistral groq tavily serper e2b langsmith langchain nvidia ngc"
-    " replicate deepseek xai openrouter perplexity runpod"
+    " replicate deepseek xai openrouter perplexity runpod subscription"
 )
 # Words that, beside a singular ``token``, make it a count or a setting (``pad_token_id``).
 _TOKEN_SETTING_WORDS = _words(

@@ -60,6 +60,9 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("github-token", r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}"),
     ("gitlab-token", r"glpat-(?<![A-Za-z0-9]glpat-)[A-Za-z0-9_\-]{20,}"),
     ("hf-token", r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{20,}"),
+    ("hf-token", r"api_org_(?<![A-Za-z0-9]api_org_)[A-Za-z0-9]{20,}"),  # an organisation's
+    ("wandb-key", r"wandb_v1_(?<![A-Za-z0-9]wandb_v1_)[A-Za-z0-9_]{20,}"),  # 86 characters
+    ("nvidia-key", r"nvapi-(?<![A-Za-z0-9]nvapi-)[A-Za-z0-9_\-]{20,}"),
     ("openai-key", r"sk-(?<![A-Za-z0-9]sk-)(?:proj-|ant-|or-)?[A-Za-z0-9_\-]{20,}"),
     ("stripe-key", r"[spr](?<![A-Za-z0-9][spr])k_(?:live|test)_[A-Za-z0-9]{10,}"),
     ("google-api-key", r"AIza(?<![A-Za-z0-9]AIza)[0-9A-Za-z_\-]{30,}"),
@@ -130,19 +133,21 @@ _URL_RULES: tuple[Rule, ...] = (
 # inside a JSON string: "--token X\\nnext" holds the value X).
 _TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 
+# A flag's name: --wandb-api-key, --hf_token, and tyro's or jsonargparse's dotted --wandb.key
+_FLAG = r"--(?<![\w\-]--)(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
+
 _CLI_RULES: tuple[Rule, ...] = (
-    # --token X, --api-key=X, --hf_token "X"
+    # --token X, --api-key=X, --hf_token "X", --wandb.key X
     _regex_rule(
         "cli-secret",
-        r"--(?<![\w\-]--)(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:=|[ \t]+)"
-        rf"(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_TOKEN})",
+        rf"{_FLAG}(?:=|[ \t]+)(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_TOKEN})",
         keep=_secret_name,
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
     # "- --token" then "- X" (a YAML block list): the item after a secret-named flag
     _regex_rule(
         "cli-secret",
-        r"--(?<![\w\-]--)(?P<key>[A-Za-z][A-Za-z0-9_\-]*)(?:\\?[\"'])?[ \t]*"
+        rf"{_FLAG}(?:\\?[\"'])?[ \t]*"
         r"(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*-[ \t]*)(?:\\?[\"'])?"
         r"(?P<s>(?!-)(?:[^\s\"',\[\]{}<\\]|\\(?![nrt\"']))+)",
         keep=_secret_name,
@@ -151,26 +156,42 @@ _CLI_RULES: tuple[Rule, ...] = (
     _regex_rule(
         "cli-password", rf"-(?<!\S-)(?:u|-user|-proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
     ),
-    # aws configure set aws_secret_access_key X; setenv HF_TOKEN X
+    # docker login -u me -p X (podman, helm registry, …): -p is a password only after "login"
+    _regex_rule(
+        "cli-password",
+        rf"[ \t]login(?:[ \t]+(?!-p\b)\S++){{0,8}}[ \t]+-p(?:[ \t]+|=)"
+        rf"(?P<s>(?!-){_TOKEN})",
+    ),
+    # aws configure set aws_secret_access_key X; setenv HF_TOKEN X; fish's set -gx HF_TOKEN X;
+    # a Dockerfile's ENV HF_TOKEN X (as docker build echoes it)
     _regex_rule(
         "cli-secret",
-        rf"set(?<!\wset)(?:env)?[ \t]+(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>{_TOKEN})",
+        r"(?:s(?<!\ws)et(?:env)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
+        rf"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>{_TOKEN})",
         keep=_secret_name,
     ),
-    # wandb login [--relogin] KEY
+    # wandb login [--relogin] [--host URL] KEY (the flags that take a value, by name)
     _regex_rule(
-        "wandb-key", rf"wandb(?<!\wwandb)[ \t]+login(?:[ \t]+--\w+)*[ \t]+(?P<s>(?!-){_TOKEN})"
+        "wandb-key",
+        r"wandb(?<!\wwandb)[ \t]+login"
+        r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*"
+        rf"[ \t]+(?P<s>(?!-){_TOKEN})",
     ),
-    # .netrc: machine api.wandb.ai login user password KEY
+    # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
+    # ("  password KEY", as wandb and git write it)
     _regex_rule(
         "netrc-password", rf"login(?<!\wlogin)[ \t]+\S+[ \t]+password[ \t]+(?P<s>{_TOKEN})"
+    ),
+    _regex_rule(
+        "netrc-password",
+        rf"(?m)^[ \t]*password[ \t]+(?P<s>{_TOKEN})[ \t]*\r?$",
     ),
 )
 
 # The secret access key written after an AWS key id ("AKIA… wJalrXUtnFEMI/K7MDENG/…"): the
 # id alone is not the secret. A word of 30 or more base64 characters, mixed in kind.
 _AWS_PAIR = (
-    r"A(?<![A-Z0-9]A)(?:KIA|SIA)[0-9A-Z]{16}(?:\\?[\"'`]|[ \t,:;=|]|\\[nt]){1,6}"
+    r"A(?<![A-Z0-9]A)(?:KIA|SIA)[0-9A-Z]{16}(?:\\?[\"'`]|[ \t,:;=|\r\n]|\\[nt]){1,6}"
     r"(?P<s>[A-Za-z0-9/+]{30,}={0,2})(?![A-Za-z0-9/+=])"
 )
 
@@ -221,8 +242,9 @@ _ERROR_RULES: tuple[Rule, ...] = (
 _TRIGGERS = (
     *("hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_"),
     *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox", "PRIVATE KEY"),
-    *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_"),  # (a Discord webhook holds "://")
-    *("://", "--", "-u", "set ", "set\t", "setenv", "login ", "login\t", "=", ":"),
+    *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_", "api_org_", "wandb_v1_", "nvapi-"),
+    *("://", "--", "-u", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
+    *("password ", "password\t", "=", ":"),  # (a Discord webhook holds "://")
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
 # a pattern that starts with the look-behind has no literal prefix to search for, so the

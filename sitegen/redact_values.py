@@ -19,9 +19,11 @@ MASK = "[REDACTED]"
 
 # A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=
 _ASSIGN_RE = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?P<q>[\"']?)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)(?P=q)"
-    r"[ \t]*(?::=|=>|=(?!=)|:(?![:/]))[ \t]*"
+    r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?P<q>\\?[\"']|)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)(?P=q)"
+    r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/]))[ \t]*"
 )
+# A query parameter that holds an API key by its plain name (Google's and many APIs' ?key=…)
+_QUERY_KEYS = frozenset({"key", "apikey", "api-key"})
 _EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~"})
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
@@ -86,27 +88,48 @@ def _line_end(text: str, i: int) -> int:
     return len(text) if j < 0 else j
 
 
-def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int, int] | None:
-    """Where the value that starts at ``text[i]`` ends: the whole value, not its first word."""
+def _deeper_lines_end(text: str, j: int, indent: int, items: bool, plain: bool = False) -> int:
+    """The end of the lines after the line that ends at ``text[j]`` indented deeper than
+    ``indent`` (and, with ``items``, "- item" lines at any depth); ``j`` if there are none.
+    With ``plain`` (a plain scalar's continuation, which YAML says holds no ": ") a line
+    holding one ends them."""
+    end = j
+    while j < len(text):
+        nxt = _line_end(text, j + 1)
+        line = text[j + 1 : nxt]
+        body = line.lstrip()
+        depth = len(line) - len(body)
+        if plain and (": " in body or body.rstrip().endswith(":")):
+            break
+        if body and (depth > indent or (items and body.startswith("- "))):
+            end = nxt
+            j = nxt
+        else:
+            break
+    return end
+
+
+# A YAML block scalar's header: "|", ">-", "|2+", a comment after it
+_BLOCK_HEADER_RE = re.compile(r"[|>][0-9+\-]*[ \t]*(?:#.*)?")
+
+
+def _value_span(
+    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False
+) -> tuple[int, int] | None:
+    """Where the value that starts at ``text[i]`` ends: the whole value, not its first word.
+
+    With ``yaml`` (the key's separator is a colon) a key that starts its line takes the lines
+    indented deeper than it as well: a block scalar (``key: |``) or a plain scalar YAML
+    wrapped onto the next lines.
+    """
+    line_start = text.rfind("\n", 0, key_start) + 1
     if i >= len(text) or text[i] in "\r\n":
         # Nothing on the line: a YAML block value (lines indented deeper than the key's line,
-        # or "- item" lines) is the value.
-        line_start = text.rfind("\n", 0, key_start) + 1
+        # or "- item" lines: a list may sit at the key's indent, and hiding a sibling list is
+        # better than showing this one) is the value.
         indent = len(text[line_start:key_start]) - len(text[line_start:key_start].lstrip())
-        j = _line_end(text, i)
-        start = end = j
-        while j < len(text):
-            nxt = _line_end(text, j + 1)
-            line = text[j + 1 : nxt]
-            body = line.lstrip()
-            depth = len(line) - len(body)
-            # deeper lines, and "- item" lines at any depth (a list may sit at the key's indent,
-            # and hiding a sibling list is better than showing this one)
-            if body and (depth > indent or body.startswith("- ")):
-                end = nxt
-                j = nxt
-            else:
-                break
+        start = _line_end(text, i)
+        end = _deeper_lines_end(text, start, indent, items=True)
         return (start + 1, end) if end > start else None
     c = text[i]
     if c in "\"'":
@@ -132,6 +155,14 @@ def _value_span(text: str, key_start: int, i: int, in_query: bool) -> tuple[int,
         at = text.find(stop, i, end)
         if at >= 0:
             end = at
+    if (
+        yaml
+        and end == _line_end(text, i)
+        and not text[line_start:key_start].strip(" \t-")
+        and text[i:end].strip() not in _EMPTY_VALUES
+    ):
+        block = _BLOCK_HEADER_RE.fullmatch(text, i, end) is not None
+        end = _deeper_lines_end(text, end, key_start - line_start, items=False, plain=not block)
     while end > i and text[end - 1] in " \t\r":
         end -= 1
     return (i, end) if end > i else None
@@ -151,10 +182,15 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         if m.start() < covered:
             continue
         key = m.group("key")
-        if not is_secret_key(key) and not _nested_secret(text, m.start(), key, parents):
-            continue
         in_query = m.start() > 0 and text[m.start() - 1] in "?&;"
-        span = _value_after(text, m.start(), m.end(), in_query)
+        if (
+            not is_secret_key(key)
+            and not (in_query and key.lower() in _QUERY_KEYS)
+            and not _nested_secret(text, m.start(), key, parents)
+        ):
+            continue
+        yaml = m.group("sep") == ":"
+        span = _value_after(text, m.start(), m.end(), in_query, yaml)
         if span is None:
             continue
         covered = span[1]
@@ -168,14 +204,16 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         yield span
 
 
-def _value_after(text: str, key_start: int, i: int, in_query: bool) -> tuple[int, int] | None:
+def _value_after(
+    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False
+) -> tuple[int, int] | None:
     """:func:`_value_span` of the value after a key's separator at ``text[i]``."""
     # Text inside a JSON string: an escaped line break before the value is white space.
     while text.startswith(("\\n", "\\r", "\\t"), i):
         i += 2
         while i < len(text) and text[i] in " \t":
             i += 1
-    return _value_span(text, key_start, i, in_query)
+    return _value_span(text, key_start, i, in_query, yaml)
 
 
 # A key named only with what it belongs to (``wandb:`` then ``  key: X``; ``"hf": {"tokens":``)
@@ -201,13 +239,14 @@ def _nested_secret(text: str, key_start: int, key: str, memo: dict[int, str | No
     if (line_start > 0 or lo == 0) and text[line_start:key_start].strip(" \t-") == "":
         parent = _yaml_parent(text, line_start, key_start, memo)
     else:
-        brace = text.rfind("{", lo, key_start)
-        if brace < 0 or text.find("}", brace, key_start) >= 0:
+        brace = max(text.rfind("{", lo, key_start), text.rfind("(", lo, key_start))
+        if brace < 0 or text.find(_CLOSE[text[brace]], brace, key_start) >= 0:
             return False
         if -1 - brace not in memo:
-            memo[-1 - brace] = _key_before(text, brace)
+            memo[-1 - brace] = (_key_before if text[brace] == "{" else _call_parent)(text, brace)
         parent = memo[-1 - brace]
-    return parent is not None and is_secret_key(f"{parent}.{key}")
+    # (a call's arguments belong to its class and to the key it is assigned to: "a|b")
+    return parent is not None and any(is_secret_key(f"{p}.{key}") for p in parent.split("|"))
 
 
 def _key_before(text: str, brace: int) -> str | None:
@@ -227,6 +266,21 @@ def _key_before(text: str, brace: int) -> str | None:
         j -= 1
     key = text[j + 1 : end]
     return key if key[:1].isalpha() or key[:1] == "_" else None
+
+
+# What a config class's name adds to what it configures: WandbConfig, HfArgs, LoggerSettings
+_CLASS_SUFFIX_RE = re.compile(r"(?:Config|Conf|Cfg|Settings|Args|Arguments|Options|Params)$")
+
+
+def _call_parent(text: str, paren: int) -> str | None:
+    """What the arguments of a call or a dataclass's repr at ``text[paren]`` belong to, as
+    ``a|b``: ``logger=WandbConfig(`` is ``logger|Wandb``, ``WandbConfig(`` alone ``Wandb``."""
+    j, stop = paren - 1, max(-1, paren - 129)
+    while j > stop and text[j] in _KEY_CHARS:
+        j -= 1
+    name = _CLASS_SUFFIX_RE.sub("", text[j + 1 : paren].rsplit(".", 1)[-1])
+    found = "|".join(x for x in (_key_before(text, j + 1), name) if x)
+    return found or None
 
 
 def _yaml_parent(
@@ -277,7 +331,21 @@ _PAIR_END_RE = re.compile(
 _PAIR_START_RE = re.compile(r".*(?:\{|(?:^|\n)[ \t]*-[ \t])", re.S)
 
 
+# A name and its value as a pair: ('WANDB_API_KEY', X) as Python prints environ.items(),
+# ["HF_TOKEN", X] in JSON, [HF_TOKEN, X] in YAML; only a pair (the bracket closes after the
+# value), not a list of names.
+_PAIR_TUPLE_RE = re.compile(
+    r"[(\[][ \t]*(?P<q>\\?[\"']|)(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*+)(?P=q)[ \t]*,[ \t]*"
+    r"(?:(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)|(?P<bare>[^\s,()\[\]{}\"']++))"
+    r"[ \t]*[)\]]"
+)
+
+
 def pair_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _PAIR_TUPLE_RE.finditer(text):
+        group = "s" if m.group("q2") else "bare"
+        if is_secret_key(m.group("name")) and not is_masked(m.group(group)):
+            yield m.span(group)
     for m in _NAME_FIELD_RE.finditer(text):
         if not is_secret_key(m.group("name")):
             continue

@@ -111,6 +111,34 @@ SHAPES = [
     ("Error code: 401 - Incorrect API key provided: AbCdEf123456.", "AbCdEf123456", "error-secret"),
     (f"401 Unauthorized: invalid token {HEX40} for this org", HEX40, "error-secret"),
     ("refresh failed: token Gx0123456789abcdefABCDEF has expired", "Gx0123456789", "error-secret"),
+    # a dotted flag (tyro, jsonargparse, simple-parsing): on a command line and in an argv list
+    (f"python train.py --wandb.key {HEX40} --lr 1", HEX40, "cli-secret"),
+    (f"python train.py --logger.wandb.api-key={HEX40} --lr 1", HEX40, "cli-secret"),
+    (f"argv: [python, train.py, --wandb.api_key, {HEX40}]", HEX40, "cli-secret"),
+    # shells and tools that set or echo a secret without "=": fish, a Dockerfile (as docker
+    # build echoes it), docker login's -p, wandb login against its own host, wandb's .netrc
+    (f"set -gx WANDB_API_KEY {HEX40}", HEX40, "cli-secret"),
+    (f"#5 [2/6] ENV HF_TOKEN {HEX40}", HEX40, "cli-secret"),
+    (f"docker login -u bot -p {HEX40} ghcr.io", HEX40, "cli-password"),
+    (f"wandb login --host https://wandb.corp.example {HEX40}", HEX40, "wandb-key"),
+    (f"machine api.wandb.ai\n  login user\n  password {HEX40}\n", HEX40, "netrc-password"),
+    # a YAML block scalar, and a plain scalar YAML wrapped onto the next line
+    (f"api_key: |\n  {HEX40}\nlr: 1", HEX40, "secret-assignment"),
+    (f"a:\n  api_key: >-\n    {HEX40}\n  lr: 1", HEX40, "secret-assignment"),
+    ("a:\n  password: correct horse\n    battery staple9\n  lr: 1", "staple9", "secret-assignment"),
+    # a name and its value as a pair (Python's environ.items(), JSON), a dataclass's repr
+    (f"[('LR', '1'), ('WANDB_API_KEY', '{HEX40}')]", HEX40, "secret-env-pair"),
+    (f'[["HF_TOKEN", "{HEX40}"]]', HEX40, "secret-env-pair"),
+    (f"Config(logger=WandbConfig(project='p', key='{HEX40}'))", HEX40, "secret-assignment"),
+    (f"Config(wandb=Logger(project='p', key='{HEX40}'))", HEX40, "secret-assignment"),
+    # JSON inside a JSON string, an API key in a query, Azure's subscription key header
+    (f'"{{\\"api_key\\": \\"{HEX40}\\"}}"', HEX40, "secret-assignment"),
+    (f"GET https://maps.example/api?q=x&key={HEX40}&z=1", HEX40, "secret-assignment"),
+    (f"Ocp-Apim-Subscription-Key: {HEX40}", HEX40, "secret-assignment"),
+    # keys of W&B since 2026 (86 characters), NVIDIA's, a Hugging Face organisation's
+    ("k wandb_v1_" + "Ab3dE" * 15 + "x end", "wandb_v1_Ab3d", "wandb-key"),
+    ("k nvapi-" + "Ab3dE_" * 10 + " end", "nvapi-Ab3d", "nvidia-key"),
+    ("k api_org_" + "AbCdEfGh" * 4 + " end", "api_org_AbCd", "hf-token"),
 ]
 
 HARMLESS = [
@@ -133,6 +161,13 @@ HARMLESS = [
     "invalid token for user alice, please log in again; Invalid API key: None",
     "step 0123456789abcdef0123456789abcdef01234567 of run 3f2a9c1b",
     "https://github.com/org/repo@v1.2 and http://user@host:8080/x",
+    # look-alikes of the rules above
+    "python train.py --data.max_tokens 512 --trainer.sort.key step --wandb.project p",
+    "set -euo pipefail\nset -x\nENV PATH /usr/local/bin\ndocker run -p 8080:80 img",
+    "password protected files are skipped",
+    "[('LR', '3e-6'), ('SORT_KEY', 'id')]",
+    "Tokenizer(pad_token='<pad>', eos_token='</s>') WandbConfig(project='p', name='r')",
+    "api_key: None\n  lr: 1\nsort_key: a\n  b",
 ]
 
 
@@ -213,6 +248,7 @@ def test_an_aws_secret_key_after_its_key_id_is_hidden_too():
     for text in (
         "aws_note: 'AKIAQWERTYUIOPASDFGH beKXgzg2wJalrXUtnFEMIK7MDENGbPxRfiCYEXAM'",
         "creds ASIAQWERTYUIOPASDFGH:wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AKIAQWERTYUIOPASDFGH\r\nwJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12",  # one a line
     ):
         assert [f.kind for f in r.findings(text)] == ["aws-access-key-id", "aws-secret-key"]
         assert "QWERTY" not in r.text(text) and "XUtnFEMI" not in r.text(text)
@@ -230,6 +266,8 @@ def test_config_values_beside_what_names_them_are_hidden():
             "tags": [{"Key": "HF_TOKEN", "Value": "hf-ish"}],
             "logger": {"wandb": {"key": HEX40, "project": "p"}, "sort": {"key": "step"}},
             "overrides": [f"+logger.wandb.key={HEX40}", "trainer.sort.key=step"],
+            "tyro": ["train", "--wandb.key", HEX40, "--data.max-tokens", "512"],
+            "pairs": [["WANDB_API_KEY", HEX40], ["LR", "3"]],
         },
     )
     assert cfg == {
@@ -238,6 +276,8 @@ def test_config_values_beside_what_names_them_are_hidden():
         "tags": [{"Key": "HF_TOKEN", "Value": MASK}],
         "logger": {"wandb": {"key": MASK, "project": "p"}, "sort": {"key": "step"}},
         "overrides": [f"+logger.wandb.key={MASK}", "trainer.sort.key=step"],
+        "tyro": ["train", "--wandb.key", MASK, "--data.max-tokens", "512"],
+        "pairs": [["WANDB_API_KEY", MASK], ["LR", "3"]],
     }
 
 
@@ -423,7 +463,9 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "a{key=1,", "token=[", "api_key:\n", "name: WANDB_API_KEY\n", "value: ", "AKIA",
         "AKIAQWERTYUIOPASDFGH ", "invalid api key ", "token ", "Bearer ", "wandb login --x ",
         "set a ", "-u a", "login a ", "eyJ", "hf_", "sk-", "-----BEGIN PRIVATE KEY-----",
-        "password: \\\n", "<a ", "redacted-"]
+        "password: \\\n", "<a ", "redacted-", "--a.a ", "--a.", "set -x ", "set -x a ", "ENV a ",
+        " login -u a ", " login a ", "password ", "password a\n", "('WANDB_API_KEY', '", "('a', 'b",
+        "a(key=", "a(", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": "]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

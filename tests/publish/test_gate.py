@@ -93,6 +93,17 @@ BESIDE = {
     "url-at": ("api_base2: 'https://svc:Hun@JfupxqZKm4bV@inference.internal/v1'", "url-password"),
     "error": (f"AuthenticationError: Invalid API key: {HEX40}", "error-secret"),
     "error-token": (f"401: invalid token {HEX40}", "error-secret"),
+    "dotted-flag": (f"python train.py --wandb.key={HEX40}", "cli-secret"),
+    "fish": (f"set -gx WANDB_API_KEY {HEX40}", "cli-secret"),
+    "dockerfile": (f"Step 3/9 : ENV WANDB_API_KEY {HEX40}", "cli-secret"),
+    "docker-login": (f"docker login -u bot -p {HEX40} ghcr.io", "cli-password"),
+    "netrc": (f"machine api.wandb.ai\n  login user\n  password {HEX40}", "netrc-password"),
+    "yaml-block": (f"wandb:\n  api_key: |-\n    {HEX40}\n", "secret-assignment"),
+    "pair": (f"env = [('WANDB_API_KEY', '{HEX40}')]", "secret-env-pair"),
+    "repr": (f"WandbConfig(project='p', key='{HEX40}')", "secret-assignment"),
+    "json-in-json": (f'{{"cfg": "{{\\"api_key\\": \\"{HEX40}\\"}}"}}', "secret-assignment"),
+    "query-key": (f"https://api.example/v1?key={HEX40}", "secret-assignment"),
+    "wandb-v1": (f"key: wandb_v1_{HEX40}{HEX40}", "wandb-key"),
 }
 
 

@@ -95,6 +95,7 @@ def _b64(name: str) -> str:
 B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") for shape, wheres in {
     "argv": "cnf", "argvblock": "cn", "override": "cnf", "nested": "cn", "envpair": "cn",
     "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
+    "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -117,6 +118,13 @@ def _beside(where: str) -> list[str]:
         f"error2: '401 Unauthorized: invalid token {b['token']} for this org'"
         if "token" in b
         else "",
+        f"launcher: 'python train.py --wandb.key={b['dotted']} --lr 1'" if "dotted" in b else "",
+        f"env_pairs: [[LR, '1'], [WANDB_API_KEY, {b['pair']}]]" if "pair" in b else "",
+        f"logger_repr: \"WandbConfig(project='p', key='{b['repr']}')\"" if "repr" in b else "",
+        f"netrc: |\n  machine api.wandb.ai\n    login u\n    password {b['netrc']}"
+        if "netrc" in b
+        else "",
+        f"secrets:\n  api_key: |-\n    {b['block']}" if "block" in b else "",
     ]
     return [x for x in lines if x]
 
