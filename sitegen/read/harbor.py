@@ -378,8 +378,11 @@ def _reward(v: object, notes: Notes | None = None) -> float | None:
         return None
     if isinstance(r, bool) or not isinstance(r, int | float):
         if notes is not None:
+            # Shown whole or not at all: the note is redacted later, and a value cut short
+            # could cut a secret out of the shape that finds it (a URL's password before "@").
             shown = json.dumps(r, ensure_ascii=False)
-            shown = shown if len(shown) <= 40 else shown[:39] + "…"
+            if len(shown) > 40:
+                shown = f"(a {type(r).__name__} of {len(shown):,} characters in JSON)"
             notes.append((f"reward {shown} is not a number: counted as no reward", None))
         return None
     r = float(r)

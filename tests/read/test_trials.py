@@ -399,7 +399,13 @@ def test_problems_read_around_are_noted_with_their_line():
     r = decode_result(data, "d", False, notes)
     assert r.task == "t\ufffd\ufffd" and r.reward == 1.0
     assert notes == [("invalid UTF-8: read with replacement characters", 1)]
-    for reward, shown in (("1.0", '"1.0"'), (True, "true"), ({"x": 1}, '{"x": 1}')):
+    long = "https://u:" + "p4ssw0rd" * 6 + "@host"  # never cut: its password would show
+    for reward, shown in (
+        ("1.0", '"1.0"'),
+        (True, "true"),
+        ({"x": 1}, '{"x": 1}'),
+        (long, f"(a str of {len(long) + 2} characters in JSON)"),
+    ):
         notes = []
         r = decode_result(rec(verifier_result={"rewards": {"reward": reward}}), "d", False, notes)
         assert r.reward is None
