@@ -157,36 +157,38 @@ def check_site(
     too_big = False
     for rel in site_files(site):
         # A name is published too (it is a URL): the build makes names with Redactor.path,
-        # a user's file may not have been.
+        # a user's file may not have been. The report shows each name redacted.
+        shown = redactor.text(rel)
         for f in redactor.findings(rel):
             if not any(rx.fullmatch(rel[f.start : f.end]) for rx in allow_rx):
-                report.leaks.append(Leak(redactor.text(rel), None, f.kind, "in the file name"))
+                report.leaks.append(Leak(shown, None, f.kind, "in the file name"))
         try:
             st = os.lstat(site / rel)
         except OSError as exc:
             report.blocked.append(
-                f"{rel}: cannot read it ({exc.strerror}), so it cannot be checked"
+                f"{shown}: cannot read it ({exc.strerror}), so it cannot be checked"
             )
             continue
         if "\n" in rel or "\r" in rel:
             # git reads the names to store one a line; such a name is a mistake anyway
-            report.blocked.append(f"{rel!r}: a line break in a file name: rename it")
+            report.blocked.append(f"{shown!r}: a line break in a file name: rename it")
         elif stat.S_ISLNK(st.st_mode):
             report.blocked.append(
-                f"{rel}: a symbolic link (GitHub Pages does not serve links: copy the file in)"
+                f"{shown}: a symbolic link (GitHub Pages does not serve links: copy the file in)"
             )
         elif not stat.S_ISREG(st.st_mode):
-            report.blocked.append(f"{rel}: not a regular file")
+            report.blocked.append(f"{shown}: not a regular file")
         elif st.st_size > FILE_LIMIT_BYTES:
             report.blocked.append(
-                f"{rel}: {size(st.st_size)}, over GitHub's limit of {size(FILE_LIMIT_BYTES)} a file"
+                f"{shown}: {size(st.st_size)}, over GitHub's limit of "
+                f"{size(FILE_LIMIT_BYTES)} a file"
             )
             report.files.append(SiteFile(rel, st.st_size, ""))  # counted, never read
             too_big = True
         else:
             if st.st_size > FILE_WARN_BYTES:
                 report.warnings.append(
-                    f"{rel}: {size(st.st_size)} (GitHub warns from {size(FILE_WARN_BYTES)}; "
+                    f"{shown}: {size(st.st_size)} (GitHub warns from {size(FILE_WARN_BYTES)}; "
                     "pushes get slow)"
                 )
             todo.append((rel, st.st_size))
@@ -214,12 +216,13 @@ def check_site(
         report.blocked.append(
             f"the site is {size(report.total_bytes)}, over GitHub Pages' limit of "
             f"{size(SITE_LIMIT_BYTES)}; largest files: "
-            + ", ".join(f"{f.rel} ({size(f.size)})" for f in biggest)
+            + ", ".join(f"{redactor.text(f.rel)} ({size(f.size)})" for f in biggest)
         )
     elif too_big:
         biggest = sorted(report.files, key=lambda f: -f.size)[:5]
         report.blocked.append(
-            "largest files: " + ", ".join(f"{f.rel} ({size(f.size)})" for f in biggest)
+            "largest files: "
+            + ", ".join(f"{redactor.text(f.rel)} ({size(f.size)})" for f in biggest)
         )
     return report
 

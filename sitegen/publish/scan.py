@@ -76,19 +76,19 @@ def blob_id(data: bytes) -> str:
 def scan_file(
     site: Path, rel: str, redactor: Redactor, allow: tuple[re.Pattern[str], ...]
 ) -> ScanResult:
+    where = redactor.text(rel)  # a file's name in the report: a secret in it is masked
     try:
         data = (site / rel).read_bytes()
     except OSError as exc:
-        return None, [], 0, f"{rel}: cannot read it ({exc.strerror}), so it cannot be checked"
+        return None, [], 0, f"{where}: cannot read it ({exc.strerror}), so it cannot be checked"
     scanned = SiteFile(rel, len(data), blob_id(data))
-    where = rel
     payload = data
     if data[:2] == b"\x1f\x8b":
         try:
             payload = _gunzip(data)
         except (zlib.error, ValueError) as exc:
-            return scanned, [], 0, f"{rel}: a gzip file that cannot be read ({exc}): not checked"
-        where = f"{rel} (decompressed)"
+            return scanned, [], 0, f"{where}: a gzip file that cannot be read ({exc}): not checked"
+        where = f"{where} (decompressed)"
     leaks, allowed = _scan_bytes(payload, where, rel, redactor, allow)
     return scanned, leaks, allowed, None
 

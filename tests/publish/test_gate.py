@@ -312,6 +312,25 @@ def test_secret_in_a_file_name(tmp_path):
     ]
 
 
+def test_a_secret_in_a_name_is_masked_in_every_line_of_the_report(tmp_path):
+    """A leak inside a file, a link or a broken gzip whose name holds a token: every line
+    names the file with the token masked, never the token itself."""
+    site = _site(
+        tmp_path,
+        {
+            f"notes-{HF}.txt": "password: hunter2\n",
+            f"d-{TOKEN}/x.txt": "ok\n",
+            f"bad-{HF}.gz": b"\x1f\x8bnot gzip",
+        },
+    )
+    os.symlink("/etc/hostname", site / f"link-{HF}")
+    report = check_site(site, workers=1)
+    out = _all_output(report)
+    assert HF not in out and TOKEN not in out and HF[:12] not in out, out
+    assert "notes-[REDACTED].txt:1: secret-assignment: password: [REDACTED]" in out
+    assert "link-[REDACTED]: a symbolic link" in out and "bad-[REDACTED].gz: a gzip" in out
+
+
 def test_odd_file_names(tmp_path):
     site = _site(tmp_path, {"a\nb.html": "x", "caf\u00e9.html": "y"})
     report = check_site(site)
