@@ -70,10 +70,12 @@ class _Collector:
 
     def warn(self, path: str, line: int | None, msg: str) -> None:
         self.nwarn += 1
+        shown = self.redactor.path(path)
+        if shown != path:  # a secret in a trial's folder or file name: reported, as any other
+            where = path[len(self.rel) + 1 :] if path.startswith(self.rel + "/") else path
+            self.secrets.add(self.redactor.hide(path)[1], self.redactor.path(where))
         if self.nwarn <= MAX_WARNINGS:
-            self.warnings.append(
-                BuildWarning(self.redactor.path(path), line, self.redactor.text(msg))
-            )
+            self.warnings.append(BuildWarning(shown, line, self.redactor.text(msg)))
 
     def cached(self, rel: str, st: os.stat_result) -> Any:
         """The outcome recorded for this file when it is unchanged (a trial never changes once written)."""

@@ -487,3 +487,20 @@ def test_trials_are_scrubbed_in_chunks_as_they_would_be_one_by_one(monkeypatch):
             assert chunked[0] is outcomes[0] and chunked[20] is outcomes[20]
         else:
             assert chunked[0][1].name == f"{MASK}0"
+
+
+def test_a_secret_in_a_trial_folders_name_is_reported_never_shown(tmp_path):
+    """A trial folder, or a link in its place, whose name holds a token: its warning names
+    it redacted, and the trials folder's report of hidden secrets says where it was."""
+    import os
+
+    token = "glpat-" + "Zx9" * 8
+    root = tmp_path / "trace_jobs"
+    (root / f"bad-{token}").mkdir(parents=True)
+    (root / f"bad-{token}" / "result.json").write_bytes(b'{"trial_name": ')
+    os.symlink(tmp_path, root / f"link-{token}")
+    ts, _ = parse_trials(root, tmp_path)
+    shown = "\n".join(str(w) for w in ts.warnings)
+    assert token not in shown and token[:12] not in shown
+    hidden = [w.message for w in ts.warnings if "secrets in the archive" in w.message]
+    assert len(hidden) == 1 and "gitlab-token 2 times (first in link-redacted-" in hidden[0]
