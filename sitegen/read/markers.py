@@ -25,12 +25,15 @@ BATCH_DONE_RE = re.compile(
     r"^Batch generation complete: (-?\d{1,18})/(\d{1,18}) successful, (-?\d{1,18}) failed instances, "
     r"(\d{1,18}) masked"
 )
-LOAD_CKPT_RE = re.compile(r"^Loading checkpoint from: (\S+)")
+# A checkpoint's folder is the rest of the line: it may hold spaces ("/content/drive/My Drive/…")
+LOAD_CKPT_RE = re.compile(r"^Loading checkpoint from: (\S(?:[^\r\n]*\S)?)")
 RESUME_RE = re.compile(
     r"^(?:Resuming from global_step:?|Resumed training from global_step) (\d{1,18})(?!\d)"
 )
 CKPT_STEP_RE = re.compile(r"global_step_(\d{1,18})(?!\d)")
-SAVED_RE = re.compile(r"^Successfully saved checkpoint for global_step_(\d{1,18}) to: (\S+)")
+SAVED_RE = re.compile(
+    r"^Successfully saved checkpoint for global_step_(\d{1,18}) to: (\S(?:[^\r\n]*\S)?)"
+)
 FAILED_RE = re.compile(
     r"^(?:Train loop failed at global_step (\d{1,18})|Training failed at step (\d{1,18}))(?!\d)"
 )

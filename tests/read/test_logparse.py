@@ -164,6 +164,19 @@ def test_vllm_line_shapes():
     assert sum(b.samples for b in log.vllm.timeline) == 2
 
 
+def test_a_checkpoint_folder_with_spaces_is_read_whole():
+    """A checkpoint folder holding a space (Colab's "/content/drive/My Drive/…"): the resume
+    step is read from its last part, the paths are shown whole."""
+    drive = "/content/drive/My Drive/ckpts"
+    lines = [
+        lg(f"Loading checkpoint from: {drive}/global_step_47 "),
+        lg(f"Successfully saved checkpoint for global_step_50 to: {drive}/global_step_50"),
+    ]
+    log = parse(lines)
+    assert (log.resumed_from, log.resume_path) == (47, f"{drive}/global_step_47")
+    assert [(c.step, c.path) for c in log.checkpoints] == [(50, f"{drive}/global_step_50")]
+
+
 def test_resume_checkpoint_and_end_states():
     lines = [
         lg("Loading checkpoint from: /ckpt/run/global_step_47"),
