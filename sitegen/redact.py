@@ -49,6 +49,20 @@ def undecodable_shown(name: str) -> str:
     )
 
 
+# UTF-16 surrogates: a JSON or Python escape ("\\ud800") makes one that no UTF-8 holds
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(s: str) -> str:
+    """``s`` as UTF-8 can hold it: a pair of surrogate escapes (``"\\ud83d\\ude00"``, as
+    some JSON writers escape an emoji) joined into its character, a lone one (a string cut
+    in half, a file name's undecodable byte) replaced by U+FFFD. Written as it was, such a
+    text ends the build when a page or a JSON file is encoded."""
+    if s.isascii() or _SURROGATE_RE.search(s) is None:
+        return s
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
 # A Markdown backslash escape: the punctuation after it is shown without the backslash.
 _MD_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
@@ -179,12 +193,19 @@ class Redactor:
         across a join: then False, and the caller asks text by text). One pass of the
         trigger automaton over a folder's trial names instead of a few calls a trial.
         """
-        return not self._user_rules and not may_hold_secret("\n".join(texts))  # type: ignore[attr-defined]
+        joined = "\n".join(texts)
+        return (
+            not self._user_rules  # type: ignore[attr-defined]
+            and not may_hold_secret(joined)
+            and valid_unicode(joined) is joined
+        )
 
     def text(self, s: str) -> str:
-        """``s`` with every finding replaced by :data:`MASK`."""
+        """``s`` with every finding replaced by :data:`MASK` (and made :func:`valid_unicode`:
+        every text from the archive passes through here)."""
         if not s:
             return s
+        s = valid_unicode(s)
         if not self._user_rules and not may_hold_secret(s):  # type: ignore[attr-defined]
             return s  # the common case (names, numbers): nothing to look for
         memo: dict[str, str] = self._memo  # type: ignore[attr-defined]

@@ -478,3 +478,14 @@ leaks = scan_file(folder, "page.html", r, ())[1]  # the publish gate's scan
 return [len(shown), len(leaks)]
 """
     assert_linear(growth(setup, work))
+
+
+def test_text_is_made_valid_unicode_on_the_way_through():
+    from sitegen.redact import valid_unicode
+
+    r = Redactor()
+    assert r.text("a\ud800b") == "a\ufffdb" and r.text("\ud83d\ude00") == "\U0001f600"
+    assert r.text("\udc80 hf_" + "a" * 24) == f"\ufffd {MASK}"
+    assert valid_unicode("plain é") == "plain é"
+    assert not r.leaves_alone(["ok", "x\udfff"])
+    assert r.value(None, {"k\ud800": ["\udc80"]}) == {"k\ufffd": ["\ufffd"]}

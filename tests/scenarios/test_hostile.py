@@ -3,6 +3,7 @@ nothing injected executes or appears unescaped; clear errors for bad options and
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -330,3 +331,36 @@ def test_control_characters_in_names_are_escaped_on_the_terminal(tmp_path, capsy
         line.endswith("linked: link points outside the archive: not followed (not read as a trial)")
         for line in named
     )
+
+
+def test_surrogate_escapes_anywhere_are_read_not_a_traceback(tmp_path):
+    """A JSON or Python escape of a UTF-16 surrogate ("\\ud800": a string cut in half, a name
+    Python wrote with its undecodable bytes) in a config dump, a step dict, a WANDB_MIRROR
+    line, an Exception breakdown or a trial's name: no UTF-8 holds it, and writing the page
+    or its JSON ended the build. Read with U+FFFD; a pair is joined into its character."""
+    p = "(skyrl_entrypoint pid=7) "
+
+    def lg(msg: str) -> str:
+        return f"{p}2026-02-08 00:00:00.000 | INFO     | skyrl_train.trainer:train:1 - {msg}"
+
+    lines = [
+        lg("Starting"),
+        *(p + x for x in ("trainer:", "  run_name: s", '  k: "\\udc80 \\ud83d\\ude00"')),
+        lg("Step 1: "),
+        p + "{'reward/avg_raw_reward': '0.5000', 'trainer/global_step': 1, 'x/\\ud800': 2}",
+        lg('WANDB_MIRROR kind=eval step=1 metrics={"eval/\\ud800y": 0.5}'),
+        lg("Exception breakdown: {'\\udfffErr': 2}"),
+    ]
+    (tmp_path / "a" / "exp" / "trace_jobs" / "t1").mkdir(parents=True)
+    (tmp_path / "a" / "exp" / "train_1.out").write_text("\n".join(lines) + "\n")
+    result = {"trial_name": "t\ud800", "task_name": "t", "verifier_result": {"reward": 1.0}}
+    (tmp_path / "a" / "exp" / "trace_jobs" / "t1" / "result.json").write_text(json.dumps(result))
+    report = build(BuildOptions(archive=tmp_path / "a", out=tmp_path / "site", workers=1))
+    assert report.jobs == 1
+    (job,) = (tmp_path / "site" / "data" / "jobs").glob("*.json")
+    shown = json.loads(job.read_text())
+    assert shown["config"]["trainer"]["k"] == "\ufffd \U0001f600"
+    assert "x/\ufffd" in shown["series"]
+    assert shown["trials"]["total"] == 1
+    with gzip.open(job.parents[2] / shown["url"] / "trials.csv.gz", "rt") as fh:
+        assert "t\ufffd" in fh.read()  # the trial's name, with U+FFFD for the surrogate
