@@ -115,7 +115,10 @@ class SiteApp:
             body = read_bytes(target, root, MAX_FILE_BYTES)
         except OSError:
             return self._missing(start_response, version)
-        ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        ctype, encoding = mimetypes.guess_type(target.name)
+        if encoding is not None:  # trials.csv.gz is gzip data, as GitHub Pages serves it
+            ctype = "application/gzip" if encoding == "gzip" else None
+        ctype = ctype or "application/octet-stream"
         if ctype == "text/html":
             return _send(
                 start_response, "200 OK", "text/html; charset=utf-8", self._page(body, version)

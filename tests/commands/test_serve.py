@@ -5,6 +5,7 @@ by file and line, serving never waiting for the watcher or a rebuild."""
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import shutil
@@ -204,6 +205,23 @@ def test_every_file_is_served_as_written_and_pages_get_the_snippet_in_their_head
         # a page missing from the site: the 404 page, live too
         status, _, body = get(site.url + "jobs/nope/")
         assert status == 404 and b"/livereload.js" in body and b"Not found" in body
+
+
+def test_compressed_files_are_labelled_as_what_they_are(tmp_path):
+    """trials.csv.gz is gzip data (as GitHub Pages labels it), not a CSV whose bytes the
+    browser would show as text; its bytes are served as written."""
+    (tmp_path / "t.csv.gz").write_bytes(gzip.compress(b"a,b\n"))
+    (tmp_path / "t.json.bz2").write_bytes(b"BZh")
+    got = {}
+
+    def start_response(status, headers):
+        got[status] = dict(headers)
+
+    app = SiteApp(tmp_path)
+    assert b"".join(app({"PATH_INFO": "/t.csv.gz"}, start_response)) == gzip.compress(b"a,b\n")
+    assert got.pop("200 OK")["Content-Type"] == "application/gzip"
+    app({"PATH_INFO": "/t.json.bz2"}, start_response)
+    assert got.pop("200 OK")["Content-Type"] == "application/octet-stream"
 
 
 def test_paths_are_decoded_once(tmp_path):
