@@ -38,6 +38,7 @@ SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
 # A path whose id needs no hash: its id alone says which path it came from.
 CANONICAL_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:/[A-Za-z0-9_][A-Za-z0-9_-]*)*")
 JOB_ID_RE = re.compile(r"(\d+)$")
+MAX_ID_CHARS = 200  # an id is a file name (data/jobs/<id>.json): at most 255 bytes
 NO_JOB = "no .out/.log files and no trials directory"
 NOT_A_JOB = "log holds nothing of SkyRL, Ray, vLLM or a SLURM status: not a training job"
 EMPTY_LOG = "empty log: not a training job (yet)"
@@ -55,10 +56,12 @@ def slug(rel: str) -> str:
     read back, so no two plain paths share one. Any other path (a ``.`` in a
     name, spaces, accents) gets ``-`` for odd characters and a short hash of
     the whole path, so ``x.y`` and ``x/y`` differ, and neither id depends on
-    what else the archive holds: adding a job never moves another job's URL.
+    what else the archive holds: adding a job never moves another job's URL. A plain
+    path longer than :data:`MAX_ID_CHARS` is shortened the same way: the id names a file
+    and a folder of the site, and no file system takes a name of 256 bytes.
     """
     base = rel.replace("/", ".")
-    if CANONICAL_RE.fullmatch(rel):
+    if CANONICAL_RE.fullmatch(rel) and len(base) <= MAX_ID_CHARS:
         return base
     clean = SLUG_RE.sub("-", base).strip("-.") or "x"
     clean = re.sub(r"\.{2,}", ".", clean)

@@ -140,6 +140,27 @@ def test_ids_are_unique_and_do_not_move(tmp_path):
     assert len(ids) == len(set(ids))
 
 
+def test_a_long_path_gives_an_id_a_file_system_takes(tmp_path):
+    """Plain folder names 300 characters deep (each fine alone) gave an id longer than any
+    file name may be: the build read everything, then ended at its first write."""
+    from sitegen.commands.build import build
+    from sitegen.options import BuildOptions
+
+    deep = "/".join(f"segment_{i}_" + "x" * 40 for i in range(6))
+    assert len(slug(deep)) <= 87 and slug(deep) != slug(deep + "y")
+    assert slug("a/" * 99 + "b") == "a." * 99 + "b"  # 199 characters: as it was
+    job = tmp_path / "a" / deep
+    job.mkdir(parents=True)
+    (job / "train_1.out").write_text(
+        "(skyrl_entrypoint pid=1) 2026-01-01 00:00:00.000 | INFO     | skyrl_train.t:f:1 - "
+        "Step 1: \n(skyrl_entrypoint pid=1) {'reward/avg_raw_reward': '0.5000'}\n"
+    )
+    report = build(BuildOptions(archive=tmp_path / "a", out=tmp_path / "site", workers=1))
+    assert report.jobs == 1
+    (page,) = (tmp_path / "site" / "jobs").iterdir()
+    assert page.name.startswith("segment_0_") and len(page.name) <= 87
+
+
 def test_slug_is_canonical_only_for_plain_paths():
     assert slug("exp-async/async-run_561773") == "exp-async.async-run_561773"
     assert slug("x.y") != slug("x/y") == "x.y"
