@@ -178,7 +178,8 @@ def compile_allow(patterns: Iterable[str], where: str | None = None) -> tuple[re
 
 def check_output(out: Path, archive: Path) -> None:
     """Refuse, before anything is read or written, an output folder no build can use:
-    a file, a folder below a file, or the archive itself."""
+    a file, a folder below a file, the archive itself, or a folder that holds the archive
+    (everything in the output folder is published: the raw logs would go with the site)."""
     real = Path(os.path.realpath(out))
     if real.exists() and not real.is_dir():
         raise OutputError(f"{real} exists and is not a folder (choose another -o folder)")
@@ -189,10 +190,17 @@ def check_output(out: Path, archive: Path) -> None:
         raise OutputError(
             f"cannot create {real}: {up} is a file, not a folder (choose another -o folder)"
         )
-    if real == Path(os.path.realpath(archive)):
+    source = Path(os.path.realpath(archive))
+    if real == source:
         raise OutputError(
             f"cannot build into the archive itself ({real}): choose a folder inside it "
             "(-o ARCHIVE/site) or elsewhere"
+        )
+    if source.is_relative_to(real):
+        raise OutputError(
+            f"cannot build into {real}: it holds the archive ({source}), which would be "
+            "published with the site; choose a folder inside the archive (-o ARCHIVE/site) "
+            "or beside it"
         )
 
 

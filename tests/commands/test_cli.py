@@ -355,6 +355,8 @@ def test_bad_output_and_options_are_refused_before_anything_is_read(tmp_path, ca
         ("-o", str(tmp_path / "file")): f"{tmp_path / 'file'} exists and is not a folder",
         ("-o", str(tmp_path / "file" / "site")): f"{tmp_path / 'file'} is a file",
         ("-o", str(arch)): "cannot build into the archive itself",
+        ("-o", str(tmp_path)): f"it holds the archive ({arch})",  # gh-deploy would publish it
+        ("-o", "."): f"it holds the archive ({arch})",
         ("--ray-address", "auto"): "--ray-address is for --executor ray",
     }
     for extra, expected in cases.items():
