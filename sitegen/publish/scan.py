@@ -4,7 +4,10 @@
   references decoded (the build writes ``'`` as ``&#39;``, and ``&#39;[REDACTED]&#39;`` is
   a masked value, not a finding), except those that decode to a line break (so line
   numbers stay true).
-* **gzip** files (every member) are scanned decompressed.
+* **gzip** files (every member), bzip2 and xz files are scanned decompressed, a **zip**
+  archive member by member.
+* **UTF-16** and UTF-32 text (by its byte-order mark, or NULs in every other byte) is
+  scanned decoded; JSON whose writer escapes ``/`` as ``\\/`` with those undone.
 * **Binary** (not UTF-8, or a NUL byte in the first 8000 bytes, git's test) is scanned as
   its runs of 8 or more printable ASCII characters, joined by NULs: a credential is ASCII
   and at least that long, and decoding the bytes as Latin-1 would find the same strings
@@ -17,9 +20,13 @@ finding's line with every finding on it masked, so the report never shows the va
 
 from __future__ import annotations
 
+import bz2
 import hashlib
 import html
+import io
+import lzma
 import re
+import zipfile
 import zlib
 from bisect import bisect_right
 from pathlib import Path
@@ -82,15 +89,74 @@ def scan_file(
     except OSError as exc:
         return None, [], 0, f"{where}: cannot read it ({exc.strerror}), so it cannot be checked"
     scanned = SiteFile(rel, len(data), blob_id(data))
-    payload = data
-    if data[:2] == b"\x1f\x8b":
-        try:
-            payload = _gunzip(data)
-        except (zlib.error, ValueError) as exc:
-            return scanned, [], 0, f"{where}: a gzip file that cannot be read ({exc}): not checked"
-        where = f"{where} (decompressed)"
-    leaks, allowed = _scan_bytes(payload, where, rel, redactor, allow)
+    try:
+        payloads = _unpacked(data, where, rel, redactor)
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
+        what = next(kind for magic, kind in _PACKED if data.startswith(magic))
+        return scanned, [], 0, f"{where}: a {what} file that cannot be read ({exc}): not checked"
+    leaks: list[Leak] = []
+    allowed = 0
+    for payload, shown, name in payloads:
+        found, n = _scan_bytes(payload, shown, name, redactor, allow)
+        leaks += found
+        allowed += n
     return scanned, leaks, allowed, None
+
+
+# Files whose bytes are not what a reader gets: each is scanned as it unpacks. Their magic
+# numbers, and what each is called in the report.
+_PACKED = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"PK\x03\x04", "zip"),
+)
+
+
+def _unpacked(
+    data: bytes, where: str, rel: str, redactor: Redactor
+) -> list[tuple[bytes, str, str]]:
+    """``(bytes, where, name)`` of what a reader of the file gets: the file itself, a gzip,
+    bzip2 or xz file decompressed, or each member of a zip archive (a user's ``logs.zip``)
+    and the list of its members' names. Past :data:`GZIP_MAX_BYTES` unpacked, a ValueError:
+    the file stops the gate."""
+    if data[:2] == b"\x1f\x8b":
+        return [(_gunzip(data), f"{where} (decompressed)", rel)]
+    if data[:3] == b"BZh":
+        return [(_bounded(bz2.BZ2Decompressor(), data), f"{where} (decompressed)", rel)]
+    if data[:6] == b"\xfd7zXZ\x00":
+        return [(_bounded(lzma.LZMADecompressor(), data), f"{where} (decompressed)", rel)]
+    if data[:4] == b"PK\x03\x04":
+        out, size = [], 0
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            names = "\n".join(info.filename for info in z.infolist()).encode()
+            out.append((names, f"{where} (its list of files)", rel))
+            for info in z.infolist():
+                if info.is_dir():
+                    continue
+                with z.open(info) as fh:
+                    body = fh.read(GZIP_MAX_BYTES - size + 1)
+                size += len(body)
+                if size > GZIP_MAX_BYTES:
+                    raise ValueError(f"it unpacks past {GZIP_MAX_BYTES / MB:,.0f} MB")
+                shown = printable(redactor.text(info.filename))
+                out.append((body, f"{where} ({shown})", info.filename))
+        return out
+    return [(data, where, rel)]
+
+
+def _bounded(d: bz2.BZ2Decompressor | lzma.LZMADecompressor, data: bytes) -> bytes:
+    """One bzip2 or xz stream decompressed; past ``GZIP_MAX_BYTES`` a ValueError."""
+    out, size = [], 0
+    while True:
+        chunk = d.decompress(data, 1 << 24)
+        data = b""
+        out.append(chunk)
+        size += len(chunk)
+        if size > GZIP_MAX_BYTES:
+            raise ValueError(f"it inflates past {GZIP_MAX_BYTES / MB:,.0f} MB")
+        if d.eof or d.needs_input:
+            return b"".join(out)
 
 
 def _gunzip(data: bytes) -> bytes:
@@ -121,16 +187,39 @@ def _scan_bytes(
     redactor: Redactor,
     allow: tuple[re.Pattern[str], ...],
 ) -> tuple[list[Leak], int]:
-    # git's own test for binary content: a NUL byte in the first 8000 bytes.
-    if b"\0" in data[:8000]:
-        return _scan_binary(data, where, redactor, allow)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return _scan_binary(data, where, redactor, allow)
+    text = _utf16(data)
+    if text is None:
+        # git's own test for binary content: a NUL byte in the first 8000 bytes.
+        if b"\0" in data[:8000]:
+            return _scan_binary(data, where, redactor, allow)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return _scan_binary(data, where, redactor, allow)
     if rel.lower().endswith(HTML_SUFFIXES):
         text = _unescape(text)
+    elif ":\\/\\/" in text:  # JSON whose writer escapes "/" (PHP's, Java's): read as parsed
+        text = text.replace("\\/", "/")
     return _leaks(text, where, redactor, allow, line_of=lambda i: text.count("\n", 0, i) + 1)
+
+
+def _utf16(data: bytes) -> str | None:
+    """The text of a UTF-16 file (what Windows tools call "Unicode": Excel's Unicode text,
+    PowerShell's redirections), by its byte-order mark or by NULs in every other byte of
+    ASCII-ish text; else None. Read as UTF-8 or binary, its text would show no secret."""
+    head = data[:8000]
+    if head[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
+        return data.decode("utf-32", errors="replace")
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16", errors="replace")
+    if len(head) < 16 or b"\0" not in head:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) > 0.9 * len(odd) and even.count(0) < 0.1 * len(even):
+        return data.decode("utf-16-le", errors="replace")
+    if even.count(0) > 0.9 * len(even) and odd.count(0) < 0.1 * len(odd):
+        return data.decode("utf-16-be", errors="replace")
+    return None
 
 
 def _unescape(text: str) -> str:

@@ -164,6 +164,51 @@ def test_gzip_png_and_pem_are_scanned(tmp_path):
     assert TOKEN not in out and HF not in out and "b3BlbnNzaC1rZXktdjEAAAA" not in out
 
 
+def test_what_a_careless_user_packs_or_saves_otherwise_is_scanned_as_read(tmp_path):
+    """A zip of logs, a bzip2 or xz file, a text Windows saved as UTF-16 ("Unicode text"),
+    JSON whose writer escapes "/" (PHP's, Java's): none of their secrets shows in their
+    bytes as stored, each shows to whoever downloads and opens the file."""
+    import bz2
+    import lzma
+    import zipfile
+
+    text = f"notes\nrun with {TOKEN}\n"
+    packed = tmp_path / "logs.zip"
+    with zipfile.ZipFile(packed, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("logs/readme.txt", "nothing\n")
+        z.writestr("logs/page.html", f"<p>&#104;f_{HF[3:]}</p>")
+        z.writestr(f"logs/{HF}.txt", "named with a token\n")
+    site = _site(
+        tmp_path,
+        {
+            "index.html": "<p>ok</p>",
+            "logs.zip": packed.read_bytes(),
+            "a.txt.bz2": bz2.compress(text.encode()),
+            "b.txt.xz": lzma.compress(text.encode()),
+            "c.txt": text.encode("utf-16"),  # with its byte-order mark
+            "d.csv": text.encode("utf-16-le"),  # without
+            "e.json": '{"db": "postgres:\\/\\/admin:Sup3rS3cretPw@db\\/x"}',
+            "f.zip": b"PK\x03\x04 not a zip",
+        },
+    )
+    report = check_site(site, workers=1)
+    got = sorted((x.path, x.line, x.kind) for x in report.leaks)
+    assert got == [
+        ("a.txt.bz2 (decompressed)", 2, "github-token"),
+        ("b.txt.xz (decompressed)", 2, "github-token"),
+        ("c.txt", 2, "github-token"),
+        ("d.csv", 2, "github-token"),
+        ("e.json", 1, "url-password"),
+        ("logs.zip (its list of files)", 3, "hf-token"),
+        ("logs.zip (logs/page.html)", 1, "hf-token"),
+    ]
+    assert report.blocked == [
+        "f.zip: a zip file that cannot be read (File is not a zip file): not checked"
+    ]
+    out = _all_output(report)
+    assert TOKEN not in out and HF not in out and "Sup3rS3cretPw" not in out
+
+
 def test_user_redact_patterns_are_rules_too(tmp_path):
     site = _site(tmp_path, {"index.html": "<p>cluster CORP-123456 down</p>\n"})
     assert check_site(site).ok
