@@ -157,9 +157,10 @@ _CLI_RULES: tuple[Rule, ...] = (
         "cli-password", rf"-(?<!\S-)(?:u|-user|-proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
     ),
     # docker login -u me -p X (podman, helm registry, …): -p is a password only after "login"
+    # on its line (in JSON, an escaped line break ends it)
     _regex_rule(
         "cli-password",
-        rf"[ \t]login(?:[ \t]+(?!-p\b)\S++){{0,8}}[ \t]+-p(?:[ \t]+|=)"
+        rf"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){{0,8}}[ \t]+-p(?:[ \t]+|=)"
         rf"(?P<s>(?!-){_TOKEN})",
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X; fish's set -gx HF_TOKEN X;

@@ -17,17 +17,27 @@ from sitegen.redact_names import is_secret_key
 
 MASK = "[REDACTED]"
 
-# A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=
+# A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=. The name may be two
+# words ("API key: …", as notes put it) and closed by Markdown or HTML markup
+# ("**api key**: …", "<code>HF_TOKEN</code>: …").
 _ASSIGN_RE = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?P<q>\\?[\"']|)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)(?P=q)"
+    r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?P<q>\\?[\"']|)"
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+(?: [A-Za-z][A-Za-z0-9_\-]*+)?)(?P=q)"
+    r"(?:[*`]{1,3}|</(?:code|b|strong|em|i|kbd|span)>)?"
     r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/]))[ \t]*"
+)
+# "Invalid API key: X": an error quoting what it refused, the error-secret rule's (one word)
+_ERROR_BEFORE_RE = re.compile(
+    r"(?i:invalid|incorrect|wrong|bad|expired|revoked|malformed|unknown|unauthori[sz]ed) $"
 )
 # A query parameter that holds an API key by its plain name (Google's and many APIs' ?key=…)
 _QUERY_KEYS = frozenset({"key", "apikey", "api-key"})
 _EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~"})
+_FIRST_WORD_RE = re.compile(r"(?:None|null|NULL)[,;.)]")
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
+_ENTITY_RE = re.compile(r"&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});?")
 
 
 # What Redactor.name puts where a secret was in a path or name (a URL must stay stable, so
@@ -41,10 +51,10 @@ def is_masked(value: str) -> bool:
     A mask is :data:`MASK` or a name's ``redacted-3f2a9c`` (:data:`_NAME_MASK_RE`).
 
     ``["[REDACTED]", "[REDACTED]"]``, ``[REDACTED]\\n`` (a mask followed by a JSON
-    escape) or ``[REDACTED]</code>`` is clean, so redacted text, and the JSON and HTML
-    made from it, scan clean.
+    escape), ``[REDACTED]&quot;`` (an HTML entity) or ``[REDACTED]</code>`` is clean, so
+    redacted text, and the JSON and HTML made from it, scan clean.
     """
-    rest = _TAG_RE.sub(" ", _ESCAPES_RE.sub(" ", value)).replace(MASK, "")
+    rest = _TAG_RE.sub(" ", _ENTITY_RE.sub(" ", _ESCAPES_RE.sub(" ", value))).replace(MASK, "")
     return not _ALNUM_RE.search(_NAME_MASK_RE.sub(" ", rest))
 
 
@@ -189,13 +199,15 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
             and not _nested_secret(text, m.start(), key, parents)
         ):
             continue
-        yaml = m.group("sep") == ":"
-        span = _value_after(text, m.start(), m.end(), in_query, yaml)
+        if " " in key and _ERROR_BEFORE_RE.search(text, max(0, m.start() - 16), m.start()):
+            continue
+        span = _value_after(text, m.start(), m.end(), in_query, m.group("sep") == ":")
         if span is None:
             continue
         covered = span[1]
         value = text[span[0] : span[1]].strip()
-        if value.strip("\"'") in _EMPTY_VALUES or is_masked(value):
+        first = _FIRST_WORD_RE.match(value)  # "None, retrying": no value, and words after it
+        if value.strip("\"'") in _EMPTY_VALUES or first is not None or is_masked(value):
             continue
         if _NAME_MASK_RE.match(value):
             # A name's secret, hashed (Redactor.name): a bare value runs to the end of the

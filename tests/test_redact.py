@@ -135,6 +135,11 @@ SHAPES = [
     (f'"{{\\"api_key\\": \\"{HEX40}\\"}}"', HEX40, "secret-assignment"),
     (f"GET https://maps.example/api?q=x&key={HEX40}&z=1", HEX40, "secret-assignment"),
     (f"Ocp-Apim-Subscription-Key: {HEX40}", HEX40, "secret-assignment"),
+    # notes as people write them: a name in two words, in Markdown or HTML markup, a table
+    (f"- **API key**: {HEX40}", HEX40, "secret-assignment"),
+    (f"wandb key = {HEX40}", HEX40, "secret-assignment"),
+    (f"`WANDB_API_KEY`: {HEX40}", HEX40, "secret-assignment"),
+    (f"<li><code>HF_TOKEN</code>: {HEX40}</li>", HEX40, "secret-assignment"),
     # keys of W&B since 2026 (86 characters), NVIDIA's, a Hugging Face organisation's
     ("k wandb_v1_" + "Ab3dE" * 15 + "x end", "wandb_v1_Ab3d", "wandb-key"),
     ("k nvapi-" + "Ab3dE_" * 10 + " end", "nvapi-Ab3d", "nvidia-key"),
@@ -168,6 +173,8 @@ HARMLESS = [
     "[('LR', '3e-6'), ('SORT_KEY', 'id')]",
     "Tokenizer(pad_token='<pad>', eos_token='</s>') WandbConfig(project='p', name='r')",
     "api_key: None\n  lr: 1\nsort_key: a\n  b",
+    "Missing key: foo; Cache key: x; sort key = y; Token count: 5",
+    "| hf-token-ablation | complete |",  # (a run's name in a table: no separator)
 ]
 
 
@@ -465,7 +472,7 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "set a ", "-u a", "login a ", "eyJ", "hf_", "sk-", "-----BEGIN PRIVATE KEY-----",
         "password: \\\n", "<a ", "redacted-", "--a.a ", "--a.", "set -x ", "set -x a ", "ENV a ",
         " login -u a ", " login a ", "password ", "password a\n", "('WANDB_API_KEY', '", "('a', 'b",
-        "a(key=", "a(", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": "]
+        "a(key=", "a(", "a b: ", "api key: ", "**a**: ", "`a`: ", "Invalid a b: ", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": "]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

@@ -95,7 +95,7 @@ def _b64(name: str) -> str:
 B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") for shape, wheres in {
     "argv": "cnf", "argvblock": "cn", "override": "cnf", "nested": "cn", "envpair": "cn",
     "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
-    "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn",
+    "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -125,6 +125,7 @@ def _beside(where: str) -> list[str]:
         if "netrc" in b
         else "",
         f"secrets:\n  api_key: |-\n    {b['block']}" if "block" in b else "",
+        f"- **WandB API key**: {b['md']}" if "md" in b else "",
     ]
     return [x for x in lines if x]
 
