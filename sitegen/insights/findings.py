@@ -44,7 +44,6 @@ from sitegen.insights.rulebase import (
     MIN_TREND_STEPS,
     REWARD,
     REWARD_FALL,
-    REWARD_FALL_T,
     REWARD_FLAT_STD,
     REWARD_WINDOW,
     SEVERITIES,
@@ -83,7 +82,6 @@ __all__ = [
     "MIN_TREND_STEPS",
     "REWARD",
     "REWARD_FALL",
-    "REWARD_FALL_T",
     "REWARD_FLAT_STD",
     "REWARD_WINDOW",
     "SEVERITIES",
@@ -140,6 +138,8 @@ def infra_burst(per_step: Sequence[StepTrials], section: str) -> Finding | None:
 
 
 def error_rising(per_step: Sequence[StepTrials], section: str) -> Finding | None:
+    """The error rate of the last third of steps well above the first third's, and the
+    change's 95 % interval (each third resampled by moving blocks of steps) above zero."""
     steps = [p for p in per_step if p.trials]
     if len(steps) < MIN_ERROR_STEPS:
         return None
@@ -147,16 +147,24 @@ def error_rising(per_step: Sequence[StepTrials], section: str) -> Finding | None
     first, last = steps[:w], steps[-w:]
     r0 = sum(p.errors for p in first) / sum(p.trials for p in first)
     r1 = sum(p.errors for p in last) / sum(p.trials for p in last)
-    if r1 - r0 >= ERROR_RISE and r1 >= ERROR_RISE_FACTOR * r0:
-        return Finding(
-            "error_rate_rising",
-            "warning",
-            "Error rate is rising",
-            f"Rollouts ending in an exception went from {r0:.0%} (steps {first[0].step}–"
-            f"{first[-1].step}) to {r1:.0%} (steps {last[0].step}–{last[-1].step}).",
-            section,
-        )
-    return None
+    if r1 - r0 < ERROR_RISE or r1 < ERROR_RISE_FACTOR * r0:
+        return None
+    from sitegen.analyse import stats  # (numpy: imported where pages are analysed)
+
+    lo, hi = stats.window_ratio_change(
+        [(p.errors, p.trials) for p in first], [(p.errors, p.trials) for p in last]
+    )
+    if lo <= 0:
+        return None
+    return Finding(
+        "error_rate_rising",
+        "warning",
+        "Error rate is rising",
+        f"Rollouts ending in an exception went from {r0:.0%} (steps {first[0].step}–"
+        f"{first[-1].step}) to {r1:.0%} (steps {last[0].step}–{last[-1].step}): "
+        f"{100 * (r1 - r0):.1f} points (95 % interval {100 * lo:.1f} to {100 * hi:.1f}).",
+        section,
+    )
 
 
 def log_mid_run(log: ParsedLog | None) -> Finding | None:

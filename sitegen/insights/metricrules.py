@@ -21,7 +21,6 @@ from sitegen.insights.rulebase import (
     MIN_TREND_STEPS,
     REWARD,
     REWARD_FALL,
-    REWARD_FALL_T,
     REWARD_FLAT_STD,
     REWARD_WINDOW,
     STALENESS_MAX,
@@ -147,7 +146,11 @@ def entropy_collapse(blocks: Sequence[MetricBlock]) -> Finding | None:
 
 
 def reward_trend(blocks: Sequence[MetricBlock]) -> Finding | None:
-    """Reward falling (significant fitted drop) or flat over the last steps."""
+    """Reward falling (a fitted drop whose 95 % interval lies below zero) or flat (a small
+    spread, and an interval of the fitted change inside ±REWARD_FALL) over the last steps.
+    The interval: the fit redone on moving-block resamples of the window's steps."""
+    from sitegen.analyse import stats  # (numpy: imported where pages are analysed)
+
     vals = _values(blocks, REWARD)
     if len(vals) < MIN_TREND_STEPS:
         return None
@@ -158,27 +161,29 @@ def reward_trend(blocks: Sequence[MetricBlock]) -> Finding | None:
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     sxx = math.fsum((x - mx) ** 2 for x in xs)
     slope = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
-    resid = math.fsum((y - (my + slope * (x - mx))) ** 2 for x, y in zip(xs, ys, strict=True))
-    se = math.sqrt(resid / (n - 2) / sxx) if n > 2 else math.inf
     change = slope * (xs[-1] - xs[0])
+    lo, hi = stats.fitted_change_interval(xs, ys)
     sd = statistics.pstdev(ys)
     span = f"steps {win[0][0]}–{win[-1][0]}"
-    if change <= -REWARD_FALL and (se == 0 or slope / se <= -REWARD_FALL_T):
+    interval = f"95 % interval {lo:.3f} to {hi:.3f}"
+    if change <= -REWARD_FALL and hi < 0:
         return Finding(
             "reward_falling",
             "warning",
             "Reward is falling",
             f"Over the last {n} steps ({span}) the fitted reward drops by {-change:.3f} "
-            f"(from {my - slope * (mx - xs[0]):.3f} to {my + slope * (xs[-1] - mx):.3f}).",
+            f"(from {my - slope * (mx - xs[0]):.3f} to {my + slope * (xs[-1] - mx):.3f}; "
+            f"change {interval}).",
             "progression",
         )
-    if sd < REWARD_FLAT_STD:
+    if sd < REWARD_FLAT_STD and lo > -REWARD_FALL and hi < REWARD_FALL:
         return Finding(
             "reward_flat",
             "warning",
             "Reward is flat",
             f"Over the last {n} steps ({span}) the reward stays at {my:.3f} "
-            f"(std {sd:.4f} < {REWARD_FLAT_STD}): nothing is being learned.",
+            f"(std {sd:.4f} < {REWARD_FLAT_STD}; fitted change {change:.3f}, {interval}, "
+            f"inside ±{REWARD_FALL}): nothing is being learned.",
             "progression",
         )
     return None

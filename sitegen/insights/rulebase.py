@@ -18,8 +18,7 @@ ENTROPY_WINDOW_FRACTION = 0.1  # first and last 10 % of steps (at least 3 each)
 ENTROPY_COLLAPSE_RATIO = 0.2  # last-window mean below 20 % of the first-window mean
 MIN_TREND_STEPS = 8
 REWARD_WINDOW = 20  # the last 20 steps (or the last half of a shorter run)
-REWARD_FALL = 0.05  # fitted drop over the window …
-REWARD_FALL_T = 2.0  # … with a slope at least 2 standard errors below zero
+REWARD_FALL = 0.05  # fitted drop over the window (its 95 % interval below zero)
 REWARD_FLAT_STD = 0.01  # reward std over the window below this: flat
 GEN_WAIT_SHARE = 0.8  # generation wait above 80 % of step time
 STEP_OUTLIER_FACTOR = 3.0  # a step over 3x the median step time
@@ -37,7 +36,6 @@ THRESHOLDS = {
     "entropy_window_fraction": ENTROPY_WINDOW_FRACTION,
     "reward_window_steps": REWARD_WINDOW,
     "reward_fall": REWARD_FALL,
-    "reward_fall_t": REWARD_FALL_T,
     "reward_flat_std": REWARD_FLAT_STD,
     "gen_wait_share": GEN_WAIT_SHARE,
     "step_outlier_factor": STEP_OUTLIER_FACTOR,

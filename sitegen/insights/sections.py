@@ -18,6 +18,7 @@ from datetime import datetime
 from sitegen.frozen import frozen
 from sitegen.insights.attribution import Attribution, attribute
 from sitegen.insights.findings import (
+    SEVERITIES,
     Finding,
     batch_step_trials,
     evaluate,
@@ -25,6 +26,7 @@ from sitegen.insights.findings import (
 )
 from sitegen.insights.rollouts import RolloutAnalysis, analyse_rollouts
 from sitegen.insights.tasks import TaskAnalysis, TaskRow, Wasted, analyse_tasks
+from sitegen.insights.verdicts import LearningSection
 from sitegen.model.parsed import BatchCounts, Job, MetricBlock, ParsedLog, Run, TrialSet
 
 HEATMAP_TASKS = 30  # rows of the task × step heatmap: learned and forgotten first, then most run
@@ -117,6 +119,7 @@ class Insights:
     rollouts: RolloutAnalysis | None
     findings: tuple[Finding, ...]
     attribution: Attribution | None = None
+    learning: LearningSection | None = None  # insights.learning.learning_section
 
     def tasks_section(self, page_url: str, table_dir: str | None = None) -> TasksSection | None:
         """The page's section; ``table_dir``: another page's folder holding the same table."""
@@ -243,7 +246,15 @@ def _insights(
         status_detail=status_detail,
         of_run=of_run,
     )
-    return Insights(ta, ra, found, attr)
+    # how sure the differences are (numpy: imported when pages are analysed, not before)
+    from sitegen.insights.intervalrules import pass_at_k_mismatch, task_forgotten
+    from sitegen.insights.learning import learning_section
+
+    learning = learning_section(blocks, trials.results if trials else None, attr, ta, config)
+    sure = [f for f in (task_forgotten(ta), pass_at_k_mismatch(learning.pass_at_k)) if f]
+    if sure:
+        found = tuple(sorted((*found, *sure), key=lambda f: SEVERITIES.index(f.severity)))
+    return Insights(ta, ra, found, attr, learning)
 
 
 def job_insights(job: Job) -> Insights:

@@ -182,6 +182,7 @@ def job_page(
         warnings=tuple(warnings),
         tasks=ins.tasks_section(job_url(job.id)),
         rollouts=ins.rollouts,
+        learning=ins.learning,
     )
 
 
@@ -276,6 +277,7 @@ def run_page(
             else None,
         ),
         rollouts=ins.rollouts,
+        learning=ins.learning,
     )
 
 

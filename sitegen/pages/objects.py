@@ -19,6 +19,7 @@ from sitegen.errors import BuildWarning
 from sitegen.frozen import frozen
 from sitegen.insights.findings import Finding
 from sitegen.insights.sections import TasksSection
+from sitegen.insights.verdicts import LearningSection
 from sitegen.pages.data import PageData
 from sitegen.pages.sections import (
     BatchSummary,
@@ -114,6 +115,7 @@ class JobPage(JobRow):
     warnings: tuple[BuildWarning, ...]  # build warnings about this job's files
     tasks: TasksSection | None  # insights.sections.tasks_section (the job's own trials)
     rollouts: RolloutAnalysis | None  # insights.rollouts.analyse_rollouts
+    learning: LearningSection | None  # insights.learning.learning_section
 
     def saved_checkpoints(self) -> list[SavedCheckpoint]:
         """The checkpoints the log says it saved, the final save marked."""
@@ -203,6 +205,7 @@ class RunPage(PageData):
     findings: tuple[Finding, ...]  # insights.findings.evaluate over the stitched run
     tasks: TasksSection | None  # insights.sections.tasks_section (the run's trials)
     rollouts: RolloutAnalysis | None  # insights.rollouts.analyse_rollouts
+    learning: LearningSection | None  # insights.learning.learning_section
 
     def row(self) -> RunRow:
         return RunRow(**{f.name: getattr(self, f.name) for f in fields(RunRow)})

@@ -219,17 +219,24 @@ def progression(
     x_title: str = "step",
     rules: Sequence[dict] = (),
     marks: Sequence[dict] = (),
+    bands: Mapping[str, tuple[str, str]] | None = None,
 ) -> dict | None:
     """Raw (thin, faint) and smoothed (bold) lines for each metric in ``names`` {key: label}.
 
     ``rules``: vertical markers ``{x, label}`` (restart points); ``marks``:
-    points ``{x, y, label}`` drawn as crosses (discarded steps).
+    points ``{x, y, label}`` drawn as crosses (discarded steps); ``bands``: for a metric,
+    the columns of its band (``{key: (low column, high column)}``: an interval per step,
+    the value where a step has none), else the band of the downsampled buckets.
     """
     steps = series.get("step", [])
     records = []
     for key, label in names.items():
         ys = series.get(key) or []
-        raw = _gaps(downsample_columns(steps, ys), steps, ys)
+        lo_key, hi_key = (bands or {}).get(key, (None, None))
+        if lo_key and hi_key:
+            raw = downsample_columns(steps, ys, los=series.get(lo_key), his=series.get(hi_key))
+        else:
+            raw = _gaps(downsample_columns(steps, ys), steps, ys)
         if raw["x"]:
             # a gap in the raw line is one in the smoothed line too
             sm = [None if v is None else m for v, m in zip(raw["y"], smooth(raw["y"]), strict=True)]

@@ -25,6 +25,7 @@ from sitegen.pages.objects import JobPage, RunPage
 from sitegen.pages.sections import Series, Stats, TimerNode, Timing, TrialSummary
 from sitegen.present import charts
 from sitegen.present.insight_charts import insight_charts
+from sitegen.present.learning_charts import reward_chart, success_chart
 
 Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing to draw)
 
@@ -57,6 +58,7 @@ def job_charts(page: JobPage, steps: Charts | None = None) -> Charts:
     s = page.series
     out: Charts = {
         **(steps if steps is not None else step_charts(s, page.metrics, page.timing)),
+        "success": success_chart(page.learning),
         "tokens": charts.lines(s, {TOKENS: "avg generated tokens"}, y_title="tokens"),
         "staleness": charts.lines(
             s,
@@ -64,6 +66,8 @@ def job_charts(page: JobPage, steps: Charts | None = None) -> Charts:
             y_title="steps behind",
         ),
     }
+    if trials_reward := reward_chart(s, page.metrics, page.learning):
+        out["reward"] = trials_reward
     ev = page.eval_series
     # eval runs every few steps: points mark where a value was logged
     out["eval"] = charts.lines(
@@ -305,8 +309,12 @@ def run_charts(page: RunPage, steps: Charts | None = None) -> Charts:
         if is_finite(d.reward)
     ]
     out: Charts = dict(steps if steps is not None else step_charts(s, page.metrics, page.timing))
-    if rules or marks:  # (in its place: the first chart)
+    # (in its place: the first chart)
+    if trials_reward := reward_chart(s, page.metrics, page.learning, rules, marks):
+        out["reward"] = trials_reward
+    elif rules or marks:
         out["reward"] = charts.progression(s, _reward_names(page.metrics), rules=rules, marks=marks)
+    out["success"] = success_chart(page.learning)
     if page.trials:
         out.update(trial_charts(page.trials))
     out.update(insight_charts(page.tasks, page.rollouts))

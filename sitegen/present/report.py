@@ -31,6 +31,7 @@ def job_report(page: JobPage) -> str:
         "",
     ]
     out += _findings(page)
+    out += _learning(page)
     fams: dict[str, dict[str, Stats]] = page.families()
     if page.batches and page.batches.summary:
         fams["batch_errors"] = page.batches.summary
@@ -173,3 +174,23 @@ def _findings(page: JobPage) -> list[str]:
     out = ["## Findings", ""]
     out += [f"- **{f.severity}** {_cell(f.title)}: {_cell(f.detail)}" for f in page.findings]
     return out + [""]
+
+
+def _learning(page: JobPage) -> list[str]:
+    """Is it learning? (sitegen/insights/learning.py): the verdict with its interval."""
+    v = page.learning.verdict if page.learning else None
+    if v is None:
+        return []
+    if v.source == "trials":
+        change = (
+            f"success rate {_pct(v.early_value)} (steps {v.early[0]}–{v.early[1]}) → "
+            f"{_pct(v.late_value)} (steps {v.late[0]}–{v.late[1]}): {_f(100 * v.change, 1)} "
+            f"points, 95 % interval {_f(100 * v.lo, 1)} to {_f(100 * v.hi, 1)}, {v.units} tasks"
+        )
+    else:
+        change = (
+            f"reward {_f(v.early_value)} (steps {v.early[0]}–{v.early[1]}) → {_f(v.late_value)} "
+            f"(steps {v.late[0]}–{v.late[1]}): {_f(v.change)}, 95 % interval {_f(v.lo)} to "
+            f"{_f(v.hi)}"
+        )
+    return ["## Is it learning?", "", f"**{v.verdict}**: {change}. How: {_cell(v.method)}.", ""]

@@ -213,6 +213,7 @@ def _tasks_job(root: Path) -> dict:
                 "infra_burst",
                 "error_rate_rising",
                 "policy_frozen",
+                "task_forgotten",
             ]
         ),
         "policy_frozen_severity": "info",

@@ -1,0 +1,245 @@
+"""How sure a difference is: intervals and tests, as docs/statistics.md explains each one.
+
+Pure functions, no I/O: Wilson's interval for a proportion and Newcombe's for the
+difference of two, the percentile bootstrap of a mean over independent units (Efron),
+the paired bootstrap over tasks with the probability of improvement (rliable), the
+moving-block bootstrap over a series of steps (Künsch), the exact sign test and the
+unbiased pass@k estimator (Chen et al.).
+
+Every resample is drawn from one small seeded generator, mulberry32, whose state is a
+counter: its outputs are computed all at once here (numpy) and one by one by
+``static/stats.js``, which draws the very same numbers and sums them in the same order, so
+the comparison page's figures, computed in the browser, are :func:`paired_bootstrap`'s to
+the bit. The same seed on every call: a page gives the same numbers on every build.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+SEED = 1
+RESAMPLES = 2000  # a comparison's resamples (paired, moving-block)
+BAND_RESAMPLES = 1000  # a step's reward band: drawn, never compared
+Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
+_STEP = 0x6D2B79F5  # mulberry32's increment
+_MASK = 0xFFFFFFFF
+
+Interval = tuple[float, float]
+
+
+# -- the generator -------------------------------------------------------------------------------
+
+
+def mulberry32(count: int, seed: int = SEED) -> np.ndarray:
+    """The first ``count`` 32-bit outputs of mulberry32 seeded with ``seed`` (uint32).
+
+    Its state after k draws is ``seed + k * 0x6D2B79F5`` (mod 2**32) and each output a
+    hash of that state alone, so all of them are computed at once."""
+    k = np.arange(1, count + 1, dtype=np.uint64)
+    a = ((k * np.uint64(_STEP) + np.uint64(seed & _MASK)) & np.uint64(_MASK)).astype(np.uint32)
+    t = (a ^ (a >> 15)) * (a | 1)
+    t ^= t + (t ^ (t >> 7)) * (t | 61)
+    return t ^ (t >> 14)
+
+
+def indices(n: int, count: int, seed: int = SEED) -> np.ndarray:
+    """``count`` indices in ``[0, n)`` from the generator: ``floor(u * n)`` of each output
+    ``u = r / 2**32`` (exact in floating point too: ``r * n`` < 2**53)."""
+    r = mulberry32(count, seed).astype(np.uint64)
+    return ((r * np.uint64(n)) >> np.uint64(32)).astype(np.intp)
+
+
+@functools.lru_cache(maxsize=64)
+def draws(n: int, rows: int, seed: int = SEED) -> np.ndarray:
+    """A ``rows`` × ``n`` matrix of indices in ``[0, n)``, row after row from the generator:
+    each row one resample of ``n`` units. Kept for the next call with the same arguments (a
+    run's steps with as many prompt groups draw alike): read-only."""
+    out = indices(n, rows * n, seed).reshape(rows, n)
+    out.flags.writeable = False
+    return out
+
+
+def percentile_interval(values: np.ndarray) -> Interval:
+    """The 2.5th and 97.5th percentiles of resampled statistics: the ``k``-th smallest and
+    largest of them, ``k = resamples // 40`` (counted from 0)."""
+    s = np.sort(values)
+    k = len(s) // 40
+    return float(s[k]), float(s[len(s) - 1 - k])
+
+
+def _resampled_means(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The mean of each row's drawn values, summed left to right (a running sum: as
+    static/stats.js sums them, so both give the same bits; ``sum`` adds pairwise)."""
+    return np.cumsum(values[idx], axis=1)[:, -1] / idx.shape[1]
+
+
+# -- proportions ---------------------------------------------------------------------------------
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> Interval | None:
+    """Wilson's score interval for a proportion (Wilson 1927); None for no trial."""
+    if n <= 0:
+        return None
+    p = successes / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # at 0 and at n successes the bound is 0 (1) exactly, which rounding would miss
+    return (0.0 if successes <= 0 else centre - half), (1.0 if successes >= n else centre + half)
+
+
+def newcombe(s1: int, n1: int, s2: int, n2: int) -> Interval | None:
+    """The interval of ``s2/n2 − s1/n1`` from the two Wilson intervals (Newcombe 1998,
+    method 10); None when either has no trial."""
+    w1, w2 = wilson(s1, n1), wilson(s2, n2)
+    if w1 is None or w2 is None:
+        return None
+    p1, p2 = s1 / n1, s2 / n2
+    d = p2 - p1
+    lo = d - math.sqrt((p2 - w2[0]) ** 2 + (w1[1] - p1) ** 2)
+    hi = d + math.sqrt((w2[1] - p2) ** 2 + (p1 - w1[0]) ** 2)
+    return lo, hi
+
+
+# -- bootstraps ----------------------------------------------------------------------------------
+
+
+def bootstrap_mean(
+    values: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
+) -> Interval | None:
+    """The percentile bootstrap interval of the mean of independent ``values`` (Efron 1979);
+    None for fewer than two."""
+    if len(values) < 2:
+        return None
+    v = np.asarray(values, dtype=float)
+    return percentile_interval(_resampled_means(v, draws(len(v), resamples, seed)))
+
+
+def bootstrap_ratio(
+    num: Sequence[float], den: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
+) -> Interval | None:
+    """The percentile bootstrap interval of ``Σ num / Σ den`` over independent units (a
+    step's prompt groups: summed reward and graded trials), None for fewer than two."""
+    if len(num) < 2:
+        return None
+    idx = draws(len(num), resamples, seed)
+    nu, de = np.asarray(num, dtype=float)[idx].sum(axis=1), np.asarray(den, dtype=float)[idx]
+    return percentile_interval(nu / de.sum(axis=1))
+
+
+def paired_bootstrap(
+    diffs: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
+) -> tuple[Interval, float, Interval]:
+    """Paired units (tasks) resampled together: the interval of the mean difference, the
+    probability of improvement (the share of units whose difference is above zero, a tie
+    counting half: rliable's, with the task as the unit) and its interval, all from the
+    same resamples."""
+    d = np.asarray(diffs, dtype=float)
+    wins = np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5))
+    idx = draws(len(d), resamples, seed)
+    return (
+        percentile_interval(_resampled_means(d, idx)),
+        float(wins.sum() / len(d)),
+        percentile_interval(_resampled_means(wins, idx)),
+    )
+
+
+def block_length(n: int) -> int:
+    """The moving-block bootstrap's block: about n^(1/3) steps (Künsch 1989), at least 1."""
+    return max(1, round(n ** (1 / 3)))
+
+
+def moving_blocks(n: int, block: int, resamples: int, seed: int = SEED) -> np.ndarray:
+    """A ``resamples`` × ``n`` matrix of indices into a series of ``n``: each row the
+    consecutive steps of ``ceil(n / block)`` blocks whose starts are drawn uniformly from
+    the ``n − block + 1`` there are, joined and cut to ``n``."""
+    count = -(-n // block)
+    starts = indices(n - block + 1, resamples * count, seed).reshape(resamples, count)
+    rows = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(resamples, -1)
+    return rows[:, :n]
+
+
+def window_change(
+    early: Sequence[float], late: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
+) -> Interval:
+    """The interval of ``mean(late) − mean(early)`` for two windows of a series, each
+    resampled by moving blocks (neighbouring steps are not independent), the late one with
+    the next seed so the two are drawn apart."""
+    e, lt = np.asarray(early, dtype=float), np.asarray(late, dtype=float)
+    me = e[moving_blocks(len(e), block_length(len(e)), resamples, seed)].mean(axis=1)
+    ml = lt[moving_blocks(len(lt), block_length(len(lt)), resamples, seed + 1)].mean(axis=1)
+    return percentile_interval(ml - me)
+
+
+def window_ratio_change(
+    early: Sequence[tuple[int, int]],
+    late: Sequence[tuple[int, int]],
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Interval:
+    """The interval of the change in a pooled rate (``Σ events / Σ trials`` of each window's
+    steps, given as ``(events, trials)``), each window resampled by moving blocks."""
+
+    def pooled(w: Sequence[tuple[int, int]], s: int) -> np.ndarray:
+        ev = np.asarray([e for e, _ in w], dtype=float)
+        tr = np.asarray([t for _, t in w], dtype=float)
+        idx = moving_blocks(len(w), block_length(len(w)), resamples, s)
+        tot = tr[idx].sum(axis=1)
+        return np.divide(ev[idx].sum(axis=1), tot, out=np.zeros(resamples), where=tot > 0)
+
+    return percentile_interval(pooled(late, seed + 1) - pooled(early, seed))
+
+
+def fitted_change(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The least-squares line's change from the first ``x`` to the last."""
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    dx = x - x.mean()
+    return float((dx * (y - y.mean())).sum() / (dx * dx).sum() * (x[-1] - x[0]))
+
+
+def fitted_change_interval(
+    xs: Sequence[float], ys: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
+) -> Interval:
+    """The interval of :func:`fitted_change`: the slope refitted on each moving-block
+    resample of the ``(x, y)`` pairs, times the span of ``xs`` (a resample whose ``x`` are
+    all one step has no slope and is left out)."""
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    idx = moving_blocks(len(x), block_length(len(x)), resamples, seed)
+    rx, ry = x[idx], y[idx]
+    dx = rx - rx.mean(axis=1, keepdims=True)
+    sxx = (dx * dx).sum(axis=1)
+    ok = sxx > 0
+    slope = (dx[ok] * (ry[ok] - ry[ok].mean(axis=1, keepdims=True))).sum(axis=1) / sxx[ok]
+    return percentile_interval(slope * (x[-1] - x[0]))
+
+
+# -- tests and estimators ------------------------------------------------------------------------
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """The exact two-sided binomial sign test's p-value for ``wins`` against ``losses``
+    (ties left out before): twice the smaller tail of Binomial(n, ½), at most 1. Each term
+    from the last (``2**-n``, then × (n − i) / (i + 1)), as static/stats.js computes it."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    term = 2.0**-n
+    tail = 0.0
+    for i in range(min(wins, losses) + 1):
+        tail += term
+        term = term * (n - i) / (i + 1)
+    return min(1.0, 2 * tail)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float | None:
+    """The unbiased estimator of pass@k from ``n`` samples with ``c`` successes,
+    ``1 − C(n−c, k) / C(n, k)`` (Chen et al. 2021); None when ``n < k``."""
+    if n < k or k < 1:
+        return None
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)

@@ -1,0 +1,73 @@
+"""Finding rules that weigh a difference by its interval before they speak: a task forgotten
+(its late success rate below its early one beyond Newcombe's interval) and pass@k from the
+trials that disagrees with the logged one beyond its bootstrap interval. Each quotes the
+interval it rests on (docs/statistics.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sitegen.insights.rulebase import Finding
+from sitegen.insights.verdicts import PassAtKCheck
+
+if TYPE_CHECKING:
+    from sitegen.insights.tasks import TaskAnalysis
+
+
+def task_forgotten(ta: TaskAnalysis | None) -> Finding | None:
+    """Tasks of the *forgotten* list (solved in the early window, never in the late one)
+    whose drop's 95 % interval (Newcombe's, from the two windows' Wilson intervals) lies
+    below zero; the surest one quoted."""
+    if ta is None or ta.early_window is None or ta.late_window is None:
+        return None
+    from sitegen.analyse import stats  # (numpy: imported where trials are analysed)
+
+    (e0, e1), (l0, l1) = ta.early_window, ta.late_window
+    sure = []
+    for row in ta.tasks:
+        if row.category != "forgotten":
+            continue
+        eg = sum(c.graded for c in row.steps if e0 <= c.step <= e1)
+        es = sum(c.successes for c in row.steps if e0 <= c.step <= e1)
+        lg = sum(c.graded for c in row.steps if l0 <= c.step <= l1)
+        ls = sum(c.successes for c in row.steps if l0 <= c.step <= l1)
+        iv = stats.newcombe(es, eg, ls, lg)
+        if iv is not None and iv[1] < 0:
+            sure.append((iv[1], row.name, es, eg, ls, lg, iv))
+    if not sure:
+        return None
+    sure.sort()
+    _, name, es, eg, ls, lg, (lo, hi) = sure[0]
+    others = [s[1] for s in sure[1:]]
+    more = ""
+    if others:
+        shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        more = f" Also forgotten beyond doubt: {shown}."
+    return Finding(
+        "task_forgotten",
+        "warning",
+        f"Task {name} was forgotten"
+        if not others
+        else f"{len(sure)} tasks were forgotten, {name} most surely",
+        f"{name} succeeded in {es} of {eg} graded trials in steps {e0}–{e1} and in {ls} of "
+        f"{lg} in steps {l0}–{l1}: {100 * (ls / lg - es / eg):.1f} points (95 % interval "
+        f"{100 * lo:.1f} to {100 * hi:.1f}).{more}",
+        "tasks",
+    )
+
+
+def pass_at_k_mismatch(check: PassAtKCheck | None) -> Finding | None:
+    """The logged pass@k's mean outside the interval of the trials' unbiased estimate over the
+    same steps: the trainer grouped or graded rollouts otherwise than these files say."""
+    if check is None or check.agrees:
+        return None
+    return Finding(
+        "pass_at_k_mismatch",
+        "warning",
+        f"Logged pass@{check.k} disagrees with the trials",
+        f"{check.key} averages {check.logged:.3f} over {check.steps} steps; the trials give "
+        f"{check.estimated:.3f} (95 % interval {check.lo:.3f} to {check.hi:.3f}; unbiased "
+        f"pass@{check.k} from {check.cells} task-steps with {check.k} graded trials or more): "
+        "the trainer grouped or graded rollouts otherwise than these trial files say.",
+        "progression",
+    )

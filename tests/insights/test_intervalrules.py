@@ -1,0 +1,119 @@
+"""The findings that weigh a difference by its interval (reward falling or flat, error rate
+rising, a task forgotten, pass@k disagreeing) at each step count, against values by hand:
+each fires on a difference its interval is sure of, stays quiet on one noise could make, and
+quotes the interval."""
+
+from __future__ import annotations
+
+import pytest
+
+from sitegen.insights import findings as F
+from sitegen.insights.attribution import attribute
+from sitegen.insights.findings import StepTrials
+from sitegen.insights.intervalrules import pass_at_k_mismatch, task_forgotten
+from sitegen.insights.tasks import analyse_tasks
+from sitegen.insights.verdicts import PassAtKCheck
+from tests.insights.helpers import blocks, trial
+
+STEP_COUNTS = (1, 2, 3, 4, 5, 7, 10, 11)
+
+
+@pytest.mark.parametrize("n", STEP_COUNTS)
+def test_reward_falling_at_each_step_count(n):
+    f = F.reward_trend(blocks(n, lambda k: {"reward/avg_raw_reward": 0.8 - 0.01 * k}))
+    if n < 8:
+        assert f is None
+        return
+    # the window: the last 8 steps (half of 10 or 11 is under 8); 7 intervals at −0.01
+    assert f.id == "reward_falling"
+    assert f"steps {n - 7}–{n}" in f.detail and "drops by 0.070" in f.detail
+    assert "change 95 % interval -0.070 to -0.070" in f.detail
+
+
+@pytest.mark.parametrize("n", STEP_COUNTS)
+def test_reward_flat_at_each_step_count(n):
+    f = F.reward_trend(blocks(n, lambda k: {"reward/avg_raw_reward": 0.25}))
+    if n < 8:
+        assert f is None
+        return
+    assert f.id == "reward_flat" and "stays at 0.250" in f.detail
+    assert "95 % interval 0.000 to 0.000, inside ±0.05" in f.detail
+
+
+def test_a_fall_noise_could_make_is_not_reported():
+    """A drop of 0.08 fitted through one step's dip among swings of ±0.15: the old t-test's
+    slope was 2 standard errors down; the interval of the change reaches above zero."""
+    swings = [0.15, -0.15, 0.15, -0.15, 0.15, -0.15, 0.15, -0.55]
+    f = F.reward_trend(blocks(8, lambda k: {"reward/avg_raw_reward": 0.5 + swings[k - 1]}))
+    assert f is None
+
+
+# error rate: the first and the last third of the steps with trials (2 steps at least)
+ERROR_WINDOWS = {7: ((1, 2), (6, 7)), 10: ((1, 3), (8, 10)), 11: ((1, 3), (9, 11))}
+
+
+@pytest.mark.parametrize("n", STEP_COUNTS)
+def test_error_rising_at_each_step_count(n):
+    steps = [StepTrials(s, 10, 1 if s <= n / 2 else 4, 0) for s in range(1, n + 1)]
+    f = F.error_rising(steps, "tasks")
+    if n < 6:
+        assert f is None
+        return
+    (a, b), (c, d) = ERROR_WINDOWS[n]
+    assert f.id == "error_rate_rising"
+    assert f"from 10% (steps {a}–{b}) to 40% (steps {c}–{d})" in f.detail
+    assert "30.0 points (95 % interval 30.0 to 30.0)" in f.detail
+
+
+def test_one_bad_step_is_no_rising_error_rate():
+    """All of one late step's rollouts failed, none elsewhere: 33 % against 0 % passes the
+    thresholds, but a third of the resamples of the last steps miss that step."""
+    steps = [StepTrials(s, 10, 10 if s == 10 else 0, 0) for s in range(1, 10)]
+    steps.append(StepTrials(10, 10, 0, 0))
+    steps[8] = StepTrials(9, 10, 10, 0)
+    assert F.error_rising(steps, "tasks") is None
+    # the same share spread over every late step is a real rise
+    steady = [StepTrials(s, 30, 0 if s <= 3 else 10, 0) for s in range(1, 10)]
+    assert F.error_rising(steady, "tasks").id == "error_rate_rising"
+
+
+# a task's thirds: the first and last third of the attributed steps' span (rounded up)
+TASK_WINDOWS = {3: (1, 3), 4: (2, 3), 5: (2, 4), 7: (3, 5), 10: (4, 7), 11: (4, 8)}
+
+
+@pytest.mark.parametrize("n", STEP_COUNTS)
+@pytest.mark.parametrize("per_step", [1, 4])
+def test_task_forgotten_at_each_step_count(n, per_step):
+    """A task solved in every trial of the first third of the steps and in none after:
+    forgotten beyond doubt, but for one trial in each window of one step (Newcombe's upper
+    bound for 0 of 1 against 1 of 1: −1 + √(2 × 0.7935²) = +0.12)."""
+    early_end, late_start = TASK_WINDOWS.get(n, (1, n))
+    trials = [
+        trial("forget-me", s, reward=1.0 if s <= early_end else 0.0, offset_s=10 + j)
+        for s in range(1, n + 1)
+        for j in range(per_step)
+    ] + [trial("other", s, reward=1.0, offset_s=40) for s in range(1, n + 1)]
+    ta = analyse_tasks(trials, attribute(trials, blocks(n), None))
+    f = task_forgotten(ta)
+    if n not in TASK_WINDOWS or (n, per_step) == (3, 1):
+        assert f is None  # under 3 steps: no windows; 1 trial against 1: not sure
+        return
+    assert next(r for r in ta.tasks if r.name == "forget-me").category == "forgotten"
+    eg, lg = per_step * early_end, per_step * (n - late_start + 1)
+    assert f.id == "task_forgotten" and f.section == "tasks"
+    assert f.title == "Task forget-me was forgotten"
+    assert f"succeeded in {eg} of {eg} graded trials in steps 1–{early_end}" in f.detail
+    assert f"and in 0 of {lg} in steps {late_start}–{n}: -100.0 points" in f.detail
+    assert "(95 % interval -100.0 to " in f.detail
+
+
+def test_pass_at_k_mismatch_quotes_the_interval():
+    check = PassAtKCheck(
+        k=4, key="reward/avg_pass_at_4", steps=8, cells=100, skipped=0,
+        estimated=0.85, lo=0.78, hi=0.92, logged=1.0, agrees=False,
+    )  # fmt: skip
+    f = pass_at_k_mismatch(check)
+    assert f.id == "pass_at_k_mismatch" and f.section == "progression"
+    assert "averages 1.000 over 8 steps" in f.detail
+    assert "0.850 (95 % interval 0.780 to 0.920" in f.detail
+    assert pass_at_k_mismatch(None) is None

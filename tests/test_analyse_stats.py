@@ -1,0 +1,137 @@
+"""The statistics (sitegen/analyse/stats.py) against values worked by hand or published."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sitegen.analyse import stats
+
+
+def _mulberry32_one_by_one(seed: int, count: int) -> list[int]:
+    """mulberry32 as its JavaScript is written: one state update and hash per draw."""
+    out, a = [], seed
+    for _ in range(count):
+        a = (a + 0x6D2B79F5) & 0xFFFFFFFF
+        t = ((a ^ (a >> 15)) * (a | 1)) & 0xFFFFFFFF
+        t ^= (t + (((t ^ (t >> 7)) * (t | 61)) & 0xFFFFFFFF)) & 0xFFFFFFFF
+        out.append((t ^ (t >> 14)) & 0xFFFFFFFF)
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 12345, 0xFFFFFFFF])
+def test_mulberry32_all_at_once_is_the_generator_one_by_one(seed):
+    assert stats.mulberry32(3000, seed).tolist() == _mulberry32_one_by_one(seed, 3000)
+
+
+def test_mulberry32_first_output_is_the_published_one():
+    # mulberry32(1)() in JavaScript: 0.6270739405881613 (= 2693262067 / 2**32)
+    assert int(stats.mulberry32(1, 1)[0]) == 2693262067
+    assert 2693262067 / 2**32 == 0.6270739405881613
+
+
+def test_indices_are_floor_of_u_times_n():
+    for n in (1, 2, 7, 64, 300, 5000):
+        r = _mulberry32_one_by_one(stats.SEED, 500)
+        want = [math.floor(x / 4294967296 * n) for x in r]
+        assert stats.indices(n, 500).tolist() == want
+        assert all(0 <= i < n for i in want)
+
+
+def test_draws_are_rows_of_the_stream_and_read_only():
+    d = stats.draws(5, 4)
+    assert d.shape == (4, 5)
+    assert d.ravel().tolist() == stats.indices(5, 20).tolist()
+    with pytest.raises(ValueError):
+        d[0, 0] = 1
+
+
+def test_percentile_interval_takes_the_kth_from_each_end():
+    vals = np.arange(2000, dtype=float)[::-1]  # order does not matter
+    assert stats.percentile_interval(vals) == (50.0, 1949.0)
+    assert stats.percentile_interval(np.arange(40, dtype=float)) == (1.0, 38.0)
+    assert stats.percentile_interval(np.arange(39, dtype=float)) == (0.0, 38.0)
+
+
+def test_wilson_by_the_formula():
+    lo, hi = stats.wilson(3, 10)
+    assert lo == pytest.approx(0.10779, abs=1e-5) and hi == pytest.approx(0.60322, abs=1e-5)
+    assert stats.wilson(0, 10) == (0.0, pytest.approx(0.27753, abs=1e-5))
+    assert stats.wilson(10, 10) == (pytest.approx(0.72247, abs=1e-5), 1.0)
+    assert stats.wilson(0, 0) is None
+    # the interval never leaves [0, 1] and holds the rate
+    for n in range(1, 30):
+        for s in range(n + 1):
+            lo, hi = stats.wilson(s, n)
+            assert 0 <= lo <= s / n <= hi <= 1
+
+
+def test_newcombe_reproduces_the_published_example():
+    # Newcombe (1998), Statistics in Medicine 17: 56/70 against 48/80, method 10:
+    # difference 0.2000, 95 % interval 0.0524 to 0.3339
+    lo, hi = stats.newcombe(48, 80, 56, 70)
+    assert lo == pytest.approx(0.0524, abs=1e-4) and hi == pytest.approx(0.3339, abs=1e-4)
+    assert stats.newcombe(1, 0, 1, 2) is None
+
+
+def test_sign_test_is_the_exact_binomial():
+    assert stats.sign_test(3, 0) == 0.25
+    assert stats.sign_test(0, 3) == 0.25
+    assert stats.sign_test(10, 0) == 2 / 1024
+    assert stats.sign_test(5, 5) == 1.0
+    assert stats.sign_test(1, 0) == 1.0
+    assert stats.sign_test(0, 0) == 1.0
+    for w, lose in ((7, 2), (12, 30), (40, 41)):
+        n = w + lose
+        exact = min(1, 2 * sum(math.comb(n, i) for i in range(min(w, lose) + 1)) / 2**n)
+        assert stats.sign_test(w, lose) == pytest.approx(exact, rel=1e-12)
+
+
+def test_pass_at_k_unbiased_estimator():
+    assert stats.pass_at_k(4, 1, 4) == 1.0  # n = k: solved once is passed
+    assert stats.pass_at_k(4, 0, 4) == 0.0
+    assert stats.pass_at_k(8, 2, 4) == pytest.approx(1 - 15 / 70)  # 1 − C(6,4)/C(8,4)
+    assert stats.pass_at_k(10, 3, 1) == pytest.approx(0.3)  # pass@1 is the success rate
+    assert stats.pass_at_k(3, 1, 4) is None  # fewer samples than k: no estimate
+
+
+def test_bootstrap_mean_and_ratio():
+    assert stats.bootstrap_mean([0.5] * 9) == (0.5, 0.5)
+    assert stats.bootstrap_mean([1.0]) is None
+    lo, hi = stats.bootstrap_mean([0.0, 1.0] * 20)
+    assert 0.3 < lo < 0.5 < hi < 0.7
+    # groups of unequal size: the ratio of sums, not the mean of means
+    assert stats.bootstrap_ratio([2.0, 2.0], [4, 4]) == (0.5, 0.5)
+    assert stats.bootstrap_ratio([1.0], [2]) is None
+
+
+def test_paired_bootstrap_one_unit_that_differs_ties_at_half():
+    lo_hi, pi, (pi_lo, pi_hi) = stats.paired_bootstrap([0.0] * 19 + [1.0])
+    assert lo_hi[0] == 0.0 and pi == pytest.approx(0.525) and pi_lo == 0.5
+
+
+@pytest.mark.parametrize(("n", "block"), [(1, 1), (3, 1), (4, 2), (8, 2), (20, 3), (64, 4)])
+def test_block_length_is_about_the_cube_root(n, block):
+    assert stats.block_length(n) == block
+
+
+def test_moving_blocks_are_runs_of_consecutive_steps():
+    idx = stats.moving_blocks(10, 3, 200)
+    assert idx.shape == (200, 10) and idx.min() >= 0 and idx.max() <= 9
+    for row in idx:
+        for start in range(0, 9, 3):  # blocks at 0, 3, 6 (the last cut to one step)
+            block = row[start : start + 3]
+            assert list(block) == list(range(block[0], block[0] + len(block)))
+
+
+def test_window_changes_of_constant_and_linear_series():
+    assert stats.window_change([0.2] * 3, [0.5] * 3) == pytest.approx((0.3, 0.3))
+    lo, hi = stats.window_change([0.1, 0.2, 0.3], [0.5, 0.6, 0.7])
+    assert 0.2 - 1e-12 <= lo < 0.4 < hi <= 0.6 + 1e-12  # each resample mean stays in its window
+    assert stats.window_ratio_change([(1, 10)] * 3, [(4, 10)] * 3) == pytest.approx((0.3, 0.3))
+    xs = [float(x) for x in range(3, 11)]
+    ys = [0.8 - 0.01 * x for x in xs]
+    assert stats.fitted_change(xs, ys) == pytest.approx(-0.07)
+    assert stats.fitted_change_interval(xs, ys) == pytest.approx((-0.07, -0.07))
