@@ -634,7 +634,18 @@
     // tasks: each pick's solved.js beside its page, loaded when picked
     var withTasks = picks.filter(function (it) { return it.tasks; });
     var want = withTasks.filter(function (it) { return !store["solved:" + it.tasks]; });
-    loadScripts(want.map(function (it) { return "../" + it.tasks + "solved.js"; }), function () { taskDiff(withTasks); });
+    loadScripts(want.map(function (it) { return "../" + it.tasks + "solved.js"; }), function () {
+      taskDiff(withTasks);
+      verdicts(picks);
+    });
+  }
+
+  /* Each pick against the first, paired by task (static/stats.js), in the steps chosen. */
+  function verdicts(picks) {
+    var select = document.getElementById("window-select");
+    if (!window.sitegen.stats || !select) return;
+    var solved = picks.map(function (it) { return it.tasks ? store["solved:" + it.tasks] : undefined; });
+    window.sitegen.stats.renderVerdicts(picks, solved, select.value, { cell: cell, pickLink: pickLink });
   }
 
   function taskDiff(picks) {
@@ -754,6 +765,10 @@
     if (params.get("x") === "since") xSelect.value = "since";
     var xChosen = params.has("x");
     xSelect.addEventListener("change", function () { xChosen = true; render(); });
+    // the steps each verdict compares: each pick's final fifth (the default) or its whole run
+    var windowSelect = document.getElementById("window-select");
+    if (params.get("steps") === "whole") windowSelect.value = "whole";
+    windowSelect.addEventListener("change", function () { render(); });
     var selected = [], missing = [];
     ["runs", "jobs"].forEach(function (p) {
       (params.get(p) || "").split(",").filter(Boolean).forEach(function (id) {
@@ -899,6 +914,7 @@
       var metric = metricSelect.value;
       if (metric !== "reward") q += (q ? "&" : "") + "metric=" + encodeURIComponent(metric);
       if (xSelect.value === "since" && xChosen) q += (q ? "&" : "") + "x=since";
+      if (windowSelect.value === "whole") q += (q ? "&" : "") + "steps=whole";
       history.replaceState(null, "", window.location.pathname + (q ? "?" + q : "") + window.location.hash);
       pickedList();
       var tbody = document.querySelector("#compare-table tbody");

@@ -286,9 +286,11 @@ class PageFiles:
 
     def task_files(self, kind: str, page: JobPage | RunPage) -> Files:
         """The page's full per-task table: ``tasks.json.gz`` (every row with its per-step
-        cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
-        the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
-        task-level comparison). Loaded on demand, so a 40 k-trial job's page stays light."""
+                cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
+                the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
+                task-level comparison, with each task's counts over the whole run and its final window:
+        ``insights.paired.solved_counts``). Loaded on demand, so a 40 k-trial job's page stays
+        light."""
         table = self.task_tables.get(page.url)
         if page.tasks is None or table is None or page.tasks.table_dir != page.url:
             return []  # no trials, or the table is its job's (written with that page)
@@ -312,10 +314,8 @@ class PageFiles:
                     ),
                 )
             )
-        solved = {
-            "tasks": [r.name for r in table.tasks],
-            "trials": [r.trials for r in table.tasks],
-            "successes": [r.successes for r in table.tasks],
-        }
+        from sitegen.insights.paired import solved_counts  # (numpy: where pages are made)
+
+        solved = solved_counts(table)
         files.append((f"{page.url}solved.js", script_data(f"solved:{page.url}", solved)))
         return files

@@ -1,15 +1,26 @@
-"""Per-task counts compared, paired by task (sitegen/insights/paired.py)."""
+"""Per-task counts compared, paired by task (sitegen/insights/paired.py), and the browser's
+copy of it (static/stats.js) held to it bit for bit."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
+from sitegen.analyse import stats
+from sitegen.insights import paired
 from sitegen.insights.attribution import attribute
 from sitegen.insights.paired import MIN_TASKS, compare, final_window, solved_counts
 from sitegen.insights.tasks import analyse_tasks
 from tests.insights.helpers import blocks, trial
+
+STATS_JS = Path(__file__).resolve().parents[2] / "static" / "stats.js"
 
 
 def _counts(rates: dict[str, tuple[int, int]]) -> list[tuple[str, int, int]]:
@@ -116,3 +127,63 @@ def test_final_window_at_each_step_count(steps, window):
     assert counts["final"]["graded"] == [2 * (hi - lo + 1)] * 2
     assert counts["final"]["successes"] == [2 * odd, 2 * even]
     assert counts["graded"] == [2 * steps, 2 * steps]
+
+
+# -- the browser's copy --------------------------------------------------------------------------
+
+
+def test_stats_js_constants_are_pythons():
+    js = STATS_JS.read_text()
+    found = re.search(r"var SEED = (\d+), RESAMPLES = (\d+), MIN_TASKS = (\d+);", js)
+    assert found and tuple(map(int, found.groups())) == (stats.SEED, stats.RESAMPLES, MIN_TASKS)
+
+
+NODE = shutil.which("node")
+
+_RUNNER = """
+const fs = require("fs"), vm = require("vm");
+const window = { sitegen: { format: {} } };
+vm.runInNewContext(fs.readFileSync(process.argv[1], "utf8"), { window, Float64Array, Map, Math });
+const cases = JSON.parse(fs.readFileSync(0, "utf8"));
+const s = window.sitegen.stats, next = s.mulberry32(7);
+const stream = Array.from({ length: 50 }, () => next());
+process.stdout.write(JSON.stringify({
+  compare: cases.map(c => s.compare(c[0], c[1])),
+  signs: [[0, 0], [3, 0], [7, 2], [12, 30], [40, 41]].map(w => s.signTest(w[0], w[1])),
+  stream,
+}));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node")
+def test_stats_js_gives_the_python_numbers_to_the_bit():
+    rng = random.Random(11)
+    cases = []
+    for n in (0, 1, 2, 5, 9, 10, 23, 64, 130):
+        names = [f"task {i}" for i in range(n)] + ["constructor", "__proto__"]
+        ref = {"tasks": names, "graded": [], "successes": []}
+        pick = {"tasks": list(reversed(names)), "graded": [], "successes": []}
+        for side in (ref, pick):
+            for _ in names:
+                g = rng.choice((0, 1, 2, 4, 8, 16))
+                side["graded"].append(g)
+                side["successes"].append(rng.randint(0, g))
+        cases.append((ref, pick))
+    out = subprocess.run(
+        [NODE, "-e", _RUNNER, str(STATS_JS)],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(out.stdout)
+    for (ref, pick), js in zip(cases, got["compare"], strict=True):
+
+        def rows(d):
+            return list(zip(d["tasks"], d["graded"], d["successes"], strict=True))
+
+        assert js == dataclasses.asdict(paired.compare(rows(ref), rows(pick))), len(ref["tasks"])
+    assert got["signs"] == [
+        stats.sign_test(w, lose) for w, lose in [(0, 0), (3, 0), (7, 2), (12, 30), (40, 41)]
+    ]
+    assert got["stream"] == stats.mulberry32(50, 7).tolist()
