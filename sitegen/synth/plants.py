@@ -27,13 +27,12 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import yaml
+from sitegen.synth.plantlog import STEP_S, T0, plant_config
+from sitegen.synth.plantlog import plant_log as _log
+from sitegen.synth.plantlog import plant_spec as _spec
+from sitegen.synth.statplants import write_stat_plants
 
-from sitegen.synth.logs import JobSpec, _Out
-
-T0 = datetime(2026, 3, 2, 8, 0, 0)
 STEPS = 12
-STEP_S = 600.0
 OUTLIER_STEP = 8  # its step takes 3.5x the others; its trials set up slowly and crash
 SAMPLES = 4
 TASKS = ("always-ok", "forget-css", "learn-sql", "mixed-regex", "never-kernel")
@@ -42,44 +41,8 @@ ENV_S, AGENT_SETUP_S, VERIFIER_S, OVERHEAD_S = 8.0, 2.0, 4.0, 1.0
 SLOW_ENV_S, INFRA_ENV_S = 240.0, 300.0
 
 
-def _log(path: Path, spec: JobSpec, config: dict | None, steps: dict[int, dict], end: str) -> None:
-    """A mirror-form log: config dump, start line, one ``WANDB_MIRROR`` per step, end line."""
-    with open(path, "wb") as fh:
-        out = _Out(fh, spec)
-        if config is not None:
-            for line in yaml.safe_dump(config, sort_keys=False).splitlines():
-                out.entry(line)
-            out.loguru(spec.start, f"Starting training run {spec.run_name}")
-            out.loguru(spec.start, "No checkpoint found, starting training from scratch")
-        t = spec.start
-        for step, m in sorted(steps.items()):
-            t += timedelta(seconds=float(m["timing/step"]))
-            out.entry(f"Finished: 'step', time cost: {m['timing/step']:.2f}s")
-            out.loguru(
-                t,
-                f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(m, sort_keys=True)}",
-                "skyrl_train.utils.tracking:log:230",
-            )
-        if end == "complete":
-            out.loguru(t, "Training done!")
-
-
-def _spec(rel: str, run: str, first: int, last: int, end: str, job_id: int) -> JobSpec:
-    return JobSpec(rel, run, first, last, end, form="mirror", colour=False, job_id=job_id, start=T0)
-
-
 def _config(run: str, **trainer: object) -> dict:
-    return {
-        "trainer": {
-            "run_name": run,
-            "policy": {"optimizer_config": {"lr": 1e-6}},
-            "update_epochs_per_batch": 1,
-            "train_batch_size": 20,
-            "policy_mini_batch_size": 20,
-            **trainer,
-        },
-        "generator": {"n_samples_per_prompt": SAMPLES},
-    }
+    return plant_config(run, SAMPLES, **trainer)
 
 
 def _step_time(step: int) -> float:
@@ -336,6 +299,7 @@ def write_plants(root: Path) -> dict:
         }
     )
     jobs.append(_tz_job(root))
+    jobs += write_stat_plants(root)
     return {"jobs": jobs}
 
 

@@ -171,7 +171,7 @@ def test_synth_and_build_print_the_same_counts_of_one_archive(tmp_path, capsys):
     synth = _counts(said)
     # every count printed, each equal to its truth (a kind of damage there is none of: left out)
     assert synth == {k: v for k, v in truth.items() if v or k in ("eval_trials",)}
-    assert synth["planted_jobs"] == 5 and synth["unreadable"] == 2 and synth["missing"] == 1
+    assert synth["planted_jobs"] == 9 and synth["unreadable"] == 2 and synth["missing"] == 1
     assert synth["trial_files"] == synth["trials"] + synth["eval_trials"] + synth["unreadable"]
 
     code, first = _build(capsys, str(arch), "-o", str(site))

@@ -317,3 +317,87 @@ def test_a_constant_metric_is_drawn_inside_its_chart(tab, planted):
     top, bottom, lines = tab.page.evaluate(LINE_AT, "#overlay-chart")
     assert len(lines) == 1 and abs(lines[0] - (top + bottom) / 2) <= 2, (top, bottom, lines)
     assert tab.errors == []
+
+
+def test_compare_verdicts_are_the_python_reference(tab, pbase, planted):
+    """Each pick against the first, computed in the browser (static/stats.js) from the
+    picks' solved.js: every figure as sitegen.insights.paired.compare gives it, printed by
+    the site's rule; the steps chosen kept in the address; the same on every load."""
+    import dataclasses
+    import json
+
+    from sitegen.insights.paired import compare
+    from sitegen.present.formatting import fmt_num, fmt_pct
+
+    site, truth = planted
+    index = json.loads((site / "data" / "index.json").read_text())
+    run_of = {}
+    for name in ("pair-a", "pair-b", "improves"):
+        log = next(j["log"] for j in truth["jobs"] if j["run"] == f"plants-{name}")
+        job = next(j for j in index["jobs"] if j["log"] == log)
+        run_of[name] = next(r for r in index["runs"] if job["id"] in r["jobs"])
+    solved = {}
+    for name, run in run_of.items():
+        page = json.loads((site / run["data"]).read_text())
+        text = (site / page["tasks"]["table_dir"] / "solved.js").read_text()
+        solved[name] = json.loads(text[text.index(", ") + 2 : text.rindex(");")])
+
+    def counts(s, steps):
+        src = s if steps == "whole" else s["final"]
+        return list(zip(s["tasks"], src["graded"], src["successes"], strict=True))
+
+    def expected(steps):
+        out = []
+        for name in ("pair-b", "improves"):
+            v = compare(counts(solved["pair-a"], steps), counts(solved[name], steps))
+            cells = [f"{v.verdict} ({v.tasks})"]
+            if v.tasks:
+                cells += [
+                    f"{fmt_pct(v.ref_rate)} → {fmt_pct(v.pick_rate)}",
+                    f"{fmt_num(100 * v.diff, 1)} ({fmt_num(100 * v.diff_lo, 1)} to "
+                    f"{fmt_num(100 * v.diff_hi, 1)})",
+                    f"{fmt_num(v.improvement, 2)} ({fmt_num(v.improvement_lo, 2)} to "
+                    f"{fmt_num(v.improvement_hi, 2)})",
+                ]
+            else:
+                cells += ["–"] * 3
+            out.append([cells + [f"{v.only_pick} / {v.only_ref} (p = {fmt_num(v.sign_p, 3)})"]])
+        return out
+
+    def shown():
+        page.wait_for_function(
+            "document.querySelectorAll('#compare-verdicts tbody tr').length === 2"
+        )
+        return [
+            [r.locator("td").all_inner_texts()[1:]]
+            for r in page.locator("#compare-verdicts tbody tr").all()
+        ]
+
+    ids = ",".join(run_of[n]["id"] for n in ("pair-a", "pair-b", "improves"))
+    tab.goto(pbase + "compare/index.html?runs=" + ids)
+    page = tab.page
+    want = expected("final")
+    assert shown() == want
+    assert want[0][0][0] == "can't tell (16)"  # the planted truth: three tasks are no proof
+    assert "3 / 0 (p = 0.250)" in want[0][0][-1]
+    assert want[1][0][0] == "can't tell (0)"  # no task in common
+    page.select_option("#window-select", "whole")
+    assert "steps=whole" in page.url
+    assert shown() == expected("whole")
+    # the page's own numbers, unprinted: the reference's to the bit
+    got = page.evaluate(
+        "([a, b]) => sitegen.stats.compare(a, b)",
+        [
+            {"tasks": solved["pair-a"]["tasks"], "graded": solved["pair-a"]["graded"],
+             "successes": solved["pair-a"]["successes"]},
+            {"tasks": solved["pair-b"]["tasks"], "graded": solved["pair-b"]["graded"],
+             "successes": solved["pair-b"]["successes"]},
+        ],
+    )  # fmt: skip
+    assert got == dataclasses.asdict(
+        compare(counts(solved["pair-a"], "whole"), counts(solved["pair-b"], "whole"))
+    )
+    tab.goto(page.url)  # a reload: the address keeps the choice, the generator its numbers
+    assert page.input_value("#window-select") == "whole"
+    assert shown() == expected("whole")
+    assert tab.errors == []

@@ -1,0 +1,62 @@
+"""The log every planted job writes (``sitegen synth --plants``): the mirror form, one
+``WANDB_MIRROR`` line per step, starting at :data:`T0`."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import yaml
+
+from sitegen.synth.logs import JobSpec, _Out
+
+T0 = datetime(2026, 3, 2, 8, 0, 0)
+STEP_S = 600.0
+
+
+def plant_log(
+    path: Path, spec: JobSpec, config: dict | None, steps: dict[int, dict], end: str
+) -> None:
+    """A mirror-form log: config dump, start line, one ``WANDB_MIRROR`` per step, end line."""
+    with open(path, "wb") as fh:
+        out = _Out(fh, spec)
+        if config is not None:
+            for line in yaml.safe_dump(config, sort_keys=False).splitlines():
+                out.entry(line)
+            out.loguru(spec.start, f"Starting training run {spec.run_name}")
+            out.loguru(spec.start, "No checkpoint found, starting training from scratch")
+        t = spec.start
+        for step, m in sorted(steps.items()):
+            t += timedelta(seconds=float(m["timing/step"]))
+            out.entry(f"Finished: 'step', time cost: {m['timing/step']:.2f}s")
+            out.loguru(
+                t,
+                f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(m, sort_keys=True)}",
+                "skyrl_train.utils.tracking:log:230",
+            )
+        if end == "complete":
+            out.loguru(t, "Training done!")
+
+
+def plant_spec(
+    rel: str, run: str, first: int, last: int, end: str, job_id: int, start: datetime = T0
+) -> JobSpec:
+    return JobSpec(
+        rel, run, first, last, end, form="mirror", colour=False, job_id=job_id, start=start
+    )
+
+
+def plant_config(run: str, samples: int, **trainer: object) -> dict:
+    """A planted job's config dump: the trainer's settings, ``trainer``'s over them."""
+    return {
+        "trainer": {
+            "run_name": run,
+            "policy": {"optimizer_config": {"lr": 1e-6}},
+            "update_epochs_per_batch": 1,
+            "train_batch_size": 20,
+            "policy_mini_batch_size": 20,
+            **trainer,
+        },
+        "generator": {"n_samples_per_prompt": samples},
+    }
