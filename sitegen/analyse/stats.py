@@ -209,12 +209,12 @@ def fitted_change_interval(
     all one step has no slope and is left out)."""
     x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
     idx = moving_blocks(len(x), block_length(len(x)), resamples, seed)
-    rx, ry = x[idx], y[idx]
-    dx = rx - rx.mean(axis=1, keepdims=True)
-    sxx = (dx * dx).sum(axis=1)
+    dx = x[idx]
+    dx -= dx.mean(axis=1, keepdims=True)
+    sxx = np.einsum("ij,ij->i", dx, dx)
+    sxy = np.einsum("ij,ij->i", dx, y[idx])  # Σ dx·(y − ȳ) = Σ dx·y, as Σ dx = 0
     ok = sxx > 0
-    slope = (dx[ok] * (ry[ok] - ry[ok].mean(axis=1, keepdims=True))).sum(axis=1) / sxx[ok]
-    return percentile_interval(slope * (x[-1] - x[0]))
+    return percentile_interval(sxy[ok] / sxx[ok] * (x[-1] - x[0]))
 
 
 # -- tests and estimators ------------------------------------------------------------------------
