@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sitegen.model.numbers import fixed
 from sitegen.model.parsed import VllmStats
 
 # vLLM utilization verdict. Per-engine means over all stat lines of the job.
@@ -19,16 +20,16 @@ def verdict(samples: int, waiting_mean: float | None, gen_mean: float | None) ->
         return "no data", "No per-engine vLLM stat lines in this log."
     if waiting_mean >= SATURATED_WAITING_MEAN:
         return "saturated", (
-            f"Engines saturated: on average {waiting_mean:.1f} requests wait "
+            f"Engines saturated: on average {fixed(waiting_mean, 1)} requests wait "
             f"(≥ {SATURATED_WAITING_MEAN:g}); generation is the bottleneck."
         )
     if gen_mean < STARVED_GEN_TPS:
         return "starved", (
-            f"Engines starved: almost nothing waits (mean {waiting_mean:.2f}) and each decodes "
-            f"{gen_mean:.0f} tok/s (< {STARVED_GEN_TPS:g}); they wait for work."
+            f"Engines starved: almost nothing waits (mean {fixed(waiting_mean, 2)}) and each decodes "
+            f"{fixed(gen_mean, 0)} tok/s (< {STARVED_GEN_TPS:g}); they wait for work."
         )
     return "spare capacity", (
-        f"Spare capacity: almost nothing waits (mean {waiting_mean:.2f}) at {gen_mean:.0f} tok/s per engine."
+        f"Spare capacity: almost nothing waits (mean {fixed(waiting_mean, 2)}) at {fixed(gen_mean, 0)} tok/s per engine."
     )
 
 

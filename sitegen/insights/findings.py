@@ -58,6 +58,7 @@ from sitegen.insights.rulebase import (
     batch_step_trials,
     step_trials,
 )
+from sitegen.model.numbers import fixed, pct
 from sitegen.model.parsed import MetricBlock, ParsedLog
 
 # Re-exported: callers import the rules, Finding and the thresholds from here.
@@ -160,9 +161,9 @@ def error_rising(per_step: Sequence[StepTrials], section: str) -> Finding | None
         "error_rate_rising",
         "warning",
         "Error rate is rising",
-        f"Rollouts ending in an exception went from {r0:.0%} (steps {first[0].step}–"
-        f"{first[-1].step}) to {r1:.0%} (steps {last[0].step}–{last[-1].step}): "
-        f"{100 * (r1 - r0):.1f} points (95 % interval {100 * lo:.1f} to {100 * hi:.1f}).",
+        f"Rollouts ending in an exception went from {pct(r0, 0)} (steps {first[0].step}–"
+        f"{first[-1].step}) to {pct(r1, 0)} (steps {last[0].step}–{last[-1].step}): "
+        f"{fixed(100 * (r1 - r0), 1)} points (95 % interval {fixed(100 * lo, 1)} to {fixed(100 * hi, 1)}).",
         section,
     )
 

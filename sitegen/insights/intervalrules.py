@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from sitegen.insights.rulebase import Finding
 from sitegen.insights.verdicts import PassAtKCheck
+from sitegen.model.numbers import fixed
 
 if TYPE_CHECKING:
     from sitegen.insights.tasks import TaskAnalysis
@@ -50,8 +51,8 @@ def task_forgotten(ta: TaskAnalysis | None) -> Finding | None:
         if not others
         else f"{len(sure)} tasks were forgotten, {name} most surely",
         f"{name} succeeded in {es} of {eg} graded trials in steps {e0}–{e1} and in {ls} of "
-        f"{lg} in steps {l0}–{l1}: {100 * (ls / lg - es / eg):.1f} points (95 % interval "
-        f"{100 * lo:.1f} to {100 * hi:.1f}).{more}",
+        f"{lg} in steps {l0}–{l1}: {fixed(100 * (ls / lg - es / eg), 1)} points (95 % interval "
+        f"{fixed(100 * lo, 1)} to {fixed(100 * hi, 1)}).{more}",
         "tasks",
     )
 
@@ -65,8 +66,8 @@ def pass_at_k_mismatch(check: PassAtKCheck | None) -> Finding | None:
         "pass_at_k_mismatch",
         "warning",
         f"Logged pass@{check.k} disagrees with the trials",
-        f"{check.key} averages {check.logged:.3f} over {check.steps} steps; the trials give "
-        f"{check.estimated:.3f} (95 % interval {check.lo:.3f} to {check.hi:.3f}; unbiased "
+        f"{check.key} averages {fixed(check.logged, 3)} over {check.steps} steps; the trials give "
+        f"{fixed(check.estimated, 3)} (95 % interval {fixed(check.lo, 3)} to {fixed(check.hi, 3)}; unbiased "
         f"pass@{check.k} from {check.cells} task-steps with {check.k} graded trials or more): "
         "the trainer grouped or graded rollouts otherwise than these trial files say.",
         "progression",

@@ -32,6 +32,7 @@ from sitegen.insights.rulebase import (
     _steps_text,
     _values,
 )
+from sitegen.model.numbers import fixed, pct, sig
 from sitegen.model.parsed import MetricBlock
 from sitegen.model.vocabulary import config_value as _cfg
 
@@ -137,8 +138,8 @@ def entropy_collapse(blocks: Sequence[MetricBlock]) -> Finding | None:
             "entropy_collapse",
             "warning",
             "Entropy collapsed",
-            f"Policy entropy fell from {first:.3g} (mean of the first {w} steps) to {last:.3g} "
-            f"(last {w}): below {ENTROPY_COLLAPSE_RATIO:.0%} of where it started; the policy "
+            f"Policy entropy fell from {sig(first, 3)} (mean of the first {w} steps) to {sig(last, 3)} "
+            f"(last {w}): below {pct(ENTROPY_COLLAPSE_RATIO, 0)} of where it started; the policy "
             "stopped exploring.",
             "policy",
         )
@@ -165,14 +166,14 @@ def reward_trend(blocks: Sequence[MetricBlock]) -> Finding | None:
     lo, hi = stats.fitted_change_interval(xs, ys)
     sd = statistics.pstdev(ys)
     span = f"steps {win[0][0]}–{win[-1][0]}"
-    interval = f"95 % interval {lo:.3f} to {hi:.3f}"
+    interval = f"95 % interval {fixed(lo, 3)} to {fixed(hi, 3)}"
     if change <= -REWARD_FALL and hi < 0:
         return Finding(
             "reward_falling",
             "warning",
             "Reward is falling",
-            f"Over the last {n} steps ({span}) the fitted reward drops by {-change:.3f} "
-            f"(from {my - slope * (mx - xs[0]):.3f} to {my + slope * (xs[-1] - mx):.3f}; "
+            f"Over the last {n} steps ({span}) the fitted reward drops by {fixed(-change, 3)} "
+            f"(from {fixed(my - slope * (mx - xs[0]), 3)} to {fixed(my + slope * (xs[-1] - mx), 3)}; "
             f"change {interval}).",
             "progression",
         )
@@ -181,8 +182,8 @@ def reward_trend(blocks: Sequence[MetricBlock]) -> Finding | None:
             "reward_flat",
             "warning",
             "Reward is flat",
-            f"Over the last {n} steps ({span}) the reward stays at {my:.3f} "
-            f"(std {sd:.4f} < {REWARD_FLAT_STD}; fitted change {change:.3f}, {interval}, "
+            f"Over the last {n} steps ({span}) the reward stays at {fixed(my, 3)} "
+            f"(std {fixed(sd, 4)} < {REWARD_FLAT_STD}; fitted change {fixed(change, 3)}, {interval}, "
             f"inside ±{REWARD_FALL}): nothing is being learned.",
             "progression",
         )
@@ -206,8 +207,8 @@ def gen_wait(blocks: Sequence[MetricBlock], has_trials: bool) -> Finding | None:
     return Finding(
         "gen_wait_high",
         "warning",
-        f"{wait / step:.0%} of step time waits for generation",
-        f"{key_used} adds up to {wait / step:.1%} of timing/step (above {GEN_WAIT_SHARE:.0%}): "
+        f"{pct(wait / step, 0)} of step time waits for generation",
+        f"{key_used} adds up to {pct(wait / step, 1)} of timing/step (above {pct(GEN_WAIT_SHARE, 0)}): "
         "the trainer idles while rollouts run."
         + (" The Rollouts section shows where that time goes." if has_trials else ""),
         "rollouts" if has_trials else "timing",
@@ -226,9 +227,9 @@ def step_outlier(blocks: Sequence[MetricBlock]) -> Finding | None:
     return Finding(
         "step_time_outlier",
         "warning",
-        f"Step {worst[0]} took {worst[1] / med:.1f}x the median step time",
-        f"Steps over {STEP_OUTLIER_FACTOR:g}x the median ({med:.0f} s): "
-        f"{_steps_text([s for s, _ in slow])}; the slowest, step {worst[0]}, took {worst[1]:.0f} s.",
+        f"Step {worst[0]} took {fixed(worst[1] / med, 1)}x the median step time",
+        f"Steps over {STEP_OUTLIER_FACTOR:g}x the median ({fixed(med, 0)} s): "
+        f"{_steps_text([s for s, _ in slow])}; the slowest, step {worst[0]}, took {fixed(worst[1], 0)} s.",
         "timing",
     )
 

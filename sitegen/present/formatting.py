@@ -3,9 +3,8 @@
 One formatter per output: ``fmt_*`` for HTML pages (Jinja filters), the
 ``text_*``/``md_*``/``csv_*`` functions for the text outputs (report.md and
 the CSV downloads). Every one of them asks :func:`is_finite` whether a value
-is a number to print, and rounds with :func:`fixed` (or :func:`sci`): the site's one
-rounding rule, which ``static/site.js`` implements once more for the rows it draws
-(docs/design.md, "Numbers").
+is a number to print, and rounds with :func:`~sitegen.model.numbers.fixed` (or ``sci``): the site's one
+rounding rule (:mod:`sitegen.model.numbers`).
 """
 
 from __future__ import annotations
@@ -14,54 +13,19 @@ import importlib.util
 import math
 import os
 from collections.abc import Iterable
-from decimal import ROUND_HALF_UP, Context, Decimal
 
 import nh3
 from markupsafe import Markup, escape
 
+from sitegen.model.numbers import fixed, rounded, sci, shortest
 from sitegen.model.vocabulary import is_finite
 from sitegen.pages.sections import Headline
 
 DASH = "–"  # a missing value, in every output
 
-# Exact decimal arithmetic wide enough for any float's digits (a float spans ~10^±308).
-_EXACT = Context(prec=800, rounding=ROUND_HALF_UP)
 # Below 10**-digits a number is printed in scientific notation (the float JavaScript's
 # parseFloat("1e-" + digits) gives too).
 _TINY = {d: float(f"1e-{d}") for d in range(16)}
-
-
-def _shortest(v: float) -> Decimal:
-    """``v``'s shortest decimal: its ``repr``, what JSON, the CSV files and JavaScript's
-    ``String`` print (the same digits in both languages)."""
-    return Decimal(repr(float(v)))
-
-
-def _rounded(d: Decimal, exponent: int) -> Decimal:
-    """``d`` rounded half away from zero to a multiple of ``10**exponent``; a zero comes
-    out unsigned."""
-    r = d.quantize(Decimal((0, (1,), exponent)), context=_EXACT)
-    return r if r else r.copy_abs()
-
-
-def fixed(v: float, digits: int, group: bool = True) -> str:
-    """A finite number with ``digits`` decimals, by the site's rounding rule: the shortest
-    decimal that reads back as ``v`` is rounded half away from zero (0.37075 → ``0.3708``,
-    0.125 → ``0.13`` at 2, 2.5 → ``3`` at 0; a result of zero has no sign). ``group``: a
-    comma between thousands."""
-    return format(_rounded(_shortest(v), -digits), ",f" if group else "f")
-
-
-def sci(v: float, digits: int) -> str:
-    """A finite nonzero number in scientific notation with ``digits`` decimals
-    (``1.000e-07``), rounded by the rule of :func:`fixed`."""
-    d = _shortest(v)
-    e = d.adjusted()
-    m = _rounded(d.scaleb(-e, context=_EXACT), -digits)
-    if abs(m) >= 10:  # 9.9996 → 10.000: one digit more to the left
-        e += 1
-        m = _rounded(d.scaleb(-e, context=_EXACT), -digits)
-    return f"{m:f}e{e:+03d}"
 
 
 def fmt_num(v: object, digits: int = 4) -> str:
@@ -206,10 +170,10 @@ def text_sig(v: object) -> str:
     """A statistic with six significant digits (``1.23457e+06``), rounded as the pages round."""
     if not is_finite(v):
         return DASH
-    d = _shortest(v)  # type: ignore[arg-type]
+    d = shortest(v)  # type: ignore[arg-type]
     if not d:
         return "0"
-    return f"{float(_rounded(d, d.adjusted() - 5)):.6g}"
+    return f"{float(rounded(d, d.adjusted() - 5)):.6g}"
 
 
 def md_cell(s: object) -> str:
