@@ -75,10 +75,10 @@ from sitegen.write.site import MARKER, SiteWriter, write_error
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sitegen.cache.kept import JobEntry, RunEntry, RunRecord
     from sitegen.errors import BuildWarning
     from sitegen.model.parsed import ParsedLog, Run, TrialSet
     from sitegen.options import BuildOptions
+    from sitegen.pages.kept import JobEntry, RunEntry, RunRecord
     from sitegen.pages.objects import JobPage, RunPage
     from sitegen.read.logfile import LogState
 
@@ -124,13 +124,13 @@ class PageReuse:
     discovery's warnings, the templates and the options pages print — equals
     the last build's, and whose files are all still as written, is neither
     analysed nor rendered again: the index and the comparison page take its
-    rows from its record (:mod:`sitegen.cache.kept`). A run analysed again
+    rows from its record (:mod:`sitegen.pages.kept`). A run analysed again
     still has each page carried over when the page's *signature* (a hash of
     what it shows) is unchanged (:meth:`carry_over`).
     """
 
     def __init__(self, state: BuildState, sources: Sources, writer: SiteWriter) -> None:
-        from sitegen.cache import kept  # the page model: only past the no-change check
+        from sitegen.pages import kept  # the page model: only past the no-change check
 
         self._kept = kept
         self.previous = state.pages
@@ -597,7 +597,7 @@ class BuildState:
     # -- runs ------------------------------------------------------------------------------------
     def run_records(self) -> dict[str, RunRecord]:
         """What the last build made of each run (:class:`PageReuse`); empty when unusable."""
-        from sitegen.cache.kept import RunRecord
+        from sitegen.pages.kept import RunRecord
 
         body = self._load("pages", "runs")
         if body is None:
@@ -615,7 +615,7 @@ class BuildState:
         """Keep every run's record; one read by :meth:`run_records` and kept as it was
         (the same object) is written back as it was read, not encoded again (the codec
         gives those same values: most records of a one-job rebuild)."""
-        from sitegen.cache.kept import RunRecord
+        from sitegen.pages.kept import RunRecord
 
         body = {}
         for rid, r in records.items():

@@ -35,7 +35,7 @@ from sitegen.write.lock import OutputLock
 from sitegen.write.site import SitePaths, SiteWriter, disk_full_is_an_error
 
 if TYPE_CHECKING:
-    from sitegen.cache.kept import RunRecord
+    from sitegen.pages.kept import RunRecord
     from sitegen.present.html import Renderer
     from sitegen.read.parse import Parsed, ParseStats
 
@@ -387,7 +387,14 @@ def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Rende
     """The renderer of this build's pages (imported only by a build that renders)."""
     from sitegen.present.html import Renderer
 
-    return Renderer(opts, writer, reuse, compiled_templates_dir())
+    return Renderer(
+        opts,
+        writer,
+        compiled_templates_dir(),
+        carry_over=reuse.carry_over,
+        shows_the_same=reuse.shows_the_same,
+        static_kept=bool(reuse.kept),  # (a run kept whole: the package's assets are unchanged)
+    )
 
 
 def _render(

@@ -20,11 +20,11 @@ from sitegen.redact import Redactor
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from sitegen.cache.kept import JobEntry, RunEntry, RunRecord
     from sitegen.cache.state import BuildState
     from sitegen.errors import BuildWarning
     from sitegen.insights.tasks import TaskAnalysis
     from sitegen.options import BuildOptions
+    from sitegen.pages.kept import JobEntry, RunEntry, RunRecord
     from sitegen.pages.objects import (
         CompareItem,
         ComparePage,

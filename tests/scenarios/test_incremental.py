@@ -766,7 +766,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
     written back as read, and the file is what encoding every record anew gives, byte for byte."""
     from sitegen.cache import codec
     from sitegen.cache.files import dumps
-    from sitegen.cache.kept import RunRecord
+    from sitegen.pages.kept import RunRecord
     from sitegen.write.site import SitePaths
 
     archive = tmp_path / "a"
