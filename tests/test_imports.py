@@ -120,9 +120,6 @@ def _upward(graph: dict[str, set[str]]) -> list[str]:
 # Stage modules that still reach into a later stage: each goes as the cache moves out of the
 # stages and the analyse map into the build; the list may only shrink.
 KNOWN_UPWARD = {
-    "sitegen.pages.site (pages) imports sitegen.cache.state (cache)",
-    "sitegen.pages.site (pages) imports sitegen.present.formatting (present)",
-    "sitegen.pages.site (pages) imports sitegen.present.pagefiles (present)",
     "sitegen.present.html (present) imports sitegen.cache.state (cache)",
     "sitegen.read.logparse (read) imports sitegen.cache (cache)",
     "sitegen.read.logparse (read) imports sitegen.cache.codec (cache)",

@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import SYNTH_TRUTH, __version__, collect_less
-from sitegen.assemble.runs import assemble, warnings_by_job
+from sitegen.assemble.runs import assemble, trial_groups, warnings_by_job
 from sitegen.cache.files import FileRecord, LastBuild, Summary
 from sitegen.cache.sources import Sources, assets_signature
 from sitegen.cache.state import BuildState, PageReuse, compiled_templates_dir
+from sitegen.commands.analyse import SitePages, site_pages
 from sitegen.discover.archive import discover, drop_non_jobs
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, Job, Run
 from sitegen.options import BuildOptions, check_output
-from sitegen.pages.site import SitePages, site_pages, trial_groups
 from sitegen.progress import archive_counts, counted
 from sitegen.redact import SECRETS_HIDDEN, Redactor, SecretTally
 from sitegen.write import weight
@@ -174,9 +174,10 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         if _take_whole(runs, kept, parsed, state, opts, disc):
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         renderer = _renderer(opts, writer, reuse)
+        notes = _notes_html(opts, disc, runs, kept, state)
         # (each analysed run's page files are made with its analysis: Renderer.premake)
         pages = site_pages(
-            opts, disc, jobs, runs, report.warnings, report.trials, kept, state, renderer.premake
+            opts, disc, jobs, runs, report.warnings, report.trials, kept, notes, renderer.premake
         )
         report.stage("analyse")
         report.cache_warnings.extend(state.warnings)  # every cache file read by now
@@ -381,6 +382,31 @@ def _take_whole(
             parsed.trials[group] = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
             taken = True
     return taken
+
+
+def _notes_html(
+    opts: BuildOptions,
+    disc: Discovery,
+    runs: list[Run],
+    kept: dict[str, tuple[str | None, RunRecord | None]],
+    state: BuildState,
+) -> Callable[[str], str]:
+    """Notes (their redacted Markdown) as sanitized HTML, the Markdown library's part kept in
+    the build cache (a running job's rebuild then does not import it). What the cache gives
+    is sanitized every time: it lies beside the output, where a planted entry must not reach
+    a page as it is. The notes of runs kept whole stay in the cache for when they move on."""
+    from sitegen.pages.make import read_notes
+    from sitegen.present.formatting import markdown_html, markdown_signature, sanitized
+
+    version = markdown_signature()
+    redactor = Redactor(opts.redact_patterns)
+    for run in runs:
+        if kept[run.id][1] is not None:
+            for job in run.jobs:
+                text = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
+                if text:
+                    state.keep_notes(redactor.markdown(text), version)
+    return lambda md: sanitized(state.notes_html(md, markdown_html, version))
 
 
 def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Renderer:

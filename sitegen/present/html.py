@@ -380,9 +380,9 @@ class Renderer:
         tables: Mapping[str, TaskAnalysis],
         prepared: Prepared | None = None,
     ) -> dict[str, Premade]:
-        """The files of an analysed run's pages, made where it was analysed (a forked child:
-        sitepages.site_pages' ``make_files``), so that analysis and rendering share one split
-        between the cores. Each comes with the arguments it was made with, worked out as
+        """The files of an analysed run's pages, made where it was analysed (a forked child of
+        the build's analyse step, :func:`~sitegen.commands.analyse.site_pages`), so that
+        analysis and rendering share one split between the cores. Each comes with the arguments it was made with, worked out as
         :meth:`site` works them out for a run analysed now; :meth:`job` and :meth:`run` take
         the files only when their own arguments are the same (else they make them again), and
         a page whose files are carried over from the last build leaves them unused.

@@ -153,7 +153,7 @@ def test_pages_made_with_their_analysis_equal_pages_made_apart(tmp_path, monkeyp
 
 
 def test_a_rebuilt_runs_trial_table_is_made_beside_its_analysis(tmp_path, monkeypatch):
-    """A run analysed again makes its trial table as a unit of its own (sitepages.site_pages):
+    """A run analysed again makes its trial table as a unit of its own (commands.analyse.site_pages):
     with that one run to analyse (a running job's new trial), the analysis stays here and the
     table goes to a forked child; the table lands in the run page's files, and the site is a
     clean build's."""
