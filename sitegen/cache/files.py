@@ -29,6 +29,7 @@ from sitegen.errors import BuildWarning
 from sitegen.frozen import frozen
 from sitegen.model.parsed import TrialResult, TrialSet
 
+CACHE_VERSION = 8  # bump when the layout of any cache file changes
 MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
 
 Fingerprint = tuple[tuple[str, int, int], ...]
@@ -84,6 +85,14 @@ def loads(data: bytes) -> Any:
 
 def _no_constant(name: str) -> float:
     raise CacheFileError(f"{name} is not JSON")
+
+
+def entry_bytes(kind: str, name: str, body: Any, shape: str | None = None) -> bytes:
+    """The bytes of the cache file that holds ``body`` under ``kind/name``: what it is
+    (the version of the files, its kind and name, the shape of the type it was written
+    for, if any: :func:`~sitegen.cache.codec.shape`) beside it."""
+    head = {"version": CACHE_VERSION, "kind": kind, "name": name}
+    return dumps({**head, "shape": shape, "body": body} if shape else {**head, "body": body})
 
 
 # -- codecs: each field checked as it is read -------------------------------------------------------

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 import sitegen
-from sitegen.cache import sources
+from sitegen.cache import reuse, sources
 from sitegen.cache import state as incremental
+from sitegen.commands import build as build_module
 from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 from sitegen.pages import forkmap
@@ -371,7 +372,7 @@ def test_a_log_that_grows_during_a_build_is_read_by_the_next(tmp_path, monkeypat
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     log = archive / "flat" / "chain-b" / "train_600301.out"
-    real_parse = parse.parse_all
+    real_parse = build_module._parse
     last = {}
 
     def parse_then_grow(*args, **kwargs):
@@ -380,7 +381,7 @@ def test_a_log_that_grows_during_a_build_is_read_by_the_next(tmp_path, monkeypat
         _append(log, STEP.format(n=last["step"] + 1))  # the job writes while pages render
         return parsed
 
-    monkeypatch.setattr(parse, "parse_all", parse_then_grow)
+    monkeypatch.setattr(build_module, "_parse", parse_then_grow)
     build(opts)
     monkeypatch.undo()
     r = build(opts)
@@ -785,7 +786,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
             encoded.append(value.run.id)
         return to_json(value, tp)
 
-    monkeypatch.setattr(incremental, "to_json", counting)
+    monkeypatch.setattr(codec, "to_json", counting)
     assert build(opts).runs_kept == first.runs - 1
     assert len(encoded) == 1  # the run made again (chain-a, chain-b)
     monkeypatch.undo()
@@ -803,6 +804,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
         "version": incremental.CACHE_VERSION,
         "kind": "pages",
         "name": "runs",
+        "shape": codec.shape(RunRecord),
         "body": {rid: to_json(r, RunRecord) for rid, r in records.items()},
     }
     assert path.read_bytes() == dumps(doc)
@@ -856,15 +858,15 @@ def test_static_files_are_kept_when_a_run_is_kept_and_they_are_intact(tmp_path, 
     assert build(opts).runs_kept == first.runs - 1 and copies == [1]
     _same_as_clean(out, opts, tmp_path / "clean")
 
-    monkeypatch.setattr(incremental.PageReuse, "__init__", _assets_changed(incremental))
+    monkeypatch.setattr(reuse.PageReuse, "__init__", _assets_changed(reuse))
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=101))
     assert build(opts).runs_kept == 0 and copies == [1, 1]
     _same_as_clean(out, opts, tmp_path / "clean")
 
 
-def _assets_changed(incremental):
+def _assets_changed(reuse):
     """PageReuse.__init__ as if the package's templates and static files had changed."""
-    real = incremental.PageReuse.__init__
+    real = reuse.PageReuse.__init__
 
     def init(self, state, src, writer):
         real(self, state, dataclasses.replace(src, assets=src.assets + "-changed"), writer)
