@@ -88,9 +88,9 @@ def to_json(value: Any, tp: Any) -> Any:
     return _encoder(tp)(value)
 
 
-# Encoding runs for every log a build parses (its ParsedLog and parser state: ~600 k values
-# on the 1 GB benchmark archive), so, as for decoding, each type's rules are worked out once
-# into a closure; values whose JSON is themselves (int, str, bool, None) are not even
+# Encoding runs for every log a build parses (its ParsedLog and parser state: hundreds of
+# thousands of values), so, as for decoding, each type's rules are worked out once into a
+# closure; values whose JSON is themselves (int, str, bool, None) are not even
 # called for. The output is what the type-walking reference (_to_json_walk, kept for the
 # tests) writes, byte for byte.
 @cache

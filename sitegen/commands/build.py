@@ -231,10 +231,9 @@ def _fewer_collections() -> Iterator[None]:
 
     A cold build makes millions of containers (results unpickled from the workers, cache
     bodies, page objects) that reference counting frees or that live to the end. At the
-    default thresholds (a young collection every 700 new containers) the main process of
-    a cold build of the 1 GB benchmark archive ran ~500 collections, 0.3-0.5 s of its
-    ~2 s, that found 1.5 k objects in cycles; at 50 000 it runs 4 (0.07 s). The young
-    generation stays a few MB. Workers forked meanwhile inherit the setting; the old
+    default thresholds (a young collection every 700 new containers) the main process ran
+    hundreds of collections that found next to nothing in cycles (docs/benchmarks.md); at
+    50 000 it runs a few, and the young generation stays a few MB. Workers forked meanwhile inherit the setting; the old
     thresholds come back after (``serve`` builds again in the same process).
     """
     old = gc.get_threshold()

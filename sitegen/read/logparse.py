@@ -175,7 +175,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         A line holding a NUL or invalid UTF-8 (a bad line) goes through
         :meth:`feed_raw`, which warns about it; the clean runs between bad lines
         go through :meth:`_feed_clean`. Only the bad lines need the slow path: one
-        bad byte used to send its whole 1 MiB block line by line (issue 11).
+        bad byte does not send its whole block line by line.
         """
         markers = Markers(block)
         pos, number, end = 0, first, len(block)
@@ -213,14 +213,14 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 stop = block.find(b"\n", hit)
                 self.lines = number
                 raw = block[start:stop]
-                # a standard vLLM engine stats line (~33 k in the 1 GB archive) is
-                # taken without the split (see vllm_stats_line)
+                # a standard vLLM engine stats line (the most common kind) is taken
+                # without the split (see vllm_stats_line)
                 if not self.vllm_stats_line(number, raw):  # (which names no line)
                     at = number - self.cr_lines if self._brk is None else self._at(number, start)
                     self.feed(split_line(at, raw))
             else:
                 if self.pending and pos >= skip:
-                    # An open dict's lines in one go (60 k lines in 2.6 k runs, 1 GB archive).
+                    # An open dict's lines in one go (a run of them between markers).
                     n, skip = self._take_run(block, pos, end)
                     if n:
                         number += n
@@ -229,8 +229,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                         continue
                 stop = block.find(b"\n", pos)
                 raw = block[pos:stop]
-                # A metrics dict's line (60 k of the 125 k lines that reach Python in the
-                # 1 GB archive) without the full split: the same Line (see
+                # A metrics dict's line (about half of the lines that reach Python) without
+                # the full split: the same Line (see
                 # continuation_line); feed_raw of a clean line is lines + feed(split_line).
                 at = number - self.cr_lines if self._brk is None else self._at(number, pos)
                 ln = continuation_line(at, raw, self.prefixes) if self.pending else None

@@ -225,7 +225,7 @@ class ParserCore(ParserState):
         if year is None:
             return None
         try:
-            # "MM-DD HH:MM:SS" sliced: strptime cost a fifth of a cold build (issue 11)
+            # "MM-DD HH:MM:SS" sliced: strptime would be a large share of a cold build
             t = datetime(
                 year,
                 int(mdhms[0:2]),
