@@ -16,15 +16,17 @@ imported when a build gets here, not before: a build that finds nothing changed 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from sitegen.assemble.runs import warnings_by_job
-from sitegen.model.parsed import Discovery, Job, Run, TrialSet
+from sitegen.frozen import frozen
+from sitegen.model.parsed import Discovery, Job, JobSource, Run, TrialSet
 from sitegen.redact import Redactor
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from sitegen.errors import BuildWarning
     from sitegen.insights.tasks import TaskAnalysis
@@ -62,6 +64,19 @@ if TYPE_CHECKING:
     ]
 
 
+@frozen
+class Notes:
+    """The jobs' ``notes.md`` as read (by path as discovery shows it, each file read once),
+    and as sanitized HTML by their redacted Markdown: those of the pages made now, converted
+    before any fork (once for every process)."""
+
+    texts: Mapping[str, str]
+    html: Mapping[str, str] = field(default_factory=dict)
+
+    def of(self, job: JobSource) -> str | None:
+        return self.texts.get(job.notes) if job.notes else None
+
+
 @dataclass
 class SitePages:
     """The page objects of one build, and the runs analysed now (what the next build keeps)."""
@@ -83,7 +98,7 @@ def site_pages(
     warnings: list[BuildWarning],
     trials: int,
     kept: dict[str, tuple[str | None, RunRecord | None]],
-    notes_html: Callable[[str], str] | None = None,
+    notes: Notes | None = None,
     make_files: MakeFiles | None = None,
 ) -> SitePages:
     """The page objects: each job's and run's, the index and the comparison page, and by page
@@ -94,18 +109,10 @@ def site_pages(
     record. With ``make_files``, each analysed run's page files are made right after its
     analysis, in the same process (``SitePages.premade``): analysis and rendering then
     share one split between the cores instead of each waiting for its slowest process.
-    ``notes_html``: a job's notes (their redacted Markdown) as sanitized HTML, for those
-    files."""
+    ``notes``: the jobs' notes, as read and, for those files, as HTML."""
     from sitegen.insights.sections import job_insights, run_insights
     from sitegen.pages.forkmap import fork_map
-    from sitegen.pages.make import (
-        compare_item,
-        compare_page_of,
-        index_page,
-        job_page,
-        read_notes,
-        run_page,
-    )
+    from sitegen.pages.make import compare_item, compare_page_of, index_page, job_page, run_page
     from sitegen.present.pagefiles import Prepared, TableSlot, resolve, trials_table
 
     redactor = Redactor(opts.redact_patterns)
@@ -126,7 +133,7 @@ def site_pages(
         chain = []
         for job in run.jobs:
             ins = job_insights(job)
-            chain.append((job_page(job, own[job.id], redactor, notes[job.id], ins), ins.tasks))
+            chain.append((job_page(job, own[job.id], redactor, texts[job.id], ins), ins.tasks))
         ins = run_insights(run)
         rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins, chain[0][0] if chain else None)
         if make_files is None:
@@ -149,18 +156,9 @@ def site_pages(
     tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
     tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
 
-    # Each job's notes, read here; with make_files, converted to HTML here too (before the
-    # fork: once for every process).
-    notes = {
-        job.id: read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
-        for run in todo
-        for job in run.jobs
-    }
-    shown = {redactor.markdown(text) for text in notes.values() if text} if make_files else ()
-    prepared = Prepared(
-        {id(ts): TableSlot(i) for i, ts in enumerate(tabled)},
-        {md: notes_html(md) for md in shown} if notes_html else {},
-    )
+    notes = notes or Notes({})
+    texts = {job.id: notes.of(job.source) for run in todo for job in run.jobs}
+    prepared = Prepared({id(ts): TableSlot(i) for i, ts in enumerate(tabled)}, notes.html)
     cost = [
         (200 + 0.85 * len(r.trials.results) if r.trials else 0)
         + 8 * len(r.blocks) * (1 + len(r.jobs))

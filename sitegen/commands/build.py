@@ -29,7 +29,7 @@ from sitegen.cache.files import FileRecord, LastBuild, Summary
 from sitegen.cache.reuse import PageReuse
 from sitegen.cache.sources import Sources, assets_signature, fingerprint
 from sitegen.cache.state import BuildState, compiled_templates_dir
-from sitegen.commands.analyse import SitePages, site_pages
+from sitegen.commands.analyse import Notes, SitePages, site_pages
 from sitegen.discover.archive import discover, drop_non_jobs
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, Job, ParsedLog, Run, TrialSet
@@ -200,16 +200,25 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         writer = SiteWriter(site, cache.files)
         reuse = PageReuse(cache, sources, writer)
         _count(report, parsed, jobs, runs)
-        report.warnings.extend(_notes_secrets(opts, disc))
+        notes = _read_notes(opts, disc)
+        report.warnings.extend(_notes_secrets(opts, notes))
         kept = _keep(jobs, runs, report, reuse)
         made = [run for run in runs if kept[run.id][1] is None]
         if cache.complete(parsed.logs, parsed.trials, made, disc):  # (summaries made whole)
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         renderer = _renderer(opts, writer, reuse)
-        notes = _notes_html(opts, disc, runs, kept, cache)
+        notes_html = _notes_html(opts, runs, kept, notes, cache)
         # (each analysed run's page files are made with its analysis: Renderer.premake)
         pages = site_pages(
-            opts, disc, jobs, runs, report.warnings, report.trials, kept, notes, renderer.premake
+            opts,
+            disc,
+            jobs,
+            runs,
+            report.warnings,
+            report.trials,
+            kept,
+            Notes(notes, notes_html),
+            renderer.premake,
         )
         report.stage("analyse")
         report.cache_warnings.extend(cache.warnings)  # every cache file read by now
@@ -379,17 +388,22 @@ def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run]
     report.trials = parsed.trial_count
 
 
-def _notes_secrets(opts: BuildOptions, disc: Discovery) -> list[BuildWarning]:
-    """A warning for each ``notes.md`` that holds secrets (hidden where its page shows it)."""
+def _read_notes(opts: BuildOptions, disc: Discovery) -> dict[str, str]:
+    """Each job's ``notes.md`` that can be read, by its path as discovery shows it."""
     from sitegen.pages.make import read_notes
 
+    rels = {j.notes for j in disc.jobs if j.notes}
+    texts = {rel: read_notes(opts.archive, disc.real(rel)) for rel in rels}
+    return {rel: text for rel, text in texts.items() if text is not None}
+
+
+def _notes_secrets(opts: BuildOptions, notes: dict[str, str]) -> list[BuildWarning]:
+    """A warning for each ``notes.md`` that holds secrets (hidden where its page shows it)."""
     redactor = Redactor(opts.redact_patterns)
     out = []
-    for rel in sorted({j.notes for j in disc.jobs if j.notes}):
+    for rel in sorted(notes):
         tally = SecretTally()
-        for line, kind in redactor.lines_hidden(
-            read_notes(opts.archive, disc.real(rel)) or "", True
-        ):
+        for line, kind in redactor.lines_hidden(notes[rel], True):
             tally.add([kind], line)
         found = tally.warning(rel)
         if found is not None:
@@ -411,27 +425,32 @@ def _keep(
 
 def _notes_html(
     opts: BuildOptions,
-    disc: Discovery,
     runs: list[Run],
     kept: dict[str, tuple[str | None, RunRecord | None]],
+    notes: dict[str, str],
     cache: BuildState,
-) -> Callable[[str], str]:
-    """Notes (their redacted Markdown) as sanitized HTML, the Markdown library's part kept in
-    the build cache (a running job's rebuild then does not import it). What the cache gives
-    is sanitized every time: it lies beside the output, where a planted entry must not reach
-    a page as it is. The notes of runs kept whole stay in the cache for when they move on."""
-    from sitegen.pages.make import read_notes
+) -> dict[str, str]:
+    """The notes of the runs made now as sanitized HTML, by their redacted Markdown: the
+    Markdown library's part kept in the cache (a running job's rebuild then does not import
+    it). What the cache gives is sanitized every time: it lies beside the output, where a
+    planted entry must not reach a page as it is. The notes of runs kept whole stay in the
+    cache for when they move on."""
     from sitegen.present.formatting import markdown_html, markdown_signature, sanitized
 
     version = markdown_signature()
     redactor = Redactor(opts.redact_patterns)
+    html: dict[str, str] = {}
     for run in runs:
-        if kept[run.id][1] is not None:
-            for job in run.jobs:
-                text = read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
-                if text:
-                    cache.keep_notes(redactor.markdown(text), version)
-    return lambda md: sanitized(cache.notes_html(md, markdown_html, version))
+        for job in run.jobs:
+            text = notes.get(job.source.notes) if job.source.notes else None
+            if not text:
+                continue
+            md = redactor.markdown(text)
+            if kept[run.id][1] is not None:
+                cache.keep_notes(md, version)
+            elif md not in html:
+                html[md] = sanitized(cache.notes_html(md, markdown_html, version))
+    return html
 
 
 def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Renderer:
