@@ -414,7 +414,8 @@ def _notes_secrets(opts: BuildOptions, notes: dict[str, str]) -> list[BuildWarni
 def _keep(
     jobs: list[Job], runs: list[Run], report: BuildReport, reuse: PageReuse
 ) -> dict[str, tuple[str | None, RunRecord | None]]:
-    """Each run's key, and its record when it is kept whole (:meth:`PageReuse.reuse`)."""
+    """Each run's key, and its record when it is kept whole
+    (:meth:`~sitegen.cache.reuse.PageReuse.reuse`)."""
     own = warnings_by_job(jobs, report.warnings)
     out = {}
     for run in runs:

@@ -11,7 +11,7 @@ import pickle
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO, Generic, TypeVar, overload
+from typing import Any, BinaryIO, Generic, TypeVar
 
 from sitegen.discover.safeio import open_regular, root_of
 from sitegen.frozen import frozen
@@ -72,35 +72,14 @@ def _complete_end(fh: BinaryIO, start: int, size: int, block: int = 1 << 16) -> 
     return start
 
 
-@overload
 def parse_log(
     path: Path,
     rel: str,
     redactor: Redactor,
     extra_logs: tuple[tuple[Path, str], ...] = (),
     state: LogState[ParserState] | None = None,
-) -> tuple[ParsedLog, LogState[ParserState]]: ...
-
-
-@overload
-def parse_log(
-    path: Path,
-    rel: str,
-    redactor: Redactor,
-    extra_logs: tuple[tuple[Path, str], ...],
-    state: LogState[ParserState] | None,
-    snapshot: Callable[[ParserState], S],
-) -> tuple[ParsedLog, LogState[S]]: ...
-
-
-def parse_log(
-    path: Path,
-    rel: str,
-    redactor: Redactor,
-    extra_logs: tuple[tuple[Path, str], ...] = (),
-    state: LogState[ParserState] | None = None,
-    snapshot: Callable[[ParserState], object] = copy_state,
-) -> tuple[ParsedLog, LogState]:
+    snapshot: Callable[[ParserState], Any] = copy_state,
+) -> tuple[ParsedLog, LogState[Any]]:
     """Parse one job log (plus any ``infra-*.log`` files holding its engines' output).
 
     With ``state`` from an earlier parse of the same file, only what was appended

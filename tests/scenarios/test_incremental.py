@@ -510,7 +510,7 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
 
 
 def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_path):
-    """A folder's outcomes are kept as a base and what was added since (incremental.py), its
+    """A folder's outcomes are kept as a base and what was added since (cache/state.py), its
     trials redacted when read: trials added, a result.json damaged then whole, a trial
     removed, the added outcomes damaged: each site equals a clean one."""
     archive = tmp_path / "a"
