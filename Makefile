@@ -35,9 +35,10 @@ bench: $(BIN)/sitegen
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python benchmarks/run.py --write docs/benchmarks.md
 
-## golden: refresh the golden Vega-Lite and JSON files after an intended change
+## golden: refresh the golden Vega-Lite and JSON files and the sites' checksums after an
+## intended change
 golden: $(BIN)/sitegen
-	SITEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/scenarios/test_golden.py
+	SITEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/scenarios/test_golden.py tests/scenarios/test_same_bytes.py
 
 ## skeletons: rebuild the stored chart shapes (sitegen/present/skeletons/*.json) with Altair
 ## after changing sitegen/present/shapes.py

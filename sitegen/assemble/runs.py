@@ -201,6 +201,14 @@ def assemble(
     return [jobs[s.id] for s in disc.jobs], runs
 
 
+def trial_groups(run: Run) -> set[str]:
+    """The groups whose trial sets a run's pages show (the run's, its jobs' own)."""
+    groups = {j.source.group for j in run.jobs if j.trials is not None}
+    if run.trials is not None:
+        groups.add(run.jobs[0].source.group)
+    return groups
+
+
 def warnings_by_job(jobs: list[Job], warnings: list[BuildWarning]) -> dict[str, list[BuildWarning]]:
     """The warnings each job's page shows: those about its log, infra logs, notes or trials."""
     by_path: dict[str, list[BuildWarning]] = {}

@@ -1,11 +1,12 @@
-"""Plain-JSON encoding of the parsed model and of the log parser's resumable state.
+"""Plain-JSON encoding of typed values: parsed logs, the log parser's state, run records.
 
-The build cache keeps parsed logs and parser states between builds. It must be
-data, never code (a pickle planted beside the output would run on the next
-build), and a damaged file must be refused, not half-read. So the encoding is
-driven by the dataclasses' own type hints: every field is written as plain
-JSON (no NaN, no Infinity, string keys only) and, on the way back, checked
-against its declared type. Anything unexpected raises :class:`ValueError`.
+The build cache keeps them between builds. It must be data, never code (a pickle
+planted beside the output would run on the next build), and a damaged file must be
+refused, not half-read. So the encoding is driven by the dataclasses' own type
+hints: every field is written as plain JSON (no NaN, no Infinity, string keys only)
+and, on the way back, checked against its declared type. Anything unexpected raises
+:class:`ValueError`. :func:`shape` names a type's shape, so that what was written for
+another shape of the model is not read back as this one.
 
 Values typed loosely (the redacted config dump, ``dict`` or ``object``) go
 through a small tagged form so that YAML's dates, non-string keys and
@@ -17,6 +18,7 @@ from __future__ import annotations
 import base64
 import collections
 import dataclasses
+import hashlib
 import math
 import operator
 import types
@@ -29,22 +31,37 @@ from typing import Any
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import ParsedLog
 
-PARSED_FORMAT = 5  # bump when ParsedLog (or a dataclass inside it) changes shape
-
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _TAGS = ("$f", "$dt", "$date", "$b", "$set", "$tuple", "$map")
 
 
 def parsed_to_json(log: ParsedLog) -> dict:
-    """``log`` as a JSON-ready dict (strict JSON: no NaN, string keys), versioned."""
-    return {"format": PARSED_FORMAT, "log": to_json(log, ParsedLog)}
+    """``log`` as a JSON-ready dict (strict JSON: no NaN, string keys)."""
+    return to_json(log, ParsedLog)
 
 
 def parsed_from_json(data: object) -> ParsedLog:
     """The :class:`ParsedLog` that :func:`parsed_to_json` wrote; ValueError if ``data`` is not one."""
-    if not isinstance(data, dict) or data.get("format") != PARSED_FORMAT or "log" not in data:
-        raise ValueError("not a parsed log of this format")
-    return from_json(data["log"], ParsedLog)
+    return from_json(data, ParsedLog)
+
+
+def shape(tp: Any) -> str:
+    """A short hash of a type's shape: its dataclasses' names, field names and declared
+    types, all the way down. Values written for another shape (a field added, renamed or
+    retyped) are not read back as this one, so the model may change without a format
+    number to bump."""
+    return hashlib.sha1(_described(tp).encode()).hexdigest()[:16]
+
+
+@cache
+def _described(tp: Any) -> str:
+    if dataclasses.is_dataclass(tp):
+        fields = ",".join(f"{n}:{_described(ftp)}" for n, ftp in _fields(typing.cast(type, tp)))
+        return f"{typing.cast(type, tp).__qualname__}({fields})"
+    origin = typing.get_origin(tp)
+    if origin is not None:
+        return f"{_described(origin)}[{','.join(map(_described, typing.get_args(tp)))}]"
+    return getattr(tp, "__qualname__", repr(tp))
 
 
 # -- the type-driven codec --------------------------------------------------------
@@ -71,9 +88,9 @@ def to_json(value: Any, tp: Any) -> Any:
     return _encoder(tp)(value)
 
 
-# Encoding runs for every log a build parses (its ParsedLog and parser state: ~600 k values
-# on the 1 GB benchmark archive), so, as for decoding, each type's rules are worked out once
-# into a closure; values whose JSON is themselves (int, str, bool, None) are not even
+# Encoding runs for every log a build parses (its ParsedLog and parser state: hundreds of
+# thousands of values), so, as for decoding, each type's rules are worked out once into a
+# closure; values whose JSON is themselves (int, str, bool, None) are not even
 # called for. The output is what the type-walking reference (_to_json_walk, kept for the
 # tests) writes, byte for byte.
 @cache

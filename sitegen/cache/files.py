@@ -18,7 +18,7 @@ import operator
 import os
 import stat
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from sitegen.errors import BuildWarning
 from sitegen.frozen import frozen
 from sitegen.model.parsed import TrialResult, TrialSet
 
+CACHE_VERSION = 8  # bump when the layout of any cache file changes
 MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
 
 Fingerprint = tuple[tuple[str, int, int], ...]
@@ -84,6 +85,14 @@ def loads(data: bytes) -> Any:
 
 def _no_constant(name: str) -> float:
     raise CacheFileError(f"{name} is not JSON")
+
+
+def entry_bytes(kind: str, name: str, body: Any, shape: str | None = None) -> bytes:
+    """The bytes of the cache file that holds ``body`` under ``kind/name``: what it is
+    (the version of the files, its kind and name, the shape of the type it was written
+    for, if any: :func:`~sitegen.cache.codec.shape`) beside it."""
+    head = {"version": CACHE_VERSION, "kind": kind, "name": name}
+    return dumps({**head, "shape": shape, "body": body} if shape else {**head, "body": body})
 
 
 # -- codecs: each field checked as it is read -------------------------------------------------------
@@ -178,62 +187,17 @@ _TRIAL_FIELDS = [(name, *_field_codec(tp)) for name, tp in _TRIAL_TYPES]
 TRIAL_SHAPE = ",".join(name for name, _, _ in _TRIAL_FIELDS)
 
 
-def _trial_to_json_each(r: TrialResult) -> list:
-    """A trial as a list, each field through its encoder: the reference, for any value."""
+def _trial_to_json(r: TrialResult) -> list:
+    """A trial as the list :func:`_trial_from_json` reads, each field through its encoder."""
     return [enc(getattr(r, name)) for name, enc, _ in _TRIAL_FIELDS]
 
 
-# A cold build encodes every trial (13.7 k on the benchmark archive), and for nearly all
-# of them each field's encoder above is the identity but the date-time's: strings and
-# booleans are written as they are, and so is a number that is a finite float or an integer
-# within 64 bits. So a list of trials is encoded at once: each trial's fields taken in one
-# call, one check over all their numbers, and only the date-times converted. The check: the
-# sum of the numbers' magnitudes is below 2**62. A nan or an infinity makes the sum nan or
-# infinite, and a sum of magnitudes is at least each of them (float rounding is monotonic;
-# the bound leaves room to spare), so a sum below it means that every number is written as
-# it is. Otherwise (a special float, a huge integer, or a value of another type, for which
-# abs() or sum() raise) each trial is checked alone, and one that fails goes through
-# _trial_to_json_each: the lists are the same either way (tests/cache/test_files.py).
-_ALL_FIELDS = operator.attrgetter(*(name for name, _ in _TRIAL_TYPES))
-_NUMBERS = operator.itemgetter(
-    *(i for i, (_, tp) in enumerate(_TRIAL_TYPES) if tp in (int | None, float | None))
-)
-# Every other field's encoder is the identity: _field_codec takes no other type.
-_DATES = tuple(i for i, (_, tp) in enumerate(_TRIAL_TYPES) if tp == datetime | None)
-
-
-def _as_they_are(numbers: Iterable[Any]) -> bool:
-    """Whether each of ``numbers`` is written as it is: a finite float or a 64-bit integer
-    (or None); False may also mean "not sure" (the caller then encodes field by field)."""
-    try:
-        return sum(map(abs, filter(None, numbers))) < 2**62
-    except (TypeError, OverflowError):
-        return False
-
-
-def _trial_to_json(r: TrialResult) -> list:
-    """A trial as the list :func:`_trial_from_json` reads (what _trial_to_json_each makes)."""
-    values = _ALL_FIELDS(r)
-    if not _as_they_are(_NUMBERS(values)):
-        return _trial_to_json_each(r)
-    out = list(values)
-    for i in _DATES:
-        if out[i] is not None:
-            out[i] = out[i].isoformat()
-    return out
-
-
 def _trials_to_json(trials: list[TrialResult]) -> list[list]:
-    """:func:`_trial_to_json` of each trial, with one check for all of them."""
-    rows = list(map(_ALL_FIELDS, trials))
-    if not _as_they_are(itertools.chain.from_iterable(map(_NUMBERS, rows))):
-        return list(map(_trial_to_json, trials))
-    out = list(map(list, rows))
-    for i in _DATES:
-        for row in out:
-            if row[i] is not None:
-                row[i] = row[i].isoformat()
-    return out
+    return [_trial_to_json(r) for r in trials]
+
+
+# The date-time fields, decoded a column at a time (trials_from_json).
+_DATES = tuple(i for i, (_, tp) in enumerate(_TRIAL_TYPES) if tp == datetime | None)
 
 
 class TrialLists:
@@ -270,7 +234,7 @@ class TrialLists:
 
 
 # The JSON types each field takes as they are (no conversion): most values of most trials,
-# checked by one set lookup instead of a call (13 k trials are decoded on a rebuild).
+# checked by one set lookup instead of a call (a rebuild decodes a changed folder's trials).
 _AS_IS: dict[Any, frozenset[type]] = {
     str: frozenset({str}),
     bool: frozenset({bool}),
@@ -302,9 +266,9 @@ _SET = object.__setattr__
 def trials_from_json(v: Any) -> list[TrialResult]:
     """Trials from their lists: each equal to :func:`_trial_from_json` of its list, made faster.
 
-    A rebuild reads every kept trial of a changed folder (13.5 k on the benchmark
-    archive), and one trial at a time cost 4 µs of checks and a frozen dataclass's
-    ``__init__`` (16 ``object.__setattr__``). Here the checks go column by column
+    A rebuild reads every kept trial of a changed folder (tens of thousands in a running
+    job's), and one trial at a time costs its checks and a frozen dataclass's ``__init__``
+    (an ``object.__setattr__`` a field). Here the checks go column by column
     (one set of types per field: a column of the types it takes as they are needs no
     other look; any other goes value by value through the field's decoder, as
     :func:`_trial_from_json` does), and each trial is made as unpickling makes one:

@@ -1,9 +1,14 @@
 """``build()``: archive in, website out. Reads top to bottom.
 
-discover → parse (logs and trials, in parallel) → assemble jobs and runs →
-up to date? → analyse into page objects → render pages and charts → publish.
-What a build may reuse from the last one is :class:`~sitegen.cache.state.BuildState`'s
-business; how files reach the output folder is :mod:`sitegen.write.site`'s.
+discover → up to date? → parse (logs and trials, in parallel) → assemble jobs and runs →
+analyse into page objects → render pages and charts → publish.
+
+The stages are plain functions of their inputs and know nothing of the last build. This
+module asks the build cache (:class:`~sitegen.cache.state.BuildState`) for each stage's
+result by its inputs' fingerprint, runs the stage for what it does not hold, and hands
+it what came out: logs by their files' stats, trials folders by their watch, runs by
+their key, pages by what they show. How files reach the output folder is
+:mod:`sitegen.write.site`'s business.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ from typing import TYPE_CHECKING
 from sitegen import SYNTH_TRUTH, __version__, collect_less
 from sitegen.assemble.runs import assemble, warnings_by_job
 from sitegen.cache.files import FileRecord, LastBuild, Summary
-from sitegen.cache.sources import Sources, assets_signature
-from sitegen.cache.state import BuildState, PageReuse, compiled_templates_dir
+from sitegen.cache.reuse import PageReuse
+from sitegen.cache.sources import Sources, assets_signature, fingerprint
+from sitegen.cache.state import BuildState, compiled_templates_dir
+from sitegen.commands.analyse import Notes, SitePages, site_pages
 from sitegen.discover.archive import discover, drop_non_jobs
 from sitegen.errors import ArchiveError, BuildWarning
-from sitegen.model.parsed import Discovery, Job, Run
+from sitegen.model.parsed import Discovery, Job, ParsedLog, Run, TrialSet
 from sitegen.options import BuildOptions, check_output
-from sitegen.pages.site import SitePages, site_pages, trial_groups
 from sitegen.progress import archive_counts, counted
 from sitegen.redact import SECRETS_HIDDEN, Redactor, SecretTally
 from sitegen.write import weight
@@ -35,13 +41,39 @@ from sitegen.write.lock import OutputLock
 from sitegen.write.site import SitePaths, SiteWriter, disk_full_is_an_error
 
 if TYPE_CHECKING:
-    from sitegen.cache.kept import RunRecord
+    from sitegen.pages.kept import RunRecord
     from sitegen.present.html import Renderer
-    from sitegen.read.parse import Parsed, ParseStats
 
 # The parse, page and render stages are imported by the helpers that run them: a build that
-# finds nothing changed (the common case under `serve` and in CI) imports none of them, which
-# is most of its time (issue 11: a no-change rebuild within 0.3 s).
+# finds nothing changed (the common case under `serve` and in CI) imports none of them,
+# which would be most of its time.
+
+
+@dataclass
+class ParseStats:
+    """What the parse read and what it took from the build cache (the build's summary line).
+
+    Trial files are ``result.json`` files, each member of a trial archive counted as one:
+    training and eval trials, unreadable ones and job-level ones (not trials). Read and
+    cached add up to the same total on every build of the same archive.
+    """
+
+    logs_parsed: int = 0
+    logs_resumed: int = 0
+    logs_cached: int = 0
+    trial_files_read: int = 0
+    trial_files_cached: int = 0
+
+
+@dataclass
+class Parsed:
+    """What the parse hands on: logs by job id, trial sets by group, their warnings, counts."""
+
+    logs: dict[str, ParsedLog | None]
+    trials: dict[str, TrialSet] = field(default_factory=dict)
+    warnings: list[BuildWarning] = field(default_factory=list)
+    stats: ParseStats = field(default_factory=ParseStats)
+    trial_count: int = 0  # training trials (those of sets the cache gave as summaries too)
 
 
 @dataclass
@@ -142,7 +174,7 @@ class BuildReport:
 def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> BuildReport:
     """Build the site for ``opts.archive`` into ``opts.out``; return what was done.
 
-    Incremental: unchanged inputs come from the build state; when nothing a
+    Incremental: unchanged inputs come from the build cache; when nothing a
     page shows changed and the site is intact, the output is not touched;
     otherwise only the pages whose data changed are rendered again.
     """
@@ -152,42 +184,52 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
     with OutputLock(site), disk_full_is_an_error(), _fewer_collections():
         disc = _discover(opts, site, report)
         report.stage("discover")
-        state = BuildState(site.cache, opts)
-        report.reported_before = _reported_before(state)
+        cache = BuildState(site.cache, opts)
+        report.reported_before = cache.reported_before()
         report.synthetic = _synthetic(opts)
-        assets = assets_signature()
         now = _now(opts)  # one clock for the whole build: what "running" is judged against
-        sources = Sources.take(opts, disc, assets, now)  # stats only, before any parse
-        report.unchanged = state.site_is_current(sources, site.out)
+        sources = Sources.take(opts, disc, assets_signature(), now)  # stats only, before any parse
+        report.unchanged = cache.site_is_current(sources, site.out)
         report.stage("check")
         if report.unchanged:
-            return _as_last_reported(report, state)
-        parsed = _parse(disc, opts, state, progress)
+            return _as_last_reported(report, cache)
+        parsed = _parse(disc, opts, cache, progress)
         disc = _jobs_only(disc, parsed, report, opts.archive)
         report.stage("parse")
         jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
-        writer = SiteWriter(site, state.files)
-        reuse = PageReuse(state, sources, writer)
-        _count(report, parsed, jobs, runs, state, disc)
-        report.warnings.extend(_notes_secrets(opts, disc))
+        writer = SiteWriter(site, cache.files)
+        reuse = PageReuse(cache, sources, writer)
+        _count(report, parsed, jobs, runs)
+        notes = _read_notes(opts, disc)
+        report.warnings.extend(_notes_secrets(opts, notes))
         kept = _keep(jobs, runs, report, reuse)
-        if _take_whole(runs, kept, parsed, state, opts, disc):
+        made = [run for run in runs if kept[run.id][1] is None]
+        if cache.complete(parsed.logs, parsed.trials, made, disc):  # (summaries made whole)
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         renderer = _renderer(opts, writer, reuse)
+        notes_html = _notes_html(opts, runs, kept, notes, cache)
         # (each analysed run's page files are made with its analysis: Renderer.premake)
         pages = site_pages(
-            opts, disc, jobs, runs, report.warnings, report.trials, kept, state, renderer.premake
+            opts,
+            disc,
+            jobs,
+            runs,
+            report.warnings,
+            report.trials,
+            kept,
+            Notes(notes, notes_html),
+            renderer.premake,
         )
         report.stage("analyse")
-        report.cache_warnings.extend(state.warnings)  # every cache file read by now
+        report.cache_warnings.extend(cache.warnings)  # every cache file read by now
         _render(renderer, writer, reuse, pages, report)
         report.stage("render")
         files = writer.publish()
         report.files, report.bytes = writer.files, writer.bytes
         _warn_if_too_big(report, writer)
-        state.keep_run_records(reuse.records_for_next(pages.made))
-        report.record = _record(sources, parsed, reuse, files, report)
-        state.save_site(report.record)
+        cache.keep_run_records(reuse.records_for_next(pages.made))
+        report.record = _record(sources, parsed, cache, reuse, files, report)
+        cache.save_site(report.record)
         report.stage("write")
     return report
 
@@ -198,10 +240,9 @@ def _fewer_collections() -> Iterator[None]:
 
     A cold build makes millions of containers (results unpickled from the workers, cache
     bodies, page objects) that reference counting frees or that live to the end. At the
-    default thresholds (a young collection every 700 new containers) the main process of
-    a cold build of the 1 GB benchmark archive ran ~500 collections, 0.3-0.5 s of its
-    ~2 s, that found 1.5 k objects in cycles; at 50 000 it runs 4 (0.07 s). The young
-    generation stays a few MB. Workers forked meanwhile inherit the setting; the old
+    default thresholds (a young collection every 700 new containers) the main process ran
+    hundreds of collections that found next to nothing in cycles (docs/benchmarks.md); at
+    50 000 it runs a few, and the young generation stays a few MB. Workers forked meanwhile inherit the setting; the old
     thresholds come back after (``serve`` builds again in the same process).
     """
     old = gc.get_threshold()
@@ -210,13 +251,6 @@ def _fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*old)
-
-
-def _reported_before(state: BuildState) -> frozenset[BuildWarning]:
-    """The warnings the last build of this output reported (none after ``--clean``)."""
-    if state.last is None:
-        return frozenset()
-    return frozenset(BuildWarning(*w) for w in state.last.summary.warnings)
 
 
 def _synthetic(opts: BuildOptions) -> bool:
@@ -261,25 +295,86 @@ def _jobs_only(disc: Discovery, parsed: Parsed, report: BuildReport, archive: Pa
 
 
 def _parse(
-    disc: Discovery, opts: BuildOptions, state: BuildState, progress: Callable[[str], None] | None
+    disc: Discovery, opts: BuildOptions, cache: BuildState, progress: Callable[[str], None] | None
 ) -> Parsed:
-    from sitegen.read.parse import parse_all
+    """Every log and trials folder: what the cache holds for their stats, the rest read
+    (:func:`~sitegen.read.parse.read_all`, in parallel) and each result kept in the cache
+    as it comes; a grown log is read on from where the cache says its last read stopped."""
+    from sitegen.cache.logs import read_log
+    from sitegen.read.parse import (
+        FolderRead,
+        LogTask,
+        merge_trial_sets,
+        read_all,
+        result_files,
+        warnings_in_archive_order,
+    )
 
-    return parse_all(disc, opts, state, progress)
+    out = Parsed(logs={j.id: None for j in disc.jobs})
+    stats = out.stats
+    tasks = []
+    for j in disc.jobs:
+        if j.log is None:
+            continue
+        # disc.real: the file on disk of a path shown with a secret hashed (discover/archive.py)
+        fp = fingerprint([opts.archive / disc.real(x) for x in (j.log, *j.infra_logs)])
+        log, resume = cache.cached_log(j.log, fp)
+        if log is not None:
+            out.logs[j.id] = log
+            stats.logs_cached += 1
+            continue
+        stats.logs_resumed += resume is not None
+        tasks.append(LogTask(j, fp, resume))
+    folders = [d for dirs in disc.trials_dirs.values() for d in dirs]
+    if progress is not None and hasattr(progress, "total"):
+        progress.total = len(tasks) + len(folders)
+    sets: dict[str, TrialSet] = {}
+    for d in folders:  # a folder whose watch holds is neither listed nor read
+        hit = cache.unchanged_trials(d)
+        if hit is not None:
+            sets[d], results = hit
+            stats.trial_files_cached += result_files(sets[d], results)
+            out.trial_count += results
+            if progress:
+                progress(f"trials {d}: {results} (unchanged)")
+    old: dict[str, dict] = {}
+
+    def known(d: str) -> dict:
+        old[d] = cache.trial_outcomes(d)
+        return old[d]
+
+    unreadable: dict[str, BuildWarning] = {}
+    to_read = [d for d in folders if d not in sets]
+    for done in read_all(disc, opts, tasks, to_read, known, progress, read_log):
+        if isinstance(done, FolderRead):
+            cache.keep_trials(done, old.pop(done.folder))
+            sets[done.folder] = done.trials
+            stats.trial_files_cached += done.taken
+            stats.trial_files_read += result_files(done.trials) - done.taken
+            out.trial_count += len(done.trials.results)
+        elif done.log is not None:
+            out.logs[done.task.job.id] = done.log
+            stats.logs_parsed += 1
+            cache.keep_log(done.log.path, done.extra)
+        elif done.warning is not None:
+            unreadable[done.task.job.id] = done.warning
+    out.trials = {g: merge_trial_sets([sets[d] for d in ds]) for g, ds in disc.trials_dirs.items()}
+    out.warnings = warnings_in_archive_order(disc, out.logs, out.trials, unreadable)
+    return out
 
 
 def _now(opts: BuildOptions) -> float:
     return opts.now if opts.now is not None else time.time()
 
 
-def _count(
-    report: BuildReport,
-    parsed: Parsed,
-    jobs: list[Job],
-    runs: list[Run],
-    state: BuildState,
-    disc: Discovery,
-) -> None:
+def inputs_changed(opts: BuildOptions, disc: Discovery, last: LastBuild | None) -> str | None:
+    """None when every input of ``disc`` is as the build that left ``last`` saw it (from
+    stats alone, as a build decides before it parses anything: ``serve``'s watcher asks
+    this); otherwise a token of the inputs as they are, which changes with any change."""
+    return Sources.take(opts, disc, assets_signature(), _now(opts)).changed_since(last)
+
+
+def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run]) -> None:
     report.warnings.extend(parsed.warnings)
     report.parse = stats = parsed.stats
     report.jobs, report.runs = len(jobs), len(runs)
@@ -290,23 +385,25 @@ def _count(
     report.unreadable = sum(t.malformed for t in sets)
     report.job_level = sum(t.job_level for t in sets)
     report.missing = sum(t.missing for t in sets)
-    # a folder that came as its summary holds no results: its count is kept beside it
-    report.trials = sum(len(t.results) for t in sets) + sum(
-        state.trials_summarised.get(d, 0) for ds in disc.trials_dirs.values() for d in ds
-    )
+    report.trials = parsed.trial_count
 
 
-def _notes_secrets(opts: BuildOptions, disc: Discovery) -> list[BuildWarning]:
-    """A warning for each ``notes.md`` that holds secrets (hidden where its page shows it)."""
+def _read_notes(opts: BuildOptions, disc: Discovery) -> dict[str, str]:
+    """Each job's ``notes.md`` that can be read, by its path as discovery shows it."""
     from sitegen.pages.make import read_notes
 
+    rels = {j.notes for j in disc.jobs if j.notes}
+    texts = {rel: read_notes(opts.archive, disc.real(rel)) for rel in rels}
+    return {rel: text for rel, text in texts.items() if text is not None}
+
+
+def _notes_secrets(opts: BuildOptions, notes: dict[str, str]) -> list[BuildWarning]:
+    """A warning for each ``notes.md`` that holds secrets (hidden where its page shows it)."""
     redactor = Redactor(opts.redact_patterns)
     out = []
-    for rel in sorted({j.notes for j in disc.jobs if j.notes}):
+    for rel in sorted(notes):
         tally = SecretTally()
-        for line, kind in redactor.lines_hidden(
-            read_notes(opts.archive, disc.real(rel)) or "", True
-        ):
+        for line, kind in redactor.lines_hidden(notes[rel], True):
             tally.add([kind], line)
         found = tally.warning(rel)
         if found is not None:
@@ -317,7 +414,8 @@ def _notes_secrets(opts: BuildOptions, disc: Discovery) -> list[BuildWarning]:
 def _keep(
     jobs: list[Job], runs: list[Run], report: BuildReport, reuse: PageReuse
 ) -> dict[str, tuple[str | None, RunRecord | None]]:
-    """Each run's key, and its record when it is kept whole (:meth:`PageReuse.reuse`)."""
+    """Each run's key, and its record when it is kept whole
+    (:meth:`~sitegen.cache.reuse.PageReuse.reuse`)."""
     own = warnings_by_job(jobs, report.warnings)
     out = {}
     for run in runs:
@@ -326,68 +424,48 @@ def _keep(
     return out
 
 
-def _take_whole(
+def _notes_html(
+    opts: BuildOptions,
     runs: list[Run],
     kept: dict[str, tuple[str | None, RunRecord | None]],
-    parsed: Parsed,
-    state: BuildState,
-    opts: BuildOptions,
-    disc: Discovery,
-) -> bool:
-    """The whole logs and trial sets of the runs made again, for those that came as
-    summaries (:meth:`BuildState.cached_log`, :meth:`BuildState.unchanged_trials`); a
-    damaged whole entry behind a good summary is parsed again. True when any was taken
-    (assemble again then)."""
-    from sitegen.read.parse import _parse_log_task, merge_trial_sets
+    notes: dict[str, str],
+    cache: BuildState,
+) -> dict[str, str]:
+    """The notes of the runs made now as sanitized HTML, by their redacted Markdown: the
+    Markdown library's part kept in the cache (a running job's rebuild then does not import
+    it). What the cache gives is sanitized every time: it lies beside the output, where a
+    planted entry must not reach a page as it is. The notes of runs kept whole stay in the
+    cache for when they move on."""
+    from sitegen.present.formatting import markdown_html, markdown_signature, sanitized
 
-    taken = False
+    version = markdown_signature()
+    redactor = Redactor(opts.redact_patterns)
+    html: dict[str, str] = {}
     for run in runs:
-        if kept[run.id][1] is not None:
-            continue
         for job in run.jobs:
-            rel = job.source.log
-            if rel is None or rel not in state.summarised:
+            text = notes.get(job.source.notes) if job.source.notes else None
+            if not text:
                 continue
-            log = state.whole_log(rel)
-            if log is None:
-                res = _parse_log_task(
-                    str(opts.archive),
-                    disc.real(rel),
-                    tuple(disc.real(x) for x in job.source.infra_logs),
-                    opts.redact_patterns,
-                    None,
-                )
-                log = res[0] if isinstance(res, tuple) else None
-            parsed.logs[job.id] = log
-            state.summarised.discard(rel)
-            taken = True
-        for group in trial_groups(run):
-            dirs = disc.trials_dirs.get(group, [])
-            if not any(d in state.trials_summarised for d in dirs):
-                continue
-            sets = []
-            for d in dirs:  # each folder whole, merged as the parse merges them
-                ts = state.whole_trials(d)
-                if ts is None:  # (the reader is imported only when a folder is read)
-                    from sitegen.read.trials import parse_trials
-
-                    root = opts.archive / disc.real(d)
-                    known = state.trial_outcomes(d)
-                    ts = parse_trials(
-                        root, opts.archive, known, None, Redactor(opts.redact_patterns)
-                    )[0]
-                    state.trials_summarised.pop(d, None)
-                sets.append(ts)
-            parsed.trials[group] = sets[0] if len(sets) == 1 else merge_trial_sets(sets)
-            taken = True
-    return taken
+            md = redactor.markdown(text)
+            if kept[run.id][1] is not None:
+                cache.keep_notes(md, version)
+            elif md not in html:
+                html[md] = sanitized(cache.notes_html(md, markdown_html, version))
+    return html
 
 
 def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Renderer:
     """The renderer of this build's pages (imported only by a build that renders)."""
     from sitegen.present.html import Renderer
 
-    return Renderer(opts, writer, reuse, compiled_templates_dir())
+    return Renderer(
+        opts,
+        writer,
+        compiled_templates_dir(),
+        carry_over=reuse.carry_over,
+        shows_the_same=reuse.shows_the_same,
+        static_kept=bool(reuse.kept),  # (a run kept whole: the package's assets are unchanged)
+    )
 
 
 def _render(
@@ -410,13 +488,14 @@ def _render(
 def _record(
     sources: Sources,
     parsed: Parsed,
+    cache: BuildState,
     reuse: PageReuse,
     files: dict[str, FileRecord],
     report: BuildReport,
 ) -> LastBuild:
     """What the next build needs to see that nothing changed, and to carry pages over."""
     open_jobs = frozenset(j for j, log in parsed.logs.items() if log and not log.end_marker)
-    watch = {**parsed.watch_kept, **sources.watch(parsed.outcomes, parsed.listings)}
+    watch = cache.watch(sources)
     return LastBuild(
         sources=sources.signature(watch, open_jobs),
         pages=reuse.signatures,
@@ -439,18 +518,18 @@ def _record(
     )
 
 
-def _as_last_reported(report: BuildReport, state: BuildState) -> BuildReport:
+def _as_last_reported(report: BuildReport, cache: BuildState) -> BuildReport:
     """A build that found nothing changed reports what the last one did (nothing was parsed)."""
-    assert state.last is not None
-    s = state.last.summary
+    assert cache.last is not None
+    s = cache.last.summary
     report.jobs, report.runs, report.trials = s.jobs, s.runs, s.trials
     report.logs, report.trial_files = s.logs, s.trial_files
     report.eval_trials, report.unreadable = s.eval_trials, s.unreadable
     report.job_level, report.missing = s.job_level, s.missing
     report.skipped = s.skipped
     report.warnings = [BuildWarning(*w) for w in s.warnings]
-    report.cache_warnings.extend(state.warnings)
-    report.record = state.last
+    report.cache_warnings.extend(cache.warnings)
+    report.record = cache.last
     return report
 
 
@@ -500,4 +579,4 @@ def closing_lines(report: BuildReport, opts: BuildOptions) -> list[str]:
     return [report.headline(), report.inputs(), where]
 
 
-__all__ = ["BuildOptions", "BuildReport", "build", "__version__"]
+__all__ = ["BuildOptions", "BuildReport", "LastBuild", "build", "inputs_changed", "__version__"]

@@ -35,8 +35,7 @@ from urllib.parse import quote
 
 from tornado.httpserver import HTTPServer
 
-from sitegen.cache.files import LastBuild
-from sitegen.commands.build import BuildReport, build
+from sitegen.commands.build import BuildReport, LastBuild, build
 from sitegen.commands.live import Hosts, ReloadHub, ServeError, application, listen
 from sitegen.commands.watch import Inputs, Watcher
 from sitegen.discover.safeio import read_bytes

@@ -4,8 +4,8 @@ The watcher asks the build's own questions, on a thread of its own (never the se
 one): discovery (:func:`~sitegen.discover.archive.discover`, with its refusals: no directory
 link followed, a folder seen twice skipped, the site's own output, cache, lock and
 staging passed over) and the stats the incremental build compares before it parses
-anything (:class:`~sitegen.cache.sources.Sources` against the last build's record, each
-trials folder's watch included). So it reacts to what a build would rebuild for and
+anything (:func:`~sitegen.commands.build.inputs_changed` since the last build's record,
+each trials folder's watch included). So it reacts to what a build would rebuild for and
 to nothing else (not to the site it writes), a look costs what a build's "nothing
 changed?" check costs, and no link can make it loop.
 
@@ -17,21 +17,20 @@ folder and rules of its own for links and for the output.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sitegen.cache.sources import Sources, assets_signature, watch_now
+from sitegen.commands.build import inputs_changed
 from sitegen.discover.archive import discover
 from sitegen.errors import SitegenError
 from sitegen.redact import Redactor
 from sitegen.write.site import SitePaths
 
 if TYPE_CHECKING:
-    from sitegen.cache.files import LastBuild
+    from sitegen.commands.build import LastBuild
     from sitegen.options import BuildOptions
 
 POLL_S = 0.5  # between two looks at the inputs, at least
@@ -59,21 +58,7 @@ class Inputs:
             disc = discover(opts.archive, exclude=self.own, redactor=self.redactor)
         except (SitegenError, OSError) as exc:  # the archive gone: the build will say so
             return f"archive: {exc}"
-        now = opts.now if opts.now is not None else time.time()
-        sources = Sources.take(opts, disc, assets_signature(), now)
-        last = self.last
-        watch = last.watch if last else {}
-        signature = sources.signature(watch, last.open_jobs if last else frozenset())
-        seen = {d: watch_now(opts.archive, w) for d, w in watch.items()}
-        # as BuildState.site_is_current judges the inputs (the output is not looked at)
-        if (
-            last is not None
-            and signature == last.sources
-            and set(sources.folders) == set(watch)
-            and seen == watch
-        ):
-            return None
-        return hashlib.sha1(repr((signature, sorted(seen.items()))).encode()).hexdigest()
+        return inputs_changed(opts, disc, self.last)  # (the output is not looked at)
 
 
 class Watcher:

@@ -226,8 +226,8 @@ def markdown_html(text: str) -> str:
 
 def markdown_signature() -> str:
     """The installed Markdown library, by the size and mtime of the files that hold its
-    version, found without importing it: what :func:`markdown_html` writes is kept by it
-    (``BuildState.notes_html``), so an upgrade makes the notes again."""
+    version, found without importing it: the build keeps what :func:`markdown_html` writes
+    by it, so an upgrade makes the notes again."""
     spec = importlib.util.find_spec("markdown")
     if spec is None or spec.origin is None:
         return ""

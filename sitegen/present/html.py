@@ -17,11 +17,11 @@ from urllib.parse import quote
 import jinja2
 
 from sitegen import __version__
-from sitegen.cache.kept import JobEntry, RunEntry
 from sitegen.errors import BuildWarning
 from sitegen.jsonio import dumps, script_json
 from sitegen.model.parsed import TrialSet
 from sitegen.pages.forkmap import fork_map
+from sitegen.pages.kept import JobEntry, RunEntry
 from sitegen.pages.make import compare_page
 from sitegen.pages.objects import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.present import cards, charts, listing
@@ -50,7 +50,6 @@ from sitegen.present.sitefiles import copy_static, sitemap_xml
 from sitegen.present.yamltext import to_yaml
 
 if TYPE_CHECKING:
-    from sitegen.cache.state import PageReuse
     from sitegen.insights.tasks import TaskAnalysis
     from sitegen.options import BuildOptions
     from sitegen.present.cards import Card
@@ -63,6 +62,15 @@ def _call(make: Callable[[], Files]) -> Files:
 
 # A page's files made ahead (Renderer.premake), with the arguments they were made with.
 Premade = tuple[tuple, Files]
+# Whether a page may stay as the last build wrote it: (its key, what it shows, its files) ->
+# True when those files are kept as they are (the page is then not made).
+CarryOver = Callable[[str, tuple, list[str]], bool]
+# Whether a page shows what the last build's showed: (its key, what it shows) -> bool.
+ShowsTheSame = Callable[[str, tuple], bool]
+
+
+def _never(*_: object) -> bool:
+    return False
 
 
 def _job_args(run: RunPage | None, trials: TrialSet | None, card: Card | None) -> tuple:
@@ -94,20 +102,31 @@ def _run_args(
 
 
 class Renderer:
-    """Writes every page of the site for one build."""
+    """Writes every page of the site for one build.
+
+    A page is made unless ``carry_over`` says its files stay as they are; a page made
+    ahead (:meth:`premake`) is not made when ``shows_the_same`` says it shows what it
+    showed last time (it will most likely be carried over). ``static_kept``: the static
+    files may stay as they are when still as written (pages kept whole show that the
+    package's assets did not change).
+    """
 
     def __init__(
         self,
         opts: BuildOptions,
         writer: SiteWriter,
-        reuse: PageReuse | None = None,
         cache_dir: Path | None = None,
+        carry_over: CarryOver = _never,
+        shows_the_same: ShowsTheSame = _never,
+        static_kept: bool = False,
     ) -> None:
         self.opts = opts
         self.writer = writer
         self.pages = 0
         self.reused = 0
-        self.reuse = reuse  # which pages the last build left as they are (incremental.py)
+        self.carry_over = carry_over
+        self.shows_the_same = shows_the_same
+        self.static_kept = static_kept
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(package_dir("templates"))),
             autoescape=True,
@@ -185,7 +204,7 @@ class Renderer:
     ) -> None:
         """Write every file of the site; pages come with the trial set they own (for CSVs)
         and, by page url, their full per-task tables (written beside the page). A page
-        taken whole from the last build (``PageReuse.reuse``) is only counted."""
+        carried over with its run (not a :class:`JobPage` or :class:`RunPage`) is only counted."""
         self.files.task_tables = task_tables or {}
         self._site(index, run_pages, job_pages, warnings, compare)
 
@@ -292,17 +311,13 @@ class Renderer:
         )
 
     def _static_kept(self) -> bool:
-        """Keep the last build's ``static/`` files as they are when they are the package's.
-
-        A run kept whole shows that the templates and static files did not change (its key
-        hashes their signature: :class:`~sitegen.cache.state.PageReuse`), and each file must
-        still be as it was written; otherwise they are copied (and compared) again, which
-        reads the ~0.9 MB Vega bundle twice.
-        """
-        return bool(self.reuse and self.reuse.kept) and self.writer.carry_over(["static/"])
+        """Keep the last build's ``static/`` files as they are when they are the package's
+        (``static_kept``) and each is still as it was written; otherwise they are copied
+        (and compared) again, which reads the ~0.9 MB Vega bundle twice."""
+        return self.static_kept and self.writer.carry_over(["static/"])
 
     def _carried(self, page: JobEntry | RunEntry) -> None:
-        """A page the last build made, kept whole with its run (incremental.PageReuse.reuse)."""
+        """A page the last build made, carried over with its run (nothing to make)."""
         self.pages += 1
         self.reused += 1
         self.urls.append(page.url)
@@ -321,7 +336,7 @@ class Renderer:
 
     def _unchanged(self, key: str, parts: tuple, files: list[str]) -> bool:
         """Carry a page's files over from the last site when what it shows is the same."""
-        if self.reuse is not None and self.reuse.carry_over(key, parts, files):
+        if self.carry_over(key, parts, files):
             self.pages += 1
             self.reused += 1
             self.urls.append(files[0])
@@ -365,9 +380,9 @@ class Renderer:
         tables: Mapping[str, TaskAnalysis],
         prepared: Prepared | None = None,
     ) -> dict[str, Premade]:
-        """The files of an analysed run's pages, made where it was analysed (a forked child:
-        sitepages.site_pages' ``make_files``), so that analysis and rendering share one split
-        between the cores. Each comes with the arguments it was made with, worked out as
+        """The files of an analysed run's pages, made where it was analysed (a forked child of
+        the build's analyse step, :func:`~sitegen.commands.analyse.site_pages`), so that
+        analysis and rendering share one split between the cores. Each comes with the arguments it was made with, worked out as
         :meth:`site` works them out for a run analysed now; :meth:`job` and :meth:`run` take
         the files only when their own arguments are the same (else they make them again), and
         a page whose files are carried over from the last build leaves them unused.
@@ -379,9 +394,7 @@ class Renderer:
         for page, own in jobs:
             # a job of a chain whose later job moved on: its page most likely stays as it was
             # (carried over by job()), so it is not made ahead for nothing
-            if self.reuse is not None and self.reuse.shows_the_same(
-                f"job:{page.id}", _job_shows(page, run, own)
-            ):
+            if self.shows_the_same(f"job:{page.id}", _job_shows(page, run, own)):
                 continue
             card = self.card(page, f"Job {page.id}")
             out[page.url] = (_job_args(run, own, card), files.job(page, run, own, card))

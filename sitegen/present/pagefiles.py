@@ -72,22 +72,23 @@ class TableSlot:
     """A file's content made in another process, for now: the placeholder that a page's
     files hold until it comes back (:func:`resolve`).
 
-    A run's trial table is made apart from its analysis (``pages.site.site_pages``): a large
-    table's CSV and gzip are then made by the second core while this one analyses the run,
-    when a rebuild has that one run to analyse (a running job's)."""
+    A run's trial table is made apart from its analysis
+    (:func:`~sitegen.commands.analyse.site_pages`): with many trials its CSV and gzip take a
+    while, which another core spends while this one analyses the run, when a rebuild has
+    that one run to analyse (a running job's)."""
 
     key: int
 
 
 @frozen
 class Prepared:
-    """What a run's page files take made outside its analysis (``pages.site.site_pages``).
+    """What a run's page files take made outside its analysis
+    (:func:`~sitegen.commands.analyse.site_pages`).
 
     ``tables``: by ``id`` of a trial set, the slot of its table, being made in another
     process meanwhile (:func:`resolve` puts it in). ``notes``: by their Markdown, notes as
-    sanitized HTML, made before the analysis, the Markdown library's part through the build
-    cache: importing Markdown is a cost in each process that converts, and a running job's
-    rebuild would convert the same notes each time."""
+    sanitized HTML, made before the analysis (the Markdown library's part kept between
+    builds, so that a rebuild need not import it)."""
 
     tables: Mapping[int, TableSlot] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)

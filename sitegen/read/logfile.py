@@ -6,67 +6,42 @@ it from disk and keeps the state that lets a grown log be read on.
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import os
+import pickle
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, Generic, TypeVar
 
 from sitegen.discover.safeio import open_regular, root_of
 from sitegen.frozen import frozen
 from sitegen.model.parsed import ParsedLog
-from sitegen.read.logparse import LogParser
+from sitegen.read.logparse import LogParser, ParserState
 from sitegen.read.scrub import scrub_log
 from sitegen.redact import Redactor
 
-STATE_FORMAT = 1  # the LogState wrapper; the parser's own state carries its own format
+S = TypeVar("S")
 
 
 @frozen
-class LogState:
-    """Where a parse stopped, so a grown log is read on from there (incremental builds).
+class LogState(Generic[S]):
+    """Where a parse stopped, so that a grown log is read on from there.
 
-    ``parser`` is the parser's state after the first ``offset`` bytes (which
-    end with a newline), as plain JSON (:meth:`LogParser.state_json`); ``tail``
-    holds the bytes just before ``offset``, checked to make sure the file was
-    appended to, not rewritten.
+    ``parser`` is the parser's state after the first ``offset`` bytes (which end with a
+    newline): a :class:`~sitegen.read.logstate.ParserState` to read on from, or what
+    :func:`parse_log`'s ``snapshot`` made of it. ``tail`` holds the bytes just before
+    ``offset``, checked to make sure the file was appended to, not rewritten.
     """
 
     offset: int
     tail: bytes
-    parser: dict
+    parser: S
 
-    def to_json(self) -> dict:
-        """Plain JSON (strict: no NaN, string keys), versioned."""
-        return {
-            "format": STATE_FORMAT,
-            "offset": self.offset,
-            "tail": base64.b64encode(self.tail).decode("ascii"),
-            "parser": self.parser,
-        }
 
-    @classmethod
-    def from_json(cls, d: dict) -> LogState:
-        """The state :meth:`to_json` wrote. ValueError on anything malformed (all of it is checked)."""
-        if not isinstance(d, dict) or set(d) != {"format", "offset", "tail", "parser"}:
-            raise ValueError("not a log state")
-        if d["format"] != STATE_FORMAT:
-            raise ValueError(f"log state format {d['format']!r}, expected {STATE_FORMAT}")
-        offset, tail = d["offset"], d["tail"]
-        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-            raise ValueError("log state: bad offset")
-        if not isinstance(tail, str):
-            raise ValueError("log state: bad tail")
-        try:
-            raw = base64.b64decode(tail.encode("ascii"), validate=True)
-        except (ValueError, UnicodeEncodeError):
-            raise ValueError("log state: bad tail") from None
-        if len(raw) > offset:
-            raise ValueError("log state: tail longer than offset")
-        # Decode once to check every field; parse_log decodes a fresh parser each time.
-        LogParser.from_state_json(d["parser"], "", Redactor())
-        return cls(offset, raw, d["parser"])
+def copy_state(state: ParserState) -> ParserState:
+    """A copy of a parser's state that the parser no longer changes (as it reads on and
+    finishes): :func:`parse_log`'s snapshot when the caller names none."""
+    return pickle.loads(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 class _Limited:
@@ -102,12 +77,17 @@ def parse_log(
     rel: str,
     redactor: Redactor,
     extra_logs: tuple[tuple[Path, str], ...] = (),
-    state: LogState | None = None,
-) -> tuple[ParsedLog, LogState]:
+    state: LogState[ParserState] | None = None,
+    snapshot: Callable[[ParserState], Any] = copy_state,
+) -> tuple[ParsedLog, LogState[Any]]:
     """Parse one job log (plus any ``infra-*.log`` files holding its engines' output).
 
-    With ``state`` from an earlier parse of the same file, only what was
-    appended since is read. Returns the result and the state to keep.
+    With ``state`` from an earlier parse of the same file, only what was appended
+    since is read (the state is taken over: its containers are changed). Returns
+    the result and the state to read on from next time, its parser's part as
+    ``snapshot`` makes it of the parser's state at that point (by default a copy;
+    the parser changes its state as it reads the last, unterminated line and as it
+    finishes, so whatever ``snapshot`` keeps must not share its containers).
     """
     root = root_of(path, rel)  # links may not lead out of the archive
     with open_regular(path, root) as fh:
@@ -117,16 +97,15 @@ def parse_log(
         if state is not None and 0 < state.offset <= st.st_size:
             fh.seek(state.offset - len(state.tail))
             if fh.read(len(state.tail)) == state.tail:
-                with contextlib.suppress(ValueError):  # a state of another format: read it all
-                    parser = LogParser.from_state_json(state.parser, rel, redactor)
-                    start = state.offset
+                parser = LogParser.resume(state.parser, rel, redactor)
+                start = state.offset
         if parser is None:
             parser = LogParser(rel, redactor, year_hint=datetime.fromtimestamp(st.st_mtime).year)
         end = _complete_end(fh, start, st.st_size)
         fh.seek(start)
         parser.feed_stream(_Limited(fh, end - start))
         fh.seek(max(0, end - 256))
-        new_state = LogState(end, fh.read(end - max(0, end - 256)), parser.state_json())
+        new_state = LogState(end, fh.read(end - max(0, end - 256)), snapshot(parser.state()))
         # The last, unterminated line (a job still writing) is read but not kept in the state.
         parser.feed_stream(_Limited(fh, st.st_size - end))
     for extra, extra_rel in extra_logs:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from sitegen.cache import codec
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import Checkpoint, ParsedLog
 from sitegen.read.configdump import ConfigDump
@@ -26,7 +25,6 @@ from sitegen.read.lines import (
 from sitegen.read.logstate import (
     MAX_CONFIG_LINES,
     MAX_WARNINGS_PER_KIND,
-    STATE_FORMAT,
     ParserState,
     _PendingBlock,
 )
@@ -54,29 +52,29 @@ from sitegen.read.textsteps import TextSteps
 from sitegen.read.vllm import VllmAccumulator, is_stats_like
 from sitegen.redact import Redactor
 
-__all__ = ["STATE_FORMAT", "LogParser", "ParserState"]
+__all__ = ["LogParser", "ParserState"]
+
+_STATE_FIELDS = tuple(f.name for f in fields(ParserState))
 
 
 class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
     """Feed it :class:`~sitegen.read.lines.Line` objects in order; ``finish()`` returns the result.
 
-    Its state (the :class:`ParserState` fields) can be saved with
-    :meth:`state_json` and taken up again with :meth:`from_state_json`.
+    Its state (the :class:`ParserState` fields) can be taken with :meth:`state` and
+    taken up again with :meth:`resume`.
     """
 
-    def state_json(self) -> dict:
-        """The parse so far as plain JSON (see :mod:`sitegen.cache.codec`)."""
-        return {"format": STATE_FORMAT, "state": codec.to_json(self, ParserState)}
+    def state(self) -> ParserState:
+        """The parse so far: the parser's own containers, which it goes on changing as it
+        reads (and as it finishes): copy or encode what must outlive that."""
+        return ParserState(**{name: getattr(self, name) for name in _STATE_FIELDS})
 
     @classmethod
-    def from_state_json(cls, data: object, rel_path: str, redactor: Redactor) -> LogParser:
-        """A parser that goes on from a saved state; ValueError when ``data`` is not one."""
-        if not isinstance(data, dict) or data.get("format") != STATE_FORMAT or "state" not in data:
-            raise ValueError("not a log parser state of this format")
-        state = codec.from_json(data["state"], ParserState, "$.parser")
+    def resume(cls, state: ParserState, rel_path: str, redactor: Redactor) -> LogParser:
+        """A parser that goes on from ``state``, taking its containers over."""
         parser = cls(rel_path, redactor)
-        for f in fields(ParserState):
-            setattr(parser, f.name, getattr(state, f.name))
+        for name in _STATE_FIELDS:
+            setattr(parser, name, getattr(state, name))
         parser.vllm.source_name = rel_path
         return parser
 
@@ -177,7 +175,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         A line holding a NUL or invalid UTF-8 (a bad line) goes through
         :meth:`feed_raw`, which warns about it; the clean runs between bad lines
         go through :meth:`_feed_clean`. Only the bad lines need the slow path: one
-        bad byte used to send its whole 1 MiB block line by line (issue 11).
+        bad byte does not send its whole block line by line.
         """
         markers = Markers(block)
         pos, number, end = 0, first, len(block)
@@ -215,14 +213,14 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 stop = block.find(b"\n", hit)
                 self.lines = number
                 raw = block[start:stop]
-                # a standard vLLM engine stats line (~33 k in the 1 GB archive) is
-                # taken without the split (see vllm_stats_line)
+                # a standard vLLM engine stats line (the most common kind) is taken
+                # without the split (see vllm_stats_line)
                 if not self.vllm_stats_line(number, raw):  # (which names no line)
                     at = number - self.cr_lines if self._brk is None else self._at(number, start)
                     self.feed(split_line(at, raw))
             else:
                 if self.pending and pos >= skip:
-                    # An open dict's lines in one go (60 k lines in 2.6 k runs, 1 GB archive).
+                    # An open dict's lines in one go (a run of them between markers).
                     n, skip = self._take_run(block, pos, end)
                     if n:
                         number += n
@@ -231,8 +229,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                         continue
                 stop = block.find(b"\n", pos)
                 raw = block[pos:stop]
-                # A metrics dict's line (60 k of the 125 k lines that reach Python in the
-                # 1 GB archive) without the full split: the same Line (see
+                # A metrics dict's line (about half of the lines that reach Python) without
+                # the full split: the same Line (see
                 # continuation_line); feed_raw of a clean line is lines + feed(split_line).
                 at = number - self.cr_lines if self._brk is None else self._at(number, pos)
                 ln = continuation_line(at, raw, self.prefixes) if self.pending else None

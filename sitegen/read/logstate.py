@@ -1,7 +1,7 @@
 """The log parser's resumable state, and the primitives every part of the parser shares.
 
-:class:`ParserState` is what an incremental build saves (:mod:`sitegen.cache.codec`
-writes it as JSON); :class:`ParserCore` adds the file's name, the redactor and
+:class:`ParserState` is what a grown log is read on from (the build's cache keeps it
+between builds); :class:`ParserCore` adds the file's name, the redactor and
 the rules each line handler uses: warnings with a cap per kind, the step
 boundary that batches are counted up to, metric values, and vLLM's year-less times.
 """
@@ -69,10 +69,9 @@ class _Batches:
 class ParserState:
     """Everything a :class:`LogParser` has learnt so far: the resumable part of a parse.
 
-    Plain typed fields only, so :mod:`sitegen.cache.codec` can write it as JSON
-    and check it on the way back (incremental builds read a grown log on from
-    here). Add a field here, not as a loose attribute, and bump
-    :data:`STATE_FORMAT`.
+    Plain typed fields only, so that it can be kept as JSON and checked on the way
+    back (a grown log is read on from here, in the next build). Add a field here,
+    not as a loose attribute: a new shape of it is noticed by the cache by itself.
     """
 
     year_hint: int | None = None
@@ -128,9 +127,6 @@ class ParserState:
     evidence: str | None = None  # the first sign of a training job read (read/evidence.py)
     # secrets hidden while reading: kind -> [first line, count] (reported, never the values)
     secrets: dict[str, list[int]] = field(default_factory=dict)
-
-
-STATE_FORMAT = 6  # bump whenever ParserState or a dataclass inside it changes
 
 
 class ParserCore(ParserState):
@@ -229,7 +225,7 @@ class ParserCore(ParserState):
         if year is None:
             return None
         try:
-            # "MM-DD HH:MM:SS" sliced: strptime cost a fifth of a cold build (issue 11)
+            # "MM-DD HH:MM:SS" sliced: strptime would be a large share of a cold build
             t = datetime(
                 year,
                 int(mdhms[0:2]),

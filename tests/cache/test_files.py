@@ -1,4 +1,4 @@
-"""Cache file codecs: the fast trial encoding writes what the field-by-field one writes."""
+"""Cache file codecs: trials and their outcomes as plain JSON, back equal, checked."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from sitegen.cache.files import (
     TrialLists,
     _trial_from_json,
     _trial_to_json,
-    _trial_to_json_each,
     _trials_to_json,
     dumps,
     known_from_json,
@@ -76,28 +75,10 @@ def _typed(v: object) -> object:
     return (type(v).__name__, repr(v))
 
 
-def _made(encode, *args) -> object:
-    """What ``encode`` makes, typed, or the exception it raises."""
-    try:
-        return _typed(encode(*args))
-    except (TypeError, ValueError, OverflowError) as exc:
-        return type(exc).__name__
-
-
-@pytest.mark.parametrize("trial", ODD, ids=range(len(ODD)))
-def test_the_fast_encoding_equals_the_field_by_field_one(trial):
-    want = _made(_trial_to_json_each, trial)
-    assert _made(_trial_to_json, trial) == want
-    # in a batch among plain trials, whose lists stay what they were too
-    batch = [PLAIN, trial, replace(PLAIN, name="b")]
-    each = [_made(_trial_to_json_each, r) for r in batch]
-    assert _made(_trials_to_json, batch) == (want if isinstance(want, str) else each)
-
-
-def test_plain_trials_take_the_fast_path_and_come_back_equal():
+def test_plain_trials_come_back_equal():
     batch = [replace(PLAIN, name=f"t{i}", turns=i, reward=i / 7) for i in range(50)]
     lists = _trials_to_json(batch)
-    assert _typed(lists) == [_typed(_trial_to_json_each(r)) for r in batch]
+    assert _typed(lists) == [_typed(_trial_to_json(r)) for r in batch]
     assert all(type(v[9]) is str for v in lists)  # the date-times, converted
     assert [_trial_from_json(v) for v in loads(dumps(lists))] == batch
 
@@ -112,10 +93,10 @@ def test_odd_values_come_back_equal(trial):
     assert repr(back) == repr(trial)  # (repr: nan is not equal to itself)
 
 
-def test_a_value_of_another_type_fails_as_the_field_by_field_encoding_does():
+def test_a_value_of_another_type_is_refused():
     bad = replace(PLAIN, reward="1.5")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        _trial_to_json_each(bad)
+        _trial_to_json(bad)
     with pytest.raises(TypeError):
         _trials_to_json([PLAIN, bad])
 

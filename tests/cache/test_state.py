@@ -308,11 +308,11 @@ def test_fingerprint_marks_missing_files(tmp_path):
 
 
 def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
-    """The parse worker encodes the log's cache entries (incremental.log_entries) and the
-    build only writes them: the same files BuildState.keep_log writes, read back whole."""
+    """The parse worker encodes the log's cache entries (cache.logs.read_log) and the build
+    only writes them: the same files as log_entries makes of a parse here, read back whole."""
     import shutil
 
-    from sitegen.read.parse import _parse_log_task
+    from sitegen.cache.logs import log_entries, read_log
 
     archive = tmp_path / "a"
     (archive / "j").mkdir(parents=True)
@@ -320,18 +320,18 @@ def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
     log = archive / "j" / "train_1.out"
     shutil.copy(next(sample.glob("*.out")), log)
     fp = fingerprint([log])
-    parsed, entries = _parse_log_task(str(archive), "j/train_1.out", (), (), None, fp)
+    parsed, entries = read_log(str(archive), "j/train_1.out", (), (), None, fp)
     assert [kind for kind, _ in entries] == ["log", "logstate", "logsum"]
     here = _state(tmp_path / "here")
-    here.keep_encoded(parsed.path, entries)
+    here.keep_log(parsed.path, entries)
     there = _state(tmp_path / "there")
-    resume = _parse_log_task(str(archive), "j/train_1.out", (), (), None)
+    resume = read_log(str(archive), "j/train_1.out", (), (), None)
     assert resume[1] == []  # without a fingerprint, nothing to keep
     from sitegen.read.logfile import parse_log
     from sitegen.redact import Redactor
 
     again, state = parse_log(log, "j/train_1.out", Redactor(), (), None)
-    there.keep_log(again.path, fp, again, state)
+    there.keep_log(again.path, log_entries(again.path, fp, again, state))
     files = sorted(
         p.relative_to(here.dir) for p in here.dir.rglob("*.json") if p.name != "meta.json"
     )
@@ -342,3 +342,29 @@ def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
     steps = [b.step for b in parsed.blocks]
     assert whole is not None and len(steps) > 1
     assert [b.step for b in here.whole_log(parsed.path).blocks] == steps
+
+
+def test_entries_of_another_shape_of_the_model_are_passed_over_quietly(tmp_path):
+    """An entry written for another shape of its type (a field of ParsedLog or of the
+    parser's state added, say) is no damage: it is not read back, nothing is said, and
+    the log is read again whole. The same entry of this shape is read."""
+    import shutil
+
+    from sitegen.cache.logs import read_log
+
+    archive = tmp_path / "a"
+    (archive / "j").mkdir(parents=True)
+    sample = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "stale"
+    log = archive / "j" / "train_1.out"
+    shutil.copy(next(sample.glob("*.out")), log)
+    fp = fingerprint([log])
+    parsed, entries = read_log(str(archive), "j/train_1.out", (), (), None, fp)
+    _state(tmp_path).keep_log(parsed.path, entries)
+    s = _state(tmp_path)
+    assert s.cached_log(parsed.path, fp)[0] is not None and s.warnings == []
+    for kind, _ in entries:
+        path = s._path(kind, parsed.path)
+        doc = json.loads(path.read_bytes())
+        path.write_text(json.dumps({**doc, "shape": "0" * 16}))
+    s = _state(tmp_path)
+    assert s.cached_log(parsed.path, fp) == (None, None) and s.warnings == []

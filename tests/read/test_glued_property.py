@@ -112,7 +112,7 @@ def _parse(data: bytes):
 
 def _without_lines(log) -> dict:
     """The parse with line numbers and sizes left out (a \\r adds lines, a bar bytes)."""
-    d = parsed_to_json(log)["log"]
+    d = parsed_to_json(log)
     for b in d["blocks"] + d["eval_blocks"]:
         b["line"] = 0
     d["lines"] = d["size_bytes"] = 0

@@ -4,6 +4,7 @@ import io
 import math
 import pprint
 
+from sitegen.cache.logs import state_from_json, state_to_json
 from sitegen.jsonio import dumps
 from sitegen.read.lines import iter_raw_lines
 from sitegen.read.logparse import LogParser
@@ -360,7 +361,7 @@ def test_lines_are_named_by_the_file_line_whatever_tqdm_redraws():
     # read on from a saved state (a grown log): the same numbers
     cut = data.index(b"\n", data.index(b"binary")) + 1
     first = _read(data[:cut], 64)
-    again = LogParser.from_state_json(first.state_json(), "job.out", Redactor())
+    again = LogParser.resume(state_from_json(state_to_json(first.state())), "job.out", Redactor())
     log = _read(data[cut:], 64, again).finish(len(data), 0.0)
     assert [(b.step, b.line) for b in log.blocks] == [(7, 4)]
     assert sorted({w.line for w in log.warnings}) == [3, 7] and log.lines == 8

@@ -17,7 +17,7 @@ import pytest
 from sitegen.commands.build import build
 from sitegen.commands.cli import main
 from sitegen.options import BuildOptions
-from sitegen.read.parse import _parse_log_task
+from sitegen.read.parse import read_log
 from sitegen.synth import synth
 from tests.conftest import page_specs
 
@@ -230,7 +230,7 @@ def test_names_that_are_not_utf8_are_read_and_shown_with_their_bytes(tmp_path):
 
 
 def test_unreadable_log_is_a_warning(tmp_path):
-    res = _parse_log_task(str(tmp_path), "gone.out", (), (), None)
+    res = read_log(str(tmp_path), "gone.out", (), (), None)
     assert res.path == "gone.out" and "cannot read" in res.message
 
 

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 import sitegen
-from sitegen.cache import sources
+from sitegen.cache import reuse, sources
 from sitegen.cache import state as incremental
+from sitegen.commands import build as build_module
 from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 from sitegen.pages import forkmap
@@ -153,7 +154,7 @@ def test_pages_made_with_their_analysis_equal_pages_made_apart(tmp_path, monkeyp
 
 
 def test_a_rebuilt_runs_trial_table_is_made_beside_its_analysis(tmp_path, monkeypatch):
-    """A run analysed again makes its trial table as a unit of its own (sitepages.site_pages):
+    """A run analysed again makes its trial table as a unit of its own (commands.analyse.site_pages):
     with that one run to analyse (a running job's new trial), the analysis stays here and the
     table goes to a forked child; the table lands in the run page's files, and the site is a
     clean build's."""
@@ -371,7 +372,7 @@ def test_a_log_that_grows_during_a_build_is_read_by_the_next(tmp_path, monkeypat
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     log = archive / "flat" / "chain-b" / "train_600301.out"
-    real_parse = parse.parse_all
+    real_parse = build_module._parse
     last = {}
 
     def parse_then_grow(*args, **kwargs):
@@ -380,7 +381,7 @@ def test_a_log_that_grows_during_a_build_is_read_by_the_next(tmp_path, monkeypat
         _append(log, STEP.format(n=last["step"] + 1))  # the job writes while pages render
         return parsed
 
-    monkeypatch.setattr(parse, "parse_all", parse_then_grow)
+    monkeypatch.setattr(build_module, "_parse", parse_then_grow)
     build(opts)
     monkeypatch.undo()
     r = build(opts)
@@ -509,7 +510,7 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
 
 
 def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_path):
-    """A folder's outcomes are kept as a base and what was added since (incremental.py), its
+    """A folder's outcomes are kept as a base and what was added since (cache/state.py), its
     trials redacted when read: trials added, a result.json damaged then whole, a trial
     removed, the added outcomes damaged: each site equals a clean one."""
     archive = tmp_path / "a"
@@ -766,7 +767,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
     written back as read, and the file is what encoding every record anew gives, byte for byte."""
     from sitegen.cache import codec
     from sitegen.cache.files import dumps
-    from sitegen.cache.kept import RunRecord
+    from sitegen.pages.kept import RunRecord
     from sitegen.write.site import SitePaths
 
     archive = tmp_path / "a"
@@ -785,7 +786,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
             encoded.append(value.run.id)
         return to_json(value, tp)
 
-    monkeypatch.setattr(incremental, "to_json", counting)
+    monkeypatch.setattr(codec, "to_json", counting)
     assert build(opts).runs_kept == first.runs - 1
     assert len(encoded) == 1  # the run made again (chain-a, chain-b)
     monkeypatch.undo()
@@ -803,6 +804,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
         "version": incremental.CACHE_VERSION,
         "kind": "pages",
         "name": "runs",
+        "shape": codec.shape(RunRecord),
         "body": {rid: to_json(r, RunRecord) for rid, r in records.items()},
     }
     assert path.read_bytes() == dumps(doc)
@@ -856,15 +858,15 @@ def test_static_files_are_kept_when_a_run_is_kept_and_they_are_intact(tmp_path, 
     assert build(opts).runs_kept == first.runs - 1 and copies == [1]
     _same_as_clean(out, opts, tmp_path / "clean")
 
-    monkeypatch.setattr(incremental.PageReuse, "__init__", _assets_changed(incremental))
+    monkeypatch.setattr(reuse.PageReuse, "__init__", _assets_changed(reuse))
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=101))
     assert build(opts).runs_kept == 0 and copies == [1, 1]
     _same_as_clean(out, opts, tmp_path / "clean")
 
 
-def _assets_changed(incremental):
+def _assets_changed(reuse):
     """PageReuse.__init__ as if the package's templates and static files had changed."""
-    real = incremental.PageReuse.__init__
+    real = reuse.PageReuse.__init__
 
     def init(self, state, src, writer):
         real(self, state, dataclasses.replace(src, assets=src.assets + "-changed"), writer)

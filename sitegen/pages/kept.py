@@ -1,11 +1,11 @@
-"""What an incremental build keeps of the pages it does not make again.
+"""Pages carried over: what the rest of the site needs of a page that is not made again.
 
-A run whose inputs did not change is neither analysed nor rendered again
-(:class:`sitegen.cache.state.PageReuse`); what the rest of the site needs of
-its pages — each one's index row, comparison item and config, and the
-signature its files were rendered with — comes from its :class:`RunRecord`,
-stored by the build cache through the type-checked codec
-(:mod:`sitegen.cache.codec`), so it comes back equal, NaN and ints included.
+A run whose inputs did not change since the last build is neither analysed nor
+rendered again. The index, the runs list and the comparison page still list its
+pages: each one's index row, comparison item and config come from its
+:class:`RunRecord`, with the signature its files were rendered with. The build's
+cache stores the records (as checked JSON, NaN and ints included); the pages and
+the renderer only see these objects.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sitegen.pages.objects import CompareItem, JobRow, RunRow
 
 
 class _Kept:
-    """What the renderer asks of any page in its lists (present/html.py), from its row."""
+    """What the renderer asks of any page in its lists (its id and files), from its row."""
 
     if TYPE_CHECKING:
         row: JobRow | RunRow
@@ -42,7 +42,7 @@ class JobEntry(_Kept):
     row: JobRow
     compare: CompareItem  # its ``config`` empty: configs are compared across all pages each build
     config: dict[str, Any] | None
-    signature: str  # the page's signature (incremental.PageReuse.carry_over)
+    signature: str  # what the page showed, hashed, when its files were made
 
     @property
     def run(self) -> str:

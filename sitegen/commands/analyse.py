@@ -1,30 +1,37 @@
-"""Every page object of one build: the analyse stage.
+"""The analyse step of a build: every page object, and the files of the pages made now.
 
-Each run made again is analysed with its jobs (in forked children, one per core:
-present/forkmap.py); a run kept whole (:meth:`~sitegen.cache.state.PageReuse.reuse`) gives
-its rows from the last build. The index and comparison page are made from all of them.
-The page and insight modules are imported when a build gets here, not before: a build that
-finds nothing changed never does (docs/design.md, "Incremental builds").
+Each run made again is analysed with its jobs in forked children, one per core
+(:mod:`sitegen.pages.forkmap`), and its pages' files are made right after, in the same
+process, by the callable the build hands in (the renderer's ``premake``): analysis and
+rendering then share one split between the cores. A run carried over from the last build
+gives its rows from its record (:mod:`sitegen.pages.kept`). The index and the comparison
+page are made from all of them.
+
+It ties the analyse, page and present stages together, which is why it sits with the
+build command rather than in one of them; what the last build left is handed in as plain
+values (the kept runs' records, the notes as HTML). The page and insight modules are
+imported when a build gets here, not before: a build that finds nothing changed never does.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from sitegen.assemble.runs import warnings_by_job
-from sitegen.model.parsed import Discovery, Job, Run, TrialSet
+from sitegen.frozen import frozen
+from sitegen.model.parsed import Discovery, Job, JobSource, Run, TrialSet
 from sitegen.redact import Redactor
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
-    from sitegen.cache.kept import JobEntry, RunEntry, RunRecord
-    from sitegen.cache.state import BuildState
     from sitegen.errors import BuildWarning
     from sitegen.insights.tasks import TaskAnalysis
     from sitegen.options import BuildOptions
+    from sitegen.pages.kept import JobEntry, RunEntry, RunRecord
     from sitegen.pages.objects import (
         CompareItem,
         ComparePage,
@@ -57,17 +64,22 @@ if TYPE_CHECKING:
     ]
 
 
-def trial_groups(run: Run) -> set[str]:
-    """The groups whose trial sets a run's pages show (the run's, its jobs' own)."""
-    groups = {j.source.group for j in run.jobs if j.trials is not None}
-    if run.trials is not None:
-        groups.add(run.jobs[0].source.group)
-    return groups
+@frozen
+class Notes:
+    """The jobs' ``notes.md`` as read (by path as discovery shows it, each file read once),
+    and as sanitized HTML by their redacted Markdown: those of the pages made now, converted
+    before any fork (once for every process)."""
+
+    texts: Mapping[str, str]
+    html: Mapping[str, str] = field(default_factory=dict)
+
+    def of(self, job: JobSource) -> str | None:
+        return self.texts.get(job.notes) if job.notes else None
 
 
 @dataclass
 class SitePages:
-    """The page objects of one build, and what the build cache keeps of them."""
+    """The page objects of one build, and the runs analysed now (what the next build keeps)."""
 
     index: IndexPage
     runs: list[tuple[RunPage | RunEntry, TrialSet | None]]  # in run order
@@ -86,28 +98,21 @@ def site_pages(
     warnings: list[BuildWarning],
     trials: int,
     kept: dict[str, tuple[str | None, RunRecord | None]],
-    state: BuildState,
+    notes: Notes | None = None,
     make_files: MakeFiles | None = None,
 ) -> SitePages:
     """The page objects: each job's and run's, the index and the comparison page, and by page
     url the full per-task tables the insights made (written beside their pages).
 
-    A run whose inputs did not change (:meth:`PageReuse.reuse`) is not analysed: its pages
-    are carried over, and the index and comparison page take its rows from the last build.
-    With ``make_files``, each analysed run's page files are made right after its analysis,
-    in the same process (``SitePages.premade``): analysis and rendering then share one
-    split between the cores instead of each waiting for its slowest process."""
+    ``kept``: each run's key, and its record when it is carried over from the last build:
+    such a run is not analysed, and the index and comparison page take its rows from the
+    record. With ``make_files``, each analysed run's page files are made right after its
+    analysis, in the same process (``SitePages.premade``): analysis and rendering then
+    share one split between the cores instead of each waiting for its slowest process.
+    ``notes``: the jobs' notes, as read and, for those files, as HTML."""
     from sitegen.insights.sections import job_insights, run_insights
     from sitegen.pages.forkmap import fork_map
-    from sitegen.pages.make import (
-        compare_item,
-        compare_page_of,
-        index_page,
-        job_page,
-        read_notes,
-        run_page,
-    )
-    from sitegen.present.formatting import markdown_html, markdown_signature, sanitized
+    from sitegen.pages.make import compare_item, compare_page_of, index_page, job_page, run_page
     from sitegen.present.pagefiles import Prepared, TableSlot, resolve, trials_table
 
     redactor = Redactor(opts.redact_patterns)
@@ -128,7 +133,7 @@ def site_pages(
         chain = []
         for job in run.jobs:
             ins = job_insights(job)
-            chain.append((job_page(job, own[job.id], redactor, notes[job.id], ins), ins.tasks))
+            chain.append((job_page(job, own[job.id], redactor, texts[job.id], ins), ins.tasks))
         ins = run_insights(run)
         rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins, chain[0][0] if chain else None)
         if make_files is None:
@@ -140,45 +145,20 @@ def site_pages(
         return chain, rp, ins.tasks, make_files(rp, own_trials, run.trials, tables, prepared)
 
     todo = [run for run in runs if kept[run.id][1] is None]
-    for run in todo:  # a summary is never analysed (_take_whole took each one whole)
-        assert not any(j.source.log in state.summarised for j in run.jobs)
-        assert not any(
-            d in state.trials_summarised
-            for g in trial_groups(run)
-            for d in disc.trials_dirs.get(g, ())
-        )
-    # Runs are analysed independently: their shares in forked children (present/forkmap.py),
+    # Runs are analysed independently: their shares in forked children (pages/forkmap.py),
     # their page objects sent back; the results come in run order, as a serial loop's.
     # With make_files, each run's trial table (its CSV gzip'ed: whichever page writes it) is
     # a unit of its own, left in the run's files as a placeholder until it is made: when a
     # rebuild has one run to analyse (a running job's) the second core makes its table
-    # meanwhile. The split by a rough cost in units of ~11 µs, measured per unit on the 1 GB
-    # archive's cold build (CPU, --workers 1): a step of each of a run's pages (8), a trial's
-    # analysis (0.85; 13.5 k trials 127 ms) plus what a run with trials draws whatever their
-    # number (200: its charts and insights), a trial's table row (0.35). With 0.65 a trial
-    # and nothing fixed, the big run was 28 % under its cost and the child, which had it,
-    # ended 60 ms after this process (the split: forkmap.split).
+    # meanwhile. The split goes by a rough cost per unit, each measured alone on a cold
+    # build: a step of each of a run's pages 8, a trial's analysis 0.85 plus 200 for a run
+    # with any trials (its charts and insights), a trial's table row 0.35.
     tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
     tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
 
-    # Each job's notes, read here; with make_files, converted to HTML here too: the Markdown
-    # library's HTML through the build cache (a running job's rebuild does not import it),
-    # sanitized after, whatever the cache held (it lies beside the output: a planted entry
-    # must not reach a page as it is).
-    def notes_of(job: Job) -> str | None:
-        return read_notes(opts.archive, job.source.notes and disc.real(job.source.notes))
-
-    notes = {job.id: notes_of(job) for run in todo for job in run.jobs}
-    shown = {redactor.markdown(text) for text in notes.values() if text} if make_files else ()
-    version = markdown_signature() if make_files else ""
-    prepared = Prepared(
-        {id(ts): TableSlot(i) for i, ts in enumerate(tabled)},
-        {md: sanitized(state.notes_html(md, markdown_html, version)) for md in shown},
-    )
-    if make_files:  # the notes of runs kept whole stay in the cache for when they move on
-        for run in (r for r in runs if kept[r.id][1] is not None):
-            for text in filter(None, map(notes_of, run.jobs)):
-                state.keep_notes(redactor.markdown(text), version)
+    notes = notes or Notes({})
+    texts = {job.id: notes.of(job.source) for run in todo for job in run.jobs}
+    prepared = Prepared({id(ts): TableSlot(i) for i, ts in enumerate(tabled)}, notes.html)
     cost = [
         (200 + 0.85 * len(r.trials.results) if r.trials else 0)
         + 8 * len(r.blocks) * (1 + len(r.jobs))
