@@ -29,9 +29,24 @@ from sitegen.present.charts import HEIGHT, KIND_COLOURS, PALETTE, WIDTH, fill, h
 from sitegen.present.insight_shapes import INSIGHT_SHAPES
 from sitegen.present.vegalite import finish
 
-STEP_AXIS = alt.Axis(format="d", tickMinStep=1)
-# A count's axis: whole numbers only (a chart of 0–2 errors must not tick 0.5).
-COUNT_AXIS = alt.Axis(format="d", tickMinStep=1)
+
+def whole_axis(channel: str) -> alt.Axis:
+    """An axis of whole numbers (steps, counts) on ``channel`` (``"x"`` or ``"y"``): each
+    tick a whole number, each label once.
+
+    Vega's ``tickMinStep: 1`` does not do it: it only caps the tick count at span + 1,
+    and d3 still steps by 0.5 over a span of 1 or 2 (3 ticks over steps 1–3: 1, 1.5, 2,
+    2.5, 3, which format ``d`` labels "1 2 2 3 3"). At most ``floor(span)`` ticks (or
+    Vega-Lite's own ``ceil(size/40)`` when fewer) makes d3's step at least 1, so whole.
+    Read from the drawn scale at render time, so it follows the data (the comparison
+    page redraws its chart with other rows) and the chart's width."""
+    size = "width" if channel == "x" else "height"
+    count = f"min(ceil({size}/40),max(1,floor(span(domain('{channel}')))))"
+    return alt.Axis(format="d", tickCount=alt.ExprRef(expr=count))
+
+
+# Steps are always on x.
+STEP_AXIS = whole_axis("x")
 # The one legend every coloured chart uses: on top, solid symbols.
 LEGEND = alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3)
 
@@ -140,7 +155,8 @@ def stacked_bars(steps: bool = False, count: bool = False) -> dict:
     in the holes of those names (a bin of steps is wider than one step). ``count``: the
     values are counts, so the axis ticks whole numbers only.
     """
-    y_axis = COUNT_AXIS if count else alt.Undefined
+    # a count's axis: whole numbers only (a chart of 0–2 errors must not tick 0.5)
+    y_axis = whole_axis("y") if count else alt.Undefined
     base = (
         alt.Chart(_data("records"))
         .transform_flatten(list(charts.STACK_COLUMNS))
@@ -195,10 +211,10 @@ def bars(horizontal: bool, colour: str) -> dict:
     }
     if horizontal:
         enc["y"] = alt.Y("label:N", title=None, sort="-x")
-        enc["x"] = alt.X("value:Q", title=hole("y_title"), axis=COUNT_AXIS)
+        enc["x"] = alt.X("value:Q", title=hole("y_title"), axis=whole_axis("x"))
     else:
         enc["x"] = alt.X("label:O", title=hole("x_title"), sort=None, axis=alt.Axis(labelAngle=0))
-        enc["y"] = alt.Y("value:Q", title=hole("y_title"), axis=COUNT_AXIS)
+        enc["y"] = alt.Y("value:Q", title=hole("y_title"), axis=whole_axis("y"))
     if colour == "one":
         enc["color"] = alt.value(PALETTE[0])
     else:

@@ -176,3 +176,33 @@ def test_a_chart_none_of_whose_series_varies_gets_a_domain_around_them():
     moving = charts.lines({"step": [1, 2], "m": [1.0, 2.0]}, {"m": "m"})
     assert all("scale" not in layer["encoding"]["y"] for layer in moving["layer"])
     shapes.validate(moving)
+
+
+def test_every_whole_number_axis_caps_its_ticks_at_its_span():
+    """Each axis a skeleton formats as whole numbers (``d``: steps, counts) carries
+    :func:`shapes.whole_axis`'s tick count, read from its own channel's scale and size: with
+    ``tickMinStep`` alone Vega ticked 1.5 on a 3-step chart
+    (tests/scenarios/test_browser_axes.py draws them)."""
+    whole: list[tuple[str, str]] = []
+
+    def walk(name: str, node: object) -> None:
+        if isinstance(node, dict):
+            for ch in ("x", "y"):
+                axis = (node.get("encoding", {}).get(ch) or {}).get("axis") or {}
+                if axis.get("format") == "d":
+                    assert axis == shapes.whole_axis(ch).to_dict(), (name, ch)
+                    whole.append((name, ch))
+            for v in node.values():
+                walk(name, v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(name, v)
+
+    for name in shapes.SHAPES:
+        walk(name, charts.skeleton(name))
+    assert shapes.whole_axis("y").to_dict()["tickCount"] == {
+        "expr": "min(ceil(height/40),max(1,floor(span(domain('y')))))"
+    }
+    # every step axis and the count axes of the bars and the error stack
+    assert {n for n, _ in whole} >= {"progression", "lines_step", "overlay", "bars_h_kinds"}
+    assert ("stacked_bars_steps_count", "y") in whole and ("bars_v_one", "y") in whole
