@@ -197,7 +197,7 @@ def append_step(log: Path) -> int:
 
     The tracking logger's ``Step N:`` header and metrics dict, numbered one past the last
     step the log holds, and the ``WANDB_MIRROR`` line after them when the log has those
-    (a log in that form counts a step by its mirror line: formats.md §8). The step is one
+    (a log in that form counts a step by its mirror line: docs/formats.md §3). The step is one
     the rebuild must read and show, as a running job's next step is.
     """
     data = log.read_bytes()

@@ -25,7 +25,7 @@ from sitegen.model.vocabulary import (
     pass_at_key,
 )
 
-# The fully-async trainer's timers (formats.md §3): parent -> children.
+# The fully-async trainer's timers (docs/formats.md §3): parent -> children.
 TIMER_TREE: dict[str, tuple[str, ...]] = {
     "step": (
         "wait_for_generation_buffer",
@@ -42,7 +42,7 @@ TIMER_TREE: dict[str, tuple[str, ...]] = {
     "train_critic_and_policy": ("policy_train", "critic_train"),
 }
 OUTSIDE_STEP = ("save_checkpoints", "save_hf_model", "cleanup_old_checkpoints", "eval")
-# The synchronous trainer's (formats.md §8, read from SkyRL's trainer.py): generation,
+# The synchronous trainer's (docs/formats.md §3, read from SkyRL's trainer.py): generation,
 # checkpoints and the reference update happen inside `step`; only `eval` is outside.
 SYNC_TIMER_TREE: dict[str, tuple[str, ...]] = {
     "step": (
@@ -228,8 +228,8 @@ def timer_tree_of(
     """The trainer's timer tree and its outside-step timers, chosen from the keys present.
 
     ``wait_for_generation_buffer`` exists only in the fully-async trainer and
-    ``generate`` only in the synchronous one (formats.md §8); with neither, the
-    fully-async tree (the one §3 documents).
+    ``generate`` only in the synchronous one (docs/formats.md §3); with neither, the
+    fully-async tree.
     """
     names = {k for b in blocks for k in b.metrics if k.startswith("timing/")}
     if GEN_WAIT not in names and SYNC_GEN_WAIT in names:

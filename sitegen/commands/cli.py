@@ -64,7 +64,8 @@ def _parser() -> argparse.ArgumentParser:
         "--real-shapes",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="add five jobs written as real SkyRL/vLLM/SLURM/Harbor output looks (formats.md §8)",
+        help="add five jobs written as real SkyRL/vLLM/SLURM/Harbor output looks "
+        "(docs/formats.md §2–§6)",
     )
 
     v = sub.add_parser(

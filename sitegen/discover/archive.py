@@ -1,4 +1,4 @@
-"""Find the jobs, runs and trials directories of an archive (formats.md §1).
+"""Find the jobs, runs and trials directories of an archive (docs/formats.md §1).
 
 Two layouts, side by side at any depth:
 

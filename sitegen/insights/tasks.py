@@ -8,7 +8,7 @@
 * Wasted rollouts: per step, the prompt groups (the graded trials of one task at
   one step) whose rewards are all equal — their GRPO advantage is zero.
 
-Success = reward > 0; a trial without a reward is not graded (formats.md §6).
+Success = reward > 0; a trial without a reward is not graded (docs/formats.md §6).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ class Checkpoint:
     step: int
     path: str
     # The save after the training loop ("Saved final checkpoint."): named global_step_{last+1}
-    # by the older synchronous and the fully-async trainers (formats.md §8; it holds step
+    # by the older synchronous and the fully-async trainers (docs/formats.md §3.5; it holds step
     # ``step - 1``'s weights, and no step ``step`` is ever trained), global_step_{last} by
     # the newer synchronous trainer.
     final: bool = False
@@ -40,7 +40,7 @@ class Checkpoint:
 
 @frozen
 class BatchCounts:
-    """Batch-generation totals (formats.md §4) for a step or a whole job."""
+    """Batch-generation totals (docs/formats.md §4) for a step or a whole job."""
 
     batches: int = 0
     instances: int = 0
@@ -96,7 +96,7 @@ class VllmTimeBucket:
 
 @frozen
 class VllmStats:
-    """What a log's vLLM engine statistics lines add up to (formats.md §5, §8)."""
+    """What a log's vLLM engine statistics lines add up to (docs/formats.md §5)."""
 
     engines: tuple[EngineStats, ...]
     timeline: tuple[VllmTimeBucket, ...]
@@ -131,7 +131,7 @@ class ParsedLog:
     size_bytes: int
     mtime: float
     warnings: tuple[BuildWarning, ...]
-    # The log does not start at the job's start (formats.md §8: a notebook keeps only
+    # The log does not start at the job's start (docs/formats.md §4: a notebook keeps only
     # its last lines): why we think so, or None.
     mid_run: str | None = None
     planned_steps: int | None = None  # the trainer's total, from its progress bar

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TypeGuard
 
-# formats.md §6: sandbox and setup failures are infrastructure, the agent's
+# docs/formats.md §6: sandbox and setup failures are infrastructure, the agent's
 # own timeouts and overflows are the model's. Verifier and reward-file
 # problems come from the grading harness, so they count as infrastructure;
 # an LLM request ``Timeout`` is the serving stack's. Anything else is "other".
@@ -138,7 +138,7 @@ def is_finite(v: object) -> TypeGuard[int | float]:
     """True for an int or float that is neither nan nor ±inf (a bool is not a number here).
 
     The one test every statistic, chart, table and CSV uses to decide whether a
-    value counts: non-finite values are kept in the model (formats.md: logged
+    value counts: non-finite values are kept in the model (docs/formats.md §3: logged
     ``nan`` is data) but left out of every mean, drawn as gaps, printed as blanks.
     """
     t = type(v)
@@ -152,12 +152,12 @@ def finite_or_none(v: object) -> float | None:
     return float(v) if is_finite(v) else None
 
 
-# -- metric names (formats.md §3) --------------------------------------------------------------
+# -- metric names (docs/formats.md §3) ---------------------------------------------------------
 
 REWARD = "reward/avg_raw_reward"
 STEP_TIME = "timing/step"
 GEN_WAIT = "timing/wait_for_generation_buffer"
-SYNC_GEN_WAIT = "timing/generate"  # the synchronous trainer's generation wait (formats.md §8)
+SYNC_GEN_WAIT = "timing/generate"  # the synchronous trainer's generation wait (docs/formats.md §3)
 TOKENS = "generate/avg_num_tokens"
 STALENESS = "async/staleness_mean"
 STALENESS_MAX = "async/staleness_max"

@@ -1,6 +1,6 @@
 """``report.md``: the old script's report layout for one job, numbers corrected.
 
-Corrections against the old script (formats.md §7): the reward row is the
+Corrections against the old script (docs/formats.md §7): the reward row is the
 step mean (not a "final" reward), timers are a tree (children are not added
 to their parents), batch lines go to the step they preceded, negative
 rewards are failures, and vLLM figures are means over every engine's lines.
@@ -113,7 +113,7 @@ def job_report(page: JobPage) -> str:
 
 
 def trial_report(tr: TrialSummary) -> list[str]:
-    """The report's trials section (formats.md §6: turns, exceptions, rewards)."""
+    """The report's trials section (docs/formats.md §6: turns, exceptions, rewards)."""
     t = tr.turns
     out = [
         "## Trials (result.json)",

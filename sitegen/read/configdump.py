@@ -1,4 +1,4 @@
-"""The YAML config dump at a job's start (formats.md §2): collected, parsed, redacted."""
+"""The YAML config dump at a job's start (docs/formats.md §4): collected, parsed, redacted."""
 
 from __future__ import annotations
 

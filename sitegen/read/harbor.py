@@ -1,4 +1,4 @@
-"""One Harbor trial ``result.json`` as a :class:`TrialResult` (formats.md §6, §8).
+"""One Harbor trial ``result.json`` as a :class:`TrialResult` (docs/formats.md §6).
 
 The shapes Harbor has written over its versions: single- and multi-step trials,
 token totals or per-model ``model_usage``, ``reward_valid``, stage timings. Pure
@@ -248,7 +248,7 @@ def decode_fields(
     steps = obj.get("step_results")
     steps = [_dict(st) for st in steps] if isinstance(steps, list) else []
     if steps:
-        # Multi-step tasks (formats.md §8): Harbor leaves the top-level exception null and
+        # Multi-step tasks (docs/formats.md §6): Harbor leaves the top-level exception null and
         # records failures on the steps (its recorded_exceptions(): trial first, then steps
         # in order); the top-level reward is Harbor's own aggregate (mean or final step), so
         # it is read as the file states it. Tokens and turns add up over the steps.

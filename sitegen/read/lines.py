@@ -1,4 +1,4 @@
-"""Anatomy of one line of a SLURM ``.out`` log (formats.md §2).
+"""Anatomy of one line of a SLURM ``.out`` log (docs/formats.md §2).
 
 A physical line may carry a Ray prefix, an emitter header (loguru or vLLM) and
 a message. :func:`split_line` peels those layers off; nothing here keeps state.
@@ -20,7 +20,7 @@ RAY_PREFIX_RE = re.compile(
     r"|pid=(?P<bare>\d+)(?:, ip=(?P<bip>[0-9A-Fa-f.:]+))?)\) "
 )
 MAX_PREFIXES = 3  # (VllmAsyncGenerationWorker …) (EngineCore_DP0 …) (RayWorkerWrapper …)
-# A container runtime's RFC 3339 time before everything else (formats.md §8).
+# A container runtime's RFC 3339 time before everything else (docs/formats.md §2).
 CONTAINER_TS_RE = re.compile(
     r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}) "
 )
@@ -35,7 +35,7 @@ VLLM_RE = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
     r"(?:\.\d+)? \[(?P<where>[^\]]+)\] (?P<msg>.*)$"
 )
-# Where a record glued after a progress bar may start (formats.md §8: a stream that
+# Where a record glued after a progress bar may start (docs/formats.md §2: a stream that
 # lost the bar's \r puts the next record on the bar's line).
 GLUED_START_RE = re.compile(
     r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \| [A-Z]+\s*\| "
@@ -80,7 +80,7 @@ class Line(NamedTuple):
     vllm_time: str | None
     where: str
     message: str
-    # the text before a record glued onto a progress bar's line (formats.md §8), else ""
+    # the text before a record glued onto a progress bar's line (docs/formats.md §2), else ""
     before: str = ""
 
 
@@ -290,7 +290,7 @@ def _cr_breaks(
     """Turn each lone ``\r`` into a line break that keeps its line's Ray prefix.
 
     Ray prefixes whole ``\n``-terminated lines; a tqdm bar redraws with ``\r`` inside
-    one, so a record after a ``\r`` belongs to the same process (formats.md §8).
+    one, so a record after a ``\r`` belongs to the same process (docs/formats.md §2).
     ``carried`` is the start of a line begun in the previous chunk, if any (only its
     bytes up to the first ``\r`` or ``\n`` matter: no prefix holds one). A ``\r``
     ending the chunk may be half of a ``\r\n``: it becomes a plain break. A ``\r\n``
@@ -495,7 +495,7 @@ def iter_raw_lines(
 def split_line(number: int, raw: bytes) -> Line:
     """Decode one physical line and separate Ray prefix, header and message.
 
-    A record glued after a progress bar on the same physical line (formats.md §8)
+    A record glued after a progress bar on the same physical line (docs/formats.md §2)
     is read as if it had a line of its own.
     """
     text = raw.decode("utf-8", errors="replace")

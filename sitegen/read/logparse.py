@@ -1,4 +1,4 @@
-"""Streaming parser of a SkyRL SLURM ``.out`` log (formats.md §2–5).
+"""Streaming parser of a SkyRL SLURM ``.out`` log (docs/formats.md §2–§5).
 
 The parser reads the file in fixed-size chunks and keeps only what the site
 needs: one dict per step, counters, and per-minute vLLM buckets. Memory does
@@ -114,7 +114,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         return number - self.cr_lines - (brk.within(offset) if brk is not None else 0)
 
     def read_engine_log(self, rel: str, fh) -> None:
-        """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart, §5).
+        """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart, docs/formats.md §5).
 
         Its lines are not counted as the log's; nothing is added if reading fails
         part-way (the ``OSError`` reaches the caller).
@@ -385,7 +385,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             return
         c = msg[:1]
         if c == "W" and msg.startswith("WANDB_MIRROR "):
-            self._mirror_line(ln, msg)  # formats.md §8: it can come with no loguru header
+            self._mirror_line(ln, msg)  # docs/formats.md §3: it can come with no loguru header
             return
         if c == "T" and self._bar(msg):
             return

@@ -111,7 +111,7 @@ class ParserState:
     cr_lines: int = 0  # of those, the ones a \r made: lines - cr_lines is the file's own line
     warnings: list[BuildWarning] = field(default_factory=list)
     warn_counts: Counter[str] = field(default_factory=Counter)
-    # Values read from text lines (formats.md §8: logs without metric dicts).
+    # Values read from text lines (docs/formats.md §3: logs without metric dicts).
     text_steps: dict[int, dict[str, float]] = field(default_factory=dict)
     text_lines: dict[int, int] = field(default_factory=dict)
     text_open: dict[str, float] | None = None  # the step being timed

@@ -1,4 +1,4 @@
-"""What the lines of a SkyRL log look like to the parser (formats.md §2–5, §8).
+"""What the lines of a SkyRL log look like to the parser (docs/formats.md §2–§5).
 
 The patterns of the lines :class:`~sitegen.read.logparse.LogParser` reads, and
 :class:`Markers`, the fast finder of the lines in a block that may carry one.
@@ -20,7 +20,7 @@ MIRROR_RE = re.compile(r"^WANDB_MIRROR kind=(\w+) step=(\d{1,18}) metrics=(\{.*\
 BATCH_START_RE = re.compile(r"^Starting batch generation for (\d{1,18}) trials \(mode=(\w+)")
 BATCH_EXC_RE = re.compile(r"^Exception breakdown: (\{.*\})\s*$")
 # The success count can be negative: the generator subtracts exception counts, which can
-# exceed the batch (formats.md §8). Read as written.
+# exceed the batch (docs/formats.md §4). Read as written.
 BATCH_DONE_RE = re.compile(
     r"^Batch generation complete: (-?\d{1,18})/(\d{1,18}) successful, (-?\d{1,18}) failed instances, "
     r"(\d{1,18}) masked"
@@ -60,7 +60,7 @@ TRAIN_BAR_RE = re.compile(
     r"^Training (?:Step Progress|Batches Processed):[^|]*\|[^|]*\| ?(\d{1,18})/(\d{1,18}) "
 )
 TOTAL_STEPS_RE = re.compile(r"^Total training steps: (\d{1,18})\s*$")
-# A notebook front end that keeps only the last lines says so (formats.md §8).
+# A notebook front end that keeps only the last lines says so (docs/formats.md §4).
 TRUNCATED_RE = re.compile(r"^(?:Output is truncated\b|\[?\.\.\. ?\[?\d+ lines? truncated)")
 # Timers the site knows (both trainers' trees and what is logged beside `step`); other
 # Timer lines (init_weight_sync_state, dump_data_batch, …) are not part of timing/*.

@@ -1,4 +1,4 @@
-"""The metrics of each step: ``Step N:`` dicts and ``WANDB_MIRROR`` lines (formats.md §3, §8).
+"""The metrics of each step: ``Step N:`` dicts and ``WANDB_MIRROR`` lines (docs/formats.md §3).
 
 A ``Step N:`` marker opens a pretty-printed dict that is collected line by line
 until it closes; a mirror line carries its dict as JSON. At the end the blocks
@@ -152,7 +152,7 @@ class MetricBlocks(ParserCore):
         """Give a header with no Ray prefix the process of the dict line right after it.
 
         A record glued after a tqdm bar the driver wrote (no Ray prefix) loses its own
-        prefix, while the lines after it keep theirs (formats.md §8). Such a header's
+        prefix, while the lines after it keep theirs (docs/formats.md §2.4). Such a header's
         dict is taken from the process whose ``{`` line comes on the next line; from
         there on only that process's lines continue it, as for any dict. Returns
         whether ``ln`` was taken.
@@ -261,7 +261,8 @@ class MetricBlocks(ParserCore):
             metrics = source[s]
             evals = {k: v for k, v in metrics.items() if k.startswith("eval/")}
             if evals and len(evals) + ("timing/eval" in metrics) == len(metrics):
-                # An eval-only block (eval_before_train at the resumed step K, §8): not a step.
+                # An eval-only block, not a step: eval_before_train at the resumed step K
+                # (docs/formats.md §3).
                 eval_src.setdefault(s, MetricBlock(s, metrics, lines[s]))
                 continue
             if evals:  # in-loop eval riding in the train block (synchronous trainer)

@@ -1,6 +1,6 @@
 """Lines about the job rather than a step: SLURM's end lines, the final save, batch counts, vLLM stats.
 
-formats.md §4 (generation batches, checkpoints), §5 (vLLM) and the SLURM end markers.
+docs/formats.md §4 (generation batches, checkpoints), §5 (vLLM) and the SLURM end markers.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Step values read from text lines, for logs with no metric dict (formats.md §8).
+"""Step values read from text lines, for logs with no metric dict (docs/formats.md §3).
 
 A wandb-only logger prints no ``Step N:`` dict; what is left is the ``step``
 timer's ``Started``/``Finished`` lines, the other timers, ``reward/…`` lines,
@@ -28,7 +28,7 @@ class TextSteps(ParserCore):
         self.last_done = done  # the bar is updated after the step's metrics
         return True
 
-    # -- values from text lines (logs without metric dicts, formats.md §8) ----------
+    # -- values from text lines (logs without metric dicts, docs/formats.md §3) -----
     def _text_start(self, line: int) -> None:
         self._text_flush()
         self.text_open, self.text_open_line = {}, line

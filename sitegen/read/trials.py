@@ -1,4 +1,4 @@
-"""Harbor trial ``result.json`` files (formats.md §6).
+"""Harbor trial ``result.json`` files (docs/formats.md §1, §6).
 
 Every direct child directory of a trials directory is one trial. A trials
 directory may also hold a job-level ``result.json`` (not a trial),

@@ -1,4 +1,4 @@
-"""vLLM engine statistics lines (formats.md §5), accumulated in bounded memory.
+"""vLLM engine statistics lines (docs/formats.md §5), accumulated in bounded memory.
 
 Per engine: sums and maxima. Over time: one bucket per minute of wall time
 (mean, min and max throughput, means of the rest). Nothing grows with the
@@ -20,7 +20,7 @@ from sitegen.read.lines import Line
 
 ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
 ENGINE_START_RE = re.compile(r"^(?:Engine \d+|\d+ Engines Aggregated):")
-# The V0 engine's line (formats.md §8): no "Engine NNN:", Pending for Waiting, a final ".".
+# The V0 engine's line (docs/formats.md §5): no "Engine NNN:", Pending for Waiting, a final ".".
 V0_PREFIX = "Avg prompt throughput: "
 STEP_RE = re.compile(r"^vLLM Stats \(step (\d{1,18})\):\s*(.*)$")  # (as markers.STEP_RE)
 # "engines=4, running(peak/med)=10/5, kv(peak/med)=80.0%/41.0%": key=value, values maybe "a/b"

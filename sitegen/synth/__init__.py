@@ -1,6 +1,6 @@
 """``sitegen synth``: a realistic synthetic archive and the ground truth it holds.
 
-The scenario covers every input variant of formats.md: both layouts, both
+The scenario covers every input variant of docs/formats.md: both layouts, both
 metric forms (and split timing blocks), old and new vLLM lines with and
 without ``ip=`` and with dedup suffixes, coloured and plain Ray prefixes,
 batch lines, config dumps with secrets, a resume chain in each layout whose
@@ -83,7 +83,7 @@ def synth(
     spread over the logs; ``trial_kb`` the size of each ``result.json``;
     ``payload`` a string planted in names and messages (for injection tests);
     ``plants`` adds the jobs that plant every insight (:mod:`sitegen.synth.plants`).
-    ``real`` adds five jobs in the shapes of formats.md §8 (see :func:`sitegen.synth.realjobs.real_specs`;
+    ``real`` adds five jobs in the shapes of docs/formats.md §2–§6 (see :func:`sitegen.synth.realjobs.real_specs`;
     the CLI's default, and the shared end-to-end fixture's).
     """
     steps = max(steps, 8)

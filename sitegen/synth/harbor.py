@@ -1,4 +1,4 @@
-"""Synthetic trials in Harbor's own shapes (formats.md §8): 0.1.45 and 0.26 ``result.json``
+"""Synthetic trials in Harbor's own shapes (docs/formats.md §6): 0.1.45 and 0.26 ``result.json``
 exactly as Harbor's pydantic models serialize them, with what a reader must take from each."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sitegen.synth.trialtruth import TrialsTruth, _name, _record
 
-# -- Harbor's own shapes (formats.md §8), as its pydantic models serialize them -----------------
+# -- Harbor's own shapes (docs/formats.md §6), as its pydantic models serialize them ------------
 
 # Harbor 0.26's error_policy table, for the types the synth uses: (retry, grade, valid reward)
 _POLICY = {

@@ -44,7 +44,7 @@ class JobSpec:
     n_samples: int = 8
     groups: int = 4
     payload: str = ""  # planted in the config and a batch exception label (injection tests)
-    # formats.md §8 shapes (all off: the scenario's original jobs stay byte for byte)
+    # the real shapes of docs/formats.md §2–§6 (all off: the original jobs stay byte for byte)
     real: bool = False  # driver without Ray prefix, records glued after tqdm bars, skyrl.train
     # module names, every vLLM prefix form and the V0 line, a negative batch count, the
     # synchronous trainer's timers, the final global_step_{last+1} checkpoint

@@ -1,4 +1,7 @@
-"""Line writers for synthetic SkyRL logs: the Ray prefix, loguru headers, value formats, noise (formats.md §2, §8)."""
+"""Line writers for synthetic SkyRL logs: the Ray prefix, loguru headers, value formats, noise.
+
+The shapes of docs/formats.md §2 and §3.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ OWN_BAR = 4
 
 
 class _Out:
-    """Line writer with the Ray prefix and loguru/vLLM headers of formats.md §2."""
+    """Line writer with the Ray prefix and loguru/vLLM headers of docs/formats.md §2."""
 
     def __init__(self, fh: BinaryIO, spec: JobSpec) -> None:
         self.fh = fh
@@ -33,7 +36,7 @@ class _Out:
 
     def prefix(self, actor: str, pid: int, ip: str | None) -> str:
         if actor == "skyrl_entrypoint" and self.spec.real and not self.spec.ray_entrypoint:
-            return ""  # formats.md §8: the driver's own output, not forwarded by Ray
+            return ""  # docs/formats.md §2: the driver's own output, not forwarded by Ray
         p = f"({actor} pid={pid}, ip={ip})" if ip else f"({actor} pid={pid})"
         if not self.spec.colour:
             return f"{p} "
@@ -41,7 +44,7 @@ class _Out:
         return f"{DIM}{CYAN}{p}{RESET} " if self.spec.real else f"{CYAN}{p}{RESET} "
 
     def glue(self, text: str, turn: int = 0) -> None:
-        """A tqdm bar that lost its line break: the next record lands after it (§8).
+        """A bar that lost its line break: the next record lands after it (docs/formats.md §2).
 
         With :attr:`JobSpec.ray_entrypoint` the bar is the driver's (no Ray prefix) and the
         record a Ray actor's; ``turn`` picks how the two meet (:meth:`_glued`).

@@ -146,7 +146,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             masked = exc.get("InvalidChatHistory", 0)
             ok = n - failed - masked
             if spec.real and step_key == spec.first_step and mode == "training" and not negative:
-                # §8: the generator subtracts exception counts, which can exceed the batch
+                # the generator subtracts exception counts, which can exceed the batch
+                # (docs/formats.md §4)
                 exc = Counter({"AgentTimeoutError": n + 1})
                 out.loguru(
                     t,
@@ -202,13 +203,15 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                     chatter()  # between the header and its dict: the header's process decides
                 lines = pprint.pformat(d).splitlines()
                 if spec.ray_entrypoint and spec.colour:
-                    lines[-1] += RESET  # loguru colours the message as one span (§2)
+                    lines[-1] += (
+                        RESET  # loguru colours the message as one span (docs/formats.md §2.2)
+                    )
                 for i, line in enumerate(lines):
                     out.entry(line)
                     if i == 2 and spec.engines and step % 2 == 0:
                         chatter()  # another process writes into the middle of the dict
         if form in ("mirror", "both") and spec.headerless_mirror:
-            # §8: no loguru header, and values that are not numbers (not metrics)
+            # docs/formats.md §3: no loguru header, and values that are not numbers (not metrics)
             extra = {**m, "note": None, "tag": "warmup"}
             out.entry(
                 f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(extra, sort_keys=True)}"
@@ -260,7 +263,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         return got
 
     if spec.real and spec.form == "console" and not spec.text_only:
-        # eval_before_train: an eval-only Step block at the step training starts from (§8)
+        # eval_before_train: an eval-only Step block at the step training starts from
+        # (docs/formats.md §3)
         out.loguru(t, f"Step {spec.first_step - 1}: ", "skyrl_train.utils.tracking:log:208")
         for line in pprint.pformat({"eval/all/avg_score": "0.4125"}).splitlines():
             out.entry(line)
@@ -360,7 +364,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         )  # no newline: still being written
         return truth
     flush(nxt)
-    # The save after the loop (§8): named after last + 1 by the older trainers, after the
+    # The save after the loop (docs/formats.md §4.3): named after last + 1 by the older trainers, after the
     # last step by the newer synchronous one (which skips it when that step was saved).
     final = spec.last_step if spec.final_at_last else nxt
     if spec.end == "complete" and spec.real and final not in truth.checkpoints:

@@ -1,4 +1,7 @@
-"""The jobs ``sitegen synth`` writes the way real SkyRL, vLLM and SLURM output looks (formats.md §8)."""
+"""The jobs ``sitegen synth`` writes the way real SkyRL, vLLM and SLURM output looks.
+
+Their shapes: docs/formats.md §2–§6.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ NOTEBOOK_CHAIN = "real/notebook-chain"  # two jobs: one run, the second resumed 
 
 
 def real_specs(steps: int, c: int, t0: datetime) -> list[JobSpec]:
-    """Jobs written as real SkyRL, vLLM and SLURM output looks (formats.md §8)."""
+    """Jobs written as real SkyRL, vLLM and SLURM output looks (docs/formats.md §2–§6)."""
     day = timedelta(days=1)
     half = max(4, steps // 2)
     chain_last = next(n for n in range(steps + 1, steps + c + 2) if n % c)  # not a save step

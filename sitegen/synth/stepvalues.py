@@ -79,14 +79,15 @@ def step_metrics(
     if spec.real and not spec.async_trainer:
         _sync_timers(rng, m, ckpt)
         if step % 4 == 0 and not spec.text_only:
-            # §8: the synchronous trainer's in-loop eval rides in the normal Step N: block
+            # the synchronous trainer's in-loop eval rides in the normal Step N: block
+            # (docs/formats.md §3)
             m["eval/all/avg_score"] = rng.uniform(0.3, 0.7)
             m["timing/eval"] = rng.uniform(20, 60)
     return m
 
 
 def _sync_timers(rng: random.Random, m: dict, ckpt: bool) -> None:
-    """The synchronous trainer's timer tree (formats.md §8) in place of the async one."""
+    """The synchronous trainer's timer tree (docs/formats.md §3) in place of the async one."""
     for k in [k for k in m if k.startswith("timing/")]:
         del m[k]
     t = {

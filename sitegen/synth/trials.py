@@ -1,4 +1,4 @@
-"""Write synthetic Harbor trial directories (formats.md §6) and their ground truth.
+"""Write synthetic Harbor trial directories (docs/formats.md §6) and their ground truth.
 
 The truth record is :mod:`sitegen.synth.trialtruth`; Harbor's own 0.1.45/0.26 shapes are
 :mod:`sitegen.synth.harbor`.

@@ -1,4 +1,8 @@
-"""Synthetic vLLM engine stat lines (formats.md §2 and the §8 prefix forms, and the infra-*.log of newer SkyRL) with their ground truth."""
+"""Synthetic vLLM engine stat lines with their ground truth.
+
+The shapes of docs/formats.md §5, every prefix form of §2, and the infra-*.log of newer
+SkyRL.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ def write_vllm(
     t: datetime,
     step_t: float,
 ) -> None:
-    """One step's vLLM engine stat lines (every §2/§8 shape), tallied into ``truth``."""
+    """One step's vLLM engine stat lines (docs/formats.md §2, §5), tallied into ``truth``."""
     samples = max(2, int(step_t // 60))
     for k in range(samples):
         tt = t + timedelta(seconds=step_t * (k + 0.5) / samples)
@@ -59,11 +63,11 @@ def write_vllm(
             name = f"{pid}@{ip or 'driver'}"
             text = f"Engine 000: {', '.join(parts)}"
             if spec.real:
-                # §8: every prefix form; engine 2 is a V0 engine (another line shape)
+                # every prefix form; engine 2 is a V0 engine (docs/formats.md §2, §5)
                 form = e % 3
                 if form == 0:
                     # one API server in front of every third engine, each its own index
-                    # (formats.md §5.5): named by the process alone when it has one
+                    # (docs/formats.md §5.5): named by the process alone when it has one
                     stamp = tt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{331095044 + k:09d}Z"
                     index, served = e // 3, len(range(0, len(engines), 3))
                     pre_ = f"{stamp} (APIServer pid=1) "

@@ -69,7 +69,7 @@ def test_a_rebuild_prints_each_warning_once_and_its_closing_lines_agree(tmp_path
     arch, site = tmp_path / "a", tmp_path / "site"
     assert main(["synth", str(arch), "--seed", "5", "--steps", "8", "--trials-per-step", "2"]) == 0
     truth = json.loads((arch / "synth-truth.json").read_text())
-    assert len(truth["jobs"]) == 12  # 7 + the five jobs in real shapes (formats.md §8)
+    assert len(truth["jobs"]) == 12  # 7 + the five jobs in real shapes (docs/formats.md §2–§6)
     capsys.readouterr()
     code, first = _build(capsys, str(arch), "-o", str(site))
     assert code == 0

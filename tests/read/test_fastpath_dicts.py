@@ -68,7 +68,7 @@ def _header(pfx: bytes, step: int) -> bytes:
 
 
 BAR = b"Training Batches Processed:  50%|#####     | 4/9 [00:20<00:30, 5.00s/it]"
-# What a header may lose its own prefix to, and its dict lines keep theirs (formats.md §8):
+# What a header may lose its own prefix to, and its dict lines keep theirs (docs/formats.md §2.4):
 # a bar the driver wrote, maybe after \r redraws, or the bar then the header's own prefix.
 GLUED = (None, b"", BAR, b"\r" + BAR + b"\r" + BAR, BAR + b"\r", BAR + P)
 

@@ -1,5 +1,5 @@
 """Headers anywhere: a synth log with random tqdm bars glued in front of every marker
-(with and without the bar's \\r) reads exactly as the clean log (formats.md §8).
+(with and without the bar's \\r) reads exactly as the clean log (docs/formats.md §2).
 
 A bar the driver wrote carries no Ray prefix: the record glued after it keeps its own
 prefix after the bar, or loses it (a notebook's rendering of the stream); a loguru

@@ -1,5 +1,5 @@
 """Records glued after a tqdm bar the driver wrote (no Ray prefix), as real logs have them
-(formats.md §8): the record loses its own prefix, keeps it after the bar, or follows the
+(docs/formats.md §2.4): the record loses its own prefix, keeps it after the bar, or follows the
 bar's \\r redraws; a ``Step N:`` header so glued is read with the dict after it."""
 
 from __future__ import annotations

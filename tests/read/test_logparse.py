@@ -1,4 +1,4 @@
-"""Hand-written snippets of every log variant of formats.md §2–5."""
+"""Hand-written snippets of every log variant of docs/formats.md §2–§5."""
 
 import io
 import math

@@ -1,4 +1,4 @@
-"""Every line shape of formats.md §8, as real SkyRL, vLLM, SLURM and Ray write them."""
+"""Every real line shape of docs/formats.md §2–§5, as SkyRL, vLLM, SLURM and Ray write them."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_step_block_glued_after_a_bar_is_read():
     assert b.line == 1 and not log.warnings
 
 
-# Ray's prefixes as print_worker_logs writes them: dim, then the colour (formats.md §2.2),
+# Ray's prefixes as print_worker_logs writes them: dim, then the colour (docs/formats.md §2.2),
 # which can itself be two codes (bright yellow); and the older one-code and plain forms.
 RAY_PREFIXES = (
     "\x1b[2m\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m ",
@@ -122,7 +122,7 @@ CONFIG_DUMP = [  # OmegaConf.to_yaml / yaml.dump of SkyRL's config: data first
 def test_a_config_dump_logged_as_one_record_is_read_from_its_first_key(pfx, coloured):
     """SkyRL's main_base logs the dump with one ``logger.info(yaml_text)``: its first key is
     the loguru record's message, the other lines follow with the same process's prefix,
-    then the blank line of the text's own line break (formats.md §4.1)."""
+    then the blank line of the text's own line break (docs/formats.md §4.1)."""
     first, *rest = CONFIG_DUMP
     where = "skyrl_train.entrypoints.main_base:_setup_trainer:288"
     if coloured:

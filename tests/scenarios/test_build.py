@@ -183,7 +183,7 @@ def test_vllm_summary(site, index, truth):
             assert v["running_mean"] == pytest.approx(tv["sums"]["running"] / n)
             assert v["waiting_mean"] == pytest.approx(tv["sums"]["waiting"] / n)
             assert v["kv_cache_pct_mean"] == pytest.approx(tv["sums"]["kv"] / n)
-            # V0 engines log no prefix hit rate (formats.md §8)
+            # V0 engines log no prefix hit rate (docs/formats.md §5)
             assert v["prefix_hit_pct_mean"] == pytest.approx(
                 tv["sums"]["prefix"] / tv.get("prefix_samples", n)
             )

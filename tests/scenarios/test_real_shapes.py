@@ -1,4 +1,4 @@
-"""The jobs synth writes in real shapes (formats.md §8), read back against their ground truth."""
+"""The jobs synth writes in real shapes (docs/formats.md §2–§6), read against their truth."""
 
 from __future__ import annotations
 
