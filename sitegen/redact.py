@@ -32,7 +32,15 @@ from sitegen.errors import BuildWarning
 from sitegen.frozen import frozen
 from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
 
-__all__ = ["MASK", "SECRETS_HIDDEN", "Finding", "Redactor", "SecretTally", "is_secret_key"]
+__all__ = [
+    "MASK",
+    "SECRETS_ADVICE",
+    "SECRETS_HIDDEN",
+    "Finding",
+    "Redactor",
+    "SecretTally",
+    "is_secret_key",
+]
 
 # The bytes of a file name that are not UTF-8, as Python reads them (os.fsdecode)
 _SURROGATES_RE = re.compile("[\udc80-\udcff]+")
@@ -90,6 +98,8 @@ def rules_signature() -> str:
 
 # How the warning about the secrets hidden in one input starts (the build summary counts them).
 SECRETS_HIDDEN = "secrets in the archive, hidden on the site"
+# ... and how it ends: what to do about them.
+SECRETS_ADVICE = "rotate them, then remove them from the archive"
 
 
 class SecretTally:
@@ -129,7 +139,7 @@ class SecretTally:
         return BuildWarning(
             path,
             min(lines) if lines else None,
-            f"{SECRETS_HIDDEN}: {', '.join(parts)}; rotate them, then remove them from the archive",
+            f"{SECRETS_HIDDEN}: {', '.join(parts)}; {SECRETS_ADVICE}",
         )
 
 

@@ -46,7 +46,8 @@ class IndexContext(TypedDict):
     index: IndexPage
     groups: list[ListingGroup]  # the newest runs' rows (listing.first_groups)
     rows_file: str  # every run's rows (listing.ROWS_FILE), loaded by static/site.js
-    warnings: list[BuildWarning]
+    secrets: list[BuildWarning]  # one per input that held secrets: where, which kinds
+    warnings: list[BuildWarning]  # every other warning (damaged input), the first 500
     nav: str
 
 

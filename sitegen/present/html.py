@@ -48,6 +48,7 @@ from sitegen.present.pagefiles import (
 )
 from sitegen.present.sitefiles import copy_static, sitemap_xml
 from sitegen.present.yamltext import to_yaml
+from sitegen.redact import SECRETS_ADVICE, SECRETS_HIDDEN
 
 if TYPE_CHECKING:
     from sitegen.insights.tasks import TaskAnalysis
@@ -293,7 +294,8 @@ class Renderer:
             "index": index,
             "groups": listing.first_groups(groups, listing.INDEX_ROWS),
             "rows_file": listing.ROWS_FILE,
-            "warnings": warnings[:500],
+            "secrets": [_kinds_hidden(w) for w in warnings if w.message.startswith(SECRETS_HIDDEN)],
+            "warnings": [w for w in warnings if not w.message.startswith(SECRETS_HIDDEN)][:500],
             "nav": "index",
         }
         self.page("index.html", "", ctx, {"title": self.opts.title, "description": desc})
@@ -435,3 +437,10 @@ class Renderer:
                 "description": "Compare runs and jobs side by side",
             },
         )
+
+
+def _kinds_hidden(warning: BuildWarning) -> BuildWarning:
+    """A secrets warning as the index lists it, under a heading that already says what they
+    are and what to do: the kinds and lines alone."""
+    kinds = warning.message.removeprefix(f"{SECRETS_HIDDEN}: ").removesuffix(f"; {SECRETS_ADVICE}")
+    return BuildWarning(warning.path, warning.line, kinds)

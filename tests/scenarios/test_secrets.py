@@ -477,6 +477,15 @@ def test_every_secret_hidden_is_reported_by_kind_file_and_line(leaky_site):
     listed = json.loads((out / "data" / "warnings.json").read_text())
     listed = listed["warnings"] if isinstance(listed, dict) else listed
     assert sum(w["message"].startswith(SECRETS_HIDDEN) for w in listed) == len(reported)
+    # the index lists them apart from the damaged input, each input once, open
+    index = (out / "index.html").read_text()
+    found = index.split('<div class="secrets-found">')[1].split("</div>")[0]
+    assert f"Secrets found in {len(reported)} inputs" in found
+    assert found.count("<li>") == len(reported) and "rotate them" in found
+    assert SECRETS_HIDDEN not in found and "cli-secret" in found  # the kinds, said once
+    damaged = index.split("Show the damaged input the build read around (")[1]
+    assert int(damaged.split(")")[0].replace(",", "")) == len(listed) - len(reported)
+    assert SECRETS_HIDDEN not in damaged.split("</details>")[0]
     job = next((out / "data" / "jobs").glob("exp-*.json"))
     shown = json.loads(job.read_text())
     assert any(w["message"].startswith(SECRETS_HIDDEN) for w in shown["warnings"])
