@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 from sitegen.model.vocabulary import is_finite
 
 if TYPE_CHECKING:  # (pages name the section below: this module is imported by every build)

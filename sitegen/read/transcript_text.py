@@ -19,7 +19,7 @@ from dataclasses import field
 
 import orjson
 
-from sitegen.model.frozen import frozen
+from sitegen.frozen import frozen
 from sitegen.redact import Finding, Redactor
 
 # What a turn keeps of each text, head and tail, in characters (docs/design.md, "Transcripts").

@@ -27,7 +27,8 @@ from typing import Any
 import orjson
 import simdjson
 
-from sitegen.model.frozen import frozen
+from sitegen.discover.safeio import open_regular, read_bytes
+from sitegen.frozen import frozen
 from sitegen.read.transcript_text import (
     COMMAND_HEAD,
     COMMAND_TAIL,
@@ -44,7 +45,6 @@ from sitegen.read.transcript_text import (
     parse_reply,
 )
 from sitegen.redact import Redactor, is_secret_key
-from sitegen.safeio import open_regular, read_bytes
 
 MAX_JSON_BYTES = 64 << 20  # as a result.json: larger is reported, not read
 MAX_EPISODE_BYTES = 4 << 20  # each prompt.txt / response.txt
