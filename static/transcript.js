@@ -85,7 +85,7 @@
     else box.appendChild(el("p", "dim", "Read from " + r.source + "."));
     if (r.summarized) box.appendChild(el("p", "note warn", "The agent's context was summarized " + (r.summarized === 1 ? "once" : r.summarized + " times") + ": earlier turns were replaced by a summary, and what the agent saw after is what follows it."));
     (r.notes || []).forEach(function (n) { box.appendChild(el("p", "note", n)); });
-    if (r.prompt) box.appendChild(prompt(r.prompt));
+    if (r.prompt) box.appendChild(prompt(r.prompt, r.summarized));
     var n = 0;
     (r.turns || []).forEach(function (t) {
       if (!t.event) n++;
@@ -113,14 +113,15 @@
     find();
   }
 
-  function prompt(p) {
+  function prompt(p, summarized) {
     var sec = el("section", "tr-prompt", null);
     sec.id = "prompt";
     sec.appendChild(el("h2", "", "First prompt"));
     var add = function (label, cls, text, open) {
       if (text) sec.appendChild(folded(label, cls, block("", text), open));
     };
-    if (p.text) add("The first prompt", "tr-first", p.text.text, true);
+    // (after a summary the chat starts from the handoff that replaced the earlier turns)
+    if (p.text) add(summarized ? "The handoff after the summary" : "The first prompt", "tr-first", p.text.text, true);
     var slot = function (label, cls, name, open) {
       if (!name) return;
       var d = folded(label, cls, el("p", "dim", "Loading…"), open);

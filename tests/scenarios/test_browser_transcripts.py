@@ -136,3 +136,20 @@ def test_a_transcript_page_has_no_serious_violations(chromium, planted_server, p
         assert found == [], url
     assert shown.errors == []
     ctx.close()
+
+
+def test_the_comparisons_task_differences_link_each_picks_transcript(tab, pbase, planted):
+    """pair-a and pair-b differ on three tasks (synth/statplants.py): each row links the
+    transcript each pick sampled of that task, when it sampled one."""
+    a, b = "plants.flat.pair-a.train_700503", "plants.flat.pair-b.train_700504"
+    tab.goto(pbase + f"compare/index.html?jobs={a},{b}")
+    page = tab.page
+    page.wait_for_selector("#compare-tasks tbody tr")
+    rows = page.locator("#compare-tasks tbody tr")
+    assert rows.count() == 3
+    links = page.eval_on_selector_all("#compare-tasks tbody a.tx", "els => els.map(e => e.href)")
+    assert links and all("/transcripts/" in h and h.endswith("/index.html") for h in links)
+    assert {h.split("/jobs/")[1].split("/")[0] for h in links} <= {a, b}
+    page.locator("#compare-tasks tbody a.tx").first.click()
+    page.wait_for_selector("section.tr-turn, #transcript p.note")
+    assert tab.errors == []
