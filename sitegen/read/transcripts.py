@@ -79,7 +79,9 @@ class Turn:
 @frozen
 class Prompt:
     """The first prompt: Terminus-2's template and the task's instruction (each shared by
-    many transcripts: stored once), and the terminal's first screen; or the whole text."""
+    many transcripts: stored once), and the terminal's first screen; or the whole text.
+    Another agent's system prompt (ATIF ``system`` steps, ``system`` messages before the
+    first prompt) is its template."""
 
     template: Shaped | None
     instruction: Shaped | None
@@ -267,6 +269,7 @@ def _atif(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: list
     )
     names = ["trajectory.json", *(name for _, name in conts)]
     prompt: Prompt | None = None
+    system: list[str] = []  # the system prompt: system steps before anything else
     turns: list[Turn] = []
     handovers = 0
     for i, name in enumerate(names):
@@ -278,10 +281,12 @@ def _atif(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: list
             message = _content(step.get("message"))
             if source == "agent":
                 turns.append(_atif_turn(step, message, shaper))
+            elif prompt is None and not turns and source == "system" and not _is_handover(step):
+                system.append(message)
             elif prompt is None and not turns and source == "user":
-                prompt = _prompt(message, shaper)
+                prompt = _prompt(message, shaper, system)
             else:
-                handover = source == "system" or _is_handover(step)
+                handover = _is_handover(step)
                 handovers += handover
                 turns.append(
                     Turn(
@@ -293,6 +298,8 @@ def _atif(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: list
                         event="summary" if handover else str(source or "note"),
                     )
                 )
+    if prompt is None and system:  # a system prompt and no user prompt before the first turn
+        prompt = _prompt("", shaper, system)
     source = "agent/trajectory.json" + (f" (+ {len(conts)} continued)" if conts else "")
     summarized = max(_count(result.get("summarization_count")), len(conts), handovers)
     return source, prompt, turns, summarized
@@ -425,18 +432,22 @@ def _messages(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: 
     if not isinstance(msgs, list):
         raise _Bad("result.json: all_messages is not a list; the next source is read instead")
     prompt: Prompt | None = None
+    system: list[str] = []
     turns: list[Turn] = []
     pending: Turn | None = None  # an assistant turn waiting for the terminal's answer
-    for i, m in enumerate(msgs):
+    for m in msgs:
         if not isinstance(m, dict):
             continue
         role, content = m.get("role"), _content(m.get("content"))
+        first = prompt is None and not turns and pending is None
         if role == "assistant":
             if pending is not None:
                 turns.append(pending)
             pending = _reply_turn(content, m.get("reasoning_content"), shaper)
-        elif role == "user" and i == 0:
-            prompt = _prompt(content, shaper)
+        elif role == "system" and first:
+            system.append(content)
+        elif role == "user" and first:
+            prompt = _prompt(content, shaper, system)
         elif role == "user" and pending is not None:
             turns.append(_with_output(pending, content, shaper))
             pending = None
@@ -444,6 +455,8 @@ def _messages(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: 
             turns.append(_event(content, str(role or "note"), shaper))
     if pending is not None:
         turns.append(pending)
+    if prompt is None and system:
+        prompt = _prompt("", shaper, system)
     return "result.json (all_messages)", prompt, turns, _count(result.get("summarization_count"))
 
 
@@ -545,15 +558,23 @@ def _entries(folder: Path) -> list[os.DirEntry]:
 # -- around the turns ---------------------------------------------------------------------------
 
 
-def _prompt(text: str, shaper: Shaper) -> Prompt:
-    """The first prompt, split at Terminus-2's marks when it has them."""
+def _prompt(text: str, shaper: Shaper, system: list[str] | None = None) -> Prompt:
+    """The first prompt, split at Terminus-2's marks when it has them. ``system``: the
+    system prompt before it (another agent's), the same for each of its trials: kept as
+    the template, stored once."""
+    head = "\n\n".join(system or ())
     at = text.find(_TASK_MARK)
     end = text.rfind(_SCREEN_MARK)
     if at < 0 or end < at:
-        return Prompt(None, None, None, shaper.shape(text, PROMPT_HEAD, PROMPT_TAIL))
+        return Prompt(
+            shaper.shape(head, PROMPT_HEAD, PROMPT_TAIL) if head else None,
+            None,
+            None,
+            shaper.shape(text, PROMPT_HEAD, PROMPT_TAIL) if text or not head else None,
+        )
     cut = at + len(_TASK_MARK)
     return Prompt(
-        template=shaper.shape(text[:cut], PROMPT_HEAD, PROMPT_TAIL),
+        template=shaper.shape(head + "\n\n" * bool(head) + text[:cut], PROMPT_HEAD, PROMPT_TAIL),
         instruction=shaper.shape(text[cut:end], PROMPT_HEAD, PROMPT_TAIL),
         screen=shaper.shape(text[end + 2 :], OUTPUT_HEAD, OUTPUT_TAIL),
         text=None,

@@ -127,6 +127,59 @@ def test_atif_raw_content_is_parsed_as_the_reply(tmp_path):
     assert turn.output.text == "out\n[image: a.png]"
 
 
+def test_another_agents_system_prompt_is_its_template_not_a_summary(tmp_path):
+    """OpenHands, SWE-agent and others start their ATIF with a ``system`` step; a system
+    message later is shown as one; only Terminus' handoff step (``context_management``)
+    says the context was summarized."""
+    steps = [
+        {"step_id": 1, "source": "system", "message": "You are OpenHands agent."},
+        {"step_id": 2, "source": "user", "message": "Fix the build."},
+        {
+            "step_id": 3,
+            "source": "agent",
+            "message": "Running the tests.",
+            "tool_calls": [
+                {
+                    "tool_call_id": "a",
+                    "function_name": "execute_bash",
+                    "arguments": {"command": "make"},
+                }
+            ],
+            "observation": {"results": [{"source_call_id": "a", "content": "ok"}]},
+        },
+        {"step_id": 4, "source": "system", "message": "Budget: 10 turns left."},
+        {"step_id": 5, "source": "agent", "message": "Done."},
+    ]
+    _write(tmp_path, "agent/trajectory.json", {"schema_version": "ATIF-v1.0", "steps": steps})
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.summarized == 0 and t.agent_turns == 2
+    assert t.prompt.template.text == "You are OpenHands agent."
+    assert t.prompt.text.text == "Fix the build." and t.prompt.instruction is None
+    assert [x.event for x in t.turns] == [None, "system", None]
+    assert [c.text for c in t.turns[0].commands] == ['execute_bash({"command":"make"})']
+    handoff = {
+        "step_id": 4,
+        "source": "system",
+        "message": "Performed context summarization and handoff to continue task.",
+        "extra": {"context_management": {"type": "compaction", "boundary": "replace"}},
+    }
+    steps[3] = handoff
+    _write(tmp_path, "agent/trajectory.json", {"schema_version": "ATIF-v1.8", "steps": steps})
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.summarized == 1 and [x.event for x in t.turns] == [None, "summary", None]
+    # a chat that opens with a system message: the same
+    msgs = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": FIRST},
+        {"role": "assistant", "content": _reply("a", ["ls\n"])},
+    ]
+    _write(tmp_path / "m", "result.json", {"agent_result": {"metadata": {"all_messages": msgs}}})
+    t = read_transcript(tmp_path / "m", tmp_path)
+    assert t.summarized == 0 and [x.event for x in t.turns] == [None]
+    assert t.prompt.template.text == "You are an agent.\n\nYou are an agent.\n\nTask Description:\n"
+    assert t.prompt.instruction.text == "Fix the build.\nUse make."
+
+
 def test_all_messages_alternate_and_read_every_reply_form(tmp_path):
     xml = (
         "<response><analysis>x</analysis><plan>y</plan><commands>"
