@@ -199,6 +199,20 @@ _AWS_PAIR = (
     r"(?P<s>[A-Za-z0-9/+]{30,}={0,2})(?![A-Za-z0-9/+=])"
 )
 
+# ... and one written before its key id (a CSV of keys with the secret first, a dump in no
+# set order): found from each id, in the few characters before it.
+_AWS_ID_RE = re.compile(r"A(?<![A-Z0-9]A)(?:KIA|SIA)[0-9A-Z]{16}(?![A-Z0-9])")
+_AWS_SECRET_BEFORE_RE = re.compile(
+    r"(?<![A-Za-z0-9/+=])(?P<s>[A-Za-z0-9/+]{30,}={0,2})(?:\\?[\"'`]|[ \t,:;=|\r\n]|\\[nt]){1,6}\Z"
+)
+
+
+def _aws_secret_before_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _AWS_ID_RE.finditer(text):
+        b = _AWS_SECRET_BEFORE_RE.search(text, max(0, m.start() - 96), m.start())
+        if b is not None and _mixed(b) and not is_masked(b.group("s")):
+            yield b.span("s")
+
 
 def _mixed(m: re.Match) -> bool:
     """A credential's look: at least two of lower case, upper case and digits."""
@@ -282,6 +296,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     _private_key_rule(),
     *(_regex_rule(kind, p) for kind, p in _SHAPES),
     _regex_rule("aws-secret-key", _AWS_PAIR, keep=_mixed),
+    Rule("aws-secret-key", _aws_secret_before_spans),
     *_URL_RULES,
     *_CLI_RULES,
     *_ERROR_RULES,

@@ -260,6 +260,14 @@ def test_an_aws_secret_key_after_its_key_id_is_hidden_too():
     ):
         assert [f.kind for f in r.findings(text)] == ["aws-access-key-id", "aws-secret-key"]
         assert "QWERTY" not in r.text(text) and "XUtnFEMI" not in r.text(text)
+    for text in (  # the secret first
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY,AKIAQWERTYUIOPASDFGH",
+        '["wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12", "AKIAQWERTYUIOPASDFGH"]',
+        "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12\\nASIAQWERTYUIOPASDFGH",
+    ):
+        assert sorted(f.kind for f in r.findings(text)) == ["aws-access-key-id", "aws-secret-key"]
+        assert "QWERTY" not in r.text(text) and "XUtnFEMI" not in r.text(text)
+    assert r.text("see the docs at AKIAQWERTYUIOPASDFGH") == f"see the docs at {MASK}"
     # a key id followed by words, or a lower-case word, hides only the id
     assert r.text("AKIAQWERTYUIOPASDFGH is rotated monthly") == f"{MASK} is rotated monthly"
 
