@@ -153,3 +153,13 @@ def test_the_comparisons_task_differences_link_each_picks_transcript(tab, pbase,
     page.locator("#compare-tasks tbody a.tx").first.click()
     page.wait_for_selector("section.tr-turn, #transcript p.note")
     assert tab.errors == []
+
+
+def test_a_summarized_context_is_said_before_the_turns(tab, pbase, planted):
+    e = _entry(planted, "learn-sql__s06j3")  # all_messages after one summarization
+    _open(tab, pbase, e)
+    page = tab.page
+    note = page.inner_text("#transcript p.note.warn")
+    assert note.startswith("The agent's context was summarized once: earlier turns were replaced")
+    assert page.inner_text("#prompt details.tr-first summary") == "The handoff after the summary"
+    assert tab.errors == []

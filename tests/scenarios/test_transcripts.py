@@ -135,6 +135,15 @@ def test_a_publish_build_holds_transcripts_only_when_the_config_says_so(planted_
     assert not list((tmp_path / "gh").rglob("transcripts"))
     build_planted(root, truth, dataclasses.replace(opts, publish_transcripts=True))
     assert len(list((tmp_path / "pub" / TASKS_JOB / "transcripts").glob("*/index.html"))) == 48
+    # a transcript's address unfurls as a job page's does: its title, a sentence, the card
+    e = json.loads((tmp_path / "pub/data/jobs/plants.flat.tasks.train_700100.json").read_text())[
+        "transcripts"
+    ]["entries"][0]
+    html = (tmp_path / "pub" / e["url"] / "index.html").read_text()
+    url = "https://x.github.io/y/" + e["url"]
+    assert f'<link rel="canonical" href="{url}">' in html
+    assert f'<meta property="og:description" content="Task {e["task"]}, step ' in html
+    assert f'<meta property="og:image" content="https://x.github.io/y/{TASKS_JOB}' in html
     assert check_site(tmp_path / "pub", Redactor(), ()).ok
 
 
@@ -240,6 +249,12 @@ def test_every_place_that_names_trials_links_to_a_transcript(planted):
     for task, e in first.items():  # the tasks table's rows
         row = re.search(rf'<tr id="task-{e["task_slug"]}".*?</tr>', html).group(0)
         assert f'href="../../{e["url"]}index.html">view</a>' in row, task
+    for cat in ("learned", "forgotten"):  # the lists: each task its transcript
+        listed = html[html.index(f'id="tasks-{cat}"') :].split("</details>")[0]
+        names = re.findall(r'<a class="mono" href="#task-[^"]+">([^<]+)</a>', listed)
+        assert names and all(n in first for n in names), cat
+        for n in names:
+            assert f'{n}</a> <a class="tx" href="../../{first[n]["url"]}index.html"' in listed
     by_exc = {e["exception"]: e for e in reversed(entries) if e["exception"]}
     table = html[html.index("<caption>Exceptions</caption>") :].split("</table>")[0]
     for exc in ("AgentTimeoutError", "DaytonaError"):
