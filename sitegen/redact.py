@@ -24,7 +24,7 @@ import hashlib
 import html
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from sitegen import redact_names, redact_rules, redact_values
@@ -48,7 +48,9 @@ __all__ = [
     "Finding",
     "Redactor",
     "SecretTally",
+    "build_secrets",
     "is_secret_key",
+    "secrets_token",
 ]
 
 # The bytes of a file name that are not UTF-8, as Python reads them (os.fsdecode)
@@ -109,6 +111,25 @@ def rules_signature() -> str:
 SECRETS_HIDDEN = "secrets in the archive, hidden on the site"
 # ... and how it ends: what to do about them.
 SECRETS_ADVICE = "rotate them, then remove them from the archive"
+
+# Named like a secret ("pwd" is a password's short name), holding none: the shell's folders.
+_NOT_SECRETS = frozenset({"PWD", "OLDPWD"})
+
+
+def build_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """The build's environment variables whose names say they hold a secret
+    (``HF_TOKEN``, ``WANDB_API_KEY``): their values are hidden in every transcript."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if k not in _NOT_SECRETS and is_secret_key(k) and len(v.strip()) >= 8
+    }
+
+
+def secrets_token(secrets: Mapping[str, str]) -> str:
+    """A hash of ``secrets`` that says when they change: kept in the build cache beside the
+    site, never published (not even hashed: a site's bytes do not depend on who built it)."""
+    return hashlib.sha256(repr(sorted(secrets.items())).encode("utf-8", "replace")).hexdigest()
 
 
 class SecretTally:

@@ -582,3 +582,11 @@ def test_kind_masks_scan_clean():
     out, kinds = r.masked(text)
     assert len(kinds) >= 4 and all(f"[REDACTED:{k}]" in out for k in kinds)
     assert list(r.findings(out)) == [] and list(Redactor().findings(out)) == []
+
+
+def test_the_builds_secrets_are_its_secret_named_variables():
+    from sitegen.redact import build_secrets, secrets_token
+
+    env = {"HF_TOKEN": "hf_x1234567", "PWD": "/home/someone/x", "API_KEY": "short", "PATH": "/bin"}
+    assert build_secrets(env) == {"HF_TOKEN": "hf_x1234567"}
+    assert secrets_token({"A": "1"}) != secrets_token({"A": "2"}) == secrets_token({"A": "2"})

@@ -35,7 +35,7 @@ from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, Job, ParsedLog, Run, TrialSet
 from sitegen.options import BuildOptions, check_output
 from sitegen.progress import archive_counts, counted
-from sitegen.redact import SECRETS_HIDDEN, Redactor, SecretTally
+from sitegen.redact import SECRETS_HIDDEN, Redactor, SecretTally, build_secrets, secrets_token
 from sitegen.write import budget as site_budget
 from sitegen.write import weight
 from sitegen.write.lock import OutputLock
@@ -191,7 +191,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         report.reported_before = cache.reported_before()
         report.synthetic = _synthetic(opts)
         now = _now(opts)  # one clock for the whole build: what "running" is judged against
-        sources = Sources.take(opts, disc, assets_signature(), now)  # stats only, before any parse
+        sources = Sources.take(opts, disc, _assets(opts), now)  # stats only, before any parse
         report.unchanged = cache.site_is_current(sources, site.out)
         report.stage("check")
         if report.unchanged:
@@ -213,7 +213,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         renderer = _renderer(opts, writer, reuse)
         notes_html = _notes_html(opts, runs, kept, notes, cache)
-        maker = _transcripts(opts, disc, cache, site, sources.assets, budget.left_out)
+        maker = _transcripts(opts, disc, cache, site, reuse, budget.left_out)
         # (each analysed run's page files are made with its analysis: Renderer.premake)
         pages = site_pages(
             opts,
@@ -388,7 +388,7 @@ def inputs_changed(opts: BuildOptions, disc: Discovery, last: LastBuild | None) 
     """None when every input of ``disc`` is as the build that left ``last`` saw it (from
     stats alone, as a build decides before it parses anything: ``serve``'s watcher asks
     this); otherwise a token of the inputs as they are, which changes with any change."""
-    return Sources.take(opts, disc, assets_signature(), _now(opts)).changed_since(last)
+    return Sources.take(opts, disc, _assets(opts), _now(opts)).changed_since(last)
 
 
 def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run]) -> None:
@@ -477,28 +477,46 @@ def _notes_html(
     return html
 
 
+def _assets(opts: BuildOptions) -> str:
+    """What every page is made with besides the inputs: the package's code and templates, and
+    for a build that writes transcripts, its environment's secrets (hidden in them: a change
+    makes them again), by a hash that stays in the cache."""
+    if opts.transcripts_wanted() <= 0:
+        return assets_signature()
+    return assets_signature() + ":" + secrets_token(build_secrets(os.environ))
+
+
+# The name under which the build cache keeps what the transcripts were made with that is not
+# published (PageReuse.signatures: kept in the cache beside the site)
+_TRANSCRIPT_SECRETS = "transcripts:secrets"
+
+
 def _transcripts(
     opts: BuildOptions,
     disc: Discovery,
     cache: BuildState,
     site: SitePaths,
-    assets: str,
+    reuse: PageReuse,
     left_out: set[str],
 ) -> TranscriptMaker | None:
-    """What samples and makes the transcripts of this build; None when it writes none."""
+    """What samples and makes the transcripts of this build; None when it writes none. The
+    data files of the last build are kept only if it hid the same build secrets."""
     if opts.transcripts_wanted() <= 0:
         return None
-    from sitegen.present.transcripts import TranscriptMaker, build_secrets
+    from sitegen.present.transcripts import TranscriptMaker
 
+    secrets = build_secrets(os.environ)
+    token = reuse.signatures[_TRANSCRIPT_SECRETS] = secrets_token(secrets)
+    same = reuse.previous.get(_TRANSCRIPT_SECRETS) == token
     return TranscriptMaker(
         opts.archive,
         disc,
         opts.transcripts_wanted(),
         Redactor(opts.redact_patterns),
-        cache.files,
+        cache.files if same else {},
         site.out,
-        assets,
-        build_secrets(os.environ),
+        assets_signature(),
+        secrets,
         left_out,
     )
 

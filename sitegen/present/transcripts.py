@@ -35,7 +35,7 @@ from sitegen.insights.sampling import TranscriptEntry, TranscriptsSection, pick_
 from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import exception_kind
 from sitegen.present.formatting import fmt_score
-from sitegen.redact import Redactor, SecretTally, is_secret_key
+from sitegen.redact import Redactor, SecretTally
 
 if TYPE_CHECKING:
     from sitegen.insights.sections import Insights
@@ -167,20 +167,6 @@ def finding_links(page: Any, prefix: str) -> dict[str, str]:
     return out
 
 
-# Named like a secret ("pwd" is a password's short name), holding none: the shell's folders.
-_NOT_SECRETS = frozenset({"PWD", "OLDPWD"})
-
-
-def build_secrets(environ: Mapping[str, str]) -> dict[str, str]:
-    """The build's environment variables whose names say they hold a secret
-    (``HF_TOKEN``, ``WANDB_API_KEY``): their values are hidden in every transcript."""
-    return {
-        k: v
-        for k, v in environ.items()
-        if k not in _NOT_SECRETS and is_secret_key(k) and len(v.strip()) >= 8
-    }
-
-
 @dataclass
 class Made:
     """One transcripts folder's data: files made now, files kept from the last build, the
@@ -200,9 +186,10 @@ class TranscriptMaker:
     """Picks each page's trials and makes their transcripts' data (one per build).
 
     ``previous``: the files the last build wrote into ``out``, with their size and mtime (a
-    data file named there and still as written is carried over);
-    ``signature``: what every transcript is made with besides its trial's files (code,
-    redaction rules and patterns, the build's secrets), part of each data file's name;
+    data file named there and still as written is carried over; none when the build's
+    ``secrets`` changed since);
+    ``signature``: what every transcript is made with besides its trial's files (code and
+    redaction rules), part of the stamp each data file starts with;
     ``left_out``: the pages whose bulk data the site budget leaves out (none made for them).
     """
 
@@ -227,10 +214,10 @@ class TranscriptMaker:
         self.redactor = redactor
         self.previous = previous
         self.secrets = dict(secrets)
+        # (the build's secrets are not in it: a data file's stamp is published; a build whose
+        # secrets changed is given no ``previous``, so it makes every transcript again)
         self.signature = hashlib.sha1(
-            repr(
-                (RECORD_VERSION, signature, redactor.extra_patterns, sorted(self.secrets.items()))
-            ).encode("utf-8", "replace")
+            repr((RECORD_VERSION, signature, redactor.extra_patterns)).encode("utf-8", "replace")
         ).hexdigest()
 
     # -- which trials (in the analysis: a forked child) ------------------------------------------
