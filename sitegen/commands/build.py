@@ -18,10 +18,10 @@ import gc
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sitegen import SYNTH_TRUTH, __version__, collect_less
 from sitegen.assemble.runs import assemble, warnings_by_job
@@ -213,7 +213,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         renderer = _renderer(opts, writer, reuse)
         notes_html = _notes_html(opts, runs, kept, notes, cache)
-        maker = _transcripts(opts, disc, cache, site, reuse, budget.left_out)
+        maker = _transcripts(opts, disc, cache, site, budget.left_out)
         # (each analysed run's page files are made with its analysis: Renderer.premake)
         pages = site_pages(
             opts,
@@ -242,6 +242,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         pages.made = budget.rekey(pages.made)
         report.stage("render")
         files = writer.publish()
+        _keep_stamps(cache, maker, pages.transcripts, files)
         report.files, report.bytes = writer.files, writer.bytes
         _warn_if_too_big(report, writer)
         cache.keep_run_records(reuse.records_for_next(pages.made))
@@ -486,17 +487,11 @@ def _assets(opts: BuildOptions) -> str:
     return assets_signature() + ":" + secrets_token(build_secrets(os.environ))
 
 
-# The name under which the build cache keeps what the transcripts were made with that is not
-# published (PageReuse.signatures: kept in the cache beside the site)
-_TRANSCRIPT_SECRETS = "transcripts:secrets"
-
-
 def _transcripts(
     opts: BuildOptions,
     disc: Discovery,
     cache: BuildState,
     site: SitePaths,
-    reuse: PageReuse,
     left_out: set[str],
 ) -> TranscriptMaker | None:
     """What samples and makes the transcripts of this build; None when it writes none. The
@@ -506,19 +501,30 @@ def _transcripts(
     from sitegen.present.transcripts import TranscriptMaker
 
     secrets = build_secrets(os.environ)
-    token = reuse.signatures[_TRANSCRIPT_SECRETS] = secrets_token(secrets)
-    same = reuse.previous.get(_TRANSCRIPT_SECRETS) == token
     return TranscriptMaker(
         opts.archive,
         disc,
         opts.transcripts_wanted(),
         Redactor(opts.redact_patterns),
-        cache.files if same else {},
+        cache.files,
+        cache.transcript_stamps(secrets_token(secrets)),
         site.out,
         assets_signature(),
         secrets,
         left_out,
     )
+
+
+def _keep_stamps(
+    cache: BuildState, maker: TranscriptMaker | None, made: list[Any], files: Mapping[str, Any]
+) -> None:
+    """Keep what each transcript data file of the site was made from: those made or checked
+    now (``made``), and those of runs kept whole, as the last build recorded them."""
+    if maker is None:
+        return
+    stamps = {**maker.stamps, **{r: st for m in made for r, st in m.stamps.items()}}
+    kept = {rel: st for rel, st in sorted(stamps.items()) if rel in files}
+    cache.keep_transcript_stamps(secrets_token(maker.secrets), kept)
 
 
 def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Renderer:

@@ -11,9 +11,10 @@ per site (``transcripts/shared/<sha>.js``, named by their content); each transcr
 folder lists those its transcripts use (``index.json``), so a folder carried over from the
 last build keeps them without being read.
 
-A data file starts with a stamp of what it was made from (the trial's files' sizes and
-times, the code and the redaction rules): when the last build's file holds the same stamp,
-it is carried over and the trial's files are not read again.
+Each data file has a stamp of what it was made from (the trial's files' sizes and times, the
+code and the redaction rules), which the build cache keeps, not the file (a site's bytes
+are its content's alone): when the last build's stamp is the same and its file is still as
+written, it is carried over and the trial's files are not read again.
 """
 
 from __future__ import annotations
@@ -53,11 +54,7 @@ FOLDER_INDEX = "index.json"
 SCRIPT_CALL = "sitegen.transcript"
 DATA_FILE = "transcript.js"  # a transcript's data, beside its page
 # The data scripts this module writes, exactly: what the publish gate decodes to scan.
-SCRIPT_RE = re.compile(
-    r"(?:/\* sitegen:[0-9a-f]{16} \*/\n)?"
-    r'sitegen\.transcript\(("(?:[^"\\]|\\.)*"), "([A-Za-z0-9+/=]*)"\);\n?'
-)
-_STAMP_BYTES = len("/* sitegen:0123456789abcdef */\n")  # the stamp a data file starts with
+SCRIPT_RE = re.compile(r'sitegen\.transcript\(("(?:[^"\\]|\\.)*"), "([A-Za-z0-9+/=]*)"\);\n?')
 # Kinds hidden that are not credentials (nothing to rotate): not reported as secrets.
 PRIVACY_KINDS = frozenset({"home-path", "private-address"})
 _SLUG_SAFE_RE = re.compile(r"[^A-Za-z0-9._-]")
@@ -72,14 +69,12 @@ def trial_slug(name: str) -> str:
     return slug
 
 
-def encode(name: str, value: object, stamp: str | None = None) -> str:
-    """``value`` as a data script: its JSON gzip'ed (fixed bytes: no timestamp) and base64'ed,
-    after the ``stamp`` of what it was made from, if given."""
+def encode(name: str, value: object) -> str:
+    """``value`` as a data script: its JSON gzip'ed (fixed bytes: no timestamp) and base64'ed."""
     # level 6, not 9: nearly the same bytes in far less time (docs/benchmarks.md)
     packed = gzip.compress(orjson.dumps(value), compresslevel=6, mtime=0)
-    head = f"/* sitegen:{stamp} */\n" if stamp else ""
     b64 = base64.b64encode(packed).decode("ascii")
-    return f'{head}{SCRIPT_CALL}({script_json(name)}, "{b64}");\n'
+    return f'{SCRIPT_CALL}({script_json(name)}, "{b64}");\n'
 
 
 def decode(script: str | bytes) -> tuple[str, Any] | None:
@@ -180,16 +175,17 @@ class Made:
     carry: list[str] = field(default_factory=list)
     shared: dict[str, str | None] = field(default_factory=dict)
     hidden: list[tuple[str, tuple[str, list[str]] | None]] = field(default_factory=list)
+    stamps: dict[str, str] = field(default_factory=dict)  # by data file: what it is made from
 
 
 class TranscriptMaker:
     """Picks each page's trials and makes their transcripts' data (one per build).
 
-    ``previous``: the files the last build wrote into ``out``, with their size and mtime (a
-    data file named there and still as written is carried over; none when the build's
-    ``secrets`` changed since);
+    ``previous``: the files the last build wrote into ``out``, with their size and mtime,
+    and ``stamps``: what it made each data file from (a data file of the same stamp, still
+    as written, is carried over; the build gives none when its ``secrets`` changed since);
     ``signature``: what every transcript is made with besides its trial's files (code and
-    redaction rules), part of the stamp each data file starts with;
+    redaction rules), part of each stamp;
     ``left_out``: the pages whose bulk data the site budget leaves out (none made for them).
     """
 
@@ -200,6 +196,7 @@ class TranscriptMaker:
         wanted: int,
         redactor: Redactor,
         previous: Mapping[str, Any],
+        stamps: Mapping[str, str],
         out: Path,
         signature: str,
         secrets: Mapping[str, str],
@@ -213,9 +210,8 @@ class TranscriptMaker:
         self.wanted = wanted
         self.redactor = redactor
         self.previous = previous
+        self.stamps = stamps
         self.secrets = dict(secrets)
-        # (the build's secrets are not in it: a data file's stamp is published; a build whose
-        # secrets changed is given no ``previous``, so it makes every transcript again)
         self.signature = hashlib.sha1(
             repr((RECORD_VERSION, signature, redactor.extra_patterns)).encode("utf-8", "replace")
         ).hexdigest()
@@ -294,6 +290,7 @@ class TranscriptMaker:
             rel = e.url + DATA_FILE
             folder = self.trial_folder(group, e.trial)
             stamp = hashlib.sha1(repr((self.signature, _stamp(folder))).encode()).hexdigest()[:16]
+            made.stamps[rel] = stamp
             if self._intact(rel, stamp):
                 made.carry.append(rel)
                 made.hidden.append((rel, None))
@@ -304,23 +301,20 @@ class TranscriptMaker:
                 t = read_transcript(folder, self.archive, self.redactor, self.secrets)
                 record = self.record(e.trial, t, made.shared)
                 made.hidden.append((rel, (_where(record), list(t.hidden))))
-            made.files.append((rel, encode(e.slug, record, stamp)))
+            made.files.append((rel, encode(e.slug, record)))
         return made
 
     def _intact(self, rel: str, stamp: str) -> bool:
         """Whether the last build wrote ``rel`` from the same sources (its ``stamp``) and it is
         still as written."""
         record = self.previous.get(rel)
-        if record is None:
+        if record is None or self.stamps.get(rel) != stamp:
             return False
         try:
             st = os.stat(self.out / rel, follow_symlinks=False)
-            if (st.st_size, st.st_mtime_ns) != tuple(record):
-                return False
-            with open(self.out / rel, "rb") as fh:
-                return fh.read(_STAMP_BYTES) == f"/* sitegen:{stamp} */\n".encode()
         except OSError:
             return False
+        return (st.st_size, st.st_mtime_ns) == tuple(record)
 
     def publish(self, made: Iterable[Made], writer: SiteWriter) -> list[BuildWarning]:
         """Hand each folder's data files to ``writer``: those made now, those kept."""

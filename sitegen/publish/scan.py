@@ -95,9 +95,7 @@ def scan_file(
     except OSError as exc:
         return None, [], 0, f"{where}: cannot read it ({exc.strerror}), so it cannot be checked"
     scanned = SiteFile(rel, len(data), blob_id(data))
-    if data.startswith(TRANSCRIPT_SCRIPT) or (
-        data.startswith(b"/* sitegen:") and TRANSCRIPT_SCRIPT in data[:64]
-    ):
+    if data.startswith(TRANSCRIPT_SCRIPT):
         return _scan_transcript(data, scanned, where, redactor, allow)
     try:
         payloads = _unpacked(data, where, rel, redactor)
