@@ -50,8 +50,14 @@ def test_each_transcript_has_its_form_and_turns(planted):
     site, _ = planted
     truth = _truth(planted)
     forms = set()
+    templates, instructions = set(), {}
     for e in _section(site)["entries"]:
         rec = _record(site, e)
+        prompt = rec.get("prompt", {})
+        if "template" in prompt:
+            templates.add(prompt["template"])
+        if "instruction" in prompt:
+            instructions.setdefault(e["task"], set()).add(prompt["instruction"])
         want = truth["made"][e["trial"]]
         assert rec["form"] == want.get("form", ""), e["trial"]
         agent_turns = [t for t in rec["turns"] if "event" not in t]
@@ -64,6 +70,11 @@ def test_each_transcript_has_its_form_and_turns(planted):
             assert rec["prompt"]["instruction"] and rec["prompt"]["template"]
             assert rec["verifier"]["text"].endswith("=== 40 passed in 1.2s ===\n")
     assert forms == {"atif", "messages", "episodes", ""}
+    # the template once for the site, each task's instruction once: what transcripts/shared holds
+    assert len(templates) == 1 and all(len(v) == 1 for v in instructions.values())
+    shared = {p.stem for p in (site / "transcripts/shared").glob("*.js")}
+    assert shared == templates | {n for v in instructions.values() for n in v}
+    assert len(shared) == 1 + len(instructions) == 6
 
 
 def test_hazards_arrive_as_text_cut_and_summarized(planted):
