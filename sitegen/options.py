@@ -20,7 +20,19 @@ from sitegen.frozen import frozen
 
 DEFAULT_TITLE = "SkyRL run archive"
 CONFIG_NAME = "sitegen.toml"  # read from the current folder when no --config is given
-CONFIG_KEYS = {"title", "base_url", "redact_patterns", "workers", "publish_allow"}
+CONFIG_KEYS = {
+    "title",
+    "base_url",
+    "redact_patterns",
+    "workers",
+    "publish_allow",
+    "transcripts",
+    "publish_transcripts",
+    "site_budget",
+}
+DEFAULT_TRANSCRIPTS = 48  # sampled trial transcripts per job (insights/sampling.py)
+MAX_TRANSCRIPTS = 10_000
+DEFAULT_SITE_BUDGET = 10**9  # bytes: GitHub Pages' limit for a published site
 
 
 @frozen
@@ -40,6 +52,18 @@ class BuildOptions:
     now: float | None = None  # for tests: the time "running" is judged against
     executor: str = "local"  # the parse stage's pool: "local" processes or a "ray" cluster
     ray_address: str | None = None  # with executor "ray": a cluster's address (None: start one)
+    transcripts: int = DEFAULT_TRANSCRIPTS  # trial transcripts sampled per job (0: none)
+    # A build for publishing (a base URL, gh-deploy) leaves transcripts out unless this is set:
+    # task texts, solutions and terminal output are often not meant to be public.
+    publish_transcripts: bool = False
+    publishing: bool = False  # gh-deploy's build: published wherever its address is
+    site_budget: int = DEFAULT_SITE_BUDGET  # bytes the whole site may take (write/budget.py)
+
+    def transcripts_wanted(self) -> int:
+        """The transcripts per job this build writes: none in a build for publishing without
+        ``publish_transcripts``."""
+        publishing = self.publishing or self.base_url is not None
+        return 0 if publishing and not self.publish_transcripts else self.transcripts
 
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -106,6 +130,14 @@ def load_config(path: Path | None) -> dict:
     if "workers" in data:
         check_workers(data["workers"], where)
     check_patterns(data.get("redact_patterns", []), where)
+    if "transcripts" in data:
+        check_transcripts(data["transcripts"], where)
+    if "publish_transcripts" in data and not isinstance(data["publish_transcripts"], bool):
+        raise ConfigError(
+            f"{where}: publish_transcripts must be true or false, e.g. publish_transcripts = true"
+        )
+    if "site_budget" in data:
+        data["site_budget"] = parse_budget(data["site_budget"], where)
     allow = data.get("publish_allow", [])
     if not isinstance(allow, list) or not all(isinstance(p, str) for p in allow):
         raise ConfigError(f"{where}: publish_allow must be a list of regular expressions")
@@ -133,6 +165,34 @@ def check_workers(v: object, where: str) -> None:
             f"{where}: workers must be a whole number from 0 (one per CPU) to {MAX_WORKERS}, "
             f"e.g. workers = 4 (got {v!r})"
         )
+
+
+def check_transcripts(v: object, where: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_TRANSCRIPTS:
+        raise ConfigError(
+            f"{where}: transcripts must be a whole number from 0 (none) to {MAX_TRANSCRIPTS}, "
+            f"e.g. transcripts = 48 (got {v!r})"
+        )
+
+
+_SIZE_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgG]?)[bB]?\s*")
+_SIZE_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9}
+
+
+def parse_budget(v: object, where: str) -> int:
+    """A site budget: bytes, or a size such as ``"800 MB"`` or ``"1.5 GB"`` (powers of ten,
+    as GitHub counts); at least 1 MB."""
+    n: float | None = None
+    if isinstance(v, int) and not isinstance(v, bool):
+        n = v
+    elif isinstance(v, str) and (m := _SIZE_RE.fullmatch(v)):
+        n = float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+    if n is None or n < 10**6 or n > 10**15:
+        raise ConfigError(
+            f'{where}: site_budget must be a size of at least 1 MB, e.g. site_budget = "1 GB" '
+            f"or 800000000 (got {v!r})"
+        )
+    return int(n)
 
 
 def check_patterns(pats: object, where: str) -> None:
@@ -218,15 +278,27 @@ def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOpti
     if overrides.get("archive") is None:
         raise ConfigError("an archive folder is required")
     cfg = load_config(config_path)
-    given = {k: v for k, v in overrides.items() if v not in (None, "", 0)}
+    # (0 transcripts is a value, not "not given")
+    given = {
+        k: v
+        for k, v in overrides.items()
+        if v is not None and (k == "transcripts" or v not in ("", 0))
+    }
     merged: dict[str, Any] = {
         "title": cfg.get("title") or DEFAULT_TITLE,
         "base_url": cfg.get("base_url"),
         "workers": cfg.get("workers", 0),
         "redact_patterns": tuple(cfg.get("redact_patterns", ())),
         "publish_allow": tuple(cfg.get("publish_allow", ())),
+        "transcripts": cfg.get("transcripts", DEFAULT_TRANSCRIPTS),
+        "publish_transcripts": cfg.get("publish_transcripts", False),
+        "site_budget": cfg.get("site_budget", DEFAULT_SITE_BUDGET),
     }
     merged.update(given)
+    if "transcripts" in given:
+        check_transcripts(given["transcripts"], "--transcripts")
+    if "site_budget" in given:
+        merged["site_budget"] = parse_budget(given["site_budget"], "--site-budget")
     # Values given from Python or the command line get the config file's checks too.
     if "title" in given:
         check_title(given["title"], "--title")
@@ -239,7 +311,7 @@ def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOpti
     merged["publish_allow"] = tuple(merged["publish_allow"])
     if "publish_allow" in given:
         compile_allow(merged["publish_allow"])
-    for flag in ("strict", "clean"):
+    for flag in ("strict", "clean", "publishing"):
         merged[flag] = bool(overrides.get(flag, False))
     merged["archive"] = Path(merged["archive"])
     if "out" in merged:

@@ -24,13 +24,22 @@ import hashlib
 import html
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from sitegen import redact_names, redact_rules, redact_values
 from sitegen.errors import BuildWarning
 from sitegen.frozen import frozen
-from sitegen.redact_rules import BUILTIN_RULES, MASK, is_secret_key, may_hold_secret, user_rule
+from sitegen.redact_rules import (
+    BUILTIN_RULES,
+    MASK,
+    TRANSCRIPT_RULES,
+    is_secret_key,
+    literal_rule,
+    may_hold_secret,
+    may_hold_transcript_secret,
+    user_rule,
+)
 
 __all__ = [
     "MASK",
@@ -39,7 +48,9 @@ __all__ = [
     "Finding",
     "Redactor",
     "SecretTally",
+    "build_secrets",
     "is_secret_key",
+    "secrets_token",
 ]
 
 # The bytes of a file name that are not UTF-8, as Python reads them (os.fsdecode)
@@ -101,6 +112,25 @@ SECRETS_HIDDEN = "secrets in the archive, hidden on the site"
 # ... and how it ends: what to do about them.
 SECRETS_ADVICE = "rotate them, then remove them from the archive"
 
+# Named like a secret ("pwd" is a password's short name), holding none: the shell's folders.
+_NOT_SECRETS = frozenset({"PWD", "OLDPWD"})
+
+
+def build_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """The build's environment variables whose names say they hold a secret
+    (``HF_TOKEN``, ``WANDB_API_KEY``): their values are hidden in every transcript."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if k not in _NOT_SECRETS and is_secret_key(k) and len(v.strip()) >= 8
+    }
+
+
+def secrets_token(secrets: Mapping[str, str]) -> str:
+    """A hash of ``secrets`` that says when they change: kept in the build cache beside the
+    site, never published (not even hashed: a site's bytes do not depend on who built it)."""
+    return hashlib.sha256(repr(sorted(secrets.items())).encode("utf-8", "replace")).hexdigest()
+
 
 class SecretTally:
     """The secrets hidden while reading one input: per kind, where the first was and how many.
@@ -155,20 +185,35 @@ class Redactor:
 
     ``extra_patterns`` are regular expressions a user adds in the config; each
     is compiled alone (a pattern's flags or groups cannot break another).
+    ``transcripts``: also hide what an agent's terminal shows of where it ran
+    (:data:`~sitegen.redact_rules.TRANSCRIPT_RULES`); ``literals``: ``(kind, value)`` pairs,
+    values hidden wherever they appear (a trial's own secrets, named in its config).
     """
 
     extra_patterns: tuple[str, ...] = ()
+    transcripts: bool = False
+    literals: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra_patterns", tuple(self.extra_patterns))
+        object.__setattr__(self, "literals", tuple(self.literals))
         user = tuple(user_rule(i, p) for i, p in enumerate(self.extra_patterns, 1))
-        object.__setattr__(self, "_rules", BUILTIN_RULES + user)
+        kinds: dict[str, list[str]] = {}
+        for kind, value in self.literals:
+            kinds.setdefault(kind, []).append(value)
+        # (always looked for, as user patterns are: a value holds no trigger to wait for)
+        user = tuple(literal_rule(k, tuple(vs)) for k, vs in kinds.items()) + user
+        extra = TRANSCRIPT_RULES if self.transcripts else ()
+        object.__setattr__(self, "_rules", BUILTIN_RULES + extra + user)
         object.__setattr__(self, "_user_rules", user)
+        object.__setattr__(
+            self, "_may_hold", may_hold_transcript_secret if self.transcripts else may_hold_secret
+        )
         object.__setattr__(self, "_memo", {})
 
     def __reduce__(self) -> tuple:
         # Workers and the log-state cache get the patterns, not the compiled rules or the memo.
-        return (Redactor, (self.extra_patterns,))
+        return (Redactor, (self.extra_patterns, self.transcripts, self.literals))
 
     def findings(self, text: str) -> Iterator[Finding]:
         """The secrets in ``text``, in order and not overlapping (overlaps are merged).
@@ -177,7 +222,7 @@ class Redactor:
         ``findings(text(s))`` is always empty.
         """
         found: list[tuple[int, int, int, str]] = []
-        rules = self._rules if may_hold_secret(text) else self._user_rules  # type: ignore[attr-defined]
+        rules = self._rules if self._may_hold(text) else self._user_rules  # type: ignore[attr-defined]
         for order, rule in enumerate(rules):  # (a span two rules find: the first rule's kind)
             for start, end in rule.spans(text):
                 found.append((start, -end, order, rule.kind))
@@ -206,7 +251,7 @@ class Redactor:
         joined = "\n".join(texts)
         return (
             not self._user_rules  # type: ignore[attr-defined]
-            and not may_hold_secret(joined)
+            and not self._may_hold(joined)  # type: ignore[attr-defined]
             and valid_unicode(joined) is joined
         )
 
@@ -216,7 +261,7 @@ class Redactor:
         if not s:
             return s
         s = valid_unicode(s)
-        if not self._user_rules and not may_hold_secret(s):  # type: ignore[attr-defined]
+        if not self._user_rules and not self._may_hold(s):  # type: ignore[attr-defined]
             return s  # the common case (names, numbers): nothing to look for
         memo: dict[str, str] = self._memo  # type: ignore[attr-defined]
         hit = memo.get(s)
@@ -279,6 +324,19 @@ class Redactor:
     def path(self, rel: str) -> str:
         """A ``/``-separated path with each segment passed through :meth:`name`."""
         return "/".join(self.name(seg) for seg in rel.split("/"))
+
+    def masked(self, s: str) -> tuple[str, list[str]]:
+        """``s`` with each finding replaced by ``[REDACTED:kind]`` (a transcript's masks say
+        what they hide), and the kinds, in order."""
+        if not s or (not self._user_rules and not self._may_hold(s)):  # type: ignore[attr-defined]
+            return s, []
+        parts, kinds, pos = [], [], 0
+        for f in self.findings(s):
+            parts.append(s[pos : f.start])
+            parts.append(f"[REDACTED:{f.kind}]")
+            kinds.append(f.kind)
+            pos = f.end
+        return ("".join(parts) + s[pos:] if parts else s), kinds
 
     def hide(self, s: str) -> tuple[str, list[str]]:
         """:meth:`text` of ``s``, and the kind of each secret it hid, in order: what a

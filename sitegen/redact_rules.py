@@ -78,6 +78,9 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("tavily-key", r"tvly-(?<![A-Za-z0-9]tvly-)[A-Za-z0-9_\-]{16,}"),
     ("langsmith-key", r"lsv2_(?<![A-Za-z0-9]lsv2_)(?:pt|sk)_[A-Za-z0-9_]{20,}"),
     ("replicate-token", r"r8_(?<![A-Za-z0-9]r8_)[A-Za-z0-9]{20,}"),
+    # git's http.extraheader "AUTHORIZATION: basic <base64 of x-access-token:TOKEN>" (GitHub
+    # Actions' checkout): the base64 text starts the same whatever the token
+    ("git-access-token", r"eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/]{8,}={0,2}"),
     (
         "discord-webhook",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]+",
@@ -196,6 +199,20 @@ _AWS_PAIR = (
     r"(?P<s>[A-Za-z0-9/+]{30,}={0,2})(?![A-Za-z0-9/+=])"
 )
 
+# ... and one written before its key id (a CSV of keys with the secret first, a dump in no
+# set order): found from each id, in the few characters before it.
+_AWS_ID_RE = re.compile(r"A(?<![A-Z0-9]A)(?:KIA|SIA)[0-9A-Z]{16}(?![A-Z0-9])")
+_AWS_SECRET_BEFORE_RE = re.compile(
+    r"(?<![A-Za-z0-9/+=])(?P<s>[A-Za-z0-9/+]{30,}={0,2})(?:\\?[\"'`]|[ \t,:;=|\r\n]|\\[nt]){1,6}\Z"
+)
+
+
+def _aws_secret_before_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _AWS_ID_RE.finditer(text):
+        b = _AWS_SECRET_BEFORE_RE.search(text, max(0, m.start() - 96), m.start())
+        if b is not None and _mixed(b) and not is_masked(b.group("s")):
+            yield b.span("s")
+
 
 def _mixed(m: re.Match) -> bool:
     """A credential's look: at least two of lower case, upper case and digits."""
@@ -244,6 +261,7 @@ _TRIGGERS = (
     *("hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_"),
     *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox", "PRIVATE KEY"),
     *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_", "api_org_", "wandb_v1_", "nvapi-"),
+    *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("://", "--", "-u", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
     *("password ", "password\t", "=", ":"),  # (a Discord webhook holds "://")
 )
@@ -278,12 +296,111 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     _private_key_rule(),
     *(_regex_rule(kind, p) for kind, p in _SHAPES),
     _regex_rule("aws-secret-key", _AWS_PAIR, keep=_mixed),
+    Rule("aws-secret-key", _aws_secret_before_spans),
     *_URL_RULES,
     *_CLI_RULES,
     *_ERROR_RULES,
     Rule("secret-assignment", assignment_spans),
     Rule("secret-env-pair", pair_spans),
 )
+
+
+# --- what a transcript adds ---------------------------------------------------------------
+#
+# An agent's terminal shows where it runs: the user's home folder (a person's name) and the
+# cluster's own inference servers (``api_base: http://10.0.3.17:8000/v1``). Not credentials,
+# so not hidden from logs and configs (a checkpoint path under /home stays on a job page),
+# but a transcript is published text nobody reviewed: a Redactor made with ``transcripts``
+# hides these as well, and the publish gate scans transcripts with the same table.
+
+# Home folders of shared images, which name no person.
+_GENERIC_HOMES = frozenset(
+    {"user", "users", "ubuntu", "runner", "app", "agent", "node", "jovyan", "vscode", "coder"}
+    | {"admin", "root", "guest", "shared"}
+)
+_PRIVATE_IP_RE = re.compile(
+    r"(?:10\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])|192\.168|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7]))"
+    r"\.\d{1,3}\.\d{1,3}"
+)
+_PRIVATE_SUFFIXES = (".internal", ".local", ".lan", ".intranet", ".corp", ".svc")
+
+
+def _private_host(m: re.Match) -> bool:
+    """A host on a private network: RFC 1918 or carrier-grade NAT, or a private DNS name."""
+    host = m.group("host").lower().rstrip(".")
+    return _PRIVATE_IP_RE.fullmatch(host) is not None or host.endswith(_PRIVATE_SUFFIXES)
+
+
+# A home folder's name after its parent (the parents found by plain substring search: a
+# pattern starting with an alternation has no literal for the regex engine to skip to).
+_HOME_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._\-]*+")
+_HOMES = ("/home/", "/Users/", "\\Users\\")
+
+
+def _home_spans(text: str) -> Iterator[tuple[int, int]]:
+    for parent in _HOMES:
+        i = text.find(parent)
+        while i >= 0:
+            m = _HOME_NAME_RE.match(text, i + len(parent))
+            if m and m.group(0).lower() not in _GENERIC_HOMES and not is_masked(m.group(0)):
+                yield m.span()
+            i = text.find(parent, i + len(parent))
+
+
+# An API base on a host with no domain (``api_base: http://gpu-node-12:8000/v1``): found at its
+# "://" (a literal), the key looked for just before it.
+_API_KEY_BEFORE = re.compile(
+    r"(?i:api[_\-]?base|base[_\-]?url|api[_\-]?url|endpoint)[\"']?[ \t]*[:=][ \t]*[\"']?https?\Z"
+)
+_BARE_HOST_RE = re.compile(r"(?!localhost\b)[A-Za-z][A-Za-z0-9\-]*+(?::\d++)?(?=[/\"'\s\\]|\Z)")
+
+
+def _api_base_spans(text: str) -> Iterator[tuple[int, int]]:
+    i = text.find("://")
+    while i >= 0:
+        if _API_KEY_BEFORE.search(text[max(0, i - 48) : i]):
+            m = _BARE_HOST_RE.match(text, i + 3)
+            if m:
+                yield m.span()
+        i = text.find("://", i + 3)
+
+
+TRANSCRIPT_RULES: tuple[Rule, ...] = (
+    Rule("home-path", _home_spans),
+    # a URL on a private network (RFC 1918, carrier-grade NAT, private DNS names)
+    _regex_rule(
+        "private-address",
+        r"://(?<=[A-Za-z0-9+.\-]://)(?:[^\s/@\"'<>]*+@)?(?P<s>(?P<host>[A-Za-z0-9.\-]++)(?::\d++)?)",
+        keep=_private_host,
+    ),
+    Rule("private-address", _api_base_spans),
+)
+_TRANSCRIPT_TRIGGERS = ("/home/", "/Users/", "\\Users\\", "://")
+
+
+def may_hold_transcript_secret(text: str) -> bool:
+    """:func:`may_hold_secret`, or a trigger of :data:`TRANSCRIPT_RULES`."""
+    return may_hold_secret(text) or any(t in text for t in _TRANSCRIPT_TRIGGERS)
+
+
+def literal_rule(kind: str, values: tuple[str, ...]) -> Rule:
+    """Every occurrence of one of ``values`` (a trial's own secrets, known by their names in
+    its config or in the build's environment), whatever it looks like."""
+    ac = AhoCorasick(list(values))
+
+    def spans(text: str) -> Iterator[tuple[int, int]]:
+        try:
+            found = ac.find_matches_as_indexes(text, overlapping=True)
+        except UnicodeEncodeError:  # a lone surrogate: one value at a time
+            found = [
+                (i, m.start(), m.end())
+                for i, v in enumerate(values)
+                for m in re.finditer(re.escape(v), text)
+            ]
+        for _, start, end in found:
+            yield start, end
+
+    return Rule(kind, spans)
 
 
 def user_rule(n: int, pattern: str) -> Rule:

@@ -43,18 +43,23 @@ _ENTITY_RE = re.compile(r"&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});?
 # What Redactor.name puts where a secret was in a path or name (a URL must stay stable, so
 # a hash of the secret instead of MASK): as hidden as MASK.
 _NAME_MASK_RE = re.compile(r"redacted-[0-9a-f]{6}(?![0-9A-Za-z])")
+# A transcript's mask names the kind of what it hides: ``[REDACTED:hf-token]``.
+_KIND_MASK_RE = re.compile(r"\[REDACTED:[a-z0-9.:\-]{1,40}\]")
 
 
 def is_masked(value: str) -> bool:
     """Whether ``value`` holds nothing but masks (and quotes, brackets, escapes): already hidden.
 
-    A mask is :data:`MASK` or a name's ``redacted-3f2a9c`` (:data:`_NAME_MASK_RE`).
+    A mask is :data:`MASK`, a transcript's ``[REDACTED:kind]`` or a name's ``redacted-3f2a9c``
+    (:data:`_NAME_MASK_RE`).
 
     ``["[REDACTED]", "[REDACTED]"]``, ``[REDACTED]\\n`` (a mask followed by a JSON
     escape), ``[REDACTED]&quot;`` (an HTML entity) or ``[REDACTED]</code>`` is clean, so
     redacted text, and the JSON and HTML made from it, scan clean.
     """
     rest = _TAG_RE.sub(" ", _ENTITY_RE.sub(" ", _ESCAPES_RE.sub(" ", value))).replace(MASK, "")
+    if "[REDACTED:" in rest:
+        rest = _KIND_MASK_RE.sub(" ", rest)
     return not _ALNUM_RE.search(_NAME_MASK_RE.sub(" ", rest))
 
 

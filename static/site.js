@@ -183,8 +183,9 @@
   /* -- tasks table (job and run pages) --------------------------------------------------- */
   var CATEGORY = { learned: "Learned", forgotten: "Forgotten", always: "Always solved", never: "Never solved", mixed: "Mixed" };
 
-  /* A row as templates/_tasks.html writes it (a browser test compares the two cell by cell). */
-  function taskRow(r) {
+  /* A row as templates/_tasks.html writes it (a browser test compares the two cell by cell);
+     tx: by task, the href of its sampled transcript (the page's task-transcripts data). */
+  function taskRow(r, tx) {
     var tr = document.createElement("tr");
     tr.id = "task-" + r.slug;
     tr.setAttribute("data-cat", r.category);
@@ -204,6 +205,14 @@
       if (c[2]) td.appendChild(el("small", "dim", c[2]));
       tr.appendChild(td);
     });
+    var link = tx && Object.prototype.hasOwnProperty.call(tx, r.name) ? tx[r.name] : null;
+    var td = el("td", "l", link ? null : "–");
+    if (link) {
+      var a = el("a", "tx", "view");
+      a.href = link;
+      td.appendChild(a);
+    }
+    tr.appendChild(td);
     return tr;
   }
 
@@ -240,6 +249,7 @@
     var cat = document.getElementById("task-category");
     var count = document.getElementById("task-count");
     var btn = document.getElementById("task-load");
+    var tx = readJSON("task-transcripts");
     var apply = function () {
       var q = filter.value.trim().toLowerCase(), c = cat.value, shown = 0, rows = body.rows;
       for (var i = 0; i < rows.length; i++) {
@@ -260,7 +270,7 @@
       loadTasks(btn, function (rows) {
         if (!rows) { btn.textContent = "Could not load the full table"; return; }
         var frag = document.createDocumentFragment();
-        rows.forEach(function (r) { frag.appendChild(taskRow(r)); });
+        rows.forEach(function (r) { frag.appendChild(taskRow(r, tx)); });
         body.innerHTML = "";
         body.appendChild(frag);
         btn.hidden = true;
@@ -664,7 +674,8 @@
     }
     var names = {}, status = data.map(function (d) {
       var m = {};
-      d.tasks.forEach(function (t, i) { m[t] = [d.successes[i], d.trials[i]]; names[t] = 1; });
+      // (each pick's sampled transcript of a task, when it has one: its site path)
+      d.tasks.forEach(function (t, i) { m[t] = [d.successes[i], d.trials[i], d.transcripts ? d.transcripts[i] : null]; names[t] = 1; });
       return m;
     });
     // Only tasks every pick ran are compared: a task one pick never ran is no task it failed.
@@ -699,7 +710,13 @@
       cell(tr, t, "l mono");
       status.forEach(function (m) {
         var v = m[t];
-        cell(tr, (v[0] > 0 ? "✓ " : "✗ ") + v[0] + "/" + v[1], v[0] > 0 ? "yes" : "no");
+        var td = cell(tr, (v[0] > 0 ? "✓ " : "✗ ") + v[0] + "/" + v[1], v[0] > 0 ? "yes" : "no");
+        if (v[2]) {
+          var a = el("a", "tx", "transcript");
+          a.href = "../" + v[2];
+          td.appendChild(document.createTextNode(" "));
+          td.appendChild(a);
+        }
       });
       body.appendChild(tr);
     });

@@ -72,3 +72,46 @@ def test_executor_is_checked_before_the_build(tmp_path: Path, monkeypatch):
     )
     with pytest.raises(ConfigError, match=r"needs Ray: pip install 'sitegen\[ray\]'"):
         load_options(None, archive=tmp_path, executor="ray")
+
+
+def test_transcripts_and_the_site_budget_from_the_config_and_the_flags(tmp_path: Path):
+    cfg = tmp_path / "sitegen.toml"
+    cfg.write_text('transcripts = 12\nsite_budget = "1.5 GB"\n')
+    opts = load_options(cfg, archive=tmp_path)
+    assert (opts.transcripts, opts.site_budget, opts.transcripts_wanted()) == (
+        12,
+        1_500_000_000,
+        12,
+    )
+    opts = load_options(cfg, archive=tmp_path, transcripts=0, site_budget="800 MB")
+    assert (opts.transcripts, opts.site_budget) == (0, 800_000_000)  # 0 is a value: none
+    assert load_options(None, archive=tmp_path, site_budget=5_000_000).site_budget == 5_000_000
+
+
+def test_a_build_for_publishing_leaves_transcripts_out_unless_the_config_says(tmp_path: Path):
+    url = "https://o.github.io/r/"
+    assert load_options(None, archive=tmp_path).transcripts_wanted() == 48
+    assert load_options(None, archive=tmp_path, base_url=url).transcripts_wanted() == 0
+    assert load_options(None, archive=tmp_path, publishing=True).transcripts_wanted() == 0
+    cfg = tmp_path / "sitegen.toml"
+    cfg.write_text("publish_transcripts = true\ntranscripts = 5\n")
+    assert load_options(cfg, archive=tmp_path, base_url=url).transcripts_wanted() == 5
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("transcripts = -1", "transcripts must be a whole number from 0"),
+        ('transcripts = "all"', "transcripts must be a whole number from 0"),
+        ("transcripts = true", "transcripts must be a whole number from 0"),
+        ('publish_transcripts = "yes"', "publish_transcripts must be true or false"),
+        ('site_budget = "a lot"', "site_budget must be a size of at least 1 MB"),
+        ("site_budget = 1000", "site_budget must be a size of at least 1 MB"),
+        ('site_budget = "2 TBs"', "site_budget must be a size of at least 1 MB"),
+    ],
+)
+def test_bad_transcript_and_budget_values_are_refused(tmp_path: Path, text, message):
+    cfg = tmp_path / "sitegen.toml"
+    cfg.write_text(text + "\n")
+    with pytest.raises(ConfigError, match=message):
+        load_options(cfg, archive=tmp_path)

@@ -1,5 +1,6 @@
 """The redactor: every shape from issue 10 is found and hidden whole; look-alikes stay."""
 
+import base64
 import pickle
 import re
 
@@ -259,6 +260,14 @@ def test_an_aws_secret_key_after_its_key_id_is_hidden_too():
     ):
         assert [f.kind for f in r.findings(text)] == ["aws-access-key-id", "aws-secret-key"]
         assert "QWERTY" not in r.text(text) and "XUtnFEMI" not in r.text(text)
+    for text in (  # the secret first
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY,AKIAQWERTYUIOPASDFGH",
+        '["wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12", "AKIAQWERTYUIOPASDFGH"]',
+        "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12\\nASIAQWERTYUIOPASDFGH",
+    ):
+        assert sorted(f.kind for f in r.findings(text)) == ["aws-access-key-id", "aws-secret-key"]
+        assert "QWERTY" not in r.text(text) and "XUtnFEMI" not in r.text(text)
+    assert r.text("see the docs at AKIAQWERTYUIOPASDFGH") == f"see the docs at {MASK}"
     # a key id followed by words, or a lower-case word, hides only the id
     assert r.text("AKIAQWERTYUIOPASDFGH is rotated monthly") == f"{MASK} is rotated monthly"
 
@@ -472,7 +481,9 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "set a ", "-u a", "login a ", "eyJ", "hf_", "sk-", "-----BEGIN PRIVATE KEY-----",
         "password: \\\n", "<a ", "redacted-", "--a.a ", "--a.", "set -x ", "set -x a ", "ENV a ",
         " login -u a ", " login a ", "password ", "password a\n", "('WANDB_API_KEY', '", "('a', 'b",
-        "a(key=", "a(", "a b: ", "api key: ", "**a**: ", "`a`: ", "Invalid a b: ", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": "]
+        "a(key=", "a(", "a b: ", "api key: ", "**a**: ", "`a`: ", "Invalid a b: ", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": ",
+        "/home/a", "://10.0.0.", "://a.b.internal", "api_base: http://a", "eC1hY2Nlc3MtdG9rZW46",
+        "[REDACTED:a]"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""
@@ -480,6 +491,7 @@ each = n // len(RUNS)
 text = "".join((run * (each // len(run) + 1))[:each] for run in RUNS)
 r = Redactor()
 shown = r.text(text)  # the build's redaction
+Redactor(transcripts=True, literals=(("trial-secret", "a.a.a.a.a"),)).masked(text)  # a transcript's
 (folder / "page.html").write_text(text)
 leaks = scan_file(folder, "page.html", r, ())[1]  # the publish gate's scan
 return [len(shown), len(leaks)]
@@ -496,3 +508,85 @@ def test_text_is_made_valid_unicode_on_the_way_through():
     assert valid_unicode("plain é") == "plain é"
     assert not r.leaves_alone(["ok", "x\udfff"])
     assert r.value(None, {"k\ud800": ["\udc80"]}) == {"k\ufffd": ["\ufffd"]}
+
+
+# -- transcripts: what a terminal shows of where the agent ran, masks that name their kind ----
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        ("api_base: http://10.0.3.17:8000/v1", "10.0.3.17:8000", "private-address"),
+        ('"base_url": "http://172.20.1.5/v1"', "172.20.1.5", "private-address"),
+        ("OPENAI_BASE_URL=http://192.168.1.20:8000/v1", "192.168.1.20:8000", "private-address"),
+        ("curl http://100.64.3.2:9000/health", "100.64.3.2:9000", "private-address"),
+        (
+            "http://gpu-7.cluster.internal:8000/v1/models",
+            "gpu-7.cluster.internal:8000",
+            "private-address",
+        ),
+        ("--api-base http://vllm.svc/v1", "vllm.svc", "private-address"),
+        ("api_base=http://gpu-node-12:8000/v1", "gpu-node-12:8000", "private-address"),
+        ("cd /home/alice/projects && ls", "alice", "home-path"),
+        ("open /Users/bob.smith/work/x.py", "bob.smith", "home-path"),
+        ("C:\\Users\\carol\\AppData", "carol", "home-path"),
+    ],
+)
+def test_a_transcript_hides_where_the_agent_ran(text, secret, kind):
+    out, kinds = Redactor(transcripts=True).masked(text)
+    assert secret not in out and f"[REDACTED:{kind}]" in out and kinds == [kind]
+    assert Redactor().text(text) == text  # logs and configs keep them (a checkpoint path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "curl http://localhost:8000/v1",
+        "http://127.0.0.1:5000/",
+        "http://example.com:8080/x",
+        "http://10.0.0.1.example.com/x",
+        "ls /home/ubuntu/app /home/user /Users/shared",
+        "version 10.0.3.17 of the parser",  # no URL
+        "base_url: https://api.openai.com/v1",
+    ],
+)
+def test_a_transcript_keeps_public_and_generic_places(text):
+    assert Redactor(transcripts=True).masked(text) == (text, [])
+
+
+def test_a_base64_git_access_token_is_hidden_anywhere():
+    token = base64.b64encode(b"x-access-token:ghs_" + b"A1b2" * 9).decode()
+    for text in (f"echo {token}", f"AUTHORIZATION: basic {token}", f'"{token}"'):
+        out = Redactor().text(text)
+        assert token not in out and token[:28] not in out
+
+
+def test_literal_values_are_hidden_wherever_they_appear():
+    r = Redactor(
+        transcripts=True,
+        literals=(("trial-secret", "Hq9wZ3xK7mP2vR8t"), ("build-secret", "plainvalue99")),
+    )
+    out, kinds = r.masked("echo Hq9wZ3xK7mP2vR8t; x=plainvalue99y")
+    assert out == "echo [REDACTED:trial-secret]; x=[REDACTED:build-secret]y"
+    assert kinds == ["trial-secret", "build-secret"]
+    assert pickle.loads(pickle.dumps(r)) == r
+
+
+def test_kind_masks_scan_clean():
+    """A transcript's masks name their kind: what they leave is clean to the rules and the gate."""
+    r = Redactor(transcripts=True)
+    text = (
+        "HF_TOKEN=hf_" + "A1b2C3d4" * 4 + "\napi_key: sk-proj-" + "Z9y8X7w6" * 4 + "\n"
+        "origin https://jdoe:ghp_" + "Q1w2E3r4" * 5 + "@github.com/a/b.git\ncd /home/jdoe/x\n"
+    )
+    out, kinds = r.masked(text)
+    assert len(kinds) >= 4 and all(f"[REDACTED:{k}]" in out for k in kinds)
+    assert list(r.findings(out)) == [] and list(Redactor().findings(out)) == []
+
+
+def test_the_builds_secrets_are_its_secret_named_variables():
+    from sitegen.redact import build_secrets, secrets_token
+
+    env = {"HF_TOKEN": "hf_x1234567", "PWD": "/home/someone/x", "API_KEY": "short", "PATH": "/bin"}
+    assert build_secrets(env) == {"HF_TOKEN": "hf_x1234567"}
+    assert secrets_token({"A": "1"}) != secrets_token({"A": "2"}) == secrets_token({"A": "2"})

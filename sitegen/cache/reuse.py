@@ -49,7 +49,7 @@ class PageReuse:
         self.kept: dict[str, RunRecord] = {}  # runs taken whole from the last build
         opts = sources.opts
         self._base = hashlib.sha1(sources.assets.encode())
-        self._base.update(repr((opts.title, opts.base_url)).encode())
+        self._base.update(repr((opts.title, opts.base_url, opts.transcripts_wanted())).encode())
         self._inputs = self._base.copy()
         self._inputs.update(repr(sources.disc.warnings).encode())
 

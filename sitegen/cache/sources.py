@@ -141,6 +141,7 @@ class Sources:
         h.update(
             repr(
                 (__version__, opts.title, opts.base_url, opts.redact_patterns, self.assets)
+                + (opts.transcripts_wanted(), opts.site_budget)
             ).encode()
         )
         h.update(repr((disc.jobs, disc.trials_dirs, disc.skipped, disc.warnings)).encode())

@@ -90,7 +90,10 @@ if TYPE_CHECKING:
 DELTA_SHARE = 8
 DELTA_MIN = 64
 
-_KINDS = ("log", "logstate", "logsum", "trials", "trialsadd", "trialset", "trialsum", "notes")
+_KINDS = (
+    *("log", "logstate", "logsum", "trials", "trialsadd", "trialset", "trialsum", "notes"),
+    "transcripts",
+)
 
 
 @functools.cache
@@ -586,6 +589,23 @@ class BuildState:
             self._code = code_signature()
         key = f"{self._code}\n{version}\n{md}"
         return hashlib.sha1(key.encode("utf-8", "surrogateescape")).hexdigest()
+
+    # -- transcripts -----------------------------------------------------------------------------
+    def transcript_stamps(self, secrets: str) -> dict[str, str]:
+        """What the last build made each transcript data file from (by file), when it hid the
+        same build secrets (``secrets``: their hash); else none: every one is made again."""
+        body = self._load("transcripts", "stamps")
+        if not isinstance(body, dict) or body.get("secrets") != secrets:
+            return {}
+        stamps = body.get("stamps")
+        if not isinstance(stamps, dict):
+            return {}
+        return {k: v for k, v in stamps.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def keep_transcript_stamps(self, secrets: str, stamps: dict[str, str]) -> None:
+        """Record what this build's transcript data files were made from (kept here, beside
+        the site: the files hold their content alone)."""
+        self._save("transcripts", "stamps", {"secrets": secrets, "stamps": stamps})
 
     # -- the site --------------------------------------------------------------------------------
     def site_is_current(self, sources: Sources, out: Path) -> bool:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from sitegen.assemble.runs import warnings_by_job
 from sitegen.frozen import frozen
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sitegen.errors import BuildWarning
+    from sitegen.insights.sampling import TranscriptsSection
+    from sitegen.insights.sections import Insights
     from sitegen.insights.tasks import TaskAnalysis
     from sitegen.options import BuildOptions
     from sitegen.pages.kept import JobEntry, RunEntry, RunRecord
@@ -57,10 +59,14 @@ if TYPE_CHECKING:
         ],
         dict[str, Any],
     ]
-    # A run analysed: its job pages with their task tables, its page and task table, and
-    # with make_files its pages' files.
+    # A run analysed: its job pages with their task tables, its page and task table, with
+    # make_files its pages' files, and its sampled transcripts' data.
     Analysed = tuple[
-        list[tuple[JobPage, TaskAnalysis | None]], RunPage, TaskAnalysis | None, dict[str, Any]
+        list[tuple[JobPage, TaskAnalysis | None]],
+        RunPage,
+        TaskAnalysis | None,
+        dict[str, Any],
+        list[Any],
     ]
 
 
@@ -77,6 +83,24 @@ class Notes:
         return self.texts.get(job.notes) if job.notes else None
 
 
+class Sampler(Protocol):
+    """What picks a page's trials and makes their transcripts' data
+    (``present.transcripts.TranscriptMaker``; its data, ``Made``, is the build's to publish)."""
+
+    wanted: int
+
+    def section(
+        self, trials: TrialSet | None, ins: Insights, page_url: str, group: str
+    ) -> TranscriptsSection | None: ...
+
+    def make(self, section: TranscriptsSection, group: str) -> Any: ...
+
+
+# What reading, redacting and encoding one sampled transcript costs, in the units of the
+# split below (docs/benchmarks.md, "Transcripts").
+TRANSCRIPT_COST = 180
+
+
 @dataclass
 class SitePages:
     """The page objects of one build, and the runs analysed now (what the next build keeps)."""
@@ -88,6 +112,7 @@ class SitePages:
     task_tables: dict[str, TaskAnalysis]  # by page url: the full per-task tables (insights)
     made: list[tuple[str | None, RunPage, list[JobPage]]]  # runs analysed now, with their keys
     premade: dict[str, Any] = field(default_factory=dict)  # by page url: make_files' results
+    transcripts: list[Any] = field(default_factory=list)  # the runs analysed now: their data
 
 
 def site_pages(
@@ -100,6 +125,7 @@ def site_pages(
     kept: dict[str, tuple[str | None, RunRecord | None]],
     notes: Notes | None = None,
     make_files: MakeFiles | None = None,
+    transcripts: Sampler | None = None,
 ) -> SitePages:
     """The page objects: each job's and run's, the index and the comparison page, and by page
     url the full per-task tables the insights made (written beside their pages).
@@ -109,7 +135,9 @@ def site_pages(
     record. With ``make_files``, each analysed run's page files are made right after its
     analysis, in the same process (``SitePages.premade``): analysis and rendering then
     share one split between the cores instead of each waiting for its slowest process.
-    ``notes``: the jobs' notes, as read and, for those files, as HTML."""
+    ``notes``: the jobs' notes, as read and, for those files, as HTML. With ``transcripts``,
+    each page with trials of its own samples some and their data is made with the analysis
+    (``SitePages.transcripts``)."""
     from sitegen.insights.sections import job_insights, run_insights
     from sitegen.pages.forkmap import fork_map
     from sitegen.pages.make import compare_item, compare_page_of, index_page, job_page, run_page
@@ -126,23 +154,52 @@ def site_pages(
     task_tables = {}
     made = []
     premade: dict[str, Any] = {}
+    site_transcripts: list[Any] = []
 
     def analyse(run: Run) -> Analysed:
         """A run's and its jobs' pages and task tables, and with ``make_files`` their files
         (pure: may run in a forked child)."""
         chain = []
+        made_t: list[Any] = []
+        sections = {}  # by trial set: a run of its job's trials shows that job's
         for job in run.jobs:
             ins = job_insights(job)
-            chain.append((job_page(job, own[job.id], redactor, texts[job.id], ins), ins.tasks))
+            page = job_page(job, own[job.id], redactor, texts[job.id], ins)
+            if transcripts is not None and job.trials is not None:
+                sec = transcripts.section(job.trials, ins, page.url, job.source.group)
+                got = transcripts.make(sec, job.source.group) if sec is not None else None
+                if sec is not None:
+                    page = replace(page, transcripts=sec)
+                if got is not None:
+                    made_t.append(got)
+                sections[id(job.trials)] = sec
+            chain.append((page, ins.tasks))
         ins = run_insights(run)
         rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins, chain[0][0] if chain else None)
+        if transcripts is not None and run.trials is not None:
+            if id(run.trials) in sections:
+                sec = sections[id(run.trials)]
+            else:
+                group = run.jobs[0].source.group
+                sec = transcripts.section(run.trials, ins, rp.url, group)
+                got = transcripts.make(sec, group) if sec is not None else None
+                if got is not None:
+                    made_t.append(got)
+            if sec is not None:
+                rp = replace(rp, transcripts=sec)
         if make_files is None:
-            return chain, rp, ins.tasks, {}
+            return chain, rp, ins.tasks, {}, made_t
         tables = {p.url: t for p, t in chain if t}
         if ins.tasks:
             tables[rp.url] = ins.tasks
         own_trials = [(p, job.trials) for (p, _), job in zip(chain, run.jobs, strict=True)]
-        return chain, rp, ins.tasks, make_files(rp, own_trials, run.trials, tables, prepared)
+        return (
+            chain,
+            rp,
+            ins.tasks,
+            make_files(rp, own_trials, run.trials, tables, prepared),
+            made_t,
+        )
 
     todo = [run for run in runs if kept[run.id][1] is None]
     # Runs are analysed independently: their shares in forked children (pages/forkmap.py),
@@ -159,8 +216,13 @@ def site_pages(
     notes = notes or Notes({})
     texts = {job.id: notes.of(job.source) for run in todo for job in run.jobs}
     prepared = Prepared({id(ts): TableSlot(i) for i, ts in enumerate(tabled)}, notes.html)
+    picks = transcripts.wanted if transcripts is not None else 0
     cost = [
-        (200 + 0.85 * len(r.trials.results) if r.trials else 0)
+        (
+            200 + 0.85 * len(r.trials.results) + TRANSCRIPT_COST * min(picks, len(r.trials.results))
+            if r.trials
+            else 0
+        )
         + 8 * len(r.blocks) * (1 + len(r.jobs))
         for r in todo
     ] + [0.35 * len(ts.results) for ts in tabled]
@@ -183,7 +245,8 @@ def site_pages(
             run_rows.append(record.run.row)
             run_items.append((record.run.compare, record.run.config))
             continue
-        chain, rp, run_tasks, files = next(analysed)
+        chain, rp, run_tasks, files, made_t = next(analysed)
+        site_transcripts += made_t
         premade.update(
             {url: (args, resolve(made, tables_made)) for url, (args, made) in files.items()}
         )
@@ -208,5 +271,12 @@ def site_pages(
     )
     compare = compare_page_of(run_items + [job_items[j.id] for j in jobs])
     return SitePages(
-        index, run_pages, [job_pages[j.id] for j in jobs], compare, task_tables, made, premade
+        index,
+        run_pages,
+        [job_pages[j.id] for j in jobs],
+        compare,
+        task_tables,
+        made,
+        premade,
+        site_transcripts,
     )

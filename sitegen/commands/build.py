@@ -18,10 +18,10 @@ import gc
 import os
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sitegen import SYNTH_TRUTH, __version__, collect_less
 from sitegen.assemble.runs import assemble, warnings_by_job
@@ -35,7 +35,8 @@ from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, Job, ParsedLog, Run, TrialSet
 from sitegen.options import BuildOptions, check_output
 from sitegen.progress import archive_counts, counted
-from sitegen.redact import SECRETS_HIDDEN, Redactor, SecretTally
+from sitegen.redact import SECRETS_HIDDEN, Redactor, SecretTally, build_secrets, secrets_token
+from sitegen.write import budget as site_budget
 from sitegen.write import weight
 from sitegen.write.lock import OutputLock
 from sitegen.write.site import SitePaths, SiteWriter, disk_full_is_an_error
@@ -43,6 +44,7 @@ from sitegen.write.site import SitePaths, SiteWriter, disk_full_is_an_error
 if TYPE_CHECKING:
     from sitegen.pages.kept import RunRecord
     from sitegen.present.html import Renderer
+    from sitegen.present.transcripts import TranscriptMaker
 
 # The parse, page and render stages are imported by the helpers that run them: a build that
 # finds nothing changed (the common case under `serve` and in CI) imports none of them,
@@ -97,6 +99,7 @@ class BuildReport:
     cache_warnings: list[str] = field(default_factory=list)  # told on stderr, not published
     # the last build's warnings: printed then, summed up in one line now (warning_lines)
     reported_before: frozenset[BuildWarning] = frozenset()
+    left_out: str | None = None  # the jobs whose bulk data the site budget left out (summary)
     synthetic: bool = False  # the archive holds SYNTH_TRUTH: its damage is planted on purpose
     stage_s: dict[str, float] = field(default_factory=dict)
     parse: ParseStats | None = None  # None when nothing was parsed (nothing changed)
@@ -188,7 +191,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         report.reported_before = cache.reported_before()
         report.synthetic = _synthetic(opts)
         now = _now(opts)  # one clock for the whole build: what "running" is judged against
-        sources = Sources.take(opts, disc, assets_signature(), now)  # stats only, before any parse
+        sources = Sources.take(opts, disc, _assets(opts), now)  # stats only, before any parse
         report.unchanged = cache.site_is_current(sources, site.out)
         report.stage("check")
         if report.unchanged:
@@ -202,12 +205,15 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         _count(report, parsed, jobs, runs)
         notes = _read_notes(opts, disc)
         report.warnings.extend(_notes_secrets(opts, notes))
-        kept = _keep(jobs, runs, report, reuse)
+        # what bulk data fits (write/budget.py)
+        budget = site_budget.SiteBudget(opts, jobs, runs, cache.files, site.out)
+        kept = _keep(jobs, runs, report, reuse, budget)
         made = [run for run in runs if kept[run.id][1] is None]
         if cache.complete(parsed.logs, parsed.trials, made, disc):  # (summaries made whole)
             jobs, runs = assemble(disc, parsed.logs, parsed.trials, now)
         renderer = _renderer(opts, writer, reuse)
         notes_html = _notes_html(opts, runs, kept, notes, cache)
+        maker = _transcripts(opts, disc, cache, site, budget.left_out)
         # (each analysed run's page files are made with its analysis: Renderer.premake)
         pages = site_pages(
             opts,
@@ -219,12 +225,24 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
             kept,
             Notes(notes, notes_html),
             renderer.premake,
+            maker,
         )
+        budget.mark(pages)
+        if maker is not None:
+            report.warnings.extend(maker.publish(pages.transcripts, writer))
+            report.warnings.extend(maker.finish(pages.transcripts, writer))
         report.stage("analyse")
         report.cache_warnings.extend(cache.warnings)  # every cache file read by now
         _render(renderer, writer, reuse, pages, report)
+        shared = maker.shared_of if maker is not None else {}
+        if budget.fit(writer, kept, shared):  # still over: the oldest jobs made now, made again
+            budget.mark(pages)
+            _render(_renderer(opts, writer, reuse), writer, reuse, pages, report)
+        report.left_out = budget.summary()
+        pages.made = budget.rekey(pages.made)
         report.stage("render")
         files = writer.publish()
+        _keep_stamps(cache, maker, pages.transcripts, files)
         report.files, report.bytes = writer.files, writer.bytes
         _warn_if_too_big(report, writer)
         cache.keep_run_records(reuse.records_for_next(pages.made))
@@ -371,7 +389,7 @@ def inputs_changed(opts: BuildOptions, disc: Discovery, last: LastBuild | None) 
     """None when every input of ``disc`` is as the build that left ``last`` saw it (from
     stats alone, as a build decides before it parses anything: ``serve``'s watcher asks
     this); otherwise a token of the inputs as they are, which changes with any change."""
-    return Sources.take(opts, disc, assets_signature(), _now(opts)).changed_since(last)
+    return Sources.take(opts, disc, _assets(opts), _now(opts)).changed_since(last)
 
 
 def _count(report: BuildReport, parsed: Parsed, jobs: list[Job], runs: list[Run]) -> None:
@@ -412,14 +430,20 @@ def _notes_secrets(opts: BuildOptions, notes: dict[str, str]) -> list[BuildWarni
 
 
 def _keep(
-    jobs: list[Job], runs: list[Run], report: BuildReport, reuse: PageReuse
+    jobs: list[Job],
+    runs: list[Run],
+    report: BuildReport,
+    reuse: PageReuse,
+    budget: site_budget.SiteBudget,
 ) -> dict[str, tuple[str | None, RunRecord | None]]:
     """Each run's key, and its record when it is kept whole
-    (:meth:`~sitegen.cache.reuse.PageReuse.reuse`)."""
+    (:meth:`~sitegen.cache.reuse.PageReuse.reuse`); the key holds which of its pages the
+    site budget leaves bulk data out of."""
     own = warnings_by_job(jobs, report.warnings)
     out = {}
     for run in runs:
         key = reuse.key(run, own)
+        key = budget.key(key, run)
         out[run.id] = (key, reuse.reuse(run, key))
     return out
 
@@ -452,6 +476,55 @@ def _notes_html(
             elif md not in html:
                 html[md] = sanitized(cache.notes_html(md, markdown_html, version))
     return html
+
+
+def _assets(opts: BuildOptions) -> str:
+    """What every page is made with besides the inputs: the package's code and templates, and
+    for a build that writes transcripts, its environment's secrets (hidden in them: a change
+    makes them again), by a hash that stays in the cache."""
+    if opts.transcripts_wanted() <= 0:
+        return assets_signature()
+    return assets_signature() + ":" + secrets_token(build_secrets(os.environ))
+
+
+def _transcripts(
+    opts: BuildOptions,
+    disc: Discovery,
+    cache: BuildState,
+    site: SitePaths,
+    left_out: set[str],
+) -> TranscriptMaker | None:
+    """What samples and makes the transcripts of this build; None when it writes none. The
+    data files of the last build are kept only if it hid the same build secrets."""
+    if opts.transcripts_wanted() <= 0:
+        return None
+    from sitegen.present.transcripts import TranscriptMaker
+
+    secrets = build_secrets(os.environ)
+    return TranscriptMaker(
+        opts.archive,
+        disc,
+        opts.transcripts_wanted(),
+        Redactor(opts.redact_patterns),
+        cache.files,
+        cache.transcript_stamps(secrets_token(secrets)),
+        site.out,
+        assets_signature(),
+        secrets,
+        left_out,
+    )
+
+
+def _keep_stamps(
+    cache: BuildState, maker: TranscriptMaker | None, made: list[Any], files: Mapping[str, Any]
+) -> None:
+    """Keep what each transcript data file of the site was made from: those made or checked
+    now (``made``), and those of runs kept whole, as the last build recorded them."""
+    if maker is None:
+        return
+    stamps = {**maker.stamps, **{r: st for m in made for r, st in m.stamps.items()}}
+    kept = {rel: st for rel, st in sorted(stamps.items()) if rel in files}
+    cache.keep_transcript_stamps(secrets_token(maker.secrets), kept)
 
 
 def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Renderer:
@@ -576,7 +649,8 @@ def closing_lines(report: BuildReport, opts: BuildOptions) -> list[str]:
     """What was built (or that nothing changed), what was read, and where the site is."""
     index = opts.out / "index.html"
     where = f"site left as it was: {index}" if report.unchanged else f"site written to {index}"
-    return [report.headline(), report.inputs(), where]
+    budget = [report.left_out] if report.left_out else []
+    return [report.headline(), report.inputs(), *budget, where]
 
 
 __all__ = ["BuildOptions", "BuildReport", "LastBuild", "build", "inputs_changed", "__version__"]

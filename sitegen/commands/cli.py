@@ -159,10 +159,27 @@ def _site_options(p: argparse.ArgumentParser) -> None:
         help="with --executor ray: the cluster's address (default: start a local Ray)",
     )
     p.add_argument(
+        "--transcripts",
+        type=int,
+        default=None,
+        metavar="N",
+        help="trial transcripts sampled per job (default: 48; 0: none). A build for "
+        "publishing (--base-url, gh-deploy) writes none unless the config says "
+        "publish_transcripts = true",
+    )
+    p.add_argument(
+        "--site-budget",
+        default=None,
+        metavar="SIZE",
+        help="the most the whole site may take, e.g. '800 MB' (default: 1 GB, GitHub Pages' "
+        "limit): bulk data (trial and task tables, transcripts) goes in newest job first",
+    )
+    p.add_argument(
         "--config",
         type=Path,
         default=None,
-        help="sitegen.toml with title, base_url, workers, redact_patterns, publish_allow "
+        help="sitegen.toml with title, base_url, workers, redact_patterns, publish_allow, "
+        "transcripts, publish_transcripts, site_budget "
         "(default: sitegen.toml in the current folder, if there is one)",
     )
     p.add_argument(
@@ -185,6 +202,8 @@ def _options(args: argparse.Namespace):
         ray_address=args.ray_address,
         strict=getattr(args, "strict", False),
         clean=args.clean,
+        transcripts=args.transcripts,
+        site_budget=args.site_budget,
     )
     _say_config(config, found)
     return opts

@@ -176,7 +176,7 @@ def gh_deploy(
         else "base URL: none (no github.com remote and no CNAME; give --base-url for the "
         "sitemap and social links)"
     )
-    opts = replace(opts, base_url=base_url)
+    opts = replace(opts, base_url=base_url, publishing=True)
     report = build(opts, progress=progress)
     for line in warning_lines(report, opts, verbose, _WARNINGS_SHOWN):
         say(line)

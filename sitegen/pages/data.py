@@ -54,11 +54,11 @@ def _analysis_types() -> dict[str, type]:
     Pages name them in hints only (``if TYPE_CHECKING`` imports), so reading such a page
     back from JSON looks them up here, once.
     """
-    from sitegen.insights import rollouts, tasks
+    from sitegen.insights import rollouts, sampling, tasks
 
     return {
         name: obj
-        for mod in (tasks, rollouts)
+        for mod in (tasks, rollouts, sampling)
         for name, obj in vars(mod).items()
         if isinstance(obj, type) and obj.__module__ == mod.__name__
     }

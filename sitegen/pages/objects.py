@@ -39,6 +39,7 @@ from sitegen.pages.sections import (
 
 if TYPE_CHECKING:  # read back by pagedata._hints; imported where trials are analysed
     from sitegen.insights.rollouts import RolloutAnalysis
+    from sitegen.insights.sampling import TranscriptsSection
 
 JOB_SCHEMA = "sitegen/job@1"
 RUN_SCHEMA = "sitegen/run@1"
@@ -116,6 +117,11 @@ class JobPage(JobRow):
     tasks: TasksSection | None  # insights.sections.tasks_section (the job's own trials)
     rollouts: RolloutAnalysis | None  # insights.rollouts.analyse_rollouts
     learning: LearningSection | None  # insights.learning.learning_section
+    # sampled trial transcripts: present.transcripts.TranscriptMaker.section (insights.sampling)
+    transcripts: TranscriptsSection | None = None
+    # why the page's bulk data (trial and task tables, transcripts) is not in the site:
+    # write/budget.py (SiteBudget.mark), or None
+    left_out: str | None = None
 
     def saved_checkpoints(self) -> list[SavedCheckpoint]:
         """The checkpoints the log says it saved, the final save marked."""
@@ -206,6 +212,8 @@ class RunPage(PageData):
     tasks: TasksSection | None  # insights.sections.tasks_section (the run's trials)
     rollouts: RolloutAnalysis | None  # insights.rollouts.analyse_rollouts
     learning: LearningSection | None  # insights.learning.learning_section
+    transcripts: TranscriptsSection | None = None  # as JobPage's (its job's, for a run of one)
+    left_out: str | None = None  # as JobPage's
 
     def row(self) -> RunRow:
         return RunRow(**{f.name: getattr(self, f.name) for f in fields(RunRow)})

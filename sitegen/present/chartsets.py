@@ -26,6 +26,7 @@ from sitegen.pages.sections import Series, Stats, TimerNode, Timing, TrialSummar
 from sitegen.present import charts
 from sitegen.present.insight_charts import insight_charts
 from sitegen.present.learning_charts import reward_chart, success_chart
+from sitegen.present.transcripts import heatmap_links
 
 Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing to draw)
 
@@ -95,7 +96,7 @@ def job_charts(page: JobPage, steps: Charts | None = None) -> Charts:
     out["batch_errors"] = charts.stacked_bars(rows, "step", "errors", step_width=1, count=True)
     if page.trials:
         out.update(trial_charts(page.trials))
-    out.update(insight_charts(page.tasks, page.rollouts))
+    out.update(insight_charts(page.tasks, page.rollouts, heatmap_links(page)))
     return out
 
 
@@ -317,5 +318,5 @@ def run_charts(page: RunPage, steps: Charts | None = None) -> Charts:
     out["success"] = success_chart(page.learning)
     if page.trials:
         out.update(trial_charts(page.trials))
-    out.update(insight_charts(page.tasks, page.rollouts))
+    out.update(insight_charts(page.tasks, page.rollouts, heatmap_links(page)))
     return out

@@ -24,7 +24,7 @@ from sitegen.pages.forkmap import fork_map
 from sitegen.pages.kept import JobEntry, RunEntry
 from sitegen.pages.make import compare_page
 from sitegen.pages.objects import ComparePage, IndexPage, JobPage, RunPage
-from sitegen.present import cards, charts, listing
+from sitegen.present import cards, charts, listing, transcripts
 from sitegen.present.assets import package_dir
 from sitegen.present.contexts import CompareContext, IndexContext, RunsContext
 from sitegen.present.formatting import (
@@ -74,9 +74,19 @@ def _never(*_: object) -> bool:
     return False
 
 
-def _job_args(run: RunPage | None, trials: TrialSet | None, card: Card | None) -> tuple:
-    """What a job page's files depend on besides the page (and its run's page, by id)."""
-    return ("job", run.id if run else None, trials is not None, card is not None)
+def _job_args(
+    page: JobPage, run: RunPage | None, trials: TrialSet | None, card: Card | None
+) -> tuple:
+    """What a job page's files depend on besides the page as it was analysed (and its run's
+    page, by id): whether its bulk data was left out of the site since (write/budget.py)."""
+    return (
+        "job",
+        run.id if run else None,
+        trials is not None,
+        card is not None,
+        page.left_out,
+        run.left_out if run else None,
+    )
 
 
 def _job_shows(page: JobPage, run: RunPage | None, trials: TrialSet | None) -> tuple:
@@ -96,10 +106,10 @@ def _job_shows(page: JobPage, run: RunPage | None, trials: TrialSet | None) -> t
 
 
 def _run_args(
-    trials: TrialSet | None, owner: str | None, image: str | None, card: Card | None
+    page: RunPage, trials: TrialSet | None, owner: str | None, image: str | None, card: Card | None
 ) -> tuple:
-    """What a run page's files depend on besides the page."""
-    return ("run", trials is not None, owner, image, card is not None)
+    """What a run page's files depend on besides the page (as :func:`_job_args`)."""
+    return ("run", trials is not None, owner, image, card is not None, page.left_out)
 
 
 class Renderer:
@@ -150,7 +160,13 @@ class Renderer:
             urlq=lambda s: quote(str(s), safe=""),
             yaml=to_yaml,  # (not PyYAML: see present/yamltext.py)
         )
-        self.env.globals.update(version=__version__, title=opts.title)
+        self.env.globals.update(
+            version=__version__,
+            title=opts.title,
+            tx_links=transcripts.task_links,  # (a page's own, or its run's: from the root)
+            finding_links=transcripts.finding_links,
+            exception_links=transcripts.exception_links,
+        )
         self.base_url = opts.base_url.rstrip("/") + "/" if opts.base_url else None
         # published pages have an OpenGraph card, painted with the page's other files
         self.cards = bool(self.base_url) and cards.available()
@@ -350,7 +366,7 @@ class Renderer:
         if self._unchanged(f"job:{page.id}", _job_shows(page, run, trials), [rel, page.data]):
             return
         card = self.card(page, f"Job {page.id}")
-        made = self._take_premade(rel, _job_args(run, trials, card))
+        made = self._take_premade(rel, _job_args(page, run, trials, card))
         self._make(rel, made or functools.partial(self.files.job, page, run, trials, card))
 
     def run(
@@ -369,7 +385,7 @@ class Renderer:
             return
         card = None if job_card else self.card(page, f"Run {page.id}")
         image = job_card or (CARD_FILE if card else None)
-        made = self._take_premade(rel, _run_args(trials, trials_owner, image, card))
+        made = self._take_premade(rel, _run_args(page, trials, trials_owner, image, card))
         self._make(
             rel, made or functools.partial(self.files.run, page, trials, trials_owner, image, card)
         )
@@ -399,7 +415,7 @@ class Renderer:
             if self.shows_the_same(f"job:{page.id}", _job_shows(page, run, own)):
                 continue
             card = self.card(page, f"Job {page.id}")
-            out[page.url] = (_job_args(run, own, card), files.job(page, run, own, card))
+            out[page.url] = (_job_args(page, run, own, card), files.job(page, run, own, card))
         # as _site: the run's trials shown by the job that owns the same set, and a run of one
         # job shows that job's card
         owner = next((p.url for p, own in jobs if own is not None and own is trials), None)
@@ -407,7 +423,7 @@ class Renderer:
         card = None if job_card else self.card(run, f"Run {run.id}")
         image = job_card or (CARD_FILE if card else None)
         out[run.url] = (
-            _run_args(trials, owner, image, card),
+            _run_args(run, trials, owner, image, card),
             files.run(run, trials, owner, image, card),
         )
         return out

@@ -21,12 +21,34 @@ HEATMAP_ROW_PX = 16
 MAX_BARS = 50  # the per-step anatomy chart bins longer runs
 
 
-def task_heatmap(t: TasksSection | None) -> dict | None:
-    """Success rate per task and step (bin), rows sorted by when a task was first solved."""
+def task_heatmap(
+    t: TasksSection | None, links: dict[str, list[tuple[int | None, str]]] | None = None
+) -> dict | None:
+    """Success rate per task and step (bin), rows sorted by when a task was first solved.
+
+    ``links``: by task, its sampled transcripts (step, href): a cell opens one of its bin's
+    steps, else the task's first (present.transcripts.heatmap_links)."""
     if t is None or not t.heatmap:
         return None
+    links = links or {}
+    width = t.heatmap_bin_steps
+
+    def href(task: str, step: int) -> str | None:
+        picks = links.get(task)
+        if not picks:
+            return None
+        inside = [h for s, h in picks if s is not None and step <= s < step + width]
+        return inside[0] if inside else picks[0][1]
+
     records = [
-        {"task": c.task, "order": c.order, "step": c.step, "rate": c.rate, "trials": c.trials}
+        {
+            "task": c.task,
+            "order": c.order,
+            "step": c.step,
+            "rate": c.rate,
+            "trials": c.trials,
+            "href": href(c.task, c.step),
+        }
         for c in t.heatmap
     ]
     x_title = "step" if t.heatmap_bin_steps == 1 else f"step (bins of {t.heatmap_bin_steps})"
@@ -119,10 +141,15 @@ def output_tokens_steps(r: RolloutAnalysis | None) -> dict | None:
     return charts.lines(_token_series(r), {"out": "output"}, y_title="output tokens per step")
 
 
-def insight_charts(tasks: TasksSection | None, rollouts: RolloutAnalysis | None) -> dict:
-    """The insight charts of a job or run page, by name (None: nothing to draw)."""
+def insight_charts(
+    tasks: TasksSection | None,
+    rollouts: RolloutAnalysis | None,
+    links: dict[str, list[tuple[int | None, str]]] | None = None,
+) -> dict:
+    """The insight charts of a job or run page, by name (None: nothing to draw); ``links``:
+    the page's transcripts by task (the heatmap's cells open them)."""
     return {
-        "task_heatmap": task_heatmap(tasks),
+        "task_heatmap": task_heatmap(tasks, links),
         "wasted": wasted_share(tasks),
         "rollout_steps": rollout_steps(rollouts),
         "rollout_kinds": rollout_kinds(rollouts),

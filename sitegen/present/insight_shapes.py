@@ -15,7 +15,8 @@ from sitegen.present.vegalite import finish
 
 
 def heatmap() -> dict:
-    """Task × step success rate: ``[{task, order, step, rate, trials}]``; rows in ``order``.
+    """Task × step success rate: ``[{task, order, step, rate, trials, href}]``; rows in
+    ``order``; a cell with an ``href`` (a sampled transcript) opens it.
 
     Holes: ``x_title`` (``step`` or ``steps (bins of N)``), ``height`` (one band per task).
     """
@@ -42,6 +43,7 @@ def heatmap() -> dict:
                 ),
                 legend=alt.Legend(orient="top", format=".0%"),
             ),
+            href=alt.Href("href:N"),
             tooltip=[
                 alt.Tooltip("task:N"),
                 alt.Tooltip("step:O", title=hole("x_title")),

@@ -32,6 +32,8 @@ from sitegen.present.chartsets import (
 from sitegen.present.exports import series_csv, trials_csv
 from sitegen.present.formatting import fmt_num, headline_sentence, md_to_html
 from sitegen.present.report import job_report
+from sitegen.present.transcripts import FOLDER as TRANSCRIPTS_FOLDER
+from sitegen.present.transcripts import task_links, transcript_summary
 
 if TYPE_CHECKING:
     from sitegen.insights.tasks import TaskAnalysis
@@ -205,10 +207,11 @@ class PageFiles:
         specs = _drawn(job_charts(page, self._step_charts(page)))
         files.append((f"{rel}report.md", job_report(page)))
         files.append((f"{rel}steps.csv", self._once(series_csv, page.series)))
-        if trials is not None:
+        if trials is not None and not page.left_out:  # (bulk data: write/budget.py)
             files.append((f"{rel}{TRIALS_FILE}", self.trials_file(trials)))
         files += self.curves("job", page)
         files += self.task_files("job", page)
+        files += self.transcript_pages("job", page, CARD_FILE if card else None)
         shown = clean(page)  # non-finite numbers print as "–" on the page
         rows = page.progression()
         ctx: JobContext = {
@@ -248,10 +251,11 @@ class PageFiles:
         files: Files = [(page.data, dumps(page))]
         specs = _drawn(run_charts(page, self._step_charts(page)))
         files.append((f"{rel}steps.csv", self._once(series_csv, page.series)))
-        if trials is not None and trials_owner is None:
+        if trials is not None and trials_owner is None and not page.left_out:
             files.append((f"{rel}{TRIALS_FILE}", self.trials_file(trials)))
         files += self.curves("run", page)
         files += self.task_files("run", page)
+        files += self.transcript_pages("run", page, image)
         shown = self._once(clean, page)
         ctx: RunContext = {
             "run": shown,
@@ -285,16 +289,57 @@ class PageFiles:
         data += script_data(f"findings:{kind}:{page.id}", [f.detail for f in page.findings])
         return [(f"{page.url}curves.js", data)]
 
+    def transcript_pages(self, kind: str, page: JobPage | RunPage, image: str | None) -> Files:
+        """The page's transcripts: a page per sampled trial (its data is made apart, with
+        the analysis: present/transcripts.py) and their list. ``image``: the page's card."""
+        sec = page.transcripts
+        if sec is None or sec.dir != page.url + TRANSCRIPTS_FOLDER or page.left_out:
+            return []  # none, or its job's (written with that page), or left out
+        card = f"/{page.url}{image}" if image and not image.startswith("/") else image
+        owner = {"kind": kind, "id": page.id, "url": page.url, "tasks": page.tasks is not None}
+        title = f"{kind.capitalize()} {page.id}"
+        files: Files = [
+            self.html(
+                "transcripts.html",
+                sec.dir,
+                {"sec": sec, "owner": owner, "nav": "transcripts"},
+                {
+                    "title": f"Transcripts · {title}",
+                    "description": f"{len(sec.entries)} sampled trial transcripts of "
+                    f"{sec.trials:,} trials, each with why it was picked",
+                    "image": card,
+                },
+            )
+        ]
+        for e in sec.entries:
+            ctx = {"e": e, "sec": sec, "owner": owner, "nav": "transcript"}
+            meta = {
+                "title": f"{e.trial} · {title}",
+                "description": transcript_summary(e),
+                "image": card,
+            }
+            files.append(self.html("transcript.html", e.url, ctx, meta))
+        return files
+
     def task_files(self, kind: str, page: JobPage | RunPage) -> Files:
         """The page's full per-task table: ``tasks.json.gz`` (every row with its per-step
-                cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
-                the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
-                task-level comparison, with each task's counts over the whole run and its final window:
-        ``insights.paired.solved_counts``). Loaded on demand, so a 40 k-trial job's page stays
-        light."""
+        cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
+        the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
+        task-level comparison, with each task's counts over the whole run and its final window:
+        ``insights.paired.solved_counts``; and each task's sampled transcript). Loaded on
+        demand, so a 40 k-trial job's page stays light."""
         table = self.task_tables.get(page.url)
         if page.tasks is None or table is None or page.tasks.table_dir != page.url:
             return []  # no trials, or the table is its job's (written with that page)
+        from sitegen.insights.paired import solved_counts  # (numpy: where pages are made)
+
+        solved = solved_counts(table)
+        links = task_links(page, "")
+        if links:  # each task's sampled transcript, from the site's root
+            solved["transcripts"] = [links.get(r.name) for r in table.tasks]
+        solved_file = (f"{page.url}solved.js", script_data(f"solved:{page.url}", solved))
+        if page.left_out:  # the full table is bulk data (write/budget.py); the comparison's stays
+            return [solved_file]
         full = {
             "schema": "sitegen/tasks@1",
             "kind": kind,
@@ -315,8 +360,5 @@ class PageFiles:
                     ),
                 )
             )
-        from sitegen.insights.paired import solved_counts  # (numpy: where pages are made)
-
-        solved = solved_counts(table)
-        files.append((f"{page.url}solved.js", script_data(f"solved:{page.url}", solved)))
+        files.append(solved_file)
         return files

@@ -8,6 +8,9 @@
   archive member by member.
 * **UTF-16** and UTF-32 text (by its byte-order mark, or NULs in every other byte) is
   scanned decoded; JSON whose writer escapes ``/`` as ``\\/`` with those undone.
+* **Transcripts' data scripts** (``sitegen.transcript(name, "<base64 of gzip>")``) are
+  scanned decoded, with the rules a transcript is redacted by
+  (:data:`~sitegen.redact_rules.TRANSCRIPT_RULES` too).
 * **Binary** (not UTF-8, or a NUL byte in the first 8000 bytes, git's test) is scanned as
   its runs of 8 or more printable ASCII characters, joined by NULs: a credential is ASCII
   and at least that long, and decoding the bytes as Latin-1 would find the same strings
@@ -21,6 +24,7 @@ finding's line with every finding on it masked, so the report never shows the va
 from __future__ import annotations
 
 import bz2
+import functools
 import hashlib
 import html
 import io
@@ -30,6 +34,8 @@ import zipfile
 import zlib
 from bisect import bisect_right
 from pathlib import Path
+
+import orjson
 
 from sitegen.errors import printable
 from sitegen.frozen import frozen
@@ -89,6 +95,8 @@ def scan_file(
     except OSError as exc:
         return None, [], 0, f"{where}: cannot read it ({exc.strerror}), so it cannot be checked"
     scanned = SiteFile(rel, len(data), blob_id(data))
+    if data.startswith(TRANSCRIPT_SCRIPT):
+        return _scan_transcript(data, scanned, where, redactor, allow)
     try:
         payloads = _unpacked(data, where, rel, redactor)
     except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
@@ -100,6 +108,36 @@ def scan_file(
         found, n = _scan_bytes(payload, shown, name, redactor, allow)
         leaks += found
         allowed += n
+    return scanned, leaks, allowed, None
+
+
+# How a transcript's data script starts (sitegen.present.transcripts.encode), after its stamp.
+TRANSCRIPT_SCRIPT = b"sitegen.transcript("
+
+
+@functools.lru_cache(maxsize=8)
+def _for_transcripts(redactor: Redactor) -> Redactor:
+    """The build's redactor with the transcript rules: what a transcript was redacted by."""
+    return Redactor(redactor.extra_patterns, transcripts=True)
+
+
+def _scan_transcript(
+    data: bytes,
+    scanned: SiteFile,
+    where: str,
+    redactor: Redactor,
+    allow: tuple[re.Pattern[str], ...],
+) -> ScanResult:
+    """A transcript's data script, decoded: its record's text scanned with the transcript
+    rules. One that cannot be decoded is a problem: it is not checked, so not published."""
+    from sitegen.present.transcripts import decode  # (a site without transcripts: no import)
+
+    got = decode(data)
+    if got is None:
+        return scanned, [], 0, f"{where}: a transcript script that cannot be read: not checked"
+    text = orjson.dumps(got[1]).decode("utf-8")
+    found = f"{where} (decompressed)"
+    leaks, allowed = _leaks(text, found, _for_transcripts(redactor), allow, line_of=lambda i: 1)
     return scanned, leaks, allowed, None
 
 

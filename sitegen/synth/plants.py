@@ -27,6 +27,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import sitegen.synth.transcripts as tx
 from sitegen.synth.plantlog import STEP_S, T0, plant_config
 from sitegen.synth.plantlog import plant_log as _log
 from sitegen.synth.plantlog import plant_spec as _spec
@@ -39,6 +40,58 @@ TASKS = ("always-ok", "forget-css", "learn-sql", "mixed-regex", "never-kernel")
 INFRA_TASK = "sandbox-heavy"
 ENV_S, AGENT_SETUP_S, VERIFIER_S, OVERHEAD_S = 8.0, 2.0, 4.0, 1.0
 SLOW_ENV_S, INFRA_ENV_S = 240.0, 300.0
+TOKEN_IDS = 50_000  # in one result.json's rollout details (twice): ~1 MB
+
+
+def _hazards() -> dict[str, dict]:
+    """The trials whose transcripts carry hazards and secrets (each is sampled: see the
+    truth's ``transcripts``): form, turns, reply style, and what a turn's output shows."""
+    sec = {k: v[0] for k, v in tx.planted_secrets().items()}
+    env = "\n".join(v for k, v in sec.items() if k.startswith("env:"))
+    return {
+        "learn-sql__s07j0": {
+            "form": "atif",
+            "summarized": True,
+            "token_ids": TOKEN_IDS,
+            "hazards": {1: f"$ printenv\n{env}\n"},
+        },
+        "learn-sql__s06j3": {
+            "form": "messages",
+            "summarized": True,
+            "style": "xml",
+            "hazards": {2: f"{sec['git-remote']}\n{sec['extraheader']}\n"},
+        },
+        "forget-css__s06j3": {
+            "form": "episodes",
+            "turns": 12,
+            "hazards": {3: f"{sec['bearer']}\n{sec['x-api-key']}\n{sec['query']}\n"},
+        },
+        "forget-css__s07j0": {
+            "form": "atif",
+            "style": "raw",
+            "hazards": {1: sec["private-key"] + "\n"},
+        },
+        "never-kernel__s12j3": {
+            "form": "atif",
+            "hazards": {2: tx.long_output(sec["jwt"]), 3: f"{sec['api-base']}\n{sec['home']}\n"},
+        },
+        "mixed-regex__s01j0": {
+            "form": "episodes",
+            "hazards": {
+                1: tx.colour(tx.SCRIPT)
+                + "\n"
+                + sec["config-value"]
+                + "\n"
+                + sec["build-value"]
+                + "\n"
+            },
+        },
+        "mixed-regex__s03j1": {
+            "form": "messages",
+            "style": "text",
+            "hazards": {1: tx.colour("ERROR")},
+        },
+    }
 
 
 def _config(run: str, **trainer: object) -> dict:
@@ -71,7 +124,13 @@ def _exception(task: str, step: int, j: int) -> str | None:
 
 
 def _trial(
-    root: Path, task: str, step: int, j: int, start: datetime, truth_trials: list[dict]
+    root: Path,
+    task: str,
+    step: int,
+    j: int,
+    start: datetime,
+    truth_trials: list[dict],
+    transcripts: dict | None = None,
 ) -> None:
     infra = task == INFRA_TASK
     env = INFRA_ENV_S if infra else SLOW_ENV_S if step == OUTLIER_STEP else ENV_S
@@ -91,6 +150,9 @@ def _trial(
         return {"started_at": _z(marks[i]), "finished_at": _z(marks[i + 1])}
 
     name = f"{task}__s{step:02d}j{j}"
+    turns = 0 if infra else 2 + j
+    plant = _hazards().get(name, {}) if transcripts is not None else {}
+    turns = plant.get("turns", turns)
     obj = {
         "id": name,
         "task_name": task,
@@ -99,7 +161,7 @@ def _trial(
             "n_input_tokens": 1000 * (j + 1),
             "n_output_tokens": 100 * (j + 1),
             "n_cache_tokens": 500 * j,
-            "metadata": {"n_episodes": 0 if infra else 2 + j},
+            "metadata": {"n_episodes": turns},
         },
         "verifier_result": None if reward is None else {"rewards": {"reward": reward}},
         "exception_info": None if exc is None else {"exception_type": exc},
@@ -113,8 +175,12 @@ def _trial(
     folder = root / name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "result.json").write_text(json.dumps(obj))
+    if transcripts is not None and turns:  # the agent ran: it may get a transcript
+        form = plant.get("form", tx.FORMS[(step + j) % 3])
+        transcripts[name] = {"form": form, "turns": turns}
     truth_trials.append(
         {
+            "name": name,
             "task": task,
             "step": step if step <= STEPS else None,
             "reward": reward,
@@ -154,17 +220,20 @@ def _tasks_job(root: Path) -> dict:
         ends[s] = ends[s - 1] + timedelta(seconds=_step_time(s))
     trials_dir = path.parent / "trace_jobs"
     trials: list[dict] = []
+    made: dict[str, dict] = {}  # trial -> its transcript's form and turns
     for s in range(1, STEPS + 2):  # step 13: in flight when the log ends
         tasks = TASKS if s <= STEPS else ("learn-sql",)
         for ti, task in enumerate(tasks):
             for j in range(SAMPLES):
-                _trial(trials_dir, task, s, j, ends[s - 1] + timedelta(seconds=5 + ti + j), trials)
+                start = ends[s - 1] + timedelta(seconds=5 + ti + j)
+                _trial(trials_dir, task, s, j, start, trials, made)
         if s == OUTLIER_STEP:
             for j in range(8):
-                _trial(
-                    trials_dir, INFRA_TASK, s, j, ends[s - 1] + timedelta(seconds=30 + j), trials
-                )
+                start = ends[s - 1] + timedelta(seconds=30 + j)
+                _trial(trials_dir, INFRA_TASK, s, j, start, trials, made)
     os.utime(path, (ends[STEPS].timestamp(), ends[STEPS].timestamp()))
+    transcripts = _transcripts_truth(trials, made)
+    _write_transcripts(trials_dir, [name for name, _ in transcripts["picks"]], made)
     return {
         "log": rel,
         "run": "plants-tasks",
@@ -191,6 +260,73 @@ def _tasks_job(root: Path) -> dict:
         },
         "in_flight": SAMPLES,
         "slow_setup_step": OUTLIER_STEP,
+        "transcripts": transcripts,
+    }
+
+
+# The picks the sampling must make of the tasks job's trials before the slowest rollouts
+# (insights/sampling.py), by construction of the plants above: (trial, reasons).
+_PICKED_FOR = (
+    ("learn-sql__s07j0", "first success of a learned task"),
+    ("learn-sql__s06j3", "the failure just before a learned task's first success"),
+    ("forget-css__s06j3", "last success of a forgotten task"),
+    ("forget-css__s07j0", "the first failure after a forgotten task's last success"),
+    ("never-kernel__s12j3", "most recent AgentTimeoutError"),  # the last step's latest start
+    ("sandbox-heavy__s08j7", "most recent DaytonaError"),
+    ("mixed-regex__s01j0", "best trial of a mixed task"),  # reward 1, first by name
+    ("mixed-regex__s03j1", "worst trial of a mixed task"),  # reward 0, first by name
+)
+PICKS = 48  # the default transcripts per job
+
+
+def _write_transcripts(root: Path, picks: list[str], made: dict[str, dict]) -> None:
+    """The transcripts of the trials the sampling picks (only those: the sample archive stays
+    light), each trial's result.json given what its form adds (synth/transcripts.py)."""
+    plants = _hazards()
+    for name in picks:
+        if name not in made:
+            continue  # its agent never ran
+        plant = plants.get(name, {})
+        folder = root / name
+        obj = json.loads((folder / "result.json").read_text())
+        patch = tx.write_transcript(
+            folder,
+            obj["task_name"],
+            made[name]["turns"],
+            made[name]["form"],
+            plant.get("hazards"),
+            plant.get("style", "json"),
+            plant.get("summarized", False),
+            plant.get("token_ids", 0),
+        )
+        obj["agent_result"]["metadata"].update(patch["metadata"])
+        obj["config"] = patch["config"]
+        if "rollout_details" in patch:
+            obj["agent_result"]["rollout_details"] = patch["rollout_details"]
+        (folder / "result.json").write_text(json.dumps(obj))
+
+
+def _transcripts_truth(trials: list[dict], made: dict[str, dict]) -> dict:
+    """What the tasks job's transcripts must be: the trials picked (in order, each with its
+    reasons), and for each the form and turns of its transcript ({} when its agent never
+    ran); the secrets planted in them (each must vanish from every output byte)."""
+    picks: dict[str, list[str]] = {}
+    for name, why in _PICKED_FOR:
+        picks.setdefault(name, []).append(why)
+    by_time = sorted(trials, key=lambda t: (-t["duration_s"], t["name"]))
+    for t in by_time:  # then the slowest rollouts, until the budget is full
+        if len(picks) >= PICKS:
+            break
+        picks.setdefault(t["name"], []).append("among the slowest rollouts")
+    return {
+        "wanted": PICKS,
+        "picks": [[name, why] for name, why in picks.items()],
+        "made": {name: made.get(name, {}) for name in picks},
+        "hazards": sorted(_hazards()),
+        "secrets": {k: v[1] for k, v in tx.planted_secrets().items()},
+        "build_secret_env": tx.BUILD_SECRET_ENV,
+        "build_secret": tx.BUILD_SECRET,
+        "token_ids": TOKEN_IDS,
     }
 
 

@@ -215,6 +215,24 @@ class SiteWriter:
             raise write_error(path, exc) from None
         self.staged.add(rel)
 
+    def drop(self, rel: str) -> None:
+        """Take back a file this build added (written or kept): it is not published, and the
+        last build's copy, if any, is removed."""
+        size = self.sizes.pop(rel, None)
+        if size is None:
+            return
+        self.files -= 1
+        self.bytes -= size
+        self.kept.pop(rel, None)
+        if rel in self.staged:
+            self.staged.discard(rel)
+            with contextlib.suppress(OSError):
+                (self.staging / rel).unlink()
+
+    def manifest_size(self) -> int:
+        """The bytes of the manifest that lists this build's files (written when it publishes)."""
+        return len(_manifest_bytes(self.sizes))
+
     def copy(self, rel: str, src: Path) -> None:
         """Add a copy of ``src`` (a static asset)."""
         self.write(rel, src.read_bytes())

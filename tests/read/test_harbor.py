@@ -417,3 +417,28 @@ def _old_time(v):
 def test_times_read_as_before(v):
     got, want = harbor._time(v), _old_time(v)
     assert got == want and (got is None or (got.tzinfo, got.fold) == (want.tzinfo, want.fold))
+
+
+def test_a_result_of_several_mb_is_never_made_whole(monkeypatch):
+    """Token ids (rollout_details, ~6 MB of them here) and the chat stay in simdjson's tape:
+    the trial table's reader builds Python objects only for the fields it reads."""
+    rng = random.Random(5)
+    text, _seen = harbor_result(rng, "0.26", "fix-git", datetime(2026, 5, 12, 8))
+    obj = json.loads(text)
+    ids = [987654321 + i % 1000 for i in range(600_000)]
+    obj["agent_result"]["rollout_details"] = [
+        {"prompt_token_ids": [ids], "completion_token_ids": [ids], "logprobs": [[-0.5] * 1000]}
+    ]
+    obj["agent_result"].setdefault("metadata", {})["all_messages"] = [
+        {"role": "user", "content": "x" * 100_000}
+    ] * 20
+    data = json.dumps(obj).encode()
+    assert len(data) > 6_000_000
+    want = reference(json.dumps(json.loads(text)).encode())
+
+    def whole(*a, **k):
+        raise AssertionError("the whole result.json was decoded")
+
+    monkeypatch.setattr(harbor, "read_whole", whole)
+    monkeypatch.setattr(harbor.orjson, "loads", whole)
+    assert decode_result(data, "n", False) == want

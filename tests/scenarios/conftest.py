@@ -14,13 +14,29 @@ from sitegen.synth.plants import write_plants
 
 
 @pytest.fixture(scope="session")
-def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """(site folder, ground truth) of a build of the planted jobs (sitegen/synth/plants.py)."""
+def planted_archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """(archive, ground truth) of the planted jobs (sitegen/synth/plants.py)."""
     root = tmp_path_factory.mktemp("planted")
     truth = write_plants(root)
     (root / "truth.json").write_text(json.dumps(truth))
+    return root, truth
+
+
+def build_planted(root: Path, truth: dict, opts: BuildOptions) -> object:
+    """A build of the planted archive with a value in its environment named like a secret,
+    which a transcript shows (the truth's ``build_secret``: hidden wherever it appears)."""
+    tx = truth["jobs"][0]["transcripts"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(tx["build_secret_env"], tx["build_secret"])
+        return build(opts)
+
+
+@pytest.fixture(scope="session")
+def planted(tmp_path_factory: pytest.TempPathFactory, planted_archive) -> tuple[Path, dict]:
+    """(site folder, ground truth) of a build of the planted jobs."""
+    root, truth = planted_archive
     out = tmp_path_factory.mktemp("planted-out") / "site"
-    build(BuildOptions(archive=root, out=out, workers=1, now=time.time()))
+    build_planted(root, truth, BuildOptions(archive=root, out=out, workers=1, now=time.time()))
     return out, truth
 
 

@@ -62,11 +62,17 @@ def test_findings_tasks_and_rollouts_draw(tab, pbase, planted):
     assert tab.errors == []
     ids = page.eval_on_selector_all("#findings li", "els => els.map(e => e.dataset.finding)")
     assert sorted(ids) == planted[1]["jobs"][0]["findings"]
-    # each finding links to a section that exists
+    # each finding links to a section that exists; a burst, an error, a slow step to a
+    # sampled transcript that shows one
     for href in page.eval_on_selector_all(
-        "#findings li a", "els => els.map(e => e.getAttribute('href'))"
+        "#findings li a:not(.tx)", "els => els.map(e => e.getAttribute('href'))"
     ):
         assert page.locator(f"section{href}").count() == 1, href
+    shown = page.eval_on_selector_all(
+        "#findings li a.tx", "els => els.map(e => [e.closest('li').dataset.finding, e.href])"
+    )
+    assert sorted(f for f, _ in shown) == ["error_rate_rising", "infra_burst", "step_time_outlier"]
+    assert all("/transcripts/" in h and h.endswith("/index.html") for _, h in shown)
     for name in (
         "task_heatmap",
         "wasted",

@@ -1,0 +1,352 @@
+"""A trial's transcript in each of Harbor's three forms, every text cleaned, redacted and cut."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sitegen.read.transcript_text import (
+    MARGIN,
+    OUTPUT_HEAD,
+    Shaper,
+    clean,
+    parse_reply,
+)
+from sitegen.read.transcripts import read_transcript
+from sitegen.redact import Redactor
+
+TEMPLATE = (
+    "You are an agent.\n\nTask Description:\n{instruction}\n\nCurrent terminal state:\n{screen}\n"
+)
+FIRST = TEMPLATE.format(instruction="Fix the build.\nUse make.", screen="root@x:/app# ")
+HF = "hf_" + "Zq8vK3mT9wXbR2pL6nYc4dF7"
+
+
+def _write(folder: Path, rel: str, value: object) -> None:
+    path = folder / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value if isinstance(value, str) else json.dumps(value))
+
+
+def _reply(analysis: str, keys: list[str], done: bool = False) -> str:
+    cmds = [{"keystrokes": k, "duration": 0.1} for k in keys]
+    return json.dumps({"analysis": analysis, "plan": "p", "commands": cmds, "task_complete": done})
+
+
+def _agent_step(n: int, msg: str, keys: list[str], output: str, **extra: object) -> dict:
+    calls = [
+        {
+            "tool_call_id": f"c{n}{i}",
+            "function_name": "bash_command",
+            "arguments": {"keystrokes": k},
+        }
+        for i, k in enumerate(keys)
+    ]
+    return {
+        "step_id": n,
+        "source": "agent",
+        "message": msg,
+        "tool_calls": calls,
+        "observation": {"results": [{"content": output}]},
+        "metrics": {
+            "prompt_tokens": 10 * n,
+            "completion_tokens": n,
+            "prompt_token_ids": [424242] * 5,
+        },
+        **extra,
+    }
+
+
+def test_atif_with_a_continuation_reads_each_turn_once(tmp_path):
+    steps = [
+        {"step_id": 1, "source": "user", "message": FIRST},
+        _agent_step(2, "Analysis: a\nPlan: b", ["ls\n"], "New Terminal Output:\nx"),
+    ]
+    _write(tmp_path, "agent/trajectory.json", {"schema_version": "ATIF-v1.5", "steps": steps})
+    copied = [dict(s, is_copied_context=True) for s in steps]
+    cont = copied + [
+        {"step_id": 3, "source": "user", "message": "Summary so far"},
+        _agent_step(
+            4,
+            "Analysis: c",
+            ["make\n"],
+            "done",
+            tool_calls=[
+                {
+                    "tool_call_id": "t",
+                    "function_name": "bash_command",
+                    "arguments": {"keystrokes": "make\n"},
+                },
+                {"tool_call_id": "u", "function_name": "mark_task_complete", "arguments": {}},
+            ],
+        ),
+    ]
+    _write(tmp_path, "agent/trajectory.cont-1.json", {"schema_version": "ATIF-v1.5", "steps": cont})
+    _write(
+        tmp_path,
+        "result.json",
+        {"trial_name": "t", "agent_result": {"metadata": {"summarization_count": 1}}},
+    )
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.form == "atif" and t.summarized == 1 and t.agent_turns == 2
+    assert t.source == "agent/trajectory.json (+ 1 continued)"
+    assert [x.event for x in t.turns] == [None, "user", None]
+    assert t.turns[0].commands[0].text == "ls\n" and t.turns[0].tokens == (20, 2)
+    assert t.turns[2].done and [c.text for c in t.turns[2].commands] == ["make\n"]
+    assert t.prompt is not None and t.prompt.instruction.text == "Fix the build.\nUse make."
+    assert t.prompt.template.text == "You are an agent.\n\nTask Description:\n"
+    assert t.prompt.screen.text.startswith("Current terminal state:\nroot@x")
+    assert "424242" not in repr(t)  # token ids are never read
+
+
+def test_atif_raw_content_is_parsed_as_the_reply(tmp_path):
+    steps = [
+        {"step_id": 1, "source": "user", "message": "go"},
+        {
+            "step_id": 2,
+            "source": "agent",
+            "message": "<think>hmm</think>" + _reply("look", ["ls -la\n"], True),
+            "observation": {
+                "results": [
+                    {
+                        "content": [
+                            {"type": "text", "text": "out"},
+                            {"type": "image", "source": {"path": "a.png"}},
+                        ]
+                    }
+                ]
+            },
+        },
+    ]
+    _write(tmp_path, "agent/trajectory.json", {"steps": steps})
+    turn = read_transcript(tmp_path, tmp_path).turns[0]
+    assert turn.text.text == "Analysis: look\nPlan: p" and turn.reasoning.text == "hmm"
+    assert [c.text for c in turn.commands] == ["ls -la\n"] and turn.done
+    assert turn.output.text == "out\n[image: a.png]"
+
+
+def test_another_agents_system_prompt_is_its_template_not_a_summary(tmp_path):
+    """OpenHands, SWE-agent and others start their ATIF with a ``system`` step; a system
+    message later is shown as one; only Terminus' handoff step (``context_management``)
+    says the context was summarized."""
+    steps = [
+        {"step_id": 1, "source": "system", "message": "You are OpenHands agent."},
+        {"step_id": 2, "source": "user", "message": "Fix the build."},
+        {
+            "step_id": 3,
+            "source": "agent",
+            "message": "Running the tests.",
+            "tool_calls": [
+                {
+                    "tool_call_id": "a",
+                    "function_name": "execute_bash",
+                    "arguments": {"command": "make"},
+                }
+            ],
+            "observation": {"results": [{"source_call_id": "a", "content": "ok"}]},
+        },
+        {"step_id": 4, "source": "system", "message": "Budget: 10 turns left."},
+        {"step_id": 5, "source": "agent", "message": "Done."},
+    ]
+    _write(tmp_path, "agent/trajectory.json", {"schema_version": "ATIF-v1.0", "steps": steps})
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.summarized == 0 and t.agent_turns == 2
+    assert t.prompt.template.text == "You are OpenHands agent."
+    assert t.prompt.text.text == "Fix the build." and t.prompt.instruction is None
+    assert [x.event for x in t.turns] == [None, "system", None]
+    assert [c.text for c in t.turns[0].commands] == ['execute_bash({"command":"make"})']
+    handoff = {
+        "step_id": 4,
+        "source": "system",
+        "message": "Performed context summarization and handoff to continue task.",
+        "extra": {"context_management": {"type": "compaction", "boundary": "replace"}},
+    }
+    steps[3] = handoff
+    _write(tmp_path, "agent/trajectory.json", {"schema_version": "ATIF-v1.8", "steps": steps})
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.summarized == 1 and [x.event for x in t.turns] == [None, "summary", None]
+    # a chat that opens with a system message: the same
+    msgs = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": FIRST},
+        {"role": "assistant", "content": _reply("a", ["ls\n"])},
+    ]
+    _write(tmp_path / "m", "result.json", {"agent_result": {"metadata": {"all_messages": msgs}}})
+    t = read_transcript(tmp_path / "m", tmp_path)
+    assert t.summarized == 0 and [x.event for x in t.turns] == [None]
+    assert t.prompt.template.text == "You are an agent.\n\nYou are an agent.\n\nTask Description:\n"
+    assert t.prompt.instruction.text == "Fix the build.\nUse make."
+
+
+def test_all_messages_alternate_and_read_every_reply_form(tmp_path):
+    xml = (
+        "<response><analysis>x</analysis><plan>y</plan><commands>"
+        '<keystrokes duration="1">cat a &amp; b\n</keystrokes></commands>'
+        "<task_complete>true</task_complete></response>"
+    )
+    msgs = [
+        {"role": "user", "content": FIRST},
+        {"role": "assistant", "content": "<think>plan it</think>\n" + _reply("a", ["echo hi\n"])},
+        {"role": "user", "content": "New Terminal Output:\nhi"},
+        {"role": "assistant", "content": "I will simply run ls", "reasoning_content": "r2"},
+        {"role": "user", "content": "Current Terminal Screen:\n$ "},
+        {"role": "assistant", "content": xml},
+    ]
+    _write(
+        tmp_path,
+        "result.json",
+        {"agent_result": {"metadata": {"all_messages": msgs, "summarization_count": 2}}},
+    )
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.form == "messages" and t.summarized == 2 and t.agent_turns == 3
+    a, b, c = t.turns
+    assert a.reasoning.text == "plan it" and [x.text for x in a.commands] == ["echo hi\n"]
+    assert a.output.text == "New Terminal Output:\nhi"
+    assert b.text.text == "I will simply run ls" and b.reasoning.text == "r2" and not b.commands
+    assert (
+        c.text.text == "Analysis: x\nPlan: y" and c.commands[0].text == "cat a &amp; b\n" and c.done
+    )
+    assert c.output.text == ""  # the last answer is not in the chat
+
+
+def test_episodes_in_numeric_order_and_debug_json_never_read(tmp_path):
+    for n in (0, 1, 2, 9, 10, 11):
+        prompt = FIRST if n == 0 else f"New Terminal Output:\nout{n}"
+        _write(tmp_path, f"agent/episode-{n}/prompt.txt", prompt)
+        _write(tmp_path, f"agent/episode-{n}/response.txt", _reply(f"ep{n}", [f"cmd{n}\n"]))
+        _write(tmp_path, f"agent/episode-{n}/debug.json", {"api_key": "DEBUGJSONNEVERREAD"})
+    _write(tmp_path, "agent/episode-x/prompt.txt", "not an episode")
+    _write(tmp_path, "result.json", {"trial_name": "t"})
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.form == "episodes" and t.agent_turns == 6
+    assert [x.text.text.split("\n")[0] for x in t.turns] == [
+        f"Analysis: ep{n}" for n in (0, 1, 2, 9, 10, 11)
+    ]
+    assert [x.output.text for x in t.turns[:5]] == [
+        f"New Terminal Output:\nout{n}" for n in (1, 2, 9, 10, 11)
+    ]
+    assert "DEBUGJSONNEVERREAD" not in repr(t)
+
+
+def test_a_damaged_source_gives_way_to_the_next_form_and_says_so(tmp_path):
+    _write(tmp_path, "agent/trajectory.json", '{"steps": [')
+    msgs = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "done"}]
+    _write(tmp_path, "result.json", {"agent_result": {"metadata": {"all_messages": msgs}}})
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.form == "messages" and t.agent_turns == 1
+    assert t.notes == ("agent/trajectory.json: malformed JSON; the next source is read instead",)
+
+
+def test_no_source_no_result(tmp_path):
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.form == "" and t.turns == () and t.notes == ("result.json: No such file or directory",)
+
+
+def test_verifier_tail_exception_and_the_trials_own_secrets(tmp_path):
+    _write(
+        tmp_path,
+        "verifier/test-stdout.txt",
+        "".join(f"line {i}\n" for i in range(20000)) + "FAILED x\n",
+    )
+    _write(
+        tmp_path,
+        "result.json",
+        {
+            "config": {
+                "agent": {
+                    "env": {"SERVICE_TOKEN": "plainvalue123"},
+                    "kwargs": {"api_key": "${KEY}"},
+                }
+            },
+            "exception_info": {
+                "exception_type": "AgentTimeoutError",
+                "exception_message": "gave up after echo plainvalue123",
+                "exception_traceback": "Traceback\n" + "  frame\n" * 2000 + "AgentTimeoutError",
+            },
+        },
+    )
+    t = read_transcript(tmp_path, tmp_path, build_secrets={"MY_API_KEY": "buildsecret77x"})
+    assert t.verifier is not None and t.verifier.text.endswith("line 19999\nFAILED x\n")
+    assert t.verifier.bytes > 100_000 and len(t.verifier.text) < 2100
+    kind, message, tb = t.exception
+    assert (
+        kind == "AgentTimeoutError" and message.text == "gave up after echo [REDACTED:trial-secret]"
+    )
+    assert tb.text.endswith("AgentTimeoutError") and "bytes omitted" in tb.text
+    assert t.hidden == ("trial-secret",)
+
+
+def test_ansi_and_carriage_returns_are_shown_as_a_terminal_shows_them():
+    assert clean("\x1b[1;31mred\x1b[0m ok\r\n\x1b]0;title\x07x") == "red ok\nx"
+    assert clean("10%\r50%\r100%\ndone\x07") == "100%\ndone"
+    assert clean("a\ud800b") == "a\ufffdb"
+
+
+def test_a_long_output_is_cut_head_and_tail_with_the_bytes_omitted():
+    text = "".join(f"{i:05d}\n" for i in range(20000))
+    s = Shaper(Redactor(transcripts=True)).shape(text, OUTPUT_HEAD, OUTPUT_HEAD)
+    head, mark, tail = s.text.partition("\n[… ")
+    assert head == text[:OUTPUT_HEAD] and s.text.endswith(text[-OUTPUT_HEAD:])
+    assert mark and s.bytes == len(text)
+    omitted = int(tail.split(" bytes omitted")[0].replace(",", ""))
+    assert omitted == len(text) - 2 * OUTPUT_HEAD
+
+
+@pytest.mark.parametrize("at", [OUTPUT_HEAD - 30, OUTPUT_HEAD - 3, OUTPUT_HEAD + 500])
+def test_a_secret_across_a_cut_is_hidden_whole(at):
+    """Redacted before it is cut: a secret the cut would split is hidden, never half shown."""
+    text = "x" * at + f" {HF} " + "y" * 50_000
+    s = Shaper(Redactor(transcripts=True)).shape(text, OUTPUT_HEAD, OUTPUT_HEAD)
+    assert HF[:12] not in s.text and HF[-8:] not in s.text
+    assert ("[REDACTED:hf-token]" in s.text) == (at < OUTPUT_HEAD)
+
+
+def test_a_private_key_longer_than_the_margin_is_hidden_in_the_tail():
+    body = "\n".join("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo" * 2 for _ in range(3 * MARGIN // 64))
+    key = f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+    text = "z" * 40_000 + key + "\nafter\n"
+    s = Shaper(Redactor(transcripts=True)).shape(text, OUTPUT_HEAD, OUTPUT_HEAD)
+    assert "QUJDREVG" not in s.text and "[REDACTED:private-key]" in s.text
+    assert s.text.endswith("\nafter\n")
+
+
+@pytest.mark.parametrize(
+    ("content", "text", "commands", "done", "form"),
+    [
+        (
+            '{"analysis": "a", "plan": "b", "commands": [], "task_complete": true}',
+            "Analysis: a\nPlan: b",
+            (),
+            True,
+            "json",
+        ),
+        (
+            'Sure!\n{"analysis": "a", "commands": [{"keystrokes": "ls\\n"}]}\nthanks',
+            "Analysis: a\n\nSure!\n\nthanks",
+            ("ls\n",),
+            False,
+            "json",
+        ),
+        (
+            "<response><analysis>a</analysis><plan></plan><commands></commands></response>",
+            "Analysis: a",
+            (),
+            False,
+            "xml",
+        ),
+        ("just words {not json}", "just words {not json}", (), False, "text"),
+        ("", "", (), False, "text"),
+    ],
+)
+def test_replies_in_every_form(content, text, commands, done, form):
+    r = parse_reply(content)
+    assert (r.text, r.commands, r.done, r.form) == (text, commands, done, form)
+
+
+def test_think_blocks_of_every_shape():
+    assert parse_reply("<think>a</think>b").reasoning == "a"
+    assert parse_reply("opened by the template</think>then").reasoning == "opened by the template"
+    r = parse_reply("<think>cut off mid thought")
+    assert r.reasoning == "cut off mid thought" and r.text == ""

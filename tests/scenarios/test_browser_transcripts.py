@@ -1,0 +1,165 @@
+"""What a reader sees of a sampled transcript, from ``file://`` and over HTTP: the turns
+decompressed in the browser, outputs collapsed to a preview, expand and collapse all, find,
+``#turn-N`` links, j / k, the verifier and exception blocks, the shared instruction loaded on
+demand, and every text put in as text (terminal output holding ``<script>`` runs nothing)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.scenarios.test_browser_insights import (  # noqa: F401 - the shared fixtures
+    chromium,
+    pbase,
+    planted_server,
+    tab,
+)
+
+# (pytest passes the fixtures imported above by name: ruff's F811 does not apply)
+# ruff: noqa: F811
+
+pytestmark = pytest.mark.browser
+
+
+def _entry(planted, trial: str) -> dict:
+    site, _ = planted
+    page = json.loads((site / "data/jobs/plants.flat.tasks.train_700100.json").read_text())
+    return next(e for e in page["transcripts"]["entries"] if e["trial"] == trial)
+
+
+def _open(tab, pbase, entry: dict, hash_: str = "") -> None:
+    tab.goto(pbase + entry["url"] + "index.html" + hash_)
+    tab.page.wait_for_selector("section.tr-turn")
+
+
+def test_a_transcript_reads_and_finds(tab, pbase, planted):
+    e = _entry(planted, "never-kernel__s12j3")  # ATIF, 5 turns, a 100 KB output, an exception
+    _open(tab, pbase, e)
+    page = tab.page
+    assert page.locator("section.tr-turn[id^=turn-]").count() == 5
+    assert "most recent AgentTimeoutError" in page.inner_text("p.lead")
+    # the task's instruction, stored once for every transcript, loads on demand
+    page.wait_for_selector(".tr-instruction pre")
+    assert page.inner_text(".tr-instruction pre").startswith("Task never-kernel: the project")
+    # outputs are one-line previews until opened; expand all, collapse all
+    opened = "els => els.filter(d => d.open).length"
+    assert page.eval_on_selector_all("details.tr-output", opened) == 0
+    preview = page.inner_text("#turn-2 details.tr-output summary")
+    assert (
+        preview.startswith("New Terminal Output: grep -n TODO src/part2.py")
+        and "100,063 bytes" in preview
+    )
+    page.click("#tr-expand")
+    assert (
+        page.eval_on_selector_all("#transcript details", opened)
+        == page.locator("#transcript details").count()
+    )
+    assert "bytes omitted …]" in page.inner_text("#turn-2 details.tr-output pre")
+    page.click("#tr-collapse")
+    assert page.eval_on_selector_all("#transcript details", opened) == 0
+    # find opens what matches and marks it
+    page.fill("#tr-find", "PART3")
+    assert page.inner_text("#tr-found").startswith("2 matches in 1 part")
+    assert page.locator("#turn-3 mark").count() == 2
+    assert page.eval_on_selector("#turn-3 details.tr-output", "d => d.open")
+    page.fill("#tr-find", "")
+    assert page.locator("#transcript mark").count() == 0
+    # the verifier's output and the exception in their own blocks
+    assert page.inner_text("#verifier pre").endswith("=== 40 passed in 1.2s ===\n")
+    assert page.inner_text("#exception h2") == "Exception: AgentTimeoutError"
+    # j / k walk the turns (the address follows)
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    assert page.url.endswith("#turn-2")
+    page.keyboard.press("k")
+    assert page.url.endswith("#turn-1")
+    assert tab.errors == []
+
+
+def test_a_turn_link_opens_that_turn(tab, pbase, planted):
+    e = _entry(planted, "forget-css__s06j3")  # episodes, 12 turns: episode-10 after episode-9
+    _open(tab, pbase, e, "#turn-11")
+    page = tab.page
+    assert page.locator("section.tr-turn[id^=turn-]").count() == 12
+    assert page.inner_text("#turn-11 pre.tr-msg").startswith("Analysis: Turn 11 of forget-css")
+    assert page.eval_on_selector("#turn-11 details.tr-output", "d => d.open")
+    top = page.eval_on_selector("#turn-11", "el => el.getBoundingClientRect().top")
+    assert 0 <= top < 400
+    assert tab.errors == []
+
+
+def test_terminal_output_is_text_never_html(tab, pbase, planted):
+    e = _entry(planted, "mixed-regex__s01j0")  # <script> and an onerror image in an output
+    dialogs: list[str] = []
+    tab.page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    _open(tab, pbase, e)
+    page = tab.page
+    page.click("#tr-expand")
+    out = page.inner_text("#turn-1 details.tr-output pre")
+    assert '<script>alert("transcript")</script><img src=x onerror=alert(1)>' in out
+    assert "[REDACTED:trial-secret]" in out and "[REDACTED:build-secret]" in out
+    assert page.locator("#transcript script, #transcript img").count() == 0
+    assert dialogs == []
+    assert tab.errors == []
+
+
+def test_the_tasks_table_links_to_a_transcript(tab, pbase, planted):
+    site, _ = planted
+    tab.goto(pbase + "jobs/plants.flat.tasks.train_700100/index.html")
+    page = tab.page
+    link = page.locator("#task-learn-sql a.tx")
+    assert link.inner_text() == "view"
+    link.click()
+    page.wait_for_selector("section.tr-turn")
+    assert "first success of a learned task" in page.inner_text("p.lead")
+    assert tab.errors == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_transcript_page_has_no_serious_violations(chromium, planted_server, planted, scheme):  # noqa: F811
+    """axe-core (test_a11y.py's rules) on a transcript with every part open, and on the list."""
+    from tests.scenarios.test_a11y import AXE, RUN
+    from tests.scenarios.test_browser import Watched
+
+    ctx = chromium.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=scheme)
+    shown = Watched(ctx.new_page())
+    e = _entry(planted, "learn-sql__s06j3")
+    for url, expand in ((e["url"] + "index.html", True), (e["url"] + "../index.html", False)):
+        shown.goto(planted_server + url)
+        if expand:
+            shown.page.wait_for_selector("section.tr-turn")
+            shown.page.click("#tr-expand")
+        shown.page.add_script_tag(content=AXE)
+        found = [v for v in shown.page.evaluate(RUN) if v["impact"] in ("serious", "critical")]
+        assert found == [], url
+    assert shown.errors == []
+    ctx.close()
+
+
+def test_the_comparisons_task_differences_link_each_picks_transcript(tab, pbase, planted):
+    """pair-a and pair-b differ on three tasks (synth/statplants.py): each row links the
+    transcript each pick sampled of that task, when it sampled one."""
+    a, b = "plants.flat.pair-a.train_700503", "plants.flat.pair-b.train_700504"
+    tab.goto(pbase + f"compare/index.html?jobs={a},{b}")
+    page = tab.page
+    page.wait_for_selector("#compare-tasks tbody tr")
+    rows = page.locator("#compare-tasks tbody tr")
+    assert rows.count() == 3
+    links = page.eval_on_selector_all("#compare-tasks tbody a.tx", "els => els.map(e => e.href)")
+    assert links and all("/transcripts/" in h and h.endswith("/index.html") for h in links)
+    assert {h.split("/jobs/")[1].split("/")[0] for h in links} <= {a, b}
+    page.locator("#compare-tasks tbody a.tx").first.click()
+    page.wait_for_selector("section.tr-turn, #transcript p.note")
+    assert tab.errors == []
+
+
+def test_a_summarized_context_is_said_before_the_turns(tab, pbase, planted):
+    e = _entry(planted, "learn-sql__s06j3")  # all_messages after one summarization
+    _open(tab, pbase, e)
+    page = tab.page
+    note = page.inner_text("#transcript p.note.warn")
+    assert note.startswith("The agent's context was summarized once: earlier turns were replaced")
+    assert page.inner_text("#prompt details.tr-first summary") == "The handoff after the summary"
+    assert tab.errors == []
