@@ -27,6 +27,8 @@ BAND_RESAMPLES = 1000  # a step's reward band: drawn, never compared
 Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
 _STEP = 0x6D2B79F5  # mulberry32's increment
 _MASK = 0xFFFFFFFF
+_SCALE = 600  # the sign test rescales its sum by 2**±600 (exact: a power of two)
+_BIG, _SMALL = 2.0**_SCALE, 2.0**-_SCALE
 
 Interval = tuple[float, float]
 
@@ -222,17 +224,25 @@ def fitted_change_interval(
 
 def sign_test(wins: int, losses: int) -> float:
     """The exact two-sided binomial sign test's p-value for ``wins`` against ``losses``
-    (ties left out before): twice the smaller tail of Binomial(n, ½), at most 1. Each term
-    from the last (``2**-n``, then × (n − i) / (i + 1)), as static/stats.js computes it."""
+    (ties left out before): twice the smaller tail of Binomial(n, ½), at most 1.
+
+    The tail's binomial coefficients are summed from C(n, 0) = 1 up, scaled down by 2**-600
+    whenever a term passes 2**600, and the sum times 2**-n at the end, in steps: ``2**-n``
+    itself is 0 in floating point beyond n = 1074, which would make an even split p = 0.
+    Scaling by a power of two is exact, so the digits are those of summing ``C(n, i) / 2**n``
+    directly; static/stats.js does the very same operations."""
     n = wins + losses
     if n == 0:
         return 1.0
-    term = 2.0**-n
-    tail = 0.0
+    term, tail, exponent = 1.0, 0.0, -n
     for i in range(min(wins, losses) + 1):
         tail += term
         term = term * (n - i) / (i + 1)
-    return min(1.0, 2 * tail)
+        if term > _BIG:
+            term, tail, exponent = term * _SMALL, tail * _SMALL, exponent + _SCALE
+    while exponent < -_SCALE:
+        tail, exponent = tail * _SMALL, exponent + _SCALE
+    return min(1.0, 2 * (tail * 2.0**exponent))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float | None:

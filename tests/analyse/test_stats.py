@@ -135,3 +135,34 @@ def test_window_changes_of_constant_and_linear_series():
     ys = [0.8 - 0.01 * x for x in xs]
     assert stats.fitted_change(xs, ys) == pytest.approx(-0.07)
     assert stats.fitted_change_interval(xs, ys) == pytest.approx((-0.07, -0.07))
+
+
+def _exact_sign_p(wins: int, losses: int) -> float:
+    """The sign test in exact integers: 2 · Σ_{i ≤ min} C(n, i) / 2**n, at most 1."""
+    n = wins + losses
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n)
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses"), [(600, 600), (537, 538), (2000, 2100), (5000, 4900), (1100, 0), (1, 1500)]
+)
+def test_sign_test_beyond_a_thousand_tasks(wins, losses):
+    # 2**-n is 0 in floating point from n = 1075: an even split must still be p = 1, and
+    # 2000 against 2100 is p = 0.12206 (scipy.stats.binomtest gives 0.12206497999113655)
+    assert stats.sign_test(wins, losses) == pytest.approx(_exact_sign_p(wins, losses), rel=1e-12)
+
+
+def test_sign_test_even_split_of_many_tasks_is_one():
+    assert stats.sign_test(600, 600) == 1.0
+    assert stats.sign_test(2000, 2100) == pytest.approx(0.12206497999113655, rel=1e-12)
+
+
+def test_sign_test_small_n_bits_unchanged():
+    # the rescaled sum is the direct one times a power of two: the same digits as summing
+    # C(n, i) / 2**n from 2**-n while that stays a normal float
+    for w, lose in ((3, 0), (7, 2), (12, 30), (40, 41), (250, 260), (490, 500)):
+        n, term, tail = w + lose, 2.0 ** -(w + lose), 0.0
+        for i in range(min(w, lose) + 1):
+            tail += term
+            term = term * (n - i) / (i + 1)
+        assert stats.sign_test(w, lose) == min(1.0, 2 * tail)
