@@ -103,3 +103,21 @@ def test_moving_blocks_respect_correlated_steps():
         single_cover += slo <= true <= shi
     assert wide / REPLICATES > 0.8
     assert blocks_cover > single_cover
+
+
+def test_window_change_of_pure_noise_says_no_change():
+    """Steps of independent noise and no trend, the windows "Is it learning?" compares on
+    the logged reward (3 to 20 steps each), 200 replicates per size: the interval excludes no
+    change in at most 6.5 % of the 1000 (5 % expected, 6.5 % two binomial standard errors
+    above), and in at most 10 % of any one size's 200."""
+    rng = np.random.default_rng(4)
+    total = 0
+    for w in (3, 4, 5, 10, 20):
+        false = 0
+        for _ in range(REPLICATES):
+            steps = rng.normal(0.5, 0.05, 2 * w)
+            lo, hi = stats.window_change(steps[:w].tolist(), steps[w:].tolist())
+            false += lo > 0 or hi < 0
+        assert false / REPLICATES <= 0.10, w
+        total += false
+    assert total / (5 * REPLICATES) <= 0.065
