@@ -46,16 +46,21 @@
     return { diff: interval(means), improvement: total / n, improvementInterval: interval(shares) };
   }
 
-  /* The exact two-sided sign test (ties left out before). */
+  /* The exact two-sided sign test (ties left out before): stats.sign_test's operations, the
+     coefficients summed from 1 and rescaled by 2^-600 as they grow, times 2^-n at the end
+     (2^-n alone is 0 beyond 1074 tasks). */
+  var SCALE = 600, BIG = Math.pow(2, SCALE), SMALL = Math.pow(2, -SCALE);
   function signTest(wins, losses) {
     var n = wins + losses;
     if (!n) return 1;
-    var term = Math.pow(2, -n), tail = 0;
+    var term = 1, tail = 0, exponent = -n;
     for (var i = 0; i <= Math.min(wins, losses); i++) {
       tail += term;
       term = term * (n - i) / (i + 1);
+      if (term > BIG) { term *= SMALL; tail *= SMALL; exponent += SCALE; }
     }
-    return Math.min(1, 2 * tail);
+    while (exponent < -SCALE) { tail *= SMALL; exponent += SCALE; }
+    return Math.min(1, 2 * (tail * Math.pow(2, exponent)));
   }
 
   function mean(values) {

@@ -129,7 +129,7 @@ def reward_learning(blocks: Sequence[MetricBlock]) -> tuple[Learning | None, str
                 f"no trials to pair by task: the logged {REWARD} of {w} steps in each window; "
                 f"95 % interval from {stats.RESAMPLES} moving-block bootstrap resamples "
                 f"(blocks of {block} step{'s' if block != 1 else ''}), as neighbouring steps "
-                "are not independent"
+                "are not independent, widened by Student's t for so few blocks"
             ),
             early=(vals[0][0], vals[w - 1][0]),
             late=(vals[-w][0], vals[-1][0]),

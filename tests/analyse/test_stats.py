@@ -129,9 +129,64 @@ def test_moving_blocks_are_runs_of_consecutive_steps():
 def test_window_changes_of_constant_and_linear_series():
     assert stats.window_change([0.2] * 3, [0.5] * 3) == pytest.approx((0.3, 0.3))
     lo, hi = stats.window_change([0.1, 0.2, 0.3], [0.5, 0.6, 0.7])
-    assert 0.2 - 1e-12 <= lo < 0.4 < hi <= 0.6 + 1e-12  # each resample mean stays in its window
+    # each resampled change lies in 0.2..0.6 and is spread about 0.4 by the small-sample factor
+    assert 0.4 - 1.7306 * 0.2 <= lo < 0.4 < hi <= 0.4 + 1.7306 * 0.2
     assert stats.window_ratio_change([(1, 10)] * 3, [(4, 10)] * 3) == pytest.approx((0.3, 0.3))
     xs = [float(x) for x in range(3, 11)]
     ys = [0.8 - 0.01 * x for x in xs]
     assert stats.fitted_change(xs, ys) == pytest.approx(-0.07)
     assert stats.fitted_change_interval(xs, ys) == pytest.approx((-0.07, -0.07))
+
+
+def _exact_sign_p(wins: int, losses: int) -> float:
+    """The sign test in exact integers: 2 · Σ_{i ≤ min} C(n, i) / 2**n, at most 1."""
+    n = wins + losses
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n)
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses"), [(600, 600), (537, 538), (2000, 2100), (5000, 4900), (1100, 0), (1, 1500)]
+)
+def test_sign_test_beyond_a_thousand_tasks(wins, losses):
+    # 2**-n is 0 in floating point from n = 1075: an even split must still be p = 1, and
+    # 2000 against 2100 is p = 0.12206 (scipy.stats.binomtest gives 0.12206497999113655)
+    assert stats.sign_test(wins, losses) == pytest.approx(_exact_sign_p(wins, losses), rel=1e-12)
+
+
+def test_sign_test_even_split_of_many_tasks_is_one():
+    assert stats.sign_test(600, 600) == 1.0
+    assert stats.sign_test(2000, 2100) == pytest.approx(0.12206497999113655, rel=1e-12)
+
+
+def test_sign_test_small_n_bits_unchanged():
+    # the rescaled sum is the direct one times a power of two: the same digits as summing
+    # C(n, i) / 2**n from 2**-n while that stays a normal float
+    for w, lose in ((3, 0), (7, 2), (12, 30), (40, 41), (250, 260), (490, 500)):
+        n, term, tail = w + lose, 2.0 ** -(w + lose), 0.0
+        for i in range(min(w, lose) + 1):
+            tail += term
+            term = term * (n - i) / (i + 1)
+        assert stats.sign_test(w, lose) == min(1.0, 2 * tail)
+
+
+def test_t975_and_the_small_sample_factor_by_hand():
+    # Student's t 97.5 % quantiles (tables: 2.7764 at 4 df, 2.2281 at 10, 2.0423 at 30)
+    assert stats.t975(4) == pytest.approx(2.7764, abs=0.008)
+    assert stats.t975(10) == pytest.approx(2.2281, abs=5e-4)
+    assert stats.t975(30) == pytest.approx(2.0423, abs=1e-4)
+    # 3 units a window: sqrt(3/2) · t975(4) / 1.959964 = 1.224745 · 2.769373 / 1.959964
+    assert stats.small_sample_factor(3) == pytest.approx(1.73053, abs=1e-5)
+    assert 1 < stats.small_sample_factor(1000) < 1.002
+
+
+def test_window_change_spreads_the_resamples_by_the_factor():
+    early, late = [0.1, 0.25, 0.2], [0.45, 0.7, 0.5]
+    observed = sum(late) / 3 - sum(early) / 3
+    raw = np.asarray(late)[stats.moving_blocks(3, 1, stats.RESAMPLES, stats.SEED + 1)].mean(
+        axis=1
+    ) - np.asarray(early)[stats.moving_blocks(3, 1, stats.RESAMPLES, stats.SEED)].mean(axis=1)
+    rlo, rhi = stats.percentile_interval(raw)
+    lo, hi = stats.window_change(early, late)
+    f = stats.small_sample_factor(3)
+    assert lo == pytest.approx(observed + f * (rlo - observed), abs=1e-12)
+    assert hi == pytest.approx(observed + f * (rhi - observed), abs=1e-12)

@@ -44,11 +44,12 @@ def test_reward_learning_at_each_step_count(n):
     assert found.early_value == pytest.approx(sum(early) / 30)
     assert found.late_value == pytest.approx(sum(late) / 30)
     assert found.change == pytest.approx((sum(late) - sum(early)) / 30)
-    # three steps a window: blocks of one step; each resampled mean stays inside its window
+    # three steps a window: blocks of one step; each resampled change lies between these
+    # bounds, then is spread about the observed change by the small-sample factor (1.7305)
     assert found.block == 1 and found.units == 6
-    lo_bound = (late[0] - early[-1]) / 10
-    hi_bound = (late[-1] - early[0]) / 10
-    assert lo_bound - 1e-12 <= found.lo < found.change < found.hi <= hi_bound + 1e-12
+    lo_bound = found.change - 1.7306 * (found.change - (late[0] - early[-1]) / 10)
+    hi_bound = found.change + 1.7306 * ((late[-1] - early[0]) / 10 - found.change)
+    assert lo_bound <= found.lo < found.change < found.hi <= hi_bound
     assert "moving-block bootstrap" in found.method and "blocks of 1 step" in found.method
 
 

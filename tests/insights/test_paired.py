@@ -187,3 +187,27 @@ def test_stats_js_gives_the_python_numbers_to_the_bit():
         stats.sign_test(w, lose) for w, lose in [(0, 0), (3, 0), (7, 2), (12, 30), (40, 41)]
     ]
     assert got["stream"] == stats.mulberry32(50, 7).tolist()
+
+
+_SIGN_RUNNER = """
+const fs = require("fs"), vm = require("vm");
+const window = { sitegen: { format: {} } };
+vm.runInNewContext(fs.readFileSync(process.argv[1], "utf8"), { window, Float64Array, Map, Math });
+const pairs = JSON.parse(fs.readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(pairs.map(w => window.sitegen.stats.signTest(w[0], w[1]))));
+"""
+
+_MANY_SIGNS = [(600, 600), (537, 538), (2000, 2100), (5000, 4900), (1100, 0), (1, 1500), (3, 0)]
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node")
+def test_stats_js_sign_test_beyond_a_thousand_tasks_is_pythons():
+    out = subprocess.run(
+        [NODE, "-e", _SIGN_RUNNER, str(STATS_JS)],
+        input=json.dumps(_MANY_SIGNS),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout) == [stats.sign_test(w, lose) for w, lose in _MANY_SIGNS]
+    assert json.loads(out.stdout)[0] == 1.0
