@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 
 import numpy as np
 
@@ -94,10 +95,10 @@ def wilson(successes: int, n: int, z: float = Z95) -> Interval | None:
     return (0.0 if successes <= 0 else centre - half), (1.0 if successes >= n else centre + half)
 
 
-def newcombe(s1: int, n1: int, s2: int, n2: int) -> Interval | None:
-    """The interval of ``s2/n2 − s1/n1`` from the two Wilson intervals (Newcombe 1998,
-    method 10); None when either has no trial."""
-    w1, w2 = wilson(s1, n1), wilson(s2, n2)
+def newcombe(s1: int, n1: int, s2: int, n2: int, z: float = Z95) -> Interval | None:
+    """The interval of ``s2/n2 − s1/n1`` from the two Wilson intervals at ``z`` (Newcombe
+    1998, method 10); None when either has no trial."""
+    w1, w2 = wilson(s1, n1, z), wilson(s2, n2, z)
     if w1 is None or w2 is None:
         return None
     p1, p2 = s1 / n1, s2 / n2
@@ -105,6 +106,14 @@ def newcombe(s1: int, n1: int, s2: int, n2: int) -> Interval | None:
     lo = d - math.sqrt((p2 - w2[0]) ** 2 + (w1[1] - p1) ** 2)
     hi = d + math.sqrt((w2[1] - p2) ** 2 + (p1 - w1[0]) ** 2)
     return lo, hi
+
+
+def bonferroni_z(tests: int) -> float:
+    """The normal quantile of a 95 % interval that holds for ``tests`` of them at once
+    (Bonferroni): each at 1 − 0.05/tests, two-sided; 1.96 for one."""
+    if tests <= 1:
+        return Z95
+    return NormalDist().inv_cdf(1 - 0.025 / tests)
 
 
 # -- bootstraps ----------------------------------------------------------------------------------
@@ -179,12 +188,26 @@ def t975(df: float) -> float:
     )
 
 
-def small_sample_factor(units: float) -> float:
+def small_sample_factor(units: float, df: float | None = None) -> float:
     """How much wider than the bootstrap's spread an interval over ``units`` independent
     units must be (Hesterberg's expanded percentile interval): the bootstrap's variance of a
     mean is (n − 1)/n of the truth, and a mean over few units follows Student's t, not the
-    normal. Two windows of ``units`` each: t with 2(units − 1) degrees of freedom."""
-    return math.sqrt(units / (units - 1)) * t975(2 * (units - 1)) / Z95
+    normal, with ``df`` degrees of freedom: by default two windows of ``units`` each,
+    2(units − 1)."""
+    if df is None:
+        df = 2 * (units - 1)
+    return math.sqrt(units / (units - 1)) * t975(df) / Z95
+
+
+def expanded_interval(
+    observed: float, resampled: np.ndarray, units: float, df: float | None = None
+) -> Interval:
+    """The percentile interval of ``resampled`` statistics spread about the ``observed`` one
+    by :func:`small_sample_factor` (``units`` resampled units, ``df`` degrees of freedom)
+    first: a block bootstrap over a window of a few dozen steps resamples a handful of
+    blocks, and its bare percentiles are too narrow."""
+    factor = small_sample_factor(units, df)
+    return percentile_interval(observed + factor * (np.asarray(resampled) - observed))
 
 
 def window_change(
@@ -201,9 +224,7 @@ def window_change(
     be, bl = block_length(len(e)), block_length(len(lt))
     me = e[moving_blocks(len(e), be, resamples, seed)].mean(axis=1)
     ml = lt[moving_blocks(len(lt), bl, resamples, seed + 1)].mean(axis=1)
-    observed = lt.mean() - e.mean()
-    factor = small_sample_factor(min(len(e) / be, len(lt) / bl))
-    return percentile_interval(observed + factor * ((ml - me) - observed))
+    return expanded_interval(lt.mean() - e.mean(), ml - me, min(len(e) / be, len(lt) / bl))
 
 
 def window_ratio_change(
@@ -213,16 +234,19 @@ def window_ratio_change(
     seed: int = SEED,
 ) -> Interval:
     """The interval of the change in a pooled rate (``Σ events / Σ trials`` of each window's
-    steps, given as ``(events, trials)``), each window resampled by moving blocks."""
+    steps, given as ``(events, trials)``), each window resampled by moving blocks and the
+    changes spread about the observed one as :func:`window_change` does."""
 
-    def pooled(w: Sequence[tuple[int, int]], s: int) -> np.ndarray:
-        ev = np.asarray([e for e, _ in w], dtype=float)
-        tr = np.asarray([t for _, t in w], dtype=float)
-        idx = moving_blocks(len(w), block_length(len(w)), resamples, s)
-        tot = tr[idx].sum(axis=1)
-        return np.divide(ev[idx].sum(axis=1), tot, out=np.zeros(resamples), where=tot > 0)
+    def pooled(w: Sequence[tuple[int, int]], idx: np.ndarray) -> np.ndarray:
+        ev = np.asarray([e for e, _ in w], dtype=float)[idx]
+        tot = np.asarray([t for _, t in w], dtype=float)[idx].sum(axis=-1)
+        return np.divide(ev.sum(axis=-1), tot, out=np.zeros(tot.shape), where=tot > 0)
 
-    return percentile_interval(pooled(late, seed + 1) - pooled(early, seed))
+    be, bl = block_length(len(early)), block_length(len(late))
+    me = pooled(early, moving_blocks(len(early), be, resamples, seed))
+    ml = pooled(late, moving_blocks(len(late), bl, resamples, seed + 1))
+    observed = pooled(late, np.arange(len(late))) - pooled(early, np.arange(len(early)))
+    return expanded_interval(float(observed), ml - me, min(len(early) / be, len(late) / bl))
 
 
 def fitted_change(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -237,15 +261,20 @@ def fitted_change_interval(
 ) -> Interval:
     """The interval of :func:`fitted_change`: the slope refitted on each moving-block
     resample of the ``(x, y)`` pairs, times the span of ``xs`` (a resample whose ``x`` are
-    all one step has no slope and is left out)."""
+    all one step has no slope and is left out), spread about the observed change by
+    :func:`small_sample_factor` of the window's k blocks, with k − 1 degrees of freedom (one
+    window: a line's k − 2 left windows of 8 steps of noise never falling, too wide)."""
     x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-    idx = moving_blocks(len(x), block_length(len(x)), resamples, seed)
+    block = block_length(len(x))
+    idx = moving_blocks(len(x), block, resamples, seed)
     dx = x[idx]
     dx -= dx.mean(axis=1, keepdims=True)
     sxx = np.einsum("ij,ij->i", dx, dx)
     sxy = np.einsum("ij,ij->i", dx, y[idx])  # Σ dx·(y − ȳ) = Σ dx·y, as Σ dx = 0
     ok = sxx > 0
-    return percentile_interval(sxy[ok] / sxx[ok] * (x[-1] - x[0]))
+    units = len(x) / block
+    changes = sxy[ok] / sxx[ok] * (x[-1] - x[0])
+    return expanded_interval(fitted_change(xs, ys), changes, units, units - 1)
 
 
 # -- tests and estimators ------------------------------------------------------------------------

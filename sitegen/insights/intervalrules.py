@@ -1,5 +1,6 @@
 """Finding rules that weigh a difference by its interval before they speak: a task forgotten
-(its late success rate below its early one beyond Newcombe's interval) and pass@k from the
+(its late success rate below its early one beyond Newcombe's interval, Bonferroni's over
+the run's tasks) and pass@k from the
 trials that disagrees with the logged one beyond its bootstrap interval. Each quotes the
 interval it rests on (docs/statistics.md)."""
 
@@ -17,22 +18,29 @@ if TYPE_CHECKING:
 
 def task_forgotten(ta: TaskAnalysis | None) -> Finding | None:
     """Tasks of the *forgotten* list (solved in the early window, never in the late one)
-    whose drop's 95 % interval (Newcombe's, from the two windows' Wilson intervals) lies
-    below zero; the surest one quoted."""
+    whose drop's interval (Newcombe's, from the two windows' Wilson intervals) lies below
+    zero; the surest one quoted. One finding speaks for every task graded in both windows,
+    so the intervals are Bonferroni's: 95 % for all of them at once (a run of 64 tasks that
+    never change would otherwise show one "forgotten" in most runs)."""
     if ta is None or ta.early_window is None or ta.late_window is None:
         return None
     from sitegen.analyse import stats  # (numpy: imported where trials are analysed)
 
     (e0, e1), (l0, l1) = ta.early_window, ta.late_window
-    sure = []
+    counts = []
     for row in ta.tasks:
+        eg = sum(c.graded for c in row.steps if e0 <= c.step <= e1)
+        lg = sum(c.graded for c in row.steps if l0 <= c.step <= l1)
+        if eg and lg:
+            es = sum(c.successes for c in row.steps if e0 <= c.step <= e1)
+            ls = sum(c.successes for c in row.steps if l0 <= c.step <= l1)
+            counts.append((row, es, eg, ls, lg))
+    z = stats.bonferroni_z(len(counts))
+    sure = []
+    for row, es, eg, ls, lg in counts:
         if row.category != "forgotten":
             continue
-        eg = sum(c.graded for c in row.steps if e0 <= c.step <= e1)
-        es = sum(c.successes for c in row.steps if e0 <= c.step <= e1)
-        lg = sum(c.graded for c in row.steps if l0 <= c.step <= l1)
-        ls = sum(c.successes for c in row.steps if l0 <= c.step <= l1)
-        iv = stats.newcombe(es, eg, ls, lg)
+        iv = stats.newcombe(es, eg, ls, lg, z)
         if iv is not None and iv[1] < 0:
             sure.append((iv[1], row.name, es, eg, ls, lg, iv))
     if not sure:
@@ -44,6 +52,7 @@ def task_forgotten(ta: TaskAnalysis | None) -> Finding | None:
     if others:
         shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
         more = f" Also forgotten beyond doubt: {shown}."
+    jointly = f", jointly for the {len(counts)} tasks graded in both" if len(counts) > 1 else ""
     return Finding(
         "task_forgotten",
         "warning",
@@ -52,7 +61,7 @@ def task_forgotten(ta: TaskAnalysis | None) -> Finding | None:
         else f"{len(sure)} tasks were forgotten, {name} most surely",
         f"{name} succeeded in {es} of {eg} graded trials in steps {e0}–{e1} and in {ls} of "
         f"{lg} in steps {l0}–{l1}: {fixed(100 * (ls / lg - es / eg), 1)} points (95 % interval "
-        f"{fixed(100 * lo, 1)} to {fixed(100 * hi, 1)}).{more}",
+        f"{fixed(100 * lo, 1)} to {fixed(100 * hi, 1)}{jointly}).{more}",
         "tasks",
     )
 

@@ -190,3 +190,29 @@ def test_window_change_spreads_the_resamples_by_the_factor():
     f = stats.small_sample_factor(3)
     assert lo == pytest.approx(observed + f * (rlo - observed), abs=1e-12)
     assert hi == pytest.approx(observed + f * (rhi - observed), abs=1e-12)
+
+
+def test_expanded_interval_and_bonferroni_by_hand():
+    # resampled changes 0.0..1.0 about an observed 0.5, 4 units and 3 degrees of freedom:
+    # factor sqrt(4/3) · t975(3) / 1.959964 = 1.154701 · 3.1593 / 1.959964 (Cornish–Fisher;
+    # exact t 3.1824) = 1.86110; the percentiles 0.025 and 0.975 of 0..1 spread by it
+    resampled = np.linspace(0.0, 1.0, 2001)
+    lo, hi = stats.expanded_interval(0.5, resampled, 4, 3)
+    assert stats.small_sample_factor(4, 3) == pytest.approx(1.86110, abs=1e-5)
+    assert (lo, hi) == pytest.approx((0.5 - 0.475 * 1.86110, 0.5 + 0.475 * 1.86110), abs=1e-5)
+    # Bonferroni: 1 − 0.025/2 → 2.241403, 1 − 0.025/64 → 3.359354 (normal quantiles)
+    assert stats.bonferroni_z(1) == stats.Z95
+    assert stats.bonferroni_z(2) == pytest.approx(2.241403, abs=1e-6)
+    assert stats.bonferroni_z(64) == pytest.approx(3.359354, abs=1e-6)
+
+
+def test_rule_intervals_are_widened_like_the_learning_one():
+    # a pooled error rate: windows of 3 steps (blocks of 1), the raw percentiles spread by
+    # small_sample_factor(3) about the observed change 0.3 - 0.1
+    early, late = [(1, 10), (0, 10), (2, 10)], [(2, 10), (4, 10), (3, 10)]
+    lo, hi = stats.window_ratio_change(early, late)
+    ev = np.asarray([2.0, 4.0, 3.0])[stats.moving_blocks(3, 1, stats.RESAMPLES, 2)].sum(axis=1)
+    e0 = np.asarray([1.0, 0.0, 2.0])[stats.moving_blocks(3, 1, stats.RESAMPLES, 1)].sum(axis=1)
+    raw = stats.percentile_interval(ev / 30 - e0 / 30)
+    f = stats.small_sample_factor(3)
+    assert (lo, hi) == pytest.approx((0.2 + f * (raw[0] - 0.2), 0.2 + f * (raw[1] - 0.2)))
