@@ -403,36 +403,6 @@ def _lone_breaks(chunk: bytes, pieces: list[tuple[int, int, int, int]], final: i
     return False
 
 
-def continuation_line(
-    number: int, raw: bytes, prefixes: dict[bytes, tuple[str, str | None, str | None] | None]
-) -> Line | None:
-    """``split_line(number, raw)`` for a metrics dict's line, without the full split; or None.
-
-    For a clean line (valid UTF-8, no NUL) of the shape ``PREFIX`` + ``rest`` where
-    ``rest`` starts with a space, a tab or ``{`` (a pformat line) and holds no escape,
-    no ``[repeated `` and no ``]``: then :func:`split_line` strips exactly the prefix
-    (a colour code cannot run on into ``rest``, nor a container time or a Ray prefix
-    end in it once the prefix is checked with such a ``rest``; no header starts that
-    way, no dedup suffix or glued record is possible) and the message is ``rest``.
-    Each distinct prefix is checked once, by :func:`split_line` itself on three such
-    lines, and kept in ``prefixes``. Anything else returns None: take the full split.
-    """
-    m = CR_PREFIX_RE.match(raw)
-    if m is None:
-        return None
-    rest = raw[m.end() :]
-    if rest[:1] not in _PFORMAT_FIRST or b"\x1b" in rest or b"]" in rest or b"[repeated " in rest:
-        return None
-    known = known_prefix(prefixes, m.group(0))
-    if known is None:
-        return None
-    source, pid, ip = known
-    return Line(number, source, pid, ip, 0, "", None, None, "", rest.decode("utf-8"))
-
-
-_PFORMAT_FIRST = (b" ", b"\t", b"{")
-
-
 def known_prefix(
     prefixes: dict[bytes, tuple[str, str | None, str | None] | None], pfx: bytes
 ) -> tuple[str, str | None, str | None] | None:

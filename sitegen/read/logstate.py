@@ -136,7 +136,7 @@ class ParserCore(ParserState):
         super().__init__(year_hint=year_hint, vllm=VllmAccumulator(rel_path))
         self.rel = rel_path
         self.redactor = redactor
-        # Ray prefixes (raw bytes) checked for the metrics-dict line fast path: what
+        # Ray prefixes (raw bytes) checked for the line fast paths: what
         # split_line makes of them, or None (a cache, not state: rebuilt after a resume).
         self.prefixes: dict[bytes, tuple[str, str | None, str | None] | None] = {}
         # The regex of a run of one prefix's continuation lines (MetricBlocks._take_run).

@@ -20,11 +20,12 @@ from sitegen.read import lines
 from sitegen.read.lines import (
     CR_PREFIX_RE,
     CrBreaks,
+    Line,
     _cr_breaks,
     _lone_breaks,
-    continuation_line,
     iter_blocks,
     iter_raw_lines,
+    known_prefix,
     split_line,
 )
 from sitegen.read.logparse import LogParser
@@ -448,26 +449,28 @@ REST_ATOMS = (
     prefix=st.lists(st.sampled_from(PREFIX_ATOMS), max_size=4).map(b"".join),
     rest=st.lists(st.sampled_from(REST_ATOMS), max_size=5).map(b"".join),
 )
-def test_continuation_line_is_split_line_or_declines(prefix, rest):
+def test_a_checked_prefix_is_exactly_what_split_line_strips(prefix, rest):
+    """What the line fast paths rely on: for a line starting with a prefix that
+    known_prefix accepts and a clean pformat rest, split_line strips that prefix alone."""
     raw = prefix + rest
-    got = continuation_line(7, raw, {})
-    assert got is None or got == split_line(7, raw)
+    m = CR_PREFIX_RE.match(raw)
+    if m is None:
+        return
+    pfx, rest = m.group(0), raw[m.end() :]
+    if rest[:1] not in (b" ", b"\t", b"{") or b"\x1b" in rest or b"]" in rest:
+        return
+    known = known_prefix({}, pfx)
+    if known is not None:
+        assert split_line(7, raw) == Line(7, *known, 0, "", None, None, "", rest.decode())
 
 
-def test_continuation_line_takes_a_pformat_line_and_checks_its_prefix_once():
+def test_known_prefix_checks_each_prefix_once():
+    coloured = b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m "
     known: dict = {}
-    for raw in (
-        b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m  'policy/loss': '0.0026',",
-        b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m {'a': 1,",
-        DIM_P + b" 'policy/loss': '0.0026',",
-    ):
-        got = continuation_line(3, raw, known)
-        assert got is not None and got == split_line(3, raw)
-    assert list(known.values()) == [("skyrl_entrypoint 4242", "4242", None)] * 2
-    # a record's header, a dedup suffix or a bar's "]" go the full way
-    assert continuation_line(3, b"(a pid=1) INFO 02-08 00:56:50 [x] m", known) is None
-    assert continuation_line(3, b"(a pid=1)  'k': 1 [repeated 2x across cluster]", known) is None
-    assert continuation_line(3, b"(a pid=1)  'k': [1]", known) is None
+    for pfx in (coloured, coloured, DIM_P):
+        assert known_prefix(known, pfx) == ("skyrl_entrypoint 4242", "4242", None)
+    assert list(known) == [coloured, DIM_P]
+    assert known_prefix(known, b"(x) [repeated 2x across cluster] ") is None
 
 
 # -- a flat metrics dict without literal_eval -------------------------------------
