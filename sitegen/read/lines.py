@@ -338,17 +338,6 @@ def _cr_breaks(
     end = 0  # the end of the last line looked at: 0 or the index of its \n
     i = find(b"\r")
     while i >= 0:
-        if i and chunk[i - 1] == 10:
-            # The \r starts its line: a bare bar's redraws (most of them), which no prefix
-            # can start. Only its end is looked at: a \r\n.
-            end = find(b"\n", i)
-            if end < 0:
-                end = n
-            elif chunk[end - 1] == 13:
-                bulk(pos, end - 1)
-                pos = end
-            i = find(b"\r", end)
-            continue
         start = rfind(b"\n", end, i) + 1
         end = find(b"\n", i)
         if end < 0:
