@@ -22,7 +22,6 @@ from sitegen.read.lines import (
     CrBreaks,
     Line,
     _cr_breaks,
-    _lone_breaks,
     iter_blocks,
     iter_raw_lines,
     known_prefix,
@@ -81,21 +80,17 @@ def test_cr_breaks_one_pass_per_line_equals_one_step_per_cr(chunk, carried, long
 
 
 @settings(max_examples=400, deadline=None)
-@given(chunk=chunks, carried=st.one_of(st.none(), chunks), asked=st.lists(st.integers(0, 80)))
-def test_cr_breaks_total_is_every_lone_cr(chunk, carried, asked):
-    """The breaks made of lone \r, counted from the pieces: every \r but a \r\n's and the
-    chunk's last (what chunk.count(b"\r") less those gave); none at all exactly when none
-    is lone; and asking for the total first moves no later answer of before()."""
+@given(chunk=chunks, carried=st.one_of(st.none(), chunks))
+def test_cr_breaks_pieces_hold_every_lone_cr(chunk, carried):
+    """The pieces hold a break for every \r but a \r\n's and the chunk's last, and the
+    last entry counts those two kinds."""
     pieces: list = []
     out = _cr_breaks(chunk, carried, pieces)
-    final = pieces.pop()[3]
-    lone = chunk.count(b"\r") - chunk.count(b"\r\n") - (chunk[-1:] == b"\r")
-    assert _lone_breaks(chunk, pieces, final) == (lone > 0)
-    first, later = CrBreaks(chunk, out, pieces, final), CrBreaks(chunk, out, pieces, final)
-    assert first.total == lone
-    for pos in sorted(asked):
-        assert first.before(pos) == later.before(pos)
-    assert later.total == lone
+    not_lone = pieces.pop()[3]
+    last = len(chunk) - 1
+    lone = sum(1 for i, c in enumerate(chunk) if c == 13 and i < last and chunk[i + 1] != 10)
+    assert chunk.count(b"\r") - not_lone == lone
+    assert CrBreaks(chunk, out, pieces, lone).before(len(out) - 1) == lone
 
 
 def _crlf(chunk: bytes) -> bytes:
