@@ -24,7 +24,7 @@ import hashlib
 import html
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from sitegen import redact_names, redact_rules, redact_values
@@ -238,22 +238,6 @@ class Redactor:
             cur = [kind, start, end]
         if cur is not None:
             yield Finding(cur[0], cur[1], cur[2])
-
-    def leaves_alone(self, texts: Sequence[str]) -> bool:
-        """True when :meth:`text` would return each of ``texts`` as it is, told in one pass.
-
-        Without user rules a text is looked at only when it holds a trigger
-        (:func:`~sitegen.redact_rules.may_hold_secret`); ``texts`` joined by newlines, which
-        no trigger holds, hold every trigger any of them holds (and at most a few more,
-        across a join: then False, and the caller asks text by text). One pass of the
-        trigger automaton over a folder's trial names instead of a few calls a trial.
-        """
-        joined = "\n".join(texts)
-        return (
-            not self._user_rules  # type: ignore[attr-defined]
-            and not self._may_hold(joined)  # type: ignore[attr-defined]
-            and valid_unicode(joined) is joined
-        )
 
     def text(self, s: str) -> str:
         """``s`` with every finding replaced by :data:`MASK` (and made :func:`valid_unicode`:

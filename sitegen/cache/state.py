@@ -21,7 +21,8 @@ the cache answers "made from these inputs before?" before the build runs it.
 A log or trials folder that is unchanged comes as its *summary*: what assembling the runs
 and keying them needs. Only the runs made again need the whole (:meth:`BuildState.complete`).
 
-It lives in ``.<out>.cache/`` beside the output folder, as checked JSON
+It lives in ``.<out>.cache/`` beside the output folder, marked by a ``.sitegen-cache``
+file (discovery passes over a folder holding one, wherever it lies), as checked JSON
 (:mod:`sitegen.cache.files`): a damaged or planted file is ignored with a warning and its
 input read again; one written for another shape of the model is passed over. A change of
 sitegen's version, of the redaction patterns or rules starts it afresh; ``--clean`` ignores it.
@@ -65,6 +66,7 @@ from sitegen.cache.files import (
     trial_set_to_json,
 )
 from sitegen.cache.sources import Listing, Sources, code_signature, watch_holds
+from sitegen.discover.archive import CACHE_MARKER
 from sitegen.errors import BuildWarning
 from sitegen.redact import Redactor, rules_signature
 from sitegen.write.site import MARKER, write_error
@@ -90,6 +92,7 @@ if TYPE_CHECKING:
 DELTA_SHARE = 8
 DELTA_MIN = 64
 
+_MARKER_TEXT = b"A sitegen build cache: sitegen reads no input from this folder.\n"
 _KINDS = (
     *("log", "logstate", "logsum", "trials", "trialsadd", "trialset", "trialsum", "notes"),
     "transcripts",
@@ -189,11 +192,13 @@ class BuildState:
                 valid = loads(read_file(meta_path)) == self.key
             except (CacheFileError, OSError, ValueError) as exc:
                 self._ignored(meta_path, exc)
-        if valid:
+        if valid and (self.dir / CACHE_MARKER).is_file():
             return
         shutil.rmtree(self.dir, ignore_errors=True)  # never follows links inside
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
+            # the mark discovery knows the folder by, wherever it is moved and however named
+            atomic(self.dir / CACHE_MARKER, _MARKER_TEXT)
             atomic(meta_path, dumps(self.key))
         except OSError as exc:
             raise write_error(self.dir, exc) from None

@@ -43,6 +43,9 @@ NO_JOB = "no .out/.log files and no trials directory"
 NOT_A_JOB = "log holds nothing of SkyRL, Ray, vLLM or a SLURM status: not a training job"
 EMPTY_LOG = "empty log: not a training job (yet)"
 MARKER = ".sitegen-site"  # a site folder's manifest: which of its files sitegen made
+# The file a build cache folder holds, so that it is known as sitegen's whatever its name
+CACHE_MARKER = ".sitegen-cache"
+_OWN_MARKERS = (MARKER, CACHE_MARKER)
 # What sitegen writes beside an output folder (write.SitePaths): its lock, build cache and
 # staging folder, ".<name>.lock", ".<name>.cache", ".<name>.staging-<pid>".
 COMPANION_RE = re.compile(r"\..+\.(?:lock|cache|staging-\d+)")
@@ -209,9 +212,10 @@ class _Walker:
             node.reported = True  # its warning says why
             return []
         files, dirs = scanned
-        if node.parent is not None and any(f.name == MARKER for f in files):
-            # A site sitegen wrote (its manifest): passed over silently, as its cache is
-            # below; marked reported so that a parent holding only it is not listed either.
+        if node.parent is not None and any(f.name in _OWN_MARKERS for f in files):
+            # A site or a build cache sitegen wrote (its manifest or marker; a cache moved
+            # or renamed too): passed over silently, as is what lies below; marked reported
+            # so that a parent holding only it is not listed either.
             node.reported = True
             return []
         trials: list[os.DirEntry] = []  # trials folders this folder's job reads
@@ -249,7 +253,7 @@ class _Walker:
         trials: list[os.DirEntry] = []
         exp_logs: list[os.DirEntry] = []
         for e in dirs:
-            if e.name == "logs" and not self._passed_over(e):
+            if e.name == "logs" and not self._passed_over(e) and not _sitegens(e.path):
                 logs_node = _Dir(e.path, node, scanned=self.scan(e.path))
                 if logs_node.scanned is None:
                     logs_node.reported = True
@@ -269,7 +273,9 @@ class _Walker:
             trials = [
                 names[n]
                 for n in TRIALS_DIR_NAMES
-                if n in names and _ident(names[n]) not in self.claimed
+                if n in names
+                and _ident(names[n]) not in self.claimed
+                and not _sitegens(names[n].path)
             ]
             if logs or trials:
                 infra = [e for e in files if _is_infra(e.name)]
@@ -298,19 +304,19 @@ class _Walker:
             )
         found: list[Path] = []
         for e in dirs:
-            if e.name == "logs" or e.name.startswith("."):
+            if e.name == "logs" or e.name.startswith(".") or _sitegens(e.path):
                 continue
             p = Path(e.path)
             for cand in (p, p / e.name):
                 if cand != p and (cand.is_symlink() or not cand.is_dir()):
                     continue
                 for tn in TRIALS_DIR_NAMES:
-                    if (cand / tn).is_dir() and not (cand / tn).is_symlink():
+                    if _trials_dir(cand / tn):
                         found.append(cand / tn)
                         self.owned.update(_ident(x) for x in {p, cand})
         for base in (d, logs_dir):  # trials beside logs/, or (seen once) inside it
             for tn in TRIALS_DIR_NAMES:
-                if (base / tn).is_dir() and not (base / tn).is_symlink():
+                if _trials_dir(base / tn):
                     found.append(base / tn)
         if found:
             self.claimed.update(_ident(p) for p in found)
@@ -384,7 +390,8 @@ def is_sitegen_output(path: Path | str, root: Path | str | None = None) -> bool:
     """Whether ``path`` is one of sitegen's own outputs, or lies inside one.
 
     Outputs are a site folder (it holds the manifest ``.sitegen-site``) and what a build
-    keeps beside it: ``.<name>.lock``, the build cache ``.<name>.cache/`` and staging
+    keeps beside it: ``.<name>.lock``, the build cache ``.<name>.cache/`` (it holds the
+    marker ``.sitegen-cache``, so that it is known under any name) and staging
     folders ``.<name>.staging-<pid>/``. Discovery passes over them wherever they lie in
     an archive. With ``root`` (the archive), the folders between ``root`` and ``path``
     are looked at too, so a file deep inside a site built into the archive counts (what
@@ -396,9 +403,18 @@ def is_sitegen_output(path: Path | str, root: Path | str | None = None) -> bool:
         with contextlib.suppress(ValueError):
             parts = p.relative_to(root).parts
             chain = [Path(root).joinpath(*parts[:i]) for i in range(len(parts), 0, -1)]
-    return any(
-        COMPANION_RE.fullmatch(c.name) or os.path.isfile(os.path.join(c, MARKER)) for c in chain
-    )
+    return any(COMPANION_RE.fullmatch(c.name) or _sitegens(c) for c in chain)
+
+
+def _sitegens(path: str | Path) -> bool:
+    """Whether the folder at ``path`` is a site or a build cache sitegen wrote (its
+    manifest or marker), whatever its name."""
+    return any(os.path.isfile(os.path.join(path, m)) for m in _OWN_MARKERS)
+
+
+def _trials_dir(p: Path) -> bool:
+    """Whether an experiment's ``trace_jobs``/``trials`` candidate is a trials folder."""
+    return p.is_dir() and not p.is_symlink() and not _sitegens(p)
 
 
 def drop_non_jobs(

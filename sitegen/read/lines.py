@@ -116,33 +116,16 @@ class CrBreaks:
     with a prefix, one per run of bare lines between them), not one entry per ``\r``:
     :meth:`before` counts them on demand, in C (``bytes.count``), on from where the last
     question stopped (a reader asks about its lines in order), so a chunk is counted
-    through at most once; their number in all (:attr:`total`) too, on from there to the
-    end. ``final``: 1 when the chunk's last byte is a ``\r`` that lies in a piece (a bare
-    line's): no lone break (:func:`iter_blocks`), but counted with the piece's.
+    through at most once. ``total``: their number in all.
     """
 
-    __slots__ = ("chunk", "out", "pieces", "final", "_total", "_i", "_pos", "_got")
+    __slots__ = ("chunk", "out", "pieces", "total", "_i", "_pos", "_got")
 
     def __init__(
-        self, chunk: bytes, out: bytes, pieces: list[tuple[int, int, int, int]], final: int
+        self, chunk: bytes, out: bytes, pieces: list[tuple[int, int, int, int]], total: int
     ) -> None:
-        self.chunk, self.out, self.pieces, self.final = chunk, out, pieces, final
-        self._total: int | None = None
+        self.chunk, self.out, self.pieces, self.total = chunk, out, pieces, total
         self._i, self._pos, self._got = 0, 0, 0  # breaks below out[_pos], pieces[_i] on
-
-    @property
-    def total(self) -> int:
-        """The chunk's breaks made of lone ``\r``, all of them.
-
-        Counted once, on from where :meth:`before` stands, which stays there, rather than
-        by a ``chunk.count(b"\r")`` of its own beside the count :meth:`before` makes anyway:
-        one pass over each chunk holding a ``\r``, not two.
-        """
-        if self._total is None:
-            here = self._i, self._pos, self._got
-            self._total = self._count(len(self.out)) - self.final
-            self._i, self._pos, self._got = here
-        return self._total
 
     def before(self, pos: int) -> int:
         """The breaks at offsets below ``pos`` of the converted chunk."""
@@ -215,9 +198,9 @@ def iter_blocks(
             carried = bytes(buf[:400]) + chunk[: max(0, 400 - len(buf))] if buf else None
             pieces: list[tuple[int, int, int, int]] = []
             converted = _cr_breaks(chunk, carried, pieces)
-            final = pieces.pop()[3] if pieces else 0  # (none: a test's reference _cr_breaks)
-            if _lone_breaks(chunk, pieces, final):
-                cr = CrBreaks(chunk, converted, pieces, final)
+            lone = chunk.count(b"\r") - pieces.pop()[3] if pieces else 0  # (a test's stand-in)
+            if lone:
+                cr = CrBreaks(chunk, converted, pieces, lone)
             chunk = converted
         nl = chunk.find(b"\n")
         if nl < 0:  # no line ends in this chunk
@@ -309,14 +292,16 @@ def _cr_breaks(
     the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): kind 0 is
     the source with ``\r`` replaced one for one, kind 1 a line's text after its first
     ``\r``, whose every ``\n`` is such a break (a ``\r\n``'s ``\r`` is in neither);
-    then, last, ``(-1, -1, -1, final)``: 1 when the chunk's last byte is a ``\r`` in a
-    kind 0 piece (whether it is lone shows in the next chunk: :func:`iter_blocks`), else 0.
+    then, last, ``(-1, -1, -1, n)``: the number of ``\r`` that are not lone (of a
+    ``\r\n``, or the chunk's last, whether lone or not showing in the next chunk:
+    :func:`iter_blocks`).
     """
     out: list[bytes] = []
     olen = 0  # len(b"".join(out))
     pos = 0  # chunk[:pos] is done (in out)
     n = len(chunk)
     find, rfind = chunk.find, chunk.rfind
+    not_lone = 1 if chunk[-1:] == b"\r" else 0
 
     def bulk(a: int, b: int) -> None:
         nonlocal olen
@@ -338,17 +323,6 @@ def _cr_breaks(
     end = 0  # the end of the last line looked at: 0 or the index of its \n
     i = find(b"\r")
     while i >= 0:
-        if i and chunk[i - 1] == 10:
-            # The \r starts its line: a bare bar's redraws (most of them), which no prefix
-            # can start. Only its end is looked at: a \r\n.
-            end = find(b"\n", i)
-            if end < 0:
-                end = n
-            elif chunk[end - 1] == 13:
-                bulk(pos, end - 1)
-                pos = end
-            i = find(b"\r", end)
-            continue
         start = rfind(b"\n", end, i) + 1
         end = find(b"\n", i)
         if end < 0:
@@ -369,14 +343,15 @@ def _cr_breaks(
             else:
                 prefixed(i, text_end, cr)
             pos = end
+            not_lone += text_end < end
         elif text_end < end:  # a bare line ending in \r\n (rare)
             bulk(pos, text_end)
             pos = end
+            not_lone += 1
         i = find(b"\r", end)
-    final = 1 if pos < n and chunk[-1] == 13 else 0  # (a prefixed line's last \r is not bulk)
     bulk(pos, n)
     if pieces is not None:
-        pieces.append((-1, -1, -1, final))
+        pieces.append((-1, -1, -1, not_lone))
     return b"".join(out)
 
 
@@ -390,47 +365,6 @@ def _last_line_prefix(chunk: bytes, buf: bytearray) -> bytes:
         head = chunk[start : start + 400]
     m = CR_PREFIX_RE.match(head)
     return m.group(0) if m else b""
-
-
-def _lone_breaks(chunk: bytes, pieces: list[tuple[int, int, int, int]], final: int) -> bool:
-    """Whether :func:`_cr_breaks` made any break of a lone ``\r`` (``pieces``, ``final`` as it
-    gave them): a piece of a prefixed line holds one, a bulk piece any ``\r`` but the chunk's
-    last (found by ``bytes.find``: at the first ``\r``, not a count of them all)."""
-    stop = len(chunk) - final
-    for start, end, src, kind in pieces:
-        if kind == 1 or chunk.find(b"\r", src, min(src + end - start, stop)) >= 0:
-            return True
-    return False
-
-
-def continuation_line(
-    number: int, raw: bytes, prefixes: dict[bytes, tuple[str, str | None, str | None] | None]
-) -> Line | None:
-    """``split_line(number, raw)`` for a metrics dict's line, without the full split; or None.
-
-    For a clean line (valid UTF-8, no NUL) of the shape ``PREFIX`` + ``rest`` where
-    ``rest`` starts with a space, a tab or ``{`` (a pformat line) and holds no escape,
-    no ``[repeated `` and no ``]``: then :func:`split_line` strips exactly the prefix
-    (a colour code cannot run on into ``rest``, nor a container time or a Ray prefix
-    end in it once the prefix is checked with such a ``rest``; no header starts that
-    way, no dedup suffix or glued record is possible) and the message is ``rest``.
-    Each distinct prefix is checked once, by :func:`split_line` itself on three such
-    lines, and kept in ``prefixes``. Anything else returns None: take the full split.
-    """
-    m = CR_PREFIX_RE.match(raw)
-    if m is None:
-        return None
-    rest = raw[m.end() :]
-    if rest[:1] not in _PFORMAT_FIRST or b"\x1b" in rest or b"]" in rest or b"[repeated " in rest:
-        return None
-    known = known_prefix(prefixes, m.group(0))
-    if known is None:
-        return None
-    source, pid, ip = known
-    return Line(number, source, pid, ip, 0, "", None, None, "", rest.decode("utf-8"))
-
-
-_PFORMAT_FIRST = (b" ", b"\t", b"{")
 
 
 def known_prefix(

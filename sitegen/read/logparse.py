@@ -17,7 +17,6 @@ from sitegen.read.evidence import config_evidence, line_evidence
 from sitegen.read.lines import (
     Breaks,
     Line,
-    continuation_line,
     iter_blocks,
     iter_raw_lines,
     split_line,
@@ -228,17 +227,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                         pos = skip
                         continue
                 stop = block.find(b"\n", pos)
-                raw = block[pos:stop]
-                # A metrics dict's line (about half of the lines that reach Python) without
-                # the full split: the same Line (see
-                # continuation_line); feed_raw of a clean line is lines + feed(split_line).
                 at = number - self.cr_lines if self._brk is None else self._at(number, pos)
-                ln = continuation_line(at, raw, self.prefixes) if self.pending else None
-                if ln is not None:
-                    self.lines = number
-                    self.feed(ln)
-                else:
-                    self.feed_raw(number, raw, False, at)
+                self.feed_raw(number, block[pos:stop], False, at)
             number += 1
             pos = stop + 1
         return number

@@ -136,19 +136,11 @@ class ParserCore(ParserState):
         super().__init__(year_hint=year_hint, vllm=VllmAccumulator(rel_path))
         self.rel = rel_path
         self.redactor = redactor
-        # Ray prefixes (raw bytes) checked for the metrics-dict line fast path: what
+        # Ray prefixes (raw bytes) checked for the line fast paths: what
         # split_line makes of them, or None (a cache, not state: rebuilt after a resume).
         self.prefixes: dict[bytes, tuple[str, str | None, str | None] | None] = {}
         # The regex of a run of one prefix's continuation lines (MetricBlocks._take_run).
         self.runs: dict[bytes, re.Pattern[bytes]] = {}
-        # The last vLLM time read and what it was read against (a cache, not state):
-        # engines log their stats in the same second, so half the lines repeat the time.
-        self.vllm_time_memo: tuple[str, datetime | None, int | None, datetime | None] = (
-            "",
-            None,
-            None,
-            None,
-        )
 
     def warn(self, line: int | None, kind: str, message: str) -> None:
         self.warn_counts[kind] += 1
@@ -207,20 +199,11 @@ class ParserCore(ParserState):
             lines[step] = line
 
     def _vllm_time(self, mdhms: str | None) -> datetime | None:
-        """vLLM prints no year: take it from the latest loguru time (or the file's mtime)."""
+        """vLLM prints no year: take it from the latest loguru time (or the file's mtime),
+        across a new year."""
         if not mdhms:
             return None
         ref = self.last_time
-        memo = self.vllm_time_memo
-        # the same text against the same loguru time (the object itself) and year hint
-        if memo[0] == mdhms and memo[1] is ref and memo[2] == self.year_hint:
-            return memo[3]
-        t = self._read_vllm_time(mdhms, ref)
-        self.vllm_time_memo = (mdhms, ref, self.year_hint, t)
-        return t
-
-    def _read_vllm_time(self, mdhms: str, ref: datetime | None) -> datetime | None:
-        """The time of ``mdhms`` in the year of ``ref`` (or of the hint), across a new year."""
         year = ref.year if ref else self.year_hint
         if year is None:
             return None

@@ -28,7 +28,7 @@ _ITEM_RE = re.compile(
     r"[ \n]*([,}])"
 )
 _CLOSE_RE = re.compile(r"[ \n]*}")  # "{}" or the "}" after a trailing comma
-_RUN_FIRST = (b" ", b"\t", b"{")  # how a pformat line starts (as in continuation_line)
+_RUN_FIRST = (b" ", b"\t", b"{")  # how a pformat line starts
 
 
 def flat_dict(text: str) -> dict | None:
@@ -74,12 +74,14 @@ class MetricBlocks(ParserCore):
 
         ``pos`` and ``end`` are line starts of a clean stretch (valid UTF-8, no NUL).
         The run is the lines from ``pos`` on that all start with the same Ray prefix
-        ``P`` of a process whose dict is open, each with a ``rest`` that
-        :func:`~sitegen.read.lines.continuation_line` takes (a ``{`` for the dict's
-        first line, then a space or a tab; no escape or ``]``), up to
+        ``P`` of a process whose dict is open, each with a ``rest`` that starts as a
+        pformat line does (a ``{`` for the dict's first line, then a space or a tab) and
+        holds no escape or ``]``, up to
         the line that closes the dict or the first line that is not such a line (another
-        process's line, a header, a bad line, the end of the stretch). Fed one by one,
-        each of those lines is ``feed(continuation_line(...))``, which only appends its
+        process's line, a header, a bad line, the end of the stretch). For such a line
+        :func:`~sitegen.read.lines.split_line` strips exactly ``P`` (checked once per
+        prefix: :func:`~sitegen.read.lines.known_prefix`), so fed one by one, each of those
+        lines only appends its
         stripped text to the dict (``_continue_block``), so the run's texts are appended
         at once and the dict is closed as the last one would close it. Declined (nothing
         changed) when any line would do something else there: close early (a ``}``

@@ -134,8 +134,8 @@ class StatusLines(ParserCore):
         In the steady state (no dict open, config dump behind) ``feed`` of a vLLM line is
         ``_vllm``; for a ``PREFIX`` + ``rest`` where ``rest`` is this one shape (maybe
         with Ray's coloured dedup suffix) and holds no other escape or ``[repeated ``,
-        split_line strips exactly the prefix (checked once per prefix, as for
-        :func:`~sitegen.read.lines.continuation_line`) and that suffix (its count goes to
+        split_line strips exactly the prefix (checked once per prefix:
+        :func:`~sitegen.read.lines.known_prefix`) and that suffix (its count goes to
         ``suppressed``), its vLLM header match is this one, and the message is an
         ``Engine NNN:`` line that ``parse_stats`` reads with ``STANDARD_RE`` (float of
         the same digits). The caller guarantees steady().

@@ -121,27 +121,6 @@ class _Collector:
             return ("ok", r, notes + hidden)
         return outcome if r is outcome[1] else ("ok", r)
 
-    def all_scrubbed(self, outcomes: list[Outcome]) -> list[Outcome]:
-        """:meth:`scrubbed` of each outcome, the trials of ``SCRUB_CHUNK`` at a time first
-        asked in one pass whether any text of theirs could be redacted
-        (:meth:`~sitegen.redact.Redactor.leaves_alone`): almost never, and then each of
-        those trials is the same object :meth:`scrubbed` would give. A chunk where one
-        could goes trial by trial; notes are redacted one by one either way."""
-        out: list[Outcome] = []
-        for i in range(0, len(outcomes), SCRUB_CHUNK):
-            chunk = outcomes[i : i + SCRUB_CHUNK]
-            texts = [
-                text
-                for o in chunk
-                if o[0] == "ok"
-                for text in (o[1].name or "", o[1].task or "", o[1].exception or "")
-            ]
-            if self.redactor.leaves_alone(texts):
-                out += [o if len(o) <= 2 else self.scrubbed(o) for o in chunk]
-            else:
-                out += map(self.scrubbed, chunk)
-        return out
-
     def apply(self, path: str, outcome: Outcome) -> None:
         kind = outcome[0]
         if kind == "ok":
@@ -329,10 +308,8 @@ class TrialPlan:
         ``todo``, in its order."""
         col = self.col
         outcomes: list[Outcome | None] = []
-        scrubbed = col.all_scrubbed([outcome for _, _, outcome in decoded])
-        for (frel, _name, is_eval), (size, mtime_ns, _), outcome in zip(
-            self.todo, decoded, scrubbed, strict=True
-        ):
+        for (frel, _name, is_eval), (size, mtime_ns, read) in zip(self.todo, decoded, strict=True):
+            outcome = col.scrubbed(read)
             if size >= 0:
                 col.entries[frel] = (size, mtime_ns, outcome)
             # an eval trial without its result.json is not counted (a trial's is "missing")
@@ -350,9 +327,6 @@ class TrialPlan:
 
 
 _COMPLETE = ("ok", "eval", "job")  # outcomes of a complete result.json
-# Trials asked at once whether any of their texts could be redacted (_Collector.all_scrubbed):
-# a trigger is rare in trial names, so few chunks go trial by trial.
-SCRUB_CHUNK = 256
 
 
 def plan_trials(

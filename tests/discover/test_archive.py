@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from sitegen.discover.archive import discover, is_sitegen_output, slug
+from sitegen.discover.archive import CACHE_MARKER, discover, is_sitegen_output, slug
 from sitegen.errors import ArchiveError
 from sitegen.write.site import MARKER, SitePaths
 
@@ -250,3 +250,26 @@ def test_sitegen_outputs_anywhere_are_passed_over_silently(tmp_path):
         assert not is_sitegen_output(tmp_path / mine, tmp_path), mine
     touch(tmp_path / MARKER)  # a site holding the archive (-o . above it): the root never counts
     assert not is_sitegen_output(tmp_path / "job/a.out", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "where", ["old-cache", "deep/er/cache-copy", "trials", "logs", "x.out", "exp/old", "job/trials"]
+)
+def test_a_cache_folder_is_known_by_its_marker_under_any_name(tmp_path, where):
+    """A build cache moved or renamed into the archive (its kinds' folders, ``trials/`` among
+    them, look like a job's) is passed over without a word, as a site is."""
+    touch(tmp_path / "job/a.out")
+    touch(tmp_path / "exp/logs/train_2.out")  # an experiment: its run folders hold its trials
+    cache = tmp_path / where
+    touch(cache / CACHE_MARKER)
+    touch(cache / "meta.json", "{}")
+    touch(cache / "trials/0123456789abcdef0123.json", "{}")
+    touch(cache / "log/0123456789abcdef0123.json", "{}")
+    touch(cache / "train_1.out", "(skyrl_entrypoint pid=1) Step 1:")
+    d = discover(tmp_path)
+    assert sorted(j.log for j in d.jobs) == ["exp/logs/train_2.out", "job/a.out"]
+    assert d.trials_dirs == {} and d.skipped == () and d.warnings == ()
+    assert is_sitegen_output(cache / "trials/0123456789abcdef0123.json", tmp_path)
+    assert is_sitegen_output(cache)
+    (cache / CACHE_MARKER).unlink()  # without its marker it is a folder like any other
+    assert not is_sitegen_output(cache / "trials/0123456789abcdef0123.json", tmp_path)

@@ -177,11 +177,14 @@ def test_a_clean_dict_is_one_run_without_the_line_path(prefix, monkeypatch):
         calls.append(got[0])
         return got
 
-    def no_line_path(*args):
-        raise AssertionError("a dict line took the line-by-line path")
+    feed_raw = logparse.LogParser.feed_raw
+
+    def no_line_path(self, *args):
+        assert not self.pending, "a dict line took the line-by-line path"
+        return feed_raw(self, *args)
 
     monkeypatch.setattr(metricblocks.MetricBlocks, "_take_run", counted)
-    monkeypatch.setattr(logparse, "continuation_line", no_line_path)
+    monkeypatch.setattr(logparse.LogParser, "feed_raw", no_line_path)
     data = _clean_log(prefix) * 2
     got, _ = _by_block(data, 1 << 20)
     assert calls == [3, 3]  # each dict's three lines in one go

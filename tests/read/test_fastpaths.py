@@ -20,11 +20,11 @@ from sitegen.read import lines
 from sitegen.read.lines import (
     CR_PREFIX_RE,
     CrBreaks,
+    Line,
     _cr_breaks,
-    _lone_breaks,
-    continuation_line,
     iter_blocks,
     iter_raw_lines,
+    known_prefix,
     split_line,
 )
 from sitegen.read.logparse import LogParser
@@ -80,21 +80,17 @@ def test_cr_breaks_one_pass_per_line_equals_one_step_per_cr(chunk, carried, long
 
 
 @settings(max_examples=400, deadline=None)
-@given(chunk=chunks, carried=st.one_of(st.none(), chunks), asked=st.lists(st.integers(0, 80)))
-def test_cr_breaks_total_is_every_lone_cr(chunk, carried, asked):
-    """The breaks made of lone \r, counted from the pieces: every \r but a \r\n's and the
-    chunk's last (what chunk.count(b"\r") less those gave); none at all exactly when none
-    is lone; and asking for the total first moves no later answer of before()."""
+@given(chunk=chunks, carried=st.one_of(st.none(), chunks))
+def test_cr_breaks_pieces_hold_every_lone_cr(chunk, carried):
+    """The pieces hold a break for every \r but a \r\n's and the chunk's last, and the
+    last entry counts those two kinds."""
     pieces: list = []
     out = _cr_breaks(chunk, carried, pieces)
-    final = pieces.pop()[3]
-    lone = chunk.count(b"\r") - chunk.count(b"\r\n") - (chunk[-1:] == b"\r")
-    assert _lone_breaks(chunk, pieces, final) == (lone > 0)
-    first, later = CrBreaks(chunk, out, pieces, final), CrBreaks(chunk, out, pieces, final)
-    assert first.total == lone
-    for pos in sorted(asked):
-        assert first.before(pos) == later.before(pos)
-    assert later.total == lone
+    not_lone = pieces.pop()[3]
+    last = len(chunk) - 1
+    lone = sum(1 for i, c in enumerate(chunk) if c == 13 and i < last and chunk[i + 1] != 10)
+    assert chunk.count(b"\r") - not_lone == lone
+    assert CrBreaks(chunk, out, pieces, lone).before(len(out) - 1) == lone
 
 
 def _crlf(chunk: bytes) -> bytes:
@@ -448,26 +444,28 @@ REST_ATOMS = (
     prefix=st.lists(st.sampled_from(PREFIX_ATOMS), max_size=4).map(b"".join),
     rest=st.lists(st.sampled_from(REST_ATOMS), max_size=5).map(b"".join),
 )
-def test_continuation_line_is_split_line_or_declines(prefix, rest):
+def test_a_checked_prefix_is_exactly_what_split_line_strips(prefix, rest):
+    """What the line fast paths rely on: for a line starting with a prefix that
+    known_prefix accepts and a clean pformat rest, split_line strips that prefix alone."""
     raw = prefix + rest
-    got = continuation_line(7, raw, {})
-    assert got is None or got == split_line(7, raw)
+    m = CR_PREFIX_RE.match(raw)
+    if m is None:
+        return
+    pfx, rest = m.group(0), raw[m.end() :]
+    if rest[:1] not in (b" ", b"\t", b"{") or b"\x1b" in rest or b"]" in rest:
+        return
+    known = known_prefix({}, pfx)
+    if known is not None:
+        assert split_line(7, raw) == Line(7, *known, 0, "", None, None, "", rest.decode())
 
 
-def test_continuation_line_takes_a_pformat_line_and_checks_its_prefix_once():
+def test_known_prefix_checks_each_prefix_once():
+    coloured = b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m "
     known: dict = {}
-    for raw in (
-        b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m  'policy/loss': '0.0026',",
-        b"\x1b[36m(skyrl_entrypoint pid=4242)\x1b[0m {'a': 1,",
-        DIM_P + b" 'policy/loss': '0.0026',",
-    ):
-        got = continuation_line(3, raw, known)
-        assert got is not None and got == split_line(3, raw)
-    assert list(known.values()) == [("skyrl_entrypoint 4242", "4242", None)] * 2
-    # a record's header, a dedup suffix or a bar's "]" go the full way
-    assert continuation_line(3, b"(a pid=1) INFO 02-08 00:56:50 [x] m", known) is None
-    assert continuation_line(3, b"(a pid=1)  'k': 1 [repeated 2x across cluster]", known) is None
-    assert continuation_line(3, b"(a pid=1)  'k': [1]", known) is None
+    for pfx in (coloured, coloured, DIM_P):
+        assert known_prefix(known, pfx) == ("skyrl_entrypoint 4242", "4242", None)
+    assert list(known) == [coloured, DIM_P]
+    assert known_prefix(known, b"(x) [repeated 2x across cluster] ") is None
 
 
 # -- a flat metrics dict without literal_eval -------------------------------------

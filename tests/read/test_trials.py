@@ -444,49 +444,39 @@ def test_notes_are_warned_at_every_build_from_the_kept_outcomes(tmp_path):
     assert second == first
 
 
-def test_trials_are_scrubbed_in_chunks_as_they_would_be_one_by_one(monkeypatch):
-    """_Collector.all_scrubbed equals _Collector.scrubbed of each outcome: a chunk whose
-    texts hold no trigger passes whole (the very objects), a chunk with a secret in a name,
-    a task or an exception type goes trial by trial, notes are redacted either way; with a
-    user pattern every trial is asked."""
+def test_a_trials_secrets_are_hidden_as_it_is_read():
+    """_Collector.scrubbed hides a secret in a trial's name, task or exception type and
+    in its notes; a clean trial is kept as the very object; a user pattern is applied."""
     import dataclasses
 
     from sitegen.read import trials as reader
     from sitegen.redact import MASK, Redactor
 
-    monkeypatch.setattr(reader, "SCRUB_CHUNK", 4)
     base = decode_result(rec(), "t__abc1234", False)
     token = "ghp_" + "A" * 36
 
     def ok(**kw) -> tuple:
         return ("ok", dataclasses.replace(base, **kw))
 
-    outcomes = [ok(name=f"t__{i:07d}") for i in range(21)]
-    outcomes[1] = ("ok", outcomes[1][1], ((f"reward {token}", 3),))  # notes, in a clean chunk
+    outcomes = [ok(name=f"t__{i:07d}") for i in range(12)]
+    outcomes[1] = ("ok", outcomes[1][1], ((f"reward {token}", 3),))
     outcomes[2] = ("bad", "malformed JSON (x)", 4)
     outcomes[3] = ("missing",)
     outcomes[5] = ok(name=f"t__{token}")
     outcomes[9] = ok(task=f"task {token}")
     outcomes[10] = ok(exception=token)
-    outcomes[20] = ("eval",)
-    calls: list[str] = []
-    real = reader.scrub_trial
-    monkeypatch.setattr(reader, "scrub_trial", lambda t, r: calls.append(t.name) or real(t, r))
+    outcomes[11] = ("eval",)
     for patterns in ((), ("t__000000",)):
         col = reader._Collector("trace_jobs", None, Redactor(patterns))
-        one_by_one = [col.scrubbed(o) for o in outcomes]
-        calls.clear()
-        chunked = col.all_scrubbed(outcomes)
-        assert chunked == one_by_one
-        # without user patterns the clean chunks (12-15, 16-19) and chunk 0's trials without
-        # notes are not asked one by one; with one, every trial is
-        assert len(calls) == (1 + 4 + 4 if not patterns else 18)
-        assert all(token not in repr(o) for o in chunked)
-        assert MASK in chunked[1][2][0][0] and chunked[5][1].name == f"t__{MASK}"
+        got = [col.scrubbed(o) for o in outcomes]
+        assert all(token not in repr(o) for o in got)
+        assert MASK in got[1][2][0][0] and got[5][1].name == f"t__{MASK}"
+        assert got[9][1].task == f"task {MASK}" and got[10][1].exception == MASK
+        assert got[2] is outcomes[2] and got[11] is outcomes[11]
         if not patterns:
-            assert chunked[0] is outcomes[0] and chunked[20] is outcomes[20]
+            assert got[0] is outcomes[0]
         else:
-            assert chunked[0][1].name == f"{MASK}0"
+            assert got[0][1].name == f"{MASK}0"
 
 
 def test_a_secret_in_a_trial_folders_name_is_reported_never_shown(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -141,26 +142,26 @@ def test_add_equals_the_field_by_field_reference(samples):
     assert _same_floats(fast.buckets, ref.buckets)
 
 
-# -- the last vLLM time kept: the same as reading each one -----------------------------------
+# -- a vLLM time takes its year from the loguru time before it ------------------------------
 
-_times = st.sampled_from(
-    ["03-02 00:08:51", "03-02 00:08:52", "01-01 00:00:01", "02-29 10:00:00", ""]
+
+@pytest.mark.parametrize(
+    ("ref", "hint", "mdhms", "want"),
+    [
+        ((2026, 3, 2, 0, 8, 50), None, "03-02 00:08:51", (2026, 3, 2, 0, 8, 51)),
+        ((2025, 12, 31, 23, 59), None, "01-01 00:00:01", (2026, 1, 1, 0, 0, 1)),  # new year
+        ((2026, 1, 1, 0, 0, 5), None, "12-31 23:59:59", (2025, 12, 31, 23, 59, 59)),  # before it
+        (None, 2024, "02-29 10:00:00", (2024, 2, 29, 10, 0, 0)),  # no loguru time: the hint
+        (None, 2026, "02-29 10:00:00", None),  # not a leap year
+        ((2024, 2, 1), 2026, "02-29 10:00:00", (2024, 2, 29, 10, 0, 0)),  # loguru before hint
+        (None, None, "03-02 00:08:51", None),  # no year at all
+        ((2026, 3, 2), 2026, "", None),
+    ],
 )
-_refs = st.sampled_from([None, "same", (2026, 3, 2), (2025, 12, 31), (2024, 2, 1)])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(_refs, st.sampled_from([None, 2024, 2026]), _times), max_size=10))
-def test_vllm_time_kept_equals_read_each_time(steps):
+def test_vllm_time_takes_its_year_from_the_last_loguru_time(ref, hint, mdhms, want):
     from sitegen.read.logparse import LogParser
     from sitegen.redact import Redactor
 
-    p = LogParser("x.out", Redactor(), year_hint=2026)
-    for ref, hint, mdhms in steps:
-        # the loguru time kept, or a new one (maybe equal to the last), a year hint changed
-        if ref != "same":
-            p.last_time = None if ref is None else datetime(*ref)
-        p.year_hint = hint
-        want = p._read_vllm_time(mdhms, p.last_time) if mdhms else None
-        assert p._vllm_time(mdhms) == want
-        assert p._vllm_time(mdhms) == want  # the second time from the cache
+    p = LogParser("x.out", Redactor(), year_hint=hint)
+    p.last_time = None if ref is None else datetime(*ref)
+    assert p._vllm_time(mdhms) == (None if want is None else datetime(*want))

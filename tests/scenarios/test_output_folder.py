@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import re
 import shutil
@@ -147,6 +148,25 @@ def test_a_users_page_in_the_way_is_one_line(small, tmp_path, capsys):
     (err,) = _not_progress(capsys.readouterr().err)
     assert "index.html" in err and "sitegen did not make" in err
     assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+
+
+def test_a_cache_moved_into_the_archive_under_another_name_is_no_job(small, tmp_path, capsys):
+    """A build cache renamed into the archive (its ``trials/`` folder looks like a job's
+    trials) is known by its marker: the same jobs, and not a line about it."""
+    archive = tmp_path / "a"
+    shutil.copytree(small, archive)
+
+    def jobs(site: Path) -> list[str]:
+        return [j["id"] for j in json.loads((site / "data/index.json").read_text())["jobs"]]
+
+    assert main(["build", str(archive), "-o", str(tmp_path / "site"), "--workers", "1"]) == 0
+    before = jobs(tmp_path / "site")
+    (tmp_path / ".site.cache").rename(archive / "old-cache")
+    assert (archive / "old-cache/trials").is_dir()
+    capsys.readouterr()
+    assert main(["build", str(archive), "-o", str(tmp_path / "again"), "--workers", "1"]) == 0
+    assert jobs(tmp_path / "again") == before
+    assert [ln for ln in capsys.readouterr().err.splitlines() if "old-cache" in ln] == []
 
 
 def _not_progress(err: str) -> list[str]:
