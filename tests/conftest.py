@@ -12,11 +12,31 @@ from hypothesis import settings
 from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 from sitegen.synth import TRUTH_FILE, synth
+from tests.chromium import SharedChromium
 
 # No per-example deadline: the suite runs on two shared cores, where one slow example is the
 # machine's load, not the code's (speed is measured by benchmarks/, never by a timed test).
 settings.register_profile("shared-cores", deadline=None)
 settings.load_profile("shared-cores")
+
+_chromium = SharedChromium()
+
+
+@pytest.fixture
+def browser():
+    """The shared headless Chromium (tests/chromium.py): a test opens its pages in a context
+    of its own. Tests that use it are marked ``browser``."""
+    return _chromium.get()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("browser") is None:
+        _chromium.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _chromium.close()
+
 
 BASE_URL = "https://example.github.io/archive/"
 JOB_SECTIONS = (
