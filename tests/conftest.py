@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -93,6 +94,21 @@ def page_specs(page: Path) -> dict[str, dict]:
     start = text.index('<script type="application/json" id="chart-specs">')
     body = text[text.index(">", start) + 1 : text.index("</script>", start)]
     return json.loads(body)
+
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
+
+
+@functools.cache
+def schema(name: str):
+    """A validator of ``docs/schemas/<name>.schema.json``, the schema itself checked first;
+    made once (``jsonschema.validate`` checks and compiles the schema again at every call).
+    Its ``validate(doc)`` raises on the first error."""
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+    cls = jsonschema.validators.validator_for(doc)
+    cls.check_schema(doc)
+    return cls(doc)
 
 
 @pytest.fixture(scope="session")
