@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint format bench golden skeletons clean
+.PHONY: demo test slowest lint format bench golden skeletons clean
 
 $(BIN)/sitegen: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,10 +16,21 @@ demo: $(BIN)/sitegen
 	$(BIN)/sitegen build sample/archive -o site --title "sitegen sample archive"
 	@echo "open site/index.html"
 
+# How the suite runs: one pytest-xdist worker per core, each given a contiguous part of the
+# suite (a module's fixtures are made once) and stealing from the other when it runs out; its
+# temporary folders on a tmpfs where there is one (the tests write and delete thousands of
+# small files); bytecode kept, so that the test modules' asserts are rewritten once, not in
+# every worker of every run.
+TEST_TMP ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
+PYTEST := TMPDIR=$(TEST_TMP) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n auto --dist worksteal
+
 ## test: install and run the whole test suite (browser tests need /usr/bin/chromium)
-# -n auto: one pytest-xdist worker per core (the suite is ~75 s of CPU: ~65 s on 2 cores)
 test: $(BIN)/sitegen
-	$(BIN)/python -m pytest -q -n auto
+	$(PYTEST)
+
+## slowest: the whole suite, then its ten slowest tests (setup, call and teardown apart)
+slowest: $(BIN)/sitegen
+	$(PYTEST) --durations=10
 
 lint: $(BIN)/sitegen
 	$(BIN)/ruff check sitegen tests benchmarks scripts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -12,11 +13,31 @@ from hypothesis import settings
 from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 from sitegen.synth import TRUTH_FILE, synth
+from tests.chromium import SharedChromium
 
 # No per-example deadline: the suite runs on two shared cores, where one slow example is the
 # machine's load, not the code's (speed is measured by benchmarks/, never by a timed test).
 settings.register_profile("shared-cores", deadline=None)
 settings.load_profile("shared-cores")
+
+_chromium = SharedChromium()
+
+
+@pytest.fixture
+def browser():
+    """The shared headless Chromium (tests/chromium.py): a test opens its pages in a context
+    of its own. Tests that use it are marked ``browser``."""
+    return _chromium.get()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("browser") is None:
+        _chromium.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _chromium.close()
+
 
 BASE_URL = "https://example.github.io/archive/"
 JOB_SECTIONS = (
@@ -73,6 +94,21 @@ def page_specs(page: Path) -> dict[str, dict]:
     start = text.index('<script type="application/json" id="chart-specs">')
     body = text[text.index(">", start) + 1 : text.index("</script>", start)]
     return json.loads(body)
+
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
+
+
+@functools.cache
+def schema(name: str):
+    """A validator of ``docs/schemas/<name>.schema.json``, the schema itself checked first;
+    made once (``jsonschema.validate`` checks and compiles the schema again at every call).
+    Its ``validate(doc)`` raises on the first error."""
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+    cls = jsonschema.validators.validator_for(doc)
+    cls.check_schema(doc)
+    return cls(doc)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,8 +15,7 @@ from sitegen.model.vocabulary import REWARD, STEP_TIME, TOKENS
 from sitegen.pages.make import COMPARE_POINTS, compare_page, series_curves, spark
 from sitegen.pages.objects import IndexPage, JobRow
 from sitegen.pages.sections import Headline, Stats, Timing
-
-SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
+from tests.conftest import schema
 
 
 def _raw(site: Path, page) -> bytes:
@@ -54,15 +52,11 @@ def test_index_rows_are_the_pages_summary_fields(site, index, job_pages, run_pag
 
 
 def test_to_json_validates_against_the_schemas(job_pages, run_pages, index):
-    jsonschema = pytest.importorskip("jsonschema")
-    job_schema = json.loads((SCHEMAS / "job.schema.json").read_text())
-    run_schema = json.loads((SCHEMAS / "run.schema.json").read_text())
-    idx_schema = json.loads((SCHEMAS / "index.schema.json").read_text())
     for page in job_pages.values():
-        jsonschema.validate(page.to_json(), job_schema)
+        schema("job").validate(page.to_json())
     for page in run_pages.values():
-        jsonschema.validate(page.to_json(), run_schema)
-    jsonschema.validate(IndexPage.from_json(index).to_json(), idx_schema)
+        schema("run").validate(page.to_json())
+    schema("index").validate(IndexPage.from_json(index).to_json())
 
 
 def test_run_page_links_restarts_and_discarded_steps(run_pages):

@@ -57,7 +57,8 @@ def log_text(n):
     lines += [marker + filler for marker in AFTER] + [filler + marker for marker in BEFORE]
     return "\n".join(P + x for x in lines) + "\n"
 
-folder = Path(tempfile.mkdtemp())
+_folder = tempfile.TemporaryDirectory()  # removed when the child exits
+folder = Path(_folder.name)
 """
 
 WORK = r"""

@@ -111,7 +111,8 @@ def test_ray_executor_equals_the_local_pool(tmp_path):
     synth(archive, seed=41, steps=6, trials_per_step=2)
     local = BuildOptions(archive=archive, out=tmp_path / "local", workers=2, now=0.0)
     build(local)
-    on_ray = dataclasses.replace(local, out=tmp_path / "ray", executor="ray")
+    # one CPU: the smallest local instance (one worker process runs every task)
+    on_ray = dataclasses.replace(local, out=tmp_path / "ray", executor="ray", workers=1)
     # shards too: every trials folder is decoded as Ray tasks, not here
     from sitegen.read import parse
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 # the browser and server fixtures; over HTTP, as axe reads the stylesheets (file:// forbids it)
-from tests.scenarios.test_browser import Watched, _Quiet, browser, partial, server  # noqa: F401
+from tests.scenarios.test_browser import Watched, _Quiet, partial, server  # noqa: F401
 
 pytestmark = pytest.mark.browser
 AXE = (Path(__file__).resolve().parents[1] / "vendor" / "axe.min.js").read_text(encoding="utf-8")

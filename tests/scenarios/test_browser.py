@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from tests.chromium import CHROMIUM
+
 pytestmark = pytest.mark.browser
 
 if not Path(CHROMIUM).exists():
@@ -41,25 +42,6 @@ def server(site: Path):
     t.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/{site.name}/"
     httpd.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--disable-quic",
-            ],
-        )
-        yield b
-        b.close()
 
 
 @pytest.fixture(params=["http", "file"])

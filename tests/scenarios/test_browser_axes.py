@@ -28,17 +28,9 @@ AXES = """el => Array.from(el.querySelectorAll('g.role-axis[aria-label]')).map(a
   Array.from(a.querySelectorAll('g.role-axis-label text'), t => t.textContent)])"""
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield b
-        b.close()
-
-
 @pytest.fixture
-def tab(chromium):
-    ctx = chromium.new_context(viewport={"width": 1400, "height": 1000})
+def tab(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     yield Watched(ctx.new_page())
     ctx.close()
 
@@ -156,10 +148,10 @@ DRAWN = [([1], 1300), ([1, 2], 1300), ([1, 2, 3], 1300), ([*range(1, 6)], 1300)]
 DRAWN += [([*range(1, 8)], 1300), ([*range(182, 196)], 1300), ([*range(182, 196)], 360)]
 
 
-def test_every_whole_axis_shape_ticks_whole_numbers_once(chromium, tmp_path):
+def test_every_whole_axis_shape_ticks_whole_numbers_once(browser, tmp_path):
     page = tmp_path / "axes.html"
     page.write_text(f"<!doctype html><script src='{BUNDLE.as_uri()}'></script>")
-    tab = chromium.new_page()
+    tab = browser.new_page()
     tab.goto(page.as_uri())
     for steps, width in DRAWN:
         for name, spec in _shapes(steps).items():

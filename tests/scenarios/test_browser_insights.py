@@ -28,12 +28,10 @@ def planted_server(planted):
     httpd.shutdown()
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield b
-        b.close()
+@pytest.fixture
+def chromium(browser):
+    """The shared Chromium (tests/conftest.py's ``browser``), by the name these tests use."""
+    return browser
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.model.vocabulary import exception_kind
-from tests.conftest import load
+from tests.conftest import load, schema
 
 REWARD = "reward/avg_raw_reward"
 
@@ -344,16 +344,11 @@ def test_timing_table_one_unit_per_column(site, index):
 
 
 def test_schema_files_validate(site, index):
-    jsonschema = pytest.importorskip("jsonschema")
-    schemas = Path(__file__).resolve().parents[2] / "docs" / "schemas"
-    idx_schema = json.loads((schemas / "index.schema.json").read_text())
-    jsonschema.validate(index, idx_schema)
-    job_schema = json.loads((schemas / "job.schema.json").read_text())
-    run_schema = json.loads((schemas / "run.schema.json").read_text())
+    schema("index").validate(index)
     for j in index["jobs"]:
-        jsonschema.validate(load(site, j["data"]), job_schema)
+        schema("job").validate(load(site, j["data"]))
     for r in index["runs"]:
-        jsonschema.validate(load(site, r["data"]), run_schema)
+        schema("run").validate(load(site, r["data"]))
 
 
 def test_rollout_stage_shares_are_of_the_rollout(site, index):

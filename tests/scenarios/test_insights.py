@@ -12,6 +12,7 @@ import pytest
 
 from sitegen.present.listing import decode_compare_items
 from sitegen.synth import plants as P
+from tests.conftest import schema
 
 
 def _load(site: Path, rel: str) -> dict:
@@ -196,21 +197,18 @@ def test_rollout_anatomy_per_step_and_kind(planted):
 
 
 def test_published_json_matches_the_schemas(planted):
-    jsonschema = pytest.importorskip("jsonschema")
     site, _ = planted
-    schemas = Path(__file__).resolve().parents[2] / "docs" / "schemas"
     index = _load(site, "data/index.json")
-    jsonschema.validate(index, json.loads((schemas / "index.schema.json").read_text()))
+    schema("index").validate(index)
     for kind, rows in (("job", index["jobs"]), ("run", index["runs"])):
-        schema = json.loads((schemas / f"{kind}.schema.json").read_text())
         for row in rows:
             page = _load(site, row["data"])
-            jsonschema.validate(page, schema)
+            schema(kind).validate(page)
             if page["tasks"]:
                 table = json.loads(
                     gzip.decompress((site / page["url"] / page["tasks"]["table_file"]).read_bytes())
                 )
-                jsonschema.validate(table, json.loads((schemas / "tasks.schema.json").read_text()))
+                schema("tasks").validate(table)
 
 
 def test_compare_items_carry_findings_and_differing_config(planted):

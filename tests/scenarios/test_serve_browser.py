@@ -11,7 +11,7 @@ import pytest
 from sitegen.commands.serve import serving
 from sitegen.options import BuildOptions
 from tests.commands.test_serve import CHAIN_B, small_archive, wait_until
-from tests.scenarios.test_browser import Watched, browser  # noqa: F401 - (skips without chromium)
+from tests.scenarios.test_browser import Watched  # (skips without chromium)
 from tests.scenarios.test_incremental import STEP
 
 pytestmark = pytest.mark.browser
@@ -28,7 +28,7 @@ def _steps_shown(page) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def test_every_change_reaches_the_open_page(tmp_path, browser):  # noqa: F811
+def test_every_change_reaches_the_open_page(tmp_path, browser):
     archive = small_archive(tmp_path)
     with serving(BuildOptions(archive=archive, out=tmp_path / "site", workers=1)) as site:
         ctx = browser.new_context()

@@ -16,6 +16,7 @@ from sitegen.options import BuildOptions
 from sitegen.present.transcripts import decode, encode
 from sitegen.publish.gate import check_site
 from sitegen.redact import Redactor
+from tests.conftest import schema
 from tests.scenarios.conftest import build_planted
 
 TASKS_JOB = "jobs/plants.flat.tasks.train_700100/"
@@ -298,12 +299,9 @@ def test_every_place_that_names_trials_links_to_a_transcript(planted):
 
 
 def test_the_pages_data_with_transcripts_validates_against_the_schemas(planted):
-    jsonschema = __import__("pytest").importorskip("jsonschema")
     site, _ = planted
-    schemas = Path(__file__).resolve().parents[2] / "docs" / "schemas"
     for kind in ("jobs", "runs"):
-        schema = json.loads((schemas / f"{kind[:-1]}.schema.json").read_text())
         for p in sorted((site / "data" / kind).glob("*.json")):
-            jsonschema.validate(json.loads(p.read_text()), schema)
+            schema(kind[:-1]).validate(json.loads(p.read_text()))
     page = json.loads((site / "data/runs/plants.flat.tasks.train_700100.json").read_text())
     assert page["transcripts"]["dir"] == TASKS_JOB + "transcripts/"  # the run shows its job's
