@@ -21,7 +21,8 @@ demo: $(BIN)/sitegen
 # temporary folders on a tmpfs where there is one (the tests write and delete thousands of
 # small files); bytecode kept, so that the test modules' asserts are rewritten once, not in
 # every worker of every run.
-TEST_TMP ?= $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm || echo $${TMPDIR:-/tmp})
+# (a tmpfs of at least 2 GiB free: a container's default /dev/shm of 64 MB would fill up)
+TEST_TMP ?= $(shell [ -w /dev/shm ] && [ "$$(df -Pk /dev/shm | awk 'NR==2 {print $$4}')" -ge 2097152 ] 2>/dev/null && echo /dev/shm || echo $${TMPDIR:-/tmp})
 PYTEST := TMPDIR=$(TEST_TMP) PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n auto --dist worksteal
 
 ## test: install and run the whole test suite (browser tests need /usr/bin/chromium)
