@@ -268,20 +268,68 @@ def test_user_redaction_patterns_apply_everywhere(tmp_path):
             assert marker.encode() not in p.read_bytes(), p
 
 
-@pytest.mark.skipif(
-    os.geteuid() == 0, reason="root reads any file; the directory and vanished-file cases cover it"
-)
-def test_unreadable_files(tmp_path):
-    a = tmp_path / "a"
-    (a / "j" / "trace_jobs" / "t1").mkdir(parents=True)
-    (a / "j" / "job.out").write_text(_step(1, 1))
-    (a / "j" / "other.out").write_text(_step(1, 1))
-    os.chmod(a / "j" / "other.out", 0)
-    (a / "j" / "trace_jobs" / "t1" / "result.json").write_text("{}")
-    os.chmod(a / "j" / "trace_jobs" / "t1" / "result.json", 0)
-    report = build(BuildOptions(archive=a, out=tmp_path / "site", workers=1))
-    assert _warned(report.warnings, "j/other.out", "cannot read")
-    assert _warned(report.warnings, "t1/result.json", "cannot read")
+# The build as a script, for an unprivileged user: (path, message) of each warning, as JSON.
+_BUILD_WARNINGS = """
+import json, sys
+from pathlib import Path
+from sitegen.build import build
+from sitegen.options import BuildOptions
+report = build(BuildOptions(archive=Path(sys.argv[1]), out=Path(sys.argv[2]), workers=1))
+print(json.dumps([[w.path, w.message] for w in report.warnings]))
+"""
+
+
+def _warnings_as_a_user(archive: Path, out: Path) -> list[tuple[str, str]]:
+    """The build's warnings, the build run by a user who cannot read a mode-0 file: this
+    process's user, or ``nobody`` when this is root (root reads any file; CI runs as root)."""
+    if os.geteuid() != 0:
+        report = build(BuildOptions(archive=archive, out=out, workers=1))
+        return [(w.path, w.message) for w in report.warnings]
+    import pwd
+    import subprocess
+    import sys
+
+    nobody = pwd.getpwnam("nobody")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    os.chown(out.parent, nobody.pw_uid, nobody.pw_gid)
+    done = subprocess.run(
+        ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
+        + [sys.executable, "-c", _BUILD_WARNINGS, str(archive), str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HOME": str(out.parent), "PYTHONDONTWRITEBYTECODE": "1"},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return [tuple(w) for w in json.loads(done.stdout.splitlines()[-1])]
+
+
+def test_unreadable_files():
+    import shutil
+    import tempfile
+
+    # Not in tmp_path: pytest keeps that in a folder of root's that no other user may enter.
+    base = Path(tempfile.mkdtemp(prefix="sitegen-unreadable-"))
+    try:
+        base.chmod(0o755)
+        a = base / "a"
+        (a / "j" / "trace_jobs" / "t1").mkdir(parents=True)
+        for d in (a, a / "j", a / "j" / "trace_jobs", a / "j" / "trace_jobs" / "t1"):
+            d.chmod(0o755)
+        (a / "j" / "job.out").write_text(_step(1, 1))
+        (a / "j" / "other.out").write_text(_step(1, 1))
+        os.chmod(a / "j" / "other.out", 0)
+        (a / "j" / "trace_jobs" / "t1" / "result.json").write_text("{}")
+        os.chmod(a / "j" / "trace_jobs" / "t1" / "result.json", 0)
+        warnings = _warnings_as_a_user(a, base / "out" / "site")
+    finally:
+        shutil.rmtree(base)
+    assert [w for w in warnings if w[0] == "j/other.out" and "cannot read" in w[1]], warnings
+    assert [w for w in warnings if w[0].endswith("t1/result.json") and "cannot read" in w[1]], (
+        warnings
+    )
+    # the readable log next to them is built as a job, warned about for nothing
+    assert not [w for w in warnings if w[0] == "j/job.out"], warnings
 
 
 def test_a_colliding_job_does_not_move_an_existing_url(tmp_path):
