@@ -19,7 +19,7 @@ from sitegen.commands.cli import main
 from sitegen.options import BuildOptions
 from sitegen.read.parse import read_log
 from sitegen.synth import synth
-from tests.conftest import page_specs
+from tests.conftest import page_specs, unprivileged
 
 PAYLOAD = '<script>window.__pwned=1</script>"onload=alert(1) javascript:alert(1)'
 
@@ -268,62 +268,31 @@ def test_user_redaction_patterns_apply_everywhere(tmp_path):
             assert marker.encode() not in p.read_bytes(), p
 
 
-# The build as a script, for an unprivileged user: (path, message) of each warning, as JSON.
+# The build as a script: (path, message) of each warning, as JSON.
 _BUILD_WARNINGS = """
 import json, sys
 from pathlib import Path
-from sitegen.build import build
+from sitegen.commands.build import build
 from sitegen.options import BuildOptions
 report = build(BuildOptions(archive=Path(sys.argv[1]), out=Path(sys.argv[2]), workers=1))
 print(json.dumps([[w.path, w.message] for w in report.warnings]))
 """
 
 
-def _warnings_as_a_user(archive: Path, out: Path) -> list[tuple[str, str]]:
-    """The build's warnings, the build run by a user who cannot read a mode-0 file: this
-    process's user, or ``nobody`` when this is root (root reads any file; CI runs as root)."""
-    if os.geteuid() != 0:
-        report = build(BuildOptions(archive=archive, out=out, workers=1))
-        return [(w.path, w.message) for w in report.warnings]
-    import pwd
-    import subprocess
-    import sys
-
-    nobody = pwd.getpwnam("nobody")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    os.chown(out.parent, nobody.pw_uid, nobody.pw_gid)
-    done = subprocess.run(
-        ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups"]
-        + [sys.executable, "-c", _BUILD_WARNINGS, str(archive), str(out)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "HOME": str(out.parent), "PYTHONDONTWRITEBYTECODE": "1"},
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return [tuple(w) for w in json.loads(done.stdout.splitlines()[-1])]
-
-
-def test_unreadable_files():
-    import shutil
-    import tempfile
-
-    # Not in tmp_path: pytest keeps that in a folder of root's that no other user may enter.
-    base = Path(tempfile.mkdtemp(prefix="sitegen-unreadable-"))
-    try:
-        base.chmod(0o755)
-        a = base / "a"
-        (a / "j" / "trace_jobs" / "t1").mkdir(parents=True)
-        for d in (a, a / "j", a / "j" / "trace_jobs", a / "j" / "trace_jobs" / "t1"):
-            d.chmod(0o755)
-        (a / "j" / "job.out").write_text(_step(1, 1))
-        (a / "j" / "other.out").write_text(_step(1, 1))
-        os.chmod(a / "j" / "other.out", 0)
-        (a / "j" / "trace_jobs" / "t1" / "result.json").write_text("{}")
-        os.chmod(a / "j" / "trace_jobs" / "t1" / "result.json", 0)
-        warnings = _warnings_as_a_user(a, base / "out" / "site")
-    finally:
-        shutil.rmtree(base)
+def test_unreadable_files(open_tmp):
+    """Built by a user who cannot read a mode-0 file (nobody, when this is root)."""
+    a = open_tmp / "a"
+    (a / "j" / "trace_jobs" / "t1").mkdir(parents=True)
+    for d in (a, a / "j", a / "j" / "trace_jobs", a / "j" / "trace_jobs" / "t1"):
+        d.chmod(0o755)
+    (a / "j" / "job.out").write_text(_step(1, 1))
+    (a / "j" / "other.out").write_text(_step(1, 1))
+    os.chmod(a / "j" / "other.out", 0)
+    (a / "j" / "trace_jobs" / "t1" / "result.json").write_text("{}")
+    os.chmod(a / "j" / "trace_jobs" / "t1" / "result.json", 0)
+    out = open_tmp / "out"
+    printed = unprivileged(_BUILD_WARNINGS, str(a), str(out / "site"), writable=out)
+    warnings = json.loads(printed.splitlines()[-1])
     assert [w for w in warnings if w[0] == "j/other.out" and "cannot read" in w[1]], warnings
     assert [w for w in warnings if w[0].endswith("t1/result.json") and "cannot read" in w[1]], (
         warnings
