@@ -48,8 +48,10 @@ bench: $(BIN)/sitegen
 	$(BIN)/python benchmarks/run.py --write docs/benchmarks.md
 
 ## golden: refresh the golden Vega-Lite and JSON files and the sites' checksums after an
-## intended change
+## intended change; first checks the new output against synth's ground truth, and writes
+## nothing if it disagrees
 golden: $(BIN)/sitegen
+	$(BIN)/python -m pytest -q tests/scenarios/test_golden_truth.py -k built
 	SITEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/scenarios/test_golden.py tests/scenarios/test_same_bytes.py
 
 ## skeletons: rebuild the stored chart shapes (sitegen/present/skeletons/*.json) with Altair
