@@ -211,3 +211,43 @@ def test_lr_zero_needs_two_steps(n):
     f = F.lr_zero(blocks(n, lambda k: {"policy/policy_lr": 0.0}), None, "mirror")
     want = f"policy/policy_lr is 0 on all {n} steps: the optimizer never changes the weights."
     assert (f.detail if f else None) == (want if n >= 2 else None)
+
+
+# -- the curves: bucket means and the rolling mean -------------------------------------------
+
+# n points 1..n (x = y = k) into at most 3 buckets: k * n // 3 bounds them; x is the
+# middle point's, y the mean, lo and hi the extremes.
+BUCKETS = {
+    4: ([1, 2, 4], [1.0, 2.0, 3.5], [1.0, 2.0, 3.0], [1.0, 2.0, 4.0]),
+    5: ([1, 3, 5], [1.0, 2.5, 4.5], [1.0, 2.0, 4.0], [1.0, 3.0, 5.0]),
+    7: ([2, 4, 6], [1.5, 3.5, 6.0], [1.0, 3.0, 5.0], [2.0, 4.0, 7.0]),
+    10: ([2, 5, 9], [2.0, 5.0, 8.5], [1.0, 4.0, 7.0], [3.0, 6.0, 10.0]),
+    11: ([2, 6, 10], [2.0, 5.5, 9.5], [1.0, 4.0, 8.0], [3.0, 7.0, 11.0]),
+}
+
+
+@pytest.mark.parametrize("n", COUNTS)
+def test_downsample_buckets(n):
+    from sitegen.analyse.curves import downsample_columns
+
+    ks = list(range(1, n + 1))
+    got = downsample_columns(ks, [float(k) for k in ks], max_points=3)
+    x, y, lo, hi = BUCKETS.get(
+        n, (ks, [float(k) for k in ks], [float(k) for k in ks], [float(k) for k in ks])
+    )
+    assert got == {"x": x, "y": y, "lo": lo, "hi": hi}
+
+
+@pytest.mark.parametrize("n", (*COUNTS, 44, 45, 60, 75))
+def test_smooth_window(n):
+    """A centred mean over about n/15 points (odd, at least 3): 3 up to 59 points, 5 at 60."""
+    from sitegen.analyse.curves import smooth
+
+    half = 2 if n >= 60 else 1
+    ys = [float(k) for k in range(1, n + 1)]
+    want = [
+        sum(ys[max(0, i - half) : i + half + 1]) / len(ys[max(0, i - half) : i + half + 1])
+        for i in range(n)
+    ]
+    assert smooth(ys) == want
+    assert smooth(ys)[0] == (2.0 if n >= 60 else (1.5 if n > 1 else 1.0))

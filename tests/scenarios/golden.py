@@ -609,6 +609,9 @@ def check_report(docs: dict, truth: dict) -> None:
         f"{h['total_time_s']:.1f} |"
     )
     assert overview in text.splitlines()
+    rows = ["| " + " | ".join(r) + " |" for r in progression(truth)]
+    i = text.splitlines().index(rows[0])
+    assert text.splitlines()[i : i + len(rows)] == rows
     for name in sorted({k for m in steps.values() for k in m}):
         vals = _finite(m.get(name) for m in steps.values())
         if not vals or name.startswith("trainer/"):
@@ -617,6 +620,23 @@ def check_report(docs: dict, truth: dict) -> None:
         cells = [statistics.fmean(vals), std, min(vals), max(vals)]
         row = f"| {name} | " + " | ".join("" if c is None else f"{c:g}" for c in cells)
         assert f"{row} | {len(vals)} |" in text, name
+
+
+def progression(truth: dict, sep: str = "") -> list[list[str]]:
+    """The job's per-step table, from the truth: step, reward, pass@k, KL (6 decimals), loss,
+    step time and generation wait (1 decimal); ``sep`` groups thousands."""
+
+    def cell(v, digits: int) -> str:
+        v = _num(v)
+        return "nan" if math.isnan(v) else f"{v:{sep}.{digits}f}"
+
+    return [
+        [str(s)]
+        + [cell(m[k], 4) for k in (REWARD, "reward/avg_pass_at_8")]
+        + [cell(m["policy/policy_kl"], 6), cell(m["policy/policy_loss"], 4)]
+        + [cell(m[STEP], 1), cell(m[WAIT], 1)]
+        for s, m in job_steps(truth, JOB_LOG).items()
+    ]
 
 
 def check_no_secret(docs: dict, truth: dict) -> None:
