@@ -259,3 +259,180 @@ def test_trial_stats_of_no_trials():
         "success": {"mean": None, "median": None, "count": 0},
         "failure": {"mean": None, "median": None, "count": 0},
     }
+
+
+# -- per-step figures: the headline, the columns, the timer tree -----------------------------
+
+
+def _blocks(*metrics: dict):
+    from sitegen.model.parsed import MetricBlock
+
+    return [MetricBlock(s, m, 10 * s) for s, m in enumerate(metrics, 1)]
+
+
+def test_headline_of_the_async_trainer():
+    from sitegen.analyse import headline
+
+    bs = _blocks(
+        {"reward/avg_raw_reward": 0.2, "reward/avg_pass_at_4": 0.5, "timing/step": 100.0,
+         "timing/wait_for_generation_buffer": 60.0, "generate/avg_num_tokens": 1000,
+         "async/staleness_mean": 1.0, "async/staleness_max": 3},
+        {"reward/avg_raw_reward": 0.6, "reward/avg_pass_at_4": 0.7, "timing/step": 300.0,
+         "timing/wait_for_generation_buffer": math.nan, "generate/avg_num_tokens": 3000,
+         "async/staleness_mean": 2.0, "async/staleness_max": 5},
+        {"reward/avg_raw_reward": math.nan, "timing/step": -5.0,  # a clock step back: no time
+         "timing/wait_for_generation_buffer": 20.0, "async/staleness_max": math.inf},
+        {"reward/avg_raw_reward": 0.4, "timing/step": 50.0, "timing/wait_for_generation_buffer": 40.0},
+    )  # fmt: skip
+    assert headline(bs) == {
+        "steps": 4,
+        "first_step": 1,
+        "last_step": 4,
+        "reward_mean": pytest.approx(0.4),
+        "reward_max": 0.6,
+        "reward_last": 0.4,  # the last finite reward
+        "pass_at_k": 4,
+        "pass_at_k_mean": 0.6,
+        "total_time_s": 450.0,
+        "step_time_mean_s": 150.0,
+        "gen_wait_mean_s": 40.0,  # 60, 20 and 40 (NaN left out)
+        # the steps that logged both timers: (60 + 40) / (100 + 50)
+        "gen_wait_share": pytest.approx(100 / 150),
+        "avg_tokens_mean": 2000.0,
+        "staleness_mean": 1.5,
+        "staleness_max": 5.0,
+    }
+
+
+def test_headline_of_the_sync_trainer_and_of_nothing():
+    from sitegen.analyse import headline
+
+    bs = _blocks(
+        {"reward/avg_raw_reward": 1.0, "timing/step": 10.0, "timing/generate": 4.0},
+        {"reward/avg_raw_reward": 0.0, "timing/step": 30.0, "timing/generate": 6.0},
+    )
+    h = headline(bs)
+    assert (h["gen_wait_mean_s"], h["gen_wait_share"]) == (5.0, 0.25)
+    assert (h["pass_at_k"], h["pass_at_k_mean"], h["staleness_mean"], h["staleness_max"]) == (
+        None,
+        None,
+        None,
+        None,
+    )
+    assert headline([]) == {
+        "steps": 0,
+        "first_step": None,
+        "last_step": None,
+        "reward_mean": None,
+        "reward_max": None,
+        "reward_last": None,
+        "pass_at_k": None,
+        "pass_at_k_mean": None,
+        "total_time_s": None,
+        "step_time_mean_s": None,
+        "gen_wait_mean_s": None,
+        "gen_wait_share": None,
+        "avg_tokens_mean": None,
+        "staleness_mean": None,
+        "staleness_max": None,
+    }
+    # steps of no time: no share
+    assert headline(_blocks({"timing/step": 0.0, "timing/generate": 0.0}))["gen_wait_share"] is None
+
+
+def test_series_is_a_column_a_metric_none_where_a_step_did_not_log_it():
+    from sitegen.analyse import series
+
+    bs = _blocks({"b": 1.0, "a": 2}, {"a": math.nan}, {"c": "x"})
+    assert series(bs) == {
+        "step": [1, 2, 3],
+        "a": [2, bs[1].metrics["a"], None],
+        "b": [1.0, None, None],
+        "c": [None, None, "x"],
+    }
+    assert series([]) == {"step": []}
+
+
+def test_timing_tree_figures_by_hand():
+    from sitegen.analyse import timing_tree
+
+    bs = _blocks(
+        {"timing/step": 100.0, "timing/wait_for_generation_buffer": 50.0, "timing/run_training": 40.0,
+         "timing/policy_train": 30.0, "timing/eval": 7.0, "timing/zzz_custom": 2.0},
+        {"timing/step": 300.0, "timing/wait_for_generation_buffer": 90.0, "timing/run_training": 120.0,
+         "timing/eval": -1.0, "timing/zzz_custom": math.nan},
+        {"timing/wait_for_generation_buffer": 5.0},  # no step time: left out of the tree
+    )  # fmt: skip
+    t = timing_tree(bs)
+    assert (t["steps"], t["step_total_s"]) == (2, 400.0)
+    root = t["tree"]
+    assert {k: root[k] for k in root if k != "children"} == {
+        "name": "step",
+        "total_s": 400.0,
+        "mean_s": 200.0,
+        "count": 2,
+        "share_of_parent": None,
+        "share_of_step": 1.0,
+        "mean_step_share": 1.0,
+    }
+    wait, run, rest = root["children"]
+    assert wait == {
+        "name": "wait_for_generation_buffer",
+        "total_s": 140.0,
+        "mean_s": 70.0,
+        "count": 2,
+        "share_of_parent": 0.35,
+        "share_of_step": 0.35,
+        "mean_step_share": 0.4,  # the mean of 50 % and 30 %
+        "children": [],
+    }
+    assert (run["total_s"], run["count"]) == (160.0, 2)
+    # policy_train sits below train_critic_and_policy, which was not logged: run_training
+    # has no timed child, so no "(rest)" either
+    assert run["children"] == []
+    assert rest == {
+        "name": "(rest)",
+        "total_s": 100.0,
+        "mean_s": 50.0,
+        "count": 2,
+        "share_of_parent": 0.25,
+        "share_of_step": 0.25,
+        "mean_step_share": None,
+        "children": [],
+    }
+    assert t["outside_step"] == [
+        {"name": "eval", "total_s": 7.0, "mean_s": 7.0, "count": 1, "share_of_step": 7.0 / 400},
+        {
+            "name": "zzz_custom",
+            "total_s": 2.0,
+            "mean_s": 2.0,
+            "count": 1,
+            "share_of_step": 2.0 / 400,
+        },
+    ]
+
+
+def test_timing_tree_without_step_times():
+    from sitegen.analyse import timing_tree
+
+    t = timing_tree(_blocks({"timing/eval": 3.0, "timing/other": math.nan}))
+    assert t == {
+        "steps": 0,
+        "step_total_s": 0.0,
+        "tree": None,
+        "outside_step": [
+            {"name": "eval", "total_s": 3.0, "mean_s": 3.0, "count": 1, "share_of_step": None},
+            {"name": "other", "total_s": 0.0, "mean_s": None, "count": 0, "share_of_step": None},
+        ],
+    }
+
+
+def test_the_timer_tree_follows_the_trainer():
+    from sitegen.analyse import timer_tree_of
+    from sitegen.analyse.steps import OUTSIDE_STEP, SYNC_OUTSIDE_STEP, SYNC_TIMER_TREE, TIMER_TREE
+
+    sync = _blocks({"timing/generate": 1.0})
+    assert timer_tree_of(sync) == (SYNC_TIMER_TREE, SYNC_OUTSIDE_STEP)
+    both = _blocks({"timing/generate": 1.0, "timing/wait_for_generation_buffer": 1.0})
+    assert timer_tree_of(both) == (TIMER_TREE, OUTSIDE_STEP)
+    assert timer_tree_of(_blocks({"generate": 1.0})) == (TIMER_TREE, OUTSIDE_STEP)
