@@ -436,3 +436,27 @@ def test_the_timer_tree_follows_the_trainer():
     both = _blocks({"timing/generate": 1.0, "timing/wait_for_generation_buffer": 1.0})
     assert timer_tree_of(both) == (TIMER_TREE, OUTSIDE_STEP)
     assert timer_tree_of(_blocks({"generate": 1.0})) == (TIMER_TREE, OUTSIDE_STEP)
+
+
+def test_a_generation_share_of_steps_shorter_than_a_second():
+    from sitegen.analyse import headline
+
+    bs = _blocks({"timing/step": 0.4, "timing/wait_for_generation_buffer": 0.2})
+    assert headline(bs)["gen_wait_share"] == 0.5
+
+
+def test_ties_are_ordered_by_name_and_all_errors_is_an_error_rate_of_one():
+    trials = (_t(None, "Zeta", 1), _t(None, "Beta", 2), _t(None, "Zeta", 3), _t(None, "Alpha", 4))
+    s = trial_stats(TrialSet("p", trials, 0, 0, 0, 0, ()))
+    assert list(s["exceptions"]) == ["Zeta", "Alpha", "Beta"]
+    assert list(s["turns_by_exception"]) == ["Zeta", "Alpha", "Beta"]
+    assert s["error_rate"] == 1.0
+
+
+def test_the_verdict_and_its_thresholds_are_in_the_summary():
+    s = vllm_summary(VllmStats((), (), 0, 0, 0, {}))
+    assert s["verdict_reason"] == "No per-engine vLLM stat lines in this log."
+    assert s["verdict_thresholds"] == {
+        "saturated_waiting_mean": 1.0,
+        "starved_gen_throughput_tps": 300.0,
+    }
