@@ -140,3 +140,10 @@ def test_columns_come_back_as_lists_whatever_they_were_given_as():
     got = downsample_columns((1, 2), (1.0, 2.0))
     assert got == {"x": [1, 2], "y": [1.0, 2.0], "lo": [1.0, 2.0], "hi": [1.0, 2.0]}
     assert all(type(c) is list for c in got.values())
+
+
+def test_columns_are_cut_to_the_shortest_the_values_included():
+    # every value a finite float (the columns taken as they are): x and the band longer than
+    # the values are cut to them, as the value-by-value reading stops at the shortest
+    got = downsample_columns([1, 2, 3], [1.0, 2.0], los=[0.0, 1.0, 2.0], his=[2.0, 3.0, 4.0])
+    assert got == {"x": [1, 2], "y": [1.0, 2.0], "lo": [0.0, 1.0], "hi": [2.0, 3.0]}
