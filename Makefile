@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test slowest lint format bench golden skeletons clean
+.PHONY: demo test slowest lint format bench golden mutation skeletons clean
 
 $(BIN)/sitegen: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -48,9 +48,17 @@ bench: $(BIN)/sitegen
 	$(BIN)/python benchmarks/run.py --write docs/benchmarks.md
 
 ## golden: refresh the golden Vega-Lite and JSON files and the sites' checksums after an
-## intended change
+## intended change; first checks the new output against synth's ground truth, and writes
+## nothing if it disagrees
 golden: $(BIN)/sitegen
+	$(BIN)/python -m pytest -q tests/scenarios/test_golden_truth.py -k built
 	SITEGEN_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q tests/scenarios/test_golden.py tests/scenarios/test_same_bytes.py
+
+## mutation: the mutation score of each module that computes a published number or decides
+## what is redacted, with that module's own tests (docs/testing.md; minutes, niced)
+mutation: $(BIN)/sitegen
+	$(BIN)/pip install -q -e '.[mutation]'
+	$(BIN)/python scripts/mutation.py --write
 
 ## skeletons: rebuild the stored chart shapes (sitegen/present/skeletons/*.json) with Altair
 ## after changing sitegen/present/shapes.py
@@ -58,4 +66,4 @@ skeletons: $(BIN)/sitegen
 	$(BIN)/python scripts/chart_skeletons.py
 
 clean:
-	rm -rf site .venv .pytest_cache
+	rm -rf site .venv .pytest_cache .mutation

@@ -15,11 +15,10 @@ def _words(spaced: str) -> frozenset[str]:
 
 
 _WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-# Any key holding one of these words names a secret.
-_SECRET_WORDS = _words(
-    "secret secrets password passwords passwd pwd passphrase credential credentials creds"
-    " apikey apikeys secretkey accesskey privatekey passkey authtoken accesstoken"
-)
+# Any key holding one of these words names a secret; so does a word that is or ends in one
+# of _SECRET_SUFFIXES (``password``, ``PGPASSWORD``) and a qualifier glued to ``key`` or
+# ``token`` (``apikeys``, ``privatekey``, ``authtoken``).
+_SECRET_WORDS = _words("pwd credential credentials creds passkey")
 # These name a secret when they are the key's last word (``Authorization``, ``X-Amz-Signature``).
 _SECRET_LAST_WORDS = _words("auth authorization signature sig cookie cookies")
 # Words that, before ``key``/``tokens``, make it a credential (``api_key``, ``hf_tokens``).
@@ -28,7 +27,7 @@ _CREDENTIAL_QUALIFIERS = _words(
     " account deploy gpg pgp rsa hmac jwt session app bot webhook admin consumer refresh"
     " bearer oauth personal csrf xsrf user wandb openai anthropic hf huggingface aws gcp"
     " azure stripe daytona modal together fireworks gemini google github gh gitlab slack"
-    " sentry pinecone cohere mistral groq tavily serper e2b langsmith langchain nvidia ngc"
+    " sentry pinecone cohere mistral groq tavily serper langsmith langchain nvidia ngc"
     " replicate deepseek xai openrouter perplexity runpod subscription"
 )
 # Words that, beside a singular ``token``, make it a count or a setting (``pad_token_id``).
@@ -97,7 +96,7 @@ def _is_secret_name(tail: str) -> bool:
         for suffix in ("keys", "key", "tokens", "token"):  # apikey, hftoken as one word
             if w.endswith(suffix) and w[: -len(suffix)] in _CREDENTIAL_QUALIFIERS:
                 return True
-        # PGPASSWORD, MYSQL_ROOTPASSWORD, CLIENTSECRET: a secret word at a one-word name's end
+        # password, PGPASSWORD, MYSQL_ROOTPASSWORD, CLIENTSECRET: a word that ends in a secret
         if w.endswith(_SECRET_SUFFIXES):
             return True
         # DBPASS, SMTPPASS (not bypass, compass): "pass" after a service's name

@@ -32,7 +32,9 @@ _ERROR_BEFORE_RE = re.compile(
 )
 # A query parameter that holds an API key by its plain name (Google's and many APIs' ?key=…)
 _QUERY_KEYS = frozenset({"key", "apikey", "api-key"})
-_EMPTY_VALUES = frozenset({"", "None", "null", "NULL", "~"})
+# Values that say there is none (quotes around nothing and a YAML "~" hold no letter or
+# digit: is_masked passes them).
+_EMPTY_VALUES = frozenset({"None", "null", "NULL"})
 _FIRST_WORD_RE = re.compile(r"(?:None|null|NULL)[,;.)]")
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")

@@ -125,3 +125,50 @@ def run_pages(site: Path, index: dict):
     from sitegen.pages.objects import RunPage
 
     return {r["id"]: RunPage.from_json(load(site, r["data"])) for r in index["runs"]}
+
+
+# -- as a user who cannot read what mode 0 forbids ---------------------------------------------
+
+
+@pytest.fixture
+def open_tmp():
+    """A new folder any user may enter, removed after the test (pytest's ``tmp_path`` lies
+    in a folder only its own user may enter, so ``nobody`` could not reach it)."""
+    import os
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="sitegen-test-"))
+    base.chmod(0o755)
+    yield base
+    for dirpath, dirnames, _ in os.walk(base):  # a folder left without x cannot be emptied
+        for d in dirnames:
+            os.chmod(os.path.join(dirpath, d), 0o755)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def unprivileged(code: str, *args: str, writable: Path | None = None) -> str:
+    """What ``python -c code args`` prints, run by a user whom mode 0 keeps out: this
+    process's user, or ``nobody`` (``setpriv``) when this is root, who reads any file (CI
+    runs as root). ``writable``: a folder (made here) that user may write in."""
+    import os
+    import pwd
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", code, *args]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if writable is not None:
+        writable.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        if writable is not None:
+            os.chown(writable, nobody.pw_uid, nobody.pw_gid)
+        cmd = [
+            *("setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}"),
+            *("--clear-groups", *cmd),
+        ]
+        env["HOME"] = str(writable or "/nonexistent")
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -8,6 +8,7 @@ functions of the file's bytes; finding and caching the files is :mod:`sitegen.re
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from datetime import datetime
 from functools import cache
@@ -385,7 +386,10 @@ def _reward(v: object, notes: Notes | None = None) -> float | None:
                 shown = f"(a {type(r).__name__} of {len(shown):,} characters in JSON)"
             notes.append((f"reward {shown} is not a number: counted as no reward", None))
         return None
-    r = float(r)
+    try:
+        r = float(r)
+    except OverflowError:  # an integer past a float's range (JSON sets no bound): infinite
+        r = math.inf if r > 0 else -math.inf
     if notes is not None and not is_finite(r):
         notes.append((f"reward is {r}: counted as no reward", None))
     return r

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.synth.trialtruth import TrialsTruth, _name, _record
+from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, step_of
 
 # -- Harbor's own shapes (docs/formats.md §6), as its pydantic models serialize them ------------
 
@@ -242,7 +242,7 @@ def write_harbor_trials(
     rel: str,
     n: int,
     seed: int,
-    windows: Sequence[tuple[datetime, datetime, datetime]] = (),
+    windows: Sequence[Window] = (),
 ) -> TrialsTruth:
     """``n`` trials in Harbor 0.1.45's and 0.26's own shapes, cycling through the variants.
 
@@ -259,7 +259,7 @@ def write_harbor_trials(
     for i in range(n):
         at, end_by = start, None
         if trng is not None:
-            lo, hi, by = windows[i * len(windows) // n]
+            lo, hi, by, _ = windows[i * len(windows) // n]
             span = (hi - lo).total_seconds()
             at = lo + timedelta(
                 seconds=trng.randint(1, max(1, int(span / 2 if by == hi else span)))
@@ -276,5 +276,6 @@ def write_harbor_trials(
         d = root / json.loads(text)["trial_name"]
         d.mkdir(parents=True, exist_ok=True)
         (d / "result.json").write_text(text)
-        _record(truth, seen["exception"], seen["reward"], seen["turns"])
+        task = tasks[i % len(tasks)]
+        _record(truth, seen["exception"], seen["reward"], seen["turns"], task, step_of(windows, at))
     return truth

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sitegen.synth.harbor import HARBOR_VARIANTS, harbor_result, stage_times, write_harbor_trials
 from sitegen.synth.jobspec import JobSpec, LogTruth
-from sitegen.synth.trialtruth import TrialsTruth, _name, _record
+from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, step_of
 
 # Harbor's own shapes live in sitegen.synth.harbor; re-exported for existing imports.
 __all__ = [
@@ -166,13 +166,13 @@ def write_trials(
     size: int,
     variants: bool = True,
     payload: str = "",
-    windows: Sequence[tuple[datetime, datetime, datetime]] = (),
+    windows: Sequence[Window] = (),
 ) -> TrialsTruth:
     """Write ``n`` training trials (plus, with ``variants``, every odd case) under ``root``.
 
     ``windows`` are the steps' time windows (end of the previous metric block, end of this
     one] of the jobs that trained on these trials, each with the time its trials must end
-    by: the trials are spread over them in order, each starting inside its window
+    by and its step: the trials are spread over them in order, each starting inside its window
     (so attribution puts it on that step), with Harbor's stage timestamps. Without windows
     they start a second apart and carry no stages (older Harbor).
     """
@@ -194,7 +194,7 @@ def write_trials(
         task = rng.choice(tasks)
         at = start + timedelta(seconds=i)
         if trng is not None:
-            lo, hi, end_by = windows[i * len(windows) // n]
+            lo, hi, end_by, _ = windows[i * len(windows) // n]
             span = (hi - lo).total_seconds()
             # a trial that must end in its own window starts in its first half
             at = lo + timedelta(
@@ -214,7 +214,7 @@ def write_trials(
         d = root / obj["trial_name"].replace("/", "_")
         d.mkdir(exist_ok=True)
         (d / "result.json").write_bytes(json.dumps(obj).encode())
-        _record(truth, exc, reward, turns)
+        _record(truth, exc, reward, turns, task, step_of(windows, at))
     if payload:
         # A hostile exception type: it is shown on pages, so it must arrive escaped.
         obj, *_ = trial_record(rng, tasks[-1], start, 500, payload=payload)
@@ -223,7 +223,8 @@ def write_trials(
         d = root / obj["trial_name"].replace("/", "_")
         d.mkdir(exist_ok=True)
         (d / "result.json").write_text(json.dumps(obj))
-        _record(truth, payload, None, obj["agent_result"]["metadata"].get("n_episodes"))
+        turns = obj["agent_result"]["metadata"].get("n_episodes")
+        _record(truth, payload, None, turns, tasks[-1], step_of(windows, start))
     if not variants:
         return truth
     # A trial killed mid-run: its folder holds Harbor's trial log but no result.json.
@@ -263,19 +264,18 @@ def write_trials(
             info = tarfile.TarInfo(f"{obj['trial_name']}/result.json")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-            _record(truth, exc, reward, turns)
+            _record(truth, exc, reward, turns, tasks[4], step_of(windows, start))
     (root / "trials_step2_20260208T013000.tar.gz").write_bytes(buf.getvalue())
     return truth
 
 
-def step_windows(
-    spec: JobSpec, truth: LogTruth, last: int | None = None
-) -> list[tuple[datetime, datetime, datetime]]:
+def step_windows(spec: JobSpec, truth: LogTruth, last: int | None = None) -> list[Window]:
     """The window of each step the job logged up to ``last``: (end of the previous block or
     the job's start, end of its block], where a trial started is the step's
-    (sitegen.insights.attribution), and the time its trials end by: the window's end for
-    the synchronous trainer (it generates inside the step), the last kept block's for the
-    async one (a trial still running then would wait for the next job, days later)."""
+    (sitegen.insights.attribution), the time its trials end by (the window's end for the
+    synchronous trainer, which generates inside the step; the last kept block's for the
+    async one: a trial still running then would wait for the next job, days later), and
+    the step."""
 
     def logged(t: datetime) -> datetime:
         return t.replace(microsecond=t.microsecond // 1000 * 1000)  # loguru writes ms
@@ -284,6 +284,7 @@ def step_windows(
     out, lo = [], spec.start
     for step in steps:
         hi = logged(truth.block_times[step])
-        out.append((lo, hi, hi if not spec.async_trainer else logged(truth.block_times[steps[-1]])))
+        end_by = hi if not spec.async_trainer else logged(truth.block_times[steps[-1]])
+        out.append((lo, hi, end_by, step))
         lo = hi
     return out

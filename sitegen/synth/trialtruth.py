@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import random
 import string
+from bisect import bisect_left
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 
 @dataclass
@@ -25,6 +28,9 @@ class TrialsTruth:
         default_factory=lambda: {"success": [], "failure": []}
     )
     task_names: list[str] = field(default_factory=list)
+    # Each training trial written: (task, the step whose window it started in, reward); the
+    # step is None outside every window (or without windows).
+    placed: list[tuple[str, int | None, float | None]] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -38,6 +44,7 @@ class TrialsTruth:
             "rewards": self.rewards,
             "turns_by_exception": self.turns_by_exception,
             "turns_by_outcome": self.turns_by_outcome,
+            "per_trial": [list(t) for t in self.placed],
         }
 
 
@@ -45,7 +52,32 @@ def _name(rng: random.Random, task: str) -> str:
     return f"{task[:32]}__{''.join(rng.choice(string.ascii_letters + string.digits) for _ in range(7))}"
 
 
-def _record(truth: TrialsTruth, exc: str | None, reward: float | None, turns: int | None) -> None:
+# What a step's window is (sitegen.insights.attribution): a trial that started in (end of
+# step N-1, end of step N] is step N's; the first step's window opens 10 minutes before the
+# log's first line.
+WINDOW_SLACK = timedelta(minutes=10)
+
+Window = tuple[datetime, datetime, datetime, int]
+"""(start of a step's window, its end: the step's block, the time its trials end by, the step)."""
+
+
+def step_of(windows: Sequence[Window], at: datetime) -> int | None:
+    """The step whose window ``at`` falls in (``windows`` in order), or None."""
+    if not windows or at < windows[0][0] - WINDOW_SLACK:
+        return None
+    i = bisect_left([w[1] for w in windows], at)
+    return windows[i][3] if i < len(windows) else None
+
+
+def _record(
+    truth: TrialsTruth,
+    exc: str | None,
+    reward: float | None,
+    turns: int | None,
+    task: str,
+    step: int | None,
+) -> None:
+    truth.placed.append((task, step, reward))
     truth.total += 1
     key = exc or "none"
     truth.exceptions[key] += 1

@@ -123,3 +123,27 @@ def test_fast_downsample_paths_equal_the_slow_one(ys: list, nx: int):
             want = _slow_downsample(xs, plain, max_points, los, his)
             cols = downsample_columns(xs, plain, max_points, los, his)
             assert repr(cols) == repr({k: [p[k] for p in want] for k in ("x", "y", "lo", "hi")})
+
+
+def test_a_window_of_gaps_alone_is_a_gap():
+    assert smooth([1.0, None, None, math.nan, 2.0], window=3) == [1.0, 1.0, None, 2.0, 2.0]
+
+
+def test_a_band_given_on_one_side_only_defaults_to_the_value_on_the_other():
+    got = downsample_columns([1, 2, 3], [1.0, None, 3.0], his=[1.5, 9.0, math.inf])
+    assert got == {"x": [1, 3], "y": [1.0, 3.0], "lo": [1.0, 3.0], "hi": [1.5, 3.0]}
+    got = downsample_columns([1, 2], [1.0, 2.0], los=[0.5, None])
+    assert got == {"x": [1, 2], "y": [1.0, 2.0], "lo": [0.5, 2.0], "hi": [1.0, 2.0]}
+
+
+def test_columns_come_back_as_lists_whatever_they_were_given_as():
+    got = downsample_columns((1, 2), (1.0, 2.0))
+    assert got == {"x": [1, 2], "y": [1.0, 2.0], "lo": [1.0, 2.0], "hi": [1.0, 2.0]}
+    assert all(type(c) is list for c in got.values())
+
+
+def test_columns_are_cut_to_the_shortest_the_values_included():
+    # every value a finite float (the columns taken as they are): x and the band longer than
+    # the values are cut to them, as the value-by-value reading stops at the shortest
+    got = downsample_columns([1, 2, 3], [1.0, 2.0], los=[0.0, 1.0, 2.0], his=[2.0, 3.0, 4.0])
+    assert got == {"x": [1, 2], "y": [1.0, 2.0], "lo": [0.0, 1.0], "hi": [2.0, 3.0]}

@@ -216,3 +216,113 @@ def test_rule_intervals_are_widened_like_the_learning_one():
     raw = stats.percentile_interval(ev / 30 - e0 / 30)
     f = stats.small_sample_factor(3)
     assert (lo, hi) == pytest.approx((0.2 + f * (raw[0] - 0.2), 0.2 + f * (raw[1] - 0.2)))
+
+
+# -- each bootstrap redone by its definition, one draw at a time -----------------------------
+
+
+def _idx(n: int, count: int, seed: int) -> list[int]:
+    return [(r * n) >> 32 for r in _mulberry32_one_by_one(seed, count)]
+
+
+def _percentiles(vals: list[float]) -> tuple[float, float]:
+    s, k = sorted(vals), len(vals) // 40
+    return s[k], s[len(s) - 1 - k]
+
+
+def _blocks(n: int, resamples: int, seed: int) -> list[list[int]]:
+    """Moving blocks by their definition: ceil(n / b) starts a row, b ≈ n^(1/3), cut to n."""
+    b = max(1, round(n ** (1 / 3)))
+    count = -(-n // b)
+    starts = _idx(n - b + 1, resamples * count, seed)
+    return [
+        [s + j for s in starts[r * count : (r + 1) * count] for j in range(b)][:n]
+        for r in range(resamples)
+    ]
+
+
+SEEDED = 80, 5  # resamples (the 2nd smallest and largest are the bounds), a seed not the default
+
+
+def test_the_bootstraps_draw_as_their_definitions_with_the_seed_given():
+    resamples, seed = SEEDED
+    vals = [0.1, 0.9, 0.4, 0.7, 0.2]
+    rows = [_idx(5, 5 * resamples, seed)[r * 5 : (r + 1) * 5] for r in range(resamples)]
+    want = _percentiles([sum(vals[i] for i in row) / 5 for row in rows])
+    assert stats.bootstrap_mean(vals, resamples, seed) == pytest.approx(want, abs=1e-15)
+    assert stats.bootstrap_mean(vals, resamples, seed) != stats.bootstrap_mean(vals, resamples)
+    num, den = [1.0, 3.0, 0.0, 2.0, 4.0], [2, 4, 1, 2, 4]
+    want = _percentiles([sum(num[i] for i in row) / sum(den[i] for i in row) for row in rows])
+    assert stats.bootstrap_ratio(num, den, resamples, seed) == pytest.approx(want, abs=1e-15)
+    # the late window drawn with the next seed, the early with the seed itself (windows of
+    # 12 distinct values: resamples whose means could tie at the ends are rare), and each
+    # resample's change moved away from the observed one by the small-sample factor of 6
+    # units (12 steps in blocks of 2)
+    early = [(7 * i % 12) / 10 for i in range(12)]
+    late = [1 + (5 * i % 12) / 10 for i in range(12)]
+    e12, l12 = _blocks(12, resamples, seed), _blocks(12, resamples, seed + 1)
+    observed, f = sum(late) / 12 - sum(early) / 12, stats.small_sample_factor(6)
+    want = _percentiles(
+        [
+            observed
+            + f * (sum(late[i] for i in lr) / 12 - sum(early[i] for i in er) / 12 - observed)
+            for er, lr in zip(e12, l12, strict=True)
+        ]
+    )
+    assert stats.window_change(early, late, resamples, seed) == pytest.approx(want, abs=1e-12)
+    e_rows, l_rows = _blocks(4, resamples, seed), _blocks(5, resamples, seed + 1)
+    ev, lv = [(1, 4), (0, 2), (3, 5), (2, 4)], [(3, 4), (2, 2), (4, 5), (1, 1), (0, 3)]
+
+    def pooled(w, row):
+        return sum(w[i][0] for i in row) / sum(w[i][1] for i in row)
+
+    # spread about the observed change by the factor of the smaller window's 2 blocks
+    observed = pooled(lv, range(5)) - pooled(ev, range(4))
+    f = stats.small_sample_factor(2)
+    want = _percentiles(
+        [
+            observed + f * (pooled(lv, lr) - pooled(ev, er) - observed)
+            for er, lr in zip(e_rows, l_rows, strict=True)
+        ]
+    )
+    assert stats.window_ratio_change(ev, lv, resamples, seed) == pytest.approx(want, abs=1e-15)
+
+
+def test_a_window_without_trials_is_a_rate_of_zero():
+    # each resample of the early window holds no trial: 0, not 0 / 0
+    assert stats.window_ratio_change([(0, 0)] * 2, [(1, 2)] * 2) == (0.5, 0.5)
+
+
+def test_the_fitted_change_leaves_out_resamples_of_one_step():
+    # two steps: a resample drawing one of them twice has no slope; the others are the line
+    assert stats.fitted_change_interval([1.0, 2.0], [0.0, 1.0]) == (1.0, 1.0)
+    # steps half a step apart (Σ dx² below 1): still a slope
+    assert stats.fitted_change_interval([1.0, 1.5], [0.0, 1.0]) == (1.0, 1.0)
+    resamples, seed = SEEDED
+    xs, ys = [1.0, 2.0, 3.0, 4.0, 5.0], [0.3, 0.1, 0.6, 0.4, 0.9]
+    changes = []
+    for row in _blocks(5, resamples, seed):
+        x, y = [xs[i] for i in row], [ys[i] for i in row]
+        mx, my = sum(x) / 5, sum(y) / 5
+        sxx = sum((a - mx) ** 2 for a in x)
+        if sxx > 0:
+            slope = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / sxx
+            changes.append(slope * 4)
+    # spread about the observed change by the factor of 5 / 2 blocks, 1.5 degrees of freedom
+    observed, f = stats.fitted_change(xs, ys), stats.small_sample_factor(2.5, 1.5)
+    got = stats.fitted_change_interval(xs, ys, resamples, seed)
+    want = _percentiles([observed + f * (c - observed) for c in changes])
+    assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_wilson_leaves_its_lower_bound_to_the_formula_from_one_success():
+    p, n, z2 = 0.1, 10, stats.Z95**2
+    centre = (p + z2 / 20) / (1 + z2 / 10)
+    half = stats.Z95 * math.sqrt(p * (1 - p) / n + z2 / 400) / (1 + z2 / 10)
+    assert stats.wilson(1, 10) == pytest.approx((centre - half, centre + half))
+    assert stats.wilson(1, 10)[0] > 0
+
+
+def test_two_values_have_a_bootstrap():
+    assert stats.bootstrap_mean([0.0, 1.0], 80) == (0.0, 1.0)
+    assert stats.bootstrap_ratio([0.0, 1.0], [1, 1], 80) == (0.0, 1.0)

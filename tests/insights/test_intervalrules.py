@@ -121,3 +121,88 @@ def test_pass_at_k_mismatch_quotes_the_interval():
     assert "averages 1.000 over 8 steps" in f.detail
     assert "0.850 (95 % interval 0.780 to 0.920" in f.detail
     assert pass_at_k_mismatch(None) is None
+
+
+def _forgetting(names, n=10, per_step=4):
+    """Each named task solved in every trial of steps 1-4 of ``n`` and in none after; a
+    task solved always beside them (it comes first in the table)."""
+    trials = [trial("always", s, reward=1.0, offset_s=5) for s in range(1, n + 1)]
+    trials += [
+        trial(name, s, reward=1.0 if s <= 4 else 0.0, offset_s=10 + j)
+        for name in names
+        for s in range(1, n + 1)
+        for j in range(per_step)
+    ]
+    return analyse_tasks(trials, attribute(trials, blocks(n), None))
+
+
+def test_task_forgotten_in_full():
+    # 16 of 16 in steps 1-4, 0 of 16 in steps 7-10, beside a task always solved: one finding
+    # for the 2 tasks graded in both windows, so Bonferroni's z for 2 (2.2414, the normal's
+    # 1 - 0.025 / 2 quantile). Wilson's bound for 0 of 16 is z² / (16 + z²) = 0.2390 (and 1
+    # less that for 16 of 16), so Newcombe's interval is -1 to -1 + sqrt(2) * 0.2390 = -0.6621
+    assert task_forgotten(_forgetting(["t1"])) == F.Finding(
+        "task_forgotten",
+        "warning",
+        "Task t1 was forgotten",
+        "t1 succeeded in 16 of 16 graded trials in steps 1–4 and in 0 of 16 in steps 7–10: "
+        "-100.0 points (95 % interval -100.0 to -66.2, jointly for the 2 tasks graded in both).",
+        "tasks",
+    )
+    assert task_forgotten(None) is None
+
+
+@pytest.mark.parametrize(
+    ("count", "bound", "also"),
+    [
+        # count + 1 tasks graded in both: z for 7, 8, 9 (2.6901, 2.7344, 2.7729), the bound
+        # -1 + sqrt(2) * z² / (16 + z²)
+        (6, "-56.0", "t2, t3, t4, t5, t6"),  # five others: all named
+        (7, "-55.0", "t2, t3, t4, t5, t6 and 1 more"),
+        (8, "-54.1", "t2, t3, t4, t5, t6 and 2 more"),
+    ],
+)
+def test_several_tasks_forgotten_name_five_and_count_the_rest(count, bound, also):
+    f = task_forgotten(_forgetting([f"t{i}" for i in range(1, count + 1)]))
+    assert f.title == f"{count} tasks were forgotten, t1 most surely"
+    assert f.detail.endswith(
+        f"(95 % interval -100.0 to {bound}, jointly for the {count + 1} tasks graded in both). "
+        f"Also forgotten beyond doubt: {also}."
+    )
+    assert (f.id, f.severity, f.section) == ("task_forgotten", "warning", "tasks")
+
+
+def test_pass_at_k_mismatch_in_full():
+    check = PassAtKCheck(
+        k=4, key="reward/avg_pass_at_4", steps=8, cells=100, skipped=0,
+        estimated=0.85, lo=0.78, hi=0.9215, logged=1.0, agrees=False,
+    )  # fmt: skip
+    assert pass_at_k_mismatch(check) == F.Finding(
+        "pass_at_k_mismatch",
+        "warning",
+        "Logged pass@4 disagrees with the trials",
+        "reward/avg_pass_at_4 averages 1.000 over 8 steps; the trials give 0.850 (95 % "
+        "interval 0.780 to 0.922; unbiased pass@4 from 100 task-steps with 4 graded trials or "
+        "more): the trainer grouped or graded rollouts otherwise than these trial files say.",
+        "progression",
+    )
+    agreeing = PassAtKCheck(**{**check.__dict__, "agrees": True})
+    assert pass_at_k_mismatch(agreeing) is None
+
+
+def test_a_task_forgotten_from_three_quarters_solved():
+    # 3 of the 4 trials of each of steps 1-4 solved, none after: 12 of 16, then 0 of 16, with
+    # Bonferroni's z for 2 tasks (2.2414). Wilson: 0.4703 to 0.9102 for 12 of 16, 0 to 0.2390
+    # for 0 of 16; Newcombe: -0.75 less (0.9102 - 0.75) = -0.9102, plus
+    # sqrt(0.2390² + (0.75 - 0.4703)²) = -0.3821
+    trials = [trial("always", s, reward=1.0, offset_s=5) for s in range(1, 11)]
+    trials += [
+        trial("t1", s, reward=1.0 if s <= 4 and j < 3 else 0.0, offset_s=10 + j)
+        for s in range(1, 11)
+        for j in range(4)
+    ]
+    f = task_forgotten(analyse_tasks(trials, attribute(trials, blocks(10), None)))
+    assert f.detail == (
+        "t1 succeeded in 12 of 16 graded trials in steps 1–4 and in 0 of 16 in steps 7–10: "
+        "-75.0 points (95 % interval -91.0 to -38.2, jointly for the 2 tasks graded in both)."
+    )

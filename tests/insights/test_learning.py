@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from sitegen.insights.attribution import attribute
@@ -9,13 +11,15 @@ from sitegen.insights.learning import (
     is_learning,
     learning_section,
     pass_at_k_check,
+    pass_k,
     reward_learning,
     step_success,
     trial_learning,
     windows,
 )
 from sitegen.insights.tasks import analyse_tasks
-from tests.insights.helpers import blocks, trial
+from sitegen.insights.verdicts import Learning
+from tests.insights.helpers import T0, blocks, trial
 
 STEP_COUNTS = (1, 2, 3, 4, 5, 7, 10, 11)
 # the windows of each count: the first and the last fifth, at least 3 steps each
@@ -160,3 +164,186 @@ def test_learning_section_without_trials():
         blocks(10, lambda k: {"reward/avg_raw_reward": 0.3}), None, None, None, None
     )
     assert sec.verdict.verdict == "no change" and sec.per_step is None and sec.pass_at_k is None
+
+
+# -- every field and sentence, where a window's bound, a count or a plural could slip ----------
+
+
+def _solved_at(steps_solved: set[int], n: int = 10, tasks: int = 12):
+    """``tasks`` tasks, two trials each a step, every one solved at ``steps_solved`` only."""
+    trials = [
+        trial(t, s, reward=1.0 if s in steps_solved else 0.0, offset_s=10 + j)
+        for s in range(1, n + 1)
+        for t in TASKS[:tasks]
+        for j in range(2)
+    ]
+    bs = blocks(n)
+    return analyse_tasks(trials, attribute(trials, bs, None))
+
+
+def test_trial_learning_in_full_each_window_to_its_bounds():
+    # solved at step 1 and step 10 only: each window (steps 1-3, 8-10) a third solved; a
+    # window one step short or shifted would read a half or nothing
+    found, why = trial_learning(_solved_at({1, 10}))
+    assert why == ""
+    assert found == Learning(
+        source="trials",
+        verdict="no change",
+        method="success rate paired by task over the 12 tasks graded in both windows; "
+        "95 % interval from 2000 bootstrap resamples of those tasks",
+        early=(1, 3),
+        late=(8, 10),
+        window_steps=3,
+        early_value=pytest.approx(1 / 3),
+        late_value=pytest.approx(1 / 3),
+        change=0.0,
+        lo=0.0,
+        hi=0.0,
+        units=12,
+        improvement=0.5,
+        improvement_lo=0.5,
+        improvement_hi=0.5,
+        block=None,
+        resamples=2000,
+    )
+
+
+def test_trial_learning_needs_ten_tasks_and_says_how_many_ran():
+    found, _ = trial_learning(_solved_at({10}, tasks=10))
+    assert found is not None and found.units == 10 and found.verdict == "improved"
+    for tasks, word in ((1, "task"), (2, "tasks")):
+        found, why = trial_learning(_solved_at({10}, tasks=tasks))
+        assert found is None
+        assert why == (
+            f"{tasks} {word} ran in both the first and the last fifth of the steps: paired by "
+            "task, a verdict needs 10 at least"
+        )
+
+
+@pytest.mark.parametrize(("n", "steps"), [(1, "1 step"), (2, "2 steps")])
+def test_too_few_steps_is_said_in_full(n, steps):
+    _, why = reward_learning(blocks(n, lambda k: {"reward/avg_raw_reward": 0.5}))
+    assert why == (
+        f"reward/avg_raw_reward logged on {steps}: comparing the first and the last fifth "
+        "needs 6 at least (3 in each)"
+    )
+
+
+@pytest.mark.parametrize(("n", "block"), [(10, "1 step"), (20, "2 steps")])
+def test_reward_learning_says_its_method_in_full(n, block):
+    found, why = reward_learning(blocks(n, lambda k: {"reward/avg_raw_reward": k / n}))
+    w = found.window_steps
+    assert why == "" and found.resamples == 2000 and found.units == 2 * w
+    assert found.method == (
+        f"no trials to pair by task: the logged reward/avg_raw_reward of {w} steps in each "
+        f"window; 95 % interval from 2000 moving-block bootstrap resamples (blocks of {block}), "
+        "as neighbouring steps are not independent, widened by Student's t for so few blocks"
+    )
+
+
+def test_is_learning_says_nothing_more_than_it_must():
+    rising = blocks(10, lambda k: {"reward/avg_raw_reward": k / 10})
+    found, note = is_learning(rising, None)  # no trials: the reward, nothing to explain
+    assert found.source == "reward" and note == ""
+    found, note = is_learning(rising, _solved_at({10}))  # the trials' verdict
+    assert found.source == "trials" and note == ""
+    found, note = is_learning(blocks(2), None)
+    assert found is None and note == (
+        "reward/avg_raw_reward logged on 0 steps: comparing the first and the last fifth "
+        "needs 6 at least (3 in each)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "want"),
+    [
+        ({"generator": {"n_samples_per_prompt": 4}}, (4, None)),
+        ({"generator": {"n_samples_per_prompt": 1}}, (1, None)),
+        ({"generator": {"n_samples_per_prompt": 0}}, (None, None)),
+        ({"generator": {"n_samples_per_prompt": True}}, (None, None)),
+        ({"generator": {"n_samples_per_prompt": "4"}}, (None, None)),
+        ({"trainer": {"n_samples_per_prompt": 4}}, (None, None)),
+        (None, (None, None)),
+    ],
+)
+def test_pass_k_from_the_config_without_a_logged_metric(config, want):
+    assert pass_k(blocks(2, lambda k: {"reward/avg_raw_reward": 0.5}), config) == want
+
+
+def test_pass_k_from_the_logged_metric_first():
+    bs = blocks(2, lambda k: {"reward/avg_pass_at_8": 0.5})
+    cfg = {"generator": {"n_samples_per_prompt": 4}}
+    assert pass_k(bs, cfg) == (8, "reward/avg_pass_at_8")
+
+
+def test_step_success_keeps_its_k():
+    trials = [trial("a", 1, offset_s=10 + j) for j in range(2)]
+    ps, _ = step_success(trials, attribute(trials, blocks(1), None), k=2)
+    assert ps.k == 2
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_pass_at_k_check_agrees_within_its_tolerance_and_no_further(value):
+    # every task solved always (or never): the estimate and its interval are the value
+    c = 4 if value else 0
+    cells = {s: [(4, c)] * 3 for s in (1, 2)}
+    key = "reward/avg_pass_at_4"
+    for off, agrees in ((1e-4, True), (2e-4, False)):
+        logged = value - off if value else value + off
+        check = pass_at_k_check(cells, blocks(2, lambda k, v=logged: {key: v}), key, 4)
+        assert (check.key, check.lo, check.hi, check.estimated) == (key, value, value, value)
+        assert check.agrees is agrees, off
+
+
+def test_pass_at_k_check_resamples_each_step_with_a_seed_of_its_own():
+    import numpy as np
+
+    from sitegen.analyse import stats
+
+    cells = {1: [(4, 1), (4, 4), (4, 0)], 2: [(4, 2), (4, 3), (4, 0), (4, 4)]}
+    key = "reward/avg_pass_at_4"
+    check = pass_at_k_check(cells, blocks(2, lambda k: {key: 0.5}), key, 4)
+    ests = [[stats.pass_at_k(n, c, 4) for n, c in cells[s]] for s in (1, 2)]
+    means = sum(
+        np.asarray(e)[stats.draws(len(e), stats.RESAMPLES, stats.SEED + i)].mean(axis=1)
+        for i, e in enumerate(ests)
+    )
+    assert (check.lo, check.hi) == stats.percentile_interval(means / 2)
+
+
+def test_learning_section_with_trials_puts_each_part_together():
+    # 12 tasks, two trials a step, all solved from step 6 on; pass@2 logged as 1.0 then
+    trials = [
+        trial(t, s, reward=1.0 if s > 5 else 0.0, offset_s=10 + j)
+        for s in range(1, 11)
+        for t in TASKS
+        for j in range(2)
+    ]
+    bs = blocks(10, lambda k: {"reward/avg_pass_at_2": 1.0 if k > 5 else 0.0})
+    attr = attribute(trials, bs, None)
+    ta = analyse_tasks(trials, attr)
+    sec = learning_section(bs, trials, attr, ta, {"generator": {"n_samples_per_prompt": 4}})
+    assert (sec.verdict.source, sec.verdict.verdict, sec.note) == ("trials", "improved", "")
+    ps = sec.per_step
+    assert ps.k == 2 and ps.step == list(range(1, 11))  # the logged key's k, not the config's
+    assert ps.graded == [24] * 10 and ps.rate == [0.0] * 5 + [1.0] * 5
+    assert ps.pass_at_k == [0.0] * 5 + [1.0] * 5
+    check = sec.pass_at_k
+    assert (check.key, check.k, check.steps, check.cells) == ("reward/avg_pass_at_2", 2, 10, 120)
+    assert (check.estimated, check.logged, check.agrees) == (0.5, 0.5, True)
+    # trials that could not be placed in time: no per-step figures, the reward's verdict
+    none = attribute(trials, [], None)
+    sec = learning_section(bs, trials, none, None, None)
+    assert sec.per_step is None and sec.pass_at_k is None
+
+
+def test_step_success_passes_over_unplaced_and_ungraded_trials_only():
+    trials = [
+        trial("a", start=T0 - timedelta(days=2)),  # before the log: no step
+        trial("a", 1, reward=None),  # not graded
+        trial("a", 1, reward=1.0, offset_s=20),
+        trial("b", 1, reward=0.0, offset_s=30),
+        trial("a", 1, reward=1.0, offset_s=40),
+    ]
+    ps, cells = step_success(trials, attribute(trials, blocks(1), None), k=2)
+    assert (ps.graded, ps.successes) == ([3], [2]) and cells == {1: [(2, 2), (1, 0)]}

@@ -272,3 +272,30 @@ def test_columns_equal_the_per_trial_path_on_small_sets():
     for ts in ([], [trial("a", 1)], [trial("a", 1, stages=None, duration_s=None)]):
         attr = attribute(ts, bs, T0)
         assert analyse_rollouts(ts, attr) == _reference(ts, attr)
+
+
+def test_trials_shorter_than_a_second_have_shares_and_a_task_without_a_name_a_row():
+    bs = blocks(1)
+    # 0.4 s and 0.2 s, all of it in their stages, each ending as the step's block is logged
+    # (at 600 s): 0.6 s of rollout time in all, no overhead and no wait
+    ts = [
+        trial(None, 1, offset_s=599.6, stages=(0.1,) * 4, duration_s=0.4, tokens=None),
+        trial("b", 1, offset_s=599.8, stages=(0.05,) * 4, duration_s=0.2, tokens=None),
+    ]
+    ra = analyse_rollouts(ts, attribute(ts, bs, T0))
+    assert ra.shares["agent_exec"] == pytest.approx(0.15 / 0.6)
+    assert ra.shares["wait_for_step"] == pytest.approx(0.0, abs=1e-9)
+    assert sum(ra.shares.values()) == pytest.approx(1.0)
+    assert [(s.name, s.time_share) for s in ra.slowest_tasks] == [
+        ("(no task name)", pytest.approx(0.4 / 0.6)),
+        ("b", pytest.approx(0.2 / 0.6)),
+    ]
+
+
+def test_trials_of_no_time_have_no_share_and_tokens_of_one_side_count():
+    bs = blocks(1)
+    ts = [trial("a", 1, stages=None, duration_s=0.0, tokens=None)]
+    ts.append(ts[0].__class__(**{**ts[0].__dict__, "input_tokens": 7}))
+    ra = analyse_rollouts(ts, attribute(ts, bs, T0))
+    assert [(s.name, s.time_share) for s in ra.slowest_tasks] == [("a", None)]
+    assert (ra.tokens.trials, ra.tokens.input_mean, ra.tokens.output_mean) == (1, 7, None)

@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 import pytest
 
 from sitegen.insights.attribution import attribute
@@ -133,3 +135,82 @@ def test_a_large_job_page_section_stays_bounded():
     assert section.heatmap_tasks == HEATMAP_TASKS and section.heatmap_bin_steps == 4
     assert len({c.step for c in section.heatmap}) <= HEATMAP_BINS
     assert len(section.heatmap) <= HEATMAP_TASKS * HEATMAP_BINS
+
+
+def test_wasted_groups_every_figure_by_hand():
+    bs = blocks(2)
+    ts = [
+        # step 1: a all solved, b all failed (two wasted groups), c mixed
+        *(trial("a", 1, 1.0, offset_s=o) for o in (1, 2, 3)),
+        *(trial("b", 1, 0.0, offset_s=o) for o in (1, 2)),
+        trial("c", 1, 1.0, offset_s=1),
+        trial("c", 1, 0.0, offset_s=2),
+        # step 2: a differs (0.5 and 1.0), d all failed at -1
+        trial("a", 2, 0.5, offset_s=1),
+        trial("a", 2, 1.0, offset_s=2),
+        *(trial("d", 2, -1.0, offset_s=o) for o in (1, 2, 3, 4)),
+    ]
+    w = wasted_rollouts(ts, attribute(ts, bs, T0))
+    assert [
+        (s.step, s.groups, s.all_equal, s.all_solved, s.all_failed, s.share, s.rollouts_wasted)
+        for s in w.steps
+    ] == [(1, 3, 2, 1, 1, 2 / 3, 5), (2, 2, 1, 0, 1, 0.5, 4)]
+    assert (w.groups, w.all_equal, w.share) == (5, 3, 0.6)
+    assert (w.rollouts, w.rollouts_wasted, w.rollouts_share) == (13, 9, 9 / 13)
+
+
+def test_rows_name_slug_exception_and_means_of_odd_tasks():
+    bs = blocks(2)
+    early = T0 - timedelta(hours=2)  # before the log: not attributed to a step
+    ts = [
+        trial("", 1, 1.0),  # no task name
+        trial("FIX_BUILD", 1, 1.0),
+        trial("Fix Build", 1, 1.0),
+        trial("fix-build", 1, 1.0),
+        trial("t", None, 0.0, "BError", start=early),
+        trial("t", 1, None, "BError", turns=None, offset_s=1),
+        trial("t", 2, 1.0, "AError", turns=None, offset_s=1),
+        trial("t", 2, 1.0, "AError", turns=None, offset_s=2),
+        trial("ungraded", 1, None, "DaytonaError", turns=None),
+    ]
+    ta = analyse_tasks(ts, attribute(ts, bs, T0))
+    rows = {r.name: r for r in ta.tasks}
+    assert {n: r.slug for n, r in rows.items()} == {
+        "(no task name)": "no-task-name",
+        "FIX_BUILD": "fix-build",
+        "Fix Build": "fix-build-2",
+        "fix-build": "fix-build-3",
+        "t": "t",
+        "ungraded": "ungraded",
+    }
+    t = rows["t"]
+    # BError twice, AError twice: the tie goes to the name first in order
+    assert (t.top_exception, t.top_exception_count) == ("AError", 2)
+    assert (t.trials, t.graded, t.successes) == (4, 3, 2)
+    # the trial before the log is counted, not put at a step; the later ones are
+    assert [(c.step, c.trials, c.graded, c.successes) for c in t.steps] == [
+        (1, 1, 0, 0),
+        (2, 2, 2, 2),
+    ]
+    assert t.turns_mean == 3.0 and t.reward_mean == pytest.approx(2 / 3)
+    u = rows["ungraded"]
+    assert (u.reward_mean, u.turns_mean, u.success_rate, u.category) == (None, None, None, "never")
+    assert (rows["FIX_BUILD"].top_exception, rows["FIX_BUILD"].top_exception_count) == (None, 0)
+    assert (ta.trials, ta.attributed, ta.attribution, ta.attribution_note) == (9, 8, "time", "")
+    assert [x.category for x in ta.lists] == ["learned", "forgotten", "always", "never"]
+    # solved first at step 1 (by name), then at 2, never solved last
+    assert [r.name for r in ta.tasks] == [
+        "(no task name)",
+        "FIX_BUILD",
+        "Fix Build",
+        "fix-build",
+        "t",
+        "ungraded",
+    ]
+
+
+def test_no_trials():
+    ta = analyse_tasks([], attribute([], blocks(3), T0))
+    assert ta.tasks == () and ta.trials == 0
+    assert [(x.trials, x.share_of_rollouts) for x in ta.lists] == [(0, None)] * 4
+    assert ta.wasted.share is None and ta.wasted.rollouts_share is None

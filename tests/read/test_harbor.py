@@ -442,3 +442,16 @@ def test_a_result_of_several_mb_is_never_made_whole(monkeypatch):
     monkeypatch.setattr(harbor, "read_whole", whole)
     monkeypatch.setattr(harbor.orjson, "loads", whole)
     assert decode_result(data, "n", False) == want
+
+
+def test_an_integer_reward_past_a_floats_range_is_infinite_and_no_reward():
+    """JSON bounds no integer: a reward of 10**400 reads as infinite (counted as no reward,
+    and noted), where float() of it would raise and stop the build."""
+    from sitegen.read.harbor import decode_result
+
+    for digits, want in ((b"1" + b"0" * 400, math.inf), (b"-1" + b"0" * 400, -math.inf)):
+        notes: list = []
+        data = b'{"trial_name": "t1", "verifier_result": {"rewards": {"reward": ' + digits + b"}}}"
+        r = decode_result(data, "t", False, notes)
+        assert r is not None and r.reward == want
+        assert notes == [(f"reward is {want}: counted as no reward", None)]

@@ -82,3 +82,11 @@ def long_chain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("long-chain-out") / "site"
     build(BuildOptions(archive=root, out=out, workers=1, now=time.time()))
     return out, json.loads((out / "data" / "index.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def golden_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """(site folder, ground truth) of the golden scenario (tests/scenarios/golden.py)."""
+    from tests.scenarios.golden import make_site
+
+    return make_site(tmp_path_factory.mktemp("golden"))

@@ -1,58 +1,31 @@
 """Golden output: one small scenario's job, run, index and comparison data, Vega-Lite specs
-and report.md, byte for byte.
+and report.md, value by value, kept in a readable form (tests/scenarios/golden.py) so that
+a refresh shows the values that moved.
 
-The specs are the ones the job page embeds, written out as the site wrote them before
-pages stopped carrying standalone copies (``dumps(spec, indent=True)``).
-
-After an intended change, refresh with ``make golden`` (SITEGEN_UPDATE_GOLDEN=1) and review the diff.
+After an intended change, refresh with ``make golden`` and review the diff. It writes
+nothing unless the new output's figures agree with synth's ground truth
+(tests/scenarios/test_golden_truth.py), so a refresh cannot bless a wrong number.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-from sitegen.commands.build import build
-from sitegen.jsonio import dumps
-from sitegen.options import BuildOptions
-from sitegen.synth import synth
-from tests.conftest import page_specs
-
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-JOB = "exp-async.async-run_561773"
-RUN = "exp-async"  # two jobs: a resume, discarded steps
-FILES = {
-    f"data/jobs/{JOB}.json": "job.json",
-    f"data/runs/{RUN}.json": "run.json",
-    "data/index.json": "index.json",
-    "compare/items.js": "compare-items.js",
-    f"runs/{RUN}/curves.js": "run-curves.js",
-    f"jobs/{JOB}/#reward": "reward.vl.json",
-    f"jobs/{JOB}/#timing_stack": "timing_stack.vl.json",
-    f"jobs/{JOB}/#vllm_throughput": "vllm_throughput.vl.json",
-    f"jobs/{JOB}/report.md": "report.md",
-}
-
-
-@pytest.fixture(scope="module")
-def small_site(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("golden")
-    synth(root / "a", seed=11, steps=8, trials_per_step=2)
-    build(BuildOptions(archive=root / "a", out=root / "site", workers=1, now=0.0))
-    return root / "site"
+from tests.scenarios.golden import CHECKS, FILES, GOLDEN, documents, readable, site_bytes
 
 
 @pytest.mark.parametrize("src", sorted(FILES))
-def test_golden(small_site, src):
-    if "#" in src:  # a chart the page embeds
-        page, name = src.split("#")
-        got = dumps(page_specs(small_site / page / "index.html")[name], indent=True)
-    else:
-        got = (small_site / src).read_bytes()
-    golden = GOLDEN / FILES[src]
+def test_golden(golden_site, src):
+    site, truth = golden_site
+    name = FILES[src]
+    got = readable(name, site_bytes(site, src))
+    golden = GOLDEN / name
     if os.environ.get("SITEGEN_UPDATE_GOLDEN"):
+        docs = documents(lambda s: site_bytes(site, s))
+        for check in CHECKS:  # a failure here writes nothing: fix the output, not the golden
+            check(docs, truth)
         golden.write_bytes(got)
     assert golden.exists(), f"missing golden file {golden.name}: run make golden"
     assert got == golden.read_bytes(), (

@@ -1,0 +1,324 @@
+"""Every entry of every table that decides what is a secret has a planted case, and the case
+leaks when that one entry is taken out of its table.
+
+Each table is walked entry by entry (the rules in ``BUILTIN_RULES``, the triggers of the quick
+test that skips the rules, the words that name a secret, the words that say a name is not
+one): the entry's case is hidden (or, for a word that says "not a secret", kept) with the
+table as it is, and leaks (or is hidden) with that entry alone taken out. A new entry without
+a case fails here, as does an entry whose case passes without it: such an entry decides
+nothing, and its case would prove nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from ahocorasick_rs import AhoCorasick
+
+from sitegen import redact, redact_names, redact_rules, redact_values
+from sitegen.redact import MASK, Redactor
+from tests.test_redact import HEX40, SHAPES
+
+VALUE = "Zk3v9QmW"  # a value that is no credential's shape: hidden only by what names it
+
+
+def _hidden(text: str, secret: str) -> bool:
+    out = Redactor().text(text)
+    return secret not in out and MASK in out
+
+
+@pytest.fixture
+def without(monkeypatch):
+    """``without(module, name, value)``: the table ``module.name`` replaced for the test, the
+    caches that remember what it decided cleared before and after."""
+
+    def patch(module, name: str, value) -> None:
+        monkeypatch.setattr(module, name, value)
+        redact_names.is_secret_key.cache_clear()
+
+    yield patch
+    redact_names.is_secret_key.cache_clear()
+
+
+# -- the rules --------------------------------------------------------------------------------
+
+# Shapes test_redact.py does not plant, and the rules it plants elsewhere: (text, the secret
+# part, the rule's kind).
+MORE_RULE_CASES = [
+    ("tok ya29.a0AfH6SMBx3kZ9yT1uVwQ2rS4 end", "ya29.a0AfH6", "google-oauth-token"),
+    ("gl glpat-x1Y2z3W4v5U6t7S8r9Q0 end", "glpat-x1Y2", "gitlab-token"),
+    ("n npm_" + "Ab3" * 12, "npm_Ab3", "npm-token"),
+    (
+        "aws_note: 'AKIAQWERTYUIOPASDFGH beKXgzg2wJalrXUtnFEMIK7MDENGbPxRfiCYEXAM'",
+        "beKXgzg2",
+        "aws-secret-key",
+    ),
+    # the secret before its key id (a CSV row with the secret first)
+    ("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEkey9,AKIAQWERTYUIOPASDFGH", "wJalrXUt", "aws-secret-key"),
+    (
+        "checkout header eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo sent",
+        "Z2hwX0FiQ2RFZkdoSWo",
+        "git-access-token",
+    ),
+]
+RULE_CASES = [*SHAPES, *MORE_RULE_CASES]
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), MORE_RULE_CASES)
+def test_the_added_cases_are_hidden(text, secret, kind):
+    assert _hidden(text, secret)
+    assert kind in {f.kind for f in Redactor().findings(text)}
+
+
+@pytest.mark.parametrize(
+    "i", range(len(redact_rules.BUILTIN_RULES)), ids=lambda i: redact_rules.BUILTIN_RULES[i].kind
+)
+def test_each_rule_has_a_case_that_leaks_without_it(i, without):
+    rule = redact_rules.BUILTIN_RULES[i]
+    cases = [(t, s) for t, s, kind in RULE_CASES if kind == rule.kind]
+    assert cases, f"no planted case of {rule.kind}: add one to tests/test_redact_rules.py"
+    assert all(_hidden(t, s) for t, s in cases)
+    without(
+        redact,
+        "BUILTIN_RULES",
+        redact_rules.BUILTIN_RULES[:i] + redact_rules.BUILTIN_RULES[i + 1 :],
+    )
+    leaked = [t for t, s in cases if not _hidden(t, s)]
+    assert leaked, f"rule {i} ({rule.kind}): no case of its kind leaks without it"
+
+
+# -- the triggers: text without any is never looked at --------------------------------------
+
+# Each trigger, and a secret in text that holds it and no other trigger.
+TRIGGER_CASES = {
+    "hf_": "used hf_AbCdEfGhIjKlMnOpQrStUv1234 here",
+    "ghp_": "tok ghp_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB",
+    "gho_": "tok gho_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB",
+    "ghu_": "tok ghu_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB",
+    "ghs_": "tok ghs_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB",
+    "ghr_": "tok ghr_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB",
+    "github_pat_": "tok github_pat_11ABCDEFG0_abcdefghijklmnopqrstuvwxyz0123 end",
+    "glpat-": "gl glpat-x1Y2z3W4v5U6t7S8r9Q0 end",
+    "k_live_": "pay sk_live_51H8abcdefghijklmnop end",
+    "k_test_": "pay rk_test_51H8abcdefghijklmnop end",
+    "AIza": "k AIzaSyA1234567890abcdefghijklmnopqrstuv end",
+    "ya29.": "tok ya29.a0AfH6SMBx3kZ9yT1uVwQ2rS4 end",
+    "eyJ": "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N end",
+    "AKIA": "id AKIAQWERTYUIOPASDFGH end",
+    "ASIA": "id ASIAQWERTYUIOPASDFGH end",
+    "dtn_": "d dtn_" + "e1F" * 10,
+    "npm_": "n npm_" + "Ab3" * 12,
+    "xox": "s xoxb-123456789012-abcdefghij",
+    "gsk_": "GROQ gsk_" + "f4G" * 10,
+    "pplx-": "p pplx-" + "g5H" * 10,
+    "tvly-": "t tvly-dev-" + "h6J" * 8,
+    "lsv2_": "l lsv2_pt_" + "i7K" * 10 + "_0123456789",
+    "r8_": "r r8_" + "j8L" * 10,
+    "api_org_": "o api_org_" + "k9M" * 10,
+    "wandb_v1_": "w wandb_v1_" + "m1N" * 10,
+    "nvapi-": "n nvapi-" + "n2P" * 10,
+    "eC1hY2Nlc3MtdG9rZW46": "basic eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo",
+    "--": f"python train.py --client-secret {VALUE} --epochs 2",
+    "set ": f"aws configure set aws_secret_access_key {VALUE}",
+    "set\t": f"set\tdb_pwd {VALUE}",
+    "setenv": f"setenv\tDB_PASSWORD {VALUE}",
+    "ENV ": f"ENV DB_PASSWORD {VALUE}",
+    "ENV\t": f"ENV\tDB_PASSWORD {VALUE}",
+    "login ": f"wandb login {HEX40}",
+    "login\t": f"wandb\tlogin\t{HEX40}",
+    "password ": f"  password {VALUE}",
+    "password\t": f"password\t{VALUE}",
+    "=": f"pwd={VALUE}",
+    ":": f"passphrase: open {VALUE}",
+    # the triggers looked for in lower case
+    "bearer": "Bearer " + "d2E" * 10,
+    "token": f"token Gx0123456789abcdefABCDEF was refused ({VALUE})",
+    "api key": "api key AbCdEf0123456789xyz was refused",
+    "api-key": "api-key AbCdEf0123456789xyz was refused",
+    "api_key": "api_key AbCdEf0123456789xyz was refused",
+    "apikey": "apikey AbCdEf0123456789xyz was refused",
+}
+
+
+def _secret_of(text: str) -> str:
+    """The part of a case that must vanish: what the redactor finds in it."""
+    (f,) = Redactor().findings(text)
+    return text[f.start : f.end]
+
+
+def test_every_trigger_has_a_case():
+    assert set(TRIGGER_CASES) == {*redact_rules._TRIGGERS, *redact_rules._LOWER_TRIGGERS}
+
+
+@pytest.mark.parametrize("trigger", sorted(TRIGGER_CASES))
+def test_each_trigger_has_a_case_that_leaks_without_it(trigger, without):
+    text = TRIGGER_CASES[trigger]
+    secret = _secret_of(text)
+    assert _hidden(text, secret)
+    if trigger in redact_rules._LOWER_TRIGGERS:
+        rest = tuple(t for t in redact_rules._LOWER_TRIGGERS if t != trigger)
+        without(redact_rules, "_LOWER_TRIGGERS", rest)
+    else:
+        rest = tuple(t for t in redact_rules._TRIGGERS if t != trigger)
+        without(redact_rules, "_TRIGGERS", rest)
+        without(redact_rules, "_TRIGGER_AC", AhoCorasick(list(rest)))
+    assert not _hidden(text, secret), f"{trigger!r}: its case is still found without it"
+
+
+# -- the words that name a secret -------------------------------------------------------------
+
+# (table of sitegen.redact_names, entry) -> a text whose secret only that entry names. The value's shape
+# names nothing: what hides it is the name before it.
+WORD_CASES: dict[tuple[str, str], str] = {
+    # a word anywhere in the name
+    ("_SECRET_WORDS", "pwd"): f"MYSQL_PWD={VALUE}",
+    ("_SECRET_WORDS", "credential"): f"gcp_credential: {VALUE}",
+    ("_SECRET_WORDS", "credentials"): f"export AWS_CREDENTIALS={VALUE}",
+    ("_SECRET_WORDS", "creds"): f"db_creds: {VALUE}",
+    ("_SECRET_WORDS", "passkey"): f"wifi_passkey = {VALUE}",
+    # the name's last word
+    ("_SECRET_LAST_WORDS", "auth"): f"X-Auth: {VALUE}",
+    ("_SECRET_LAST_WORDS", "authorization"): "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+    ("_SECRET_LAST_WORDS", "signature"): f"https://s3.aws/k?X-Amz-Signature={VALUE}&a=1",
+    ("_SECRET_LAST_WORDS", "sig"): f"https://a.blob.core.windows.net/c?sv=2020&sig={VALUE}",
+    ("_SECRET_LAST_WORDS", "cookie"): f"Cookie: sessionid={VALUE}; theme=dark",
+    ("_SECRET_LAST_WORDS", "cookies"): f"session_cookies = {{sid: {VALUE}}}",
+    # a word that is one, or ends in one
+    ("_SECRET_SUFFIXES", "password"): f"PGPASSWORD={VALUE}",
+    ("_SECRET_SUFFIXES", "passwords"): f"admin_passwords: [{VALUE}, other1]",
+    ("_SECRET_SUFFIXES", "passwd"): f"ftp_passwd={VALUE}",
+    ("_SECRET_SUFFIXES", "passphrase"): f"ssh_passphrase: open {VALUE}",
+    ("_SECRET_SUFFIXES", "secret"): f"CLIENTSECRET={VALUE}",
+    ("_SECRET_SUFFIXES", "secrets"): f"app_secrets: {{db: {VALUE}}}",
+    # a dotted name's last part read with the part before it (logger.wandb.key = wandb_key)
+    ("_QUALIFIED_LAST", "key"): f"hydra_overrides: ['+logger.wandb.key={VALUE}']",
+    ("_QUALIFIED_LAST", "keys"): f"++trainer.openai.keys=[{VALUE}]",
+    ("_QUALIFIED_LAST", "tokens"): f"++trainer.hf.tokens=[{VALUE}, tokTWO9]",
+}
+# A YAML or JSON key read with the mapping it is in (wandb: then key:).
+NESTED_CASES = {
+    "key": f"logger:\n  wandb:\n    key: {VALUE}\n    project: p",
+    "keys": f"openai:\n  keys:\n    - {VALUE}\n",
+    "tokens": f'{{"hf": {{"tokens": ["{VALUE}"]}}}}',
+}
+# Services whose "pass" glued before it names a password (DBPASS); the credential
+# qualifiers below are such services too.
+PASS_SERVICES = frozenset(redact_names._PASS_QUALIFIERS - redact_names._CREDENTIAL_QUALIFIERS)
+# Secret words glued, plural or alone: each hidden in a name, whichever entry names it.
+NAMED_WORDS = [
+    "creds",
+    "privatekey",
+    "accesstoken",
+    "authtoken",
+    "passkey",
+    "secretkey",
+    "accesskey",
+    "apikeys",
+    "secrets",
+    "apikey",
+    "cookie",
+    "cookies",
+    "password",
+    "secret",
+]
+
+
+def _table_entries() -> set[tuple[str, str]]:
+    out = set()
+    for table in ("_SECRET_WORDS", "_SECRET_LAST_WORDS", "_SECRET_SUFFIXES", "_QUALIFIED_LAST"):
+        out |= {(table, w) for w in getattr(redact_names, table)}
+    return out
+
+
+def test_every_secret_word_has_a_case():
+    assert set(WORD_CASES) == _table_entries()
+    assert set(NESTED_CASES) == set(redact_values._QUALIFIED)
+
+
+@pytest.mark.parametrize(("table", "word"), sorted(WORD_CASES))
+def test_each_secret_word_has_a_case_that_leaks_without_it(table, word, without):
+    text = WORD_CASES[(table, word)]
+    secret = VALUE if VALUE in text else "dXNlcjpw"
+    assert _hidden(text, secret)
+    entries = getattr(redact_names, table)
+    rest = tuple(w for w in entries if w != word)
+    without(redact_names, table, frozenset(rest) if isinstance(entries, frozenset) else rest)
+    assert not _hidden(text, secret), f"{table} {word!r}: its case is still hidden without it"
+
+
+@pytest.mark.parametrize("word", sorted(NESTED_CASES))
+def test_each_nested_key_has_a_case_that_leaks_without_it(word, without):
+    text = NESTED_CASES[word]
+    assert _hidden(text, VALUE)
+    without(redact_values, "_QUALIFIED", redact_values._QUALIFIED - {word})
+    assert not _hidden(text, VALUE)
+
+
+@pytest.mark.parametrize("service", sorted(PASS_SERVICES))
+def test_each_service_before_pass_has_a_case_that_leaks_without_it(service, without):
+    text = f"{service.upper()}PASS={VALUE}"
+    assert _hidden(text, VALUE)
+    without(redact_names, "_PASS_QUALIFIERS", redact_names._PASS_QUALIFIERS - {service})
+    assert not _hidden(text, VALUE)
+
+
+# The forms a credential qualifier makes a secret's name of: before key, keys or tokens, or
+# glued to key, token or pass.
+QUALIFIED_FORMS = ("{q}_key", "{q}_keys", "{q}_tokens", "{q}key", "{q}token", "{q}pass")
+
+
+@pytest.mark.parametrize("qualifier", sorted(redact_names._CREDENTIAL_QUALIFIERS))
+def test_each_credential_qualifier_has_a_case_that_leaks_without_it(qualifier, without):
+    texts = [form.format(q=qualifier) + f": {VALUE}" for form in QUALIFIED_FORMS]
+    assert all(_hidden(t, VALUE) for t in texts)
+    without(
+        redact_names, "_CREDENTIAL_QUALIFIERS", redact_names._CREDENTIAL_QUALIFIERS - {qualifier}
+    )
+    if qualifier not in PASS_SERVICES:
+        without(redact_names, "_PASS_QUALIFIERS", redact_names._PASS_QUALIFIERS - {qualifier})
+    assert [t for t in texts if not _hidden(t, VALUE)], qualifier
+
+
+@pytest.mark.parametrize("word", NAMED_WORDS)
+def test_each_named_secret_word_is_hidden_in_a_name(word):
+    for text in (f"{word}: {VALUE}", f"MY_{word.upper()}={VALUE}", f"--{word} {VALUE}"):
+        assert _hidden(text, VALUE), text
+
+
+# -- the words that say a name is no secret's ---------------------------------------------------
+
+
+@pytest.mark.parametrize("word", sorted(redact_names._TOKEN_SETTING_WORDS))
+def test_each_token_setting_word_keeps_its_name_visible_and_only_it(word, without):
+    texts = [f"{word}_token: 512", f"token_{word}: 512"]
+    assert all(Redactor().text(t) == t for t in texts)
+    without(redact_names, "_TOKEN_SETTING_WORDS", redact_names._TOKEN_SETTING_WORDS - {word})
+    assert [t for t in texts if Redactor().text(t) != t], word
+
+
+@pytest.mark.parametrize("word", sorted(redact_names._HARMLESS_KEY_QUALIFIERS))
+def test_each_harmless_key_kind_keeps_its_name_visible_and_only_it(word, without):
+    text = f"{word.upper()}_KEY=step"
+    assert Redactor().text(text) == text
+    without(
+        redact_names, "_HARMLESS_KEY_QUALIFIERS", redact_names._HARMLESS_KEY_QUALIFIERS - {word}
+    )
+    assert Redactor().text(text) == f"{word.upper()}_KEY={MASK}"
+
+
+EMPTY_CASES = {
+    "None": "api_key: None",
+    "null": "api_key: null",
+    "NULL": "API_KEY=NULL",
+}
+
+
+def test_every_empty_value_has_a_case():
+    assert set(EMPTY_CASES) == set(redact_values._EMPTY_VALUES)
+
+
+@pytest.mark.parametrize("value", sorted(EMPTY_CASES))
+def test_each_empty_value_stays_visible_and_only_it(value, without):
+    text = EMPTY_CASES[value]
+    assert Redactor().text(text) == text
+    without(redact_values, "_EMPTY_VALUES", redact_values._EMPTY_VALUES - {value})
+    assert Redactor().text(text) != text
