@@ -246,7 +246,9 @@ def window_ratio_change(
     me = pooled(early, moving_blocks(len(early), be, resamples, seed))
     ml = pooled(late, moving_blocks(len(late), bl, resamples, seed + 1))
     observed = pooled(late, np.arange(len(late))) - pooled(early, np.arange(len(early)))
-    return expanded_interval(float(observed), ml - me, min(len(early) / be, len(late) / bl))
+    lo, hi = expanded_interval(float(observed), ml - me, min(len(early) / be, len(late) / bl))
+    # a change of a rate lies within ±1: the widening must not quote 103 points
+    return max(lo, -1.0), min(hi, 1.0)
 
 
 def fitted_change(xs: Sequence[float], ys: Sequence[float]) -> float:
