@@ -140,8 +140,11 @@ def test_window_changes_of_constant_and_linear_series():
 
 def _exact_sign_p(wins: int, losses: int) -> float:
     """The sign test in exact integers: 2 · Σ_{i ≤ min} C(n, i) / 2**n, at most 1."""
-    n = wins + losses
-    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n)
+    n, term, total = wins + losses, 1, 0
+    for i in range(min(wins, losses) + 1):  # C(n, i) from C(n, i - 1), exactly
+        total += term
+        term = term * (n - i) // (i + 1)
+    return min(1.0, 2 * total / 2**n)
 
 
 @pytest.mark.parametrize(
