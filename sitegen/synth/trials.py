@@ -68,10 +68,12 @@ def _filler(rng: random.Random, size: int) -> list[dict]:
         for _ in range(256):
             text = " ".join(pool_rng.choice(FILLER_WORDS) for _ in range(60))
             _POOL.append({"role": pool_rng.choice(("user", "assistant")), "content": text})
-    msgs, n = [], 0
+    msgs: list[dict] = []
+    n = 0
     while n < size:
         m = _POOL[rng.randrange(len(_POOL))]
-        msgs.append(m)
+        # Terminus alternates: the prompt or terminal output, then the agent's reply
+        msgs.append({"role": ("user", "assistant")[len(msgs) % 2], "content": m["content"]})
         n += len(m["content"]) + 40
     return msgs
 
