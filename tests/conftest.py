@@ -96,6 +96,24 @@ def page_specs(page: Path) -> dict[str, dict]:
     return json.loads(body)
 
 
+def whole_axes(spec: object) -> list[tuple[str, dict]]:
+    """Each ``(channel, axis)`` of a Vega-Lite spec, at any depth, whose axis formats whole
+    numbers (``format: d``: steps, counts), channel ``"x"`` or ``"y"``."""
+    found: list[tuple[str, dict]] = []
+    if isinstance(spec, dict):
+        for ch in ("x", "y"):
+            enc = spec.get("encoding", {}).get(ch)
+            axis = (enc.get("axis") or {}) if isinstance(enc, dict) else {}
+            if axis.get("format") == "d":
+                found.append((ch, axis))
+        for v in spec.values():
+            found += whole_axes(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            found += whole_axes(v)
+    return found
+
+
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from sitegen.analyse.curves import downsample
 from sitegen.present import charts, shapes
+from tests.conftest import whole_axes
 
 SKELETONS = Path(charts.__file__).parent / "skeletons"
 
@@ -184,22 +185,10 @@ def test_every_whole_number_axis_caps_its_ticks_at_its_span():
     ``tickMinStep`` alone Vega ticked 1.5 on a 3-step chart
     (tests/scenarios/test_browser_axes.py draws them)."""
     whole: list[tuple[str, str]] = []
-
-    def walk(name: str, node: object) -> None:
-        if isinstance(node, dict):
-            for ch in ("x", "y"):
-                axis = (node.get("encoding", {}).get(ch) or {}).get("axis") or {}
-                if axis.get("format") == "d":
-                    assert axis == shapes.whole_axis(ch).to_dict(), (name, ch)
-                    whole.append((name, ch))
-            for v in node.values():
-                walk(name, v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(name, v)
-
     for name in shapes.SHAPES:
-        walk(name, charts.skeleton(name))
+        for ch, axis in whole_axes(charts.skeleton(name)):
+            assert axis == shapes.whole_axis(ch).to_dict(), (name, ch)
+            whole.append((name, ch))
     assert shapes.whole_axis("y").to_dict()["tickCount"] == {
         "expr": "min(ceil(height/40),max(1,floor(span(domain('y')))))"
     }

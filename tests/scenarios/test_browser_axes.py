@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.present import charts
-from tests.conftest import page_specs
+from tests.conftest import page_specs, whole_axes
 from tests.scenarios.test_browser import CHROMIUM, Watched  # noqa: F401 - skips without chromium
 
 pytestmark = pytest.mark.browser
@@ -37,22 +37,7 @@ def tab(browser):
 
 def _whole_channels(spec: dict) -> set[str]:
     """The channels (``"X"``, ``"Y"``) whose axis a spec formats as whole numbers."""
-    found: set[str] = set()
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            for ch in ("x", "y"):
-                enc = node.get("encoding", {}).get(ch)
-                if isinstance(enc, dict) and (enc.get("axis") or {}).get("format") == "d":
-                    found.add(ch.upper())
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(spec)
-    return found
+    return {ch.upper() for ch, _ in whole_axes(spec)}
 
 
 def _whole_labels(axes: list, channel: str) -> list[str]:
