@@ -135,6 +135,7 @@ def infra_burst(per_step: Sequence[StepTrials], section: str) -> Finding | None:
         f"infrastructure (sandbox, setup timeouts; the median step has {med:g})"
         + (f"; bursts at steps {_steps_text([p.step for p in burst])}." if len(burst) > 1 else "."),
         section,
+        steps=tuple(p.step for p in sorted(burst, key=lambda p: (-p.infra, p.step))),
     )
 
 
@@ -165,6 +166,7 @@ def error_rising(per_step: Sequence[StepTrials], section: str) -> Finding | None
         f"{first[-1].step}) to {pct(r1, 0)} (steps {last[0].step}–{last[-1].step}): "
         f"{fixed(100 * (r1 - r0), 1)} points (95 % interval {fixed(100 * lo, 1)} to {fixed(100 * hi, 1)}).",
         section,
+        steps=tuple(p.step for p in reversed(last)),
     )
 
 

@@ -63,6 +63,7 @@ def task_forgotten(ta: TaskAnalysis | None) -> Finding | None:
         f"{lg} in steps {l0}–{l1}: {fixed(100 * (ls / lg - es / eg), 1)} points (95 % interval "
         f"{fixed(100 * lo, 1)} to {fixed(100 * hi, 1)}{jointly}).{more}",
         "tasks",
+        tasks=(name, *others),
     )
 
 

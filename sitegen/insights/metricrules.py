@@ -231,6 +231,7 @@ def step_outlier(blocks: Sequence[MetricBlock]) -> Finding | None:
         f"Steps over {STEP_OUTLIER_FACTOR:g}x the median ({fixed(med, 0)} s): "
         f"{_steps_text([s for s, _ in slow])}; the slowest, step {worst[0]}, took {fixed(worst[1], 0)} s.",
         "timing",
+        steps=tuple(s for s, _ in sorted(slow, key=lambda sv: (-sv[1], sv[0]))),
     )
 
 

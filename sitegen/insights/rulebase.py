@@ -59,13 +59,17 @@ STALENESS_MAX = "async/staleness_max"
 
 @frozen
 class Finding:
-    """One finding of the insight rules: its severity, text and the page section that shows it."""
+    """One finding of the insight rules: its severity, text and the page section that shows
+    it; ``steps`` and ``tasks``: what it points at, the worst first (a sampled transcript of
+    a trial there shows the finding, :func:`sitegen.insights.sampling.pick_trials`)."""
 
     id: str
     severity: str  # error | warning | info
     title: str
     detail: str
     section: str  # the page section (anchor) that shows it
+    steps: tuple[int, ...] = ()
+    tasks: tuple[str, ...] = ()
 
 
 @frozen

@@ -6,8 +6,11 @@ order, each pick labelled with every reason it has:
 1. per learned task (by name): its first success, and the failure just before it;
 2. per forgotten task: its last success, and the first failure after it;
 3. per exception type (by name): its most recent trial;
-4. per mixed task: its best and its worst trial (by reward);
-5. the slowest rollouts, slowest first.
+4. per finding that points at steps (an infrastructure burst, a rising error rate, a slow
+   step), a trial that shows it at the first of its steps that has one: the most recent
+   infrastructure failure, the most recent exception, the slowest rollout;
+5. per mixed task: its best and its worst trial (by reward);
+6. the slowest rollouts, slowest first.
 
 "First", "last" and "recent" go by start time (then step, then name); every tie is broken
 by trial name, so two builds of the same trials pick the same ones. A trial already picked
@@ -17,19 +20,40 @@ gets the later reasons too, without taking another place, until the budget is fu
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sitegen.frozen import frozen
-from sitegen.model.vocabulary import is_finite
+from sitegen.model.vocabulary import exception_kind, is_finite
 
 if TYPE_CHECKING:  # (pages name the section below: this module is imported by every build)
     from sitegen.insights.attribution import Attribution
+    from sitegen.insights.rulebase import Finding
     from sitegen.insights.tasks import TaskAnalysis
     from sitegen.model.parsed import TrialResult
 
 DEFAULT_PICKS = 48
+
+# The findings a transcript shows, by id: the reason of the pick at one of the finding's
+# steps (each ``{step}``), which trials at that step show it, and which of them is taken.
+EVIDENCE: dict[str, tuple[str, Callable[[TrialResult], bool], str]] = {
+    "infra_burst": (
+        "an infrastructure failure of the burst at step {step}",
+        lambda t: exception_kind(t.exception) == "infrastructure",
+        "last",
+    ),
+    "error_rate_rising": (
+        "an exception at step {step}, as the error rate rose",
+        lambda t: t.exception is not None,
+        "last",
+    ),
+    "step_time_outlier": (
+        "the slowest rollout of slow step {step}",
+        lambda t: t.duration_s is not None and t.duration_s >= 0,
+        "slowest",
+    ),
+}
 
 
 @frozen
@@ -45,13 +69,15 @@ def pick_trials(
     attr: Attribution,
     tasks: TaskAnalysis,
     budget: int = DEFAULT_PICKS,
+    findings: Sequence[Finding] = (),
 ) -> tuple[Pick, ...]:
-    """At most ``budget`` trials, in the order above, each with its reasons."""
+    """At most ``budget`` trials, in the order above, each with its reasons; ``findings``:
+    the page's, most severe first."""
     if budget <= 0 or not trials:
         return ()
     order = _Order(trials, attr)
     picked: dict[int, list[str]] = {}
-    for i, reason in _candidates(trials, tasks, order):
+    for i, reason in _candidates(trials, tasks, order, attr, findings):
         if len(picked) >= budget:
             break
         reasons = picked.setdefault(i, [])
@@ -113,7 +139,11 @@ def _failure(t: TrialResult) -> bool:
 
 
 def _candidates(
-    trials: Sequence[TrialResult], ta: TaskAnalysis, order: _Order
+    trials: Sequence[TrialResult],
+    ta: TaskAnalysis,
+    order: _Order,
+    attr: Attribution,
+    findings: Sequence[Finding],
 ) -> Iterator[tuple[int, str]]:
     by_task: dict[str, list[int]] = defaultdict(list)
     for i, t in enumerate(trials):
@@ -151,6 +181,7 @@ def _candidates(
         recent = order.last(by_exc[exc])
         assert recent is not None
         yield recent, f"most recent {exc}"
+    yield from _evidence(trials, attr.steps, order, findings)
     for name in names:
         if category.get(name) != "mixed":
             continue
@@ -164,6 +195,35 @@ def _candidates(
     timed = [i for i, t in enumerate(trials) if t.duration_s is not None and t.duration_s >= 0]
     for i in sorted(timed, key=lambda i: (-trials[i].duration_s, *key(i)[3:])):  # type: ignore[operator]
         yield i, "among the slowest rollouts"
+
+
+def _evidence(
+    trials: Sequence[TrialResult],
+    steps: Sequence[int | None],
+    order: _Order,
+    findings: Sequence[Finding],
+) -> Iterator[tuple[int, str]]:
+    """For each finding of :data:`EVIDENCE`, the trial that shows it at the first of its
+    steps (worst first) where one does."""
+    for f in findings:
+        if f.id not in EVIDENCE or not f.steps:
+            continue
+        reason, shows, which = EVIDENCE[f.id]
+        at: dict[int, list[int]] = defaultdict(list)
+        for i, t in enumerate(trials):
+            s = steps[i] if i < len(steps) else None
+            if s is not None and shows(t):
+                at[s].append(i)
+        for step in f.steps:
+            if step not in at:
+                continue
+            idx = at[step]
+            if which == "slowest":
+                best = min(idx, key=lambda i: (-trials[i].duration_s, *order.key[i][3:]))  # type: ignore[operator]
+            else:
+                best = order.last(idx)  # type: ignore[assignment]
+            yield best, reason.format(step=step)
+            break
 
 
 # -- the page section ---------------------------------------------------------------------------

@@ -234,7 +234,7 @@ class Renderer:
         compare: ComparePage | None,
     ) -> None:
         if not self._static_kept():
-            copy_static(self.writer)
+            copy_static(self.writer, self.opts.transcripts_wanted() > 0)
         self.writer.write("data/index.json", dumps(index))
         self.writer.write("data/warnings.json", dumps(warnings))
         runs_by_id = {r.id: r for r, _ in run_pages}

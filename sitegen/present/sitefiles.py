@@ -12,11 +12,17 @@ if TYPE_CHECKING:
     from sitegen.write.site import SiteWriter
 
 
-def copy_static(writer: SiteWriter) -> None:
-    """Copy the package's ``static/`` folder (CSS, JS, vendored Vega) into the site."""
+# The script of the transcript pages: a site without transcripts (one built for publishing
+# without ``publish_transcripts``) leaves it out, so nothing of that feature is published.
+TRANSCRIPT_SCRIPT = "transcript.js"
+
+
+def copy_static(writer: SiteWriter, transcripts: bool = True) -> None:
+    """Copy the package's ``static/`` folder (CSS, JS, vendored Vega) into the site; its
+    transcript script only when the site has ``transcripts``."""
     root = package_dir("static")
     for path in sorted(root.rglob("*")):
-        if path.is_file():
+        if path.is_file() and (transcripts or path.name != TRANSCRIPT_SCRIPT):
             writer.copy("static/" + path.relative_to(root).as_posix(), path)
 
 

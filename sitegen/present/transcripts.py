@@ -32,7 +32,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from sitegen.errors import BuildWarning
-from sitegen.insights.sampling import TranscriptEntry, TranscriptsSection, pick_trials
+from sitegen.insights.sampling import (
+    EVIDENCE,
+    TranscriptEntry,
+    TranscriptsSection,
+    pick_trials,
+)
 from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import exception_kind
 from sitegen.present.formatting import fmt_score
@@ -139,24 +144,37 @@ def heatmap_links(page: Any) -> dict[str, list[tuple[int | None, str]]]:
     return out
 
 
-# Findings whose evidence a transcript shows, and which pick shows it.
-_FINDING_PICKS = {
-    "infra_burst": lambda e: e.exception_kind == "infrastructure",
-    "error_rate_rising": lambda e: e.exception is not None,
-    "step_time_outlier": lambda e: "among the slowest rollouts" in e.reasons,
-}
+# A forgotten task's picks, the one that shows the forgetting first.
+_FORGOTTEN = (
+    "the first failure after a forgotten task's last success",
+    "last success of a forgotten task",
+)
 
 
 def finding_links(page: Any, prefix: str) -> dict[str, str]:
-    """By finding id, the href of a sampled transcript that shows what it found: a trial of
-    the burst, one of the rising errors, one of the slowest rollouts."""
+    """By finding id, the href of a sampled transcript that shows what it found: a trial at
+    one of the finding's steps picked for it (an infrastructure failure of the burst, an
+    exception as errors rose, the slow step's slowest rollout), or the forgotten task's
+    first failure after its last success. A finding no sampled trial shows gets no link."""
     sec = shown_section(page)
     out: dict[str, str] = {}
     if sec is None:
         return out
     for f in getattr(page, "findings", ()):
-        test = _FINDING_PICKS.get(f.id)
-        e = next((e for e in sec.entries if test(e)), None) if test else None
+        wanted: list[tuple[str | None, str]] = []
+        if f.id in EVIDENCE:
+            wanted = [(None, EVIDENCE[f.id][0].format(step=s)) for s in f.steps]
+        elif f.id == "task_forgotten" and f.tasks:
+            wanted = [(f.tasks[0], why) for why in _FORGOTTEN]
+        e = next(
+            (
+                e
+                for task, why in wanted
+                for e in sec.entries
+                if why in e.reasons and (task is None or e.task == task)
+            ),
+            None,
+        )
         if e is not None:
             out[f.id] = f"{prefix}{e.url}index.html"
     return out
@@ -226,7 +244,7 @@ class TranscriptMaker:
         from sitegen.insights.tasks import task_slug  # (imported by a build analysing trials)
 
         assert ins.attribution is not None
-        picks = pick_trials(trials.results, ins.attribution, ins.tasks, self.wanted)
+        picks = pick_trials(trials.results, ins.attribution, ins.tasks, self.wanted, ins.findings)
         steps = ins.attribution.steps
         slugs = {r.name: r.slug for r in ins.tasks.tasks}
         folder = page_url + FOLDER

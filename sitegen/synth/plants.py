@@ -311,7 +311,20 @@ def _transcripts_truth(trials: list[dict], made: dict[str, dict]) -> dict:
     reasons), and for each the form and turns of its transcript ({} when its agent never
     ran); the secrets planted in them (each must vanish from every output byte)."""
     picks: dict[str, list[str]] = {}
-    for name, why in _PICKED_FOR:
+    for name, why in _PICKED_FOR[:-2]:
+        picks.setdefault(name, []).append(why)
+    # then a trial that shows each finding at its worst step: the burst's and the rising
+    # errors' most recent failures are picked already; the slow step's slowest is new
+    picks["sandbox-heavy__s08j7"].append(
+        f"an infrastructure failure of the burst at step {OUTLIER_STEP}"
+    )
+    picks["never-kernel__s12j3"].append(f"an exception at step {STEPS}, as the error rate rose")
+    slow = min(
+        (t for t in trials if t["step"] == OUTLIER_STEP),
+        key=lambda t: (-t["duration_s"], t["name"]),
+    )
+    picks.setdefault(slow["name"], []).append(f"the slowest rollout of slow step {OUTLIER_STEP}")
+    for name, why in _PICKED_FOR[-2:]:  # the mixed task's best and worst
         picks.setdefault(name, []).append(why)
     by_time = sorted(trials, key=lambda t: (-t["duration_s"], t["name"]))
     for t in by_time:  # then the slowest rollouts, until the budget is full

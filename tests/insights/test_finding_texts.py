@@ -72,6 +72,7 @@ def test_infra_burst_in_full_at_its_thresholds():
         "5 of 20 rollouts of step 4 failed in the infrastructure (sandbox, setup timeouts; the "
         "median step has 1); bursts at steps 2, 4.",
         "rollouts",
+        steps=(4, 2),  # the worst first
     )
     steps[1] = StepTrials(2, 16, 3, 3)  # under 20 %: step 4 alone
     assert F.infra_burst(steps, "batches").detail.endswith("the median step has 1).")
@@ -92,6 +93,7 @@ def test_error_rising_in_full_at_its_thresholds():
         "Rollouts ending in an exception went from 15% (steps 1–2) to 30% (steps 5–6): "
         "15.0 points (95 % interval 15.0 to 15.0).",
         "tasks",
+        steps=(6, 5),  # the last third, the latest first
     )
     # the first two steps at 10 % and 20 %: a raw interval of 10 to 20 points (each end 1 in
     # 4), spread about 15 by the factor of 2 blocks (3.0097): -0.05 to 30.05, not above 0
@@ -395,6 +397,7 @@ def test_step_outlier_in_full():
         "Steps over 3x the median (100 s): 6, 7, 8, 9, 10 and 2 more; the slowest, step 12, "
         "took 600 s.",
         "timing",
+        steps=(12, 11, 10, 9, 8, 7, 6),  # the slowest first
     )
     assert F.step_outlier(blocks(5, lambda k: {"timing/step": 0.0 if k < 5 else 9.0})) is None
 

@@ -148,6 +148,7 @@ def test_task_forgotten_in_full():
         "t1 succeeded in 16 of 16 graded trials in steps 1–4 and in 0 of 16 in steps 7–10: "
         "-100.0 points (95 % interval -100.0 to -66.2, jointly for the 2 tasks graded in both).",
         "tasks",
+        tasks=("t1",),
     )
     assert task_forgotten(None) is None
 
@@ -170,6 +171,7 @@ def test_several_tasks_forgotten_name_five_and_count_the_rest(count, bound, also
         f"Also forgotten beyond doubt: {also}."
     )
     assert (f.id, f.severity, f.section) == ("task_forgotten", "warning", "tasks")
+    assert f.tasks == tuple(f"t{i}" for i in range(1, count + 1))  # every one, the surest first
 
 
 def test_pass_at_k_mismatch_in_full():

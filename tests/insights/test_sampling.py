@@ -89,3 +89,42 @@ def test_undated_trials_are_never_the_most_recent():
     got = dict(_picks(ts))
     assert "most recent AgentTimeoutError" in got["never__9_7"]
     assert "zz-undated" not in got or "most recent AgentTimeoutError" not in got["zz-undated"]
+
+
+def _evidence_picks(findings, budget=48):
+    ts = _trials()
+    attr = attribute(ts, blocks(9), T0)
+    picks = pick_trials(ts, attr, analyse_tasks(ts, attr), budget, findings)
+    return [(ts[p.index].name, p.reasons) for p in picks]
+
+
+def test_each_finding_gets_a_trial_at_the_first_of_its_steps_that_shows_it():
+    from sitegen.insights.rulebase import Finding
+
+    def f(id_, steps):
+        return Finding(id_, "warning", "t", "d", "rollouts", steps=steps)
+
+    got = _evidence_picks(
+        [
+            f("infra_burst", (5, 3)),  # no infrastructure failure at 5: step 3's
+            f("error_rate_rising", (8, 7)),  # no exception at 8 (even steps): step 7's
+            f("step_time_outlier", (6,)),  # step 6's slowest: never (206 s)
+            f("reward_trend", (4,)),  # not a finding a transcript shows
+        ]
+    )
+    reasons = dict(got)
+    assert "an infrastructure failure of the burst at step 3" in reasons["setup__3_8"]
+    assert "an exception at step 7, as the error rate rose" in reasons["never__7_7"]
+    assert "the slowest rollout of slow step 6" in reasons["never__6_7"]
+    assert not any("step 4" in w for why in reasons.values() for w in why)
+    # they come after the exception types and before the mixed tasks
+    names = [n for n, _ in got]
+    assert names.index("never__7_7") < names.index("mixed__1_6")
+    assert names.index("never__6_7") < names.index("mixed__1_6")
+
+
+def test_a_finding_no_trial_shows_picks_nothing_for_it():
+    from sitegen.insights.rulebase import Finding
+
+    none = Finding("infra_burst", "warning", "t", "d", "rollouts", steps=(1, 2))
+    assert _evidence_picks([none]) == _evidence_picks([])

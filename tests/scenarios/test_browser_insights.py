@@ -60,8 +60,8 @@ def test_findings_tasks_and_rollouts_draw(tab, pbase, planted):
     assert tab.errors == []
     ids = page.eval_on_selector_all("#findings li", "els => els.map(e => e.dataset.finding)")
     assert sorted(ids) == planted[1]["jobs"][0]["findings"]
-    # each finding links to a section that exists; a burst, an error, a slow step to a
-    # sampled transcript that shows one
+    # each finding links to a section that exists; a burst, an error, a slow step and a
+    # forgotten task to a sampled transcript that shows one
     for href in page.eval_on_selector_all(
         "#findings li a:not(.tx)", "els => els.map(e => e.getAttribute('href'))"
     ):
@@ -69,7 +69,12 @@ def test_findings_tasks_and_rollouts_draw(tab, pbase, planted):
     shown = page.eval_on_selector_all(
         "#findings li a.tx", "els => els.map(e => [e.closest('li').dataset.finding, e.href])"
     )
-    assert sorted(f for f, _ in shown) == ["error_rate_rising", "infra_burst", "step_time_outlier"]
+    assert sorted(f for f, _ in shown) == [
+        "error_rate_rising",
+        "infra_burst",
+        "step_time_outlier",
+        "task_forgotten",
+    ]
     assert all("/transcripts/" in h and h.endswith("/index.html") for _, h in shown)
     for name in (
         "task_heatmap",

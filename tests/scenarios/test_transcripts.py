@@ -139,7 +139,7 @@ def test_a_publish_build_holds_transcripts_only_when_the_config_says_so(planted_
     )
     build_planted(root, truth, opts)
     made = [p for p in (tmp_path / "pub").rglob("*") if "transcript" in p.name]
-    assert [p.relative_to(tmp_path / "pub").as_posix() for p in made] == ["static/transcript.js"]
+    assert made == []  # not even the transcript pages' script
     page = json.loads((tmp_path / "pub/data/jobs/plants.flat.tasks.train_700100.json").read_text())
     assert page["transcripts"] is None
     gh = dataclasses.replace(opts, out=tmp_path / "gh", base_url=None, publishing=True)
@@ -147,6 +147,7 @@ def test_a_publish_build_holds_transcripts_only_when_the_config_says_so(planted_
     assert not list((tmp_path / "gh").rglob("transcripts"))
     build_planted(root, truth, dataclasses.replace(opts, publish_transcripts=True))
     assert len(list((tmp_path / "pub" / TASKS_JOB / "transcripts").glob("*/index.html"))) == 48
+    assert (tmp_path / "pub/static/transcript.js").is_file()
     # a transcript's address unfurls as a job page's does: its title, a sentence, the card
     e = json.loads((tmp_path / "pub/data/jobs/plants.flat.tasks.train_700100.json").read_text())[
         "transcripts"
@@ -280,8 +281,16 @@ def test_every_place_that_names_trials_links_to_a_transcript(planted):
         row = re.search(rf"<td class=\"l mono\">{exc}</td>.*?</tr>", table).group(0)
         assert f'href="../../{by_exc[exc]["url"]}index.html"' in row
     findings = re.findall(r'data-finding="([a-z_]+)".*?</li>', html)
-    linked = re.findall(r'data-finding="([a-z_]+)"[^\n]*?<a class="tx"', html)
-    assert set(linked) == {"infra_burst", "error_rate_rising", "step_time_outlier"} <= set(findings)
+    linked = dict(re.findall(r'data-finding="([a-z_]+)"[^\n]*?<a class="tx" href="([^"]+)"', html))
+    by_trial = {e["trial"]: f"../../{e['url']}index.html" for e in entries}
+    (slow,) = [n for n, why in _truth(planted)["picks"] if any("slow step" in w for w in why)]
+    assert linked == {  # each finding's link shows it: at its step, of its task
+        "infra_burst": by_trial["sandbox-heavy__s08j7"],  # the burst's step, its latest
+        "error_rate_rising": by_trial["never-kernel__s12j3"],  # the last step's latest error
+        "step_time_outlier": by_trial[slow],
+        "task_forgotten": by_trial["forget-css__s07j0"],
+    }
+    assert set(linked) <= set(findings)
     slow = html[html.index('id="slowest-tasks"') :].split("</table>")[0]
     assert slow.count('class="tx"') == len(re.findall(r"<tr><td", slow))  # every slow task has one
     for href in hrefs:  # every transcript link leads to a page
