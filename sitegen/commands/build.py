@@ -184,7 +184,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
     report = BuildReport()
     check_output(opts.out, opts.archive)  # before the lock and the cache are made beside it
     site = SitePaths.of(opts.out)
-    with OutputLock(site), disk_full_is_an_error(), _fewer_collections():
+    with OutputLock(site), disk_full_is_an_error(), _fewer_collections(), _one_blas_thread():
         disc = _discover(opts, site, report)
         report.stage("discover")
         cache = BuildState(site.cache, opts)
@@ -269,6 +269,27 @@ def _fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*old)
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """Have OpenBLAS start no threads of its own when the analysis imports numpy.
+
+    The statistics draw their bootstraps with numpy and never call BLAS, but OpenBLAS
+    starts a thread per core as it loads, a share of a one-job rebuild's CPU
+    (docs/benchmarks.md). A number the user set stays; the environment is as it was
+    after the build (``serve`` builds again in the same process).
+    """
+    old = os.environ.get(_BLAS_THREADS)
+    os.environ.setdefault(_BLAS_THREADS, "1")
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(_BLAS_THREADS, None)
+
+
+_BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 def _synthetic(opts: BuildOptions) -> bool:

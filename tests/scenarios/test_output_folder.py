@@ -237,22 +237,37 @@ def test_kill_9_leaves_no_worker_and_an_immediate_rebuild_succeeds(tmp_path):
     assert not list(tmp_path.glob(".site.staging-*"))
 
 
-def test_the_collector_runs_less_often_during_a_build_and_as_before_after(small, tmp_path):
+def test_the_collector_runs_less_often_during_a_build_and_as_before_after(
+    small, tmp_path, monkeypatch
+):
     """build() raises the young generation's threshold while it runs (fewer collections of
-    the containers it makes) and puts the caller's thresholds back, on error too."""
+    the containers it makes) and puts the caller's thresholds back, on error too. It holds
+    OpenBLAS to one thread the same way (numpy is imported for bootstraps, never for BLAS),
+    and leaves a thread count the user set as it is."""
     import gc
 
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     before = gc.get_threshold()
     during: list[tuple[int, ...]] = []
+    blas: list[str | None] = []
+
+    def progress(_: str) -> None:
+        during.append(gc.get_threshold())
+        blas.append(os.environ.get("OPENBLAS_NUM_THREADS"))
+
     try:
         gc.set_threshold(700, 9, 11)
-        build(_opts(small, tmp_path / "site"), progress=lambda _: during.append(gc.get_threshold()))
+        build(_opts(small, tmp_path / "site"), progress=progress)
         assert during and set(during) == {(50_000, 9, 11)}
+        assert set(blas) == {"1"}
         assert gc.get_threshold() == (700, 9, 11)
+        assert "OPENBLAS_NUM_THREADS" not in os.environ
         (tmp_path / "empty").mkdir()
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
         with pytest.raises(ArchiveError):
             build(_opts(tmp_path / "empty", tmp_path / "site2"))
         assert gc.get_threshold() == (700, 9, 11)
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
     finally:
         gc.set_threshold(*before)
 
