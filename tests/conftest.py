@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
+import os
+import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,11 +61,45 @@ JOB_SECTIONS = (
 )
 
 
+def made_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]
+) -> Path:
+    """The folder ``name`` as ``make`` fills it, made once per run of the suite: the xdist
+    workers share it (the first to ask makes it while the others wait on a lock), so a
+    session fixture's archive or site is built once, not once per worker. What is made
+    there is read, never changed: a test that changes it works on a copy."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        path = tmp_path_factory.mktemp(name)
+        make(path)
+        return path
+    shared = tmp_path_factory.getbasetemp().parent / "made-once"  # this run's, every worker's
+    shared.mkdir(exist_ok=True)
+    path = shared / name
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / f"{name}.done"
+        if not done.exists():
+            shutil.rmtree(path, ignore_errors=True)  # a worker that failed half way
+            path.mkdir()
+            make(path)
+            done.touch()
+    return path
+
+
+def _make_archive(root: Path) -> None:
+    synth(root, seed=3, steps=12, trials_per_step=5, real=True)
+
+
+def _make_site(out: Path, archive: Path) -> None:
+    report = build(
+        BuildOptions(archive=archive, out=out, base_url=BASE_URL, workers=2, now=time.time())
+    )
+    assert report.jobs == len(json.loads((archive / TRUTH_FILE).read_text())["jobs"])
+
+
 @pytest.fixture(scope="session")
 def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("archive")
-    synth(root, seed=3, steps=12, trials_per_step=5, real=True)
-    return root
+    return made_once(tmp_path_factory, "archive", _make_archive)
 
 
 @pytest.fixture(scope="session")
@@ -71,12 +109,8 @@ def truth(archive: Path) -> dict:
 
 @pytest.fixture(scope="session")
 def site(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("out") / "site"
-    report = build(
-        BuildOptions(archive=archive, out=out, base_url=BASE_URL, workers=2, now=time.time())
-    )
-    assert report.jobs == len(json.loads((archive / TRUTH_FILE).read_text())["jobs"])
-    return out
+    made = made_once(tmp_path_factory, "out", lambda p: _make_site(p / "site", archive))
+    return made / "site"
 
 
 @pytest.fixture(scope="session")

@@ -10,16 +10,20 @@ import pytest
 
 from sitegen.commands.build import build
 from sitegen.options import BuildOptions
+from sitegen.synth import TRUTH_FILE
 from sitegen.synth.plants import write_plants
+from tests.conftest import made_once
 
 
 @pytest.fixture(scope="session")
 def planted_archive(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """(archive, ground truth) of the planted jobs (sitegen/synth/plants.py)."""
-    root = tmp_path_factory.mktemp("planted")
-    truth = write_plants(root)
-    (root / "truth.json").write_text(json.dumps(truth))
-    return root, truth
+
+    def make(root: Path) -> None:
+        (root / "truth.json").write_text(json.dumps(write_plants(root)))
+
+    root = made_once(tmp_path_factory, "planted", make)
+    return root, json.loads((root / "truth.json").read_text())
 
 
 def build_planted(root: Path, truth: dict, opts: BuildOptions) -> object:
@@ -35,9 +39,14 @@ def build_planted(root: Path, truth: dict, opts: BuildOptions) -> object:
 def planted(tmp_path_factory: pytest.TempPathFactory, planted_archive) -> tuple[Path, dict]:
     """(site folder, ground truth) of a build of the planted jobs."""
     root, truth = planted_archive
-    out = tmp_path_factory.mktemp("planted-out") / "site"
-    build_planted(root, truth, BuildOptions(archive=root, out=out, workers=1, now=time.time()))
-    return out, truth
+    out = made_once(
+        tmp_path_factory,
+        "planted-out",
+        lambda p: build_planted(
+            root, truth, BuildOptions(archive=root, out=p / "site", workers=1, now=time.time())
+        ),
+    )
+    return out / "site", truth
 
 
 LONG_CHAIN_JOBS = 12
@@ -48,13 +57,22 @@ def long_chain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """(site folder, data/index.json) of one run resumed again and again: 12 jobs of a few
     steps, each resumed from the last checkpoint of the one before (which ran a step past
     it), their trials in one folder. Its run page holds a long chain and wide tables."""
+    root = made_once(tmp_path_factory, "long-chain", _make_long_chain)
+    out = made_once(
+        tmp_path_factory,
+        "long-chain-out",
+        lambda p: build(BuildOptions(archive=root, out=p / "site", workers=1, now=time.time())),
+    )
+    return out / "site", json.loads((out / "site" / "data" / "index.json").read_text())
+
+
+def _make_long_chain(root: Path) -> None:
     from datetime import datetime, timedelta
 
     from sitegen.synth.jobspec import JobSpec
     from sitegen.synth.logs import write_log
     from sitegen.synth.trials import step_windows, write_trials
 
-    root = tmp_path_factory.mktemp("long-chain")
     windows = []
     for i in range(LONG_CHAIN_JOBS):
         last = i == LONG_CHAIN_JOBS - 1
@@ -79,9 +97,6 @@ def long_chain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
         windows += step_windows(spec, truth, None if last else 3 * i + 3)
     rel = "flat/long-chain/trace_jobs"
     write_trials(root / rel, rel, 4 * len(windows), 34, 1024, variants=False, windows=windows)
-    out = tmp_path_factory.mktemp("long-chain-out") / "site"
-    build(BuildOptions(archive=root, out=out, workers=1, now=time.time()))
-    return out, json.loads((out / "data" / "index.json").read_text())
 
 
 @pytest.fixture(scope="session")
@@ -89,4 +104,5 @@ def golden_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """(site folder, ground truth) of the golden scenario (tests/scenarios/golden.py)."""
     from tests.scenarios.golden import make_site
 
-    return make_site(tmp_path_factory.mktemp("golden"))
+    root = made_once(tmp_path_factory, "golden", make_site)
+    return root / "site", json.loads((root / "a" / TRUTH_FILE).read_text())

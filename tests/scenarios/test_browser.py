@@ -23,7 +23,7 @@ if not Path(CHROMIUM).exists():
     pytest.skip("no chromium on this machine", allow_module_level=True)
 
 from sitegen.present.formatting import fixed, fmt_dur, fmt_num, fmt_pct, fmt_score  # noqa: E402
-from tests.conftest import JOB_SECTIONS, load  # noqa: E402
+from tests.conftest import JOB_SECTIONS, load, made_once  # noqa: E402
 
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -304,10 +304,12 @@ def partial(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     from sitegen.options import BuildOptions
     from sitegen.present import listing
 
-    out = tmp_path_factory.mktemp("partial") / "site"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(listing, "INDEX_ROWS", 4)
-        build(BuildOptions(archive=archive, out=out, workers=1, now=time.time()))
+    def make(folder: Path) -> None:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(listing, "INDEX_ROWS", 4)
+            build(BuildOptions(archive=archive, out=folder / "site", workers=1, now=time.time()))
+
+    out = made_once(tmp_path_factory, "partial", make) / "site"
     html = (out / "index.html").read_text()
     return out, html.count('<tbody class="group"')
 

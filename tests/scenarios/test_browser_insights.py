@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.present.listing import decode_compare_items
+from tests.conftest import made_once
 from tests.scenarios.test_browser import CHROMIUM, Watched, _Quiet  # noqa: F401 - skips without chromium
 
 pytestmark = pytest.mark.browser
@@ -138,8 +139,9 @@ def test_compare_defaults_to_recent_runs_and_shows_insights(tab, pbase, planted)
     assert tab.errors == []
 
 
-def test_full_task_table_loads_on_demand(tab, pbase, tmp_path_factory, monkeypatch):
-    """A page that holds only part of its rows loads the rest (gzip JSON over HTTP, tasks.js from file://)."""
+@pytest.fixture(scope="module")
+def few_rows(tmp_path_factory) -> tuple[Path, dict]:
+    """(site, truth) of the planted jobs built with two task rows inline on each page."""
     import json
     import time
 
@@ -148,11 +150,22 @@ def test_full_task_table_loads_on_demand(tab, pbase, tmp_path_factory, monkeypat
     from sitegen.options import BuildOptions
     from sitegen.synth.plants import write_plants
 
-    monkeypatch.setattr(sections, "INLINE_TASK_ROWS", 2)
-    root = tmp_path_factory.mktemp("few-rows")
-    truth = write_plants(root)
-    out = tmp_path_factory.mktemp("few-rows-out") / "site"
-    build(BuildOptions(archive=root, out=out, workers=1, now=time.time()))
+    def make(folder: Path) -> None:
+        root = folder / "a"
+        (folder / "truth.json").write_text(json.dumps(write_plants(root)))
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sections, "INLINE_TASK_ROWS", 2)
+            build(BuildOptions(archive=root, out=folder / "site", workers=1, now=time.time()))
+
+    folder = made_once(tmp_path_factory, "few-rows", make)
+    return folder / "site", json.loads((folder / "truth.json").read_text())
+
+
+def test_full_task_table_loads_on_demand(tab, pbase, few_rows):
+    """A page that holds only part of its rows loads the rest (gzip JSON over HTTP, tasks.js from file://)."""
+    import json
+
+    out, truth = few_rows
     index = json.loads((out / "data" / "index.json").read_text())
     url = next(j["url"] for j in index["jobs"] if j["log"] == truth["jobs"][0]["log"])
     assert (out / url / "tasks.js").exists()
