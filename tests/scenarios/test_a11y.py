@@ -21,9 +21,12 @@ from tests.scenarios.test_browser import Watched, _Quiet, partial, server  # noq
 pytestmark = pytest.mark.browser
 AXE = (Path(__file__).resolve().parents[1] / "vendor" / "axe.min.js").read_text(encoding="utf-8")
 # WCAG 2.1 A and AA and axe's best practices; serious and critical impacts fail the test.
+# No rule among them reads what axe would preload (the style sheets, for the experimental
+# css-orientation-lock; audio and video, which the pages hold none of), and the report quotes
+# no node's HTML: both are skipped, which makes a run cheaper and finds the same.
 RUN = """() => axe.run(document, {
   runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']},
-  resultTypes: ['violations'],
+  resultTypes: ['violations'], preload: false, noHtml: true,
 }).then(r => r.violations.map(v => ({id: v.id, impact: v.impact,
   nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' + n.failureSummary)})))"""
 
@@ -37,7 +40,8 @@ def scheme_tab(request, browser):  # noqa: F811
 
 
 def _violations(tab: Watched) -> list[dict]:
-    tab.page.add_script_tag(content=AXE)
+    if not tab.page.evaluate("() => typeof axe !== 'undefined'"):
+        tab.page.add_script_tag(content=AXE)
     found = tab.page.evaluate(RUN)
     return [v for v in found if v["impact"] in ("serious", "critical")]
 
@@ -58,10 +62,20 @@ def _pages(index: dict) -> list[str]:
 
 
 def test_pages_have_no_serious_violations(scheme_tab, server, index):  # noqa: F811
+    """Each page passes, and the check can fail: grey on grey text added to the index is
+    reported."""
     for rel in _pages(index):
         scheme_tab.goto(server + rel)
         assert _violations(scheme_tab) == [], rel
         assert _charts_have_text(scheme_tab) == [], rel
+        if rel == "index.html":
+            scheme_tab.page.evaluate(
+                """() => { const p = document.createElement('p');
+                  p.innerHTML = '<span style="color:#777;background:#888">hard to read</span> ' +
+                    'and <a href="#x" style="color:#333;text-decoration:none">a link</a> in text';
+                  p.style.color = '#222'; document.querySelector('main').append(p); }"""
+            )
+            assert "color-contrast" in {v["id"] for v in _violations(scheme_tab)}
     assert scheme_tab.errors == []
 
 
@@ -101,19 +115,6 @@ def test_partial_index_has_no_serious_violations(scheme_tab, partial, index):  #
         assert scheme_tab.errors == []
     finally:
         httpd.shutdown()
-
-
-def test_axe_sees_a_violation(scheme_tab, server):  # noqa: F811
-    """The check can fail: grey on grey text is reported."""
-    scheme_tab.goto(server + "index.html")
-    scheme_tab.page.evaluate(
-        """() => { const p = document.createElement('p');
-          p.innerHTML = '<span style="color:#777;background:#888">hard to read</span> and ' +
-            '<a href="#x" style="color:#333;text-decoration:none">a link</a> in text';
-          p.style.color = '#222'; document.querySelector('main').append(p); }"""
-    )
-    ids = {v["id"] for v in _violations(scheme_tab)}
-    assert "color-contrast" in ids
 
 
 # -- a long resume chain: tables that overflow -----------------------------------------------------
