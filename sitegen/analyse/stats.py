@@ -3,8 +3,9 @@
 Pure functions, no I/O: Wilson's interval for a proportion and Newcombe's for the
 difference of two, the percentile bootstrap of a mean over independent units (Efron),
 the paired bootstrap over tasks with the probability of improvement (rliable), the
-moving-block bootstrap over a series of steps (Künsch), the exact sign test and the
-unbiased pass@k estimator (Chen et al.).
+moving-block bootstrap over windows of steps (Künsch), a trend's interval over steps whose
+noise carries over (Santer et al.), the exact sign test and the unbiased pass@k estimator
+(Chen et al.).
 
 Every resample is drawn from one small seeded generator, mulberry32, whose state is a
 counter: its outputs are computed all at once here (numpy) and one by one by
@@ -23,7 +24,7 @@ from statistics import NormalDist
 import numpy as np
 
 SEED = 1
-RESAMPLES = 2000  # a comparison's resamples (paired, moving-block)
+RESAMPLES = 2000  # a comparison's resamples (paired by task)
 BAND_RESAMPLES = 1000  # a step's reward band: drawn, never compared
 Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
 _STEP = 0x6D2B79F5  # mulberry32's increment
@@ -159,6 +160,75 @@ def paired_bootstrap(
     )
 
 
+def t975(df: float) -> float:
+    """Student's t distribution's 97.5 % quantile for ``df`` degrees of freedom (any real
+    ``df`` ≥ 1). From 4 on by the Cornish–Fisher expansion in 1/df (Abramowitz and Stegun
+    26.7.5, to df**-3: 2.769 at 4, exact 2.776, within 0.001 from 6 on); below, where that
+    expansion falls short (9.7 at 1 against 12.71), by Newton's method on the t
+    distribution's tail (:func:`_t_tail`) from the expansion's value: the tail is convex
+    and the start below the root, so each step stays below it and comes closer."""
+    start = float(_cornish_fisher(np.asarray(float(df))))
+    if df >= 4:
+        return start
+    t = start
+    density = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    for _ in range(100):
+        step = (_t_tail(t, df) - 0.025) / (density * (1 + t * t / df) ** (-(df + 1) / 2))
+        t += step
+        if step < 1e-13 * t:
+            break
+    return t
+
+
+def _cornish_fisher(df: np.ndarray) -> np.ndarray:
+    z = Z95
+    z3, z5, z7 = z**3, z**5, z**7
+    return (
+        z
+        + (z3 + z) / (4 * df)
+        + (5 * z5 + 16 * z3 + 3 * z) / (96 * df**2)
+        + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df**3)
+    )
+
+
+def _t975s(df: np.ndarray) -> np.ndarray:
+    """:func:`t975` of each of ``df`` (the expansion at once, Newton's method one by one)."""
+    out = _cornish_fisher(np.maximum(df, 4.0))
+    for i in np.flatnonzero(df < 4):
+        out[i] = t975(float(df[i]))
+    return out
+
+
+def _t_tail(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom: half the regularized
+    incomplete beta I_x(df/2, 1/2) at x = df/(df + t²), by its continued fraction
+    (Lentz's method, as in Press et al., *Numerical Recipes*, 6.4)."""
+    a, b, x = df / 2, 0.5, df / (df + t * t)
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 200):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1 + num * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + num / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return front * f / a / 2
+
+
+# -- windows of steps: the moving-block bootstrap ------------------------------------------------
+
+
 def block_length(n: int) -> int:
     """The moving-block bootstrap's block: about n^(1/3) steps (Künsch 1989), at least 1."""
     return max(1, round(n ** (1 / 3)))
@@ -172,20 +242,6 @@ def moving_blocks(n: int, block: int, resamples: int, seed: int = SEED) -> np.nd
     starts = indices(n - block + 1, resamples * count, seed).reshape(resamples, count)
     rows = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(resamples, -1)
     return rows[:, :n]
-
-
-def t975(df: float) -> float:
-    """Student's t distribution's 97.5 % quantile for ``df`` degrees of freedom, by the
-    Cornish–Fisher expansion in 1/df (Abramowitz and Stegun 26.7.5, to df**-3): 4.17 at 2
-    (exact 4.30), 2.769 at 4 (2.776), within 0.001 from 6 on."""
-    z = Z95
-    z3, z5, z7 = z**3, z**5, z**7
-    return (
-        z
-        + (z3 + z) / (4 * df)
-        + (5 * z5 + 16 * z3 + 3 * z) / (96 * df**2)
-        + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * df**3)
-    )
 
 
 def small_sample_factor(units: float, df: float | None = None) -> float:
@@ -204,8 +260,8 @@ def expanded_interval(
 ) -> Interval:
     """The percentile interval of ``resampled`` statistics spread about the ``observed`` one
     by :func:`small_sample_factor` (``units`` resampled units, ``df`` degrees of freedom)
-    first: a block bootstrap over a window of a few dozen steps resamples a handful of
-    blocks, and its bare percentiles are too narrow."""
+    first: a block bootstrap over a window of a few steps resamples a handful of blocks,
+    and its bare percentiles are too narrow."""
     factor = small_sample_factor(units, df)
     return percentile_interval(observed + factor * (np.asarray(resampled) - observed))
 
@@ -235,7 +291,8 @@ def window_ratio_change(
 ) -> Interval:
     """The interval of the change in a pooled rate (``Σ events / Σ trials`` of each window's
     steps, given as ``(events, trials)``), each window resampled by moving blocks and the
-    changes spread about the observed one as :func:`window_change` does."""
+    changes spread about the observed one by :func:`expanded_interval` of the smaller
+    window's block count, with 2(k − 1) degrees of freedom."""
 
     def pooled(w: Sequence[tuple[int, int]], idx: np.ndarray) -> np.ndarray:
         ev = np.asarray([e for e, _ in w], dtype=float)[idx]
@@ -251,32 +308,62 @@ def window_ratio_change(
     return max(lo, -1.0), min(hi, 1.0)
 
 
-def fitted_change(xs: Sequence[float], ys: Sequence[float]) -> float:
-    """The least-squares line's change from the first ``x`` to the last."""
-    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+# -- a trend over steps whose noise carries over -------------------------------------------------
+
+MAX_AUTOCORRELATION = 0.95  # past this a series is a drift, and its effective steps too few
+MIN_EFFECTIVE_STEPS = 3.0  # Student's t with one degree of freedom at least
+
+
+def ar1_contrast(
+    series: np.ndarray, weights: np.ndarray, xs: Sequence[float]
+) -> tuple[np.ndarray, ...]:
+    """A linear contrast ``Σ weights · series`` of a series of steps (one per row of a
+    2-D ``series``: replicates), with its 95 % interval allowing for the correlation between
+    neighbouring steps (Santer et al. 2000):
+
+    * the residuals about the series' least-squares line over the steps ``xs``, their lag-1
+      autocorrelation r;
+    * r corrected for its bias in a short series, −(2 + 5ρ)/n for the residuals of a fitted
+      line (the least-squares bias of an AR(1) coefficient with a fitted trend, −(2 + 4ρ)/n,
+      Shaman and Stine 1988, and −ρ/n more as r divides by all n squares), and held to
+      [0, 0.95]: a series too short to show its correlation is not credited with a negative
+      one;
+    * the effective number of steps n(1 − r)/(1 + r) (3 at least), the residual variance
+      Σe² / (n_eff − 2), and Student's t with n_eff − 2 degrees of freedom.
+
+    Returns the contrast, the interval's bounds, r and n_eff: arrays of one value a row."""
+    y = np.atleast_2d(np.asarray(series, dtype=float))
+    n = y.shape[1]
+    x = np.asarray(xs, dtype=float)
+    q, _ = np.linalg.qr(np.stack([np.ones(n), x - x.mean()], axis=1))
+    e = y - (y @ q) @ q.T
+    ss = np.einsum("ij,ij->i", e, e)
+    lag = np.einsum("ij,ij->i", e[:, 1:], e[:, :-1])
+    r = np.divide(lag, ss, out=np.zeros_like(ss), where=ss > 0)
+    rho = (n * r + 2) / (n - 5) if n > 5 else np.full_like(r, MAX_AUTOCORRELATION)
+    rho = np.clip(rho, 0.0, MAX_AUTOCORRELATION)
+    n_eff = np.maximum(n * (1 - rho) / (1 + rho), MIN_EFFECTIVE_STEPS)
+    w = np.asarray(weights, dtype=float)
+    se = np.sqrt(ss / (n_eff - 2) * (w @ w))
+    t = _t975s(n_eff - 2)
+    est = y @ w
+    return est, est - t * se, est + t * se, rho, n_eff
+
+
+def fitted_weights(xs: Sequence[float]) -> np.ndarray:
+    """The contrast that gives the least-squares line's change from the first ``x`` to the
+    last: ``(x − x̄) / Σ(x − x̄)² · (x_last − x_first)``."""
+    x = np.asarray(xs, dtype=float)
     dx = x - x.mean()
-    return float((dx * (y - y.mean())).sum() / (dx * dx).sum() * (x[-1] - x[0]))
+    return dx / (dx @ dx) * (x[-1] - x[0])
 
 
-def fitted_change_interval(
-    xs: Sequence[float], ys: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
-) -> Interval:
-    """The interval of :func:`fitted_change`: the slope refitted on each moving-block
-    resample of the ``(x, y)`` pairs, times the span of ``xs`` (a resample whose ``x`` are
-    all one step has no slope and is left out), spread about the observed change by
-    :func:`small_sample_factor` of the window's k blocks, with k − 1 degrees of freedom (one
-    window: a line's k − 2 left windows of 8 steps of noise never falling, too wide)."""
-    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
-    block = block_length(len(x))
-    idx = moving_blocks(len(x), block, resamples, seed)
-    dx = x[idx]
-    dx -= dx.mean(axis=1, keepdims=True)
-    sxx = np.einsum("ij,ij->i", dx, dx)
-    sxy = np.einsum("ij,ij->i", dx, y[idx])  # Σ dx·(y − ȳ) = Σ dx·y, as Σ dx = 0
-    ok = sxx > 0
-    units = len(x) / block
-    changes = sxy[ok] / sxx[ok] * (x[-1] - x[0])
-    return expanded_interval(fitted_change(xs, ys), changes, units, units - 1)
+def fitted_change_interval(xs: Sequence[float], ys: Sequence[float]) -> Interval:
+    """The interval of the least-squares line's change from the first of ``xs`` to the last
+    (:func:`fitted_weights`): its residuals' lag-1 autocorrelation widens it
+    (:func:`ar1_contrast`, Santer et al.'s interval of a trend)."""
+    _, lo, hi, _, _ = ar1_contrast(np.asarray(ys, dtype=float), fitted_weights(xs), xs)
+    return float(lo[0]), float(hi[0])
 
 
 # -- tests and estimators ------------------------------------------------------------------------

@@ -149,7 +149,7 @@ def entropy_collapse(blocks: Sequence[MetricBlock]) -> Finding | None:
 def reward_trend(blocks: Sequence[MetricBlock]) -> Finding | None:
     """Reward falling (a fitted drop whose 95 % interval lies below zero) or flat (a small
     spread, and an interval of the fitted change inside ±REWARD_FALL) over the last steps.
-    The interval: the fit redone on moving-block resamples of the window's steps."""
+    The interval: the fit's, widened by its residuals' lag-1 autocorrelation."""
     from sitegen.analyse import stats  # (numpy: imported where pages are analysed)
 
     vals = _values(blocks, REWARD)

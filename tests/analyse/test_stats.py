@@ -112,6 +112,72 @@ def test_paired_bootstrap_one_unit_that_differs_ties_at_half():
     assert lo_hi[0] == 0.0 and pi == pytest.approx(0.525) and pi_lo == 0.5
 
 
+def _by_hand(ys: list[float], ws: list[float], xs: list[float] | None = None):
+    """:func:`stats.ar1_contrast` by its definition, one step at a time in Python floats."""
+    n = len(ys)
+    xs = xs or [float(i) for i in range(n)]
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    e = [y - my - slope * (x - mx) for x, y in zip(xs, ys, strict=True)]
+    ss = sum(v * v for v in e)
+    r = sum(e[i] * e[i + 1] for i in range(n - 1)) / ss
+    rho = min(max((n * r + 2) / (n - 5), 0.0), 0.95)
+    n_eff = max(n * (1 - rho) / (1 + rho), 3.0)
+    est = sum(w * y for w, y in zip(ws, ys, strict=True))
+    half = stats.t975(n_eff - 2) * math.sqrt(ss / (n_eff - 2) * sum(w * w for w in ws))
+    return est, est - half, est + half, rho, n_eff
+
+
+def test_ar1_contrast_by_hand():
+    # 12 steps whose residuals carry over, and 40 of mild noise
+    ys = [0.1, 0.3, 0.35, 0.2, 0.15, 0.3, 0.5, 0.55, 0.4, 0.5, 0.7, 0.65]
+    rng = np.random.default_rng(7)
+    noisy = (0.01 * np.arange(40) + rng.normal(0, 0.1, 40)).tolist()
+    for series in (ys, noisy):
+        xs = [float(i) for i in range(len(series))]
+        ws = stats.fitted_weights(xs).tolist()
+        got = [float(v[0]) for v in stats.ar1_contrast(np.asarray(series), np.asarray(ws), xs)]
+        assert got == pytest.approx(list(_by_hand(series, ws)), rel=1e-12)
+        assert stats.fitted_change_interval(xs, series) == pytest.approx(got[1:3], rel=1e-12)
+    # a step from 0.2 to 0.5 in 6 steps: residuals about the line that carry over (r
+    # corrected to 0.5), 2 effective steps held at 3 (the floor): Student's t with 1 df
+    step = [0.2] * 3 + [0.5] * 3
+    x6 = [float(i) for i in range(6)]
+    assert _by_hand(step, stats.fitted_weights(x6).tolist())[3:] == pytest.approx((0.5, 3.0))
+    lo, hi = stats.fitted_change_interval(x6, step)
+    assert lo < 0 < 0.3 < hi
+    x40 = [float(i) for i in range(40)]
+    assert 0 < _by_hand(noisy, stats.fitted_weights(x40).tolist(), x40)[3] < 0.2
+    # replicates as rows: each row its own correlation and interval
+    x12 = [float(i) for i in range(12)]
+    both = stats.ar1_contrast(np.stack([ys, noisy[:12]]), stats.fitted_weights(x12), x12)
+    assert both[1][1] == pytest.approx(_by_hand(noisy[:12], stats.fitted_weights(x12).tolist())[1])
+
+
+def test_a_negative_autocorrelation_is_not_credited():
+    # alternating steps: r near −1, held at 0: the interval of independent steps (n − 2 df)
+    ys = [0.5 + 0.1 * (-1) ** i for i in range(10)]
+    x10 = [float(i) for i in range(10)]
+    _, lo, hi, rho, n_eff = stats.ar1_contrast(np.asarray(ys), stats.fitted_weights(x10), x10)
+    assert rho[0] == 0.0 and n_eff[0] == 10.0
+    assert hi[0] - lo[0] > 0
+
+
+def test_the_fitted_change_on_uneven_steps():
+    # the residuals about the line in the steps themselves, not their order
+    xs, ys = [1.0, 2.0, 4.0, 5.0, 7.0, 9.0, 10.0, 12.0], [0.3, 0.1, 0.6, 0.4, 0.9, 0.5, 0.7, 1.0]
+    ws = stats.fitted_weights(xs).tolist()
+    _, lo, hi, _, _ = _by_hand(ys, ws, xs)
+    assert stats.fitted_change_interval(xs, ys) == pytest.approx((lo, hi), rel=1e-12)
+    # the weights give the least-squares change: slope × span
+    mx, my = sum(xs) / 8, sum(ys) / 8
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+    assert sum(w * y for w, y in zip(ws, ys, strict=True)) == pytest.approx(slope * 11)
+
+
 @pytest.mark.parametrize(("n", "block"), [(1, 1), (3, 1), (4, 2), (8, 2), (20, 3), (64, 4)])
 def test_block_length_is_about_the_cube_root(n, block):
     assert stats.block_length(n) == block
@@ -134,7 +200,7 @@ def test_window_changes_of_constant_and_linear_series():
     assert stats.window_ratio_change([(1, 10)] * 3, [(4, 10)] * 3) == pytest.approx((0.3, 0.3))
     xs = [float(x) for x in range(3, 11)]
     ys = [0.8 - 0.01 * x for x in xs]
-    assert stats.fitted_change(xs, ys) == pytest.approx(-0.07)
+    assert float(stats.fitted_weights(xs) @ np.asarray(ys)) == pytest.approx(-0.07)
     assert stats.fitted_change_interval(xs, ys) == pytest.approx((-0.07, -0.07))
 
 
@@ -172,11 +238,19 @@ def test_sign_test_small_n_bits_unchanged():
         assert stats.sign_test(w, lose) == min(1.0, 2 * tail)
 
 
-def test_t975_and_the_small_sample_factor_by_hand():
-    # Student's t 97.5 % quantiles (tables: 2.7764 at 4 df, 2.2281 at 10, 2.0423 at 30)
+def test_t975_by_hand():
+    # Student's t 97.5 % quantiles (tables: 12.7062 at 1 df, 4.3027 at 2, 3.1824 at 3,
+    # 2.7764 at 4, 2.2281 at 10, 2.0423 at 30; scipy's 6.01666 at 1.5)
+    assert stats.t975(1) == pytest.approx(12.7062, abs=1e-4)
+    assert stats.t975(1.5) == pytest.approx(6.01666, abs=1e-5)
+    assert stats.t975(2) == pytest.approx(4.3027, abs=1e-4)
+    assert stats.t975(3) == pytest.approx(3.1824, abs=1e-4)
     assert stats.t975(4) == pytest.approx(2.7764, abs=0.008)
     assert stats.t975(10) == pytest.approx(2.2281, abs=5e-4)
     assert stats.t975(30) == pytest.approx(2.0423, abs=1e-4)
+
+
+def test_small_sample_factor_by_hand():
     # 3 units a window: sqrt(3/2) · t975(4) / 1.959964 = 1.224745 · 2.769373 / 1.959964
     assert stats.small_sample_factor(3) == pytest.approx(1.73053, abs=1e-5)
     assert 1 < stats.small_sample_factor(1000) < 1.002
@@ -197,12 +271,12 @@ def test_window_change_spreads_the_resamples_by_the_factor():
 
 def test_expanded_interval_and_bonferroni_by_hand():
     # resampled changes 0.0..1.0 about an observed 0.5, 4 units and 3 degrees of freedom:
-    # factor sqrt(4/3) · t975(3) / 1.959964 = 1.154701 · 3.1593 / 1.959964 (Cornish–Fisher;
-    # exact t 3.1824) = 1.86110; the percentiles 0.025 and 0.975 of 0..1 spread by it
+    # factor sqrt(4/3) · t975(3) / 1.959964 = 1.154701 · 3.182446 / 1.959964 = 1.874918;
+    # the percentiles 0.025 and 0.975 of 0..1 spread by it
     resampled = np.linspace(0.0, 1.0, 2001)
     lo, hi = stats.expanded_interval(0.5, resampled, 4, 3)
-    assert stats.small_sample_factor(4, 3) == pytest.approx(1.86110, abs=1e-5)
-    assert (lo, hi) == pytest.approx((0.5 - 0.475 * 1.86110, 0.5 + 0.475 * 1.86110), abs=1e-5)
+    assert stats.small_sample_factor(4, 3) == pytest.approx(1.874918, abs=1e-5)
+    assert (lo, hi) == pytest.approx((0.5 - 0.475 * 1.874918, 0.5 + 0.475 * 1.874918), abs=1e-5)
     # Bonferroni: 1 − 0.025/2 → 2.241403, 1 − 0.025/64 → 3.359354 (normal quantiles)
     assert stats.bonferroni_z(1) == stats.Z95
     assert stats.bonferroni_z(2) == pytest.approx(2.241403, abs=1e-6)
@@ -299,26 +373,11 @@ def test_a_window_without_trials_is_a_rate_of_zero():
     assert stats.window_ratio_change([(0, 0)] * 2, [(1, 2)] * 2) == (0.5, 0.5)
 
 
-def test_the_fitted_change_leaves_out_resamples_of_one_step():
-    # two steps: a resample drawing one of them twice has no slope; the others are the line
-    assert stats.fitted_change_interval([1.0, 2.0], [0.0, 1.0]) == (1.0, 1.0)
+def test_the_fitted_change_of_two_steps_is_the_line():
+    # two steps (too few to tell a correlation: r held at 0.95) lie on their line: no residual
+    assert stats.fitted_change_interval([1.0, 2.0], [0.0, 1.0]) == pytest.approx((1.0, 1.0))
     # steps half a step apart (Σ dx² below 1): still a slope
-    assert stats.fitted_change_interval([1.0, 1.5], [0.0, 1.0]) == (1.0, 1.0)
-    resamples, seed = SEEDED
-    xs, ys = [1.0, 2.0, 3.0, 4.0, 5.0], [0.3, 0.1, 0.6, 0.4, 0.9]
-    changes = []
-    for row in _blocks(5, resamples, seed):
-        x, y = [xs[i] for i in row], [ys[i] for i in row]
-        mx, my = sum(x) / 5, sum(y) / 5
-        sxx = sum((a - mx) ** 2 for a in x)
-        if sxx > 0:
-            slope = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / sxx
-            changes.append(slope * 4)
-    # spread about the observed change by the factor of 5 / 2 blocks, 1.5 degrees of freedom
-    observed, f = stats.fitted_change(xs, ys), stats.small_sample_factor(2.5, 1.5)
-    got = stats.fitted_change_interval(xs, ys, resamples, seed)
-    want = _percentiles([observed + f * (c - observed) for c in changes])
-    assert got == pytest.approx(want, abs=1e-12)
+    assert stats.fitted_change_interval([1.0, 1.5], [0.0, 1.0]) == pytest.approx((1.0, 1.0))
 
 
 def test_wilson_leaves_its_lower_bound_to_the_formula_from_one_success():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from sitegen.analyse import stats
 from sitegen.insights.paired import compare
@@ -81,6 +82,53 @@ def test_wilson_covers_a_proportion():
             )
         assert 0.93 <= sum(cover) / len(cover) <= 0.97, n
         assert min(cover) >= 0.92, n
+
+
+def _ar1(rng: np.random.Generator, reps: int, n: int, phi: float) -> np.ndarray:
+    """``reps`` stationary AR(1) series of ``n`` steps (a step keeps ``phi`` of the last
+    one's noise), unit innovations."""
+    x = np.empty((reps, n))
+    x[:, 0] = rng.normal(0, 1 / math.sqrt(1 - phi * phi), reps)
+    shocks = rng.normal(0, 1, (reps, n))
+    for i in range(1, n):
+        x[:, i] = phi * x[:, i - 1] + shocks[:, i]
+    return x
+
+
+# the windows "reward is falling" and "flat" fit: the last 8 to 20 steps
+WINDOWS = (8, 12, 20)
+
+
+def _fitted(phi: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """200 replicates a window of a reward falling 0.03 a step under AR(1) noise of spread
+    1: the fitted change's intervals (bounds, rows of replicates by window) and the truth."""
+    rng = np.random.default_rng(seed)
+    los, his, truths = [], [], []
+    for n in WINDOWS:
+        xs = [float(s) for s in range(n)]
+        y = _ar1(rng, REPLICATES, n, phi) - 0.03 * np.arange(n)
+        _, lo, hi, _, _ = stats.ar1_contrast(y, stats.fitted_weights(xs), xs)
+        los.append(lo)
+        his.append(hi)
+        truths.append(np.full(REPLICATES, -0.03 * (n - 1)))
+    return np.concatenate(los), np.concatenate(his), np.concatenate(truths)
+
+
+@pytest.mark.parametrize(
+    ("phi", "low", "high"), [(0.0, 0.93, 0.98), (0.3, 0.92, 0.97), (0.6, 0.88, 0.97)]
+)
+def test_the_fitted_change_covers_a_trend_under_correlated_steps(phi, low, high):
+    """The interval "reward is falling" and "flat" rest on (:func:`stats.ar1_contrast` of
+    the least-squares change, the replicates as rows), 600 seeded replicates over windows of
+    8, 12 and 20 steps: it holds the true change in 93–98 % at φ = 0 (measured over 4000 a
+    window: 96.4–97.6 %, the bias-corrected r credits short windows of independent steps
+    some correlation), 92–97 % at 0.3 (93.8–94.7 %) and at least 88 % at 0.6 (90.8–93.1 %:
+    a window of 8 steps cannot show its correlation). Below the truth, the side "falling"
+    reads, in at most 4.6 % at 0.6."""
+    lo, hi, true = _fitted(phi, 40 + int(10 * phi))
+    covered = float(np.mean((lo <= true) & (true <= hi)))
+    assert low <= covered <= high
+    assert float(np.mean(hi < true)) <= 0.06
 
 
 def test_moving_blocks_respect_correlated_steps():

@@ -156,13 +156,13 @@ def test_reward_trend_window(n):
 # third's first step): the change is (point * 30 + X - Y) / 30, X and Y three draws of 0, 1
 # or 2 each, so X - Y + 6 is the sum of six such draws: P(X - Y <= -5) = 7 / 729 < 2.5 % <
 # P(X - Y <= -4) = 28 / 729, and the raw ends are the point -+ 4 / 30. Each is then spread
-# about the point by the small-sample factor of the blocks a window holds: 3.0097 for 2,
+# about the point by the small-sample factor of the blocks a window holds: 3.1026 for 2,
 # 1.7305 for 3 (tests/analyse/test_stats.py holds the factor to Student's t).
 ERROR_RISING = {  # at least 6 steps; the first and last third, at least 2 steps each
     6: "Rollouts ending in an exception went from 5% (steps 1–2) to 45% (steps 5–6): "
-    "40.0 points (95 % interval 9.9 to 70.1).",
+    "40.0 points (95 % interval 9.0 to 71.0).",
     7: "Rollouts ending in an exception went from 5% (steps 1–2) to 55% (steps 6–7): "
-    "50.0 points (95 % interval 19.9 to 80.1).",
+    "50.0 points (95 % interval 19.0 to 81.0).",
     10: "Rollouts ending in an exception went from 10% (steps 1–3) to 80% (steps 8–10): "
     "70.0 points (95 % interval 46.9 to 93.1).",
     11: "Rollouts ending in an exception went from 10% (steps 1–3) to 90% (steps 9–11): "
