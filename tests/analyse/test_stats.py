@@ -155,6 +155,23 @@ def test_ar1_contrast_by_hand():
     assert both[1][1] == pytest.approx(_by_hand(noisy[:12], stats.fitted_weights(x12).tolist())[1])
 
 
+def test_the_autocorrelation_at_its_bounds():
+    # five steps or fewer: no estimate of r (its correction divides by n − 5): held at 0.95
+    # whatever they show; six alternating steps: r negative, held at 0
+    for n, rho, n_eff in ((5, 0.95, 3.0), (6, 0.0, 6.0)):
+        xs = [float(i) for i in range(n)]
+        ys = np.asarray([0.5 + 0.1 * (-1) ** i for i in range(n)])
+        got = stats.ar1_contrast(ys, stats.fitted_weights(xs), xs)[3:]
+        assert (float(got[0][0]), float(got[1][0])) == (rho, n_eff), n
+    # a slow wave over 200 steps: r corrected past 1, held at 0.95: 200 · 0.05 / 1.95 steps
+    xs = [float(i) for i in range(200)]
+    got = stats.ar1_contrast(np.sin(np.arange(200) / 15), stats.fitted_weights(xs), xs)[3:]
+    assert float(got[0][0]) == 0.95
+    assert float(got[1][0]) == pytest.approx(200 * 0.05 / 1.95)
+    # no residual at all (every step 0): r is 0, not 0 / 0, and the interval the point
+    assert stats.fitted_change_interval(xs[:8], [0.0] * 8) == (0.0, 0.0)
+
+
 def test_a_negative_autocorrelation_is_not_credited():
     # alternating steps: r near −1, held at 0: the interval of independent steps (n − 2 df)
     ys = [0.5 + 0.1 * (-1) ** i for i in range(10)]
@@ -239,15 +256,24 @@ def test_sign_test_small_n_bits_unchanged():
 
 
 def test_t975_by_hand():
-    # Student's t 97.5 % quantiles (tables: 12.7062 at 1 df, 4.3027 at 2, 3.1824 at 3,
-    # 2.7764 at 4, 2.2281 at 10, 2.0423 at 30; scipy's 6.01666 at 1.5)
-    assert stats.t975(1) == pytest.approx(12.7062, abs=1e-4)
-    assert stats.t975(1.5) == pytest.approx(6.01666, abs=1e-5)
-    assert stats.t975(2) == pytest.approx(4.3027, abs=1e-4)
-    assert stats.t975(3) == pytest.approx(3.1824, abs=1e-4)
+    # Student's t 97.5 % quantiles: below 4 df exact (scipy.stats.t.ppf(0.975, df) to the
+    # last bits), from 4 on the Cornish–Fisher expansion (tables: 2.7764 at 4 df, 2.2281 at
+    # 10, 2.0423 at 30)
+    exact = {
+        1: 12.706204736174694,
+        1.5: 6.016663104427929,
+        2: 4.302652729749462,
+        3: 3.1824463052837078,
+        3.99: 2.779191557030763,
+    }
+    for df, want in exact.items():
+        assert stats.t975(df) == pytest.approx(want, rel=1e-14), df
     assert stats.t975(4) == pytest.approx(2.7764, abs=0.008)
     assert stats.t975(10) == pytest.approx(2.2281, abs=5e-4)
     assert stats.t975(30) == pytest.approx(2.0423, abs=1e-4)
+    # many at once: the expansion from 4 on, the exact quantile below, as one by one
+    dfs = np.asarray([1.0, 3.99, 4.0, 4.5, 30.0])
+    assert stats._t975s(dfs).tolist() == [stats.t975(d) for d in dfs]
 
 
 def test_small_sample_factor_by_hand():
@@ -366,6 +392,12 @@ def test_the_bootstraps_draw_as_their_definitions_with_the_seed_given():
     want = (max(want[0], -1.0), min(want[1], 1.0))
     assert want[1] == 1.0
     assert stats.window_ratio_change(ev, lv, resamples, seed) == pytest.approx(want, abs=1e-15)
+
+
+def test_a_rate_change_is_held_within_one_both_ways():
+    ev, lv = [(1, 4), (0, 2), (3, 5), (2, 4)], [(3, 4), (2, 2), (4, 5), (1, 1), (0, 3)]
+    assert stats.window_ratio_change(lv, ev)[0] == -1.0
+    assert stats.window_ratio_change(ev, lv)[1] == 1.0
 
 
 def test_a_window_without_trials_is_a_rate_of_zero():
