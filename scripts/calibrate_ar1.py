@@ -17,17 +17,7 @@ import numpy as np
 from sitegen.analyse import stats
 from sitegen.insights import findings as F
 from sitegen.insights.findings import StepTrials
-from tests.insights.helpers import blocks
-
-
-def ar1(rng: np.random.Generator, reps: int, n: int, phi: float) -> np.ndarray:
-    """``reps`` stationary AR(1) series of ``n`` steps, unit innovations."""
-    x = np.empty((reps, n))
-    x[:, 0] = rng.normal(0, 1 / math.sqrt(1 - phi * phi), reps)
-    shocks = rng.normal(0, 1, (reps, n))
-    for i in range(1, n):
-        x[:, i] = phi * x[:, i - 1] + shocks[:, i]
-    return x
+from tests.insights.helpers import ar1, blocks
 
 
 def trend(reps: int) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
+
+import numpy as np
 
 from sitegen.model.parsed import MetricBlock, TrialResult
 
@@ -17,6 +20,17 @@ def blocks(n: int, metrics=None, start: datetime = T0, step_s: float = STEP_S) -
         m = dict(metrics(k)) if metrics else {}
         out.append(MetricBlock(k, m, k, start + timedelta(seconds=k * step_s)))
     return out
+
+
+def ar1(rng: np.random.Generator, reps: int, n: int, phi: float) -> np.ndarray:
+    """``reps`` stationary AR(1) series of ``n`` steps (a step keeps ``phi`` of the last
+    one's noise), unit innovations: noise that carries over from step to step."""
+    x = np.empty((reps, n))
+    x[:, 0] = rng.normal(0, 1 / math.sqrt(1 - phi * phi), reps)
+    shocks = rng.normal(0, 1, (reps, n))
+    for i in range(1, n):
+        x[:, i] = phi * x[:, i - 1] + shocks[:, i]
+    return x
 
 
 def trial(

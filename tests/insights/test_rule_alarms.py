@@ -6,7 +6,6 @@ binomial standard error of 1.6 points, so the bounds sit two of them above the t
 
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,7 +14,7 @@ import pytest
 from sitegen.insights import findings as F
 from sitegen.insights.findings import StepTrials
 from sitegen.insights.intervalrules import task_forgotten
-from tests.insights.helpers import blocks
+from tests.insights.helpers import ar1, blocks
 
 REPLICATES = 100
 BOUND = 0.06  # 2.5 % one-sided, plus two standard errors of 100 replicates
@@ -33,11 +32,9 @@ def test_reward_falling_stays_quiet_on_noise(phi):
     steps (windows of 8 and 20): "falling" in at most 6 % of each."""
     rng = np.random.default_rng(11 + int(10 * phi))
     for steps in (12, 50):
-        noise = np.empty((REPLICATES, steps))
-        noise[:, 0] = rng.normal(0, 1 / math.sqrt(1 - phi * phi), REPLICATES)
-        for i in range(1, steps):
-            noise[:, i] = phi * noise[:, i - 1] + rng.normal(0, 1, REPLICATES)
-        falls = sum(_reward_finding(0.5 + ys) == "reward_falling" for ys in noise)
+        falls = sum(
+            _reward_finding(0.5 + ys) == "reward_falling" for ys in ar1(rng, REPLICATES, steps, phi)
+        )
         assert falls / REPLICATES <= BOUND, steps
     # a real fall of 0.6 over 20 steps of spread 0.1 is still found
     rng = np.random.default_rng(19)

@@ -11,6 +11,7 @@ import pytest
 
 from sitegen.analyse import stats
 from sitegen.insights.paired import compare
+from tests.insights.helpers import ar1
 
 REPLICATES = 200
 TASKS = 64
@@ -84,17 +85,6 @@ def test_wilson_covers_a_proportion():
         assert min(cover) >= 0.92, n
 
 
-def _ar1(rng: np.random.Generator, reps: int, n: int, phi: float) -> np.ndarray:
-    """``reps`` stationary AR(1) series of ``n`` steps (a step keeps ``phi`` of the last
-    one's noise), unit innovations."""
-    x = np.empty((reps, n))
-    x[:, 0] = rng.normal(0, 1 / math.sqrt(1 - phi * phi), reps)
-    shocks = rng.normal(0, 1, (reps, n))
-    for i in range(1, n):
-        x[:, i] = phi * x[:, i - 1] + shocks[:, i]
-    return x
-
-
 # the windows "reward is falling" and "flat" fit: the last 8 to 20 steps
 WINDOWS = (8, 12, 20)
 
@@ -106,7 +96,7 @@ def _fitted(phi: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
     los, his, truths = [], [], []
     for n in WINDOWS:
         xs = [float(s) for s in range(n)]
-        y = _ar1(rng, REPLICATES, n, phi) - 0.03 * np.arange(n)
+        y = ar1(rng, REPLICATES, n, phi) - 0.03 * np.arange(n)
         _, lo, hi, _, _ = stats.ar1_contrast(y, stats.fitted_weights(xs), xs)
         los.append(lo)
         his.append(hi)
