@@ -112,3 +112,80 @@ def test_what_looks_like_a_credential_beside_an_error_or_an_aws_key_id():
         ("012345678901234567890123456789012", False),
     ):
         assert (value not in r.text(f"{key_id} {value}")) == hidden, value
+
+
+def test_a_kind_first_seen_nowhere_takes_the_first_place_found_later():
+    t = SecretTally()
+    t.add(["jwt"])  # where unknown (a value read outside any line)
+    t.add(["jwt"], 12)
+    t.add(["jwt"], 3)
+    assert t.kinds["jwt"] == (12, 3)
+    assert t.warning("x.out").message.startswith(
+        "secrets in the archive, hidden on the site: jwt 3 times (first on line 12); rotate"
+    )
+
+
+def test_a_secret_spanning_two_segments_of_a_path_hashes_only_its_own_segment():
+    r = Redactor()
+    # a value runs to the end of its text: a segment's end is the end of its value
+    got = r.path("runs/password=hunter22/step_3")
+    assert got.startswith("runs/password=redacted-") and got.endswith("/step_3")
+    assert got == "runs/" + r.name("password=hunter22") + "/step_3"
+
+
+def test_lines_hidden_in_markdown_keep_the_source_when_the_shown_text_holds_none():
+    r = Redactor()
+    # an escaped mask: the source's value is not a mask yet (hidden), as shown it is one
+    src = "notes\npassword: &#91;REDACTED&#93;"
+    assert r.markdown(src) == f"notes\npassword: {MASK}"
+    assert r.lines_hidden(src, markdown=True) == [(2, "secret-assignment")]
+
+
+def test_lines_hidden_count_a_line_break_on_the_first_character():
+    r = Redactor()
+    assert r.lines_hidden("\npassword: abcdef") == [(2, "secret-assignment")]
+    assert r.lines_hidden("\n\n" + HF) == [(3, "hf-token")]
+
+
+def test_config_values_that_hold_nothing_stay_under_a_secret_name():
+    r = Redactor()
+    assert r.value("api_key", "") == ""
+    assert r.value("api_key", "XXXX") == MASK
+    assert r.value("api_key", False) is False  # "no key"
+    assert r.value("api_key", True) == MASK
+    assert r.value("api_key", None) is None
+    assert r.value("api_key", []) == [] and r.value("api_key", {}) == {}
+    # the container env shape with an empty value, a pair with none
+    assert r.value(None, {"name": "HF_TOKEN", "value": ""}) == {"name": "HF_TOKEN", "value": ""}
+    assert r.value(None, {"name": "HF_TOKEN", "value": "XXXX"}) == {
+        "name": "HF_TOKEN",
+        "value": MASK,
+    }
+    assert r.value(None, ["HF_TOKEN", ""]) == ["HF_TOKEN", ""]
+    assert r.value(None, ["HF_TOKEN", "XXXX"]) == ["HF_TOKEN", MASK]
+
+
+def test_an_argv_hides_the_item_after_a_secret_flag_unless_it_is_empty_or_a_flag():
+    r = Redactor()
+    assert r.value(None, ["run", "--hf-token", ""]) == ["run", "--hf-token", ""]
+    assert r.value(None, ["run", "--hf-token", "XXXX"]) == ["run", "--hf-token", MASK]
+    # a flag after the secret flag (its value left out) is shown, and what follows it
+    assert r.value(None, ["run", "--hf-token", "--verbose", "v"]) == [
+        "run",
+        "--hf-token",
+        "--verbose",
+        "v",
+    ]
+    assert r.value(None, ["run", "--XXpassword", "pw1"]) == ["run", "--XXpassword", MASK]
+
+
+def test_names_that_are_no_secret_at_the_edges_of_the_word_rules():
+    # no word at all; "pass" alone (a pass number); a lower-case key after an upper-case word
+    for k in ("_", "-", "pass", "PASS", "DATASET_key", "dataset_KEY", "FOO_bar_KEY"):
+        assert not redact_names.is_secret_key(k), k
+    # an upper-case KEY after an upper-case word that is no kind of key, wherever it is
+    for k in ("RUNNER_KEY", "hydra_RUNNER_KEY", "hftokens", "HFTOKENS", "wandbtokens"):
+        assert redact_names.is_secret_key(k), k
+    r = Redactor()
+    assert r.text("_ = 1\npass: 3") == "_ = 1\npass: 3"
+    assert r.text("hftokens: [a1, b2]") == f"hftokens: {MASK}"

@@ -74,6 +74,11 @@ def test_newcombe_reproduces_the_published_example():
     lo, hi = stats.newcombe(48, 80, 56, 70)
     assert lo == pytest.approx(0.0524, abs=1e-4) and hi == pytest.approx(0.3339, abs=1e-4)
     assert stats.newcombe(1, 0, 1, 2) is None
+    # at 99 % (z = 2.5758): both Wilson intervals at that z, by the formula
+    # ((p + z²/2n) ± z·√(p(1 − p)/n + z²/4n²)) / (1 + z²/n): 48/80 gives 0.4566 to 0.7281,
+    # 56/70 gives 0.6535 to 0.8946; 0.2 − √(0.1465² + 0.1281²), 0.2 + √(0.0946² + 0.1434²)
+    lo, hi = stats.newcombe(48, 80, 56, 70, z=2.5758293035489004)
+    assert lo == pytest.approx(0.00537, abs=1e-5) and hi == pytest.approx(0.37181, abs=1e-5)
 
 
 def test_sign_test_is_the_exact_binomial():

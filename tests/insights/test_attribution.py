@@ -104,6 +104,8 @@ def test_the_shift_must_put_twice_as_many_and_half_inside():
     assert _offset(-1.5, -2, 1, 9.5, 30) == timedelta(0)
     # 1 of 4 inside; -2.25 h holds 2 = 2 * 1 of them, 2 * 2 >= 4: taken
     assert _offset(9, 12, 12.25, 40) == timedelta(hours=-2.25)
+    # 1 of 4 inside; +1 h holds 2 of them (-1 moves in, 0 stays): exactly half, taken
+    assert _offset(-1, 0, 40, 50) == timedelta(hours=1)
     # none of 3 inside; the best shift holds 1 (>= 2 * 0, but 2 * 1 < 3): none
     assert _offset(20, 30, 40) == timedelta(0)
 

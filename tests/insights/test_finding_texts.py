@@ -40,6 +40,12 @@ def test_step_trials_counts_each_steps_trials_errors_and_infrastructure_failures
         StepTrials(3, 2, 2, 2),
     ]
     assert F.step_trials([], attribute([], bs, T0)) == []
+    # a trial at no step before the ones at a step: they are counted all the same
+    first = [ts[-1], *ts[:-1]]
+    assert F.step_trials(first, attribute(first, bs, T0)) == [
+        StepTrials(1, 3, 2, 1),
+        StepTrials(3, 2, 2, 2),
+    ]
 
 
 def test_batch_step_trials_count_failed_and_masked_as_errors():
@@ -439,3 +445,94 @@ def test_non_finite_in_full():
     f = F.non_finite(bs)
     assert f.title == "NaN or infinite reward/a and 1 more"
     assert f.detail.startswith("reward/a, critic/b logged as NaN or ±inf at steps 2, 3:")
+
+
+# -- the metric rules at their edges ----------------------------------------------------------
+
+
+def test_policy_frozen_with_one_of_the_two_batch_sizes_in_the_config():
+    two = lambda k: {"policy/policy_kl": 0.0, "policy/clip_ratio": 0.0}  # noqa: E731
+    # a batch size missing: no evidence of several optimizer steps a batch
+    for trainer in ({"policy_mini_batch_size": 32}, {"train_batch_size": 64}):
+        f = F.policy_frozen(blocks(3, two), {"trainer": trainer}, lr_is_zero=False)
+        assert f.severity == "info", trainer
+
+
+def test_entropy_collapse_compares_the_last_window_with_the_first():
+    # steps 4-7 keep the first level: only the last 3 steps fell
+    ent = [1.2345] * 3 + [1.0] * 4 + [0.12345] * 3
+    f = F.entropy_collapse(blocks(10, lambda k: {"policy/policy_entropy": ent[k - 1]}))
+    assert f.detail == (
+        "Policy entropy fell from 1.23 (mean of the first 3 steps) to 0.123 (last 3): below "
+        "20% of where it started; the policy stopped exploring."
+    )
+    # a last mean of exactly 20 % of the first (5.0 → 1.0 in binary too): not below it
+    at = [5.0] * 3 + [1.0] * 7
+    assert F.entropy_collapse(blocks(10, lambda k: {"policy/policy_entropy": at[k - 1]})) is None
+
+
+def test_reward_trend_at_its_thresholds():
+    def trend(ys):
+        return F.reward_trend(blocks(len(ys), lambda k: {"reward/avg_raw_reward": ys[k - 1]}))
+
+    # a straight fall of exactly 0.05 over the window (the fit gives -0.05 to the bit): falling
+    fall = trend([0.5 - 0.05 * k / 7 for k in range(8)])
+    assert fall.detail == (
+        "Over the last 8 steps (steps 1–8) the fitted reward drops by 0.050 (from 0.500 to "
+        "0.450; change 95 % interval -0.050 to -0.050)."
+    )
+    # a spread of exactly 0.01 (0 and 0.02 in turn: the mean is 0.01 and each value 0.01
+    # from it): not under the limit, so not flat
+    assert trend([0.0, 0.02] * 4) is None
+
+
+def test_gen_wait_and_step_outlier_with_steps_under_a_second():
+    bs = blocks(2, lambda k: {"timing/step": 0.4, "timing/generate": 0.38})
+    assert F.gen_wait(bs, has_trials=False).title == "95% of step time waits for generation"
+    times = [0.5] * 5 + [2.0]
+    f = F.step_outlier(blocks(6, lambda k: {"timing/step": times[k - 1]}))
+    assert f.title == "Step 6 took 4.0x the median step time"
+
+
+def test_step_outlier_names_the_slowest_step_not_the_last():
+    times = [100.0] * 5 + [500.0, 400.0]
+    f = F.step_outlier(blocks(7, lambda k: {"timing/step": times[k - 1]}))
+    assert f.title == "Step 6 took 5.0x the median step time"
+    assert f.detail.endswith("(100 s): 6, 7; the slowest, step 6, took 500 s.")
+
+
+def test_non_finite_names_four_metrics_without_an_ellipsis():
+    bs = blocks(2, lambda k: {f"loss/l{i}": math.nan if k == 2 else 1.0 for i in range(4)})
+    assert F.non_finite(bs).detail.startswith(
+        "loss/l0, loss/l1, loss/l2, loss/l3 logged as NaN or ±inf at step 2:"
+    )
+
+
+def test_evaluate_hands_the_config_and_the_metric_form_to_the_rules():
+    kw = dict(first_log=None, status="complete", per_step=[], per_step_source="batches")
+    # the config's rate of 0 (no rate logged) and its staleness limit
+    stale = blocks(3, lambda k: {"async/staleness_max": [1, 5, 1][k - 1]})
+    cfg = {"trainer": {"policy": {"optimizer_config": {"lr": 0}}}}
+    cfg["trainer"]["fully_async"] = {"max_staleness_steps": 3}
+    fs = evaluate(stale, config=cfg, metric_form="mirror", **kw)
+    assert [(f.id, f.detail) for f in fs] == [
+        (
+            "lr_zero",
+            "trainer.policy.optimizer_config.lr is 0 in the config: the optimizer never "
+            "changes the weights.",
+        ),
+        (
+            "staleness_over_limit",
+            "async/staleness_max exceeds trainer.fully_async.max_staleness_steps = 3 on 1 "
+            "steps (2; up to 5 at step 2).",
+        ),
+    ]
+    # the console's 0.0000 with a rate of 1e-6 in the config: no finding
+    lr = blocks(3, lambda k: {"policy/policy_lr": 0.0})
+    small = {"trainer": {"policy": {"optimizer_config": {"lr": 1e-6}}}}
+    assert evaluate(lr, config=small, metric_form="console", **kw) == ()
+    # two optimizer steps a batch: ratios at 0 are a warning, not on-policy
+    frozen = blocks(3, lambda k: {"policy/policy_kl": 0.0, "policy/clip_ratio": 0.0})
+    epochs = {"trainer": {"update_epochs_per_batch": 2}}
+    fs = evaluate(frozen, config=epochs, metric_form="mirror", **kw)
+    assert [(f.id, f.severity) for f in fs] == [("policy_frozen", "warning")]

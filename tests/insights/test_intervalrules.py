@@ -153,6 +153,30 @@ def test_task_forgotten_in_full():
     assert task_forgotten(None) is None
 
 
+def test_task_forgotten_alone_or_beside_a_task_graded_in_one_window():
+    # the only task graded in both windows: z = 1.96, no "jointly"; Wilson's bound for 0 of
+    # 16 is 1.96² / (16 + 1.96²) = 0.1936, Newcombe's upper one -1 + sqrt(2) * 0.1936 = -0.7262
+    alone = [
+        trial("t1", s, reward=1.0 if s <= 4 else 0.0, offset_s=10 + j)
+        for s in range(1, 11)
+        for j in range(4)
+    ]
+    f = task_forgotten(analyse_tasks(alone, attribute(alone, blocks(10), None)))
+    assert f.detail == (
+        "t1 succeeded in 16 of 16 graded trials in steps 1–4 and in 0 of 16 in steps 7–10: "
+        "-100.0 points (95 % interval -100.0 to -72.6)."
+    )
+    # a task graded only in the early window (steps 1-3) is not one of the tasks weighed
+    # jointly: z stays Bonferroni's for 2, as in test_task_forgotten_in_full
+    trials = [trial("always", s, reward=1.0, offset_s=5) for s in range(1, 11)]
+    trials += [trial("early", s, reward=1.0, offset_s=50) for s in range(1, 4)]
+    trials += alone
+    f = task_forgotten(analyse_tasks(trials, attribute(trials, blocks(10), None)))
+    assert f.detail.endswith(
+        "(95 % interval -100.0 to -66.2, jointly for the 2 tasks graded in both)."
+    )
+
+
 @pytest.mark.parametrize(
     ("count", "bound", "also"),
     [

@@ -347,3 +347,45 @@ def test_step_success_passes_over_unplaced_and_ungraded_trials_only():
     ]
     ps, cells = step_success(trials, attribute(trials, blocks(1), None), k=2)
     assert (ps.graded, ps.successes) == ([3], [2]) and cells == {1: [(2, 2), (1, 0)]}
+
+
+def test_step_success_band_is_drawn_with_its_own_resample_count():
+    import numpy as np
+
+    from sitegen.analyse import stats
+
+    # one step, eight prompt groups of two trials with summed rewards 0, 0.25, … 1.75
+    quarters = (0.0, 0.25, 0.5, 0.75, 1.0)
+    rewards = [(0.0, q) for q in quarters] + [(q, 1.0) for q in quarters[1:4]]
+    trials = [
+        trial(f"t{i}", 1, reward=r, offset_s=10 + 2 * i + j)
+        for i, pair in enumerate(rewards)
+        for j, r in enumerate(pair)
+    ]
+    ps, _ = step_success(trials, attribute(trials, blocks(1), None), k=None)
+    sums = np.array([sum(p) for p in rewards])
+    # the band by its definition: BAND_RESAMPLES rows of 6 groups drawn with the seed, the
+    # ratio Σ reward / Σ graded of each row, its 2.5th and 97.5th percentiles
+    idx = stats.draws(8, stats.BAND_RESAMPLES, stats.SEED)
+    ratios = np.sort(sums[idx].sum(axis=1) / (2 * 8))
+    k = stats.BAND_RESAMPLES // 40
+    assert (ps.reward_lo[0], ps.reward_hi[0]) == (ratios[k], ratios[-1 - k])
+    assert stats.BAND_RESAMPLES != stats.RESAMPLES
+    assert (ps.reward_lo[0], ps.reward_hi[0]) != stats.bootstrap_ratio(sums, [2] * 8)
+
+
+def test_learning_section_takes_k_from_the_config_without_a_logged_pass_at_k():
+    trials = [
+        trial(t, s, reward=float(j == 0), offset_s=10 + j)
+        for s in (1, 2)
+        for t in TASKS
+        for j in range(2)
+    ]
+    bs = blocks(2, lambda k: {"reward/avg_raw_reward": 0.5})
+    attr = attribute(trials, bs, None)
+    sec = learning_section(
+        bs, trials, attr, analyse_tasks(trials, attr), {"generator": {"n_samples_per_prompt": 2}}
+    )
+    # each task 1 of 2 a step: pass@2 = 1 - C(1, 2) / C(2, 2) = 1
+    assert sec.per_step.k == 2 and sec.per_step.pass_at_k == [1.0, 1.0]
+    assert sec.pass_at_k is None  # nothing logged to check it against

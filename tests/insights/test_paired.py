@@ -18,6 +18,7 @@ from sitegen.insights import paired
 from sitegen.insights.attribution import attribute
 from sitegen.insights.paired import MIN_TASKS, compare, final_window, solved_counts
 from sitegen.insights.tasks import analyse_tasks
+from sitegen.insights.verdicts import PairedVerdict
 from tests.insights.helpers import blocks, trial
 
 STATS_JS = Path(__file__).resolve().parents[2] / "static" / "stats.js"
@@ -98,6 +99,67 @@ def test_the_pair_of_three_tasks():
         pick[j] = (ref[j][0], ref[j][1], 0)
     v = compare(pick, ref)  # ref solves three tasks the (new) reference never solves
     assert (v.only_pick, v.only_ref, v.sign_p, v.verdict) == (3, 0, 0.25, "can't tell")
+
+
+def test_no_shared_task_in_full():
+    # ungraded on one side (d) or run by one side only (a, b): no pair, nothing counted
+    v = compare([("a", 4, 1), ("d", 0, 0)], [("b", 4, 4), ("d", 4, 4)])
+    assert v == PairedVerdict(
+        verdict="can't tell",
+        tasks=0,
+        ref_rate=None,
+        pick_rate=None,
+        diff=None,
+        diff_lo=None,
+        diff_hi=None,
+        improvement=None,
+        improvement_lo=None,
+        improvement_hi=None,
+        only_pick=0,
+        only_ref=0,
+        sign_p=1.0,
+    )
+
+
+# a task's difference of rates (4 graded trials each side) as its (ref, pick) successes
+_SUCCESSES = {1.0: (0, 4), 0.75: (0, 3), 0.5: (1, 3), 0.25: (1, 2), -0.25: (2, 1)}
+_SUCCESSES |= {-0.5: (2, 0), -0.75: (3, 0), -1.0: (4, 0)}
+
+
+def _diffs(*diffs: float):
+    ref = [(f"t{i:02d}", 4, _SUCCESSES[d][0]) for i, d in enumerate(diffs)]
+    pick = [(f"t{i:02d}", 4, _SUCCESSES[d][1]) for i, d in enumerate(diffs)]
+    return compare(ref, pick)
+
+
+def test_a_verdict_needs_both_bounds_strictly_past_their_line():
+    """Tasks' differences chosen (with the default seed's resamples) so that one bound lands
+    exactly on its line, 0 for the mean difference or ½ for the probability of improvement,
+    while the other is past its own: exactly on the line is not past it, "can't tell"."""
+    # 14 tasks gain 0.25, one loses 1: the 50th smallest of 2000 resampled means is 0
+    v = _diffs(*[0.25] * 13, -1.0, 0.25)
+    assert (v.diff_lo, v.improvement_lo, v.verdict) == (0.0, 0.8, "can't tell")
+    # 9 gain 0.75, 3 lose: the mean's interval above 0, the improvement's reaches ½
+    v = _diffs(*[0.75] * 9, -0.75, -0.5, -0.75)
+    assert v.diff_lo > 0 and (v.improvement_lo, v.verdict) == (0.5, "can't tell")
+    # the mirror images: worse ends at 0 and at ½
+    v = _diffs(*[-0.5] * 9, 0.75, 0.5)
+    assert (v.diff_hi, v.verdict) == (0.0, "can't tell") and v.improvement_hi < 0.5
+    v = _diffs(*[-0.75] * 7, 0.5, -0.75, 0.25)
+    assert v.diff_hi < 0 and (v.improvement_hi, v.verdict) == (0.5, "can't tell")
+
+
+def test_worse_on_most_tasks_or_on_the_mean_alone_is_not_worse():
+    # 10 tasks lose 0.25, 2 gain 1: worse on most tasks, but the mean's interval reaches 0.27
+    v = _diffs(*[-0.25] * 10, 1.0, 1.0)
+    assert (v.diff_lo, v.diff_hi) == (-0.25, pytest.approx(0.2708333))
+    assert v.improvement_hi == pytest.approx(5 / 12) and v.verdict == "can't tell"
+    # 12 tasks gain 0.1, 8 lose 1: worse on the mean, better on most tasks
+    ref = [(f"t{i}", 10, 0) for i in range(12)] + [(f"u{i}", 10, 10) for i in range(8)]
+    pick = [(f"t{i}", 10, 1) for i in range(12)] + [(f"u{i}", 10, 0) for i in range(8)]
+    v = compare(ref, pick)
+    assert v.diff_hi < 0 and (v.improvement_lo, v.improvement_hi) == (0.4, 0.8)
+    assert v.verdict == "can't tell"
 
 
 def _analysis(steps: int, tasks: int = 2):
@@ -211,3 +273,23 @@ def test_stats_js_sign_test_beyond_a_thousand_tasks_is_pythons():
     )
     assert json.loads(out.stdout) == [stats.sign_test(w, lose) for w, lose in _MANY_SIGNS]
     assert json.loads(out.stdout)[0] == 1.0
+
+
+def test_solved_counts_in_full():
+    assert solved_counts(_analysis(4)) == {
+        "tasks": ["task-0", "task-1"],
+        "trials": [8, 8],
+        "successes": [4, 4],
+        "graded": [8, 8],
+        "final": {"steps": [2, 4], "graded": [6, 6], "successes": [2, 4]},
+    }
+    # no graded trial at all: no final window, and nothing graded or solved in it
+    trials = [trial(f"task-{t}", 1, reward=None, offset_s=10 + t) for t in range(2)]
+    ungraded = analyse_tasks(trials, attribute(trials, blocks(1), None))
+    assert solved_counts(ungraded) == {
+        "tasks": ["task-0", "task-1"],
+        "trials": [1, 1],
+        "successes": [0, 0],
+        "graded": [0, 0],
+        "final": {"steps": None, "graded": [0, 0], "successes": [0, 0]},
+    }

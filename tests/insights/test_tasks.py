@@ -95,6 +95,17 @@ def test_wasted_groups_all_equal_per_step():
     assert w.share == 0.5 and w.rollouts == 8 and w.rollouts_wasted == 4
 
 
+def test_wasted_groups_count_each_all_solved_and_all_failed_group():
+    bs = blocks(1)
+    ts = [
+        trial(task, 1, reward, offset_s=off)
+        for task, reward in (("a", 1.0), ("b", 1.0), ("c", 0.0), ("d", 0.0), ("e", 0.0))
+        for off in (1, 2)
+    ]
+    w = wasted_rollouts(ts, attribute(ts, bs, T0))
+    assert [(s.groups, s.all_equal, s.all_solved, s.all_failed) for s in w.steps] == [(5, 5, 2, 3)]
+
+
 def test_without_attribution_only_totals_and_always_never():
     ts, bs = _run(3)
     nobs = [b.__class__(b.step, b.metrics, b.line, None) for b in bs]

@@ -145,9 +145,29 @@ def test_markdown_signature_follows_the_librarys_version_files(tmp_path, monkeyp
         importlib.util, "find_spec", lambda name: spec if name == "markdown" else None
     )
     assert formatting.markdown_signature() == "__init__.py:6:1000;__meta__.py:20:2000"
-    (package / "__meta__.py").unlink()  # a file gone: the others still sign it
+    (package / "__init__.py").unlink()  # a file gone: the ones after it still sign it
+    assert formatting.markdown_signature() == "__meta__.py:20:2000"
+    (package / "__init__.py").write_text("x = 1\n")
+    os.utime(package / "__init__.py", ns=(1, 1_000))
+    (package / "__meta__.py").unlink()
     assert formatting.markdown_signature() == "__init__.py:6:1000"
     spec.origin = None
     assert formatting.markdown_signature() == ""
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     assert formatting.markdown_signature() == ""
+
+
+def test_notes_html_is_html_and_links_keep_only_http_https_and_mailto():
+    from sitegen.present.formatting import markdown_html, sanitized
+
+    # HTML, not XHTML: no "<br />" or "<hr />"
+    assert markdown_html("a  \nb\n\n---\n") == "<p>a<br>\nb</p>\n<hr>"
+    rel = 'rel="noopener noreferrer nofollow"'
+    links = (
+        '<a href="ftp://x.org/y">f</a> <a href="http://a.b/">h</a> '
+        '<a href="HTTP://c.d/">H</a> <a href="https://e.f/">s</a> <a href="mailto:a@b.c">m</a>'
+    )
+    assert sanitized(links) == (
+        f'<a {rel}>f</a> <a href="http://a.b/" {rel}>h</a> <a href="HTTP://c.d/" {rel}>H</a> '
+        f'<a href="https://e.f/" {rel}>s</a> <a href="mailto:a@b.c" {rel}>m</a>'
+    )
