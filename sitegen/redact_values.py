@@ -108,17 +108,21 @@ def _line_end(text: str, i: int) -> int:
 def _deeper_lines_end(text: str, j: int, indent: int, items: bool, plain: bool = False) -> int:
     """The end of the lines after the line that ends at ``text[j]`` indented deeper than
     ``indent`` (and, with ``items``, "- item" lines at any depth); ``j`` if there are none.
-    With ``plain`` (a plain scalar's continuation, which YAML says holds no ": ") a line
-    holding one ends them."""
+    Blank lines between such lines are theirs, as YAML reads a block. With ``plain`` (a
+    plain scalar's continuation, which YAML says holds no ": ") a line holding one ends
+    them."""
     end = j
     while j < len(text):
         nxt = _line_end(text, j + 1)
         line = text[j + 1 : nxt]
         body = line.lstrip()
         depth = len(line) - len(body)
+        if not body:
+            j = nxt
+            continue
         if plain and (": " in body or body.rstrip().endswith(":")):
             break
-        if body and (depth > indent or (items and body.startswith("- "))):
+        if depth > indent or (items and body.startswith("- ")):
             end = nxt
             j = nxt
         else:
@@ -312,7 +316,7 @@ def _yaml_parent(
     found: str | None = None
     while end > lo:
         start = text.rfind("\n", lo, end) + 1
-        line = text[start:end]
+        line = text[start:end].removesuffix("\r")  # (a CRLF text's line)
         body = line.lstrip(" \t")
         depth = len(line) - len(body)
         if body and not body.startswith("#"):

@@ -137,3 +137,98 @@ def test_is_masked_sees_only_masks_quotes_brackets_escapes_and_tags():
         assert is_masked(clean), clean
     for secret in ("[REDACTED]x", "redacted-0a1b2cd", "<b>x</b>", "\\x41", "a"):
         assert not is_masked(secret), secret
+
+
+# Each value's end at the edges of the scan: escapes before the closing quote, a bracket or
+# a quote never closed, a continuation after blanks, YAML lines that end a plain scalar.
+EDGES = [
+    # an escaped quote just before the closing one
+    ('token: "ab\\"" then', f'token: "{M}" then'),
+    # a bracket never closed runs to the end; a letter is no quote inside it
+    ("secret: [ab, cd", f"secret: {M}"),
+    ("secret: [aXb] tail", f"secret: {M} tail"),
+    # a one-character quoted value; values starting with a capital X (no quote, no line end)
+    ('password: "7" rest', f'password: "{M}" rest'),
+    ("password: Xab Xcd", f"password: {M}"),
+    # a continuation: blanks after the backslash, or none; a letter after it is no blank
+    ("A_TOKEN=ab \\ \n  cd\nnext", f"A_TOKEN={M}\nnext"),
+    ("A_TOKEN=ab \\\t\t\n  cd\nnext", f"A_TOKEN={M}\nnext"),
+    ("A_TOKEN=ab\\X\nnext", f"A_TOKEN={M}\nnext"),
+    # a plain YAML scalar goes on over deeper lines, up to one holding ": " or ending in ":"
+    ("password: abc\n  def\n  lr: 1", f"password: {M}\n  lr: 1"),
+    ("password: abc\n  sub:\r\n  x", f"password: {M}\n  sub:\r\n  x"),
+    ("password: abc\n  sub:\t\n  x", f"password: {M}\n  sub:\t\n  x"),
+    # a YAML block: "- item" lines at the key's indent, lines deeper than the key's line
+    ("api_key:\n- one1\n- two2\nlr: 3", f"api_key:\n{M}\nlr: 3"),
+    ("x\ny\n  password:\n    v1\n  lr: 3", f"x\ny\n  password:\n{M}\n  lr: 3"),
+    ("\n  password:\n   v1\n  lr: 3", f"\n  password:\n{M}\n  lr: 3"),
+    ("- password:\n    v1\nlr: 3", f"- password:\n{M}\nlr: 3"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), EDGES)
+def test_a_value_ends_where_its_shape_ends(text, want):
+    assert Redactor().text(text) == want
+
+
+# The mapping a key belongs to, at the edges of the look back: where the parent's name
+# starts and ends, what may stand between it and its brace or parenthesis, how far back it
+# is looked for, and which lines above a YAML key are its parent's.
+_PARENT_BOUND = 128  # a parent's name is read back this many characters at most
+PARENTS = [
+    # a mapping opened after its key's separator and blanks only; a Python dict with spaces
+    ('wandb = {"key": "K1"}', f'wandb = {{"key": "{M}"}}'),
+    ('wandb: {"key": "K1"} ok', f'wandb: {{"key": "{M}"}} ok'),
+    ('wandb: X{"key": "K1"}', 'wandb: X{"key": "K1"}'),
+    ('wandbX{"key": "K1"}', 'wandbX{"key": "K1"}'),
+    ('wandb,{"key": "K1"}', 'wandb,{"key": "K1"}'),
+    ('wandbX: {"key": "K1"}', 'wandbX: {"key": "K1"}'),
+    # a name starting with a letter or "_", whatever follows
+    ('x_wandb: {"key": "K1"}', f'x_wandb: {{"key": "{M}"}}'),
+    ('_wandb: {"key": "K1"}', f'_wandb: {{"key": "{M}"}}'),
+    # a call's class and what it is assigned to, at the start of the text
+    ('WandbConfig(key="K1") ok', f'WandbConfig(key="{M}") ok'),
+    ('WandbConfig(project="p", key="K1")', f'WandbConfig(project="p", key="{M}")'),
+    ('A (KEY="K1")', 'A (KEY="K1")'),  # the word before a space is no class name
+    # read back so far and no further
+    ("hf" + "_" * 126 + ': {"key": "K1"}', "hf" + "_" * 126 + f': {{"key": "{M}"}}'),
+    ("hf" + "_" * 127 + ': {"key": "K1"}', "hf" + "_" * 127 + ': {"key": "K1"}'),
+    ("hf" + "_" * 126 + '(key="K1")', "hf" + "_" * 126 + f'(key="{M}")'),
+    ("hf" + "_" * 127 + '(key="K1")', "hf" + "_" * 127 + '(key="K1")'),
+    # YAML: a list item's mapping, comments above, a deeper sibling, "X" is no indent
+    ("wandb:\n- key: K1", f"wandb:\n- key: {M}"),
+    ("wandb:\n# note\n  key: K1", f"wandb:\n# note\n  key: {M}"),
+    ("wandb:\n  x:\n    key: K1\n  keys: K2", f"wandb:\n  x:\n    key: K1\n  keys: {M}"),
+    ("wandb:\nXX: 1\n  key: K1", "wandb:\nXX: 1\n  key: K1"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), PARENTS)
+def test_a_keys_mapping_is_read_as_far_as_it_goes(text, want):
+    assert len("hf" + "_" * 126) == _PARENT_BOUND
+    assert Redactor().text(text) == want
+
+
+def test_a_yaml_parent_is_looked_for_2048_characters_back():
+    def text(before: str, key_line: int) -> str:
+        """``before``, "wandb:", one sibling line, then the key's line at ``key_line``."""
+        head = before + "wandb:\n"
+        return head + "  " + "y" * (key_line - len(head) - 3) + "\n  key: K1"
+
+    # the look back reaches the character 2048 before the key's line; "wandb:\n" ends at 6
+    assert Redactor().text(text("", 2053)).endswith(f"key: {M}")
+    assert Redactor().text(text("", 2054)).endswith("key: K1")
+    # a parent line cut by the bound is not read: "a: 1\n" before it, "wandb:" at 5 to 11
+    assert Redactor().text(text("a: 1\n", 2052)).endswith(f"key: {M}")
+    assert Redactor().text(text("a: 1\n", 2054)).endswith("key: K1")
+
+
+def test_a_yaml_block_goes_on_over_blank_lines_and_crlf_line_ends():
+    r = Redactor()
+    # YAML reads a block (a list, a literal scalar) across blank lines
+    assert r.text("api_key:\n  - one1\n\n  - two2\nlr: 3") == f"api_key:\n{M}\nlr: 3"
+    assert r.text("ssh_key: |\n  aaa\n\n  bbb\nx: 1") == f"ssh_key: {M}\nx: 1"
+    assert r.text("password:\n  s3cret\n\n\nlr: 3") == f"password:\n{M}\n\n\nlr: 3"
+    # a file written with CRLF line ends: the parent line ends in "\r", blank lines are "\r"
+    assert r.text("wandb:\r\n  key: K1\r\n") == f"wandb:\r\n  key: {M}\r\n"
+    assert r.text("wandb:\r\n\r\n  key: K1") == f"wandb:\r\n\r\n  key: {M}"
