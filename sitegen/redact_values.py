@@ -250,7 +250,8 @@ _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 
 def _nested_secret(text: str, key_start: int, key: str, memo: dict[int, str | None]) -> bool:
     """Whether a key such as ``key`` names a secret by the mapping it is in (``wandb:`` on a
-    line above, indented less; or ``"wandb": {`` before it), as ``wandb.key`` would.
+    line above, indented less; or ``"wandb": {`` before it, on its line or above), as
+    ``wandb.key`` would.
 
     ``memo`` keeps the parent found for each line (and each brace), so that siblings share
     one look back; every look back is bounded, so a long line costs no more than a short one.
@@ -259,9 +260,10 @@ def _nested_secret(text: str, key_start: int, key: str, memo: dict[int, str | No
         return False
     lo = max(0, key_start - _PARENT_LOOKBACK)
     line_start = text.rfind("\n", lo, key_start) + 1
+    parent = None
     if (line_start > 0 or lo == 0) and text[line_start:key_start].strip(" \t-") == "":
         parent = _yaml_parent(text, line_start, key_start, memo)
-    else:
+    if parent is None:  # (also a key starting a line of pretty-printed JSON or a call's repr)
         brace = max(text.rfind("{", lo, key_start), text.rfind("(", lo, key_start))
         if brace < 0 or text.find(_CLOSE[text[brace]], brace, key_start) >= 0:
             return False

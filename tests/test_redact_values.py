@@ -163,6 +163,16 @@ EDGES = [
     ("x\ny\n  password:\n    v1\n  lr: 3", f"x\ny\n  password:\n{M}\n  lr: 3"),
     ("\n  password:\n   v1\n  lr: 3", f"\n  password:\n{M}\n  lr: 3"),
     ("- password:\n    v1\nlr: 3", f"- password:\n{M}\nlr: 3"),
+    ("-X password: abc\n  def", f"-X password: {M}\n  def"),  # a key not first on its line
+    # a continuation onto a blank line ends there; an HTML end tag on the next line is not
+    # this value's
+    ("A_TOKEN=ab \\\n\nnext", f"A_TOKEN={M}\nnext"),
+    ("password = ab\nx</td>", f"password = {M}\nx</td>"),
+    # JSON-escaped line breaks and blanks before the value, none after the separator
+    ("api_key:\\r\\n  s3cret", f"api_key:\\r\\n  {M}"),
+    ("api_key:\\n s3cret", f"api_key:\\n {M}"),
+    ("api_key:\\nXab", f"api_key:\\n{M}"),
+    ("api_key:\\n", "api_key:\\n"),
 ]
 
 
@@ -232,3 +242,30 @@ def test_a_yaml_block_goes_on_over_blank_lines_and_crlf_line_ends():
     # a file written with CRLF line ends: the parent line ends in "\r", blank lines are "\r"
     assert r.text("wandb:\r\n  key: K1\r\n") == f"wandb:\r\n  key: {M}\r\n"
     assert r.text("wandb:\r\n\r\n  key: K1") == f"wandb:\r\n\r\n  key: {M}"
+
+
+def test_a_key_on_its_own_line_belongs_to_the_brace_above_it():
+    r = Redactor()
+    # pretty-printed JSON, a Python dict and a dataclass's repr over several lines
+    assert r.text('{\n  "wandb": {\n    "key": "K1"\n  }\n}') == (
+        f'{{\n  "wandb": {{\n    "key": "{M}"\n  }}\n}}'
+    )
+    assert r.text('wandb = {\n    "key": "K1",\n}') == f'wandb = {{\n    "key": "{M}",\n}}'
+    assert r.text("WandbConfig(\n    project='p',\n    key='K1',\n)") == (
+        f"WandbConfig(\n    project='p',\n    key='{M}',\n)"
+    )
+    # a brace closed before the key, or none: nothing to belong to
+    assert r.text('{"wandb": {}}\n  key: K1') == '{"wandb": {}}\n  key: K1'
+    assert r.text('sort = {\n    "key": "step",\n}') == 'sort = {\n    "key": "step",\n}'
+
+
+def test_a_keys_line_or_brace_is_looked_for_2048_characters_back():
+    r = Redactor()
+    far = '"x": 1, ' * 260  # 2080 characters
+    assert r.text('{"wandb": {' + far + '"key": "K1"}}').endswith('"key": "K1"}}')
+    assert r.text('{"wandb": {' + far[:2000] + '"key": "K1"}}').endswith(f'"key": "{M}"}}}}')
+    assert r.text("WandbConfig(" + far + 'key="K1")').endswith('key="K1")')
+    assert r.text("WandbConfig(" + far[:2000] + 'key="K1")').endswith(f'key="{M}")')
+    # a line of blanks longer than that before the key: its start is not seen
+    assert r.text("wandb:\n" + " " * 2100 + "key: K1").endswith("key: K1")
+    assert r.text("wandb:\n" + " " * 2000 + "key: K1").endswith(f"key: {M}")
