@@ -319,7 +319,7 @@ def _yaml_parent(
     while end > lo:
         start = text.rfind("\n", lo, end) + 1
         line = text[start:end].removesuffix("\r")  # (a CRLF text's line)
-        body = line.lstrip(" \t")
+        body = line.lstrip()
         depth = len(line) - len(body)
         if body and not body.startswith("#"):
             if depth == indent and start in memo:  # a sibling's parent is this line's

@@ -111,6 +111,9 @@ PAIRS = [
     ("Key: HF_TOKEN\nValue: V1", f"Key: HF_TOKEN\nValue: {M}"),
     ("KEY=HF_TOKEN VALUE=V1", f"KEY=HF_TOKEN VALUE={M}"),
     ('{"name": "HF_TOKEN", "value": "[REDACTED]"}', '{"name": "HF_TOKEN", "value": "[REDACTED]"}'),
+    # a name and its value as a pair, quoted or bare
+    ("('WANDB_API_KEY', 'abc1')", f"('WANDB_API_KEY', '{M}')"),
+    ("[HF_TOKEN, abc123]", f"[HF_TOKEN, {M}]"),
     (
         '{\\"name\\": \\"HF_TOKEN\\", \\"value\\": \\"V1\\"}',
         f'{{\\"name\\": \\"HF_TOKEN\\", \\"value\\": \\"{M}\\"}}',
@@ -173,6 +176,22 @@ EDGES = [
     ("api_key:\\n s3cret", f"api_key:\\n {M}"),
     ("api_key:\\nXab", f"api_key:\\n{M}"),
     ("api_key:\\n", "api_key:\\n"),
+    # a query parameter first in the text; a text ending in ";" is no query
+    ("?token=abc def", f"?token={M} def"),
+    ("token=abc def;", f"token={M}"),
+    # a key passed over (an error quoting it, no value, none, a mask) ends no scan
+    (
+        "Invalid API key: abcdefghijkl\npassword: hunter2",
+        f"Invalid API key: abcdefghijkl\npassword: {M}",
+    ),
+    ("password:\nlr: 3\ntoken: abc", f"password:\nlr: 3\ntoken: {M}"),
+    ("api_key: None\ntoken: abc", f"api_key: None\ntoken: {M}"),
+    ("api_key: [REDACTED]\ntoken: abc", f"api_key: [REDACTED]\ntoken: {M}"),
+    ("api_key: redacted-1a2b3c\ntoken: abc", f"api_key: redacted-1a2b3c\ntoken: {M}"),
+    # "None" then words, a quoted none on the line below; X around a none is a value
+    ("api_key: None, retrying in 5 s", "api_key: None, retrying in 5 s"),
+    ('api_key:\n  "null"', 'api_key:\n  "null"'),
+    ("api_key: XnullX", f"api_key: {M}"),
 ]
 
 
@@ -239,6 +258,10 @@ def test_a_yaml_block_goes_on_over_blank_lines_and_crlf_line_ends():
     assert r.text("api_key:\n  - one1\n\n  - two2\nlr: 3") == f"api_key:\n{M}\nlr: 3"
     assert r.text("ssh_key: |\n  aaa\n\n  bbb\nx: 1") == f"ssh_key: {M}\nx: 1"
     assert r.text("password:\n  s3cret\n\n\nlr: 3") == f"password:\n{M}\n\n\nlr: 3"
+    assert r.text("password:\n  s3cret\n\nlr: 3") == f"password:\n{M}\n\nlr: 3"
+    # a line of other white space (a form feed, a no-break space) is as blank
+    assert r.text("wandb:\n\x0c\n  key: K1") == f"wandb:\n\x0c\n  key: {M}"
+    assert r.text("wandb:\n\xa0\n  key: K1") == f"wandb:\n\xa0\n  key: {M}"
     # a file written with CRLF line ends: the parent line ends in "\r", blank lines are "\r"
     assert r.text("wandb:\r\n  key: K1\r\n") == f"wandb:\r\n  key: {M}\r\n"
     assert r.text("wandb:\r\n\r\n  key: K1") == f"wandb:\r\n\r\n  key: {M}"
@@ -254,6 +277,7 @@ def test_a_key_on_its_own_line_belongs_to_the_brace_above_it():
     assert r.text("WandbConfig(\n    project='p',\n    key='K1',\n)") == (
         f"WandbConfig(\n    project='p',\n    key='{M}',\n)"
     )
+    assert r.text('{"wandb": {\n"key": "K1"}}') == f'{{"wandb": {{\n"key": "{M}"}}}}'
     # a brace closed before the key, or none: nothing to belong to
     assert r.text('{"wandb": {}}\n  key: K1') == '{"wandb": {}}\n  key: K1'
     assert r.text('sort = {\n    "key": "step",\n}') == 'sort = {\n    "key": "step",\n}'
