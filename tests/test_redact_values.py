@@ -111,6 +111,24 @@ PAIRS = [
     ("Key: HF_TOKEN\nValue: V1", f"Key: HF_TOKEN\nValue: {M}"),
     ("KEY=HF_TOKEN VALUE=V1", f"KEY=HF_TOKEN VALUE={M}"),
     ('{"name": "HF_TOKEN", "value": "[REDACTED]"}', '{"name": "HF_TOKEN", "value": "[REDACTED]"}'),
+    # a secret's name after another's, after one without a value field
+    (
+        "- name: LR\n  value: 3\n- name: HF_TOKEN\n  value: V1",
+        f"- name: LR\n  value: 3\n- name: HF_TOKEN\n  value: {M}",
+    ),
+    (
+        '[{"name": "HF_TOKEN"}, {"name": "WANDB_API_KEY", "value": "V2"}]',
+        f'[{{"name": "HF_TOKEN"}}, {{"name": "WANDB_API_KEY", "value": "{M}"}}]',
+    ),
+    # the value field first in the text; a bare value to its line's end; a block under it
+    ("value: V1, name: HF_TOKEN", f"value: {M}"),
+    ("- name: HF_TOKEN\n  value: two words", f"- name: HF_TOKEN\n  value: {M}"),
+    ("- name: HF_TOKEN\n  value:\n   V1\n    x: 1", f"- name: HF_TOKEN\n  value:\n{M}"),
+    # a value field more than 400 characters after its name is not its
+    (
+        '{"name": "HF_TOKEN", "x": "' + "a" * 440 + '", "value": "V1"}',
+        '{"name": "HF_TOKEN", "x": "' + "a" * 440 + '", "value": "V1"}',
+    ),
     # a name and its value as a pair, quoted or bare
     ("('WANDB_API_KEY', 'abc1')", f"('WANDB_API_KEY', '{M}')"),
     ("[HF_TOKEN, abc123]", f"[HF_TOKEN, {M}]"),
