@@ -289,7 +289,7 @@ def _key_before(text: str, brace: int) -> str | None:
     end, stop = j + 1, max(-1, j - 128)
     while j > stop and text[j] in _KEY_CHARS:
         j -= 1
-    key = text[j + 1 : end]
+    key = text[j + 1 : end].lstrip("-")  # (a flag's: --wandb={"key": …})
     return key if key[:1].isalpha() or key[:1] == "_" else None
 
 

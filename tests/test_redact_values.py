@@ -84,6 +84,12 @@ NESTED = [
     ('{"wandb" :  {"tokens": ["T1"]}}', f'{{"wandb" :  {{"tokens": {M}}}}}'),
     ('{ {"key": "K1"}}', '{ {"key": "K1"}}'),  # a brace with no key before it
     ('{"9x": {"key": "K1"}}', '{"9x": {"key": "K1"}}'),  # no name: a number
+    ('{"1.wandb": {"key": "K1"}}', '{"1.wandb": {"key": "K1"}}'),
+    # a flag's JSON value; a closed mapping earlier in the text
+    ('--wandb={"key": "K1"}', f'--wandb={{"key": "{M}"}}'),
+    ('{"a": {}}, "wandb": {"key": "K1"}', f'{{"a": {{}}}}, "wandb": {{"key": "{M}"}}'),
+    # text before a key on its line: no YAML parent ("X" is no indent)
+    ("wandb:\n- X\tkey: K1", "wandb:\n- X\tkey: K1"),
 ]
 
 
@@ -206,6 +212,10 @@ EDGES = [
     ("api_key: None\ntoken: abc", f"api_key: None\ntoken: {M}"),
     ("api_key: [REDACTED]\ntoken: abc", f"api_key: [REDACTED]\ntoken: {M}"),
     ("api_key: redacted-1a2b3c\ntoken: abc", f"api_key: redacted-1a2b3c\ntoken: {M}"),
+    (
+        "api_key: redacted-1a2b3c and text\ntoken: abc",
+        f"api_key: redacted-1a2b3c and text\ntoken: {M}",
+    ),
     # "None" then words, a quoted none on the line below; X around a none is a value
     ("api_key: None, retrying in 5 s", "api_key: None, retrying in 5 s"),
     ('api_key:\n  "null"', 'api_key:\n  "null"'),

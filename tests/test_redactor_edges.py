@@ -189,3 +189,28 @@ def test_names_that_are_no_secret_at_the_edges_of_the_word_rules():
     r = Redactor()
     assert r.text("_ = 1\npass: 3") == "_ = 1\npass: 3"
     assert r.text("hftokens: [a1, b2]") == f"hftokens: {MASK}"
+
+
+def test_the_builds_secrets_are_eight_characters_or_more_and_literals_a_tuple():
+    from sitegen.redact import build_secrets
+
+    env = {"HF_TOKEN": " 12345678 ", "A_TOKEN": "1234567", "LR": "123456789"}
+    assert build_secrets(env) == {"HF_TOKEN": " 12345678 "}
+    r = Redactor(literals=[("hf", "abcdefgh")])  # type: ignore[arg-type]
+    assert r.literals == (("hf", "abcdefgh"),) and type(r.literals) is tuple
+
+
+def test_a_transcript_mask_hides_a_user_pattern_without_a_trigger():
+    r = Redactor(("corp-[0-9]{6}",), transcripts=True)
+    assert r.masked("id corp-123456 done") == (
+        "id [REDACTED:user-pattern:1] done",
+        ["user-pattern:1"],
+    )
+    assert Redactor(transcripts=True).masked("nothing here") == ("nothing here", [])
+
+
+def test_a_flag_named_by_capitals_hides_the_item_after_it():
+    # "--X-KEY": an upper-case KEY after an upper-case word (not "KEY" alone)
+    r = Redactor()
+    assert r.value(None, ["run", "--X-KEY", "v1"]) == ["run", "--X-KEY", MASK]
+    assert r.value(None, ["run", "--KEY", "v1"]) == ["run", "--KEY", "v1"]
