@@ -240,6 +240,7 @@ PARENTS = [
     ('wandbX{"key": "K1"}', 'wandbX{"key": "K1"}'),
     ('wandb,{"key": "K1"}', 'wandb,{"key": "K1"}'),
     ('wandbX: {"key": "K1"}', 'wandbX: {"key": "K1"}'),
+    ('Xwandb: {"key": "K1"}', 'Xwandb: {"key": "K1"}'),  # one word, "xwandb"
     # a name starting with a letter or "_", whatever follows
     ('x_wandb: {"key": "K1"}', f'x_wandb: {{"key": "{M}"}}'),
     ('_wandb: {"key": "K1"}', f'_wandb: {{"key": "{M}"}}'),

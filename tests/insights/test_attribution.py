@@ -207,3 +207,14 @@ def test_boundaries_keep_equal_times_and_what_follows_a_clock_running_backwards(
     assert [s for s, _ in boundaries([bs[0], back, same, bs[3]])] == [1, 3, 4]
     untimed = bs[1].__class__(2, {}, 2, None)
     assert [s for s, _ in boundaries([bs[0], untimed, bs[2]])] == [1, 3]
+
+
+def test_trials_after_or_before_the_log_leave_the_next_ones_placed():
+    bs = blocks(3)
+    ts = [
+        trial("a", start=T0 + timedelta(hours=5)),  # after the last block
+        trial("b", start=T0 - timedelta(hours=5)),  # before the log
+        trial("c", 2),
+    ]
+    a = attribute(ts, bs, T0)
+    assert a.steps == (None, None, 2) and (a.attributed, a.before, a.after) == (1, 1, 1)
