@@ -484,6 +484,10 @@ def test_reward_trend_at_its_thresholds():
     # a spread of exactly 0.01 (0 and 0.02 in turn: the mean is 0.01 and each value 0.01
     # from it): not under the limit, so not flat
     assert trend([0.0, 0.02] * 4) is None
+    # a fitted fall of 0.33 through one step's dip among swings of ±0.15: its interval
+    # reaches above 0 (to 0.81, under 1): not falling
+    swings = [0.15, -0.15, 0.15, -0.15, 0.15, -0.15, 0.15, -0.55]
+    assert trend([0.5 + s for s in swings]) is None
 
 
 def test_gen_wait_and_step_outlier_with_steps_under_a_second():
