@@ -214,7 +214,8 @@ def test_trials_after_or_before_the_log_leave_the_next_ones_placed():
     ts = [
         trial("a", start=T0 + timedelta(hours=5)),  # after the last block
         trial("b", start=T0 - timedelta(hours=5)),  # before the log
+        trial("u", None),  # no start time
         trial("c", 2),
     ]
     a = attribute(ts, bs, T0)
-    assert a.steps == (None, None, 2) and (a.attributed, a.before, a.after) == (1, 1, 1)
+    assert a.steps == (None, None, None, 2) and (a.attributed, a.before, a.after) == (1, 1, 1)

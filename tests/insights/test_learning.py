@@ -389,3 +389,24 @@ def test_learning_section_takes_k_from_the_config_without_a_logged_pass_at_k():
     # each task 1 of 2 a step: pass@2 = 1 - C(1, 2) / C(2, 2) = 1
     assert sec.per_step.k == 2 and sec.per_step.pass_at_k == [1.0, 1.0]
     assert sec.pass_at_k is None  # nothing logged to check it against
+
+
+def test_pass_at_k_check_draws_step_i_with_the_seed_plus_i():
+    import numpy as np
+
+    from sitegen.analyse import stats
+
+    # three steps of six tasks with unlike counts: each step's draws change the interval
+    cells = {s: [(5, 1), (7, 3), (6, 2), (9, 1), (8, 6), (3, 1)] for s in (1, 2, 3)}
+    key = "reward/avg_pass_at_2"
+    check = pass_at_k_check(cells, blocks(3, lambda k: {key: 0.5}), key, 2)
+    ests = [stats.pass_at_k(n, c, 2) for n, c in cells[1]]
+    means = sum(
+        np.asarray(ests)[stats.draws(6, stats.RESAMPLES, stats.SEED + i)].mean(axis=1)
+        for i in range(3)
+    )
+    assert (check.lo, check.hi) == stats.percentile_interval(means / 3)
+    assert (check.lo, check.hi) == (
+        pytest.approx(0.48338, abs=1e-5),
+        pytest.approx(0.70485, abs=1e-5),
+    )
