@@ -485,7 +485,7 @@ def test_reward_trend_at_its_thresholds():
     # from it): not under the limit, so not flat
     assert trend([0.0, 0.02] * 4) is None
     # a fitted fall of 0.33 through one step's dip among swings of ±0.15: its interval
-    # reaches above 0 (to 0.81, under 1): not falling
+    # reaches above 0 (to 0.30, under 1): not falling
     swings = [0.15, -0.15, 0.15, -0.15, 0.15, -0.15, 0.15, -0.55]
     assert trend([0.5 + s for s in swings]) is None
 
