@@ -282,7 +282,8 @@ class Redactor:
 
         ``exp-hf_…`` becomes ``exp-redacted-3f2a9c``: the same secret always gives
         the same name (a URL made from it stays put) and two secrets give two names.
-        Bytes that are not UTF-8 are shown as :func:`undecodable_shown` says.
+        Bytes that are not UTF-8 are shown as :func:`undecodable_shown` says, and any other
+        surrogate (an escape in a JSON string) as :func:`valid_unicode` says.
         """
         if not s:
             return s
@@ -293,7 +294,7 @@ class Redactor:
             return hit
         raw = s
         if not s.isascii():
-            s = undecodable_shown(s)
+            s = valid_unicode(undecodable_shown(s))
         parts, pos = [], 0
         for f in self.findings(s):
             digest = hashlib.sha256(s[f.start : f.end].encode("utf-8", "surrogateescape"))

@@ -19,10 +19,11 @@ MASK = "[REDACTED]"
 
 # A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=. The name may be two
 # words ("API key: …", as notes put it) and closed by Markdown or HTML markup
-# ("**api key**: …", "<code>HF_TOKEN</code>: …").
+# ("**api key**: …", "<code>HF_TOKEN</code>: …"). It may start with digits, dots or one
+# dash ("-api_key=", "1-api_key=", after a letter outside ASCII); "--flag=" is the CLI rule's.
 _ASSIGN_RE = re.compile(
     r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?P<q>\\?[\"']|)"
-    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+(?: [A-Za-z][A-Za-z0-9_\-]*+)?)(?P=q)"
+    r"(?P<key>(?:(?!--)[0-9\-][0-9.\-]*+)?[A-Za-z_][A-Za-z0-9_.\-]*+(?: [A-Za-z][A-Za-z0-9_\-]*+)?)(?P=q)"
     r"(?:[*`]{1,3}|</(?:code|b|strong|em|i|kbd|span)>)?"
     r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/]))[ \t]*"
 )

@@ -459,7 +459,7 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         " login -u a ", " login a ", "password ", "password a\n", "('WANDB_API_KEY', '", "('a', 'b",
         "a(key=", "a(", "a b: ", "api key: ", "**a**: ", "`a`: ", "Invalid a b: ", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": ",
         "/home/a", "://10.0.0.", "://a.b.internal", "api_base: http://a", "eC1hY2Nlc3MtdG9rZW46",
-        "[REDACTED:a]"]
+        "[REDACTED:a]", "0.", "-1.", "1-", "\u00e9-"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

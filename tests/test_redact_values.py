@@ -190,7 +190,8 @@ EDGES = [
     ("x\ny\n  password:\n    v1\n  lr: 3", f"x\ny\n  password:\n{M}\n  lr: 3"),
     ("\n  password:\n   v1\n  lr: 3", f"\n  password:\n{M}\n  lr: 3"),
     ("- password:\n    v1\nlr: 3", f"- password:\n{M}\nlr: 3"),
-    ("-X password: abc\n  def", f"-X password: {M}\n  def"),  # a key not first on its line
+    ("+X password: abc\n  def", f"+X password: {M}\n  def"),  # a key not first on its line
+    ("-X password: abc\n  def", f"-X password: {M}"),  # (a dash starts the key: first)
     # a continuation onto a blank line ends there; an HTML end tag on the next line is not
     # this value's
     ("A_TOKEN=ab \\\n\nnext", f"A_TOKEN={M}\nnext"),
@@ -322,3 +323,31 @@ def test_a_keys_line_or_brace_is_looked_for_2048_characters_back():
     # a line of blanks longer than that before the key: its start is not seen
     assert r.text("wandb:\n" + " " * 2100 + "key: K1").endswith("key: K1")
     assert r.text("wandb:\n" + " " * 2000 + "key: K1").endswith(f"key: {M}")
+
+
+# A key whose run of name characters starts with a digit, a dash or a dot (a single-dash
+# flag, a numbered name) or follows a letter outside ASCII: the key is the whole run.
+PREFIXED_KEYS = [
+    ("-api_key=abcdefgh12345678", "-api_key=[REDACTED]"),
+    ("1-api_key=abcdefgh12345678", "1-api_key=[REDACTED]"),
+    ("9api_key=abcdefgh12345678", "9api_key=[REDACTED]"),
+    ("x=1.api_key=abcdefgh12345678", "x=1.api_key=[REDACTED]"),
+    ("é-api_key=abcdefgh12345678", "é-api_key=[REDACTED]"),
+    ("tr\ufffd-password: hunter2hunter2", "tr\ufffd-password: [REDACTED]"),
+    # (numbers and times are still no keys)
+    ("at 12:30:45 lr=1e-3", "at 12:30:45 lr=1e-3"),
+    ("1e-3: abcdefgh12345678", "1e-3: abcdefgh12345678"),
+    ("-1.5: abcdefgh12345678", "-1.5: abcdefgh12345678"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), PREFIXED_KEYS)
+def test_a_key_may_start_with_a_digit_a_dash_or_after_a_letter_outside_ascii(text, want):
+    assert Redactor().text(text) == want
+
+
+def test_a_trial_name_with_a_json_escape_keeps_no_secret():
+    # a lone surrogate escape before a key: shown as U+FFFD, the key still read
+    r = Redactor()
+    assert r.text("tr\ud800-api_key=abcdefgh12345678") == "tr\ufffd-api_key=[REDACTED]"
+    assert "abcdefgh12345678" not in r.name("tr\ud800-api_key=abcdefgh12345678")

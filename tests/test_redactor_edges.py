@@ -214,3 +214,15 @@ def test_a_flag_named_by_capitals_hides_the_item_after_it():
     r = Redactor()
     assert r.value(None, ["run", "--X-KEY", "v1"]) == ["run", "--X-KEY", MASK]
     assert r.value(None, ["run", "--KEY", "v1"]) == ["run", "--KEY", "v1"]
+
+
+def test_a_name_with_a_lone_surrogate_escape_is_hashed_not_a_crash():
+    # a JSON escape ("\ud800") in a task name: not UTF-8, so shown as U+FFFD, and a secret
+    # beside it hashed as any other (a name from an undecodable file name stays as shown)
+    r = Redactor()
+    got = r.name("api_key=\ud800abcdefgh12345678")
+    assert got.startswith("api_key=redacted-") and "\ud800" not in got
+    got.encode("utf-8")  # a page can hold it
+    assert r.name("a\ud83d\ude00b") == "a\U0001f600b"  # an escaped pair: its character
+    assert r.name("t\ud800x") == "t\ufffdx"
+    assert r.name("train_\udce9.out") == "train_\ufffde9.out"
