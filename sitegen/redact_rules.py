@@ -136,8 +136,9 @@ _URL_RULES: tuple[Rule, ...] = (
 # inside a JSON string: "--token X\\nnext" holds the value X).
 _TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 
-# A flag's name: --wandb-api-key, --hf_token, and tyro's or jsonargparse's dotted --wandb.key
-_FLAG = r"--(?<![\w\-]--)(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
+# A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
+# Go's single-dash long flags (-password X, -token=X)
+_FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
 
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X
@@ -265,7 +266,7 @@ _TRIGGERS = (
     *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_", "api_org_", "wandb_v1_", "nvapi-"),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
-    *("password ", "password\t", "=", ":"),
+    *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
 # a pattern that starts with the look-behind has no literal prefix to search for, so the
@@ -278,7 +279,7 @@ _SK_RE = re.compile(r"sk-(?<![A-Za-z0-9]sk-)")
 # archive's trials. Any trigger in the text gives a match.
 _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # Triggers of the rules that ignore case (a bearer token, "token X" in an error message).
-_LOWER_TRIGGERS = ("bearer", "token", "api key", "api-key", "api_key", "apikey")
+_LOWER_TRIGGERS = ("bearer", "token", "api key", "api-key", "api_key", "apikey", "secret", "passw")
 
 
 def may_hold_secret(text: str) -> bool:

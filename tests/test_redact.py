@@ -54,6 +54,11 @@ SHAPES = [
     ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpw", "secret-assignment"),
     ("password = two words", "words", "secret-assignment"),
     ("run --token XYZ123 --max-tokens 100", "XYZ123", "cli-secret"),
+    # Go's single-dash long flags
+    ("server -password hunter2hunter2 -port 80", "hunter2hunter2", "cli-secret"),
+    ("server -secret Zk3v9QmW", "Zk3v9QmW", "cli-secret"),
+    ("server -passwd=Zk3v9QmW", "Zk3v9QmW", "cli-secret"),
+    ('["server", "-password", "Zk3v9QmW"]', "Zk3v9QmW", "cli-secret"),
     ('run --api-key "two words" end', "words", "cli-secret"),
     ("aws configure set aws_secret_access_key ABCDEF123", "ABCDEF123", "cli-secret"),
     ("curl -u admin:pw123 https://x", "pw123", "cli-password"),

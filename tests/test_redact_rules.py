@@ -117,16 +117,14 @@ TRIGGER_CASES = {
     "wandb_v1_": "w wandb_v1_" + "m1N" * 10,
     "nvapi-": "n nvapi-" + "n2P" * 10,
     "eC1hY2Nlc3MtdG9rZW46": "basic eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo",
-    "--": f"python train.py --client-secret {VALUE} --epochs 2",
-    "set ": f"aws configure set aws_secret_access_key {VALUE}",
+    "--": f"python train.py --db-pwd {VALUE} --epochs 2",
+    "set ": f"set db_pwd {VALUE}",
     "set\t": f"set\tdb_pwd {VALUE}",
-    "setenv": f"setenv\tDB_PASSWORD {VALUE}",
-    "ENV ": f"ENV DB_PASSWORD {VALUE}",
-    "ENV\t": f"ENV\tDB_PASSWORD {VALUE}",
+    "setenv": f"setenv\tDB_PWD {VALUE}",
+    "ENV ": f"ENV DB_PWD {VALUE}",
+    "ENV\t": f"ENV\tDB_PWD {VALUE}",
     "login ": f"wandb login {HEX40}",
     "login\t": f"wandb\tlogin\t{HEX40}",
-    "password ": f"  password {VALUE}",
-    "password\t": f"password\t{VALUE}",
     "=": f"pwd={VALUE}",
     ":": f"passphrase: open {VALUE}",
     # the triggers looked for in lower case
@@ -136,6 +134,8 @@ TRIGGER_CASES = {
     "api-key": "api-key AbCdEf0123456789xyz was refused",
     "api_key": "api_key AbCdEf0123456789xyz was refused",
     "apikey": "apikey AbCdEf0123456789xyz was refused",
+    "passw": f"  password {VALUE}",
+    "secret": f"run -secret {VALUE}",
 }
 
 
