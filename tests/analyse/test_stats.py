@@ -428,3 +428,85 @@ def test_wilson_leaves_its_lower_bound_to_the_formula_from_one_success():
 def test_two_values_have_a_bootstrap():
     assert stats.bootstrap_mean([0.0, 1.0], 80) == (0.0, 1.0)
     assert stats.bootstrap_ratio([0.0, 1.0], [1, 1], 80) == (0.0, 1.0)
+
+
+def _window_by_definition(early, late, rate, units, resamples, seed):
+    """A window interval by its definition: each window resampled in moving blocks (the
+    late one with the next seed), the changes of ``rate`` spread about the observed change
+    by the small-sample factor of ``units`` blocks, their percentiles."""
+    e_rows, l_rows = _blocks(len(early), resamples, seed), _blocks(len(late), resamples, seed + 1)
+    observed = rate(late, range(len(late))) - rate(early, range(len(early)))
+    f = stats.small_sample_factor(units)
+    return _percentiles(
+        [
+            observed + f * (rate(late, lr) - rate(early, er) - observed)
+            for er, lr in zip(e_rows, l_rows, strict=True)
+        ]
+    )
+
+
+def _mean(w, row):
+    return sum(w[i] for i in row) / len(row)
+
+
+def _pooled(w, row):
+    """Σ events / Σ trials of the steps in ``row``; 0 when they hold no trial."""
+    trials = sum(w[i][1] for i in row)
+    return sum(w[i][0] for i in row) / trials if trials else 0.0
+
+
+# windows of unlike lengths and the smaller one's blocks: 4 steps in 2 blocks of 2, 12 in 6
+# of 2, 5 in 2.5 of 2, 27 in 9 of 3
+UNLIKE = [(4, 12, 2), (12, 4, 2), (5, 27, 2.5), (27, 5, 2.5)]
+
+
+@pytest.mark.parametrize(("n_early", "n_late", "units"), UNLIKE)
+def test_a_window_change_is_widened_by_the_window_of_fewer_blocks(n_early, n_late, units):
+    resamples, seed = SEEDED
+    early = [(7 * i % n_early) / 10 for i in range(n_early)]  # distinct values
+    late = [1 + (11 * i % n_late) / 10 for i in range(n_late)]
+    want = _window_by_definition(early, late, _mean, units, resamples, seed)
+    assert stats.window_change(early, late, resamples, seed) == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize(("n_early", "n_late", "units"), UNLIKE)
+def test_a_rate_change_is_widened_by_the_window_of_fewer_blocks(n_early, n_late, units):
+    resamples, seed = SEEDED
+    early = [(7 * i % 5, 5) for i in range(n_early)]
+    late = [(11 * i % 5 + 1, 6) for i in range(n_late)]
+    want = _window_by_definition(early, late, _pooled, units, resamples, seed)
+    assert -1 < want[0] < want[1] < 1  # (not held at ±1, where the factor would not show)
+    assert stats.window_ratio_change(early, late, resamples, seed) == pytest.approx(want, abs=1e-15)
+
+
+def test_a_window_of_one_trial_is_that_trials_rate():
+    # 27 steps of which one holds a trial, a success: the window's rate is 1, as is that of
+    # each resample that draws the step (once or more), not the rate of no trial
+    resamples, seed = SEEDED
+    sparse = [(0, 0)] * 27
+    sparse[13] = (1, 1)
+    assert _pooled(sparse, range(27)) == 1.0
+    steady = [(1, 2)] * 8  # 4 blocks of 2, fewer than the sparse window's 9 of 3
+    for early, late in ((sparse, steady), (steady, sparse)):
+        want = _window_by_definition(early, late, _pooled, 4, resamples, seed)
+        assert -1 < want[0] < want[1] < 1
+        got = stats.window_ratio_change(early, late, resamples, seed)
+        assert got == pytest.approx(want, abs=1e-15)
+
+
+def test_a_series_without_residuals_has_no_autocorrelation():
+    # rows of zeros among rows of noise: a zero row's r is 0 (its 0 / 0 left out), so its ρ
+    # is the bias correction alone, 2 / (40 − 5), and n_eff = 40 · (33/35) / (37/35).
+    # numpy hands out freed small buffers again: fill them with NaN first, so an r left
+    # unset (memory as it was) shows
+    n, rows = 40, 7
+    xs = [float(i) for i in range(n)]
+    ys = np.random.default_rng(3).normal(0, 0.1, (rows, n))
+    ys[::2] = 0.0
+    junk = [np.full(rows, np.nan) for _ in range(7)]
+    del junk
+    _, lo, hi, rho, n_eff = stats.ar1_contrast(ys, stats.fitted_weights(xs), xs)
+    assert rho[::2].tolist() == pytest.approx([2 / 35] * 4, rel=1e-15)
+    assert n_eff[::2].tolist() == pytest.approx([40 * 33 / 37] * 4, rel=1e-14)
+    assert lo[::2].tolist() == hi[::2].tolist() == [0.0] * 4
+    assert np.isfinite(rho[1::2]).all() and np.isfinite(n_eff[1::2]).all()
