@@ -519,6 +519,48 @@ def test_a_transcript_hides_where_the_agent_ran(text, secret, kind):
 
 
 @pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # one at the very start, and four: each is found, not only the first or the last
+        (
+            "/home/al/a /home/bo/b /Users/cy/c /home/dee/d",
+            "/home/[REDACTED:home-path]/a /home/[REDACTED:home-path]/b /Users/[REDACTED:home-path]/c /home/[REDACTED:home-path]/d",
+        ),
+        (
+            "://x api_base=http://gpu-a:1/v1 base_url=http://gpu-b/v1 endpoint: http://gpu-c/v1",
+            "://x api_base=http://[REDACTED:private-address]/v1 base_url=http://[REDACTED:private-address]/v1 endpoint: http://[REDACTED:private-address]/v1",
+        ),
+        # every trigger of the transcript rules in one text
+        (
+            "cd /home/al; ls /Users/bo C:\\Users\\cy http://10.1.2.3/",
+            "cd /home/[REDACTED:home-path]; ls /Users/[REDACTED:home-path] C:\\Users\\[REDACTED:home-path] http://[REDACTED:private-address]/",
+        ),
+        # a private address or name written with the root's dot
+        (
+            "curl http://10.1.2.3./health http://vllm.svc./v1",
+            "curl http://[REDACTED:private-address]/health http://[REDACTED:private-address]/v1",
+        ),
+    ],
+)
+def test_a_transcript_hides_each_place_whole(text, want):
+    out, kinds = Redactor(transcripts=True).masked(text)
+    assert out == want and len(kinds) == want.count("[REDACTED:")
+
+
+def test_a_secret_after_one_already_hidden_is_found():
+    # the flag rule's first value is a mask (skipped), its second a secret (hidden)
+    text = 'run --password "[REDACTED]" --password Zq8wX7vB6nM5'
+    assert [(f.kind, text[f.start : f.end]) for f in Redactor().findings(text)] == [
+        ("cli-secret", "Zq8wX7vB6nM5")
+    ]
+
+
+def test_a_private_key_hides_up_to_its_end_line():
+    text = f"before\n{PEM}\nafter the key\n"
+    assert Redactor().text(text) == "before\n[REDACTED]\nafter the key\n"
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "curl http://localhost:8000/v1",
@@ -550,6 +592,21 @@ def test_literal_values_are_hidden_wherever_they_appear():
     assert out == "echo [REDACTED:trial-secret]; x=[REDACTED:build-secret]y"
     assert kinds == ["trial-secret", "build-secret"]
     assert pickle.loads(pickle.dumps(r)) == r
+
+
+def test_literal_values_that_overlap_or_follow_a_lone_surrogate_are_hidden():
+    r = Redactor(
+        transcripts=True,
+        literals=(("trial-secret", "Hq9wZ3xK7mP2"), ("build-secret", "xK7mP2vR8tQ1")),
+    )
+    # two values overlapping: both found, the whole run hidden
+    assert r.masked("echo Hq9wZ3xK7mP2vR8tQ1 done") == (
+        "echo [REDACTED:trial-secret] done",
+        ["trial-secret"],
+    )
+    # a lone surrogate (a JSON escape) before the value: still found where it is
+    text = "\ud800 echo Hq9wZ3xK7mP2 done"
+    assert [(f.kind, f.start, f.end) for f in r.findings(text)] == [("trial-secret", 7, 19)]
 
 
 def test_kind_masks_scan_clean():
