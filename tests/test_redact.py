@@ -627,3 +627,17 @@ def test_the_builds_secrets_are_its_secret_named_variables():
     env = {"HF_TOKEN": "hf_x1234567", "PWD": "/home/someone/x", "API_KEY": "short", "PATH": "/bin"}
     assert build_secrets(env) == {"HF_TOKEN": "hf_x1234567"}
     assert secrets_token({"A": "1"}) != secrets_token({"A": "2"}) == secrets_token({"A": "2"})
+
+
+def test_the_look_backs_before_an_api_base_and_a_key_id_reach_as_far_as_they_say():
+    """An API base's key is looked for in the 48 characters before its "://", a secret
+    written before its AWS key id in the 96 before the id (bounded, so a long line costs no
+    more than a short one): at the limit it is found, one character further it is not."""
+    r = Redactor(transcripts=True)
+    for gap, hidden in ((35, True), (36, False)):  # "api_base:" + gap + "http": 13 + gap
+        out, _ = r.masked("api_base:" + " " * gap + "http://gpu-node:8000/v1")
+        assert ("gpu-node" not in out) is hidden, gap
+    secret = ("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12" * 3)[:95]
+    for extra, hidden in (("", True), ("Q", False)):  # the secret and "," : 96 or 97 back
+        text = f"{extra}{secret},AKIAQWERTYUIOPASDFGH"
+        assert ("XUtnFEMI" not in Redactor().text(text)) is hidden, extra
