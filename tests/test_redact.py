@@ -641,3 +641,9 @@ def test_the_look_backs_before_an_api_base_and_a_key_id_reach_as_far_as_they_say
     for extra, hidden in (("", True), ("Q", False)):  # the secret and "," : 96 or 97 back
         text = f"{extra}{secret},AKIAQWERTYUIOPASDFGH"
         assert ("XUtnFEMI" not in Redactor().text(text)) is hidden, extra
+
+
+def test_two_known_secrets_of_one_kind_that_overlap_are_hidden_whole():
+    # the end of one is the start of the other: both found, the union hidden
+    r = Redactor(literals=(("hf", "abcdefgh"), ("hf", "defghijk")))  # type: ignore[arg-type]
+    assert r.text("xx abcdefghijk yy") == f"xx {MASK} yy"
