@@ -35,6 +35,11 @@ if TYPE_CHECKING:  # (pages name the section below: this module is imported by e
 
 DEFAULT_PICKS = 48
 
+
+def _timed(t: TrialResult) -> bool:
+    return t.duration_s is not None and t.duration_s >= 0
+
+
 # The findings a transcript shows, by id: the reason of the pick at one of the finding's
 # steps (each ``{step}``), which trials at that step show it, and which of them is taken.
 EVIDENCE: dict[str, tuple[str, Callable[[TrialResult], bool], str]] = {
@@ -50,7 +55,7 @@ EVIDENCE: dict[str, tuple[str, Callable[[TrialResult], bool], str]] = {
     ),
     "step_time_outlier": (
         "the slowest rollout of slow step {step}",
-        lambda t: t.duration_s is not None and t.duration_s >= 0,
+        _timed,
         "slowest",
     ),
 }
@@ -192,9 +197,14 @@ def _candidates(
         worst = min(graded, key=lambda i: (trials[i].reward, *key(i)[3:]))
         yield best, "best trial of a mixed task"
         yield worst, "worst trial of a mixed task"
-    timed = [i for i, t in enumerate(trials) if t.duration_s is not None and t.duration_s >= 0]
-    for i in sorted(timed, key=lambda i: (-trials[i].duration_s, *key(i)[3:])):  # type: ignore[operator]
+    timed = [i for i, t in enumerate(trials) if _timed(t)]
+    for i in sorted(timed, key=_slowest_first(trials, order)):
         yield i, "among the slowest rollouts"
+
+
+def _slowest_first(trials: Sequence[TrialResult], order: _Order) -> Callable[[int], tuple]:
+    """The sort key of timed trials: the slowest first; at one duration, by name."""
+    return lambda i: (-trials[i].duration_s, *order.key[i][3:])  # type: ignore[operator]
 
 
 def _evidence(
@@ -219,7 +229,7 @@ def _evidence(
                 continue
             idx = at[step]
             if which == "slowest":
-                best = min(idx, key=lambda i: (-trials[i].duration_s, *order.key[i][3:]))  # type: ignore[operator]
+                best = min(idx, key=_slowest_first(trials, order))
             else:
                 best = order.last(idx)  # type: ignore[assignment]
             yield best, reason.format(step=step)

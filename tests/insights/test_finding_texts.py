@@ -114,24 +114,9 @@ def test_error_rising_in_full_at_its_thresholds():
         is None
     )
     # 14 points: no; twice but less than 15 points: no; 15 points but under twice: no
-    assert (
-        F.error_rising(
-            [StepTrials(s, 100, e, 0) for s, e in enumerate((10, 10, 0, 0, 24, 24), 1)], "t"
-        )
-        is None
-    )
-    assert (
-        F.error_rising(
-            [StepTrials(s, 100, e, 0) for s, e in enumerate((5, 5, 0, 0, 10, 10), 1)], "t"
-        )
-        is None
-    )
-    assert (
-        F.error_rising(
-            [StepTrials(s, 100, e, 0) for s, e in enumerate((20, 20, 0, 0, 35, 35), 1)], "t"
-        )
-        is None
-    )
+    for errors in ((10, 10, 0, 0, 24, 24), (5, 5, 0, 0, 10, 10), (20, 20, 0, 0, 35, 35)):
+        steps = [StepTrials(s, 100, e, 0) for s, e in enumerate(errors, 1)]
+        assert F.error_rising(steps, "t") is None, errors
     # steps without trials are left out before the thirds are taken
     empty = [StepTrials(s, 0, 0, 0) for s in (7, 8, 9)]
     assert F.error_rising(steps + empty, "tasks") == F.error_rising(steps, "tasks")
