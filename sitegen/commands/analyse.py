@@ -90,7 +90,7 @@ class Sampler(Protocol):
     wanted: int
 
     def section(
-        self, trials: TrialSet | None, ins: Insights, page_url: str, group: str
+        self, trials: TrialSet | None, ins: Insights, page_url: str
     ) -> TranscriptsSection | None: ...
 
     def make(self, section: TranscriptsSection, group: str) -> Any: ...
@@ -166,7 +166,7 @@ def site_pages(
             ins = job_insights(job)
             page = job_page(job, own[job.id], redactor, texts[job.id], ins)
             if transcripts is not None and job.trials is not None:
-                sec = transcripts.section(job.trials, ins, page.url, job.source.group)
+                sec = transcripts.section(job.trials, ins, page.url)
                 got = transcripts.make(sec, job.source.group) if sec is not None else None
                 if sec is not None:
                     page = replace(page, transcripts=sec)
@@ -181,7 +181,7 @@ def site_pages(
                 sec = sections[id(run.trials)]
             else:
                 group = run.jobs[0].source.group
-                sec = transcripts.section(run.trials, ins, rp.url, group)
+                sec = transcripts.section(run.trials, ins, rp.url)
                 got = transcripts.make(sec, group) if sec is not None else None
                 if got is not None:
                     made_t.append(got)

@@ -386,26 +386,6 @@ def _notes(files: list[os.DirEntry]) -> Path | None:
     return next((Path(e.path) for e in files if e.name == "notes.md"), None)
 
 
-def is_sitegen_output(path: Path | str, root: Path | str | None = None) -> bool:
-    """Whether ``path`` is one of sitegen's own outputs, or lies inside one.
-
-    Outputs are a site folder (it holds the manifest ``.sitegen-site``) and what a build
-    keeps beside it: ``.<name>.lock``, the build cache ``.<name>.cache/`` (it holds the
-    marker ``.sitegen-cache``, so that it is known under any name) and staging
-    folders ``.<name>.staging-<pid>/``. Discovery passes over them wherever they lie in
-    an archive. With ``root`` (the archive), the folders between ``root`` and ``path``
-    are looked at too, so a file deep inside a site built into the archive counts (what
-    a watcher of the archive asks); ``root`` itself never does (``-o .`` may hold it).
-    """
-    p = Path(path)
-    chain = [p]
-    if root is not None:
-        with contextlib.suppress(ValueError):
-            parts = p.relative_to(root).parts
-            chain = [Path(root).joinpath(*parts[:i]) for i in range(len(parts), 0, -1)]
-    return any(COMPANION_RE.fullmatch(c.name) or _sitegens(c) for c in chain)
-
-
 def _sitegens(path: str | Path) -> bool:
     """Whether the folder at ``path`` is a site or a build cache sitegen wrote (its
     manifest or marker), whatever its name."""

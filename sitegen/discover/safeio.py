@@ -112,14 +112,6 @@ def _checked(path: str, root_real: str | None) -> tuple[str, os.stat_result]:
     raise UnsafeInput(f"{_kind(st.st_mode)}: not read")
 
 
-def check_regular(path: Path | str, root: Path | str | Root | None) -> os.stat_result:
-    """``lstat`` of the file :func:`open_regular` would open; raises :class:`UnsafeInput` if it would not.
-
-    A link is resolved (only inside ``root``); with ``root=None`` links are refused.
-    """
-    return _checked(os.fspath(path), _real_root(root))[1]
-
-
 def _same_file(fst: os.stat_result, st: os.stat_result) -> bool:
     """Whether the descriptor's ``fstat`` is of the regular file ``lstat`` gave ``st`` for."""
     return stat.S_ISREG(fst.st_mode) and (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino)

@@ -186,11 +186,6 @@ def job_page(
     )
 
 
-def job_row(page: JobPage) -> JobRow:
-    """A job's row in ``index.json``: the summary fields of its page (computed once, there)."""
-    return page.row()
-
-
 def run_page(
     run: Run,
     job_rows: dict[str, JobRow],
@@ -289,11 +284,6 @@ def steps_are_the_jobs(run: Run) -> bool:
         return False
     own = run.jobs[0].log.blocks
     return len(own) == len(run.blocks) and all(map(operator.is_, own, run.blocks))
-
-
-def run_summary(page: RunPage) -> RunRow:
-    """A run's row in ``index.json``."""
-    return page.row()
 
 
 def index_page(

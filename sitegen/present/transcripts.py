@@ -236,7 +236,7 @@ class TranscriptMaker:
 
     # -- which trials (in the analysis: a forked child) ------------------------------------------
     def section(
-        self, trials: TrialSet | None, ins: Insights, page_url: str, group: str
+        self, trials: TrialSet | None, ins: Insights, page_url: str
     ) -> TranscriptsSection | None:
         """The page's section: its picks (no trial's files are looked at)."""
         if self.wanted <= 0 or trials is None or not trials.results or ins.tasks is None:

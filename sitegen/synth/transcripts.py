@@ -126,7 +126,7 @@ def _output(k: int, command: str, hazards: dict[int, str]) -> str:
     return text + hazards[k] if k in hazards else text
 
 
-def _turns(task: str, turns: int, hazards: dict[int, str]) -> list[tuple[list[str], str, bool]]:
+def _turns(turns: int, hazards: dict[int, str]) -> list[tuple[list[str], str, bool]]:
     """Each turn's commands, the terminal's answer and whether it marks the task complete."""
     out = []
     for k in range(1, turns + 1):
@@ -152,7 +152,7 @@ def write_transcript(
     the result's rollout details (and a few in an ATIF trajectory's metrics)."""
     hazards = hazards or {}
     first = TEMPLATE.format(instruction=instruction(task), screen=SCREEN)
-    steps = _turns(task, turns, hazards)
+    steps = _turns(turns, hazards)
     patch: dict = {
         "metadata": {"summarization_count": 1 if summarized else 0},
         "config": {"agent": {"name": "terminus-2", "env": {"CUSTOM_SERVICE_TOKEN": CONFIG_SECRET}}},

@@ -2,9 +2,9 @@ import os
 
 import pytest
 
-from sitegen.discover.archive import CACHE_MARKER, discover, is_sitegen_output, slug
+from sitegen.discover.archive import CACHE_MARKER, discover, slug
 from sitegen.errors import ArchiveError
-from sitegen.write.site import MARKER, SitePaths
+from sitegen.write.site import MARKER
 
 
 def touch(p, text="x"):
@@ -227,7 +227,7 @@ def test_hidden_and_trials_folders_inside_logs_are_reported(tmp_path):
 
 def test_sitegen_outputs_anywhere_are_passed_over_silently(tmp_path):
     """Sites (their manifest), caches, staging folders and locks of earlier builds, at any
-    depth, are neither jobs nor skipped folders; the same test serve's watcher asks."""
+    depth, are neither jobs nor skipped folders."""
     touch(tmp_path / "job/a.out")
     for site in ("site", "deep/er/pages"):
         touch(tmp_path / site / MARKER, '{"files": []}')
@@ -240,16 +240,6 @@ def test_sitegen_outputs_anywhere_are_passed_over_silently(tmp_path):
     d = discover(tmp_path)
     assert [j.log for j in d.jobs] == ["job/a.out"]
     assert d.skipped == ((".hidden", "hidden folder: not read"),)  # (a user's: still said)
-
-    for own in SitePaths.of(tmp_path / "deep/er/pages").own():
-        assert is_sitegen_output(own), own
-    assert is_sitegen_output(tmp_path / "site/jobs/x/index.html", tmp_path)
-    assert is_sitegen_output(tmp_path / ".site.cache/meta.json", tmp_path)
-    assert not is_sitegen_output(tmp_path / "site/jobs/x/index.html")  # (no root: itself only)
-    for mine in ("job/a.out", "job", ".hidden", "deep/er"):
-        assert not is_sitegen_output(tmp_path / mine, tmp_path), mine
-    touch(tmp_path / MARKER)  # a site holding the archive (-o . above it): the root never counts
-    assert not is_sitegen_output(tmp_path / "job/a.out", tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -269,7 +259,3 @@ def test_a_cache_folder_is_known_by_its_marker_under_any_name(tmp_path, where):
     d = discover(tmp_path)
     assert sorted(j.log for j in d.jobs) == ["exp/logs/train_2.out", "job/a.out"]
     assert d.trials_dirs == {} and d.skipped == () and d.warnings == ()
-    assert is_sitegen_output(cache / "trials/0123456789abcdef0123.json", tmp_path)
-    assert is_sitegen_output(cache)
-    (cache / CACHE_MARKER).unlink()  # without its marker it is a folder like any other
-    assert not is_sitegen_output(cache / "trials/0123456789abcdef0123.json", tmp_path)
