@@ -155,12 +155,7 @@ class BuildState:
         self._records_read: dict[str, tuple[RunRecord, Any]] = {}  # run id -> (record, its JSON)
         self._code: str | None = None  # sitegen's code signature (notes_html), when needed
         self._open(fresh=opts.clean)
-        body = self._load("site", "site")
-        if body is not None:
-            try:
-                self.last = LastBuild.from_json(body)
-            except (CacheFileError, KeyError, TypeError, ValueError) as exc:
-                self._ignored(self._path("site", "site"), exc)
+        self.last = self._decoded("site", "site", LastBuild.from_json)
 
     @property
     def pages(self) -> dict[str, str]:
@@ -235,6 +230,20 @@ class BuildState:
             self._ignored(path, exc)
             return None
 
+    def _decoded(
+        self, kind: str, name: str, decode: Callable[[Any], Any], raw: list[bytes] | None = None
+    ) -> Any | None:
+        """``decode`` of the body stored under ``kind/name``; None when absent, stale, or when
+        the file or its decoding fails (a warning for those)."""
+        body = self._load(kind, name, raw)
+        if body is None:
+            return None
+        try:
+            return decode(body)
+        except (CacheFileError, KeyError, TypeError, ValueError, IndexError, RecursionError) as exc:
+            self._ignored(self._path(kind, name), exc)
+            return None
+
     def _save(self, kind: str, name: str, body: Any) -> bytes:
         """Store ``body`` under ``kind/name``; the file's bytes."""
         data = entry_bytes(kind, name, body, _shape(kind))
@@ -267,16 +276,17 @@ class BuildState:
             self._used.update((("log", rel), ("logstate", rel)))
             return summary, None
         if not changed:  # no summary to tell: the whole entry, if its fingerprint still holds
-            body = self._load("log", rel)
-            try:
-                if body is not None:
-                    check(isinstance(body, dict), "a log entry is not an object")
-                    if fingerprint_from_json(body["fingerprint"]) == fp:
-                        parsed = parsed_from_json(body["parsed"])
-                        self._keep_summary(rel, body["fingerprint"], parsed)  # (it was missing)
-                        return parsed, None
-            except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
-                self._ignored(self._path("log", rel), exc)
+
+            def decode(body: Any) -> tuple[list, ParsedLog] | None:
+                check(isinstance(body, dict), "a log entry is not an object")
+                if fingerprint_from_json(body["fingerprint"]) != fp:
+                    return None
+                return body["fingerprint"], parsed_from_json(body["parsed"])
+
+            got = self._decoded("log", rel, decode)
+            if got is not None:
+                self._keep_summary(rel, *got)  # (it was missing)
+                return got[1], None
         # Changed: only the parser state is needed, to read on if the log grew.
         return None, self._log_state(rel)
 
@@ -284,47 +294,35 @@ class BuildState:
         """The log's summary when its fingerprint holds; and whether a summary said it changed."""
         from sitegen.cache.codec import parsed_from_json
 
-        body = self._load("logsum", rel)
-        if body is None:
-            return None, False
-        try:
+        def decode(body: Any) -> tuple[ParsedLog | None, bool]:
             check(isinstance(body, dict), "a log summary is not an object")
             if fingerprint_from_json(body["fingerprint"]) != fp:
                 return None, True
             return parsed_from_json(body["summary"]), False
-        except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            self._ignored(self._path("logsum", rel), exc)
-            return None, False
+
+        return self._decoded("logsum", rel, decode) or (None, False)
 
     def _log_state(self, rel: str) -> LogState[ParserState] | None:
         """Where the last parse of a log stopped (kept apart from its parse: a grown log
         reads only this, about half of what the two weigh)."""
         from sitegen.cache.logs import log_state_from_json
 
-        body = self._load("logstate", rel)
-        if body is None:
-            return None
-        try:
+        def decode(body: Any) -> LogState[ParserState]:
             check(isinstance(body, dict), "a log state entry is not an object")
             return log_state_from_json(body["state"])
-        except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            self._ignored(self._path("logstate", rel), exc)
-            return None
+
+        return self._decoded("logstate", rel, decode)
 
     def whole_log(self, rel: str) -> ParsedLog | None:
         """The whole parse of a log :meth:`cached_log` gave as its summary; None when its
         entry cannot be read (the caller parses the log again)."""
         from sitegen.cache.codec import parsed_from_json
 
-        body = self._load("log", rel)
-        if body is None:
-            return None
-        try:
+        def decode(body: Any) -> ParsedLog:
             check(isinstance(body, dict), "a log entry is not an object")
             return parsed_from_json(body["parsed"])
-        except (CacheFileError, KeyError, TypeError, ValueError, RecursionError) as exc:
-            self._ignored(self._path("log", rel), exc)
-            return None
+
+        return self._decoded("log", rel, decode)
 
     def keep_log(self, name: str, entries: list[tuple[str, bytes]]) -> None:
         """Store a log's entries, encoded where it was read
@@ -349,27 +347,20 @@ class BuildState:
         """
         lists = self._trial_lists[trials_dir] = TrialLists()  # the lists read, written back
         raw: list[bytes] = []
-        body = self._load("trials", trials_dir, raw)
-        if body is None:
-            return {}
-        try:
-            known = known_from_json(body, lists)
-        except (CacheFileError, TypeError, ValueError, IndexError, KeyError) as exc:
-            self._ignored(self._path("trials", trials_dir), exc)
+        known = self._decoded("trials", trials_dir, lambda b: known_from_json(b, lists), raw)
+        if known is None:
             return {}
         digest = hashlib.sha1(raw[0]).hexdigest()
         self._outcomes_base[trials_dir] = (known, digest)
-        added = self._load("trialsadd", trials_dir)
-        if added is None:
-            return known
-        try:
-            check(isinstance(added, dict), "added trial outcomes are not an object")
-            if added["base"] != digest:
-                return known  # added to another base (one written since): its files are read
-            return {**known, **known_from_json(added["outcomes"], lists)}
-        except (CacheFileError, TypeError, ValueError, IndexError, KeyError) as exc:
-            self._ignored(self._path("trialsadd", trials_dir), exc)
-            return known
+
+        def decode(body: Any) -> Known | None:
+            check(isinstance(body, dict), "added trial outcomes are not an object")
+            if body["base"] != digest:
+                return None  # added to another base (one written since): its files are read
+            return known_from_json(body["outcomes"], lists)
+
+        added = self._decoded("trialsadd", trials_dir, decode)
+        return known if added is None else {**known, **added}
 
     def unchanged_trials(self, trials_dir: str) -> tuple[TrialSet, int] | None:
         """The last build's trial set of a folder its watch says is unchanged, and the
@@ -394,16 +385,15 @@ class BuildState:
         return found
 
     def _trial_summary(self, trials_dir: str) -> tuple[TrialSet, int] | None:
-        body = self._load("trialsum", trials_dir)
-        if body is None:
-            return None
-        try:
+        def decode(body: Any) -> tuple[str, int, TrialSet]:
             check(isinstance(body, dict), "a trial summary is not an object")
             token, results = string(body["token"], "token"), integer(body["results"], "results")
-            ts = trial_set_from_json(body["summary"])
-        except (CacheFileError, KeyError, TypeError, ValueError) as exc:
-            self._ignored(self._path("trialsum", trials_dir), exc)
+            return token, results, trial_set_from_json(body["summary"])
+
+        got = self._decoded("trialsum", trials_dir, decode)
+        if got is None:
             return None
+        token, results, ts = got
         self.trial_tokens[trials_dir] = token
         self._trials_summarised[trials_dir] = results
         return ts, results
@@ -411,13 +401,8 @@ class BuildState:
     def whole_trials(self, trials_dir: str) -> TrialSet | None:
         """A folder's whole trial set as kept; None when its entry cannot be read."""
         raw: list[bytes] = []
-        body = self._load("trialset", trials_dir, raw)
-        if body is None:
-            return None
-        try:
-            ts = trial_set_from_json(body)
-        except (CacheFileError, KeyError, TypeError, ValueError) as exc:
-            self._ignored(self._path("trialset", trials_dir), exc)
+        ts = self._decoded("trialset", trials_dir, trial_set_from_json, raw)
+        if ts is None:
             return None
         self.trial_tokens[trials_dir] = hashlib.sha1(raw[0]).hexdigest()
         self._trials_summarised.pop(trials_dir, None)
@@ -537,15 +522,14 @@ class BuildState:
         from sitegen.cache.codec import from_json
         from sitegen.pages.kept import RunRecord
 
-        body = self._load("pages", "runs")
-        if body is None:
-            return {}
-        try:
+        def decode(body: Any) -> tuple[dict[str, RunRecord], dict]:
             check(isinstance(body, dict), "the run records are not an object")
-            records = {rid: from_json(rec, RunRecord) for rid, rec in body.items()}
-        except (CacheFileError, ValueError, TypeError) as exc:
-            self._ignored(self._path("pages", "runs"), exc)
+            return {rid: from_json(rec, RunRecord) for rid, rec in body.items()}, body
+
+        got = self._decoded("pages", "runs", decode)
+        if got is None:
             return {}
+        records, body = got
         self._records_read = {rid: (records[rid], rec) for rid, rec in body.items()}
         return records
 
