@@ -386,9 +386,9 @@ def _mapping_decoder(origin: Any, args: tuple) -> typing.Callable[[Any], Any]:
         out = {}
         for k, v in data.items():
             try:
-                out[_key_in(k, ktp, "")] = value(v)
+                out[_key_in(k, ktp)] = value(v)
             except ValueError as exc:
-                bad = _Bad(str(exc).lstrip(": "))
+                bad = _Bad(str(exc))
                 bad.path.append(f".{k}")
                 raise bad from None
             except _Bad as exc:
@@ -405,17 +405,17 @@ def _mapping_decoder(origin: Any, args: tuple) -> typing.Callable[[Any], Any]:
     return mapping_in
 
 
-def _key_in(k: str, ktp: Any, where: str) -> Any:
+def _key_in(k: str, ktp: Any) -> Any:
     if ktp is str:
         return k
     if ktp is int:
         try:
             n = int(k)
         except ValueError:
-            raise ValueError(f"{where}: key {k!r} is not an integer") from None
+            raise ValueError(f"key {k!r} is not an integer") from None
         if str(n) == k:
             return n
-    raise ValueError(f"{where}: bad key {k!r}")
+    raise ValueError(f"bad key {k!r}")
 
 
 # -- loosely typed values (YAML config): a tagged form --------------------------
