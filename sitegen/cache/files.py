@@ -437,6 +437,10 @@ class Summary:
     skipped: int = 0  # folders and logs skipped (discovery's, and logs that are no job's)
 
 
+# Summary's counts: every field but the warnings.
+SUMMARY_COUNTS = tuple(f.name for f in dataclasses.fields(Summary) if f.name != "warnings")
+
+
 @frozen
 class LastBuild:
     """What the last build published, and what it takes to see that nothing changed since."""
@@ -460,17 +464,8 @@ class LastBuild:
             },
             "open_jobs": sorted(self.open_jobs),
             "summary": {
-                "jobs": s.jobs,
-                "runs": s.runs,
-                "trials": s.trials,
-                "logs": s.logs,
-                "trial_files": s.trial_files,
-                "eval_trials": s.eval_trials,
-                "unreadable": s.unreadable,
-                "job_level": s.job_level,
-                "missing": s.missing,
+                **{n: getattr(s, n) for n in SUMMARY_COUNTS},
                 "warnings": [list(w) for w in s.warnings],
-                "skipped": s.skipped,
             },
         }
 
@@ -490,17 +485,8 @@ class LastBuild:
             watch={string(d, "trials folder"): _watch_from_json(w) for d, w in watch.items()},
             open_jobs=frozenset(string(j, "job") for j in body["open_jobs"]),
             summary=Summary(
-                jobs=integer(summ["jobs"], "jobs"),
-                runs=integer(summ["runs"], "runs"),
-                trials=integer(summ["trials"], "trials"),
-                logs=integer(summ["logs"], "logs"),
-                trial_files=integer(summ["trial_files"], "trial files"),
-                eval_trials=integer(summ["eval_trials"], "eval trials"),
-                unreadable=integer(summ["unreadable"], "unreadable trial files"),
-                job_level=integer(summ["job_level"], "job-level result files"),
-                missing=integer(summ["missing"], "trials without a result"),
+                **{n: integer(summ[n], n.replace("_", " ")) for n in SUMMARY_COUNTS},
                 warnings=tuple(_warning_from_json(w) for w in summ["warnings"]),
-                skipped=integer(summ["skipped"], "skipped"),
             ),
         )
 

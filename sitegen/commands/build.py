@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sitegen import SYNTH_TRUTH, __version__, collect_less
 from sitegen.assemble.runs import assemble, warnings_by_job
-from sitegen.cache.files import FileRecord, LastBuild, Summary
+from sitegen.cache.files import SUMMARY_COUNTS, FileRecord, LastBuild, Summary
 from sitegen.cache.reuse import PageReuse
 from sitegen.cache.sources import Sources, assets_signature, fingerprint
 from sitegen.cache.state import BuildState, compiled_templates_dir
@@ -597,17 +597,8 @@ def _record(
         watch=watch,
         open_jobs=open_jobs,
         summary=Summary(
-            jobs=report.jobs,
-            runs=report.runs,
-            trials=report.trials,
-            logs=report.logs,
-            trial_files=report.trial_files,
-            eval_trials=report.eval_trials,
-            unreadable=report.unreadable,
-            job_level=report.job_level,
-            missing=report.missing,
+            **{n: getattr(report, n) for n in SUMMARY_COUNTS},
             warnings=tuple((w.path, w.line, w.message) for w in report.warnings),
-            skipped=report.skipped,
         ),
     )
 
@@ -616,11 +607,8 @@ def _as_last_reported(report: BuildReport, cache: BuildState) -> BuildReport:
     """A build that found nothing changed reports what the last one did (nothing was parsed)."""
     assert cache.last is not None
     s = cache.last.summary
-    report.jobs, report.runs, report.trials = s.jobs, s.runs, s.trials
-    report.logs, report.trial_files = s.logs, s.trial_files
-    report.eval_trials, report.unreadable = s.eval_trials, s.unreadable
-    report.job_level, report.missing = s.job_level, s.missing
-    report.skipped = s.skipped
+    for n in SUMMARY_COUNTS:
+        setattr(report, n, getattr(s, n))
     report.warnings = [BuildWarning(*w) for w in s.warnings]
     report.cache_warnings.extend(cache.warnings)
     report.record = cache.last
