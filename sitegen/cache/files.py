@@ -266,15 +266,11 @@ _SET = object.__setattr__
 def trials_from_json(v: Any) -> list[TrialResult]:
     """Trials from their lists: each equal to :func:`_trial_from_json` of its list, made faster.
 
-    A rebuild reads every kept trial of a changed folder (tens of thousands in a running
-    job's), and one trial at a time costs its checks and a frozen dataclass's ``__init__``
-    (an ``object.__setattr__`` a field). Here the checks go column by column
-    (one set of types per field: a column of the types it takes as they are needs no
-    other look; any other goes value by value through the field's decoder, as
-    :func:`_trial_from_json` does), and each trial is made as unpickling makes one:
-    a new instance given its ``__dict__`` (``read.harbor._trial`` does the same;
-    tests/read/test_harbor.py checks that TrialResult has no ``__post_init__`` or
-    slots this would skip, tests/cache/test_files.py that the trials are equal).
+    The checks go column by column (a column of the types its field takes as they
+    are needs no other look; any other goes value by value through the field's
+    decoder), and each trial is made as unpickling makes one, given its ``__dict__``
+    (tests check that TrialResult has no ``__post_init__`` or slots this would skip, and
+    that the trials are equal).
     """
     check(type(v) is list, "the trials are not a list")
     if not v:

@@ -55,13 +55,8 @@ def _unquoted_rows(columns: list[list[object]]) -> str | None:
     when no field needs quoting: each field the ``str`` of its cell, joined by commas, each
     row ended by ``\n``. None when a field needs quoting, when the columns are not all as
     long (the writer raises) or fewer than two (it quotes a row of one empty field), or
-    when there are no rows: the writer then writes them as before.
-
-    Made column by column (the text of each cell, one join of the column searched for what
-    the writer would quote, the rows zipped and joined in C): the writer's own work per
-    field, and a Python call or two per cell, were most of the time of a large
-    ``trials.csv``, which a running job's rebuild writes again. A test holds the two paths
-    to the same text.
+    when there are no rows: the writer then writes them. Made column by column, for a
+    large ``trials.csv``; a test holds the two paths to the same text.
     """
     if len(columns) < 2:
         return None

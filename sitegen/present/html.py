@@ -399,14 +399,10 @@ class Renderer:
         prepared: Prepared | None = None,
     ) -> dict[str, Premade]:
         """The files of an analysed run's pages, made where it was analysed (a forked child of
-        the build's analyse step, :func:`~sitegen.commands.analyse.site_pages`), so that
-        analysis and rendering share one split between the cores. Each comes with the arguments it was made with, worked out as
-        :meth:`site` works them out for a run analysed now; :meth:`job` and :meth:`run` take
-        the files only when their own arguments are the same (else they make them again), and
-        a page whose files are carried over from the last build leaves them unused.
-        ``prepared``: what was made apart from the analysis (trial tables being made in
-        another process, left in the files as placeholders for the caller to fill in; notes
-        as HTML): :class:`~sitegen.present.pagefiles.Prepared`."""
+        :func:`~sitegen.commands.analyse.site_pages`), each with the arguments it was made
+        with; :meth:`job` and :meth:`run` take them only when their own arguments are the
+        same. ``prepared``: what was made apart from the analysis
+        (:class:`~sitegen.present.pagefiles.Prepared`)."""
         files = PageFiles(self._html, tables, prepared)
         out: dict[str, Premade] = {}
         for page, own in jobs:

@@ -121,11 +121,9 @@ def progression_tbody(rows: list[ProgressionRow]) -> Markup:
     """The job page's per-step table body (``<tbody>`` rows: step, reward, pass@k, KL, loss,
     step time, generation wait), each cell escaped as the template's ``{{ … }}`` does.
 
-    Written here in one pass rather than by a loop in the template: with thousands of cells
-    a job (7 a step), Jinja's per-cell lookups, filter calls and escapes were a large share
-    of the page's render. The numbers are the ``num`` filter's (:func:`fmt_num`), whose text is only
-    digits, separators, signs, ``e``, ``nan``, ``∞`` or ``–``: nothing to escape (a test
-    holds it to that); the step is escaped.
+    Written here in one pass rather than by a loop in the template (thousands of cells a
+    job). The numbers are :func:`fmt_num`'s, whose text never needs escaping (a test holds
+    it to that); the step is escaped.
     """
     return Markup(
         "".join(
@@ -169,13 +167,10 @@ class PageFiles:
     def _once(self, fn: Callable[..., R], *args: Any) -> R:
         """``fn(*args)``, made once for the same argument objects in a row.
 
-        A run of one job shares its job page's series, statistics, timing tree
-        (:func:`sitegen.pages.make.run_page`), and the run page is made right after its job
-        pages: what is made from those alone (the CSV of the steps, the comparison curves,
-        the step charts, the cleaned run page each job page shows) is made once for both
-        pages. Safe because
-        page objects are frozen and what is made from them is not changed after (the
-        arguments are held, so an id is not reused meanwhile)."""
+        A run of one job shares its job page's series, statistics and timing tree, and
+        its page is made right after its job pages: what is made from those alone is made
+        once for both. Safe because page objects are frozen (and the arguments are held,
+        so an id is not reused meanwhile)."""
         last = self._last.get(fn)
         if last is not None and len(last[0]) == len(args) and all(map(operator.is_, last[0], args)):
             return last[1]

@@ -63,11 +63,7 @@ class Line(NamedTuple):
     for lines written straight to the SLURM file. ``emitter`` is ``"loguru"``,
     ``"vllm"`` or ``""``; ``time`` is set for loguru lines only (vLLM headers
     carry no year), ``vllm_time`` holds the vLLM ``MM-DD HH:MM:SS`` text.
-
-    A named tuple, not a frozen dataclass: just as immutable, and much cheaper to make
-    (a frozen dataclass sets each field through ``object.__setattr__``), which counts
-    for the many lines of a large archive that reach here.
-    It lives only while its line is dispatched; nothing keeps it.
+    A named tuple: immutable, and cheaper to make than a frozen dataclass.
     """
 
     number: int
@@ -167,11 +163,7 @@ def iter_blocks(
     (cut there, ``truncated``) or is the last, unterminated one. Memory stays
     bounded whatever a line's length. ``\r`` counts as a line break (tqdm bars),
     ``\r\n`` as one break; ``breaks`` says where such ``\r`` breaks are (None: none
-    since the last yield, and none in this one).
-
-    Lines are not numbered here: a block's lines are counted by whoever reads it
-    (:meth:`~sitegen.read.logparse.LogParser.feed_block` counts them as it goes), so
-    the newlines are counted once, not twice (each count is a pass over every block).
+    since the last yield, and none in this one). Lines are numbered by the reader.
     """
     buf = bytearray()  # the start of a line that continues in the next chunk
     overflow = False
@@ -274,27 +266,17 @@ def _cr_breaks(
 
     Ray prefixes whole ``\n``-terminated lines; a tqdm bar redraws with ``\r`` inside
     one, so a record after a ``\r`` belongs to the same process (docs/formats.md §2).
-    ``carried`` is the start of a line begun in the previous chunk, if any (only its
-    bytes up to the first ``\r`` or ``\n`` matter: no prefix holds one). A ``\r``
-    ending the chunk may be half of a ``\r\n``: it becomes a plain break. A ``\r\n``
-    is one break: the ``\r`` right before a ``\n`` is dropped (as
-    ``chunk.replace(b"\r\n", b"\n")`` first would).
-
-    One step per physical line holding a ``\r``, not per ``\r``: all of a line's ``\r``
-    get the same prefix (the one its ``\n`` line starts with), so it is matched once
-    and the line's ``\r`` replaced in one ``bytes.replace``; lines with no prefix (a
-    bare tqdm bar) are left to one ``replace`` of everything between prefixed lines
-    (a bar redrawn a hundred times on one line is one step, not a hundred). The
-    ``\r\n`` are found on the same steps (its line's last byte), instead of by a pass
-    of their own over every chunk with a ``\r``.
+    ``carried`` is the start of a line begun in the previous chunk, if any. A ``\r``
+    ending the chunk may be half of a ``\r\n``: it becomes a plain break; a ``\r\n``
+    is one break. Works a physical line at a time (its prefix matched once, all its
+    ``\r`` replaced at once), and the lines with no prefix between two that have one
+    in one ``replace``.
 
     ``pieces``, when given, gets ``(start, end, source start, kind)`` for each piece of
     the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): kind 0 is
     the source with ``\r`` replaced one for one, kind 1 a line's text after its first
-    ``\r``, whose every ``\n`` is such a break (a ``\r\n``'s ``\r`` is in neither);
-    then, last, ``(-1, -1, -1, n)``: the number of ``\r`` that are not lone (of a
-    ``\r\n``, or the chunk's last, whether lone or not showing in the next chunk:
-    :func:`iter_blocks`).
+    ``\r``, whose every ``\n`` is such a break; then, last, ``(-1, -1, -1, n)``: the
+    number of ``\r`` that are not lone (of a ``\r\n``, or the chunk's last).
     """
     out: list[bytes] = []
     olen = 0  # len(b"".join(out))

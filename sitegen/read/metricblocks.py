@@ -72,23 +72,14 @@ class MetricBlocks(ParserCore):
     def _take_run(self, block: bytes, pos: int, end: int) -> tuple[int, int]:
         """Take the run of an open dict's lines at ``block[pos:end]`` in one go, up to its ``}``.
 
-        ``pos`` and ``end`` are line starts of a clean stretch (valid UTF-8, no NUL).
-        The run is the lines from ``pos`` on that all start with the same Ray prefix
-        ``P`` of a process whose dict is open, each with a ``rest`` that starts as a
-        pformat line does (a ``{`` for the dict's first line, then a space or a tab) and
-        holds no escape or ``]``, up to
-        the line that closes the dict or the first line that is not such a line (another
-        process's line, a header, a bad line, the end of the stretch). For such a line
-        :func:`~sitegen.read.lines.split_line` strips exactly ``P`` (checked once per
-        prefix: :func:`~sitegen.read.lines.known_prefix`), so fed one by one, each of those
-        lines only appends its
-        stripped text to the dict (``_continue_block``), so the run's texts are appended
-        at once and the dict is closed as the last one would close it. Declined (nothing
-        changed) when any line would do something else there: close early (a ``}``
-        followed by other whitespace than the line break), cut the dict (a blank line),
-        or pass :data:`MAX_BLOCK_LINES`. Returns ``(lines taken, offset)``: the offset
-        after them, or, when declined (0 lines), the offset up to which a new try would
-        look at the same run again (the caller feeds those lines one by one).
+        ``pos`` and ``end`` are line starts of a clean stretch (valid UTF-8, no NUL). The
+        run: the lines that start with the same Ray prefix of a process whose dict is open,
+        each a pformat line (``{`` first, then a space or tab) holding no escape or ``]``,
+        up to the line that closes the dict. Fed one by one, each would only append its
+        text (``_continue_block``); here they are appended at once. Declined (0 lines,
+        nothing changed) when a line would do more: close early, be blank, or pass
+        :data:`MAX_BLOCK_LINES`. Returns ``(lines taken, offset)``: after them, or, when
+        declined, where a new try would see the same run again.
         """
         m = CR_PREFIX_RE.match(block, pos, end)
         # No prefix: the driver's own output (source ""); split_line leaves a line that

@@ -129,16 +129,11 @@ class StatusLines(ParserCore):
     def vllm_stats_line(self, number: int, raw: bytes) -> bool:
         """Take a clean standard engine stats line in the steady state; False: not one.
 
-        What ``feed(split_line(number, raw))`` does with it, without the split, the
-        ``Line`` and the dispatch (most stats lines of a large archive are such lines).
-        In the steady state (no dict open, config dump behind) ``feed`` of a vLLM line is
-        ``_vllm``; for a ``PREFIX`` + ``rest`` where ``rest`` is this one shape (maybe
-        with Ray's coloured dedup suffix) and holds no other escape or ``[repeated ``,
-        split_line strips exactly the prefix (checked once per prefix:
-        :func:`~sitegen.read.lines.known_prefix`) and that suffix (its count goes to
-        ``suppressed``), its vLLM header match is this one, and the message is an
-        ``Engine NNN:`` line that ``parse_stats`` reads with ``STANDARD_RE`` (float of
-        the same digits). The caller guarantees steady().
+        The same as ``feed(split_line(number, raw))`` in the steady state (no dict open,
+        config dump behind; the caller guarantees ``steady()``), without the split, the
+        ``Line`` and the dispatch, for one shape: a known prefix, a vLLM header, an
+        ``Engine NNN:`` message ``parse_stats`` reads with ``STANDARD_RE``, maybe Ray's
+        dedup suffix (its count goes to ``suppressed``), and no other escape.
         """
         if b"] Engine " not in raw:  # most lines that reach here: no regex at all
             return False
