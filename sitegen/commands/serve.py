@@ -282,9 +282,10 @@ class LiveSite:
 
 
 @contextlib.contextmanager
-def serving(opts: BuildOptions, host: str = "127.0.0.1", port: int = 0) -> Iterator[LiveSite]:
-    """Build, then serve with live reload on a thread of its own while the block runs."""
-    site = LiveSite(opts, host, port)
+def serving(opts: BuildOptions) -> Iterator[LiveSite]:
+    """Build, then serve on a free local port with live reload, on a thread of its own,
+    while the block runs."""
+    site = LiveSite(opts, "127.0.0.1", 0)
     site.first_build()
     thread = threading.Thread(target=site.run, name="sitegen-serve", daemon=True)
     thread.start()

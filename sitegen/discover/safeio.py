@@ -10,7 +10,7 @@ Every file sitegen reads from an archive goes through :func:`open_regular` or
   open descriptor: still a regular file, the same inode, and (on Linux, through
   ``/proc/self/fd``) really inside ``root`` — so a folder swapped for a link
   between the check and the open is caught too;
-* :func:`read_bytes` and :func:`read_text` stop at a byte limit.
+* :func:`read_bytes` stops at a byte limit.
 
 Refusals raise :class:`UnsafeInput`, an :class:`OSError` whose ``strerror``
 says why, so callers' existing ``except OSError`` paths turn them into warnings.
@@ -224,13 +224,6 @@ def _read_to(fd: int, st: os.stat_result, limit: int) -> bytes:
         if len(parts) > 1:
             data = b"".join(parts)
     return data
-
-
-def read_text(
-    path: Path | str, root: Path | str | Root | None, limit: int, cut: bool = False
-) -> str:
-    """The file as UTF-8 (undecodable bytes replaced); ``limit`` and ``cut`` as :func:`read_bytes`."""
-    return read_bytes(path, root, limit, cut).decode("utf-8", errors="replace")
 
 
 def _size(n: int) -> str:

@@ -340,9 +340,9 @@ def palette() -> Image.Image:
     return pal
 
 
-def png(im: Image.Image, level: int = COMPRESS_LEVEL) -> bytes:
+def png(im: Image.Image) -> bytes:
     """``im`` as a palette PNG: each pixel the nearest colour of :func:`palette`."""
     small = im.quantize(palette=palette(), dither=Image.Dither.NONE)
     out = io.BytesIO()
-    small.save(out, "PNG", compress_level=level)
+    small.save(out, "PNG", compress_level=COMPRESS_LEVEL)
     return out.getvalue()

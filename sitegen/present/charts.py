@@ -216,7 +216,6 @@ def _y_scale(series: Sequence[Sequence[object]]) -> Any:
 def progression(
     series: dict,
     names: dict[str, str],
-    x_title: str = "step",
     rules: Sequence[dict] = (),
     marks: Sequence[dict] = (),
     bands: Mapping[str, tuple[str, str]] | None = None,
@@ -257,7 +256,7 @@ def progression(
     return _chart(
         name,
         data,
-        x_title=x_title,
+        x_title="step",
         metrics=[r["metric"] for r in records],
         y_scale=_y_scale([[*r["value"], *r["lo"], *r["hi"]] for r in records]),
     )

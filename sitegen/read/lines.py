@@ -383,15 +383,13 @@ def _no_long_line(block: bytes) -> bool:
     return True
 
 
-def iter_raw_lines(
-    fh, chunk_size: int = 1 << 20, first: int = 1
-) -> Iterator[tuple[int, bytes, bool]]:
+def iter_raw_lines(fh, chunk_size: int = 1 << 20) -> Iterator[tuple[int, bytes, bool]]:
     """Yield ``(line_number, bytes, truncated)`` for every line of a binary stream (see :func:`iter_blocks`).
 
     The number is the file's own line (``\n``-terminated): the lines a tqdm bar's
     ``\r`` makes of one line share its number (see :class:`Breaks`).
     """
-    number = first
+    number = 1
     for block, line, truncated, brk in iter_blocks(fh, chunk_size):
         if brk is not None:
             number -= brk.before

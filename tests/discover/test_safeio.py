@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from sitegen.discover import safeio
-from sitegen.discover.safeio import Root, UnsafeInput, open_regular, read_bytes, read_text, root_of
+from sitegen.discover.safeio import Root, UnsafeInput, open_regular, read_bytes, root_of
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def tree(tmp_path):
 
 
 def test_regular_file_inside(tree):
-    assert read_text(tree / "sub/a.txt", tree, 100) == "inside"
+    assert read_bytes(tree / "sub/a.txt", tree, 100) == b"inside"
     with open_regular(tree / "sub/a.txt", tree) as fh:
         assert fh.read() == b"inside"
 
