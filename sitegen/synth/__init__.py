@@ -293,42 +293,12 @@ def synth(
     (out / "misc" / "scratch" / "plot.csv").write_text("step,reward\n1,0.5\n")
 
     p = [s.path for s in specs]
-    runs: list[dict] = [
-        {
-            "logs": p[0:2],
-            "resumed_from": [k],
-            "discarded": [k + 1, k + 2],
-            "steps": list(range(1, steps + 1)),
-            "trials": tp,
-        },
-        {
-            "logs": [p[2]],
-            "resumed_from": [],
-            "discarded": [],
-            "steps": truths[p[2]].steps,
-            "trials": tp2,
-        },
-        {
-            "logs": [p[4]],
-            "resumed_from": [],
-            "discarded": [],
-            "steps": truths[p[4]].steps,
-            "trials": None,
-        },
-        {
-            "logs": [p[3]],
-            "resumed_from": [],
-            "discarded": [],
-            "steps": truths[p[3]].steps,
-            "trials": None,
-        },
-        {
-            "logs": p[5:7],
-            "resumed_from": [k2],
-            "discarded": [k2 + 1],
-            "steps": list(range(1, steps + 1)),
-            "trials": None,
-        },
+    runs = [
+        _run(p[0:2], list(range(1, steps + 1)), tp, [k], [k + 1, k + 2]),
+        _run([p[2]], truths[p[2]].steps, tp2),
+        _run([p[4]], truths[p[4]].steps),
+        _run([p[3]], truths[p[3]].steps),
+        _run(p[5:7], list(range(1, steps + 1)), None, [k2], [k2 + 1]),
     ]
     extra: list[dict] = []
     for spec in specs[7:]:
@@ -341,15 +311,7 @@ def synth(
             prev["discarded"] += [x for x in prev["steps"] if x > cut]
             prev["steps"] = [x for x in prev["steps"] if x <= cut] + truths[spec.path].steps
         else:
-            extra.append(
-                {
-                    "logs": [spec.path],
-                    "resumed_from": [],
-                    "discarded": [],
-                    "steps": list(truths[spec.path].steps),
-                    "trials": None,
-                }
-            )
+            extra.append(_run([spec.path], list(truths[spec.path].steps)))
     runs += extra
     for r in runs:
         stitched: dict[int, dict] = {}
@@ -381,6 +343,24 @@ def synth(
     result["counts"] = counts(result)
     (out / TRUTH_FILE).write_text(json.dumps(result, indent=1))
     return result
+
+
+def _run(
+    logs: list[str],
+    steps: list[int],
+    trials: str | None = None,
+    resumed_from: list[int] | None = None,
+    discarded: list[int] | None = None,
+) -> dict:
+    """A run of the ground truth: its logs in chain order, the step each resumed from, the
+    steps the resumes discarded, its stitched steps and its trials folder."""
+    return {
+        "logs": logs,
+        "resumed_from": resumed_from or [],
+        "discarded": discarded or [],
+        "steps": steps,
+        "trials": trials,
+    }
 
 
 def counts(truth: dict) -> dict[str, int]:
