@@ -283,10 +283,12 @@ class SiteBudget:
 
     def key(self, key: str | None, run: Run) -> str | None:
         """A run's key with which of its pages leave their bulk data out."""
+        return self._keyed(key, {f"runs/{run.id}/", *(f"jobs/{j.id}/" for j in run.jobs)})
+
+    def _keyed(self, key: str | None, pages: set[str]) -> str | None:
         if key is None:
             return None
-        mine = {f"runs/{run.id}/", *(f"jobs/{j.id}/" for j in run.jobs)}
-        return key.split(_KEY_PART)[0] + _KEY_PART + ",".join(sorted(mine & self.pages))
+        return key.split(_KEY_PART)[0] + _KEY_PART + ",".join(sorted(pages & self.pages))
 
     def mark(self, pages: PageLists) -> None:
         """Each page made now that leaves its bulk data out says so."""
@@ -339,16 +341,7 @@ class SiteBudget:
     def rekey(self, made: list[tuple[str | None, Any, Any]]) -> list[tuple[str | None, Any, Any]]:
         """The keys of the runs made now, with the choices as they ended (:meth:`fit`)."""
         return [
-            (
-                key.split(_KEY_PART)[0]
-                + _KEY_PART
-                + ",".join(sorted({rp.url, *(j.url for j in jobs)} & self.pages))
-                if key is not None
-                else None,
-                rp,
-                jobs,
-            )
-            for key, rp, jobs in made
+            (self._keyed(key, {rp.url, *(j.url for j in jobs)}), rp, jobs) for key, rp, jobs in made
         ]
 
     def _record_bytes(self, left_out: list[Owner]) -> bytes:
