@@ -534,9 +534,8 @@ class BuildState:
         return records
 
     def keep_run_records(self, records: dict[str, RunRecord]) -> None:
-        """Keep every run's record; one read by :meth:`run_records` and kept as it was
-        (the same object) is written back as it was read, not encoded again (the codec
-        gives those same values: most records of a one-job rebuild)."""
+        """Keep every run's record; one read by :meth:`run_records` and kept as it was (the
+        same object) is written back as it was read, not encoded again."""
         from sitegen.cache.codec import to_json
         from sitegen.pages.kept import RunRecord
 
@@ -550,13 +549,9 @@ class BuildState:
     def notes_html(self, md: str, convert: Callable[[str], str], version: str) -> str:
         """``convert(md)``: a job's notes (their Markdown, redacted) as HTML, kept between builds.
 
-        Kept by the Markdown, sitegen's code and ``version`` (the converter's: the Markdown
-        library's files), so edited notes, a changed converter or an upgraded library make
-        it again; notes of no job of the archive are forgotten (:meth:`save_site`, and
-        :meth:`keep_notes` for the jobs of runs kept whole). What comes back may be what
-        someone planted in the cache (it lies beside the output, README "Security"): the
-        caller sanitizes it before it reaches a page, and HTML that is not text (a lone
-        surrogate, which the sanitizer refuses) is made again.
+        Kept by the Markdown, sitegen's code and ``version`` (the Markdown library's files).
+        What comes back may have been planted in the cache (README "Security"): the caller
+        sanitizes it, and HTML that is not text (a lone surrogate) is made again.
         """
         name = self._notes_name(md, version)
         body = self._load("notes", name)

@@ -256,12 +256,10 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
 def _fewer_collections() -> Iterator[None]:
     """Run CPython's cyclic garbage collector less often while the build runs.
 
-    A cold build makes millions of containers (results unpickled from the workers, cache
-    bodies, page objects) that reference counting frees or that live to the end. At the
-    default thresholds (a young collection every 700 new containers) the main process ran
-    hundreds of collections that found next to nothing in cycles (docs/benchmarks.md); at
-    50 000 it runs a few, and the young generation stays a few MB. Workers forked meanwhile inherit the setting; the old
-    thresholds come back after (``serve`` builds again in the same process).
+    A build makes millions of containers that reference counting frees or that live to the
+    end: at the default thresholds the collector runs hundreds of times and finds next to
+    nothing (docs/benchmarks.md). Forked workers inherit the setting; the old thresholds
+    come back after (``serve`` builds again in the same process).
     """
     old = gc.get_threshold()
     collect_less()
@@ -275,10 +273,9 @@ def _fewer_collections() -> Iterator[None]:
 def _one_blas_thread() -> Iterator[None]:
     """Have OpenBLAS start no threads of its own when the analysis imports numpy.
 
-    The statistics draw their bootstraps with numpy and never call BLAS, but OpenBLAS
-    starts a thread per core as it loads, a share of a one-job rebuild's CPU
-    (docs/benchmarks.md). A number the user set stays; the environment is as it was
-    after the build (``serve`` builds again in the same process).
+    The statistics use numpy but never BLAS, whose thread per core costs a share of a
+    one-job rebuild (docs/benchmarks.md). A number the user set stays; the environment is
+    restored after the build (``serve`` builds again in the same process).
     """
     old = os.environ.get(_BLAS_THREADS)
     os.environ.setdefault(_BLAS_THREADS, "1")
