@@ -25,7 +25,7 @@ from sitegen.insights.findings import (
     step_trials,
 )
 from sitegen.insights.rollouts import RolloutAnalysis, analyse_rollouts
-from sitegen.insights.tasks import TaskAnalysis, TaskRow, Wasted, analyse_tasks
+from sitegen.insights.tasks import TaskAnalysis, TaskRow, TaskRowBrief, Wasted, analyse_tasks
 from sitegen.insights.verdicts import LearningSection
 from sitegen.model.parsed import BatchCounts, Job, MetricBlock, ParsedLog, Run, TrialSet
 
@@ -35,27 +35,6 @@ INLINE_TASK_ROWS = 200  # rows a page holds; more load from tasks.js / tasks.jso
 LIST_NAMES = 25  # task names a list shows on the page (its count says how many there are)
 TASKS_TABLE_FILE = "tasks.json.gz"
 TASKS_SCRIPT_FILE = "tasks.js"
-
-
-@frozen(kw_only=True)
-class TaskRowBrief:
-    """A task's row without its per-step cells (those are in the table file)."""
-
-    name: str
-    slug: str
-    trials: int
-    graded: int
-    successes: int
-    success_rate: float | None
-    reward_mean: float | None
-    turns_mean: float | None
-    top_exception: str | None
-    top_exception_count: int
-    first_solved_step: int | None
-    last_solved_step: int | None
-    early_rate: float | None
-    late_rate: float | None
-    category: str
 
 
 def brief(row: TaskRow) -> TaskRowBrief:

@@ -41,9 +41,10 @@ class TaskStep:
     successes: int
 
 
-@frozen
-class TaskRow:
-    """One task's row of the per-task table: its trials, successes and when it was solved."""
+@frozen(kw_only=True)
+class TaskRowBrief:
+    """One task's row of the per-task table: its trials, successes and when it was solved
+    (a page holds these; the table file holds them with their per-step cells, TaskRow)."""
 
     name: str
     slug: str  # the row's anchor is ``task-<slug>``
@@ -60,6 +61,12 @@ class TaskRow:
     early_rate: float | None  # success rate in the early window
     late_rate: float | None
     category: str  # one of CATEGORIES
+
+
+@frozen
+class TaskRow(TaskRowBrief):
+    """A task's row with its per-step cells."""
+
     steps: tuple[TaskStep, ...]
 
 
