@@ -196,15 +196,9 @@ class BatchTotals(PageData):
 
 
 @frozen(kw_only=True)
-class BatchSummary(PageData):
+class BatchSummary(BatchTotals):
     """Training batch totals, per step, eval apart, and ``batch_errors/*`` stats: ``analyse.batch_summary``."""
 
-    batches: int
-    instances: int
-    successful: int
-    failed: int
-    masked: int
-    exceptions: dict[str, int]
     per_step: dict[str, BatchTotals]
     eval: BatchTotals
     summary: dict[str, Stats]
