@@ -16,30 +16,28 @@ from sitegen.pages.sections import ProgressionRow, Stats, TimerRow
 from sitegen.present.listing import ListingGroup
 
 
-class JobContext(TypedDict):
+class _PageContext(TypedDict):
+    """What a job page and a run page both receive."""
+
+    charts: dict[str, dict]
+    charts_json: str
+    trials_href: str
+    families: dict[str, dict[str, Stats]]
+    timing_rows: list[TimerRow]
+    nav: str
+    policy: list[tuple[str, str]]  # (chart, caption) of each policy chart drawn
+
+
+class JobContext(_PageContext):
     job: JobPage
     run: RunPage | None
-    charts: dict[str, dict]
-    charts_json: str
-    trials_href: str
-    families: dict[str, dict[str, Stats]]
-    timing_rows: list[TimerRow]
     notes_html: str | None
-    nav: str
     progression_rows: list[ProgressionRow]
     progression_tbody: Markup  # their table's rows (pagefiles.progression_tbody)
-    policy: list[tuple[str, str]]  # (chart, caption) of each policy chart drawn
 
 
-class RunContext(TypedDict):
+class RunContext(_PageContext):
     run: RunPage
-    charts: dict[str, dict]
-    charts_json: str
-    trials_href: str
-    nav: str
-    timing_rows: list[TimerRow]
-    families: dict[str, dict[str, Stats]]
-    policy: list[tuple[str, str]]  # (chart, caption) of each policy chart drawn
 
 
 class IndexContext(TypedDict):
