@@ -56,7 +56,7 @@ def frozen(cls: type[T] | None = None, /, *, kw_only: bool = False) -> Any:
             raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
         if params:
             # dataclass requires a frozen base's subclasses to be declared frozen to it: for
-            # them (one class: JobPage) it writes the frozen methods itself.
+            # them (JobPage, TaskRow, BatchSummary) it writes the frozen methods itself.
             made = dataclasses.dataclass(cls, frozen=True, eq=False, repr=False, kw_only=kw_only)
             return _finish(made)
         had_doc = bool(cls.__dict__.get("__doc__"))
