@@ -87,8 +87,7 @@ def code_signature() -> str:
 
     Part of the sources signature beside the templates' and static files': a build by
     changed code (an editable install, a reinstall of the same version) analyses and
-    renders every page again instead of carrying pages made by the old code over. The
-    version alone missed it: a fix to a chart showed only after ``--clean``.
+    renders every page again instead of carrying pages made by the old code over.
     """
     return tree_signature(Path(__file__).resolve().parents[1], suffix=".py")  # sitegen/
 

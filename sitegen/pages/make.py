@@ -195,11 +195,9 @@ def run_page(
     """The stitched run: series, restarts, discarded steps and their cost, and its insights.
 
     ``job``: the page of the run's first job, if made. When the run's steps are that one
-    job's own (:func:`steps_are_the_jobs`), what the job page holds of them (headline,
-    statistics, series, timing tree, sparkline; its trial summary too when the run's trial
-    set is the job's) is the run page's, taken as it is instead of made again from the very
-    same objects, as most runs of an archive are one job. Page objects are frozen, so the
-    two pages sharing them is safe; the JSON and HTML are the same bytes."""
+    job's own (:func:`steps_are_the_jobs`), what the job page holds of them is the run
+    page's, taken as it is instead of made again from the same objects (page objects are
+    frozen: sharing them is safe, and the bytes are the same)."""
     ins = insights or run_insights(run)
     if steps_are_the_jobs(run) and job is not None and job.id == run.jobs[0].id:
         h, metrics, series = job.headline, job.metrics, job.series

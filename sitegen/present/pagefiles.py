@@ -72,12 +72,8 @@ def trials_table(trials: TrialSet) -> bytes:
 @frozen
 class TableSlot:
     """A file's content made in another process, for now: the placeholder that a page's
-    files hold until it comes back (:func:`resolve`).
-
-    A run's trial table is made apart from its analysis
-    (:func:`~sitegen.commands.analyse.site_pages`): with many trials its CSV and gzip take a
-    while, which another core spends while this one analyses the run, when a rebuild has
-    that one run to analyse (a running job's)."""
+    files hold until it comes back (:func:`resolve`). A run's trial table is made so,
+    apart from its analysis (:func:`~sitegen.commands.analyse.site_pages`)."""
 
     key: int
 

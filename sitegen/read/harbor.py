@@ -297,11 +297,9 @@ def decode_fields(
 def _trial(fields: dict[str, Any]) -> TrialResult:
     """The :class:`TrialResult` of ``fields`` (all of them, in their order), set as unpickling sets them.
 
-    The frozen dataclass's ``__init__`` sets each of its 16 fields through
-    ``object.__setattr__``, a large share of decode_fields' work. Filling the new
-    instance's ``__dict__`` is how pickle builds every TrialResult a worker sends back;
-    the object is equal, field for field (tests/read/test_harbor.py checks both, and that
-    TrialResult has no ``__post_init__`` or slots that this would skip).
+    Its ``__dict__`` filled, not its ``__init__`` run (a field at a time): the object is
+    equal, field for field (tests/read/test_harbor.py checks both, and that TrialResult has
+    no ``__post_init__`` or slots that this would skip).
     """
     r = TrialResult.__new__(TrialResult)
     r.__dict__.update(fields)

@@ -104,10 +104,9 @@ class Markers:
     """Finds the next line of a block that may carry a marker, in one pass over the block.
 
     The literals and the loguru hints (:data:`HINT_LITERALS`) are found together by
-    one Aho-Corasick automaton (SIMD-prefiltered, ``ahocorasick_rs``): one pass over
-    the block instead of one ``bytes.find`` pass per literal and a regex pass for the
-    hints, which together were a large share of the parse. A line holds a hit exactly
-    when it holds a literal or a :data:`LOGURU_HINT`.
+    one Aho-Corasick automaton (``ahocorasick_rs``) rather than a ``bytes.find`` pass per
+    literal and a regex pass for the hints. A line holds a hit exactly when it holds a
+    literal or a :data:`LOGURU_HINT`.
     """
 
     # "Engine 0", not "Engine": the Ray actor AsyncVLLMInferenceEngine prefixes every line

@@ -35,12 +35,10 @@ def flat_dict(text: str) -> dict | None:
     """``ast.literal_eval(text)`` for a flat dict of str keys to str/int/float, or None.
 
     A metrics dict as pformat prints it (``{'policy/loss': '0.0026', 'x': 64}``, an item
-    a line) or an ``Exception breakdown`` dict, read item by item with one regex: the same keys in the same order (a repeated key keeps
-    its first place and its last value, as a dict display does), the same values
-    (``int``/``float`` of a literal's text is what the compiler makes of it). Anything
-    else (a bare ``nan``, a nested value, a backslash, a comment, a tab) returns None:
-    take ``literal_eval``, which also says what is wrong. It skips compiling each dict,
-    of which a large archive holds thousands.
+    a line) or an ``Exception breakdown`` dict, read item by item with one regex: the same
+    keys in the same order (a repeated key keeps its first place and its last value), the
+    same values. Anything else (a bare ``nan``, a nested value, a backslash, a comment, a
+    tab) returns None: take ``literal_eval``, which also says what is wrong.
     """
     if text[:1] != "{":
         return None
