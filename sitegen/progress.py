@@ -4,7 +4,8 @@ long build. And the counts of the lines a command prints (:func:`counted`, :func
 from __future__ import annotations
 
 import time
-from typing import TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 from sitegen.errors import printable
 
@@ -17,22 +18,16 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def archive_counts(
-    jobs: int,
-    runs: int,
-    trials: int,
-    eval_trials: int,
-    unreadable: int,
-    job_level: int,
-    missing: int,
-) -> str:
-    """An archive's counts as ``sitegen synth`` and ``sitegen build`` print them, each naming
-    what it counts: "15 jobs in 13 runs, 355 training trials, 6 eval trials, 2 unreadable
-    result.json, 1 trial without result.json" (a kind of damage there is none of left out)."""
+def archive_counts(c: Mapping[str, Any]) -> str:
+    """An archive's counts (``c``: a build report's, or synth's ground truth's, by name) as
+    ``sitegen synth`` and ``sitegen build`` print them, each naming what it counts: "15 jobs
+    in 13 runs, 355 training trials, 6 eval trials, 2 unreadable result.json, 1 trial
+    without result.json" (a kind of damage there is none of left out)."""
+    unreadable, job_level, missing = c["unreadable"], c["job_level"], c["missing"]
     out = [
-        f"{counted(jobs, 'job')} in {counted(runs, 'run')}",
-        counted(trials, "training trial"),
-        counted(eval_trials, "eval trial"),
+        f"{counted(c['jobs'], 'job')} in {counted(c['runs'], 'run')}",
+        counted(c["trials"], "training trial"),
+        counted(c["eval_trials"], "eval trial"),
     ]
     if unreadable:
         out.append(f"{unreadable} unreadable result.json")

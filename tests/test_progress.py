@@ -29,12 +29,17 @@ def test_bar_on_a_terminal_and_silence_otherwise():
 
 def test_counts_name_what_they_count_in_the_number_they_need():
     assert counted(1, "run") == "1 run" and counted(0, "run") == "0 runs"
-    assert archive_counts(1, 1, 1, 0, 0, 0, 0) == "1 job in 1 run, 1 training trial, 0 eval trials"
-    assert archive_counts(15, 13, 355, 6, 2, 1, 1) == (
+    names = ("jobs", "runs", "trials", "eval_trials", "unreadable", "job_level", "missing")
+
+    def archive(*counts: int) -> str:
+        return archive_counts(dict(zip(names, counts, strict=True)))
+
+    assert archive(1, 1, 1, 0, 0, 0, 0) == "1 job in 1 run, 1 training trial, 0 eval trials"
+    assert archive(15, 13, 355, 6, 2, 1, 1) == (
         "15 jobs in 13 runs, 355 training trials, 6 eval trials, 2 unreadable result.json, "
         "1 job-level result.json (not a trial), 1 trial without result.json"
     )
-    assert archive_counts(2, 1, 0, 1, 1, 2, 3).endswith(
+    assert archive(2, 1, 0, 1, 1, 2, 3).endswith(
         "1 eval trial, 1 unreadable result.json, 2 job-level result.json (not trials), "
         "3 trials without result.json"
     )

@@ -123,15 +123,7 @@ class BuildReport:
             if self.unchanged
             else f"built {counted(self.pages, 'page')} ({self.pages_reused} carried over)"
         )
-        counts = archive_counts(
-            self.jobs,
-            self.runs,
-            self.trials,
-            self.eval_trials,
-            self.unreadable,
-            self.job_level,
-            self.missing,
-        )
+        counts = archive_counts(vars(self))
         warnings, skipped = (
             counted(len(self.warnings), "warning"),
             counted(self.skipped, "skipped input"),

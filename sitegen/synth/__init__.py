@@ -390,15 +390,7 @@ def counts(truth: dict) -> dict[str, int]:
 def summary_line(truth: dict, out: Path) -> str:
     """What ``sitegen synth`` prints: the archive's counts as a build of it prints them."""
     c = truth["counts"]
-    what = archive_counts(
-        c["jobs"],
-        c["runs"],
-        c["trials"],
-        c["eval_trials"],
-        c["unreadable"],
-        c["job_level"],
-        c["missing"],
-    )
+    what = archive_counts(c)
     planted = f"; {c['planted_jobs']} of the jobs planted" if c["planted_jobs"] else ""
     return (
         f"wrote {what} ({counted(c['trial_files'], 'result.json file')}{planted}) to {out}; "
