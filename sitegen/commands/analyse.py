@@ -202,14 +202,12 @@ def site_pages(
         )
 
     todo = [run for run in runs if kept[run.id][1] is None]
-    # Runs are analysed independently: their shares in forked children (pages/forkmap.py),
-    # their page objects sent back; the results come in run order, as a serial loop's.
-    # With make_files, each run's trial table (its CSV gzip'ed: whichever page writes it) is
-    # a unit of its own, left in the run's files as a placeholder until it is made: when a
-    # rebuild has one run to analyse (a running job's) the second core makes its table
-    # meanwhile. The split goes by a rough cost per unit, each measured alone on a cold
-    # build: a step of each of a run's pages 8, a trial's analysis 0.85 plus 200 for a run
-    # with any trials (its charts and insights), a trial's table row 0.35.
+    # Runs are analysed independently, their shares in forked children (pages/forkmap.py),
+    # the results back in run order. With make_files, each run's trial table is a unit of
+    # its own (a placeholder in the run's files until made), so a rebuild of one running job
+    # makes it on the second core meanwhile. Units are split by a rough cost per unit: 8 a
+    # step of each of a run's pages, 200 for a run with trials plus 0.85 a trial, 0.35 a
+    # trial's table row.
     tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
     tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
 

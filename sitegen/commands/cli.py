@@ -217,11 +217,8 @@ def _say_config(config: Path | None, found: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # This process is the command: the cyclic garbage collector runs a young collection
-    # every 50 000 new containers, not 700, from the start, so the imports of a build (the
-    # page model's dataclasses, Jinja, the insights) are not interrupted either.
-    # build() does the same for library callers (build._fewer_collections, which restores
-    # the thresholds it found).
+    # Fewer young collections from the start, the imports included (build() does the same
+    # for library callers, and restores the thresholds it found).
     collect_less()
     args = _parser().parse_args(argv)
     try:
@@ -245,13 +242,10 @@ def main(argv: list[str] | None = None) -> int:
 def entry() -> NoReturn:
     """The ``sitegen`` command and ``python -m sitegen``: :func:`main`, then exit with its code."""
     code = main()
-    # The process ends here, and the interpreter's shutdown would run the cyclic garbage
-    # collector over every object still alive (a build holds its parsed logs, model and
-    # pages to the end) only for the process to free them: a share of a one-job rebuild
-    # (docs/benchmarks.md). gc.freeze() puts them out of its reach first. Exit handlers,
-    # stream flushing and module teardown still run; only reference cycles still alive at
-    # exit are not collected, as after os._exit. Library callers and tests call main(),
-    # which leaves the collector as it was.
+    # At shutdown the cyclic collector would walk every object still alive only for the
+    # process to free them (a share of a one-job rebuild: docs/benchmarks.md); gc.freeze()
+    # puts them out of its reach. Exit handlers and flushing still run. Library callers and
+    # tests call main(), which leaves the collector as it was.
     gc.freeze()
     sys.exit(code)
 

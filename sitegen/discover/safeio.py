@@ -204,12 +204,9 @@ def read_bytes_stat(
 
 def _read_to(fd: int, st: os.stat_result, limit: int) -> bytes:
     """The file's bytes, up to one past ``limit`` (so a caller sees that it is larger)."""
-    # One read of the size fstat gives (plus one byte, to see the end), then on to the end
-    # of the file or one byte past the limit: a file may have grown since its fstat.
-    # A first read that ends exactly at that size is taken as the end (a regular file's
-    # read stops short at its end): the common file costs one read, not a second one
-    # that returns nothing. A file growing after that read is the same race as one
-    # growing after the second read; any other first read goes on as before.
+    # One read of the fstat size plus one byte; a read that ends exactly at that size is the
+    # end (the common file: one read). Otherwise on to the end, or one byte past the limit
+    # (a file may have grown since its fstat).
     want = limit + 1
     data = os.read(fd, min(st.st_size + 1, want))
     if data and len(data) < want and len(data) != st.st_size:
