@@ -1,31 +1,14 @@
 """The build cache of one output folder: what the last build left, and what this one may reuse.
 
-Every artifact is kept by the fingerprint of what it was made from, in the spirit of
-Lektor's builder and of build systems' memos: a stage is a function of its inputs, and
-the cache answers "made from these inputs before?" before the build runs it.
-
-* **Is anything to do at all?** The sources signature (:class:`~sitegen.cache.sources.Sources`)
-  hashes the options, the templates and code, what discovery found, the fingerprint of every
-  log, infra log and notes file, each trials folder's *watch* and each open job's
-  time-dependent status. Equal to the last build's, and every file the last build wrote
-  still there as written: the build stops before parsing anything, having only stat'ed files.
-* **Logs** by the fingerprint of their files (:mod:`sitegen.cache.logs`): the parse, its
-  summary, and the parser's state after the last complete line, so that a grown log is
-  read on from there.
-* **Trials folders** by their watch: the trial set, its summary, and each ``result.json``'s
-  outcome by its size and mtime (a complete one is never read again), as a base file and
-  the outcomes added since (:data:`DELTA_SHARE`): a few new trials cost a few entries.
-* **Runs and pages** by their keys and signatures (:class:`~sitegen.cache.reuse.PageReuse`).
-* **Notes as HTML** by their Markdown, sitegen's code and the Markdown library's files.
-
-A log or trials folder that is unchanged comes as its *summary*: what assembling the runs
-and keying them needs. Only the runs made again need the whole (:meth:`BuildState.complete`).
-
-It lives in ``.<out>.cache/`` beside the output folder, marked by a ``.sitegen-cache``
-file (discovery passes over a folder holding one, wherever it lies), as checked JSON
-(:mod:`sitegen.cache.files`): a damaged or planted file is ignored with a warning and its
-input read again; one written for another shape of the model is passed over. A change of
-sitegen's version, of the redaction patterns or rules starts it afresh; ``--clean`` ignores it.
+Every artifact is kept by the fingerprint of what it was made from (a memo): the site by
+the sources signature (:class:`~sitegen.cache.sources.Sources`), a log by its files'
+fingerprint (:mod:`sitegen.cache.logs`; a grown log is read on from where it stopped), a
+trials folder by its watch (its outcomes as a base file and what was added since:
+:data:`DELTA_SHARE`), runs and pages by their keys (:class:`~sitegen.cache.reuse.PageReuse`),
+notes as HTML by their Markdown. An unchanged log or folder comes as its *summary*; the runs
+made again take theirs whole (:meth:`BuildState.complete`). It lives in ``.<out>.cache/``
+as checked JSON (:mod:`sitegen.cache.files`): a damaged or planted file is ignored with a
+warning. The rules: docs/design.md, "The cache".
 """
 
 from __future__ import annotations
