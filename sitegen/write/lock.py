@@ -2,8 +2,7 @@
 
 The lock is ``.<out>.lock`` beside the output folder, held with ``flock`` for
 the whole build. Whoever takes it next also removes what killed builds left:
-their staging folders, half-written manifests, and the ``.<out>.old`` folder of
-sitegen < 0.5's whole-site swap.
+their staging folders and half-written manifests.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ class OutputLock:
     """The build lock of one output folder, held for a whole build (``with OutputLock(paths):``).
 
     Taking it also cleans up after builds that were killed: their staging
-    folders, and the ``.<out>.old`` folder of sitegen < 0.5's swap.
+    folders and half-written manifests.
     """
 
     def __init__(self, paths: SitePaths) -> None:
@@ -85,12 +84,6 @@ class OutputLock:
         for tmp in out.glob(f".{MARKER}.*.tmp"):  # a manifest half-written when it was killed
             with contextlib.suppress(OSError):
                 tmp.unlink()
-        old = out.parent / f".{out.name}.old"
-        if old.is_dir() and not old.is_symlink():
-            if not out.exists():
-                os.replace(old, out)  # killed between the two renames of the old swap
-            else:
-                shutil.rmtree(old, ignore_errors=True)
 
     def __exit__(self, *exc: object) -> None:
         if self._fd is None:

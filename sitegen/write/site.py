@@ -38,7 +38,6 @@ from sitegen.discover.archive import MARKER  # the manifest: which files of the 
 from sitegen.errors import OutputError, printable
 from sitegen.frozen import frozen
 
-_LEGACY_MARKER = b"This folder is written by sitegen"  # sitegen < 0.5 swapped the folder whole
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 FileRecord = tuple[int, int]  # (size, mtime_ns) of a file sitegen wrote, to see it was not touched
@@ -94,17 +93,11 @@ class SitePaths:
 
 
 def read_manifest(out: Path) -> set[str] | None:
-    """The files sitegen made in ``out``, from its manifest; None when it has none.
-
-    A folder written by sitegen < 0.5 (a plain-text marker) was sitegen's
-    whole: every file in it counts as made by sitegen, except a ``.git``.
-    """
+    """The files sitegen made in ``out``, from its manifest; None when it has none."""
     try:
         data = (out / MARKER).read_bytes()
     except OSError:
         return None
-    if data.startswith(_LEGACY_MARKER):
-        return set(_walk_files(out))
     try:
         files = json.loads(data)["files"]
     except (ValueError, KeyError, TypeError):
@@ -112,16 +105,6 @@ def read_manifest(out: Path) -> set[str] | None:
     if not isinstance(files, list):
         return None
     return {f for f in files if isinstance(f, str) and _safe_rel(f)}
-
-
-def _walk_files(root: Path) -> Iterable[str]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != ".git"]
-        base = Path(dirpath).relative_to(root)
-        for f in filenames:
-            rel = (base / f).as_posix()
-            if rel != MARKER:
-                yield rel
 
 
 def _safe_rel(rel: str) -> bool:

@@ -147,17 +147,6 @@ def test_new_pages_stand_as_placeholders_until_their_own_come(tmp_path, monkeypa
     assert b"href" not in PLACEHOLDER_PAGE and b"src" not in PLACEHOLDER_PAGE
 
 
-def test_a_folder_of_an_older_sitegen_is_taken_over(tmp_path):
-    """Before the manifest, the marker was a sentence and the folder was sitegen's whole."""
-    out = tmp_path / "site"
-    (out / "jobs" / "gone").mkdir(parents=True)
-    (out / "jobs" / "gone" / "index.html").write_text("old page")
-    (out / "index.html").write_text("old index")
-    (out / MARKER).write_text("This folder is written by sitegen; it may replace it whole.\n")
-    _build(out, {"index.html": "new index"})
-    assert (out / "index.html").read_text() == "new index" and not (out / "jobs").exists()
-
-
 def test_carry_over_keeps_only_intact_files_of_the_last_build(tmp_path):
     out = tmp_path / "site"
     records = _build(
@@ -238,15 +227,6 @@ def test_killed_while_publishing_the_next_build_finishes_the_job(tmp_path, monke
     monkeypatch.undo()
     _build(out, {"a.html": "two", "new.html": "y"})
     assert sorted(p.name for p in out.iterdir()) == [MARKER, "a.html", "new.html"]
-
-
-def test_restores_site_after_crash_between_renames_of_the_old_swap(tmp_path):
-    out = tmp_path / "site"
-    _build(out, {"a.html": "old"})
-    out.rename(tmp_path / ".site.old")  # sitegen < 0.5 died with the old site moved away
-    with OutputLock(SitePaths.of(out)):
-        pass
-    assert (out / "a.html").read_text() == "old" and not (tmp_path / ".site.old").exists()
 
 
 def test_output_given_as_a_symlink_is_written_through(tmp_path):
