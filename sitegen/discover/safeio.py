@@ -13,13 +13,9 @@ Every file sitegen reads from an archive goes through :func:`open_regular` or
 * :func:`read_bytes` stops at a byte limit.
 
 Refusals raise :class:`UnsafeInput`, an :class:`OSError` whose ``strerror``
-says why, so callers' existing ``except OSError`` paths turn them into warnings.
-
-An archive holds tens of thousands of small ``result.json`` files, so the common
-case is kept to the system calls the checks need (``lstat``, ``open``, ``fstat``,
-``readlink``, one ``read`` when it ends at the size ``fstat`` gave, ``close``): the root's
-real path is worked out once when the caller passes a :class:`Root`, and a file is read
-into a buffer of its own size (``fstat``), never one of the limit's.
+says why, so callers' existing ``except OSError`` paths turn them into warnings. The
+common case costs only the system calls the checks need (with a :class:`Root`, the root's
+real path is worked out once).
 """
 
 from __future__ import annotations
