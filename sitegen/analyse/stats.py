@@ -266,23 +266,6 @@ def expanded_interval(
     return percentile_interval(observed + factor * (np.asarray(resampled) - observed))
 
 
-def window_change(
-    early: Sequence[float], late: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
-) -> Interval:
-    """The interval of ``mean(late) − mean(early)`` for two windows of a series, each
-    resampled by moving blocks (neighbouring steps are not independent), the late one with
-    the next seed so the two are drawn apart. A window has few blocks (3 steps: 3 blocks of
-    1), so the resampled changes are spread about the observed one by
-    :func:`small_sample_factor` of the smaller window's block count before the percentiles
-    are taken: without it, steps of pure noise said "improved" or "worse" in 11–33 % of
-    windows of 3 to 20 steps."""
-    e, lt = np.asarray(early, dtype=float), np.asarray(late, dtype=float)
-    be, bl = block_length(len(e)), block_length(len(lt))
-    me = e[moving_blocks(len(e), be, resamples, seed)].mean(axis=1)
-    ml = lt[moving_blocks(len(lt), bl, resamples, seed + 1)].mean(axis=1)
-    return expanded_interval(lt.mean() - e.mean(), ml - me, min(len(e) / be, len(lt) / bl))
-
-
 def window_ratio_change(
     early: Sequence[tuple[int, int]],
     late: Sequence[tuple[int, int]],

@@ -3,8 +3,8 @@
 * :func:`is_learning`: the first and the last fifth of the steps (at least 3 each)
   compared. With trials: on the tasks graded in both windows, paired by task, a bootstrap
   over those tasks (:func:`sitegen.insights.paired.compare`). Without: the logged reward
-  per step, each window resampled by moving blocks of steps, since neighbouring steps are
-  not independent.
+  per step, with an interval that allows for the correlation between neighbouring steps
+  (:func:`sitegen.analyse.ar1.window_change`).
 * :func:`step_success`: per step, the success rate with Wilson's interval, the trials'
   mean reward with a bootstrap over the step's prompt groups, the unbiased pass@k.
 * :func:`pass_at_k_check`: that pass@k over the steps beside the logged one.
@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sitegen.analyse import stats
+from sitegen.analyse import ar1, stats
 from sitegen.insights.attribution import Attribution
 from sitegen.insights.paired import MIN_TASKS, compare, graded_steps, window_counts
 from sitegen.insights.verdicts import Learning, LearningSection, PassAtKCheck, StepSuccess
+from sitegen.model.numbers import fixed
 from sitegen.model.parsed import MetricBlock, TrialResult
 from sitegen.model.vocabulary import (
     REWARD,
@@ -101,7 +102,7 @@ def trial_learning(ta: TaskAnalysis) -> tuple[Learning | None, str]:
             improvement=v.improvement,
             improvement_lo=v.improvement_lo,
             improvement_hi=v.improvement_hi,
-            block=None,
+            step_correlation=None,
             resamples=stats.RESAMPLES,
         ),
         "",
@@ -118,18 +119,27 @@ def reward_learning(blocks: Sequence[MetricBlock]) -> tuple[Learning | None, str
     early, late = [v for _, v in vals[:w]], [v for _, v in vals[-w:]]
     e, lt = statistics.fmean(early), statistics.fmean(late)
     change = lt - e
-    lo, hi = stats.window_change(early, late)
-    verdict = "improved" if lo > 0 else "worse" if hi < 0 else "no change"
-    block = stats.block_length(w)
+    iv = ar1.window_change([y for _, y in vals], w)
+    verdict = "improved" if iv.lo > 0 else "worse" if iv.hi < 0 else "no change"
+    carried = (
+        f"taken to carry {fixed(iv.phi, 2)} of the last one's, the least this assumes"
+        if iv.phi <= ar1.FLOOR
+        else f"carrying {fixed(iv.phi, 2)} of the last one's, as the windows show"
+    )
+    measured, calibrated = (
+        ("on the whole run's second differences, by their median", f"runs of {len(vals)} steps")
+        if w < ar1.LINE_STEPS
+        else ("about each window's own line", f"windows of {w} steps")
+    )
     return (
         Learning(
             source="reward",
             verdict=verdict,
             method=(
                 f"no trials to pair by task: the logged {REWARD} of {w} steps in each window; "
-                f"95 % interval from {stats.RESAMPLES} moving-block bootstrap resamples "
-                f"(blocks of {block} step{'s' if block != 1 else ''}), as neighbouring steps "
-                "are not independent, widened by Student's t for so few blocks"
+                "95 % interval allowing for correlated neighbouring steps (each step's noise "
+                f"{carried}; the noise measured {measured}), its critical value "
+                f"{fixed(iv.critical, 2)} calibrated by simulation for {calibrated}"
             ),
             early=(vals[0][0], vals[w - 1][0]),
             late=(vals[-w][0], vals[-1][0]),
@@ -137,14 +147,14 @@ def reward_learning(blocks: Sequence[MetricBlock]) -> tuple[Learning | None, str
             early_value=e,
             late_value=lt,
             change=change,
-            lo=lo,
-            hi=hi,
+            lo=iv.lo,
+            hi=iv.hi,
             units=2 * w,
             improvement=None,
             improvement_lo=None,
             improvement_hi=None,
-            block=block,
-            resamples=stats.RESAMPLES,
+            step_correlation=iv.phi,
+            resamples=None,
         ),
         "",
     )

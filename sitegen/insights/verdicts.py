@@ -52,8 +52,10 @@ class Learning:
     improvement: float | None  # trials: share of tasks that improved (a tie: half)
     improvement_lo: float | None
     improvement_hi: float | None
-    block: int | None  # reward: the moving-block bootstrap's block length, in steps
-    resamples: int
+    # reward: the correlation between neighbouring steps' noise the interval allowed for
+    # (AR(1) φ: at least 0.6, more when the windows show more)
+    step_correlation: float | None
+    resamples: int | None  # trials: the bootstrap's resamples (the reward's interval has none)
 
 
 @frozen(kw_only=True)

@@ -215,10 +215,6 @@ def test_moving_blocks_are_runs_of_consecutive_steps():
 
 
 def test_window_changes_of_constant_and_linear_series():
-    assert stats.window_change([0.2] * 3, [0.5] * 3) == pytest.approx((0.3, 0.3))
-    lo, hi = stats.window_change([0.1, 0.2, 0.3], [0.5, 0.6, 0.7])
-    # each resampled change lies in 0.2..0.6 and is spread about 0.4 by the small-sample factor
-    assert 0.4 - 1.7306 * 0.2 <= lo < 0.4 < hi <= 0.4 + 1.7306 * 0.2
     assert stats.window_ratio_change([(1, 10)] * 3, [(4, 10)] * 3) == pytest.approx((0.3, 0.3))
     xs = [float(x) for x in range(3, 11)]
     ys = [0.8 - 0.01 * x for x in xs]
@@ -287,19 +283,6 @@ def test_small_sample_factor_by_hand():
     assert 1 < stats.small_sample_factor(1000) < 1.002
 
 
-def test_window_change_spreads_the_resamples_by_the_factor():
-    early, late = [0.1, 0.25, 0.2], [0.45, 0.7, 0.5]
-    observed = sum(late) / 3 - sum(early) / 3
-    raw = np.asarray(late)[stats.moving_blocks(3, 1, stats.RESAMPLES, stats.SEED + 1)].mean(
-        axis=1
-    ) - np.asarray(early)[stats.moving_blocks(3, 1, stats.RESAMPLES, stats.SEED)].mean(axis=1)
-    rlo, rhi = stats.percentile_interval(raw)
-    lo, hi = stats.window_change(early, late)
-    f = stats.small_sample_factor(3)
-    assert lo == pytest.approx(observed + f * (rlo - observed), abs=1e-12)
-    assert hi == pytest.approx(observed + f * (rhi - observed), abs=1e-12)
-
-
 def test_expanded_interval_and_bonferroni_by_hand():
     # resampled changes 0.0..1.0 about an observed 0.5, 4 units and 3 degrees of freedom:
     # factor sqrt(4/3) · t975(3) / 1.959964 = 1.154701 · 3.182446 / 1.959964 = 1.874918;
@@ -362,22 +345,6 @@ def test_the_bootstraps_draw_as_their_definitions_with_the_seed_given():
     num, den = [1.0, 3.0, 0.0, 2.0, 4.0], [2, 4, 1, 2, 4]
     want = _percentiles([sum(num[i] for i in row) / sum(den[i] for i in row) for row in rows])
     assert stats.bootstrap_ratio(num, den, resamples, seed) == pytest.approx(want, abs=1e-15)
-    # the late window drawn with the next seed, the early with the seed itself (windows of
-    # 12 distinct values: resamples whose means could tie at the ends are rare), and each
-    # resample's change moved away from the observed one by the small-sample factor of 6
-    # units (12 steps in blocks of 2)
-    early = [(7 * i % 12) / 10 for i in range(12)]
-    late = [1 + (5 * i % 12) / 10 for i in range(12)]
-    e12, l12 = _blocks(12, resamples, seed), _blocks(12, resamples, seed + 1)
-    observed, f = sum(late) / 12 - sum(early) / 12, stats.small_sample_factor(6)
-    want = _percentiles(
-        [
-            observed
-            + f * (sum(late[i] for i in lr) / 12 - sum(early[i] for i in er) / 12 - observed)
-            for er, lr in zip(e12, l12, strict=True)
-        ]
-    )
-    assert stats.window_change(early, late, resamples, seed) == pytest.approx(want, abs=1e-12)
     e_rows, l_rows = _blocks(4, resamples, seed), _blocks(5, resamples, seed + 1)
     ev, lv = [(1, 4), (0, 2), (3, 5), (2, 4)], [(3, 4), (2, 2), (4, 5), (1, 1), (0, 3)]
 
@@ -445,10 +412,6 @@ def _window_by_definition(early, late, rate, units, resamples, seed):
     )
 
 
-def _mean(w, row):
-    return sum(w[i] for i in row) / len(row)
-
-
 def _pooled(w, row):
     """Σ events / Σ trials of the steps in ``row``; 0 when they hold no trial."""
     trials = sum(w[i][1] for i in row)
@@ -458,15 +421,6 @@ def _pooled(w, row):
 # windows of unlike lengths and the smaller one's blocks: 4 steps in 2 blocks of 2, 12 in 6
 # of 2, 5 in 2.5 of 2, 27 in 9 of 3
 UNLIKE = [(4, 12, 2), (12, 4, 2), (5, 27, 2.5), (27, 5, 2.5)]
-
-
-@pytest.mark.parametrize(("n_early", "n_late", "units"), UNLIKE)
-def test_a_window_change_is_widened_by_the_window_of_fewer_blocks(n_early, n_late, units):
-    resamples, seed = SEEDED
-    early = [(7 * i % n_early) / 10 for i in range(n_early)]  # distinct values
-    late = [1 + (11 * i % n_late) / 10 for i in range(n_late)]
-    want = _window_by_definition(early, late, _mean, units, resamples, seed)
-    assert stats.window_change(early, late, resamples, seed) == pytest.approx(want, abs=1e-12)
 
 
 @pytest.mark.parametrize(("n_early", "n_late", "units"), UNLIKE)

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from sitegen.analyse import ar1
 from sitegen.insights.attribution import attribute
 from sitegen.insights.learning import (
     is_learning,
@@ -48,13 +49,25 @@ def test_reward_learning_at_each_step_count(n):
     assert found.early_value == pytest.approx(sum(early) / 30)
     assert found.late_value == pytest.approx(sum(late) / 30)
     assert found.change == pytest.approx((sum(late) - sum(early)) / 30)
-    # three steps a window: blocks of one step; each resampled change lies between these
-    # bounds, then is spread about the observed change by the small-sample factor (1.7305)
-    assert found.block == 1 and found.units == 6
-    lo_bound = found.change - 1.7306 * (found.change - (late[0] - early[-1]) / 10)
-    hi_bound = found.change + 1.7306 * ((late[-1] - early[0]) / 10 - found.change)
-    assert lo_bound <= found.lo < found.change < found.hi <= hi_bound
-    assert "moving-block bootstrap" in found.method and "blocks of 1 step" in found.method
+    # each window on its line: no noise about it, so the change is sure
+    assert found.units == 6 and found.step_correlation == ar1.FLOOR
+    assert found.lo == pytest.approx(found.change) == found.hi
+    assert "allowing for correlated neighbouring steps" in found.method
+
+
+def test_reward_learning_by_hand():
+    # 10 steps, windows 1–3 and 8–10, 4 steps between. Windows of 3 steps: the noise from
+    # the run's second differences, -0.3 0.8 -1.6 1.6 -1.2 0.8 -0.4 0.3, their median size
+    # 0.8, σ = 0.8 / 0.6744898 and σ² = σ² of them / (6 − 8φ + 2φ²) = 0.7327031 at φ = 0.6.
+    # Var of the change / σ²: 2(3 + 2(2φ + φ²) − φ⁵(1 + φ + φ²)²)/9 = 1.2936172; its
+    # standard error 0.9735694.
+    ys = [0.1, 0.3, 0.2, 0.9, 0.0, 0.7, 0.2, 0.5, 0.4, 0.6]
+    found, _ = reward_learning(blocks(10, lambda k: {"reward/avg_raw_reward": ys[k - 1]}))
+    c = ar1.CRITICAL_SHORT[10 - 6]
+    assert found.change == pytest.approx(0.3)
+    assert (found.lo, found.hi) == pytest.approx((0.3 - c * 0.9735694, 0.3 + c * 0.9735694))
+    assert found.verdict == "no change" and found.step_correlation == 0.6
+    assert "the noise measured on the whole run's second differences" in found.method
 
 
 def test_reward_learning_sees_no_change_in_noise_and_a_fall():
@@ -62,7 +75,7 @@ def test_reward_learning_sees_no_change_in_noise_and_a_fall():
     assert flat.verdict == "no change" and flat.lo < 0 < flat.hi
     fall, _ = reward_learning(blocks(20, lambda k: {"reward/avg_raw_reward": 1 - k / 20}))
     assert fall.verdict == "worse" and fall.hi < 0
-    assert fall.window_steps == 4 and fall.block == 2  # 20 steps: fifths of 4, blocks of 2
+    assert fall.window_steps == 4 and fall.step_correlation == ar1.FLOOR  # fifths of 4
 
 
 TASKS = [f"task-{t:02d}" for t in range(12)]
@@ -203,7 +216,7 @@ def test_trial_learning_in_full_each_window_to_its_bounds():
         improvement=0.5,
         improvement_lo=0.5,
         improvement_hi=0.5,
-        block=None,
+        step_correlation=None,
         resamples=2000,
     )
 
@@ -229,15 +242,36 @@ def test_too_few_steps_is_said_in_full(n, steps):
     )
 
 
-@pytest.mark.parametrize(("n", "block"), [(10, "1 step"), (20, "2 steps")])
-def test_reward_learning_says_its_method_in_full(n, block):
+@pytest.mark.parametrize(
+    ("n", "measured", "calibrated"),
+    [
+        (10, "on the whole run's second differences, by their median", "runs of 10 steps"),
+        (30, "about each window's own line", "windows of 6 steps"),
+    ],
+)
+def test_reward_learning_says_its_method_in_full(n, measured, calibrated):
     found, why = reward_learning(blocks(n, lambda k: {"reward/avg_raw_reward": k / n}))
     w = found.window_steps
-    assert why == "" and found.resamples == 2000 and found.units == 2 * w
+    assert why == "" and found.resamples is None and found.units == 2 * w
     assert found.method == (
         f"no trials to pair by task: the logged reward/avg_raw_reward of {w} steps in each "
-        f"window; 95 % interval from 2000 moving-block bootstrap resamples (blocks of {block}), "
-        "as neighbouring steps are not independent, widened by Student's t for so few blocks"
+        "window; 95 % interval allowing for correlated neighbouring steps (each step's noise "
+        f"taken to carry 0.60 of the last one's, the least this assumes; the noise measured "
+        f"{measured}), its critical value {ar1.critical(w, n):.2f} calibrated by simulation "
+        f"for {calibrated}"
+    )
+
+
+def test_reward_learning_says_a_larger_correlation_it_found():
+    # 100 steps (windows of 20) whose noise carries over strongly: φ estimated above 0.6
+    ys, x = [], 0.0
+    for k in range(100):
+        x = 0.9 * x + 0.01 * ((k * 7919) % 13 - 6) / 6
+        ys.append(0.5 + x)
+    found, _ = reward_learning(blocks(100, lambda k: {"reward/avg_raw_reward": ys[k - 1]}))
+    assert found.step_correlation > ar1.FLOOR
+    assert f"carrying {found.step_correlation:.2f} of the last one's, as the windows show" in (
+        found.method
     )
 
 

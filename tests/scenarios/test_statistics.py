@@ -109,6 +109,10 @@ def test_bands_on_the_charts(planted):
 def test_runs_without_trials_say_how_they_were_judged(planted):
     _, _, run = _planted(planted, "lr-zero")
     v = run["learning"]["verdict"]
-    assert v["source"] == "reward" and v["block"] == 1 and "moving-block" in v["method"]
-    # reward 0.3 + 0.02 × step over 12 steps: steps 1–3 against 10–12, 0.18 apart
+    assert v["source"] == "reward" and v["step_correlation"] == 0.6 and v["resamples"] is None
+    assert "allowing for correlated neighbouring steps" in v["method"]
+    # reward 0.3 + 0.02 × step over 12 steps: steps 1–3 against 10–12, 0.18 apart, each
+    # window on its line: no noise about it, so the change is sure
     assert (v["early"], v["late"]) == ([1, 3], [10, 12]) and v["change"] == pytest.approx(0.18)
+    assert v["lo"] == pytest.approx(0.18) and v["hi"] == pytest.approx(0.18)
+    assert v["verdict"] == "improved"
