@@ -61,17 +61,37 @@ class WindowChange(NamedTuple):
     critical: float
 
 
+def _pair_sums(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The entries of the matrix p q' summed by lag k = |i − j|, k = 0 … len(p) − 1."""
+    n = len(p)
+    c = np.correlate(q, p, "full")  # c[n − 1 + k] = Σ_i p_i q_(i+k), for k from −(n − 1)
+    out = c[n - 1 :] + c[n - 1 :: -1]
+    out[0] /= 2
+    return out
+
+
 @functools.lru_cache(maxsize=64)
 def _lag_sums(w: int) -> tuple[np.ndarray, np.ndarray]:
     """For the residuals e = M·y of ``w`` steps about their least-squares line: the entries
     of M and of M·A·M summed by lag k = |i − j| (A the lag-1 matrix, e'Ae = Σ e_t e_(t+1)).
     Under AR(1) of marginal variance σ² and correlation φ^k at lag k, E[e'e] = σ² Σ_k
-    m[k] φ^k and E[Σ e_t e_(t+1)] = σ² Σ_k a[k] φ^k: polynomials in φ."""
+    m[k] φ^k and E[Σ e_t e_(t+1)] = σ² Σ_k a[k] φ^k: polynomials in φ.
+
+    M = I − H with H = Σ_r d_r u_r u_r' (u = the ones and the centred steps, d = 1 / u'u),
+    so M·A·M = A − H·A − A·H + H·A·H is A and outer products: summed by lag in O(w²) time
+    without a w × w matrix (a run of thousands of steps has windows of hundreds)."""
     x = np.arange(w) - (w - 1) / 2
-    m = np.eye(w) - 1 / w - np.outer(x, x) / (x @ x)
-    a = (np.eye(w, k=1) + np.eye(w, k=-1)) / 2
-    lag = np.abs(np.subtract.outer(np.arange(w), np.arange(w))).ravel()
-    return np.bincount(lag, m.ravel(), w), np.bincount(lag, (m @ a @ m).ravel(), w)
+    units: list[tuple[np.ndarray, float]] = [(np.ones(w), 1 / w), (x, float(1 / (x @ x)))]
+    m, mam = np.zeros(w), np.zeros(w)
+    m[0], mam[1] = w, w - 1  # I and A
+    for u, du in units:
+        au = (np.concatenate(([0.0], u[:-1])) + np.concatenate((u[1:], [0.0]))) / 2  # A·u
+        m -= du * _pair_sums(u, u)
+        mam -= 2 * du * _pair_sums(u, au)
+        for v, dv in units:
+            mam += du * dv * float(v @ au) * _pair_sums(u, v)
+    m.flags.writeable = mam.flags.writeable = False
+    return m, mam
 
 
 def _poly(coef: np.ndarray, phi: np.ndarray) -> np.ndarray:

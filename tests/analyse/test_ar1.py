@@ -34,7 +34,7 @@ def test_lag_sums_of_three_steps_by_hand():
     assert m == pytest.approx([1.0, -4 / 3, 1 / 3])
 
 
-@pytest.mark.parametrize("w", [3, 4, 7, 12])
+@pytest.mark.parametrize("w", [3, 4, 7, 12, 40])
 @pytest.mark.parametrize("phi", [0.0, 0.3, 0.6, 0.9])
 def test_expected_sums_are_the_traces(w, phi):
     m, a = ar1._lag_sums(w)
