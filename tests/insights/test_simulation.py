@@ -144,8 +144,8 @@ def test_is_it_learning_on_correlated_noise_says_no_change(phi):
     steps, 500 seeded replicates a length: "improved" or "worse" in at most 7 % of each
     length (5 % expected at φ = 0.6, where the critical values are calibrated; 7 % is two
     binomial standard errors of 500 above it) and at most 6 % of the 3000 (2.5 above).
-    The moving-block bootstrap said so in 13–27 % at φ = 0.6 (1000 replicates a length);
-    this interval in 4.3–5.2 %, and in at most 0.1 % and 0.9 % at φ = 0 and 0.3
+    The moving-block bootstrap said so in 13–26 % at φ = 0.6 (1000 replicates a length);
+    this interval in 4.3–5.2 % (2000), and in at most 0.1 % and 0.7 % at φ = 0 and 0.3
     (docs/statistics.md)."""
     rng = np.random.default_rng(50 + int(10 * phi))
     alarms = 0
