@@ -7,10 +7,11 @@ The steps' noise is taken as AR(1): a step keeps φ of the last one's, φ = :dat
 line, so a learning curve within a window does not pass for noise, σ² by matching its
 expectation under AR(1) exactly (no small-sample bias); windows of
 :data:`MIN_ESTIMATE_STEPS` or more estimate φ the same way and use it when it is larger.
-Shorter windows, which a line leaves 1 to 3 residuals, measure the noise on the whole run's
-second differences, by their median (a jump or a bend moves few of them). The variance of
-the difference of the two window means is then exact under AR(1) (Σ φ^|i−j| over the
-windows' steps), and the critical value of the ratio of the change to its standard error is
+Shorter windows, which a line leaves 1 to 3 residuals, measure the noise on second
+differences: the whole run's by their median (a jump or a bend moves few of them), or the
+windows' own by their mean square where that is larger (a blip inside a window counts).
+The variance of the difference of the two window means is then exact under AR(1) (Σ φ^|i−j|
+over the windows' steps), and the critical value of the ratio of the change to its standard error is
 calibrated by simulation (:data:`CRITICAL`, :data:`CRITICAL_SHORT`, made by
 ``scripts/calibrate_ar1.py``): the 95 % quantile of the ratio's size at φ = :data:`FLOOR`,
 where it is largest over φ from 0 to the floor, over the gaps a first and a last fifth leave
@@ -41,8 +42,8 @@ Z75 = 0.6744897501960817  # the standard normal's 75 % quantile: median |x| / Z7
 # LINE_STEPS (longer runs take the last), and for windows of 6, 7, … 20 steps and the
 # largest of 21 to 40 (longer windows take that one).
 CRITICAL_SHORT = (
-    2.82, 3.02, 2.69, 2.75, 2.55, 2.59, 2.42, 2.44, 2.37, 2.36,
-    2.32, 2.32, 2.27, 2.28, 2.25, 2.28, 2.19, 2.22, 2.18, 2.21,
+    2.39, 2.42, 2.29, 2.29, 2.20, 2.19, 2.10, 2.09, 2.09, 2.07,
+    2.05, 2.04, 2.04, 2.03, 2.02, 2.03, 1.97, 1.99, 1.99, 1.98,
 )  # fmt: skip
 CRITICAL = (
     2.37, 2.29, 2.23, 2.18, 2.17, 2.17, 2.13, 2.13, 2.11, 2.11,
@@ -157,13 +158,18 @@ def _line_noise(e: np.ndarray, lt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ss / (2 * _poly(m, phi)), phi
 
 
-def _run_noise(y: np.ndarray) -> np.ndarray:
-    """σ² of each row from the whole run's second differences y_(t−1) − 2y_t + y_(t+1): their
-    median size / Z75 is their spread (a jump or a bend moves only a few of them), and their
-    variance σ²(6 − 8φ + 2φ²) under AR(1), at φ = FLOOR."""
+def _run_noise(y: np.ndarray, w: int) -> np.ndarray:
+    """σ² of each row for windows of ``w`` steps too short for their own lines, from second
+    differences y_(t−1) − 2y_t + y_(t+1), whose variance under AR(1) is σ²(6 − 8φ + 2φ²), at
+    φ = FLOOR: the larger of two measures. The whole run's, by their median size / Z75 (a
+    jump or a bend between the windows moves only a few of them); and the windows' own, by
+    their mean square, so that a lucky last step, or a reward that sits on one value (a small
+    batch's) and leaves most second differences at zero, is noise and not a sure change."""
     d2 = y[:, 2:] - 2 * y[:, 1:-1] + y[:, :-2]
-    spread = np.median(np.abs(d2), axis=1) / Z75
-    return spread**2 / (6 - 8 * FLOOR + 2 * FLOOR**2)
+    spread = np.median(np.abs(d2), axis=1) ** 2 / Z75**2
+    last = d2.shape[1]
+    own = np.concatenate((d2[:, : w - 2], d2[:, last - (w - 2) :]), axis=1)  # inside a window
+    return np.maximum(spread, (own**2).mean(axis=1)) / (6 - 8 * FLOOR + 2 * FLOOR**2)
 
 
 def window_changes(y: np.ndarray, w: int) -> tuple[np.ndarray, ...]:
@@ -174,7 +180,7 @@ def window_changes(y: np.ndarray, w: int) -> tuple[np.ndarray, ...]:
     n = y.shape[1]
     e, lt = y[:, :w], y[:, n - w :]
     if w < LINE_STEPS:
-        sigma2, phi = _run_noise(y), np.full(len(y), FLOOR)
+        sigma2, phi = _run_noise(y, w), np.full(len(y), FLOOR)
     else:
         sigma2, phi = _line_noise(e, lt)
     se = np.sqrt(sigma2 * difference_variance(phi, w, n - 2 * w))

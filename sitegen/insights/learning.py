@@ -127,7 +127,11 @@ def reward_learning(blocks: Sequence[MetricBlock]) -> tuple[Learning | None, str
         else f"carrying {fixed(iv.phi, 2)} of the last one's, as the windows show"
     )
     measured, calibrated = (
-        ("on the whole run's second differences, by their median", f"runs of {len(vals)} steps")
+        (
+            "on second differences, the whole run's by their median or the windows' own, "
+            "whichever is larger",
+            f"runs of {len(vals)} steps",
+        )
         if w < ar1.LINE_STEPS
         else ("about each window's own line", f"windows of {w} steps")
     )

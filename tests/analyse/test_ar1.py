@@ -93,8 +93,9 @@ def _by_definition(series: list[float], w: int) -> tuple[float, ...]:
     """The interval by its definition. Windows of 6 steps or more: residuals about each
     window's own line (numpy's polyfit); φ the floor, or from windows long enough the point
     of a fine grid where the traces' ratio meets the residuals' lag-1 ratio, if above the
-    floor; σ² = Σe² / (2 tr(M R)). Shorter: σ from the median size of the run's second
-    differences, σ² = (median / Z75)² / (6 − 8φ + 2φ²) at the floor. Then the variance
+    floor; σ² = Σe² / (2 tr(M R)). Shorter: from the second differences, the larger of
+    (median size of the run's / Z75)² and the mean square of those inside a window, over
+    6 − 8φ + 2φ² at the floor. Then the variance
     a'Ra · σ² and the table's critical value."""
     y = np.asarray(series, dtype=float)
     n = len(y)
@@ -121,9 +122,10 @@ def _by_definition(series: list[float], w: int) -> tuple[float, ...]:
         sigma2 = ss / (2 * _expected(phi, w)[0])
     else:
         d2 = [y[t - 1] - 2 * y[t] + y[t + 1] for t in range(1, n - 1)]
-        sigma2 = (float(np.median(np.abs(d2))) / 0.6744897501960817) ** 2 / (
-            6 - 8 * phi + 2 * phi * phi
-        )
+        inside = [d2[t - 1] for t in range(1, n - 1) if t + 1 < w or t - 1 >= n - w]
+        assert len(inside) == 2 * (w - 2)
+        median = (float(np.median(np.abs(d2))) / 0.6744897501960817) ** 2
+        sigma2 = max(median, float(np.mean(np.square(inside)))) / (6 - 8 * phi + 2 * phi * phi)
     a = np.zeros(n)
     a[:w], a[-w:] = -1 / w, 1 / w
     se = np.sqrt(sigma2 * (a @ _correlation(phi, n) @ a))
@@ -166,6 +168,24 @@ def test_the_short_windows_noise_ignores_a_jump_between_them():
     calm, jump = ar1.window_change(steps, 3), ar1.window_change(jumped, 3)
     assert jump.hi - jump.lo == pytest.approx(calm.hi - calm.lo)
     assert jump.lo > 9
+
+
+def test_a_lucky_last_step_is_noise_not_a_sure_change():
+    # nine steps at 0, the last at 0.3: seven of the eight second differences are 0, so
+    # their median sees no noise; the late window's own one (0.3) does: σ² = (0² + 0.3²) / 2
+    # / (6 − 8φ + 2φ²) = 0.0234375, the change's variance 1.2936172 σ², its standard error
+    # 0.1741240
+    got = ar1.window_change([0.0] * 9 + [0.3], 3)
+    c = ar1.critical(3, 10)
+    assert (got.change, got.lo, got.hi) == pytest.approx(
+        (0.1, 0.1 - c * 0.1741240, 0.1 + c * 0.1741240)
+    )
+    assert got.lo < 0 < got.hi
+    # a reward that sits on one value (a small batch's) but for a late blip, windows of 4
+    series = [0.5] * 16 + [0.625, 0.5, 0.5, 0.625]
+    got = ar1.window_change(series, 4)
+    assert got.change == pytest.approx(0.0625) and got.lo < 0 < got.hi
+    assert (got.lo, got.hi) == pytest.approx(_by_definition(series, 4)[1:3])
 
 
 def test_a_long_window_of_anticorrelated_steps_assumes_the_floor():

@@ -67,7 +67,7 @@ def test_reward_learning_by_hand():
     assert found.change == pytest.approx(0.3)
     assert (found.lo, found.hi) == pytest.approx((0.3 - c * 0.9735694, 0.3 + c * 0.9735694))
     assert found.verdict == "no change" and found.step_correlation == 0.6
-    assert "the noise measured on the whole run's second differences" in found.method
+    assert "the noise measured on second differences, the whole run's" in found.method
 
 
 def test_reward_learning_sees_no_change_in_noise_and_a_fall():
@@ -76,6 +76,15 @@ def test_reward_learning_sees_no_change_in_noise_and_a_fall():
     fall, _ = reward_learning(blocks(20, lambda k: {"reward/avg_raw_reward": 1 - k / 20}))
     assert fall.verdict == "worse" and fall.hi < 0
     assert fall.window_steps == 4 and fall.step_correlation == ar1.FLOOR  # fifths of 4
+
+
+@pytest.mark.parametrize("n", [6, 10, 15, 25])
+def test_reward_learning_takes_a_lucky_last_step_for_noise(n):
+    # a reward on one value (a small batch's) until its last step: most second differences
+    # are 0, so only the late window's own shows the noise; "no change", not a sure rise
+    ys = [0.25] * (n - 1) + [0.5]
+    found, _ = reward_learning(blocks(n, lambda k: {"reward/avg_raw_reward": ys[k - 1]}))
+    assert found.verdict == "no change" and found.lo < 0 < found.change < found.hi
 
 
 TASKS = [f"task-{t:02d}" for t in range(12)]
@@ -245,7 +254,12 @@ def test_too_few_steps_is_said_in_full(n, steps):
 @pytest.mark.parametrize(
     ("n", "measured", "calibrated"),
     [
-        (10, "on the whole run's second differences, by their median", "runs of 10 steps"),
+        (
+            10,
+            "on second differences, the whole run's by their median or the windows' own, "
+            "whichever is larger",
+            "runs of 10 steps",
+        ),
         (30, "about each window's own line", "windows of 6 steps"),
     ],
 )

@@ -145,7 +145,7 @@ def test_is_it_learning_on_correlated_noise_says_no_change(phi):
     length (5 % expected at φ = 0.6, where the critical values are calibrated; 7 % is two
     binomial standard errors of 500 above it) and at most 6 % of the 3000 (2.5 above).
     The moving-block bootstrap said so in 13–26 % at φ = 0.6 (1000 replicates a length);
-    this interval in 4.3–5.2 % (2000), and in at most 0.1 % and 0.7 % at φ = 0 and 0.3
+    this interval in 4.3–5.2 % (2000), and in at most 0.2 % and 0.5 % at φ = 0 and 0.3
     (docs/statistics.md)."""
     rng = np.random.default_rng(50 + int(10 * phi))
     alarms = 0
@@ -161,7 +161,7 @@ def test_is_it_learning_covers_the_true_window_change(phi):
     """A reward rising 0.01 a step under AR(1) noise of spread 1: the interval holds the
     true change of the window means, 0.01 times the steps between the windows' starts, in
     at least 93 % of 500 replicates of each length (over 2000: 94.6–95.7 % at φ = 0.6, at
-    least 99.4 % below; the moving blocks, 73.5–86.7 % at 0.6; docs/statistics.md)."""
+    least 99.5 % below; the moving blocks, 73.5–86.7 % at 0.6; docs/statistics.md)."""
     rng = np.random.default_rng(60 + int(10 * phi))
     for n in RUNS:
         w = _window(n)
