@@ -43,6 +43,30 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     _chromium.close()
 
 
+# The modules whose tests take longest (``make slowest``), run first and in this order.
+# Under ``--dist worksteal`` each worker starts on a contiguous half of the suite and an
+# idle worker steals the tail of the other's: long tests at the head of the first half are
+# started early and leave only short ones to steal, instead of one long test ending the
+# run while the other worker idles. The browser modules stay together (one Chromium), and
+# every module stays whole (its module-scoped fixtures are made once).
+LONG_FIRST = (
+    "scenarios/test_a11y.py",
+    "scenarios/test_browser.py",
+    "scenarios/test_browser_insights.py",
+    "scenarios/test_browser_transcripts.py",
+    "scenarios/test_browser_axes.py",
+    "scenarios/test_serve_browser.py",
+    "scenarios/test_incremental.py",
+    "read/test_pool.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+    rank = {tests / name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path, len(LONG_FIRST)))  # (a stable sort)
+
+
 BASE_URL = "https://example.github.io/archive/"
 JOB_SECTIONS = (
     "overview",
