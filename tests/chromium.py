@@ -27,6 +27,7 @@ class SharedChromium:
     def __init__(self) -> None:
         self._playwright: Any = None
         self._browser: Any = None
+        self._contexts: dict[tuple[int, int], Any] = {}
 
     def get(self) -> Any:
         if self._browser is None:
@@ -38,7 +39,20 @@ class SharedChromium:
             )
         return self._browser
 
+    def page(self, width: int = 1400, height: int = 1000) -> Any:
+        """A new page in a browser context of that viewport, the context kept for the next
+        test that asks for the same (the caller closes the page). A context costs Chromium
+        more than a page; the tests lose no isolation by sharing one, as the pages keep
+        nothing in it: the site stores nothing (no cookie, no web storage) and a test that
+        serves a site of its own serves it at an address of its own."""
+        context = self._contexts.get((width, height))
+        if context is None:
+            context = self.get().new_context(viewport={"width": width, "height": height})
+            self._contexts[(width, height)] = context
+        return context.new_page()
+
     def close(self) -> None:
+        self._contexts.clear()  # (closed with the browser)
         if self._playwright is None:
             return
         try:

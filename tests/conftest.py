@@ -34,6 +34,15 @@ def browser():
     return _chromium.get()
 
 
+@pytest.fixture
+def browser_page():
+    """A new page of the shared Chromium at 1400 × 1000, closed after the test, in a context
+    the browser tests share (tests/chromium.py: ``SharedChromium.page``)."""
+    page = _chromium.page()
+    yield page
+    page.close()
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("browser") is None:
         _chromium.close()

@@ -91,11 +91,8 @@ class Watched:
 
 
 @pytest.fixture
-def tab(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = ctx.new_page()
-    yield Watched(page)
-    ctx.close()
+def tab(browser_page):
+    return Watched(browser_page)
 
 
 def _ids(index):

@@ -29,10 +29,8 @@ AXES = """el => Array.from(el.querySelectorAll('g.role-axis[aria-label]')).map(a
 
 
 @pytest.fixture
-def tab(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    yield Watched(ctx.new_page())
-    ctx.close()
+def tab(browser_page):
+    return Watched(browser_page)
 
 
 def _whole_channels(spec: dict) -> set[str]:

@@ -36,10 +36,8 @@ def chromium(browser):
 
 
 @pytest.fixture
-def tab(chromium):
-    ctx = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    yield Watched(ctx.new_page())
-    ctx.close()
+def tab(browser_page):
+    return Watched(browser_page)
 
 
 @pytest.fixture(params=["http", "file"])
