@@ -1,15 +1,17 @@
 """What the test suite costs: `make test`'s command once, measured as docs/benchmarks.md's
 "The test suite" says.
 
-Usage: ``python benchmarks/suite.py [--json OUT] [-- PYTEST ARGS]`` from the repository (or a
-checkout of another commit, its tests run with this venv). Prints:
+Usage: ``python benchmarks/suite.py [--cwd DIR] [--json OUT] [-- PYTEST ARGS]``; ``--cwd``
+runs another checkout's tests (another commit's, for a before/after pair) with this venv.
+Prints:
 
 - the wall time of the run;
 - the CPU time of every process of the run (pytest's workers, Chromium and Playwright's
   driver, Ray, git, builds' forks), read with psutil every 0.1 s and kept per process, so a
   process that lives less than 0.1 s is missed (a lower bound), and Chromium's share;
 - the sum of every test's setup, call and teardown (``--durations=0``), and the longest
-  test (its three phases summed): two workers cannot finish before it;
+  test (its three phases summed): two workers cannot finish before it; the ten longest
+  tests and the twelve longest modules;
 - the wall time the run would take on 2 idle cores, at least: max(CPU / 2, longest test).
 
 On a machine others share, the CPU time and the summed durations move less than the wall
@@ -73,6 +75,9 @@ def run(cwd: Path, extra: list[str]) -> dict:
     for m in DURATION.finditer(text):
         per_test[m.group(3)] = per_test.get(m.group(3), 0.0) + float(m.group(1))
     longest = max(per_test.items(), key=lambda kv: kv[1])
+    per_module: dict[str, float] = {}
+    for name, t in per_test.items():
+        per_module[name.split("::")[0]] = per_module.get(name.split("::")[0], 0.0) + t
     total = sum(c for _, c in cpu.values())
     return {
         "wall_s": round(wall, 1),
@@ -82,6 +87,13 @@ def run(cwd: Path, extra: list[str]) -> dict:
         "longest_test": longest[0],
         "longest_test_s": round(longest[1], 1),
         "idle_wall_estimate_s": round(max(total / 2, longest[1]), 1),
+        "modules": [
+            [round(t, 1), name]
+            for name, t in sorted(per_module.items(), key=lambda kv: -kv[1])[:12]
+        ],
+        "slowest": [
+            [round(t, 1), name] for name, t in sorted(per_test.items(), key=lambda kv: -kv[1])[:10]
+        ],
         "tests": len(per_test),  # (that took any time: --durations-min=0 lists every one)
         "load_average_before_after": [round(load[0], 1), round(os.getloadavg()[0], 1)],
         "exit": proc.returncode,
