@@ -66,7 +66,9 @@ LONG_FIRST = (
     "scenarios/test_browser_axes.py",
     "scenarios/test_serve_browser.py",
     "scenarios/test_incremental.py",
+    "scenarios/test_transcripts.py",
     "read/test_pool.py",
+    "read/test_linear_time.py",
 )
 
 
