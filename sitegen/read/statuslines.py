@@ -17,8 +17,9 @@ from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import V0_PREFIX, is_stats_like
 
 # A whole vLLM engine stats record of vLLM 0.8 - 0.11.0's one fixed shape after the Ray
-# prefix, as bytes: VLLM_RE's header, then ENGINE_RE and vllm.STANDARD_RE's message (ASCII
-# digits only; anything else takes the full split).
+# prefix, as bytes: VLLM_RE's header, then ENGINE_RE and a message of those versions' six
+# fields in their order, as vllm.PART_RE reads each (ASCII digits only; anything else takes
+# the full split).
 _STATS_LINE_RE = re.compile(
     rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) ([0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2})"
     rb"(?:\.[0-9]+)? \[[^\]]+\] Engine ([0-9]+): "
@@ -132,7 +133,7 @@ class StatusLines(ParserCore):
         The same as ``feed(split_line(number, raw))`` in the steady state (no dict open,
         config dump behind; the caller guarantees ``steady()``), without the split, the
         ``Line`` and the dispatch, for one shape: a known prefix, a vLLM header, an
-        ``Engine NNN:`` message ``parse_stats`` reads with ``STANDARD_RE``, maybe Ray's
+        ``Engine NNN:`` message of the six fields of vLLM 0.8 - 0.11.0, maybe Ray's
         dedup suffix (its count goes to ``suppressed``), and no other escape.
         """
         if b"] Engine " not in raw:  # most lines that reach here: no regex at all
@@ -151,7 +152,7 @@ class StatusLines(ParserCore):
         if repeated is not None:
             self.suppressed += int(repeated)  # as _vllm counts Ray's unprinted copies
         v = self.vllm
-        # VllmAccumulator.add of standard_stats(p, g, r, w, kv, pre), the values passed as read
+        # VllmAccumulator.add of what parse_stats reads of the six fields, passed as read
         v.add_sample(
             v.engine_key(known[1], known[2], index.decode()),
             float(r),

@@ -95,16 +95,6 @@ class _Bucket:
         self.prefix_n += b.prefix_n
 
 
-# vLLM 0.8 - 0.11.0's one fixed shape, read in one match (the common case);
-# any other field set goes through the part-by-part reader below.
-STANDARD_RE = re.compile(
-    r"Avg prompt throughput: (-?[0-9]+(?:\.[0-9]+)?) tokens/s, "
-    r"Avg generation throughput: (-?[0-9]+(?:\.[0-9]+)?) tokens/s, "
-    r"Running: (-?[0-9]+) reqs, Waiting: (-?[0-9]+) reqs, "
-    r"GPU KV cache usage: (-?[0-9]+(?:\.[0-9]+)?)%, Prefix cache hit rate: (-?[0-9]+(?:\.[0-9]+)?)%\s*$"
-)
-
-
 def is_stats_like(message: str) -> bool:
     """Cheap test: could this vLLM message be a stats line (so its time is worth reading)?"""
     return message.startswith(("Engine ", V0_PREFIX, "vLLM Stats")) or (
@@ -112,35 +102,9 @@ def is_stats_like(message: str) -> bool:
     )
 
 
-def standard_stats(
-    p: str | bytes,
-    g: str | bytes,
-    r: str | bytes,
-    w: str | bytes,
-    kv: str | bytes,
-    pre: str | bytes,
-) -> dict[str, float]:
-    """The values of :data:`STANDARD_RE`'s six groups (text or ASCII bytes), by key."""
-    return {
-        "prompt_tps": float(p),
-        "gen_tps": float(g),
-        "running": float(r),
-        "waiting": float(w),
-        "kv_pct": float(kv),
-        "prefix_pct": float(pre),
-    }
-
-
 def parse_stats(text: str) -> dict[str, float]:
-    """Key/value pairs of an engine stats message (any vLLM version's field set)."""
-    m = STANDARD_RE.match(text)
-    if m:
-        return standard_stats(*m.groups())
-    return parse_parts(text)
-
-
-def parse_parts(text: str) -> dict[str, float]:
-    """The part-by-part reader: every ``Key: value [unit]`` of a known key."""
+    """Key/value pairs of an engine stats message (any vLLM version's field set): every
+    ``Key: value [unit]`` of a known key."""
     vals: dict[str, float] = {}
     for part in text.split(","):
         p = PART_RE.match(part)
