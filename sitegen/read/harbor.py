@@ -277,33 +277,19 @@ def decode_fields(
     if turns == 0 and exception:
         turns = None  # older Harbor recorded 0 turns when the agent loop raised
     start = _time(obj.get("started_at"))  # (read once: the duration and the insights need it)
-    return _trial(
-        {
-            "name": str(obj.get("trial_name") or name),
-            "task": str(obj.get("task_name") or ""),
-            "reward": reward,
-            "exception": str(exception) if exception else None,
-            "turns": turns,
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "duration_s": _between(start, _time(obj.get("finished_at"))),
-            "eval": is_eval,
-            **_insight_fields(obj, agent, start),
-            "exception_kind": policy_kind(exc_info.get("policy")) if exception else None,
-        }
+    return TrialResult(
+        name=str(obj.get("trial_name") or name),
+        task=str(obj.get("task_name") or ""),
+        reward=reward,
+        exception=str(exception) if exception else None,
+        turns=turns,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        duration_s=_between(start, _time(obj.get("finished_at"))),
+        eval=is_eval,
+        **_insight_fields(obj, agent, start),
+        exception_kind=policy_kind(exc_info.get("policy")) if exception else None,
     )
-
-
-def _trial(fields: dict[str, Any]) -> TrialResult:
-    """The :class:`TrialResult` of ``fields`` (all of them, in their order), set as unpickling sets them.
-
-    Its ``__dict__`` filled, not its ``__init__`` run (a field at a time): the object is
-    equal, field for field (tests/read/test_harbor.py checks both, and that TrialResult has
-    no ``__post_init__`` or slots that this would skip).
-    """
-    r = TrialResult.__new__(TrialResult)
-    r.__dict__.update(fields)
-    return r
 
 
 def _tokens(agent: dict) -> tuple[int | None, int | None]:
@@ -340,7 +326,7 @@ def _insight_fields(obj: dict, agent: dict, start: datetime | None) -> dict:
         st = obj.get(key)
         d = _duration(st.get("started_at"), st.get("finished_at")) if isinstance(st, dict) else None
         stages[field_name] = d if d is not None and d >= 0 else None
-    return {  # (in TrialResult's field order: see _trial)
+    return {
         # the wall-clock reading as written: logs are naive local time, and a trial's
         # "Z" is compared against them as a reading (docs/data.md, trial attribution)
         "started_at": start.replace(tzinfo=None) if start is not None else None,

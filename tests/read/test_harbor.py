@@ -1,6 +1,5 @@
 """harbor: reading only the needed fields (simdjson) gives what reading the whole file gives."""
 
-import dataclasses
 import json
 import math
 import random
@@ -10,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.model.parsed import TrialResult
 from sitegen.read import harbor
 from sitegen.read.harbor import (
     FIELDS,
@@ -358,18 +356,6 @@ def test_objects_taken_whole_read_as_the_reference_reads_them(parts, usage):
     ).encode()
     assert read_fields(data) is not None  # the fast path is the one tested
     assert fast(data) == reference(data)
-
-
-def test_the_trial_is_built_as_its_init_builds_it():
-    """harbor._trial fills the instance dict: equal to TrialResult(...), field for field, in order."""
-    assert not hasattr(TrialResult, "__post_init__") and not hasattr(TrialResult, "__slots__")
-    names = [f.name for f in dataclasses.fields(TrialResult)]
-    results = [fast(data) for _v, data in harbor_files()] + [fast(d) for d in ODD.values()]
-    trials = [r for r in results if isinstance(r, TrialResult)]
-    assert len(trials) > 40
-    for r in trials:
-        built = TrialResult(**{n: getattr(r, n) for n in names})
-        assert r == built and list(vars(r).items()) == list(vars(built).items())
 
 
 def _old_int(v):
