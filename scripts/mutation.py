@@ -64,6 +64,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "sitegen/analyse/trials.py": _ANALYSE,
     "sitegen/analyse/vllm.py": (*_ANALYSE, "tests/read/test_vllm.py"),
     "sitegen/analyse/stats.py": _STATS,
+    "sitegen/analyse/ar1.py": ("tests/analyse/test_ar1.py", "tests/insights/test_learning.py"),
     "sitegen/model/numbers.py": (
         "tests/model/test_numbers.py",
         "tests/present/test_formatting.py",

@@ -148,11 +148,9 @@ def _line_noise(e: np.ndarray, lt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ss = sum(np.einsum("ij,ij->i", r, r) for r in res)
     lag = sum(np.einsum("ij,ij->i", r[:, 1:], r[:, :-1]) for r in res)
     # no residual beyond rounding (each window on its line): nothing shows a correlation
-    spread = sum(np.einsum("ij,ij->i", c, c) for c in (e - e.mean(axis=1, keepdims=True),))
-    spread = spread + sum(
-        np.einsum("ij,ij->i", c, c) for c in (lt - lt.mean(axis=1, keepdims=True),)
-    )
-    ratio = np.divide(lag, ss, out=np.full_like(ss, -np.inf), where=ss > ROUNDING * spread)
+    spread = sum(((v - v.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) for v in (e, lt))
+    ratio, real = np.full_like(ss, -np.inf), ss > ROUNDING * spread
+    ratio[real] = lag[real] / ss[real]
     phi = _estimate_phi(ratio, w)
     m, _ = _lag_sums(w)
     return ss / (2 * _poly(m, phi)), phi

@@ -10,6 +10,12 @@ import pytest
 from sitegen.analyse import ar1
 
 
+@pytest.fixture(autouse=True)
+def _uncached():
+    """Each test computes the lag sums afresh: a cache filled before would hide them."""
+    ar1._lag_sums.cache_clear()
+
+
 def _correlation(phi: float, n: int) -> np.ndarray:
     i = np.arange(n)
     return phi ** np.abs(i[:, None] - i[None, :])
@@ -193,6 +199,21 @@ def test_a_long_window_of_anticorrelated_steps_assumes_the_floor():
     series += [0.6 - 0.2 * (k % 2) for k in range(20)]
     got = ar1.window_change(series, 20)
     assert got.phi == ar1.FLOOR == _by_definition(series, 20)[3]
+
+
+def test_tiny_residuals_show_their_correlation_and_rounding_none():
+    # windows of 20 steps on a line of 0.001 a step, plus a slow wave 3e-8 high: residuals
+    # far above the rounding of the line's fit (1e-12 of the windows' spread, in squares)
+    # and as correlated as can be, so φ is held at the cap; the line alone leaves only
+    # rounding, from which no correlation is read; each replicate is judged alone, one 100
+    # higher or beside a steep line
+    t = np.arange(100)
+    line = 0.5 + 1e-3 * t
+    waved = line + 3e-8 * np.sin(2 * np.pi * t / 25)
+    assert ar1.window_change(waved.tolist(), 20).phi == ar1.CAP
+    assert ar1.window_change(line.tolist(), 20).phi == ar1.FLOOR
+    _, _, _, phi = ar1.window_changes(np.stack([waved, waved + 100, line, 1000 * line]), 20)
+    assert phi.tolist() == [ar1.CAP, ar1.CAP, ar1.FLOOR, ar1.FLOOR]
 
 
 def test_windows_on_their_lines_have_no_spread():
