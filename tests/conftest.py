@@ -35,10 +35,12 @@ def browser():
 
 
 @pytest.fixture
-def browser_page():
+def browser_page(request: pytest.FixtureRequest):
     """A new page of the shared Chromium at 1400 × 1000, closed after the test, in a context
-    the browser tests share (tests/chromium.py: ``SharedChromium.page``)."""
-    page = _chromium.page()
+    the browser tests share (tests/chromium.py: ``SharedChromium.page``). A test marked
+    ``no_charts`` gets a page that draws no chart (tests/chromium.py: ``without_charts``):
+    for tests whose checks do not read what Vega draws."""
+    page = _chromium.page(charts=request.node.get_closest_marker("no_charts") is None)
     yield page
     page.close()
 

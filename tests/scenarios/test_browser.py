@@ -169,6 +169,32 @@ def test_run_page(tab, base, index):
         assert tab.page.locator(f"#chain a[href$='jobs/{jid}/index.html']").count() == 1
 
 
+@pytest.mark.no_charts
+def test_a_page_without_charts_runs_its_own_script(tab, site, index):
+    """What ``no_charts`` leaves out (tests/chromium.py) is Vega's drawing alone: every chart
+    of a job page still goes through the page's script (its spec link made, the chart
+    marked drawn when the embed resolves), none holds an SVG, and nothing fails."""
+    job, _ = _ids(index)
+    tab.goto(site.as_uri() + "/" + job["url"] + "index.html")
+    total, with_marks = tab.charts_with_marks()
+    drawn = tab.page.eval_on_selector_all(
+        ".chart[data-rendered='1']", "els => els.map(e => e.dataset.chart)"
+    )
+    specs = tab.page.evaluate(
+        """() => { const specs = JSON.parse(document.getElementById('chart-specs').text);
+          return Array.from(document.querySelectorAll('.chart[data-chart]'))
+            .map(e => e.dataset.chart).filter(name => specs[name]); }"""
+    )
+    assert total >= 8 and with_marks == 0 and drawn == specs
+    assert tab.page.locator(".chart svg").count() == 0
+    links = tab.page.eval_on_selector_all(
+        "a[data-spec]",
+        "els => els.filter(a => a.href.startsWith('blob:')).map(a => a.dataset.spec)",
+    )
+    assert sorted(links) == sorted(drawn)
+    assert tab.errors == []
+
+
 def test_a_chart_tooltip_prints_as_the_tables_do(tab, site, index):
     """A run's discarded first attempt, hovered: its tooltip's figure is formatting.fixed's."""
     from tests.conftest import page_specs
@@ -232,6 +258,7 @@ def test_compare_selection_survives_reload(tab, base, site, index):
     assert tab.errors == []
 
 
+@pytest.mark.no_charts
 def test_compare_lines_up_a_late_start(tab, base, index):
     """A pick whose log starts late (a resumed job) and one from step 1: "from each pick's first
     step" counts both from 0, and the choice survives in the address."""
@@ -259,6 +286,7 @@ def test_compare_lines_up_a_late_start(tab, base, index):
     assert tab.errors == []
 
 
+@pytest.mark.no_charts
 def test_compare_says_which_picks_it_does_not_have(tab, base, index):
     run = index["runs"][0]["id"]
     tab.goto(base + f"compare/index.html?runs=no-such-run,{run}")
@@ -270,6 +298,7 @@ def test_compare_says_which_picks_it_does_not_have(tab, base, index):
     assert tab.errors == []
 
 
+@pytest.mark.no_charts
 def test_compare_lines_up_picks_whose_steps_do_not_overlap(tab, base, index):
     """Without an x= choice, a pick starting after another ended is counted from its first
     step; picks that overlap stay as logged."""

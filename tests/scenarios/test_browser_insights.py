@@ -112,6 +112,7 @@ def test_index_findings_column(tab, pbase, planted):
     assert errors == ["2"]  # the lr-zero run: lr_zero and policy_frozen
 
 
+@pytest.mark.no_charts
 def test_compare_defaults_to_recent_runs_and_shows_insights(tab, pbase, planted):
     tab.goto(pbase + "compare/index.html")
     page = tab.page
@@ -159,6 +160,7 @@ def few_rows(tmp_path_factory) -> tuple[Path, dict]:
     return folder / "site", json.loads((folder / "truth.json").read_text())
 
 
+@pytest.mark.no_charts
 def test_full_task_table_loads_on_demand(tab, pbase, few_rows):
     """A page that holds only part of its rows loads the rest (gzip JSON over HTTP, tasks.js from file://)."""
     import json
@@ -212,6 +214,7 @@ def test_full_task_table_loads_on_demand(tab, pbase, few_rows):
             httpd.shutdown()
 
 
+@pytest.mark.no_charts
 def test_compare_tasks_of_two_runs(tab, site, index):
     """Two runs with trials: the tasks one solves and the other does not, as solved.js says."""
     import json
@@ -250,6 +253,7 @@ def test_compare_tasks_of_two_runs(tab, site, index):
     assert tab.errors == []
 
 
+@pytest.mark.no_charts
 def test_compare_lists_only_tasks_every_pick_ran(tab, tmp_path):
     """Two runs of the same tasks (the sample's sync baseline, and a copy in which one
     task never succeeds and another was never run): the first is listed as solved by one
@@ -339,6 +343,7 @@ def test_a_constant_metric_is_drawn_inside_its_chart(tab, planted):
     assert tab.errors == []
 
 
+@pytest.mark.no_charts
 def test_compare_verdicts_are_the_python_reference(tab, pbase, planted):
     """Each pick against the first, computed in the browser (static/stats.js) from the
     picks' solved.js: every figure as sitegen.insights.paired.compare gives it, printed by

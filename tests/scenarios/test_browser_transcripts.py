@@ -105,6 +105,7 @@ def test_terminal_output_is_text_never_html(tab, pbase, planted):
     assert tab.errors == []
 
 
+@pytest.mark.no_charts
 def test_the_tasks_table_links_to_a_transcript(tab, pbase, planted):
     site, _ = planted
     tab.goto(pbase + "jobs/plants.flat.tasks.train_700100/index.html")
@@ -137,6 +138,7 @@ def test_a_transcript_page_has_no_serious_violations(chromium, planted_server, p
     ctx.close()
 
 
+@pytest.mark.no_charts
 def test_the_comparisons_task_differences_link_each_picks_transcript(tab, pbase, planted):
     """pair-a and pair-b differ on three tasks (synth/statplants.py): each row links the
     transcript each pick sampled of that task, when it sampled one."""

@@ -10,6 +10,7 @@ import pytest
 
 from sitegen.commands.serve import serving
 from sitegen.options import BuildOptions
+from tests.chromium import without_charts
 from tests.commands.test_serve import CHAIN_B, small_archive, wait_until
 from tests.scenarios.test_browser import Watched  # (skips without chromium)
 from tests.scenarios.test_incremental import STEP
@@ -33,6 +34,7 @@ def test_every_change_reaches_the_open_page(tmp_path, browser):
     with serving(BuildOptions(archive=archive, out=tmp_path / "site", workers=1)) as site:
         ctx = browser.new_context()
         tab = Watched(ctx.new_page())
+        without_charts(tab.page)  # (what is checked is the page's text, not its charts)
         tab.page.goto(site.url + "jobs/flat.chain-b.train_600301/")
         assert wait_until(lambda: len(site.hub.sockets) == 1, 10)  # the page's reload socket
         assert _steps_shown(tab.page) == 5
