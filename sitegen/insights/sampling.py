@@ -40,6 +40,10 @@ def _timed(t: TrialResult) -> bool:
     return t.duration_s is not None and t.duration_s >= 0
 
 
+# A forgotten task's two picks' reasons (the page links the finding to the second).
+FORGOTTEN_LAST = "last success of a forgotten task"
+FORGOTTEN_AFTER = "the first failure after a forgotten task's last success"
+
 # The findings a transcript shows, by id: the reason of the pick at one of the finding's
 # steps (each ``{step}``), which trials at that step show it, and which of them is taken.
 EVIDENCE: dict[str, tuple[str, Callable[[TrialResult], bool], str]] = {
@@ -174,10 +178,10 @@ def _candidates(
         last = order.last([i for i in idx if _success(trials[i])])
         if last is None:
             continue
-        yield last, "last success of a forgotten task"
+        yield last, FORGOTTEN_LAST
         after = order.first([i for i in idx if _failure(trials[i]) and key(i) > key(last)])
         if after is not None:
-            yield after, "the first failure after a forgotten task's last success"
+            yield after, FORGOTTEN_AFTER
     by_exc: dict[str, list[int]] = defaultdict(list)
     for i, t in enumerate(trials):
         if t.exception:

@@ -34,6 +34,8 @@ import orjson
 from sitegen.errors import BuildWarning
 from sitegen.insights.sampling import (
     EVIDENCE,
+    FORGOTTEN_AFTER,
+    FORGOTTEN_LAST,
     TranscriptEntry,
     TranscriptsSection,
     pick_trials,
@@ -145,10 +147,7 @@ def heatmap_links(page: Any) -> dict[str, list[tuple[int | None, str]]]:
 
 
 # A forgotten task's picks, the one that shows the forgetting first.
-_FORGOTTEN = (
-    "the first failure after a forgotten task's last success",
-    "last success of a forgotten task",
-)
+_FORGOTTEN = (FORGOTTEN_AFTER, FORGOTTEN_LAST)
 
 
 def finding_links(page: Any, prefix: str) -> dict[str, str]:
