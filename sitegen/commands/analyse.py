@@ -138,84 +138,58 @@ def site_pages(
     ``notes``: the jobs' notes, as read and, for those files, as HTML. With ``transcripts``,
     each page with trials of its own samples some and their data is made with the analysis
     (``SitePages.transcripts``)."""
-    from sitegen.insights.sections import job_insights, run_insights
     from sitegen.pages.forkmap import fork_map
-    from sitegen.pages.make import compare_item, compare_page_of, index_page, job_page, run_page
-    from sitegen.present.pagefiles import Prepared, TableSlot, resolve, trials_table
-
-    redactor = Redactor(opts.redact_patterns)
-    own = warnings_by_job(jobs, warnings)
-    job_rows: dict[str, JobRow] = {}
-    job_pages: dict[str, tuple[JobPage | JobEntry, TrialSet | None]] = {}
-    job_items: dict[str, tuple[CompareItem, dict | None]] = {}
-    run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]] = []
-    run_rows: list[RunRow] = []
-    run_items: list[tuple[CompareItem, dict | None]] = []
-    task_tables = {}
-    made = []
-    premade: dict[str, Any] = {}
-    site_transcripts: list[Any] = []
-
-    def analyse(run: Run) -> Analysed:
-        """A run's and its jobs' pages and task tables, and with ``make_files`` their files
-        (pure: may run in a forked child)."""
-        chain = []
-        made_t: list[Any] = []
-        sections = {}  # by trial set: a run of its job's trials shows that job's
-        for job in run.jobs:
-            ins = job_insights(job)
-            page = job_page(job, own[job.id], redactor, texts[job.id], ins)
-            if transcripts is not None and job.trials is not None:
-                sec = transcripts.section(job.trials, ins, page.url)
-                got = transcripts.make(sec, job.source.group) if sec is not None else None
-                if sec is not None:
-                    page = replace(page, transcripts=sec)
-                if got is not None:
-                    made_t.append(got)
-                sections[id(job.trials)] = sec
-            chain.append((page, ins.tasks))
-        ins = run_insights(run)
-        rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins, chain[0][0] if chain else None)
-        if transcripts is not None and run.trials is not None:
-            if id(run.trials) in sections:
-                sec = sections[id(run.trials)]
-            else:
-                group = run.jobs[0].source.group
-                sec = transcripts.section(run.trials, ins, rp.url)
-                got = transcripts.make(sec, group) if sec is not None else None
-                if got is not None:
-                    made_t.append(got)
-            if sec is not None:
-                rp = replace(rp, transcripts=sec)
-        if make_files is None:
-            return chain, rp, ins.tasks, {}, made_t
-        tables = {p.url: t for p, t in chain if t}
-        if ins.tasks:
-            tables[rp.url] = ins.tasks
-        own_trials = [(p, job.trials) for (p, _), job in zip(chain, run.jobs, strict=True)]
-        return (
-            chain,
-            rp,
-            ins.tasks,
-            make_files(rp, own_trials, run.trials, tables, prepared),
-            made_t,
-        )
+    from sitegen.pages.make import compare_page_of, index_page
+    from sitegen.present.pagefiles import Prepared, TableSlot
 
     todo = [run for run in runs if kept[run.id][1] is None]
-    # Runs are analysed independently, their shares in forked children (pages/forkmap.py),
-    # the results back in run order. With make_files, each run's trial table is a unit of
-    # its own (a placeholder in the run's files until made), so a rebuild of one running job
-    # makes it on the second core meanwhile. Units are split by a rough cost per unit: 8 a
-    # step of each of a run's pages, 200 for a run with trials plus 0.85 a trial, 0.35 a
-    # trial's table row.
+    # With make_files, each run's trial table is a unit of its own (a placeholder in the
+    # run's files until made), so a rebuild of one running job makes it on the second core
+    # meanwhile.
     tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
     tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
-
     notes = notes or Notes({})
-    texts = {job.id: notes.of(job.source) for run in todo for job in run.jobs}
-    prepared = Prepared({id(ts): TableSlot(i) for i, ts in enumerate(tabled)}, notes.html)
+    analyser = _Analyser(
+        Redactor(opts.redact_patterns),
+        warnings_by_job(jobs, warnings),
+        {job.id: notes.of(job.source) for run in todo for job in run.jobs},
+        Prepared({id(ts): TableSlot(i) for i, ts in enumerate(tabled)}, notes.html),
+        make_files,
+        transcripts,
+    )
+    # Runs are analysed independently, their shares in forked children (pages/forkmap.py),
+    # the results back in run order.
     picks = transcripts.wanted if transcripts is not None else 0
-    cost = [
+    units: list[Run | TrialSet] = [*todo, *tabled]
+    done = fork_map(
+        analyser, units, opts.workers or os.cpu_count() or 1, _costs(todo, tabled, picks)
+    )
+    g = _gather(
+        runs,
+        kept,
+        cast("list[Analysed]", done[: len(todo)]),
+        cast("list[bytes]", done[len(todo) :]),
+    )
+    index = index_page(
+        [g.job_rows[j.id] for j in jobs], g.run_rows, disc, len(warnings), trials, opts.title
+    )
+    return SitePages(
+        index,
+        g.run_pages,
+        [g.job_pages[j.id] for j in jobs],
+        compare_page_of([*g.run_items, *(g.job_items[j.id] for j in jobs)]),
+        g.task_tables,
+        g.made,
+        g.premade,
+        g.transcripts,
+    )
+
+
+def _costs(todo: list[Run], tabled: list[TrialSet], picks: int) -> list[float]:
+    """Each unit's rough cost, for the split between the cores: 8 a step of each of a run's
+    pages, 200 for a run with trials plus 0.85 a trial and the transcripts it samples, 0.35
+    a trial's table row."""
+    runs = [
         (
             200 + 0.85 * len(r.trials.results) + TRANSCRIPT_COST * min(picks, len(r.trials.results))
             if r.trials
@@ -223,58 +197,134 @@ def site_pages(
         )
         + 8 * len(r.blocks) * (1 + len(r.jobs))
         for r in todo
-    ] + [0.35 * len(ts.results) for ts in tabled]
+    ]
+    return runs + [0.35 * len(ts.results) for ts in tabled]
 
-    def unit(u: Run | TrialSet) -> Analysed | bytes:
-        """A run's pages (:func:`analyse`) or a trial set's table (may run in a forked child)."""
-        return trials_table(u) if isinstance(u, TrialSet) else analyse(u)
 
-    units: list[Run | TrialSet] = [*todo, *tabled]
-    done = fork_map(unit, units, opts.workers or os.cpu_count() or 1, cost)
-    tables_made = cast("list[bytes]", done[len(todo) :])
-    analysed = iter(cast("list[Analysed]", done[: len(todo)]))
+@frozen
+class _Analyser:
+    """What analysing a run takes that is the same for every run of a build; called on a
+    run (its pages: :meth:`run`) or a trial set (its table). Pure: may run in a forked child."""
+
+    redactor: Redactor
+    own: Mapping[str, list[BuildWarning]]  # warnings by job id
+    texts: Mapping[str, str | None]  # notes by job id
+    prepared: Prepared  # the trial tables made as units of their own, the notes as HTML
+    make_files: MakeFiles | None
+    transcripts: Sampler | None
+
+    def __call__(self, unit: Run | TrialSet) -> Analysed | bytes:
+        from sitegen.present.pagefiles import trials_table
+
+        return trials_table(unit) if isinstance(unit, TrialSet) else self.run(unit)
+
+    def run(self, run: Run) -> Analysed:
+        """A run's and its jobs' pages and task tables, with ``make_files`` their files, and
+        the data of the transcripts they sampled."""
+        from sitegen.insights.sections import job_insights, run_insights
+        from sitegen.pages.make import job_page, run_page
+
+        chain = []
+        made: list[Any] = []
+        sections: dict[
+            int, TranscriptsSection | None
+        ] = {}  # by trial set: a run of its job's trials shows that job's
+        for job in run.jobs:
+            ins = job_insights(job)
+            page = job_page(job, self.own[job.id], self.redactor, self.texts[job.id], ins)
+            if job.trials is not None:
+                sections[id(job.trials)] = sec = self._sample(
+                    job.trials, ins, page.url, job.source.group, made
+                )
+                if sec is not None:
+                    page = replace(page, transcripts=sec)
+            chain.append((page, ins.tasks))
+        ins = run_insights(run)
+        rp = run_page(run, {p.id: p.row() for p, _ in chain}, ins, chain[0][0] if chain else None)
+        if run.trials is not None:
+            if id(run.trials) in sections:
+                sec = sections[id(run.trials)]
+            else:
+                sec = self._sample(run.trials, ins, rp.url, run.jobs[0].source.group, made)
+            if sec is not None:
+                rp = replace(rp, transcripts=sec)
+        if self.make_files is None:
+            return chain, rp, ins.tasks, {}, made
+        tables = {p.url: t for p, t in chain if t}
+        if ins.tasks:
+            tables[rp.url] = ins.tasks
+        own_trials = [(p, job.trials) for (p, _), job in zip(chain, run.jobs, strict=True)]
+        files = self.make_files(rp, own_trials, run.trials, tables, self.prepared)
+        return chain, rp, ins.tasks, files, made
+
+    def _sample(
+        self, trials: TrialSet, ins: Insights, url: str, group: str, made: list[Any]
+    ) -> TranscriptsSection | None:
+        """The transcripts section of the page at ``url`` (of the job group ``group``), its data
+        added to ``made``."""
+        if self.transcripts is None:
+            return None
+        sec = self.transcripts.section(trials, ins, url)
+        if sec is not None:
+            got = self.transcripts.make(sec, group)
+            if got is not None:
+                made.append(got)
+        return sec
+
+
+@dataclass
+class _Gathered:
+    """The pages, rows and comparison items of every run, analysed now or carried over."""
+
+    job_pages: dict[str, tuple[JobPage | JobEntry, TrialSet | None]] = field(default_factory=dict)
+    job_rows: dict[str, JobRow] = field(default_factory=dict)
+    job_items: dict[str, tuple[CompareItem, dict | None]] = field(default_factory=dict)
+    run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]] = field(default_factory=list)
+    run_rows: list[RunRow] = field(default_factory=list)
+    run_items: list[tuple[CompareItem, dict | None]] = field(default_factory=list)
+    task_tables: dict[str, TaskAnalysis] = field(default_factory=dict)
+    made: list[tuple[str | None, RunPage, list[JobPage]]] = field(default_factory=list)
+    premade: dict[str, Any] = field(default_factory=dict)
+    transcripts: list[Any] = field(default_factory=list)
+
+
+def _gather(
+    runs: list[Run],
+    kept: dict[str, tuple[str | None, RunRecord | None]],
+    analysed: list[Analysed],
+    tables: list[bytes],
+) -> _Gathered:
+    """Every run's pages and rows in run order: from its record when carried over, else from
+    its analysis (``analysed``, in the same order), its files given their ``tables``."""
+    from sitegen.pages.make import compare_item
+    from sitegen.present.pagefiles import resolve
+
+    g = _Gathered()
+    fresh = iter(analysed)
     for run in runs:
         key, record = kept[run.id]
         if record is not None:
             for e in record.jobs:
-                job_pages[e.id], job_rows[e.id] = (e, None), e.row
-                job_items[e.id] = (e.compare, e.config)
-            run_pages.append((record.run, None))
-            run_rows.append(record.run.row)
-            run_items.append((record.run.compare, record.run.config))
+                g.job_pages[e.id], g.job_rows[e.id] = (e, None), e.row
+                g.job_items[e.id] = (e.compare, e.config)
+            g.run_pages.append((record.run, None))
+            g.run_rows.append(record.run.row)
+            g.run_items.append((record.run.compare, record.run.config))
             continue
-        chain, rp, run_tasks, files, made_t = next(analysed)
-        site_transcripts += made_t
-        premade.update(
-            {url: (args, resolve(made, tables_made)) for url, (args, made) in files.items()}
+        chain, rp, run_tasks, files, made_t = next(fresh)
+        g.transcripts += made_t
+        g.premade.update(
+            {url: (args, resolve(made, tables)) for url, (args, made) in files.items()}
         )
         for job, (page, tasks) in zip(run.jobs, chain, strict=True):
-            job_pages[job.id], job_rows[job.id] = (page, job.trials), page.row()
-            job_items[job.id] = (compare_item("job", page), page.config)
+            g.job_pages[job.id], g.job_rows[job.id] = (page, job.trials), page.row()
+            g.job_items[job.id] = (compare_item("job", page), page.config)
             if tasks:
-                task_tables[page.url] = tasks
-        run_pages.append((rp, run.trials))
-        run_rows.append(rp.row())
-        run_items.append((compare_item("run", rp), chain[-1][0].config if chain else None))
+                g.task_tables[page.url] = tasks
+        g.run_pages.append((rp, run.trials))
+        g.run_rows.append(rp.row())
+        g.run_items.append((compare_item("run", rp), chain[-1][0].config if chain else None))
         if run_tasks:
-            task_tables[rp.url] = run_tasks
-        made.append((key, rp, [p for p, _ in chain]))
-    index = index_page(
-        [job_rows[j.id] for j in jobs],
-        run_rows,
-        disc,
-        len(warnings),
-        trials,
-        opts.title,
-    )
-    compare = compare_page_of(run_items + [job_items[j.id] for j in jobs])
-    return SitePages(
-        index,
-        run_pages,
-        [job_pages[j.id] for j in jobs],
-        compare,
-        task_tables,
-        made,
-        premade,
-        site_transcripts,
-    )
+            g.task_tables[rp.url] = run_tasks
+        g.made.append((key, rp, [p for p, _ in chain]))
+    return g
