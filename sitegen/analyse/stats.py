@@ -275,7 +275,13 @@ def window_ratio_change(
     """The interval of the change in a pooled rate (``Σ events / Σ trials`` of each window's
     steps, given as ``(events, trials)``), each window resampled by moving blocks and the
     changes spread about the observed one by :func:`expanded_interval` of the smaller
-    window's block count, with 2(k − 1) degrees of freedom."""
+    window's block count, with 2(k − 1) degrees of freedom; never narrower than
+    :func:`newcombe`'s for the pooled counts.
+
+    Resampling steps sees only how the steps differ: where a window's steps agree (no
+    error in any early step, a common case) it would call that window's rate exact, though
+    its trials are a sample. Newcombe's interval is what the trials' own binomial noise
+    allows at the least, so the two are joined."""
 
     def pooled(w: Sequence[tuple[int, int]], idx: np.ndarray) -> np.ndarray:
         ev = np.asarray([e for e, _ in w], dtype=float)[idx]
@@ -287,6 +293,10 @@ def window_ratio_change(
     ml = pooled(late, moving_blocks(len(late), bl, resamples, seed + 1))
     observed = pooled(late, np.arange(len(late))) - pooled(early, np.arange(len(early)))
     lo, hi = expanded_interval(float(observed), ml - me, min(len(early) / be, len(late) / bl))
+    counts = [sum(x[i] for x in w) for w in (early, late) for i in (0, 1)]
+    floor = newcombe(*counts)
+    if floor is not None:
+        lo, hi = min(lo, floor[0]), max(hi, floor[1])
     # a change of a rate lies within ±1: the widening must not quote 103 points
     return max(lo, -1.0), min(hi, 1.0)
 

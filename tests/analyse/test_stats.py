@@ -215,7 +215,12 @@ def test_moving_blocks_are_runs_of_consecutive_steps():
 
 
 def test_window_changes_of_constant_and_linear_series():
-    assert stats.window_ratio_change([(1, 10)] * 3, [(4, 10)] * 3) == pytest.approx((0.3, 0.3))
+    # steps that agree leave the resamples nothing to vary: the interval is the trials' own,
+    # Newcombe's for 3 of 30 against 12 of 30 (Wilson's 0.0346–0.2562 and 0.2459–0.5768 by
+    # hand), not the point 0.3
+    assert stats.window_ratio_change([(1, 10)] * 3, [(4, 10)] * 3) == pytest.approx(
+        (0.0806, 0.4885), abs=1e-4
+    )
     xs = [float(x) for x in range(3, 11)]
     ys = [0.8 - 0.01 * x for x in xs]
     assert float(stats.fitted_weights(xs) @ np.asarray(ys)) == pytest.approx(-0.07)
@@ -433,6 +438,27 @@ def test_a_rate_change_is_widened_by_the_window_of_fewer_blocks(n_early, n_late,
     assert stats.window_ratio_change(early, late, resamples, seed) == pytest.approx(want, abs=1e-15)
 
 
+def _joined(want, early, late):
+    """``want`` widened to Newcombe's interval of the windows' pooled counts where that is wider."""
+    e, le = (sum(x[i] for x in early) for i in (0, 1)), (sum(x[i] for x in late) for i in (0, 1))
+    floor = stats.newcombe(*e, *le)
+    return want if floor is None else (min(want[0], floor[0]), max(want[1], floor[1]))
+
+
+def test_agreeing_steps_keep_the_trials_binomial_noise():
+    """No error in any of 4 early steps of 20 rollouts, 6 in each late one: resampling steps
+    sees no spread at all, yet 0 of 80 is a sample. The interval is Newcombe's for 0 of 80
+    against 24 of 80, and still above zero."""
+    lo, hi = stats.window_ratio_change([(0, 20)] * 4, [(6, 20)] * 4)
+    assert (lo, hi) == pytest.approx(stats.newcombe(0, 80, 24, 80))
+    assert 0.15 < lo < 0.3 < hi < 0.45
+    # where the steps differ more than their trials do, the resamples' interval stands
+    wide = [(0, 20), (10, 20), (2, 20), (12, 20)]
+    got = stats.window_ratio_change([(0, 20)] * 4, wide)
+    floor = stats.newcombe(0, 80, 24, 80)
+    assert got[0] < floor[0] and got[1] > floor[1]
+
+
 def test_a_window_of_one_trial_is_that_trials_rate():
     # 27 steps of which one holds a trial, a success: the window's rate is 1, as is that of
     # each resample that draws the step (once or more), not the rate of no trial
@@ -445,7 +471,8 @@ def test_a_window_of_one_trial_is_that_trials_rate():
         want = _window_by_definition(early, late, _pooled, 4, resamples, seed)
         assert -1 < want[0] < want[1] < 1
         got = stats.window_ratio_change(early, late, resamples, seed)
-        assert got == pytest.approx(want, abs=1e-15)
+        # (one trial is a wide sample: Newcombe's interval reaches further than the resamples)
+        assert got == pytest.approx(_joined(want, early, late), abs=1e-15) != want
 
 
 def test_a_series_without_residuals_has_no_autocorrelation():

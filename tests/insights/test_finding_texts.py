@@ -88,19 +88,24 @@ def test_infra_burst_in_full_at_its_thresholds():
 
 
 def test_error_rising_in_full_at_its_thresholds():
-    # each step of the first third 3 of 20 rollouts (15 %), of the last 6 of 20 (30 %): 15
-    # points and twice; every resample the same, so the interval is the point, however wide
-    # the small-sample factor spreads it
-    steps = [StepTrials(s, 20, e, 0) for s, e in enumerate((3, 3, 4, 5, 6, 6), 1)]
+    # each step of the first third 30 of 200 rollouts (15 %), of the last 60 of 200 (30 %):
+    # 15 points and twice; every resample the same, so the interval is the trials' own,
+    # Newcombe's for 60 of 400 against 120 of 400 (Wilson's 0.1183–0.1883 and 0.2572–0.3466
+    # by hand)
+    steps = [StepTrials(s, 200, e, 0) for s, e in enumerate((30, 30, 40, 50, 60, 60), 1)]
     assert F.error_rising(steps, "tasks") == Finding(
         "error_rate_rising",
         "warning",
         "Error rate is rising",
         "Rollouts ending in an exception went from 15% (steps 1–2) to 30% (steps 5–6): "
-        "15.0 points (95 % interval 15.0 to 15.0).",
+        "15.0 points (95 % interval 9.3 to 20.6).",
         "tasks",
         steps=(6, 5),  # the last third, the latest first
     )
+    # the same rates from 20 rollouts a step: 6 of 40 against 12 of 40 is within the trials'
+    # noise, though every step of a window agrees
+    few = [StepTrials(s, 20, e, 0) for s, e in enumerate((3, 3, 4, 5, 6, 6), 1)]
+    assert F.error_rising(few, "tasks") is None
     # the first two steps at 10 % and 20 %: a raw interval of 10 to 20 points (each end 1 in
     # 4), spread about 15 by the factor of 2 blocks (3.0097): -0.05 to 30.05, not above 0
     uneven = [StepTrials(s, 10, e, 0) for s, e in enumerate((1, 2, 3, 3, 3, 3), 1)]

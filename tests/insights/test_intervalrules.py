@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from sitegen.analyse import stats
 from sitegen.insights import findings as F
 from sitegen.insights.attribution import attribute
 from sitegen.insights.findings import StepTrials
@@ -62,7 +63,10 @@ def test_error_rising_at_each_step_count(n):
     (a, b), (c, d) = ERROR_WINDOWS[n]
     assert f.id == "error_rate_rising"
     assert f"from 10% (steps {a}–{b}) to 40% (steps {c}–{d})" in f.detail
-    assert "30.0 points (95 % interval 30.0 to 30.0)" in f.detail
+    # every step of a window alike: the trials' own noise, Newcombe's for the pooled counts
+    lo, hi = stats.newcombe(b - a + 1, 10 * (b - a + 1), 4 * (d - c + 1), 10 * (d - c + 1))
+    assert f"30.0 points (95 % interval {100 * lo:.1f} to {100 * hi:.1f})" in f.detail
+    assert 0 < lo < 0.3 < hi
 
 
 def test_one_bad_step_is_no_rising_error_rate():
