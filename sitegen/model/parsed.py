@@ -19,7 +19,7 @@ class MetricBlock:
     """The metrics dict logged for one training step."""
 
     step: int
-    metrics: dict[str, float]
+    metrics: dict[str, int | float]  # a value logged as an integer stays one
     line: int  # where the block starts in its log
     # loguru time of the block's marker: the end of the step (trial attribution, docs/data.md)
     time: datetime | None = None

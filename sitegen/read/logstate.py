@@ -75,11 +75,11 @@ class ParserState:
     """
 
     year_hint: int | None = None
-    console: dict[int, dict[str, float]] = field(default_factory=dict)
+    console: dict[int, dict[str, int | float]] = field(default_factory=dict)
     console_lines: dict[int, int] = field(default_factory=dict)
-    mirror: dict[int, dict[str, float]] = field(default_factory=dict)
+    mirror: dict[int, dict[str, int | float]] = field(default_factory=dict)
     mirror_lines: dict[int, int] = field(default_factory=dict)
-    evals: dict[int, dict[str, float]] = field(default_factory=dict)
+    evals: dict[int, dict[str, int | float]] = field(default_factory=dict)
     eval_lines: dict[int, int] = field(default_factory=dict)
     pending: dict[str, _PendingBlock] = field(default_factory=dict)
     end_marker: str | None = None
@@ -112,9 +112,9 @@ class ParserState:
     warnings: list[BuildWarning] = field(default_factory=list)
     warn_counts: Counter[str] = field(default_factory=Counter)
     # Values read from text lines (docs/formats.md §3: logs without metric dicts).
-    text_steps: dict[int, dict[str, float]] = field(default_factory=dict)
+    text_steps: dict[int, dict[str, int | float]] = field(default_factory=dict)
     text_lines: dict[int, int] = field(default_factory=dict)
-    text_open: dict[str, float] | None = None  # the step being timed
+    text_open: dict[str, int | float] | None = None  # the step being timed
     text_open_line: int = 0
     text_closed_after: int | None = None  # last_done when its 'step' timer finished
     text_closed: bool = False
