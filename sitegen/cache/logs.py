@@ -4,7 +4,8 @@ Three files a log, each with the fingerprint (path, size, mtime of the log and i
 infra logs) it was made from: ``log/`` the whole parse, ``logstate/`` the parser's
 state after the last complete line (a grown log reads only this), ``logsum/`` the
 parse's summary (what every build that finds the log unchanged reads). They are
-encoded by the worker that read the log (:func:`read_log`), which sends back bytes:
+encoded (msgpack: :mod:`sitegen.cache.codec`) by the worker that read the log
+(:func:`read_log`), which sends back bytes:
 the parser's state is a few hundred KB of objects a log, which would cost the main
 process more to unpickle than it costs to write.
 
@@ -13,12 +14,13 @@ This module is imported only by a build that reads or decodes a log.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import replace
 from typing import Any
 
-from sitegen.cache.codec import from_json, parsed_to_json, shape, to_json
-from sitegen.cache.files import CacheFileError, Fingerprint, check, entry_bytes, integer
+import msgspec
+
+from sitegen.cache.codec import decode, encode, log_body_bytes, shape
+from sitegen.cache.files import Fingerprint, check, packed_entry_bytes
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import ParsedLog, VllmStats
 from sitegen.read.logfile import LogState
@@ -46,65 +48,52 @@ def log_summary(log: ParsedLog) -> ParsedLog:
     )
 
 
-def state_to_json(state: ParserState) -> Any:
-    """The parser's state as plain JSON (a copy: the parser may go on changing it)."""
-    return to_json(state, ParserState)
-
-
-def state_from_json(data: Any) -> ParserState:
-    """The parser's state :func:`state_to_json` wrote, every field checked; ValueError
-    otherwise."""
-    return from_json(data, ParserState, "$.parser")
-
-
-def log_state_to_json(state: LogState[Any]) -> dict:
-    """Where a log's read stopped, as plain JSON; its parser's part as it is (plain JSON
-    already, made by :func:`state_to_json`), or a :class:`ParserState` encoded now."""
-    parser = state_to_json(state.parser) if isinstance(state.parser, ParserState) else state.parser
-    tail = base64.b64encode(state.tail).decode("ascii")
-    return {"offset": state.offset, "tail": tail, "parser": parser}
-
-
-def log_state_from_json(body: Any) -> LogState[ParserState]:
-    """The state :func:`log_state_to_json` wrote, every field checked; ValueError otherwise."""
-    check(isinstance(body, dict) and body.keys() == {"offset", "tail", "parser"}, "not a state")
-    offset, tail = integer(body["offset"], "offset"), body["tail"]
-    check(offset >= 0 and isinstance(tail, str), "a bad offset or tail")
+def state_bytes(state: ParserState) -> bytes | None:
+    """The parser's state as msgpack (a copy: the parser may go on changing it); None when
+    msgpack cannot hold it (:func:`~sitegen.cache.codec.encode`): the log is not kept."""
     try:
-        raw = base64.b64decode(tail.encode("ascii"), validate=True)
-    except (ValueError, UnicodeEncodeError):
-        raise CacheFileError("a bad tail") from None
-    check(len(raw) <= offset, "a tail longer than what was read")
-    return LogState(offset, raw, state_from_json(body["parser"]))
+        return encode(state, ParserState)
+    except ValueError:
+        return None
+
+
+_StateBody = tuple[Fingerprint, int, bytes, msgspec.Raw]  # fingerprint, offset, tail, parser
+
+
+def log_state_bytes(fingerprint: Fingerprint, state: LogState[Any]) -> bytes:
+    """Where a log's read stopped, as msgpack; its parser's part as it is (encoded already,
+    by :func:`state_bytes`), or a :class:`ParserState` encoded now."""
+    parser = state.parser if isinstance(state.parser, bytes) else state_bytes(state.parser)
+    if parser is None:
+        raise ValueError("a parser state msgpack cannot hold")
+    return encode((fingerprint, state.offset, state.tail, msgspec.Raw(parser)), Any)
+
+
+def log_state_from_bytes(data: bytes) -> LogState[ParserState]:
+    """The state :func:`log_state_bytes` wrote (its fingerprint is not asked: a grown log's
+    has changed), every field checked; ValueError otherwise."""
+    _, offset, tail, parser = decode(data, _StateBody)
+    check(0 <= len(tail) <= offset, "a bad offset or tail")
+    return LogState(offset, tail, decode(parser, ParserState))
 
 
 def log_entries(
     rel: str, fp: Fingerprint, parsed: ParsedLog, state: LogState[Any]
 ) -> list[tuple[str, bytes]]:
-    """A parsed log's cache entries, encoded (``state``'s parser part as plain JSON)."""
-    fingerprint = [list(x) for x in fp]
+    """A parsed log's cache entries, encoded (``state``'s parser part as msgpack); none when
+    one cannot be (:func:`~sitegen.cache.codec.encode`): the log is read again next time."""
     log_shape, state_shape = shape(ParsedLog), shape(ParserState)
-    kept = log_state_to_json(state)
-    summary = parsed_to_json(log_summary(parsed))
-    return [
-        (
-            "log",
-            entry_bytes(
-                "log",
-                rel,
-                {"fingerprint": fingerprint, "parsed": parsed_to_json(parsed)},
-                log_shape,
-            ),
-        ),
-        (
-            "logstate",
-            entry_bytes("logstate", rel, {"fingerprint": fingerprint, "state": kept}, state_shape),
-        ),
-        (
-            "logsum",
-            entry_bytes("logsum", rel, {"fingerprint": fingerprint, "summary": summary}, log_shape),
-        ),
-    ]
+    try:
+        whole = log_body_bytes(fp, parsed)
+        kept = log_state_bytes(fp, state)
+        summary = log_body_bytes(fp, log_summary(parsed))
+        return [
+            ("log", packed_entry_bytes("log", rel, whole, log_shape)),
+            ("logstate", packed_entry_bytes("logstate", rel, kept, state_shape)),
+            ("logsum", packed_entry_bytes("logsum", rel, summary, log_shape)),
+        ]
+    except ValueError:
+        return []
 
 
 def read_log(
@@ -117,7 +106,7 @@ def read_log(
 ) -> tuple[ParsedLog, list[tuple[str, bytes]]] | BuildWarning:
     """:func:`sitegen.read.parse.read_log` in a worker, and the log's cache entries for the
     fingerprint ``stats`` encoded there (none without it): the parse and those bytes."""
-    res = read_only(archive, rel, infra, patterns, state, stats, state_to_json)
+    res = read_only(archive, rel, infra, patterns, state, stats, state_bytes)
     if isinstance(res, BuildWarning):
         return res
     parsed, resume = res

@@ -7,8 +7,8 @@ trials folder by its watch (its outcomes as a base file and what was added since
 :data:`DELTA_SHARE`), runs and pages by their keys (:class:`~sitegen.cache.reuse.PageReuse`),
 notes as HTML by their Markdown. An unchanged log or folder comes as its *summary*; the runs
 made again take theirs whole (:meth:`BuildState.complete`). It lives in ``.<out>.cache/``
-as checked JSON (:mod:`sitegen.cache.files`): a damaged or planted file is ignored with a
-warning. The rules: docs/design.md, "The cache".
+as checked JSON and msgpack (:mod:`sitegen.cache.files`, :mod:`sitegen.cache.codec`): a
+damaged or planted file is ignored with a warning. The rules: docs/design.md, "The cache".
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import hashlib
 import os
 import shutil
 import stat
+import typing
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sitegen import __version__
 from sitegen.cache.files import (
     CACHE_VERSION,
+    PACKED,
     TRIAL_SHAPE,
     CacheFileError,
     FileRecord,
@@ -38,11 +40,12 @@ from sitegen.cache.files import (
     check,
     dumps,
     entry_bytes,
-    fingerprint_from_json,
     integer,
     known_from_json,
     known_to_json,
     loads,
+    packed_entry,
+    packed_entry_bytes,
     read_file,
     string,
     trial_set_from_json,
@@ -135,7 +138,8 @@ class BuildState:
         # per trials folder, its watch when unchanged; else what this build read of it
         self._watch_kept: dict[str, Watch] = {}
         self._folders_read: dict[str, tuple[Known, Listing]] = {}
-        self._records_read: dict[str, tuple[RunRecord, Any]] = {}  # run id -> (record, its JSON)
+        # run id -> (record, its msgpack as read)
+        self._records_read: dict[str, tuple[RunRecord, Any]] = {}
         self._code: str | None = None  # sitegen's code signature (notes_html), when needed
         self._open(fresh=opts.clean)
         self.last = self._decoded("site", "site", LastBuild.from_json)
@@ -184,7 +188,9 @@ class BuildState:
     def _path(self, kind: str, name: str) -> Path:
         self._used.add((kind, name))
         digest = hashlib.sha1(name.encode("utf-8", "surrogateescape")).hexdigest()[:20]
-        return self.dir / kind / f"{digest}.json" if kind != "site" else self.dir / "site.json"
+        if kind == "site":
+            return self.dir / "site.json"
+        return self.dir / kind / f"{digest}.{'msgpack' if kind in PACKED else 'json'}"
 
     def _ignored(self, path: Path, exc: Exception) -> None:
         self.warnings.append(f"cache file {path} ignored ({exc}): its input is read again")
@@ -198,15 +204,22 @@ class BuildState:
         path = self._path(kind, name)
         try:
             data = read_file(path)
-            doc = loads(data)
-            check(isinstance(doc, dict), "not a sitegen cache file")
-            head = (doc.get("version"), doc.get("kind"), doc.get("name"))
-            check(head == (CACHE_VERSION, kind, name), "not a sitegen cache file of this version")
-            if doc.get("shape") != _shape(kind):
+            head: tuple[Any, ...]
+            if kind in PACKED:
+                head, body = packed_entry(data)
+            else:
+                doc = loads(data)
+                check(isinstance(doc, dict), "not a sitegen cache file")
+                head = tuple(doc.get(k) for k in ("version", "kind", "name", "shape"))
+                body = doc.get("body")
+            check(
+                head[:3] == (CACHE_VERSION, kind, name), "not a sitegen cache file of this version"
+            )
+            if head[3] != _shape(kind):
                 raise _Stale
             if raw is not None:
                 raw.append(data)
-            return doc.get("body")
+            return body
         except (FileNotFoundError, _Stale):
             return None
         except (CacheFileError, OSError, ValueError) as exc:
@@ -228,8 +241,12 @@ class BuildState:
             return None
 
     def _save(self, kind: str, name: str, body: Any) -> bytes:
-        """Store ``body`` under ``kind/name``; the file's bytes."""
-        data = entry_bytes(kind, name, body, _shape(kind))
+        """Store ``body`` under ``kind/name`` (a kind of :data:`PACKED`: encoded already); the
+        file's bytes."""
+        if kind in PACKED:
+            data = packed_entry_bytes(kind, name, body, typing.cast(str, _shape(kind)))
+        else:
+            data = entry_bytes(kind, name, body, _shape(kind))
         self._write(self._path(kind, name), data)
         return data
 
@@ -250,7 +267,7 @@ class BuildState:
         what assembling the runs and deciding which to keep needs. A run that is analysed
         again takes its jobs' logs whole (:meth:`complete`); the others never decode theirs.
         """
-        from sitegen.cache.codec import parsed_from_json
+        from sitegen.cache.codec import log_body, parsed_from_bytes
 
         summary, changed = self._log_summary(rel, fp)
         if summary is not None:
@@ -260,11 +277,9 @@ class BuildState:
             return summary, None
         if not changed:  # no summary to tell: the whole entry, if its fingerprint still holds
 
-            def decode(body: Any) -> tuple[list, ParsedLog] | None:
-                check(isinstance(body, dict), "a log entry is not an object")
-                if fingerprint_from_json(body["fingerprint"]) != fp:
-                    return None
-                return body["fingerprint"], parsed_from_json(body["parsed"])
+            def decode(body: bytes) -> tuple[Fingerprint, ParsedLog] | None:
+                got, parsed = log_body(body)
+                return None if got != fp else (got, parsed_from_bytes(parsed))
 
             got = self._decoded("log", rel, decode)
             if got is not None:
@@ -275,37 +290,27 @@ class BuildState:
 
     def _log_summary(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, bool]:
         """The log's summary when its fingerprint holds; and whether a summary said it changed."""
-        from sitegen.cache.codec import parsed_from_json
+        from sitegen.cache.codec import log_body, parsed_from_bytes
 
-        def decode(body: Any) -> tuple[ParsedLog | None, bool]:
-            check(isinstance(body, dict), "a log summary is not an object")
-            if fingerprint_from_json(body["fingerprint"]) != fp:
-                return None, True
-            return parsed_from_json(body["summary"]), False
+        def decode(body: bytes) -> tuple[ParsedLog | None, bool]:
+            got, summary = log_body(body)
+            return (None, True) if got != fp else (parsed_from_bytes(summary), False)
 
         return self._decoded("logsum", rel, decode) or (None, False)
 
     def _log_state(self, rel: str) -> LogState[ParserState] | None:
         """Where the last parse of a log stopped (kept apart from its parse: a grown log
         reads only this, about half of what the two weigh)."""
-        from sitegen.cache.logs import log_state_from_json
+        from sitegen.cache.logs import log_state_from_bytes
 
-        def decode(body: Any) -> LogState[ParserState]:
-            check(isinstance(body, dict), "a log state entry is not an object")
-            return log_state_from_json(body["state"])
-
-        return self._decoded("logstate", rel, decode)
+        return self._decoded("logstate", rel, log_state_from_bytes)
 
     def whole_log(self, rel: str) -> ParsedLog | None:
         """The whole parse of a log :meth:`cached_log` gave as its summary; None when its
         entry cannot be read (the caller parses the log again)."""
-        from sitegen.cache.codec import parsed_from_json
+        from sitegen.cache.codec import log_body, parsed_from_bytes
 
-        def decode(body: Any) -> ParsedLog:
-            check(isinstance(body, dict), "a log entry is not an object")
-            return parsed_from_json(body["parsed"])
-
-        return self._decoded("log", rel, decode)
+        return self._decoded("log", rel, lambda body: parsed_from_bytes(log_body(body)[1]))
 
     def keep_log(self, name: str, entries: list[tuple[str, bytes]]) -> None:
         """Store a log's entries, encoded where it was read
@@ -313,12 +318,12 @@ class BuildState:
         for kind, data in entries:
             self._write(self._path(kind, name), data)
 
-    def _keep_summary(self, rel: str, fingerprint: list, parsed: ParsedLog) -> None:
-        from sitegen.cache.codec import parsed_to_json
+    def _keep_summary(self, rel: str, fingerprint: Fingerprint, parsed: ParsedLog) -> None:
+        from sitegen.cache.codec import log_body_bytes
         from sitegen.cache.logs import log_summary
 
-        body = {"fingerprint": fingerprint, "summary": parsed_to_json(log_summary(parsed))}
-        self._save("logsum", rel, body)
+        with contextlib.suppress(ValueError):  # (what msgpack cannot hold is not kept)
+            self._save("logsum", rel, log_body_bytes(fingerprint, log_summary(parsed)))
 
     # -- trials ----------------------------------------------------------------------------------
     def trial_outcomes(self, trials_dir: str) -> Known:
@@ -502,12 +507,14 @@ class BuildState:
     def run_records(self) -> dict[str, RunRecord]:
         """What the last build made of each run (:class:`~sitegen.cache.reuse.PageReuse`);
         empty when unusable."""
-        from sitegen.cache.codec import from_json
+        import msgspec
+
+        from sitegen.cache.codec import decode as decoded
         from sitegen.pages.kept import RunRecord
 
-        def decode(body: Any) -> tuple[dict[str, RunRecord], dict]:
-            check(isinstance(body, dict), "the run records are not an object")
-            return {rid: from_json(rec, RunRecord) for rid, rec in body.items()}, body
+        def decode(body: bytes) -> tuple[dict[str, RunRecord], dict[str, msgspec.Raw]]:
+            raws = decoded(body, dict[str, msgspec.Raw])
+            return {rid: decoded(rec, RunRecord) for rid, rec in raws.items()}, raws
 
         got = self._decoded("pages", "runs", decode)
         if got is None:
@@ -518,15 +525,22 @@ class BuildState:
 
     def keep_run_records(self, records: dict[str, RunRecord]) -> None:
         """Keep every run's record; one read by :meth:`run_records` and kept as it was (the
-        same object) is written back as it was read, not encoded again."""
-        from sitegen.cache.codec import to_json
+        same object) is written back as it was read, not encoded again. One that msgpack
+        cannot hold (:func:`~sitegen.cache.codec.encode`) is not kept: its run is made again."""
+        import msgspec
+
+        from sitegen.cache.codec import encode
         from sitegen.pages.kept import RunRecord
 
         body = {}
         for rid, r in records.items():
             read = self._records_read.get(rid)
-            body[rid] = read[1] if read is not None and read[0] is r else to_json(r, RunRecord)
-        self._save("pages", "runs", body)
+            if read is not None and read[0] is r:
+                body[rid] = read[1]
+            else:
+                with contextlib.suppress(ValueError):
+                    body[rid] = msgspec.Raw(encode(r, RunRecord))
+        self._save("pages", "runs", encode(body, dict[str, msgspec.Raw]))
 
     # -- notes -----------------------------------------------------------------------------------
     def notes_html(self, md: str, convert: Callable[[str], str], version: str) -> str:
@@ -606,7 +620,7 @@ class BuildState:
         self._save("site", "site", last.to_json())
         used = {self._path(kind, name) for kind, name in list(self._used)}
         for kind in _KINDS:
-            for path in (self.dir / kind).glob("*.json"):
+            for path in (self.dir / kind).glob("*.*"):
                 if path not in used:
                     with contextlib.suppress(OSError):
                         path.unlink()

@@ -4,7 +4,7 @@ A run whose inputs did not change since the last build is neither analysed nor
 rendered again. The index, the runs list and the comparison page still list its
 pages: each one's index row, comparison item and config come from its
 :class:`RunRecord`, with the signature its files were rendered with. The build's
-cache stores the records (as checked JSON, NaN and ints included); the pages and
+cache stores the records (as checked msgpack, NaN and ints included); the pages and
 the renderer only see these objects.
 """
 

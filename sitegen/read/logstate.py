@@ -69,7 +69,7 @@ class _Batches:
 class ParserState:
     """Everything a :class:`LogParser` has learnt so far: the resumable part of a parse.
 
-    Plain typed fields only, so that it can be kept as JSON and checked on the way
+    Plain typed fields only, so that it can be kept as msgpack and checked on the way
     back (a grown log is read on from here, in the next build). Add a field here,
     not as a loose attribute: a new shape of it is noticed by the cache by itself.
     """

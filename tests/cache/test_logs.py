@@ -1,16 +1,19 @@
-"""A log's cache entries: where its read stopped, kept as plain JSON and checked when read."""
+"""A log's cache entries: where its read stopped, kept as msgpack and checked when read."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from sitegen.cache.logs import log_state_from_json, log_state_to_json
+from sitegen.cache.files import CACHE_VERSION, CacheFileError, packed_entry, packed_entry_bytes
+from sitegen.cache.logs import log_state_bytes, log_state_from_bytes
 from sitegen.read.logfile import parse_log
 from sitegen.redact import Redactor
 from sitegen.synth import synth
+
+FP = (("a.out", 10, 20),)
 
 
 @pytest.fixture(scope="module")
@@ -20,41 +23,62 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return max(root.rglob("*.out"), key=lambda p: p.stat().st_size)
 
 
-def _good(log: Path) -> dict:
-    return log_state_to_json(parse_log(log, "a.out", Redactor())[1])
+def _good(log: Path) -> bytes:
+    return log_state_bytes(FP, parse_log(log, "a.out", Redactor())[1])
+
+
+def _set(i: int, value: object):
+    def damage(d: list) -> None:
+        d[i] = value
+
+    return damage
+
+
+def _parser(**kw: object):
+    return lambda d: d[3].update(kw)
 
 
 @pytest.mark.parametrize(
     "damage",
     [
-        lambda d: d.pop("tail"),
-        lambda d: d.update(format=99),
-        lambda d: d.update(offset=-1),
-        lambda d: d.update(offset=True),
-        lambda d: d.update(tail="not base64!"),
-        lambda d: d.update(tail="AAAA", offset=2),  # a tail longer than what was read
-        lambda d: d.update(parser=[]),
-        lambda d: d["parser"].update(format=0),
-        lambda d: d["parser"].pop("console"),
-        lambda d: d["parser"].update(evil=1),
-        lambda d: d["parser"].update(lines="12"),
-        lambda d: d["parser"].update(console={"x": {}}),
-        lambda d: d["parser"].update(console={"1": {"a": "1.5"}}),
-        lambda d: d["parser"].update(first_time="yesterday"),
-        lambda d: d["parser"]["vllm"].update(engines={"e": {"samples": 1}}),
-        lambda d: d["parser"].update(warnings=[{"path": 1, "line": None, "message": ""}]),
-        lambda d: d["parser"].update(fresh_start=0),
+        lambda d: d.pop(),
+        _set(1, -1),
+        _set(1, True),
+        _set(2, "not bytes"),
+        _set(1, 2),  # a tail longer than what was read
+        _set(3, []),
+        _parser(lines="12"),
+        _parser(console={"x": {}}),
+        _parser(console={1: {"a": "1.5"}}),
+        _parser(first_time="yesterday"),
+        lambda d: d[3]["vllm"].update(engines={"e": {"samples": "1"}}),
+        _parser(warnings=[{"path": 1, "line": None, "message": ""}]),
+        _parser(fresh_start=0),
+        _parser(batch_modes=[1]),
+        _parser(warn_counts={"kind": 1.5}),
     ],
 )
 def test_malformed_state_is_refused(log, damage):
-    d = _good(log)
+    d = msgspec.msgpack.decode(_good(log))
     damage(d)
     with pytest.raises(ValueError):
-        log_state_from_json(d)
+        log_state_from_bytes(msgspec.msgpack.encode(d))
 
 
-def test_state_is_plain_json_with_every_parser_field(log):
-    d = _good(log)
-    text = json.dumps(d, allow_nan=False)  # raises on NaN/Infinity
-    assert isinstance(d["parser"]["console"], dict) and d["offset"] == log.stat().st_size
-    assert log_state_to_json(log_state_from_json(json.loads(text))) == d
+def test_state_comes_back_as_it_was_with_every_parser_field(log):
+    data = _good(log)
+    state = log_state_from_bytes(data)
+    assert state.offset == log.stat().st_size and state.parser.console
+    assert log_state_bytes(FP, state) == data
+
+
+def test_a_damaged_entry_is_refused_by_its_checksum(log):
+    """msgspec gives a field missing from a body its default: damage is told by the CRC."""
+    body = _good(log)
+    data = packed_entry_bytes("logstate", "a.out", body, "shape")
+    head, got = packed_entry(data)
+    assert head == (CACHE_VERSION, "logstate", "a.out", "shape") and bytes(got) == body
+    at = data.index(b"console")
+    for bad in (data[:-1], data[:at] + b"C" + data[at + 1 :], data + b"\x00", b"{}"):
+        with pytest.raises(CacheFileError):
+            packed_entry(bad)

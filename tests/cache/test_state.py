@@ -10,7 +10,14 @@ from pathlib import Path
 
 from sitegen.cache import sources
 from sitegen.cache import state as incremental
-from sitegen.cache.files import LastBuild, Summary, loads, read_file
+from sitegen.cache.files import (
+    LastBuild,
+    Summary,
+    loads,
+    packed_entry,
+    packed_entry_bytes,
+    read_file,
+)
 from sitegen.cache.sources import fingerprint
 from sitegen.cache.state import DELTA_MIN, BuildState
 from sitegen.model.parsed import TrialResult
@@ -332,9 +339,7 @@ def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
 
     again, state = parse_log(log, "j/train_1.out", Redactor(), (), None)
     there.keep_log(again.path, log_entries(again.path, fp, again, state))
-    files = sorted(
-        p.relative_to(here.dir) for p in here.dir.rglob("*.json") if p.name != "meta.json"
-    )
+    files = sorted(p.relative_to(here.dir) for p in here.dir.rglob("*.msgpack"))
     assert len(files) == 3
     for f in files:
         assert (here.dir / f).read_bytes() == (there.dir / f).read_bytes()
@@ -364,7 +369,7 @@ def test_entries_of_another_shape_of_the_model_are_passed_over_quietly(tmp_path)
     assert s.cached_log(parsed.path, fp)[0] is not None and s.warnings == []
     for kind, _ in entries:
         path = s._path(kind, parsed.path)
-        doc = json.loads(path.read_bytes())
-        path.write_text(json.dumps({**doc, "shape": "0" * 16}))
+        head, body = packed_entry(path.read_bytes())
+        path.write_bytes(packed_entry_bytes(head[1], head[2], bytes(body), "0" * 16))
     s = _state(tmp_path)
     assert s.cached_log(parsed.path, fp) == (None, None) and s.warnings == []

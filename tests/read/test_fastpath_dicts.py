@@ -11,13 +11,12 @@ line numbers and the resumable state at every block end must be the same.
 from __future__ import annotations
 
 import io
-import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.cache.logs import state_to_json
+from sitegen.cache.logs import state_bytes
 from sitegen.read import logparse, metricblocks
 from sitegen.read.lines import iter_blocks
 from sitegen.read.logparse import LogParser
@@ -108,7 +107,7 @@ def logs(draw) -> bytes:
     return b"".join(line + b"\n" for line in out)
 
 
-def _by_line(data: bytes, chunk: int) -> tuple[object, list[tuple[int, str]]]:
+def _by_line(data: bytes, chunk: int) -> tuple[object, list[tuple[int, bytes | None]]]:
     """The reference: every line through feed_raw; the state after each line.
 
     The lines are read in chunks of the same size as the reader's: a ``\r`` that ends a
@@ -116,7 +115,7 @@ def _by_line(data: bytes, chunk: int) -> tuple[object, list[tuple[int, str]]]:
     depend on the chunk size; what is compared here is what the parser makes of them.
     """
     p = LogParser("x.out", Redactor(), year_hint=2026)
-    states = [(0, json.dumps(state_to_json(p.state())))]
+    states = [(0, state_bytes(p.state()))]
     for block, line, trunc, brk in iter_blocks(io.BytesIO(data), chunk_size=chunk):
         # numbered as feed_read numbers them: as read, named by the file's own line
         if brk is not None:
@@ -128,20 +127,20 @@ def _by_line(data: bytes, chunk: int) -> tuple[object, list[tuple[int, str]]]:
             at += len(piece) + 1
         for raw, cut, made in pieces:
             p.feed_raw(p.lines + 1, raw, cut, p.lines + 1 - p.cr_lines - made)
-            states.append((p.lines, json.dumps(state_to_json(p.state()))))
+            states.append((p.lines, state_bytes(p.state())))
         if block is not None and brk is not None:
             p.cr_lines += brk.within(len(block))
-            states[-1] = (p.lines, json.dumps(state_to_json(p.state())))
+            states[-1] = (p.lines, state_bytes(p.state()))
     return p.finish(len(data), 0.0), states
 
 
-def _by_block(data: bytes, chunk: int) -> tuple[object, list[tuple[int, str]]]:
+def _by_block(data: bytes, chunk: int) -> tuple[object, list[tuple[int, bytes | None]]]:
     """The reader's path (feed_block); the state after each block."""
     p = LogParser("x.out", Redactor(), year_hint=2026)
     states = []
     for read in iter_blocks(io.BytesIO(data), chunk_size=chunk):
         p.feed_read(*read)
-        states.append((p.lines, json.dumps(state_to_json(p.state()))))
+        states.append((p.lines, state_bytes(p.state())))
     return p.finish(len(data), 0.0), states
 
 
@@ -214,10 +213,10 @@ def test_a_run_that_would_close_early_or_cut_is_declined_unchanged(odd):
     data = _header(P, 7) + b"\n" + P + b"{'a/x': 1,\n" + P + odd + b"\n" + P + b" 'c': 2}\n"
     p = LogParser("x.out", Redactor(), year_hint=2026)
     p.feed_raw(1, data.split(b"\n")[0], False)
-    before = json.dumps(state_to_json(p.state()))
+    before = state_bytes(p.state())
     start = data.index(b"\n") + 1
     taken, _ = p._take_run(data, start, len(data))
-    assert taken == 0 and json.dumps(state_to_json(p.state())) == before
+    assert taken == 0 and state_bytes(p.state()) == before
     _same_as_line_by_line(data, 1 << 20)
 
 

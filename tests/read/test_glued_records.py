@@ -5,13 +5,14 @@ bar's \\r redraws; a ``Step N:`` header so glued is read with the dict after it.
 from __future__ import annotations
 
 import io
-import json
 import pprint
 
 import pytest
 
-from sitegen.cache.logs import state_from_json, state_to_json
+from sitegen.cache.codec import decode
+from sitegen.cache.logs import state_bytes
 from sitegen.read.logparse import LogParser
+from sitegen.read.logstate import ParserState
 from sitegen.redact import Redactor
 from tests.read.test_logparse import parse
 
@@ -162,8 +163,7 @@ def test_state_saved_between_the_header_and_its_dict_reads_on():
     cut = data.index(b"\n") + 1  # right after the first (glued) header
     p = LogParser("job.out", Redactor(), year_hint=2026)
     p.feed_stream(io.BytesIO(data[:cut]))
-    state = json.loads(json.dumps(state_to_json(p.state())))
-    q = LogParser.resume(state_from_json(state), "job.out", Redactor())
+    q = LogParser.resume(decode(state_bytes(p.state()), ParserState), "job.out", Redactor())
     q.feed_stream(io.BytesIO(data[cut:]))
     log = q.finish(len(data), 0.0)
     assert [b.step for b in log.blocks] == [207, 208, 209] and not log.warnings

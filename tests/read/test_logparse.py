@@ -4,10 +4,12 @@ import io
 import math
 import pprint
 
-from sitegen.cache.logs import state_from_json, state_to_json
+from sitegen.cache.codec import decode
+from sitegen.cache.logs import state_bytes
 from sitegen.jsonio import dumps
 from sitegen.read.lines import iter_raw_lines
 from sitegen.read.logparse import LogParser
+from sitegen.read.logstate import ParserState
 from sitegen.redact import Redactor
 
 P = "(skyrl_entrypoint pid=4242) "
@@ -282,9 +284,10 @@ def test_numbers_past_64_bits_are_warned_about_not_read():
     assert "unreadable 'Exception breakdown'" in warned[4]
     assert log.resumed_from is None and not log.checkpoints
     assert log.vllm.suppressed_copies < 1 << 63
-    from sitegen.cache.codec import parsed_to_json
+    from sitegen.cache.codec import encode
+    from sitegen.model.parsed import ParsedLog
 
-    dumps(parsed_to_json(log))  # nothing a JSON writer refuses
+    encode(log, ParsedLog)  # nothing the cache's writer refuses
 
 
 def test_config_dumps_that_expand_nest_or_hold_odd_types_are_refused_or_made_plain():
@@ -361,7 +364,7 @@ def test_lines_are_named_by_the_file_line_whatever_tqdm_redraws():
     # read on from a saved state (a grown log): the same numbers
     cut = data.index(b"\n", data.index(b"binary")) + 1
     first = _read(data[:cut], 64)
-    again = LogParser.resume(state_from_json(state_to_json(first.state())), "job.out", Redactor())
+    again = LogParser.resume(decode(state_bytes(first.state()), ParserState), "job.out", Redactor())
     log = _read(data[cut:], 64, again).finish(len(data), 0.0)
     assert [(b.step, b.line) for b in log.blocks] == [(7, 4)]
     assert sorted({w.line for w in log.warnings}) == [3, 7] and log.lines == 8

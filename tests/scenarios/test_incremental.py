@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import sitegen
 from sitegen.cache import reuse, sources
@@ -400,10 +401,10 @@ def test_the_cache_forgets_what_left_the_archive(tmp_path):
     opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0)
     build(opts)
     cache = tmp_path / ".site.cache"
-    logs_before = len(list((cache / "log").glob("*.json")))
+    logs_before = len(list((cache / "log").glob("*.msgpack")))
     (archive / "flat" / "stale" / "train_600150.out").unlink()
     r = build(opts)
-    assert r.jobs == 6 and len(list((cache / "log").glob("*.json"))) == logs_before - 1
+    assert r.jobs == 6 and len(list((cache / "log").glob("*.msgpack"))) == logs_before - 1
 
 
 def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
@@ -583,7 +584,7 @@ def test_logs_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
     assert r.parse.logs_resumed == 1 and whole == ["flat/chain-a/train_600300.out"]
     _same_as_clean(out, opts, tmp_path / "clean")
 
-    for p in (tmp_path / ".site.cache" / "log").glob("*.json"):
+    for p in (tmp_path / ".site.cache" / "log").glob("*.msgpack"):
         p.write_bytes(p.read_bytes()[:100])  # whole entries damaged, summaries intact
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=100))
     r = build(opts)
@@ -592,7 +593,7 @@ def test_logs_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
     assert r.parse.logs_resumed == 1 and r.parse.logs_parsed == 1
     _same_as_clean(out, opts, tmp_path / "clean")
 
-    for p in (tmp_path / ".site.cache" / "logstate").glob("*.json"):
+    for p in (tmp_path / ".site.cache" / "logstate").glob("*.msgpack"):
         p.write_bytes(p.read_bytes()[:100])  # the states damaged: the grown log is read whole
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=101))
     r = build(opts)
@@ -769,8 +770,10 @@ def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
 def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
     """A one-job rebuild encodes only the record of the run it made again; the others are
     written back as read, and the file is what encoding every record anew gives, byte for byte."""
+    import msgspec
+
     from sitegen.cache import codec
-    from sitegen.cache.files import dumps
+    from sitegen.cache.files import packed_entry_bytes
     from sitegen.pages.kept import RunRecord
     from sitegen.write.site import SitePaths
 
@@ -783,35 +786,28 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
     before = incremental.BuildState(cache, opts).run_records()
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
     encoded = []
-    to_json = codec.to_json
+    encode = codec.encode
 
     def counting(value, tp):
         if tp is RunRecord:
             encoded.append(value.run.id)
-        return to_json(value, tp)
+        return encode(value, tp)
 
-    monkeypatch.setattr(codec, "to_json", counting)
+    monkeypatch.setattr(codec, "encode", counting)
     assert build(opts).runs_kept == first.runs - 1
     assert len(encoded) == 1  # the run made again (chain-a, chain-b)
     monkeypatch.undo()
     state = incremental.BuildState(cache, opts)
-    (path,) = list((state.dir / "pages").glob("*.json"))
+    (path,) = list((state.dir / "pages").glob("*.msgpack"))
     records = state.run_records()
     assert len(records) == first.runs
     changed = [
-        rid
-        for rid, r in records.items()
-        if to_json(r, RunRecord) != to_json(before[rid], RunRecord)
+        rid for rid, r in records.items() if encode(r, RunRecord) != encode(before[rid], RunRecord)
     ]
     assert changed == encoded  # the one encoded is the one made again, and holds its new key
-    doc = {
-        "version": incremental.CACHE_VERSION,
-        "kind": "pages",
-        "name": "runs",
-        "shape": codec.shape(RunRecord),
-        "body": {rid: to_json(r, RunRecord) for rid, r in records.items()},
-    }
-    assert path.read_bytes() == dumps(doc)
+    body = {rid: msgspec.Raw(encode(r, RunRecord)) for rid, r in records.items()}
+    data = packed_entry_bytes("pages", "runs", encode(body, Any), codec.shape(RunRecord))
+    assert path.read_bytes() == data
 
 
 def test_a_run_is_kept_only_when_every_file_of_its_pages_is_intact(tmp_path):
