@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from sitegen.frozen import frozen
+import msgspec
 
 # What a terminal acts on instead of showing: C0 and C1 controls (a line break, an escape
 # sequence), DEL, the Unicode line and paragraph separators and the bidirectional controls.
@@ -46,8 +46,7 @@ class OutputError(SitegenError):
     """The output folder cannot be written safely."""
 
 
-@frozen
-class BuildWarning:
+class BuildWarning(msgspec.Struct, frozen=True):
     """Damaged or surprising input: where it is and what was done about it.
 
     ``path`` is relative to the archive root (``/`` separated); ``line`` is

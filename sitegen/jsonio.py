@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import fields, is_dataclass
 from typing import Any, TypeVar
 
+import msgspec
 import orjson
 
 T = TypeVar("T")
@@ -15,6 +15,8 @@ _OPTS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
 def _default(obj: Any) -> Any:
+    if isinstance(obj, msgspec.Struct):  # (a page object or section: its fields, in order)
+        return msgspec.structs.asdict(obj)
     if isinstance(obj, set | frozenset | tuple):
         return list(obj)
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
@@ -33,7 +35,7 @@ _SAME: Any = object()  # what _clean returns for a value it leaves as it is
 def clean(obj: T) -> T:
     """``obj`` with non-finite floats replaced by None (for Altair/Jinja).
 
-    Dataclasses (page objects) keep their type; tuples stay tuples. What holds
+    Structs (page objects) keep their type; tuples stay tuples. What holds
     no non-finite float is returned as it is, not copied: a page's long numeric
     columns (its series) are most of it and almost always finite, and nothing
     mutates a page object (they are frozen).
@@ -62,7 +64,7 @@ def _clean(obj: Any) -> Any:
         if all(c is _SAME for c in vals.values()):
             return _SAME
         return {k: v if vals[k] is _SAME else vals[k] for k, v in obj.items()}
-    names = _dataclass_fields(t)  # type: ignore[arg-type]  # a type is hashable
+    names = _struct_fields(t)  # type: ignore[arg-type]  # a type is hashable
     if names is not None:
         vals = {n: _clean(getattr(obj, n)) for n in names}
         if all(c is _SAME for c in vals.values()):
@@ -106,9 +108,9 @@ def _subclass(obj: Any) -> Any:
 
 
 @functools.cache
-def _dataclass_fields(t: type) -> tuple[str, ...] | None:
-    """The field names of dataclass type ``t`` (None for any other type), looked up once."""
-    return tuple(f.name for f in fields(t)) if is_dataclass(t) else None
+def _struct_fields(t: type) -> tuple[str, ...] | None:
+    """The field names of Struct type ``t`` (None for any other type), looked up once."""
+    return t.__struct_fields__ if issubclass(t, msgspec.Struct) else None
 
 
 def script_json(obj: Any) -> str:

@@ -11,12 +11,12 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from sitegen.errors import ConfigError, OutputError
-from sitegen.frozen import frozen
 
 DEFAULT_TITLE = "SkyRL run archive"
 CONFIG_NAME = "sitegen.toml"  # read from the current folder when no --config is given
@@ -35,8 +35,7 @@ MAX_TRANSCRIPTS = 10_000
 DEFAULT_SITE_BUDGET = 10**9  # bytes: GitHub Pages' limit for a published site
 
 
-@frozen
-class BuildOptions:
+class BuildOptions(msgspec.Struct, frozen=True):
     """What to build and how: the CLI's options (and ``sitegen.toml``), as one value."""
 
     archive: Path
@@ -271,7 +270,7 @@ def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOpti
     "not given": the config file's value, else the default, applies. That is
     the CLI's rule, so ``sitegen build`` and a Python caller agree.
     """
-    known = {f.name for f in fields(BuildOptions)}
+    known = set(BuildOptions.__struct_fields__)
     unknown = set(overrides) - known
     if unknown:
         raise ConfigError(f"unknown build option {sorted(unknown)[0]!r}")

@@ -27,9 +27,10 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+import msgspec
+
 from sitegen import redact_names, redact_rules, redact_values
 from sitegen.errors import BuildWarning
-from sitegen.frozen import frozen
 from sitegen.redact_rules import (
     BUILTIN_RULES,
     MASK,
@@ -86,8 +87,7 @@ def valid_unicode(s: str) -> str:
 _MD_ESCAPE_RE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
-@frozen
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     """A secret in a text: what kind, and where (``text[start:end]``)."""
 
     kind: str
@@ -179,8 +179,7 @@ _MEMO_MAX_LEN = 256  # short strings (metric names, trial names) repeat: remembe
 _MEMO_MAX_ITEMS = 100_000
 
 
-@frozen
-class Redactor:
+class Redactor(msgspec.Struct, frozen=True, dict=True):
     """Finds and hides secrets in text, paths and nested config values.
 
     ``extra_patterns`` are regular expressions a user adds in the config; each
@@ -195,8 +194,10 @@ class Redactor:
     literals: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "extra_patterns", tuple(self.extra_patterns))
-        object.__setattr__(self, "literals", tuple(self.literals))
+        # (dict=True: the compiled rules and the memo are kept beside the fields)
+        put = msgspec.structs.force_setattr
+        put(self, "extra_patterns", tuple(self.extra_patterns))
+        put(self, "literals", tuple(self.literals))
         user = tuple(user_rule(i, p) for i, p in enumerate(self.extra_patterns, 1))
         kinds: dict[str, list[str]] = {}
         for kind, value in self.literals:
@@ -204,12 +205,10 @@ class Redactor:
         # (always looked for, as user patterns are: a value holds no trigger to wait for)
         user = tuple(literal_rule(k, tuple(vs)) for k, vs in kinds.items()) + user
         extra = TRANSCRIPT_RULES if self.transcripts else ()
-        object.__setattr__(self, "_rules", BUILTIN_RULES + extra + user)
-        object.__setattr__(self, "_user_rules", user)
-        object.__setattr__(
-            self, "_may_hold", may_hold_transcript_secret if self.transcripts else may_hold_secret
-        )
-        object.__setattr__(self, "_memo", {})
+        put(self, "_rules", BUILTIN_RULES + extra + user)
+        put(self, "_user_rules", user)
+        put(self, "_may_hold", may_hold_transcript_secret if self.transcripts else may_hold_secret)
+        put(self, "_memo", {})
 
     def __reduce__(self) -> tuple:
         # Workers and the log-state cache get the patterns, not the compiled rules or the memo.

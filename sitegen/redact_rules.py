@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+import msgspec
 from ahocorasick_rs import AhoCorasick
 
-from sitegen.frozen import frozen
 from sitegen.redact_names import is_secret_key
 from sitegen.redact_values import MASK, assignment_spans, is_masked, pair_spans
 
@@ -22,8 +22,7 @@ from sitegen.redact_values import MASK, assignment_spans, is_masked, pair_spans
 Spans = Callable[[str], Iterator[tuple[int, int]]]
 
 
-@frozen
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """One kind of secret: ``spans(text)`` yields where it is."""
 
     kind: str

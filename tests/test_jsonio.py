@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,19 +23,17 @@ def _slow_clean(obj: Any) -> Any:
         return [_slow_clean(v) for v in obj]
     if isinstance(obj, tuple):
         return tuple(_slow_clean(v) for v in obj)
-    if is_dataclass(obj) and not isinstance(obj, type):
-        return type(obj)(**{f.name: _slow_clean(getattr(obj, f.name)) for f in fields(obj)})
+    if isinstance(obj, msgspec.Struct):
+        return type(obj)(**{n: _slow_clean(getattr(obj, n)) for n in obj.__struct_fields__})
     return obj
 
 
-@dataclass(frozen=True)
-class _Leaf:
+class _Leaf(msgspec.Struct, frozen=True):
     value: float | None
     values: tuple
 
 
-@dataclass(frozen=True)
-class _Page:
+class _Page(msgspec.Struct, frozen=True):
     name: str
     series: dict
     leaves: tuple
@@ -69,7 +67,7 @@ CASES = [
     {1, 2},
     _Page("p", {"step": [1, 2], "y": [1.0, 2.0]}, (_Leaf(1.0, (1.0,)),)),
     _Page("p", {"y": [1.0, math.nan]}, (_Leaf(math.nan, ()), _Leaf(2.0, (math.inf, 1)))),
-    _Page("p", {}, (), extra=_Leaf),  # a dataclass type is not a page object
+    _Page("p", {}, (), extra=_Leaf),  # a Struct type is not a page object
     [],
     (),
     {},

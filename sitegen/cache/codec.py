@@ -2,12 +2,13 @@
 
 The build cache keeps them between builds. It must be data, never code (a pickle
 planted beside the output would run on the next build), and a damaged file must be
-refused, not half-read. msgspec writes the dataclasses as msgpack (NaN, infinities,
-integer keys and an int where a float may be, as they are) and reads them back checked
-against their declared types: a value that does not fit raises :class:`ValueError`.
-A field missing from what is read takes its default and one the class does not have is
-passed over, as msgspec does for dataclasses, so damage is told by the checksum the
-cache file keeps beside the body (:func:`~sitegen.cache.files.packed_entry`).
+refused, not half-read. msgspec writes the model's Structs and the parser state's
+dataclasses as msgpack (NaN, infinities, integer keys and an int where a float may be,
+as they are) and reads them back checked against their declared types: a value that
+does not fit raises :class:`ValueError`. A field missing from what is read takes its
+default and one the class does not have is passed over, as msgspec does, so damage is
+told by the checksum the cache file keeps beside the body
+(:func:`~sitegen.cache.files.packed_entry`).
 :func:`shape` names a type's shape, so that what was written for another shape of the
 model is not read back as this one.
 
@@ -37,7 +38,7 @@ _TAGS = ("$dt", "$date", "$set", "$tuple", "$map")
 
 
 def shape(tp: Any) -> str:
-    """A short hash of a type's shape: its dataclasses' names, field names and declared
+    """A short hash of a type's shape: its classes' names, field names and declared
     types, all the way down. Values written for another shape (a field added, renamed or
     retyped) are not read back as this one, so the model may change without a format
     number to bump."""
@@ -46,8 +47,8 @@ def shape(tp: Any) -> str:
 
 @cache
 def _described(tp: Any) -> str:
-    if dataclasses.is_dataclass(tp):
-        fields = ",".join(f"{n}:{_described(ftp)}" for n, ftp in _fields(typing.cast(type, tp)))
+    if _is_record(tp):
+        fields = ",".join(f"{n}:{_described(ftp)}" for n, ftp in _fields(tp))
         return f"{typing.cast(type, tp).__qualname__}({fields})"
     origin = typing.get_origin(tp)
     if origin is not None:
@@ -55,10 +56,20 @@ def _described(tp: Any) -> str:
     return getattr(tp, "__qualname__", repr(tp))
 
 
+def _is_record(tp: Any) -> bool:
+    """Is ``tp`` a class of fields: a Struct (the model) or a dataclass (the parser's state)?"""
+    return isinstance(tp, type) and (issubclass(tp, msgspec.Struct) or dataclasses.is_dataclass(tp))
+
+
 @cache
 def _fields(cls: type) -> list[tuple[str, Any]]:
+    """The field names of a Struct or dataclass, in order, with their declared types."""
     hints = typing.get_type_hints(cls)
-    return [(f.name, hints[f.name]) for f in dataclasses.fields(cls)]
+    if issubclass(cls, msgspec.Struct):
+        names: tuple[str, ...] = cls.__struct_fields__
+    else:
+        names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    return [(name, hints[name]) for name in names]
 
 
 def encode(value: Any, tp: Any) -> bytes:
@@ -135,12 +146,13 @@ def _optional(tp: Any) -> Any:
 
 @cache
 def _loose_fields(tp: Any) -> tuple[tuple[str, Any], ...]:
-    """The fields of a dataclass that hold loosely typed values (with None) or dataclasses
-    that hold some, alone or in a tuple or list (with that class); none for another type."""
-    if not dataclasses.is_dataclass(tp):
+    """The fields of a Struct or dataclass that hold loosely typed values (with None) or
+    classes that hold some, alone or in a tuple or list (with that class); none for another
+    type."""
+    if not _is_record(tp):
         return ()
     out: list[tuple[str, Any]] = []
-    for name, ftp in _fields(typing.cast(type, tp)):
+    for name, ftp in _fields(tp):
         inner = _optional(ftp)
         if _is_loose(inner):
             out.append((name, None))
@@ -158,6 +170,7 @@ def _loose_mapped(value: Any, tp: Any, convert: typing.Callable[[Any], Any]) -> 
     if value is None or not fields:
         return value
     new = copy.copy(value)
+    put = msgspec.structs.force_setattr if isinstance(new, msgspec.Struct) else object.__setattr__
     for name, inner in fields:
         v = getattr(value, name)
         if v is None:
@@ -168,7 +181,7 @@ def _loose_mapped(value: Any, tp: Any, convert: typing.Callable[[Any], Any]) -> 
             v = type(v)(_loose_mapped(x, inner, convert) for x in v)
         else:
             v = _loose_mapped(v, inner, convert)
-        object.__setattr__(new, name, v)
+        put(new, name, v)
     return new
 
 

@@ -10,7 +10,6 @@ the file with a warning.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import json
@@ -25,10 +24,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from sitegen.errors import BuildWarning
-from sitegen.frozen import frozen
 from sitegen.model.parsed import TrialResult, TrialSet
 
 CACHE_VERSION = 9  # bump when the layout of any cache file changes
@@ -217,10 +216,10 @@ def _field_codec(tp: Any) -> tuple[Callable[[Any], Any], Callable[[Any, str], An
 
 
 # Positional, in field order: a trials folder's outcomes hold tens of thousands of trials,
-# and field names would double the file. Derived from the dataclass, so a new field is
+# and field names would double the file. Derived from the class, so a new field is
 # cached too; the field list is part of the cache key (a new shape starts afresh).
 _TRIAL_HINTS = typing.get_type_hints(TrialResult)  # once: each call evaluates every annotation
-_TRIAL_TYPES = [(f.name, _TRIAL_HINTS[f.name]) for f in dataclasses.fields(TrialResult)]
+_TRIAL_TYPES = [(name, _TRIAL_HINTS[name]) for name in TrialResult.__struct_fields__]
 _TRIAL_FIELDS = [(name, *_field_codec(tp)) for name, tp in _TRIAL_TYPES]
 TRIAL_SHAPE = ",".join(name for name, _, _ in _TRIAL_FIELDS)
 
@@ -294,11 +293,8 @@ def _trial_from_json(v: Any) -> TrialResult:
     )
 
 
-_NAMES = tuple(name for name, _, _ in _TRIAL_DECODE)
 _DATE_TYPES = frozenset({str, type(None)})
 _FROM_ISO = datetime.fromisoformat
-_NEW_TRIAL = TrialResult.__new__
-_SET = object.__setattr__
 
 
 def trials_from_json(v: Any) -> list[TrialResult]:
@@ -306,9 +302,7 @@ def trials_from_json(v: Any) -> list[TrialResult]:
 
     The checks go column by column (a column of the types its field takes as they
     are needs no other look; any other goes value by value through the field's
-    decoder), and each trial is made as unpickling makes one, given its ``__dict__``
-    (tests check that TrialResult has no ``__post_init__`` or slots this would skip, and
-    that the trials are equal).
+    decoder), and each trial is made from its row of the columns.
     """
     check(type(v) is list, "the trials are not a list")
     if not v:
@@ -327,11 +321,7 @@ def trials_from_json(v: Any) -> list[TrialResult]:
             except ValueError:
                 pass  # (the decoder below says which)
         cols[i] = tuple(x if type(x) in as_is else dec(x, name) for x in col)
-    trials = list(map(_NEW_TRIAL, itertools.repeat(TrialResult, len(v))))
-    fields = map(dict, map(zip, itertools.repeat(_NAMES), zip(*cols, strict=True)))
-    for _ in map(_SET, trials, itertools.repeat("__dict__"), fields):
-        pass
-    return trials
+    return list(itertools.starmap(TrialResult, zip(*cols, strict=True)))
 
 
 def _outcome_to_json(o: tuple, lists: dict[int, list]) -> list:
@@ -454,8 +444,7 @@ def record_from_json(v: Any) -> FileRecord:
 Watch = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int], ...]]  # (dirs, files)
 
 
-@frozen
-class Summary:
+class Summary(msgspec.Struct, frozen=True):
     """What the last build reported, for the report of a build that finds nothing changed."""
 
     jobs: int
@@ -472,11 +461,10 @@ class Summary:
 
 
 # Summary's counts: every field but the warnings.
-SUMMARY_COUNTS = tuple(f.name for f in dataclasses.fields(Summary) if f.name != "warnings")
+SUMMARY_COUNTS = tuple(name for name in Summary.__struct_fields__ if name != "warnings")
 
 
-@frozen
-class LastBuild:
+class LastBuild(msgspec.Struct, frozen=True):
     """What the last build published, and what it takes to see that nothing changed since."""
 
     sources: str  # the signature of every input (sources.Sources.signature)

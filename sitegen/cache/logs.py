@@ -14,10 +14,10 @@ This module is imported only by a build that reads or decodes a log.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from sitegen.cache.codec import decode, encode, log_body_bytes, shape
 from sitegen.cache.files import Fingerprint, check, packed_entry_bytes

@@ -17,10 +17,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from sitegen import __version__
 from sitegen.assemble.runs import RUNNING_WINDOW_S
 from sitegen.cache.files import Fingerprint, Known, LastBuild, Watch
-from sitegen.frozen import frozen
 from sitegen.present.assets import package_dir
 
 if TYPE_CHECKING:
@@ -30,8 +31,7 @@ if TYPE_CHECKING:
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
 
-@frozen
-class Listing:
+class Listing(msgspec.Struct, frozen=True):
     """What the parse found listing a trials folder: each trial's ``result.json`` (path in
     the archive, whether or not it exists) and the folder's trial archives (names)."""
 
@@ -101,8 +101,7 @@ def assets_signature() -> str:
     return tree_signature(package_dir("templates"), package_dir("static")) + code_signature()
 
 
-@frozen
-class Sources:
+class Sources(msgspec.Struct, frozen=True):
     """The stats of every input, taken once, before anything is parsed.
 
     Before: whatever changes while the build runs then differs from what the

@@ -20,9 +20,10 @@ import os
 import shutil
 import stat
 import typing
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
 
 from sitegen import __version__
 from sitegen.cache.files import (

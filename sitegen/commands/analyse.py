@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+import msgspec
+from msgspec.structs import replace
+
 from sitegen.assemble.runs import warnings_by_job
-from sitegen.frozen import frozen
 from sitegen.model.parsed import Discovery, Job, JobSource, Run, TrialSet
 from sitegen.redact import Redactor
 
@@ -70,14 +72,13 @@ if TYPE_CHECKING:
     ]
 
 
-@frozen
-class Notes:
+class Notes(msgspec.Struct, frozen=True):
     """The jobs' ``notes.md`` as read (by path as discovery shows it, each file read once),
     and as sanitized HTML by their redacted Markdown: those of the pages made now, converted
     before any fork (once for every process)."""
 
     texts: Mapping[str, str]
-    html: Mapping[str, str] = field(default_factory=dict)
+    html: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     def of(self, job: JobSource) -> str | None:
         return self.texts.get(job.notes) if job.notes else None
@@ -201,8 +202,7 @@ def _costs(todo: list[Run], tabled: list[TrialSet], picks: int) -> list[float]:
     return runs + [0.35 * len(ts.results) for ts in tabled]
 
 
-@frozen
-class _Analyser:
+class _Analyser(msgspec.Struct, frozen=True):
     """What analysing a run takes that is the same for every run of a build; called on a
     run (its pages: :meth:`run`) or a trial set (its table). Pure: may run in a forked child."""
 

@@ -22,13 +22,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
+
+import msgspec
+from msgspec.structs import replace
 
 from sitegen import __version__
 from sitegen.commands.build import build, warning_lines
 from sitegen.errors import SitegenError
-from sitegen.frozen import frozen
 from sitegen.options import BuildOptions, check_base_url, check_output, compile_allow
 from sitegen.progress import counted
 from sitegen.publish.address import cname_url, describe_remote, pages_url
@@ -61,8 +62,7 @@ class StrictStop(SitegenError):
     """``--strict`` and the build warned: nothing committed (the CLI exits 1, as ``build``)."""
 
 
-@frozen
-class DeployResult:
+class DeployResult(msgspec.Struct, frozen=True):
     """What a deploy did. ``commit`` is None when the site was unchanged (nothing committed)."""
 
     branch: str

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import msgspec
 from tornado import netutil, web, websocket
 from tornado.wsgi import WSGIContainer
 
 from sitegen.errors import SitegenError
-from sitegen.frozen import frozen
 
 PROTOCOL = "http://livereload.com/protocols/official-7"
 RELOAD = json.dumps({"command": "reload", "path": "*", "liveCSS": False, "liveImg": False})
@@ -39,8 +39,7 @@ class ServeError(SitegenError):
     """The server cannot start (the port is taken, the host unknown)."""
 
 
-@frozen
-class Hosts:
+class Hosts(msgspec.Struct, frozen=True):
     """The names a request may give in ``Host``: none that another site's DNS could point here.
 
     The address served (and, when serving on every interface, this machine's names),

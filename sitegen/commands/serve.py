@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import html
 import mimetypes
 import re
@@ -33,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+import msgspec
 from tornado.httpserver import HTTPServer
 
 from sitegen.commands.build import BuildReport, LastBuild, build
@@ -237,7 +237,7 @@ class LiveSite:
         opts = self.opts
         if not self._first:
             local = opts.executor == "local"
-            opts = dataclasses.replace(opts, clean=False, workers=1 if local else opts.workers)
+            opts = msgspec.structs.replace(opts, clean=False, workers=1 if local else opts.workers)
         self._first = False
         report = rebuild(opts, self.app)
         if report is not None and not report.unchanged:

@@ -25,8 +25,10 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog
@@ -462,10 +464,7 @@ def discover(
     for j in jobs:
         count[j.id] = count.get(j.id, 0) + 1
     jobs = [
-        JobSource(**{**j.__dict__, "id": f"{j.id}-{_hash(j.log or j.group)}"})
-        if count[j.id] > 1
-        else j
-        for j in jobs
+        replace(j, id=f"{j.id}-{_hash(j.log or j.group)}") if count[j.id] > 1 else j for j in jobs
     ]
     return Discovery(
         jobs=tuple(jobs),

@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import BinaryIO
 
-from sitegen.frozen import frozen
+import msgspec
 
 _FLAGS = (
     os.O_RDONLY
@@ -46,8 +46,7 @@ class UnsafeInput(OSError):
         super().__init__(errno.EPERM, reason)
 
 
-@frozen
-class Root:
+class Root(msgspec.Struct, frozen=True):
     """An archive root and its real path, worked out once for many reads below it.
 
     Pass one as ``root`` when reading many files (the trial shards): a plain

@@ -20,7 +20,8 @@ import bisect
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sitegen.frozen import frozen
+import msgspec
+
 from sitegen.model.parsed import MetricBlock, TrialResult
 
 # Trials may start a little before the first log line we hold (the log's clock
@@ -32,8 +33,7 @@ OFFSET_STEP = timedelta(minutes=15)
 MAX_OFFSET = timedelta(hours=14)
 
 
-@frozen
-class Attribution:
+class Attribution(msgspec.Struct, frozen=True):
     """The step of every trial (``None``: not attributed), in the trial set's order."""
 
     method: str  # "time" or "none"

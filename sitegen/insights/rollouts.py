@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from datetime import timedelta
 from operator import itemgetter
 
-from sitegen.frozen import frozen
+import msgspec
+
 from sitegen.insights.attribution import Attribution
 from sitegen.insights.tasks import task_slug
 from sitegen.model.parsed import TrialResult
@@ -26,8 +27,7 @@ from sitegen.model.vocabulary import COMPONENTS, exception_kind
 SLOWEST_TASKS = 10
 
 
-@frozen
-class Anatomy:
+class Anatomy(msgspec.Struct, frozen=True):
     """Mean seconds per trial of each component over ``trials`` trials (``timed`` had stages)."""
 
     trials: int
@@ -41,8 +41,7 @@ class Anatomy:
     wait_for_step_s: float | None
 
 
-@frozen
-class StepAnatomy:
+class StepAnatomy(msgspec.Struct, frozen=True):
     """One step's rollout time anatomy and token totals."""
 
     step: int
@@ -52,16 +51,14 @@ class StepAnatomy:
     cache_tokens: int
 
 
-@frozen
-class KindAnatomy:
+class KindAnatomy(msgspec.Struct, frozen=True):
     """The rollout time anatomy of the trials of one exception kind."""
 
     kind: str  # none | infrastructure | model | other
     anatomy: Anatomy
 
 
-@frozen
-class SlowTask:
+class SlowTask(msgspec.Struct, frozen=True):
     """A task among the slowest: its trials' mean duration and share of the wall time."""
 
     name: str
@@ -73,8 +70,7 @@ class SlowTask:
     agent_exec_s: float | None
 
 
-@frozen
-class Tokens:
+class Tokens(msgspec.Struct, frozen=True):
     """Token counts over the trials that report them: means and totals."""
 
     trials: int  # trials with token counts
@@ -86,8 +82,7 @@ class Tokens:
     cache_total: int
 
 
-@frozen
-class RolloutAnalysis:
+class RolloutAnalysis(msgspec.Struct, frozen=True):
     """Where a job's or run's rollout time went: overall, per step, per exception kind, per task."""
 
     overall: Anatomy

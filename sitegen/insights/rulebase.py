@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from sitegen.frozen import frozen
+import msgspec
+
 from sitegen.insights.attribution import Attribution
 from sitegen.model.parsed import BatchCounts, MetricBlock, TrialResult
 from sitegen.model.vocabulary import CLIP_RATIO_RE, POLICY_ENTROPY, POLICY_KL_RE, exception_kind
@@ -57,8 +58,7 @@ WAIT_KEYS = ("timing/wait_for_generation_buffer", "timing/generate")
 STALENESS_MAX = "async/staleness_max"
 
 
-@frozen
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     """One finding of the insight rules: its severity, text and the page section that shows
     it; ``steps`` and ``tasks``: what it points at, the worst first (a sampled transcript of
     a trial there shows the finding, :func:`sitegen.insights.sampling.pick_trials`)."""
@@ -72,8 +72,7 @@ class Finding:
     tasks: tuple[str, ...] = ()
 
 
-@frozen
-class StepTrials:
+class StepTrials(msgspec.Struct, frozen=True):
     """Trial outcomes of one step: all trials, those with an exception, infrastructure ones."""
 
     step: int

@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sitegen.frozen import frozen
+import msgspec
+
 from sitegen.model.vocabulary import exception_kind, is_finite
 
 if TYPE_CHECKING:  # (pages name the section below: this module is imported by every build)
@@ -65,8 +66,7 @@ EVIDENCE: dict[str, tuple[str, Callable[[TrialResult], bool], str]] = {
 }
 
 
-@frozen
-class Pick:
+class Pick(msgspec.Struct, frozen=True):
     """A trial picked for its transcript: its index in the trial set and why it was picked."""
 
     index: int
@@ -243,8 +243,7 @@ def _evidence(
 # -- the page section ---------------------------------------------------------------------------
 
 
-@frozen(kw_only=True)
-class TranscriptEntry:
+class TranscriptEntry(msgspec.Struct, frozen=True, kw_only=True):
     """One sampled trial as a page lists it and its transcript page's header shows it."""
 
     trial: str
@@ -268,8 +267,7 @@ class TranscriptEntry:
     reasons: tuple[str, ...]  # why it was picked (pick_trials), in the order they apply
 
 
-@frozen(kw_only=True)
-class TranscriptsSection:
+class TranscriptsSection(msgspec.Struct, frozen=True, kw_only=True):
     """The sampled transcripts of a job's (or run's) trials: ``present.transcripts``."""
 
     wanted: int  # the budget per job (the ``transcripts`` option)

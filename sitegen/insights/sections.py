@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import fields, replace
 from datetime import datetime
 
-from sitegen.frozen import frozen
+import msgspec
+from msgspec.structs import replace
+
 from sitegen.insights.attribution import Attribution, attribute
 from sitegen.insights.findings import (
     SEVERITIES,
@@ -38,11 +39,10 @@ TASKS_SCRIPT_FILE = "tasks.js"
 
 
 def brief(row: TaskRow) -> TaskRowBrief:
-    return TaskRowBrief(**{f.name: getattr(row, f.name) for f in fields(TaskRowBrief)})
+    return TaskRowBrief(**{f: getattr(row, f) for f in TaskRowBrief.__struct_fields__})
 
 
-@frozen(kw_only=True)
-class TaskListSummary:
+class TaskListSummary(msgspec.Struct, frozen=True, kw_only=True):
     """One category of the task lists (learned, forgotten, always, never) as a page shows it."""
 
     category: str  # learned | forgotten | always | never
@@ -53,8 +53,7 @@ class TaskListSummary:
     slugs: tuple[str, ...]  # their row anchors (``#task-<slug>``)
 
 
-@frozen(kw_only=True)
-class HeatCell:
+class HeatCell(msgspec.Struct, frozen=True, kw_only=True):
     """One task in one step bin (``step`` is the bin's first step)."""
 
     task: str
@@ -64,8 +63,7 @@ class HeatCell:
     trials: int
 
 
-@frozen(kw_only=True)
-class TasksSection:
+class TasksSection(msgspec.Struct, frozen=True, kw_only=True):
     """The ``tasks`` section of a job or run page (``sitegen.insights.tasks``)."""
 
     attribution: str  # "time" | "none"
@@ -90,8 +88,7 @@ class TasksSection:
     heatmap_bin_steps: int  # steps per column
 
 
-@frozen
-class Insights:
+class Insights(msgspec.Struct, frozen=True):
     """Everything the insights say about one job or run (the full task table included)."""
 
     tasks: TaskAnalysis | None

@@ -18,7 +18,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from sitegen.frozen import frozen
+import msgspec
+
 from sitegen.insights.attribution import Attribution
 from sitegen.model.parsed import TrialResult
 from sitegen.model.vocabulary import is_finite
@@ -31,8 +32,7 @@ CATEGORIES = ("learned", "forgotten", "always", "never", "mixed")
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 
 
-@frozen
-class TaskStep:
+class TaskStep(msgspec.Struct, frozen=True):
     """One task at one step: trials, graded trials, successes."""
 
     step: int
@@ -41,8 +41,7 @@ class TaskStep:
     successes: int
 
 
-@frozen(kw_only=True)
-class TaskRowBrief:
+class TaskRowBrief(msgspec.Struct, frozen=True, kw_only=True):
     """One task's row of the per-task table: its trials, successes and when it was solved
     (a page holds these; the table file holds them with their per-step cells, TaskRow)."""
 
@@ -63,15 +62,13 @@ class TaskRowBrief:
     category: str  # one of CATEGORIES
 
 
-@frozen
-class TaskRow(TaskRowBrief):
+class TaskRow(TaskRowBrief, frozen=True, kw_only=True):
     """A task's row with its per-step cells."""
 
     steps: tuple[TaskStep, ...]
 
 
-@frozen
-class TaskList:
+class TaskList(msgspec.Struct, frozen=True):
     """One category of tasks (learned, forgotten, always, never) and its share of the rollouts."""
 
     category: str
@@ -80,8 +77,7 @@ class TaskList:
     share_of_rollouts: float | None
 
 
-@frozen
-class WastedStep:
+class WastedStep(msgspec.Struct, frozen=True):
     """One step's prompt groups whose graded trials all scored the same (no learning signal)."""
 
     step: int
@@ -93,8 +89,7 @@ class WastedStep:
     rollouts_wasted: int  # trials in all-equal groups
 
 
-@frozen
-class Wasted:
+class Wasted(msgspec.Struct, frozen=True):
     """The all-equal prompt groups of every step, and the rollouts they took."""
 
     steps: tuple[WastedStep, ...]
@@ -106,8 +101,7 @@ class Wasted:
     rollouts_share: float | None
 
 
-@frozen
-class TaskAnalysis:
+class TaskAnalysis(msgspec.Struct, frozen=True):
     """The per-task analysis of a job's or run's trials: the table and the lists."""
 
     attribution: str  # "time" or "none"

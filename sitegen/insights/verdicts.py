@@ -8,11 +8,10 @@ heavy.
 
 from __future__ import annotations
 
-from sitegen.frozen import frozen
+import msgspec
 
 
-@frozen(kw_only=True)
-class PairedVerdict:
+class PairedVerdict(msgspec.Struct, frozen=True, kw_only=True):
     """One set of per-task counts against another, paired by task: ``insights.paired.compare``.
 
     Rates and differences are fractions (a difference of 0.061 is 6.1 points)."""
@@ -32,8 +31,7 @@ class PairedVerdict:
     sign_p: float  # exact two-sided sign test over those
 
 
-@frozen(kw_only=True)
-class Learning:
+class Learning(msgspec.Struct, frozen=True, kw_only=True):
     """Is it learning? The first and the last fifth of the steps compared:
     ``insights.learning.is_learning``."""
 
@@ -58,8 +56,7 @@ class Learning:
     resamples: int | None  # trials: the bootstrap's resamples (the reward's interval has none)
 
 
-@frozen(kw_only=True)
-class StepSuccess:
+class StepSuccess(msgspec.Struct, frozen=True, kw_only=True):
     """Per step with graded trials, as columns: success rate with Wilson's interval, the
     trials' mean reward with a bootstrap interval over the step's prompt groups (None with
     one group), and the unbiased pass@k over its tasks: ``insights.learning.step_success``."""
@@ -78,8 +75,7 @@ class StepSuccess:
     pass_at_k: list[float | None]  # None: no task with k graded trials at the step
 
 
-@frozen(kw_only=True)
-class PassAtKCheck:
+class PassAtKCheck(msgspec.Struct, frozen=True, kw_only=True):
     """pass@k estimated from the trials beside the logged one, over the steps that have
     both: ``insights.learning.pass_at_k_check``."""
 
@@ -95,8 +91,7 @@ class PassAtKCheck:
     agrees: bool  # the logged mean lies inside the interval
 
 
-@frozen(kw_only=True)
-class LearningSection:
+class LearningSection(msgspec.Struct, frozen=True, kw_only=True):
     """The ``learning`` section of a job or run page: ``insights.learning.learning_section``."""
 
     verdict: Learning | None

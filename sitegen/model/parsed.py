@@ -1,21 +1,20 @@
 """The data model: what parsing an archive produces.
 
-Frozen dataclasses, units in names. Parsers build these; analyses and pages
+Frozen msgspec Structs, units in names. Parsers build these; analyses and pages
 read them. Mappings inside are plain dicts by convention never mutated after
 construction.
 """
 
 from __future__ import annotations
 
-from dataclasses import field
 from datetime import datetime
 
+import msgspec
+
 from sitegen.errors import BuildWarning
-from sitegen.frozen import frozen
 
 
-@frozen
-class MetricBlock:
+class MetricBlock(msgspec.Struct, frozen=True):
     """The metrics dict logged for one training step."""
 
     step: int
@@ -25,8 +24,7 @@ class MetricBlock:
     time: datetime | None = None
 
 
-@frozen
-class Checkpoint:
+class Checkpoint(msgspec.Struct, frozen=True):
     """A checkpoint a log says was saved: its step and path."""
 
     step: int
@@ -38,8 +36,7 @@ class Checkpoint:
     final: bool = False
 
 
-@frozen
-class BatchCounts:
+class BatchCounts(msgspec.Struct, frozen=True):
     """Batch-generation totals (docs/formats.md §4) for a step or a whole job."""
 
     batches: int = 0
@@ -47,7 +44,7 @@ class BatchCounts:
     successful: int = 0
     failed: int = 0
     masked: int = 0
-    exceptions: dict[str, int] = field(default_factory=dict)
+    exceptions: dict[str, int] = msgspec.field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {
@@ -60,8 +57,7 @@ class BatchCounts:
         }
 
 
-@frozen
-class EngineStats:
+class EngineStats(msgspec.Struct, frozen=True):
     """Sums over the per-engine vLLM stat lines of one engine (pid, ip)."""
 
     engine: str
@@ -79,8 +75,7 @@ class EngineStats:
     preemptions_max: float
 
 
-@frozen
-class VllmTimeBucket:
+class VllmTimeBucket(msgspec.Struct, frozen=True):
     """All per-engine samples whose time falls in one bucket (seconds from job start)."""
 
     t_s: float
@@ -94,8 +89,7 @@ class VllmTimeBucket:
     prefix_pct_mean: float | None
 
 
-@frozen
-class VllmStats:
+class VllmStats(msgspec.Struct, frozen=True):
     """What a log's vLLM engine statistics lines add up to (docs/formats.md §5)."""
 
     engines: tuple[EngineStats, ...]
@@ -106,8 +100,7 @@ class VllmStats:
     step_stats: dict[int, dict[str, float]]  # their values by step
 
 
-@frozen
-class ParsedLog:
+class ParsedLog(msgspec.Struct, frozen=True):
     """Everything read from one SLURM log."""
 
     path: str  # relative to the archive
@@ -140,8 +133,7 @@ class ParsedLog:
     evidence: str | None = None
 
 
-@frozen
-class TrialResult:
+class TrialResult(msgspec.Struct, frozen=True):
     """The few fields of a Harbor ``result.json`` that the site uses."""
 
     name: str
@@ -166,8 +158,7 @@ class TrialResult:
     exception_kind: str | None = None
 
 
-@frozen
-class TrialSet:
+class TrialSet(msgspec.Struct, frozen=True):
     """The parsed trials of one trials directory."""
 
     path: str  # relative to the archive
@@ -180,8 +171,7 @@ class TrialSet:
     job_level: int = 0  # job-level result.json files found in trial folders (not trials)
 
 
-@frozen
-class JobSource:
+class JobSource(msgspec.Struct, frozen=True):
     """A job found by discovery: its log (if any) and where it belongs."""
 
     id: str
@@ -193,8 +183,7 @@ class JobSource:
     notes: str | None = None  # notes.md beside the log
 
 
-@frozen
-class Discovery:
+class Discovery(msgspec.Struct, frozen=True):
     """What the discover stage found in an archive: its jobs, trials folders, and what it skipped."""
 
     jobs: tuple[JobSource, ...]
@@ -204,15 +193,14 @@ class Discovery:
     warnings: tuple[BuildWarning, ...]
     # Paths above are as the site shows them (a secret in a name hashed); these map the
     # few that differ back to the file on disk. Never shown.
-    real_paths: dict[str, str] = field(default_factory=dict)
+    real_paths: dict[str, str] = msgspec.field(default_factory=dict)
 
     def real(self, rel: str) -> str:
         """The on-disk path (relative to the archive) of a path as discovery shows it."""
         return self.real_paths.get(rel, rel)
 
 
-@frozen
-class Job:
+class Job(msgspec.Struct, frozen=True):
     """One SLURM job: its source, parsed log and status."""
 
     source: JobSource
@@ -230,8 +218,7 @@ class Job:
         return [b.step for b in self.log.blocks] if self.log else []
 
 
-@frozen
-class Restart:
+class Restart(msgspec.Struct, frozen=True):
     """Where a job of a chain picked up, and the earlier steps that cost."""
 
     job_id: str
@@ -241,8 +228,7 @@ class Restart:
     discarded_time_s: float
 
 
-@frozen
-class Run:
+class Run(msgspec.Struct, frozen=True):
     """A resume chain: jobs in order, stitched to one per-step series."""
 
     id: str

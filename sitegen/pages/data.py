@@ -1,6 +1,6 @@
 """The JSON side of page objects: ``to_json()`` (the data contract) and ``from_json()``.
 
-A mixin for the frozen dataclasses of :mod:`sitegen.pages.sections` and
+A mixin for the frozen Structs of :mod:`sitegen.pages.sections` and
 :mod:`sitegen.pages.objects`. ``from_json`` walks the type hints, so a nested
 section is built from its dict, and it refuses a missing or unknown key: an
 analysis and its page type cannot drift apart without the first build failing.
@@ -11,22 +11,24 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from dataclasses import fields, is_dataclass
 from typing import Any, Self
 
+import msgspec
 import orjson
 
 from sitegen.jsonio import dumps
 
 
 class PageData:
-    """The JSON side of a page object or section (a mixin for frozen dataclasses)."""
+    """The JSON side of a page object or section (a mixin for frozen Structs)."""
+
+    __slots__ = ()  # (its Structs keep no __dict__)
 
     def to_json(self) -> dict[str, Any]:
         """The published JSON value: fields in order, non-finite numbers as ``null``.
 
         ``jsonio.dumps(obj)`` writes the same bytes as ``dumps(obj.to_json())``
-        (orjson serialises dataclasses field by field), which is how the
+        (a Struct is serialised field by field), which is how the
         build writes data files without a copy.
         """
         return orjson.loads(dumps(self))
@@ -37,7 +39,7 @@ class PageData:
         return _build(cls, data)
 
 
-# -- the JSON -> dataclass walk -------------------------------------------------------------
+# -- the JSON -> Struct walk -------------------------------------------------------------
 
 
 @functools.cache
@@ -66,8 +68,8 @@ def _analysis_types() -> dict[str, type]:
 
 @functools.cache
 def _typed(tp: Any) -> bool:
-    """Does a type hint contain a dataclass (so its values need building)?"""
-    if isinstance(tp, type) and is_dataclass(tp):
+    """Does a type hint contain a Struct (so its values need building)?"""
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         return True
     return any(_typed(a) for a in typing.get_args(tp) if a is not Ellipsis)
 
@@ -78,7 +80,7 @@ def _build(cls: type, data: Any) -> Any:
     if not isinstance(data, dict):
         raise TypeError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
     hints = _hints(cls)
-    names = [f.name for f in fields(cls)]
+    names = typing.cast(type[msgspec.Struct], cls).__struct_fields__
     missing = [n for n in names if n not in data]
     extra = [k for k in data if k not in hints]
     if missing or extra:
@@ -96,7 +98,7 @@ def _value(tp: Any, v: Any) -> Any:
         if len(inner) != 1:  # which member a dict is would be a guess: name it
             raise TypeError(f"cannot build {tp!r}: use one section type (or None)")
         return _value(inner[0], v)
-    if isinstance(tp, type) and is_dataclass(tp):
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         return _build(tp, v)
     if origin is tuple:
         return tuple(_value(args[0], x) for x in v)

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sitegen.frozen import frozen
+import msgspec
+
 from sitegen.pages.objects import CompareItem, JobRow, RunRow
 
 
 class _Kept:
     """What the renderer asks of any page in its lists (its id and files), from its row."""
+
+    __slots__ = ()  # (its Structs keep no __dict__)
 
     if TYPE_CHECKING:
         row: JobRow | RunRow
@@ -35,8 +38,7 @@ class _Kept:
         return self.row.data
 
 
-@frozen
-class JobEntry(_Kept):
+class JobEntry(msgspec.Struct, _Kept, frozen=True):
     """A job page an earlier build analysed and rendered (kept whole)."""
 
     row: JobRow
@@ -49,8 +51,7 @@ class JobEntry(_Kept):
         return self.row.run
 
 
-@frozen
-class RunEntry(_Kept):
+class RunEntry(msgspec.Struct, _Kept, frozen=True):
     """The same for a run page (``config``: its last job's, as the comparison page takes it)."""
 
     row: RunRow
@@ -63,8 +64,7 @@ class RunEntry(_Kept):
         return self.row.jobs
 
 
-@frozen
-class RunRecord:
+class RunRecord(msgspec.Struct, frozen=True):
     """A run and its jobs as a build made them, and the key of what they were made from."""
 
     key: str

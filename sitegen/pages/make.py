@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from sitegen import analyse
 from sitegen.analyse.curves import downsample, smooth

@@ -1,4 +1,4 @@
-"""Typed page objects: every page of the site, as frozen dataclasses.
+"""Typed page objects: every page of the site, as frozen Structs.
 
 A page object is rendered twice: to HTML through Jinja (templates read its
 attributes) and to ``data/...json`` through :meth:`PageData.to_json`, which *is*
@@ -12,11 +12,11 @@ from any figure on the page. :mod:`sitegen.pages.make` builds the pages.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from sitegen.errors import BuildWarning
-from sitegen.frozen import frozen
 from sitegen.insights.findings import Finding
 from sitegen.insights.sections import TasksSection
 from sitegen.insights.verdicts import LearningSection
@@ -49,8 +49,7 @@ INDEX_SCHEMA = "sitegen/index@1"
 # -- job ----------------------------------------------------------------------------------------
 
 
-@frozen(kw_only=True)
-class JobRow(PageData):
+class JobRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """A job's row in ``index.json`` and in its run's table; the first fields of its page.
 
     Built by ``pages.job_page`` (headline: ``analyse.headline``).
@@ -79,8 +78,7 @@ class JobRow(PageData):
     findings: tuple[Finding, ...]  # insights.findings.evaluate, most severe first
 
 
-@frozen(kw_only=True)
-class JobPage(JobRow):
+class JobPage(JobRow, frozen=True, kw_only=True):
     """Everything a job page shows (``data/jobs/<id>.json``): ``pages.job_page``."""
 
     schema: str = JOB_SCHEMA
@@ -132,7 +130,7 @@ class JobPage(JobRow):
 
     def row(self) -> JobRow:
         """The summary fields (index row): the page's first fields, by :class:`JobRow`'s list."""
-        return JobRow(**{f.name: getattr(self, f.name) for f in fields(JobRow)})
+        return JobRow(**{f: getattr(self, f) for f in JobRow.__struct_fields__})
 
     def progression(self) -> list[ProgressionRow]:
         return progression_rows(self.series, self.metrics)
@@ -144,8 +142,7 @@ class JobPage(JobRow):
 # -- run ----------------------------------------------------------------------------------------
 
 
-@frozen(kw_only=True)
-class RunRow(PageData):
+class RunRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """A run's row in ``index.json``: the summary fields of its page (:meth:`RunPage.row`)."""
 
     id: str
@@ -170,8 +167,7 @@ class RunRow(PageData):
     findings: tuple[Finding, ...]
 
 
-@frozen(kw_only=True)
-class RunPage(PageData):
+class RunPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """The stitched run (``data/runs/<id>.json``): ``pages.run_page``.
 
     The published key order puts ``schema`` first and interleaves the summary
@@ -216,7 +212,7 @@ class RunPage(PageData):
     left_out: str | None = None  # as JobPage's
 
     def row(self) -> RunRow:
-        return RunRow(**{f.name: getattr(self, f.name) for f in fields(RunRow)})
+        return RunRow(**{f: getattr(self, f) for f in RunRow.__struct_fields__})
 
     def progression(self) -> list[ProgressionRow]:
         return progression_rows(self.series, self.metrics)
@@ -236,16 +232,14 @@ class RunPage(PageData):
 # -- index and compare ------------------------------------------------------------------------
 
 
-@frozen(kw_only=True)
-class Skipped(PageData):
+class Skipped(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """A folder discovery passed over, and why: ``discover``."""
 
     path: str
     reason: str
 
 
-@frozen(kw_only=True)
-class Totals(PageData):
+class Totals(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """The index's counts: ``pages.index_page``."""
 
     runs: int
@@ -255,8 +249,7 @@ class Totals(PageData):
     warnings: int
 
 
-@frozen(kw_only=True)
-class IndexPage(PageData):
+class IndexPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """``data/index.json`` and the index and runs pages: ``pages.index_page``."""
 
     schema: str = INDEX_SCHEMA
@@ -274,8 +267,7 @@ class IndexPage(PageData):
         return out
 
 
-@frozen(kw_only=True)
-class CompareItem(PageData):
+class CompareItem(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """A run or job on the comparison page (``pages.compare_page``; its curves: ``pages.compare_curves``)."""
 
     kind: str  # "run" or "job"
@@ -291,8 +283,7 @@ class CompareItem(PageData):
     tasks: str | None  # the folder whose solved.js lists its tasks (task-level comparison)
 
 
-@frozen(kw_only=True)
-class ComparePage(PageData):
+class ComparePage(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """The comparison page's data (``compare/items.js``)."""
 
     items: tuple[CompareItem, ...]

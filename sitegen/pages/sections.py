@@ -1,6 +1,6 @@
 """The parts of pages: headline, statistics, timers, vLLM, batches, trials, restarts.
 
-Frozen dataclasses made from the analyses' dicts (:meth:`PageData.from_json`);
+Frozen Structs made from the analyses' dicts (:meth:`PageData.from_json`);
 each class names the function that computes it, one hop from any figure.
 Long columns (per-step series, timelines) stay lists: copying them into tuples
 would cost a large archive's build time for no check mypy does not already make.
@@ -8,10 +8,10 @@ would cost a large archive's build time for no check mypy does not already make.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
-from sitegen.frozen import frozen
+import msgspec
+
 from sitegen.model.vocabulary import (
     POLICY_KL,
     POLICY_LOSS,
@@ -28,8 +28,7 @@ from sitegen.pages.data import PageData
 Series = dict[str, list[Any]]
 
 
-@frozen(kw_only=True)
-class Headline(PageData):
+class Headline(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """The figures that summarise a job or run (index rows, cards, previews): ``analyse.headline``."""
 
     steps: int
@@ -54,8 +53,7 @@ class Headline(PageData):
         return pass_at_label(self.pass_at_k)
 
 
-@frozen(kw_only=True)
-class Stats(PageData):
+class Stats(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """mean, sample std, min, max over finite values; ``count`` of them: ``analyse.summarize``."""
 
     mean: float | None
@@ -65,8 +63,7 @@ class Stats(PageData):
     count: int
 
 
-@frozen(kw_only=True)
-class TimerNode(PageData):
+class TimerNode(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """One timer of the tree: ``analyse.timing_tree`` (shares are fractions, not %)."""
 
     name: str
@@ -79,16 +76,14 @@ class TimerNode(PageData):
     children: tuple[TimerNode, ...]
 
 
-@frozen
-class TimerRow:
+class TimerRow(msgspec.Struct, frozen=True):
     """A timer in the flattened table: the node and how deep it sits (not published)."""
 
     depth: int
     node: TimerNode
 
 
-@frozen(kw_only=True)
-class OutsideTimer(PageData):
+class OutsideTimer(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """A timer logged outside the step (checkpoints, eval, unknown timers): ``analyse.timing_tree``."""
 
     name: str
@@ -98,8 +93,7 @@ class OutsideTimer(PageData):
     share_of_step: float | None
 
 
-@frozen(kw_only=True)
-class Timing(PageData):
+class Timing(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """The timer tree over steps that logged ``timing/step``: ``analyse.timing_tree``."""
 
     steps: int
@@ -121,8 +115,7 @@ class Timing(PageData):
         return out
 
 
-@frozen(kw_only=True)
-class EngineSummary(PageData):
+class EngineSummary(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """One vLLM engine's means over its stat lines: ``analyse.vllm_summary``."""
 
     engine: str
@@ -138,8 +131,7 @@ class EngineSummary(PageData):
     preemptions_max: float | None
 
 
-@frozen(kw_only=True)
-class VllmTimeline(PageData):
+class VllmTimeline(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """Per-minute means over all engines (columns): ``analyse.vllm_summary``."""
 
     t_s: list[float]
@@ -154,11 +146,10 @@ class VllmTimeline(PageData):
 
     def columns(self) -> dict[str, list[Any]]:
         """The columns by name (a fresh dict; the lists are shared)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f: getattr(self, f) for f in self.__struct_fields__}
 
 
-@frozen(kw_only=True)
-class VllmSummary(PageData):
+class VllmSummary(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """Per-job and per-engine vLLM figures and the utilization verdict: ``analyse.vllm_summary``."""
 
     samples: int
@@ -183,8 +174,7 @@ class VllmSummary(PageData):
     timeline: VllmTimeline
 
 
-@frozen(kw_only=True)
-class BatchTotals(PageData):
+class BatchTotals(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """Batch-generation counts for a step or a job (``BatchCounts.to_json``)."""
 
     batches: int
@@ -195,8 +185,7 @@ class BatchTotals(PageData):
     exceptions: dict[str, int]
 
 
-@frozen(kw_only=True)
-class BatchSummary(BatchTotals):
+class BatchSummary(BatchTotals, frozen=True, kw_only=True):
     """Training batch totals, per step, eval apart, and ``batch_errors/*`` stats: ``analyse.batch_summary``."""
 
     per_step: dict[str, BatchTotals]
@@ -204,8 +193,7 @@ class BatchSummary(BatchTotals):
     summary: dict[str, Stats]
 
 
-@frozen(kw_only=True)
-class TurnStats(PageData):
+class TurnStats(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """Turns per trial: ``analyse.trial_stats``."""
 
     mean: float | None
@@ -216,8 +204,7 @@ class TurnStats(PageData):
     count: int
 
 
-@frozen(kw_only=True)
-class TurnGroup(PageData):
+class TurnGroup(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """Turns of the trials with one exception or outcome: ``analyse.trial_stats``."""
 
     mean: float | None
@@ -225,8 +212,7 @@ class TurnGroup(PageData):
     count: int
 
 
-@frozen(kw_only=True)
-class TrialRewards(PageData):
+class TrialRewards(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """Rewards of the trials that have one (success: reward > 0): ``analyse.trial_stats``."""
 
     mean: float | None
@@ -236,8 +222,7 @@ class TrialRewards(PageData):
     failure: int
 
 
-@frozen(kw_only=True)
-class TrialSummary(PageData):
+class TrialSummary(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """A trials directory: turns, exceptions (by type and kind), rewards: ``analyse.trial_stats``."""
 
     path: str
@@ -257,8 +242,7 @@ class TrialSummary(PageData):
     turns_by_outcome: dict[str, TurnGroup]
 
 
-@frozen(kw_only=True)
-class Restart(PageData):
+class Restart(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """Where a job of a run resumed and what it discarded: ``assemble`` (``Run.restarts``)."""
 
     job: str
@@ -268,8 +252,7 @@ class Restart(PageData):
     discarded_time_s: float
 
 
-@frozen(kw_only=True)
-class SavedCheckpoint(PageData):
+class SavedCheckpoint(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """A checkpoint a job of a run says it saved: ``read.logparse`` (``ParsedLog.checkpoints``)."""
 
     job: str
@@ -277,8 +260,7 @@ class SavedCheckpoint(PageData):
     final: bool  # the save after the training loop (model.parsed.Checkpoint)
 
 
-@frozen(kw_only=True)
-class DiscardedStep(PageData):
+class DiscardedStep(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """A step logged by an earlier job and replaced after a resume: ``pages.run_page``."""
 
     step: int
@@ -286,8 +268,7 @@ class DiscardedStep(PageData):
     reward: float | None
 
 
-@frozen
-class ProgressionRow:
+class ProgressionRow(msgspec.Struct, frozen=True):
     """A row of the per-step table (the reference report's columns; not published as JSON)."""
 
     step: int

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import importlib.util
 
+import msgspec
+
 from sitegen.analyse.curves import downsample
-from sitegen.frozen import frozen
 from sitegen.model.vocabulary import REWARD
 from sitegen.pages.objects import JobPage, RunPage
 from sitegen.present.formatting import DASH, fmt_dur, fmt_score
@@ -25,8 +26,7 @@ from sitegen.present.formatting import DASH, fmt_dur, fmt_score
 CURVE_POINTS = 200  # a card's curve is 590 px wide: more points would not show
 
 
-@frozen
-class Card:
+class Card(msgspec.Struct, frozen=True):
     """Everything a card shows: painting it needs nothing else (so it can be checked for
     secrets, compared, and painted in another process)."""
 

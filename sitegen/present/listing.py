@@ -16,9 +16,9 @@ points at the run's entry instead of repeating it (:func:`compare_items`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import astuple, fields
 
-from sitegen.frozen import frozen
+import msgspec
+
 from sitegen.model.vocabulary import is_finite
 from sitegen.pages.objects import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.present.formatting import DASH, fixed, fmt_dur, fmt_num, fmt_pct, fmt_score
@@ -33,8 +33,7 @@ SPARK_LEVELS = 40
 SPARK_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDE"  # SPARK_LEVELS + 1 characters
 
 
-@frozen
-class ListingRow:
+class ListingRow(msgspec.Struct, frozen=True):
     """One row of the index table, as the reader sees it. ``None`` prints as "–"."""
 
     kind: str  # "run" or "job"
@@ -66,7 +65,7 @@ class ListingRow:
     spark_title: str
 
     def to_list(self) -> list:
-        return list(astuple(self))
+        return list(msgspec.structs.astuple(self))
 
     @property
     def findings_key(self) -> int:
@@ -79,7 +78,7 @@ class ListingRow:
         return spark_points(self.spark)
 
 
-ROW_COLUMNS = [f.name for f in fields(ListingRow)]
+ROW_COLUMNS = list(ListingRow.__struct_fields__)
 
 
 def _shown(text: str) -> str | None:
@@ -163,8 +162,7 @@ def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
     )
 
 
-@frozen
-class ListingGroup:
+class ListingGroup(msgspec.Struct, frozen=True):
     """A run's row and, for a run of several jobs, its jobs' rows (the table's ``tbody``)."""
 
     run: ListingRow

@@ -10,12 +10,11 @@ from __future__ import annotations
 import gzip
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
 from markupsafe import Markup, escape
 
-from sitegen.frozen import frozen
 from sitegen.insights import to_json
 from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.jsonio import clean, dumps, script_json
@@ -69,8 +68,7 @@ def trials_table(trials: TrialSet) -> bytes:
     return gzip_text(trials_csv(trials))
 
 
-@frozen
-class TableSlot:
+class TableSlot(msgspec.Struct, frozen=True):
     """A file's content made in another process, for now: the placeholder that a page's
     files hold until it comes back (:func:`resolve`). A run's trial table is made so,
     apart from its analysis (:func:`~sitegen.commands.analyse.site_pages`)."""
@@ -78,8 +76,7 @@ class TableSlot:
     key: int
 
 
-@frozen
-class Prepared:
+class Prepared(msgspec.Struct, frozen=True):
     """What a run's page files take made outside its analysis
     (:func:`~sitegen.commands.analyse.site_pages`).
 
@@ -88,8 +85,8 @@ class Prepared:
     sanitized HTML, made before the analysis (the Markdown library's part kept between
     builds, so that a rebuild need not import it)."""
 
-    tables: Mapping[int, TableSlot] = field(default_factory=dict)
-    notes: Mapping[str, str] = field(default_factory=dict)
+    tables: Mapping[int, TableSlot] = msgspec.field(default_factory=dict)
+    notes: Mapping[str, str] = msgspec.field(default_factory=dict)
 
 
 def resolve(files: Files, made: Sequence[bytes]) -> Files:

@@ -35,10 +35,10 @@ import zlib
 from bisect import bisect_right
 from pathlib import Path
 
+import msgspec
 import orjson
 
 from sitegen.errors import printable
-from sitegen.frozen import frozen
 from sitegen.redact import Redactor
 
 MB = 10**6
@@ -49,8 +49,7 @@ _CHAR_REF = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-
 _EXCERPT_CHARS = 40
 
 
-@frozen
-class Leak:
+class Leak(msgspec.Struct, frozen=True):
     """A secret found in a site file: where, what kind, and its line with the secret masked.
 
     ``line`` is None for a secret in the file's *name* (a URL of the site); ``path`` is
@@ -67,8 +66,7 @@ class Leak:
         return printable(f"{where}: {self.kind}: {self.excerpt}")
 
 
-@frozen
-class SiteFile:
+class SiteFile(msgspec.Struct, frozen=True):
     """One file the site publishes: its path, size and git blob id (of the bytes scanned)."""
 
     rel: str

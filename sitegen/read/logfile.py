@@ -13,8 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
 
+import msgspec
+
 from sitegen.discover.safeio import open_regular, root_of
-from sitegen.frozen import frozen
 from sitegen.model.parsed import ParsedLog
 from sitegen.read.logparse import LogParser, ParserState
 from sitegen.read.scrub import scrub_log
@@ -23,8 +24,7 @@ from sitegen.redact import Redactor
 S = TypeVar("S")
 
 
-@frozen
-class LogState(Generic[S]):
+class LogState(msgspec.Struct, Generic[S], frozen=True):
     """Where a parse stopped, so that a grown log is read on from there.
 
     ``parser`` is the parser's state after the first ``offset`` bytes (which end with a

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from sitegen.errors import BuildWarning
-from sitegen.frozen import frozen
 from sitegen.model.parsed import Discovery, JobSource, ParsedLog, TrialSet
 from sitegen.read.logfile import LogState, copy_state, parse_log
 from sitegen.read.pool import Pending, RayPool, WorkerPool, open_pool
@@ -41,8 +42,7 @@ LogReader = Callable[
 ]
 
 
-@frozen
-class LogTask:
+class LogTask(msgspec.Struct, frozen=True):
     """One log to read: its job, its files' stats, and where to read on from (a log that
     grew since it was last read)."""
 
@@ -51,8 +51,7 @@ class LogTask:
     state: LogState[ParserState] | None = None
 
 
-@frozen
-class LogRead:
+class LogRead(msgspec.Struct, frozen=True):
     """A log read: its parse (None when it could not be read: ``warning`` says why) and
     what the reader returned with it (:data:`LogReader`)."""
 
@@ -62,8 +61,7 @@ class LogRead:
     warning: BuildWarning | None = None
 
 
-@frozen
-class FolderRead:
+class FolderRead(msgspec.Struct, frozen=True):
     """A trials folder read: its trial set; each ``result.json``'s outcome, as it is known
     for the next read (:func:`~sitegen.read.trials.parse_trials`); its files taken from
     ``known`` rather than read; and what its listing found, each trial's ``result.json``

@@ -13,7 +13,7 @@ result) changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import BatchCounts, MetricBlock, ParsedLog, TrialResult, VllmStats

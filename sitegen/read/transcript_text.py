@@ -15,11 +15,10 @@ long outputs cut head and tail.
 from __future__ import annotations
 
 import re
-from dataclasses import field
 
+import msgspec
 import orjson
 
-from sitegen.frozen import frozen
 from sitegen.redact import Finding, Redactor
 
 # What a turn keeps of each text, head and tail, in characters (docs/design.md, "Transcripts").
@@ -70,8 +69,7 @@ def omitted(n: int) -> str:
     return f"\n[… {n:,} bytes omitted …]\n"
 
 
-@frozen
-class Shaped:
+class Shaped(msgspec.Struct, frozen=True):
     """A text as published: hidden and cut; ``bytes`` is the size of the text as written."""
 
     text: str
@@ -79,13 +77,12 @@ class Shaped:
     kinds: tuple[str, ...] = ()  # what was hidden in it, in order
 
 
-@frozen
-class Shaper:
+class Shaper(msgspec.Struct, frozen=True):
     """Cleans, redacts and cuts the texts of one trial's transcript; ``redactor`` is made
     with ``transcripts=True`` and the trial's own secrets as literals."""
 
     redactor: Redactor
-    hidden: list[str] = field(default_factory=list)  # every kind hidden, in order
+    hidden: list[str] = msgspec.field(default_factory=list)  # every kind hidden, in order
 
     def shape(self, text: str | None, head: int, tail: int = 0) -> Shaped:
         """``text`` cleaned and redacted, cut to its first ``head`` and last ``tail``
@@ -133,8 +130,7 @@ class Shaper:
         return self.shape(text, 1 << 30).text
 
 
-@frozen
-class _Part:
+class _Part(msgspec.Struct, frozen=True):
     text: str
     start: int
     end: int
@@ -183,8 +179,7 @@ def _key_body_text(window: str) -> str:
 # -- an assistant's reply ----------------------------------------------------------------------
 
 
-@frozen
-class Reply:
+class Reply(msgspec.Struct, frozen=True):
     """What an assistant message says: its text, reasoning, the commands it sends, whether it
     marks the task complete, and how it was written (``json``, ``xml``, ``text``)."""
 

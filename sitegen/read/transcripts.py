@@ -24,11 +24,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import simdjson
 
 from sitegen.discover.safeio import open_regular, read_bytes
-from sitegen.frozen import frozen
 from sitegen.read.transcript_text import (
     COMMAND_HEAD,
     COMMAND_TAIL,
@@ -61,8 +61,7 @@ _EPISODE_RE = re.compile(r"episode-(\d{1,9})")
 _CONT_RE = re.compile(r"trajectory\.cont-(\d{1,9})\.json")
 
 
-@frozen
-class Turn:
+class Turn(msgspec.Struct, frozen=True):
     """One turn: what the agent wrote and sent, and what the terminal answered. ``event``
     marks a step that is not the agent's (``summary``: the context was handed over)."""
 
@@ -76,8 +75,7 @@ class Turn:
     event: str | None = None
 
 
-@frozen
-class Prompt:
+class Prompt(msgspec.Struct, frozen=True):
     """The first prompt: Terminus-2's template and the task's instruction (each shared by
     many transcripts: stored once), and the terminal's first screen; or the whole text.
     Another agent's system prompt (ATIF ``system`` steps, ``system`` messages before the
@@ -89,8 +87,7 @@ class Prompt:
     text: Shaped | None  # a first prompt of another shape, whole
 
 
-@frozen
-class Transcript:
+class Transcript(msgspec.Struct, frozen=True):
     """A trial's transcript, every text cleaned, redacted and cut."""
 
     form: str  # "atif", "messages", "episodes" or "" (none found)

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from sitegen import SYNTH_TRUTH
 from sitegen.errors import SitegenError

@@ -12,11 +12,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sitegen.frozen import frozen
+import msgspec
 
 
-@frozen
-class JobSpec:
+class JobSpec(msgspec.Struct, frozen=True):
     """One synthesized job: where its log goes, its steps, how it ends and how it is written."""
 
     path: str  # relative to the archive

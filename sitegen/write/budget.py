@@ -17,15 +17,15 @@ bulk of the oldest jobs made this build goes too (their pages are made again to 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
 import orjson
+from msgspec.structs import replace
 
 from sitegen.errors import OutputError
-from sitegen.frozen import frozen
 from sitegen.model.parsed import Job, Run
 from sitegen.write.weight import mb
 
@@ -56,8 +56,7 @@ BULK_BYTES_PER_TRIAL = 40
 BULK_BYTES_PER_TRANSCRIPT = 12_000
 
 
-@frozen
-class Owner:
+class Owner(msgspec.Struct, frozen=True):
     """A page whose folder holds bulk data (a job with trials of its own, or a run with its
     own), and the pages that show it (its own, and a run that shows its job's)."""
 

@@ -34,9 +34,10 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import msgspec
+
 from sitegen.discover.archive import MARKER  # the manifest: which files of the folder sitegen made
 from sitegen.errors import OutputError, printable
-from sitegen.frozen import frozen
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -63,8 +64,7 @@ def disk_full_is_an_error() -> Iterator[None]:
         raise
 
 
-@frozen
-class SitePaths:
+class SitePaths(msgspec.Struct, frozen=True):
     """Where a site lives: its folder, and beside it its lock, build cache and staging folder."""
 
     out: Path  # the real folder (a symlinked ``-o`` resolved)

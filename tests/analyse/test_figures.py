@@ -5,9 +5,9 @@ edge: no batches, an engine without prefix samples, ungraded and unturned trials
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
+from msgspec.structs import replace
 
 from sitegen.analyse import batch_series, batch_summary, trial_stats, verdict, vllm_summary
 from sitegen.model.parsed import (

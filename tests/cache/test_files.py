@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from unittest.mock import ANY
 
 import pytest
+from msgspec.structs import replace
 
 from sitegen.cache import files as cachefile
 from sitegen.cache.files import (

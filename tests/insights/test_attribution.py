@@ -1,5 +1,7 @@
 from datetime import timedelta
 
+from msgspec.structs import replace
+
 from sitegen.insights.attribution import Attribution, attribute, boundaries, clock_offset
 from tests.insights.helpers import STEP_S, T0, blocks, trial
 
@@ -36,9 +38,7 @@ def test_a_time_zone_difference_is_found_and_shifted():
     bs = blocks(6)
     # trials written 5 h ahead of the log's clock (UTC vs a cluster at UTC−5)
     ts = [trial("a", s, offset_s=30) for s in range(1, 7)]
-    ts = [
-        t.__class__(**{**t.__dict__, "started_at": t.started_at + timedelta(hours=5)}) for t in ts
-    ]
+    ts = [replace(t, started_at=t.started_at + timedelta(hours=5)) for t in ts]
     a = attribute(ts, bs, T0)
     assert a.method == "time" and a.offset_s == -5 * 3600
     assert a.steps == (1, 2, 3, 4, 5, 6)
@@ -148,10 +148,7 @@ def test_the_log_starts_where_its_first_line_or_else_its_first_block_says():
 
 
 def _shifted(trials, hours: float):
-    return [
-        t.__class__(**{**t.__dict__, "started_at": t.started_at + timedelta(hours=hours)})
-        for t in trials
-    ]
+    return [replace(t, started_at=t.started_at + timedelta(hours=hours)) for t in trials]
 
 
 def test_the_shift_is_said_in_full_either_way():

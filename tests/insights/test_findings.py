@@ -2,7 +2,8 @@
 
 import math
 import random
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from sitegen.insights import findings as F
 from sitegen.insights.findings import StepTrials, evaluate

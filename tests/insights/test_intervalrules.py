@@ -6,6 +6,7 @@ quotes the interval."""
 from __future__ import annotations
 
 import pytest
+from msgspec.structs import replace
 
 from sitegen.analyse import stats
 from sitegen.insights import findings as F
@@ -216,7 +217,7 @@ def test_pass_at_k_mismatch_in_full():
         "more): the trainer grouped or graded rollouts otherwise than these trial files say.",
         "progression",
     )
-    agreeing = PassAtKCheck(**{**check.__dict__, "agrees": True})
+    agreeing = replace(check, agrees=True)
     assert pass_at_k_mismatch(agreeing) is None
 
 

@@ -3,7 +3,6 @@ copy of it (static/stats.js) held to it bit for bit."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 import re
@@ -11,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from sitegen.analyse import stats
@@ -244,7 +244,9 @@ def test_stats_js_gives_the_python_numbers_to_the_bit():
         def rows(d):
             return list(zip(d["tasks"], d["graded"], d["successes"], strict=True))
 
-        assert js == dataclasses.asdict(paired.compare(rows(ref), rows(pick))), len(ref["tasks"])
+        assert js == msgspec.structs.asdict(paired.compare(rows(ref), rows(pick))), len(
+            ref["tasks"]
+        )
     assert got["signs"] == [
         stats.sign_test(w, lose) for w, lose in [(0, 0), (3, 0), (7, 2), (12, 30), (40, 41)]
     ]

@@ -1,4 +1,5 @@
 import pytest
+from msgspec.structs import replace
 
 from sitegen.insights.attribution import attribute
 from sitegen.insights.rollouts import analyse_rollouts
@@ -256,7 +257,6 @@ def _random_trials(seed: int, n: int):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_columns_equal_the_per_trial_path(seed):
-    from dataclasses import replace
 
     ts = _random_trials(seed, 400)
     bs = blocks(5)
@@ -295,7 +295,7 @@ def test_trials_shorter_than_a_second_have_shares_and_a_task_without_a_name_a_ro
 def test_trials_of_no_time_have_no_share_and_tokens_of_one_side_count():
     bs = blocks(1)
     ts = [trial("a", 1, stages=None, duration_s=0.0, tokens=None)]
-    ts.append(ts[0].__class__(**{**ts[0].__dict__, "input_tokens": 7}))
+    ts.append(replace(ts[0], input_tokens=7))
     ra = analyse_rollouts(ts, attribute(ts, bs, T0))
     assert [(s.name, s.time_share) for s in ra.slowest_tasks] == [("a", None)]
     assert (ra.tokens.trials, ra.tokens.input_mean, ra.tokens.output_mean) == (1, 7, None)

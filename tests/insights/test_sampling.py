@@ -1,6 +1,6 @@
 """Which trials a page shows as transcripts: in the documented order, deterministic, in budget."""
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from sitegen.insights.attribution import attribute
 from sitegen.insights.sampling import pick_trials

@@ -70,12 +70,11 @@ def test_from_json_builds_nested_sections():
 
 
 def test_a_union_of_sections_is_refused():
-    from dataclasses import dataclass
+    import msgspec
 
     from sitegen.pages.data import PageData
 
-    @dataclass(frozen=True)
-    class Either(PageData):
+    class Either(msgspec.Struct, PageData, frozen=True):
         part: Stats | TimerNode
 
     with pytest.raises(TypeError, match="use one section type"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 from html.parser import HTMLParser
 
 from sitegen.pages.objects import CompareItem, Headline, IndexPage, JobRow, RunRow
@@ -20,7 +19,7 @@ from sitegen.present.listing import (
 )
 from tests.present.test_html import _script_data
 
-HEADLINE = [f.name for f in fields(Headline)]
+HEADLINE = list(Headline.__struct_fields__)
 
 
 def test_spark_code_spans_the_levels_and_keeps_gaps():

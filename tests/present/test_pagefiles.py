@@ -62,7 +62,7 @@ def test_a_table_made_elsewhere_fills_its_slot_and_an_empty_slot_is_never_writte
 def test_a_run_page_sharing_its_jobs_figures_makes_the_files_made_apart(job_pages, run_pages):
     """PageFiles makes what a run page shares with its one job's page once (``_once``): the
     files are those two PageFiles, one per page, make; a run of several jobs shares nothing."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from sitegen.present.pagefiles import PageFiles
 

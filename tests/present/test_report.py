@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
+
+import msgspec
 
 from sitegen.model.vocabulary import REWARD
 from sitegen.present.report import job_report
@@ -76,7 +77,7 @@ def test_non_finite_values_and_table_cells(job_pages):
     page = job_pages[JOB]
     series = dict(page.series)
     series[REWARD] = [math.nan, *series[REWARD][1:]]
-    odd = dataclasses.replace(page, id="a|b\nc", series=series)
+    odd = msgspec.structs.replace(page, id="a|b\nc", series=series)
     text = job_report(odd)
     assert text.startswith("# SkyRL training report: a\\|b c\n")
     first = _section(text, "## Training progression")[4]

@@ -3,10 +3,10 @@ the build cache keeps it)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from sitegen.cache.codec import encode
 from sitegen.cache.logs import log_state_bytes, log_state_from_bytes

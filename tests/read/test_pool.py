@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from sitegen.commands.build import build
@@ -112,7 +112,7 @@ def test_ray_executor_equals_the_local_pool(tmp_path):
     local = BuildOptions(archive=archive, out=tmp_path / "local", workers=2, now=0.0)
     build(local)
     # one CPU: the smallest local instance (one worker process runs every task)
-    on_ray = dataclasses.replace(local, out=tmp_path / "ray", executor="ray", workers=1)
+    on_ray = msgspec.structs.replace(local, out=tmp_path / "ray", executor="ray", workers=1)
     # shards too: every trials folder is decoded as Ray tasks, not here
     from sitegen.read import parse
 

@@ -3,6 +3,7 @@ import json
 import tarfile
 
 import pytest
+from msgspec.structs import asdict
 
 from sitegen.model.parsed import TrialResult
 from sitegen.read.trials import (
@@ -172,8 +173,8 @@ def test_trials_cross_from_a_worker_pickled_and_come_back_equal(tmp_path):
     assert back == decoded
     for (_, _, a), (_, _, b) in zip(back, decoded, strict=True):
         if a[0] == "ok":
-            assert type(a[1]) is TrialResult and a[1].__dict__ == b[1].__dict__
-            assert list(a[1].__dict__) == list(TrialResult.__dataclass_fields__)
+            assert type(a[1]) is TrialResult and asdict(a[1]) == asdict(b[1])
+            assert list(asdict(a[1])) == list(TrialResult.__struct_fields__)
 
     serial, known = parse_trials(root, tmp_path)
 
@@ -447,7 +448,7 @@ def test_notes_are_warned_at_every_build_from_the_kept_outcomes(tmp_path):
 def test_a_trials_secrets_are_hidden_as_it_is_read():
     """_Collector.scrubbed hides a secret in a trial's name, task or exception type and
     in its notes; a clean trial is kept as the very object; a user pattern is applied."""
-    import dataclasses
+    import msgspec
 
     from sitegen.read import trials as reader
     from sitegen.redact import MASK, Redactor
@@ -456,7 +457,7 @@ def test_a_trials_secrets_are_hidden_as_it_is_read():
     token = "ghp_" + "A" * 36
 
     def ok(**kw) -> tuple:
-        return ("ok", dataclasses.replace(base, **kw))
+        return ("ok", msgspec.structs.replace(base, **kw))
 
     outcomes = [ok(name=f"t__{i:07d}") for i in range(12)]
     outcomes[1] = ("ok", outcomes[1][1], ((f"reward {token}", 3),))

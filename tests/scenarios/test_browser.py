@@ -525,8 +525,6 @@ def team_compare(site: Path, index: dict, tmp_path_factory: pytest.TempPathFacto
     """The sample's site with a comparison list of 500 runs (every fifth of three jobs), made
     by listing.compare_items from synthetic items: the picker as a team archive fills it.
     Each item's folder is one of the sample's runs (its curves load; they are not drawn)."""
-    from dataclasses import fields
-
     from sitegen.pages.objects import CompareItem, Headline
     from sitegen.present.listing import compare_items
     from sitegen.present.pagefiles import script_data
@@ -538,7 +536,7 @@ def team_compare(site: Path, index: dict, tmp_path_factory: pytest.TempPathFacto
     items, chains = [], []
 
     def item(kind: str, name: str, n: int) -> CompareItem:
-        h = {f.name: None for f in fields(Headline)} | {
+        h = dict.fromkeys(Headline.__struct_fields__) | {
             "steps": 10 + n % 7,
             "reward_mean": n / 1000,
         }

@@ -348,8 +348,9 @@ def test_compare_verdicts_are_the_python_reference(tab, pbase, planted):
     """Each pick against the first, computed in the browser (static/stats.js) from the
     picks' solved.js: every figure as sitegen.insights.paired.compare gives it, printed by
     the site's rule; the steps chosen kept in the address; the same on every load."""
-    import dataclasses
     import json
+
+    import msgspec
 
     from sitegen.insights.paired import compare
     from sitegen.present.formatting import fmt_num, fmt_pct
@@ -419,7 +420,7 @@ def test_compare_verdicts_are_the_python_reference(tab, pbase, planted):
              "successes": solved["pair-b"]["successes"]},
         ],
     )  # fmt: skip
-    assert got == dataclasses.asdict(
+    assert got == msgspec.structs.asdict(
         compare(counts(solved["pair-a"], "whole"), counts(solved["pair-b"], "whole"))
     )
     tab.goto(page.url)  # a reload: the address keeps the choice, the generator its numbers

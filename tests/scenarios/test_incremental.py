@@ -3,7 +3,6 @@ stopped, only its pages re-rendered; the result always equals a clean build. Par
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import json
 import os
@@ -13,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 import sitegen
 from sitegen.cache import reuse, sources
@@ -362,9 +363,9 @@ def test_only_stats_decide_that_nothing_changed(tmp_path):
     assert not r.unchanged and r.parse.logs_parsed == 1 and r.pages_reused == r.pages - 3
 
     # time alone: a job without an end marker is "running" for 15 minutes after its last line
-    late = dataclasses.replace(opts, now=log.stat().st_mtime + 60)
+    late = msgspec.structs.replace(opts, now=log.stat().st_mtime + 60)
     assert build(late).unchanged  # later, but every status is still the same
-    later = dataclasses.replace(opts, now=log.stat().st_mtime + 16 * 60)
+    later = msgspec.structs.replace(opts, now=log.stat().st_mtime + 16 * 60)
     r = build(later)
     assert not r.unchanged
     stale = json.loads((out / "data/jobs/flat.stale.train_600150.json").read_text())
@@ -437,7 +438,7 @@ def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
 
 def _same_as_clean(out: Path, opts: BuildOptions, clean: Path) -> None:
     """Every file of the incremental site equals a build from scratch of the same archive."""
-    build(dataclasses.replace(opts, out=clean, clean=True))
+    build(msgspec.structs.replace(opts, out=clean, clean=True))
     mine, theirs = _files(out), _files(clean)
     assert sorted(map(str, mine)) == sorted(map(str, theirs))
     assert [str(k) for k in mine if mine[k] != theirs[k]] == []
@@ -489,7 +490,7 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
     st = trials.stat()
     os.utime(trials, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # the folder changes
     assert build(opts).parse.trial_files_read == 0 and _files(out) == before
-    build(dataclasses.replace(opts, clean=True))
+    build(msgspec.structs.replace(opts, clean=True))
     assert _files(out) != before
     _same_as_clean(out, opts, clean)
 
@@ -502,10 +503,10 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
     _same_as_clean(out, opts, clean)
 
     # options every page prints, the redaction patterns, sitegen's version: all made again
-    opts = dataclasses.replace(opts, title="Other title")
+    opts = msgspec.structs.replace(opts, title="Other title")
     assert build(opts).runs_kept == 0
     _same_as_clean(out, opts, clean)
-    opts = dataclasses.replace(opts, redact_patterns=("chain-[a-z]",))
+    opts = msgspec.structs.replace(opts, redact_patterns=("chain-[a-z]",))
     assert build(opts).runs_kept == 0
     _same_as_clean(out, opts, clean)
     for module in (incremental, sources, html):
@@ -869,7 +870,7 @@ def _assets_changed(reuse):
     real = reuse.PageReuse.__init__
 
     def init(self, state, src, writer):
-        real(self, state, dataclasses.replace(src, assets=src.assets + "-changed"), writer)
+        real(self, state, msgspec.structs.replace(src, assets=src.assets + "-changed"), writer)
 
     return init
 

@@ -13,7 +13,6 @@ its first half.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import io
 import json
@@ -22,6 +21,7 @@ import tarfile
 import threading
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from sitegen.commands.build import build
@@ -331,7 +331,7 @@ def leaky_site(tmp_path_factory):
 
     def recording_paint(card: cards.Card) -> bytes:
         # the card's inputs: the PNG's text cannot be scanned, what it was drawn from can
-        specs.append(dataclasses.asdict(card))
+        specs.append(msgspec.structs.asdict(card))
         return real_paint(card) if cards.available() else b""
 
     cards.paint = recording_paint

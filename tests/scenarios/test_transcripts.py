@@ -6,11 +6,12 @@ read a transcript again."""
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import json
 import shutil
 from pathlib import Path
+
+import msgspec
 
 from sitegen.options import BuildOptions
 from sitegen.present.transcripts import decode, encode
@@ -142,10 +143,10 @@ def test_a_publish_build_holds_transcripts_only_when_the_config_says_so(planted_
     assert made == []  # not even the transcript pages' script
     page = json.loads((tmp_path / "pub/data/jobs/plants.flat.tasks.train_700100.json").read_text())
     assert page["transcripts"] is None
-    gh = dataclasses.replace(opts, out=tmp_path / "gh", base_url=None, publishing=True)
+    gh = msgspec.structs.replace(opts, out=tmp_path / "gh", base_url=None, publishing=True)
     build_planted(root, truth, gh)  # gh-deploy's build, with no address
     assert not list((tmp_path / "gh").rglob("transcripts"))
-    build_planted(root, truth, dataclasses.replace(opts, publish_transcripts=True))
+    build_planted(root, truth, msgspec.structs.replace(opts, publish_transcripts=True))
     assert len(list((tmp_path / "pub" / TASKS_JOB / "transcripts").glob("*/index.html"))) == 48
     assert (tmp_path / "pub/static/transcript.js").is_file()
     # a transcript's address unfurls as a job page's does: its title, a sentence, the card
@@ -179,7 +180,7 @@ def test_a_rebuild_reads_no_transcript_again(planted_archive, tmp_path, monkeypa
     monkeypatch.setattr(reader, "read_transcript", lambda *a, **k: calls.append(a) or real(*a, **k))
     r = build_planted(archive, truth, opts)
     assert r.parse.logs_parsed == 1 and calls == []
-    clean = dataclasses.replace(opts, out=tmp_path / "clean", clean=True)
+    clean = msgspec.structs.replace(opts, out=tmp_path / "clean", clean=True)
     build_planted(archive, truth, clean)
     assert len(calls) == 48 + 12  # (the clean build reads each: the tasks job's, the tz job's)
     mine = {p.relative_to(opts.out): p.read_bytes() for p in opts.out.rglob("*") if p.is_file()}

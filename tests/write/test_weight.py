@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
+
+import msgspec
 
 from sitegen.commands.build import build
 from sitegen.options import BuildOptions
@@ -43,6 +44,6 @@ def test_build_warns_past_the_limit(tmp_path: Path, monkeypatch):
     on_disk = sum(p.stat().st_size for p in (tmp_path / "site").rglob("*") if p.is_file())
     assert on_disk == report.bytes  # every file counted, the manifest (.sitegen-site) too
     monkeypatch.setattr(weight, "PAGES_LIMIT_BYTES", report.bytes - 1)
-    report = build(dataclasses.replace(opts, clean=True))
+    report = build(msgspec.structs.replace(opts, clean=True))
     (w,) = [w for w in report.warnings if w.path == "(site)"]
     assert "static/vendor/vega-bundle.js" in w.message
