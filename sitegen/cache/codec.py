@@ -84,7 +84,10 @@ def encode(value: Any, tp: Any) -> bytes:
 def decode(data: bytes | msgspec.Raw, tp: Any) -> Any:
     """The value of type ``tp`` that :func:`encode` wrote, every part checked; ValueError
     (msgspec's ValidationError and DecodeError are ones) if ``data`` is not one."""
-    return _loose_mapped(_decoder(tp).decode(data), tp, _any_in)
+    try:
+        return _loose_mapped(_decoder(tp).decode(data), tp, _any_in)
+    except RecursionError:  # (a loosely typed value nested past the interpreter's limit)
+        raise ValueError("nested too deeply") from None
 
 
 def _enc_hook(value: Any) -> Any:

@@ -121,6 +121,8 @@ def packed_entry(data: bytes) -> tuple[tuple[int, str, str, str], Any]:
         version, kind, name, shape, crc, body = _packed_head().decode(data)
     except msgspec.DecodeError as exc:
         raise CacheFileError(f"not a sitegen cache file: {exc}") from None
+    except RecursionError:  # (msgspec walks a body it only keeps raw: a planted deep one)
+        raise CacheFileError("not a sitegen cache file: nested too deeply") from None
     check(zlib.crc32(body) == crc, "damaged: its checksum differs")
     return (version, kind, name, shape), body
 

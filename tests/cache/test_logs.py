@@ -7,6 +7,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from sitegen.cache.codec import decode
 from sitegen.cache.files import CACHE_VERSION, CacheFileError, packed_entry, packed_entry_bytes
 from sitegen.cache.logs import log_state_bytes, log_state_from_bytes
 from sitegen.read.logfile import parse_log
@@ -82,3 +83,23 @@ def test_a_damaged_entry_is_refused_by_its_checksum(log):
     for bad in (data[:-1], data[:at] + b"C" + data[at + 1 :], data + b"\x00", b"{}"):
         with pytest.raises(CacheFileError):
             packed_entry(bad)
+
+
+def test_a_planted_entry_nested_past_the_limit_is_refused_not_fatal(log):
+    """A body nested 100 000 maps deep with a right checksum (anyone who may write beside
+    the output may plant one): msgspec passes over the raw body by recursion, and so does
+    the walk of a loosely typed value. Both are refused as damage, never a crash."""
+    deep = b"\x81\xa1a" * 100_000 + b"\xc0"
+    data = packed_entry_bytes("logstate", "a.out", deep, "shape")
+    with pytest.raises(CacheFileError, match="nested too deeply"):
+        packed_entry(data)
+    for depth in (600, 100_000):  # past Python's limit in our walk, and in msgspec's
+        config = b"\x81\xa6config" + b"\x81\xa1a" * depth + b"\xc0"  # {"config": {"a": …}}
+        with pytest.raises(ValueError, match="nested too deeply"):
+            decode(config, _Holder)
+
+
+class _Holder(msgspec.Struct, frozen=True):
+    """A loosely typed value, as a log's config dump is."""
+
+    config: dict | None = None
