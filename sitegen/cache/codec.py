@@ -1,4 +1,5 @@
-"""Typed values as msgpack: parsed logs, the log parser's state, run records.
+"""Typed values as msgpack: parsed logs, the log parser's state, trials folders' outcomes
+and trial sets, run records.
 
 The build cache keeps them between builds. It must be data, never code (a pickle
 planted beside the output would run on the next build), and a damaged file must be
@@ -30,9 +31,9 @@ from typing import Any
 
 import msgspec
 
-from sitegen.cache.files import Fingerprint
+from sitegen.cache.files import Fingerprint, Known
 from sitegen.errors import BuildWarning
-from sitegen.model.parsed import ParsedLog
+from sitegen.model.parsed import ParsedLog, TrialResult, TrialSet
 
 _TAGS = ("$dt", "$date", "$set", "$tuple", "$map")
 
@@ -247,3 +248,142 @@ def _pairs(body: list) -> list[tuple[Any, Any]]:
 def _hashable(k: Any) -> Any:
     hash(k)  # TypeError when it is not
     return k
+
+
+# -- a trials folder's outcomes, and its trial set ------------------------------------------
+
+
+class Outcomes(msgspec.Struct, array_like=True, frozen=True):
+    """A folder's outcomes as columns (a rebuild reads all of them): its files' paths, sizes,
+    mtimes and outcomes, and the trials of the "ok" ones in order (a tar archive's members'
+    in their place). An outcome is None for an "ok" (its trial: the next of ``trials``),
+    ``["ok", notes]`` for one with notes, ``["tar", [[member, outcome], ...]]`` for a tar
+    archive and the outcome itself for the others."""
+
+    paths: list[str]
+    sizes: list[int]
+    mtimes: list[int]
+    outcomes: list[list[Any] | None]
+    trials: list[TrialResult]
+
+
+def known_bytes(known: Known) -> bytes:
+    """A trials folder's outcomes (:data:`~sitegen.read.trials.Known`) as msgpack. Those
+    msgpack cannot hold (a file name that was not UTF-8, a count beyond 64 bits) are left
+    out: their files are read again by the next build, the others are not."""
+    try:
+        return _known_bytes(known)
+    except ValueError:
+        return _known_bytes({rel: e for rel, e in known.items() if _holds(rel, e)})
+
+
+def _holds(rel: str, entry: tuple[int, int, Any]) -> bool:
+    try:
+        _known_bytes({rel: entry})
+    except ValueError:
+        return False
+    return True
+
+
+def _known_bytes(known: Known) -> bytes:
+    trials: list[TrialResult] = []
+
+    def put(o: tuple) -> list | None:
+        if o[0] != "ok":
+            return list(o)
+        trials.append(o[1])
+        return ["ok", o[2]] if len(o) > 2 else None
+
+    outcomes = [
+        ["tar", [[m, put(o)] for m, o in e[2]]] if isinstance(e[2], list) else put(e[2])
+        for e in known.values()
+    ]
+    entries = known.values()
+    cols = Outcomes(list(known), [e[0] for e in entries], [e[1] for e in entries], outcomes, trials)
+    return encode(cols, Outcomes)
+
+
+def known_from_bytes(data: bytes | msgspec.Raw) -> Known:
+    """The outcomes :func:`known_bytes` wrote; ValueError if ``data`` is not them."""
+    cols: Outcomes = decode(data, Outcomes)
+    n = len(cols.paths)
+    if not len(cols.sizes) == len(cols.mtimes) == len(cols.outcomes) == n:
+        raise ValueError("uneven outcome columns")
+    trial = iter(cols.trials).__next__
+
+    def single(o: list | None) -> tuple:
+        """A file's outcome (a tar archive's member's)."""
+        if o is None:
+            return ("ok", trial())
+        if o[:1] == ["ok"] and len(o) == 2:
+            return ("ok", trial(), _notes(o[1]))
+        return _outcome(o)
+
+    def entry(o: list) -> Any:
+        if o[:1] == ["tar"] and len(o) == 2 and type(o[1]) is list:
+            return [_member(m, single) for m in o[1]]
+        return single(o)
+
+    try:  # (most are a plain "ok": made in the comprehension, no call)
+        out = [("ok", trial()) if o is None else entry(o) for o in cols.outcomes]
+    except StopIteration:
+        raise ValueError("fewer trials than outcomes") from None
+    if next(iter(trial, None), None) is not None:
+        raise ValueError("more trials than outcomes")
+    return dict(zip(cols.paths, zip(cols.sizes, cols.mtimes, out, strict=True), strict=True))
+
+
+def _member(v: Any, single: typing.Callable[[Any], tuple]) -> tuple[str, tuple]:
+    if type(v) is not list or len(v) != 2 or type(v[0]) is not str:
+        raise ValueError("bad tar member")
+    if v[1] is not None and type(v[1]) is not list:
+        raise ValueError("bad tar member's outcome")
+    return v[0], single(v[1])
+
+
+def _line(v: Any) -> int | None:
+    if v is not None and type(v) is not int:
+        raise ValueError("a line is not an integer")
+    return v
+
+
+def _notes(v: Any) -> tuple[tuple[str, int | None], ...]:
+    """An "ok" outcome's notes: ``[[message, line or null], ...]``."""
+    if type(v) is not list or not v:
+        raise ValueError("an outcome's notes are not a list")
+    if not all(type(n) is list and len(n) == 2 and type(n[0]) is str for n in v):
+        raise ValueError("a bad note")
+    return tuple((n[0], _line(n[1])) for n in v)
+
+
+def _outcome(v: list) -> tuple:
+    """An outcome other than "ok"."""
+    kind = v[0] if v else None
+    if kind in ("eval", "job", "missing") and len(v) == 1:
+        return (kind,)
+    if kind == "bad" and len(v) == 3 and type(v[1]) is str:
+        return ("bad", v[1], _line(v[2]))
+    raise ValueError(f"unknown outcome {str(kind)[:40]!r}")
+
+
+def trial_set_bytes(ts: TrialSet) -> bytes:
+    """A trials folder's parsed (and redacted) trial set as msgpack; ValueError for what
+    msgpack cannot hold."""
+    return encode(ts, TrialSet)
+
+
+def trial_set_from_bytes(data: bytes | msgspec.Raw) -> TrialSet:
+    return decode(data, TrialSet)
+
+
+_Summary = tuple[str, int, TrialSet]
+
+
+def trial_summary_bytes(token: str, results: int, ts: TrialSet) -> bytes:
+    """A trial set's summary: its token, its number of results and the set without them."""
+    return encode((token, results, msgspec.structs.replace(ts, results=())), _Summary)
+
+
+def trial_summary(data: bytes | msgspec.Raw) -> tuple[str, int, TrialSet]:
+    """What :func:`trial_summary_bytes` wrote; ValueError otherwise."""
+    return decode(data, _Summary)

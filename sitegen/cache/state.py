@@ -23,34 +23,26 @@ import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from msgspec.structs import replace
+import msgspec
 
 from sitegen import __version__
 from sitegen.cache.files import (
     CACHE_VERSION,
     PACKED,
-    TRIAL_SHAPE,
     CacheFileError,
     FileRecord,
     Fingerprint,
     Known,
     LastBuild,
-    TrialLists,
     Watch,
     atomic,
     check,
     dumps,
     entry_bytes,
-    integer,
-    known_from_json,
-    known_to_json,
     loads,
     packed_entry,
     packed_entry_bytes,
     read_file,
-    string,
-    trial_set_from_json,
-    trial_set_to_json,
 )
 from sitegen.cache.sources import Listing, Sources, code_signature, watch_holds
 from sitegen.discover.archive import CACHE_MARKER
@@ -101,6 +93,11 @@ def _shape(kind: str) -> str | None:
         from sitegen.pages.kept import RunRecord
 
         return shape(RunRecord)
+    if kind in ("trials", "trialsadd", "trialset", "trialsum"):
+        from sitegen.cache.codec import Outcomes, shape
+        from sitegen.model.parsed import TrialSet
+
+        return shape(Outcomes if kind in ("trials", "trialsadd") else TrialSet)
     return None
 
 
@@ -125,7 +122,6 @@ class BuildState:
             "sitegen": __version__,
             "redact_patterns": list(opts.redact_patterns),
             "redact_rules": rules_signature(),  # (what was hidden is redone when they change)
-            "trial_fields": TRIAL_SHAPE,
         }
         self.last: LastBuild | None = None  # what the last build published
         # per trials folder, a hash of its trial set as kept (what pages made from it depend on)
@@ -133,7 +129,6 @@ class BuildState:
         self._summarised: set[str] = set()  # logs handed out as their summary (cached_log)
         # trials folders handed out as their summary (unchanged_trials): their result counts
         self._trials_summarised: dict[str, int] = {}
-        self._trial_lists: dict[str, TrialLists] = {}  # per trials folder (keep_trials)
         # per trials folder: the outcomes its base file held as read, and that file's hash
         self._outcomes_base: dict[str, tuple[Known, str]] = {}
         # per trials folder, its watch when unchanged; else what this build read of it
@@ -251,6 +246,11 @@ class BuildState:
         self._write(self._path(kind, name), data)
         return data
 
+    def _forget(self, kind: str, name: str) -> None:
+        """Remove the entry under ``kind/name``, if any (its value could not be kept)."""
+        with contextlib.suppress(OSError):
+            self._path(kind, name).unlink()
+
     def _write(self, path: Path, data: bytes) -> None:
         try:
             atomic(path, data)
@@ -334,21 +334,22 @@ class BuildState:
         added to this very base (a leftover of an older base is passed over: its
         files are read again).
         """
-        lists = self._trial_lists[trials_dir] = TrialLists()  # the lists read, written back
+        from sitegen.cache.codec import decode, known_from_bytes
+
         raw: list[bytes] = []
-        known = self._decoded("trials", trials_dir, lambda b: known_from_json(b, lists), raw)
+        known = self._decoded("trials", trials_dir, known_from_bytes, raw)
         if known is None:
             return {}
         digest = hashlib.sha1(raw[0]).hexdigest()
         self._outcomes_base[trials_dir] = (known, digest)
 
-        def decode(body: Any) -> Known | None:
-            check(isinstance(body, dict), "added trial outcomes are not an object")
-            if body["base"] != digest:
+        def added_to_base(body: Any) -> Known | None:
+            base, outcomes = decode(body, tuple[str, msgspec.Raw])
+            if base != digest:
                 return None  # added to another base (one written since): its files are read
-            return known_from_json(body["outcomes"], lists)
+            return known_from_bytes(outcomes)
 
-        added = self._decoded("trialsadd", trials_dir, decode)
+        added = self._decoded("trialsadd", trials_dir, added_to_base)
         return known if added is None else {**known, **added}
 
     def unchanged_trials(self, trials_dir: str) -> tuple[TrialSet, int] | None:
@@ -374,12 +375,9 @@ class BuildState:
         return found
 
     def _trial_summary(self, trials_dir: str) -> tuple[TrialSet, int] | None:
-        def decode(body: Any) -> tuple[str, int, TrialSet]:
-            check(isinstance(body, dict), "a trial summary is not an object")
-            token, results = string(body["token"], "token"), integer(body["results"], "results")
-            return token, results, trial_set_from_json(body["summary"])
+        from sitegen.cache.codec import trial_summary
 
-        got = self._decoded("trialsum", trials_dir, decode)
+        got = self._decoded("trialsum", trials_dir, trial_summary)
         if got is None:
             return None
         token, results, ts = got
@@ -389,8 +387,10 @@ class BuildState:
 
     def whole_trials(self, trials_dir: str) -> TrialSet | None:
         """A folder's whole trial set as kept; None when its entry cannot be read."""
+        from sitegen.cache.codec import trial_set_from_bytes
+
         raw: list[bytes] = []
-        ts = self._decoded("trialset", trials_dir, trial_set_from_json, raw)
+        ts = self._decoded("trialset", trials_dir, trial_set_from_bytes, raw)
         if ts is None:
             return None
         self.trial_tokens[trials_dir] = hashlib.sha1(raw[0]).hexdigest()
@@ -410,27 +410,33 @@ class BuildState:
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
         """Keep a folder's trial set; its token is a hash of what was kept (equal sets, equal
         bytes: the same token as when the set is taken from the cache unchanged)."""
-        lists = self._trial_lists.pop(trials_dir, None)  # (from keep_trial_outcomes)
-        data = self._save("trialset", trials_dir, trial_set_to_json(ts, lists))
+        from sitegen.cache.codec import trial_set_bytes
+
+        try:
+            data = self._save("trialset", trials_dir, trial_set_bytes(ts))
+        except ValueError:  # what msgpack cannot hold (a name that was not UTF-8): not kept
+            self._forget("trialset", trials_dir)
+            data = repr(ts).encode("utf-8", "surrogateescape")  # (the set's pages, its token)
         self.trial_tokens[trials_dir] = hashlib.sha1(data).hexdigest()
         self._keep_trial_summary(trials_dir, ts)
 
     def _keep_trial_summary(self, trials_dir: str, ts: TrialSet) -> None:
         """Beside the set, its token, result count and the set without results: what
         assembling, keying and counting need (a few KB instead of MBs)."""
-        body = {
-            "token": self.trial_tokens[trials_dir],
-            "results": len(ts.results),
-            "summary": trial_set_to_json(replace(ts, results=())),
-        }
+        from sitegen.cache.codec import trial_summary_bytes
+
+        try:
+            body = trial_summary_bytes(self.trial_tokens[trials_dir], len(ts.results), ts)
+        except ValueError:  # (as keep_trial_set)
+            self._forget("trialsum", trials_dir)
+            return
         self._save("trialsum", trials_dir, body)
 
     def keep_trial_outcomes(self, trials_dir: str, known: Known) -> None:
         """Keep a folder's outcomes: those not in its base (by identity: an outcome taken
         from the cache is the very entry read) beside it, or all of them as a new base."""
-        # Its trials' lists are kept for keep_trial_set, which comes next: each trial is
-        # encoded once for both files (and one read from the cache not at all).
-        lists = self._trial_lists.setdefault(trials_dir, TrialLists())
+        from sitegen.cache.codec import encode, known_bytes
+
         base = self._outcomes_base.get(trials_dir)
         if base is not None:
             held, digest = base
@@ -439,10 +445,10 @@ class BuildState:
                 len(added) <= max(DELTA_MIN, len(held) // DELTA_SHARE)
                 and known.keys() >= held.keys()
             ):
-                body = {"base": digest, "outcomes": known_to_json(added, lists)}
+                body = encode((digest, msgspec.Raw(known_bytes(added))), tuple[str, Any])
                 self._save("trialsadd", trials_dir, body)
                 return
-        data = self._save("trials", trials_dir, known_to_json(known, lists))
+        data = self._save("trials", trials_dir, known_bytes(known))
         self._outcomes_base[trials_dir] = (known, hashlib.sha1(data).hexdigest())
         with contextlib.suppress(OSError):  # (what it held is in the base now)
             self._path("trialsadd", trials_dir).unlink()

@@ -133,8 +133,9 @@ class ParsedLog(msgspec.Struct, frozen=True):
     evidence: str | None = None
 
 
-class TrialResult(msgspec.Struct, frozen=True):
-    """The few fields of a Harbor ``result.json`` that the site uses."""
+class TrialResult(msgspec.Struct, frozen=True, array_like=True):
+    """The few fields of a Harbor ``result.json`` that the site uses (kept in the build
+    cache as an array, in field order: a folder's outcomes hold tens of thousands)."""
 
     name: str
     task: str

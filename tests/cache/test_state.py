@@ -8,12 +8,16 @@ import os
 from datetime import datetime
 from pathlib import Path
 
+import msgspec
+from msgspec.structs import replace
+
 from sitegen.cache import sources
 from sitegen.cache import state as incremental
+from sitegen.cache.codec import decode, known_from_bytes
 from sitegen.cache.files import (
     LastBuild,
     Summary,
-    loads,
+    entry_bytes,
     packed_entry,
     packed_entry_bytes,
     read_file,
@@ -33,7 +37,7 @@ TRIAL = TrialResult(
     task="fix-bug",
     reward=math.nan,
     exception="AgentTimeoutError",
-    turns=2**70,  # beyond 64 bits: JSON holds it, orjson alone does not
+    turns=2**63 - 1,  # the largest the reader makes (read/harbor.py's _int)
     input_tokens=None,
     output_tokens=5,
     duration_s=-math.inf,
@@ -65,7 +69,7 @@ def test_trial_outcomes_round_trip(tmp_path):
     got = _state(tmp_path).trial_outcomes("t")
     assert _same(got, KNOWN)
     r = got["t/t1/result.json"][2][1]
-    assert math.isnan(r.reward) and r.duration_s == -math.inf and r.turns == 2**70
+    assert math.isnan(r.reward) and r.duration_s == -math.inf and r.turns == 2**63 - 1
     assert r.started_at == TRIAL.started_at and r.cache_tokens == 7 and r.verifier_s is None
     assert _state(tmp_path).warnings == []
 
@@ -97,7 +101,8 @@ def test_new_outcomes_are_written_beside_the_base_and_read_over_it(tmp_path):
     s, known = _as_next_build(tmp_path, grown)
     s.keep_trial_outcomes("t", known)
     assert base.read_bytes() == base_bytes and added.exists()  # only what changed was written
-    assert len(loads(read_file(added))["body"]["outcomes"]["paths"]) == 4  # 3 new, 1 changed
+    _, body = packed_entry(read_file(added))
+    assert len(known_from_bytes(decode(body, tuple[str, msgspec.Raw])[1])) == 4  # 3 new, 1 changed
     s = _state(tmp_path)
     assert _same(s.trial_outcomes("t"), grown) and s.warnings == []
     # one more trial: written beside the same base, with those added before
@@ -146,15 +151,17 @@ def test_added_outcomes_damaged_or_of_another_base(tmp_path):
 
 
 def test_a_cache_of_the_last_version_is_read_afresh_without_a_warning(tmp_path, monkeypatch):
-    """Version 4 kept a folder's outcomes as one object per file: a cache of it is not read."""
-    monkeypatch.setattr(incremental, "CACHE_VERSION", 4)
+    """Version 9 kept a folder's outcomes as JSON columns: a cache of it is not read."""
+    monkeypatch.setattr(incremental, "CACHE_VERSION", 9)
     s = _state(tmp_path)
-    old_body = {"t/a/result.json": [120, 5, {"file": ["eval"]}]}
-    s._save("trials", "t", old_body)
+    old_body = {"paths": ["t/a/result.json"], "sizes": [120], "mtimes": [5]}
+    old = s._path("trials", "t").with_suffix(".json")
+    old.parent.mkdir()
+    old.write_bytes(entry_bytes("trials", "t", {**old_body, "outcomes": [["eval"]], "trials": []}))
     monkeypatch.undo()
     s = _state(tmp_path)
     assert s.trial_outcomes("t") == {} and s.warnings == []
-    assert not s._path("trials", "t").exists()  # the old cache is gone
+    assert not old.exists()  # the old cache is gone
 
 
 def test_invalidated_by_version_options_and_clean(tmp_path, monkeypatch):
@@ -175,14 +182,24 @@ def test_damaged_or_planted_files_are_ignored_with_a_warning(tmp_path):
     s.keep_trial_outcomes("t", KNOWN)
     path = s._path("trials", "t")
     good = path.read_bytes()
+    (version, kind, name, shape), body = packed_entry(good)
+    cols = msgspec.msgpack.decode(body)
+
+    def planted(**change) -> bytes:  # a body with a good checksum
+        new = msgspec.msgpack.encode([change.get(k, v) for k, v in zip(FIELDS, cols, strict=True)])
+        return packed_entry_bytes(kind, name, new, shape)
+
     bad = {
         "truncated": good[: len(good) // 2],
-        "not json": b"\x80\x04\x95 a pickle",
-        "NaN token": good.replace(b'"nan"', b"NaN"),
-        "another name": good.replace(b'"name":"t"', b'"name":"u"'),
-        "wrong type": good.replace(b"[120,", b'["120",'),
-        "unknown outcome": good.replace(b'["eval"]', b'["exec","os.system"]'),
-        "short trial": good.replace(b'"fix-bug",', b""),
+        "not msgpack": b"\x80\x04\x95 a pickle",
+        "a bit flipped": good[:-20] + bytes([good[-20] ^ 1]) + good[-19:],
+        "another name": packed_entry_bytes(kind, "u", bytes(body), shape),
+        "uneven columns": planted(sizes=cols[1][:-1]),
+        "wrong type": planted(sizes=["120", *cols[1][1:]]),
+        "unknown outcome": planted(outcomes=[None, ["exec", "os.system"], *cols[3][2:]]),
+        "short trial": planted(trials=[cols[4][0][:1]]),
+        "no trial": planted(trials=[]),
+        "not an array": packed_entry_bytes(kind, name, msgspec.msgpack.encode({"a": 1}), shape),
     }
     for what, data in bad.items():
         assert data != good, what
@@ -190,6 +207,45 @@ def test_damaged_or_planted_files_are_ignored_with_a_warning(tmp_path):
         s = _state(tmp_path)
         assert s.trial_outcomes("t") == {}, what
         assert len(s.warnings) == 1 and str(path) in s.warnings[0], what
+
+
+FIELDS = ("paths", "sizes", "mtimes", "outcomes", "trials")
+
+
+def test_a_trial_set_or_summary_damaged_is_read_again(tmp_path):
+    from sitegen.model.parsed import TrialSet
+
+    ts = TrialSet("t", (TRIAL,), 1, 0, 0, 0, ())
+    s = _state(tmp_path)
+    s.keep_trial_set("t", ts)
+    token = s.trial_tokens["t"]
+    for kind in ("trialset", "trialsum"):
+        path = s._path(kind, "t")
+        good = path.read_bytes()
+        path.write_bytes(good[:-9])
+        s2 = _state(tmp_path)
+        got = s2.whole_trials("t") if kind == "trialset" else s2._trial_summary("t")
+        assert got is None and len(s2.warnings) == 1 and str(path) in s2.warnings[0]
+        path.write_bytes(good)
+    s = _state(tmp_path)
+    assert repr(s.whole_trials("t")) == repr(ts) and s.trial_tokens["t"] == token
+    assert s._trial_summary("t") == (replace(ts, results=()), 1)
+
+
+def test_a_trial_set_msgpack_cannot_hold_is_not_kept(tmp_path):
+    """A name that was not UTF-8: the set is not kept (its folder is read again), and its
+    token is the same for equal sets."""
+    from sitegen.model.parsed import TrialSet
+
+    ts = TrialSet("t/\udcff", (TRIAL,), 1, 0, 0, 0, ())
+    s = _state(tmp_path)
+    s.keep_trial_set("t", replace(ts, path="t"))
+    s.keep_trial_set("t", ts)
+    token = s.trial_tokens["t"]
+    assert not s._path("trialset", "t").exists() and not s._path("trialsum", "t").exists()
+    s = _state(tmp_path)
+    s.keep_trial_set("t", ts)
+    assert s.trial_tokens["t"] == token and s.whole_trials("t") is None
 
 
 def test_a_fifo_or_link_is_never_opened(tmp_path):

@@ -437,9 +437,9 @@ def test_notes_are_warned_at_every_build_from_the_kept_outcomes(tmp_path):
         ("trace_jobs/t1/result.json", 2, "invalid UTF-8: read with replacement characters"),
         ("trace_jobs/t2/result.json", None, 'reward "1.0" is not a number: counted as no reward'),
     ]
-    from sitegen.cache.files import known_from_json, known_to_json
+    from sitegen.cache.codec import known_bytes, known_from_bytes
 
-    kept = known_from_json(json.loads(json.dumps(known_to_json(known))))
+    kept = known_from_bytes(known_bytes(known))
     assert kept == known
     second, _ = parse_trials(root, tmp_path, known=kept)
     assert second == first

@@ -536,11 +536,11 @@ def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_pat
         (trials / name / "result.json").write_text(json.dumps(result))
     whole = (trials / "new2" / "result.json").read_bytes()
     (trials / "new2" / "result.json").write_bytes(whole[:50])
-    bases = {p: p.read_bytes() for p in (cache / "trials").glob("*.json")}
+    bases = {p: p.read_bytes() for p in (cache / "trials").glob("*.msgpack")}
     r = build(opts)
     assert r.parse.trial_files_read == 2 and r.trials == first.trials + 1
-    assert {p: p.read_bytes() for p in (cache / "trials").glob("*.json")} == bases
-    assert len(list((cache / "trialsadd").glob("*.json"))) == 1
+    assert {p: p.read_bytes() for p in (cache / "trials").glob("*.msgpack")} == bases
+    assert len(list((cache / "trialsadd").glob("*.msgpack"))) == 1
     _same_as_clean(out, opts, clean)
     published = b"".join(
         gzip.decompress(b) if p.suffix == ".gz" else b for p, b in _files(out).items()
@@ -550,7 +550,7 @@ def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_pat
     r = build(opts)
     assert r.parse.trial_files_read == 1 and r.trials == first.trials + 2
     _same_as_clean(out, opts, clean)
-    (added,) = (cache / "trialsadd").glob("*.json")
+    (added,) = (cache / "trialsadd").glob("*.msgpack")
     added.write_bytes(added.read_bytes()[:-20])  # damaged: its trials are read again
     st = trials.stat()
     os.utime(trials, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # (the folder changed)
@@ -559,8 +559,8 @@ def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_pat
     _same_as_clean(out, opts, clean)
     shutil.rmtree(done)  # a trial removed: a new base, nothing beside it
     r = build(opts)
-    assert r.trials == first.trials + 1 and not list((cache / "trialsadd").glob("*.json"))
-    assert {p: p.read_bytes() for p in (cache / "trials").glob("*.json")} != bases
+    assert r.trials == first.trials + 1 and not list((cache / "trialsadd").glob("*.msgpack"))
+    assert {p: p.read_bytes() for p in (cache / "trials").glob("*.msgpack")} != bases
     _same_as_clean(out, opts, clean)
 
 
@@ -629,7 +629,7 @@ def test_trial_sets_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypat
     assert whole == ["flat/sync-baseline/trace_jobs"] and r.trials == first.trials
     _same_as_clean(out, opts, tmp_path / "clean")
 
-    for p in (tmp_path / ".site.cache" / "trialset").glob("*.json"):
+    for p in (tmp_path / ".site.cache" / "trialset").glob("*.msgpack"):
         p.write_bytes(p.read_bytes()[:100])  # whole sets damaged, summaries intact
     _append(baseline, STEP.format(n=100))
     r = build(opts)
