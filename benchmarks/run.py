@@ -466,10 +466,10 @@ def verdicts(r: dict, team: dict | None = None) -> list[str]:
         f"cold {cold_x:.1f}× floor ({ok(cold_x <= TARGETS['cold_x_floor'])})",
         f"publish {pub_x:.1f}× floor ({ok(pub_x <= TARGETS['publish_x_floor'])})",
         f"no-change {r['nochange_s']:.2f} s ({ok(r['nochange_s'] <= TARGETS['nochange_s'])})",
-        f"one job {100 * share:.0f} % of cold ({ok(share <= TARGETS['onejob_share'])})",
+        f"one job {100 * share:.1f} % of cold ({ok(share <= TARGETS['onejob_share'])})",
         *(
             [
-                f"one job with new trials {100 * r['running_s'] / r['cold_s']:.0f} % of cold "
+                f"one job with new trials {100 * r['running_s'] / r['cold_s']:.1f} % of cold "
                 f"({ok(r['running_s'] / r['cold_s'] <= TARGETS['onejob_share'])})"
             ]
             if r.get("running_s")
