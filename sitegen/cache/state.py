@@ -247,7 +247,8 @@ class BuildState:
         return data
 
     def _forget(self, kind: str, name: str) -> None:
-        """Remove the entry under ``kind/name``, if any (its value could not be kept)."""
+        """Remove the entry under ``kind/name``, if any (its value could not be kept, or is
+        held by another entry now)."""
         with contextlib.suppress(OSError):
             self._path(kind, name).unlink()
 
@@ -450,8 +451,7 @@ class BuildState:
                 return
         data = self._save("trials", trials_dir, known_bytes(known))
         self._outcomes_base[trials_dir] = (known, hashlib.sha1(data).hexdigest())
-        with contextlib.suppress(OSError):  # (what it held is in the base now)
-            self._path("trialsadd", trials_dir).unlink()
+        self._forget("trialsadd", trials_dir)  # (what it held is in the base now)
 
     def watch(self, sources: Sources) -> dict[str, Watch]:
         """Each trials folder's watch for the next build: the one that still held, or one
