@@ -15,6 +15,7 @@ from sitegen.model.parsed import Checkpoint, ParsedLog
 from sitegen.read.configdump import ConfigDump
 from sitegen.read.evidence import config_evidence, line_evidence
 from sitegen.read.lines import (
+    SLURMSTEPD_RE,
     Breaks,
     Line,
     iter_blocks,
@@ -369,7 +370,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
 
     def _plain(self, ln: Line) -> None:
         msg = ln.message
-        if msg.startswith("slurmstepd:"):
+        if msg.startswith("slurmstepd") and SLURMSTEPD_RE.match(msg):
             if not ln.source:
                 self._slurm(ln, msg)
             return

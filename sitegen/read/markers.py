@@ -12,6 +12,8 @@ from bisect import bisect_left
 
 from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick
 
+from sitegen.read.lines import SLURMSTEPD
+
 # A number read as an int has at most 18 digits (a 64-bit integer holds every such number;
 # JSON tools and our own writer refuse larger ones): a longer one does not match, and the
 # line is warned about as unreadable (or ignored) like any other malformed marker.
@@ -38,9 +40,9 @@ FAILED_RE = re.compile(
     r"^(?:Train loop failed at global_step (\d{1,18})|Training failed at step (\d{1,18}))(?!\d)"
 )
 SLURM_CANCEL_RE = re.compile(
-    r"^slurmstepd: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
+    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
 )
-SLURM_OOM_RE = re.compile(r"^slurmstepd: error: Detected (\d{1,18}) oom[_-]kill event")
+SLURM_OOM_RE = re.compile(rf"^{SLURMSTEPD} error: Detected (\d{{1,18}}) oom[_-]kill event")
 # "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
 # A tracking logger's "Step N:" record glued after other text on the line

@@ -160,6 +160,51 @@ def test_slurm_cancel_glued_after_a_bar():
     assert (log.end_marker, log.end_detail) == ("cancelled", "TIME LIMIT")
 
 
+# slurmstepd names itself after its node where slurmd runs several per host (SLURM's
+# slurmstepd.c: "slurmstepd-%s"); seen in real job outputs of several clusters.
+@pytest.mark.parametrize(
+    ("lines", "marker", "detail"),
+    [
+        (
+            [
+                "slurmstepd-erc-hpc-comp001: error: *** JOB 56749 ON erc-hpc-comp001 "
+                "CANCELLED AT 2022-05-09T14:41:14 DUE TO TIME LIMIT ***"
+            ],
+            "cancelled",
+            "TIME LIMIT",
+        ),
+        (
+            [
+                "slurmstepd-irene1112: error: *** STEP 8466589.0 ON irene1112 CANCELLED AT 2023-02-22T05:15:11 ***"
+            ],
+            "cancelled",
+            "CANCELLED",
+        ),
+        (
+            [
+                "slurmstepd-gpu-6000ada-1: error: Detected 1 oom_kill event in StepId=123.0. "
+                "Some of the step tasks have been OOM Killed.",
+                "slurmstepd-gpu-6000ada-1: error: *** JOB 123 ON gpu-6000ada-1 CANCELLED AT 2026-01-01T00:00:00 ***",
+            ],
+            "failed",
+            "out of memory (oom_kill)",
+        ),
+        (
+            [
+                BAR + "slurmstepd-n001.cluster: error: *** JOB 115104 ON n001 "
+                "CANCELLED AT 2024-06-04T20:55:20 DUE TO TIME LIMIT ***"
+            ],
+            "cancelled",
+            "TIME LIMIT",
+        ),
+    ],
+)
+def test_slurmstepd_named_after_its_node_ends_a_job(lines, marker, detail):
+    log = parse([lg("start"), *lines])
+    assert (log.end_marker, log.end_detail) == (marker, detail)
+    assert not log.warnings
+
+
 def test_model_text_that_looks_like_a_header_is_not_a_marker():
     log = parse(
         [
