@@ -34,6 +34,7 @@ from sitegen.read.markers import (
     BATCH_START_RE,
     CKPT_STEP_RE,
     FAILED_RE,
+    FRESH_STARTS,
     GLUED_STEP_RE,
     LOAD_CKPT_RE,
     LOGURU_HINT,
@@ -344,10 +345,17 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         elif c == "R":
             m = RESUME_RE.match(msg)
             if m:
-                self.resumed_from = self.last_done = int(m.group(1))
+                step = int(m.group(1))
+                if step == 0:
+                    # The fully-async trainer logs "Resumed training from global_step 0" after
+                    # "No checkpoint found": a start from scratch, not a resume.
+                    self.fresh_start = True
+                    self.last_done = 0
+                else:
+                    self.resumed_from = self.last_done = step
                 return
-        elif c == "N":
-            if msg.startswith("No checkpoint found, starting training from scratch"):
+        elif c == "N" or c == "C":
+            if msg.startswith(FRESH_STARTS):
                 self.fresh_start = True
                 self.last_done = 0
                 return

@@ -32,6 +32,12 @@ LOAD_CKPT_RE = re.compile(r"^Loading checkpoint from: (\S(?:[^\r\n]*\S)?)")
 RESUME_RE = re.compile(
     r"^(?:Resuming from global_step:?|Resumed training from global_step) (\d{1,18})(?!\d)"
 )
+# A start from scratch: "No checkpoint found" (resume_mode latest), "Checkpoint resumption
+# disabled" (resume_mode none, the synchronous trainer; skyrl/train/trainer.py, load_checkpoints).
+FRESH_STARTS = (
+    "No checkpoint found, starting training from scratch",
+    "Checkpoint resumption disabled, starting training from scratch",
+)
 CKPT_STEP_RE = re.compile(r"global_step_(\d{1,18})(?!\d)")
 SAVED_RE = re.compile(
     r"^Successfully saved checkpoint for global_step_(\d{1,18}) to: (\S(?:[^\r\n]*\S)?)"

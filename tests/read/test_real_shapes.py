@@ -568,3 +568,32 @@ def test_a_damaged_marker_line_is_read_or_warned_never_lost(index):
         log = parse([lg("Starting batch generation for 8 trials (mode=training)"), line[:cut]])
         warned = any(w.line == 2 for w in log.warnings)
         assert warned or _summary(log) == _summary(whole), (cut, line[:cut])
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # the fully-async trainer: load_checkpoints finds none, then it logs its step anyway
+        [
+            "No checkpoint found, starting training from scratch",
+            "Resumed training from global_step 0",
+        ],
+        # the synchronous trainer with trainer.resume_mode: none
+        ["Checkpoint resumption disabled, starting training from scratch"],
+    ],
+)
+def test_a_start_from_scratch_is_no_resume(lines):
+    log = parse([*map(lg, lines), *block(1, METRICS)])
+    assert (log.fresh_start, log.resumed_from, log.resume_path) == (True, None, None)
+    assert [b.step for b in log.blocks] == [1] and log.mid_run is None
+
+
+def test_a_resume_from_a_checkpoint_is_still_one():
+    log = parse(
+        [
+            lg("Loading checkpoint from: /ck/global_step_4"),
+            lg("Resumed training from global_step 4"),
+            *block(5, METRICS),
+        ]
+    )
+    assert (log.fresh_start, log.resumed_from) == (False, 4)
