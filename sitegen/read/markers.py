@@ -45,8 +45,17 @@ SAVED_RE = re.compile(
 FAILED_RE = re.compile(
     r"^(?:Train loop failed at global_step (\d{1,18})|Training failed at step (\d{1,18}))(?!\d)"
 )
+# slurmstepd's req.c: "*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***", … PREEMPTION,
+# … JOB REQUEUE, "… DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***" (the reason is
+# what comes before the comma), a plain "… CANCELLED AT %s ***"; older versions leave out
+# "ON <node>".
 SLURM_CANCEL_RE = re.compile(
-    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
+    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT (\S+)"
+    r"(?: DUE TO ([A-Z ]+?)(?:, [^*]*)?)? \*\*\*"
+)
+# "*** %s ON %s FAILED (non-zero exit code or other failure mode) ***": SLURM ends the job as failed
+SLURM_FAILED_RE = re.compile(
+    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?FAILED \(([^)]*)\) \*\*\*"
 )
 SLURM_OOM_RE = re.compile(rf"^{SLURMSTEPD} error: Detected (\d{{1,18}}) oom[_-]kill event")
 # "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about

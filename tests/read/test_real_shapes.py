@@ -197,9 +197,31 @@ def test_slurm_cancel_glued_after_a_bar():
             "cancelled",
             "TIME LIMIT",
         ),
+        # SLURM's req.c words a node failure with a pointer to the controller's log, and a
+        # failed job without a time; versions before "ON <node>" leave it out
+        (
+            [
+                "slurmstepd: error: *** JOB 7 ON gpu-3 CANCELLED AT 2026-05-09T14:41:14 DUE TO "
+                "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***"
+            ],
+            "cancelled",
+            "NODE FAILURE",
+        ),
+        (
+            [
+                "slurmstepd: error: *** JOB 7 ON gpu-3 FAILED (non-zero exit code or other failure mode) ***"
+            ],
+            "failed",
+            "SLURM: non-zero exit code or other failure mode",
+        ),
+        (
+            ["slurmstepd: error: *** JOB 7 CANCELLED AT 2026-05-09T14:41:14 DUE TO TIME LIMIT ***"],
+            "cancelled",
+            "TIME LIMIT",
+        ),
     ],
 )
-def test_slurmstepd_named_after_its_node_ends_a_job(lines, marker, detail):
+def test_slurm_end_lines_as_slurmstepd_writes_them(lines, marker, detail):
     log = parse([lg("start"), *lines])
     assert (log.end_marker, log.end_detail) == (marker, detail)
     assert not log.warnings
