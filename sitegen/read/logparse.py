@@ -23,7 +23,6 @@ from sitegen.read.lines import (
     split_line,
 )
 from sitegen.read.logstate import (
-    MAX_CONFIG_LINES,
     MAX_WARNINGS_PER_KIND,
     ParserState,
     _PendingBlock,
@@ -256,9 +255,11 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             return
 
         if self.config_lines is not None and not self.config_done:
-            if ln.source == self.config_source and ln.emitter == "" and self._yamlish(ln.message):
-                if len(self.config_lines) < MAX_CONFIG_LINES:
-                    self.config_lines.append(ln.message)
+            if (
+                ln.source == self.config_source
+                and ln.emitter == ""
+                and self._config_line(ln.message)
+            ):
                 return
             if ln.source == self.config_source:
                 self._finish_config()
