@@ -341,7 +341,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 s = CKPT_STEP_RE.search(m.group(1))
                 if s:
                     self.resumed_from = int(s.group(1))
-                    self.last_done = self.resumed_from
+                    self._start_from(self.resumed_from, ln.number)
                 return
         elif c == "R":
             m = RESUME_RE.match(msg)
@@ -351,14 +351,14 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                     # The fully-async trainer logs "Resumed training from global_step 0" after
                     # "No checkpoint found": a start from scratch, not a resume.
                     self.fresh_start = True
-                    self.last_done = 0
                 else:
-                    self.resumed_from = self.last_done = step
+                    self.resumed_from = step
+                self._start_from(step, ln.number)
                 return
         elif c == "N" or c == "C":
             if msg.startswith(FRESH_STARTS):
                 self.fresh_start = True
-                self.last_done = 0
+                self._start_from(0, ln.number)
                 return
         elif c == "v":
             if self.vllm.feed_step_line(msg):
@@ -376,6 +376,40 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             if m:
                 self.planned_steps = int(m.group(1))
                 return
+
+    def _start_from(self, step: int, line: int) -> None:
+        """Training (re)starts after ``step`` (a resume from it, or 0 from scratch).
+
+        Steps past it that this log already holds were logged by an attempt that died within
+        the same job (a job script that runs the trainer again, docs/formats.md §4.7): the
+        next attempt logs them again, and its values, times and batches are the steps'. The
+        earlier attempt's are dropped, with a warning; its batches stay in the job's totals.
+        """
+        self.last_done = step
+        self._text_flush()  # a timed step of the earlier attempt, if it was still open
+        gone = sorted(
+            {s for store in (self.console, self.mirror, self.text_steps) for s in store if s > step}
+        )
+        if not gone:
+            return
+        for store, lines in (
+            (self.console, self.console_lines),
+            (self.mirror, self.mirror_lines),
+            (self.text_steps, self.text_lines),
+            (self.evals, self.eval_lines),
+        ):
+            for s in [s for s in store if s > step]:
+                del store[s], lines[s]
+        for per_step in (self.block_times, self.batches_per_step):
+            for s in [s for s in per_step if s > step]:
+                del per_step[s]
+        self.boundary = min(self.boundary, step)
+        self.warn(
+            line,
+            "restart",
+            f"training starts again after step {step} with steps {gone[0]}\u2013{gone[-1]} "
+            "logged already (an earlier attempt in this job): the steps logged from here count",
+        )
 
     def _plain(self, ln: Line) -> None:
         msg = ln.message

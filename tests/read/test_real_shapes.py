@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pprint
 
 import pytest
 
@@ -619,3 +620,58 @@ def test_a_resume_from_a_checkpoint_is_still_one():
         ]
     )
     assert (log.fresh_start, log.resumed_from) == (False, 4)
+
+
+def _attempt(steps: range, reward: str, hour: int, ok: int) -> list[str]:
+    """One attempt's steps, each after a generation batch of 8 with ``ok`` successes."""
+    out = []
+    for s in steps:
+        t = f"2026-02-08 {hour:02d}:{s:02d}:00.000"
+        out += [
+            lg("Starting batch generation for 8 trials (mode=training)", t),
+            lg(
+                f"Batch generation complete: {ok}/8 successful, {8 - ok} failed instances, 0 masked",
+                t,
+            ),
+            lg(f"Step {s}: ", t),
+            *(
+                P + x
+                for x in pprint.pformat({**METRICS, "reward/avg_raw_reward": reward}).splitlines()
+            ),
+        ]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("restart", "start"),
+    [
+        (["Loading checkpoint from: /ck/global_step_5", "Resuming from global_step: 5"], 5),
+        (["No checkpoint found, starting training from scratch"], 0),
+    ],
+)
+def test_an_attempt_that_died_within_the_job_gives_way_to_the_next(restart, start):
+    """A job script that runs the trainer again after a crash: the next attempt resumes (or
+    starts over) and logs steps the first one had logged. Its values, times and batches are
+    the steps' (the first attempt's were merged in, and timed and counted the steps)."""
+    lines = [
+        lg("No checkpoint found, starting training from scratch"),
+        *_attempt(range(1, 8), "0.1000", 10, 1),
+        "Traceback (most recent call last):",
+        "RuntimeError: NCCL timeout",
+        *(lg(x, "2026-02-08 11:00:00.000") for x in restart),
+        *_attempt(range(start + 1, 10), "0.9000", 11, 7),
+    ]
+    log = parse(lines)
+    redone = range(start + 1, 10)
+    assert [b.step for b in log.blocks] == list(range(1, 10))
+    assert all(
+        (b.metrics["reward/avg_raw_reward"] == 0.9) == (b.step in redone) for b in log.blocks
+    )
+    assert all((b.time.hour == 11) == (b.step in redone) for b in log.blocks)
+    assert {s: b.successful for s, b in log.batches_per_step.items()} == {
+        s: 7 if s in redone else 1 for s in range(1, 10)
+    }
+    assert log.batches.batches == 7 + len(redone)  # every batch ran: the totals keep them
+    (w,) = log.warnings
+    assert w.line == lines.index(lg(restart[0], "2026-02-08 11:00:00.000")) + 1
+    assert f"after step {start} " in w.message
