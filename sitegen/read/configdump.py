@@ -7,7 +7,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from sitegen.read.lines import TQDM_TAIL_RE, Line
-from sitegen.read.logstate import ParserCore
+from sitegen.read.logstate import MAX_CONFIG_LINES, ParserCore
 from sitegen.read.markers import CONFIG_ROOTS, YAML_TOP_RE
 
 if TYPE_CHECKING:
@@ -36,6 +36,30 @@ class ConfigDump(ParserCore):
         self.config_line = ln.number
         return True
 
+    def _config_line(self, msg: str) -> bool:
+        """Take a plain line of the process whose dump is open; False: the dump ended before it.
+
+        A blank line is held, not taken: ``yaml.dump`` writes a string holding line breaks
+        quoted, over several lines, with a blank line for each break, and goes on indented
+        after it; anything else after a blank line (the next record, a top-level key) means
+        the blank line was the dump's end.
+        """
+        if not msg:
+            self.config_blanks += 1
+            return True
+        if not self._yamlish(msg) or (self.config_blanks and msg[0] not in " \t"):
+            return False
+        lines = self.config_lines
+        assert lines is not None
+        if self.config_blanks:
+            if self.config_cut is None:
+                self.config_cut = len(lines)
+            lines.extend([""] * min(self.config_blanks, MAX_CONFIG_LINES - len(lines)))
+            self.config_blanks = 0
+        if len(lines) < MAX_CONFIG_LINES:
+            lines.append(msg)
+        return True
+
     @staticmethod
     def _yamlish(msg: str) -> bool:
         return (
@@ -49,10 +73,19 @@ class ConfigDump(ParserCore):
 
         self.config_done = True
         lines, self.config_lines = self.config_lines or [], None
+        cut, self.config_cut, self.config_blanks = self.config_cut, None, 0
         text = "\n".join(lines)
         problems: list[tuple[int, str]] = []
         try:
-            data = load_config(text, problems)
+            try:
+                data = load_config(text, problems)
+            except yaml.YAMLError:
+                if cut is None:
+                    raise
+                # The indented line after a blank one was no string's (the dump had ended):
+                # the dump up to that blank line, if that is YAML.
+                text, problems = "\n".join(lines[:cut]), []
+                data = load_config(text, problems)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = self.config_line + (line_of(text, mark) if mark is not None else 0)

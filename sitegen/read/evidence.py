@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from sitegen.read.lines import Line
+from sitegen.read.lines import SLURMSTEPD_RE, Line
 from sitegen.read.markers import STEP_RE, TRAIN_BAR_RE
 
 RAY_PREFIX = "a Ray prefix"
@@ -51,7 +51,7 @@ def line_evidence(ln: Line) -> str | None:
         module = ln.where.split(":", 1)[0]
         if "skyrl" in module.lower() or STEP_RE.match(msg):
             return SKYRL_RECORD
-    if msg.startswith("slurmstepd:"):
+    if msg.startswith("slurmstepd") and SLURMSTEPD_RE.match(msg):
         return SLURM_STATUS
     if msg.startswith("WANDB_MIRROR "):
         return MIRROR

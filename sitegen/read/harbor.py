@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 import simdjson
@@ -28,6 +28,8 @@ class TrialFormatError(ValueError):
         super().__init__(message)
         self.line = line
 
+
+_N = TypeVar("_N", int, float)
 
 Notes = list[tuple[str, int | None]]
 """What was read around in a file that was still read (message, line): the build warns."""
@@ -123,7 +125,14 @@ FIELDS: dict[str, Any] = {
     "agent_result": _AGENT,
     "verifier_result": Entire({"rewards": {"reward": _LEAF}, "reward": _LEAF}),
     "exception_info": _EXCEPTION,
-    "step_results": [{"agent_result": _AGENT, "exception_info": _EXCEPTION}],
+    "step_results": [
+        {
+            "agent_result": _AGENT,
+            "exception_info": _EXCEPTION,
+            "agent_execution": _SPAN,
+            "verifier": _SPAN,
+        }
+    ],
     "environment_setup": _SPAN,
     "agent_setup": _SPAN,
     "agent_execution": _SPAN,
@@ -287,7 +296,7 @@ def decode_fields(
         output_tokens=tokens_out,
         duration_s=_between(start, _time(obj.get("finished_at"))),
         eval=is_eval,
-        **_insight_fields(obj, agent, start),
+        **_insight_fields(obj, agent, start, steps),
         exception_kind=policy_kind(exc_info.get("policy")) if exception else None,
     )
 
@@ -303,9 +312,10 @@ def _tokens(agent: dict) -> tuple[int | None, int | None]:
     return n_in, n_out
 
 
-def _sum_known(values) -> int | None:
+def _sum_known(values: Iterable[_N | None]) -> _N | None:
+    """The sum of the values that are known; None when none is."""
     xs = [v for v in values if v is not None]
-    return sum(xs) if xs else None
+    return sum(xs[1:], xs[0]) if xs else None
 
 
 _STAGES = (
@@ -316,23 +326,45 @@ _STAGES = (
 )
 
 
-def _insight_fields(obj: dict, agent: dict, start: datetime | None) -> dict:
+_STEP_STAGES = ("agent_execution", "verifier")  # the stages a step of a multi-step trial times
+
+
+def _insight_fields(obj: dict, agent: dict, start: datetime | None, steps: list[dict]) -> dict:
     """Start time (``started_at`` as :func:`_time` reads it), stage durations and cached tokens.
 
-    The insights' inputs (docs/data.md, "What the insights mean").
+    The insights' inputs (docs/data.md, "What the insights mean"). A multi-step trial
+    (docs/formats.md §6.5) times its agent and verifier, and counts its tokens, on each
+    step and leaves the top level null: a stage's time is then the sum over its steps.
     """
     stages = {}
     for key, field_name in _STAGES:
         st = obj.get(key)
-        d = _duration(st.get("started_at"), st.get("finished_at")) if isinstance(st, dict) else None
-        stages[field_name] = d if d is not None and d >= 0 else None
+        if isinstance(st, dict) or not steps or key not in _STEP_STAGES:
+            stages[field_name] = _stage(st)
+        else:
+            stages[field_name] = _sum_known(_stage(step.get(key)) for step in steps)
+    cache = _int(agent.get("n_cache_tokens"))
+    if cache is None and steps:
+        cache = _sum_known(
+            _int(_dict(step.get("agent_result")).get("n_cache_tokens")) for step in steps
+        )
     return {
         # the wall-clock reading as written: logs are naive local time, and a trial's
         # "Z" is compared against them as a reading (docs/data.md, trial attribution)
         "started_at": start.replace(tzinfo=None) if start is not None else None,
         **stages,
-        "cache_tokens": _int(agent.get("n_cache_tokens")),
+        "cache_tokens": cache,
     }
+
+
+def _stage(span: object) -> float | None:
+    """Seconds one stage took (a ``{started_at, finished_at}`` span), when known and not negative."""
+    d = (
+        _duration(span.get("started_at"), span.get("finished_at"))
+        if isinstance(span, dict)
+        else None
+    )
+    return d if d is not None and d >= 0 else None
 
 
 def _dict(v: object) -> dict:

@@ -35,12 +35,17 @@ VLLM_RE = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
     r"(?:\.\d+)? \[(?P<where>[^\]]+)\] (?P<msg>.*)$"
 )
+# SLURM's step daemon names itself "slurmstepd" or, on many clusters, "slurmstepd-<node>"
+# (docs/formats.md §4.4): "slurmstepd-gpu-17: error: *** JOB …". A node name is short
+# (bounded: a search through a line of them stays linear).
+SLURMSTEPD = r"slurmstepd(?:-[\w.\-]{1,64})?:"
+SLURMSTEPD_RE = re.compile(SLURMSTEPD)
 # Where a record glued after a progress bar may start (docs/formats.md §2: a stream that
 # lost the bar's \r puts the next record on the bar's line).
 GLUED_START_RE = re.compile(
     r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \| [A-Z]+\s*\| "
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \["
-    r"|slurmstepd: |WANDB_MIRROR "
+    rf"|{SLURMSTEPD} |WANDB_MIRROR "
 )
 # The end of a tqdm bar: "| 208/233 [1:15:34<08:27, 20.30s/it]" or "5it [00:01, 3.2it/s]".
 # Only text ending like this may carry a glued record: model text can hold anything. A count

@@ -15,6 +15,7 @@ from sitegen.model.parsed import Checkpoint, ParsedLog
 from sitegen.read.configdump import ConfigDump
 from sitegen.read.evidence import config_evidence, line_evidence
 from sitegen.read.lines import (
+    SLURMSTEPD_RE,
     Breaks,
     Line,
     iter_blocks,
@@ -22,7 +23,6 @@ from sitegen.read.lines import (
     split_line,
 )
 from sitegen.read.logstate import (
-    MAX_CONFIG_LINES,
     MAX_WARNINGS_PER_KIND,
     ParserState,
     _PendingBlock,
@@ -33,6 +33,7 @@ from sitegen.read.markers import (
     BATCH_START_RE,
     CKPT_STEP_RE,
     FAILED_RE,
+    FRESH_STARTS,
     GLUED_STEP_RE,
     LOAD_CKPT_RE,
     LOGURU_HINT,
@@ -254,9 +255,11 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             return
 
         if self.config_lines is not None and not self.config_done:
-            if ln.source == self.config_source and ln.emitter == "" and self._yamlish(ln.message):
-                if len(self.config_lines) < MAX_CONFIG_LINES:
-                    self.config_lines.append(ln.message)
+            if (
+                ln.source == self.config_source
+                and ln.emitter == ""
+                and self._config_line(ln.message)
+            ):
                 return
             if ln.source == self.config_source:
                 self._finish_config()
@@ -338,17 +341,24 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 s = CKPT_STEP_RE.search(m.group(1))
                 if s:
                     self.resumed_from = int(s.group(1))
-                    self.last_done = self.resumed_from
+                    self._start_from(self.resumed_from, ln.number)
                 return
         elif c == "R":
             m = RESUME_RE.match(msg)
             if m:
-                self.resumed_from = self.last_done = int(m.group(1))
+                step = int(m.group(1))
+                if step == 0:
+                    # The fully-async trainer logs "Resumed training from global_step 0" after
+                    # "No checkpoint found": a start from scratch, not a resume.
+                    self.fresh_start = True
+                else:
+                    self.resumed_from = step
+                self._start_from(step, ln.number)
                 return
-        elif c == "N":
-            if msg.startswith("No checkpoint found, starting training from scratch"):
+        elif c == "N" or c == "C":
+            if msg.startswith(FRESH_STARTS):
                 self.fresh_start = True
-                self.last_done = 0
+                self._start_from(0, ln.number)
                 return
         elif c == "v":
             if self.vllm.feed_step_line(msg):
@@ -367,9 +377,43 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 self.planned_steps = int(m.group(1))
                 return
 
+    def _start_from(self, step: int, line: int) -> None:
+        """Training (re)starts after ``step`` (a resume from it, or 0 from scratch).
+
+        Steps past it that this log already holds were logged by an attempt that died within
+        the same job (a job script that runs the trainer again, docs/formats.md §4.7): the
+        next attempt logs them again, and its values, times and batches are the steps'. The
+        earlier attempt's are dropped, with a warning; its batches stay in the job's totals.
+        """
+        self.last_done = step
+        self._text_flush()  # a timed step of the earlier attempt, if it was still open
+        gone = sorted(
+            {s for store in (self.console, self.mirror, self.text_steps) for s in store if s > step}
+        )
+        if not gone:
+            return
+        for store, lines in (
+            (self.console, self.console_lines),
+            (self.mirror, self.mirror_lines),
+            (self.text_steps, self.text_lines),
+            (self.evals, self.eval_lines),
+        ):
+            for s in [s for s in store if s > step]:
+                del store[s], lines[s]
+        for per_step in (self.block_times, self.batches_per_step):
+            for s in [s for s in per_step if s > step]:
+                del per_step[s]
+        self.boundary = min(self.boundary, step)
+        self.warn(
+            line,
+            "restart",
+            f"training starts again after step {step} with steps {gone[0]}\u2013{gone[-1]} "
+            "logged already (an earlier attempt in this job): the steps logged from here count",
+        )
+
     def _plain(self, ln: Line) -> None:
         msg = ln.message
-        if msg.startswith("slurmstepd:"):
+        if msg.startswith("slurmstepd") and SLURMSTEPD_RE.match(msg):
             if not ln.source:
                 self._slurm(ln, msg)
             return

@@ -12,6 +12,8 @@ from bisect import bisect_left
 
 from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick
 
+from sitegen.read.lines import SLURMSTEPD
+
 # A number read as an int has at most 18 digits (a 64-bit integer holds every such number;
 # JSON tools and our own writer refuse larger ones): a longer one does not match, and the
 # line is warned about as unreadable (or ignored) like any other malformed marker.
@@ -30,6 +32,12 @@ LOAD_CKPT_RE = re.compile(r"^Loading checkpoint from: (\S(?:[^\r\n]*\S)?)")
 RESUME_RE = re.compile(
     r"^(?:Resuming from global_step:?|Resumed training from global_step) (\d{1,18})(?!\d)"
 )
+# A start from scratch: "No checkpoint found" (resume_mode latest), "Checkpoint resumption
+# disabled" (resume_mode none, the synchronous trainer; skyrl/train/trainer.py, load_checkpoints).
+FRESH_STARTS = (
+    "No checkpoint found, starting training from scratch",
+    "Checkpoint resumption disabled, starting training from scratch",
+)
 CKPT_STEP_RE = re.compile(r"global_step_(\d{1,18})(?!\d)")
 SAVED_RE = re.compile(
     r"^Successfully saved checkpoint for global_step_(\d{1,18}) to: (\S(?:[^\r\n]*\S)?)"
@@ -37,10 +45,19 @@ SAVED_RE = re.compile(
 FAILED_RE = re.compile(
     r"^(?:Train loop failed at global_step (\d{1,18})|Training failed at step (\d{1,18}))(?!\d)"
 )
+# slurmstepd's req.c: "*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***", … PREEMPTION,
+# … JOB REQUEUE, "… DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***" (the reason is
+# what comes before the comma), a plain "… CANCELLED AT %s ***"; older versions leave out
+# "ON <node>".
 SLURM_CANCEL_RE = re.compile(
-    r"^slurmstepd: error: \*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+?))? \*\*\*"
+    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT (\S+)"
+    r"(?: DUE TO ([A-Z ]+?)(?:, [^*]*)?)? \*\*\*"
 )
-SLURM_OOM_RE = re.compile(r"^slurmstepd: error: Detected (\d{1,18}) oom[_-]kill event")
+# "*** %s ON %s FAILED (non-zero exit code or other failure mode) ***": SLURM ends the job as failed
+SLURM_FAILED_RE = re.compile(
+    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?FAILED \(([^)]*)\) \*\*\*"
+)
+SLURM_OOM_RE = re.compile(rf"^{SLURMSTEPD} error: Detected (\d{{1,18}}) oom[_-]kill event")
 # "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
 # A tracking logger's "Step N:" record glued after other text on the line

@@ -12,7 +12,7 @@ from collections import Counter
 from sitegen.model.vocabulary import is_finite
 from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
-from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_OOM_RE
+from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_FAILED_RE, SLURM_OOM_RE
 from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import V0_PREFIX, is_stats_like
 
@@ -58,6 +58,10 @@ class StatusLines(ParserCore):
         if m:
             self.oom_line = ln.number
             self.end_marker, self.end_detail = "failed", "out of memory (oom_kill)"
+            return
+        m = SLURM_FAILED_RE.match(msg)
+        if m:
+            self.end_marker, self.end_detail = "failed", f"SLURM: {m.group(1)}"
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
 

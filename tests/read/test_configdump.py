@@ -93,3 +93,61 @@ def test_any_scalar_or_tag_is_at_worst_a_warning_with_its_line(value):
     kept = encode(log, ParsedLog)
     assert encode(decode(kept, ParsedLog), ParsedLog) == kept  # (NaN != NaN)
     dumps(log.config)
+
+
+def _dump_log(dump: str, after: tuple[str, ...] = ()):
+    """A log whose config dump is ``dump`` logged as upstream does: one loguru record, its
+    first key the header's message, every line after it with the Ray prefix, then the blank
+    line its own final line break leaves."""
+    first, *rest = dump.rstrip("\n").split("\n")
+    return parse(
+        [
+            lg(first),
+            *(P + x for x in rest),
+            P,
+            *after,
+            lg("No checkpoint found, starting training from scratch"),
+            *block(1, {"reward/avg_raw_reward": "0.5000", "trainer/global_step": 1}),
+        ]
+    )
+
+
+def test_a_string_with_line_breaks_in_the_dump_keeps_the_whole_config():
+    """yaml.dump (and OmegaConf.to_yaml) writes a string holding line breaks single-quoted,
+    with a blank line for each break; the dump ended at the first of them, cut mid-string,
+    and the whole config was lost (run name, model, samples per prompt)."""
+    import yaml
+
+    prompt = "You are an agent in a terminal.\nSolve the task.\n\nThen stop."
+    config = {
+        "data": {"train_data": ["/data/train.parquet"]},
+        "generator": {"n_samples_per_prompt": 8, "system_prompt": prompt, "max_turns": 30},
+        "trainer": {"run_name": "multi-line", "policy": {"model": {"path": "Qwen/Qwen3-8B"}}},
+    }
+    dump = yaml.dump(config)
+    assert "\n\n" in dump.rstrip("\n")  # the blank lines inside the quoted string
+    log = _dump_log(dump)
+    assert log.config == config and not log.warnings
+    # a block scalar's blank line alike
+    log = _dump_log(
+        "data:\n  x: 1\ngenerator:\n  tmpl: |\n    a\n\n    b\ntrainer:\n  run_name: r\n"
+    )
+    assert log.config == {
+        "data": {"x": 1},
+        "generator": {"tmpl": "a\n\nb\n"},
+        "trainer": {"run_name": "r"},
+    }
+
+
+def test_a_blank_line_still_ends_the_dump():
+    """After the dump's own blank line, a top-level key or an indented line that is no YAML
+    (a traceback's) is not the dump's."""
+    log = _dump_log(
+        "data:\n  x: 1\ntrainer:\n  run_name: r\n", after=(P + "generator:", P + "  n: 2")
+    )
+    assert log.config == {"data": {"x": 1}, "trainer": {"run_name": "r"}} and not log.warnings
+    log = _dump_log(
+        "data:\n  x: 1\ntrainer:\n  run_name: r\n",
+        after=(P + '  File "x.py", line 3, in <module>: bad: [', P + "ValueError: x"),
+    )
+    assert log.config == {"data": {"x": 1}, "trainer": {"run_name": "r"}} and not log.warnings

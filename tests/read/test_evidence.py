@@ -63,6 +63,10 @@ JOBS = {
         b"slurmstepd: error: *** JOB 42210 ON node7 CANCELLED AT 2025-11-28T05:00:00 ***\n",
         ev.SLURM_STATUS,
     ),
+    "slurm-node": (
+        b"slurmstepd-gpu-6000ada-1: error: Detected 1 oom_kill event in StepId=123.0.\n",
+        ev.SLURM_STATUS,
+    ),
     "mirror": (b"WANDB_MIRROR kind=train step=1 metrics={}\n", ev.MIRROR),
     "bar": (
         b"Training Step Progress:  14%|\xe2\x96\x88\xe2\x96\x8d   | 1/7 [00:10<01:00, 10.0s/it]\n",

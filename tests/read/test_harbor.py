@@ -441,3 +441,53 @@ def test_an_integer_reward_past_a_floats_range_is_infinite_and_no_reward():
         r = decode_result(data, "t", False, notes)
         assert r is not None and r.reward == want
         assert notes == [(f"reward is {want}: counted as no reward", None)]
+
+
+def test_a_multi_step_trial_times_its_stages_on_its_steps():
+    """Harbor 0.26's multi-step trial (trial/multi_step.py) runs each step's agent and verifier
+    on the step: the top-level ``agent_result``, ``agent_execution`` and ``verifier`` stay null."""
+
+    def span(a: str, b: str) -> dict:
+        return {"started_at": f"2026-05-12T08:{a}Z", "finished_at": f"2026-05-12T08:{b}Z"}
+
+    def step(name, execution, verifier, cache):
+        return {
+            "step_name": name,
+            "agent_result": {"n_input_tokens": 100, "n_cache_tokens": cache, "n_output_tokens": 10},
+            "verifier_result": {"rewards": {"reward": 1.0}},
+            "exception_info": None,
+            "agent_execution": execution,
+            "verifier": verifier,
+        }
+
+    doc = {
+        "schema_version": 1,
+        "task_name": "fix-git",
+        "trial_name": "fix-git__a1B2c3D",
+        "agent_result": None,
+        "verifier_result": {"rewards": {"reward": 1.0}},
+        "exception_info": None,
+        "started_at": "2026-05-12T08:00:00.000000Z",
+        "finished_at": "2026-05-12T08:20:00.000000Z",
+        "environment_setup": span("00:00", "00:30"),
+        "agent_setup": span("00:30", "01:00"),
+        "agent_execution": None,
+        "verifier": None,
+        "step_results": [
+            step("setup-repo", span("01:00", "05:00"), span("05:00", "05:20"), 40),
+            # a step whose verifier did not run, and one whose cached tokens are not known
+            step("fix-bug", span("05:20", "15:20"), None, None),
+            step("test", span("15:20", "19:00"), span("19:00", "19:30"), 7),
+        ],
+        "reward_valid": True,
+    }
+    data = json.dumps(doc, indent=4).encode()
+    t = fast(data)
+    assert t == reference(data) and read_fields(data) is not None
+    assert (t.env_setup_s, t.agent_setup_s) == (30.0, 30.0)
+    assert t.agent_exec_s == 240.0 + 600.0 + 220.0
+    assert t.verifier_s == 20.0 + 30.0
+    assert (t.input_tokens, t.output_tokens, t.cache_tokens) == (300, 30, 47)
+    # a stage the top level times is read there, even with steps
+    doc["verifier"] = span("19:30", "19:40")
+    assert fast(json.dumps(doc).encode()).verifier_s == 10.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import pprint
 
 import pytest
 
@@ -158,6 +159,73 @@ def test_slurm_cancel_glued_after_a_bar():
         ]
     )
     assert (log.end_marker, log.end_detail) == ("cancelled", "TIME LIMIT")
+
+
+# slurmstepd names itself after its node where slurmd runs several per host (SLURM's
+# slurmstepd.c: "slurmstepd-%s"); seen in real job outputs of several clusters.
+@pytest.mark.parametrize(
+    ("lines", "marker", "detail"),
+    [
+        (
+            [
+                "slurmstepd-erc-hpc-comp001: error: *** JOB 56749 ON erc-hpc-comp001 "
+                "CANCELLED AT 2022-05-09T14:41:14 DUE TO TIME LIMIT ***"
+            ],
+            "cancelled",
+            "TIME LIMIT",
+        ),
+        (
+            [
+                "slurmstepd-irene1112: error: *** STEP 8466589.0 ON irene1112 CANCELLED AT 2023-02-22T05:15:11 ***"
+            ],
+            "cancelled",
+            "CANCELLED",
+        ),
+        (
+            [
+                "slurmstepd-gpu-6000ada-1: error: Detected 1 oom_kill event in StepId=123.0. "
+                "Some of the step tasks have been OOM Killed.",
+                "slurmstepd-gpu-6000ada-1: error: *** JOB 123 ON gpu-6000ada-1 CANCELLED AT 2026-01-01T00:00:00 ***",
+            ],
+            "failed",
+            "out of memory (oom_kill)",
+        ),
+        (
+            [
+                BAR + "slurmstepd-n001.cluster: error: *** JOB 115104 ON n001 "
+                "CANCELLED AT 2024-06-04T20:55:20 DUE TO TIME LIMIT ***"
+            ],
+            "cancelled",
+            "TIME LIMIT",
+        ),
+        # SLURM's req.c words a node failure with a pointer to the controller's log, and a
+        # failed job without a time; versions before "ON <node>" leave it out
+        (
+            [
+                "slurmstepd: error: *** JOB 7 ON gpu-3 CANCELLED AT 2026-05-09T14:41:14 DUE TO "
+                "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***"
+            ],
+            "cancelled",
+            "NODE FAILURE",
+        ),
+        (
+            [
+                "slurmstepd: error: *** JOB 7 ON gpu-3 FAILED (non-zero exit code or other failure mode) ***"
+            ],
+            "failed",
+            "SLURM: non-zero exit code or other failure mode",
+        ),
+        (
+            ["slurmstepd: error: *** JOB 7 CANCELLED AT 2026-05-09T14:41:14 DUE TO TIME LIMIT ***"],
+            "cancelled",
+            "TIME LIMIT",
+        ),
+    ],
+)
+def test_slurm_end_lines_as_slurmstepd_writes_them(lines, marker, detail):
+    log = parse([lg("start"), *lines])
+    assert (log.end_marker, log.end_detail) == (marker, detail)
+    assert not log.warnings
 
 
 def test_model_text_that_looks_like_a_header_is_not_a_marker():
@@ -523,3 +591,87 @@ def test_a_damaged_marker_line_is_read_or_warned_never_lost(index):
         log = parse([lg("Starting batch generation for 8 trials (mode=training)"), line[:cut]])
         warned = any(w.line == 2 for w in log.warnings)
         assert warned or _summary(log) == _summary(whole), (cut, line[:cut])
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # the fully-async trainer: load_checkpoints finds none, then it logs its step anyway
+        [
+            "No checkpoint found, starting training from scratch",
+            "Resumed training from global_step 0",
+        ],
+        # the synchronous trainer with trainer.resume_mode: none
+        ["Checkpoint resumption disabled, starting training from scratch"],
+    ],
+)
+def test_a_start_from_scratch_is_no_resume(lines):
+    log = parse([*map(lg, lines), *block(1, METRICS)])
+    assert (log.fresh_start, log.resumed_from, log.resume_path) == (True, None, None)
+    assert [b.step for b in log.blocks] == [1] and log.mid_run is None
+
+
+def test_a_resume_from_a_checkpoint_is_still_one():
+    log = parse(
+        [
+            lg("Loading checkpoint from: /ck/global_step_4"),
+            lg("Resumed training from global_step 4"),
+            *block(5, METRICS),
+        ]
+    )
+    assert (log.fresh_start, log.resumed_from) == (False, 4)
+
+
+def _attempt(steps: range, reward: str, hour: int, ok: int) -> list[str]:
+    """One attempt's steps, each after a generation batch of 8 with ``ok`` successes."""
+    out = []
+    for s in steps:
+        t = f"2026-02-08 {hour:02d}:{s:02d}:00.000"
+        out += [
+            lg("Starting batch generation for 8 trials (mode=training)", t),
+            lg(
+                f"Batch generation complete: {ok}/8 successful, {8 - ok} failed instances, 0 masked",
+                t,
+            ),
+            lg(f"Step {s}: ", t),
+            *(
+                P + x
+                for x in pprint.pformat({**METRICS, "reward/avg_raw_reward": reward}).splitlines()
+            ),
+        ]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("restart", "start"),
+    [
+        (["Loading checkpoint from: /ck/global_step_5", "Resuming from global_step: 5"], 5),
+        (["No checkpoint found, starting training from scratch"], 0),
+    ],
+)
+def test_an_attempt_that_died_within_the_job_gives_way_to_the_next(restart, start):
+    """A job script that runs the trainer again after a crash: the next attempt resumes (or
+    starts over) and logs steps the first one had logged. Its values, times and batches are
+    the steps' (the first attempt's were merged in, and timed and counted the steps)."""
+    lines = [
+        lg("No checkpoint found, starting training from scratch"),
+        *_attempt(range(1, 8), "0.1000", 10, 1),
+        "Traceback (most recent call last):",
+        "RuntimeError: NCCL timeout",
+        *(lg(x, "2026-02-08 11:00:00.000") for x in restart),
+        *_attempt(range(start + 1, 10), "0.9000", 11, 7),
+    ]
+    log = parse(lines)
+    redone = range(start + 1, 10)
+    assert [b.step for b in log.blocks] == list(range(1, 10))
+    assert all(
+        (b.metrics["reward/avg_raw_reward"] == 0.9) == (b.step in redone) for b in log.blocks
+    )
+    assert all((b.time.hour == 11) == (b.step in redone) for b in log.blocks)
+    assert {s: b.successful for s, b in log.batches_per_step.items()} == {
+        s: 7 if s in redone else 1 for s in range(1, 10)
+    }
+    assert log.batches.batches == 7 + len(redone)  # every batch ran: the totals keep them
+    (w,) = log.warnings
+    assert w.line == lines.index(lg(restart[0], "2026-02-08 11:00:00.000")) + 1
+    assert f"after step {start} " in w.message
