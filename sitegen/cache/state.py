@@ -120,6 +120,9 @@ class BuildState:
         self.key = {
             "version": CACHE_VERSION,
             "sitegen": __version__,
+            # what read the logs and trials: a reader changed within one version (an editable
+            # install, a reinstall) reads them again rather than keep what the old one read
+            "code": code_signature(),
             "redact_patterns": list(opts.redact_patterns),
             "redact_rules": rules_signature(),  # (what was hidden is redone when they change)
         }

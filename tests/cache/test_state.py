@@ -164,12 +164,17 @@ def test_a_cache_of_the_last_version_is_read_afresh_without_a_warning(tmp_path, 
     assert not old.exists()  # the old cache is gone
 
 
-def test_invalidated_by_version_options_and_clean(tmp_path, monkeypatch):
+def test_invalidated_by_version_code_options_and_clean(tmp_path, monkeypatch):
     _state(tmp_path).keep_trial_outcomes("t", KNOWN)
     assert _state(tmp_path).trial_outcomes("t")
     assert _state(tmp_path, redact_patterns=("secret",)).trial_outcomes("t") == {}
     _state(tmp_path).keep_trial_outcomes("t", KNOWN)
     monkeypatch.setattr(incremental, "__version__", "99.0")
+    assert _state(tmp_path).trial_outcomes("t") == {}
+    monkeypatch.undo()
+    _state(tmp_path).keep_trial_outcomes("t", KNOWN)
+    # the reader changed within the version (an editable install): what it read is read again
+    monkeypatch.setattr(incremental, "code_signature", lambda: "other code")
     assert _state(tmp_path).trial_outcomes("t") == {}
     monkeypatch.undo()
     _state(tmp_path).keep_trial_outcomes("t", KNOWN)

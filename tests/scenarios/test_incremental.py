@@ -513,6 +513,12 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
         monkeypatch.setattr(module, "__version__", "99.0")
     assert build(opts).runs_kept == 0
     _same_as_clean(out, opts, clean)
+    # sitegen's code changed within its version (an editable install): every log read again
+    monkeypatch.setattr(incremental, "code_signature", lambda: "other code")
+    again = build(opts)
+    assert again.runs_kept == 0 and again.parse.logs_parsed > 0 and again.parse.trial_files_read > 0
+    assert again.parse.logs_cached == again.parse.trial_files_cached == 0
+    _same_as_clean(out, opts, clean)
 
 
 def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_path):
