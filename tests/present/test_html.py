@@ -345,3 +345,20 @@ def test_batch_chart_names_the_step_still_being_generated(site, index):
         else:
             assert says is None, job["id"]
     assert named  # (the fixture has a log that ends mid-step)
+
+
+def test_the_turns_card_counts_turns_in_whole_numbers(site, index):
+    """A trial's turns are whole: the trials section's turns card reads "1–18", not
+    "1.0000–18.0000" (min and max arrive as floats from the statistics)."""
+    seen = 0
+    for row in [*index["jobs"], *index["runs"]]:
+        turns = (load(site, row["data"]).get("trials") or {}).get("turns") or {}
+        if not turns.get("count"):
+            continue
+        html = (site / row["url"] / "index.html").read_text(encoding="utf-8")
+        card = re.search(r'<div class="k">turns</div>.*?<div class="s">(.*?)</div>', html, re.S)
+        assert card is not None, row["id"]
+        low, high = int(turns["min"]), int(turns["max"])
+        assert f" · {low}–{high} · n={turns['count']}" in card[1], (row["id"], card[1])
+        seen += 1
+    assert seen  # (the fixture has trials)
