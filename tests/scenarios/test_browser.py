@@ -407,8 +407,9 @@ def test_partial_index_filters_and_sorts_every_run(tab, partial, index):
 
 def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, site, index):
     """At a phone's width (390 px): every legend label of a job page's charts lies inside
-    its chart (a timing stack's columns of timers ran past the chart's edge), and the
-    index's run names stay in view when its table is scrolled to the figures."""
+    its chart (a timing stack's columns of timers ran past the chart's edge), the comparison
+    picker's names keep their words, and the index's run names stay in view when its table
+    is scrolled to the figures."""
     ctx = browser.new_context(viewport={"width": 390, "height": 800})
     try:
         tab = Watched(ctx.new_page())
@@ -439,6 +440,13 @@ def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, si
         )
         assert sorted(t for t, _ in labels) == sorted(f"run {r['id']}" for r in index["runs"][:3])
         assert all(inside for _, inside in labels), labels
+        # the picker's names stay whole words, not a letter a line beside the run's figures
+        tall = tab.page.evaluate(
+            """() => Array.from(document.querySelectorAll('.picker .pick-name')).filter(n =>
+              n.getBoundingClientRect().height > 2.5 * parseFloat(getComputedStyle(n).lineHeight))
+              .map(n => n.textContent)"""
+        )
+        assert tall == []
         tab.goto(site.as_uri() + "/index.html")
         page = tab.page
         page.evaluate("() => { document.querySelector('.table-wrap').scrollLeft = 300; }")
