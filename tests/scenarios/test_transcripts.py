@@ -363,3 +363,17 @@ def test_a_column_of_durations_is_in_one_unit(planted):
             _column_in_one_unit(html, "slowest-tasks", "mean", means)
             seen["slowest-tasks"] += 1
     assert all(seen.values()), seen
+
+
+def test_the_index_counts_every_warning_it_lists(planted):
+    """The transcripts' warnings (secrets hidden in a trials folder) come in after the
+    index's rows are made: the index's count, on the page and in data/index.json, is still
+    that of data/warnings.json, which the page lists."""
+    site, _ = planted
+    warnings = json.loads((site / "data/warnings.json").read_text())
+    assert any(w["path"].endswith("trace_jobs") for w in warnings)  # (a transcript's secret)
+    assert json.loads((site / "data/index.json").read_text())["totals"]["warnings"] == len(warnings)
+    html = (site / "index.html").read_text(encoding="utf-8")
+    n = len(warnings)
+    assert f'<a href="#warnings">{n} warning{"" if n == 1 else "s"}</a>' in html
+    assert f'Build warnings <small class="dim">({len(warnings)})</small>' in html
