@@ -13,13 +13,12 @@ import shutil
 from pathlib import Path
 
 import msgspec
-import pytest
 
 from sitegen.options import BuildOptions
 from sitegen.present.transcripts import decode, encode
 from sitegen.publish.gate import check_site
 from sitegen.redact import Redactor
-from tests.conftest import schema
+from tests.conftest import column_in_one_unit, schema
 from tests.scenarios.conftest import build_planted
 
 TASKS_JOB = "jobs/plants.flat.tasks.train_700100/"
@@ -257,7 +256,6 @@ def test_every_place_that_names_trials_links_to_a_transcript(planted):
     """The tasks table, its lists, the heatmap, the exceptions table, the findings, the
     slowest tasks and the comparison page's task list link to sampled transcripts, and each
     link leads to a page of the site."""
-    import re
 
     from tests.conftest import page_specs
 
@@ -319,26 +317,6 @@ def test_the_pages_data_with_transcripts_validates_against_the_schemas(planted):
     assert page["transcripts"]["dir"] == TASKS_JOB + "transcripts/"  # the run shows its job's
 
 
-_UNIT_S = {"s": 1, "min": 60, "h": 3600}
-
-
-def _column_in_one_unit(html: str, table_id: str, header: str, seconds: list[float]) -> None:
-    """The ``header`` column of table ``table_id`` names one unit ("rollout (min)") and each
-    of its cells is a bare number in it, ``seconds`` read back to a rounding."""
-    table = html[html.index(f'id="{table_id}"') :].split("</table>")[0]
-    heads = re.findall(r"<th[^>]*>(.*?)</th>", table)
-    (col,) = [i for i, h in enumerate(heads) if h.startswith(header + " (")]
-    unit = re.fullmatch(rf"{header} \((s|min|h)\)", heads[col])
-    assert unit is not None, heads[col]
-    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)
-    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[col] for row in rows]
-    assert len(cells) == len(seconds), table_id
-    per = _UNIT_S[unit[1]]
-    for cell, s in zip(cells, seconds, strict=True):
-        assert re.fullmatch(r"\d+\.\d+", cell), (table_id, cell)  # no "s" beside "min"
-        assert float(cell) * per == pytest.approx(s, abs=0.05 * per)
-
-
 def test_a_column_of_durations_is_in_one_unit(planted):
     """The transcripts list's rollout times and the slowest tasks' means: one unit a column,
     named in its header; "103.4 s" below "2.9 min" read as the longer at a glance."""
@@ -353,14 +331,14 @@ def test_a_column_of_durations_is_in_one_unit(planted):
             listed = (site / entries[0]["url"]).parent / "index.html"
             html = listed.read_text(encoding="utf-8")
             took = [e["duration_s"] for e in entries]
-            _column_in_one_unit(html, "transcripts-table", "rollout", took)
+            column_in_one_unit(html, "transcripts-table", "rollout", took)
             seen["transcripts-table"] += 1
         rollouts = page.get("rollouts") or {}
         slowest = rollouts.get("slowest_tasks") or []
         if slowest and rollouts["overall"]["timed"]:  # (untimed: the section says so alone)
             html = (site / row["url"] / "index.html").read_text(encoding="utf-8")
             means = [s["duration_mean_s"] for s in slowest]
-            _column_in_one_unit(html, "slowest-tasks", "mean", means)
+            column_in_one_unit(html, "slowest-tasks", "mean", means)
             seen["slowest-tasks"] += 1
     assert all(seen.values()), seen
 
