@@ -80,23 +80,43 @@
       var c = layer.encoding && layer.encoding.color;
       if (c && c.legend && typeof c.legend.columns === "number" && c.legend.columns > cols) {
         c.legend = Object.assign({}, c.legend, { columns: cols, labelLimit: LEGEND_COLUMN_PX - 30 });
+      } else if (c && c.legend && c.legend.columns === undefined && c.scale && Array.isArray(c.scale.domain)) {
+        fitKnownLabels(c, layer.encoding.y, (layer.data || spec.data || {}).values || [], width);
       }
     });
     return spec;
   }
 
-  /* The comparison chart's legend names its picks, whose ids differ at their ends
-     ("…train_700201", "…train_700202"): where one row of them is wider than the chart, they
-     go in columns as wide as the longest name (about 6 px a character of Vega's 10 px
-     labels), so no name is cut short, and as many columns as the chart's width holds. */
-  function fitNames(spec, names, width) {
-    var c = spec.encoding && spec.encoding.color;
+  /* A one-row legend whose labels the spec names (its scale's domain: the exception kinds)
+     goes in columns where the plot cannot hold the row. A top legend starts at the plot's
+     left edge, right of a bar chart's names on y (Vega cuts those at 180 px), so on a phone
+     the kinds of the exceptions chart ran past the chart's right edge. */
+  function fitKnownLabels(c, y, values, width) {
+    var names = y && y.type === "nominal" ? values.map(function (v) { return String(v[y.field]); }) : [];
+    var axis = names.length ? Math.min(180, labelsPx(names)) : 40;
+    fitLabels(c, c.scale.domain.map(String), width - axis);
+  }
+
+  /* The widest of ``names`` as Vega draws its 10 px labels: about 6 px a character. */
+  function labelsPx(names) {
+    return Math.max.apply(null, names.map(function (n) { return n.length; })) * 6 + 10;
+  }
+
+  /* Legend labels ``names`` over ``width`` px: where one row of them is wider, they go in
+     columns as wide as the longest (about 6 px a character and 30 for the symbol), so no
+     label is cut short, and as many columns as the width holds. */
+  function fitLabels(c, names, width) {
     if (!width || !c || !names.length) return;
-    var longest = Math.max.apply(null, names.map(function (n) { return n.length; })) * 6 + 30;
     var row = names.reduce(function (w, n) { return w + n.length * 6 + 30; }, 0);
     if (row <= width - 20) return;
-    var colW = Math.min(longest, width - 20);
+    var colW = Math.min(labelsPx(names) + 20, width - 20);
     c.legend = Object.assign({}, c.legend || {}, { columns: Math.max(1, Math.floor((width - 20) / colW)), labelLimit: colW - 25 });
+  }
+
+  /* The comparison chart's legend names its picks, whose ids differ at their ends
+     ("…train_700201", "…train_700202"): fitLabels keeps each name whole. */
+  function fitNames(spec, names, width) {
+    fitLabels(spec.encoding && spec.encoding.color, names, width);
   }
 
   function drawCharts() {

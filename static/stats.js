@@ -130,20 +130,23 @@
         return;
       }
       var v = compare(ref, counts(solved[i + 1], steps));
+      if (!v.tasks) {  // nothing to weigh: say why, not a "can't tell" over dashes and "0 / 0"
+        tools.cell(tr, NO_SHARED_TASK, "l dim").colSpan = 5;
+        body.appendChild(tr);
+        return;
+      }
       tr.setAttribute("data-verdict", v.verdict);
       var verdict = tools.cell(tr, v.verdict + " (" + f.count(v.tasks) + ")", "l verdict-" + v.verdict.replace(/[^a-z]+/g, "-"));
       if (v.tasks < MIN_TASKS) verdict.title = "fewer than " + MIN_TASKS + " shared tasks: no verdict";
-      if (v.tasks) {
-        tools.cell(tr, f.pct(v.ref_rate) + " → " + f.pct(v.pick_rate));
-        tools.cell(tr, points(v.diff) + " (" + points(v.diff_lo) + " to " + points(v.diff_hi) + ")");
-        tools.cell(tr, f.num(v.improvement, 2) + " (" + f.num(v.improvement_lo, 2) + " to " + f.num(v.improvement_hi, 2) + ")");
-      } else {
-        for (var k = 0; k < 3; k++) tools.cell(tr, "–");
-      }
+      tools.cell(tr, f.pct(v.ref_rate) + " → " + f.pct(v.pick_rate));
+      tools.cell(tr, points(v.diff) + " (" + points(v.diff_lo) + " to " + points(v.diff_hi) + ")");
+      tools.cell(tr, f.num(v.improvement, 2) + " (" + f.num(v.improvement_lo, 2) + " to " + f.num(v.improvement_hi, 2) + ")");
       tools.cell(tr, v.only_pick + " / " + v.only_ref + " (p = " + f.num(v.sign_p, 3) + ")");
       body.appendChild(tr);
     });
   }
+
+  var NO_SHARED_TASK = "no task graded in both: not compared";
 
   function points(v) { return window.sitegen.format.num(100 * v, 1); }
 

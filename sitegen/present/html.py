@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import jinja2
+import msgspec
 
 from sitegen import __version__
 from sitegen.errors import BuildWarning
@@ -235,6 +236,11 @@ class Renderer:
     ) -> None:
         if not self._static_kept():
             copy_static(self.writer, self.opts.transcripts_wanted() > 0)
+        # the index counts the warnings it lists: those of the transcripts too, which come
+        # in after the index's rows were made
+        index = msgspec.structs.replace(
+            index, totals=msgspec.structs.replace(index.totals, warnings=len(warnings))
+        )
         self.writer.write("data/index.json", dumps(index))
         self.writer.write("data/warnings.json", dumps(warnings))
         runs_by_id = {r.id: r for r, _ in run_pages}

@@ -36,17 +36,22 @@ def whole_axis(channel: str) -> alt.Axis:
 
     Vega's ``tickMinStep: 1`` does not do it: it only caps the tick count at span + 1,
     and d3 still steps by 0.5 over a span of 1 or 2 (3 ticks over steps 1–3: 1, 1.5, 2,
-    2.5, 3, which format ``d`` labels "1 2 2 3 3"). At most ``floor(span)`` ticks (or
-    Vega-Lite's own ``ceil(size/40)`` when fewer) makes d3's step at least 1, so whole.
+    2.5, 3, which format ``d`` labels "1 2 2 3 3"). At most ``round(span)`` ticks (or
+    Vega-Lite's own ``ceil(size/40)`` when fewer) leaves at least 0.75 of the domain a tick,
+    which d3 rounds to a step of 1 or more, so whole; rounding, not flooring, keeps a tick
+    on each of two steps' bars (a domain of 0.55–2.45, which one tick would mark "2" alone).
     Read from the drawn scale at render time, so it follows the data (the comparison
     page redraws its chart with other rows) and the chart's width."""
     size = "width" if channel == "x" else "height"
-    count = f"min(ceil({size}/40),max(1,floor(span(domain('{channel}')))))"
+    count = f"min(ceil({size}/40),max(1,round(span(domain('{channel}')))))"
     return alt.Axis(format="d", tickCount=alt.ExprRef(expr=count))
 
 
 # Steps are always on x.
 STEP_AXIS = whole_axis("x")
+# ... and span exactly the steps drawn: Vega's default "nice" domain rounds steps 1–16 out
+# to 0–16 and a bar chart's 1–8 (bars 0.55–8.45 wide) to 0–9, ticking steps that never ran.
+STEP_SCALE = alt.Scale(nice=False, zero=False)
 # The one legend every coloured chart uses: on top, solid symbols.
 LEGEND = alt.Legend(orient="top", symbolOpacity=1, symbolStrokeWidth=3)
 
@@ -85,7 +90,10 @@ def progression(rules: bool, marks: bool) -> dict:
         alt.Chart(_data("records"))
         .transform_flatten(list(charts.PROGRESSION_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
-        .encode(x=alt.X("step:Q", title=hole("x_title"), axis=STEP_AXIS), color=colour)
+        .encode(
+            x=alt.X("step:Q", title=hole("x_title"), axis=STEP_AXIS, scale=STEP_SCALE),
+            color=colour,
+        )
     )
     layers: list = [
         base.mark_area(opacity=0.15).encode(y=alt.Y("lo:Q", scale=Y_SCALE), y2=alt.Y2("hi:Q")),
@@ -106,14 +114,14 @@ def progression(rules: bool, marks: bool) -> dict:
         layers.append(
             alt.Chart(_data("rules"))
             .mark_rule(strokeDash=[4, 3], color="#888")
-            .encode(x=alt.X("x:Q"), tooltip=[alt.Tooltip("label:N")])
+            .encode(x=alt.X("x:Q", scale=STEP_SCALE), tooltip=[alt.Tooltip("label:N")])
         )
     if marks:
         layers.append(
             alt.Chart(_data("marks"))
             .mark_point(shape="cross", size=60, color="#e45756")
             .encode(
-                x=alt.X("x:Q"),
+                x=alt.X("x:Q", scale=STEP_SCALE),
                 y=alt.Y("y:Q", scale=Y_SCALE),
                 tooltip=[alt.Tooltip("label:N"), alt.Tooltip("y:Q", format=".4f")],
             )
@@ -128,7 +136,9 @@ def lines(step_axis: bool, points: bool = False) -> dict:
         .transform_flatten(list(charts.LINES_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
         .encode(
-            x=alt.X("x:Q", title=hole("x_title"), axis=STEP_AXIS if step_axis else alt.Axis()),
+            x=alt.X("x:Q", title=hole("x_title"), axis=STEP_AXIS, scale=STEP_SCALE)
+            if step_axis
+            else alt.X("x:Q", title=hole("x_title"), axis=alt.Axis()),
             color=_colour("metric"),
         )
     )
@@ -165,7 +175,7 @@ def stacked_bars(steps: bool = False, count: bool = False) -> dict:
     if steps:
         base = base.transform_calculate(x_start=hole("x_start"), x_end=hole("x_end"))
         x: dict = {
-            "x": alt.X("x_start:Q", title=hole("x_title"), axis=STEP_AXIS),
+            "x": alt.X("x_start:Q", title=hole("x_title"), axis=STEP_AXIS, scale=STEP_SCALE),
             "x2": alt.X2("x_end:Q"),
         }
         x_tip = alt.Tooltip("x:Q", title=hole("x_title"))
@@ -233,7 +243,7 @@ def overlay() -> dict:
         alt.Chart(_data("records"))
         .mark_line(strokeWidth=2)
         .encode(
-            x=alt.X("step:Q", title="step", axis=STEP_AXIS),
+            x=alt.X("step:Q", title="step", axis=STEP_AXIS, scale=STEP_SCALE),
             # not from 0: picks differ by a few hundredths of reward, which a zero-based axis flattens
             y=alt.Y("value:Q", title="reward (smoothed)", scale=alt.Scale(zero=False)),
             color=_colour("name"),

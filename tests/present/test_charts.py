@@ -190,8 +190,41 @@ def test_every_whole_number_axis_caps_its_ticks_at_its_span():
             assert axis == shapes.whole_axis(ch).to_dict(), (name, ch)
             whole.append((name, ch))
     assert shapes.whole_axis("y").to_dict()["tickCount"] == {
-        "expr": "min(ceil(height/40),max(1,floor(span(domain('y')))))"
+        "expr": "min(ceil(height/40),max(1,round(span(domain('y')))))"
     }
     # every step axis and the count axes of the bars and the error stack
     assert {n for n, _ in whole} >= {"progression", "lines_step", "overlay", "bars_h_kinds"}
     assert ("stacked_bars_steps_count", "y") in whole and ("bars_v_one", "y") in whole
+
+
+def _x_encodings(spec: object) -> list[dict]:
+    """Every ``x`` encoding of a spec, at any depth (each layer's)."""
+    if isinstance(spec, list):
+        return [x for v in spec for x in _x_encodings(v)]
+    if not isinstance(spec, dict):
+        return []
+    found = [spec["encoding"]["x"]] if "x" in spec.get("encoding", {}) else []
+    return found + [x for v in spec.values() for x in _x_encodings(v)]
+
+
+def test_a_step_axis_spans_the_steps_drawn_and_no_more():
+    """Vega's default "nice" domain rounded steps 1–16 out to 0–16 and a bar chart of steps
+    1–8 (bars 0.55–8.45 wide) to 0–9: every x scale of a chart over steps, each layer's
+    (a run's restart rules and discarded-step crosses too), is neither niced nor zero-based."""
+    # the charts whose x axis ticks whole numbers, less the horizontal bars (x counts trials)
+    stepped = {
+        n
+        for n in shapes.SHAPES
+        if not n.startswith("bars_h") and any(ch == "x" for ch, _ in whole_axes(charts.skeleton(n)))
+    }
+    assert stepped >= {
+        "progression_rules_marks",
+        "lines_step",
+        "stacked_bars_steps_count",
+        "overlay",
+    }
+    for name in stepped:
+        for x in _x_encodings(charts.skeleton(name)):
+            assert x["scale"] == {"nice": False, "zero": False}, (name, x)
+    # an axis that is not of steps (minutes since the start) keeps Vega's round ends
+    assert all("scale" not in x for x in _x_encodings(charts.skeleton("lines")))

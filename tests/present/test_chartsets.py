@@ -141,7 +141,7 @@ def test_step_bars_keep_gaps_and_count_in_whole_numbers():
     assert enc["x"]["field"] == "x_start" and enc["x"]["type"] == "quantitative"
     assert enc["y"]["axis"] == {
         "format": "d",
-        "tickCount": {"expr": "min(ceil(height/40),max(1,floor(span(domain('y')))))"},
+        "tickCount": {"expr": "min(ceil(height/40),max(1,round(span(domain('y')))))"},
     }
     calc = {t["as"]: t["calculate"] for t in spec["transform"] if "calculate" in t}
     assert calc == {"x_start": "datum.x - 0.45", "x_end": "datum.x + 0.45"}

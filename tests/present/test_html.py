@@ -17,7 +17,7 @@ from sitegen.model.vocabulary import REWARD
 from sitegen.present import charts
 from sitegen.present.formatting import fmt_score
 from sitegen.present.listing import decode_compare_items
-from tests.conftest import BASE_URL, JOB_SECTIONS, load, page_specs
+from tests.conftest import BASE_URL, JOB_SECTIONS, column_in_one_unit, load, page_specs
 
 
 class Meta(HTMLParser):
@@ -345,3 +345,36 @@ def test_batch_chart_names_the_step_still_being_generated(site, index):
         else:
             assert says is None, job["id"]
     assert named  # (the fixture has a log that ends mid-step)
+
+
+def test_the_turns_card_counts_turns_in_whole_numbers(site, index):
+    """A trial's turns are whole: the trials section's turns card reads "1–18", not
+    "1.0000–18.0000" (min and max arrive as floats from the statistics)."""
+    seen = 0
+    for row in [*index["jobs"], *index["runs"]]:
+        turns = (load(site, row["data"]).get("trials") or {}).get("turns") or {}
+        if not turns.get("count"):
+            continue
+        html = (site / row["url"] / "index.html").read_text(encoding="utf-8")
+        card = re.search(r'<div class="k">turns</div>.*?<div class="s">(.*?)</div>', html, re.S)
+        assert card is not None, row["id"]
+        low, high = int(turns["min"]), int(turns["max"])
+        assert f" · {low}–{high} · n={turns['count']}" in card[1], (row["id"], card[1])
+        seen += 1
+    assert seen  # (the fixture has trials)
+
+
+def test_a_chains_durations_are_each_in_one_unit(site, index):
+    """A run's table of jobs prints its step times and the time each restart lost in one
+    unit a column, named in the header ("step time (min)"), as the timing table does."""
+    chains = 0
+    for row in index["runs"]:
+        run = load(site, row["data"])
+        html = (site / row["url"] / "index.html").read_text(encoding="utf-8")
+        lost = {r["job"]: r["discarded_time_s"] for r in run["restarts"]}
+        jobs = run["job_rows"]
+        steps = [j["headline"]["step_time_mean_s"] for j in jobs]
+        column_in_one_unit(html, "chain-table", "step time", steps)
+        column_in_one_unit(html, "chain-table", "time lost", [lost.get(j["id"]) for j in jobs])
+        chains += any(v is not None for v in lost.values())
+    assert chains  # (the fixture has a run that lost time to a restart)

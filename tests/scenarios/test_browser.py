@@ -407,8 +407,9 @@ def test_partial_index_filters_and_sorts_every_run(tab, partial, index):
 
 def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, site, index):
     """At a phone's width (390 px): every legend label of a job page's charts lies inside
-    its chart (a timing stack's columns of timers ran past the chart's edge), and the
-    index's run names stay in view when its table is scrolled to the figures."""
+    its chart (a timing stack's columns of timers ran past the chart's edge), the comparison
+    picker's names keep their words, and the index's run names stay in view when its table
+    is scrolled to the figures."""
     ctx = browser.new_context(viewport={"width": 390, "height": 800})
     try:
         tab = Watched(ctx.new_page())
@@ -439,6 +440,13 @@ def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, si
         )
         assert sorted(t for t, _ in labels) == sorted(f"run {r['id']}" for r in index["runs"][:3])
         assert all(inside for _, inside in labels), labels
+        # the picker's names stay whole words, not a letter a line beside the run's figures
+        tall = tab.page.evaluate(
+            """() => Array.from(document.querySelectorAll('.picker .pick-name')).filter(n =>
+              n.getBoundingClientRect().height > 2.5 * parseFloat(getComputedStyle(n).lineHeight))
+              .map(n => n.textContent)"""
+        )
+        assert tall == []
         tab.goto(site.as_uri() + "/index.html")
         page = tab.page
         page.evaluate("() => { document.querySelector('.table-wrap').scrollLeft = 300; }")
@@ -446,6 +454,47 @@ def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, si
         assert name is not None and name["x"] >= 0 and name["x"] + name["width"] <= 390
     finally:
         ctx.close()
+
+
+def test_a_phone_sees_every_kind_beside_long_exception_names(browser, tmp_path):
+    """The exceptions chart's legend of kinds starts where its bars do, right of the
+    exceptions' names: at a phone's width its four kinds go in columns (the last ran past the
+    chart's edge, "other" cut off), and at a desktop's they stay on one row."""
+    from sitegen.jsonio import script_json
+    from sitegen.present import charts
+
+    names = ["none", "AgentTimeoutError", "DaytonaAuthenticationError", "AgentSetupTimeoutError"]
+    counts = [
+        {"label": n, "value": 40 // (i + 1), "kind": k}
+        for i, (n, k) in enumerate(
+            zip(names, ["none", "model", "infrastructure", "other"], strict=True)
+        )
+    ]
+    spec = charts.bars(counts, "exception", "trials", "kind", "kinds", horizontal=True)
+    static = Path(__file__).resolve().parents[2] / "static"
+    page = tmp_path / "exceptions.html"
+    page.write_text(
+        f"<!doctype html><link rel='stylesheet' href='{(static / 'style.css').as_uri()}'>"
+        "<main><figure class='chart-box'><div class='chart' data-chart='x'></div></figure></main>"
+        f"<script type='application/json' id='chart-specs'>{script_json({'x': spec})}</script>"
+        f"<script src='{(static / 'vendor/vega-bundle.js').as_uri()}'></script>"
+        f"<script src='{(static / 'site.js').as_uri()}'></script>"
+        "<script>sitegen.drawCharts();</script>"
+    )
+    for width, rows in ((360, 4), (1300, 1)):
+        tab = browser.new_page(viewport={"width": width, "height": 800})
+        tab.goto(page.as_uri())
+        tab.wait_for_selector(".chart[data-rendered='1'] svg", state="attached")
+        labels = tab.evaluate(
+            """() => { const box = document.querySelector('.chart svg').getBoundingClientRect();
+              return Array.from(document.querySelectorAll('.role-legend-label text')).map(t => {
+                const r = t.getBoundingClientRect();
+                return [t.textContent, r.right <= box.right + 0.5, Math.round(r.top)]; }); }"""
+        )
+        assert [t for t, _, _ in labels] == ["none", "model", "infrastructure", "other"]
+        assert all(inside for _, inside, _ in labels), (width, labels)
+        assert len({top for _, _, top in labels}) == rows, (width, labels)
+        tab.close()
 
 
 def test_the_index_table_fits_a_desktop_window(tab, site):

@@ -164,3 +164,18 @@ def test_a_summarized_context_is_said_before_the_turns(tab, pbase, planted):
     assert note.startswith("The agent's context was summarized once: earlier turns were replaced")
     assert page.inner_text("#prompt details.tr-first summary") == "The handoff after the summary"
     assert tab.errors == []
+
+
+def test_the_list_of_transcripts_fits_a_laptop_screen(tab, planted):
+    """Why each trial was picked wraps in its cell: the table fits a laptop's 1280 px, where
+    the reasons on one line pushed their ends out of sight behind a sideways scroll."""
+    site, _ = planted
+    tab.page.set_viewport_size({"width": 1280, "height": 1000})
+    tab.goto(site.as_uri() + "/jobs/plants.flat.tasks.train_700100/transcripts/index.html")
+    reasons = tab.page.locator("#transcripts-table tbody td:last-child").all_inner_texts()
+    assert max(map(len, reasons)) > 60, reasons  # (some reasons are long)
+    scroll, client = tab.page.eval_on_selector(
+        ".table-wrap", "el => [el.scrollWidth, el.clientWidth]"
+    )
+    assert scroll <= client, (scroll, client)
+    assert tab.errors == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from sitegen.options import BuildOptions
 from sitegen.present.transcripts import decode, encode
 from sitegen.publish.gate import check_site
 from sitegen.redact import Redactor
-from tests.conftest import schema
+from tests.conftest import column_in_one_unit, schema
 from tests.scenarios.conftest import build_planted
 
 TASKS_JOB = "jobs/plants.flat.tasks.train_700100/"
@@ -255,7 +256,6 @@ def test_every_place_that_names_trials_links_to_a_transcript(planted):
     """The tasks table, its lists, the heatmap, the exceptions table, the findings, the
     slowest tasks and the comparison page's task list link to sampled transcripts, and each
     link leads to a page of the site."""
-    import re
 
     from tests.conftest import page_specs
 
@@ -315,3 +315,43 @@ def test_the_pages_data_with_transcripts_validates_against_the_schemas(planted):
             schema(kind[:-1]).validate(json.loads(p.read_text()))
     page = json.loads((site / "data/runs/plants.flat.tasks.train_700100.json").read_text())
     assert page["transcripts"]["dir"] == TASKS_JOB + "transcripts/"  # the run shows its job's
+
+
+def test_a_column_of_durations_is_in_one_unit(planted):
+    """The transcripts list's rollout times and the slowest tasks' means: one unit a column,
+    named in its header; "103.4 s" below "2.9 min" read as the longer at a glance."""
+    site, _ = planted
+    index = json.loads((site / "data/index.json").read_text())
+    seen = {"transcripts-table": 0, "slowest-tasks": 0}
+    for row in [*index["jobs"], *index["runs"]]:
+        page = json.loads((site / row["data"]).read_text())
+        entries = (page.get("transcripts") or {}).get("entries") or []
+        if entries:
+            # (a run of one job shows its job's list)
+            listed = (site / entries[0]["url"]).parent / "index.html"
+            html = listed.read_text(encoding="utf-8")
+            took = [e["duration_s"] for e in entries]
+            column_in_one_unit(html, "transcripts-table", "rollout", took)
+            seen["transcripts-table"] += 1
+        rollouts = page.get("rollouts") or {}
+        slowest = rollouts.get("slowest_tasks") or []
+        if slowest and rollouts["overall"]["timed"]:  # (untimed: the section says so alone)
+            html = (site / row["url"] / "index.html").read_text(encoding="utf-8")
+            means = [s["duration_mean_s"] for s in slowest]
+            column_in_one_unit(html, "slowest-tasks", "mean", means)
+            seen["slowest-tasks"] += 1
+    assert all(seen.values()), seen
+
+
+def test_the_index_counts_every_warning_it_lists(planted):
+    """The transcripts' warnings (secrets hidden in a trials folder) come in after the
+    index's rows are made: the index's count, on the page and in data/index.json, is still
+    that of data/warnings.json, which the page lists."""
+    site, _ = planted
+    warnings = json.loads((site / "data/warnings.json").read_text())
+    assert any(w["path"].endswith("trace_jobs") for w in warnings)  # (a transcript's secret)
+    assert json.loads((site / "data/index.json").read_text())["totals"]["warnings"] == len(warnings)
+    html = (site / "index.html").read_text(encoding="utf-8")
+    n = len(warnings)
+    assert f'<a href="#warnings">{n} warning{"" if n == 1 else "s"}</a>' in html
+    assert f'Build warnings <small class="dim">({len(warnings)})</small>' in html
