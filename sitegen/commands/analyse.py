@@ -97,18 +97,9 @@ class Sampler(Protocol):
     def make(self, section: TranscriptsSection, group: str) -> Any: ...
 
 
-# What a unit of the analysis costs, for the split between the cores (``_costs``), in units
-# of about 11 µs, fitted to each run's time measured alone on the large benchmark archive
-# (docs/benchmarks.md, "Splitting the analysis"): a run's pages whatever their length, a
-# page's card when the build publishes, a step of each page, a trial (its task and rollout
-# analyses; as much again when transcripts are sampled, as the sampler weighs every trial), a
-# transcript read, redacted and encoded, and a row of a trial table made as a unit of its own.
-RUN_COST = 1600
-CARD_COST = 1000
-STEP_COST = 8
-TRIAL_COST = 2
-TRANSCRIPT_COST = 80
-TABLE_ROW_COST = 0.35
+# What reading, redacting and encoding one sampled transcript costs, in the units of the
+# split below (docs/benchmarks.md, "Transcripts").
+TRANSCRIPT_COST = 180
 
 
 @dataclass
@@ -170,9 +161,10 @@ def site_pages(
     # Runs are analysed independently, their shares in forked children (pages/forkmap.py),
     # the results back in run order.
     picks = transcripts.wanted if transcripts is not None else 0
-    cost = _costs(todo, tabled, picks, cards=make_files is not None and bool(opts.base_url))
     units: list[Run | TrialSet] = [*todo, *tabled]
-    done = fork_map(analyser, units, opts.workers or os.cpu_count() or 1, cost)
+    done = fork_map(
+        analyser, units, opts.workers or os.cpu_count() or 1, _costs(todo, tabled, picks)
+    )
     g = _gather(
         runs,
         kept,
@@ -194,17 +186,20 @@ def site_pages(
     )
 
 
-def _costs(todo: list[Run], tabled: list[TrialSet], picks: int, cards: bool) -> list[float]:
-    """Each unit's rough cost, for the split between the cores (the constants above)."""
-    runs = []
-    for r in todo:
-        pages = 1 + len(r.jobs)
-        cost = RUN_COST + (CARD_COST * pages if cards else 0) + STEP_COST * len(r.blocks) * pages
-        if r.trials:
-            n = len(r.trials.results)
-            cost += TRIAL_COST * n * (2 if picks else 1) + TRANSCRIPT_COST * min(picks, n)
-        runs.append(cost)
-    return runs + [TABLE_ROW_COST * len(ts.results) for ts in tabled]
+def _costs(todo: list[Run], tabled: list[TrialSet], picks: int) -> list[float]:
+    """Each unit's rough cost, for the split between the cores: 8 a step of each of a run's
+    pages, 200 for a run with trials plus 0.85 a trial and the transcripts it samples, 0.35
+    a trial's table row."""
+    runs = [
+        (
+            200 + 0.85 * len(r.trials.results) + TRANSCRIPT_COST * min(picks, len(r.trials.results))
+            if r.trials
+            else 0
+        )
+        + 8 * len(r.blocks) * (1 + len(r.jobs))
+        for r in todo
+    ]
+    return runs + [0.35 * len(ts.results) for ts in tabled]
 
 
 class _Analyser(msgspec.Struct, frozen=True):
