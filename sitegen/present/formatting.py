@@ -131,22 +131,33 @@ def fmt_breakable(name: object) -> Markup:
     return Markup(".<wbr>").join(escape(part) for part in str(name).split("."))
 
 
-def headline_sentence(status: str, h: Headline, trial_success_rate: float | None) -> str:
-    """One sentence with a page's headline numbers (its description and OpenGraph preview)."""
-    parts = [status]
+# The longest end detail a page's description quotes (a traceback's last line can run long).
+DETAIL_CHARS = 120
+
+
+def headline_sentence(
+    status: str, h: Headline, trial_success_rate: float | None, detail: str | None = None
+) -> str:
+    """One sentence with a page's headline numbers (its description and OpenGraph preview):
+    how the job ended and why (``detail``: the time limit, the error a failed job died of),
+    then its steps, reward and times."""
+    facts = []
     if h.first_step is not None:
-        parts.append(f"steps {h.first_step}–{h.last_step}")
+        facts.append(f"steps {h.first_step}–{h.last_step}")
     if h.reward_mean is not None:
-        parts.append(
+        facts.append(
             f"reward mean {fmt_score(h.reward_mean)} (max {fmt_score(h.reward_max)}, last {fmt_score(h.reward_last)})"
         )
     if h.pass_at_k_mean is not None:
-        parts.append(f"{h.pass_label} {fmt_score(h.pass_at_k_mean)}")
+        facts.append(f"{h.pass_label} {fmt_score(h.pass_at_k_mean)}")
     if h.step_time_mean_s is not None:
-        parts.append(f"step time {fmt_dur(h.step_time_mean_s)}")
+        facts.append(f"step time {fmt_dur(h.step_time_mean_s)}")
     if trial_success_rate is not None:
-        parts.append(f"trial success {fmt_pct(trial_success_rate)}")
-    return ", ".join(parts)
+        facts.append(f"trial success {fmt_pct(trial_success_rate)}")
+    if not detail:
+        return ", ".join([status, *facts])
+    why = detail if len(detail) <= DETAIL_CHARS else detail[: DETAIL_CHARS - 1].rstrip() + "…"
+    return f"{status}: {why}" + (f" · {', '.join(facts)}" if facts else "")
 
 
 # -- text outputs: report.md and CSV ------------------------------------------------------------

@@ -218,7 +218,9 @@ class PageFiles:
         }
         meta = {
             "title": f"{page.id} · {page.status}",
-            "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
+            "description": headline_sentence(
+                page.status, page.headline, page.trial_success_rate, page.status_detail
+            ),
             "image": CARD_FILE if card else None,
         }
         files.append(self.html("job.html", rel, ctx, meta))
@@ -259,7 +261,12 @@ class PageFiles:
         }
         meta = {
             "title": f"Run {page.id}",
-            "description": headline_sentence(page.status, page.headline, page.trial_success_rate),
+            "description": headline_sentence(
+                page.status,
+                page.headline,
+                page.trial_success_rate,
+                page.job_rows[-1].status_detail if page.job_rows else None,
+            ),
             "image": image,
         }
         files.append(self.html("run.html", rel, ctx, meta))

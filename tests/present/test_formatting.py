@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sitegen.model.vocabulary import is_finite
 from sitegen.pages.sections import Headline
 from sitegen.present.formatting import (
+    DETAIL_CHARS,
     csv_value,
     dur_unit,
     fixed,
@@ -214,6 +215,17 @@ def test_headline_sentence():
         "complete, steps 1–8, reward mean 0.2500 (max 0.5000, last 0.3750), pass@4 0.6000, "
         "step time 90.0 s, trial success 50.0%"
     )
+    # why a job ended leads, as a chat preview shows it; a long reason is cut to its start
+    assert headline_sentence("cancelled", h, None, "TIME LIMIT") == (
+        "cancelled: TIME LIMIT · steps 1–8, reward mean 0.2500 (max 0.5000, last 0.3750), "
+        "pass@4 0.6000, step time 90.0 s"
+    )
+    assert headline_sentence("failed", _headline(), None, "out of memory (oom_kill)") == (
+        "failed: out of memory (oom_kill)"
+    )
+    long = "Train loop failed at global_step 9: RuntimeError: " + "x" * 200
+    cut = headline_sentence("failed", _headline(), None, long)
+    assert cut == "failed: " + long[: DETAIL_CHARS - 1] + "…" and len(cut) == 8 + DETAIL_CHARS
 
 
 def test_notes_rendered_and_sanitized():

@@ -66,6 +66,8 @@ def test_job_page_unfurls_for_a_chat_crawler(site, index):
     assert job["id"] in m.meta["og:title"]
     desc = m.meta["og:description"]
     assert "cancelled" in desc and f"{job['reward_mean']:.4f}" in desc and "pass@8" in desc
+    # why it ended comes first, as a chat preview cuts the rest
+    assert desc.startswith(f"cancelled: {job['status_detail']} · steps ")
     assert m.meta["twitter:card"] == "summary_large_image"
     assert m.meta["og:image"] == f"{BASE_URL}{job['url']}card.png"
     assert m.links["canonical"] == f"{BASE_URL}{job['url']}"
