@@ -226,6 +226,12 @@ def test_headline_sentence():
     long = "Train loop failed at global_step 9: RuntimeError: " + "x" * 200
     cut = headline_sentence("failed", _headline(), None, long)
     assert cut == "failed: " + long[: DETAIL_CHARS - 1] + "…" and len(cut) == 8 + DETAIL_CHARS
+    exact = "y" * DETAIL_CHARS  # as long as kept whole: not cut
+    assert headline_sentence("failed", _headline(), None, exact) == f"failed: {exact}"
+    spaced = " " + "z" * (DETAIL_CHARS - 3) + " tail"  # cut after a space: no space before "…"
+    assert headline_sentence("failed", _headline(), None, spaced) == (
+        "failed: " + spaced[: DETAIL_CHARS - 2] + "…"
+    )
 
 
 def test_notes_rendered_and_sanitized():
