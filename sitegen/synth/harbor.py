@@ -28,11 +28,14 @@ def _utc(t: datetime) -> str:
     return t.isoformat(timespec="microseconds") + "Z"
 
 
-def _exception(kind: str, at: datetime, version: str) -> dict:
+def _exception(
+    kind: str, at: datetime, version: str, where: str = "trial.py", line: int = 310
+) -> dict:
+    """Harbor's ``ExceptionInfo``; ``where``/``line``: the frame that caught it."""
     info: dict[str, object] = {
         "exception_type": kind,
         "exception_message": f"{kind}: the trial did not finish",
-        "exception_traceback": f'Traceback (most recent call last):\n  File "harbor/trial/trial.py", line 310\n{kind}\n',
+        "exception_traceback": f'Traceback (most recent call last):\n  File "harbor/trial/{where}", line {line}\n{kind}\n',
         # 0.1.x wrote datetime.now(): naive, beside UTC "Z" times in the same file
         "occurred_at": at.isoformat(timespec="microseconds") if version == "0.1.45" else _utc(at),
     }
@@ -72,9 +75,13 @@ _STOPS_IN = {
 }
 
 
+Span = tuple[datetime, datetime]
+_STAGES = ("environment_setup", "agent_setup", "agent_execution", "verifier")
+
+
 def stage_times(
     rng: random.Random, start: datetime, end: datetime, exc: str | None, verified: bool
-) -> dict[str, tuple[datetime, datetime] | None]:
+) -> dict[str, Span | None]:
     """Harbor's stage timestamps, in order inside ``start``..``end``.
 
     Environment setup takes a few percent of the trial, agent setup less, the agent the
@@ -91,7 +98,7 @@ def stage_times(
         "verifier": rng.uniform(0.03, 0.1) if verified else 0.0,
     }
     gap = total * rng.uniform(0.005, 0.02)  # overhead before each stage
-    out: dict[str, tuple[datetime, datetime] | None] = {}
+    out: dict[str, Span | None] = {}
     t = start
     for stage, share in shares.items():
         if stop is not None and out.get(stop) is not None or (stage == "verifier" and not verified):
@@ -110,6 +117,69 @@ def stage_times(
     return out
 
 
+def _steps(
+    rng: random.Random,
+    drawn: Sequence[tuple[str, dict, float, str | None]],
+    lo: datetime,
+    hi: datetime,
+    version: str,
+) -> tuple[list[dict], list[tuple[Span, Span]]]:
+    """A multi-step trial's ``step_results`` (Harbor's ``StepResult``) and each step's agent
+    and verifier spans, one after the other in ``lo``..``hi``.
+
+    Each step first sets up (uploads its workdir, runs its setup.sh), then runs its agent,
+    collects artifacts and runs its verifier: the gaps are a few percent of its time, as is
+    the environment's teardown after the last. An agent's exception is caught as its phase
+    ends; the verifier still grades it (the types drawn here are graded). Each step's agent
+    counts cached tokens of its own.
+    """
+    shares = [
+        (
+            rng.uniform(0.01, 0.04),
+            rng.uniform(1.0, 3.0),
+            rng.uniform(0.005, 0.02),
+            rng.uniform(0.05, 0.15),
+        )
+        for _ in drawn
+    ]
+    teardown = rng.uniform(0.005, 0.02)  # after the last verifier: the environment stops
+    scale = (hi - lo).total_seconds() / (sum(map(sum, shares)) + teardown)
+    t, steps, spans = lo, [], []
+    for (name, ctx, reward, exc), parts in zip(drawn, shares, strict=True):
+        cache = int(ctx["n_input_tokens"] * rng.uniform(0.2, 0.8))  # input counts the cached
+        ctx["n_cache_tokens"] = cache
+        for usage in (ctx.get("model_usage") or {}).values():
+            usage["n_cache_tokens"] = cache
+        marks = []
+        for share in parts:
+            t = min(hi, t + timedelta(seconds=share * scale))
+            marks.append(t)
+        agent, verifier = (marks[0], marks[1]), (marks[2], marks[3])
+        spans.append((agent, verifier))
+        steps.append(
+            {
+                "step_name": name,
+                "agent_result": ctx,
+                "verifier_result": {"rewards": {"reward": reward}},
+                "exception_info": _exception(exc, agent[1], version, "multi_step.py", 184)
+                if exc
+                else None,
+                "agent_execution": _span(agent),
+                "verifier": _span(verifier),
+            }
+        )
+    return steps, spans
+
+
+def _span(times: Span | None) -> dict | None:
+    """Harbor's ``TimingInfo`` of a stage (null: the stage did not run)."""
+    return {"started_at": _utc(times[0]), "finished_at": _utc(times[1])} if times else None
+
+
+def _seconds(times: Span | None) -> float | None:
+    return (times[1] - times[0]).total_seconds() if times else None
+
+
 def harbor_result(
     rng: random.Random,
     variant: str,
@@ -122,9 +192,11 @@ def harbor_result(
     (field order, nulls, computed fields last) and what a reader must take from it.
 
     ``variant``: ``0.1.45`` (no schema_version, no policy, a naive ``occurred_at``),
-    ``0.26`` (single step), ``0.26-multi`` (``step_results``), ``0.26-context`` (the
-    verifier ran after a context overflow and its reward counts), ``0.26-invalid``
-    (a reward Harbor declares invalid).
+    ``0.26`` (single step), ``0.26-multi`` (``step_results``: the agent, its tokens and
+    the verifier on each step, the top level's null), ``0.26-context`` (the verifier ran
+    after a context overflow and its reward counts), ``0.26-invalid`` (a reward Harbor
+    declares invalid). What a reader must take includes ``stages``: the trial's stage
+    seconds and cached tokens (a multi-step trial's agent and verifier: sums over steps).
     """
     version = "0.1.45" if variant == "0.1.45" else "0.26"
     name = _name(rng, task)
@@ -163,31 +235,21 @@ def harbor_result(
             },
         }
     )
-    steps = None
+    drawn: list[
+        tuple[str, dict, float, str | None]
+    ] = []  # each step's (name, agent, reward, exception)
     n_in = n_out = 0
     if variant == "0.26-multi":
-        steps, rewards = [], []
-        n_in = n_out = 0
         turns = 0
         for k, step_name in enumerate(("setup-repo", "fix-bug")):
             st_turns = rng.randint(1, 5)
             ctx, a, b = _agent(rng, st_turns, version)
             n_in, n_out, turns = n_in + a, n_out + b, turns + st_turns
             r = rng.choice((0.0, 1.0))
-            rewards.append(r)
             st_exc = "AgentTimeoutError" if k == 1 and rng.random() < 0.5 else None
             exc = exc or st_exc
-            steps.append(
-                {
-                    "step_name": step_name,
-                    "agent_result": ctx,
-                    "verifier_result": {"rewards": {"reward": r}},
-                    "exception_info": _exception(st_exc, end, version) if st_exc else None,
-                    "agent_execution": {"started_at": _utc(start), "finished_at": _utc(end)},
-                    "verifier": {"started_at": _utc(end), "finished_at": _utc(end)},
-                }
-            )
-        reward = sum(rewards) / len(rewards)  # Harbor's aggregate: the mean over steps
+            drawn.append((step_name, ctx, r, st_exc))
+        reward = sum(d[2] for d in drawn) / len(drawn)  # Harbor's aggregate: the mean over steps
         agent = None
     else:
         agent, n_in, n_out = _agent(rng, turns, version)
@@ -200,21 +262,32 @@ def harbor_result(
     obj["agent_result"] = agent
     obj["verifier_result"] = {"rewards": {"reward": reward}} if reward is not None else None
     if version != "0.1.45":
-        obj["verifier_environment_mode"] = None if steps else "shared"
-    obj["exception_info"] = _exception(exc, end, version) if exc and not steps else None
+        obj["verifier_environment_mode"] = None if drawn else "shared"
+    obj["exception_info"] = _exception(exc, end, version) if exc and not drawn else None
     obj["started_at"] = _utc(start)
     obj["finished_at"] = _utc(end)
     if stage_rng is None:
-        for stage in ("environment_setup", "agent_setup", "agent_execution", "verifier"):
-            obj[stage] = {
-                "started_at": _utc(start),
-                "finished_at": _utc(start + timedelta(seconds=5)),
-            }
+        spans: dict[str, Span | None] = dict.fromkeys(
+            _STAGES, (start, start + timedelta(seconds=5))
+        )
     else:
-        for stage, times in stage_times(stage_rng, start, end, exc, True).items():
-            obj[stage] = (
-                {"started_at": _utc(times[0]), "finished_at": _utc(times[1])} if times else None
-            )
+        spans = stage_times(stage_rng, start, end, exc, True)
+    steps = None
+    exec_s, verifier_s = _seconds(spans["agent_execution"]), _seconds(spans["verifier"])
+    cache_tokens = agent["n_cache_tokens"] if agent else 0
+    if drawn:
+        # Each step's agent and verifier, after the trial's agent setup (trial/multi_step.py);
+        # from a generator of the trial's own, so that the other trials stay as they were.
+        setup, last = spans["agent_setup"], spans["verifier"] if stage_rng is not None else None
+        lo, hi = setup[1] if setup else start, last[1] if last else end
+        steps, timed = _steps(random.Random(obj["id"]), drawn, lo, hi, version)
+        spans["agent_execution"] = spans["verifier"] = None  # Harbor sets them on the steps
+        # what a reader must find: the sums over the steps
+        exec_s = sum((a[1] - a[0]).total_seconds() for a, _ in timed)
+        verifier_s = sum((v[1] - v[0]).total_seconds() for _, v in timed)
+        cache_tokens = sum(ctx["n_cache_tokens"] for _, ctx, _, _ in drawn)
+    for stage, times in spans.items():
+        obj[stage] = _span(times)
     if version != "0.1.45":
         obj["step_results"] = steps
         valid = obj["verifier_result"] is not None and all(
@@ -223,6 +296,13 @@ def harbor_result(
         obj["reward_valid"] = valid
         if not valid:
             reward = None  # Harbor says it does not count
+    stages = {
+        "env_setup_s": _seconds(spans["environment_setup"]),
+        "agent_setup_s": _seconds(spans["agent_setup"]),
+        "agent_exec_s": exec_s,
+        "verifier_s": verifier_s,
+        "cache_tokens": cache_tokens,
+    }
     seen = {
         "exception": exc,
         "reward": reward,
@@ -230,6 +310,7 @@ def harbor_result(
         "input_tokens": n_in,
         "output_tokens": n_out,
         "duration_s": (end - start).total_seconds(),
+        "stages": stages,
     }
     return json.dumps(obj, indent=4, ensure_ascii=False), seen
 
@@ -278,4 +359,5 @@ def write_harbor_trials(
         (d / "result.json").write_text(text)
         task = tasks[i % len(tasks)]
         _record(truth, seen["exception"], seen["reward"], seen["turns"], task, step_of(windows, at))
+        truth.stages.append({"duration_s": seen["duration_s"], **seen["stages"]})
     return truth

@@ -31,6 +31,10 @@ class TrialsTruth:
     # Each training trial written: (task, the step whose window it started in, reward); the
     # step is None outside every window (or without windows).
     placed: list[tuple[str, int | None, float | None]] = field(default_factory=list)
+    # Each Harbor-shaped trial's duration, stage seconds and cached tokens as a reader must
+    # find them (a multi-step trial's agent and verifier times and cached tokens: the sums
+    # over its steps), in ``placed``'s order; empty from the other writers.
+    stages: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {
@@ -45,6 +49,7 @@ class TrialsTruth:
             "turns_by_exception": self.turns_by_exception,
             "turns_by_outcome": self.turns_by_outcome,
             "per_trial": [list(t) for t in self.placed],
+            "per_trial_stages": self.stages,
         }
 
 
