@@ -11,8 +11,10 @@ time column is printed in one unit over every row (:func:`step_time_unit`), the 
 HTML holds and the rows the script adds alike, named in the column's header.
 
 ``compare/items.js`` is written column-wise with the comparison table's figures as printed
-(made here too), each config value once, and a job equal to its run (a run of one job)
-points at the run's entry instead of repeating it (:func:`compare_items`).
+(made here too; its durations in seconds, which ``site.js`` prints in one unit over the rows
+the reader picked, by the rule of :func:`~sitegen.present.formatting.dur_unit`), each config
+value once, and a job equal to its run (a run of one job) points at the run's entry instead
+of repeating it (:func:`compare_items`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from sitegen.present.formatting import (
     DASH,
     dur_unit,
     fixed,
-    fmt_dur,
     fmt_dur_in,
     fmt_num,
     fmt_pct,
@@ -250,7 +251,8 @@ def rows_data(groups: Sequence[ListingGroup], unit: str) -> dict:
 
 ITEM_COLUMNS = ["kind", "id", "url", "status", "cells", "last_activity", "findings", "config",
                 "tasks"]  # fmt: skip
-# The comparison table's figures, as printed (templates/compare.html's columns after status).
+# The comparison table's figures, as printed (templates/compare.html's columns after status),
+# but for step_time and gen_wait: seconds, printed by site.js in one unit over the picks.
 CELL_COLUMNS = ["steps", "reward_mean", "reward_max", "reward_last", "pass_at_k", "step_time",
                 "gen_wait", "gen_wait_share", "avg_tokens", "staleness", "success", "error"]  # fmt: skip
 # A finding's detail is not listed: it is the tooltip of a picked item's finding, written with
@@ -258,9 +260,14 @@ CELL_COLUMNS = ["steps", "reward_mean", "reward_max", "reward_last", "pass_at_k"
 FINDING_COLUMNS = ["id", "severity", "title", "section"]
 
 
-def compare_cells(it: CompareItem) -> list[str]:
+def compare_cells(it: CompareItem) -> list[str | float | None]:
     """An item's figures in the comparison table (:data:`CELL_COLUMNS`), printed here by the
-    page formatters as the index prints them, so no script rounds a figure differently."""
+    page formatters as the index prints them, so no script rounds a figure differently.
+
+    The durations (``step_time``, ``gen_wait``) are seconds (``None``: none) instead: their
+    column's unit depends on the rows the reader picks, so ``site.js`` picks it and prints
+    them (``durUnit``, ``durIn``: :func:`dur_unit` and :func:`fmt_dur_in` ported, their
+    rounding the site's one rule; the browser tests hold them to these)."""
     h = it.headline
     stale = fmt_num(h.staleness_mean, 3)
     if is_finite(h.staleness_max):
@@ -273,14 +280,18 @@ def compare_cells(it: CompareItem) -> list[str]:
         DASH
         if not is_finite(h.pass_at_k_mean)
         else f"{fmt_score(h.pass_at_k_mean)} @{h.pass_at_k}",
-        fmt_dur(h.step_time_mean_s),
-        fmt_dur(h.gen_wait_mean_s),
+        _seconds(h.step_time_mean_s),
+        _seconds(h.gen_wait_mean_s),
         fmt_pct(h.gen_wait_share),
         fmt_num(h.avg_tokens_mean, 1),
         stale,
         fmt_pct(it.trial_success_rate),
         fmt_pct(it.trial_error_rate),
     ]
+
+
+def _seconds(v: float | None) -> float | None:
+    return v if is_finite(v) else None
 
 
 def picker_chains(index: IndexPage) -> list[tuple[str, list[str]]]:

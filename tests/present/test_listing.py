@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 from sitegen.pages.objects import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.present import listing
-from sitegen.present.formatting import dur_unit, fmt_dur, fmt_dur_in, fmt_num, fmt_pct, fmt_score
+from sitegen.present.formatting import dur_unit, fmt_dur_in, fmt_num, fmt_pct, fmt_score
 from sitegen.present.listing import (
     compare_items,
     decode_compare_items,
@@ -192,16 +192,22 @@ def test_compare_items_print_as_the_index_and_list_as_it(site, index):
             assert got["cells"]["steps"] == fmt_num(h["steps"])
             for k in ("reward_mean", "reward_max", "reward_last"):
                 assert got["cells"][k] == fmt_score(h[k])
-            assert got["cells"]["step_time"] == fmt_dur(h["step_time_mean_s"])
+            # durations in seconds: the page prints them in one unit over the picks
+            assert got["cells"]["step_time"] == h["step_time_mean_s"]
+            assert got["cells"]["gen_wait"] == h["gen_wait_mean_s"]
             assert got["cells"]["gen_wait_share"] == fmt_pct(h["gen_wait_share"])
             assert got["cells"]["success"] == fmt_pct(r["trial_success_rate"])
             assert got["cells"]["error"] == fmt_pct(r["trial_error_rate"])
-    # the same strings as the index's rows
+    # the same strings as the index's rows (a step time in the index's unit)
     idx = IndexPage.from_json(index)
     unit = step_time_unit(idx)
     rows = {(g.run.kind, g.run.id): g.run for g in listing_groups(idx, unit)}
     for (kind, rid), row in rows.items():
-        assert by[(kind, rid)]["cells"]["reward_mean"] == (row.reward_mean or "–")
+        cells = by[(kind, rid)]["cells"]
+        assert [cells["reward_mean"], fmt_dur_in(cells["step_time"], unit)] == [
+            row.reward_mean or "–",
+            row.step_time or "–",
+        ]
     # a run of one job is stored once: its job's row points at it
     short = [r for r in value["rows"] if len(r) == 4]
     assert short and all(value["rows"][r[3]][0] == "run" for r in short)
