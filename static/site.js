@@ -200,6 +200,23 @@
   /* formatting.fmt_pct: a fraction as a percentage, k decimals (1 unless given). */
   function pct(v, k) { return typeof v !== "number" || !isFinite(v) ? DASH : fixed(100 * v, k === undefined ? 1 : k) + "%"; }
 
+  /* formatting.dur_unit: the one unit of a column of durations (seconds), from its largest. */
+  function durUnit(values) {
+    var top = 0;
+    values.forEach(function (v) { if (typeof v === "number" && isFinite(v) && v > top) top = v; });
+    return top < 120 ? "s" : top < 36000 ? "min" : "h";
+  }
+
+  /* formatting.fmt_dur_in: seconds as a bare number in the column's unit; a value too small
+     to show in it is "< 0.1" (s) or "< 0.01" (min, h), not a zero. */
+  var DUR_UNITS = { s: [1, 1, 0.1], min: [60, 2, 0.01], h: [3600, 2, 0.01] };  // per, decimals, least
+  function durIn(v, unit) {
+    if (typeof v !== "number" || !isFinite(v)) return DASH;
+    var u = DUR_UNITS[unit], x = v / u[0];
+    if (0 < x && x < u[2] / 2) return "< " + fixed(u[2], u[1]);
+    return fixed(x, u[1]);
+  }
+
   /* -- tasks table (job and run pages) --------------------------------------------------- */
   var CATEGORY = { learned: "Learned", forgotten: "Forgotten", always: "Always solved", never: "Never solved", mixed: "Mixed" };
 
@@ -791,6 +808,11 @@
     var key = function (it) { return it.kind + ":" + it.id; };
     var byKey = {};
     items.forEach(function (it) { byKey[key(it)] = it; });
+    // the table's columns of durations: their cells' place in an item, their header's label
+    var cellColumns = (store["compare-items"] || { cell_columns: [] }).cell_columns;
+    var durHeads = Array.prototype.map.call(document.querySelectorAll("#compare-table th[data-dur]"), function (th) {
+      return { th: th, at: cellColumns.indexOf(th.getAttribute("data-dur")), label: th.textContent };
+    });
     var params = new URLSearchParams(window.location.search);
     var metricSelect = document.getElementById("metric-select");
     if (params.get("metric")) metricSelect.value = params.get("metric");
@@ -956,6 +978,12 @@
       pickedList();
       var tbody = document.querySelector("#compare-table tbody");
       tbody.innerHTML = "";
+      // each column of durations (seconds) in one unit over the picks, named in its header
+      var units = {};
+      durHeads.forEach(function (h) {
+        units[h.at] = durUnit(selected.map(function (k) { return byKey[k].cells[h.at]; }));
+        h.th.textContent = h.label + " (" + units[h.at] + ")";
+      });
       selected.forEach(function (k, i) {
         var it = byKey[k];
         var tr = document.createElement("tr");
@@ -967,14 +995,10 @@
         a.href = "../" + it.url + "index.html"; a.textContent = it.kind + " " + it.id;
         name.appendChild(sw); name.appendChild(a);
         tr.appendChild(name);
-        // the figures as sitegen/present/listing.py printed them (compare_cells)
-        var cells = [it.status].concat(it.cells);
-        cells.forEach(function (c, j) {
-          var td = document.createElement("td");
-          if (j === 0) td.className = "l";
-          td.textContent = c;
-          tr.appendChild(td);
-        });
+        // the figures as sitegen/present/listing.py printed them (compare_cells), the
+        // durations in their column's unit
+        cell(tr, it.status, "l");
+        it.cells.forEach(function (c, j) { cell(tr, j in units ? durIn(c, units[j]) : c); });
         tbody.appendChild(tr);
       });
       document.getElementById("empty-note").hidden = selected.length > 0;
@@ -1035,7 +1059,7 @@
   window.sitegen = {
     data: data, drawCharts: drawCharts, initTasks: initTasks, comparePage: comparePage, initIndex: initIndex,
     // (the tests hold them to formatting.py's)
-    format: { num: num, score: score, pct: pct, count: count, vegaFixed: vegaFixed }
+    format: { num: num, score: score, pct: pct, count: count, vegaFixed: vegaFixed, durUnit: durUnit, durIn: durIn }
   };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initIndex);
   else initIndex();

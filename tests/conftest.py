@@ -267,15 +267,16 @@ def unprivileged(code: str, *args: str, writable: Path | None = None) -> str:
 _UNIT_S = {"s": 1, "min": 60, "h": 3600}
 
 
-def column_in_one_unit(html: str, table_id: str, header: str, seconds: list[float | None]) -> None:
+def column_in_one_unit(html: str, table_id: str, header: str, seconds: list[float | None]) -> str:
     """The ``header`` column of table ``table_id`` names one unit ("rollout (min)") and each
-    of its cells is a bare number in it, ``seconds`` read back to a rounding ("–": None)."""
+    of its cells is a bare number in it, ``seconds`` read back to a rounding ("–": None).
+    Returns the unit."""
     table = html[html.index(f'id="{table_id}"') :].split("</table>")[0]
     heads = re.findall(r"<th[^>]*>(.*?)</th>", table)
     (col,) = [i for i, h in enumerate(heads) if h.startswith(header + " (")]
     unit = re.fullmatch(rf"{header} \((s|min|h)\)", heads[col])
     assert unit is not None, heads[col]
-    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.S)
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table.split("</thead>")[1], re.S)
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[col] for row in rows]
     assert len(cells) == len(seconds), table_id
     per = _UNIT_S[unit[1]]
@@ -285,3 +286,4 @@ def column_in_one_unit(html: str, table_id: str, header: str, seconds: list[floa
             continue
         assert re.fullmatch(r"\d+\.\d+", cell), (table_id, cell)  # no "s" beside "min"
         assert float(cell) * per == pytest.approx(s, abs=0.05 * per)
+    return unit[1]

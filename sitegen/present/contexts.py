@@ -43,6 +43,7 @@ class RunContext(_PageContext):
 class IndexContext(TypedDict):
     index: IndexPage
     groups: list[ListingGroup]  # the newest runs' rows (listing.first_groups)
+    step_unit: str  # the step time column's unit, over every row (listing.step_time_unit)
     rows_file: str  # every run's rows (listing.ROWS_FILE), loaded by static/site.js
     secrets: list[BuildWarning]  # one per input that held secrets: where, which kinds
     warnings: list[BuildWarning]  # every other warning (damaged input), the first 500

@@ -310,11 +310,14 @@ class Renderer:
                 (t.trials, "trial"),
             )
         )
-        groups = listing.listing_groups(index)
-        self.writer.write(listing.ROWS_FILE, script_data("index-rows", listing.rows_data(groups)))
+        unit = listing.step_time_unit(index)
+        groups = listing.listing_groups(index, unit)
+        rows = listing.rows_data(groups, unit)
+        self.writer.write(listing.ROWS_FILE, script_data("index-rows", rows))
         ctx: IndexContext = {
             "index": index,
             "groups": listing.first_groups(groups, listing.INDEX_ROWS),
+            "step_unit": unit,
             "rows_file": listing.ROWS_FILE,
             "secrets": [_kinds_hidden(w) for w in warnings if w.message.startswith(SECRETS_HIDDEN)],
             "warnings": [w for w in warnings if not w.message.startswith(SECRETS_HIDDEN)][:500],

@@ -6,11 +6,15 @@ needed to read them); every run's row is in ``index-rows.js`` beside it, which
 ``static/site.js`` loads as soon as the reader sorts, filters or asks for all of them. Both
 render the same :class:`ListingRow`: display strings made here, once, by the page's own
 formatters, so a row drawn by the script cannot print a number differently from one the
-template drew (``tests/scenarios/test_browser.py`` compares them cell by cell).
+template drew (``tests/scenarios/test_browser.py`` compares them cell by cell). The step
+time column is printed in one unit over every row (:func:`step_time_unit`), the rows the
+HTML holds and the rows the script adds alike, named in the column's header.
 
 ``compare/items.js`` is written column-wise with the comparison table's figures as printed
-(made here too), each config value once, and a job equal to its run (a run of one job)
-points at the run's entry instead of repeating it (:func:`compare_items`).
+(made here too; its durations in seconds, which ``site.js`` prints in one unit over the rows
+the reader picked, by the rule of :func:`~sitegen.present.formatting.dur_unit`), each config
+value once, and a job equal to its run (a run of one job) points at the run's entry instead
+of repeating it (:func:`compare_items`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,15 @@ import msgspec
 
 from sitegen.model.vocabulary import is_finite
 from sitegen.pages.objects import CompareItem, Headline, IndexPage, JobRow, RunRow
-from sitegen.present.formatting import DASH, fixed, fmt_dur, fmt_num, fmt_pct, fmt_score
+from sitegen.present.formatting import (
+    DASH,
+    dur_unit,
+    fixed,
+    fmt_dur_in,
+    fmt_num,
+    fmt_pct,
+    fmt_score,
+)
 
 INDEX_ROWS = 100  # table rows (runs and their jobs) the index's HTML holds, newest runs first
 ROWS_FILE = "index-rows.js"  # every row, beside index.html (a script: file:// has no fetch)
@@ -51,8 +63,8 @@ class ListingRow(msgspec.Struct, frozen=True):
     reward_last: str | None
     pass_at_k: str | None
     pass_k: int | None
-    step_time: str | None
-    step_time_s: float | None  # the sort key of "13.9 min" and "1.20 h"
+    step_time: str | None  # in the column's unit (step_time_unit), bare: "13.90"
+    step_time_s: float | None  # its sort key, in seconds ("< 0.01" sorts too)
     gen_wait: str | None
     success: str | None
     error: str | None
@@ -126,8 +138,16 @@ def _when(iso: str | None) -> str | None:
     return iso[:16].replace("T", " ") if iso else None
 
 
-def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
-    """A run's row (``chain``: its jobs) or a job's row (no chain)."""
+def step_time_unit(index: IndexPage) -> str:
+    """The one unit of the index's step time column (:func:`dur_unit`): over every run and
+    job, each of which the table lists (a job in its run's group, or as its run of one)."""
+    rows: list[RunRow | JobRow] = [*index.runs, *index.jobs]
+    return dur_unit(x.headline.step_time_mean_s for x in rows)
+
+
+def listing_row(r: RunRow | JobRow, unit: str, chain: Sequence[JobRow] = ()) -> ListingRow:
+    """A run's row (``chain``: its jobs) or a job's row (no chain), its step time in
+    ``unit`` (the column's, :func:`step_time_unit`)."""
     h: Headline = r.headline
     is_run = isinstance(r, RunRow)
     solo = chain[0] if is_run and len(chain) == 1 else None
@@ -148,7 +168,7 @@ def listing_row(r: RunRow | JobRow, chain: Sequence[JobRow] = ()) -> ListingRow:
         reward_last=_shown(fmt_score(h.reward_last)),
         pass_at_k=_shown(fmt_score(h.pass_at_k_mean)),
         pass_k=h.pass_at_k,
-        step_time=_shown(fmt_dur(h.step_time_mean_s)),
+        step_time=_shown(fmt_dur_in(h.step_time_mean_s, unit)),
         step_time_s=round(h.step_time_mean_s, 1) if is_finite(h.step_time_mean_s) else None,
         gen_wait=_shown(fmt_pct(h.gen_wait_share)),
         success=_shown(fmt_pct(r.trial_success_rate)),
@@ -192,14 +212,15 @@ def run_order(index: IndexPage) -> list[RunRow]:
     return order + [r for r in index.runs if not r.last_activity]
 
 
-def listing_groups(index: IndexPage) -> list[ListingGroup]:
-    """Every run with its jobs, in :func:`run_order`."""
+def listing_groups(index: IndexPage, unit: str) -> list[ListingGroup]:
+    """Every run with its jobs, in :func:`run_order`, step times in ``unit``
+    (:func:`step_time_unit`)."""
     chains = index.jobs_by_run()
     groups = []
     for r in run_order(index):
         chain = chains.get(r.id, [])
-        jobs = tuple(listing_row(j) for j in chain) if len(chain) > 1 else ()
-        groups.append(ListingGroup(listing_row(r, chain), jobs))
+        jobs = tuple(listing_row(j, unit) for j in chain) if len(chain) > 1 else ()
+        groups.append(ListingGroup(listing_row(r, unit, chain), jobs))
     return groups
 
 
@@ -216,10 +237,12 @@ def first_groups(groups: Sequence[ListingGroup], rows: int = INDEX_ROWS) -> list
     return out
 
 
-def rows_data(groups: Sequence[ListingGroup]) -> dict:
-    """``index-rows.js``'s value: the columns, and per run its row then its jobs' rows."""
+def rows_data(groups: Sequence[ListingGroup], unit: str) -> dict:
+    """``index-rows.js``'s value: the columns, the step time's unit, and per run its row
+    then its jobs' rows."""
     return {
         "columns": ROW_COLUMNS,
+        "step_time_unit": unit,
         "groups": [[g.run.to_list(), [j.to_list() for j in g.jobs]] for g in groups],
     }
 
@@ -228,7 +251,8 @@ def rows_data(groups: Sequence[ListingGroup]) -> dict:
 
 ITEM_COLUMNS = ["kind", "id", "url", "status", "cells", "last_activity", "findings", "config",
                 "tasks"]  # fmt: skip
-# The comparison table's figures, as printed (templates/compare.html's columns after status).
+# The comparison table's figures, as printed (templates/compare.html's columns after status),
+# but for step_time and gen_wait: seconds, printed by site.js in one unit over the picks.
 CELL_COLUMNS = ["steps", "reward_mean", "reward_max", "reward_last", "pass_at_k", "step_time",
                 "gen_wait", "gen_wait_share", "avg_tokens", "staleness", "success", "error"]  # fmt: skip
 # A finding's detail is not listed: it is the tooltip of a picked item's finding, written with
@@ -236,9 +260,14 @@ CELL_COLUMNS = ["steps", "reward_mean", "reward_max", "reward_last", "pass_at_k"
 FINDING_COLUMNS = ["id", "severity", "title", "section"]
 
 
-def compare_cells(it: CompareItem) -> list[str]:
+def compare_cells(it: CompareItem) -> list[str | float | None]:
     """An item's figures in the comparison table (:data:`CELL_COLUMNS`), printed here by the
-    page formatters as the index prints them, so no script rounds a figure differently."""
+    page formatters as the index prints them, so no script rounds a figure differently.
+
+    The durations (``step_time``, ``gen_wait``) are seconds (``None``: none) instead: their
+    column's unit depends on the rows the reader picks, so ``site.js`` picks it and prints
+    them (``durUnit``, ``durIn``: :func:`dur_unit` and :func:`fmt_dur_in` ported, their
+    rounding the site's one rule; the browser tests hold them to these)."""
     h = it.headline
     stale = fmt_num(h.staleness_mean, 3)
     if is_finite(h.staleness_max):
@@ -251,14 +280,18 @@ def compare_cells(it: CompareItem) -> list[str]:
         DASH
         if not is_finite(h.pass_at_k_mean)
         else f"{fmt_score(h.pass_at_k_mean)} @{h.pass_at_k}",
-        fmt_dur(h.step_time_mean_s),
-        fmt_dur(h.gen_wait_mean_s),
+        _seconds(h.step_time_mean_s),
+        _seconds(h.gen_wait_mean_s),
         fmt_pct(h.gen_wait_share),
         fmt_num(h.avg_tokens_mean, 1),
         stale,
         fmt_pct(it.trial_success_rate),
         fmt_pct(it.trial_error_rate),
     ]
+
+
+def _seconds(v: float | None) -> float | None:
+    return v if is_finite(v) else None
 
 
 def picker_chains(index: IndexPage) -> list[tuple[str, list[str]]]:

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 from sitegen.pages.objects import CompareItem, Headline, IndexPage, JobRow, RunRow
 from sitegen.present import listing
-from sitegen.present.formatting import fmt_dur, fmt_num, fmt_pct, fmt_score
+from sitegen.present.formatting import dur_unit, fmt_dur_in, fmt_num, fmt_pct, fmt_score
 from sitegen.present.listing import (
     compare_items,
     decode_compare_items,
@@ -16,7 +16,9 @@ from sitegen.present.listing import (
     listing_row,
     spark_code,
     spark_points,
+    step_time_unit,
 )
+from tests.conftest import column_in_one_unit
 from tests.present.test_html import _script_data
 
 HEADLINE = list(Headline.__struct_fields__)
@@ -40,13 +42,14 @@ def test_spark_points_are_integers_from_left_to_right_edge():
 def test_listing_rows_print_what_the_page_formatters_print(index, run_pages):
     idx = IndexPage.from_json(index)
     chains = idx.jobs_by_run()
+    unit = step_time_unit(idx)
     for run in idx.runs:
-        row = listing_row(run, chains[run.id])
+        row = listing_row(run, unit, chains[run.id])
         h = run.headline
         assert row.kind == "run" and row.url == run.url and row.jobs == len(chains[run.id])
         assert row.reward_mean == (None if h.reward_mean is None else fmt_score(h.reward_mean))
         assert row.step_time == (
-            None if h.step_time_mean_s is None else fmt_dur(h.step_time_mean_s)
+            None if h.step_time_mean_s is None else fmt_dur_in(h.step_time_mean_s, unit)
         )
         assert row.gen_wait == (None if h.gen_wait_share is None else fmt_pct(h.gen_wait_share))
         assert row.discarded == run.discarded_steps
@@ -55,7 +58,7 @@ def test_listing_rows_print_what_the_page_formatters_print(index, run_pages):
         if row.job:
             assert row.job_url == chains[run.id][0].url
     job = idx.jobs[0]
-    jr = listing_row(job)
+    jr = listing_row(job, unit)
     assert jr.kind == "job" and jr.jobs == 0 and jr.job is None and jr.discarded == 0
 
 
@@ -106,7 +109,7 @@ def test_groups_newest_first_and_the_first_rows_cut_at_a_group():
             _row("d", "2026-01-01T00:00:00")]  # fmt: skip
     jobs = [_row("c1", None, "c"), _row("c2", None, "c"), _row("a1", None, "a"),
             _row("b1", None, "b"), _row("d1", None, "d")]  # fmt: skip
-    groups = listing_groups(_index(runs, jobs))
+    groups = listing_groups(_index(runs, jobs), "s")
     # newest first; equal times keep the index's order; no time last
     assert [g.run.id for g in groups] == ["c", "a", "d", "b"]
     assert [j.id for j in groups[0].jobs] == ["c1", "c2"] and groups[1].jobs == ()
@@ -115,9 +118,60 @@ def test_groups_newest_first_and_the_first_rows_cut_at_a_group():
     assert [g.run.id for g in first_groups(groups, 4)] == ["c", "a"]  # 3 rows + 1 row
     assert [g.run.id for g in first_groups(groups, 5)] == ["c", "a", "d"]
     assert [g.run.id for g in first_groups(groups, 1)] == ["c"]  # never empty
-    data = listing.rows_data(groups)
+    data = listing.rows_data(groups, "s")
     assert len(data["groups"]) == 4 and data["columns"] == listing.ROW_COLUMNS
     assert all(len(r) == len(data["columns"]) for g in data["groups"] for r in [g[0], *g[1]])
+
+
+def _timed(row: dict, step_s: float | None) -> dict:
+    return row | {"headline": row["headline"] | {"step_time_mean_s": step_s}}
+
+
+def test_the_step_time_column_is_in_one_unit_over_every_row():
+    """The index's step times are printed in one unit, chosen over every run and job it
+    lists: runs of 90 s and 100 s beside a job of 7300 s are all in minutes ("1.50", not
+    "90.0 s" above "121.7 min"), a 0.2 s one is "< 0.01", none is "–"; the rows file
+    names the unit and the sort key stays in seconds."""
+    runs = [_timed(_row("a", "2026-01-02T00:00:00"), 90.0),
+            _timed(_row("c", "2026-01-03T00:00:00"), 100.0),
+            _timed(_row("e", "2026-01-01T00:00:00"), None)]  # fmt: skip
+    jobs = [_timed(_row("a1", None, "a"), 90.0), _timed(_row("c1", None, "c"), 0.2),
+            _timed(_row("c2", None, "c"), 7300.0), _timed(_row("e1", None, "e"), None)]  # fmt: skip
+    idx = _index(runs, jobs)
+    assert step_time_unit(idx) == "min"  # (a job's 7300 s; every run is below 2 min)
+    assert step_time_unit(_index(runs, jobs[:2])) == "s"
+    groups = listing_groups(idx, step_time_unit(idx))
+    rows = [r for g in groups for r in (g.run, *g.jobs)]
+    assert [(r.id, r.step_time, r.step_time_s) for r in rows] == [
+        ("c", "1.67", 100.0),
+        ("c1", "< 0.01", 0.2),
+        ("c2", "121.67", 7300.0),
+        ("a", "1.50", 90.0),
+        ("e", None, None),
+    ]
+    data = listing.rows_data(groups, "min")
+    assert data["step_time_unit"] == "min"
+    at = data["columns"].index("step_time")
+    assert [g[0][at] for g in data["groups"]] == ["1.67", "1.50", None]
+
+
+def test_the_index_prints_its_step_times_in_one_unit(site, index):
+    """The index page's step time column and the rows index-rows.js adds: one unit over
+    every run and job (dur_unit), named in the header, each cell a bare number in it."""
+    html = (site / "index.html").read_text(encoding="utf-8")
+    _, data = _script_data(site / listing.ROWS_FILE)
+    seconds = {
+        (kind, r["id"]): r["headline"]["step_time_mean_s"]
+        for kind in ("run", "job")
+        for r in index[kind + "s"]
+    }
+    col = {c: i for i, c in enumerate(data["columns"])}
+    rows = [(r[col["kind"]], r[col["id"]], r) for g in data["groups"] for r in (g[0], *g[1])]
+    took = [seconds[kind, rid] for kind, rid, _ in rows]
+    unit = column_in_one_unit(html, "runs-table", "step time", took)
+    assert unit == data["step_time_unit"] == dur_unit(seconds.values())
+    for s, (_, _, r) in zip(took, rows, strict=True):  # the rows the script adds: the same
+        assert r[col["step_time"]] == (None if s is None else fmt_dur_in(s, unit))
 
 
 def test_compare_items_print_as_the_index_and_list_as_it(site, index):
@@ -138,15 +192,19 @@ def test_compare_items_print_as_the_index_and_list_as_it(site, index):
             assert got["cells"]["steps"] == fmt_num(h["steps"])
             for k in ("reward_mean", "reward_max", "reward_last"):
                 assert got["cells"][k] == fmt_score(h[k])
-            assert got["cells"]["step_time"] == fmt_dur(h["step_time_mean_s"])
+            # durations in seconds: the page prints them in one unit over the picks
+            assert got["cells"]["step_time"] == h["step_time_mean_s"]
+            assert got["cells"]["gen_wait"] == h["gen_wait_mean_s"]
             assert got["cells"]["gen_wait_share"] == fmt_pct(h["gen_wait_share"])
             assert got["cells"]["success"] == fmt_pct(r["trial_success_rate"])
             assert got["cells"]["error"] == fmt_pct(r["trial_error_rate"])
-    # the same strings as the index's rows
-    rows = {(g.run.kind, g.run.id): g.run for g in listing_groups(IndexPage.from_json(index))}
+    # the same strings as the index's rows (a step time in the index's unit)
+    idx = IndexPage.from_json(index)
+    unit = step_time_unit(idx)
+    rows = {(g.run.kind, g.run.id): g.run for g in listing_groups(idx, unit)}
     for (kind, rid), row in rows.items():
         cells = by[(kind, rid)]["cells"]
-        assert [cells["reward_mean"], cells["step_time"]] == [
+        assert [cells["reward_mean"], fmt_dur_in(cells["step_time"], unit)] == [
             row.reward_mean or "–",
             row.step_time or "–",
         ]
@@ -154,7 +212,7 @@ def test_compare_items_print_as_the_index_and_list_as_it(site, index):
     short = [r for r in value["rows"] if len(r) == 4]
     assert short and all(value["rows"][r[3]][0] == "run" for r in short)
     # the picker's groups: the index's order, each run with its jobs in chain order
-    order = [g.run.id for g in listing_groups(IndexPage.from_json(index))]
+    order = [g.run.id for g in listing_groups(idx, unit)]
     assert [items[g[0]]["id"] for g in value["groups"]] == order
     for g in value["groups"]:
         run = next(r for r in index["runs"] if r["id"] == items[g[0]]["id"])

@@ -469,15 +469,16 @@ def check_index(docs: dict, truth: dict) -> None:
     assert totals["trials"] == sum(t["total"] for t in truth["trials"].values())
 
 
-def _cells(h: dict, trials: dict | None) -> list[str]:
-    """A comparison row's cells, written from the truth's figures as a reader reads them."""
+def _cells(h: dict, trials: dict | None) -> list:
+    """A comparison row's cells, written from the truth's figures as a reader reads them (the
+    durations in seconds: the page prints them in one unit over the picks)."""
     stale = h["staleness_mean"]
     return [
         str(h["steps"]),
         *(f"{h[k]:.4f}" for k in ("reward_mean", "reward_max", "reward_last")),
         f"{h['pass_at_k_mean']:.4f} @{h['pass_at_k']}",
-        f"{h['step_time_mean_s'] / 60:.1f} min",
-        f"{h['gen_wait_mean_s'] / 60:.1f} min",
+        _approx(h["step_time_mean_s"]),
+        _approx(h["gen_wait_mean_s"]),
         f"{h['gen_wait_share']:.1%}",
         f"{h['avg_tokens_mean']:,.1f}",
         f"{stale:.3f} (max {h['staleness_max']:g})" if stale is not None else "\u2013",

@@ -22,7 +22,14 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError("CI must install Debian's chromium for the browser tests")
     pytest.skip("no chromium on this machine", allow_module_level=True)
 
-from sitegen.present.formatting import fixed, fmt_dur, fmt_num, fmt_pct, fmt_score  # noqa: E402
+from sitegen.present.formatting import (  # noqa: E402
+    dur_unit,
+    fixed,
+    fmt_dur_in,
+    fmt_num,
+    fmt_pct,
+    fmt_score,
+)
 from tests.conftest import JOB_SECTIONS, load, made_once  # noqa: E402
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -235,8 +242,11 @@ def test_compare_selection_survives_reload(tab, base, site, index):
     times = page.eval_on_selector_all(
         "#compare-table tbody tr td:nth-child(8)", "els => els.map(e => e.textContent)"
     )
-    for r, cell in zip(runs, times, strict=True):  # step time as the other pages print it
-        assert cell == fmt_dur(r["headline"]["step_time_mean_s"]), cell
+    # step time as the run pages print a column of them: one unit, named in the header
+    unit = dur_unit(r["headline"]["step_time_mean_s"] for r in runs)
+    assert page.text_content("#compare-table th:nth-child(8)") == f"step time ({unit})"
+    for r, cell in zip(runs, times, strict=True):
+        assert cell == fmt_dur_in(r["headline"]["step_time_mean_s"], unit), cell
     for r, cell in zip(runs, stale, strict=True):
         worst = r["headline"]["staleness_max"]
         if worst is None:
@@ -549,6 +559,15 @@ def test_the_script_rounds_as_the_pages_do(tab, site):
     ]
     wrong = [(v, g, w) for v, g, w in zip(values, got, want, strict=True) if g != w]
     assert wrong == []
+    # a column of durations (the comparison table's): its unit, and each value in every unit
+    seconds = [*values, None, 119.99, 120.0, 35999.9, 36000.0, 0.0499, 0.05, 0.3, 17.9, 18.0]
+    durs = tab.page.evaluate(
+        """(vs) => { const f = sitegen.format;
+          return vs.map(v => [f.durUnit([1, v]), f.durIn(v, 's'), f.durIn(v, 'min'), f.durIn(v, 'h')]); }""",
+        seconds,
+    )
+    in_units = [[dur_unit([1, v]), *(fmt_dur_in(v, u) for u in ("s", "min", "h"))] for v in seconds]
+    assert [(v, g, w) for v, g, w in zip(seconds, durs, in_units, strict=True) if g != w] == []
     assert want[0][3] == "0.3708" and want[TRICKY.index(1.005)][2] == "1.01"
     assert want[TRICKY.index(-0.0)][3] == "0.0000" and want[TRICKY.index(1e-7)][3] == "1.000e-07"
     # the charts' tooltips: ".4f" and ",.2f" drawn by the same rule
@@ -573,6 +592,7 @@ TEAM_RUNS = 500
 def team_compare(site: Path, index: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample's site with a comparison list of 500 runs (every fifth of three jobs), made
     by listing.compare_items from synthetic items: the picker as a team archive fills it.
+    Run n's step time is n²/2 s, its generation wait 1.5·n s.
     Each item's folder is one of the sample's runs (its curves load; they are not drawn)."""
     from sitegen.pages.objects import CompareItem, Headline
     from sitegen.present.listing import compare_items
@@ -588,6 +608,9 @@ def team_compare(site: Path, index: dict, tmp_path_factory: pytest.TempPathFacto
         h = dict.fromkeys(Headline.__struct_fields__) | {
             "steps": 10 + n % 7,
             "reward_mean": n / 1000,
+            # from seconds to a day: a column of them spans units (run 1 has none)
+            "step_time_mean_s": n * n / 2 if n != 1 else None,
+            "gen_wait_mean_s": n * 1.5,
         }
         return CompareItem.from_json(
             {
@@ -683,4 +706,44 @@ def test_the_picker_finds_and_keeps_picks_among_500_runs(tab, team_compare):
         "#compare-table tbody tr td:nth-child(4)", "els => els.map(e => e.textContent)"
     )
     assert cells == ["0.0070", "0.4200"]
+    assert tab.errors == []
+
+
+def test_a_compared_duration_column_is_in_one_unit_over_the_picks(tab, team_compare):
+    """The comparison table's step times and generation waits: each column in one unit over
+    the rows picked (as formatting.dur_unit picks it), named in its header, each cell a bare
+    number in it, by formatting.fmt_dur_in's rounding; dropping the longest pick changes the
+    unit of the rows left."""
+    page = tab.page
+    picked = [1, 3, 7, 420]  # step times: none, 4.5 s, 24.5 s, 24.5 h
+    runs = ",".join(f"team.sweep-{n:04d}" for n in picked)
+    page.goto(team_compare.as_uri() + f"/compare/index.html?runs={runs}")
+    page.wait_for_load_state("load")
+
+    def column(at: int) -> tuple[str, list[str]]:
+        head = page.text_content(f"#compare-table th:nth-child({at})")
+        cells = page.eval_on_selector_all(
+            f"#compare-table tbody tr td:nth-child({at})", "els => els.map(e => e.textContent)"
+        )
+        return head, cells
+
+    def expect(label: str, seconds: list[float | None]) -> tuple[str, list[str]]:
+        unit = dur_unit(seconds)
+        return f"{label} ({unit})", [fmt_dur_in(s, unit) for s in seconds]
+
+    step = [None if n == 1 else n * n / 2 for n in picked]
+    wait = [n * 1.5 for n in picked]
+    assert (
+        column(8)
+        == expect("step time", step)
+        == ("step time (h)", ["–", "< 0.01", "0.01", "24.50"])
+    )
+    assert (
+        column(9)
+        == expect("gen wait", wait)
+        == ("gen wait (min)", ["0.03", "0.08", "0.18", "10.50"])
+    )
+    page.click("#picked-list .chip[title='drop run team.sweep-0420']")
+    assert column(8) == ("step time (s)", ["–", "4.5", "24.5"])
+    assert column(9) == ("gen wait (s)", ["1.5", "4.5", "10.5"])
     assert tab.errors == []

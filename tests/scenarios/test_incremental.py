@@ -23,10 +23,12 @@ from sitegen.commands.build import build
 from sitegen.discover.archive import CACHE_MARKER
 from sitegen.options import BuildOptions
 from sitegen.pages import forkmap
-from sitegen.present import html, pagefiles
+from sitegen.present import html, listing, pagefiles
 from sitegen.read import parse
 from sitegen.read import trials as trials_reader
 from sitegen.synth import TRUTH_FILE, synth
+from tests.conftest import column_in_one_unit
+from tests.present.test_html import _script_data
 
 
 def _data(site: Path) -> dict[str, object]:
@@ -109,6 +111,39 @@ def test_grown_console_log_is_read_on(tmp_path):
     j2 = json.loads((out / "data/jobs/flat.chain-b.train_600301.json").read_text())
     assert j2["last_step"] == j["last_step"] + 1 and j2["reward_last"] == 0.9
     assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
+
+
+def test_a_rebuild_that_changes_the_step_time_unit_prints_every_row_in_it(tmp_path):
+    """The index prints its step times in one unit over every row; a grown log whose step
+    hung for days moves that unit from minutes to hours, and the rows of the runs carried
+    over from the last build are printed in hours too, as a clean build prints them."""
+    archive = tmp_path / "a"
+    synth(archive, seed=22, steps=8, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    first = build(opts)
+
+    def step_time_column() -> str:
+        index = json.loads((out / "data/index.json").read_text())
+        took = {
+            (kind, r["id"]): r["headline"]["step_time_mean_s"]
+            for kind in ("run", "job")
+            for r in index[kind + "s"]
+        }
+        _, rows = _script_data(out / listing.ROWS_FILE)
+        kind, rid = rows["columns"].index("kind"), rows["columns"].index("id")
+        listed = [took[r[kind], r[rid]] for g in rows["groups"] for r in (g[0], *g[1])]
+        html = (out / "index.html").read_text(encoding="utf-8")
+        return column_in_one_unit(html, "runs-table", "step time", listed)
+
+    assert step_time_column() == "min"
+    log = archive / "flat/chain-b/train_600301.out"
+    j = json.loads((out / "data/jobs/flat.chain-b.train_600301.json").read_text())
+    _append(log, STEP.format(n=j["last_step"] + 1).replace("'100.0000'", "'1000000.0000'"))
+    r = build(opts)
+    assert r.runs_kept == first.runs - 1  # every other run's row made again from its numbers
+    assert step_time_column() == "h"
+    _same_as_clean(out, opts, tmp_path / "clean")
 
 
 def test_parallel_equals_serial(tmp_path):
