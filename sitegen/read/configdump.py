@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 # without it (present/yamltext.py).
 
 
+# How many of a dump's blank lines are tried as its end when the whole is not YAML.
+CONFIG_CUT_TRIES = 4
+
+
 class ConfigDump(ParserCore):
     """The parser's config-dump reader (a part of :class:`~sitegen.read.logparse.LogParser`)."""
 
@@ -52,8 +56,7 @@ class ConfigDump(ParserCore):
         lines = self.config_lines
         assert lines is not None
         if self.config_blanks:
-            if self.config_cut is None:
-                self.config_cut = len(lines)
+            self.config_cuts.append(len(lines))
             lines.extend([""] * min(self.config_blanks, MAX_CONFIG_LINES - len(lines)))
             self.config_blanks = 0
         if len(lines) < MAX_CONFIG_LINES:
@@ -73,19 +76,30 @@ class ConfigDump(ParserCore):
 
         self.config_done = True
         lines, self.config_lines = self.config_lines or [], None
-        cut, self.config_cut, self.config_blanks = self.config_cut, None, 0
+        cuts, self.config_cuts, self.config_blanks = self.config_cuts, [], 0
         text = "\n".join(lines)
         problems: list[tuple[int, str]] = []
         try:
             try:
                 data = load_config(text, problems)
-            except yaml.YAMLError:
-                if cut is None:
+            except yaml.YAMLError as exc:
+                # An indented line after a blank one was no string's: the dump had ended at
+                # that blank line. Read it up to the last blank line before where YAML failed
+                # (those before it may be a string's: yaml.dump's multi-line strings), then
+                # the few before that: a bounded number of tries, however many blank lines.
+                mark = getattr(exc, "problem_mark", None)
+                at = line_of(text, mark) if mark is not None else len(lines)
+                tries = [c for c in cuts if c <= at][-CONFIG_CUT_TRIES:]
+                for i, cut in enumerate(reversed(tries), 1):
+                    text, problems = "\n".join(lines[:cut]), []
+                    try:
+                        data = load_config(text, problems)
+                        break
+                    except yaml.YAMLError:
+                        if i == len(tries):
+                            raise
+                else:
                     raise
-                # The indented line after a blank one was no string's (the dump had ended):
-                # the dump up to that blank line, if that is YAML.
-                text, problems = "\n".join(lines[:cut]), []
-                data = load_config(text, problems)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = self.config_line + (line_of(text, mark) if mark is not None else 0)

@@ -93,7 +93,7 @@ class ParserState:
     config_line: int = 0
     config_done: bool = False
     config_blanks: int = 0  # blank lines of the dump's process held: inside a string, or its end
-    config_cut: int | None = None  # the dump's lines before the first blank line kept in it
+    config_cuts: list[int] = field(default_factory=list)  # the dump's lines before each blank run
     config: dict | None = None
     batches: _Batches = field(default_factory=_Batches)
     eval_batches: _Batches = field(default_factory=_Batches)

@@ -151,3 +151,32 @@ def test_a_blank_line_still_ends_the_dump():
         after=(P + '  File "x.py", line 3, in <module>: bad: [', P + "ValueError: x"),
     )
     assert log.config == {"data": {"x": 1}, "trainer": {"run_name": "r"}} and not log.warnings
+
+
+def test_a_dump_with_a_multi_line_string_ends_at_its_own_blank_line():
+    """The blank lines inside a string are not the dump's end: with an indented line that is
+    no YAML after the dump, it is read up to its own last blank line, the string whole."""
+    import yaml
+
+    config = {
+        "data": {"x": 1},
+        "generator": {"system_prompt": "line one\n\nline two"},
+        "trainer": {"run_name": "r"},
+    }
+    junk = (P + '  File "x.py", line 3, in <module>: bad: [', P + "ValueError: x")
+    log = _dump_log(yaml.dump(config), after=junk)
+    assert log.config == config and not log.warnings
+
+
+def test_a_dump_of_many_blank_lines_is_tried_a_bounded_number_of_times(monkeypatch):
+    """However many blank lines a dump holds (a planted one: thousands), a dump that is not
+    YAML is parsed at most 1 + CONFIG_CUT_TRIES times before its warning."""
+    from sitegen.read import configdump
+
+    calls = []
+    real = configdump.load_config
+    monkeypatch.setattr(configdump, "load_config", lambda *a: calls.append(1) or real(*a))
+    dump = "data:\n" + "".join(f"  k{i}: 'a\n\n  b'\n" for i in range(3000))
+    log = _dump_log(dump, after=(P + "  : : [", P + "  ]]"))
+    assert len(calls) <= 1 + configdump.CONFIG_CUT_TRIES
+    assert log.config is not None and len(log.config["data"]) == 3000 and not log.warnings
