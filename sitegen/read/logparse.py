@@ -25,6 +25,7 @@ from sitegen.read.lines import (
 from sitegen.read.logstate import (
     MAX_WARNINGS_PER_KIND,
     ParserState,
+    _Batches,
     _PendingBlock,
 )
 from sitegen.read.markers import (
@@ -337,17 +338,23 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         elif c == "L":
             m = LOAD_CKPT_RE.match(msg)
             if m:
-                self.resume_path = self.redact(ln.number, m.group(1))
+                own = not self._trained()  # the job's own start, not a restart within it
+                path = self.redact(ln.number, m.group(1))
+                if own:
+                    self.resume_path = path
                 s = CKPT_STEP_RE.search(m.group(1))
                 if s:
-                    self.resumed_from = int(s.group(1))
-                    self._start_from(self.resumed_from, ln.number)
+                    if own:
+                        self.resumed_from = int(s.group(1))
+                    self._start_from(int(s.group(1)), ln.number)
                 return
         elif c == "R":
             m = RESUME_RE.match(msg)
             if m:
                 step = int(m.group(1))
-                if step == 0:
+                if self._trained():
+                    pass  # a restart within the job: the job's own start stays as it was
+                elif step == 0:
                     # The fully-async trainer logs "Resumed training from global_step 0" after
                     # "No checkpoint found": a start from scratch, not a resume.
                     self.fresh_start = True
@@ -357,7 +364,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 return
         elif c == "N" or c == "C":
             if msg.startswith(FRESH_STARTS):
-                self.fresh_start = True
+                if not self._trained():
+                    self.fresh_start = True
                 self._start_from(0, ln.number)
                 return
         elif c == "v":
@@ -377,6 +385,13 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 self.planned_steps = int(m.group(1))
                 return
 
+    def _trained(self) -> bool:
+        """Whether this log holds a step already: a resume or fresh-start line after one is
+        an attempt that died within the job being run again, not the job's own start (the
+        job's ``resumed_from``, ``resume_path`` and ``fresh_start`` stay its first attempt's,
+        which is what its run's resume chain is stitched by)."""
+        return bool(self.console or self.mirror or self.text_steps)
+
     def _start_from(self, step: int, line: int) -> None:
         """Training (re)starts after ``step`` (a resume from it, or 0 from scratch).
 
@@ -384,9 +399,13 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         the same job (a job script that runs the trainer again, docs/formats.md §4.7): the
         next attempt logs them again, and its values, times and batches are the steps'. The
         earlier attempt's are dropped, with a warning; its batches stay in the job's totals.
+        How the earlier attempt ended is not how the job ends, and the batches it ran after
+        its last step belong to no step of the next.
         """
         self.last_done = step
         self._text_flush()  # a timed step of the earlier attempt, if it was still open
+        self.batch_pending = _Batches()
+        self.end_marker = self.end_detail = self.oom_line = None
         gone = sorted(
             {s for store in (self.console, self.mirror, self.text_steps) for s in store if s > step}
         )

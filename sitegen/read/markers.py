@@ -57,6 +57,10 @@ SLURM_CANCEL_RE = re.compile(
 SLURM_FAILED_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?FAILED \(([^)]*)\) \*\*\*"
 )
+# "*** %s ON %s UNCORRECTABLE MEMORY ERROR AT %s ***": a node's memory failed under the job
+SLURM_MEMORY_RE = re.compile(
+    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?UNCORRECTABLE MEMORY ERROR AT \S+ \*\*\*"
+)
 SLURM_OOM_RE = re.compile(rf"^{SLURMSTEPD} error: Detected (\d{{1,18}}) oom[_-]kill event")
 # "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")

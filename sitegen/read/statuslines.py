@@ -12,7 +12,7 @@ from collections import Counter
 from sitegen.model.vocabulary import is_finite
 from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
-from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_FAILED_RE, SLURM_OOM_RE
+from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_FAILED_RE, SLURM_MEMORY_RE, SLURM_OOM_RE
 from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import V0_PREFIX, is_stats_like
 
@@ -61,7 +61,20 @@ class StatusLines(ParserCore):
             return
         m = SLURM_FAILED_RE.match(msg)
         if m:
-            self.end_marker, self.end_detail = "failed", f"SLURM: {m.group(1)}"
+            # SLURM says so after the cause: a trainer's error or an oom_kill read before stays
+            # the job's end; after "Training done!" the job's training is complete all the same
+            if self.end_marker is None:
+                self.end_marker, self.end_detail = "failed", f"SLURM: {m.group(1)}"
+            elif self.end_marker == "complete":
+                self.warn(
+                    ln.number,
+                    "slurm",
+                    f"SLURM ended the job as failed ({m.group(1)}) after its training completed",
+                )
+            return
+        m = SLURM_MEMORY_RE.match(msg)
+        if m:
+            self.end_marker, self.end_detail = "failed", "uncorrectable memory error"
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
 

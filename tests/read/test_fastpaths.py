@@ -263,7 +263,10 @@ LINE_KINDS = {
     ],
     "engine_noise": lambda i: [ENGINE + b"WARNING 02-08 00:56:55 [serving.py:1] Request truncated"],
     # a colour code too long for a 12-byte look-back before the loguru separator
-    "long_colour": lambda i: [_lg(f"Resumed training from global_step {i}", b"\x1b[38;5;214;1;4m")],
+    # (a resume three steps back: after steps it is a restart within the job, which drops them)
+    "long_colour": lambda i: [
+        _lg(f"Resumed training from global_step {max(i - 3, 1)}", b"\x1b[38;5;214;1;4m")
+    ],
     "batch": lambda i: [
         _lg("Batch generation complete: 7/8 successful, 1 failed instances, 0 masked")
     ],
@@ -309,11 +312,12 @@ def test_bad_lines_in_a_block_warn_at_their_lines_and_the_rest_is_read():
         (lines["utf8"], "invalid"),
         (lines["nul_marker"], "NUL"),
         (lines["cut_utf8"], "invalid"),
+        (lines["long_colour"], "training"),  # the restart it reads
     ]
-    # markers on, right after and after bad lines are all read
-    assert [b.step for b in got.blocks] == [1, 4, 10]
+    # markers on, right after and after bad lines are all read: the long colour code's
+    # resume to step 9 (a restart within the job) drops step 10
+    assert [b.step for b in got.blocks] == [1, 4]
     assert got.end_marker == "failed"  # the oom line, after the end line on a bad line
-    assert got.resumed_from == 12  # the long colour code's loguru line
     assert got.lines == len(data.split(b"\n")) - 1
 
 

@@ -220,12 +220,47 @@ def test_slurm_cancel_glued_after_a_bar():
             "cancelled",
             "TIME LIMIT",
         ),
+        # a node's memory failed under the job
+        (
+            [
+                "slurmstepd: error: *** JOB 7 ON gpu-3 UNCORRECTABLE MEMORY ERROR AT "
+                "2026-05-09T14:41:14 ***"
+            ],
+            "failed",
+            "uncorrectable memory error",
+        ),
+        # SLURM's "FAILED" comes after the cause: the cause read before it stays the job's end
+        (
+            [
+                lg("Train loop failed at global_step 2: RuntimeError: CUDA error: out of memory"),
+                "slurmstepd: error: *** JOB 7 ON gpu-3 FAILED (non-zero exit code or other failure mode) ***",
+            ],
+            "failed",
+            "Train loop failed at global_step 2: RuntimeError: CUDA error: out of memory",
+        ),
+        (
+            [
+                "slurmstepd: error: Detected 1 oom_kill event in StepId=7.0. Some of the step "
+                "tasks have been OOM Killed.",
+                "slurmstepd: error: *** JOB 7 ON gpu-3 FAILED (non-zero exit code or other failure mode) ***",
+            ],
+            "failed",
+            "out of memory (oom_kill)",
+        ),
     ],
 )
 def test_slurm_end_lines_as_slurmstepd_writes_them(lines, marker, detail):
     log = parse([lg("start"), *lines])
     assert (log.end_marker, log.end_detail) == (marker, detail)
     assert not log.warnings
+
+
+def test_slurm_failing_a_job_whose_training_completed_keeps_it_complete_with_a_warning():
+    line = "slurmstepd: error: *** JOB 7 ON gpu-3 FAILED (non-zero exit code or other failure mode) ***"
+    log = parse([lg("start"), lg("Training done!"), line])
+    assert (log.end_marker, log.end_detail) == ("complete", None)
+    (w,) = log.warnings
+    assert w.line == 3 and "failed (non-zero exit code" in w.message
 
 
 def test_model_text_that_looks_like_a_header_is_not_a_marker():
@@ -675,3 +710,46 @@ def test_an_attempt_that_died_within_the_job_gives_way_to_the_next(restart, star
     (w,) = log.warnings
     assert w.line == lines.index(lg(restart[0], "2026-02-08 11:00:00.000")) + 1
     assert f"after step {start} " in w.message
+    # the job's own start stays its first attempt's (a fresh start: no resume to stitch by)
+    assert log.fresh_start and log.resumed_from is None and log.resume_path is None
+
+
+def _died(end: list[str]) -> list[str]:
+    """A job whose first attempt logs steps 1-7, then ``end`` (how it died), then a second
+    attempt that resumes from step 5's checkpoint and logs steps 6-9, each after a batch of
+    8 with 7 successes; the job still runs."""
+    return [
+        lg("Loading checkpoint from: /ck/global_step_3"),
+        lg("Resuming from global_step: 3"),
+        *_attempt(range(4, 8), "0.1000", 10, 1),
+        *end,
+        lg("Loading checkpoint from: /ck/global_step_5", "2026-02-08 11:00:00.000"),
+        lg("Resuming from global_step: 5", "2026-02-08 11:00:00.000"),
+        *_attempt(range(6, 10), "0.9000", 11, 7),
+    ]
+
+
+def test_a_restart_within_the_job_leaves_the_job_s_resume_and_end_as_the_next_attempt_makes_them():
+    """The first attempt's end (its error) is not the job's, which runs on; its batches after
+    its last step belong to no step of the next attempt; and the job's resume is its own
+    start's, the one its run's chain is stitched by."""
+    batches = [
+        lg("Starting batch generation for 8 trials (mode=training)", "2026-02-08 10:59:00.000"),
+        lg(
+            "Batch generation complete: 0/8 successful, 8 failed instances, 0 masked",
+            "2026-02-08 10:59:00.000",
+        ),
+    ]
+    died = [
+        lg(
+            "Train loop failed at global_step 8: RuntimeError: NCCL timeout",
+            "2026-02-08 10:59:30.000",
+        )
+    ]
+    log = parse(_died(batches * 2 + died))
+    assert (log.end_marker, log.end_detail) == (None, None)
+    per = {s: (b.batches, b.successful, b.failed) for s, b in log.batches_per_step.items()}
+    assert per[6] == (1, 7, 1) and per[4] == (1, 1, 7)
+    assert log.batches.batches == 4 + 2 + 4  # every batch ran: the totals keep them
+    assert (log.resumed_from, log.resume_path) == (3, "/ck/global_step_3")
+    assert not log.fresh_start
