@@ -48,6 +48,13 @@ KEYS = {
     "Corrupted": "corrupted",
 }
 REQUIRED = frozenset({"gen_tps", "running", "waiting"})
+# How every version's stats message starts after its "Engine NNN: " (a line cut short
+# within it, or right after the prefix, is a stats line too).
+# vLLM logs other messages under the same prefix, none of them stats: "Engine 000: vllm
+# cache_config_info with initialization after num_gpu_blocks is: 31406" (at start, INFO
+# up to 0.10), "Engine 000: MFU: 12.3 TF/s/GPU 456.7 GB/s/GPU" (each interval, with
+# --enable-mfu-metrics).
+STATS_START = "Avg"
 BUCKET_S = 60
 
 
@@ -170,6 +177,8 @@ class VllmAccumulator:
             return None
         vals = parse_stats(text)
         if not vals.keys() >= REQUIRED:
+            if not vals and not STATS_START.startswith(text[: len(STATS_START)]):
+                return None  # another message of the engine's: not a stats line at all
             return "vLLM stats line without throughput/running/waiting: ignored"
         self.add(ln.pid, ln.ip, index, vals, when)
         return None

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.read.vllm import VllmAccumulator, is_stats_like, parse_stats
+from tests.read.test_logparse import E, lg, parse
 
 num = st.floats(0, 5000, allow_nan=False).map(lambda x: round(x, 1))
 count = st.integers(0, 999)
@@ -173,3 +174,44 @@ def test_vllm_time_takes_its_year_from_the_last_loguru_time(ref, hint, mdhms, wa
     p = LogParser("x.out", Redactor(), year_hint=hint)
     p.last_time = None if ref is None else datetime(*ref)
     assert p._vllm_time(mdhms) == (None if want is None else datetime(*want))
+
+
+# vLLM's other messages under an engine's "Engine NNN: ", as loggers.py writes them.
+OTHER_ENGINE_MESSAGES = (
+    "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 31406",
+    "Engine 001: MFU: 12.3 TF/s/GPU 456.7 GB/s/GPU",
+)
+
+
+@pytest.mark.parametrize("message", OTHER_ENGINE_MESSAGES)
+def test_other_engine_messages_are_no_stats_and_no_warning(message):
+    stats = (
+        "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 200.0 "
+        "tokens/s, Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 5.0%, "
+        "Prefix cache hit rate: 50.0%"
+    )
+    lines = [lg("start")] + [
+        f"{E}INFO 02-08 00:5{i}:50 [loggers.py:127] {m}" for i, m in enumerate([message, stats])
+    ]
+    log = parse(lines)
+    assert not log.warnings
+    (e,) = log.vllm.engines
+    assert (e.samples, e.gen_tps_sum, e.waiting_sum) == (1, 200.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    "message",
+    (
+        "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throu",  # cut short
+        "Engine 000: Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 5.0%",
+        "Engine 000: Avg",
+        "Engine 000: Av",
+        "Engine 000: ",
+    ),
+)
+def test_a_stats_line_missing_a_needed_field_is_still_warned_about(message):
+    log = parse([lg("start"), f"{E}INFO 02-08 00:56:50 [loggers.py:127] {message}"])
+    assert [(w.line, w.message) for w in log.warnings] == [
+        (2, "vLLM stats line without throughput/running/waiting: ignored")
+    ]
+    assert not log.vllm.engines
