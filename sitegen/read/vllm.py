@@ -22,6 +22,10 @@ ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
 ENGINE_START_RE = re.compile(r"^(?:Engine \d+|\d+ Engines Aggregated):")
 # The V0 engine's line (docs/formats.md §5): no "Engine NNN:", Pending for Waiting, a final ".".
 V0_PREFIX = "Avg prompt throughput: "
+# With prefix caching on, the V0 engine logs its hit rate on a line of its own right after
+# its stats line; a negative rate is one of a cache not in use.
+V0_RATE_PREFIX = "Prefix cache hit rate: GPU: "
+V0_RATE_RE = re.compile(r"^Prefix cache hit rate: GPU: (-?[0-9]+(?:\.[0-9]+)?)%, CPU: ")
 STEP_RE = re.compile(r"^vLLM Stats \(step (\d{1,18})\):\s*(.*)$")  # (as markers.STEP_RE)
 # "engines=4, running(peak/med)=10/5, kv(peak/med)=80.0%/41.0%": key=value, values maybe "a/b"
 # (read from where its run of word characters starts, digits before the name skipped: the
@@ -74,6 +78,9 @@ class _Engine:
     prefix_sum: float = 0.0
     prefix_n: int = 0
     preempt_max: float = 0.0
+    # A V0 sample awaiting its hit rate line (docs/formats.md §5.3), and its time bucket.
+    rate_due: bool = False
+    rate_bucket: int | None = None
 
 
 @dataclass
@@ -104,7 +111,7 @@ class _Bucket:
 
 def is_stats_like(message: str) -> bool:
     """Cheap test: could this vLLM message be a stats line (so its time is worth reading)?"""
-    return message.startswith(("Engine ", V0_PREFIX, "vLLM Stats")) or (
+    return message.startswith(("Engine ", V0_PREFIX, V0_RATE_PREFIX, "vLLM Stats")) or (
         message[:1].isdigit() and " Engines Aggregated: " in message
     )
 
@@ -170,6 +177,8 @@ class VllmAccumulator:
             index, text = m.group(1), m.group(3)
         elif ln.message.startswith(V0_PREFIX):
             index, text = "", ln.message  # V0: one engine per process, no index
+        elif ln.message.startswith(V0_RATE_PREFIX):
+            return self.add_v0_rate(ln.pid, ln.ip, ln.message)
         elif ENGINE_START_RE.match(ln.message):
             return "vLLM stats line without throughput/running/waiting: ignored"
         else:
@@ -181,6 +190,29 @@ class VllmAccumulator:
                 return None  # another message of the engine's: not a stats line at all
             return "vLLM stats line without throughput/running/waiting: ignored"
         self.add(ln.pid, ln.ip, index, vals, when)
+        if not index and "prefix_pct" not in vals:  # V0: its hit rate may follow
+            e = self.engines[self.engine_key(ln.pid, ln.ip, index)]
+            e.rate_due = True
+            e.rate_bucket = int(when.timestamp()) // BUCKET_S if when is not None else None
+        return None
+
+    def add_v0_rate(self, pid: str | None, ip: str | None, message: str) -> str | None:
+        """The V0 engine's ``Prefix cache hit rate: GPU: X%, CPU: Y%`` line: X is the prefix
+        hit rate of that process's last sample, taken once; returns a warning if unreadable."""
+        m = V0_RATE_RE.match(message)
+        if m is None:
+            return "unreadable vLLM prefix cache hit rate line: ignored"
+        e = self.engines.get(self.engine_key(pid, ip, ""))
+        rate = float(m.group(1))
+        if e is None or not e.rate_due or rate < 0:
+            return None  # no sample of its engine awaits it, or no GPU prefix cache
+        e.rate_due = False
+        e.prefix_sum += rate
+        e.prefix_n += 1
+        b = self.buckets.get(e.rate_bucket) if e.rate_bucket is not None else None
+        if b is not None:
+            b.prefix_sum += rate
+            b.prefix_n += 1
         return None
 
     def add(

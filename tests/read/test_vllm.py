@@ -215,3 +215,47 @@ def test_a_stats_line_missing_a_needed_field_is_still_warned_about(message):
         (2, "vLLM stats line without throughput/running/waiting: ignored")
     ]
     assert not log.vllm.engines
+
+
+def _v0(gen: float, prefix: str = "") -> str:
+    return (
+        f"{prefix}INFO 03-18 10:12:01 [metrics.py:486] Avg prompt throughput: 0.0 tokens/s, "
+        f"Avg generation throughput: {gen} tokens/s, Running: 1 reqs, Swapped: 0 reqs, "
+        "Pending: 0 reqs, GPU KV cache usage: 0.4%, CPU KV cache usage: 0.0%."
+    )
+
+
+def _v0_rate(gpu: str, prefix: str = "") -> str:
+    return f"{prefix}INFO 03-18 10:12:01 [metrics.py:502] Prefix cache hit rate: GPU: {gpu}%, CPU: 0.00%"
+
+
+def test_the_v0_hit_rate_line_gives_its_process_last_sample_its_prefix_rate():
+    a, b = "(AsyncVLLMInferenceEngine pid=1) ", "(AsyncVLLMInferenceEngine pid=2) "
+    lines = [
+        lg("start", "2026-03-18 10:12:00.000"),
+        _v0(10.0, a),
+        _v0(20.0, b),
+        _v0_rate("84.30", a),  # engine 1's, after engine 2's stats line
+        _v0_rate("50.00", a),  # a second one for the same sample: not counted again
+        _v0_rate("-100.00", b),  # no GPU prefix cache in use: no rate
+        _v0(30.0, b),
+        _v0_rate("40.00", b),
+        _v0_rate("77.00", "(AsyncVLLMInferenceEngine pid=3) "),  # no sample of its engine
+    ]
+    log = parse(lines)
+    assert not log.warnings
+    eng = {e.engine: e for e in log.vllm.engines}
+    assert (eng["1@driver"].prefix_samples, eng["1@driver"].prefix_pct_sum) == (1, 84.3)
+    assert (eng["2@driver"].prefix_samples, eng["2@driver"].prefix_pct_sum) == (1, 40.0)
+    assert set(eng) == {"1@driver", "2@driver"} and eng["2@driver"].samples == 2
+    (bucket,) = log.vllm.timeline
+    assert bucket.samples == 3 and bucket.prefix_pct_mean == pytest.approx((84.3 + 40.0) / 2)
+
+
+def test_an_unreadable_v0_hit_rate_line_is_warned_about():
+    log = parse([lg("start", "2026-03-18 10:12:00.000"), _v0(10.0), _v0_rate("x")])
+    assert [(w.line, w.message) for w in log.warnings] == [
+        (3, "unreadable vLLM prefix cache hit rate line: ignored")
+    ]
+    (e,) = log.vllm.engines
+    assert e.samples == 1 and e.prefix_samples == 0
