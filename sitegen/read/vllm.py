@@ -31,6 +31,10 @@ STEP_RE = re.compile(r"^vLLM Stats \(step (\d{1,18})\):\s*(.*)$")  # (as markers
 # (read from where its run of word characters starts, digits before the name skipped: the
 # same pairs, each run read once instead of from each of its characters)
 STEP_PAIR_RE = re.compile(r"(?<!\w)[^\WA-Za-z_]*+([A-Za-z_]\w*+)(?:\(([\w/]+)\))?=([^,\s]+)")
+# The other fork's line names no pair: "running=5.0/10, kv_cache=41.0/80.0%" is median/peak
+# (its format_console_summary).
+UNNAMED_PAIR = ("med", "peak")
+STEP_UNIT_RE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?:%|[A-Za-z]{1,3})")
 # One "Key: value [unit]" part; a trailing "." (V0) or other text after the unit is ignored.
 PART_RE = re.compile(
     r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9]+(?:\.[0-9]+)?|nan|inf)\s*(%|tokens/s|reqs)?"
@@ -128,17 +132,28 @@ def parse_stats(text: str) -> dict[str, float]:
 
 
 def parse_step_stats(text: str) -> dict[str, float]:
-    """A fork's all-engine line per step: ``running(peak/med)=10/5`` → running_peak, running_med."""
+    """A fork's all-engine line per step: ``running(peak/med)=10/5`` → running_peak, running_med;
+    an unnamed pair ``running=5.0/10`` is median/peak (:data:`UNNAMED_PAIR`); a unit glued to
+    a value (``80.0%``, ``0.50s``) is dropped."""
     out: dict[str, float] = {}
     for key, parts, value in STEP_PAIR_RE.findall(text):
-        names = parts.split("/") if parts else [""]
-        values = value.rstrip("%").split("/")
+        values = value.split("/")
+        unnamed = list(UNNAMED_PAIR) if len(values) == 2 else [""]
+        names = parts.split("/") if parts else unnamed
         for name, v in zip(names, values, strict=False):
-            try:
-                out[f"{key}_{name}" if name else key] = float(v.rstrip("%"))
-            except ValueError:
-                continue
+            number = _step_number(v)
+            if number is not None:
+                out[f"{key}_{name}" if name else key] = number
     return out
+
+
+def _step_number(text: str) -> float | None:
+    """A value of a step line: a number, maybe with a unit glued on; None if none."""
+    try:
+        return float(text)
+    except ValueError:
+        m = STEP_UNIT_RE.fullmatch(text)
+        return float(m.group(1)) if m else None
 
 
 def engine_names(keys: Iterable[str]) -> dict[str, str]:

@@ -259,3 +259,46 @@ def test_an_unreadable_v0_hit_rate_line_is_warned_about():
     ]
     (e,) = log.vllm.engines
     assert e.samples == 1 and e.prefix_samples == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # a fork's format_console_summary: pairs with no names are median/peak, units glued on
+        (
+            "engines=4, running=10.0/12, waiting=0.0/3, generation=812.3/1200.5 tok/s, "
+            "kv_cache=41.0/80.0%, e2e=12.345s",
+            {
+                "engines": 4.0,
+                "running_med": 10.0,
+                "running_peak": 12.0,
+                "waiting_med": 0.0,
+                "waiting_peak": 3.0,
+                "generation_med": 812.3,
+                "generation_peak": 1200.5,
+                "kv_cache_med": 41.0,
+                "kv_cache_peak": 80.0,
+                "e2e": 12.345,
+            },
+        ),
+        # another's, the pairs named
+        (
+            "engines=2, running(peak/med)=10/5, kv_cache(peak/med)=80.0/41.0%, "
+            "prefill(mean/p90)=0.12/0.50s, decode(mean/p90)=1.25/3.00s",
+            {
+                "engines": 2.0,
+                "running_peak": 10.0,
+                "running_med": 5.0,
+                "kv_cache_peak": 80.0,
+                "kv_cache_med": 41.0,
+                "prefill_mean": 0.12,
+                "prefill_p90": 0.5,
+                "decode_mean": 1.25,
+                "decode_p90": 3.0,
+            },
+        ),
+    ],
+)
+def test_step_lines_keep_every_value_of_a_pair_and_values_with_units(text, want):
+    log = parse([lg("start"), lg(f"vLLM Stats (step 7): {text}")])
+    assert log.vllm.step_stats == {7: want} and not log.warnings
