@@ -182,34 +182,35 @@ class VllmAccumulator:
     step_lines: int = 0
     step_stats: dict[int, dict[str, float]] = field(default_factory=dict)
 
-    def feed(self, ln: Line, when: datetime | None) -> str | None:
-        """Take one line; returns a warning message for an unreadable stats line."""
+    def feed(self, ln: Line, when: datetime | None) -> tuple[bool, str | None]:
+        """Take one line: whether it was an engine's sample (the lines whose copies Ray
+        held back count, docs/formats.md §5.8), and a warning for an unreadable stats line."""
         m = ENGINE_RE.match(ln.message)
         if m:
             if m.group(2) is not None:
                 self.aggregated_lines += 1  # cluster totals, not one engine
-                return None
+                return False, None
             index, text = m.group(1), m.group(3)
         elif ln.message.startswith(V0_PREFIX):
             index, text = "", ln.message  # V0: one engine per process, no index
         elif ln.message.startswith(V0_RATE_PREFIX):
-            return self.add_v0_rate(ln.pid, ln.ip, ln.message)
+            return False, self.add_v0_rate(ln.pid, ln.ip, ln.message)
         elif ENGINE_START_RE.match(ln.message):
-            return "vLLM stats line without throughput/running/waiting: ignored"
+            return False, "vLLM stats line without throughput/running/waiting: ignored"
         else:
             self.feed_step_line(ln.message)
-            return None
+            return False, None
         vals = parse_stats(text)
         if not vals.keys() >= REQUIRED:
             if not vals and not STATS_START.startswith(text[: len(STATS_START)]):
-                return None  # another message of the engine's: not a stats line at all
-            return "vLLM stats line without throughput/running/waiting: ignored"
+                return False, None  # another message of the engine's: not a stats line at all
+            return False, "vLLM stats line without throughput/running/waiting: ignored"
         self.add(ln.pid, ln.ip, index, vals, when)
         if not index and "prefix_pct" not in vals:  # V0: its hit rate may follow
             e = self.engines[self.engine_key(ln.pid, ln.ip, index)]
             e.rate_due = True
             e.rate_bucket = int(when.timestamp()) // BUCKET_S if when is not None else None
-        return None
+        return True, None
 
     def add_v0_rate(self, pid: str | None, ip: str | None, message: str) -> str | None:
         """The V0 engine's ``Prefix cache hit rate: GPU: X%, CPU: Y%`` line: X is the prefix

@@ -302,3 +302,30 @@ def test_an_unreadable_v0_hit_rate_line_is_warned_about():
 def test_step_lines_keep_every_value_of_a_pair_and_values_with_units(text, want):
     log = parse([lg("start"), lg(f"vLLM Stats (step 7): {text}")])
     assert log.vllm.step_stats == {7: want} and not log.warnings
+
+
+def test_only_copies_of_samples_count_as_copies_ray_held_back():
+    """Ray dedups any line; only copies of an engine's stats lines are copies of samples."""
+    from tests.read.test_logparse import _read
+
+    stats = (
+        "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 200.0 "
+        "tokens/s, Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 5.0%, "
+        "Prefix cache hit rate: 50.0%"
+    )
+    rep = " [repeated {}x across cluster]"
+    lines = [
+        lg("start"),
+        f"{E}INFO 02-08 00:56:50 [loggers.py:137] {OTHER_ENGINE_MESSAGES[0]}{rep.format(3)}",
+        f"{E}INFO 02-08 00:56:55 [loggers.py:271] {OTHER_ENGINE_MESSAGES[1]}{rep.format(2)}",
+        f"{E}INFO 02-08 00:56:56 [loggers.py:271] Engine 000: Running: 3 reqs{rep.format(7)}",
+        _v0(10.0, E) + rep.format(5),
+        _v0_rate("84.30", E) + rep.format(4),
+        f"{E}INFO 02-08 00:57:00 [loggers.py:127] {stats}{rep.format(6)}",  # (the fast path's)
+        f"{E}INFO 02-08 00:57:05 [loggers.py:127] {stats}\x1b[32m{rep.format(1)}\x1b[0m",
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    for log in (parse(lines), _read(data, 1 << 20).finish(len(data), 0.0)):
+        assert log.vllm.suppressed_copies == 5 + 6 + 1
+        assert sum(e.samples for e in log.vllm.engines) == 3
+        assert [w.line for w in log.warnings] == [4]
