@@ -66,10 +66,11 @@ def flat_dict(text: str) -> dict | None:
 
 
 # What pformat prints for a value that is no Python literal (docs/formats.md §3): numpy 2's
-# scalars (``np.float32(0.5)``, ``np.int64(3)``), a torch scalar tensor (``tensor(0.5312,
+# scalars (``np.float32(0.5)``, ``np.int64(3)``, ``np.True_``), a torch scalar tensor (``tensor(0.5312,
 # device='cuda:0')``), a bare ``nan`` or ``inf`` of a float no logger stringified.
 _SCALAR_MODULES = frozenset({"np", "numpy", "torch"})
 _BARE_FLOATS = {"nan": math.nan, "inf": math.inf}
+_NUMPY_BOOLS = {"True_": True, "False_": False}  # numpy 2's np.True_, np.False_
 
 
 def printed_dict(text: str) -> tuple[dict, list[str]]:
@@ -104,6 +105,8 @@ def _printed_value(node: ast.expr) -> object:
         return node.value
     if isinstance(node, ast.Name) and node.id in _BARE_FLOATS:
         return _BARE_FLOATS[node.id]
+    if isinstance(node, ast.Attribute) and node.attr in _NUMPY_BOOLS and _is_module(node.value):
+        return _NUMPY_BOOLS[node.attr]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _printed_value(node.operand)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -129,11 +132,12 @@ def _is_scalar_wrapper(func: ast.expr) -> bool:
     """``tensor``, ``np.<type>``, ``numpy.<type>`` or ``torch.<name>``."""
     if isinstance(func, ast.Name):
         return func.id == "tensor"
-    return (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.value.id in _SCALAR_MODULES
-    )
+    return isinstance(func, ast.Attribute) and _is_module(func.value)
+
+
+def _is_module(node: ast.expr) -> bool:
+    """``np``, ``numpy`` or ``torch``."""
+    return isinstance(node, ast.Name) and node.id in _SCALAR_MODULES
 
 
 class MetricBlocks(ParserCore):

@@ -26,6 +26,7 @@ ODD_VALUES = (
     ("np.float64(nan)", math.nan),
     ("nan", math.nan),
     ("-inf", -math.inf),
+    ("np.True_", 1),  # a bool is kept as 0 or 1
 )
 
 
