@@ -71,6 +71,7 @@ def flat_dict(text: str) -> dict | None:
 _SCALAR_MODULES = frozenset({"np", "numpy", "torch"})
 _BARE_FLOATS = {"nan": math.nan, "inf": math.inf}
 _NUMPY_BOOLS = {"True_": True, "False_": False}  # numpy 2's np.True_, np.False_
+_GRAD_FN_RE = re.compile(r",\s*grad_fn=<\w+>")
 
 
 def printed_dict(text: str) -> tuple[dict, list[str]]:
@@ -84,6 +85,8 @@ def printed_dict(text: str) -> tuple[dict, list[str]]:
     d = flat_dict(text)
     if d is not None:
         return d, []
+    if "grad_fn=<" in text:  # a tensor still in its graph: "<MeanBackward0>" is no Python
+        text = _GRAD_FN_RE.sub("", text)
     node = ast.parse(text.strip(), mode="eval").body
     if not isinstance(node, ast.Dict):
         raise ValueError("not a dict")

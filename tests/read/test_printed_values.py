@@ -27,6 +27,8 @@ ODD_VALUES = (
     ("nan", math.nan),
     ("-inf", -math.inf),
     ("np.True_", 1),  # a bool is kept as 0 or 1
+    ("tensor(0.1234, device='cuda:0', grad_fn=<MeanBackward0>)", 0.1234),
+    ("tensor(2.5000, grad_fn=<AddBackward0>)", 2.5),
 )
 
 
