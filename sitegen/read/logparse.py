@@ -120,7 +120,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         Its lines are not counted as the log's; nothing is added if reading fails
         part-way (the ``OSError`` reaches the caller).
         """
-        sub = VllmAccumulator(rel)
+        sub = VllmAccumulator(rel, engine_log=True)
         for number, raw, _truncated in iter_raw_lines(fh):
             ln = split_line(number, raw)
             if ln.emitter == "vllm" and is_stats_like(ln.message):

@@ -176,6 +176,9 @@ class VllmAccumulator:
     """
 
     source_name: str  # engine label for lines without a Ray prefix
+    # An engine log (infra-*.log) of its own: a pid names a process of that file only
+    # (vLLM's own "(APIServer pid=1) ", the same in every container).
+    engine_log: bool = False
     engines: dict[str, _Engine] = field(default_factory=dict)
     buckets: dict[int, _Bucket] = field(default_factory=dict)
     aggregated_lines: int = 0
@@ -253,15 +256,19 @@ class VllmAccumulator:
         )
 
     def engine_key(self, pid: str | None, ip: str | None, index: str) -> str:
-        """The engine a sample is of: its process (``pid@ip``, ``pid@driver``; else this
-        log's ``<file>:engine<index>``) and its index there, as ``process#index``.
+        """The engine a sample is of: its process (``pid@ip``, ``pid@driver``; in an engine
+        log ``<file>:pid``; else this log's ``<file>:engine<index>``) and its index there,
+        as ``process#index``.
 
         One process can log several engines (vLLM's data parallelism in one process, an
         API server in front of several engine cores), each ``Engine NNN`` of its own;
         :meth:`freeze` names them (:func:`engine_names`).
         """
-        if pid:
+        if pid and not self.engine_log:
             process = f"{pid}@{ip}" if ip else f"{pid}@driver"
+        elif pid:
+            name = PurePosixPath(self.source_name).name
+            process = f"{name}:{pid}@{ip}" if ip else f"{name}:{pid}"
         else:
             process = f"{PurePosixPath(self.source_name).name}:engine{index}"
         return f"{process}#{index}"

@@ -329,3 +329,30 @@ def test_only_copies_of_samples_count_as_copies_ray_held_back():
         assert log.vllm.suppressed_copies == 5 + 6 + 1
         assert sum(e.samples for e in log.vllm.engines) == 3
         assert [w.line for w in log.warnings] == [4]
+
+
+def test_engine_logs_with_the_same_container_pid_stay_apart():
+    """vLLM in a container logs "(APIServer pid=1) " in each engine log: one engine a file."""
+    import io
+
+    from sitegen.read.logparse import LogParser
+    from sitegen.redact import Redactor
+
+    p = LogParser("job.out", Redactor(), year_hint=2026)
+    start = lg("start", "2026-05-12 08:00:00.000").encode() + b"\n"
+    p.feed_stream(io.BytesIO(start))
+    for n, gen in ((0, 100.0), (1, 300.0)):
+        lines = [
+            f"2026-05-12T08:01:{k:02d}.331095044Z (APIServer pid=1) INFO 05-12 08:01:{k:02d} "
+            f"[loggers.py:271] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation "
+            f"throughput: {gen} tokens/s, Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: "
+            "5.0%, Prefix cache hit rate: 50.0%"
+            for k in range(0, 50, 10)
+        ]
+        p.read_engine_log(f"run/infra-{n}.log", io.BytesIO(("\n".join(lines) + "\n").encode()))
+    log = p.finish(len(start), 0.0)
+    eng = {e.engine: e for e in log.vllm.engines}
+    assert set(eng) == {"infra-0.log:1", "infra-1.log:1"}
+    assert [(e.samples, e.gen_tps_sum) for e in eng.values()] == [(5, 500.0), (5, 1500.0)]
+    (bucket,) = log.vllm.timeline
+    assert bucket.samples == 10 and bucket.gen_tps_mean == 200.0
