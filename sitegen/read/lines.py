@@ -15,8 +15,9 @@ ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 # (skyrl_entrypoint pid=12345) / (AsyncVLLMInferenceEngine pid=1, ip=10.0.0.1)
 # (raylet) / (autoscaler +1m2s) / (EngineCore_DP0 pid=9) / (pid=1234) / (APIServer pid=1)
+# and Ray's daemons on another node than the driver's: (raylet, ip=10.0.0.3)
 RAY_PREFIX_RE = re.compile(
-    r"^\((?:(?P<actor>[A-Za-z_][\w.\-]*)(?: pid=(?P<pid>\d+)(?:, ip=(?P<ip>[0-9A-Fa-f.:]+))?| \+[\w.]+)?"
+    r"^\((?:(?P<actor>[A-Za-z_][\w.\-]*)(?: pid=(?P<pid>\d+)| \+[\w.]+)?(?:, ip=(?P<ip>[0-9A-Fa-f.:]+))?"
     r"|pid=(?P<bare>\d+)(?:, ip=(?P<bip>[0-9A-Fa-f.:]+))?)\) "
 )
 MAX_PREFIXES = 3  # (VllmAsyncGenerationWorker …) (EngineCore_DP0 …) (RayWorkerWrapper …)
@@ -258,7 +259,7 @@ def iter_blocks(
 # The Ray prefixes (and a container time) that start a physical line, as bytes. Ray puts a
 # run of colour codes before each (dim, then cyan: \x1b[2m\x1b[36m; the autoscaler's bright
 # too) and a reset after it: any run is taken on either side.
-_PFX = rb"(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z_][\w.\-]*(?: pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?| \+[\w.]+)?|pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)* "
+_PFX = rb"(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z_][\w.\-]*(?: pid=\d+| \+[\w.]+)?(?:, ip=[0-9A-Fa-f.:]+)?|pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)* "
 CR_PREFIX_RE = re.compile(rb"(?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(?:" + _PFX + rb"){1,3}")
 # The bytes CR_PREFIX_RE can start with: a line starting otherwise needs no match.
 _FIRST = frozenset(b"0123456789(\x1b")
@@ -475,7 +476,7 @@ def _peel(text: str) -> tuple[str, str | None, str | None, str]:
             break
         if depth == 0:
             pid, ip = m.group("pid") or m.group("bare"), m.group("ip") or m.group("bip")
-            source = f"{m.group('actor') or ''} {pid or ''} {ip or ''}".strip()
+            source = " ".join(p for p in (m.group("actor"), pid, ip) if p)
         text = text[m.end() :]
     return source, pid, ip, text
 

@@ -120,11 +120,11 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         Its lines are not counted as the log's; nothing is added if reading fails
         part-way (the ``OSError`` reaches the caller).
         """
-        sub = VllmAccumulator(rel)
+        sub = VllmAccumulator(rel, engine_log=True)
         for number, raw, _truncated in iter_raw_lines(fh):
             ln = split_line(number, raw)
             if ln.emitter == "vllm" and is_stats_like(ln.message):
-                sub.feed(ln, self._vllm_time(ln.vllm_time))
+                sub.feed(ln, self._vllm_time(ln.vllm_time))  # (no Ray there: no copies held back)
         self.vllm.merge(sub)
 
     def file_warning(self, rel: str, message: str) -> None:

@@ -191,6 +191,14 @@ class ParserCore(ParserState):
                 )
         return out
 
+    def _odd_values(self, line: int, keys: list[str]) -> None:
+        """Warn about the keys of a metrics dict whose values are no value we read."""
+        if keys:
+            more = f" (and {len(keys) - 1} more)" if len(keys) > 1 else ""
+            self.warn(
+                line, "value", f"metric {keys[0]!r}{more} is not a value we can read: left out"
+            )
+
     @staticmethod
     def _store(into: dict, lines: dict, step: int, metrics: dict, line: int) -> None:
         # A second block for the same step (split timing block) merges into the first.

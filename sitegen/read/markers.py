@@ -140,6 +140,7 @@ class Markers:
         b"vLLM Stats",
         b"WANDB_MIRROR",
         b"Avg prompt throughput",
+        b"Prefix cache hit rate: GPU",  # the V0 engine's own line for it
         b"Training Step Progress",
         b"Training Batches Processed",
         b"Output is truncated",  # not "truncated": engines log "Request truncated" a lot

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 
 from sitegen.model.parsed import MetricBlock
@@ -62,6 +63,84 @@ def flat_dict(text: str) -> dict | None:
     # Nothing after the "}" ("{}\n " is an indentation error to the compiler; the
     # parser's texts end at the "}" anyway).
     return d if pos == len(text) else None
+
+
+# What pformat prints for a value that is no Python literal (docs/formats.md §3): numpy 2's
+# scalars (``np.float32(0.5)``, ``np.int64(3)``, ``np.True_``), a torch scalar tensor (``tensor(0.5312,
+# device='cuda:0')``), a bare ``nan`` or ``inf`` of a float no logger stringified.
+_SCALAR_MODULES = frozenset({"np", "numpy", "torch"})
+_BARE_FLOATS = {"nan": math.nan, "inf": math.inf}
+_NUMPY_BOOLS = {"True_": True, "False_": False}  # numpy 2's np.True_, np.False_
+_GRAD_FN_RE = re.compile(r",\s*grad_fn=<\w+>")
+
+
+def printed_dict(text: str) -> tuple[dict, list[str]]:
+    """The dict ``pprint.pformat`` printed as ``text``, and the keys whose value it cannot read.
+
+    :func:`flat_dict` for the common flat shape; else the dict display is read from its syntax
+    tree, each value as ``ast.literal_eval`` would, plus the scalar wrappers above (read as the
+    number they wrap). A value of any other kind leaves only its own key out, named in the
+    second result. Raises ``ValueError`` or ``SyntaxError`` when ``text`` is no dict display.
+    """
+    d = flat_dict(text)
+    if d is not None:
+        return d, []
+    if "grad_fn=<" in text:  # a tensor still in its graph: "<MeanBackward0>" is no Python
+        text = _GRAD_FN_RE.sub("", text)
+    node = ast.parse(text.strip(), mode="eval").body
+    if not isinstance(node, ast.Dict):
+        raise ValueError("not a dict")
+    out: dict = {}
+    odd: list[str] = []
+    for k, v in zip(node.keys, node.values, strict=True):
+        if not isinstance(k, ast.Constant):  # None: a "**" entry
+            raise ValueError("not a literal key")
+        try:
+            out[k.value] = _printed_value(v)
+        except ValueError:
+            odd.append(str(k.value))
+    return out, odd
+
+
+def _printed_value(node: ast.expr) -> object:
+    """One value of :func:`printed_dict` (``ValueError``: not one it reads)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _BARE_FLOATS:
+        return _BARE_FLOATS[node.id]
+    if isinstance(node, ast.Attribute) and node.attr in _NUMPY_BOOLS and _is_module(node.value):
+        return _NUMPY_BOOLS[node.attr]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _printed_value(node.operand)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return -v if isinstance(node.op, ast.USub) else v
+    elif isinstance(node, ast.Call) and len(node.args) == 1 and _is_scalar_wrapper(node.func):
+        return _printed_value(node.args[0])  # its keywords (device=, dtype=) are no value
+    elif isinstance(node, (ast.List, ast.Tuple)):
+        return [_printed_value(e) for e in node.elts]
+    elif isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise ValueError("not a literal key")
+        out = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            key = _printed_value(k)  # type: ignore[arg-type]  # (no "**": checked above)
+            if isinstance(key, (list, dict)):
+                raise ValueError("an unhashable key")
+            out[key] = _printed_value(v)
+        return out
+    raise ValueError("not a value pformat prints")
+
+
+def _is_scalar_wrapper(func: ast.expr) -> bool:
+    """``tensor``, ``np.<type>``, ``numpy.<type>`` or ``torch.<name>``."""
+    if isinstance(func, ast.Name):
+        return func.id == "tensor"
+    return isinstance(func, ast.Attribute) and _is_module(func.value)
+
+
+def _is_module(node: ast.expr) -> bool:
+    """``np``, ``numpy`` or ``torch``."""
+    return isinstance(node, ast.Name) and node.id in _SCALAR_MODULES
 
 
 class MetricBlocks(ParserCore):
@@ -191,17 +270,13 @@ class MetricBlocks(ParserCore):
 
     def _close_block(self, pend: _PendingBlock) -> None:
         try:
-            text = "\n".join(pend.text)
-            d = flat_dict(text)
-            if d is None:
-                d = ast.literal_eval(text)
-            if not isinstance(d, dict):
-                raise ValueError("not a dict")
+            d, odd = printed_dict("\n".join(pend.text))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             self.warn(
                 pend.line, "block", f"unreadable metrics dict of step {pend.step}: block skipped"
             )
             return
+        self._odd_values(pend.line, odd)
         self._store(
             self.console, self.console_lines, pend.step, self._numbers(pend.line, d), pend.line
         )

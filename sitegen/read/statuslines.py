@@ -14,7 +14,7 @@ from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
 from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_FAILED_RE, SLURM_MEMORY_RE, SLURM_OOM_RE
 from sitegen.read.metricblocks import flat_dict
-from sitegen.read.vllm import V0_PREFIX, is_stats_like
+from sitegen.read.vllm import is_stats_like
 
 # A whole vLLM engine stats record of vLLM 0.8 - 0.11.0's one fixed shape after the Ray
 # prefix, as bytes: VLLM_RE's header, then ENGINE_RE and a message of those versions' six
@@ -184,10 +184,10 @@ class StatusLines(ParserCore):
         return True
 
     def _vllm(self, ln: Line) -> None:
-        if ln.repeated and ln.message.startswith(("Engine ", V0_PREFIX)):
-            self.suppressed += ln.repeated  # copies Ray did not print: never seen, never counted
         if not is_stats_like(ln.message):
             return  # most vLLM lines are not stats: no time to read for them
-        problem = self.vllm.feed(ln, self._vllm_time(ln.vllm_time))
+        sample, problem = self.vllm.feed(ln, self._vllm_time(ln.vllm_time))
+        if sample:
+            self.suppressed += ln.repeated  # copies Ray did not print: never seen, never counted
         if problem:
             self.warn(ln.number, "vllm", problem)

@@ -8,11 +8,10 @@ the step each timed span belongs to.
 
 from __future__ import annotations
 
-import ast
-
 from sitegen.read.lines import Line
 from sitegen.read.logstate import ParserCore
 from sitegen.read.markers import KNOWN_TIMERS, REWARD_PAIR_RE, TIMER_RE, TRAIN_BAR_RE
+from sitegen.read.metricblocks import printed_dict
 
 
 class TextSteps(ParserCore):
@@ -82,13 +81,13 @@ class TextSteps(ParserCore):
             self.text_open[k] = float(v)
 
     def _status_dict(self, ln: Line, msg: str) -> None:
-        """The trainer's ``logger.info(status)``: the policy's numbers at full precision."""
+        """The trainer's ``logger.info(status)``: the policy's numbers at full precision, raw
+        floats (a bare ``nan`` or ``inf`` too, see :func:`printed_dict`)."""
         try:
-            d = ast.literal_eval(msg.strip())
+            # (a value it cannot read is left out quietly: this may be another message in braces)
+            d, _ = printed_dict(msg.strip())
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return  # some other message in braces
-        if not isinstance(d, dict):
-            return
         assert self.text_open is not None
         for k, v in self._numbers(ln.number, d).items():
             self.text_open[k if "/" in k else f"policy/{k}"] = v

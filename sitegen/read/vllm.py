@@ -22,11 +22,19 @@ ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
 ENGINE_START_RE = re.compile(r"^(?:Engine \d+|\d+ Engines Aggregated):")
 # The V0 engine's line (docs/formats.md §5): no "Engine NNN:", Pending for Waiting, a final ".".
 V0_PREFIX = "Avg prompt throughput: "
+# With prefix caching on, the V0 engine logs its hit rate on a line of its own right after
+# its stats line; a negative rate is one of a cache not in use.
+V0_RATE_PREFIX = "Prefix cache hit rate: GPU: "
+V0_RATE_RE = re.compile(r"^Prefix cache hit rate: GPU: (-?[0-9]+(?:\.[0-9]+)?)%, CPU: ")
 STEP_RE = re.compile(r"^vLLM Stats \(step (\d{1,18})\):\s*(.*)$")  # (as markers.STEP_RE)
 # "engines=4, running(peak/med)=10/5, kv(peak/med)=80.0%/41.0%": key=value, values maybe "a/b"
 # (read from where its run of word characters starts, digits before the name skipped: the
 # same pairs, each run read once instead of from each of its characters)
 STEP_PAIR_RE = re.compile(r"(?<!\w)[^\WA-Za-z_]*+([A-Za-z_]\w*+)(?:\(([\w/]+)\))?=([^,\s]+)")
+# The other fork's line names no pair: "running=5.0/10, kv_cache=41.0/80.0%" is median/peak
+# (its format_console_summary).
+UNNAMED_PAIR = ("med", "peak")
+STEP_UNIT_RE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?:%|[A-Za-z]{1,3})")
 # One "Key: value [unit]" part; a trailing "." (V0) or other text after the unit is ignored.
 PART_RE = re.compile(
     r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9]+(?:\.[0-9]+)?|nan|inf)\s*(%|tokens/s|reqs)?"
@@ -48,6 +56,13 @@ KEYS = {
     "Corrupted": "corrupted",
 }
 REQUIRED = frozenset({"gen_tps", "running", "waiting"})
+# How every version's stats message starts after its "Engine NNN: " (a line cut short
+# within it, or right after the prefix, is a stats line too).
+# vLLM logs other messages under the same prefix, none of them stats: "Engine 000: vllm
+# cache_config_info with initialization after num_gpu_blocks is: 31406" (at start, INFO
+# up to 0.10), "Engine 000: MFU: 12.3 TF/s/GPU 456.7 GB/s/GPU" (each interval, with
+# --enable-mfu-metrics).
+STATS_START = "Avg"
 BUCKET_S = 60
 
 
@@ -67,6 +82,9 @@ class _Engine:
     prefix_sum: float = 0.0
     prefix_n: int = 0
     preempt_max: float = 0.0
+    # A V0 sample awaiting its hit rate line (docs/formats.md §5.3), and its time bucket.
+    rate_due: bool = False
+    rate_bucket: int | None = None
 
 
 @dataclass
@@ -97,7 +115,7 @@ class _Bucket:
 
 def is_stats_like(message: str) -> bool:
     """Cheap test: could this vLLM message be a stats line (so its time is worth reading)?"""
-    return message.startswith(("Engine ", V0_PREFIX, "vLLM Stats")) or (
+    return message.startswith(("Engine ", V0_PREFIX, V0_RATE_PREFIX, "vLLM Stats")) or (
         message[:1].isdigit() and " Engines Aggregated: " in message
     )
 
@@ -114,17 +132,28 @@ def parse_stats(text: str) -> dict[str, float]:
 
 
 def parse_step_stats(text: str) -> dict[str, float]:
-    """A fork's all-engine line per step: ``running(peak/med)=10/5`` → running_peak, running_med."""
+    """A fork's all-engine line per step: ``running(peak/med)=10/5`` → running_peak, running_med;
+    an unnamed pair ``running=5.0/10`` is median/peak (:data:`UNNAMED_PAIR`); a unit glued to
+    a value (``80.0%``, ``0.50s``) is dropped."""
     out: dict[str, float] = {}
     for key, parts, value in STEP_PAIR_RE.findall(text):
-        names = parts.split("/") if parts else [""]
-        values = value.rstrip("%").split("/")
+        values = value.split("/")
+        unnamed = list(UNNAMED_PAIR) if len(values) == 2 else [""]
+        names = parts.split("/") if parts else unnamed
         for name, v in zip(names, values, strict=False):
-            try:
-                out[f"{key}_{name}" if name else key] = float(v.rstrip("%"))
-            except ValueError:
-                continue
+            number = _step_number(v)
+            if number is not None:
+                out[f"{key}_{name}" if name else key] = number
     return out
+
+
+def _step_number(text: str) -> float | None:
+    """A value of a step line: a number, maybe with a unit glued on; None if none."""
+    try:
+        return float(text)
+    except ValueError:
+        m = STEP_UNIT_RE.fullmatch(text)
+        return float(m.group(1)) if m else None
 
 
 def engine_names(keys: Iterable[str]) -> dict[str, str]:
@@ -147,31 +176,62 @@ class VllmAccumulator:
     """
 
     source_name: str  # engine label for lines without a Ray prefix
+    # An engine log (infra-*.log) of its own: a pid names a process of that file only
+    # (vLLM's own "(APIServer pid=1) ", the same in every container).
+    engine_log: bool = False
     engines: dict[str, _Engine] = field(default_factory=dict)
     buckets: dict[int, _Bucket] = field(default_factory=dict)
     aggregated_lines: int = 0
     step_lines: int = 0
     step_stats: dict[int, dict[str, float]] = field(default_factory=dict)
 
-    def feed(self, ln: Line, when: datetime | None) -> str | None:
-        """Take one line; returns a warning message for an unreadable stats line."""
+    def feed(self, ln: Line, when: datetime | None) -> tuple[bool, str | None]:
+        """Take one line: whether it was an engine's sample (the lines whose copies Ray
+        held back count, docs/formats.md §5.8), and a warning for an unreadable stats line."""
         m = ENGINE_RE.match(ln.message)
         if m:
             if m.group(2) is not None:
                 self.aggregated_lines += 1  # cluster totals, not one engine
-                return None
+                return False, None
             index, text = m.group(1), m.group(3)
         elif ln.message.startswith(V0_PREFIX):
             index, text = "", ln.message  # V0: one engine per process, no index
+        elif ln.message.startswith(V0_RATE_PREFIX):
+            return False, self.add_v0_rate(ln.pid, ln.ip, ln.message)
         elif ENGINE_START_RE.match(ln.message):
-            return "vLLM stats line without throughput/running/waiting: ignored"
+            return False, "vLLM stats line without throughput/running/waiting: ignored"
         else:
             self.feed_step_line(ln.message)
-            return None
+            return False, None
         vals = parse_stats(text)
         if not vals.keys() >= REQUIRED:
-            return "vLLM stats line without throughput/running/waiting: ignored"
+            if not vals and not STATS_START.startswith(text[: len(STATS_START)]):
+                return False, None  # another message of the engine's: not a stats line at all
+            return False, "vLLM stats line without throughput/running/waiting: ignored"
         self.add(ln.pid, ln.ip, index, vals, when)
+        if not index and "prefix_pct" not in vals:  # V0: its hit rate may follow
+            e = self.engines[self.engine_key(ln.pid, ln.ip, index)]
+            e.rate_due = True
+            e.rate_bucket = int(when.timestamp()) // BUCKET_S if when is not None else None
+        return True, None
+
+    def add_v0_rate(self, pid: str | None, ip: str | None, message: str) -> str | None:
+        """The V0 engine's ``Prefix cache hit rate: GPU: X%, CPU: Y%`` line: X is the prefix
+        hit rate of that process's last sample, taken once; returns a warning if unreadable."""
+        m = V0_RATE_RE.match(message)
+        if m is None:
+            return "unreadable vLLM prefix cache hit rate line: ignored"
+        e = self.engines.get(self.engine_key(pid, ip, ""))
+        rate = float(m.group(1))
+        if e is None or not e.rate_due or rate < 0:
+            return None  # no sample of its engine awaits it, or no GPU prefix cache
+        e.rate_due = False
+        e.prefix_sum += rate
+        e.prefix_n += 1
+        b = self.buckets.get(e.rate_bucket) if e.rate_bucket is not None else None
+        if b is not None:
+            b.prefix_sum += rate
+            b.prefix_n += 1
         return None
 
     def add(
@@ -196,15 +256,19 @@ class VllmAccumulator:
         )
 
     def engine_key(self, pid: str | None, ip: str | None, index: str) -> str:
-        """The engine a sample is of: its process (``pid@ip``, ``pid@driver``; else this
-        log's ``<file>:engine<index>``) and its index there, as ``process#index``.
+        """The engine a sample is of: its process (``pid@ip``, ``pid@driver``; in an engine
+        log ``<file>:pid``; else this log's ``<file>:engine<index>``) and its index there,
+        as ``process#index``.
 
         One process can log several engines (vLLM's data parallelism in one process, an
         API server in front of several engine cores), each ``Engine NNN`` of its own;
         :meth:`freeze` names them (:func:`engine_names`).
         """
-        if pid:
+        if pid and not self.engine_log:
             process = f"{pid}@{ip}" if ip else f"{pid}@driver"
+        elif pid:
+            name = PurePosixPath(self.source_name).name
+            process = f"{name}:{pid}@{ip}" if ip else f"{name}:{pid}"
         else:
             process = f"{PurePosixPath(self.source_name).name}:engine{index}"
         return f"{process}#{index}"

@@ -753,3 +753,26 @@ def test_a_restart_within_the_job_leaves_the_job_s_resume_and_end_as_the_next_at
     assert log.batches.batches == 4 + 2 + 4  # every batch ran: the totals keep them
     assert (log.resumed_from, log.resume_path) == (3, "/ck/global_step_3")
     assert not log.fresh_start
+
+
+# Ray names its daemons on another node than the driver's with that node's ip
+# (print_worker_logs: "(raylet, ip=10.0.0.3) "), coloured like any prefix.
+DAEMON_LINES = (
+    "(raylet, ip=10.0.0.3) [2026-02-08 00:56:50,200 E 123 456] (raylet) node_manager.cc:3069: "
+    "1 Workers (tasks / actors) killed due to memory pressure (OOM)",
+    "\x1b[2m\x1b[33m(raylet, ip=10.0.0.3)\x1b[0m [2026-02-08 00:56:50,200 E 123 456] spilled",
+    "(autoscaler +1m2s, ip=10.0.0.3) Resized to 8 CPUs.",
+)
+
+
+@pytest.mark.parametrize("daemon", DAEMON_LINES)
+def test_a_remote_daemon_line_inside_a_driver_dict_does_not_cut_it(daemon):
+    from tests.read.test_logparse import _read
+
+    lines = block(3, METRICS, prefix="")
+    lines[0] = lines[0].removeprefix(P)  # the driver's own output: no prefix
+    lines.insert(3, daemon)
+    data = ("\n".join(lines) + "\n").encode()
+    for log in (parse(lines), _read(data, 1 << 20).finish(len(data), 0.0)):
+        (b,) = log.blocks
+        assert b.step == 3 and b.metrics["reward/avg_raw_reward"] == 0.3125 and not log.warnings

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.read.vllm import VllmAccumulator, is_stats_like, parse_stats
+from tests.read.test_logparse import E, lg, parse
 
 num = st.floats(0, 5000, allow_nan=False).map(lambda x: round(x, 1))
 count = st.integers(0, 999)
@@ -173,3 +174,185 @@ def test_vllm_time_takes_its_year_from_the_last_loguru_time(ref, hint, mdhms, wa
     p = LogParser("x.out", Redactor(), year_hint=hint)
     p.last_time = None if ref is None else datetime(*ref)
     assert p._vllm_time(mdhms) == (None if want is None else datetime(*want))
+
+
+# vLLM's other messages under an engine's "Engine NNN: ", as loggers.py writes them.
+OTHER_ENGINE_MESSAGES = (
+    "Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: 31406",
+    "Engine 001: MFU: 12.3 TF/s/GPU 456.7 GB/s/GPU",
+)
+
+
+@pytest.mark.parametrize("message", OTHER_ENGINE_MESSAGES)
+def test_other_engine_messages_are_no_stats_and_no_warning(message):
+    stats = (
+        "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 200.0 "
+        "tokens/s, Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 5.0%, "
+        "Prefix cache hit rate: 50.0%"
+    )
+    lines = [lg("start")] + [
+        f"{E}INFO 02-08 00:5{i}:50 [loggers.py:127] {m}" for i, m in enumerate([message, stats])
+    ]
+    log = parse(lines)
+    assert not log.warnings
+    (e,) = log.vllm.engines
+    assert (e.samples, e.gen_tps_sum, e.waiting_sum) == (1, 200.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    "message",
+    (
+        "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throu",  # cut short
+        "Engine 000: Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 5.0%",
+        "Engine 000: Avg",
+        "Engine 000: Av",
+        "Engine 000: ",
+    ),
+)
+def test_a_stats_line_missing_a_needed_field_is_still_warned_about(message):
+    log = parse([lg("start"), f"{E}INFO 02-08 00:56:50 [loggers.py:127] {message}"])
+    assert [(w.line, w.message) for w in log.warnings] == [
+        (2, "vLLM stats line without throughput/running/waiting: ignored")
+    ]
+    assert not log.vllm.engines
+
+
+def _v0(gen: float, prefix: str = "") -> str:
+    return (
+        f"{prefix}INFO 03-18 10:12:01 [metrics.py:486] Avg prompt throughput: 0.0 tokens/s, "
+        f"Avg generation throughput: {gen} tokens/s, Running: 1 reqs, Swapped: 0 reqs, "
+        "Pending: 0 reqs, GPU KV cache usage: 0.4%, CPU KV cache usage: 0.0%."
+    )
+
+
+def _v0_rate(gpu: str, prefix: str = "") -> str:
+    return f"{prefix}INFO 03-18 10:12:01 [metrics.py:502] Prefix cache hit rate: GPU: {gpu}%, CPU: 0.00%"
+
+
+def test_the_v0_hit_rate_line_gives_its_process_last_sample_its_prefix_rate():
+    a, b = "(AsyncVLLMInferenceEngine pid=1) ", "(AsyncVLLMInferenceEngine pid=2) "
+    lines = [
+        lg("start", "2026-03-18 10:12:00.000"),
+        _v0(10.0, a),
+        _v0(20.0, b),
+        _v0_rate("84.30", a),  # engine 1's, after engine 2's stats line
+        _v0_rate("50.00", a),  # a second one for the same sample: not counted again
+        _v0_rate("-100.00", b),  # no GPU prefix cache in use: no rate
+        _v0(30.0, b),
+        _v0_rate("40.00", b),
+        _v0_rate("77.00", "(AsyncVLLMInferenceEngine pid=3) "),  # no sample of its engine
+    ]
+    log = parse(lines)
+    assert not log.warnings
+    eng = {e.engine: e for e in log.vllm.engines}
+    assert (eng["1@driver"].prefix_samples, eng["1@driver"].prefix_pct_sum) == (1, 84.3)
+    assert (eng["2@driver"].prefix_samples, eng["2@driver"].prefix_pct_sum) == (1, 40.0)
+    assert set(eng) == {"1@driver", "2@driver"} and eng["2@driver"].samples == 2
+    (bucket,) = log.vllm.timeline
+    assert bucket.samples == 3 and bucket.prefix_pct_mean == pytest.approx((84.3 + 40.0) / 2)
+
+
+def test_an_unreadable_v0_hit_rate_line_is_warned_about():
+    log = parse([lg("start", "2026-03-18 10:12:00.000"), _v0(10.0), _v0_rate("x")])
+    assert [(w.line, w.message) for w in log.warnings] == [
+        (3, "unreadable vLLM prefix cache hit rate line: ignored")
+    ]
+    (e,) = log.vllm.engines
+    assert e.samples == 1 and e.prefix_samples == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # a fork's format_console_summary: pairs with no names are median/peak, units glued on
+        (
+            "engines=4, running=10.0/12, waiting=0.0/3, generation=812.3/1200.5 tok/s, "
+            "kv_cache=41.0/80.0%, e2e=12.345s",
+            {
+                "engines": 4.0,
+                "running_med": 10.0,
+                "running_peak": 12.0,
+                "waiting_med": 0.0,
+                "waiting_peak": 3.0,
+                "generation_med": 812.3,
+                "generation_peak": 1200.5,
+                "kv_cache_med": 41.0,
+                "kv_cache_peak": 80.0,
+                "e2e": 12.345,
+            },
+        ),
+        # another's, the pairs named
+        (
+            "engines=2, running(peak/med)=10/5, kv_cache(peak/med)=80.0/41.0%, "
+            "prefill(mean/p90)=0.12/0.50s, decode(mean/p90)=1.25/3.00s",
+            {
+                "engines": 2.0,
+                "running_peak": 10.0,
+                "running_med": 5.0,
+                "kv_cache_peak": 80.0,
+                "kv_cache_med": 41.0,
+                "prefill_mean": 0.12,
+                "prefill_p90": 0.5,
+                "decode_mean": 1.25,
+                "decode_p90": 3.0,
+            },
+        ),
+    ],
+)
+def test_step_lines_keep_every_value_of_a_pair_and_values_with_units(text, want):
+    log = parse([lg("start"), lg(f"vLLM Stats (step 7): {text}")])
+    assert log.vllm.step_stats == {7: want} and not log.warnings
+
+
+def test_only_copies_of_samples_count_as_copies_ray_held_back():
+    """Ray dedups any line; only copies of an engine's stats lines are copies of samples."""
+    from tests.read.test_logparse import _read
+
+    stats = (
+        "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 200.0 "
+        "tokens/s, Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: 5.0%, "
+        "Prefix cache hit rate: 50.0%"
+    )
+    rep = " [repeated {}x across cluster]"
+    lines = [
+        lg("start"),
+        f"{E}INFO 02-08 00:56:50 [loggers.py:137] {OTHER_ENGINE_MESSAGES[0]}{rep.format(3)}",
+        f"{E}INFO 02-08 00:56:55 [loggers.py:271] {OTHER_ENGINE_MESSAGES[1]}{rep.format(2)}",
+        f"{E}INFO 02-08 00:56:56 [loggers.py:271] Engine 000: Running: 3 reqs{rep.format(7)}",
+        _v0(10.0, E) + rep.format(5),
+        _v0_rate("84.30", E) + rep.format(4),
+        f"{E}INFO 02-08 00:57:00 [loggers.py:127] {stats}{rep.format(6)}",  # (the fast path's)
+        f"{E}INFO 02-08 00:57:05 [loggers.py:127] {stats}\x1b[32m{rep.format(1)}\x1b[0m",
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    for log in (parse(lines), _read(data, 1 << 20).finish(len(data), 0.0)):
+        assert log.vllm.suppressed_copies == 5 + 6 + 1
+        assert sum(e.samples for e in log.vllm.engines) == 3
+        assert [w.line for w in log.warnings] == [4]
+
+
+def test_engine_logs_with_the_same_container_pid_stay_apart():
+    """vLLM in a container logs "(APIServer pid=1) " in each engine log: one engine a file."""
+    import io
+
+    from sitegen.read.logparse import LogParser
+    from sitegen.redact import Redactor
+
+    p = LogParser("job.out", Redactor(), year_hint=2026)
+    start = lg("start", "2026-05-12 08:00:00.000").encode() + b"\n"
+    p.feed_stream(io.BytesIO(start))
+    for n, gen in ((0, 100.0), (1, 300.0)):
+        lines = [
+            f"2026-05-12T08:01:{k:02d}.331095044Z (APIServer pid=1) INFO 05-12 08:01:{k:02d} "
+            f"[loggers.py:271] Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation "
+            f"throughput: {gen} tokens/s, Running: 3 reqs, Waiting: 1 reqs, GPU KV cache usage: "
+            "5.0%, Prefix cache hit rate: 50.0%"
+            for k in range(0, 50, 10)
+        ]
+        p.read_engine_log(f"run/infra-{n}.log", io.BytesIO(("\n".join(lines) + "\n").encode()))
+    log = p.finish(len(start), 0.0)
+    eng = {e.engine: e for e in log.vllm.engines}
+    assert set(eng) == {"infra-0.log:1", "infra-1.log:1"}
+    assert [(e.samples, e.gen_tps_sum) for e in eng.values()] == [(5, 500.0), (5, 1500.0)]
+    (bucket,) = log.vllm.timeline
+    assert bucket.samples == 10 and bucket.gen_tps_mean == 200.0
