@@ -72,6 +72,12 @@ _SCALAR_MODULES = frozenset({"np", "numpy", "torch"})
 _BARE_FLOATS = {"nan": math.nan, "inf": math.inf}
 _NUMPY_BOOLS = {"True_": True, "False_": False}  # numpy 2's np.True_, np.False_
 _GRAD_FN_RE = re.compile(r",\s*grad_fn=<\w+>")
+# A quoted string (kept as it is) or an angled repr on one line (replaced by _unangled).
+_ANGLED_RE = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|<[^<>\n]*>")
+
+
+def _unangled(m: re.Match[str]) -> str:
+    return m.group(0) if m.group(0)[0] != "<" else "__repr__"
 
 
 def printed_dict(text: str) -> tuple[dict, list[str]]:
@@ -87,7 +93,14 @@ def printed_dict(text: str) -> tuple[dict, list[str]]:
         return d, []
     if "grad_fn=<" in text:  # a tensor still in its graph: "<MeanBackward0>" is no Python
         text = _GRAD_FN_RE.sub("", text)
-    node = ast.parse(text.strip(), mode="eval").body
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        if "<" not in text:
+            raise
+        # an object's default repr ("<foo.Bar object at 0x7f…>", "<Mode.LATEST: 'latest'>")
+        # is no Python: a name no value has stands in for it, outside the quoted strings
+        node = ast.parse(_ANGLED_RE.sub(_unangled, text.strip()), mode="eval").body
     if not isinstance(node, ast.Dict):
         raise ValueError("not a dict")
     out: dict = {}

@@ -64,6 +64,26 @@ def test_a_value_of_another_kind_leaves_out_only_its_key_and_says_so():
     ]
 
 
+def test_an_object_s_angled_repr_leaves_out_only_its_key():
+    """An object's default repr is no Python at all ("<foo.Bar object at 0x…>", an enum's
+    "<Mode.LATEST: 'latest'>"): its key alone is left out; a string holding "<…>" stays."""
+    lines = [
+        lg("Step 7: "),
+        P + "{'generate/odd': <foo.Bar object at 0x7f3a2b1c>,",
+        P + " 'generate/mode': <Mode.LATEST: 'latest'>,",
+        P + " 'generate/pad': '<pad> 0.5',",
+        P + " 'reward/avg_raw_reward': 0.4375,",
+        P + " 'trainer/global_step': 7}",
+    ]
+    log = parse(lines)
+    (b,) = log.blocks
+    assert b.metrics == {"reward/avg_raw_reward": 0.4375, "trainer/global_step": 7}
+    assert [(w.line, w.message) for w in log.warnings] == [
+        (1, "metric 'generate/odd' (and 1 more) is not a value we can read: left out")
+    ]
+    assert printed_dict("{'a': '<pad>', 'b': <x>}") == ({"a": "<pad>"}, ["b"])
+
+
 def test_text_that_is_no_dict_display_is_still_a_skipped_block():
     log = parse([lg("Step 3: "), P + "{'a/x': np.float32(1.5),", P + " 'b/y' 2}"])
     assert not log.blocks
