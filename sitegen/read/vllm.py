@@ -34,7 +34,10 @@ STEP_PAIR_RE = re.compile(r"(?<!\w)[^\WA-Za-z_]*+([A-Za-z_]\w*+)(?:\(([\w/]+)\))
 # The other fork's line names no pair: "running=5.0/10, kv_cache=41.0/80.0%" is median/peak
 # (its format_console_summary).
 UNNAMED_PAIR = ("med", "peak")
-STEP_UNIT_RE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(?:%|[A-Za-z]{1,3})")
+# The units a value may carry: a share, or a time (in seconds: milliseconds converted). Any
+# other (a multiplier "1.2k", "tok/s") is no number this reader can put beside the others.
+STEP_UNIT_RE = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)(%|s|ms)")
+_STEP_UNIT_SCALE = {"%": 1.0, "s": 1.0, "ms": 0.001}
 # One "Key: value [unit]" part; a trailing "." (V0) or other text after the unit is ignored.
 PART_RE = re.compile(
     r"^\s*([A-Za-z][A-Za-z /\-]*?): (-?[0-9]+(?:\.[0-9]+)?|nan|inf)\s*(%|tokens/s|reqs)?"
@@ -133,15 +136,18 @@ def parse_stats(text: str) -> dict[str, float]:
 
 def parse_step_stats(text: str) -> dict[str, float]:
     """A fork's all-engine line per step: ``running(peak/med)=10/5`` → running_peak, running_med;
-    an unnamed pair ``running=5.0/10`` is median/peak (:data:`UNNAMED_PAIR`); a unit glued to
-    a value (``80.0%``, ``0.50s``) is dropped."""
+    an unnamed pair ``running=5.0/10`` is median/peak (:data:`UNNAMED_PAIR`). A value's unit
+    (``80.0%``, ``0.50s``, ``850ms``: :data:`STEP_UNIT_RE`) is dropped, milliseconds made
+    seconds; a value with another unit (``1.2k``, ``812.3tok/s``) is left out."""
     out: dict[str, float] = {}
     for key, parts, value in STEP_PAIR_RE.findall(text):
         values = value.split("/")
+        numbers = [_step_number(v) for v in values]
+        if len(values) > 1 and not parts and None in numbers:
+            continue  # "812.3tok/s": one value with a unit of its own, not a pair
         unnamed = list(UNNAMED_PAIR) if len(values) == 2 else [""]
         names = parts.split("/") if parts else unnamed
-        for name, v in zip(names, values, strict=False):
-            number = _step_number(v)
+        for name, number in zip(names, numbers, strict=False):
             if number is not None:
                 out[f"{key}_{name}" if name else key] = number
     return out
@@ -153,7 +159,7 @@ def _step_number(text: str) -> float | None:
         return float(text)
     except ValueError:
         m = STEP_UNIT_RE.fullmatch(text)
-        return float(m.group(1)) if m else None
+        return float(m.group(1)) * _STEP_UNIT_SCALE[m.group(2)] if m else None
 
 
 def engine_names(keys: Iterable[str]) -> dict[str, str]:

@@ -297,6 +297,12 @@ def test_an_unreadable_v0_hit_rate_line_is_warned_about():
                 "decode_p90": 3.0,
             },
         ),
+        # milliseconds are made seconds; a value in a unit of another kind (a multiplier, a
+        # rate) is left out, not read as a number or split into a pair
+        (
+            "engines=4, ttft=850ms/1.2s, generation=1.2k/1.5k, throughput=812.3tok/s",
+            {"engines": 4.0, "ttft_med": 0.85, "ttft_peak": 1.2},
+        ),
     ],
 )
 def test_step_lines_keep_every_value_of_a_pair_and_values_with_units(text, want):
