@@ -86,10 +86,13 @@ class ConfigDump(ParserCore):
                 # An indented line after a blank one was no string's: the dump had ended at
                 # that blank line. Read it up to the last blank line before where YAML failed
                 # (those before it may be a string's: yaml.dump's multi-line strings), then
-                # the few before that: a bounded number of tries, however many blank lines.
+                # the few before that, and at last the first blank line: a bounded number of
+                # tries, however many blank lines.
                 mark = getattr(exc, "problem_mark", None)
                 at = line_of(text, mark) if mark is not None else len(lines)
                 tries = [c for c in cuts if c <= at][-CONFIG_CUT_TRIES:]
+                if cuts and cuts[0] not in tries:
+                    tries.insert(0, cuts[0])  # the first blank line last: never worse than it
                 for i, cut in enumerate(reversed(tries), 1):
                     text, problems = "\n".join(lines[:cut]), []
                     try:

@@ -338,7 +338,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         elif c == "L":
             m = LOAD_CKPT_RE.match(msg)
             if m:
-                own = not self._trained()  # the job's own start, not a restart within it
+                own = not self._restarting()  # the job's own start, not a restart within it
                 path = self.redact(ln.number, m.group(1))
                 if own:
                     self.resume_path = path
@@ -352,7 +352,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             m = RESUME_RE.match(msg)
             if m:
                 step = int(m.group(1))
-                if self._trained():
+                if self._restarting():
                     pass  # a restart within the job: the job's own start stays as it was
                 elif step == 0:
                     # The fully-async trainer logs "Resumed training from global_step 0" after
@@ -364,7 +364,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 return
         elif c == "N" or c == "C":
             if msg.startswith(FRESH_STARTS):
-                if not self._trained():
+                if not self._restarting():
                     self.fresh_start = True
                 self._start_from(0, ln.number)
                 return
@@ -385,12 +385,15 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 self.planned_steps = int(m.group(1))
                 return
 
-    def _trained(self) -> bool:
-        """Whether this log holds a step already: a resume or fresh-start line after one is
-        an attempt that died within the job being run again, not the job's own start (the
-        job's ``resumed_from``, ``resume_path`` and ``fresh_start`` stay its first attempt's,
-        which is what its run's resume chain is stitched by)."""
-        return bool(self.console or self.mirror or self.text_steps)
+    def _restarting(self) -> bool:
+        """Whether the start line being read restarts training within the job: a resume or
+        fresh-start line after a step is an attempt that died within the job being run
+        again, not the job's own start (the job's ``resumed_from``, ``resume_path`` and ``fresh_start`` stay
+        its first attempt's, which is what its run's resume chain is stitched by). Latched:
+        a restart that drops every step logged is a restart still, all its lines."""
+        if not self.restarted and (self.console or self.mirror or self.text_steps):
+            self.restarted = True
+        return self.restarted
 
     def _start_from(self, step: int, line: int) -> None:
         """Training (re)starts after ``step`` (a resume from it, or 0 from scratch).
@@ -405,7 +408,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         self.last_done = step
         self._text_flush()  # a timed step of the earlier attempt, if it was still open
         self.batch_pending = _Batches()
-        self.end_marker = self.end_detail = self.oom_line = None
+        self.end_marker = self.end_detail = self.memory_failure = None
         gone = sorted(
             {s for store in (self.console, self.mirror, self.text_steps) for s in store if s > step}
         )

@@ -93,6 +93,7 @@ class ParserState:
     config_line: int = 0
     config_done: bool = False
     config_blanks: int = 0  # blank lines of the dump's process held: inside a string, or its end
+    restarted: bool = False  # a start line came after a step: LogParser._restarting
     config_cuts: list[int] = field(default_factory=list)  # the dump's lines before each blank run
     config: dict | None = None
     batches: _Batches = field(default_factory=_Batches)
@@ -124,7 +125,7 @@ class ParserState:
     last_done: int | None = None  # the last step known complete (bar, block, resume line)
     planned_steps: int | None = None
     truncated_at: int | None = None  # line of a "output truncated" banner
-    oom_line: int | None = None
+    memory_failure: str | None = None  # how SLURM said the job's memory failed, if it did
     final_checkpoint: int | None = None  # saved after the loop ("Saved final checkpoint.")
     evidence: str | None = None  # the first sign of a training job read (read/evidence.py)
     # secrets hidden while reading: kind -> [first line, count] (reported, never the values)

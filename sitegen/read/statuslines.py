@@ -41,42 +41,50 @@ _STATS_LINE_RE = re.compile(
 _PREFIXED_STATS_RE = re.compile(rb"(" + CR_PREFIX_RE.pattern + rb")" + _STATS_LINE_RE.pattern)
 
 
+# How SLURM tells that a job's memory failed (its end detail).
+OOM_KILL = "out of memory (oom_kill)"
+MEMORY_ERROR = "uncorrectable memory error"
+
+
 class StatusLines(ParserCore):
     """The parser's job-status handlers (a part of :class:`~sitegen.read.logparse.LogParser`)."""
 
     def _slurm(self, ln: Line, msg: str) -> None:
         m = SLURM_CANCEL_RE.match(msg)
         if m:
-            reason = m.group(2) or "CANCELLED"
-            if self.oom_line is not None and not m.group(2):
-                # An oom_kill event, then a plain CANCELLED: the job died of memory.
-                self.end_marker, self.end_detail = "failed", "out of memory (oom_kill)"
+            if self.memory_failure is not None and not m.group(2):
+                # The job's memory failed, then a plain CANCELLED: the job died of that.
+                self.end_marker, self.end_detail = "failed", self.memory_failure
             else:
-                self.end_marker, self.end_detail = "cancelled", reason
+                self.end_marker, self.end_detail = "cancelled", m.group(2) or "CANCELLED"
             return
         m = SLURM_OOM_RE.match(msg)
-        if m:
-            self.oom_line = ln.number
-            self.end_marker, self.end_detail = "failed", "out of memory (oom_kill)"
+        failure = OOM_KILL if m else MEMORY_ERROR if SLURM_MEMORY_RE.match(msg) else None
+        if failure is not None:
+            self.memory_failure = failure
+            self._slurm_failed(ln, failure)
             return
         m = SLURM_FAILED_RE.match(msg)
         if m:
-            # SLURM says so after the cause: a trainer's error or an oom_kill read before stays
-            # the job's end; after "Training done!" the job's training is complete all the same
-            if self.end_marker is None:
-                self.end_marker, self.end_detail = "failed", f"SLURM: {m.group(1)}"
-            elif self.end_marker == "complete":
-                self.warn(
-                    ln.number,
-                    "slurm",
-                    f"SLURM ended the job as failed ({m.group(1)}) after its training completed",
-                )
-            return
-        m = SLURM_MEMORY_RE.match(msg)
-        if m:
-            self.end_marker, self.end_detail = "failed", "uncorrectable memory error"
+            # SLURM says so after the cause: a trainer's error or a memory failure read before
+            # stays the job's end
+            if self.end_marker != "failed":
+                self._slurm_failed(ln, f"SLURM: {m.group(1)}")
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
+
+    def _slurm_failed(self, ln: Line, detail: str) -> None:
+        """SLURM says the job failed: its end, unless its training completed before (then
+        complete all the same, with a warning: the failure came after the work was done)."""
+        if self.end_marker == "complete":
+            self.warn(
+                ln.number,
+                "slurm",
+                f"SLURM ended the job as failed ({detail.removeprefix('SLURM: ')}) after its training "
+                "completed",
+            )
+        else:
+            self.end_marker, self.end_detail = "failed", detail
 
     def _final_save(self, number: int) -> None:
         """``Saved final checkpoint.``: the save just before it is the one after the loop.

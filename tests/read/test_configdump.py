@@ -180,3 +180,14 @@ def test_a_dump_of_many_blank_lines_is_tried_a_bounded_number_of_times(monkeypat
     log = _dump_log(dump, after=(P + "  : : [", P + "  ]]"))
     assert len(calls) <= 1 + configdump.CONFIG_CUT_TRIES
     assert log.config is not None and len(log.config["data"]) == 3000 and not log.warnings
+
+
+def test_a_dump_is_never_cut_worse_than_at_its_first_blank_line():
+    """Junk after the dump that YAML fails on only at its end, past many blank lines: the
+    first blank line is tried last, and the config is read as the dump wrote it."""
+    import yaml
+
+    config = {"data": {"x": 1}, "trainer": {"run_name": "r"}}
+    after = [P + "  x: [1,"] + sum(([P, P + f"  chunk {i}"] for i in range(6)), [])
+    log = _dump_log(yaml.dump(config), after=tuple(after))
+    assert log.config == config and not log.warnings

@@ -229,6 +229,16 @@ def test_slurm_cancel_glued_after_a_bar():
             "failed",
             "uncorrectable memory error",
         ),
+        # a memory failure, then a plain CANCELLED: the job died of the memory failure
+        (
+            [
+                "slurmstepd: error: *** JOB 7 ON gpu-3 UNCORRECTABLE MEMORY ERROR AT "
+                "2026-05-09T14:41:14 ***",
+                "slurmstepd: error: *** JOB 7 ON gpu-3 CANCELLED AT 2026-05-09T14:41:15 ***",
+            ],
+            "failed",
+            "uncorrectable memory error",
+        ),
         # SLURM's "FAILED" comes after the cause: the cause read before it stays the job's end
         (
             [
@@ -255,12 +265,29 @@ def test_slurm_end_lines_as_slurmstepd_writes_them(lines, marker, detail):
     assert not log.warnings
 
 
-def test_slurm_failing_a_job_whose_training_completed_keeps_it_complete_with_a_warning():
-    line = "slurmstepd: error: *** JOB 7 ON gpu-3 FAILED (non-zero exit code or other failure mode) ***"
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            "slurmstepd: error: *** JOB 7 ON gpu-3 FAILED (non-zero exit code or other failure mode) ***",
+            "failed (non-zero exit code",
+        ),
+        (
+            "slurmstepd: error: *** JOB 7 ON gpu-3 UNCORRECTABLE MEMORY ERROR AT 2026-05-09T14:41:14 ***",
+            "failed (uncorrectable memory error)",
+        ),
+        (
+            "slurmstepd: error: Detected 1 oom_kill event in StepId=7.0. Some of the step tasks "
+            "have been OOM Killed.",
+            "failed (out of memory (oom_kill))",
+        ),
+    ],
+)
+def test_slurm_failing_a_job_whose_training_completed_keeps_it_complete_with_a_warning(line, said):
     log = parse([lg("start"), lg("Training done!"), line])
     assert (log.end_marker, log.end_detail) == ("complete", None)
     (w,) = log.warnings
-    assert w.line == 3 and "failed (non-zero exit code" in w.message
+    assert w.line == 3 and said in w.message
 
 
 def test_model_text_that_looks_like_a_header_is_not_a_marker():
@@ -753,6 +780,23 @@ def test_a_restart_within_the_job_leaves_the_job_s_resume_and_end_as_the_next_at
     assert log.batches.batches == 4 + 2 + 4  # every batch ran: the totals keep them
     assert (log.resumed_from, log.resume_path) == (3, "/ck/global_step_3")
     assert not log.fresh_start
+
+
+def test_a_restart_from_an_earlier_checkpoint_keeps_the_job_s_own_resume():
+    """The second attempt loads a checkpoint from before the first attempt's own resume: its
+    load drops every step logged, and its resume line is a restart's still (the job resumed
+    from step 10, and its resume path is step 10's)."""
+    lines = [
+        lg("Loading checkpoint from: /ck/global_step_10"),
+        lg("Resumed training from global_step 10"),
+        *_attempt(range(11, 13), "0.1000", 10, 1),
+        lg("Loading checkpoint from: /ck/global_step_5", "2026-02-08 11:00:00.000"),
+        lg("Resumed training from global_step 5", "2026-02-08 11:00:00.000"),
+        *_attempt(range(6, 8), "0.9000", 11, 7),
+    ]
+    log = parse(lines)
+    assert [b.step for b in log.blocks] == [6, 7]
+    assert (log.resumed_from, log.resume_path, log.fresh_start) == (10, "/ck/global_step_10", False)
 
 
 # Ray names its daemons on another node than the driver's with that node's ip
