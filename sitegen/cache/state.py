@@ -110,7 +110,6 @@ class BuildState:
         self._folders_read: dict[str, tuple[Known, Listing]] = {}
         # run id -> (record, its msgpack as read)
         self._records_read: dict[str, tuple[RunRecord, Any]] = {}
-        self._code: str | None = None  # sitegen's code signature (notes_html), when needed
         self._open(fresh=opts.clean)
         self.last = self._decoded("site", "site", LastBuild.from_json)
 
@@ -543,9 +542,8 @@ class BuildState:
         self._path("notes", self._notes_name(md, version))  # (marks the entry used)
 
     def _notes_name(self, md: str, version: str) -> str:
-        if self._code is None:
-            self._code = code_signature()
-        key = f"{self._code}\n{version}\n{md}"
+        # (sitegen's own code is in the cache's key: changed code starts the cache afresh)
+        key = f"{version}\n{md}"
         return hashlib.sha1(key.encode("utf-8", "surrogateescape")).hexdigest()
 
     # -- transcripts -----------------------------------------------------------------------------
