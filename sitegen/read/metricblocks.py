@@ -128,7 +128,10 @@ def _printed_value(node: ast.expr) -> object:
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return -v if isinstance(node.op, ast.USub) else v
     elif isinstance(node, ast.Call) and len(node.args) == 1 and _is_scalar_wrapper(node.func):
-        return _printed_value(node.args[0])  # its keywords (device=, dtype=) are no value
+        v = _printed_value(node.args[0])  # its keywords (device=, dtype=) are no value
+        while isinstance(v, list) and len(v) == 1:  # a one-element tensor or array: its value
+            v = v[0]
+        return v
     elif isinstance(node, (ast.List, ast.Tuple)):
         return [_printed_value(e) for e in node.elts]
     elif isinstance(node, ast.Dict):
@@ -145,9 +148,9 @@ def _printed_value(node: ast.expr) -> object:
 
 
 def _is_scalar_wrapper(func: ast.expr) -> bool:
-    """``tensor``, ``np.<type>``, ``numpy.<type>`` or ``torch.<name>``."""
+    """``tensor``, ``array`` (numpy's repr), ``np.<type>``, ``numpy.<type>`` or ``torch.<name>``."""
     if isinstance(func, ast.Name):
-        return func.id == "tensor"
+        return func.id in ("tensor", "array")
     return isinstance(func, ast.Attribute) and _is_module(func.value)
 
 

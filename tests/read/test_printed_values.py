@@ -29,6 +29,11 @@ ODD_VALUES = (
     ("np.True_", 1),  # a bool is kept as 0 or 1
     ("tensor(0.1234, device='cuda:0', grad_fn=<MeanBackward0>)", 0.1234),
     ("tensor(2.5000, grad_fn=<AddBackward0>)", 2.5),
+    # one element (a metric not reduced with .item()): its value
+    ("tensor([0.5000])", 0.5),
+    ("tensor([[0.2500]], device='cuda:0')", 0.25),
+    ("array([1.5], dtype=float32)", 1.5),
+    ("np.array([7])", 7),
 )
 
 
@@ -94,6 +99,8 @@ def test_text_that_is_no_dict_display_is_still_a_skipped_block():
 def test_nested_and_listed_values_read_as_literal_eval_would():
     text = "{'a': {'b': [np.int64(1), tensor(2.5)], 'c': (None, True)}, 'd': -3}"
     assert printed_dict(text) == ({"a": {"b": [1, 2.5], "c": [None, True]}, "d": -3}, [])
+    # a tensor of several elements is a list, as its list would be (no metric either way)
+    assert printed_dict("{'h': tensor([1, 2]), 'o': tensor([[3]])}") == ({"h": [1, 2], "o": 3}, [])
     with pytest.raises(ValueError):
         printed_dict("[1, 2]")
     with pytest.raises(ValueError):
