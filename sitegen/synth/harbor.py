@@ -336,7 +336,6 @@ def write_harbor_trials(
     truth = TrialsTruth(rel)
     start = datetime(2026, 5, 12, 8, 0)
     tasks = ["fix-git", "hello-world", "sqlite-with-gcov", "crack-7z-hash"]
-    truth.task_names = tasks
     for i in range(n):
         at, end_by = start, None
         if trng is not None:

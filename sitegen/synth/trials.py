@@ -191,7 +191,6 @@ def write_trials(
     ]
     if payload:
         tasks.append(f"{payload}-task")
-    truth.task_names = tasks
     for i in range(n):
         task = rng.choice(tasks)
         at = start + timedelta(seconds=i)
