@@ -92,9 +92,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         truth.train_data = config["data"]["train_data"]
         out.loguru(t, f"Starting training run {spec.run_name}")
         if spec.resume_from is not None:
-            out.loguru(
-                t, f"Loading checkpoint from: {spec.ckpt_root}/global_step_{spec.resume_from}"
-            )
+            out.loguru(t, f"Loading checkpoint from: {spec.ckpt}/global_step_{spec.resume_from}")
             out.loguru(t, f"Resumed training from global_step {spec.resume_from}")
             truth.resumed_from = spec.resume_from
         else:
@@ -329,7 +327,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         if ckpt:
             out.loguru(
                 t,
-                f"Successfully saved checkpoint for global_step_{step} to: {spec.ckpt_root}/global_step_{step}",
+                f"Successfully saved checkpoint for global_step_{step} to: {spec.ckpt}/global_step_{step}",
                 "skyrl_train.trainer:save_checkpoints:512",
             )
             truth.checkpoints.append(step)
@@ -372,7 +370,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             out.glue(bar(), final)
         out.loguru(
             t,
-            f"Successfully saved checkpoint for global_step_{final} to: {spec.ckpt_root}/global_step_{final}",
+            f"Successfully saved checkpoint for global_step_{final} to: {spec.ckpt}/global_step_{final}",
             "skyrl_train.trainer:save_checkpoints:512",
         )
         out.loguru(t, "Saved final checkpoint.")
