@@ -24,16 +24,13 @@ from msgspec.structs import replace
 from sitegen import SYNTH_TRUTH
 from sitegen.errors import SitegenError
 from sitegen.progress import archive_counts, counted
-from sitegen.synth.logs import JobSpec, LogTruth, write_log
+from sitegen.synth.harbor import HARBOR_VARIANTS, write_harbor_trials
+from sitegen.synth.jobspec import JobSpec, LogTruth
+from sitegen.synth.logs import write_log
 from sitegen.synth.plants import write_plants
 from sitegen.synth.realjobs import REAL_TRIALS_OWNER, real_specs
-from sitegen.synth.trials import (
-    HARBOR_VARIANTS,
-    TrialsTruth,
-    step_windows,
-    write_harbor_trials,
-    write_trials,
-)
+from sitegen.synth.trials import step_windows, write_trials
+from sitegen.synth.trialtruth import TrialsTruth
 from sitegen.synth.vllm import write_infra
 
 TRUTH_FILE = SYNTH_TRUTH

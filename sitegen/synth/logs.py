@@ -4,8 +4,7 @@
 end state, vLLM shape); :func:`write_log` writes the log line by line (streaming, any
 size) and returns the ground truth: exactly the values a correct parser must find. The
 line writer lives in :mod:`sitegen.synth.lines`, a step's values in
-:mod:`sitegen.synth.stepvalues`, the vLLM stat lines in :mod:`sitegen.synth.vllm`; the
-names are re-exported here so ``from sitegen.synth.logs import JobSpec`` keeps working.
+:mod:`sitegen.synth.stepvalues`, the vLLM stat lines in :mod:`sitegen.synth.vllm`.
 """
 
 from __future__ import annotations
@@ -23,16 +22,6 @@ from sitegen.synth.jobspec import JobSpec, LogTruth, fake_secrets
 from sitegen.synth.lines import OWN_BAR, RESET, _fmt4, _noise, _Out, _round4
 from sitegen.synth.stepvalues import _config, step_metrics
 from sitegen.synth.vllm import write_vllm
-
-__all__ = [
-    "BATCH_TYPES",
-    "JobSpec",
-    "LogTruth",
-    "_Out",
-    "fake_secrets",
-    "step_metrics",
-    "write_log",
-]
 
 BATCH_TYPES = (
     "InvalidChatHistory",
