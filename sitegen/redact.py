@@ -24,7 +24,7 @@ import hashlib
 import html
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import msgspec
@@ -250,12 +250,7 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         hit = memo.get(s)
         if hit is not None:
             return hit
-        parts, pos = [], 0
-        for f in self.findings(s):
-            parts.append(s[pos : f.start])
-            parts.append(MASK)
-            pos = f.end
-        out = "".join(parts) + s[pos:] if parts else s
+        out = _replaced(s, self.findings(s), lambda f: MASK)
         if len(s) <= _MEMO_MAX_LEN and len(memo) < _MEMO_MAX_ITEMS:
             memo[s] = out
         return out
@@ -294,13 +289,7 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         raw = s
         if not s.isascii():
             s = valid_unicode(undecodable_shown(s))
-        parts, pos = [], 0
-        for f in self.findings(s):
-            digest = hashlib.sha256(s[f.start : f.end].encode("utf-8", "surrogateescape"))
-            parts.append(s[pos : f.start])
-            parts.append(f"redacted-{digest.hexdigest()[:6]}")
-            pos = f.end
-        out = "".join(parts) + s[pos:] if parts else s
+        out = _replaced(s, self.findings(s), lambda f: f"redacted-{_digest(s[f.start : f.end])}")
         if len(raw) <= _MEMO_MAX_LEN and len(memo) < _MEMO_MAX_ITEMS:
             memo[key] = out
         return out
@@ -314,13 +303,8 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         what they hide), and the kinds, in order."""
         if not s or (not self._user_rules and not self._may_hold(s)):  # type: ignore[attr-defined]
             return s, []
-        parts, kinds, pos = [], [], 0
-        for f in self.findings(s):
-            parts.append(s[pos : f.start])
-            parts.append(f"[REDACTED:{f.kind}]")
-            kinds.append(f.kind)
-            pos = f.end
-        return ("".join(parts) + s[pos:] if parts else s), kinds
+        found = list(self.findings(s))
+        return _replaced(s, found, lambda f: f"[REDACTED:{f.kind}]"), [f.kind for f in found]
 
     def hide(self, s: str) -> tuple[str, list[str]]:
         """:meth:`text` of ``s``, and the kind of each secret it hid, in order: what a
@@ -380,6 +364,20 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+def _replaced(s: str, findings: Iterable[Finding], mask: Callable[[Finding], str]) -> str:
+    """``s`` with each of ``findings`` (in order, apart) replaced by ``mask(finding)``."""
+    parts: list[str] = []
+    pos = 0
+    for f in findings:
+        parts += (s[pos : f.start], mask(f))
+        pos = f.end
+    return "".join(parts) + s[pos:] if parts else s
+
+
+def _digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogateescape")).hexdigest()[:6]
 
 
 # A mapping's fields that name what its value field holds (the container env shape).

@@ -29,11 +29,9 @@ class Rule(msgspec.Struct, frozen=True):
     spans: Spans
 
 
-def _regex_rule(
-    kind: str, pattern: str, flags: int = 0, keep: Callable[[re.Match], bool] | None = None
-) -> Rule:
+def _regex_rule(kind: str, pattern: str, keep: Callable[[re.Match], bool] | None = None) -> Rule:
     """A rule from a regex: the secret is the group ``s`` if the pattern has one, else the match."""
-    rx = re.compile(pattern, flags)
+    rx = re.compile(pattern)
     group = "s" if "s" in rx.groupindex else 0
 
     def spans(text: str) -> Iterator[tuple[int, int]]:
@@ -55,6 +53,12 @@ def _secret_name(m: re.Match) -> bool:
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
 
 _SHAPES: tuple[tuple[str, str], ...] = (
+    # PEM private-key blocks, under any key or none; an unterminated block runs to the end
+    (
+        "private-key",
+        r"(?s)-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"
+        r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|.*)",
+    ),
     ("github-token", r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{20,}"),
     ("github-token", r"gh(?<![A-Za-z0-9]gh)[pousr]_[A-Za-z0-9]{30,}"),
     ("gitlab-token", r"glpat-(?<![A-Za-z0-9]glpat-)[A-Za-z0-9_\-]{20,}"),
@@ -90,16 +94,6 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ),
     ("bearer-token", r"[bB](?<!\w[bB])(?i:earer)\s+(?P<s>[A-Za-z0-9._~+/\-]{16,}=*)"),
 )
-
-
-def _private_key_rule() -> Rule:
-    """PEM private-key blocks, under any key or none; an unterminated block runs to the end."""
-    return _regex_rule(
-        "private-key",
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"
-        r"(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|.*)",
-        re.S,
-    )
 
 
 # The user part of a URL's userinfo (before ":"), and a piece of a password or token: both
@@ -295,7 +289,6 @@ def may_hold_secret(text: str) -> bool:
 
 
 BUILTIN_RULES: tuple[Rule, ...] = (
-    _private_key_rule(),
     *(_regex_rule(kind, p) for kind, p in _SHAPES),
     _regex_rule("aws-secret-key", _AWS_PAIR, keep=_mixed),
     Rule("aws-secret-key", _aws_secret_before_spans),

@@ -1,7 +1,7 @@
 """How sure a difference is: intervals and tests, as docs/statistics.md explains each one.
 
 Pure functions, no I/O: Wilson's interval for a proportion and Newcombe's for the
-difference of two, the percentile bootstrap of a mean over independent units (Efron),
+difference of two, the percentile bootstrap of a ratio over independent units (Efron),
 the paired bootstrap over tasks with the probability of improvement (rliable), the
 moving-block bootstrap over windows of steps (Künsch), a trend's interval over steps whose
 noise carries over (Santer et al.), the exact sign test and the unbiased pass@k estimator
@@ -118,17 +118,6 @@ def bonferroni_z(tests: int) -> float:
 
 
 # -- bootstraps ----------------------------------------------------------------------------------
-
-
-def bootstrap_mean(
-    values: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
-) -> Interval | None:
-    """The percentile bootstrap interval of the mean of independent ``values`` (Efron 1979);
-    None for fewer than two."""
-    if len(values) < 2:
-        return None
-    v = np.asarray(values, dtype=float)
-    return percentile_interval(_resampled_means(v, draws(len(v), resamples, seed)))
 
 
 def bootstrap_ratio(

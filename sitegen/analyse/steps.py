@@ -188,37 +188,21 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
         return out
 
     root = node("step", None) if steps else None
+    timers = {n.removeprefix("timing/") for n in metric_names(blocks) if n.startswith("timing/")}
+    others = sorted(timers - known - set(outside_names))
     outside = []
-    for name in outside_names:
+    for name in (*outside_names, *others):
         xs = _timer_values(blocks, f"timing/{name}")
-        if xs:
+        if xs or name in others:  # (a known timer with no usable value is left out)
             outside.append(
                 {
                     "name": name,
                     "total_s": math.fsum(xs),
                     "mean_s": _mean(xs),
                     "count": len(xs),
-                    "share_of_step": math.fsum(xs) / step_total if step_total else None,
+                    "share_of_step": math.fsum(xs) / step_total if step_total and xs else None,
                 }
             )
-    others = sorted(
-        n[len("timing/") :]
-        for n in metric_names(blocks)
-        if n.startswith("timing/")
-        and n[len("timing/") :] not in known
-        and n[len("timing/") :] not in outside_names
-    )
-    for name in others:
-        xs = _timer_values(blocks, f"timing/{name}")
-        outside.append(
-            {
-                "name": name,
-                "total_s": math.fsum(xs),
-                "mean_s": _mean(xs),
-                "count": len(xs),
-                "share_of_step": math.fsum(xs) / step_total if step_total and xs else None,
-            }
-        )
     return {"steps": len(steps), "step_total_s": step_total, "tree": root, "outside_step": outside}
 
 

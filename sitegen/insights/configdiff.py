@@ -49,9 +49,5 @@ def diff(configs: Mapping[str, Mapping | None]) -> list[tuple[str, dict[str, str
     """Rows ``(key, {id: value or None})`` for the keys that differ among these configs."""
     flat = {i: flatten(c) for i, c in configs.items()}
     keys = sorted(set().union(*flat.values())) if flat else []
-    rows = []
-    for k in keys:
-        vals = {i: f.get(k, MISSING) for i, f in flat.items()}
-        if len(set(vals.values())) > 1:
-            rows.append((k, vals))
-    return rows
+    rows = [(k, {i: f.get(k, MISSING) for i, f in flat.items()}) for k in keys]
+    return [(k, vals) for k, vals in rows if len(set(vals.values())) > 1]

@@ -82,12 +82,7 @@ class StepTrials(msgspec.Struct, frozen=True):
 
 
 def _values(blocks: Sequence[MetricBlock], key: str) -> list[tuple[int, float]]:
-    out = []
-    for b in blocks:
-        v = _num(b.metrics.get(key))
-        if v is not None:
-            out.append((b.step, v))
-    return out
+    return [(b.step, v) for b in blocks if (v := _num(b.metrics.get(key))) is not None]
 
 
 def _steps_text(steps: Sequence[int], limit: int = 5) -> str:

@@ -224,16 +224,6 @@ class Renderer:
         and, by page url, their full per-task tables (written beside the page). A page
         carried over with its run (not a :class:`JobPage` or :class:`RunPage`) is only counted."""
         self.files.task_tables = task_tables or {}
-        self._site(index, run_pages, job_pages, warnings, compare)
-
-    def _site(
-        self,
-        index: IndexPage,
-        run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]],
-        job_pages: list[tuple[JobPage | JobEntry, TrialSet | None]],
-        warnings: list[BuildWarning],
-        compare: ComparePage | None,
-    ) -> None:
         if not self._static_kept():
             copy_static(self.writer, self.opts.transcripts_wanted() > 0)
         # the index counts the warnings it lists: those of the transcripts too, which come

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 from markupsafe import Markup, escape
 
-from sitegen.insights import to_json
 from sitegen.insights.sections import TASKS_SCRIPT_FILE, TASKS_TABLE_FILE, brief
 from sitegen.jsonio import clean, dumps, script_json
 from sitegen.pages.make import series_curves
@@ -340,11 +339,11 @@ class PageFiles:
             "kind": kind,
             "id": page.id,
             "attribution": table.attribution,
-            "tasks": to_json(table.tasks),
+            "tasks": table.tasks,
         }
         files: Files = [(f"{page.url}{TASKS_TABLE_FILE}", gzip_text(dumps(full).decode("utf-8")))]
         if page.tasks.tasks_total > len(page.tasks.rows):
-            rows = [to_json(brief(r)) for r in table.tasks]
+            rows = [msgspec.structs.asdict(brief(r)) for r in table.tasks]
             cols = list(rows[0]) if rows else []
             files.append(
                 (

@@ -485,36 +485,17 @@ def _header(
     number: int, source: str, pid: str | None, ip: str | None, repeated: int, text: str
 ) -> Line | None:
     """The line as a loguru or vLLM record, if ``text`` starts with either header."""
-    if text[:2].isdigit() or text[:1] in "DIWEC":
-        m = LOGURU_RE.match(text)
-        if m:
-            return Line(
-                number,
-                source,
-                pid,
-                ip,
-                repeated,
-                "loguru",
-                _loguru_time(m.group("ts")),
-                None,
-                m.group("where"),
-                m.group("msg"),
-            )
+    if not (text[:2].isdigit() or text[:1] in "DIWEC"):
+        return None
+    m = LOGURU_RE.match(text)
+    if m:
+        emitter, time, vllm_time = "loguru", _loguru_time(m["ts"]), None
+    else:
         m = VLLM_RE.match(text)
-        if m:
-            return Line(
-                number,
-                source,
-                pid,
-                ip,
-                repeated,
-                "vllm",
-                None,
-                m.group("ts"),
-                m.group("where"),
-                m.group("msg"),
-            )
-    return None
+        if m is None:
+            return None
+        emitter, time, vllm_time = "vllm", None, m["ts"]
+    return Line(number, source, pid, ip, repeated, emitter, time, vllm_time, m["where"], m["msg"])
 
 
 def _loguru_time(ts: str) -> datetime | None:

@@ -113,16 +113,6 @@ class WorkerPool:
         pool = self._executor()
         return [pool.submit(fn, *args) for args in argsets]
 
-    def map_shards(
-        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
-    ) -> list[R]:
-        """``fn(arg, items)``, split into shards across the workers when there are ``min_items`` or more.
-
-        ``fn`` maps a list to a list of the same length; the results come back
-        in the order of ``items`` whatever the sharding.
-        """
-        return self.start_shards(fn, arg, items, min_items)()
-
     def start_shards(
         self,
         fn: Callable[[str, list[T]], list[R]],
@@ -130,10 +120,12 @@ class WorkerPool:
         items: Sequence[T],
         min_items: int,
     ) -> Callable[[], list[R]]:
-        """As :meth:`map_shards`, without waiting: call what it returns for the results.
+        """``fn(arg, items)``, split into shards across the workers when there are ``min_items``
+        or more, without waiting: call what it returns for the results.
 
-        The shards queue behind the tasks already submitted, so the caller can
-        take those meanwhile. Too few items run here and now.
+        ``fn`` maps a list to a list of the same length; the results come back in the order
+        of ``items`` whatever the sharding. The shards queue behind the tasks already
+        submitted, so the caller can take those meanwhile. Too few items run here and now.
         """
         if not self.parallel or len(items) < min_items:
             done = fn(arg, list(items))
@@ -197,12 +189,6 @@ class RayPool:
         """Start ``fn(*args)`` for each of ``argsets`` as Ray tasks."""
         task = self._task(fn)
         return [task.remote(*args).future() for args in argsets]
-
-    def map_shards(
-        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
-    ) -> list[R]:
-        """As :meth:`WorkerPool.map_shards`, the shards as Ray tasks."""
-        return self.start_shards(fn, arg, items, min_items)()
 
     def start_shards(
         self,

@@ -24,16 +24,13 @@ from msgspec.structs import replace
 from sitegen import SYNTH_TRUTH
 from sitegen.errors import SitegenError
 from sitegen.progress import archive_counts, counted
-from sitegen.synth.logs import JobSpec, LogTruth, write_log
+from sitegen.synth.harbor import HARBOR_VARIANTS, write_harbor_trials
+from sitegen.synth.jobspec import JobSpec, LogTruth
+from sitegen.synth.logs import write_log
 from sitegen.synth.plants import write_plants
 from sitegen.synth.realjobs import REAL_TRIALS_OWNER, real_specs
-from sitegen.synth.trials import (
-    HARBOR_VARIANTS,
-    TrialsTruth,
-    step_windows,
-    write_harbor_trials,
-    write_trials,
-)
+from sitegen.synth.trials import step_windows, write_trials
+from sitegen.synth.trialtruth import TrialsTruth
 from sitegen.synth.vllm import write_infra
 
 TRUTH_FILE = SYNTH_TRUTH
@@ -104,7 +101,6 @@ def synth(
             "cancelled",
             "TIME LIMIT",
             ckpt_interval=c,
-            ckpt_root="/ckpt/async-run",
             job_id=561773,
             start=t0,
             engines=2,
@@ -121,7 +117,6 @@ def synth(
             colour=False,
             resume_from=k,
             ckpt_interval=c,
-            ckpt_root="/ckpt/async-run",
             job_id=561774,
             start=t0 + 3 * day,
             engines=3,
@@ -150,7 +145,6 @@ def synth(
             engines=0,
             job_id=600200,
             start=t0 + 7 * day,
-            ckpt_root="/ckpt/live",
         ),
         JobSpec(
             "flat/stale/train_600150.out",
@@ -161,7 +155,6 @@ def synth(
             form="mirror",
             job_id=600150,
             start=t0 + 6 * day,
-            ckpt_root="/ckpt/stale",
         ),
         JobSpec(
             "flat/chain-a/train_600300.out",
@@ -171,7 +164,6 @@ def synth(
             "cancelled",
             "PREEMPTION",
             ckpt_interval=3,
-            ckpt_root="/ckpt/chain",
             job_id=600300,
             start=t0 + 10 * day,
         ),
@@ -183,7 +175,6 @@ def synth(
             "complete",
             resume_from=k2,
             ckpt_interval=3,
-            ckpt_root="/ckpt/chain",
             job_id=600301,
             start=t0 + 12 * day,
             vllm_shape="new",
@@ -199,7 +190,6 @@ def synth(
                 "complete",
                 job_id=610000 + i,
                 start=t0 + (20 + i) * day,
-                ckpt_root=f"/ckpt/extra-{i:03d}",
             )
         )
     if real:
@@ -219,7 +209,6 @@ def synth(
                 "complete",
                 job_id=700000,
                 start=t0 + 30 * day,
-                ckpt_root="/ckpt/weird",
             )
         )
         total_steps += 8

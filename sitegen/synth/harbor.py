@@ -47,21 +47,15 @@ def _exception(
 
 def _agent(rng: random.Random, turns: int, version: str) -> tuple[dict, int, int]:
     n_in, n_out = rng.randint(1000, 90000), rng.randint(100, 9000)
-    ctx: dict = {
+    usage = {
         "n_input_tokens": n_in,
         "n_cache_tokens": 0,
         "n_output_tokens": n_out,
         "cost_usd": None,
     }
+    ctx: dict = dict(usage)
     if version != "0.1.45":
-        ctx["model_usage"] = {
-            "hosted_vllm/Qwen3-8B": {
-                "n_input_tokens": n_in,
-                "n_cache_tokens": 0,
-                "n_output_tokens": n_out,
-                "cost_usd": None,
-            }
-        }
+        ctx["model_usage"] = {"hosted_vllm/Qwen3-8B": usage}
     ctx["rollout_details"] = None
     ctx["metadata"] = {"n_episodes": turns, "api_request_times_msec": [900] * turns}
     return ctx, n_in, n_out
@@ -336,7 +330,6 @@ def write_harbor_trials(
     truth = TrialsTruth(rel)
     start = datetime(2026, 5, 12, 8, 0)
     tasks = ["fix-git", "hello-world", "sqlite-with-gcov", "crack-7z-hash"]
-    truth.task_names = tasks
     for i in range(n):
         at, end_by = start, None
         if trng is not None:

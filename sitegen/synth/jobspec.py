@@ -32,7 +32,7 @@ class JobSpec(msgspec.Struct, frozen=True):
     engines: int = 2
     resume_from: int | None = None  # checkpoint step the job resumes from
     ckpt_interval: int = 4
-    ckpt_root: str = "/checkpoints/run"
+    ckpt_root: str = ""  # where it saves checkpoints ("": /ckpt/<run_name>)
     start: datetime = datetime(2026, 2, 8, 0, 0, 0)
     pad_bytes: int = 0
     long_line_bytes: int = 0
@@ -59,6 +59,10 @@ class JobSpec(msgspec.Struct, frozen=True):
     # real, complete: the newer synchronous trainer's final save, named after the last
     # step (global_step_{last}) and skipped when that step was saved
     final_at_last: bool = False
+
+    @property
+    def ckpt(self) -> str:
+        return self.ckpt_root or f"/ckpt/{self.run_name}"
 
 
 @dataclass

@@ -4,8 +4,7 @@
 end state, vLLM shape); :func:`write_log` writes the log line by line (streaming, any
 size) and returns the ground truth: exactly the values a correct parser must find. The
 line writer lives in :mod:`sitegen.synth.lines`, a step's values in
-:mod:`sitegen.synth.stepvalues`, the vLLM stat lines in :mod:`sitegen.synth.vllm`; the
-names are re-exported here so ``from sitegen.synth.logs import JobSpec`` keeps working.
+:mod:`sitegen.synth.stepvalues`, the vLLM stat lines in :mod:`sitegen.synth.vllm`.
 """
 
 from __future__ import annotations
@@ -23,16 +22,6 @@ from sitegen.synth.jobspec import JobSpec, LogTruth, fake_secrets
 from sitegen.synth.lines import OWN_BAR, RESET, _fmt4, _noise, _Out, _round4
 from sitegen.synth.stepvalues import _config, step_metrics
 from sitegen.synth.vllm import write_vllm
-
-__all__ = [
-    "BATCH_TYPES",
-    "JobSpec",
-    "LogTruth",
-    "_Out",
-    "fake_secrets",
-    "step_metrics",
-    "write_log",
-]
 
 BATCH_TYPES = (
     "InvalidChatHistory",
@@ -92,9 +81,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         truth.train_data = config["data"]["train_data"]
         out.loguru(t, f"Starting training run {spec.run_name}")
         if spec.resume_from is not None:
-            out.loguru(
-                t, f"Loading checkpoint from: {spec.ckpt_root}/global_step_{spec.resume_from}"
-            )
+            out.loguru(t, f"Loading checkpoint from: {spec.ckpt}/global_step_{spec.resume_from}")
             out.loguru(t, f"Resumed training from global_step {spec.resume_from}")
             truth.resumed_from = spec.resume_from
         else:
@@ -329,7 +316,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         if ckpt:
             out.loguru(
                 t,
-                f"Successfully saved checkpoint for global_step_{step} to: {spec.ckpt_root}/global_step_{step}",
+                f"Successfully saved checkpoint for global_step_{step} to: {spec.ckpt}/global_step_{step}",
                 "skyrl_train.trainer:save_checkpoints:512",
             )
             truth.checkpoints.append(step)
@@ -372,7 +359,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             out.glue(bar(), final)
         out.loguru(
             t,
-            f"Successfully saved checkpoint for global_step_{final} to: {spec.ckpt_root}/global_step_{final}",
+            f"Successfully saved checkpoint for global_step_{final} to: {spec.ckpt}/global_step_{final}",
             "skyrl_train.trainer:save_checkpoints:512",
         )
         out.loguru(t, "Saved final checkpoint.")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from sitegen.synth.logs import JobSpec, _Out
+from sitegen.synth.jobspec import JobSpec
+from sitegen.synth.lines import _Out
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)
 STEP_S = 600.0

@@ -153,15 +153,10 @@ def _lucky(root: Path, rng: random.Random) -> dict:
 def _pair(root: Path) -> list[dict]:
     tasks = [f"pair-task-{t:02d}" for t in range(TASKS)]
 
-    def outcomes(solves: bool) -> dict:
-        out = {}
-        for s in range(1, PAIR_STEPS + 1):
-            rows = []
-            for i, t in enumerate(tasks):
-                c = (2 if solves else 0) if t in PAIR_TASKS else i % 5
-                rows.append((t, [1.0] * c + [0.0] * (SAMPLES - c)))
-            out[s] = rows
-        return out
+    def outcomes(solves: bool) -> dict:  # the same on every step
+        counts = [(2 if solves else 0) if t in PAIR_TASKS else i % 5 for i, t in enumerate(tasks)]
+        rows = [(t, [1.0] * c + [0.0] * (SAMPLES - c)) for t, c in zip(tasks, counts, strict=True)]
+        return {s: rows for s in range(1, PAIR_STEPS + 1)}
 
     a = _write_run(root, "pair-a", 700503, outcomes(False))
     b = _write_run(root, "pair-b", 700504, outcomes(True))

@@ -113,7 +113,7 @@ def _config(spec: JobSpec, secrets: dict[str, str]) -> dict:
         "data": {"train_data": ["/data/train.parquet"], "val_data": ["/data/val.parquet"]},
         "trainer": {
             "run_name": spec.run_name,
-            "ckpt_path": spec.ckpt_root,
+            "ckpt_path": spec.ckpt,
             "ckpt_interval": spec.ckpt_interval,
             "logger": "console" if spec.form == "console" else "wandb",
             "policy": {"model": {"path": "Qwen/Qwen3-8B"}, "optimizer_config": {"lr": 1e-6}},

@@ -15,20 +15,10 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.synth.harbor import HARBOR_VARIANTS, harbor_result, stage_times, write_harbor_trials
+from sitegen.synth.harbor import harbor_result as harbor_result  # (tests import it from here)
+from sitegen.synth.harbor import stage_times
 from sitegen.synth.jobspec import JobSpec, LogTruth
 from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, step_of
-
-# Harbor's own shapes live in sitegen.synth.harbor; re-exported for existing imports.
-__all__ = [
-    "HARBOR_VARIANTS",
-    "TrialsTruth",
-    "harbor_result",
-    "trial_record",
-    "write_harbor_trials",
-    "step_windows",
-    "write_trials",
-]
 
 # (exception type, weight, verifier runs?, turns recorded?)
 EXCEPTIONS = (
@@ -191,7 +181,6 @@ def write_trials(
     ]
     if payload:
         tasks.append(f"{payload}-task")
-    truth.task_names = tasks
     for i in range(n):
         task = rng.choice(tasks)
         at = start + timedelta(seconds=i)

@@ -27,7 +27,6 @@ class TrialsTruth:
     turns_by_outcome: dict[str, list[int]] = field(
         default_factory=lambda: {"success": [], "failure": []}
     )
-    task_names: list[str] = field(default_factory=list)
     # Each training trial written: (task, the step whose window it started in, reward); the
     # step is None outside every window (or without windows).
     placed: list[tuple[str, int | None, float | None]] = field(default_factory=list)

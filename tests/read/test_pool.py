@@ -30,10 +30,10 @@ def _fail(x: int) -> int:
 def test_shards_come_back_in_order_and_run_in_workers():
     items = list(range(101))
     with WorkerPool(2) as pool:
-        out = pool.map_shards(_pid_and, "x", items, min_items=10)
+        out = pool.start_shards(_pid_and, "x", items, min_items=10)()
         assert [v for _, v in out] == [i * 2 for i in items]
         assert {pid for pid, _ in out} - {os.getpid()}  # not all here
-        here = pool.map_shards(_pid_and, "x", items[:5], min_items=10)  # too few: here and now
+        here = pool.start_shards(_pid_and, "x", items[:5], min_items=10)()  # too few: here and now
         assert {pid for pid, _ in here} == {os.getpid()}
 
 
