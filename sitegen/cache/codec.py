@@ -10,8 +10,8 @@ does not fit raises :class:`ValueError`. A field missing from what is read takes
 default and one the class does not have is passed over, as msgspec does, so damage is
 told by the checksum the cache file keeps beside the body
 (:func:`~sitegen.cache.files.packed_entry`).
-What was written by other code (a model with a field added) is never read back as this
-one: the cache's key holds the package's code signature, so changed code starts afresh.
+:func:`shape` names a type's shape, so that what was written for another shape of the
+model is not read back as this one.
 
 Values typed loosely (the redacted config dump: ``dict``, ``Any``) go through a small
 tagged form, so that YAML's dates, tuples, sets and non-string keys come back equal
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import typing
 from collections import Counter, deque
 from datetime import date, datetime
@@ -35,6 +36,25 @@ from sitegen.errors import BuildWarning
 from sitegen.model.parsed import ParsedLog, TrialResult, TrialSet
 
 _TAGS = ("$dt", "$date", "$set", "$tuple", "$map")
+
+
+def shape(tp: Any) -> str:
+    """A short hash of a type's shape: its classes' names, field names and declared
+    types, all the way down. Values written for another shape (a field added, renamed or
+    retyped) are not read back as this one, so the model may change without a format
+    number to bump."""
+    return hashlib.sha1(_described(tp).encode()).hexdigest()[:16]
+
+
+@cache
+def _described(tp: Any) -> str:
+    if _is_record(tp):
+        fields = ",".join(f"{n}:{_described(ftp)}" for n, ftp in _fields(tp))
+        return f"{typing.cast(type, tp).__qualname__}({fields})"
+    origin = typing.get_origin(tp)
+    if origin is not None:
+        return f"{_described(origin)}[{','.join(map(_described, typing.get_args(tp)))}]"
+    return getattr(tp, "__qualname__", repr(tp))
 
 
 def _is_record(tp: Any) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import orjson
 
-CACHE_VERSION = 11  # bump when the layout of any cache file changes
+CACHE_VERSION = 10  # bump when the layout of any cache file changes
 MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
 
 Fingerprint = tuple[tuple[str, int, int], ...]
@@ -80,10 +80,12 @@ def _no_constant(name: str) -> float:
     raise CacheFileError(f"{name} is not JSON")
 
 
-def entry_bytes(kind: str, name: str, body: Any) -> bytes:
+def entry_bytes(kind: str, name: str, body: Any, shape: str | None = None) -> bytes:
     """The bytes of the cache file that holds ``body`` under ``kind/name``: what it is
-    (the version of the files, its kind and name) beside it."""
-    return dumps({"version": CACHE_VERSION, "kind": kind, "name": name, "body": body})
+    (the version of the files, its kind and name, the shape of the type it was written
+    for, if any: :func:`~sitegen.cache.codec.shape`) beside it."""
+    head = {"version": CACHE_VERSION, "kind": kind, "name": name}
+    return dumps({**head, "shape": shape, "body": body} if shape else {**head, "body": body})
 
 
 # The kinds whose bodies are msgpack of typed values (sitegen.cache.codec): a log's three,
@@ -97,34 +99,34 @@ PACKED = frozenset(
 )
 
 
-def packed_entry_bytes(kind: str, name: str, body: bytes) -> bytes:
+def packed_entry_bytes(kind: str, name: str, body: bytes, shape: str) -> bytes:
     """:func:`entry_bytes` for a body already encoded as msgpack (a kind of :data:`PACKED`)."""
     import msgspec
 
-    head = (CACHE_VERSION, kind, name, zlib.crc32(body))
+    head = (CACHE_VERSION, kind, name, shape, zlib.crc32(body))
     return msgspec.msgpack.encode((*head, msgspec.Raw(body)))
 
 
-def packed_entry(data: bytes) -> tuple[tuple[int, str, str], Any]:
+def packed_entry(data: bytes) -> tuple[tuple[int, str, str, str], Any]:
     """The head and body (a ``msgspec.Raw``) of what :func:`packed_entry_bytes` wrote;
     CacheFileError otherwise."""
     import msgspec
 
     try:
-        version, kind, name, crc, body = _packed_head().decode(data)
+        version, kind, name, shape, crc, body = _packed_head().decode(data)
     except msgspec.DecodeError as exc:
         raise CacheFileError(f"not a sitegen cache file: {exc}") from None
     except RecursionError:  # (msgspec walks a body it only keeps raw: a planted deep one)
         raise CacheFileError("not a sitegen cache file: nested too deeply") from None
     check(zlib.crc32(body) == crc, "damaged: its checksum differs")
-    return (version, kind, name), body
+    return (version, kind, name, shape), body
 
 
 @functools.cache
 def _packed_head() -> Any:
     import msgspec
 
-    return msgspec.msgpack.Decoder(tuple[int, str, str, int, msgspec.Raw])
+    return msgspec.msgpack.Decoder(tuple[int, str, str, str, int, msgspec.Raw])
 
 
 # -- codecs: each field checked as it is read -------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from sitegen.cache.codec import decode, encode, log_body_bytes
+from sitegen.cache.codec import decode, encode, log_body_bytes, shape
 from sitegen.cache.files import Fingerprint, check, packed_entry_bytes
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import ParsedLog, VllmStats
@@ -82,14 +82,15 @@ def log_entries(
 ) -> list[tuple[str, bytes]]:
     """A parsed log's cache entries, encoded (``state``'s parser part as msgpack); none when
     one cannot be (:func:`~sitegen.cache.codec.encode`): the log is read again next time."""
+    log_shape, state_shape = shape(ParsedLog), shape(ParserState)
     try:
         whole = log_body_bytes(fp, parsed)
         kept = log_state_bytes(fp, state)
         summary = log_body_bytes(fp, log_summary(parsed))
         return [
-            ("log", packed_entry_bytes("log", rel, whole)),
-            ("logstate", packed_entry_bytes("logstate", rel, kept)),
-            ("logsum", packed_entry_bytes("logsum", rel, summary)),
+            ("log", packed_entry_bytes("log", rel, whole, log_shape)),
+            ("logstate", packed_entry_bytes("logstate", rel, kept, state_shape)),
+            ("logsum", packed_entry_bytes("logsum", rel, summary, log_shape)),
         ]
     except ValueError:
         return []

@@ -14,10 +14,12 @@ damaged or planted file is ignored with a warning. The rules: docs/design.md, "T
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import shutil
 import stat
+import typing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +76,33 @@ _KINDS = (
     *("log", "logstate", "logsum", "trials", "trialsadd", "trialset", "trialsum", "notes"),
     "transcripts",
 )
+
+
+@functools.cache
+def _shape(kind: str) -> str | None:
+    """The shape of the type a kind of entry is written for (:func:`~sitegen.cache.codec.shape`);
+    None for the kinds whose files are laid out by hand."""
+    if kind in ("log", "logsum", "logstate"):
+        from sitegen.cache.codec import shape
+        from sitegen.model.parsed import ParsedLog
+        from sitegen.read.logstate import ParserState
+
+        return shape(ParserState if kind == "logstate" else ParsedLog)
+    if kind == "pages":
+        from sitegen.cache.codec import shape
+        from sitegen.pages.kept import RunRecord
+
+        return shape(RunRecord)
+    if kind in ("trials", "trialsadd", "trialset", "trialsum"):
+        from sitegen.cache.codec import Outcomes, shape
+        from sitegen.model.parsed import TrialSet
+
+        return shape(Outcomes if kind in ("trials", "trialsadd") else TrialSet)
+    return None
+
+
+class _Stale(Exception):
+    """An entry written for another shape of its type: passed over, as if absent."""
 
 
 class BuildState:
@@ -165,8 +194,8 @@ class BuildState:
         self.warnings.append(f"cache file {path} ignored ({exc}): its input is read again")
 
     def _load(self, kind: str, name: str, raw: list[bytes] | None = None) -> Any | None:
-        """The body stored under ``kind/name``; None when absent, damaged or not sitegen's
-        (a warning for the last two).
+        """The body stored under ``kind/name``; None when absent, written for another shape
+        of its type, damaged or not sitegen's (a warning for the last two).
 
         ``raw``, when given, receives the file's bytes.
         """
@@ -179,13 +208,17 @@ class BuildState:
             else:
                 doc = loads(data)
                 check(isinstance(doc, dict), "not a sitegen cache file")
-                head = tuple(doc.get(k) for k in ("version", "kind", "name"))
+                head = tuple(doc.get(k) for k in ("version", "kind", "name", "shape"))
                 body = doc.get("body")
-            check(head == (CACHE_VERSION, kind, name), "not a sitegen cache file of this version")
+            check(
+                head[:3] == (CACHE_VERSION, kind, name), "not a sitegen cache file of this version"
+            )
+            if head[3] != _shape(kind):
+                raise _Stale
             if raw is not None:
                 raw.append(data)
             return body
-        except FileNotFoundError:
+        except (FileNotFoundError, _Stale):
             return None
         except (CacheFileError, OSError, ValueError) as exc:
             self._ignored(path, exc)
@@ -209,9 +242,9 @@ class BuildState:
         """Store ``body`` under ``kind/name`` (a kind of :data:`PACKED`: encoded already); the
         file's bytes."""
         if kind in PACKED:
-            data = packed_entry_bytes(kind, name, body)
+            data = packed_entry_bytes(kind, name, body, typing.cast(str, _shape(kind)))
         else:
-            data = entry_bytes(kind, name, body)
+            data = entry_bytes(kind, name, body, _shape(kind))
         self._write(self._path(kind, name), data)
         return data
 

@@ -13,9 +13,9 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from sitegen.cache.codec import decode, encode
+from sitegen.cache.codec import decode, encode, shape
 from sitegen.cache.logs import log_entries
-from sitegen.model.parsed import MetricBlock, ParsedLog
+from sitegen.model.parsed import BatchCounts, MetricBlock, ParsedLog
 from sitegen.read.logfile import LogState, parse_log
 from sitegen.read.logstate import ParserState
 from sitegen.redact import Redactor
@@ -211,3 +211,17 @@ def _instances(obj: object, out: list) -> list:
         for v in obj.values():
             _instances(v, out)
     return out
+
+
+def _model(**fields: type) -> type:
+    return msgspec.defstruct("Model", list(fields.items()), frozen=True)
+
+
+def test_the_shape_follows_every_field_and_type():
+    first = shape(_model(n=int, counts=BatchCounts))
+    assert len(first) == 16 and shape(_model(n=int, counts=BatchCounts)) == first
+    assert shape(_model(n=float, counts=BatchCounts)) != first  # a field retyped
+    assert shape(_model(m=int, counts=BatchCounts)) != first  # renamed
+    assert shape(_model(n=int, counts=BatchCounts, x=int)) != first  # added
+    assert shape(_model(n=int, counts=MetricBlock)) != first  # a class inside changed
+    assert shape(dict[int, BatchCounts]) != shape(dict[str, BatchCounts])

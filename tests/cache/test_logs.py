@@ -76,9 +76,9 @@ def test_state_comes_back_as_it_was_with_every_parser_field(log):
 def test_a_damaged_entry_is_refused_by_its_checksum(log):
     """msgspec gives a field missing from a body its default: damage is told by the CRC."""
     body = _good(log)
-    data = packed_entry_bytes("logstate", "a.out", body)
+    data = packed_entry_bytes("logstate", "a.out", body, "shape")
     head, got = packed_entry(data)
-    assert head == (CACHE_VERSION, "logstate", "a.out") and bytes(got) == body
+    assert head == (CACHE_VERSION, "logstate", "a.out", "shape") and bytes(got) == body
     at = data.index(b"console")
     for bad in (data[:-1], data[:at] + b"C" + data[at + 1 :], data + b"\x00", b"{}"):
         with pytest.raises(CacheFileError):
@@ -90,7 +90,7 @@ def test_a_planted_entry_nested_past_the_limit_is_refused_not_fatal(log):
     the output may plant one): msgspec passes over the raw body by recursion, and so does
     the walk of a loosely typed value. Both are refused as damage, never a crash."""
     deep = b"\x81\xa1a" * 100_000 + b"\xc0"
-    data = packed_entry_bytes("logstate", "a.out", deep)
+    data = packed_entry_bytes("logstate", "a.out", deep, "shape")
     with pytest.raises(CacheFileError, match="nested too deeply"):
         packed_entry(data)
     for depth in (600, 100_000):  # past Python's limit in our walk, and in msgspec's

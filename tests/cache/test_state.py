@@ -187,24 +187,24 @@ def test_damaged_or_planted_files_are_ignored_with_a_warning(tmp_path):
     s.keep_trial_outcomes("t", KNOWN)
     path = s._path("trials", "t")
     good = path.read_bytes()
-    (version, kind, name), body = packed_entry(good)
+    (version, kind, name, shape), body = packed_entry(good)
     cols = msgspec.msgpack.decode(body)
 
     def planted(**change) -> bytes:  # a body with a good checksum
         new = msgspec.msgpack.encode([change.get(k, v) for k, v in zip(FIELDS, cols, strict=True)])
-        return packed_entry_bytes(kind, name, new)
+        return packed_entry_bytes(kind, name, new, shape)
 
     bad = {
         "truncated": good[: len(good) // 2],
         "not msgpack": b"\x80\x04\x95 a pickle",
         "a bit flipped": good[:-20] + bytes([good[-20] ^ 1]) + good[-19:],
-        "another name": packed_entry_bytes(kind, "u", bytes(body)),
+        "another name": packed_entry_bytes(kind, "u", bytes(body), shape),
         "uneven columns": planted(sizes=cols[1][:-1]),
         "wrong type": planted(sizes=["120", *cols[1][1:]]),
         "unknown outcome": planted(outcomes=[None, ["exec", "os.system"], *cols[3][2:]]),
         "short trial": planted(trials=[cols[4][0][:1]]),
         "no trial": planted(trials=[]),
-        "not an array": packed_entry_bytes(kind, name, msgspec.msgpack.encode({"a": 1})),
+        "not an array": packed_entry_bytes(kind, name, msgspec.msgpack.encode({"a": 1}), shape),
     }
     for what, data in bad.items():
         assert data != good, what
@@ -408,3 +408,29 @@ def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
     steps = [b.step for b in parsed.blocks]
     assert whole is not None and len(steps) > 1
     assert [b.step for b in here.whole_log(parsed.path).blocks] == steps
+
+
+def test_entries_of_another_shape_of_the_model_are_passed_over_quietly(tmp_path):
+    """An entry written for another shape of its type (a field of ParsedLog or of the
+    parser's state added, say) is no damage: it is not read back, nothing is said, and
+    the log is read again whole. The same entry of this shape is read."""
+    import shutil
+
+    from sitegen.cache.logs import read_log
+
+    archive = tmp_path / "a"
+    (archive / "j").mkdir(parents=True)
+    sample = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "stale"
+    log = archive / "j" / "train_1.out"
+    shutil.copy(next(sample.glob("*.out")), log)
+    fp = fingerprint([log])
+    parsed, entries = read_log(str(archive), "j/train_1.out", (), (), None, fp)
+    _state(tmp_path).keep_log(parsed.path, entries)
+    s = _state(tmp_path)
+    assert s.cached_log(parsed.path, fp)[0] is not None and s.warnings == []
+    for kind, _ in entries:
+        path = s._path(kind, parsed.path)
+        head, body = packed_entry(path.read_bytes())
+        path.write_bytes(packed_entry_bytes(head[1], head[2], bytes(body), "0" * 16))
+    s = _state(tmp_path)
+    assert s.cached_log(parsed.path, fp) == (None, None) and s.warnings == []

@@ -848,7 +848,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
     ]
     assert changed == encoded  # the one encoded is the one made again, and holds its new key
     body = {rid: msgspec.Raw(encode(r, RunRecord)) for rid, r in records.items()}
-    data = packed_entry_bytes("pages", "runs", encode(body, Any))
+    data = packed_entry_bytes("pages", "runs", encode(body, Any), codec.shape(RunRecord))
     assert path.read_bytes() == data
 
 
