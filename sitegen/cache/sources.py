@@ -11,6 +11,7 @@ the same question. :mod:`sitegen.cache.state` keeps the last build's signature a
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 from collections.abc import Iterable
@@ -51,9 +52,9 @@ def fingerprint(paths: Iterable[Path]) -> Fingerprint:
     return tuple(out)
 
 
-def tree_signature(*roots: Path, suffix: str = "") -> str:
+def tree_signature(*roots: Path, suffix: str | tuple[str, ...] = "") -> str:
     """A hash of every file's name, size and mtime under ``roots`` (templates, static), or
-    of those whose name ends in ``suffix``.
+    of those whose name ends in ``suffix`` (or one of them).
 
     ``os.scandir``, not ``Path.rglob``: one ``stat`` a file and no path objects (it runs
     at every build, a no-change one included).
@@ -67,7 +68,9 @@ def tree_signature(*roots: Path, suffix: str = "") -> str:
     return h.hexdigest()
 
 
-def _scan_files(path: str, rel: str, suffix: str, out: list[tuple[str, int, int]]) -> None:
+def _scan_files(
+    path: str, rel: str, suffix: str | tuple[str, ...], out: list[tuple[str, int, int]]
+) -> None:
     try:
         it = os.scandir(path)
     except OSError:
@@ -82,14 +85,19 @@ def _scan_files(path: str, rel: str, suffix: str, out: list[tuple[str, int, int]
                 out.append((name, st.st_size, st.st_mtime_ns))
 
 
+@functools.cache
 def code_signature() -> str:
-    """The signature of sitegen's own code (every ``.py`` of the package).
+    """The signature of sitegen's own code: every ``.py`` of the package, and its chart
+    skeletons (``.json``), taken once per process.
 
     Part of the sources signature beside the templates' and static files': a build by
     changed code (an editable install, a reinstall of the same version) analyses and
-    renders every page again instead of carrying pages made by the old code over.
+    renders every page again instead of carrying pages made by the old code over. Once
+    per process, because it stands for the code this process runs: a ``serve`` left
+    running across an edit goes on building as the code it has loaded, and the next
+    process, finding another signature, makes everything again.
     """
-    return tree_signature(Path(__file__).resolve().parents[1], suffix=".py")  # sitegen/
+    return tree_signature(Path(__file__).resolve().parents[1], suffix=(".py", ".json"))
 
 
 def assets_signature() -> str:

@@ -945,8 +945,24 @@ def test_code_signature_follows_the_package_sources(tmp_path):
 
 
 def test_code_signature_covers_every_module_of_the_package():
-    """Not only the cache package's own modules: a change to a chart or a page is code too."""
+    """Not only the cache package's own modules: a change to a chart or a page is code too,
+    and so is a chart's skeleton (the JSON a chart is filled into)."""
     package = Path(sitegen.__file__).resolve().parent
-    assert sources.code_signature() == sources.tree_signature(package, suffix=".py")
+    assert sources.code_signature() == sources.tree_signature(package, suffix=(".py", ".json"))
+    assert sources.code_signature() != sources.tree_signature(package, suffix=".py")
     own = sources.tree_signature(Path(sources.__file__).resolve().parent, suffix=".py")
     assert sources.code_signature() != own
+
+
+def test_code_signature_is_the_code_this_process_started_with(monkeypatch):
+    """Taken once per process: a ``serve`` left running across an edit of the package
+    (a ``git pull`` into an editable install) still builds as the code it has loaded, so
+    what it builds and keeps must not be marked as the new code's."""
+    sources.code_signature.cache_clear()
+    first = sources.code_signature()
+    monkeypatch.setattr(sources, "tree_signature", lambda *roots, suffix="": "edited on disk")
+    assert sources.code_signature() == first
+    sources.code_signature.cache_clear()
+    assert sources.code_signature() == "edited on disk"
+    monkeypatch.undo()
+    sources.code_signature.cache_clear()
