@@ -129,8 +129,8 @@ def _printed_value(node: ast.expr) -> object:
             return -v if isinstance(node.op, ast.USub) else v
     elif isinstance(node, ast.Call) and len(node.args) == 1 and _is_scalar_wrapper(node.func):
         v = _printed_value(node.args[0])  # its keywords (device=, dtype=) are no value
-        while isinstance(v, list) and len(v) == 1:  # a one-element tensor or array: its value
-            v = v[0]
+        while _is_array(node.func) and isinstance(v, list) and len(v) == 1:
+            v = v[0]  # a one-element tensor or array: its value (torch.Size([8]) stays a list)
         return v
     elif isinstance(node, (ast.List, ast.Tuple)):
         return [_printed_value(e) for e in node.elts]
@@ -152,6 +152,17 @@ def _is_scalar_wrapper(func: ast.expr) -> bool:
     if isinstance(func, ast.Name):
         return func.id in ("tensor", "array")
     return isinstance(func, ast.Attribute) and _is_module(func.value)
+
+
+def _is_array(func: ast.expr) -> bool:
+    """``tensor``, ``array``, or ``np.``/``numpy.``/``torch.`` ``array`` or ``tensor``."""
+    if isinstance(func, ast.Name):
+        return func.id in ("tensor", "array")
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("tensor", "array")
+        and _is_module(func.value)
+    )
 
 
 def _is_module(node: ast.expr) -> bool:

@@ -101,6 +101,11 @@ def test_nested_and_listed_values_read_as_literal_eval_would():
     assert printed_dict(text) == ({"a": {"b": [1, 2.5], "c": [None, True]}, "d": -3}, [])
     # a tensor of several elements is a list, as its list would be (no metric either way)
     assert printed_dict("{'h': tensor([1, 2]), 'o': tensor([[3]])}") == ({"h": [1, 2], "o": 3}, [])
+    # only a tensor or an array is unwrapped: a shape of one dimension stays a list
+    assert printed_dict("{'s': torch.Size([8]), 'a': torch.tensor([2])}") == (
+        {"s": [8], "a": 2},
+        [],
+    )
     with pytest.raises(ValueError):
         printed_dict("[1, 2]")
     with pytest.raises(ValueError):
