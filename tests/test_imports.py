@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import sitegen
@@ -18,8 +19,10 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache
 def _imports() -> dict[str, set[str]]:
-    """Every sitegen module and the sitegen modules it imports (at any depth in the file)."""
+    """Every sitegen module and the sitegen modules it imports (at any depth in the file):
+    parsed once for the three checks that read it (none changes it)."""
     modules = {_module_name(p): p for p in PKG.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():

@@ -115,7 +115,7 @@ COLUMNS = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.one_of(COLUMNS, COLUMNS.map(tuple)))
 def test_clean_of_any_column_equals_the_copy_everything_version(col: Any) -> None:
     got, want = clean(col), _slow_clean(col)

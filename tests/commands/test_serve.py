@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 from sitegen.commands.serve import HEAD_END, SiteApp, describe, rebuild, serving
+from sitegen.commands.watch import SETTLE_S, Watcher
 from sitegen.options import BuildOptions
 from sitegen.synth import synth
 from tests.scenarios.test_incremental import STEP
@@ -38,6 +39,31 @@ def call(app, path):
 
     body = b"".join(app({"PATH_INFO": path}, start_response))
     return got["status"], body
+
+
+class QuickWatcher(Watcher):
+    """The serve command's watcher as the tests run it (tests/commands/conftest.py): looking
+    every 50 ms rather than every half second (an option of ``Watcher``; a burst still
+    settles for as long as the command's), and counting its looks, so that a test waits for
+    the looks it needs (``wait_looks``) instead of sleeping for as many intervals."""
+
+    def __init__(self, inputs, build, poll_s: float = 0.05, settle_s: float = SETTLE_S) -> None:
+        super().__init__(inputs, build, poll_s, settle_s)
+        self.looks = 0
+        look = inputs.look
+
+        def counted() -> str | None:
+            try:
+                return look()
+            finally:
+                self.looks += 1
+
+        inputs.look = counted
+
+    def wait_looks(self, n: int, timeout: float = 10) -> bool:
+        """Whether ``n`` more looks than now ended within ``timeout`` seconds."""
+        until = self.looks + n
+        return wait_until(lambda: self.looks >= until, timeout, every=0.01)
 
 
 def small_archive(tmp_path: Path) -> Path:

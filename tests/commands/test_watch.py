@@ -89,12 +89,13 @@ def test_a_link_loop_costs_the_watcher_nothing(tmp_path):
     assert looped[0] < plain[0] * 3 + 0.05 and looped[1] < plain[1] * 2 + 100_000, (plain, looped)
     with serving(opts) as site:
         builds = len(site.app.builds)
-        deadline = time.monotonic() + 1.1  # two looks
-        while time.monotonic() < deadline:
+        until, deadline = site.watcher.looks + 3, time.monotonic() + 10  # two whole looks
+        while site.watcher.looks < until:
+            assert time.monotonic() < deadline  # (the watcher hung)
             started = time.perf_counter()
             assert get(site.url, timeout=2)[0] == 200
             assert time.perf_counter() - started < 1  # (it hung for good)
-            time.sleep(0.05)
+            time.sleep(0.01)
         assert len(site.app.builds) == builds  # nothing to build: the links are refused alike
 
 
@@ -111,7 +112,8 @@ def test_an_output_inside_the_archive_is_not_watched(tmp_path):
                 fh.write(STEP.format(n=101))
             time.sleep(0.02)
         assert wait_until(lambda: len(site.app.builds) > builds, 10)
-        time.sleep(1.1)  # two looks more: nothing the build wrote is seen as a change
+        assert site.watcher.wait_looks(3)  # two whole looks more: nothing the build wrote
+        # is seen as a change (a look that saw one would be followed by a build first)
         assert len(site.app.builds) == builds + 1, site.app.builds
         assert site.app.builds[-1].startswith("built ") and "7 logs (2 read" in site.app.builds[-1]
         index = json.loads(get(site.url + "data/index.json")[2])
@@ -119,7 +121,7 @@ def test_an_output_inside_the_archive_is_not_watched(tmp_path):
         # the user touching the site or its cache is no change of the inputs either
         os.utime(out / "index.html")
         (archive / ".site.cache/x.json").write_text("{}")
-        time.sleep(0.6)
+        assert site.watcher.wait_looks(3)
         assert len(site.app.builds) == builds + 1
 
 

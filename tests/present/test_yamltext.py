@@ -66,7 +66,7 @@ def _hashable_keys(v: object) -> bool:
     return True
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_values)
 def test_the_yaml_reads_back_as_the_values(value):
     if not _hashable_keys(value):

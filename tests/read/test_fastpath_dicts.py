@@ -153,7 +153,7 @@ def _same_as_line_by_line(data: bytes, chunk: int) -> None:
         assert state == by_lines[lines], lines  # pending dicts, lines, warnings
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(data=logs(), chunk=st.integers(40, 1 << 12), limit=st.sampled_from((5000, 3, 6)))
 def test_dict_runs_read_as_line_by_line(data, chunk, limit):
     with pytest.MonkeyPatch.context() as m:

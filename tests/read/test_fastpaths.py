@@ -67,7 +67,7 @@ CR_ATOMS = (
 chunks = st.lists(st.sampled_from(CR_ATOMS), max_size=14).map(b"".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     chunk=chunks,
     carried=st.one_of(st.none(), chunks),
@@ -79,7 +79,7 @@ def test_cr_breaks_one_pass_per_line_equals_one_step_per_cr(chunk, carried, long
     assert _cr_breaks(chunk, carried) == _cr_breaks_per_cr(_crlf(chunk), carried)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(chunk=chunks, carried=st.one_of(st.none(), chunks))
 def test_cr_breaks_pieces_hold_every_lone_cr(chunk, carried):
     """The pieces hold a break for every \r but a \r\n's and the chunk's last, and the
@@ -118,7 +118,7 @@ def test_cr_at_chunk_boundaries_reads_as_the_per_cr_reference(monkeypatch):
         assert got == want, size
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.sampled_from((b"\r", b"\n", b"\r\n", b"x", b"\r\r", b"(a pid=1) ")), max_size=12),
     st.sampled_from((1, 2, 3, 5, 64)),
@@ -134,7 +134,7 @@ def test_crlf_is_one_break_at_any_chunk_size(atoms, size):
     assert numbers == _file_lines(data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.lists(
         st.sampled_from((b"\r", b"\n", b"\r\n", b"x", b"x" * 12, b"\r\r", b"(a pid=1) ")),
@@ -387,7 +387,7 @@ MARKER_ATOMS = (
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(atoms=st.lists(st.sampled_from(MARKER_ATOMS), max_size=40))
 def test_marker_finder_equals_a_find_per_literal(atoms):
     block = b"".join(atoms) + b"\n"
@@ -443,7 +443,7 @@ REST_ATOMS = (
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     prefix=st.lists(st.sampled_from(PREFIX_ATOMS), max_size=4).map(b"".join),
     rest=st.lists(st.sampled_from(REST_ATOMS), max_size=5).map(b"".join),
@@ -516,7 +516,7 @@ def dict_texts(draw):
     return "".join(parts)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(dict_texts())
 def test_flat_dict_is_literal_eval_or_declines(text):
     got = flat_dict(text)
@@ -531,7 +531,7 @@ metric_values = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.text(min_size=0, max_size=12), metric_values, max_size=8))
 def test_flat_dict_reads_pformat_dicts_as_literal_eval_does(d):
     text = pprint.pformat(d, width=40)
@@ -626,7 +626,7 @@ def _vllm_state(p: LogParser):
     return (v.engines, v.buckets, v.aggregated_lines, p.suppressed, dict(p.warn_counts), p.lines)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.sampled_from(STATS_PREFIXES),
     st.sampled_from(STATS_HEADERS),

@@ -17,7 +17,7 @@ from sitegen.read.logparse import LogParser
 from sitegen.read.trials import TrialFormatError, decode_result
 from sitegen.redact import Redactor
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _lg(pid: int, msg: str) -> bytes:

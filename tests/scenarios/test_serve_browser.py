@@ -8,10 +8,11 @@ import time
 
 import pytest
 
+import sitegen.commands.serve
 from sitegen.commands.serve import serving
 from sitegen.options import BuildOptions
 from tests.chromium import without_charts
-from tests.commands.test_serve import CHAIN_B, small_archive, wait_until
+from tests.commands.test_serve import CHAIN_B, QuickWatcher, small_archive, wait_until
 from tests.scenarios.test_browser import Watched  # (skips without chromium)
 from tests.scenarios.test_incremental import STEP
 
@@ -29,7 +30,9 @@ def _steps_shown(page) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def test_every_change_reaches_the_open_page(tmp_path, browser):
+def test_every_change_reaches_the_open_page(tmp_path, browser, monkeypatch):
+    monkeypatch.setattr(sitegen.commands.serve, "Watcher", QuickWatcher)  # (a change is
+    # built sooner; the changes stay 1.2 s apart)
     archive = small_archive(tmp_path)
     with serving(BuildOptions(archive=archive, out=tmp_path / "site", workers=1)) as site:
         ctx = browser.new_context()
