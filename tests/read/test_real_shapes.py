@@ -257,6 +257,21 @@ def test_slurm_cancel_glued_after_a_bar():
             "failed",
             "out of memory (oom_kill)",
         ),
+        (
+            [
+                "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO JOB REQUEUE ***"
+            ],
+            "cancelled",
+            "JOB REQUEUE",
+        ),
+        (
+            [
+                "slurmstepd: error: Detected 1 oom_kill event in StepId=5.batch. Some of the step tasks have been OOM Killed.",
+                "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 ***",
+            ],
+            "failed",
+            "out of memory (oom_kill)",
+        ),
     ],
 )
 def test_slurm_end_lines_as_slurmstepd_writes_them(lines, marker, detail):
@@ -424,31 +439,6 @@ def test_huge_values_are_warnings_not_tracebacks():
     msgs = [w.message for w in log.warnings]
     assert any("'huge'" in m for m in msgs) and any("Exception breakdown" in m for m in msgs)
     assert log.batches.exceptions == {}
-
-
-@pytest.mark.parametrize(
-    ("lines", "marker", "detail"),
-    [
-        (
-            [
-                "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO JOB REQUEUE ***"
-            ],
-            "cancelled",
-            "JOB REQUEUE",
-        ),
-        (
-            [
-                "slurmstepd: error: Detected 1 oom_kill event in StepId=5.batch. Some of the step tasks have been OOM Killed.",
-                "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 ***",
-            ],
-            "failed",
-            "out of memory (oom_kill)",
-        ),
-    ],
-)
-def test_requeue_and_oom_ends(lines, marker, detail):
-    log = parse([lg("start"), *lines])
-    assert (log.end_marker, log.end_detail) == (marker, detail)
 
 
 def test_new_module_names_read_alike():
