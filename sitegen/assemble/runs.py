@@ -6,8 +6,8 @@
   latest earlier job that saved that checkpoint; otherwise it starts a run.
 
 Stitching: when a job resumes from step R, every step after R that earlier
-jobs logged is discarded (it was recomputed or rolled back), so the resumed
-job's values win.
+jobs logged is discarded (it was recomputed or rolled back), and so is a step
+up to R that the resumed job logs again: the resumed job's values win.
 """
 
 from __future__ import annotations
@@ -70,15 +70,16 @@ def stitch(
             resumed.append(log.resumed_from)
         r = resume_point(log) if i > 0 else None
         if r is not None:
-            lost = [chosen.pop(s) for s in sorted(s for s in chosen if s > r)]
+            # the steps after the cut, and those up to it that this job logs again (a job
+            # resumed from K whose log holds step K): the latest job's values win
+            again = {b.step for b in log.blocks}
+            lost = [chosen.pop(s) for s in sorted(s for s in chosen if s > r or s in again)]
             discarded.extend(lost)
             restarts.append(
                 Restart(job.id, log.resumed_from, r, tuple(b.step for b in lost), _time(lost))
             )
         for b in log.blocks:
-            if b.step in chosen:  # cannot happen after the cut; the latest job wins regardless
-                discarded.append(chosen[b.step])
-            chosen[b.step] = b
+            chosen[b.step] = b  # (a log holds each step once: the reader merges repeats)
     return (
         tuple(chosen[s] for s in sorted(chosen)),
         tuple(sorted(discarded, key=lambda b: b.step)),

@@ -92,3 +92,16 @@ def test_experiment_chain_order_without_slurm_ids():
         "y",
         "x",
     ]
+
+
+def test_a_step_the_resumed_job_logs_again_is_its_restarts_discard():
+    # resumed from 8, yet its log holds step 8 again: its value wins, and the restart
+    # that replaced the first attempt's step 8 lists it with its time
+    a = job(1, log(range(1, 11), saved=(8,)))
+    b = job(2, log(range(8, 15), resumed=8))
+    blocks, discarded, _, restarts = stitch([a, b])
+    assert [x.step for x in blocks] == list(range(1, 15))
+    assert blocks[7] is b.log.blocks[0]
+    assert [x.step for x in discarded] == [8, 9, 10]
+    assert restarts[0].cut_at == 8 and restarts[0].discarded_steps == (8, 9, 10)
+    assert restarts[0].discarded_time_s == 30.0
