@@ -192,8 +192,11 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     others = sorted(timers - known - set(outside_names))
     outside = []
     for name in (*outside_names, *others):
-        xs = _timer_values(blocks, f"timing/{name}")
+        key = f"timing/{name}"
+        xs = _timer_values(blocks, key)
         if xs or name in others:  # (a known timer with no usable value is left out)
+            # the old report's figure: over the steps that logged it, the mean of its share
+            ratios = [float(v) / t for m, t in steps if t > 0 and _timer_ok(v := m.get(key))]
             outside.append(
                 {
                     "name": name,
@@ -201,6 +204,7 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
                     "mean_s": _mean(xs),
                     "count": len(xs),
                     "share_of_step": math.fsum(xs) / step_total if step_total and xs else None,
+                    "mean_step_share": _mean(ratios),
                 }
             )
     return {"steps": len(steps), "step_total_s": step_total, "tree": root, "outside_step": outside}

@@ -400,14 +400,23 @@ def test_timing_tree_figures_by_hand():
         "mean_step_share": None,
         "children": [],
     }
+    # mean per-step share: over the steps that logged the timer (a negative or NaN one did not)
     assert t["outside_step"] == [
-        {"name": "eval", "total_s": 7.0, "mean_s": 7.0, "count": 1, "share_of_step": 7.0 / 400},
+        {
+            "name": "eval",
+            "total_s": 7.0,
+            "mean_s": 7.0,
+            "count": 1,
+            "share_of_step": 7.0 / 400,
+            "mean_step_share": 7.0 / 100,
+        },
         {
             "name": "zzz_custom",
             "total_s": 2.0,
             "mean_s": 2.0,
             "count": 1,
             "share_of_step": 2.0 / 400,
+            "mean_step_share": 2.0 / 100,
         },
     ]
 
@@ -421,8 +430,22 @@ def test_timing_tree_without_step_times():
         "step_total_s": 0.0,
         "tree": None,
         "outside_step": [
-            {"name": "eval", "total_s": 3.0, "mean_s": 3.0, "count": 1, "share_of_step": None},
-            {"name": "other", "total_s": 0.0, "mean_s": None, "count": 0, "share_of_step": None},
+            {
+                "name": "eval",
+                "total_s": 3.0,
+                "mean_s": 3.0,
+                "count": 1,
+                "share_of_step": None,
+                "mean_step_share": None,
+            },
+            {
+                "name": "other",
+                "total_s": 0.0,
+                "mean_s": None,
+                "count": 0,
+                "share_of_step": None,
+                "mean_step_share": None,
+            },
         ],
     }
 
