@@ -1,7 +1,8 @@
 """Jobs and runs from parsed logs and trials (resume chains stitched).
 
 * Experiment layout: the logs of one experiment are one run, in SLURM-id order
-  (by first log time when some log names carry no job id).
+  (an array task's by array job, then task), by first log time when some log names
+  carry no job id.
 * Flat layout: a job that resumed from a checkpoint joins the run of the
   latest earlier job that saved that checkpoint; otherwise it starts a run.
 
@@ -13,6 +14,7 @@ up to R that the resumed job logs again: the resumed job's values win.
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime
 
 from sitegen.discover.archive import slug
@@ -111,8 +113,9 @@ def group_runs(
         else:
             flat.append(src)
     for group, srcs in experiments.items():
-        if all(s.order_key[1] for s in srcs):  # every log name ends in its SLURM job id
-            chain = sorted(srcs, key=lambda s: s.order_key)
+        ids = {s.id: _slurm_ids(s) for s in srcs}
+        if all(ids.values()):  # every log name ends in its SLURM job id
+            chain = sorted(srcs, key=lambda s: (ids[s.id], s.order_key))
         else:  # otherwise by when each job started logging
             chain = [s for s, _ in sorted(((s, logs.get(s.id)) for s in srcs), key=_start)]
         runs.append((slug(group), chain))
@@ -150,6 +153,19 @@ def group_runs(
         taken.add(rid)
         runs.append((rid, srcs))
     return runs
+
+
+ARRAY_RE = re.compile(r"(\d+)_(\d+)$")
+
+
+def _slurm_ids(src: JobSource) -> tuple[int, ...]:
+    """A log name's SLURM ids: ``(job,)``, or ``(array job, task)`` for an array task's
+    ``%A_%a`` name (``slurm-561773_2``: the job id larger than the task's, so that a date or
+    version before a job id, ``train_2026_561773``, is no array); ``()`` without one."""
+    m = ARRAY_RE.search(src.order_key[2])
+    if m and int(m[1]) > int(m[2]):
+        return (int(m[1]), int(m[2]))
+    return (src.order_key[1],) if src.order_key[1] else ()
 
 
 def _norm(p: str) -> str:
