@@ -115,6 +115,13 @@ def _values(blocks: Sequence[MetricBlock], name: str) -> list[float]:
     return finite([b.metrics.get(name) for b in blocks])
 
 
+def _last(blocks: Sequence[MetricBlock], name: str) -> float | None:
+    """The metric's value at the last step that logged it; None when that value is no finite
+    number (a run that diverged at its end does not show the step before's value as its last)."""
+    v = next((b.metrics[name] for b in reversed(blocks) if name in b.metrics), None)
+    return float(v) if v is not None and is_finite(v) else None
+
+
 def _mean(xs: list[float]) -> float | None:
     return math.fsum(xs) / len(xs) if xs else None
 
@@ -138,7 +145,7 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
         "last_step": blocks[-1].step if blocks else None,
         "reward_mean": _mean(rewards),
         "reward_max": max(rewards) if rewards else None,
-        "reward_last": rewards[-1] if rewards else None,
+        "reward_last": _last(blocks, REWARD),
         "pass_at_k": pass_at_k(pk),
         "pass_at_k_mean": _mean(_values(blocks, pk)) if pk else None,
         "total_time_s": math.fsum(step_times) if step_times else None,

@@ -304,6 +304,18 @@ def test_headline_of_the_async_trainer():
     }
 
 
+def test_the_last_reward_is_the_last_step_that_logged_one():
+    from sitegen.analyse import headline
+
+    # a run that diverged at its end: its last reward is no number, not the step before's
+    # (a block without the metric, as a split timing block, passes over)
+    r = "reward/avg_raw_reward"
+    h = headline(_blocks({r: 0.2}, {r: 0.5}, {r: math.nan}, {"timing/step": 1.0}))
+    assert (h["reward_mean"], h["reward_max"], h["reward_last"]) == (0.35, 0.5, None)
+    assert headline(_blocks({r: 0.2}, {r: 0.5}, {"timing/step": 1.0}))["reward_last"] == 0.5
+    assert headline(_blocks({r: 0.2}, {r: "0.4"}))["reward_last"] is None  # not a number
+
+
 def test_headline_of_the_sync_trainer_and_of_nothing():
     from sitegen.analyse import headline
 
