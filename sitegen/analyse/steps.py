@@ -133,12 +133,7 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
     names = metric_names(blocks)
     pk = pass_at_key(names)
     wait = gen_wait_key(names)
-    paired = [
-        b for b in blocks if _timer_ok(b.metrics.get(wait)) and _timer_ok(b.metrics.get(STEP_TIME))
-    ]
-    wait_total = math.fsum(float(b.metrics[wait]) for b in paired)
     stale_max = _values(blocks, STALENESS_MAX)
-    step_total_paired = math.fsum(float(b.metrics[STEP_TIME]) for b in paired)
     return {
         "steps": len(blocks),
         "first_step": blocks[0].step if blocks else None,
@@ -151,12 +146,24 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
         "total_time_s": math.fsum(step_times) if step_times else None,
         "step_time_mean_s": _mean(step_times),
         "gen_wait_mean_s": _mean(_timer_values(blocks, wait)),
-        "gen_wait_share": wait_total / step_total_paired if step_total_paired > 0 else None,
+        "gen_wait_share": gen_wait_share(blocks, wait),
         "avg_tokens_mean": _mean(_values(blocks, TOKENS)),
         "staleness_mean": _mean(_values(blocks, STALENESS)),
         # the worst step: what the trainer's max_staleness_steps limit is held to
         "staleness_max": max(stale_max) if stale_max else None,
     }
+
+
+def gen_wait_share(blocks: Sequence[MetricBlock], wait: str) -> float | None:
+    """Σ ``wait`` / Σ ``timing/step`` over the steps where both are usable timers (the
+    overview's figure, and what the ``gen_wait_high`` finding holds to its threshold)."""
+    paired = [
+        b for b in blocks if _timer_ok(b.metrics.get(wait)) and _timer_ok(b.metrics.get(STEP_TIME))
+    ]
+    step_total = math.fsum(float(b.metrics[STEP_TIME]) for b in paired)
+    return (
+        math.fsum(float(b.metrics[wait]) for b in paired) / step_total if step_total > 0 else None
+    )
 
 
 # -- timing ------------------------------------------------------------------------------
