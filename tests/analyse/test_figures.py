@@ -76,6 +76,25 @@ def test_batch_summary_totals_per_step_and_statistics_over_steps():
     }
 
 
+def test_the_step_still_generating_at_the_logs_end_is_no_step_of_the_statistics():
+    # a job cancelled while generating step 3: its batches so far are on the page (the
+    # per-step table and chart say so) but the old report's per-step statistics are over
+    # the steps the job logged, 1 and 2, not a step cut short
+    from sitegen.model.parsed import MetricBlock
+
+    partial = BatchCounts(1, 8, 3, 5, 0, {"DaytonaError": 5})
+    log = replace(
+        _log({1: STEP_1, 2: STEP_3, 3: partial}, BatchCounts(), BatchCounts()),
+        blocks=(MetricBlock(1, {}, 1), MetricBlock(2, {}, 2)),
+    )
+    s = batch_summary(log)
+    assert set(s["per_step"]) == {"1", "2", "3"}
+    assert s["summary"]["batch_errors/total_batches"]["count"] == 2
+    assert s["summary"]["batch_errors/total_successful"]["min"] == 8.0
+    assert "batch_errors/total_DaytonaError" in s["summary"]  # step 1's
+    assert s["summary"]["batch_errors/total_DaytonaError"]["count"] == 1
+
+
 def test_an_exception_counted_at_a_step_without_batches_has_no_per_batch_figure():
     s = batch_summary(_log({4: STEP_4}, STEP_4, BatchCounts()))["summary"]
     assert s["batch_errors/avg_AgentTimeoutError"]["count"] == 0  # 4 / 0 batches: no number
