@@ -9,10 +9,16 @@ from sitegen.model.parsed import BatchCounts, ParsedLog
 
 
 def batch_summary(log: ParsedLog) -> dict:
-    """Totals, per step, and the old report's ``batch_errors/*`` statistics over steps."""
+    """Totals, per step, and the old report's ``batch_errors/*`` statistics over the steps
+    the job logged."""
     per_step = {str(s): b.to_json() for s, b in log.batches_per_step.items()}
+    # The statistics are over the steps the job logged: the step still being generated when
+    # the log ends (batches after the last block) is shown per step, but cut short.
+    last = log.blocks[-1].step if log.blocks else None
     rows: dict[str, list[float]] = {}
-    for b in log.batches_per_step.values():
+    for s, b in log.batches_per_step.items():
+        if last is not None and s > last:
+            continue
         for field in ("batches", "instances", "successful", "failed", "masked"):
             rows.setdefault(f"batch_errors/total_{field}", []).append(getattr(b, field))
         for exc, n in b.exceptions.items():

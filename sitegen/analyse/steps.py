@@ -115,6 +115,13 @@ def _values(blocks: Sequence[MetricBlock], name: str) -> list[float]:
     return finite([b.metrics.get(name) for b in blocks])
 
 
+def _last(blocks: Sequence[MetricBlock], name: str) -> float | None:
+    """The metric's value at the last step that logged it; None when that value is no finite
+    number (a run that diverged at its end does not show the step before's value as its last)."""
+    v = next((b.metrics[name] for b in reversed(blocks) if name in b.metrics), None)
+    return float(v) if v is not None and is_finite(v) else None
+
+
 def _mean(xs: list[float]) -> float | None:
     return math.fsum(xs) / len(xs) if xs else None
 
@@ -126,30 +133,37 @@ def headline(blocks: Sequence[MetricBlock]) -> dict:
     names = metric_names(blocks)
     pk = pass_at_key(names)
     wait = gen_wait_key(names)
-    paired = [
-        b for b in blocks if _timer_ok(b.metrics.get(wait)) and _timer_ok(b.metrics.get(STEP_TIME))
-    ]
-    wait_total = math.fsum(float(b.metrics[wait]) for b in paired)
     stale_max = _values(blocks, STALENESS_MAX)
-    step_total_paired = math.fsum(float(b.metrics[STEP_TIME]) for b in paired)
     return {
         "steps": len(blocks),
         "first_step": blocks[0].step if blocks else None,
         "last_step": blocks[-1].step if blocks else None,
         "reward_mean": _mean(rewards),
         "reward_max": max(rewards) if rewards else None,
-        "reward_last": rewards[-1] if rewards else None,
+        "reward_last": _last(blocks, REWARD),
         "pass_at_k": pass_at_k(pk),
         "pass_at_k_mean": _mean(_values(blocks, pk)) if pk else None,
         "total_time_s": math.fsum(step_times) if step_times else None,
         "step_time_mean_s": _mean(step_times),
         "gen_wait_mean_s": _mean(_timer_values(blocks, wait)),
-        "gen_wait_share": wait_total / step_total_paired if step_total_paired > 0 else None,
+        "gen_wait_share": gen_wait_share(blocks, wait),
         "avg_tokens_mean": _mean(_values(blocks, TOKENS)),
         "staleness_mean": _mean(_values(blocks, STALENESS)),
         # the worst step: what the trainer's max_staleness_steps limit is held to
         "staleness_max": max(stale_max) if stale_max else None,
     }
+
+
+def gen_wait_share(blocks: Sequence[MetricBlock], wait: str) -> float | None:
+    """Σ ``wait`` / Σ ``timing/step`` over the steps where both are usable timers (the
+    overview's figure, and what the ``gen_wait_high`` finding holds to its threshold)."""
+    paired = [
+        b for b in blocks if _timer_ok(b.metrics.get(wait)) and _timer_ok(b.metrics.get(STEP_TIME))
+    ]
+    step_total = math.fsum(float(b.metrics[STEP_TIME]) for b in paired)
+    return (
+        math.fsum(float(b.metrics[wait]) for b in paired) / step_total if step_total > 0 else None
+    )
 
 
 # -- timing ------------------------------------------------------------------------------
@@ -192,8 +206,11 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     others = sorted(timers - known - set(outside_names))
     outside = []
     for name in (*outside_names, *others):
-        xs = _timer_values(blocks, f"timing/{name}")
+        key = f"timing/{name}"
+        xs = _timer_values(blocks, key)
         if xs or name in others:  # (a known timer with no usable value is left out)
+            # the old report's figure: over the steps that logged it, the mean of its share
+            ratios = [float(v) / t for m, t in steps if t > 0 and _timer_ok(v := m.get(key))]
             outside.append(
                 {
                     "name": name,
@@ -201,6 +218,7 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
                     "mean_s": _mean(xs),
                     "count": len(xs),
                     "share_of_step": math.fsum(xs) / step_total if step_total and xs else None,
+                    "mean_step_share": _mean(ratios),
                 }
             )
     return {"steps": len(steps), "step_total_s": step_total, "tree": root, "outside_step": outside}

@@ -1,18 +1,20 @@
 """Jobs and runs from parsed logs and trials (resume chains stitched).
 
 * Experiment layout: the logs of one experiment are one run, in SLURM-id order
-  (by first log time when some log names carry no job id).
+  (an array task's by array job, then task), by first log time when some log names
+  carry no job id.
 * Flat layout: a job that resumed from a checkpoint joins the run of the
   latest earlier job that saved that checkpoint; otherwise it starts a run.
 
 Stitching: when a job resumes from step R, every step after R that earlier
-jobs logged is discarded (it was recomputed or rolled back), so the resumed
-job's values win.
+jobs logged is discarded (it was recomputed or rolled back), and so is a step
+up to R that the resumed job logs again: the resumed job's values win.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime
 
 from sitegen.discover.archive import slug
@@ -70,15 +72,16 @@ def stitch(
             resumed.append(log.resumed_from)
         r = resume_point(log) if i > 0 else None
         if r is not None:
-            lost = [chosen.pop(s) for s in sorted(s for s in chosen if s > r)]
+            # the steps after the cut, and those up to it that this job logs again (a job
+            # resumed from K whose log holds step K): the latest job's values win
+            again = {b.step for b in log.blocks}
+            lost = [chosen.pop(s) for s in sorted(s for s in chosen if s > r or s in again)]
             discarded.extend(lost)
             restarts.append(
                 Restart(job.id, log.resumed_from, r, tuple(b.step for b in lost), _time(lost))
             )
         for b in log.blocks:
-            if b.step in chosen:  # cannot happen after the cut; the latest job wins regardless
-                discarded.append(chosen[b.step])
-            chosen[b.step] = b
+            chosen[b.step] = b  # (a log holds each step once: the reader merges repeats)
     return (
         tuple(chosen[s] for s in sorted(chosen)),
         tuple(sorted(discarded, key=lambda b: b.step)),
@@ -110,8 +113,9 @@ def group_runs(
         else:
             flat.append(src)
     for group, srcs in experiments.items():
-        if all(s.order_key[1] for s in srcs):  # every log name ends in its SLURM job id
-            chain = sorted(srcs, key=lambda s: s.order_key)
+        ids = {s.id: _slurm_ids(s) for s in srcs}
+        if all(ids.values()):  # every log name ends in its SLURM job id
+            chain = sorted(srcs, key=lambda s: (ids[s.id], s.order_key))
         else:  # otherwise by when each job started logging
             chain = [s for s, _ in sorted(((s, logs.get(s.id)) for s in srcs), key=_start)]
         runs.append((slug(group), chain))
@@ -149,6 +153,19 @@ def group_runs(
         taken.add(rid)
         runs.append((rid, srcs))
     return runs
+
+
+ARRAY_RE = re.compile(r"(\d+)_(\d+)$")
+
+
+def _slurm_ids(src: JobSource) -> tuple[int, ...]:
+    """A log name's SLURM ids: ``(job,)``, or ``(array job, task)`` for an array task's
+    ``%A_%a`` name (``slurm-561773_2``: the job id larger than the task's, so that a date or
+    version before a job id, ``train_2026_561773``, is no array); ``()`` without one."""
+    m = ARRAY_RE.search(src.order_key[2])
+    if m and int(m[1]) > int(m[2]):
+        return (int(m[1]), int(m[2]))
+    return (src.order_key[1],) if src.order_key[1] else ()
 
 
 def _norm(p: str) -> str:

@@ -7,6 +7,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
+from sitegen.analyse.steps import gen_wait_share, metric_names
 from sitegen.insights.rulebase import (
     CLIP_RE,
     ENTROPY,
@@ -26,7 +27,6 @@ from sitegen.insights.rulebase import (
     STALENESS_MAX,
     STEP_OUTLIER_FACTOR,
     STEP_TIME,
-    WAIT_KEYS,
     Finding,
     _num,
     _steps_text,
@@ -35,6 +35,7 @@ from sitegen.insights.rulebase import (
 from sitegen.model.numbers import fixed, pct, sig
 from sitegen.model.parsed import MetricBlock
 from sitegen.model.vocabulary import config_value as _cfg
+from sitegen.model.vocabulary import gen_wait_key
 
 
 def _config_lr(cfg: Mapping | None) -> float | None:
@@ -191,24 +192,15 @@ def reward_trend(blocks: Sequence[MetricBlock]) -> Finding | None:
 
 
 def gen_wait(blocks: Sequence[MetricBlock], has_trials: bool) -> Finding | None:
-    wait = step = 0.0
-    key_used = None
-    for b in blocks:
-        st = _num(b.metrics.get(STEP_TIME))
-        for key in WAIT_KEYS:
-            w = _num(b.metrics.get(key))
-            if w is not None and st is not None:
-                wait += w
-                step += st
-                key_used = key
-                break
-    if step <= 0 or wait / step <= GEN_WAIT_SHARE:
+    key = gen_wait_key(metric_names(blocks))
+    share = gen_wait_share(blocks, key)
+    if share is None or share <= GEN_WAIT_SHARE:
         return None
     return Finding(
         "gen_wait_high",
         "warning",
-        f"{pct(wait / step, 0)} of step time waits for generation",
-        f"{key_used} adds up to {pct(wait / step, 1)} of timing/step (above {pct(GEN_WAIT_SHARE, 0)}): "
+        f"{pct(share, 0)} of step time waits for generation",
+        f"{key} adds up to {pct(share, 1)} of timing/step (above {pct(GEN_WAIT_SHARE, 0)}): "
         "the trainer idles while rollouts run."
         + (" The Rollouts section shows where that time goes." if has_trials else ""),
         "rollouts" if has_trials else "timing",

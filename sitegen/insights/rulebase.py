@@ -105,9 +105,15 @@ def step_trials(trials: Sequence[TrialResult], attr: Attribution) -> list[StepTr
 
 
 def batch_step_trials(per_step: Mapping[int, BatchCounts]) -> list[StepTrials]:
-    """The same counts from the log's batch lines, for jobs without trial files."""
+    """The same counts from the log's batch lines, for jobs without trial files.
+
+    The rollouts with an exception are those that did not succeed (instances − successful:
+    the generator's failed trajectories); its "failed instances" counts prompts and its
+    "masked" a part of the failed trajectories (docs/formats.md §4.6). An older generator
+    subtracted exception counts, which can exceed the batch: no more than its rollouts."""
     out = []
     for s, b in sorted(per_step.items()):
         infra = sum(n for e, n in b.exceptions.items() if exception_kind(e) == "infrastructure")
-        out.append(StepTrials(s, b.instances, b.failed + b.masked, infra))
+        failed = min(b.instances, max(0, b.instances - b.successful))
+        out.append(StepTrials(s, b.instances, failed, min(infra, b.instances)))
     return out

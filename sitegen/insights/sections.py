@@ -254,9 +254,16 @@ def run_insights(run: Run) -> Insights:
     """The insights of a run: stitched blocks, the run's trials, first and last job's logs."""
     logs = [j.log for j in run.jobs if j.log is not None]
     last = logs[-1] if logs else None
+    # Stitched as the steps are: a resume drops the batches of the steps it cut off (steps
+    # no later job may log again), and a later job's batches for a step replace an earlier's.
+    cut = {r.job_id: r.cut_at for r in run.restarts}
     batches: dict[int, BatchCounts] = {}
-    for lg in logs:  # a later job's batches for a step replace an earlier job's (resume)
-        batches.update(lg.batches_per_step)
+    for j in run.jobs:
+        if j.log is None:
+            continue
+        if j.id in cut:
+            batches = {s: b for s, b in batches.items() if s <= cut[j.id]}
+        batches.update(j.log.batches_per_step)
     return _insights(
         run.blocks,
         run.trials,

@@ -91,6 +91,7 @@ class OutsideTimer(msgspec.Struct, PageData, frozen=True, kw_only=True):
     mean_s: float | None
     count: int
     share_of_step: float | None
+    mean_step_share: float | None  # over the steps that logged it: as the old report's
 
 
 class Timing(msgspec.Struct, PageData, frozen=True, kw_only=True):

@@ -78,7 +78,7 @@ def job_report(page: JobPage) -> str:
         for o in page.timing.outside_step:
             out.append(
                 f"| {o.name} (outside step) | {_f(o.total_s, 1)} | {_f(o.mean_s, 2)} | – | "
-                f"{_pct(o.share_of_step)} | – |"
+                f"{_pct(o.share_of_step)} | {_pct(o.mean_step_share)} |"
             )
         out.append("")
     v = page.vllm

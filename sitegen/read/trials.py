@@ -67,6 +67,12 @@ class _Collector:
         self.warnings: list[BuildWarning] = []
         self.nwarn = 0
         self.secrets = SecretTally()  # secrets hidden in trial names, tasks, exception types
+        # A trial read twice (its folder and an archive both hold it: archiving stopped before
+        # the folders were removed, or two archives overlap) counts once, as first read
+        # (folders before archives): the trial folders' names read (Harbor names a trial's
+        # folder after the trial), and per archive the trials it held again.
+        self.folders: set[str] = set()
+        self.again: dict[str, list[str]] = {}
 
     def warn(self, path: str, line: int | None, msg: str) -> None:
         self.nwarn += 1
@@ -121,9 +127,16 @@ class _Collector:
             return ("ok", r, notes + hidden)
         return outcome if r is outcome[1] else ("ok", r)
 
-    def apply(self, path: str, outcome: Outcome) -> None:
+    def apply(self, path: str, outcome: Outcome, source: str | None = None) -> None:
+        """Count one file's outcome; ``source``: the archive it is a member of."""
         kind = outcome[0]
         if kind == "ok":
+            parts = (path[len(source) + 1 :] if source else path).strip("/").split("/")
+            folder = parts[-2] if len(parts) > 1 else path
+            if folder in self.folders:
+                self.again.setdefault(source or path, []).append(outcome[1].name)
+                return
+            self.folders.add(folder)
             self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
             for message, line in _notes(outcome):
                 if message.startswith(_SECRET_NOTE):
@@ -149,6 +162,16 @@ class _Collector:
                     self.redactor.path(self.rel),
                     None,
                     f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown",
+                )
+            )
+        for source, names in self.again.items():
+            n = len(names)
+            self.warnings.append(
+                BuildWarning(
+                    self.redactor.path(source),
+                    None,
+                    f"{n} trial{'s' if n > 1 else ''} read already ({names[0]}"
+                    f"{', …' if n > 1 else ''}): counted once",
                 )
             )
         hidden = self.secrets.warning(self.redactor.path(self.rel))
@@ -441,7 +464,7 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
         else:
             col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
     for name, outcome in members:
-        col.apply(f"{rel}:{name}", outcome)
+        col.apply(f"{rel}:{name}", outcome, rel)
 
 
 def _rel(path: Path, root: Path) -> str:

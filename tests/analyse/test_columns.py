@@ -133,3 +133,5 @@ def test_timing_tree_equals_the_reference(blocks):
     for o in t["outside_step"]:
         xs = [float(v) for b in blocks if timer_ok_ref(v := b.metrics.get(f"timing/{o['name']}"))]
         assert (o["total_s"], o["count"]) == (math.fsum(xs), len(xs))
+        _, ratios = node_ref(blocks, f"timing/{o['name']}")
+        assert o["mean_step_share"] == (math.fsum(ratios) / len(ratios) if ratios else None)

@@ -76,6 +76,25 @@ def test_batch_summary_totals_per_step_and_statistics_over_steps():
     }
 
 
+def test_the_step_still_generating_at_the_logs_end_is_no_step_of_the_statistics():
+    # a job cancelled while generating step 3: its batches so far are on the page (the
+    # per-step table and chart say so) but the old report's per-step statistics are over
+    # the steps the job logged, 1 and 2, not a step cut short
+    from sitegen.model.parsed import MetricBlock
+
+    partial = BatchCounts(1, 8, 3, 5, 0, {"DaytonaError": 5})
+    log = replace(
+        _log({1: STEP_1, 2: STEP_3, 3: partial}, BatchCounts(), BatchCounts()),
+        blocks=(MetricBlock(1, {}, 1), MetricBlock(2, {}, 2)),
+    )
+    s = batch_summary(log)
+    assert set(s["per_step"]) == {"1", "2", "3"}
+    assert s["summary"]["batch_errors/total_batches"]["count"] == 2
+    assert s["summary"]["batch_errors/total_successful"]["min"] == 8.0
+    assert "batch_errors/total_DaytonaError" in s["summary"]  # step 1's
+    assert s["summary"]["batch_errors/total_DaytonaError"]["count"] == 1
+
+
 def test_an_exception_counted_at_a_step_without_batches_has_no_per_batch_figure():
     s = batch_summary(_log({4: STEP_4}, STEP_4, BatchCounts()))["summary"]
     assert s["batch_errors/avg_AgentTimeoutError"]["count"] == 0  # 4 / 0 batches: no number
@@ -304,6 +323,18 @@ def test_headline_of_the_async_trainer():
     }
 
 
+def test_the_last_reward_is_the_last_step_that_logged_one():
+    from sitegen.analyse import headline
+
+    # a run that diverged at its end: its last reward is no number, not the step before's
+    # (a block without the metric, as a split timing block, passes over)
+    r = "reward/avg_raw_reward"
+    h = headline(_blocks({r: 0.2}, {r: 0.5}, {r: math.nan}, {"timing/step": 1.0}))
+    assert (h["reward_mean"], h["reward_max"], h["reward_last"]) == (0.35, 0.5, None)
+    assert headline(_blocks({r: 0.2}, {r: 0.5}, {"timing/step": 1.0}))["reward_last"] == 0.5
+    assert headline(_blocks({r: 0.2}, {r: "0.4"}))["reward_last"] is None  # not a number
+
+
 def test_headline_of_the_sync_trainer_and_of_nothing():
     from sitegen.analyse import headline
 
@@ -400,14 +431,23 @@ def test_timing_tree_figures_by_hand():
         "mean_step_share": None,
         "children": [],
     }
+    # mean per-step share: over the steps that logged the timer (a negative or NaN one did not)
     assert t["outside_step"] == [
-        {"name": "eval", "total_s": 7.0, "mean_s": 7.0, "count": 1, "share_of_step": 7.0 / 400},
+        {
+            "name": "eval",
+            "total_s": 7.0,
+            "mean_s": 7.0,
+            "count": 1,
+            "share_of_step": 7.0 / 400,
+            "mean_step_share": 7.0 / 100,
+        },
         {
             "name": "zzz_custom",
             "total_s": 2.0,
             "mean_s": 2.0,
             "count": 1,
             "share_of_step": 2.0 / 400,
+            "mean_step_share": 2.0 / 100,
         },
     ]
 
@@ -421,8 +461,22 @@ def test_timing_tree_without_step_times():
         "step_total_s": 0.0,
         "tree": None,
         "outside_step": [
-            {"name": "eval", "total_s": 3.0, "mean_s": 3.0, "count": 1, "share_of_step": None},
-            {"name": "other", "total_s": 0.0, "mean_s": None, "count": 0, "share_of_step": None},
+            {
+                "name": "eval",
+                "total_s": 3.0,
+                "mean_s": 3.0,
+                "count": 1,
+                "share_of_step": None,
+                "mean_step_share": None,
+            },
+            {
+                "name": "other",
+                "total_s": 0.0,
+                "mean_s": None,
+                "count": 0,
+                "share_of_step": None,
+                "mean_step_share": None,
+            },
         ],
     }
 

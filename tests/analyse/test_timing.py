@@ -85,3 +85,23 @@ def test_compare_page_overlays_the_trainers_own_generation_wait():
     assert compare_metrics({"timing/generate": {}})["generation wait (s)"] == "timing/generate"
     both = {"timing/generate": {}, "timing/wait_for_generation_buffer": {}}
     assert compare_metrics(both)["generation wait (s)"] == "timing/wait_for_generation_buffer"
+
+
+def test_a_timer_outside_the_step_has_the_old_reports_mean_per_step_share():
+    # the old report's "Avg % of Step Time" of save_checkpoints: its mean over the steps
+    # that saved of save / step (10 % and 20 % → 15 %), beside the time-weighted share
+    # (20 s of 750 s)
+    times = [100.0, 200.0, 50.0, 400.0]
+    saves = {1: 10.0, 3: 10.0}
+    blocks = [
+        MetricBlock(
+            i,
+            {"timing/step": t, **({"timing/save_checkpoints": saves[i]} if i in saves else {})},
+            i,
+        )
+        for i, t in enumerate(times, 1)
+    ]
+    (o,) = analyse.timing_tree(blocks)["outside_step"]
+    assert (o["name"], o["total_s"], o["count"]) == ("save_checkpoints", 20.0, 2)
+    assert o["share_of_step"] == pytest.approx(20.0 / 750)
+    assert o["mean_step_share"] == pytest.approx(0.15)

@@ -1,3 +1,5 @@
+from datetime import datetime
+
 from sitegen.assemble.runs import job_status, stitch
 from sitegen.model.parsed import (
     BatchCounts,
@@ -91,4 +93,46 @@ def test_experiment_chain_order_without_slurm_ids():
     assert [s.id for s in group_runs(Discovery(tuple(with_ids), {}, (), ()), {})[0][1]] == [
         "y",
         "x",
+    ]
+
+
+def test_a_step_the_resumed_job_logs_again_is_its_restarts_discard():
+    # resumed from 8, yet its log holds step 8 again: its value wins, and the restart
+    # that replaced the first attempt's step 8 lists it with its time
+    a = job(1, log(range(1, 11), saved=(8,)))
+    b = job(2, log(range(8, 15), resumed=8))
+    blocks, discarded, _, restarts = stitch([a, b])
+    assert [x.step for x in blocks] == list(range(1, 15))
+    assert blocks[7] is b.log.blocks[0]
+    assert [x.step for x in discarded] == [8, 9, 10]
+    assert restarts[0].cut_at == 8 and restarts[0].discarded_steps == (8, 9, 10)
+    assert restarts[0].discarded_time_s == 30.0
+
+
+def test_array_jobs_are_ordered_by_job_id_then_task_id():
+    # SLURM names an array task's output %A_%a (slurm-561773_2.out): two arrays of a
+    # resume chain (--array=0-2%1, then a second array) run array by array, task by task,
+    # not by task id across arrays; a task 0 is an id like any other
+    from sitegen.assemble.runs import group_runs
+    from sitegen.model.parsed import Discovery
+
+    names = ["slurm-561900_0", "slurm-561773_2", "slurm-561773_0", "slurm-561900_1",
+             "slurm-561773_1", "slurm-561800"]  # fmt: skip
+    srcs = [
+        JobSource(n, f"e/logs/{n}.out", "e", "experiment", ("e", int(n.rsplit("_", 1)[-1].rsplit("-", 1)[-1]), n))
+        for n in names
+    ]  # fmt: skip
+    # start times that disagree with the names: the ids decide
+    logs = {n: log([1], first_time=datetime(2026, 1, 1 + i)) for i, n in enumerate(names)}
+    chain = [s.id for s in group_runs(Discovery(tuple(srcs), {}, (), ()), logs)[0][1]]
+    assert chain == ["slurm-561773_0", "slurm-561773_1", "slurm-561773_2", "slurm-561800",
+                     "slurm-561900_0", "slurm-561900_1"]  # fmt: skip
+    # a date or version before the job id is no array: train_2026_561773 is job 561773
+    dated = [
+        JobSource(n, f"d/logs/{n}.out", "d", "experiment", ("d", int(n.rsplit("_", 1)[-1]), n))
+        for n in ("train_2027_561700", "train_2026_561773")
+    ]
+    assert [s.id for s in group_runs(Discovery(tuple(dated), {}, (), ()), {})[0][1]] == [
+        "train_2027_561700",
+        "train_2026_561773",
     ]

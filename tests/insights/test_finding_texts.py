@@ -48,12 +48,27 @@ def test_step_trials_counts_each_steps_trials_errors_and_infrastructure_failures
     ]
 
 
-def test_batch_step_trials_count_failed_and_masked_as_errors():
+def test_batch_step_trials_count_the_rollouts_that_did_not_succeed_as_errors():
+    # the generator's line: successful = trials − failed trajectories; "failed instances"
+    # counts prompts with a failure and "masked" failed trajectories kept out of the
+    # baseline, so neither (nor their sum) is the count of failed rollouts
     per = {
         4: BatchCounts(1, 8, 8, 0, 0, {}),
         2: BatchCounts(2, 16, 10, 4, 2, {"DaytonaError": 3, "AgentTimeoutError": 1}),
+        # 2 workers' 32 trials, 20 lost to the sandbox on 4 prompts, all 20 masked
+        5: BatchCounts(2, 64, 24, 8, 40, {"DaytonaValidationError": 40}),
+        # 3 of 16 failed on 1 prompt, none masked
+        6: BatchCounts(1, 16, 13, 1, 0, {"AgentTimeoutError": 2, "DaytonaError": 1}),
+        # an older generator subtracting exception counts: -1/8 successful
+        7: BatchCounts(1, 8, -1, 1, 0, {"DaytonaError": 9}),
     }
-    assert F.batch_step_trials(per) == [StepTrials(2, 16, 6, 3), StepTrials(4, 8, 0, 0)]
+    assert F.batch_step_trials(per) == [
+        StepTrials(2, 16, 6, 3),
+        StepTrials(4, 8, 0, 0),
+        StepTrials(5, 64, 40, 40),
+        StepTrials(6, 16, 3, 1),
+        StepTrials(7, 8, 8, 8),  # (no more failures than rollouts)
+    ]
 
 
 def test_values_keeps_each_steps_finite_number():

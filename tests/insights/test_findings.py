@@ -112,6 +112,17 @@ def test_gen_wait_share():
     assert sync.section == "timing"
 
 
+def test_gen_wait_share_is_the_overview_cards():
+    # a timer the reader left out of the timing sums (a negative wait: the clock stepped
+    # back) is left out here too, as the overview's share leaves it out: 90 % at step 1 only
+    from sitegen.analyse import headline
+
+    waits = {1: 90.0, 2: -50.0}
+    bs = blocks(2, lambda k: {"timing/step": 100.0, "timing/wait_for_generation_buffer": waits[k]})
+    assert headline(bs)["gen_wait_share"] == 0.9
+    assert F.gen_wait(bs, has_trials=False).title == "90% of step time waits for generation"
+
+
 def test_step_time_outlier():
     f = F.step_outlier(blocks(8, lambda k: {"timing/step": 310.0 if k == 6 else 100.0}))
     assert f.title.startswith("Step 6 took 3.1x") and f.section == "timing"

@@ -99,6 +99,17 @@ def test_malformed_raise_with_reason(data):
         decode_result(data, "d", False)
 
 
+def _tar(path, members):
+    """A trials archive of ``(trial folder, result.json bytes)``, gzip'ed if named so."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz" if path.name.endswith(".gz") else "w") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(f"{name}/result.json")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(buf.getvalue())
+
+
 def _tree(root):
     for i in range(6):
         d = root / f"t{i}"
@@ -111,13 +122,7 @@ def _tree(root):
     ev = root / "eval_sessions" / "s1" / "e1"
     ev.mkdir(parents=True)
     (ev / "result.json").write_bytes(rec(trial_name="e1"))
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        data = rec(trial_name="old1")
-        info = tarfile.TarInfo("old1/result.json")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    (root / "trials_step1_2026.tar.gz").write_bytes(buf.getvalue())
+    _tar(root / "trials_step1_2026.tar.gz", [("old1", rec(trial_name="old1"))])
 
 
 def test_parse_directory(tmp_path):
@@ -132,6 +137,37 @@ def test_parse_directory(tmp_path):
     )
     bad = [w for w in ts.warnings if "bad" in w.path]
     assert bad and bad[0].path == "trace_jobs/bad/result.json" and bad[0].line == 1
+
+
+def test_a_trial_both_in_its_folder_and_an_archive_counts_once(tmp_path):
+    # archiving stopped before the folders were removed: t0 and t1 are in an archive as
+    # well, t1 in a second one too; each trial counts once (its folder's record), and each
+    # archive holding trials read already says how many, naming one
+    root = tmp_path / "trace_jobs"
+    _tree(root)
+    _tar(root / "trials_step2_a.tar.gz", [("t0", rec(trial_name="t0", verifier_result=None))])
+    _tar(
+        root / "trials_step3_b.tar",
+        [("t1", rec(trial_name="t1")), ("old1", rec(trial_name="old1"))],
+    )
+    _tar(
+        root / "trials_step4_c.tar", [("t1", rec(trial_name="t1")), ("new", rec(trial_name="new"))]
+    )
+    # a trial is its folder: another folder whose file names t0 is a trial of its own
+    (root / "t0-copy").mkdir()
+    (root / "t0-copy" / "result.json").write_bytes(rec(trial_name="t0"))
+    ts, _ = parse_trials(root, tmp_path)
+    names = [r.name for r in ts.results]
+    assert names == ["new", "old1", "t0", "t0", "t1", "t2", "t3", "t4", "t5"]
+    assert [r.reward for r in ts.results if r.name == "t0"] == [1.0, 1.0]  # the folders'
+
+    assert ts.archives == 4  # (with _tree's own)
+    dup = sorted((w.path, w.message) for w in ts.warnings if "counted once" in w.message)
+    assert dup == [
+        ("trace_jobs/trials_step2_a.tar.gz", "1 trial read already (t0): counted once"),
+        ("trace_jobs/trials_step3_b.tar", "2 trials read already (t1, …): counted once"),
+        ("trace_jobs/trials_step4_c.tar", "1 trial read already (t1): counted once"),
+    ]
 
 
 def test_sharded_decoding_equals_serial(tmp_path):

@@ -1,0 +1,40 @@
+"""The insights of a run: made from its stitched steps only."""
+
+from msgspec.structs import replace
+
+from sitegen.assemble.runs import stitch
+from sitegen.insights.sections import run_insights
+from sitegen.model.parsed import BatchCounts, Run
+from tests.assemble.test_runs import job, log
+
+
+def _batches(steps, burst=()):
+    """16 rollouts a step; at a ``burst`` step 8 of them lost to the sandbox provider."""
+    return {
+        s: BatchCounts(2, 16, 8, 8, 0, {"DaytonaError": 8})
+        if s in burst
+        else BatchCounts(2, 16, 16, 0, 0, {})
+        for s in steps
+    }
+
+
+def test_a_discarded_steps_batches_are_not_the_runs():
+    # job 1 logs steps 1-6 (step 6: an infrastructure burst) and is cut back to step 3;
+    # job 2 resumes from 3 and logs 4-5 only: step 6 is no step of the run, so its
+    # batches are not, and the burst is not the run's
+    a = job(1, replace(log(range(1, 7), saved=(3,)), batches_per_step=_batches(range(1, 7), {6})))
+    b = job(2, replace(log(range(4, 6), resumed=3), batches_per_step=_batches(range(4, 6))))
+    alone = run_insights(Run("r", (a,), a.log.blocks, (), (), (), None))
+    assert [f.steps for f in alone.findings if f.id == "infra_burst"] == [(6,)]
+    run = Run("r", (a, b), *stitch([a, b]), None)
+    assert [x.step for x in run.blocks] == [1, 2, 3, 4, 5]
+    assert not [f for f in run_insights(run).findings if f.id == "infra_burst"]
+
+
+def test_a_step_logged_again_takes_the_later_jobs_batches():
+    # job 2 logs steps 4-8 again: its batches of those steps are the run's, the burst of
+    # job 1's step 6 is gone, job 2's own burst at step 7 is found
+    a = job(1, replace(log(range(1, 7), saved=(3,)), batches_per_step=_batches(range(1, 7), {6})))
+    b = job(2, replace(log(range(4, 9), resumed=3), batches_per_step=_batches(range(4, 9), {7})))
+    run = Run("r", (a, b), *stitch([a, b]), None)
+    assert [f.steps for f in run_insights(run).findings if f.id == "infra_burst"] == [(7,)]
