@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+
 from sitegen.model.numbers import fixed
 from sitegen.model.parsed import VllmStats
 
@@ -33,6 +36,12 @@ def verdict(samples: int, waiting_mean: float | None, gen_mean: float | None) ->
     )
 
 
+def _total(xs: Iterable[float | None]) -> float | None:
+    """The sum of the engines' totals that are known; None when no engine reports one."""
+    known = [x for x in xs if x is not None]
+    return math.fsum(known) if known else None
+
+
 def vllm_summary(v: VllmStats) -> dict:
     """Per-job and per-engine means of the per-engine stat lines, plus a verdict."""
     n = sum(e.samples for e in v.engines)
@@ -57,6 +66,7 @@ def vllm_summary(v: VllmStats) -> dict:
         "prompt_throughput_mean": m(sum(e.prompt_tps_sum for e in v.engines), n),
         "kv_cache_pct_mean": m(sum(e.kv_pct_sum for e in v.engines), n),
         "prefix_hit_pct_mean": m(sum(e.prefix_pct_sum for e in v.engines), prefix_n),
+        "preemptions_total": _total(e.preemptions_total for e in v.engines),
         "verdict": label,
         "verdict_reason": reason,
         "verdict_thresholds": VERDICT_THRESHOLDS,
@@ -78,6 +88,7 @@ def vllm_summary(v: VllmStats) -> dict:
                 "prefix_hit_pct_mean": e.prefix_pct_sum / e.prefix_samples
                 if e.prefix_samples
                 else None,
+                "preemptions_total": e.preemptions_total,
                 "preemptions_max": e.preemptions_max,
             }
             for e in v.engines

@@ -72,7 +72,8 @@ class EngineStats(msgspec.Struct, frozen=True):
     kv_pct_sum: float
     prefix_pct_sum: float
     prefix_samples: int
-    preemptions_max: float
+    preemptions_max: float | None  # per logging interval; None: never reported
+    preemptions_total: float | None  # the sum of the intervals' counts
 
 
 class VllmTimeBucket(msgspec.Struct, frozen=True):

@@ -129,6 +129,7 @@ class EngineSummary(msgspec.Struct, PageData, frozen=True, kw_only=True):
     gen_throughput_max: float
     kv_cache_pct_mean: float
     prefix_hit_pct_mean: float | None
+    preemptions_total: float | None
     preemptions_max: float | None
 
 
@@ -164,6 +165,7 @@ class VllmSummary(msgspec.Struct, PageData, frozen=True, kw_only=True):
     prompt_throughput_mean: float | None
     kv_cache_pct_mean: float | None
     prefix_hit_pct_mean: float | None
+    preemptions_total: float | None
     verdict: str
     verdict_reason: str
     verdict_thresholds: dict[str, float]

@@ -94,6 +94,11 @@ def job_report(page: JobPage) -> str:
             f"- Generation throughput/engine: mean {_f(v.gen_throughput_mean, 1)} tok/s, max {_f(v.gen_throughput_max, 1)} tok/s",
             f"- KV cache usage: mean {_f(v.kv_cache_pct_mean, 1)}%",
             f"- Prefix cache hit rate: mean {_f(v.prefix_hit_pct_mean, 1)}%",
+            *(
+                [f"- Preemptions: {_f(v.preemptions_total, 0)} in all"]
+                if v.preemptions_total is not None
+                else []
+            ),
             f"- Verdict: **{v.verdict}**: {v.verdict_reason}",
             "",
             "| Engine | Lines | Running mean | Waiting mean | Waiting max | Gen tok/s mean | Gen tok/s max | KV % | Prefix hit % |",

@@ -185,7 +185,7 @@ class StatusLines(ParserCore):
             float(g),
             float(p),
             float(kv),
-            0.0,
+            None,  # (the six fields hold no preemption count)
             float(pre),
             self._vllm_time(ts.decode()),
         )

@@ -84,7 +84,10 @@ class _Engine:
     kv_sum: float = 0.0
     prefix_sum: float = 0.0
     prefix_n: int = 0
-    preempt_max: float = 0.0
+    # vLLM counts preemptions per logging interval (its logger zeroes the count after each
+    # line), so the engine's total is their sum; None: no line of it reports them.
+    preempt_max: float | None = None
+    preempt_sum: float = 0.0
     # A V0 sample awaiting its hit rate line (docs/formats.md §5.3), and its time bucket.
     rate_due: bool = False
     rate_bucket: int | None = None
@@ -256,7 +259,7 @@ class VllmAccumulator:
             vals["gen_tps"],
             vals.get("prompt_tps", 0.0),
             vals.get("kv_pct", 0.0),
-            vals.get("preemptions", 0.0),
+            vals.get("preemptions"),
             vals.get("prefix_pct"),
             when,
         )
@@ -287,7 +290,7 @@ class VllmAccumulator:
         gen: float,
         prompt: float,
         kv: float,
-        preempt: float,
+        preempt: float | None,
         prefix: float | None,
         when: datetime | None,
     ) -> None:
@@ -310,8 +313,10 @@ class VllmAccumulator:
             e.gen_max = gen
         e.prompt_sum += prompt
         e.kv_sum += kv
-        if preempt > e.preempt_max:
-            e.preempt_max = preempt
+        if preempt is not None:
+            e.preempt_sum += preempt
+            if e.preempt_max is None or preempt > e.preempt_max:
+                e.preempt_max = preempt
         if prefix is not None:
             e.prefix_sum += prefix
             e.prefix_n += 1
@@ -371,6 +376,7 @@ class VllmAccumulator:
                 e.prefix_sum,
                 e.prefix_n,
                 e.preempt_max,
+                e.preempt_sum if e.preempt_max is not None else None,
             )
             for name, e in sorted((names[k], e) for k, e in self.engines.items())
         )

@@ -48,7 +48,8 @@ def write_vllm(
             if spec.vllm_shape == "new":
                 if k % 3 == 0:
                     parts.append(f"Deferred: {rng.randint(0, 3)} reqs")
-                parts.append(f"Preemptions: {rng.randint(0, 2)}")
+                preempted = rng.randint(0, 2)
+                parts.append(f"Preemptions: {preempted}")
             parts += [f"GPU KV cache usage: {kv}%", f"Prefix cache hit rate: {pre}%"]
             if spec.vllm_shape == "new":
                 parts += [
@@ -104,6 +105,8 @@ def write_vllm(
             truth.vllm_samples += 1
             truth.vllm_engines.add(name)
             truth.vllm_sums.update({"gen": gen, "running": run, "waiting": wait, "kv": kv})
+            if "Preemptions: " in text:
+                truth.vllm_sums.update({"preemptions": preempted})
             if pre is not None:
                 truth.vllm_sums.update({"prefix": pre})  # adds, as += would
                 truth.vllm_prefix_samples = (truth.vllm_prefix_samples or 0) + 1
@@ -135,6 +138,13 @@ def write_infra(path: Path, seed: int, start: datetime, samples: int, truth: Log
             truth.vllm_samples += 1
             truth.vllm_engines.add(f"{path.name}:engine000")
             truth.vllm_sums.update(
-                {"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre}
+                {
+                    "gen": gen,
+                    "running": run,
+                    "waiting": wait,
+                    "kv": kv,
+                    "prefix": pre,
+                    "preemptions": 0,
+                }
             )
             truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)

@@ -128,7 +128,19 @@ def _engine(name: str, samples: int, prefix_samples: int, k: float) -> EngineSta
         prefix_pct_sum=150.0 * k,
         prefix_samples=prefix_samples,
         preemptions_max=k,
+        preemptions_total=3 * k,
     )
+
+
+def test_vllm_preemptions_total_is_unknown_only_when_no_engine_reports_it():
+    known, unknown = _engine("1@a", 4, 0, 1.0), _engine("2@b", 4, 0, 2.0)
+    unknown = replace(unknown, preemptions_max=None, preemptions_total=None)
+    bucket = VllmTimeBucket(60.0, 8, 500.0, 100.0, 900.0, 3.0, 1.8, 60.0, None)
+    assert (
+        vllm_summary(VllmStats((known, unknown), (bucket,), 0, 0, 0, {}))["preemptions_total"]
+        == 3.0
+    )
+    assert vllm_summary(VllmStats((unknown,), (bucket,), 0, 0, 0, {}))["preemptions_total"] is None
 
 
 def test_vllm_summary_means_over_every_sample_and_per_engine():
@@ -158,9 +170,11 @@ def test_vllm_summary_means_over_every_sample_and_per_engine():
         "gen_throughput_max": 900.0,
         "kv_cache_pct_mean": 50.0,
         "prefix_hit_pct_mean": 50.0,
+        "preemptions_total": 3.0,
         "preemptions_max": 1.0,
     }
     assert s["per_engine"][1]["prefix_hit_pct_mean"] is None  # no prefix samples
+    assert s["preemptions_total"] == 9.0  # 3 + 6: every engine's intervals summed
     assert s["per_engine"][1]["running_mean"] == pytest.approx(20 / 6)
     assert s["timeline"] == {
         "t_s": [60.0],

@@ -158,7 +158,9 @@ def test_vllm_line_shapes():
     eng = {e.engine: e for e in log.vllm.engines}
     assert set(eng) == {"7@10.0.0.1", "8@driver"}
     assert eng["7@10.0.0.1"].gen_tps_sum == 470.2 and eng["8@driver"].waiting_sum == 3
-    assert eng["8@driver"].preemptions_max == 4
+    assert (eng["8@driver"].preemptions_max, eng["8@driver"].preemptions_total) == (4, 4)
+    # the older line reports no preemptions: unknown, not 0
+    assert (eng["7@10.0.0.1"].preemptions_max, eng["7@10.0.0.1"].preemptions_total) == (None, None)
     assert (
         log.vllm.aggregated_lines == 1
         and log.vllm.suppressed_copies == 3
@@ -368,3 +370,27 @@ def test_lines_are_named_by_the_file_line_whatever_tqdm_redraws():
     log = _read(data[cut:], 64, again).finish(len(data), 0.0)
     assert [(b.step, b.line) for b in log.blocks] == [(7, 4)]
     assert sorted({w.line for w in log.warnings}) == [3, 7] and log.lines == 8
+
+
+def test_vllm_preemptions_are_summed_over_the_logging_intervals():
+    """vLLM's logger counts the requests preempted since its last line (it zeroes the count
+    after each line): an engine's total is the sum of its lines, its worst interval the max.
+    The standard six-field line (read by the fast path) reports none."""
+
+    def line(t: str, n: int) -> str:
+        return (
+            f"(AsyncVLLMInferenceEngine pid=8) INFO 02-08 00:5{t} [loggers.py:215] Engine 000: "
+            "Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 100.0 tokens/s, "
+            f"Running: 1 reqs, Waiting: 0 reqs, Preemptions: {n}, GPU KV cache usage: 10.0%, "
+            "Prefix cache hit rate: 50.0%"
+        )
+
+    six = (
+        "(AsyncVLLMInferenceEngine pid=9) INFO 02-08 00:59:00 [loggers.py:127] Engine 000: "
+        "Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 100.0 tokens/s, "
+        "Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 10.0%, Prefix cache hit rate: 50.0%"
+    )
+    log = parse([lg("start"), line("6:00", 4), line("6:10", 0), line("6:20", 3), six])
+    eng = {e.engine: e for e in log.vllm.engines}
+    assert (eng["8@driver"].preemptions_total, eng["8@driver"].preemptions_max) == (7, 4)
+    assert (eng["9@driver"].preemptions_total, eng["9@driver"].preemptions_max) == (None, None)

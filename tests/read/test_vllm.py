@@ -92,7 +92,13 @@ def _add_reference(acc, pid, ip, index, vals, when) -> None:
     e.gen_max = max(e.gen_max, vals["gen_tps"])
     e.prompt_sum += vals.get("prompt_tps", 0.0)
     e.kv_sum += vals.get("kv_pct", 0.0)
-    e.preempt_max = max(e.preempt_max, vals.get("preemptions", 0.0))
+    if "preemptions" in vals:
+        e.preempt_sum += vals["preemptions"]
+        e.preempt_max = (
+            vals["preemptions"]
+            if e.preempt_max is None
+            else max(e.preempt_max, vals["preemptions"])
+        )
     if "prefix_pct" in vals:
         e.prefix_sum += vals["prefix_pct"]
         e.prefix_n += 1

@@ -252,6 +252,8 @@ def check_job(docs: dict, truth: dict) -> None:
     assert v["gen_throughput_mean"] == pytest.approx(tv["sums"]["gen"] / n, rel=1e-9)
     assert v["kv_cache_pct_mean"] == pytest.approx(tv["sums"]["kv"] / n, rel=1e-9)
     assert v["prefix_hit_pct_mean"] == pytest.approx(tv["sums"]["prefix"] / tv["prefix_samples"])
+    # the sum of every line's per-interval count; none when no line of the job reports one
+    assert v["preemptions_total"] == tv["sums"].get("preemptions")
     assert (v["aggregated_lines"], v["suppressed_copies"]) == (tv["aggregated"], tv["suppressed"])
     _findings(j["findings"], steps, t["end"], t["status_detail"], "job")
 

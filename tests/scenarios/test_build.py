@@ -188,6 +188,15 @@ def test_vllm_summary(site, index, truth):
                 tv["sums"]["prefix"] / tv.get("prefix_samples", n)
             )
             assert v["waiting_max"] == tv["waiting_max"]
+            # vLLM counts preemptions per logging interval: the total is their sum, and
+            # none where no line reports them (before vLLM 0.11.1)
+            assert v["preemptions_total"] == tv["sums"].get("preemptions")
+            page = _jobs(index)[log]["url"]
+            report = (site / page / "report.md").read_text()
+            if v["preemptions_total"] is None:
+                assert "- Preemptions:" not in report
+            else:
+                assert f"- Preemptions: {v['preemptions_total']:.0f} in all" in report
             assert sum(e["samples"] for e in v["per_engine"]) == n
             assert v["verdict"] in ("saturated", "starved", "spare capacity")
 
