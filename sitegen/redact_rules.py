@@ -52,6 +52,10 @@ def _secret_name(m: re.Match) -> bool:
 
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
 
+# A key's body, not a word after a short prefix (fw_checkpointing, as-SUBSCRIBED): letters of
+# both cases, or letters and digits.
+_NOT_ONE_CASE = r"(?![a-z]++(?![A-Za-z0-9]))(?![A-Z]++(?![A-Za-z0-9]))"
+
 _SHAPES: tuple[tuple[str, str], ...] = (
     # PEM private-key blocks, under any key or none; an unterminated block runs to the end
     (
@@ -81,6 +85,24 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("tavily-key", r"tvly-(?<![A-Za-z0-9]tvly-)[A-Za-z0-9_\-]{16,}"),
     ("langsmith-key", r"lsv2_(?<![A-Za-z0-9]lsv2_)(?:pt|sk)_[A-Za-z0-9_]{20,}"),
     ("replicate-token", r"r8_(?<![A-Za-z0-9]r8_)[A-Za-z0-9]{20,}"),
+    # inference and sandbox providers an agent runs on: Together's keys since 2025, xAI,
+    # Fireworks, Cerebras, Pinecone, E2B, RunPod, Databricks, Modal's token id and secret
+    ("together-key", r"tgp_v1_(?<![A-Za-z0-9]tgp_v1_)[A-Za-z0-9_\-]{20,}"),
+    ("xai-key", r"xai-(?<![A-Za-z0-9]xai-)[A-Za-z0-9]{40,}"),
+    ("fireworks-key", rf"fw_(?<![A-Za-z0-9]fw_){_NOT_ONE_CASE}[A-Za-z0-9]{{20,}}"),
+    ("cerebras-key", r"csk-(?<![A-Za-z0-9]csk-)[A-Za-z0-9]{20,}"),
+    ("pinecone-key", r"pcsk_(?<![A-Za-z0-9]pcsk_)[A-Za-z0-9_]{20,}"),
+    ("e2b-key", r"e2b_(?<![A-Za-z0-9]e2b_)[A-Za-z0-9]{20,}"),
+    ("runpod-key", r"rpa_(?<![A-Za-z0-9]rpa_)[A-Za-z0-9]{20,}"),
+    ("databricks-token", r"dapi(?<![A-Za-z0-9]dapi)[0-9a-f]{32}(?![A-Za-z0-9])"),
+    (
+        "modal-token",
+        rf"a(?<![A-Za-z0-9]a)[ks]-{_NOT_ONE_CASE}[A-Za-z0-9]{{20,30}}(?![A-Za-z0-9])",
+    ),
+    # Sentry's organisation and user tokens, Google's OAuth client secrets, LangSmith's old keys
+    ("sentry-token", r"sntry(?<![A-Za-z0-9]sntry)[su]_[A-Za-z0-9+/=_]{20,}"),
+    ("google-client-secret", r"GOCSPX-(?<![A-Za-z0-9]GOCSPX-)[A-Za-z0-9_\-]{20,}"),
+    ("langsmith-key", r"ls__(?<![A-Za-z0-9]ls__)[0-9a-f]{32}(?![A-Za-z0-9])"),
     # git's http.extraheader "AUTHORIZATION: basic <base64 of x-access-token:TOKEN>" (GitHub
     # Actions' checkout): the base64 text starts the same whatever the token
     ("git-access-token", r"eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/]{8,}={0,2}"),
@@ -257,6 +279,8 @@ _TRIGGERS = (
     *("hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_"),
     *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox"),
     *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_", "api_org_", "wandb_v1_", "nvapi-"),
+    *("tgp_v1_", "xai-", "fw_", "csk-", "pcsk_", "e2b_", "rpa_", "dapi", "sntry", "GOCSPX-"),
+    *("ls__",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
     *("=", ":"),
@@ -267,6 +291,8 @@ _TRIGGERS = (
 # "task-" holds an "sk-"). The same matches: the look-behind sees exactly the character
 # before the "sk-".
 _SK_RE = re.compile(r"sk-(?<![A-Za-z0-9]sk-)")
+# Modal's "ak-"/"as-" alike: not after a letter or digit (has-, break-).
+_MODAL_RE = re.compile(r"a[ks]-(?<![A-Za-z0-9]a[ks]-)")
 # All the triggers in one automaton: one pass over the text instead of one substring test
 # per trigger, for the tens of thousands of names, tasks and exception types of a large
 # archive's trials. Any trigger in the text gives a match.
@@ -283,6 +309,8 @@ def may_hold_secret(text: str) -> bool:
         if any(t in text for t in _TRIGGERS):
             return True
     if "sk-" in text and _SK_RE.search(text) is not None:
+        return True
+    if ("ak-" in text or "as-" in text) and _MODAL_RE.search(text) is not None:
         return True
     low = text.lower()
     return any(t in low for t in _LOWER_TRIGGERS)

@@ -150,6 +150,22 @@ SHAPES = [
     ("k wandb_v1_" + "Ab3dE" * 15 + "x end", "wandb_v1_Ab3d", "wandb-key"),
     ("k nvapi-" + "Ab3dE_" * 10 + " end", "nvapi-Ab3d", "nvidia-key"),
     ("k api_org_" + "AbCdEfGh" * 4 + " end", "api_org_AbCd", "hf-token"),
+    # providers an agent runs on: Together's keys since 2025, xAI, Fireworks, Cerebras,
+    # Pinecone, E2B, RunPod, Databricks, Modal's token id and secret, Sentry, Google's OAuth
+    # client secret, LangSmith's old keys
+    ("TOGETHER tgp_v1_" + "Xy7_kL2-" * 5 + " end", "tgp_v1_Xy7", "together-key"),
+    ("k xai-" + "Ab3dEf9G" * 10 + " end", "xai-Ab3d", "xai-key"),
+    ("k fw_3ZaBcDeFgHiJkLmNoPqRsTuV end", "fw_3ZaB", "fireworks-key"),
+    ("k csk-" + "ab3d9" * 10 + " end", "csk-ab3d", "cerebras-key"),
+    ("k pcsk_2AbCdE_" + "FgHiJ0" * 8 + " end", "pcsk_2AbC", "pinecone-key"),
+    ("k e2b_" + "0a1b2c3d4e" * 4 + " end", "e2b_0a1b", "e2b-key"),
+    ("k rpa_" + "AB12CD34EF" * 4 + " end", "rpa_AB12", "runpod-key"),
+    ("k dapi" + "0123456789abcdef" * 2 + " end", "dapi0123", "databricks-token"),
+    ("modal id ak-Vb1pJpHchyQ9x4xtHDQ2gt", "ak-Vb1p", "modal-token"),
+    ("MODAL_TOKEN=as-Vb1pJpHchyQ9x4xtHDQ2gt", "as-Vb1p", "modal-token"),
+    ("k sntrys_eyJpYXQiOjE2OTQ" + "AbCd" * 8 + " end", "sntrys_eyJp", "sentry-token"),
+    ("k GOCSPX-" + "AbCdEfGhIjKlMnOpQrStUvWx1234 end", "GOCSPX-AbCd", "google-client-secret"),
+    ("k ls__" + "0123456789abcdef" * 2 + " end", "ls__0123", "langsmith-key"),
 ]
 
 HARMLESS = [
@@ -181,6 +197,10 @@ HARMLESS = [
     "api_key: None\n  lr: 1\nsort_key: a\n  b",
     "Missing key: foo; Cache key: x; sort key = y; Token count: 5",
     "| hf-token-ablation | complete |",  # (a run's name in a table: no separator)
+    # look-alikes of the providers' prefixes: model names, flags, words after "as-"/"ak-"
+    "model: xai-grok-4-fast-reasoning; fw_checkpointingenabledflags: true",
+    "treat-as-DEFAULT-VALUE has-AbcdefghIJKLMNOPqrst1; as-ABCDEFGHIJKLMNOPQRSTU",
+    "readapi0123456789abcdef0123456789abcdef, ak-abcdefghijklmnopqrstuv",
 ]
 
 
@@ -421,21 +441,24 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
     import random
     import string
 
-    from sitegen.redact_rules import _LOWER_TRIGGERS, _SK_RE, _TRIGGERS, may_hold_secret
+    from sitegen.redact_rules import _LOWER_TRIGGERS, _MODAL_RE, _SK_RE, _TRIGGERS, may_hold_secret
 
     sk_first = re.compile(r"(?<![A-Za-z0-9])sk-")  # _SK_RE as first written
+    modal_first = re.compile(r"(?<![A-Za-z0-9])a[ks]-")  # and _MODAL_RE
 
     def naive(s: str) -> bool:
         assert (_SK_RE.search(s) is None) == (sk_first.search(s) is None), s
+        assert (_MODAL_RE.search(s) is None) == (modal_first.search(s) is None), s
         return (
             any(t in s for t in _TRIGGERS)
             or sk_first.search(s) is not None
+            or modal_first.search(s) is not None
             or any(t in s.lower() for t in _LOWER_TRIGGERS)
         )
 
     rng = random.Random(7)
     alphabet = string.ascii_letters + string.digits + "-_:=/ .\té漢\udce9"  # (a lone surrogate)
-    pieces = [*_TRIGGERS, "sk-", "task-", "Bearer", "Token", "API key"]
+    pieces = [*_TRIGGERS, "sk-", "task-", "as-", "ak-", "has-", "Bearer", "Token", "API key"]
     for _ in range(20000):
         s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         if rng.random() < 0.3:
@@ -464,7 +487,7 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         " login -u a ", " login a ", "password ", "password a\n", "('WANDB_API_KEY', '", "('a', 'b",
         "a(key=", "a(", "a b: ", "api key: ", "**a**: ", "`a`: ", "Invalid a b: ", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": ",
         "/home/a", "://10.0.0.", "://a.b.internal", "api_base: http://a", "eC1hY2Nlc3MtdG9rZW46",
-        "[REDACTED:a]", "0.", "-1.", "1-", "\u00e9-"]
+        "[REDACTED:a]", "0.", "-1.", "1-", "\u00e9-", " as-", "as-aB1", "fw_", "tgp_v1_"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

@@ -145,6 +145,18 @@ TOKENS = {
     "daytona": f"dtn_MX{A}",
     "npm": f"npm_MX{A}{A}",
     "slack": f"xoxb-MX{A}",
+    "together": f"tgp_v1_MX{A}",
+    "xai": f"xai-MX{A}{A}",
+    "fireworks": f"fw_MX{A}",
+    "cerebras": f"csk-MX{A}",
+    "pinecone": f"pcsk_MX{A}",
+    "e2b": f"e2b_MX{A}",
+    "runpod": f"rpa_MX{A}",
+    "databricks": "dapi0123456789abcdef0123456789abcdef",
+    "modal": "as-MXk3v9QmW0b2C3d4E5f6",
+    "sentry": f"sntrys_MX{A}",
+    "google_client": f"GOCSPX-MX{A}",
+    "langsmith_old": "ls__0123456789abcdef0123456789abcdef",
 }
 WORD_TOKENS = {k: t for k, t in TOKENS.items() if t.replace("_", "a").isalnum()}  # \w+ only
 PATH_TOKENS = {k: t for k, t in TOKENS.items() if "." not in t}  # as folder names
