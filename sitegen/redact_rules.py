@@ -47,7 +47,9 @@ def _regex_rule(kind: str, pattern: str, keep: Callable[[re.Match], bool] | None
 
 
 def _secret_name(m: re.Match) -> bool:
-    return is_secret_key(m.group("key"))
+    # (a flag that says where the secret is read from takes no value: --password-stdin)
+    key = m.group("key")
+    return is_secret_key(key) and not key.lower().endswith("stdin")
 
 
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
@@ -197,6 +199,16 @@ _CLI_RULES: tuple[Rule, ...] = (
         r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*"
         rf"[ \t]+(?P<s>(?!-){_TOKEN})",
     ),
+    # a secret piped into a login: echo KEY | wandb login, echo PAT | docker login
+    # --password-stdin, the login in the same command (not a variable: echo "$CR_PAT" | …
+    # shows no secret)
+    _regex_rule(
+        "piped-secret",
+        r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+"
+        r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*\|"
+        r"(?=(?:[^|\n;&\\]|\\(?![nr])){0,200}?(?:[ \t]login(?![\w\-])|--password-stdin))",
+        keep=lambda m: "$" not in m.group("s"),
+    ),
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
     # ("  password KEY", as wandb and git write it)
     _regex_rule(
@@ -282,7 +294,7 @@ _TRIGGERS = (
     *("tgp_v1_", "xai-", "fw_", "csk-", "pcsk_", "e2b_", "rpa_", "dapi", "sntry", "GOCSPX-"),
     *("ls__",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
-    *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
+    *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t", "echo "),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:

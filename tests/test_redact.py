@@ -166,6 +166,17 @@ SHAPES = [
     ("k sntrys_eyJpYXQiOjE2OTQ" + "AbCd" * 8 + " end", "sntrys_eyJp", "sentry-token"),
     ("k GOCSPX-" + "AbCdEfGhIjKlMnOpQrStUvWx1234 end", "GOCSPX-AbCd", "google-client-secret"),
     ("k ls__" + "0123456789abcdef" * 2 + " end", "ls__0123", "langsmith-key"),
+    # a traceback quoting the line that set a secret: a subscript, a module's login(key=…)
+    (f"    os.environ['WANDB_API_KEY'] = '{HEX40}'", HEX40, "secret-assignment"),
+    ('os.environ[\\"HF_TOKEN\\"]=\\"Zk3v9QmWab\\"', "Zk3v9QmWab", "secret-assignment"),
+    (f'    wandb.login(key="{HEX40}", relogin=True)', HEX40, "secret-assignment"),
+    # a secret piped into a login
+    (f"$ echo {HEX40} | wandb login && python train.py", HEX40, "piped-secret"),
+    (
+        'echo "ghp_notAtoken9" | docker login ghcr.io -u me --password-stdin',
+        "ghp_notAt",
+        "piped-secret",
+    ),
 ]
 
 HARMLESS = [
@@ -201,6 +212,8 @@ HARMLESS = [
     "model: xai-grok-4-fast-reasoning; fw_checkpointingenabledflags: true",
     "treat-as-DEFAULT-VALUE has-AbcdefghIJKLMNOPqrst1; as-ABCDEFGHIJKLMNOPQRSTU",
     "readapi0123456789abcdef0123456789abcdef, ak-abcdefghijklmnopqrstuv",
+    "sorted(runs, key=lambda r: r.step); cache.sort(key=name); os.environ['HF_HOME'] = '/x'",
+    "echo $CR_PAT | docker login -u me --password-stdin ghcr.io; echo done | tee log.txt",
 ]
 
 
@@ -487,7 +500,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         " login -u a ", " login a ", "password ", "password a\n", "('WANDB_API_KEY', '", "('a', 'b",
         "a(key=", "a(", "a b: ", "api key: ", "**a**: ", "`a`: ", "Invalid a b: ", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": ",
         "/home/a", "://10.0.0.", "://a.b.internal", "api_base: http://a", "eC1hY2Nlc3MtdG9rZW46",
-        "[REDACTED:a]", "0.", "-1.", "1-", "\u00e9-", " as-", "as-aB1", "fw_", "tgp_v1_"]
+        "[REDACTED:a]", "0.", "-1.", "1-", "\u00e9-", "echo a ", "echo a | ", "echo a | a a",
+        " as-", "as-aB1", "fw_", "tgp_v1_", "['a'] = ", "a.b(key=", "a.b.c("]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

@@ -127,6 +127,7 @@ TRIGGER_CASES = {
     "sntry": "s sntryu_" + "0a1b2c3d" * 4,
     "GOCSPX-": "g GOCSPX-AbCdEfGhIjKlMnOpQrStUvWx",
     "ls__": "l ls__" + "0123456789abcdef" * 2,
+    "echo ": "echo Zk3v9QmWab | wandb login",
     "eC1hY2Nlc3MtdG9rZW46": "basic eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo",
     "--": f"python train.py --db-pwd {VALUE} --epochs 2",
     "set ": f"set db_pwd {VALUE}",

@@ -96,6 +96,7 @@ B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") 
     "argv": "cnf", "argvblock": "cn", "override": "cnf", "nested": "cn", "envpair": "cn",
     "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
     "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
+    "osenv": "cnf", "wlogin": "cnf", "piped": "cnf",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -126,6 +127,10 @@ def _beside(where: str) -> list[str]:
         else "",
         f"secrets:\n  api_key: |-\n    {b['block']}" if "block" in b else "",
         f"- **WandB API key**: {b['md']}" if "md" in b else "",
+        # a traceback's quoted line: a subscript assignment, a module's login(key=…)
+        f"tb_line: \"os.environ['WANDB_API_KEY'] = '{b['osenv']}'\"" if "osenv" in b else "",
+        f"tb_call: 'wandb.login(key=\"{b['wlogin']}\", relogin=True)'" if "wlogin" in b else "",
+        f"setup: 'echo {b['piped']} | wandb login && python train.py'" if "piped" in b else "",
     ]
     return [x for x in lines if x]
 
