@@ -105,6 +105,18 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("sentry-token", r"sntry(?<![A-Za-z0-9]sntry)[su]_[A-Za-z0-9+/=_]{20,}"),
     ("google-client-secret", r"GOCSPX-(?<![A-Za-z0-9]GOCSPX-)[A-Za-z0-9_\-]{20,}"),
     ("langsmith-key", r"ls__(?<![A-Za-z0-9]ls__)[0-9a-f]{32}(?![A-Za-z0-9])"),
+    # what a cluster's tooling holds: PyPI and Docker Hub tokens, an AWS STS session token
+    # (its base64 starts the same whatever the token), a Tailscale auth key, a W&B key of a
+    # self-hosted server (local- and 40 hex), a SendGrid key
+    ("pypi-token", r"pypi-AgE(?<![A-Za-z0-9]pypi-AgE)[A-Za-z0-9_\-]{50,}"),
+    ("docker-token", r"dckr_(?<![A-Za-z0-9]dckr_)(?:pat|oat)_[A-Za-z0-9_\-]{20,}"),
+    ("aws-session-token", r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9/+=]{20,}"),
+    (
+        "tailscale-key",
+        r"tskey-(?<![A-Za-z0-9]tskey-)(?:auth|api|client|scim|webhook)-[A-Za-z0-9\-]{20,}",
+    ),
+    ("wandb-key", r"local-(?<![A-Za-z0-9]local-)[0-9a-f]{40}(?![A-Za-z0-9])"),
+    ("sendgrid-key", r"SG\.(?<![A-Za-z0-9]SG\.)[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
     # git's http.extraheader "AUTHORIZATION: basic <base64 of x-access-token:TOKEN>" (GitHub
     # Actions' checkout): the base64 text starts the same whatever the token
     ("git-access-token", r"eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/]{8,}={0,2}"),
@@ -292,7 +304,8 @@ _TRIGGERS = (
     *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox"),
     *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_", "api_org_", "wandb_v1_", "nvapi-"),
     *("tgp_v1_", "xai-", "fw_", "csk-", "pcsk_", "e2b_", "rpa_", "dapi", "sntry", "GOCSPX-"),
-    *("ls__",),
+    *("ls__", "pypi-AgE", "dckr_", "IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "tskey-", "local-"),
+    *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t", "echo "),
     *("=", ":"),

@@ -162,6 +162,12 @@ TOKENS = {
     "sentry": f"sntrys_MX{A}",
     "google_client": f"GOCSPX-MX{A}",
     "langsmith_old": "ls__0123456789abcdef0123456789abcdef",
+    "pypi": f"pypi-AgEIcHlwaS5vcmcMX{A}{A}",
+    "docker": f"dckr_pat_MX{A}",
+    "aws_session": f"FwoGZXIvYXdzEMX{A}",
+    "tailscale": f"tskey-auth-MX{A}",
+    "wandb_local": f"local-{HEX40}",
+    "sendgrid": f"SG.MX{A}.{A}{A}MXb",
 }
 WORD_TOKENS = {k: t for k, t in TOKENS.items() if t.replace("_", "a").isalnum()}  # \w+ only
 PATH_TOKENS = {k: t for k, t in TOKENS.items() if "." not in t}  # as folder names
