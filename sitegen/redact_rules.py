@@ -221,6 +221,20 @@ _CLI_RULES: tuple[Rule, ...] = (
         r"(?=(?:[^|\n;&\\]|\\(?![nr])){0,200}?(?:[ \t]login(?![\w\-])|--password-stdin))",
         keep=lambda m: "$" not in m.group("s"),
     ),
+    # ... or given as a here-string: gh auth login --with-token <<< TOKEN
+    _regex_rule(
+        "piped-secret",
+        r"[ \t]login(?![\w\-])(?:[^|\n;&<\\]|\\(?![nr])){0,200}?<<<[ \t]*"
+        r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)",
+        keep=lambda m: "$" not in m.group("s"),
+    ),
+    # a login call's secret: login('KEY') (huggingface_hub's token, a notebook's wandb key),
+    # the second of two: smtp.login('user', 'PASSWORD')
+    _regex_rule(
+        "login-secret",
+        r"login\((?<![A-Za-z0-9]login\()[ \t]*(?:b?(?P<q>\\?[\"'])(?:(?!(?P=q))[^\n])*+(?P=q)[ \t]*,[ \t]*)?"
+        r"b?(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)",
+    ),
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
     # ("  password KEY", as wandb and git write it)
     _regex_rule(
@@ -308,6 +322,7 @@ _TRIGGERS = (
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t", "echo "),
+    *("login(",),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:

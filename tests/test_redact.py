@@ -187,7 +187,14 @@ SHAPES = [
     (f"    os.environ['WANDB_API_KEY'] = '{HEX40}'", HEX40, "secret-assignment"),
     ('os.environ[\\"HF_TOKEN\\"]=\\"Zk3v9QmWab\\"', "Zk3v9QmWab", "secret-assignment"),
     (f'    wandb.login(key="{HEX40}", relogin=True)', HEX40, "secret-assignment"),
-    # a secret piped into a login
+    # a login call's argument: the only one, or the second of two
+    (f"    huggingface_hub.login('{HEX40}')", HEX40, "login-secret"),
+    ('server.login("ops@example.org", "Zk3v9QmWab")', "Zk3v9QmWab", "login-secret"),
+    # an HTTP library's headers, as bytes: a mapping, and pairs
+    (f"headers={{b'x-api-key': b'{HEX40}'}}", HEX40, "secret-assignment"),
+    (f"[(b'host', b'api.x.test'), (b'x-api-key', b'{HEX40}')]", HEX40, "secret-env-pair"),
+    # a secret piped into a login, or given as a here-string
+    (f"gh auth login --with-token <<< {HEX40}", HEX40, "piped-secret"),
     (f"$ echo {HEX40} | wandb login && python train.py", HEX40, "piped-secret"),
     (
         'echo "ghp_notAtoken9" | docker login ghcr.io -u me --password-stdin',
@@ -232,6 +239,8 @@ HARMLESS = [
     "pypi-packages, dckr_ps, tskey-docs, local-run, local-" + HEX40[:12] + ", SG.logs",
     "sorted(runs, key=lambda r: r.step); cache.sort(key=name); os.environ['HF_HOME'] = '/x'",
     "echo $CR_PAT | docker login -u me --password-stdin ghcr.io; echo done | tee log.txt",
+    'wandb.login(); notebook_login(); login(""); docker login --password-stdin <<< "$PAT"',
+    "[(b'host', b'api.x.test'), (b'content-length', b'512')]",
 ]
 
 
@@ -519,7 +528,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "a(key=", "a(", "a b: ", "api key: ", "**a**: ", "`a`: ", "Invalid a b: ", "wandb login --host x ", "?key=", "api_key: |\n", "api_key: a\n   ", "set -x -x -x ", "\\\"key\\\": ",
         "/home/a", "://10.0.0.", "://a.b.internal", "api_base: http://a", "eC1hY2Nlc3MtdG9rZW46",
         "[REDACTED:a]", "0.", "-1.", "1-", "\u00e9-", "echo a ", "echo a | ", "echo a | a a",
-        " as-", "as-aB1", "fw_", "tgp_v1_", "['a'] = ", "a.b(key=", "a.b.c("]
+        " as-", "as-aB1", "fw_", "tgp_v1_", "['a'] = ", "a.b(key=", "a.b.c(",
+        "login(\"", "login('a', ", " login <<< ", " login a", "b'", "(b'a', b'"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

@@ -135,6 +135,7 @@ TRIGGER_CASES = {
     "local-": "w local-" + HEX40,
     "SG.": "s SG." + "AbCdEfGhIjKlMnOpQrStUv." + "AbCdEfGhIj" * 4 + "klm",
     "echo ": "echo Zk3v9QmWab | wandb login",
+    "login(": "huggingface_hub.login('Zk3v9QmWab')",
     "eC1hY2Nlc3MtdG9rZW46": "basic eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo",
     "--": f"python train.py --db-pwd {VALUE} --epochs 2",
     "set ": f"set db_pwd {VALUE}",

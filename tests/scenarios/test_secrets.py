@@ -96,7 +96,8 @@ B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") 
     "argv": "cnf", "argvblock": "cn", "override": "cnf", "nested": "cn", "envpair": "cn",
     "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
     "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
-    "osenv": "cnf", "wlogin": "cnf", "piped": "cnf",
+    "osenv": "cnf", "wlogin": "cnf", "piped": "cnf", "hdrbytes": "cnf", "loginarg": "cnf",
+    "herestr": "cnf",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -131,6 +132,11 @@ def _beside(where: str) -> list[str]:
         f"tb_line: \"os.environ['WANDB_API_KEY'] = '{b['osenv']}'\"" if "osenv" in b else "",
         f"tb_call: 'wandb.login(key=\"{b['wlogin']}\", relogin=True)'" if "wlogin" in b else "",
         f"setup: 'echo {b['piped']} | wandb login && python train.py'" if "piped" in b else "",
+        f"http_debug: \"headers=[(b'host', b'api'), (b'x-api-key', b'{b['hdrbytes']}')]\""
+        if "hdrbytes" in b
+        else "",
+        f"nb_cell: \"huggingface_hub.login('{b['loginarg']}')\"" if "loginarg" in b else "",
+        f"gh_setup: 'gh auth login --with-token <<< {b['herestr']}'" if "herestr" in b else "",
     ]
     return [x for x in lines if x]
 
