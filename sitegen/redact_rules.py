@@ -308,6 +308,38 @@ _ERROR_RULES: tuple[Rule, ...] = (
 )
 
 
+# A table's row that names a secret in one cell and holds it in the next, as notes list a
+# run's settings: Markdown (| WANDB_API_KEY | X |) or HTML (<td>HF_TOKEN</td><td>X</td>). The
+# name may be in code or bold; the value is the next cell, whole.
+_CELL_KEY = r"(?:`|\*\*)?(?P<key>[A-Za-z_][A-Za-z0-9_.]*+(?: [A-Za-z][A-Za-z0-9_]*+)?)(?:`|\*\*)?"
+_CELL_EMPTY = frozenset({"None", "null", "NULL", "-", "n/a", "N/A"})
+
+
+def _cell_secret(m: re.Match) -> bool:
+    """A cell named like a secret holding a value; a name in plain lower-case words (a
+    header, ``| token | count |``) only when the value looks like a credential."""
+    key, value = m.group("key"), m.group("s").strip("`* \t")
+    if not is_secret_key(key) or value in _CELL_EMPTY:
+        return False
+    return "_" in key or key.isupper() or _credential_like(m)
+
+
+_TABLE_RULES: tuple[Rule, ...] = (
+    _regex_rule(
+        "secret-table-cell",
+        # (the value looked at ahead: a cell that was a value may name the next)
+        rf"(?m)\|[ \t]*{_CELL_KEY}[ \t]*(?=\|[ \t]*(?P<s>[^|\n]*[^|\s])[ \t]*(?:\||$))",
+        keep=_cell_secret,
+    ),
+    _regex_rule(
+        "secret-table-cell",
+        rf"<t[dh](?:[ \t][^<>]*)?>[ \t]*(?:<code>)?{_CELL_KEY}(?:</code>)?[ \t]*</t[dh]>\s*"
+        r"<td(?:[ \t][^<>]*)?>[ \t]*(?:<code>)?(?P<s>[^<\n]*[^<\s])",
+        keep=_cell_secret,
+    ),
+)
+
+
 # Something every built-in rule needs to find anything. Text holding none of these (most
 # trial and metric names) skips the rules: plain substring tests cost a microsecond, the
 # rules fifty. tests/test_redact.py checks each shape gets through; tests/test_redact_rules.py
@@ -321,8 +353,8 @@ _TRIGGERS = (
     *("ls__", "pypi-AgE", "dckr_", "IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "tskey-", "local-"),
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
-    *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t", "echo "),
-    *("login(",),
+    *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
+    *("login(", "|", "<td"),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
@@ -363,6 +395,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     *_URL_RULES,
     *_CLI_RULES,
     *_ERROR_RULES,
+    *_TABLE_RULES,
     Rule("secret-assignment", assignment_spans),
     Rule("secret-env-pair", pair_spans),
 )

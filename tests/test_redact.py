@@ -187,6 +187,10 @@ SHAPES = [
     (f"    os.environ['WANDB_API_KEY'] = '{HEX40}'", HEX40, "secret-assignment"),
     ('os.environ[\\"HF_TOKEN\\"]=\\"Zk3v9QmWab\\"', "Zk3v9QmWab", "secret-assignment"),
     (f'    wandb.login(key="{HEX40}", relogin=True)', HEX40, "secret-assignment"),
+    # a table of settings in notes: Markdown, HTML
+    (f"| run | WANDB_API_KEY | {HEX40} |", HEX40, "secret-table-cell"),
+    (f"| **wandb key** | `{HEX40}` |", HEX40, "secret-table-cell"),
+    (f"<tr><th>HF_TOKEN</th>\n<td><code>{HEX40}</code></td></tr>", HEX40, "secret-table-cell"),
     # a login call's argument: the only one, or the second of two
     (f"    huggingface_hub.login('{HEX40}')", HEX40, "login-secret"),
     ('server.login("ops@example.org", "Zk3v9QmWab")', "Zk3v9QmWab", "login-secret"),
@@ -195,7 +199,6 @@ SHAPES = [
     (f"[(b'host', b'api.x.test'), (b'x-api-key', b'{HEX40}')]", HEX40, "secret-env-pair"),
     # a secret piped into a login, or given as a here-string
     (f"gh auth login --with-token <<< {HEX40}", HEX40, "piped-secret"),
-    (f"$ echo {HEX40} | wandb login && python train.py", HEX40, "piped-secret"),
     (
         'echo "ghp_notAtoken9" | docker login ghcr.io -u me --password-stdin',
         "ghp_notAt",
@@ -241,6 +244,7 @@ HARMLESS = [
     "echo $CR_PAT | docker login -u me --password-stdin ghcr.io; echo done | tee log.txt",
     'wandb.login(); notebook_login(); login(""); docker login --password-stdin <<< "$PAT"',
     "[(b'host', b'api.x.test'), (b'content-length', b'512')]",
+    "| token | count |\n|---|---|\n| <eos> | 5 |\n| api_key | None |\n| max_tokens | 512 |",
 ]
 
 
@@ -529,7 +533,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "/home/a", "://10.0.0.", "://a.b.internal", "api_base: http://a", "eC1hY2Nlc3MtdG9rZW46",
         "[REDACTED:a]", "0.", "-1.", "1-", "\u00e9-", "echo a ", "echo a | ", "echo a | a a",
         " as-", "as-aB1", "fw_", "tgp_v1_", "['a'] = ", "a.b(key=", "a.b.c(",
-        "login(\"", "login('a', ", " login <<< ", " login a", "b'", "(b'a', b'"]
+        "login(\"", "login('a', ", " login <<< ", " login a", "b'", "(b'a', b'",
+        "| a ", "| api_key | ", "| a | api_key ", "<td>api_key</td><td>", "<td>"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

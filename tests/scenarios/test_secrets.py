@@ -97,7 +97,7 @@ B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") 
     "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
     "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
     "osenv": "cnf", "wlogin": "cnf", "piped": "cnf", "hdrbytes": "cnf", "loginarg": "cnf",
-    "herestr": "cnf",
+    "herestr": "cnf", "table": "n", "htmltable": "n",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -137,6 +137,12 @@ def _beside(where: str) -> list[str]:
         else "",
         f"nb_cell: \"huggingface_hub.login('{b['loginarg']}')\"" if "loginarg" in b else "",
         f"gh_setup: 'gh auth login --with-token <<< {b['herestr']}'" if "herestr" in b else "",
+        f"| setting | value |\n|---|---|\n| WANDB_API_KEY | `{b['table']}` |"
+        if "table" in b
+        else "",
+        f"<table><tr><td>HF_TOKEN</td><td>{b['htmltable']}</td></tr></table>"
+        if "htmltable" in b
+        else "",
     ]
     return [x for x in lines if x]
 
