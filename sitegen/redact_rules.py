@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import msgspec
 from ahocorasick_rs import AhoCorasick
 
-from sitegen.redact_names import is_secret_key
+from sitegen.redact_names import is_secret_key, names_a_service
 from sitegen.redact_values import MASK, assignment_spans, is_masked, pair_spans
 
 # --- rules -----------------------------------------------------------------------------------
@@ -308,6 +308,28 @@ _ERROR_RULES: tuple[Rule, ...] = (
 )
 
 
+# Notes' prose: "my wandb key is X", "W&B key: X", "OpenAI key - X", "the api key is X",
+# "token was X". A plain "key" names a secret after a service's name (not "cache key X"); the
+# value is a credential's word: 16 or more letters and digits, both. (Kept last: a span another
+# rule finds too is reported as that rule's.)
+def _prose_secret(m: re.Match) -> bool:
+    svc = (m.group("svc") or "").lower()
+    service = svc == "w&b" or names_a_service(svc)
+    # (a bare "token X", "api key X" with no service before: the error rule's)
+    named = m.group("what").lower() != "key" or service
+    return named and (service or m.group("conn") is not None) and _letters_and_digits(m)
+
+
+_PROSE_RULE = _regex_rule(
+    "prose-secret",
+    r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?"
+    r"(?<![A-Za-z0-9_\-])(?P<what>(?i:api[ _\-]?key|key|token))"
+    r"(?P<conn>[ \t]+(?i:is|was)|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+[\"'`]?"
+    r"(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])",
+    keep=_prose_secret,
+)
+
+
 # A table's row that names a secret in one cell and holds it in the next, as notes list a
 # run's settings: Markdown (| WANDB_API_KEY | X |) or HTML (<td>HF_TOKEN</td><td>X</td>). The
 # name may be in code or bold; the value is the next cell, whole.
@@ -370,7 +392,7 @@ _MODAL_RE = re.compile(r"a[ks]-(?<![A-Za-z0-9]a[ks]-)")
 # archive's trials. Any trigger in the text gives a match.
 _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # Triggers of the rules that ignore case (a bearer token, "token X" in an error message).
-_LOWER_TRIGGERS = ("bearer", "token", "api key", "api-key", "api_key", "apikey", "secret", "passw")
+_LOWER_TRIGGERS = ("bearer", "token", " key", "api-key", "api_key", "apikey", "secret", "passw")
 
 
 def may_hold_secret(text: str) -> bool:
@@ -398,6 +420,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     *_TABLE_RULES,
     Rule("secret-assignment", assignment_spans),
     Rule("secret-env-pair", pair_spans),
+    _PROSE_RULE,
 )
 
 

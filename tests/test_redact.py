@@ -187,6 +187,11 @@ SHAPES = [
     (f"    os.environ['WANDB_API_KEY'] = '{HEX40}'", HEX40, "secret-assignment"),
     ('os.environ[\\"HF_TOKEN\\"]=\\"Zk3v9QmWab\\"', "Zk3v9QmWab", "secret-assignment"),
     (f'    wandb.login(key="{HEX40}", relogin=True)', HEX40, "secret-assignment"),
+    # notes' prose: a service's key, or a key or token with "is", ":", "-" before its value
+    (f"my wandb key is {HEX40}", HEX40, "prose-secret"),
+    (f"W&B key: {HEX40}", HEX40, "prose-secret"),
+    (f"* Together API key \u2014 {HEX40}", HEX40, "prose-secret"),
+    ("the token was AbCdEf0123456789xyz", "AbCdEf0123456789xyz", "prose-secret"),
     # a table of settings in notes: Markdown, HTML
     (f"| run | WANDB_API_KEY | {HEX40} |", HEX40, "secret-table-cell"),
     (f"| **wandb key** | `{HEX40}` |", HEX40, "secret-table-cell"),
@@ -245,6 +250,8 @@ HARMLESS = [
     'wandb.login(); notebook_login(); login(""); docker login --password-stdin <<< "$PAT"',
     "[(b'host', b'api.x.test'), (b'content-length', b'512')]",
     "| token | count |\n|---|---|\n| <eos> | 5 |\n| api_key | None |\n| max_tokens | 512 |",
+    "cache key 0123456789abcdef0123; primary key id_0123456789abcdef; the token is expired",
+    "the sort key is step_0123456789abcdef; monkey key 0123456789abcdef0123",
 ]
 
 
@@ -534,7 +541,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "[REDACTED:a]", "0.", "-1.", "1-", "\u00e9-", "echo a ", "echo a | ", "echo a | a a",
         " as-", "as-aB1", "fw_", "tgp_v1_", "['a'] = ", "a.b(key=", "a.b.c(",
         "login(\"", "login('a', ", " login <<< ", " login a", "b'", "(b'a', b'",
-        "| a ", "| api_key | ", "| a | api_key ", "<td>api_key</td><td>", "<td>"]
+        "| a ", "| api_key | ", "| a | api_key ", "<td>api_key</td><td>", "<td>", "a key ",
+        "wandb key is ", "a token - ", "&", "& key "]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

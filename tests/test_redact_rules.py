@@ -153,7 +153,7 @@ TRIGGER_CASES = {
     # the triggers looked for in lower case
     "bearer": "Bearer " + "d2E" * 10,
     "token": f"token Gx0123456789abcdefABCDEF was refused ({VALUE})",
-    "api key": "api key AbCdEf0123456789xyz was refused",
+    " key": "Daytona key AbCdEf0123456789xyz",
     "api-key": "api-key AbCdEf0123456789xyz was refused",
     "api_key": "api_key AbCdEf0123456789xyz was refused",
     "apikey": "apikey AbCdEf0123456789xyz was refused",

@@ -97,7 +97,7 @@ B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") 
     "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
     "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
     "osenv": "cnf", "wlogin": "cnf", "piped": "cnf", "hdrbytes": "cnf", "loginarg": "cnf",
-    "herestr": "cnf", "table": "n", "htmltable": "n",
+    "herestr": "cnf", "table": "n", "htmltable": "n", "prose": "cnf",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -140,6 +140,7 @@ def _beside(where: str) -> list[str]:
         f"| setting | value |\n|---|---|\n| WANDB_API_KEY | `{b['table']}` |"
         if "table" in b
         else "",
+        f"note: 'my W&B key is {b['prose']}'" if "prose" in b else "",
         f"<table><tr><td>HF_TOKEN</td><td>{b['htmltable']}</td></tr></table>"
         if "htmltable" in b
         else "",
