@@ -211,6 +211,14 @@ _CLI_RULES: tuple[Rule, ...] = (
         r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*"
         rf"[ \t]+(?P<s>(?!-){_TOKEN})",
     ),
+    # ... as an argv list: ['wandb', 'login', KEY], as subprocess's CalledProcessError quotes it
+    _regex_rule(
+        "wandb-key",
+        r"wandb(?<!\wwandb)(?P<q>\\?[\"'])[ \t]*,[ \t]*(?P=q)login(?P=q)"
+        r"(?:[ \t]*,[ \t]*(?P=q)--(?:host|base-url)(?P=q)[ \t]*,[ \t]*(?P=q)[^\"'\n]*(?P=q)"
+        r"|[ \t]*,[ \t]*(?P=q)--(?!(?:host|base-url)(?P=q))[\w\-]+(?:=[^\"'\n]*)?(?P=q))*"
+        r"[ \t]*,[ \t]*(?P=q)(?P<s>(?!-)[^\"'\s,\\]+)(?P=q)",
+    ),
     # a secret piped into a login: echo KEY | wandb login, echo PAT | docker login
     # --password-stdin, the login in the same command (not a variable: echo "$CR_PAT" | …
     # shows no secret)
@@ -376,7 +384,7 @@ _TRIGGERS = (
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
-    *("login(", "|", "<td"),
+    *("login(", "|", "<td", "'login", '"login'),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:

@@ -202,6 +202,13 @@ SHAPES = [
     # an HTTP library's headers, as bytes: a mapping, and pairs
     (f"headers={{b'x-api-key': b'{HEX40}'}}", HEX40, "secret-assignment"),
     (f"[(b'host', b'api.x.test'), (b'x-api-key', b'{HEX40}')]", HEX40, "secret-env-pair"),
+    # wandb login as an argv list, as a CalledProcessError quotes it
+    (
+        f"Command '['wandb', 'login', '--relogin', '{HEX40}']' returned non-zero exit status 1.",
+        HEX40,
+        "wandb-key",
+    ),
+    (f'["wandb", "login", "--host", "https://w.corp", "{HEX40}"]', HEX40, "wandb-key"),
     # a secret piped into a login, or given as a here-string
     (f"gh auth login --with-token <<< {HEX40}", HEX40, "piped-secret"),
     (
@@ -251,6 +258,7 @@ HARMLESS = [
     "[(b'host', b'api.x.test'), (b'content-length', b'512')]",
     "| token | count |\n|---|---|\n| <eos> | 5 |\n| api_key | None |\n| max_tokens | 512 |",
     "cache key 0123456789abcdef0123; primary key id_0123456789abcdef; the token is expired",
+    '[\'wandb\', \'login\', \'--relogin\']; ["wandb", "login", "--host", "https://w.corp"]',
     "the sort key is step_0123456789abcdef; monkey key 0123456789abcdef0123",
 ]
 
@@ -542,7 +550,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         " as-", "as-aB1", "fw_", "tgp_v1_", "['a'] = ", "a.b(key=", "a.b.c(",
         "login(\"", "login('a', ", " login <<< ", " login a", "b'", "(b'a', b'",
         "| a ", "| api_key | ", "| a | api_key ", "<td>api_key</td><td>", "<td>", "a key ",
-        "wandb key is ", "a token - ", "&", "& key "]
+        "wandb key is ", "a token - ", "&", "& key ",
+        "'wandb', 'login', ", "'--a', ", "'login"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

@@ -139,6 +139,8 @@ TRIGGER_CASES = {
     "login(": "huggingface_hub.login('Zk3v9QmWab')",
     "|": f"| DB_PWD | {VALUE} |",
     "<td": f"<th>DB_PWD</th><td>{VALUE}</td>",
+    "'login": f"['wandb', 'login', '{HEX40}']",
+    '"login': f'["wandb", "login", "{HEX40}"]',
     "eC1hY2Nlc3MtdG9rZW46": "basic eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo",
     "--": f"python train.py --db-pwd {VALUE} --epochs 2",
     "set ": f"set db_pwd {VALUE}",

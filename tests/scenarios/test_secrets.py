@@ -97,7 +97,7 @@ B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") 
     "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
     "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
     "osenv": "cnf", "wlogin": "cnf", "piped": "cnf", "hdrbytes": "cnf", "loginarg": "cnf",
-    "herestr": "cnf", "table": "n", "htmltable": "n", "prose": "cnf",
+    "herestr": "cnf", "table": "n", "htmltable": "n", "prose": "cnf", "argvlogin": "cnf",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -141,6 +141,9 @@ def _beside(where: str) -> list[str]:
         if "table" in b
         else "",
         f"note: 'my W&B key is {b['prose']}'" if "prose" in b else "",
+        f"launch_error: \"Command '['wandb', 'login', '{b['argvlogin']}']' returned non-zero\""
+        if "argvlogin" in b
+        else "",
         f"<table><tr><td>HF_TOKEN</td><td>{b['htmltable']}</td></tr></table>"
         if "htmltable" in b
         else "",
