@@ -406,6 +406,20 @@ def test_what_was_hidden_is_reported_by_kind_and_line_never_by_value():
     assert SecretTally().warning("x") is None
 
 
+def test_an_argv_list_of_wandb_login_hides_its_key():
+    r = Redactor()
+    for argv in (
+        ["wandb", "login", HEX40],
+        ["wandb", "login", "--relogin", "--host", "https://w.corp", HEX40, "&&", "python"],
+    ):
+        out = r.value("cmd", argv)
+        assert HEX40 not in str(out) and MASK in out, out
+        assert out[:2] == ["wandb", "login"] and out.count(MASK) == 1
+        assert ("https://w.corp" in out) == ("https://w.corp" in argv)  # (the host stays)
+    assert r.value("cmd", ["wandb", "login", "--host", "https://w.corp"])[-1] == "https://w.corp"
+    assert r.value("cmd", ["git", "login", "step"])[-1] == "step"
+
+
 def test_nested_config_keys_and_values():
     r = Redactor(("corp-[0-9]{6}",))
     cfg = r.value(None, {"a": {"api_key": "zzz", "list": ["hf_" + "x" * 25], "n": 3}})

@@ -98,6 +98,7 @@ B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") 
     "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
     "osenv": "cnf", "wlogin": "cnf", "piped": "cnf", "hdrbytes": "cnf", "loginarg": "cnf",
     "herestr": "cnf", "table": "n", "htmltable": "n", "prose": "cnf", "argvlogin": "cnf",
+    "loginlist": "c",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -141,6 +142,7 @@ def _beside(where: str) -> list[str]:
         if "table" in b
         else "",
         f"note: 'my W&B key is {b['prose']}'" if "prose" in b else "",
+        f"login_argv: [wandb, login, --relogin, {b['loginlist']}]" if "loginlist" in b else "",
         f"launch_error: \"Command '['wandb', 'login', '{b['argvlogin']}']' returned non-zero\""
         if "argvlogin" in b
         else "",
