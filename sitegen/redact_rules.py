@@ -243,6 +243,16 @@ _CLI_RULES: tuple[Rule, ...] = (
         r"login\((?<![A-Za-z0-9]login\()[ \t]*(?:b?(?P<q>\\?[\"'])(?:(?!(?P=q))[^\n])*+(?P=q)[ \t]*,[ \t]*)?"
         r"b?(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)",
     ),
+    # a terminal's answer to a command that prints a secret-named variable: the line after
+    # "echo $WANDB_API_KEY", "printenv HF_TOKEN", "aws configure get aws_secret_access_key"
+    _regex_rule(
+        "printed-secret",
+        r"(?:echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?"
+        r"|(?:printenv(?<![\w\-]printenv)|configure[ \t]+get)[ \t]+)"
+        r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)\}?[\"']?[ \t]*\r?\n[ \t]*"
+        r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)",
+        keep=_secret_name,
+    ),
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
     # ("  password KEY", as wandb and git write it)
     _regex_rule(
@@ -384,7 +394,8 @@ _TRIGGERS = (
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
-    *("login(", "|", "<td", "'login", '"login'),
+    *("login(", "|", "<td", "'login", '"login', "echo $", 'echo "$', "printenv"),
+    *("configure get",),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:

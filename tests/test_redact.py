@@ -209,6 +209,11 @@ SHAPES = [
         "wandb-key",
     ),
     (f'["wandb", "login", "--host", "https://w.corp", "{HEX40}"]', HEX40, "wandb-key"),
+    # a terminal printing a secret-named variable, on the line after the command
+    (f"root@box:/app# echo $WANDB_API_KEY\n{HEX40}\nroot@box:/app# ", HEX40, "printed-secret"),
+    (f'$ echo "${{HF_TOKEN}}"\r\n{HEX40}\r\n', HEX40, "printed-secret"),
+    (f"$ printenv OPENAI_API_KEY\n{HEX40}", HEX40, "printed-secret"),
+    (f"$ aws configure get aws_secret_access_key\n{HEX40}\n", HEX40, "printed-secret"),
     # a secret piped into a login, or given as a here-string
     (f"gh auth login --with-token <<< {HEX40}", HEX40, "piped-secret"),
     (
@@ -259,6 +264,7 @@ HARMLESS = [
     "| token | count |\n|---|---|\n| <eos> | 5 |\n| api_key | None |\n| max_tokens | 512 |",
     "cache key 0123456789abcdef0123; primary key id_0123456789abcdef; the token is expired",
     '[\'wandb\', \'login\', \'--relogin\']; ["wandb", "login", "--host", "https://w.corp"]',
+    "$ echo $HOME\n/root/workspace\n$ printenv WANDB_PROJECT\nskyrl-runs-2026\n$ echo $HF_TOKEN\n\n",
     "the sort key is step_0123456789abcdef; monkey key 0123456789abcdef0123",
 ]
 
@@ -565,7 +571,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "login(\"", "login('a', ", " login <<< ", " login a", "b'", "(b'a', b'",
         "| a ", "| api_key | ", "| a | api_key ", "<td>api_key</td><td>", "<td>", "a key ",
         "wandb key is ", "a token - ", "&", "& key ",
-        "'wandb', 'login', ", "'--a', ", "'login"]
+        "'wandb', 'login', ", "'--a', ", "'login",
+        "echo $a\n", "printenv a\n", "echo $api_key\n", "printenv a\na"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""
