@@ -394,8 +394,7 @@ _TRIGGERS = (
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
-    *("login(", "|", "<td", "'login", '"login', "echo $", 'echo "$', "printenv"),
-    *("configure get",),
+    *("login(", "|", "<td", "'login", '"login', "echo", "printenv", "configure"),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
