@@ -202,11 +202,12 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         kinds: dict[str, list[str]] = {}
         for kind, value in self.literals:
             kinds.setdefault(kind, []).append(value)
-        # (always looked for, as user patterns are: a value holds no trigger to wait for)
-        user = tuple(literal_rule(k, tuple(vs)) for k, vs in kinds.items()) + user
+        # (always looked for, as user patterns are: a value holds no trigger to wait for; and
+        # first, so a span a rule finds too is named by what is known of it: trial-secret)
+        known = tuple(literal_rule(k, tuple(vs)) for k, vs in kinds.items())
         extra = TRANSCRIPT_RULES if self.transcripts else ()
-        put(self, "_rules", BUILTIN_RULES + extra + user)
-        put(self, "_user_rules", user)
+        put(self, "_rules", known + BUILTIN_RULES + extra + user)
+        put(self, "_user_rules", known + user)
         put(self, "_may_hold", may_hold_transcript_secret if self.transcripts else may_hold_secret)
         put(self, "_memo", {})
 
