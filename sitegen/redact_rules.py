@@ -349,8 +349,8 @@ _PROSE_RULE = _regex_rule(
 
 
 # A table's row that names a secret in one cell and holds it in the next, as notes list a
-# run's settings: Markdown (| WANDB_API_KEY | X |) or HTML (<td>HF_TOKEN</td><td>X</td>). The
-# name may be in code or bold; the value is the next cell, whole.
+# run's settings: Markdown (| WANDB_API_KEY | X |), HTML (<td>HF_TOKEN</td><td>X</td>) or
+# columns of spaces. The name may be in code or bold; the value is the next cell, whole.
 _CELL_KEY = r"(?:`|\*\*)?(?P<key>[A-Za-z_][A-Za-z0-9_.]*+(?: [A-Za-z][A-Za-z0-9_]*+)?)(?:`|\*\*)?"
 _CELL_EMPTY = frozenset({"None", "null", "NULL", "-", "n/a", "N/A"})
 
@@ -377,6 +377,14 @@ _TABLE_RULES: tuple[Rule, ...] = (
         r"<td(?:[ \t][^<>]*)?>[ \t]*(?:<code>)?(?P<s>[^<\n]*[^<\s])",
         keep=_cell_secret,
     ),
+    # columns lined up with spaces (notes, a tool's listing): an environment variable's name,
+    # then a credential's word (letters and digits, 16 or more) as the next column
+    _regex_rule(
+        "secret-table-cell",
+        r"(?<![\w\-$])(?P<key>[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)[ \t]+[\"'`]?"
+        r"(?P<s>[A-Za-z0-9_\-+/=.]{16,}+)(?![^\s\"'`])",
+        keep=lambda m: is_secret_key(m.group("key")) and _letters_and_digits(m),
+    ),
 )
 
 
@@ -394,7 +402,7 @@ _TRIGGERS = (
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
-    *("login(", "|", "<td", "'login", '"login', "echo", "printenv", "configure"),
+    *("login(", "|", "<td", "'login", '"login', "echo", "printenv", "configure", "_KEY"),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:

@@ -196,6 +196,7 @@ SHAPES = [
     (f"| run | WANDB_API_KEY | {HEX40} |", HEX40, "secret-table-cell"),
     (f"| **wandb key** | `{HEX40}` |", HEX40, "secret-table-cell"),
     (f"<tr><th>HF_TOKEN</th>\n<td><code>{HEX40}</code></td></tr>", HEX40, "secret-table-cell"),
+    (f"NAME            VALUE\nWANDB_API_KEY   {HEX40}\n", HEX40, "secret-table-cell"),
     # a login call's argument: the only one, or the second of two
     (f"    huggingface_hub.login('{HEX40}')", HEX40, "login-secret"),
     ('server.login("ops@example.org", "Zk3v9QmWab")', "Zk3v9QmWab", "login-secret"),
@@ -263,6 +264,8 @@ HARMLESS = [
     "[(b'host', b'api.x.test'), (b'content-length', b'512')]",
     "| token | count |\n|---|---|\n| <eos> | 5 |\n| api_key | None |\n| max_tokens | 512 |",
     "cache key 0123456789abcdef0123; primary key id_0123456789abcdef; the token is expired",
+    "MAX_TOKENS 409612345678901234 PAD_TOKEN_ID 151643 SORT_KEY step_0123456789abcdef",
+    "give HF_TOKEN beforehand; DB_PASSWORD_FILE /run/secrets/db; $WANDB_API_KEY " + HEX40,
     '[\'wandb\', \'login\', \'--relogin\']; ["wandb", "login", "--host", "https://w.corp"]',
     "$ echo $HOME\n/root/workspace\n$ printenv WANDB_PROJECT\nskyrl-runs-2026\n$ echo $HF_TOKEN\n\n",
     "the sort key is step_0123456789abcdef; monkey key 0123456789abcdef0123",
@@ -572,7 +575,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "| a ", "| api_key | ", "| a | api_key ", "<td>api_key</td><td>", "<td>", "a key ",
         "wandb key is ", "a token - ", "&", "& key ",
         "'wandb', 'login', ", "'--a', ", "'login",
-        "echo $a\n", "printenv a\n", "echo $api_key\n", "printenv a\na"]
+        "echo $a\n", "printenv a\n", "echo $api_key\n", "printenv a\na", "A_B ", "API_KEY ",
+        "API_KEY a1", "A_A_"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

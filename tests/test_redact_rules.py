@@ -143,6 +143,7 @@ TRIGGER_CASES = {
     "echo": f"echo -n $DB_PWD\n{VALUE}\n",
     "printenv": f"printenv DB_PWD\n{VALUE}\n",
     "configure": f"aws configure  get db_pwd\n{VALUE}\n",
+    "_KEY": f"WANDB_KEY   {HEX40}",
     '"login': f'["wandb", "login", "{HEX40}"]',
     "eC1hY2Nlc3MtdG9rZW46": "basic eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo",
     "--": f"python train.py --db-pwd {VALUE} --epochs 2",

@@ -98,7 +98,7 @@ B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") 
     "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
     "osenv": "cnf", "wlogin": "cnf", "piped": "cnf", "hdrbytes": "cnf", "loginarg": "cnf",
     "herestr": "cnf", "table": "n", "htmltable": "n", "prose": "cnf", "argvlogin": "cnf",
-    "loginlist": "c", "printed": "cn",
+    "loginlist": "c", "printed": "cn", "columns": "cn",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -143,6 +143,9 @@ def _beside(where: str) -> list[str]:
         else "",
         f"note: 'my W&B key is {b['prose']}'" if "prose" in b else "",
         f"login_argv: [wandb, login, --relogin, {b['loginlist']}]" if "loginlist" in b else "",
+        f"env_listing: |\n  NAME            VALUE\n  WANDB_API_KEY   {b['columns']}"
+        if "columns" in b
+        else "",
         f"shell: |\n  root@box:/app# echo $WANDB_API_KEY\n  {b['printed']}\n  root@box:/app#"
         if "printed" in b
         else "",
