@@ -110,7 +110,8 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     # self-hosted server (local- and 40 hex), a SendGrid key
     ("pypi-token", r"pypi-AgE(?<![A-Za-z0-9]pypi-AgE)[A-Za-z0-9_\-]{50,}"),
     ("docker-token", r"dckr_(?<![A-Za-z0-9]dckr_)(?:pat|oat)_[A-Za-z0-9_\-]{20,}"),
-    ("aws-session-token", r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)[A-Za-z0-9/+=]{20,}"),
+    ("aws-session-token", r"IQoJb3JpZ2luX2Vj[A-Za-z0-9/+=]{20,}"),
+    ("aws-session-token", r"FwoGZXIvYXdzE[A-Za-z0-9/+=]{20,}"),
     (
         "tailscale-key",
         r"tskey-(?<![A-Za-z0-9]tskey-)(?:auth|api|client|scim|webhook)-[A-Za-z0-9\-]{20,}",
@@ -168,6 +169,12 @@ _TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
+
+# The variable a command prints, then the line the terminal answers with (the value).
+_PRINTED = (
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)\}?[\"']?[ \t]*\r?\n[ \t]*"
+    r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)"
+)
 
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X
@@ -232,7 +239,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     # ... or given as a here-string: gh auth login --with-token <<< TOKEN
     _regex_rule(
         "piped-secret",
-        r"[ \t]login(?![\w\-])(?:[^|\n;&<\\]|\\(?![nr])){0,200}?<<<[ \t]*"
+        r"login(?<=[ \t]login)(?![\w\-])(?:[^|\n;&<\\]|\\(?![nr])){0,200}?<<<[ \t]*"
         r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)",
         keep=lambda m: "$" not in m.group("s"),
     ),
@@ -245,13 +252,14 @@ _CLI_RULES: tuple[Rule, ...] = (
     ),
     # a terminal's answer to a command that prints a secret-named variable: the line after
     # "echo $WANDB_API_KEY", "printenv HF_TOKEN", "aws configure get aws_secret_access_key"
-    _regex_rule(
-        "printed-secret",
-        r"(?:echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?"
-        r"|(?:printenv(?<![\w\-]printenv)|configure[ \t]+get)[ \t]+)"
-        r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)\}?[\"']?[ \t]*\r?\n[ \t]*"
-        r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)",
-        keep=_secret_name,
+    # (one rule a command: each starts with its literal, for the regex engine to skip to)
+    *(
+        _regex_rule("printed-secret", command + _PRINTED, keep=_secret_name)
+        for command in (
+            r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?",
+            r"printenv(?<![\w\-]printenv)[ \t]+",
+            r"configure[ \t]+get[ \t]+",
+        )
     ),
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
     # ("  password KEY", as wandb and git write it)
@@ -330,22 +338,34 @@ _ERROR_RULES: tuple[Rule, ...] = (
 # "token was X". A plain "key" names a secret after a service's name (not "cache key X"); the
 # value is a credential's word: 16 or more letters and digits, both. (Kept last: a span another
 # rule finds too is reported as that rule's.)
-def _prose_secret(m: re.Match) -> bool:
-    svc = (m.group("svc") or "").lower()
-    service = svc == "w&b" or names_a_service(svc)
-    # (a bare "token X", "api key X" with no service before: the error rule's)
-    named = m.group("what").lower() != "key" or service
-    return named and (service or m.group("conn") is not None) and _letters_and_digits(m)
-
-
-_PROSE_RULE = _regex_rule(
-    "prose-secret",
-    r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?"
-    r"(?<![A-Za-z0-9_\-])(?P<what>(?i:api[ _\-]?key|key|token))"
-    r"(?P<conn>[ \t]+(?i:is|was)|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+[\"'`]?"
-    r"(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])",
-    keep=_prose_secret,
+# (Found from each "key" or "token", the words before it looked at apart: a pattern that
+# starts with an optional word is tried at every character.)
+_PROSE_RE = re.compile(
+    r"(?i:key|token)(?P<conn>[ \t]+(?i:is|was)|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+"
+    r"[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])"
 )
+_PROSE_BEFORE_RE = re.compile(
+    r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
+)
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _PROSE_RE.finditer(text):
+        before = _PROSE_BEFORE_RE.search(text, max(0, m.start() - 48), m.start())
+        svc, api = (before.group("svc"), before.group("api")) if before else (None, None)
+        start = m.start() - len(api or "")
+        if start > 0 and text[start - 1] in _WORD_CHARS:  # monkey, sort_key, hf_token
+            continue
+        service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
+        # (a bare "token X", "api key X" with no service before: the error rule's)
+        named = m.group(0)[0] in "tT" or api is not None or service
+        said = service or m.group("conn") is not None
+        if named and said and _letters_and_digits(m) and not is_masked(m.group("s")):
+            yield m.span("s")
+
+
+_PROSE_RULE = Rule("prose-secret", _prose_spans)
 
 
 # A table's row that names a secret in one cell and holds it in the next, as notes list a
@@ -377,11 +397,11 @@ _TABLE_RULES: tuple[Rule, ...] = (
         r"<td(?:[ \t][^<>]*)?>[ \t]*(?:<code>)?(?P<s>[^<\n]*[^<\s])",
         keep=_cell_secret,
     ),
-    # columns lined up with spaces (notes, a tool's listing): an environment variable's name,
-    # then a credential's word (letters and digits, 16 or more) as the next column
+    # columns lined up with spaces (notes, a tool's listing): an environment variable's name
+    # starting a line, then a credential's word (letters and digits, 16 or more)
     _regex_rule(
         "secret-table-cell",
-        r"(?<![\w\-$])(?P<key>[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)[ \t]+[\"'`]?"
+        r"(?m)^[ \t]*+(?:[-*][ \t]+)?(?P<key>[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)[ \t]+[\"'`]?"
         r"(?P<s>[A-Za-z0-9_\-+/=.]{16,}+)(?![^\s\"'`])",
         keep=lambda m: is_secret_key(m.group("key")) and _letters_and_digits(m),
     ),

@@ -197,6 +197,7 @@ SHAPES = [
     (f"| **wandb key** | `{HEX40}` |", HEX40, "secret-table-cell"),
     (f"<tr><th>HF_TOKEN</th>\n<td><code>{HEX40}</code></td></tr>", HEX40, "secret-table-cell"),
     (f"NAME            VALUE\nWANDB_API_KEY   {HEX40}\n", HEX40, "secret-table-cell"),
+    (f"env:\n  - HF_TOKEN  {HEX40}", HEX40, "secret-table-cell"),
     # a login call's argument: the only one, or the second of two
     (f"    huggingface_hub.login('{HEX40}')", HEX40, "login-secret"),
     ('server.login("ops@example.org", "Zk3v9QmWab")', "Zk3v9QmWab", "login-secret"),
@@ -214,6 +215,7 @@ SHAPES = [
     (f"root@box:/app# echo $WANDB_API_KEY\n{HEX40}\nroot@box:/app# ", HEX40, "printed-secret"),
     (f'$ echo "${{HF_TOKEN}}"\r\n{HEX40}\r\n', HEX40, "printed-secret"),
     (f"$ printenv OPENAI_API_KEY\n{HEX40}", HEX40, "printed-secret"),
+    (f"$ printenv HF_TOKEN\n  {HEX40}  \n", HEX40, "printed-secret"),
     (f"$ aws configure get aws_secret_access_key\n{HEX40}\n", HEX40, "printed-secret"),
     # a secret piped into a login, or given as a here-string
     (f"gh auth login --with-token <<< {HEX40}", HEX40, "piped-secret"),
@@ -265,7 +267,8 @@ HARMLESS = [
     "| token | count |\n|---|---|\n| <eos> | 5 |\n| api_key | None |\n| max_tokens | 512 |",
     "cache key 0123456789abcdef0123; primary key id_0123456789abcdef; the token is expired",
     "MAX_TOKENS 409612345678901234 PAD_TOKEN_ID 151643 SORT_KEY step_0123456789abcdef",
-    "give HF_TOKEN beforehand; DB_PASSWORD_FILE /run/secrets/db; $WANDB_API_KEY " + HEX40,
+    "HF_TOKEN beforehand\nDB_PASSWORD_FILE /run/secrets/db\n$WANDB_API_KEY " + HEX40,
+    "MAX_TOKENS 4096123456789012\n  PAD_TOKEN_ID 151643\n- SORT_KEY step_0123456789abcdef",
     '[\'wandb\', \'login\', \'--relogin\']; ["wandb", "login", "--host", "https://w.corp"]',
     "$ echo $HOME\n/root/workspace\n$ printenv WANDB_PROJECT\nskyrl-runs-2026\n$ echo $HF_TOKEN\n\n",
     "the sort key is step_0123456789abcdef; monkey key 0123456789abcdef0123",
