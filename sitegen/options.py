@@ -150,11 +150,22 @@ def check_title(v: object, where: str) -> None:
 
 
 def check_base_url(v: object, where: str) -> None:
-    """The public URL: ``http(s)://host/path``, as the sitemap and OpenGraph links need."""
+    """The public URL: ``http(s)://host/path``, as the sitemap and OpenGraph links need; one
+    holding a credential (``https://user:pw@host/``, ``?token=…``) is refused, as every page
+    would publish it, and never repeated."""
+    from sitegen.redact import Redactor
+
+    shown = Redactor().text(v) if isinstance(v, str) else v
     if not isinstance(v, str) or not URL_RE.fullmatch(v):
         raise ConfigError(
             f"{where}: base_url must be the site's public URL as a string, "
-            f'e.g. base_url = "https://org.github.io/repo/" (got {v!r})'
+            f'e.g. base_url = "https://org.github.io/repo/" (got {shown!r})'
+        )
+    if shown != v:
+        raise ConfigError(
+            f"{where}: base_url holds a credential, which every page's links would publish "
+            f"(got {shown!r}): give the site's public URL, "
+            'e.g. base_url = "https://org.github.io/repo/"'
         )
 
 

@@ -202,11 +202,12 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         kinds: dict[str, list[str]] = {}
         for kind, value in self.literals:
             kinds.setdefault(kind, []).append(value)
-        # (always looked for, as user patterns are: a value holds no trigger to wait for)
-        user = tuple(literal_rule(k, tuple(vs)) for k, vs in kinds.items()) + user
+        # (always looked for, as user patterns are: a value holds no trigger to wait for; and
+        # first, so a span a rule finds too is named by what is known of it: trial-secret)
+        known = tuple(literal_rule(k, tuple(vs)) for k, vs in kinds.items())
         extra = TRANSCRIPT_RULES if self.transcripts else ()
-        put(self, "_rules", BUILTIN_RULES + extra + user)
-        put(self, "_user_rules", user)
+        put(self, "_rules", known + BUILTIN_RULES + extra + user)
+        put(self, "_user_rules", known + user)
         put(self, "_may_hold", may_hold_transcript_secret if self.transcripts else may_hold_secret)
         put(self, "_memo", {})
 
@@ -335,8 +336,9 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         two shapes say what a value holds by what stands beside it: a mapping whose
         ``name`` (or ``key``) names a secret hides its ``value`` (the container env shape
         ``{name: WANDB_API_KEY, value: …}``), in a list the item after a secret-named
-        flag is hidden (an argv list ``[…, --wandb-api-key, …]``), and a pair whose first
-        item names a secret hides its second (``[WANDB_API_KEY, …]``).
+        flag is hidden (an argv list ``[…, --wandb-api-key, …]``, and the key after
+        ``wandb, login``), and a pair whose first item names a secret hides its second
+        (``[WANDB_API_KEY, …]``).
         """
         named = key is not None and is_secret_key(f"{parent}.{key}" if parent else key)
         if named and value not in (None, "", False, [], {}):
@@ -354,12 +356,17 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
                 return [value[0], MASK]
             out: list[object] = []
             after_flag = False
-            for v in value:
-                if after_flag and v not in (None, "") and not _is_flag(v):
+            key_next = host_next = False  # after wandb login (and --host URL): the key
+            for i, v in enumerate(value):
+                hide = after_flag or (key_next and not host_next)
+                if hide and v not in (None, "") and not _is_flag(v):
                     out.append(MASK)
+                    key_next = False
                 else:
                     out.append(self.value(None, v))
                 after_flag = _is_flag(v) and is_secret_key(str(v).lstrip("-"))
+                host_next = key_next and v in ("--host", "--base-url")
+                key_next = key_next or (v == "login" and i > 0 and value[i - 1] == "wandb")
             return out
         if isinstance(value, str):
             return self.text(value)

@@ -28,8 +28,18 @@ _CREDENTIAL_QUALIFIERS = _words(
     " bearer oauth personal csrf xsrf user wandb openai anthropic hf huggingface aws gcp"
     " azure stripe daytona modal together fireworks gemini google github gh gitlab slack"
     " sentry pinecone cohere mistral groq tavily serper langsmith langchain nvidia ngc"
-    " replicate deepseek xai openrouter perplexity runpod subscription"
+    " replicate deepseek xai openrouter perplexity runpod subscription cerebras databricks"
+    " anyscale deepinfra hyperbolic sambanova nebius baseten dashscope moonshot voyage jina"
+    " serpapi firecrawl browserbase exa comet neptune clearml langfuse helicone portkey"
+    " litellm kaggle cloudflare"
 )
+
+
+def names_a_service(word: str) -> bool:
+    """Whether ``word`` (lower case) makes the ``key`` after it a credential (``wandb``)."""
+    return word in _CREDENTIAL_QUALIFIERS
+
+
 # Words that, beside a singular ``token``, make it a count or a setting (``pad_token_id``).
 _TOKEN_SETTING_WORDS = _words(
     "id ids idx index indices level type types pad eos bos unk sep cls mask count counts len"

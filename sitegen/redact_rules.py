@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import msgspec
 from ahocorasick_rs import AhoCorasick
 
-from sitegen.redact_names import is_secret_key
+from sitegen.redact_names import is_secret_key, names_a_service
 from sitegen.redact_values import MASK, assignment_spans, is_masked, pair_spans
 
 # --- rules -----------------------------------------------------------------------------------
@@ -47,10 +47,16 @@ def _regex_rule(kind: str, pattern: str, keep: Callable[[re.Match], bool] | None
 
 
 def _secret_name(m: re.Match) -> bool:
-    return is_secret_key(m.group("key"))
+    # (a flag that says where the secret is read from takes no value: --password-stdin)
+    key = m.group("key")
+    return is_secret_key(key) and not key.lower().endswith("stdin")
 
 
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
+
+# A key's body, not a word after a short prefix (fw_checkpointing, as-SUBSCRIBED): letters of
+# both cases, or letters and digits.
+_NOT_ONE_CASE = r"(?![a-z]++(?![A-Za-z0-9]))(?![A-Z]++(?![A-Za-z0-9]))"
 
 _SHAPES: tuple[tuple[str, str], ...] = (
     # PEM private-key blocks, under any key or none; an unterminated block runs to the end
@@ -81,6 +87,37 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("tavily-key", r"tvly-(?<![A-Za-z0-9]tvly-)[A-Za-z0-9_\-]{16,}"),
     ("langsmith-key", r"lsv2_(?<![A-Za-z0-9]lsv2_)(?:pt|sk)_[A-Za-z0-9_]{20,}"),
     ("replicate-token", r"r8_(?<![A-Za-z0-9]r8_)[A-Za-z0-9]{20,}"),
+    # inference and sandbox providers an agent runs on: Together's keys since 2025, xAI,
+    # Fireworks, Cerebras, Pinecone, E2B, RunPod, Databricks, Modal's token id and secret
+    ("together-key", r"tgp_v1_(?<![A-Za-z0-9]tgp_v1_)[A-Za-z0-9_\-]{20,}"),
+    ("xai-key", r"xai-(?<![A-Za-z0-9]xai-)[A-Za-z0-9]{40,}"),
+    ("fireworks-key", rf"fw_(?<![A-Za-z0-9]fw_){_NOT_ONE_CASE}[A-Za-z0-9]{{20,}}"),
+    ("cerebras-key", r"csk-(?<![A-Za-z0-9]csk-)[A-Za-z0-9]{20,}"),
+    ("pinecone-key", r"pcsk_(?<![A-Za-z0-9]pcsk_)[A-Za-z0-9_]{20,}"),
+    ("e2b-key", r"e2b_(?<![A-Za-z0-9]e2b_)[A-Za-z0-9]{20,}"),
+    ("runpod-key", r"rpa_(?<![A-Za-z0-9]rpa_)[A-Za-z0-9]{20,}"),
+    ("databricks-token", r"dapi(?<![A-Za-z0-9]dapi)[0-9a-f]{32}(?![A-Za-z0-9])"),
+    (
+        "modal-token",
+        rf"a(?<![A-Za-z0-9]a)[ks]-{_NOT_ONE_CASE}[A-Za-z0-9]{{20,30}}(?![A-Za-z0-9])",
+    ),
+    # Sentry's organisation and user tokens, Google's OAuth client secrets, LangSmith's old keys
+    ("sentry-token", r"sntry(?<![A-Za-z0-9]sntry)[su]_[A-Za-z0-9+/=_]{20,}"),
+    ("google-client-secret", r"GOCSPX-(?<![A-Za-z0-9]GOCSPX-)[A-Za-z0-9_\-]{20,}"),
+    ("langsmith-key", r"ls__(?<![A-Za-z0-9]ls__)[0-9a-f]{32}(?![A-Za-z0-9])"),
+    # what a cluster's tooling holds: PyPI and Docker Hub tokens, an AWS STS session token
+    # (its base64 starts the same whatever the token), a Tailscale auth key, a W&B key of a
+    # self-hosted server (local- and 40 hex), a SendGrid key
+    ("pypi-token", r"pypi-AgE(?<![A-Za-z0-9]pypi-AgE)[A-Za-z0-9_\-]{50,}"),
+    ("docker-token", r"dckr_(?<![A-Za-z0-9]dckr_)(?:pat|oat)_[A-Za-z0-9_\-]{20,}"),
+    ("aws-session-token", r"IQoJb3JpZ2luX2Vj[A-Za-z0-9/+=]{20,}"),
+    ("aws-session-token", r"FwoGZXIvYXdzE[A-Za-z0-9/+=]{20,}"),
+    (
+        "tailscale-key",
+        r"tskey-(?<![A-Za-z0-9]tskey-)(?:auth|api|client|scim|webhook)-[A-Za-z0-9\-]{20,}",
+    ),
+    ("wandb-key", r"local-(?<![A-Za-z0-9]local-)[0-9a-f]{40}(?![A-Za-z0-9])"),
+    ("sendgrid-key", r"SG\.(?<![A-Za-z0-9]SG\.)[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
     # git's http.extraheader "AUTHORIZATION: basic <base64 of x-access-token:TOKEN>" (GitHub
     # Actions' checkout): the base64 text starts the same whatever the token
     ("git-access-token", r"eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/]{8,}={0,2}"),
@@ -133,6 +170,12 @@ _TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 # Go's single-dash long flags (-password X, -token=X)
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
 
+# The variable a command prints, then the line the terminal answers with (the value).
+_PRINTED = (
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)\}?[\"']?[ \t]*\r?\n[ \t]*"
+    r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)"
+)
+
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X
     _regex_rule(
@@ -174,6 +217,49 @@ _CLI_RULES: tuple[Rule, ...] = (
         r"wandb(?<!\wwandb)[ \t]+login"
         r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*"
         rf"[ \t]+(?P<s>(?!-){_TOKEN})",
+    ),
+    # ... as an argv list: ['wandb', 'login', KEY], as subprocess's CalledProcessError quotes it
+    _regex_rule(
+        "wandb-key",
+        r"wandb(?<!\wwandb)(?P<q>\\?[\"'])[ \t]*,[ \t]*(?P=q)login(?P=q)"
+        r"(?:[ \t]*,[ \t]*(?P=q)--(?:host|base-url)(?P=q)[ \t]*,[ \t]*(?P=q)[^\"'\n]*(?P=q)"
+        r"|[ \t]*,[ \t]*(?P=q)--(?!(?:host|base-url)(?P=q))[\w\-]+(?:=[^\"'\n]*)?(?P=q))*"
+        r"[ \t]*,[ \t]*(?P=q)(?P<s>(?!-)[^\"'\s,\\]+)(?P=q)",
+    ),
+    # a secret piped into a login: echo KEY | wandb login, echo PAT | docker login
+    # --password-stdin, the login in the same command (not a variable: echo "$CR_PAT" | …
+    # shows no secret)
+    _regex_rule(
+        "piped-secret",
+        r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+"
+        r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*\|"
+        r"(?=(?:[^|\n;&\\]|\\(?![nr])){0,200}?(?:[ \t]login(?![\w\-])|--password-stdin))",
+        keep=lambda m: "$" not in m.group("s"),
+    ),
+    # ... or given as a here-string: gh auth login --with-token <<< TOKEN
+    _regex_rule(
+        "piped-secret",
+        r"login(?<=[ \t]login)(?![\w\-])(?:[^|\n;&<\\]|\\(?![nr])){0,200}?<<<[ \t]*"
+        r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)",
+        keep=lambda m: "$" not in m.group("s"),
+    ),
+    # a login call's secret: login('KEY') (huggingface_hub's token, a notebook's wandb key),
+    # the second of two: smtp.login('user', 'PASSWORD')
+    _regex_rule(
+        "login-secret",
+        r"login\((?<![A-Za-z0-9]login\()[ \t]*(?:b?(?P<q>\\?[\"'])(?:(?!(?P=q))[^\n])*+(?P=q)[ \t]*,[ \t]*)?"
+        r"b?(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)",
+    ),
+    # a terminal's answer to a command that prints a secret-named variable: the line after
+    # "echo $WANDB_API_KEY", "printenv HF_TOKEN", "aws configure get aws_secret_access_key"
+    # (one rule a command: each starts with its literal, for the regex engine to skip to)
+    *(
+        _regex_rule("printed-secret", command + _PRINTED, keep=_secret_name)
+        for command in (
+            r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?",
+            r"printenv(?<![\w\-]printenv)[ \t]+",
+            r"configure[ \t]+get[ \t]+",
+        )
     ),
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
     # ("  password KEY", as wandb and git write it)
@@ -248,6 +334,80 @@ _ERROR_RULES: tuple[Rule, ...] = (
 )
 
 
+# Notes' prose: "my wandb key is X", "W&B key: X", "OpenAI key - X", "the api key is X",
+# "token was X". A plain "key" names a secret after a service's name (not "cache key X"); the
+# value is a credential's word: 16 or more letters and digits, both. (Kept last: a span another
+# rule finds too is reported as that rule's.)
+# (Found from each "key" or "token", the words before it looked at apart: a pattern that
+# starts with an optional word is tried at every character.)
+_PROSE_RE = re.compile(
+    r"(?i:key|token)(?P<conn>[ \t]+(?i:is|was)|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+"
+    r"[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])"
+)
+_PROSE_BEFORE_RE = re.compile(
+    r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
+)
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _PROSE_RE.finditer(text):
+        before = _PROSE_BEFORE_RE.search(text, max(0, m.start() - 48), m.start())
+        svc, api = (before.group("svc"), before.group("api")) if before else (None, None)
+        start = m.start() - len(api or "")
+        if start > 0 and text[start - 1] in _WORD_CHARS:  # monkey, sort_key, hf_token
+            continue
+        service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
+        # (a bare "token X", "api key X" with no service before: the error rule's)
+        named = m.group(0)[0] in "tT" or api is not None or service
+        said = service or m.group("conn") is not None
+        if named and said and _letters_and_digits(m) and not is_masked(m.group("s")):
+            yield m.span("s")
+
+
+_PROSE_RULE = Rule("prose-secret", _prose_spans)
+
+
+# A table's row that names a secret in one cell and holds it in the next, as notes list a
+# run's settings: Markdown (| WANDB_API_KEY | X |), HTML (<td>HF_TOKEN</td><td>X</td>) or
+# columns of spaces. The name may be in code or bold; the value is the next cell, whole.
+_CELL_KEY = r"(?:`|\*\*)?(?P<key>[A-Za-z_][A-Za-z0-9_.]*+(?: [A-Za-z][A-Za-z0-9_]*+)?)(?:`|\*\*)?"
+_CELL_EMPTY = frozenset({"None", "null", "NULL", "-", "n/a", "N/A"})
+
+
+def _cell_secret(m: re.Match) -> bool:
+    """A cell named like a secret holding a value; a name in plain lower-case words (a
+    header, ``| token | count |``) only when the value looks like a credential."""
+    key, value = m.group("key"), m.group("s").strip("`* \t")
+    if not is_secret_key(key) or value in _CELL_EMPTY:
+        return False
+    return "_" in key or key.isupper() or _credential_like(m)
+
+
+_TABLE_RULES: tuple[Rule, ...] = (
+    _regex_rule(
+        "secret-table-cell",
+        # (the value looked at ahead: a cell that was a value may name the next)
+        rf"(?m)\|[ \t]*{_CELL_KEY}[ \t]*(?=\|[ \t]*(?P<s>[^|\n]*[^|\s])[ \t]*(?:\||$))",
+        keep=_cell_secret,
+    ),
+    _regex_rule(
+        "secret-table-cell",
+        rf"<t[dh](?:[ \t][^<>]*)?>[ \t]*(?:<code>)?{_CELL_KEY}(?:</code>)?[ \t]*</t[dh]>\s*"
+        r"<td(?:[ \t][^<>]*)?>[ \t]*(?:<code>)?(?P<s>[^<\n]*[^<\s])",
+        keep=_cell_secret,
+    ),
+    # columns lined up with spaces (notes, a tool's listing): an environment variable's name
+    # starting a line, then a credential's word (letters and digits, 16 or more)
+    _regex_rule(
+        "secret-table-cell",
+        r"(?m)^[ \t]*+(?:[-*][ \t]+)?(?P<key>[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)[ \t]+[\"'`]?"
+        r"(?P<s>[A-Za-z0-9_\-+/=.]{16,}+)(?![^\s\"'`])",
+        keep=lambda m: is_secret_key(m.group("key")) and _letters_and_digits(m),
+    ),
+)
+
+
 # Something every built-in rule needs to find anything. Text holding none of these (most
 # trial and metric names) skips the rules: plain substring tests cost a microsecond, the
 # rules fifty. tests/test_redact.py checks each shape gets through; tests/test_redact_rules.py
@@ -257,8 +417,12 @@ _TRIGGERS = (
     *("hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_"),
     *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox"),
     *("gsk_", "pplx-", "tvly-", "lsv2_", "r8_", "api_org_", "wandb_v1_", "nvapi-"),
+    *("tgp_v1_", "xai-", "fw_", "csk-", "pcsk_", "e2b_", "rpa_", "dapi", "sntry", "GOCSPX-"),
+    *("ls__", "pypi-AgE", "dckr_", "IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "tskey-", "local-"),
+    *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
+    *("login(", "|", "<td", "'login", '"login', "echo", "printenv", "configure", "_KEY"),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
@@ -267,12 +431,14 @@ _TRIGGERS = (
 # "task-" holds an "sk-"). The same matches: the look-behind sees exactly the character
 # before the "sk-".
 _SK_RE = re.compile(r"sk-(?<![A-Za-z0-9]sk-)")
+# Modal's "ak-"/"as-" alike: not after a letter or digit (has-, break-).
+_MODAL_RE = re.compile(r"a[ks]-(?<![A-Za-z0-9]a[ks]-)")
 # All the triggers in one automaton: one pass over the text instead of one substring test
 # per trigger, for the tens of thousands of names, tasks and exception types of a large
 # archive's trials. Any trigger in the text gives a match.
 _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # Triggers of the rules that ignore case (a bearer token, "token X" in an error message).
-_LOWER_TRIGGERS = ("bearer", "token", "api key", "api-key", "api_key", "apikey", "secret", "passw")
+_LOWER_TRIGGERS = ("bearer", "token", " key", "api-key", "api_key", "apikey", "secret", "passw")
 
 
 def may_hold_secret(text: str) -> bool:
@@ -283,6 +449,8 @@ def may_hold_secret(text: str) -> bool:
         if any(t in text for t in _TRIGGERS):
             return True
     if "sk-" in text and _SK_RE.search(text) is not None:
+        return True
+    if ("ak-" in text or "as-" in text) and _MODAL_RE.search(text) is not None:
         return True
     low = text.lower()
     return any(t in low for t in _LOWER_TRIGGERS)
@@ -295,8 +463,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     *_URL_RULES,
     *_CLI_RULES,
     *_ERROR_RULES,
+    *_TABLE_RULES,
     Rule("secret-assignment", assignment_spans),
     Rule("secret-env-pair", pair_spans),
+    _PROSE_RULE,
 )
 
 

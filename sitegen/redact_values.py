@@ -19,11 +19,15 @@ MASK = "[REDACTED]"
 
 # A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=. The name may be two
 # words ("API key: …", as notes put it) and closed by Markdown or HTML markup
-# ("**api key**: …", "<code>HF_TOKEN</code>: …"). It may start with digits, dots or one
-# dash ("-api_key=", "1-api_key=", after a letter outside ASCII); "--flag=" is the CLI rule's.
+# ("**api key**: …", "<code>HF_TOKEN</code>: …"), or a quoted subscript (Python's
+# ``os.environ['HF_TOKEN'] = …``, as a traceback quotes the line), or Python's bytes
+# (``{b'x-api-key': b'…'}``, an HTTP library's headers). It may start with digits,
+# dots or one dash ("-api_key=", "1-api_key=", after a letter outside ASCII); "--flag=" is the
+# CLI rule's.
 _ASSIGN_RE = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?P<q>\\?[\"']|)"
+    r"(?<![A-Za-z0-9_\-])(?<![A-Za-z0-9_\-]\.)(?:b(?=\\?[\"']))?(?P<q>\\?[\"']|)"
     r"(?P<key>(?:(?!--)[0-9\-][0-9.\-]*+)?[A-Za-z_][A-Za-z0-9_.\-]*+(?: [A-Za-z][A-Za-z0-9_\-]*+)?)(?P=q)"
+    r"(?:(?<=[\"'])\])?"
     r"(?:[*`]{1,3}|</(?:code|b|strong|em|i|kbd|span)>)?"
     r"[ \t]*(?P<sep>:=|=>|=(?!=)|:(?![:/]))[ \t]*"
 )
@@ -153,6 +157,8 @@ def _value_span(
         start = _line_end(text, i)
         end = _deeper_lines_end(text, start, indent, items=True)
         return (start + 1, end) if end > start else None
+    if text.startswith(("b'", 'b"', 'b\\"', "b\\'"), i):  # bytes: b'…'
+        i += 1
     c = text[i]
     if c in "\"'":
         j = _quoted_end(text, i)
@@ -300,12 +306,16 @@ _CLASS_SUFFIX_RE = re.compile(r"(?:Config|Conf|Cfg|Settings|Args|Arguments|Optio
 
 def _call_parent(text: str, paren: int) -> str | None:
     """What the arguments of a call or a dataclass's repr at ``text[paren]`` belong to, as
-    ``a|b``: ``logger=WandbConfig(`` is ``logger|Wandb``, ``WandbConfig(`` alone ``Wandb``."""
+    ``a|b``: ``logger=WandbConfig(`` is ``logger|Wandb``, ``WandbConfig(`` alone ``Wandb``,
+    ``wandb.login(`` ``login|wandb``."""
     j, stop = paren - 1, max(-1, paren - 129)
     while j > stop and text[j] in _KEY_CHARS:
         j -= 1
-    name = _CLASS_SUFFIX_RE.sub("", text[j + 1 : paren].rsplit(".", 1)[-1])
-    found = "|".join(x for x in (_key_before(text, j + 1), name) if x)
+    called = text[j + 1 : paren].split(".")
+    name = _CLASS_SUFFIX_RE.sub("", called[-1])
+    # (a module's function belongs to the module too: wandb.login(key=…) is wandb's key)
+    module = called[0] if len(called) > 1 else None
+    found = "|".join(x for x in (_key_before(text, j + 1), name, module) if x)
     return found or None
 
 
@@ -357,12 +367,13 @@ _PAIR_END_RE = re.compile(
 _PAIR_START_RE = re.compile(r".*(?:\{|(?:^|\n)[ \t]*-[ \t])", re.S)
 
 
-# A name and its value as a pair: ('WANDB_API_KEY', X) as Python prints environ.items(),
+# A name and its value as a pair: ('WANDB_API_KEY', X) as Python prints environ.items()
+# (or an HTTP library its headers, as bytes: (b'x-api-key', b'X')),
 # ["HF_TOKEN", X] in JSON, [HF_TOKEN, X] in YAML; only a pair (the bracket closes after the
 # value), not a list of names.
 _PAIR_TUPLE_RE = re.compile(
-    r"[(\[][ \t]*(?P<q>\\?[\"']|)(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*+)(?P=q)[ \t]*,[ \t]*"
-    r"(?:(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)|(?P<bare>[^\s,()\[\]{}\"']++))"
+    r"[(\[][ \t]*b?(?P<q>\\?[\"']|)(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*+)(?P=q)[ \t]*,[ \t]*"
+    r"(?:b?(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)|(?P<bare>[^\s,()\[\]{}\"']++))"
     r"[ \t]*[)\]]"
 )
 

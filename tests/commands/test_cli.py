@@ -280,6 +280,34 @@ def test_bad_config_values_are_one_line(tmp_path, capsys):
     )
 
 
+def test_a_base_url_holding_a_credential_is_refused_and_not_repeated(tmp_path, capsys):
+    """Every page's canonical, OpenGraph and sitemap links carry the base URL: one holding a
+    password, a token as its user or in its query would be published on every page."""
+    (tmp_path / "a/j").mkdir(parents=True)
+    (tmp_path / "a/j/x.out").write_text(STARTED)
+    cfg = tmp_path / "c.toml"
+    for url, secret in (
+        ("https://bot:Zk3v9QmWab12@org.github.io/runs/", "Zk3v9QmWab12"),
+        ("https://ghp_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB@org.github.io/", "Q7w3Er5tY8"),
+        ("https://org.github.io/runs/?token=Zk3v9QmWab12", "Zk3v9QmWab12"),
+    ):
+        for argv, where in (
+            (["--base-url", url], "--base-url"),
+            (["--config", str(cfg)], str(cfg)),
+        ):
+            cfg.write_text(f'base_url = "{url}"\n')
+            err = one_line_error(
+                capsys, ["build", str(tmp_path / "a"), "-o", str(tmp_path / "o"), *argv]
+            )
+            assert "holds a credential" in err and where in err, err
+            assert secret not in err and "[REDACTED]" in err, err
+    assert not (tmp_path / "o").exists()  # nothing built
+    cfg.write_text('base_url = "https://org.github.io/runs/"\n')
+    assert (
+        main(["build", str(tmp_path / "a"), "-o", str(tmp_path / "o"), "--config", str(cfg)]) == 0
+    )
+
+
 def test_serve_port_is_checked(tmp_path, capsys):
     for port in ("-1", "99999", "0", "http"):
         err = one_line_error(capsys, ["serve", str(tmp_path), "--port", port])

@@ -96,6 +96,9 @@ B = {f"{shape}-{where}": (_b64 if shape == "aws" else _hex)(f"{shape}-{where}") 
     "argv": "cnf", "argvblock": "cn", "override": "cnf", "nested": "cn", "envpair": "cn",
     "envjson": "cnf", "aws": "cnfp", "urlat": "cnfp", "apikey": "cnftx", "token": "nftx",
     "dotted": "cnf", "pair": "cnf", "repr": "cnf", "netrc": "cn", "block": "cn", "md": "n",
+    "osenv": "cnf", "wlogin": "cnf", "piped": "cnf", "hdrbytes": "cnf", "loginarg": "cnf",
+    "herestr": "cnf", "table": "n", "htmltable": "n", "prose": "cnf", "argvlogin": "cnf",
+    "loginlist": "c", "printed": "cn", "columns": "cn",
 }.items() for where in wheres}  # fmt: skip
 AWS_ID = "AKIAQWERTYUIOPASDFGH"
 
@@ -126,6 +129,32 @@ def _beside(where: str) -> list[str]:
         else "",
         f"secrets:\n  api_key: |-\n    {b['block']}" if "block" in b else "",
         f"- **WandB API key**: {b['md']}" if "md" in b else "",
+        # a traceback's quoted line: a subscript assignment, a module's login(key=…)
+        f"tb_line: \"os.environ['WANDB_API_KEY'] = '{b['osenv']}'\"" if "osenv" in b else "",
+        f"tb_call: 'wandb.login(key=\"{b['wlogin']}\", relogin=True)'" if "wlogin" in b else "",
+        f"setup: 'echo {b['piped']} | wandb login && python train.py'" if "piped" in b else "",
+        f"http_debug: \"headers=[(b'host', b'api'), (b'x-api-key', b'{b['hdrbytes']}')]\""
+        if "hdrbytes" in b
+        else "",
+        f"nb_cell: \"huggingface_hub.login('{b['loginarg']}')\"" if "loginarg" in b else "",
+        f"gh_setup: 'gh auth login --with-token <<< {b['herestr']}'" if "herestr" in b else "",
+        f"| setting | value |\n|---|---|\n| WANDB_API_KEY | `{b['table']}` |"
+        if "table" in b
+        else "",
+        f"note: 'my W&B key is {b['prose']}'" if "prose" in b else "",
+        f"login_argv: [wandb, login, --relogin, {b['loginlist']}]" if "loginlist" in b else "",
+        f"env_listing: |\n  NAME            VALUE\n  WANDB_API_KEY   {b['columns']}"
+        if "columns" in b
+        else "",
+        f"shell: |\n  root@box:/app# echo $WANDB_API_KEY\n  {b['printed']}\n  root@box:/app#"
+        if "printed" in b
+        else "",
+        f"launch_error: \"Command '['wandb', 'login', '{b['argvlogin']}']' returned non-zero\""
+        if "argvlogin" in b
+        else "",
+        f"<table><tr><td>HF_TOKEN</td><td>{b['htmltable']}</td></tr></table>"
+        if "htmltable" in b
+        else "",
     ]
     return [x for x in lines if x]
 
@@ -145,6 +174,24 @@ TOKENS = {
     "daytona": f"dtn_MX{A}",
     "npm": f"npm_MX{A}{A}",
     "slack": f"xoxb-MX{A}",
+    "together": f"tgp_v1_MX{A}",
+    "xai": f"xai-MX{A}{A}",
+    "fireworks": f"fw_MX{A}",
+    "cerebras": f"csk-MX{A}",
+    "pinecone": f"pcsk_MX{A}",
+    "e2b": f"e2b_MX{A}",
+    "runpod": f"rpa_MX{A}",
+    "databricks": "dapi0123456789abcdef0123456789abcdef",
+    "modal": "as-MXk3v9QmW0b2C3d4E5f6",
+    "sentry": f"sntrys_MX{A}",
+    "google_client": f"GOCSPX-MX{A}",
+    "langsmith_old": "ls__0123456789abcdef0123456789abcdef",
+    "pypi": f"pypi-AgEIcHlwaS5vcmcMX{A}{A}",
+    "docker": f"dckr_pat_MX{A}",
+    "aws_session": f"FwoGZXIvYXdzEMX{A}",
+    "tailscale": f"tskey-auth-MX{A}",
+    "wandb_local": f"local-{HEX40}",
+    "sendgrid": f"SG.MX{A}.{A}{A}MXb",
 }
 WORD_TOKENS = {k: t for k, t in TOKENS.items() if t.replace("_", "a").isalnum()}  # \w+ only
 PATH_TOKENS = {k: t for k, t in TOKENS.items() if "." not in t}  # as folder names
