@@ -223,9 +223,15 @@ def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[s
     return tuple((kind, v) for v, kind in sorted(found.items(), key=lambda kv: -len(kv[0])))
 
 
-def _secret_values(value: object, key: str | None, depth: int = 0) -> Iterator[str]:
+def _secret_values(
+    value: object, key: str | None, parent: str | None = None, under: bool = False, depth: int = 0
+) -> Iterator[str]:
+    """The strings a config holds as secrets, named as :meth:`Redactor.value` names them: under
+    a secret-named key (every string below it, ``secrets: {a: X}``), a key read with the one
+    it belongs to (``wandb: {key: X}``), or the ``value`` beside a secret-named ``name``."""
     if depth > 8:
         return
+    under = under or (key is not None and is_secret_key(f"{parent}.{key}" if parent else key))
     if isinstance(value, dict):
         named = any(
             isinstance(value.get(f), str) and is_secret_key(value[f]) for f in ("name", "key")
@@ -234,11 +240,11 @@ def _secret_values(value: object, key: str | None, depth: int = 0) -> Iterator[s
             if named and k == "value" and isinstance(v, str) and _worth_hiding(v):
                 yield v
             else:
-                yield from _secret_values(v, str(k), depth + 1)
+                yield from _secret_values(v, str(k), key, under, depth + 1)
     elif isinstance(value, list):
         for v in value:
-            yield from _secret_values(v, key, depth + 1)
-    elif isinstance(value, str) and key is not None and is_secret_key(key) and _worth_hiding(value):
+            yield from _secret_values(v, key, parent, under, depth + 1)
+    elif isinstance(value, str) and under and _worth_hiding(value):
         yield value
 
 

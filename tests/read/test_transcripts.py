@@ -278,6 +278,30 @@ def test_verifier_tail_exception_and_the_trials_own_secrets(tmp_path):
     assert t.hidden == ("trial-secret",)
 
 
+def test_a_trials_secrets_are_named_as_the_config_redactor_names_them(tmp_path):
+    """Every string under a secret-named key, and a key read with what it belongs to, is a
+    secret of the trial's, hidden wherever its transcript shows it."""
+    config = {
+        "agent": {
+            "env": {"secrets": {"a": "firstvalue123", "b": ["secondvalue45"]}},
+            "kwargs": {"wandb": {"key": "thirdvalue678"}, "sort": {"key": "notasecret9"}},
+        }
+    }
+    _write(
+        tmp_path,
+        "result.json",
+        {
+            "config": config,
+            "exception_info": {
+                "exception_type": "AgentTimeoutError",
+                "exception_message": "firstvalue123 secondvalue45 thirdvalue678 notasecret9",
+            },
+        },
+    )
+    _, message, _ = read_transcript(tmp_path, tmp_path).exception
+    assert message.text == "[REDACTED:trial-secret] " * 3 + "notasecret9"
+
+
 def test_ansi_and_carriage_returns_are_shown_as_a_terminal_shows_them():
     assert clean("\x1b[1;31mred\x1b[0m ok\r\n\x1b]0;title\x07x") == "red ok\nx"
     assert clean("10%\r50%\r100%\ndone\x07") == "100%\ndone"
