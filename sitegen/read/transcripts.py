@@ -44,7 +44,7 @@ from sitegen.read.transcript_text import (
     Shaper,
     parse_reply,
 )
-from sitegen.redact import Redactor, is_secret_key
+from sitegen.redact import MASK, Redactor
 
 MAX_JSON_BYTES = 64 << 20  # as a result.json: larger is reported, not read
 MAX_EPISODE_BYTES = 4 << 20  # each prompt.txt / response.txt
@@ -214,7 +214,7 @@ def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[s
     trial's own config (``agent.env``, ``agent.kwargs``, verifier and environment settings),
     and the build's environment's (``build_secrets``)."""
     found: dict[str, str] = {}
-    for value in _secret_values(config, None):
+    for value in _secret_values(config):
         found.setdefault(value, "trial-secret")
     for value in build_secrets.values():
         if _worth_hiding(value):
@@ -223,29 +223,44 @@ def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[s
     return tuple((kind, v) for v, kind in sorted(found.items(), key=lambda kv: -len(kv[0])))
 
 
-def _secret_values(
-    value: object, key: str | None, parent: str | None = None, under: bool = False, depth: int = 0
-) -> Iterator[str]:
-    """The strings a config holds as secrets, named as :meth:`Redactor.value` names them: under
-    a secret-named key (every string below it, ``secrets: {a: X}``), a key read with the one
-    it belongs to (``wandb: {key: X}``), or the ``value`` beside a secret-named ``name``."""
-    if depth > 8:
+def _secret_values(config: object) -> Iterator[str]:
+    """The strings a trial's config holds as secrets: those :meth:`Redactor.value` hides when
+    the config is shown (a secret-named key and all below it, ``wandb: {key: X}``, the value
+    beside a secret-named ``name``, an argv flag's value, a ``[NAME, X]`` pair, …), taken by
+    walking the config beside its redacted copy, so the two can never disagree."""
+    yield from _masked(config, Redactor().value(None, config))
+
+
+def _masked(orig: object, shown: object, depth: int = 0) -> Iterator[str]:
+    if depth > 64:
         return
-    under = under or (key is not None and is_secret_key(f"{parent}.{key}" if parent else key))
-    if isinstance(value, dict):
-        named = any(
-            isinstance(value.get(f), str) and is_secret_key(value[f]) for f in ("name", "key")
-        )
-        for k, v in value.items():
-            if named and k == "value" and isinstance(v, str) and _worth_hiding(v):
-                yield v
-            else:
-                yield from _secret_values(v, str(k), key, under, depth + 1)
-    elif isinstance(value, list):
+    if shown == MASK and orig != MASK:  # hidden whole: every string below it
+        yield from _strings(orig, depth)
+    elif isinstance(orig, dict) and isinstance(shown, dict):
+        # (a redacted mapping keeps the original's order; its keys may be redacted too)
+        for o, s in zip(orig.values(), shown.values(), strict=True):
+            yield from _masked(o, s, depth + 1)
+    elif isinstance(orig, list | tuple) and isinstance(shown, list | tuple):
+        for o, s in zip(orig, shown, strict=True):
+            yield from _masked(o, s, depth + 1)
+    # (a string the rules changed in part holds a span of a secret's shape: the same rules
+    # find it in the transcript)
+
+
+def _strings(value: object, depth: int) -> Iterator[str]:
+    if depth > 64:
+        return
+    if isinstance(value, str):
+        if _worth_hiding(value):
+            yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v, depth + 1)
+    elif isinstance(value, list | tuple):
         for v in value:
-            yield from _secret_values(v, key, parent, under, depth + 1)
-    elif isinstance(value, str) and under and _worth_hiding(value):
-        yield value
+            yield from _strings(v, depth + 1)
+    elif type(value) in (int, float) and _worth_hiding(str(value)):
+        yield str(value)  # a numeric secret (a PIN, an account number)
 
 
 def _worth_hiding(value: str) -> bool:

@@ -278,28 +278,39 @@ def test_verifier_tail_exception_and_the_trials_own_secrets(tmp_path):
     assert t.hidden == ("trial-secret",)
 
 
-def test_a_trials_secrets_are_named_as_the_config_redactor_names_them(tmp_path):
-    """Every string under a secret-named key, and a key read with what it belongs to, is a
-    secret of the trial's, hidden wherever its transcript shows it."""
-    config = {
-        "agent": {
-            "env": {"secrets": {"a": "firstvalue123", "b": ["secondvalue45"]}},
-            "kwargs": {"wandb": {"key": "thirdvalue678"}, "sort": {"key": "notasecret9"}},
-        }
-    }
+K = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0"  # a W&B key: no rule knows its shape alone
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"env": {"secrets": {"a": K}}},  # everything under a secret-named key
+        {"env": {"secrets": {"b": [K]}}},
+        {"kwargs": {"wandb": {"key": K}}},  # a key read with what it belongs to
+        {"env": [{"name": "WANDB_API_KEY", "value": K}]},  # a container's env list
+        {"env": [{"Name": "WANDB_API_KEY", "Value": K}]},
+        {"env": [{"NAME": "WANDB_API_KEY", "VALUE": K}]},
+        {"args": ["train.py", "--wandb-api-key", K]},  # an argv flag's value
+        {"env": [["WANDB_API_KEY", K]]},  # a name and its value as a pair
+        {"cmd": ["wandb", "login", K]},  # the key after wandb login
+    ],
+)
+def test_a_trials_secrets_are_those_its_config_table_hides(tmp_path, config):
+    """The values a transcript hides as the trial's own are exactly those the config table
+    hides (Redactor.value), whatever shape names them."""
     _write(
         tmp_path,
         "result.json",
         {
-            "config": config,
+            "config": {"agent": config, "verifier": {"sort": {"key": "notasecret9"}}},
             "exception_info": {
                 "exception_type": "AgentTimeoutError",
-                "exception_message": "firstvalue123 secondvalue45 thirdvalue678 notasecret9",
+                "exception_message": f"echo {K} notasecret9",
             },
         },
     )
     _, message, _ = read_transcript(tmp_path, tmp_path).exception
-    assert message.text == "[REDACTED:trial-secret] " * 3 + "notasecret9"
+    assert message.text == "echo [REDACTED:trial-secret] notasecret9"
 
 
 def test_ansi_and_carriage_returns_are_shown_as_a_terminal_shows_them():
