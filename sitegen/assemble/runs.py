@@ -156,13 +156,18 @@ def group_runs(
 
 
 ARRAY_RE = re.compile(r"(\d+)_(\d+)$")
+# What SLURM writes for %a in the output name of a job that is no array (NO_VAL).
+NO_TASK = 4294967294
 
 
 def _slurm_ids(src: JobSource) -> tuple[int, ...]:
     """A log name's SLURM ids: ``(job,)``, or ``(array job, task)`` for an array task's
     ``%A_%a`` name (``slurm-561773_2``: the job id larger than the task's, so that a date or
-    version before a job id, ``train_2026_561773``, is no array); ``()`` without one."""
+    version before a job id, ``train_2026_561773``, is no array); ``()`` without one. A job
+    that is no array, written with ``%A_%a``, ends in SLURM's no-value ``_4294967294``."""
     m = ARRAY_RE.search(src.order_key[2])
+    if m and int(m[2]) == NO_TASK:
+        return (int(m[1]),)
     if m and int(m[1]) > int(m[2]):
         return (int(m[1]), int(m[2]))
     return (src.order_key[1],) if src.order_key[1] else ()

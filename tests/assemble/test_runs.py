@@ -136,3 +136,12 @@ def test_array_jobs_are_ordered_by_job_id_then_task_id():
         "train_2027_561700",
         "train_2026_561773",
     ]
+    # %A_%a of a job that is no array: SLURM writes its no-value task id, 4294967294
+    plain = [
+        JobSource(n, f"p/logs/{n}.out", "p", "experiment", ("p", int(n.rsplit("_", 1)[-1]), n))
+        for n in ("train-1000003_4294967294", "train-999998_4294967294")
+    ]
+    assert [s.id for s in group_runs(Discovery(tuple(plain), {}, (), ()), {})[0][1]] == [
+        "train-999998_4294967294",
+        "train-1000003_4294967294",
+    ]
