@@ -4,6 +4,11 @@ the runs list and the compare page (with a selection), in light and dark; every 
 The same holds for a run of a long resume chain at desktop and phone widths, where tables
 overflow: every region that scrolls takes focus, has a name and shows its focus.
 
+The charts' own drawing (Vega's SVG: its roles, names and text) is checked in full on the
+sample pages, which draw every kind of chart the long chain's pages hold; the long chain's
+pages, whose checks are about their length and their tables, are opened without it.
+docs/testing.md says which rules run where, and why each still runs where it can fail.
+
 axe-core is vendored (tests/vendor/axe.min.js, axe-core 4.14.1 from npm, MPL-2.0, its licence header
 kept): the test runs offline and pins the rules it checks. Refresh with
 `npm pack axe-core@4 && tar -xOzf axe-core-*.tgz package/axe.min.js > tests/vendor/axe.min.js`.
@@ -11,9 +16,12 @@ kept): the test runs offline and pins the rules it checks. Refresh with
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+
+from tests.chromium import without_charts
 
 # the browser and server fixtures; over HTTP, as axe reads the stylesheets (file:// forbids it)
 from tests.scenarios.test_browser import Watched, _Quiet, partial, server  # noqa: F401
@@ -36,9 +44,20 @@ RUN = """([only, tags]) => axe.run(document, {
 # the charts' strokes and text in other colours): every other rule sees the same elements,
 # names and layout in both schemes (checked by running them all in both: only these two and
 # the SVG strokes in ``region``'s node selectors differed), so the second scheme runs these.
-# A phone's width is not like that: the charts are drawn to the width (other ticks, other
-# nodes), tables overflow and stick, so the long chain runs every rule at both widths.
 COLOUR = "tags => axe.getRules(tags).filter(r => r.tags.includes('cat.color')).map(r => r.ruleId)"
+# At a phone's width the style sheet's narrow layout changes sizes, padding, the grid and
+# which cells stick (style.css's max-width block), and shows or hides nothing: the rules
+# that read the layout are the colour rules (the font size decides the contrast a text
+# needs; a sticky cell's background is another's) and scrollable-region-focusable (what
+# overflows). Every other rule reads the elements, their attributes, names and roles, the
+# same at both widths (checked on the long chain's pages, charts left out, by running them
+# all at both: only these three differed), and runs at the desktop's. ``SHOWN`` holds the
+# phone's page to "hides nothing". The charts are drawn to the width (other ticks, other
+# nodes of the same kinds, roles and names): their SVG is checked at the desktop's.
+PHONE = (
+    "tags => axe.getRules(tags).filter(r => r.tags.includes('cat.color')"
+    " || r.ruleId === 'scrollable-region-focusable').map(r => r.ruleId)"
+)
 
 
 @pytest.fixture(params=["light", "dark"])
@@ -51,12 +70,15 @@ def scheme_tab(request, browser):  # noqa: F811
 
 
 def _violations(tab: Watched, only: str = "") -> list[dict]:
-    """axe's serious and critical violations on the page: of every rule, or of the colour
-    rules alone (``only="colour"``), or of the one rule named."""
+    """axe's serious and critical violations on the page: of every rule, of the colour
+    rules alone (``only="colour"``), of those a phone's width changes (``only="phone"``),
+    or of the one rule named."""
     if not tab.page.evaluate("() => typeof axe !== 'undefined'"):
         tab.page.add_script_tag(content=AXE)
-    rules = tab.page.evaluate(COLOUR, TAGS) if only == "colour" else [only] if only else []
+    chosen = {"colour": COLOUR, "phone": PHONE}
+    rules = tab.page.evaluate(chosen[only], TAGS) if only in chosen else [only] if only else []
     assert only == "" or "color-contrast" in rules  # (a rule axe does not have runs nothing)
+    assert only != "phone" or "scrollable-region-focusable" in rules
     found = tab.page.evaluate(RUN, [rules, TAGS])
     return [v for v in found if v["impact"] in ("serious", "critical")]
 
@@ -160,36 +182,69 @@ def _long_pages(index: dict) -> list[str]:
             f"compare/index.html?{picks}"]  # fmt: skip
 
 
+# Whether each element of the page (outside the charts) is shown: at a phone's width the same
+# as at the desktop's, so the rules that do not read the layout see the same at both.
+SHOWN = """() => Array.from(document.querySelectorAll('body *')).filter(e => !e.closest('.chart'))
+  .map(e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden' ? 1 : 0)
+  .join('')"""
+CHART_KINDS = (
+    "() => Array.from(document.querySelectorAll('.chart[data-chart]')).map(c => c.dataset.chart)"
+)
+
+
+def _sample_chart_kinds(site: Path, index: dict) -> set[str]:
+    """The kinds of chart the sample pages draw, which ``test_pages_have_no_serious_violations``
+    and ``test_compare_page_has_no_serious_violations`` check in full (every rule, Vega's SVG
+    included)."""
+    pages = [*_pages(index), "compare/index.html"]
+    return {k for rel in pages for k in re.findall(r'data-chart="(\w+)"', (site / rel).read_text())}
+
+
 @pytest.mark.parametrize("width", [1400, 390])
-def test_scrolling_regions_of_a_long_chain_take_focus(browser, long_chain, width):  # noqa: F811
+def test_scrolling_regions_of_a_long_chain_take_focus(browser, long_chain, site, index, width):  # noqa: F811
     """A run of 12 jobs with wide tables (at a phone's width every table overflows): no
     serious violation on its index, run, job and compare pages (axe's
     scrollable-region-focusable among them), and every region that can scroll is a named
-    region the keyboard can reach, scroll and see focused."""
+    region the keyboard can reach, scroll and see focused.
+
+    The pages are opened without Vega's drawing (tests/chromium.py: ``without_charts``):
+    each chart's element, role and name are there, its SVG is not; every kind of chart they
+    hold is drawn and checked in full on the sample pages. At the phone's width axe runs the
+    rules the width changes (``PHONE``), on a page that shows the elements the desktop's
+    shows."""
     import functools
     import http.server
     import threading
 
-    site, index = long_chain
-    assert len(index["runs"][0]["jobs"]) == 12
-    handler = functools.partial(_Quiet, directory=str(site))
+    long_site, long_index = long_chain
+    assert len(long_index["runs"][0]["jobs"]) == 12
+    checked_in_full = _sample_chart_kinds(site, index)
+    handler = functools.partial(_Quiet, directory=str(long_site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     ctx = browser.new_context(viewport={"width": width, "height": 900})
     try:
         tab = Watched(ctx.new_page())
+        without_charts(tab.page)
         scrolling = 0
-        for rel in _long_pages(index):
+        for rel in _long_pages(long_index):
             tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{rel}")
-            if rel == index["runs"][0]["url"] + "index.html":
+            assert set(tab.page.evaluate(CHART_KINDS)) <= checked_in_full, rel
+            assert _charts_have_text(tab) == [], rel
+            if rel == long_index["runs"][0]["url"] + "index.html":
                 _keyboard_scrolls_a_wide_table(tab.page, width)
-            assert _violations(tab) == [], rel
+            assert _violations(tab, "phone" if width < 700 else "") == [], rel
             regions = tab.page.evaluate(SCROLLERS)
             bad = [
                 r for r in regions if r["tabindex"] != "0" or r["role"] != "region" or not r["name"]
             ]
             assert bad == [], rel
             scrolling += sum(r["scrolls"] for r in regions)
+            if width < 700:
+                shown = tab.page.evaluate(SHOWN)
+                tab.page.set_viewport_size({"width": 1400, "height": 900})
+                assert tab.page.evaluate(SHOWN) == shown, rel
+                tab.page.set_viewport_size({"width": width, "height": 900})
         if width < 700:
             assert scrolling >= 8  # the phone's pages do overflow: the check saw them
         assert tab.errors == []

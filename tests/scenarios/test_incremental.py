@@ -45,6 +45,41 @@ def _clean_build(archive: Path, out: Path) -> Path:
     return out
 
 
+# The folders of synth's archive, each its runs' logs and trials: flat/chain-a and
+# flat/chain-b (one run resumed once, no trials), flat/stale (a job without an end marker,
+# in the mirror form), flat/live (a running job's .log), flat/sync-baseline (a job and its
+# trials), exp-async (an experiment of two jobs, their trials and notes) and misc (what
+# the build skips).
+FOLDERS = (
+    "flat/chain-a",
+    "flat/chain-b",
+    "flat/stale",
+    "flat/live",
+    "flat/sync-baseline",
+    "exp-async",
+    "misc",
+)
+
+
+def _archive(root: Path, keep: tuple[str, ...], **synth_args: Any) -> Path:
+    """synth's archive (``synth_args``: seed, steps, trials per step) holding only the folders
+    ``keep`` names of ``FOLDERS``: a case builds the runs it is about and one or two others
+    to be kept or left alone, and each build costs what those runs cost."""
+    synth(root, **synth_args)
+    folders = [
+        p for p in (*root.glob("flat/*"), *root.iterdir()) if p.is_dir() and p.name != "flat"
+    ]
+    assert {p.relative_to(root).as_posix() for p in folders} == set(FOLDERS)
+    assert set(keep) <= set(FOLDERS)
+    for name in FOLDERS:
+        if name not in keep:
+            shutil.rmtree(root / name)
+    return root
+
+
+CHAIN = ("flat/chain-a", "flat/chain-b")
+
+
 def _files(site: Path) -> dict[Path, bytes]:
     return {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
 
@@ -65,12 +100,14 @@ STEP = (
 
 
 def test_incremental_builds(tmp_path):
-    archive = tmp_path / "a"
-    synth(archive, seed=21, steps=8, trials_per_step=3)
+    archive = _archive(
+        tmp_path / "a", (*CHAIN, "flat/stale", "flat/sync-baseline"), seed=21, steps=8,
+        trials_per_step=3,
+    )  # fmt: skip
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     first = build(opts)
-    assert first.parse.logs_parsed == 7 and first.parse.trial_files_read > 0
+    assert first.parse.logs_parsed == 4 and first.parse.trial_files_read > 0
     index_inode = (out / "index.html").stat().st_ino
 
     second = build(opts)
@@ -87,9 +124,9 @@ def test_incremental_builds(tmp_path):
     assert (
         third.parse.logs_parsed == 1
         and third.parse.logs_resumed == 1
-        and third.parse.logs_cached == 6
+        and third.parse.logs_cached == 3
     )
-    assert third.pages_reused >= 6  # every other job page carried over
+    assert third.pages_reused >= 3  # every other job page carried over
     grown = json.loads((out / "data/jobs/flat.stale.train_600150.json").read_text())
     # the mirror form wins in that log, so the console block is read but not shown; its line is counted
     assert grown["log_lines"] > last
@@ -98,8 +135,7 @@ def test_incremental_builds(tmp_path):
 
 
 def test_grown_console_log_is_read_on(tmp_path):
-    archive = tmp_path / "a"
-    synth(archive, seed=22, steps=8, trials_per_step=1)
+    archive = _archive(tmp_path / "a", CHAIN, seed=22, steps=8, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     build(opts)
@@ -117,8 +153,7 @@ def test_a_rebuild_that_changes_the_step_time_unit_prints_every_row_in_it(tmp_pa
     """The index prints its step times in one unit over every row; a grown log whose step
     hung for days moves that unit from minutes to hours, and the rows of the runs carried
     over from the last build are printed in hours too, as a clean build prints them."""
-    archive = tmp_path / "a"
-    synth(archive, seed=22, steps=8, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=22, steps=8, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     first = build(opts)
@@ -165,8 +200,7 @@ def test_pages_made_with_their_analysis_equal_pages_made_apart(tmp_path, monkeyp
     """Each analysed run's page files are made where it was analysed (Renderer.premake); the
     site is byte for byte the one the renderer makes on its own, published cards included,
     and a premade page whose arguments differ from the renderer's is made again."""
-    archive = tmp_path / "a"
-    synth(archive, seed=29, steps=6, trials_per_step=3)
+    archive = _archive(tmp_path / "a", (*CHAIN, "exp-async"), seed=29, steps=6, trials_per_step=3)
     kw = {"archive": archive, "now": 0.0, "base_url": "https://x.io/r/"}
     calls: list[int] = []
     real_site = html.Renderer.site
@@ -196,8 +230,9 @@ def test_a_rebuilt_runs_trial_table_is_made_beside_its_analysis(tmp_path, monkey
     with that one run to analyse (a running job's new trial), the analysis stays here and the
     table goes to a forked child; the table lands in the run page's files, and the site is a
     clean build's."""
-    archive = tmp_path / "a"
-    synth(archive, seed=37, steps=4, trials_per_step=3)
+    archive = _archive(
+        tmp_path / "a", ("flat/stale", "exp-async"), seed=37, steps=4, trials_per_step=3
+    )
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=2, now=0.0)
     build(opts)
@@ -236,8 +271,7 @@ def test_a_chain_job_that_shows_the_same_is_not_made_ahead(tmp_path, monkeypatch
     which shows the same as before, is not made ahead (Renderer.premake) only to be carried
     over; with its files damaged by hand, the renderer makes it after all. Both times the
     site is a clean build's."""
-    archive = tmp_path / "a"
-    synth(archive, seed=36, steps=4, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=36, steps=4, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     build(opts)
@@ -267,8 +301,7 @@ def test_a_run_keeps_its_link_when_it_resumes(tmp_path):
     """A flat run is named after its first job: when the next job of the chain lands, the
     run's page stays where it was (a link shared while the first job ran still leads to
     the run, now of two jobs)."""
-    archive = tmp_path / "a"
-    synth(archive, seed=37, steps=4, trials_per_step=1)
+    archive = _archive(tmp_path / "a", CHAIN, seed=37, steps=4, trials_per_step=1)
     later = archive / "flat" / "chain-b"
     shutil.move(later, tmp_path / "held-back")
     out = tmp_path / "site"
@@ -287,19 +320,21 @@ def test_a_run_keeps_its_link_when_it_resumes(tmp_path):
 
 def test_damaged_cache_is_ignored(tmp_path):
     """A crash or a hand can leave any cache file damaged: it is ignored with a warning, never trusted."""
-    archive = tmp_path / "a"
-    synth(archive, seed=24, steps=8, trials_per_step=2)
+    archive = _archive(
+        tmp_path / "a", (*CHAIN, "flat/stale", "flat/sync-baseline"), seed=24, steps=8,
+        trials_per_step=2,
+    )  # fmt: skip
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
-    build(opts)
+    assert build(opts).jobs == 4
     cache = tmp_path / ".site.cache"
     damaged = [p for p in cache.rglob("*") if p.is_file() and p.name != "meta.json"]
-    assert len(damaged) > 7
+    assert len(damaged) > 4
     for p in damaged:
         p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2])
     r = build(opts)
-    assert not r.unchanged and r.parse.logs_parsed == 7 and r.pages_reused == 0
-    assert len([w for w in r.cache_warnings if "ignored" in w]) >= len(damaged) - 7
+    assert not r.unchanged and r.parse.logs_parsed == 4 and r.pages_reused == 0
+    assert len([w for w in r.cache_warnings if "ignored" in w]) >= len(damaged) - 4
     assert _data(out) == _data(_clean_build(archive, tmp_path / "clean"))
 
 
@@ -315,11 +350,12 @@ class _Payload:
 
 def test_planted_pickles_and_malformed_files_run_nothing(tmp_path):
     """With -o ARCHIVE/site, whoever can write the archive can write the cache beside the site."""
-    archive = tmp_path / "a"
-    synth(archive, seed=26, steps=8, trials_per_step=2)
+    archive = _archive(
+        tmp_path / "a", (*CHAIN, "flat/sync-baseline"), seed=26, steps=8, trials_per_step=2
+    )
     out = archive / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
-    build(opts)
+    assert build(opts).jobs == 3
     cache = archive / ".site.cache"
     marker = tmp_path / "pwned"
     evil = pickle.dumps(_Payload(marker))
@@ -333,7 +369,7 @@ def test_planted_pickles_and_malformed_files_run_nothing(tmp_path):
         (cache / kind / "0123456789abcdef0123.pkl").write_bytes(evil)
     r = build(opts)
     assert not marker.exists()
-    assert r.parse.logs_parsed == 7 and r.parse.trial_files_cached == 0
+    assert r.parse.logs_parsed == 3 and r.parse.trial_files_cached == 0
     # (a folder's trial set and its summary are only looked at when the site record, planted
     # too, vouches for them)
     assert len(r.cache_warnings) == len(
@@ -345,17 +381,19 @@ def test_planted_pickles_and_malformed_files_run_nothing(tmp_path):
 
     (cache / "meta.json").write_bytes(evil)  # even the key: the whole cache starts afresh
     r = build(opts)
-    assert not marker.exists() and r.parse.logs_parsed == 7
+    assert not marker.exists() and r.parse.logs_parsed == 3
     assert not list(cache.rglob("*.pkl"))
 
 
 def test_site_inside_the_archive_is_not_read_as_input(tmp_path):
-    archive = tmp_path / "a"
-    synth(archive, seed=25, steps=8, trials_per_step=1)
+    archive = _archive(
+        tmp_path / "a", (*CHAIN, "flat/sync-baseline", "misc"), seed=25, steps=8,
+        trials_per_step=1,
+    )  # fmt: skip
     opts = BuildOptions(archive=archive, out=archive / "site", workers=1, now=0.0)
     first = build(opts)
     second = build(opts)
-    assert second.unchanged and second.jobs == first.jobs == 7
+    assert second.unchanged and second.jobs == first.jobs == 3
     index = json.loads((archive / "site" / "data" / "index.json").read_text())
     assert not any(s["path"].startswith(("site", ".site")) for s in index["skipped"])
     # A build to another folder passes over the first site and its cache as well: the
@@ -364,13 +402,14 @@ def test_site_inside_the_archive_is_not_read_as_input(tmp_path):
     other = build(BuildOptions(archive=archive, out=tmp_path / "other", workers=1, now=0.0))
     index = json.loads((tmp_path / "other" / "data" / "index.json").read_text())
     assert sorted(s["path"] for s in index["skipped"]) == truth["skipped"]
-    assert other.skipped == len(truth["skipped"]) and other.jobs == 7
+    assert other.skipped == len(truth["skipped"]) and other.jobs == 3
 
 
 def test_only_stats_decide_that_nothing_changed(tmp_path):
     """The no-change check reads no file; each kind of change it must still see, it sees."""
-    archive = tmp_path / "a"
-    synth(archive, seed=27, steps=6, trials_per_step=1)
+    archive = _archive(
+        tmp_path / "a", ("flat/stale", "flat/sync-baseline"), seed=27, steps=6, trials_per_step=1
+    )
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     first = build(opts)
@@ -408,8 +447,7 @@ def test_only_stats_decide_that_nothing_changed(tmp_path):
 
 
 def test_a_log_that_grows_during_a_build_is_read_by_the_next(tmp_path, monkeypatch):
-    archive = tmp_path / "a"
-    synth(archive, seed=28, steps=6, trials_per_step=1)
+    archive = _archive(tmp_path / "a", CHAIN, seed=28, steps=6, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     log = archive / "flat" / "chain-b" / "train_600301.out"
@@ -432,20 +470,20 @@ def test_a_log_that_grows_during_a_build_is_read_by_the_next(tmp_path, monkeypat
 
 
 def test_the_cache_forgets_what_left_the_archive(tmp_path):
-    archive = tmp_path / "a"
-    synth(archive, seed=29, steps=6, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=29, steps=6, trials_per_step=1)
     opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0)
-    build(opts)
+    assert build(opts).jobs == 3
     cache = tmp_path / ".site.cache"
     logs_before = len(list((cache / "log").glob("*.msgpack")))
     (archive / "flat" / "stale" / "train_600150.out").unlink()
     r = build(opts)
-    assert r.jobs == 6 and len(list((cache / "log").glob("*.msgpack"))) == logs_before - 1
+    assert r.jobs == 2 and len(list((cache / "log").glob("*.msgpack"))) == logs_before - 1
 
 
 def test_unchanged_trial_folders_are_not_listed_again(tmp_path, monkeypatch):
-    archive = tmp_path / "a"
-    synth(archive, seed=30, steps=6, trials_per_step=2)
+    archive = _archive(
+        tmp_path / "a", (*CHAIN, "flat/sync-baseline"), seed=30, steps=6, trials_per_step=2
+    )
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     build(opts)
@@ -482,8 +520,10 @@ def _same_as_clean(out: Path, opts: BuildOptions, clean: Path) -> None:
 def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
     """After each kind of change the incremental site is byte for byte a clean build's, and a
     change to one job analyses only that job's run again (the others are kept whole)."""
-    archive = tmp_path / "a"
-    synth(archive, seed=31, steps=6, trials_per_step=1)
+    archive = _archive(
+        tmp_path / "a", (*CHAIN, "flat/stale", "flat/sync-baseline"), seed=31, steps=6,
+        trials_per_step=1,
+    )  # fmt: skip
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     clean = tmp_path / "clean"
@@ -560,8 +600,9 @@ def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_pat
     """A folder's outcomes are kept as a base and what was added since (cache/state.py), its
     trials redacted when read: trials added, a result.json damaged then whole, a trial
     removed, the added outcomes damaged: each site equals a clean one."""
-    archive = tmp_path / "a"
-    synth(archive, seed=33, steps=6, trials_per_step=2)
+    archive = _archive(
+        tmp_path / "a", ("flat/stale", "flat/sync-baseline"), seed=33, steps=6, trials_per_step=2
+    )
     out = tmp_path / "site"
     # trial names and tasks redacted: a kept outcome must hold the trial as redacted
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0, redact_patterns=("sql",))
@@ -608,8 +649,7 @@ def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_pat
 def test_logs_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
     """An unchanged log comes as its summary; a run made again takes its jobs' logs whole,
     and parses a log again when its whole entry is damaged behind a good summary."""
-    archive = tmp_path / "a"
-    synth(archive, seed=32, steps=6, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=32, steps=6, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     build(opts)
@@ -647,8 +687,10 @@ def test_logs_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
 def test_trial_sets_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypatch):
     """An unchanged trials folder comes as its summary (counted, keyed, never analysed); a run
     made again takes its set whole, or lists the folder again when that entry is damaged."""
-    archive = tmp_path / "a"
-    synth(archive, seed=33, steps=6, trials_per_step=2)
+    archive = _archive(
+        tmp_path / "a", ("flat/stale", "flat/sync-baseline", "exp-async"), seed=33, steps=6,
+        trials_per_step=2,
+    )  # fmt: skip
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     first = build(opts)
@@ -659,7 +701,7 @@ def test_trial_sets_are_taken_whole_only_for_runs_made_again(tmp_path, monkeypat
         "whole_trials",
         lambda self, d: whole.append(d) or real(self, d),
     )
-    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
+    _append(archive / "flat/stale/train_600150.out", STEP.format(n=99))
     r = build(opts)  # a run without trials: no trial set decoded, every one still counted
     assert whole == [] and r.trials == first.trials and r.parse.trial_files_read == 0
     _same_as_clean(out, opts, tmp_path / "clean")
@@ -697,8 +739,7 @@ def _modules_of_a_rebuild(archive: Path, out: Path, check: str) -> set[str]:
 
 def test_a_one_job_rebuild_imports_only_what_its_work_needs(tmp_path):
     """No process pool for one log, no Markdown for pages without notes, no Altair, no HTTP."""
-    archive = tmp_path / "a"
-    synth(archive, seed=34, steps=6, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "exp-async"), seed=34, steps=6, trials_per_step=1)
     out = tmp_path / "site"
     build(BuildOptions(archive=archive, out=out, workers=2, now=0.0))
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
@@ -728,8 +769,9 @@ def test_notes_are_converted_once_and_kept_in_the_build_cache(tmp_path):
     are converted again and the old entry is forgotten; the site is a clean build's each
     time. What the cache holds is sanitized on the way to the page: a planted entry's
     script never reaches it."""
-    archive = tmp_path / "a"
-    synth(archive, seed=38, steps=4, trials_per_step=2)
+    archive = _archive(
+        tmp_path / "a", ("flat/stale", "exp-async"), seed=38, steps=4, trials_per_step=2
+    )
     notes = archive / "exp-async/notes.md"
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=2, now=0.0)
@@ -768,8 +810,7 @@ def test_kept_notes_stay_while_their_run_is_kept_and_go_when_they_cannot_be_used
     instead of failing the build; the site is a clean build's each time."""
     from sitegen.present import formatting
 
-    archive = tmp_path / "a"
-    synth(archive, seed=39, steps=4, trials_per_step=2)
+    archive = _archive(tmp_path / "a", (*CHAIN, "exp-async"), seed=39, steps=4, trials_per_step=2)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=2, now=0.0)
     build(opts)
@@ -795,8 +836,7 @@ def test_kept_notes_stay_while_their_run_is_kept_and_go_when_they_cannot_be_used
 
 def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
     """With --base-url: kept runs keep their cards, and the sitemap lists every page in order."""
-    archive = tmp_path / "a"
-    synth(archive, seed=35, steps=6, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=35, steps=6, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(
         archive=archive, out=out, workers=1, now=0.0, base_url="https://example.org/x/"
@@ -819,8 +859,7 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
     from sitegen.pages.kept import RunRecord
     from sitegen.write.site import SitePaths
 
-    archive = tmp_path / "a"
-    synth(archive, seed=33, steps=5, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=33, steps=5, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     first = build(opts)
@@ -856,8 +895,7 @@ def test_a_run_is_kept_only_when_every_file_of_its_pages_is_intact(tmp_path):
     """One file of a job page changed by hand: that job's run is not kept whole (it is
     analysed again; its other pages are carried over by signature, the changed one is
     rendered again), and the site equals a clean build."""
-    archive = tmp_path / "a"
-    synth(archive, seed=34, steps=4, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=34, steps=4, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     first = build(opts)
@@ -875,8 +913,7 @@ def test_static_files_are_kept_when_a_run_is_kept_and_they_are_intact(tmp_path, 
     a changed asset in the package (no run kept) is copied. Each time: a clean build's site."""
     from sitegen.present import sitefiles
 
-    archive = tmp_path / "a"
-    synth(archive, seed=35, steps=4, trials_per_step=1)
+    archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=35, steps=4, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
     first = build(opts)
@@ -922,8 +959,9 @@ def test_changed_sitegen_code_makes_every_page_again(tmp_path, monkeypatch):
     files are part of the sources signature, as its templates are."""
     from sitegen.cache import sources as sources_mod
 
-    archive = tmp_path / "a"
-    synth(archive, seed=5, jobs=2, steps=4, trials_per_step=2)
+    archive = _archive(
+        tmp_path / "a", ("flat/stale", "flat/sync-baseline"), seed=5, steps=4, trials_per_step=2
+    )
     opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0)
     build(opts)
     assert build(opts).unchanged
