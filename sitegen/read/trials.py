@@ -70,11 +70,16 @@ class _Collector:
         # A trial read twice (its folder and an archive both hold it: archiving stopped before
         # the folders were removed, or two archives overlap) counts once, as first read
         # (folders before archives): the trial folders' names read (Harbor names a trial's
-        # folder after the trial), and per archive the trials it held again.
+        # folder after the trial), and per archive the trials it held again. A copy with no
+        # readable result.json (missing, damaged) gives way to a whole one read after it:
+        # those folders, with how they were counted (the kind and the warning's index).
         self.folders: set[str] = set()
         self.again: dict[str, list[str]] = {}
+        self.damaged: dict[str, tuple[str, int | None]] = {}
+        self.dropped: set[int] = set()  # warnings of copies that gave way
 
-    def warn(self, path: str, line: int | None, msg: str) -> None:
+    def warn(self, path: str, line: int | None, msg: str) -> int | None:
+        """Report a problem with ``path``; the warning's index (None past the cap)."""
         self.nwarn += 1
         shown = self.redactor.path(path)
         if shown != path:  # a secret in a trial's folder or file name: reported, as any other
@@ -82,6 +87,8 @@ class _Collector:
             self.secrets.add(self.redactor.hide(path)[1], self.redactor.path(where))
         if self.nwarn <= MAX_WARNINGS:
             self.warnings.append(BuildWarning(shown, line, self.redactor.text(msg)))
+            return len(self.warnings) - 1
+        return None
 
     def cached(self, rel: str, st: os.stat_result) -> Any:
         """The outcome recorded for this file when it is unchanged (a trial never changes once written)."""
@@ -130,12 +137,22 @@ class _Collector:
     def apply(self, path: str, outcome: Outcome, source: str | None = None) -> None:
         """Count one file's outcome; ``source``: the archive it is a member of."""
         kind = outcome[0]
+        parts = (path[len(source) + 1 :] if source else path).strip("/").split("/")
+        folder = parts[-2] if len(parts) > 1 else path
+        if kind in ("ok", "bad", "missing") and folder in self.folders:
+            # a copy of a trial read whole already: counted once (a damaged copy too)
+            self.again.setdefault(source or path, []).append(folder)
+            return
         if kind == "ok":
-            parts = (path[len(source) + 1 :] if source else path).strip("/").split("/")
-            folder = parts[-2] if len(parts) > 1 else path
-            if folder in self.folders:
-                self.again.setdefault(source or path, []).append(outcome[1].name)
-                return
+            gave_way = self.damaged.pop(folder, None)
+            if gave_way is not None:  # its earlier copy held no readable result.json
+                if gave_way[0] == "bad":
+                    self.malformed -= 1
+                else:
+                    self.missing -= 1
+                if gave_way[1] is not None:
+                    self.dropped.add(gave_way[1])
+                self.again.setdefault(source or path, []).append(folder)
             self.folders.add(folder)
             self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
             for message, line in _notes(outcome):
@@ -149,11 +166,14 @@ class _Collector:
         elif kind == "job":
             self.job_level += 1
             self.warn(path, None, "job-level result.json inside a trial directory: not a trial")
+        elif folder in self.damaged:  # a second damaged copy: the trial is counted once
+            self.again.setdefault(source or path, []).append(folder)
         elif kind == "bad":
             self.malformed += 1
-            self.warn(path, outcome[2], outcome[1])
+            self.damaged[folder] = ("bad", self.warn(path, outcome[2], outcome[1]))
         elif kind == "missing":
             self.missing += 1
+            self.damaged[folder] = ("missing", None)
 
     def freeze(self) -> TrialSet:
         if self.nwarn > MAX_WARNINGS:
@@ -164,13 +184,15 @@ class _Collector:
                     f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown",
                 )
             )
+        if self.dropped:
+            self.warnings = [w for i, w in enumerate(self.warnings) if i not in self.dropped]
         for source, names in self.again.items():
             n = len(names)
             self.warnings.append(
                 BuildWarning(
                     self.redactor.path(source),
                     None,
-                    f"{n} trial{'s' if n > 1 else ''} read already ({names[0]}"
+                    f"{n} trial{'s' if n > 1 else ''} read twice ({self.redactor.text(names[0])}"
                     f"{', …' if n > 1 else ''}): counted once",
                 )
             )

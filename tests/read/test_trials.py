@@ -164,9 +164,37 @@ def test_a_trial_both_in_its_folder_and_an_archive_counts_once(tmp_path):
     assert ts.archives == 4  # (with _tree's own)
     dup = sorted((w.path, w.message) for w in ts.warnings if "counted once" in w.message)
     assert dup == [
-        ("trace_jobs/trials_step2_a.tar.gz", "1 trial read already (t0): counted once"),
-        ("trace_jobs/trials_step3_b.tar", "2 trials read already (t1, …): counted once"),
-        ("trace_jobs/trials_step4_c.tar", "1 trial read already (t1): counted once"),
+        ("trace_jobs/trials_step2_a.tar.gz", "1 trial read twice (t0): counted once"),
+        ("trace_jobs/trials_step3_b.tar", "2 trials read twice (t1, …): counted once"),
+        ("trace_jobs/trials_step4_c.tar", "1 trial read twice (t1): counted once"),
+    ]
+
+
+def test_a_trial_whose_folder_holds_no_readable_copy_is_the_archives(tmp_path):
+    # t0's folder lost its result.json and t1's holds a cut one, while an archive holds both
+    # whole: each is one trial, read from the archive, and neither is missing or unreadable;
+    # t2's folder is whole and the archive's copy of it cut: the folder's counts, once
+    root = tmp_path / "trace_jobs"
+    for name in ("t0", "t1", "t2", "t3"):
+        (root / name).mkdir(parents=True)
+    (root / "t1" / "result.json").write_bytes(rec(trial_name="t1")[:40])
+    (root / "t2" / "result.json").write_bytes(rec(trial_name="t2"))
+    _tar(
+        root / "trials_step2_a.tar",
+        [
+            ("t0", rec(trial_name="t0")),
+            ("t1", rec(trial_name="t1")),
+            ("t2", rec(trial_name="t2")[:40]),
+            ("t3", rec(trial_name="t3")[:40]),
+        ],
+    )
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["t0", "t1", "t2"]
+    # t3: its folder lacks the file and the archive's copy is cut: one trial, counted as its
+    # folder first showed it (missing); t1's folder copy is no longer reported unreadable
+    assert (ts.missing, ts.malformed) == (1, 0)
+    assert [(w.path, w.message) for w in ts.warnings] == [
+        ("trace_jobs/trials_step2_a.tar", "4 trials read twice (t0, …): counted once")
     ]
 
 
