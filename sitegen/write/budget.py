@@ -317,9 +317,9 @@ class SiteBudget:
         fixed = {
             e.row.url for _, rec in kept.values() if rec is not None for e in (rec.run, *rec.jobs)
         }
-        for o in self.owners:
+        for o in self.owners:  # (a run kept whole too: its transcripts may be made again)
             made = bulk_files(o, writer.sizes)
-            if made and o.url not in fixed:
+            if made:
                 self.weighed[o.url] = sum(writer.sizes[rel] for rel in made)
         record = self._record_bytes(self.owners)  # (its largest: every owner listed as left out)
         sizes = {**writer.sizes, MANIFEST: writer.manifest_size(), RECORD: len(record)}

@@ -185,9 +185,8 @@ class SiteWriter:
             data = data.encode("utf-8")
         if not _safe_rel(rel):
             raise OutputError(f"refusing to write outside the site: {rel}")
-        self.files += 1
-        self.bytes += len(data)
-        self.sizes[rel] = len(data)
+        self._count(rel, len(data))
+        self.kept.pop(rel, None)  # (carried over before: what is written now is published)
         if self._same_as_published(rel, len(data), lambda: data):
             return
         path = self.staging / rel
@@ -197,6 +196,14 @@ class SiteWriter:
         except OSError as exc:
             raise write_error(path, exc) from None
         self.staged.add(rel)
+
+    def _count(self, rel: str, size: int) -> None:
+        """Count one file of the site once, by its latest size (a file written in a folder
+        carried over, or carried over after it was written, is one file)."""
+        old = self.sizes.get(rel)
+        self.files += old is None
+        self.bytes += size - (old or 0)
+        self.sizes[rel] = size
 
     def drop(self, rel: str) -> None:
         """Take back a file this build added (written or kept): it is not published, and the
@@ -257,10 +264,11 @@ class SiteWriter:
 
     def keep(self, found: dict[str, FileRecord]) -> None:
         """Keep the files :meth:`intact` found as they are (what :meth:`carry_over` does)."""
-        self.kept.update(found)
-        self.files += len(found)
-        self.bytes += sum(r[0] for r in found.values())
-        self.sizes.update((rel, r[0]) for rel, r in found.items())
+        for rel, record in found.items():
+            if rel in self.sizes:  # written by this build already: that copy is published
+                continue
+            self.kept[rel] = record
+            self._count(rel, record[0])
 
     def intact(self, rels: list[str]) -> dict[str, FileRecord] | None:
         """The files of :meth:`carry_over` with their records, when each is still as the last

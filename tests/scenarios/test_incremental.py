@@ -10,6 +10,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -567,6 +568,22 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
     assert build(opts).parse.trial_files_read == 0 and _files(out) == before
     build(msgspec.structs.replace(opts, clean=True))
     assert _files(out) != before
+    _same_as_clean(out, opts, clean)
+
+    # a folder's trials archived (trials_step<N>_*.tar.gz), then their folders removed: the
+    # same trials, read twice and then once, their transcripts' sources gone with the folders
+    # (a transcript made again inside a run kept whole counts once in the site's record of
+    # its bulk bytes: tests/write/test_site.py)
+    names = sorted(p.name for p in trials.iterdir() if p.is_dir() and p.name != "eval_sessions")
+    with tarfile.open(trials / "trials_step1_0.tar.gz", "w:gz") as tar:
+        for name in names:
+            tar.add(trials / name, arcname=name)
+    assert build(opts).trials == first.trials + 2
+    _same_as_clean(out, opts, clean)
+    for name in names:
+        shutil.rmtree(trials / name)
+    r = build(opts)
+    assert r.trials == first.trials + 2 and r.runs_kept == first.runs - 1
     _same_as_clean(out, opts, clean)
 
     # a job added, then removed

@@ -170,6 +170,25 @@ def test_carry_over_keeps_only_intact_files_of_the_last_build(tmp_path):
         w.abort()
 
 
+def test_a_file_written_and_carried_over_counts_once_at_its_new_size(tmp_path):
+    # a run kept whole whose transcript is made again: the folder is carried over after the
+    # file was written (or before): the site holds one file, of the size written now
+    out = tmp_path / "site"
+    records = _build(out, {"runs/r/index.html": "page", "runs/r/transcripts/t.js": "x" * 100})
+    paths = SitePaths.of(out)
+    for written_first in (True, False):
+        with OutputLock(paths):
+            w = SiteWriter(paths, records)
+            if written_first:
+                w.write("runs/r/transcripts/t.js", "y" * 10)
+            assert w.carry_over(["runs/r/"])
+            if not written_first:
+                w.write("runs/r/transcripts/t.js", "y" * 10)
+            assert (w.files, w.bytes) == (2, 14)
+            assert w.sizes == {"runs/r/index.html": 4, "runs/r/transcripts/t.js": 10}
+            w.abort()
+
+
 def test_second_concurrent_build_is_refused(tmp_path):
     paths = SitePaths.of(tmp_path / "site")
     with OutputLock(paths), pytest.raises(OutputError, match="another sitegen build"):
