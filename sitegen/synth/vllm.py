@@ -48,8 +48,10 @@ def write_vllm(
             if spec.vllm_shape == "new":
                 if k % 3 == 0:
                     parts.append(f"Deferred: {rng.randint(0, 3)} reqs")
+                # (vLLM writes the part only for an interval that preempted any)
                 preempted = rng.randint(0, 2)
-                parts.append(f"Preemptions: {preempted}")
+                if preempted:
+                    parts.append(f"Preemptions: {preempted}")
             parts += [f"GPU KV cache usage: {kv}%", f"Prefix cache hit rate: {pre}%"]
             if spec.vllm_shape == "new":
                 parts += [
@@ -133,7 +135,7 @@ def write_infra(path: Path, seed: int, start: datetime, samples: int, truth: Log
             fh.write(
                 f"INFO {t.strftime('%m-%d %H:%M:%S')} [loggers.py:215] Engine 000: Avg prompt throughput: "
                 f"12.0 tokens/s, Avg generation throughput: {gen} tokens/s, Running: {run} reqs, Waiting: "
-                f"{wait} reqs, Preemptions: 0, GPU KV cache usage: {kv}%, Prefix cache hit rate: {pre}%\n"
+                f"{wait} reqs, GPU KV cache usage: {kv}%, Prefix cache hit rate: {pre}%\n"
             )
             truth.vllm_samples += 1
             truth.vllm_engines.add(f"{path.name}:engine000")
@@ -144,7 +146,6 @@ def write_infra(path: Path, seed: int, start: datetime, samples: int, truth: Log
                     "waiting": wait,
                     "kv": kv,
                     "prefix": pre,
-                    "preemptions": 0,
                 }
             )
             truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
