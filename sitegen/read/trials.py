@@ -137,7 +137,7 @@ class _Collector:
     def apply(self, path: str, outcome: Outcome, source: str | None = None) -> None:
         """Count one file's outcome; ``source``: the archive it is a member of."""
         kind = outcome[0]
-        parts = (path[len(source) + 1 :] if source else path).strip("/").split("/")
+        parts = (path[len(source) + 1 :] if source else path).strip("/").rsplit("/", 2)
         folder = parts[-2] if len(parts) > 1 else path
         if kind in ("ok", "bad", "missing") and folder in self.folders:
             # a copy of a trial read whole already: counted once (a damaged copy too)
