@@ -16,7 +16,7 @@ import msgspec
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact_names import is_secret_key, names_a_service
-from sitegen.redact_values import MASK, assignment_spans, is_masked, pair_spans
+from sitegen.redact_values import IDENTIFIER_RE, MASK, assignment_spans, is_masked, pair_spans
 
 # --- rules -----------------------------------------------------------------------------------
 
@@ -315,6 +315,16 @@ def _letters_and_digits(m: re.Match) -> bool:
     return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
 
 
+# Where a credential's word ends in a sentence: not at "/", "+" or a "." inside a name
+# (model.layers.0, a path), but at a full stop before a space, a closer or the end.
+_WORD_END = r"(?![/+]|\.[^\s\"'`)\]>*,;:])"
+
+
+def _credential_word(m: re.Match) -> bool:
+    """Letters and digits, and not an identifier's name (:data:`IDENTIFIER_RE`)."""
+    return _letters_and_digits(m) and IDENTIFIER_RE.fullmatch(m.group("s")) is None
+
+
 # A provider's error message quoting the credential it refused: "AuthenticationError: Invalid
 # API key: X", "Incorrect API key provided: X", "invalid token X".
 _ERROR_RULES: tuple[Rule, ...] = (
@@ -329,8 +339,8 @@ _ERROR_RULES: tuple[Rule, ...] = (
     _regex_rule(
         "error-secret",
         r"[tTaA](?<![A-Za-z0-9_].)(?i:(?:(?<=t)oken|(?<=a)pi[ _\-]?key)[ \t]+)"
-        r"[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])",
-        keep=_letters_and_digits,
+        rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{16,}}+){_WORD_END}",
+        keep=_credential_word,
     ),
 )
 
@@ -342,8 +352,8 @@ _ERROR_RULES: tuple[Rule, ...] = (
 # (Found from each "key" or "token", the words before it looked at apart: a pattern that
 # starts with an optional word is tried at every character.)
 _PROSE_RE = re.compile(
-    r"(?i:key|token)(?P<conn>[ \t]+(?i:is|was)|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+"
-    r"[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])"
+    r"(?i:key|token)(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+"
+    rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{16,}}+){_WORD_END}"
 )
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
@@ -362,7 +372,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         # (a bare "token X", "api key X" with no service before: the error rule's)
         named = m.group(0)[0] in "tT" or api is not None or service
         said = service or m.group("conn") is not None
-        if named and said and _letters_and_digits(m) and not is_masked(m.group("s")):
+        if named and said and _credential_word(m) and not is_masked(m.group("s")):
             yield m.span("s")
 
 

@@ -224,6 +224,13 @@ SHAPES = [
         "ghp_notAt",
         "piped-secret",
     ),
+    # a key at the end of a sentence (a full stop, not a dot inside a name), after "is:"
+    (f"my wandb key is {HEX40}.", HEX40, "prose-secret"),
+    (f"The Together API key was {HEX40}. Rotate it.", HEX40, "prose-secret"),
+    (f"my wandb key is: {HEX40}", HEX40, "prose-secret"),
+    (f"(the token was {HEX40}.)", HEX40, "prose-secret"),
+    (f"Error: invalid token {HEX40}.", HEX40, "error-secret"),
+    (f"the API key {HEX40}. was refused", HEX40, "error-secret"),
     # a table's setting named in three words, with "&", in bold or upper-case HTML, in lower
     # case in a column, a credential in a header row, a value with a note after it
     (f"| Wandb API Key | {HEX40} |", HEX40, "secret-table-cell"),
@@ -304,6 +311,9 @@ HARMLESS = [
     "| HF_TOKEN | WANDB_API_KEY |\n|-|-|\n| yes | no |",  # (a header of variables' names)
     "| WANDB_API_KEY | Zk3v9QmW0123",  # (no closing "|": not a row)
     "<td>HF_TOKEN</td><td>read access to Llama weights</td><th>Token</th><td>4096</td>",
+    # a name in a sentence, a dot inside a name
+    "Note: next token = im_start_token123456",
+    "the token is tokenizer_config0123456.json; my wandb key is in wandb_0123456789abcd.netrc",
 ]
 
 
@@ -612,7 +622,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "'wandb', 'login', ", "'--a', ", "'login",
         "echo $a\n", "printenv a\n", "echo $api_key\n", "printenv a\na", "A_B ", "API_KEY ",
         "API_KEY a1", "A_A_", "| Token | ", "|\n", "| a |\n|-|\n", "a |", "<TD><b>",
-        "<td><b>a</b></td><td><code>", "a_b ", "\\n| ", "| HF_TOKEN "]
+        "<td><b>a</b></td><td><code>", "a_b ", "\\n| ", "| HF_TOKEN ",
+        "key is: ", "a1b2c3d4e5f6a7b8c9."]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""
