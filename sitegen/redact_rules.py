@@ -171,11 +171,33 @@ _TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 # Go's single-dash long flags (-password X, -token=X)
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
 
-# The variable a command prints, then the line the terminal answers with (the value).
+# The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN;, up to nine: a bound keeps
+# the search linear), then the line the terminal answers with: the value (one word; the
+# others empty).
 _PRINTED = (
-    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)\}?[\"']?[ \t]*\r?\n[ \t]*"
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?"
+    r"(?:[ \t]+[\"']?\$?\{?[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?){0,8}+)[ \t]*;?[ \t]*\r?\n[ \t]*"
     r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)"
 )
+_PRINTED_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*+")
+
+
+def _printed_secret(m: re.Match) -> bool:
+    """One of the variables printed is named like a secret."""
+    return any(is_secret_key(name) for name in _PRINTED_NAME_RE.findall(m.group("key")))
+
+
+# Commands that read what is piped into them as text: a login after one is its pattern
+# or file (echo hello | grep login), not where the secret goes.
+_TEXT_FILTERS = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "gawk", "tee", "cut", "head", "tail"}
+    | {"sort", "uniq", "wc", "tr", "less", "more", "jq"}
+)
+
+
+def _piped_into_login(m: re.Match) -> bool:
+    return "$" not in m.group("s") and m.group("cmd") not in _TEXT_FILTERS
+
 
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X
@@ -227,15 +249,23 @@ _CLI_RULES: tuple[Rule, ...] = (
         r"|[ \t]*,[ \t]*(?P=q)--(?!(?:host|base-url)(?P=q))[\w\-]+(?:=[^\"'\n]*)?(?P=q))*"
         r"[ \t]*,[ \t]*(?P=q)(?P<s>(?!-)[^\"'\s,\\]+)(?P=q)",
     ),
-    # a secret piped into a login: echo KEY | wandb login, echo PAT | docker login
-    # --password-stdin, the login in the same command (not a variable: echo "$CR_PAT" | …
-    # shows no secret)
-    _regex_rule(
-        "piped-secret",
-        r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+"
-        r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*\|"
-        r"(?=(?:[^|\n;&\\]|\\(?![nr])){0,200}?(?:[ \t]login(?![\w\-])|--password-stdin))",
-        keep=lambda m: "$" not in m.group("s"),
+    # a secret piped into a login: echo KEY | wandb login, printf '%s' PAT | docker login
+    # --password-stdin, cat <<< KEY | wandb login, the login in the same command (not a
+    # variable: echo "$CR_PAT" | … shows no secret; not a filter's pattern: echo hello |
+    # grep login)
+    *(
+        _regex_rule(
+            "piped-secret",
+            command + r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*\|[ \t]*"
+            r"(?=(?P<cmd>[\w.\-]*)(?:[^|\n;&\\]|\\(?![nr])){0,200}?"
+            r"(?:[ \t]login(?![\w\-])|--password-stdin))",
+            keep=_piped_into_login,
+        )
+        for command in (
+            r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*+[ \t]+",
+            r"printf(?<![\w\-]printf)(?:[ \t]+[\"']?%[^\s|]*+)?[ \t]+",
+            r"<<<[ \t]*",
+        )
     ),
     # ... or given as a here-string: gh auth login --with-token <<< TOKEN
     _regex_rule(
@@ -245,19 +275,22 @@ _CLI_RULES: tuple[Rule, ...] = (
         keep=lambda m: "$" not in m.group("s"),
     ),
     # a login call's secret: login('KEY') (huggingface_hub's token, a notebook's wandb key),
-    # the second of two: smtp.login('user', 'PASSWORD')
+    # the second of two: smtp.login('user', 'PASSWORD'). One argument is a secret only with a
+    # credential's look, letters and digits (logger.login("user"), login('hello') name one).
     _regex_rule(
         "login-secret",
-        r"login\((?<![A-Za-z0-9]login\()[ \t]*(?:b?(?P<q>\\?[\"'])(?:(?!(?P=q))[^\n])*+(?P=q)[ \t]*,[ \t]*)?"
+        r"login\((?<![A-Za-z0-9]login\()[ \t]*(?P<user>b?(?P<q>\\?[\"'])(?:(?!(?P=q))[^\n])*+(?P=q)[ \t]*,[ \t]*)?"
         r"b?(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)",
+        keep=lambda m: m.group("user") is not None or _letters_and_digits(m),
     ),
     # a terminal's answer to a command that prints a secret-named variable: the line after
     # "echo $WANDB_API_KEY", "printenv HF_TOKEN", "aws configure get aws_secret_access_key"
     # (one rule a command: each starts with its literal, for the regex engine to skip to)
     *(
-        _regex_rule("printed-secret", command + _PRINTED, keep=_secret_name)
+        _regex_rule("printed-secret", command + _PRINTED, keep=_printed_secret)
         for command in (
             r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?",
+            r"printf(?<![\w\-]printf)[ \t]+[\"']?%[^\s]*+[ \t]+[\"']?\$\{?",
             r"printenv(?<![\w\-]printenv)[ \t]+",
             r"configure[ \t]+get[ \t]+",
         )
@@ -512,7 +545,7 @@ _TRIGGERS = (
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
-    *("login(", "|", "'login", '"login', "echo", "printenv", "configure"),
+    *("login(", "|", "'login", '"login', "echo", "printf", "printenv", "configure"),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:

@@ -224,6 +224,15 @@ SHAPES = [
         "ghp_notAt",
         "piped-secret",
     ),
+    # ... by printf, or a here-string, into a login (xargs runs the login: not a filter)
+    (f"printf {HEX40} | wandb login", HEX40, "piped-secret"),
+    (f"$ printf '%s' {HEX40} | docker login -u me --password-stdin ghcr.io", HEX40, "piped-secret"),
+    (f"$ echo {HEX40} | xargs wandb login", HEX40, "piped-secret"),
+    # a printed secret: after ";", beside other variables, by printf with a format
+    (f"$ echo $WANDB_API_KEY;\n{HEX40}\n$ ", HEX40, "printed-secret"),
+    (f"$ echo $WANDB_API_KEY $HF_TOKEN\n{HEX40}\n", HEX40, "printed-secret"),
+    (f'$ echo "$HOME" "${{HF_TOKEN}}";\n{HEX40}\n', HEX40, "printed-secret"),
+    (f"$ printf '%s\\n' \"$WANDB_API_KEY\"\n{HEX40}\n", HEX40, "printed-secret"),
     # a key at the end of a sentence (a full stop, not a dot inside a name), after "is:"
     (f"my wandb key is {HEX40}.", HEX40, "prose-secret"),
     (f"The Together API key was {HEX40}. Rotate it.", HEX40, "prose-secret"),
@@ -311,7 +320,9 @@ HARMLESS = [
     "| HF_TOKEN | WANDB_API_KEY |\n|-|-|\n| yes | no |",  # (a header of variables' names)
     "| WANDB_API_KEY | Zk3v9QmW0123",  # (no closing "|": not a row)
     "<td>HF_TOKEN</td><td>read access to Llama weights</td><th>Token</th><td>4096</td>",
-    # a name in a sentence, a dot inside a name
+    # a filter's pattern, a logger's method, a name in a sentence
+    "echo hello | grep login; echo x | sed s/login/in/",
+    "logger.login(\"user\"); login('hello')",
     "Note: next token = im_start_token123456",
     "the token is tokenizer_config0123456.json; my wandb key is in wandb_0123456789abcd.netrc",
 ]
@@ -621,9 +632,9 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "wandb key is ", "a token - ", "&", "& key ",
         "'wandb', 'login', ", "'--a', ", "'login",
         "echo $a\n", "printenv a\n", "echo $api_key\n", "printenv a\na", "A_B ", "API_KEY ",
-        "API_KEY a1", "A_A_", "| Token | ", "|\n", "| a |\n|-|\n", "a |", "<TD><b>",
-        "<td><b>a</b></td><td><code>", "a_b ", "\\n| ", "| HF_TOKEN ",
-        "key is: ", "a1b2c3d4e5f6a7b8c9."]
+        "API_KEY a1", "A_A_", "| Token | ", "|\n", "| a |\n|-|\n", "a |", "printf '%s' ", "printf ",
+        "<<< ", "<<< a | ", "<TD><b>", "<td><b>a</b></td><td><code>", "key is: ", "a1b2c3d4e5f6a7b8c9.",
+        "echo $a $b ", "echo $a;\n", "a_b ", "\\n| ", "| HF_TOKEN "]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

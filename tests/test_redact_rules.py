@@ -54,6 +54,7 @@ MORE_RULE_CASES = [
     ),
     # a secret piped into a login (what follows it names it, as the AWS id after its secret)
     (f"$ echo {HEX40} | wandb login && python train.py", HEX40, "piped-secret"),
+    (f"cat <<< {HEX40} | wandb login", HEX40, "piped-secret"),
     # the secret before its key id (a CSV row with the secret first)
     ("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEkey9,AKIAQWERTYUIOPASDFGH", "wJalrXUt", "aws-secret-key"),
     (
@@ -140,6 +141,7 @@ TRIGGER_CASES = {
     "|": f"| DB_PWD | {VALUE} |",
     "'login": f"['wandb', 'login', '{HEX40}']",
     "echo": f"echo -n $DB_PWD\n{VALUE}\n",
+    "printf": f"printf '%s\\n' \"$DB_PWD\"\n{VALUE}\n",
     "printenv": f"printenv DB_PWD\n{VALUE}\n",
     "configure": f"aws configure  get db_pwd\n{VALUE}\n",
     '"login': f'["wandb", "login", "{HEX40}"]',
