@@ -414,11 +414,16 @@ _PROSE_RULE = Rule("prose-secret", _prose_spans)
 
 # A table's row that names a secret in one cell and holds it in the next, as notes list a
 # run's settings: Markdown (| WANDB_API_KEY | X |), HTML (<td>HF_TOKEN</td><td>X</td>) or
-# columns of spaces. The name may be in code or bold, in up to four words (W&B API key);
+# columns of spaces. The name may be in code or bold, in up to five words (Weights & Biases
+# API key);
 # the value is the next cell, whole.
-_CELL_KEY_RE = re.compile(r"[A-Za-z_&][A-Za-z0-9_.&]*+(?: [A-Za-z&][A-Za-z0-9_&]*+){0,3}")
+_CELL_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.&]*+(?: [A-Za-z&][A-Za-z0-9_&]*+){0,4}")
 _CELL_MARKUP = "`* \t\r"
-_CELL_EMPTY = frozenset({"None", "null", "NULL", "-", "n/a", "N/A"})
+# Values (in lower case) that say there is none, or whether a setting is set, never what
+_CELL_EMPTY = frozenset(
+    {"none", "null", "-", "n/a", "yes", "no", "true", "false", "required", "optional"}
+    | {"set", "unset", "\u2713", "\u2717", "\u2014"}
+)
 _PASSWORD_WORDS = ("pass", "pwd")
 
 
@@ -443,7 +448,9 @@ def _cell_secret(key: str, value: str, in_row: bool = True) -> bool:
     credential's look is (16 or more letters and digits; a password's, 6); elsewhere (a
     header, a shell's pipes) only a credential's look of 16.
     """
-    if not is_secret_key(key) or value in _CELL_EMPTY or value.startswith("$"):
+    if not is_secret_key(key) or value.lower() in _CELL_EMPTY or value.startswith("$"):
+        return False
+    if len(value) > 2 and value[0] == "%" == value[-1]:  # Windows' %HF_TOKEN%: a reference
         return False
     if any(c in value for c in " \t"):
         return _looks_like_credential(value.split(None, 1)[0].strip("`*"))
@@ -457,7 +464,7 @@ def _cell_secret(key: str, value: str, in_row: bool = True) -> bool:
 
 def _cell_key(cell: str) -> str | None:
     """The setting a cell names (``**W&B API key**``, `` `HF_TOKEN` ``), or None."""
-    m = _CELL_KEY_RE.fullmatch(cell.strip(_CELL_MARKUP))
+    m = _CELL_KEY_RE.fullmatch(cell.strip(_CELL_MARKUP).replace("&amp;", "&"))
     return m.group(0) if m else None
 
 

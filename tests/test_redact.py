@@ -245,6 +245,8 @@ SHAPES = [
     (f"| Wandb API Key | {HEX40} |", HEX40, "secret-table-cell"),
     (f"| W&B API key | `{HEX40}` |", HEX40, "secret-table-cell"),
     (f"  | OpenAI API key | {HEX40} |", HEX40, "secret-table-cell"),
+    (f"| Weights & Biases API key | {HEX40} |", HEX40, "secret-table-cell"),
+    (f"<td><strong>W&amp;B API key</strong></td><td>{HEX40}</td>", HEX40, "secret-table-cell"),
     (f"<td><b>WANDB_API_KEY</b></td><td>{HEX40}</td>", HEX40, "secret-table-cell"),
     (f"<TD>WANDB_API_KEY</TD><TD>{HEX40}</TD>", HEX40, "secret-table-cell"),
     (
@@ -319,6 +321,8 @@ HARMLESS = [
     "| Name | Secret |\n| :--- | ---: |\n| WANDB_API_KEY | W&B logging |",
     "| HF_TOKEN | WANDB_API_KEY |\n|-|-|\n| yes | no |",  # (a header of variables' names)
     "| WANDB_API_KEY | Zk3v9QmW0123",  # (no closing "|": not a row)
+    "| HF_TOKEN | required |\n| WANDB_API_KEY | Yes |\n| OPENAI_API_KEY | %OPENAI_API_KEY% |",
+    "| DB_PASSWORD | \u2713 |\n| GITHUB_TOKEN | unset |\n| HF_TOKEN | optional |",
     "<td>HF_TOKEN</td><td>read access to Llama weights</td><th>Token</th><td>4096</td>",
     # a filter's pattern, a logger's method, a name in a sentence
     "echo hello | grep login; echo x | sed s/login/in/",
