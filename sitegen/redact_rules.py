@@ -171,12 +171,13 @@ _TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 # Go's single-dash long flags (-password X, -token=X)
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
 
-# The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN;, up to nine: a bound keeps
-# the search linear), then the line the terminal answers with: the value (one word; the
-# others empty).
+# The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
+# the search linear), maybe a short command after it (; echo), then the line the terminal
+# answers with: the value (one word; the others empty).
 _PRINTED = (
     r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?"
-    r"(?:[ \t]+[\"']?\$?\{?[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?){0,8}+)[ \t]*;?[ \t]*\r?\n[ \t]*"
+    r"(?:[ \t]+[\"']?\$?\{?[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?){0,8}+)"
+    r"[ \t]*(?:(?:;|&&)[^\n]{0,80}+)?\r?\n[ \t]*"
     r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)"
 )
 _PRINTED_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*+")

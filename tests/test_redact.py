@@ -233,6 +233,8 @@ SHAPES = [
     (f"$ echo $WANDB_API_KEY $HF_TOKEN\n{HEX40}\n", HEX40, "printed-secret"),
     (f'$ echo "$HOME" "${{HF_TOKEN}}";\n{HEX40}\n', HEX40, "printed-secret"),
     (f"$ printf '%s\\n' \"$WANDB_API_KEY\"\n{HEX40}\n", HEX40, "printed-secret"),
+    (f"$ echo -n $WANDB_API_KEY; echo\n{HEX40}\n", HEX40, "printed-secret"),
+    (f"$ echo $WANDB_API_KEY && echo done\n{HEX40}\ndone\n", HEX40, "printed-secret"),
     # a key at the end of a sentence (a full stop, not a dot inside a name), after "is:"
     (f"my wandb key is {HEX40}.", HEX40, "prose-secret"),
     (f"The Together API key was {HEX40}. Rotate it.", HEX40, "prose-secret"),
@@ -638,7 +640,7 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "echo $a\n", "printenv a\n", "echo $api_key\n", "printenv a\na", "A_B ", "API_KEY ",
         "API_KEY a1", "A_A_", "| Token | ", "|\n", "| a |\n|-|\n", "a |", "printf '%s' ", "printf ",
         "<<< ", "<<< a | ", "<TD><b>", "<td><b>a</b></td><td><code>", "key is: ", "a1b2c3d4e5f6a7b8c9.",
-        "echo $a $b ", "echo $a;\n", "a_b ", "\\n| ", "| HF_TOKEN "]
+        "echo $a $b ", "echo $a;\n", "echo $a && ", "a_b ", "\\n| ", "| HF_TOKEN "]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""
