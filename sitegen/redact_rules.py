@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 
 import msgspec
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact_names import is_secret_key, names_a_service
-from sitegen.redact_values import MASK, assignment_spans, is_masked, pair_spans
+from sitegen.redact_values import IDENTIFIER_RE, MASK, assignment_spans, is_masked, pair_spans
 
 # --- rules -----------------------------------------------------------------------------------
 
@@ -170,11 +171,34 @@ _TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 # Go's single-dash long flags (-password X, -token=X)
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
 
-# The variable a command prints, then the line the terminal answers with (the value).
+# The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
+# the search linear), maybe a short command after it (; echo), then the line the terminal
+# answers with: the value (one word; the others empty).
 _PRINTED = (
-    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+)\}?[\"']?[ \t]*\r?\n[ \t]*"
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?"
+    r"(?:[ \t]+[\"']?\$?\{?[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?){0,8}+)"
+    r"[ \t]*(?:(?:;|&&)[^\n]{0,80}+)?\r?\n[ \t]*"
     r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)"
 )
+_PRINTED_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*+")
+
+
+def _printed_secret(m: re.Match) -> bool:
+    """One of the variables printed is named like a secret."""
+    return any(is_secret_key(name) for name in _PRINTED_NAME_RE.findall(m.group("key")))
+
+
+# Commands that read what is piped into them as text: a login after one is its pattern
+# or file (echo hello | grep login), not where the secret goes.
+_TEXT_FILTERS = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "gawk", "tee", "cut", "head", "tail"}
+    | {"sort", "uniq", "wc", "tr", "less", "more", "jq"}
+)
+
+
+def _piped_into_login(m: re.Match) -> bool:
+    return "$" not in m.group("s") and m.group("cmd") not in _TEXT_FILTERS
+
 
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X
@@ -226,15 +250,23 @@ _CLI_RULES: tuple[Rule, ...] = (
         r"|[ \t]*,[ \t]*(?P=q)--(?!(?:host|base-url)(?P=q))[\w\-]+(?:=[^\"'\n]*)?(?P=q))*"
         r"[ \t]*,[ \t]*(?P=q)(?P<s>(?!-)[^\"'\s,\\]+)(?P=q)",
     ),
-    # a secret piped into a login: echo KEY | wandb login, echo PAT | docker login
-    # --password-stdin, the login in the same command (not a variable: echo "$CR_PAT" | …
-    # shows no secret)
-    _regex_rule(
-        "piped-secret",
-        r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+"
-        r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*\|"
-        r"(?=(?:[^|\n;&\\]|\\(?![nr])){0,200}?(?:[ \t]login(?![\w\-])|--password-stdin))",
-        keep=lambda m: "$" not in m.group("s"),
+    # a secret piped into a login: echo KEY | wandb login, printf '%s' PAT | docker login
+    # --password-stdin, cat <<< KEY | wandb login, the login in the same command (not a
+    # variable: echo "$CR_PAT" | … shows no secret; not a filter's pattern: echo hello |
+    # grep login)
+    *(
+        _regex_rule(
+            "piped-secret",
+            command + r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*\|[ \t]*"
+            r"(?=(?P<cmd>[\w.\-]*)(?:[^|\n;&\\]|\\(?![nr])){0,200}?"
+            r"(?:[ \t]login(?![\w\-])|--password-stdin))",
+            keep=_piped_into_login,
+        )
+        for command in (
+            r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*+[ \t]+",
+            r"printf(?<![\w\-]printf)(?:[ \t]+[\"']?%[^\s|]*+)?[ \t]+",
+            r"<<<[ \t]*",
+        )
     ),
     # ... or given as a here-string: gh auth login --with-token <<< TOKEN
     _regex_rule(
@@ -244,19 +276,22 @@ _CLI_RULES: tuple[Rule, ...] = (
         keep=lambda m: "$" not in m.group("s"),
     ),
     # a login call's secret: login('KEY') (huggingface_hub's token, a notebook's wandb key),
-    # the second of two: smtp.login('user', 'PASSWORD')
+    # the second of two: smtp.login('user', 'PASSWORD'). One argument is a secret only with a
+    # credential's look, letters and digits (logger.login("user"), login('hello') name one).
     _regex_rule(
         "login-secret",
-        r"login\((?<![A-Za-z0-9]login\()[ \t]*(?:b?(?P<q>\\?[\"'])(?:(?!(?P=q))[^\n])*+(?P=q)[ \t]*,[ \t]*)?"
+        r"login\((?<![A-Za-z0-9]login\()[ \t]*(?P<user>b?(?P<q>\\?[\"'])(?:(?!(?P=q))[^\n])*+(?P=q)[ \t]*,[ \t]*)?"
         r"b?(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)",
+        keep=lambda m: m.group("user") is not None or _letters_and_digits(m),
     ),
     # a terminal's answer to a command that prints a secret-named variable: the line after
     # "echo $WANDB_API_KEY", "printenv HF_TOKEN", "aws configure get aws_secret_access_key"
     # (one rule a command: each starts with its literal, for the regex engine to skip to)
     *(
-        _regex_rule("printed-secret", command + _PRINTED, keep=_secret_name)
+        _regex_rule("printed-secret", command + _PRINTED, keep=_printed_secret)
         for command in (
             r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?",
+            r"printf(?<![\w\-]printf)[ \t]+[\"']?%[^\s]*+[ \t]+[\"']?\$\{?",
             r"printenv(?<![\w\-]printenv)[ \t]+",
             r"configure[ \t]+get[ \t]+",
         )
@@ -314,6 +349,16 @@ def _letters_and_digits(m: re.Match) -> bool:
     return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
 
 
+# Where a credential's word ends in a sentence: not at "/", "+" or a "." inside a name
+# (model.layers.0, a path), but at a full stop before a space, a closer or the end.
+_WORD_END = r"(?![/+]|\.[^\s\"'`)\]>*,;:])"
+
+
+def _credential_word(m: re.Match) -> bool:
+    """Letters and digits, and not an identifier's name (:data:`IDENTIFIER_RE`)."""
+    return _letters_and_digits(m) and IDENTIFIER_RE.fullmatch(m.group("s")) is None
+
+
 # A provider's error message quoting the credential it refused: "AuthenticationError: Invalid
 # API key: X", "Incorrect API key provided: X", "invalid token X".
 _ERROR_RULES: tuple[Rule, ...] = (
@@ -328,8 +373,8 @@ _ERROR_RULES: tuple[Rule, ...] = (
     _regex_rule(
         "error-secret",
         r"[tTaA](?<![A-Za-z0-9_].)(?i:(?:(?<=t)oken|(?<=a)pi[ _\-]?key)[ \t]+)"
-        r"[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])",
-        keep=_letters_and_digits,
+        rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{16,}}+){_WORD_END}",
+        keep=_credential_word,
     ),
 )
 
@@ -341,8 +386,8 @@ _ERROR_RULES: tuple[Rule, ...] = (
 # (Found from each "key" or "token", the words before it looked at apart: a pattern that
 # starts with an optional word is tried at every character.)
 _PROSE_RE = re.compile(
-    r"(?i:key|token)(?P<conn>[ \t]+(?i:is|was)|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+"
-    r"[\"'`]?(?P<s>[A-Za-z0-9_\-]{16,}+)(?![./+])"
+    r"(?i:key|token)(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+"
+    rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{16,}}+){_WORD_END}"
 )
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
@@ -361,7 +406,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         # (a bare "token X", "api key X" with no service before: the error rule's)
         named = m.group(0)[0] in "tT" or api is not None or service
         said = service or m.group("conn") is not None
-        if named and said and _letters_and_digits(m) and not is_masked(m.group("s")):
+        if named and said and _credential_word(m) and not is_masked(m.group("s")):
             yield m.span("s")
 
 
@@ -370,38 +415,124 @@ _PROSE_RULE = Rule("prose-secret", _prose_spans)
 
 # A table's row that names a secret in one cell and holds it in the next, as notes list a
 # run's settings: Markdown (| WANDB_API_KEY | X |), HTML (<td>HF_TOKEN</td><td>X</td>) or
-# columns of spaces. The name may be in code or bold; the value is the next cell, whole.
-_CELL_KEY = r"(?:`|\*\*)?(?P<key>[A-Za-z_][A-Za-z0-9_.]*+(?: [A-Za-z][A-Za-z0-9_]*+)?)(?:`|\*\*)?"
-_CELL_EMPTY = frozenset({"None", "null", "NULL", "-", "n/a", "N/A"})
+# columns of spaces. The name may be in code or bold, in up to five words (Weights & Biases
+# API key);
+# the value is the next cell, whole.
+_CELL_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.&]*+(?: [A-Za-z&][A-Za-z0-9_&]*+){0,4}")
+_CELL_MARKUP = "`* \t\r"
+# Values (in lower case) that say there is none, or whether a setting is set, never what
+_CELL_EMPTY = frozenset(
+    {"none", "null", "-", "n/a", "yes", "no", "true", "false", "required", "optional"}
+    | {"set", "unset", "\u2713", "\u2717", "\u2014"}
+)
+_PASSWORD_WORDS = ("pass", "pwd")
 
 
-def _cell_secret(m: re.Match) -> bool:
-    """A cell named like a secret holding a value; a name in plain lower-case words (a
-    header, ``| token | count |``) only when the value looks like a credential."""
-    key, value = m.group("key"), m.group("s").strip("`* \t")
-    if not is_secret_key(key) or value in _CELL_EMPTY:
+def _looks_like_credential(value: str, shortest: int = 16) -> bool:
+    """``shortest`` or more characters, letters and digits both, as a key or token is."""
+    return (
+        len(value) >= shortest
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+    )
+
+
+def _cell_secret(key: str, value: str, in_row: bool = True) -> bool:
+    """Whether a cell named ``key`` holds a secret ``value`` (both without markup).
+
+    Notes' tables name secrets they do not hold: a header (``| Token | Reward |``), a
+    description (``| HF_TOKEN | Download Llama3 weights |``: words with spaces), a reference
+    (``| HF_TOKEN | $HF_TOKEN |``, ``${{ secrets.HF_TOKEN }}``). So a value with a space or
+    starting with ``$`` is none, unless its first word looks like a credential (``K
+    (rotated)``). In a table's row (``in_row``) any other value under an environment
+    variable's name (``HF_TOKEN``) is one; under plain words (``Token``, ``wandb key``) only a
+    credential's look is (16 or more letters and digits; a password's, 6); elsewhere (a
+    header, a shell's pipes) only a credential's look of 16.
+    """
+    if not is_secret_key(key) or value.lower() in _CELL_EMPTY or value.startswith("$"):
         return False
-    return "_" in key or key.isupper() or _credential_like(m)
+    if len(value) > 2 and value[0] == "%" == value[-1]:  # Windows' %HF_TOKEN%: a reference
+        return False
+    if any(c in value for c in " \t"):
+        return _looks_like_credential(value.split(None, 1)[0].strip("`*"))
+    if not in_row:
+        return _looks_like_credential(value)
+    if "_" in key or key.isupper():
+        return True
+    password = any(w in key.lower() for w in _PASSWORD_WORDS)
+    return _looks_like_credential(value, 6 if password else 16)
+
+
+def _cell_key(cell: str) -> str | None:
+    """The setting a cell names (``**W&B API key**``, `` `HF_TOKEN` ``), or None."""
+    m = _CELL_KEY_RE.fullmatch(cell.strip(_CELL_MARKUP).replace("&amp;", "&"))
+    return m.group(0) if m else None
+
+
+# A Markdown table's row: a line that starts and ends with "|" (after spaces); and the
+# delimiter row under its header row.
+_DELIMITER_CHARS = frozenset("|-: \t\r")
+_ESCAPED_BREAK_RE = re.compile(r"\\[nr]")
+
+
+def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Values of the cells after a cell naming a secret, on each line holding "|".
+
+    In a table's row (not its header) :func:`_cell_secret` decides; a header's cells and
+    the pieces of a line with "|" in it elsewhere (a shell's pipes, "env | grep TOKEN |
+    cut -d= -f1") hold a secret only with a credential's look.
+    """
+    i = text.find("|")
+    while i >= 0:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        end = len(text) if end < 0 else end
+        line = text[start:end].rstrip(" \t\r")
+        body = line.lstrip(" \t")
+        row = len(body) > 1 and body[0] == "|" and body[-1] == "|"
+        if row:
+            nl = text.find("\n", end + 1)
+            below = text[end + 1 : nl if nl >= 0 else len(text)]
+            row = not ("-" in below and "|" in below and set(below) <= _DELIMITER_CHARS)
+        cells, pos = [], start
+        for cell in line.split("|"):
+            cells.append((pos, cell))
+            pos += len(cell) + 1
+        for (_, key_cell), (at, value_cell) in pairwise(cells):
+            # (in a JSON string a line ends at an escaped line break)
+            key = _cell_key(_ESCAPED_BREAK_RE.split(key_cell)[-1])
+            value_cell = _ESCAPED_BREAK_RE.split(value_cell, 1)[0]
+            value = value_cell.strip(_CELL_MARKUP)
+            if key is None or not value or is_masked(value):
+                continue
+            if _cell_secret(key, value, in_row=row):
+                yield at + len(value_cell) - len(value_cell.lstrip()), at + len(value_cell.rstrip())
+        i = text.find("|", end)
+
+
+# An HTML cell's markup around a name or value: <b>, <code>, <span class="x">
+_HTML_MARKUP = r"(?:<(?i:/?(?:b|strong|code|em|i|kbd|span))(?:[ \t][^<>]*+)?>[ \t]*+)*+"
+
+
+def _html_cell_secret(m: re.Match) -> bool:
+    key = _cell_key(m.group("key"))
+    return key is not None and _cell_secret(key, m.group("s").strip(_CELL_MARKUP))
 
 
 _TABLE_RULES: tuple[Rule, ...] = (
+    Rule("secret-table-cell", _table_row_spans),
+    # (tag names in either case: <TD> as old editors write it)
     _regex_rule(
         "secret-table-cell",
-        # (the value looked at ahead: a cell that was a value may name the next)
-        rf"(?m)\|[ \t]*{_CELL_KEY}[ \t]*(?=\|[ \t]*(?P<s>[^|\n]*[^|\s])[ \t]*(?:\||$))",
-        keep=_cell_secret,
-    ),
-    _regex_rule(
-        "secret-table-cell",
-        rf"<t[dh](?:[ \t][^<>]*)?>[ \t]*(?:<code>)?{_CELL_KEY}(?:</code>)?[ \t]*</t[dh]>\s*"
-        r"<td(?:[ \t][^<>]*)?>[ \t]*(?:<code>)?(?P<s>[^<\n]*[^<\s])",
-        keep=_cell_secret,
+        rf"<(?i:t[dh])(?:[ \t][^<>]*+)?>[ \t]*+{_HTML_MARKUP}(?P<key>[^<>\n]*+){_HTML_MARKUP}"
+        rf"</(?i:t[dh])>\s*+<(?i:td)(?:[ \t][^<>]*+)?>[ \t]*+{_HTML_MARKUP}(?P<s>[^<\n]*[^<\s])",
+        keep=_html_cell_secret,
     ),
     # columns lined up with spaces (notes, a tool's listing): an environment variable's name
-    # starting a line, then a credential's word (letters and digits, 16 or more)
+    # (in either case) starting a line, then a credential's word (letters and digits, 16 or more)
     _regex_rule(
         "secret-table-cell",
-        r"(?m)^[ \t]*+(?:[-*][ \t]+)?(?P<key>[A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)[ \t]+[\"'`]?"
+        r"(?m)^[ \t]*+(?:[-*][ \t]+)?(?P<key>[A-Za-z][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)++)[ \t]+[\"'`]?"
         r"(?P<s>[A-Za-z0-9_\-+/=.]{16,}+)(?![^\s\"'`])",
         keep=lambda m: is_secret_key(m.group("key")) and _letters_and_digits(m),
     ),
@@ -422,7 +553,7 @@ _TRIGGERS = (
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
     *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
-    *("login(", "|", "<td", "'login", '"login', "echo", "printenv", "configure", "_KEY"),
+    *("login(", "|", "'login", '"login', "echo", "printf", "printenv", "configure"),
     *("=", ":"),
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
@@ -438,7 +569,8 @@ _MODAL_RE = re.compile(r"a[ks]-(?<![A-Za-z0-9]a[ks]-)")
 # archive's trials. Any trigger in the text gives a match.
 _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # Triggers of the rules that ignore case (a bearer token, "token X" in an error message).
-_LOWER_TRIGGERS = ("bearer", "token", " key", "api-key", "api_key", "apikey", "secret", "passw")
+# ("_key" holds "api_key"; "<td" as <TD> too)
+_LOWER_TRIGGERS = ("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "<td")
 
 
 def may_hold_secret(text: str) -> bool:

@@ -40,6 +40,9 @@ _QUERY_KEYS = frozenset({"key", "apikey", "api-key"})
 # Values that say there is none (quotes around nothing and a YAML "~" hold no letter or
 # digit: is_masked passes them).
 _EMPTY_VALUES = frozenset({"None", "null", "NULL"})
+# A name in lower-case words joined by "_", digits at its end (im_start_token123456, a
+# config's key): what a sentence says a token is, never a credential's shape.
+IDENTIFIER_RE = re.compile(r"[a-z]++(?:_[a-z]++)++[0-9]*+")
 _FIRST_WORD_RE = re.compile(r"(?:None|null|NULL)[,;.)]")
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
@@ -227,6 +230,8 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         first = _FIRST_WORD_RE.match(value)  # "None, retrying": no value, and words after it
         if value.strip("\"'") in _EMPTY_VALUES or first is not None or is_masked(value):
             continue
+        if " " in key and key.lower().endswith("token") and IDENTIFIER_RE.fullmatch(value):
+            continue  # prose about a model's tokens: "next token = im_start_token123456"
         if _NAME_MASK_RE.match(value):
             # A name's secret, hashed (Redactor.name): a bare value runs to the end of the
             # line, over whatever follows the name in a table or a JSON document.

@@ -224,6 +224,44 @@ SHAPES = [
         "ghp_notAt",
         "piped-secret",
     ),
+    # ... by printf, or a here-string, into a login (xargs runs the login: not a filter)
+    (f"printf {HEX40} | wandb login", HEX40, "piped-secret"),
+    (f"$ printf '%s' {HEX40} | docker login -u me --password-stdin ghcr.io", HEX40, "piped-secret"),
+    (f"$ echo {HEX40} | xargs wandb login", HEX40, "piped-secret"),
+    # a printed secret: after ";", beside other variables, by printf with a format
+    (f"$ echo $WANDB_API_KEY;\n{HEX40}\n$ ", HEX40, "printed-secret"),
+    (f"$ echo $WANDB_API_KEY $HF_TOKEN\n{HEX40}\n", HEX40, "printed-secret"),
+    (f'$ echo "$HOME" "${{HF_TOKEN}}";\n{HEX40}\n', HEX40, "printed-secret"),
+    (f"$ printf '%s\\n' \"$WANDB_API_KEY\"\n{HEX40}\n", HEX40, "printed-secret"),
+    (f"$ echo -n $WANDB_API_KEY; echo\n{HEX40}\n", HEX40, "printed-secret"),
+    (f"$ echo $WANDB_API_KEY && echo done\n{HEX40}\ndone\n", HEX40, "printed-secret"),
+    # a key at the end of a sentence (a full stop, not a dot inside a name), after "is:"
+    (f"my wandb key is {HEX40}.", HEX40, "prose-secret"),
+    (f"The Together API key was {HEX40}. Rotate it.", HEX40, "prose-secret"),
+    (f"my wandb key is: {HEX40}", HEX40, "prose-secret"),
+    (f"(the token was {HEX40}.)", HEX40, "prose-secret"),
+    (f"Error: invalid token {HEX40}.", HEX40, "error-secret"),
+    (f"the API key {HEX40}. was refused", HEX40, "error-secret"),
+    # a table's setting named in three words, with "&", in bold or upper-case HTML, in lower
+    # case in a column, a credential in a header row, a value with a note after it
+    (f"| Wandb API Key | {HEX40} |", HEX40, "secret-table-cell"),
+    (f"| W&B API key | `{HEX40}` |", HEX40, "secret-table-cell"),
+    (f"  | OpenAI API key | {HEX40} |", HEX40, "secret-table-cell"),
+    (f"| Weights & Biases API key | {HEX40} |", HEX40, "secret-table-cell"),
+    (f"<td><strong>W&amp;B API key</strong></td><td>{HEX40}</td>", HEX40, "secret-table-cell"),
+    (f"<td><b>WANDB_API_KEY</b></td><td>{HEX40}</td>", HEX40, "secret-table-cell"),
+    (f"<TD>WANDB_API_KEY</TD><TD>{HEX40}</TD>", HEX40, "secret-table-cell"),
+    (
+        f'<td class="k"><strong>HF_TOKEN</strong></td> <td><code>{HEX40}</code></td>',
+        HEX40,
+        "secret-table-cell",
+    ),
+    (f"  wandb_api_key    {HEX40}", HEX40, "secret-table-cell"),
+    (f"| HF_TOKEN | {HEX40} |\n|---|---|\n| LR | 1e-6 |", HEX40, "secret-table-cell"),
+    (f"| HF_TOKEN | {HEX40} (rotated) |", HEX40, "secret-table-cell"),
+    ("| DB_PASSWORD | Zk3v9QmW |", "Zk3v9QmW", "secret-table-cell"),
+    ("| db password | hunter22 |", "hunter22", "secret-table-cell"),
+    (f"| Token | {HEX40} | \r\n", HEX40, "secret-table-cell"),
 ]
 
 HARMLESS = [
@@ -272,6 +310,27 @@ HARMLESS = [
     '[\'wandb\', \'login\', \'--relogin\']; ["wandb", "login", "--host", "https://w.corp"]',
     "$ echo $HOME\n/root/workspace\n$ printenv WANDB_PROJECT\nskyrl-runs-2026\n$ echo $HF_TOKEN\n\n",
     "the sort key is step_0123456789abcdef; monkey key 0123456789abcdef0123",
+    # shell pipes in a transcript: only a credential's look after a secret's name
+    "env | grep TOKEN | cut -d= -f1",
+    "ps aux | grep token | head -5; cat log | secret_scan | tee out.txt",
+    "$ cat .env | grep -c API_KEY | xargs echo",
+    # notes' tables: a header, plain words, numbers, a description, a reference
+    "| Token | Reward | Step |\n|---|---|---|\n| 17 | 0.5 | 3 |",
+    "| Metric | Token | Step |",
+    "| Token | Count |\n| Secret | Description |\n| token | 4096 |",
+    "| HF_TOKEN | Download Llama3 weights |\n| HF_TOKEN | $HF_TOKEN |",
+    "| HF_TOKEN | ${{ secrets.HF_TOKEN }} |\n| WANDB_API_KEY | set in ~/.netrc |",
+    "| Name | Secret |\n| :--- | ---: |\n| WANDB_API_KEY | W&B logging |",
+    "| HF_TOKEN | WANDB_API_KEY |\n|-|-|\n| yes | no |",  # (a header of variables' names)
+    "| WANDB_API_KEY | Zk3v9QmW0123",  # (no closing "|": not a row)
+    "| HF_TOKEN | required |\n| WANDB_API_KEY | Yes |\n| OPENAI_API_KEY | %OPENAI_API_KEY% |",
+    "| DB_PASSWORD | \u2713 |\n| GITHUB_TOKEN | unset |\n| HF_TOKEN | optional |",
+    "<td>HF_TOKEN</td><td>read access to Llama weights</td><th>Token</th><td>4096</td>",
+    # a filter's pattern, a logger's method, a name in a sentence
+    "echo hello | grep login; echo x | sed s/login/in/",
+    "logger.login(\"user\"); login('hello')",
+    "Note: next token = im_start_token123456",
+    "the token is tokenizer_config0123456.json; my wandb key is in wandb_0123456789abcd.netrc",
 ]
 
 
@@ -579,7 +638,9 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "wandb key is ", "a token - ", "&", "& key ",
         "'wandb', 'login', ", "'--a', ", "'login",
         "echo $a\n", "printenv a\n", "echo $api_key\n", "printenv a\na", "A_B ", "API_KEY ",
-        "API_KEY a1", "A_A_"]
+        "API_KEY a1", "A_A_", "| Token | ", "|\n", "| a |\n|-|\n", "a |", "printf '%s' ", "printf ",
+        "<<< ", "<<< a | ", "<TD><b>", "<td><b>a</b></td><td><code>", "key is: ", "a1b2c3d4e5f6a7b8c9.",
+        "echo $a $b ", "echo $a;\n", "echo $a && ", "a_b ", "\\n| ", "| HF_TOKEN "]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

@@ -54,6 +54,7 @@ MORE_RULE_CASES = [
     ),
     # a secret piped into a login (what follows it names it, as the AWS id after its secret)
     (f"$ echo {HEX40} | wandb login && python train.py", HEX40, "piped-secret"),
+    (f"cat <<< {HEX40} | wandb login", HEX40, "piped-secret"),
     # the secret before its key id (a CSV row with the secret first)
     ("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEkey9,AKIAQWERTYUIOPASDFGH", "wJalrXUt", "aws-secret-key"),
     (
@@ -138,12 +139,11 @@ TRIGGER_CASES = {
     "SG.": "s SG." + "AbCdEfGhIjKlMnOpQrStUv." + "AbCdEfGhIj" * 4 + "klm",
     "login(": "huggingface_hub.login('Zk3v9QmWab')",
     "|": f"| DB_PWD | {VALUE} |",
-    "<td": f"<th>DB_PWD</th><td>{VALUE}</td>",
     "'login": f"['wandb', 'login', '{HEX40}']",
     "echo": f"echo -n $DB_PWD\n{VALUE}\n",
+    "printf": f"printf '%s\\n' \"$DB_PWD\"\n{VALUE}\n",
     "printenv": f"printenv DB_PWD\n{VALUE}\n",
     "configure": f"aws configure  get db_pwd\n{VALUE}\n",
-    "_KEY": f"WANDB_KEY   {HEX40}",
     '"login': f'["wandb", "login", "{HEX40}"]',
     "eC1hY2Nlc3MtdG9rZW46": "basic eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo",
     "--": f"python train.py --db-pwd {VALUE} --epochs 2",
@@ -161,10 +161,11 @@ TRIGGER_CASES = {
     "token": f"token Gx0123456789abcdefABCDEF was refused ({VALUE})",
     " key": "Daytona key AbCdEf0123456789xyz",
     "api-key": "api-key AbCdEf0123456789xyz was refused",
-    "api_key": "api_key AbCdEf0123456789xyz was refused",
+    "_key": f"openai_key   {HEX40}",
     "apikey": "apikey AbCdEf0123456789xyz was refused",
     "passw": f"  password {VALUE}",
     "secret": f"run -secret {VALUE}",
+    "<td": f"<TH>DB_PWD</TH><TD>{VALUE}</TD>",
 }
 
 
