@@ -134,11 +134,10 @@ class _Collector:
             return ("ok", r, notes + hidden)
         return outcome if r is outcome[1] else ("ok", r)
 
-    def apply(self, path: str, outcome: Outcome, source: str | None = None) -> None:
-        """Count one file's outcome; ``source``: the archive it is a member of."""
+    def apply(self, path: str, outcome: Outcome, folder: str, source: str | None = None) -> None:
+        """Count one file's outcome: the result.json of trial folder ``folder``, in the
+        archive ``source`` when it is a member of one."""
         kind = outcome[0]
-        parts = (path[len(source) + 1 :] if source else path).strip("/").rsplit("/", 2)
-        folder = parts[-2] if len(parts) > 1 else path
         if kind in ("ok", "bad", "missing") and folder in self.folders:
             # a copy of a trial read whole already: counted once (a damaged copy too)
             self.again.setdefault(source or path, []).append(folder)
@@ -339,7 +338,7 @@ class TrialPlan:
     root: Path
     archive_root: Path
     col: _Collector
-    plan: list[tuple[str, Any]]  # (rel path, outcome or index into todo), in listing order
+    plan: list[tuple[str, str, Any]]  # (rel path, trial folder, outcome or index into todo)
     todo: list[tuple[str, str, bool]]  # (rel path, trial name, is_eval): for decode_files
     # What the listing found: every trial's result.json (rel path, in listing order) and the
     # trial archives' names. The build's watch of the folder is made from it
@@ -359,10 +358,10 @@ class TrialPlan:
                 col.entries[frel] = (size, mtime_ns, outcome)
             # an eval trial without its result.json is not counted (a trial's is "missing")
             outcomes.append(None if is_eval and outcome[0] == "missing" else outcome)
-        for frel, what in self.plan:
+        for frel, name, what in self.plan:
             o = outcomes[what] if isinstance(what, int) else what
             if o is not None:
-                col.apply(frel, o)
+                col.apply(frel, o, name)
         if self.unlisted is not None:
             col.warn(col.rel, None, f"cannot list trials directory: {self.unlisted}")
         for name in self.tars:
@@ -380,7 +379,7 @@ def plan_trials(
     """List a trials directory and stat its files: the first half of :func:`parse_trials`."""
     rel = _rel(root, archive_root)
     col = _Collector(rel, known, redactor or Redactor())
-    plan: list[tuple[str, Any]] = []  # (rel path, outcome or index into todo)
+    plan: list[tuple[str, str, Any]] = []  # (rel path, trial folder, outcome or index into todo)
     todo: list[tuple[str, str, bool]] = []
     # Paths by concatenation: the same strings os.path.join makes (``sub`` is relative, the
     # prefixes end with their separator), at a fraction of its cost over many trials.
@@ -402,28 +401,28 @@ def plan_trials(
             # A complete result.json is written once and never changes: not even stat'ed again.
             # (Damaged ones are re-checked: they may be a file still being written.)
             col.entries[frel] = hit
-            plan.append((frel, hit[2]))
+            plan.append((frel, name, hit[2]))
             continue
         if hit is None:  # never read: decode_files opens it (its fstat is what is kept)
-            plan.append((frel, len(todo)))
+            plan.append((frel, name, len(todo)))
             todo.append((frel, name, is_eval))
             continue
         try:  # a damaged one read before: read again only if it changed
             st = os.stat(f"{on_disk}{sub}/result.json")
         except FileNotFoundError:
             if not is_eval:
-                plan.append((frel, ("missing",)))
+                plan.append((frel, name, ("missing",)))
             continue
         except OSError as exc:
-            plan.append((frel, ("bad", f"cannot read: {exc.strerror}", None)))
+            plan.append((frel, name, ("bad", f"cannot read: {exc.strerror}", None)))
             continue
         if hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
             col.entries[frel] = hit  # as _Collector.cached, with the entry looked up above
-            plan.append((frel, hit[2]))
+            plan.append((frel, name, hit[2]))
         elif st.st_size > MAX_RESULT_BYTES:
-            plan.append((frel, _too_large(st.st_size)))
+            plan.append((frel, name, _too_large(st.st_size)))
         else:
-            plan.append((frel, len(todo)))
+            plan.append((frel, name, len(todo)))
             todo.append((frel, name, is_eval))
     return TrialPlan(root, archive_root, col, plan, todo, files, tars, unlisted)
 
@@ -486,7 +485,8 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
         else:
             col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
     for name, outcome in members:
-        col.apply(f"{rel}:{name}", outcome, rel)
+        parts = name.strip("/").rsplit("/", 2)
+        col.apply(f"{rel}:{name}", outcome, parts[-2] if len(parts) > 1 else name, rel)
 
 
 def _rel(path: Path, root: Path) -> str:

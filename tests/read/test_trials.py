@@ -427,7 +427,7 @@ def test_plan_lists_paths_as_they_are_joined_and_stats_only_what_may_change(tmp_
     _tree(root)
     for archive, prefix in ((tmp_path, "trace_jobs/"), (root, "")):  # rel "trace_jobs", "."
         plan = trials.plan_trials(root, archive)
-        rels = {frel for frel, _ in plan.plan}
+        rels = {frel for frel, _, _ in plan.plan}
         assert {f"{prefix}t0/result.json", f"{prefix}missing/result.json"} <= rels
         assert f"{prefix}eval_sessions/s1/e1/result.json" in rels
         assert len(plan.todo) == 9  # t0..t5, bad, e1 and missing: listed, none stat'ed
@@ -445,12 +445,14 @@ def test_plan_lists_paths_as_they_are_joined_and_stats_only_what_may_change(tmp_
     assert [os.path.basename(os.path.dirname(p)) for p in stated] == ["bad"]
     # the damaged one, unchanged: its outcome is the known one; the missing one is looked for
     assert [frel for frel, _, _ in plan.todo] == ["trace_jobs/missing/result.json"]
-    assert dict(plan.plan)["trace_jobs/bad/result.json"] == known["trace_jobs/bad/result.json"][2]
+    assert {f: w for f, _, w in plan.plan}["trace_jobs/bad/result.json"] == known[
+        "trace_jobs/bad/result.json"
+    ][2]
 
     monkeypatch.setattr(trials, "MAX_RESULT_BYTES", 10)
     (tmp_path / "trace_jobs" / "bad" / "result.json").write_text('{"trial_name": "bad", "x": 1}')
     plan = trials.plan_trials(tmp_path / "trace_jobs", tmp_path, known)
-    kind, msg, _ = dict(plan.plan)["trace_jobs/bad/result.json"]
+    kind, msg, _ = {f: w for f, _, w in plan.plan}["trace_jobs/bad/result.json"]
     assert kind == "bad" and "over the 0 MiB limit: not read" in msg
     assert [frel for frel, _, _ in plan.todo] == ["trace_jobs/missing/result.json"]
 
