@@ -8,7 +8,6 @@ the publish gate use exactly these rules. What names a secret is
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterator
 from itertools import pairwise
@@ -24,9 +23,6 @@ from sitegen.redact_values import IDENTIFIER_RE, MASK, assignment_spans, is_mask
 Spans = Callable[[str], Iterator[tuple[int, int]]]
 
 
-_compiled = functools.cache(re.compile)
-
-
 class Rule(msgspec.Struct, frozen=True):
     """One kind of secret: ``spans(text)`` yields where it is."""
 
@@ -35,14 +31,11 @@ class Rule(msgspec.Struct, frozen=True):
 
 
 def _regex_rule(kind: str, pattern: str, keep: Callable[[re.Match], bool] | None = None) -> Rule:
-    """A rule from a regex: the secret is the group ``s`` if the pattern has one, else the match.
-
-    Compiled when first used: a build meets the triggers of a few of the rules, and compiling
-    them all would be a share of every rebuild's start (docs/benchmarks.md)."""
+    """A rule from a regex: the secret is the group ``s`` if the pattern has one, else the match."""
+    rx = re.compile(pattern)
+    group = "s" if "s" in rx.groupindex else 0
 
     def spans(text: str) -> Iterator[tuple[int, int]]:
-        rx = _compiled(pattern)
-        group = "s" if "s" in rx.groupindex else 0
         for m in rx.finditer(text):
             start, end = m.span(group)
             if start < 0 or end <= start or is_masked(m.group(group)):
