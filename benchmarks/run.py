@@ -186,7 +186,7 @@ def tree_size(path: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-APPENDS = 2  # the form of what the rebuild cases append (see bench)
+APPENDS = 3  # the form of what the rebuild cases append, and take back (see bench)
 _TRACKING_STEP = re.compile(
     rb"utils\.tracking:log:\d+(?:\x1b\[[0-9;]*m)? - (?:\x1b\[[0-9;]*m)?Step (\d+):"
 )
@@ -241,6 +241,27 @@ def grow_running_job(archive: Path) -> None:
         result.update(trial_name=name, id=f"{n + k:x}"[-16:])
         (trials / name).mkdir()
         (trials / name / "result.json").write_text(json.dumps(result))
+
+
+GROWN_LOGS = ("flat/chain-b/train_600301.out", "exp-async/logs")
+BENCH_TRIALS = "exp-async/async-run/trace_jobs"
+
+
+def grown_files(archive: Path) -> dict[Path, int]:
+    """The logs the rebuild cases append to, with their sizes now."""
+    logs = [archive / GROWN_LOGS[0], *sorted((archive / GROWN_LOGS[1]).glob("*.out"))]
+    return {p: p.stat().st_size for p in logs if p.is_file()}
+
+
+def restore(archive: Path, sizes: dict[Path, int]) -> None:
+    """Take back what the rebuild cases added: the logs cut to ``sizes``, the trials they
+    copied removed. Every run then measures the same archive (appended steps would pile up
+    from run to run, and a one-job rebuild analyse a longer and longer run)."""
+    for log, size in sizes.items():
+        os.truncate(log, size)
+    trials = archive / BENCH_TRIALS
+    for d in trials.glob("*__bench*") if trials.is_dir() else ():
+        shutil.rmtree(d)
 
 
 def checkout(ref: str, out: Path) -> Path:
@@ -347,6 +368,7 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
         )
         painted_cards(pub, label)
         nochange, _ = median_run(sitegen(src, "build", str(archive), "-o", str(site)), repeat)
+        sizes = grown_files(archive)
         onejobs = []
         for _ in range(repeat):
             grow_one_job(archive)
@@ -356,6 +378,7 @@ def bench(name: str, opts: dict, out: Path, codes: dict[str, Path], repeat: int)
             for _ in range(repeat):
                 grow_running_job(archive)
                 running.append(run_timed(sitegen(src, "build", str(archive), "-o", str(site))))
+        restore(archive, sizes)
         row = {
             "size": name,
             "code": label,

@@ -69,3 +69,27 @@ def test_the_appended_steps_are_steps_the_rebuild_reads(archive: Path, tmp_path:
         assert after[job] == (blocks + 1, step)
     assert len(again.warnings) == len(first.warnings)  # nothing in them to warn about
     assert again.parse is not None and again.parse.logs_resumed == 2  # read on, not again
+
+
+def test_what_the_rebuild_cases_add_is_taken_back(archive: Path, tmp_path: Path) -> None:
+    """Each run measures the same archive: the steps and trials its rebuild cases add are
+    removed after them, byte for byte."""
+    root = tmp_path / "archive"
+    shutil.copytree(archive, root)
+    bench = _run_module()
+
+    def tree() -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    before = tree()
+    sizes = bench.grown_files(root)
+    assert sorted(str(p.relative_to(root)) for p in sizes) == [
+        "exp-async/logs/async-run_561773.out",
+        "exp-async/logs/async-run_561774.out",
+        "flat/chain-b/train_600301.out",
+    ]
+    bench.grow_one_job(root)
+    bench.grow_running_job(root)
+    assert tree() != before
+    bench.restore(root, sizes)
+    assert tree() == before
