@@ -179,6 +179,9 @@ _MEMO_MAX_LEN = 256  # short strings (metric names, trial names) repeat: remembe
 _MEMO_MAX_ITEMS = 100_000
 
 
+MAX_DEPTH = 100  # containers nested deeper than this in a config are hidden whole
+
+
 class Redactor(msgspec.Struct, frozen=True, dict=True):
     """Finds and hides secrets in text, paths and nested config values.
 
@@ -329,8 +332,17 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
             out.append((line, f.kind))
         return out
 
-    def value(self, key: str | None, value: object, parent: str | None = None) -> object:
-        """Redact a config value found under ``key`` (recursing into containers; keys too).
+    def value(
+        self,
+        key: str | None,
+        value: object,
+        parent: str | None = None,
+        *,
+        keys: bool = True,
+        depth: int = 0,
+    ) -> object:
+        """Redact a config value found under ``key`` (recursing into containers; keys too,
+        unless ``keys`` is False: then a mapping keeps its keys as they are, one for one).
 
         Besides a key named like a secret (``wandb_api_key``, or ``key`` under ``wandb``),
         two shapes say what a value holds by what stands beside it: a mapping whose
@@ -338,17 +350,20 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         ``{name: WANDB_API_KEY, value: …}``), in a list the item after a secret-named
         flag is hidden (an argv list ``[…, --wandb-api-key, …]``, and the key after
         ``wandb, login``), and a pair whose first item names a secret hides its second
-        (``[WANDB_API_KEY, …]``).
+        (``[WANDB_API_KEY, …]``). A container nested deeper than :data:`MAX_DEPTH` is
+        hidden whole: a JSON document can nest past Python's recursion limit.
         """
         named = key is not None and is_secret_key(f"{parent}.{key}" if parent else key)
         if named and value not in (None, "", False, [], {}):
             return MASK  # the whole value, a list or mapping too
+        if depth > MAX_DEPTH and isinstance(value, dict | list | tuple):
+            return MASK
         if isinstance(value, dict):
             hide = _names_a_secret(value)
             return {
-                self.text(str(k)): MASK
+                (self.text(str(k)) if keys else k): MASK
                 if hide and k in _VALUE_FIELDS and v not in (None, "")
-                else self.value(str(k), v, key)
+                else self.value(str(k), v, key, keys=keys, depth=depth + 1)
                 for k, v in value.items()
             }
         if isinstance(value, list | tuple):
@@ -363,7 +378,7 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
                     out.append(MASK)
                     key_next = False
                 else:
-                    out.append(self.value(None, v))
+                    out.append(self.value(None, v, keys=keys, depth=depth + 1))
                 after_flag = _is_flag(v) and is_secret_key(str(v).lstrip("-"))
                 host_next = key_next and v in ("--host", "--base-url")
                 key_next = key_next or (v == "login" and i > 0 and value[i - 1] == "wandb")

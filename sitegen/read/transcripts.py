@@ -227,40 +227,35 @@ def _secret_values(config: object) -> Iterator[str]:
     """The strings a trial's config holds as secrets: those :meth:`Redactor.value` hides when
     the config is shown (a secret-named key and all below it, ``wandb: {key: X}``, the value
     beside a secret-named ``name``, an argv flag's value, a ``[NAME, X]`` pair, …), taken by
-    walking the config beside its redacted copy, so the two can never disagree."""
-    yield from _masked(config, Redactor().value(None, config))
+    walking the config beside its redacted copy (its keys kept, so the two walks stay in
+    step), so the two can never disagree."""
+    shown = Redactor().value(None, config, keys=False)
+    stack: list[tuple[object, object]] = [(config, shown)]
+    while stack:  # (a walk without recursion: a config may nest deep)
+        orig, seen = stack.pop()
+        if seen == MASK and orig != MASK:  # hidden whole: every string below it
+            yield from _strings(orig)
+        elif isinstance(orig, dict) and isinstance(seen, dict):
+            stack.extend((v, seen[k]) for k, v in orig.items())
+        elif isinstance(orig, list | tuple) and isinstance(seen, list | tuple):
+            stack.extend(zip(orig, seen, strict=True))
+        # (a string the rules changed in part holds a span of a secret's shape: the same
+        # rules find it in the transcript)
 
 
-def _masked(orig: object, shown: object, depth: int = 0) -> Iterator[str]:
-    if depth > 64:
-        return
-    if shown == MASK and orig != MASK:  # hidden whole: every string below it
-        yield from _strings(orig, depth)
-    elif isinstance(orig, dict) and isinstance(shown, dict):
-        # (a redacted mapping keeps the original's order; its keys may be redacted too)
-        for o, s in zip(orig.values(), shown.values(), strict=True):
-            yield from _masked(o, s, depth + 1)
-    elif isinstance(orig, list | tuple) and isinstance(shown, list | tuple):
-        for o, s in zip(orig, shown, strict=True):
-            yield from _masked(o, s, depth + 1)
-    # (a string the rules changed in part holds a span of a secret's shape: the same rules
-    # find it in the transcript)
-
-
-def _strings(value: object, depth: int) -> Iterator[str]:
-    if depth > 64:
-        return
-    if isinstance(value, str):
-        if _worth_hiding(value):
-            yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v, depth + 1)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v, depth + 1)
-    elif type(value) in (int, float) and _worth_hiding(str(value)):
-        yield str(value)  # a numeric secret (a PIN, an account number)
+def _strings(value: object) -> Iterator[str]:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if _worth_hiding(v):
+                yield v
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            stack.extend(v)
+        elif type(v) in (int, float) and _worth_hiding(str(v)):
+            yield str(v)  # a numeric secret (a PIN, an account number)
 
 
 def _worth_hiding(value: str) -> bool:

@@ -188,6 +188,10 @@ class SiteWriter:
         self._count(rel, len(data))
         self.kept.pop(rel, None)  # (carried over before: what is written now is published)
         if self._same_as_published(rel, len(data), lambda: data):
+            if rel in self.staged:  # written before in this build: the published copy wins now
+                self.staged.discard(rel)
+                with contextlib.suppress(OSError):
+                    (self.staging / rel).unlink()
             return
         path = self.staging / rel
         try:

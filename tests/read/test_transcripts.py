@@ -313,6 +313,28 @@ def test_a_trials_secrets_are_those_its_config_table_hides(tmp_path, config):
     assert message.text == "echo [REDACTED:trial-secret] notasecret9"
 
 
+@pytest.mark.parametrize(
+    "odd",
+    [
+        # keys the redactor shows alike (both masked), an int and a str key
+        {"sk-ant-api03-" + "A" * 40: "a", "sk-ant-api03-" + "B" * 40: "b"},
+        {1: "a", "1": "b"},
+        # nested past Python's recursion limit (JSON written by hand: json.dumps cannot)
+        '{"deep": ' + '{"a": ' * 900 + '"x"' + "}" * 900 + "}",
+    ],
+)
+def test_an_odd_config_neither_breaks_the_transcript_nor_shows_its_secret(tmp_path, odd):
+    odd_json = odd if isinstance(odd, str) else json.dumps(odd)
+    _write(
+        tmp_path,
+        "result.json",
+        f'{{"config": {{"agent": {{"env": {{"WANDB_API_KEY": "{K}"}}, "odd": {odd_json}}}}}, '
+        f'"exception_info": {{"exception_type": "X", "exception_message": "echo {K}"}}}}',
+    )
+    _, message, _ = read_transcript(tmp_path, tmp_path).exception
+    assert message.text == "echo [REDACTED:trial-secret]"
+
+
 def test_ansi_and_carriage_returns_are_shown_as_a_terminal_shows_them():
     assert clean("\x1b[1;31mred\x1b[0m ok\r\n\x1b]0;title\x07x") == "red ok\nx"
     assert clean("10%\r50%\r100%\ndone\x07") == "100%\ndone"

@@ -189,6 +189,20 @@ def test_a_file_written_and_carried_over_counts_once_at_its_new_size(tmp_path):
             w.abort()
 
 
+def test_a_page_written_twice_publishes_its_last_version(tmp_path):
+    # a page rendered again in one build (the site budget asks for it), its second version
+    # the one already published: that one stays, not the first render
+    out = tmp_path / "site"
+    records = _build(out, {"a.html": "published"})
+    paths = SitePaths.of(out)
+    with OutputLock(paths):
+        w = SiteWriter(paths, records)
+        w.write("a.html", "FIRST-RENDER-xx")
+        w.write("a.html", "published")
+        w.publish()
+    assert (out / "a.html").read_text() == "published"
+
+
 def test_second_concurrent_build_is_refused(tmp_path):
     paths = SitePaths.of(tmp_path / "site")
     with OutputLock(paths), pytest.raises(OutputError, match="another sitegen build"):
