@@ -105,6 +105,11 @@ class Transcript(msgspec.Struct, frozen=True):
         return sum(1 for t in self.turns if t.event is None)
 
 
+# What a transcript says when its trial's result.json cannot be read: the secrets its config
+# holds are what the transcript hides wherever they appear, so without them nothing is shown.
+UNKNOWN_SECRETS = "no readable result.json, so the trial's own secrets are unknown: not shown"
+
+
 class _Bad(ValueError):
     """A source that exists but cannot be read: the next form is tried."""
 
@@ -127,6 +132,11 @@ def read_transcript(
     literals = _literals(result.get("config"), build_secrets or {})
     base = redactor or Redactor()
     shaper = Shaper(Redactor(base.extra_patterns, transcripts=True, literals=literals))
+    if "config" not in result:  # no readable result.json: the trial's own secrets unknown
+        notes.append(UNKNOWN_SECRETS)
+        return Transcript(
+            "", "", None, (), 0, None, None, tuple(shaper.whole(n) for n in notes), ()
+        )
     form, source, summarized = "", "", 0
     prompt: Prompt | None = None
     turns: list[Turn] = []

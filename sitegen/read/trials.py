@@ -76,6 +76,9 @@ class _Collector:
         self.folders: set[str] = set()
         self.again: dict[str, list[str]] = {}
         self.damaged: dict[str, tuple[str, int | None]] = {}
+        # per archive, the trials it held whole whose folder's copy was missing or damaged:
+        # said apart, so a set read so differs from one whose folders are whole
+        self.recovered: dict[str, list[str]] = {}
         self.dropped: set[int] = set()  # warnings of copies that gave way
 
     def warn(self, path: str, line: int | None, msg: str) -> int | None:
@@ -151,7 +154,7 @@ class _Collector:
                     self.missing -= 1
                 if gave_way[1] is not None:
                     self.dropped.add(gave_way[1])
-                self.again.setdefault(source or path, []).append(folder)
+                self.recovered.setdefault(source or path, []).append(folder)
             self.folders.add(folder)
             self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
             for message, line in _notes(outcome):
@@ -186,13 +189,20 @@ class _Collector:
         if self.dropped:
             self.warnings = [w for i, w in enumerate(self.warnings) if i not in self.dropped]
         for source, names in self.again.items():
-            n = len(names)
             self.warnings.append(
                 BuildWarning(
                     self.redactor.path(source),
                     None,
-                    f"{n} trial{'s' if n > 1 else ''} read twice ({self.redactor.text(names[0])}"
-                    f"{', …' if n > 1 else ''}): counted once",
+                    f"{_trials(names, self.redactor)} read twice: counted once",
+                )
+            )
+        for source, names in self.recovered.items():
+            self.warnings.append(
+                BuildWarning(
+                    self.redactor.path(source),
+                    None,
+                    f"{_trials(names, self.redactor)} read from here: "
+                    "no readable result.json in the folder",
                 )
             )
         hidden = self.secrets.warning(self.redactor.path(self.rel))
@@ -209,6 +219,12 @@ class _Collector:
             tuple(self.warnings),
             self.job_level,
         )
+
+
+def _trials(names: list[str], redactor: Redactor) -> str:
+    """``3 trials (t0, …)``: how many, naming the first."""
+    n = len(names)
+    return f"{n} trial{'s' if n > 1 else ''} ({redactor.text(names[0])}{', …' if n > 1 else ''})"
 
 
 def _notes(outcome: Outcome) -> tuple[tuple[str, int | None], ...]:

@@ -14,7 +14,7 @@ from sitegen.read.transcript_text import (
     clean,
     parse_reply,
 )
-from sitegen.read.transcripts import read_transcript
+from sitegen.read.transcripts import UNKNOWN_SECRETS, read_transcript
 from sitegen.redact import Redactor
 
 TEMPLATE = (
@@ -121,6 +121,7 @@ def test_atif_raw_content_is_parsed_as_the_reply(tmp_path):
         },
     ]
     _write(tmp_path, "agent/trajectory.json", {"steps": steps})
+    _write(tmp_path, "result.json", {})
     turn = read_transcript(tmp_path, tmp_path).turns[0]
     assert turn.text.text == "Analysis: look\nPlan: p" and turn.reasoning.text == "hmm"
     assert [c.text for c in turn.commands] == ["ls -la\n"] and turn.done
@@ -151,6 +152,7 @@ def test_another_agents_system_prompt_is_its_template_not_a_summary(tmp_path):
         {"step_id": 5, "source": "agent", "message": "Done."},
     ]
     _write(tmp_path, "agent/trajectory.json", {"schema_version": "ATIF-v1.0", "steps": steps})
+    _write(tmp_path, "result.json", {})
     t = read_transcript(tmp_path, tmp_path)
     assert t.summarized == 0 and t.agent_turns == 2
     assert t.prompt.template.text == "You are OpenHands agent."
@@ -241,7 +243,23 @@ def test_a_damaged_source_gives_way_to_the_next_form_and_says_so(tmp_path):
 
 def test_no_source_no_result(tmp_path):
     t = read_transcript(tmp_path, tmp_path)
-    assert t.form == "" and t.turns == () and t.notes == ("result.json: No such file or directory",)
+    assert t.form == "" and t.turns == ()
+    assert t.notes == ("result.json: No such file or directory", UNKNOWN_SECRETS)
+
+
+@pytest.mark.parametrize("result", [None, b'{"config": {"agent": {"env": {"DB_PASSWORD": "plain'])
+def test_no_turn_is_shown_without_a_readable_result(tmp_path, result):
+    """The trial's config names the secrets its transcript hides wherever they appear: with
+    its result.json missing or cut short they are unknown, so no turn, verifier output or
+    exception is shown (its trial may still be counted, read from an archive)."""
+    steps = [{"step_id": 1, "source": "agent", "message": "the password is plainword12345"}]
+    _write(tmp_path, "agent/trajectory.json", {"steps": steps})
+    _write(tmp_path, "verifier/test-stdout.txt", "plainword12345\n")
+    if result is not None:
+        (tmp_path / "result.json").write_bytes(result)
+    t = read_transcript(tmp_path, tmp_path)
+    assert (t.form, t.turns, t.verifier, t.exception) == ("", (), None, None)
+    assert t.notes[-1] == UNKNOWN_SECRETS
 
 
 def test_verifier_tail_exception_and_the_trials_own_secrets(tmp_path):

@@ -580,10 +580,24 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
             tar.add(trials / name, arcname=name)
     assert build(opts).trials == first.trials + 2
     _same_as_clean(out, opts, clean)
+    # a trial whole in an archive while its folder's copy is still cut short, then whole: the
+    # archive's copy counts meanwhile, and the run (its transcripts too) is made again when
+    # the folder's copy is done, as a clean build makes it
+    (trials / "late__c").mkdir()
+    (trials / "late__c" / "result.json").write_bytes(whole)
+    with tarfile.open(trials / "trials_step2_0.tar.gz", "w:gz") as tar:
+        tar.add(trials / "late__c", arcname="late__c")
+    (trials / "late__c" / "result.json").write_bytes(whole[:40])
+    assert build(opts).trials == first.trials + 3
+    _same_as_clean(out, opts, clean)
+    (trials / "late__c" / "result.json").write_bytes(whole)
+    assert build(opts).trials == first.trials + 3
+    _same_as_clean(out, opts, clean)
+    names.append("late__c")
     for name in names:
         shutil.rmtree(trials / name)
     r = build(opts)
-    assert r.trials == first.trials + 2 and r.runs_kept == first.runs - 1
+    assert r.trials == first.trials + 3 and r.runs_kept == first.runs - 1
     _same_as_clean(out, opts, clean)
 
     # a job added, then removed
