@@ -437,29 +437,43 @@ def _looks_like_credential(value: str, shortest: int = 16) -> bool:
     )
 
 
-def _cell_secret(key: str, value: str, in_row: bool = True) -> bool:
-    """Whether a cell named ``key`` holds a secret ``value`` (both without markup).
+# A value that names where the secret is, not the secret: $HF_TOKEN, ${HF_TOKEN},
+# ${{ secrets.HF_TOKEN }}, Windows' %HF_TOKEN% (a variable's name in capitals).
+_REFERENCE_RE = re.compile(r"\$\{\{.*\}\}|\$\{?[A-Z_][A-Z0-9_]*+\}?|%[A-Z_][A-Z0-9_]*+%")
+
+
+_COLUMN_NAME_RE = re.compile(r"[A-Z_][A-Z0-9_]*+")
+
+
+def _cell_secret(key: str, value: str, where: str = "row") -> bool:
+    """Whether a cell named ``key`` holds a secret ``value`` (both without markup), in a
+    table's ``row``, its ``header`` (the row above ``|---|``) or ``other`` text with "|"
+    (a shell's pipes: ``env | grep TOKEN | cut -d= -f1``).
 
     Notes' tables name secrets they do not hold: a header (``| Token | Reward |``), a
-    description (``| HF_TOKEN | Download Llama3 weights |``: words with spaces), a reference
-    (``| HF_TOKEN | $HF_TOKEN |``, ``${{ secrets.HF_TOKEN }}``). So a value with a space or
-    starting with ``$`` is none, unless its first word looks like a credential (``K
-    (rotated)``). In a table's row (``in_row``) any other value under an environment
-    variable's name (``HF_TOKEN``) is one; under plain words (``Token``, ``wandb key``) only a
-    credential's look is (16 or more letters and digits; a password's, 6); elsewhere (a
-    header, a shell's pipes) only a credential's look of 16.
+    description (``| HF_TOKEN | Download Llama3 weights |``), a reference (``$HF_TOKEN``,
+    ``${{ secrets.HF_TOKEN }}``). So:
+
+    * under an environment variable's name (``HF_TOKEN``, ``DB_PASSWORD``), in a row or a
+      header (a key-value table often has no header of its own), any value is one;
+    * under plain words (``Token``, ``wandb key``) only a credential's look is (16 or more
+      letters and digits; a password's, 6), and in other text only a credential's look of 16;
+    * a value with a space is a description unless its first word looks like a credential,
+      or it is a password's (a passphrase: ``correct horse battery staple``).
     """
-    if not is_secret_key(key) or value.lower() in _CELL_EMPTY or value.startswith("$"):
+    value = value.replace("&amp;", "&")  # (judged as shown: a page escapes the text)
+    if not is_secret_key(key) or value.lower() in _CELL_EMPTY or _REFERENCE_RE.fullmatch(value):
         return False
-    if len(value) > 2 and value[0] == "%" == value[-1]:  # Windows' %HF_TOKEN%: a reference
-        return False
+    password = any(w in key.lower() for w in _PASSWORD_WORDS)
     if any(c in value for c in " \t"):
-        return _looks_like_credential(value.split(None, 1)[0].strip("`*"))
-    if not in_row:
+        first = value.split(None, 1)[0].strip("`*")
+        return (password and where != "other") or _looks_like_credential(first)
+    if where == "other":
         return _looks_like_credential(value)
+    if where == "header" and _COLUMN_NAME_RE.fullmatch(value):
+        return False  # a header's next column named after another variable
     if "_" in key or key.isupper():
         return True
-    password = any(w in key.lower() for w in _PASSWORD_WORDS)
     return _looks_like_credential(value, 6 if password else 16)
 
 
@@ -470,43 +484,65 @@ def _cell_key(cell: str) -> str | None:
 
 
 # A Markdown table's row: a line that starts and ends with "|" (after spaces); and the
-# delimiter row under its header row.
+# delimiter row under its header row. A line ends at a line break, or at an escaped one
+# (a table inside a JSON string).
 _DELIMITER_CHARS = frozenset("|-: \t\r")
-_ESCAPED_BREAK_RE = re.compile(r"\\[nr]")
+_BREAKS = ("\n", "\\n", "\\r")
+
+
+class _Next:
+    """The first ``needle`` at or after a position, for positions that only grow: each
+    search starts where the last one found nothing earlier (linear over a text)."""
+
+    def __init__(self, text: str, needle: str) -> None:
+        self.text, self.needle, self.at = text, needle, -1
+
+    def after(self, pos: int) -> int:
+        if self.at < pos:
+            j = self.text.find(self.needle, pos)
+            self.at = j if j >= 0 else len(self.text)
+        return self.at
 
 
 def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
-    """Values of the cells after a cell naming a secret, on each line holding "|".
+    """Values of the cells after a cell naming a secret, on each line holding "|"
+    (:func:`_cell_secret` decides, by where the line is: a row, a header, other text)."""
+    nexts = [_Next(text, b) for b in _BREAKS]
 
-    In a table's row (not its header) :func:`_cell_secret` decides; a header's cells and
-    the pieces of a line with "|" in it elsewhere (a shell's pipes, "env | grep TOKEN |
-    cut -d= -f1") hold a secret only with a credential's look.
-    """
+    def line_end(pos: int) -> tuple[int, int]:  # where the line from pos ends, its break's size
+        ends = [n.after(pos) for n in nexts]
+        e = min(ends)
+        return e, (1 if e == ends[0] else 2)
+
+    lo = 0
     i = text.find("|")
     while i >= 0:
-        start = text.rfind("\n", 0, i) + 1
-        end = text.find("\n", i)
-        end = len(text) if end < 0 else end
+        start = lo  # just after the last break before the "|" (none since the last line)
+        for b in _BREAKS:
+            j = text.rfind(b, lo, i)
+            if j >= 0:
+                start = max(start, j + len(b))
+        end, size = line_end(i)
         line = text[start:end].rstrip(" \t\r")
         body = line.lstrip(" \t")
-        row = len(body) > 1 and body[0] == "|" and body[-1] == "|"
-        if row:
-            nl = text.find("\n", end + 1)
-            below = text[end + 1 : nl if nl >= 0 else len(text)]
-            row = not ("-" in below and "|" in below and set(below) <= _DELIMITER_CHARS)
+        where = "other"
+        if len(body) > 1 and body[0] == "|" and body[-1] == "|":
+            below_end, _ = line_end(end + size) if end < len(text) else (end, 0)
+            below = text[end + size : below_end].strip(" \t\r")
+            header = "-" in below and "|" in below and set(below) <= _DELIMITER_CHARS
+            where = "header" if header else "row"
         cells, pos = [], start
         for cell in line.split("|"):
             cells.append((pos, cell))
             pos += len(cell) + 1
         for (_, key_cell), (at, value_cell) in pairwise(cells):
-            # (in a JSON string a line ends at an escaped line break)
-            key = _cell_key(_ESCAPED_BREAK_RE.split(key_cell)[-1])
-            value_cell = _ESCAPED_BREAK_RE.split(value_cell, 1)[0]
+            key = _cell_key(key_cell)
             value = value_cell.strip(_CELL_MARKUP)
             if key is None or not value or is_masked(value):
                 continue
-            if _cell_secret(key, value, in_row=row):
+            if _cell_secret(key, value, where):
                 yield at + len(value_cell) - len(value_cell.lstrip()), at + len(value_cell.rstrip())
+        lo = end
         i = text.find("|", end)
 
 

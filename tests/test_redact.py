@@ -260,6 +260,19 @@ SHAPES = [
     (f"| HF_TOKEN | {HEX40} |\n|---|---|\n| LR | 1e-6 |", HEX40, "secret-table-cell"),
     (f"| HF_TOKEN | {HEX40} (rotated) |", HEX40, "secret-table-cell"),
     ("| DB_PASSWORD | Zk3v9QmW |", "Zk3v9QmW", "secret-table-cell"),
+    # a table inside a JSON string (its lines end at escaped breaks)
+    (
+        '{"notes": "| Name | Value |\\n|---|---|\\n| DB_PASSWORD | hunter2x |\\n"}',
+        "hunter2x",
+        "secret-table-cell",
+    ),
+    # a key-value table whose first row is read as its header
+    ("| DB_PASSWORD | Tr0ub4dor&3x |\n|---|---|\n| a | b |", "Tr0ub4dor", "secret-table-cell"),
+    ("| WANDB_API_KEY | abcdef0123456 |\n| --- | --- |", "abcdef0123456", "secret-table-cell"),
+    # a passphrase, and a value that starts with "$" but names no variable
+    ("| DB_PASSWORD | correct horse battery staple |", "horse battery", "secret-table-cell"),
+    ("<th>DB_PASSWORD</th><td>hunter two x</td>", "hunter two", "secret-table-cell"),
+    ("| DB_PASSWORD | $ecretPass1 |", "$ecretPass1", "secret-table-cell"),
     ("| db password | hunter22 |", "hunter22", "secret-table-cell"),
     (f"| Token | {HEX40} | \r\n", HEX40, "secret-table-cell"),
 ]
