@@ -44,7 +44,7 @@ from sitegen.read.transcript_text import (
     Shaper,
     parse_reply,
 )
-from sitegen.redact import MASK, Redactor
+from sitegen.redact import MASK, Redactor, is_secret_key
 
 MAX_JSON_BYTES = 64 << 20  # as a result.json: larger is reported, not read
 MAX_EPISODE_BYTES = 4 << 20  # each prompt.txt / response.txt
@@ -270,9 +270,19 @@ def _strings(value: object) -> Iterator[str]:
 
 def _worth_hiding(value: str) -> bool:
     """A value long enough to be a secret and not a placeholder (``${VAR}``, Harbor's
-    ``sk-a****xyz`` when it redacted it itself, a mask)."""
+    ``sk-a****xyz`` when it redacted it itself, a mask), nor where one is: a variable's name
+    (``ANTHROPIC_API_KEY`` in a list of required ones), a key file's path
+    (``--api-key-file credentials.json``)."""
     v = value.strip()
-    return len(v) >= 8 and not v.startswith("${") and "****" not in v and "[REDACTED" not in v
+    if len(v) < 8 or v.startswith(("${", "$")) or "****" in v or "[REDACTED" in v:
+        return False
+    if _NAME_RE.fullmatch(v) and is_secret_key(v):
+        return False
+    return not (_KEY_FILE_RE.search(v) and (" " not in v))
+
+
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+")
+_KEY_FILE_RE = re.compile(r"(?:^|/)[\w.\-]+\.(?:json|txt|pem|key|env|ya?ml|cfg|ini|toml)$")
 
 
 # -- 1. ATIF ----------------------------------------------------------------------------------

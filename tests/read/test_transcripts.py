@@ -353,6 +353,29 @@ def test_an_odd_config_neither_breaks_the_transcript_nor_shows_its_secret(tmp_pa
     assert message.text == "echo [REDACTED:trial-secret]"
 
 
+def test_where_a_secret_is_is_not_a_secret_of_the_trial(tmp_path):
+    """A variable's name in a list of required ones and a key file's path are hidden in
+    the config table (beside a secret-named name or flag) but say where a secret is, not
+    what: the transcript's text keeps them."""
+    config = {
+        "env": [["ANTHROPIC_API_KEY", "OPENAI_API_KEY"], ["WANDB_API_KEY", K]],
+        "args": ["--api-key-file", "credentials.json"],
+    }
+    _write(
+        tmp_path,
+        "result.json",
+        {
+            "config": {"agent": config},
+            "exception_info": {
+                "exception_type": "X",
+                "exception_message": f"no OPENAI_API_KEY in credentials.json, not {K}",
+            },
+        },
+    )
+    _, message, _ = read_transcript(tmp_path, tmp_path).exception
+    assert message.text == "no OPENAI_API_KEY in credentials.json, not [REDACTED:trial-secret]"
+
+
 def test_ansi_and_carriage_returns_are_shown_as_a_terminal_shows_them():
     assert clean("\x1b[1;31mred\x1b[0m ok\r\n\x1b]0;title\x07x") == "red ok\nx"
     assert clean("10%\r50%\r100%\ndone\x07") == "100%\ndone"
