@@ -411,34 +411,35 @@ def plan_trials(
     files: list[str] = []
     for sub, name, is_eval in list_trial_dirs(root, top):
         frel = f"{in_archive}{sub}/result.json"
+        key = sub if is_eval else name  # (an eval trial is its session's: apart from training's)
         files.append(frel)
         hit = known.get(frel)
         if hit is not None and hit[2][0] in _COMPLETE:
             # A complete result.json is written once and never changes: not even stat'ed again.
             # (Damaged ones are re-checked: they may be a file still being written.)
             col.entries[frel] = hit
-            plan.append((frel, name, hit[2]))
+            plan.append((frel, key, hit[2]))
             continue
         if hit is None:  # never read: decode_files opens it (its fstat is what is kept)
-            plan.append((frel, name, len(todo)))
+            plan.append((frel, key, len(todo)))
             todo.append((frel, name, is_eval))
             continue
         try:  # a damaged one read before: read again only if it changed
             st = os.stat(f"{on_disk}{sub}/result.json")
         except FileNotFoundError:
             if not is_eval:
-                plan.append((frel, name, ("missing",)))
+                plan.append((frel, key, ("missing",)))
             continue
         except OSError as exc:
-            plan.append((frel, name, ("bad", f"cannot read: {exc.strerror}", None)))
+            plan.append((frel, key, ("bad", f"cannot read: {exc.strerror}", None)))
             continue
         if hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
             col.entries[frel] = hit  # as _Collector.cached, with the entry looked up above
-            plan.append((frel, name, hit[2]))
+            plan.append((frel, key, hit[2]))
         elif st.st_size > MAX_RESULT_BYTES:
-            plan.append((frel, name, _too_large(st.st_size)))
+            plan.append((frel, key, _too_large(st.st_size)))
         else:
-            plan.append((frel, name, len(todo)))
+            plan.append((frel, key, len(todo)))
             todo.append((frel, name, is_eval))
     return TrialPlan(root, archive_root, col, plan, todo, files, tars, unlisted)
 
@@ -502,7 +503,10 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
             col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
     for name, outcome in members:
         parts = name.strip("/").rsplit("/", 2)
-        col.apply(f"{rel}:{name}", outcome, parts[-2] if len(parts) > 1 else name, rel)
+        key = parts[-2] if len(parts) > 1 else name
+        if "eval_sessions/" in name:  # (an eval trial is its session's, as in a folder)
+            key = name.strip("/").rsplit("/", 1)[0]
+        col.apply(f"{rel}:{name}", outcome, key, rel)
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -204,6 +204,23 @@ def test_a_trial_whose_folder_holds_no_readable_copy_is_the_archives(tmp_path):
     ]
 
 
+def test_an_eval_trial_is_not_taken_for_a_training_trial_of_its_name(tmp_path):
+    # an eval session's trial and a training trial of one name: each counted as itself
+    root = tmp_path / "trace_jobs"
+    (root / "eval_sessions" / "s1" / "task-a__A").mkdir(parents=True)
+    (root / "eval_sessions" / "s1" / "task-a__A" / "result.json").write_bytes(b"{")
+    (root / "task-a__A").mkdir()
+    (root / "task-a__A" / "result.json").write_bytes(b"{")
+    _tar(root / "trials_step2_a.tar", [("task-a__A", rec(trial_name="task-a__A"))])
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["task-a__A"]
+    assert ts.malformed == 1  # the eval trial's, still reported
+    assert sorted(w.path for w in ts.warnings) == [
+        "trace_jobs/eval_sessions/s1/task-a__A/result.json",
+        "trace_jobs/trials_step2_a.tar",
+    ]
+
+
 def test_sharded_decoding_equals_serial(tmp_path):
     _tree(tmp_path / "trace_jobs")
     serial, known = parse_trials(tmp_path / "trace_jobs", tmp_path)
