@@ -8,6 +8,7 @@ the publish gate use exactly these rules. What names a secret is
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Iterator
 from itertools import pairwise
@@ -442,7 +443,7 @@ def _looks_like_credential(value: str, shortest: int = 16) -> bool:
 _REFERENCE_RE = re.compile(r"\$\{\{.*\}\}|\$\{?[A-Z_][A-Z0-9_]*+\}?|%[A-Z_][A-Z0-9_]*+%")
 
 
-_COLUMN_NAME_RE = re.compile(r"[A-Z_][A-Z0-9_]*+")
+_PROSE_PUNCTUATION = ",.;:()!?"
 
 
 def _cell_secret(key: str, value: str, where: str = "row") -> bool:
@@ -459,19 +460,27 @@ def _cell_secret(key: str, value: str, where: str = "row") -> bool:
     * under plain words (``Token``, ``wandb key``) only a credential's look is (16 or more
       letters and digits; a password's, 6), and in other text only a credential's look of 16;
     * a value with a space is a description unless its first word looks like a credential,
-      or it is a password's (a passphrase: ``correct horse battery staple``).
+      or it is a password's in a row, of a few words and no punctuation (a passphrase:
+      ``correct horse battery staple``; ``not set, runs use sqlite`` describes);
+    * in a header, a value with a digit (a column's name has none).
     """
-    value = value.replace("&amp;", "&")  # (judged as shown: a page escapes the text)
+    value = html.unescape(value)  # (judged as shown: a page escapes the text)
     if not is_secret_key(key) or value.lower() in _CELL_EMPTY or _REFERENCE_RE.fullmatch(value):
         return False
     password = any(w in key.lower() for w in _PASSWORD_WORDS)
     if any(c in value for c in " \t"):
         first = value.split(None, 1)[0].strip("`*")
-        return (password and where != "other") or _looks_like_credential(first)
+        passphrase = (
+            password
+            and where == "row"
+            and len(value.split()) <= 6
+            and not any(c in value for c in _PROSE_PUNCTUATION)
+        )
+        return passphrase or _looks_like_credential(first)
     if where == "other":
         return _looks_like_credential(value)
-    if where == "header" and _COLUMN_NAME_RE.fullmatch(value):
-        return False  # a header's next column named after another variable
+    if where == "header":  # a column's name (base_url, Description) has no digit
+        return any(c.isdigit() for c in value)
     if "_" in key or key.isupper():
         return True
     return _looks_like_credential(value, 6 if password else 16)
@@ -487,7 +496,9 @@ def _cell_key(cell: str) -> str | None:
 # delimiter row under its header row. A line ends at a line break, or at an escaped one
 # (a table inside a JSON string).
 _DELIMITER_CHARS = frozenset("|-: \t\r")
-_BREAKS = ("\n", "\\n", "\\r")
+_BREAKS = ("\n", "\\r\\n", "\\n", "\\r")
+# A row inside a JSON string, at its start or end: {"notes": "| a | b |"} or "| a | b |",
+_JSON_EDGES_RE = re.compile(r'^[^|]*"(?=[ \t]*+\|)|(?<=\|)[ \t]*+"[ \t,}\]]*+$')
 
 
 class _Next:
@@ -512,7 +523,7 @@ def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
     def line_end(pos: int) -> tuple[int, int]:  # where the line from pos ends, its break's size
         ends = [n.after(pos) for n in nexts]
         e = min(ends)
-        return e, (1 if e == ends[0] else 2)
+        return e, len(_BREAKS[ends.index(e)])
 
     lo = 0
     i = text.find("|")
@@ -524,7 +535,7 @@ def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
                 start = max(start, j + len(b))
         end, size = line_end(i)
         line = text[start:end].rstrip(" \t\r")
-        body = line.lstrip(" \t")
+        body = _JSON_EDGES_RE.sub("", line.strip(" \t"))
         where = "other"
         if len(body) > 1 and body[0] == "|" and body[-1] == "|":
             below_end, _ = line_end(end + size) if end < len(text) else (end, 0)

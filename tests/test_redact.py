@@ -273,6 +273,25 @@ SHAPES = [
     ("| DB_PASSWORD | correct horse battery staple |", "horse battery", "secret-table-cell"),
     ("<th>DB_PASSWORD</th><td>hunter two x</td>", "hunter two", "secret-table-cell"),
     ("| DB_PASSWORD | $ecretPass1 |", "$ecretPass1", "secret-table-cell"),
+    # a key-value table's first row above |---|: a value with a digit is no column's name
+    ("| API_KEY | AB12CD34EF56GH78IJ90 |\n|---|---|", "AB12CD34EF56", "secret-table-cell"),
+    ("| DB_PASSWORD | HUNTER2SECRETXYZ |\n|---|---|\n| a | b |", "HUNTER2", "secret-table-cell"),
+    # a JSON string's first and last rows (no escaped break before or after them)
+    (
+        '{"notes": "| Name | Value |\\n|---|---|\\n| DB_PASSWORD | hunter2pass |"}',
+        "hunter2pass",
+        "secret-table-cell",
+    ),
+    (
+        '{"notes": "| DB_PASSWORD | hunter2pass |\\n| LR | 1e-6 |\\n"}',
+        "hunter2pass",
+        "secret-table-cell",
+    ),
+    (
+        '  "notes": "| Name | Value |\\n|---|---|\\n| DB_PASSWORD | hunter2pass |",',
+        "hunter2pass",
+        "secret-table-cell",
+    ),
     ("| db password | hunter22 |", "hunter22", "secret-table-cell"),
     (f"| Token | {HEX40} | \r\n", HEX40, "secret-table-cell"),
 ]
@@ -338,6 +357,13 @@ HARMLESS = [
     "| WANDB_API_KEY | Zk3v9QmW0123",  # (no closing "|": not a row)
     "| HF_TOKEN | required |\n| WANDB_API_KEY | Yes |\n| OPENAI_API_KEY | %OPENAI_API_KEY% |",
     "| DB_PASSWORD | \u2713 |\n| GITHUB_TOKEN | unset |\n| HF_TOKEN | optional |",
+    # headers of columns named after settings, and descriptions of where a secret is
+    "| api_key | base_url |\n|---|---|\n| a | b |",
+    "| HF_TOKEN | hf_token_path |\n|---|---|\n| x | y |",
+    "| WANDB_API_KEY | Description |\n|---|---|\n| x | y |",
+    "| Password | Where to find it |\n|---|---|\n| x | y |",
+    "| db password | not set, runs use sqlite |",
+    '{"notes": "runs\\r\\n| API_KEY | HF_HOME |\\r\\n|---|---|\\r\\n| a | b |\\r\\n"}',
     "<td>HF_TOKEN</td><td>read access to Llama weights</td><th>Token</th><td>4096</td>",
     # a filter's pattern, a logger's method, a name in a sentence
     "echo hello | grep login; echo x | sed s/login/in/",

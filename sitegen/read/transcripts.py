@@ -29,6 +29,7 @@ import orjson
 import simdjson
 
 from sitegen.discover.safeio import open_regular, read_bytes
+from sitegen.read.harbor import TrialFormatError, read_whole
 from sitegen.read.transcript_text import (
     COMMAND_HEAD,
     COMMAND_TAIL,
@@ -191,12 +192,10 @@ def _result(folder: Path, archive: Path, notes: list[str]) -> dict[str, Any]:
         return out
     except (ValueError, RuntimeError, UnicodeDecodeError):
         pass
-    try:  # the reference way (NaN, a byte-order mark, integers past 64 bits): whole
-        obj = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError as exc:
-        notes.append(f"result.json: malformed JSON ({exc})")
-        return {}
-    if not isinstance(obj, dict):
+    try:  # the trial reader's way (NaN, a byte-order mark, integers past 64 bits): whole
+        obj = read_whole(data.removeprefix(b"\xef\xbb\xbf"))
+    except TrialFormatError as exc:
+        notes.append(f"result.json: {exc}")
         return {}
     meta = _dict(_dict(obj.get("agent_result")).get("metadata"))
     return {
@@ -240,15 +239,17 @@ def _secret_values(config: object) -> Iterator[str]:
     walking the config beside its redacted copy (its keys kept, so the two walks stay in
     step), so the two can never disagree."""
     shown = Redactor().value(None, config, keys=False)
-    stack: list[tuple[object, object]] = [(config, shown)]
+    stack: list[tuple[object, object, bool]] = [(config, shown, False)]
     while stack:  # (a walk without recursion: a config may nest deep)
-        orig, seen = stack.pop()
+        orig, seen, in_list = stack.pop()
         if seen == MASK and orig != MASK:  # hidden whole: every string below it
+            if in_list and isinstance(orig, str) and _names_where(orig):
+                continue  # a list's item hidden for its neighbour, naming where a secret is
             yield from _strings(orig)
         elif isinstance(orig, dict) and isinstance(seen, dict):
-            stack.extend((v, seen[k]) for k, v in orig.items())
+            stack.extend((v, seen[k], False) for k, v in orig.items())
         elif isinstance(orig, list | tuple) and isinstance(seen, list | tuple):
-            stack.extend(zip(orig, seen, strict=True))
+            stack.extend((o, s, True) for o, s in zip(orig, seen, strict=True))
         # (a string the rules changed in part holds a span of a secret's shape: the same
         # rules find it in the transcript)
 
@@ -270,18 +271,21 @@ def _strings(value: object) -> Iterator[str]:
 
 def _worth_hiding(value: str) -> bool:
     """A value long enough to be a secret and not a placeholder (``${VAR}``, Harbor's
-    ``sk-a****xyz`` when it redacted it itself, a mask), nor where one is: a variable's name
-    (``ANTHROPIC_API_KEY`` in a list of required ones), a key file's path
-    (``--api-key-file credentials.json``)."""
+    ``sk-a****xyz`` when it redacted it itself, a mask)."""
     v = value.strip()
-    if len(v) < 8 or v.startswith(("${", "$")) or "****" in v or "[REDACTED" in v:
-        return False
-    if _NAME_RE.fullmatch(v) and is_secret_key(v):
-        return False
-    return not (_KEY_FILE_RE.search(v) and (" " not in v))
+    return len(v) >= 8 and not v.startswith("${") and "****" not in v and "[REDACTED" not in v
 
 
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+")
+def _names_where(value: str) -> bool:
+    """Whether a list's item, hidden in the config table for the one before it (a pair's
+    second item, a flag's value), names where a secret is rather than holding it: a
+    variable's name in capitals (``[OPENAI_API_KEY, ANTHROPIC_API_KEY]``), a key file's
+    path (``--api-key-file credentials.json``)."""
+    v = value.strip()
+    return bool(_NAME_RE.fullmatch(v) and is_secret_key(v)) or bool(_KEY_FILE_RE.search(v))
+
+
+_NAME_RE = re.compile(r"[A-Z_][A-Z0-9_]*+")
 _KEY_FILE_RE = re.compile(r"(?:^|/)[\w.\-]+\.(?:json|txt|pem|key|env|ya?ml|cfg|ini|toml)$")
 
 

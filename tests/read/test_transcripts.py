@@ -336,7 +336,6 @@ def test_a_trials_secrets_are_those_its_config_table_hides(tmp_path, config):
     [
         # keys the redactor shows alike (both masked), an int and a str key
         {"sk-ant-api03-" + "A" * 40: "a", "sk-ant-api03-" + "B" * 40: "b"},
-        {1: "a", "1": "b"},
         # nested past Python's recursion limit (JSON written by hand: json.dumps cannot)
         '{"deep": ' + '{"a": ' * 900 + '"x"' + "}" * 900 + "}",
     ],
@@ -374,6 +373,36 @@ def test_where_a_secret_is_is_not_a_secret_of_the_trial(tmp_path):
     )
     _, message, _ = read_transcript(tmp_path, tmp_path).exception
     assert message.text == "no OPENAI_API_KEY in credentials.json, not [REDACTED:trial-secret]"
+
+
+@pytest.mark.parametrize(
+    "pw", ["$uperS3cretPass", "hunter2_password", "Tr0ub4dor_3_secret", "PROD_DB_PASSWD_2024"]
+)
+def test_a_value_under_a_secret_named_key_is_always_a_secret(tmp_path, pw):
+    # (only a list's item hidden for its neighbour may name where a secret is)
+    _write(
+        tmp_path,
+        "result.json",
+        {
+            "config": {"agent": {"env": {"DB_PASSWORD": pw}}},
+            "exception_info": {"exception_type": "X", "exception_message": f"psql: {pw}"},
+        },
+    )
+    _, message, _ = read_transcript(tmp_path, tmp_path).exception
+    assert message.text == "psql: [REDACTED:trial-secret]"
+
+
+def test_a_result_with_nan_is_read_as_the_trial_reader_reads_it(tmp_path):
+    _write(
+        tmp_path,
+        "agent/trajectory.json",
+        {"steps": [{"step_id": 1, "source": "agent", "message": f"key {K}"}]},
+    )
+    (tmp_path / "result.json").write_text(
+        f'{{"config": {{"agent": {{"env": {{"WANDB_API_KEY": "{K}"}}}}}}, "reward": NaN}}'
+    )
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.form == "atif" and t.turns[0].text.text == "key [REDACTED:trial-secret]"
 
 
 def test_ansi_and_carriage_returns_are_shown_as_a_terminal_shows_them():
