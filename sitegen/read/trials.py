@@ -141,11 +141,11 @@ class _Collector:
         """Count one file's outcome: the result.json of trial folder ``folder``, in the
         archive ``source`` when it is a member of one."""
         kind = outcome[0]
-        if kind in ("ok", "bad", "missing") and folder in self.folders:
+        if kind in ("ok", "eval", "bad", "missing") and folder in self.folders:
             # a copy of a trial read whole already: counted once (a damaged copy too)
             self.again.setdefault(source or path, []).append(folder)
             return
-        if kind == "ok":
+        if kind in ("ok", "eval"):
             gave_way = self.damaged.pop(folder, None)
             if gave_way is not None:  # its earlier copy held no readable result.json
                 if gave_way[0] == "bad":
@@ -156,6 +156,9 @@ class _Collector:
                     self.dropped.add(gave_way[1])
                 self.recovered.setdefault(source or path, []).append(folder)
             self.folders.add(folder)
+            if kind == "eval":
+                self.eval += 1
+                return
             self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
             for message, line in _notes(outcome):
                 if message.startswith(_SECRET_NOTE):
@@ -163,8 +166,6 @@ class _Collector:
                     self.secrets.add([message[len(_SECRET_NOTE) :]], self.redactor.path(where))
                 else:
                     self.warn(path, line, message)
-        elif kind == "eval":
-            self.eval += 1
         elif kind == "job":
             self.job_level += 1
             self.warn(path, None, "job-level result.json inside a trial directory: not a trial")
@@ -505,7 +506,7 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
         parts = name.strip("/").rsplit("/", 2)
         key = parts[-2] if len(parts) > 1 else name
         if "eval_sessions/" in name:  # (an eval trial is its session's, as in a folder)
-            key = name.strip("/").rsplit("/", 1)[0]
+            key = name[name.index("eval_sessions/") :].strip("/").rsplit("/", 1)[0]
         col.apply(f"{rel}:{name}", outcome, key, rel)
 
 

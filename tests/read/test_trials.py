@@ -221,6 +221,24 @@ def test_an_eval_trial_is_not_taken_for_a_training_trial_of_its_name(tmp_path):
     ]
 
 
+def test_an_eval_trial_in_its_folder_and_an_archive_counts_once(tmp_path):
+    # whole in both (the archive's under a top folder), or damaged in its folder and whole
+    # in the archive: one eval trial, nothing unreadable
+    root = tmp_path / "trace_jobs"
+    for name, folder_copy in (("t0", rec(trial_name="t0")), ("t1", b"{")):
+        (root / "eval_sessions" / "s1" / name).mkdir(parents=True)
+        (root / "eval_sessions" / "s1" / name / "result.json").write_bytes(folder_copy)
+    _tar(
+        root / "trials_step2_a.tar",
+        [
+            ("trace_jobs/eval_sessions/s1/t0", rec(trial_name="t0")),
+            ("trace_jobs/eval_sessions/s1/t1", rec(trial_name="t1")),
+        ],
+    )
+    ts, _ = parse_trials(root, tmp_path)
+    assert (ts.eval_count, ts.malformed, ts.missing) == (2, 0, 0)
+
+
 def test_sharded_decoding_equals_serial(tmp_path):
     _tree(tmp_path / "trace_jobs")
     serial, known = parse_trials(tmp_path / "trace_jobs", tmp_path)
