@@ -352,3 +352,63 @@ def test_each_empty_value_stays_visible_and_only_it(value, without):
     assert Redactor().text(text) == text
     without(redact_values, "_EMPTY_VALUES", redact_values._EMPTY_VALUES - {value})
     assert Redactor().text(text) != text
+
+
+# -- the table-cell rule's thresholds, case by case ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "where", "hidden"),
+    [
+        # a plain-word name: a credential's look, 16 letters and digits (a password's, 6)
+        ("Token", "abcdef0123456789", "row", True),
+        ("Token", "abcdef012345678", "row", False),
+        ("Token", "abc123def", "row", False),
+        ("db password", "abc123", "row", True),
+        ("db password", "ab123", "row", False),
+        ("db password", "X1abc", "row", False),
+        # a variable's name: any value in a row or a header, bar a column name in a header
+        ("api_key", "hunter", "row", True),
+        ("TOKEN", "hunter", "row", True),
+        ("api_key", "base_url", "header", False),
+        ("api_key", "base2url", "header", True),
+        # other text: a credential's look of 16 whatever the name
+        ("HF_TOKEN", "abcdef0123456789", "other", True),
+        ("HF_TOKEN", "abcdef012345678", "other", False),
+        # a value with spaces: a passphrase of at most six words in a row, else its first word
+        ("DB_PASSWORD", "one two three four five six", "row", True),
+        ("DB_PASSWORD", "one two three four five six seven", "row", False),
+        ("DB_PASSWORD", "one two three", "header", False),
+        ("HF_TOKEN", "rotated on 2024-01-01 by ops", "row", False),
+        ("HF_TOKEN", "`abc123def456ghi` is the old one", "row", False),
+        ("HF_TOKEN", "`abc123def456ghij` is the new one", "row", True),
+    ],
+)
+def test_a_cell_is_a_secret_by_its_name_its_value_and_where_it_is(key, value, where, hidden):
+    assert redact_rules._cell_secret(key, value, where) is hidden
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # a row needs a cell on each side of "|": a lone "|" line is no row
+        ("|\n| HF_TOKEN | hunter |", False),
+        # a header is the row above a line of only "|", "-", ":" and blanks
+        ("| HF_TOKEN | hunter |\n| - |", True),
+        ("| HF_TOKEN | hunter |\n| - | x |", False),
+        ("| HF_TOKEN | hunter |\n|-|:|", True),
+        # the line below a header may be the text's last
+        ("x\n| HF_TOKEN | hunter |\n|---|---|", True),
+        # several rows, each read (the search goes on from each line's end)
+        ("| a | b |\n| HF_TOKEN | hunter |\n| DB_PASSWORD | hunter |", False),
+        # an HTML cell's value, a Markdown cell's: its markup is not the value
+        ("<td>HF_TOKEN</td><td>`$HF_TOKEN`</td>", True),
+        ("| HF_TOKEN | `$HF_TOKEN` |", True),
+        # a row after blank lines, or after a break at the text's start, is a row
+        ("| a | b |\n\n| HF_TOKEN | hunter |", False),
+        ("\n| HF_TOKEN | hunter |", False),
+    ],
+)
+def test_table_rows_headers_and_html_cells(text, shown):
+    out = Redactor().text(text)
+    assert ("hunter" in out or "$HF_TOKEN" in out) is shown, out
