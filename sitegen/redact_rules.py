@@ -346,8 +346,7 @@ def _credential_like(m: re.Match) -> bool:
 
 
 def _letters_and_digits(m: re.Match) -> bool:
-    s = m.group("s")
-    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+    return _looks_like_credential(m.group("s"), 0)
 
 
 # Where a credential's word ends in a sentence: not at "/", "+" or a "." inside a name

@@ -189,23 +189,16 @@ class _Collector:
             )
         if self.dropped:
             self.warnings = [w for i, w in enumerate(self.warnings) if i not in self.dropped]
-        for source, names in self.again.items():
-            self.warnings.append(
-                BuildWarning(
-                    self.redactor.path(source),
-                    None,
-                    f"{_trials(names, self.redactor)} read twice: counted once",
+        for by_source, said in (
+            (self.again, "read twice: counted once"),
+            (self.recovered, "read from here: no readable result.json in the folder"),
+        ):
+            for source, names in by_source.items():
+                self.warnings.append(
+                    BuildWarning(
+                        self.redactor.path(source), None, f"{_trials(names, self.redactor)} {said}"
+                    )
                 )
-            )
-        for source, names in self.recovered.items():
-            self.warnings.append(
-                BuildWarning(
-                    self.redactor.path(source),
-                    None,
-                    f"{_trials(names, self.redactor)} read from here: "
-                    "no readable result.json in the folder",
-                )
-            )
         hidden = self.secrets.warning(self.redactor.path(self.rel))
         if hidden is not None:
             self.warnings.append(hidden)

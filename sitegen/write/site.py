@@ -188,10 +188,7 @@ class SiteWriter:
         self._count(rel, len(data))
         self.kept.pop(rel, None)  # (carried over before: what is written now is published)
         if self._same_as_published(rel, len(data), lambda: data):
-            if rel in self.staged:  # written before in this build: the published copy wins now
-                self.staged.discard(rel)
-                with contextlib.suppress(OSError):
-                    (self.staging / rel).unlink()
+            self._unstage(rel)  # (written before in this build: the published copy wins now)
             return
         path = self.staging / rel
         try:
@@ -218,6 +215,10 @@ class SiteWriter:
         self.files -= 1
         self.bytes -= size
         self.kept.pop(rel, None)
+        self._unstage(rel)
+
+    def _unstage(self, rel: str) -> None:
+        """Forget this build's staged copy of ``rel``, if it has one."""
         if rel in self.staged:
             self.staged.discard(rel)
             with contextlib.suppress(OSError):

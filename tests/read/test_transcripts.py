@@ -299,6 +299,15 @@ def test_verifier_tail_exception_and_the_trials_own_secrets(tmp_path):
 K = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0"  # a W&B key: no rule knows its shape alone
 
 
+def _said(folder: Path, config: dict, message: str) -> str:
+    """The transcript's exception message of a trial with ``config`` that failed saying
+    ``message``: what the trial's own secrets leave of it."""
+    exc = {"exception_type": "X", "exception_message": message}
+    _write(folder, "result.json", {"config": config, "exception_info": exc})
+    _, shown, _ = read_transcript(folder, folder).exception
+    return shown.text
+
+
 @pytest.mark.parametrize(
     "config",
     [
@@ -316,19 +325,10 @@ K = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0"  # a W&B key: no rule knows its s
 def test_a_trials_secrets_are_those_its_config_table_hides(tmp_path, config):
     """The values a transcript hides as the trial's own are exactly those the config table
     hides (Redactor.value), whatever shape names them."""
-    _write(
-        tmp_path,
-        "result.json",
-        {
-            "config": {"agent": config, "verifier": {"sort": {"key": "notasecret9"}}},
-            "exception_info": {
-                "exception_type": "AgentTimeoutError",
-                "exception_message": f"echo {K} notasecret9",
-            },
-        },
+    config = {"agent": config, "verifier": {"sort": {"key": "notasecret9"}}}
+    assert _said(tmp_path, config, f"echo {K} notasecret9") == (
+        "echo [REDACTED:trial-secret] notasecret9"
     )
-    _, message, _ = read_transcript(tmp_path, tmp_path).exception
-    assert message.text == "echo [REDACTED:trial-secret] notasecret9"
 
 
 @pytest.mark.parametrize(
@@ -360,19 +360,8 @@ def test_where_a_secret_is_is_not_a_secret_of_the_trial(tmp_path):
         "env": [["ANTHROPIC_API_KEY", "OPENAI_API_KEY"], ["WANDB_API_KEY", K]],
         "args": ["--api-key-file", "credentials.json"],
     }
-    _write(
-        tmp_path,
-        "result.json",
-        {
-            "config": {"agent": config},
-            "exception_info": {
-                "exception_type": "X",
-                "exception_message": f"no OPENAI_API_KEY in credentials.json, not {K}",
-            },
-        },
-    )
-    _, message, _ = read_transcript(tmp_path, tmp_path).exception
-    assert message.text == "no OPENAI_API_KEY in credentials.json, not [REDACTED:trial-secret]"
+    said = _said(tmp_path, {"agent": config}, f"no OPENAI_API_KEY in credentials.json, not {K}")
+    assert said == "no OPENAI_API_KEY in credentials.json, not [REDACTED:trial-secret]"
 
 
 @pytest.mark.parametrize(
@@ -380,16 +369,8 @@ def test_where_a_secret_is_is_not_a_secret_of_the_trial(tmp_path):
 )
 def test_a_value_under_a_secret_named_key_is_always_a_secret(tmp_path, pw):
     # (only a list's item hidden for its neighbour may name where a secret is)
-    _write(
-        tmp_path,
-        "result.json",
-        {
-            "config": {"agent": {"env": {"DB_PASSWORD": pw}}},
-            "exception_info": {"exception_type": "X", "exception_message": f"psql: {pw}"},
-        },
-    )
-    _, message, _ = read_transcript(tmp_path, tmp_path).exception
-    assert message.text == "psql: [REDACTED:trial-secret]"
+    said = _said(tmp_path, {"agent": {"env": {"DB_PASSWORD": pw}}}, f"psql: {pw}")
+    assert said == "psql: [REDACTED:trial-secret]"
 
 
 def test_a_result_with_nan_is_read_as_the_trial_reader_reads_it(tmp_path):
