@@ -368,3 +368,77 @@ def test_engine_logs_with_the_same_container_pid_stay_apart():
     assert [(e.samples, e.gen_tps_sum) for e in eng.values()] == [(5, 500.0), (5, 1500.0)]
     (bucket,) = log.vllm.timeline
     assert bucket.samples == 10 and bucket.gen_tps_mean == 200.0
+
+
+# vLLM up to 0.7.2 wrote its header without brackets: "%(levelname)s %(asctime)s
+# %(filename)s:%(lineno)d] %(message)s" (vllm/logger.py), date "%m-%d %H:%M:%S".
+OLD_V0 = (
+    "INFO 02-12 10:51:27 metrics.py:455] Avg prompt throughput: 0.0 tokens/s, Avg generation "
+    "throughput: {gen} tokens/s, Running: 3 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV cache "
+    "usage: 4.0%, CPU KV cache usage: 0.0%."
+)
+OLD_RATE = "INFO 02-12 10:51:27 metrics.py:471] Prefix cache hit rate: GPU: 84.30%, CPU: 0.00%"
+# That era's V1 engine (vllm/v1/metrics/loggers.py): no "Engine NNN:", no full stop; its
+# first form a trailing space after Waiting.
+OLD_V1 = (
+    "INFO 02-12 10:51:32 loggers.py:78] Avg prompt throughput: 1.0 tokens/s, Avg generation "
+    "throughput: {gen} tokens/s, Running: 5 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%, "
+    "Prefix cache hit rate: 45.0%"
+)
+OLD_V1_FIRST = (
+    "INFO 02-12 10:51:37 loggers.py:72] Avg prompt throughput: 1.0 tokens/s, Avg generation "
+    "throughput: {gen} tokens/s, Running: 5 reqs, Waiting: 0 reqs "
+)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "engine"),
+    [
+        ("", "job.out:engine"),
+        ("(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) ", "7@10.0.0.1"),
+        ("\x1b[2m\x1b[36m(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1)\x1b[0m ", "7@10.0.0.1"),
+        ("(RayWorkerWrapper pid=5) ", "5@driver"),
+    ],
+)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_the_header_without_brackets_of_vllm_up_to_0_7_2_is_read(prefix, engine, eol):
+    from tests.read.test_real_shapes import _by_blocks
+
+    lines = [
+        lg("start", "2026-02-12 10:51:00.000"),
+        prefix + OLD_V0.format(gen=10.0),
+        prefix + OLD_RATE,
+        prefix + "\x1b[32mINFO\x1b[0m " + OLD_V0.format(gen=20.0)[5:],
+        prefix + OLD_V1.format(gen=30.0),
+        prefix + OLD_V1_FIRST.format(gen=40.0),
+        prefix + "WARNING 02-12 10:51:40 scheduler.py:1560] Sequence group 9 is preempted",
+    ]
+    data = eol.join(lines).encode() + eol.encode()
+    for log in (parse(data), _by_blocks(lines)):
+        assert not log.warnings
+        (e,) = log.vllm.engines
+        assert (e.engine, e.samples, e.gen_tps_sum) == (engine, 4, 100.0)
+        assert (e.waiting_sum, e.running_sum, e.kv_pct_sum) == (4.0, 16.0, 20.0)
+        assert (e.prefix_samples, e.prefix_pct_sum) == (2, pytest.approx(84.3 + 45.0))
+        assert log.vllm.timeline[0].samples == 4
+
+
+def test_an_old_vllm_header_glued_after_a_bar_is_read():
+    bar = "Processed prompts:  50%|#####     | 4/8 [00:02<00:02, 2.0it/s]"
+    log = parse([lg("start", "2026-02-12 10:51:00.000"), bar + OLD_V0.format(gen=10.0)])
+    (e,) = log.vllm.engines
+    assert (e.samples, e.gen_tps_sum) == (1, 10.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INFO 02-12 10:51:27 metrics.py] no line number",
+        "INFO 02-12 10:51:27 metrics.py:455 no bracket",
+        "INFO 02-12 10:51:27 a b.py:455] a space in the name",
+    ],
+)
+def test_text_almost_an_old_vllm_header_is_no_record(text):
+    from sitegen.read.lines import split_line
+
+    assert split_line(1, text.encode()).emitter == ""
