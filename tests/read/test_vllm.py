@@ -414,7 +414,7 @@ def test_the_header_without_brackets_of_vllm_up_to_0_7_2_is_read(prefix, engine,
         prefix + "WARNING 02-12 10:51:40 scheduler.py:1560] Sequence group 9 is preempted",
     ]
     data = eol.join(lines).encode() + eol.encode()
-    for log in (parse(data), _by_blocks(lines)):
+    for log in (parse(data), _by_blocks(data)):
         assert not log.warnings
         (e,) = log.vllm.engines
         assert (e.engine, e.samples, e.gen_tps_sum) == (engine, 4, 100.0)
