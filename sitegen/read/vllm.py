@@ -101,6 +101,23 @@ class _Engine:
     rate_due: bool = False
     rate_bucket: int | None = None
 
+    def merge(self, o: _Engine) -> None:
+        """Add the samples of the same engine read from another file."""
+        self.samples += o.samples
+        self.running_sum += o.running_sum
+        self.running_max = max(self.running_max, o.running_max)
+        self.waiting_sum += o.waiting_sum
+        self.waiting_max = max(self.waiting_max, o.waiting_max)
+        self.gen_sum += o.gen_sum
+        self.gen_max = max(self.gen_max, o.gen_max)
+        self.prompt_sum += o.prompt_sum
+        self.kv_sum += o.kv_sum
+        self.prefix_sum += o.prefix_sum
+        self.prefix_n += o.prefix_n
+        if o.preempt_max is not None:
+            self.preempt_sum += o.preempt_sum
+            self.preempt_max = max(self.preempt_max or 0.0, o.preempt_max)
+
 
 @dataclass
 class _Bucket:
@@ -380,7 +397,12 @@ class VllmAccumulator:
         return True
 
     def merge(self, other: VllmAccumulator) -> None:
-        self.engines.update(other.engines)
+        """Add what ``other`` read (another file of the job): an engine both read is one."""
+        for engine, e in other.engines.items():
+            if engine in self.engines:
+                self.engines[engine].merge(e)
+            else:
+                self.engines[engine] = e
         for key, b in other.buckets.items():
             self.buckets.setdefault(key, _Bucket()).merge(b)
         self.aggregated_lines += other.aggregated_lines
