@@ -7,6 +7,10 @@ Two layouts, side by side at any depth:
 * **flat**: a directory with ``*.out``/``*.log`` files directly and its
   trials in ``trace_jobs/`` or ``trials/`` beside them.
 
+A job whose SLURM script split its output (``--output=x.out --error=x.err``) has a
+``.err`` beside its ``.out`` (or ``.log``) of the same stem: read with it, as a stream of
+its own (in :attr:`JobSource.infra_logs`, first); a ``.err`` alone is a job's log.
+
 Discovery drops nothing silently: every folder below the root (beside and
 below an experiment's ``logs/`` too) is a job, part of one, or reported as
 skipped with the reason; a log it cannot use is a warning. The walk is
@@ -36,6 +40,7 @@ from sitegen.redact import Redactor, SecretTally, undecodable_shown
 
 TRIALS_DIR_NAMES = ("trace_jobs", "trials")
 LOG_SUFFIXES = (".out", ".log")
+ERR_SUFFIX = ".err"  # a job's stderr, when its script sends it to a file of its own
 SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
 # A path whose id needs no hash: its id alone says which path it came from.
 CANONICAL_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:/[A-Za-z0-9_][A-Za-z0-9_-]*)*")
@@ -78,7 +83,26 @@ def _hash(s: str, n: int = 6) -> str:
 
 
 def _is_log(name: str) -> bool:
-    return name.endswith(LOG_SUFFIXES) and not name.startswith("infra-")
+    """A job's log, or the stderr half of one (:func:`_pair_streams` tells which)."""
+    return name.endswith((*LOG_SUFFIXES, ERR_SUFFIX)) and not name.startswith("infra-")
+
+
+def _pair_streams(logs: list[os.DirEntry]) -> list[tuple[os.DirEntry, os.DirEntry | None]]:
+    """Each job log of a folder with its ``.err``: the ``.err`` of a ``.out`` (else a
+    ``.log``) of its stem is that log's other stream; a ``.err`` with neither is a log."""
+    names = {e.name for e in logs}
+    out: list[tuple[os.DirEntry, os.DirEntry | None]] = []
+    for e in logs:
+        stem, suffix = e.name.rsplit(".", 1)
+        err = stem + ERR_SUFFIX
+        if suffix == "err":
+            if f"{stem}.out" not in names and f"{stem}.log" not in names:
+                out.append((e, None))
+        elif err in names and (suffix == "out" or f"{stem}.out" not in names):
+            out.append((e, next(x for x in logs if x.name == err)))
+        else:
+            out.append((e, None))
+    return out
 
 
 def _is_infra(name: str) -> bool:
@@ -295,11 +319,19 @@ class _Walker:
         log_files = logs_node.scanned[0] if logs_node.scanned else []
         infra = [e for e in log_files if _is_infra(e.name)]
         notes = _notes(files) or _notes(log_files)
-        for e in logs:
+        jobs = _pair_streams(logs)
+        for e, err in jobs:
+            own = [err] if err else []
             self.jobs.append(
-                self._job(Path(e.path), group, "experiment", infra if len(logs) == 1 else [], notes)
+                self._job(
+                    Path(e.path),
+                    group,
+                    "experiment",
+                    own + (infra if len(jobs) == 1 else []),
+                    notes,
+                )
             )
-        if infra and len(logs) > 1:
+        if infra and len(jobs) > 1:
             self.warn(
                 logs_dir,
                 "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
@@ -327,14 +359,18 @@ class _Walker:
     def flat(self, d: Path, logs: list, infra: list, trials: list, files: list) -> None:
         group = self.rel(d)
         notes = _notes(files)
-        if infra and len(logs) > 1:
+        jobs = _pair_streams(logs)
+        if infra and len(jobs) > 1:
             self.warn(
                 d,
                 "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
             )
-        for e in logs:
+        for e, err in jobs:
+            own = [err] if err else []
             self.jobs.append(
-                self._job(Path(e.path), group, "flat", infra if len(logs) == 1 else [], notes)
+                self._job(
+                    Path(e.path), group, "flat", own + (infra if len(jobs) == 1 else []), notes
+                )
             )
         if not logs:
             # Trials without any log: a job known only by its trials.

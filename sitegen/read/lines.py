@@ -32,9 +32,10 @@ LOGURU_RE = re.compile(
     r"^(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) \| (?P<level>[A-Z]+)\s*\| "
     r"(?P<where>[^ ]+) - (?P<msg>.*)$"
 )
+# vLLM's header: "[file.py:N]" since 0.7.3, "file.py:N]" up to 0.7.2 (docs/formats.md §5.3).
 VLLM_RE = re.compile(
     r"^(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
-    r"(?:\.\d+)? \[(?P<where>[^\]]+)\] (?P<msg>.*)$"
+    r"(?:\.\d+)? (?:\[(?P<where>[^\]]+)\]|(?P<old>[^\s\[\]]+:\d+)\]) (?P<msg>.*)$"
 )
 # SLURM's step daemon names itself "slurmstepd" or, on many clusters, "slurmstepd-<node>"
 # (docs/formats.md §4.4): "slurmstepd-gpu-17: error: *** JOB …". A node name is short
@@ -45,7 +46,8 @@ SLURMSTEPD_RE = re.compile(SLURMSTEPD)
 # lost the bar's \r puts the next record on the bar's line).
 GLUED_START_RE = re.compile(
     r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \| [A-Z]+\s*\| "
-    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \["
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? "
+    r"(?:\[|[^\s\[\]]+:\d+\] )"
     rf"|{SLURMSTEPD} |WANDB_MIRROR "
 )
 # The end of a tqdm bar: "| 208/233 [1:15:34<08:27, 20.30s/it]" or "5it [00:01, 3.2it/s]".
@@ -495,7 +497,8 @@ def _header(
         if m is None:
             return None
         emitter, time, vllm_time = "vllm", None, m["ts"]
-    return Line(number, source, pid, ip, repeated, emitter, time, vllm_time, m["where"], m["msg"])
+    where = m["where"] or m["old"] if emitter == "vllm" else m["where"]
+    return Line(number, source, pid, ip, repeated, emitter, time, vllm_time, where, m["msg"])
 
 
 def _loguru_time(ts: str) -> datetime | None:

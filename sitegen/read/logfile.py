@@ -1,4 +1,5 @@
-"""Reading one log file: in blocks, on from where the last build stopped, with its infra logs.
+"""Reading one log file: in blocks, on from where the last build stopped, with its infra logs
+and, for a job whose stderr went to a file of its own, its ``.err``.
 
 :class:`~sitegen.read.logparse.LogParser` is the state machine; this module feeds
 it from disk and keeps the state that lets a grown log be read on.
@@ -15,10 +16,13 @@ from typing import Any, BinaryIO, Generic, TypeVar
 
 import msgspec
 
+from sitegen.discover.archive import ERR_SUFFIX
 from sitegen.discover.safeio import open_regular, root_of
 from sitegen.model.parsed import ParsedLog
 from sitegen.read.logparse import LogParser, ParserState
 from sitegen.read.scrub import scrub_log
+from sitegen.read.streams import combine_streams
+from sitegen.read.vllm import VllmAccumulator
 from sitegen.redact import Redactor
 
 S = TypeVar("S")
@@ -80,7 +84,8 @@ def parse_log(
     state: LogState[ParserState] | None = None,
     snapshot: Callable[[ParserState], Any] = copy_state,
 ) -> tuple[ParsedLog, LogState[Any]]:
-    """Parse one job log (plus any ``infra-*.log`` files holding its engines' output).
+    """Parse one job log (plus any ``infra-*.log`` files holding its engines' output, and
+    the ``.err`` of a log split in two: :func:`_read_err`).
 
     With ``state`` from an earlier parse of the same file, only what was appended
     since is read (the state is taken over: its containers are changed). Returns
@@ -108,12 +113,41 @@ def parse_log(
         new_state = LogState(end, fh.read(end - max(0, end - 256)), snapshot(parser.state()))
         # The last, unterminated line (a job still writing) is read but not kept in the state.
         parser.feed_stream(_Limited(fh, st.st_size - end))
+    streams = []
     for extra, extra_rel in extra_logs:
         try:
             with open_regular(extra, root) as xfh:
                 # bounded by its size now: a log still growing is read up to here
-                parser.read_engine_log(extra_rel, _Limited(xfh, os.fstat(xfh.fileno()).st_size))
+                xst = os.fstat(xfh.fileno())
+                if extra_rel.endswith(ERR_SUFFIX):
+                    streams.append(_read_err(parser, _Limited(xfh, xst.st_size), extra_rel, xst))
+                else:
+                    parser.read_engine_log(extra_rel, _Limited(xfh, xst.st_size))
         except OSError as exc:
             parser.file_warning(extra_rel, f"cannot read: {exc.strerror}")
-    parsed = parser.finish(size_bytes=st.st_size, mtime=st.st_mtime)
-    return scrub_log(parsed, redactor, parser.secrets), new_state
+    parsed = scrub_log(
+        parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), redactor, parser.secrets
+    )
+    for err in streams:
+        parsed = combine_streams(parsed, err)
+    return parsed, new_state
+
+
+def _read_err(parser: LogParser, fh: _Limited, rel: str, st: os.stat_result) -> ParsedLog:
+    """The ``.err`` of a log split in two (docs/formats.md §1), read whole as a stream of
+    its own (its line order is not the log's); :func:`combine_streams` adds it to the log's.
+
+    Its vLLM lines go to ``parser``'s statistics (an engine whose lines reach both files is
+    one), and its times widen the log's, which the vLLM timeline starts from. Not part of
+    the log's saved state: read whole each time (the cache's key holds its size and time).
+    """
+    own = LogParser(rel, parser.redactor, year_hint=datetime.fromtimestamp(st.st_mtime).year)
+    own.feed_stream(fh)
+    parser.vllm.merge(own.vllm)
+    parser.suppressed += own.suppressed
+    own.vllm, own.suppressed = VllmAccumulator(rel), 0
+    if own.first_time is not None:
+        first = parser.first_time
+        parser.first_time = own.first_time if first is None else min(first, own.first_time)
+    parsed = own.finish(size_bytes=st.st_size, mtime=st.st_mtime)
+    return scrub_log(parsed, parser.redactor, own.secrets)

@@ -8,10 +8,11 @@ minute of wall time).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import fields
 
 from sitegen.errors import BuildWarning
-from sitegen.model.parsed import Checkpoint, ParsedLog
+from sitegen.model.parsed import Checkpoint, MetricBlock, ParsedLog
 from sitegen.read.configdump import ConfigDump
 from sitegen.read.evidence import config_evidence, line_evidence
 from sitegen.read.lines import (
@@ -482,17 +483,12 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             self._flush_batches(self.boundary + 1 if self.boundary >= 0 else 0)
         self._text_flush()
         form, blocks, evals_out = self._metric_blocks()
-        mid_run = None
         if self.truncated_at is not None:
-            mid_run = f"the log says its output was truncated (line {self.truncated_at})"
-        elif (
-            blocks
-            and blocks[0].step > 1
-            and self.resumed_from is None
-            and not self.fresh_start
-            and self.config is None  # a config dump is printed at the job's start
-        ):
-            mid_run = f"first step {blocks[0].step}, with no start or resume line"
+            mid_run: str | None = (
+                f"the log says its output was truncated (line {self.truncated_at})"
+            )
+        else:
+            mid_run = first_step_gap(blocks, self.resumed_from, self.fresh_start, self.config)
         final = self.final_checkpoint
         for kind, n in self.warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:
@@ -531,6 +527,22 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             planned_steps=self.planned_steps,
             evidence=self.evidence or config_evidence(self.config),
         )
+
+
+def first_step_gap(
+    blocks: Sequence[MetricBlock], resumed_from: int | None, fresh_start: bool, config: dict | None
+) -> str | None:
+    """Why a log seems to start mid-run (docs/formats.md §4.5): its first step is past the
+    first, and nothing says the job started or resumed there; else None."""
+    if (
+        blocks
+        and blocks[0].step > 1
+        and resumed_from is None
+        and not fresh_start
+        and config is None  # a config dump is printed at the job's start
+    ):
+        return f"first step {blocks[0].step}, with no start or resume line"
+    return None
 
 
 def _first_bad(block: bytes, pos: int, end: int) -> int:

@@ -26,6 +26,15 @@ V0_PREFIX = "Avg prompt throughput: "
 # its stats line; a negative rate is one of a cache not in use.
 V0_RATE_PREFIX = "Prefix cache hit rate: GPU: "
 V0_RATE_RE = re.compile(r"^Prefix cache hit rate: GPU: (-?[0-9]+(?:\.[0-9]+)?)%, CPU: ")
+# V0's scheduler (vllm/core/scheduler.py) warns at an engine's 1st, 51st, 101st, … preemption
+# with its count so far: "Sequence group 12 is preempted by PreemptionMode.RECOMPUTE mode
+# because there is not enough KV cache space. … total_num_cumulative_preemption=51" (older
+# versions: total_cumulative_preemption_cnt). Found by search: the line is long.
+PREEMPT_PREFIX = "Sequence group "
+PREEMPTED = " is preempted by "
+PREEMPT_COUNT_RE = re.compile(
+    r"\btotal_(?:num_cumulative_preemption|cumulative_preemption_cnt)=([0-9]{1,18})\b"
+)
 STEP_RE = re.compile(r"^vLLM Stats \(step (\d{1,18})\):\s*(.*)$")  # (as markers.STEP_RE)
 # "engines=4, running(peak/med)=10/5, kv(peak/med)=80.0%/41.0%": key=value, values maybe "a/b"
 # (read from where its run of word characters starts, digits before the name skipped: the
@@ -92,6 +101,23 @@ class _Engine:
     rate_due: bool = False
     rate_bucket: int | None = None
 
+    def merge(self, o: _Engine) -> None:
+        """Add the samples of the same engine read from another file."""
+        self.samples += o.samples
+        self.running_sum += o.running_sum
+        self.running_max = max(self.running_max, o.running_max)
+        self.waiting_sum += o.waiting_sum
+        self.waiting_max = max(self.waiting_max, o.waiting_max)
+        self.gen_sum += o.gen_sum
+        self.gen_max = max(self.gen_max, o.gen_max)
+        self.prompt_sum += o.prompt_sum
+        self.kv_sum += o.kv_sum
+        self.prefix_sum += o.prefix_sum
+        self.prefix_n += o.prefix_n
+        if o.preempt_max is not None:
+            self.preempt_sum += o.preempt_sum
+            self.preempt_max = max(self.preempt_max or 0.0, o.preempt_max)
+
 
 @dataclass
 class _Bucket:
@@ -121,9 +147,9 @@ class _Bucket:
 
 def is_stats_like(message: str) -> bool:
     """Cheap test: could this vLLM message be a stats line (so its time is worth reading)?"""
-    return message.startswith(("Engine ", V0_PREFIX, V0_RATE_PREFIX, "vLLM Stats")) or (
-        message[:1].isdigit() and " Engines Aggregated: " in message
-    )
+    return message.startswith(
+        ("Engine ", V0_PREFIX, V0_RATE_PREFIX, "vLLM Stats", PREEMPT_PREFIX)
+    ) or (message[:1].isdigit() and " Engines Aggregated: " in message)
 
 
 def parse_stats(text: str) -> dict[str, float]:
@@ -193,6 +219,9 @@ class VllmAccumulator:
     aggregated_lines: int = 0
     step_lines: int = 0
     step_stats: dict[int, dict[str, float]] = field(default_factory=dict)
+    # Each process's greatest count in V0's preemption warnings (key: engine_key with no
+    # index); freeze() gives it to that process's engine.
+    warned_preemptions: dict[str, float] = field(default_factory=dict)
 
     def feed(self, ln: Line, when: datetime | None) -> tuple[bool, str | None]:
         """Take one line: whether it was an engine's sample (the lines whose copies Ray
@@ -207,6 +236,8 @@ class VllmAccumulator:
             index, text = "", ln.message  # V0: one engine per process, no index
         elif ln.message.startswith(V0_RATE_PREFIX):
             return False, self.add_v0_rate(ln.pid, ln.ip, ln.message)
+        elif ln.message.startswith(PREEMPT_PREFIX):
+            return False, self.add_preemption_warning(ln.pid, ln.ip, ln.message)
         elif ENGINE_START_RE.match(ln.message):
             return False, "vLLM stats line without throughput/running/waiting: ignored"
         else:
@@ -241,6 +272,20 @@ class VllmAccumulator:
         if b is not None:
             b.prefix_sum += rate
             b.prefix_n += 1
+        return None
+
+    def add_preemption_warning(self, pid: str | None, ip: str | None, message: str) -> str | None:
+        """V0's ``Sequence group … is preempted by … total_num_cumulative_preemption=N``: its
+        process's count so far (the greatest said is kept); returns a warning if unreadable."""
+        if PREEMPTED not in message:
+            return None  # another message about a sequence group
+        m = PREEMPT_COUNT_RE.search(message)
+        if m is None:
+            return "vLLM preemption warning without its count: ignored"
+        key = self.engine_key(pid, ip, "")
+        count = float(m.group(1))
+        if count > self.warned_preemptions.get(key, -1.0):
+            self.warned_preemptions[key] = count
         return None
 
     def add(
@@ -352,15 +397,41 @@ class VllmAccumulator:
         return True
 
     def merge(self, other: VllmAccumulator) -> None:
-        self.engines.update(other.engines)
+        """Add what ``other`` read (another file of the job): an engine both read is one."""
+        for engine, e in other.engines.items():
+            if engine in self.engines:
+                self.engines[engine].merge(e)
+            else:
+                self.engines[engine] = e
         for key, b in other.buckets.items():
             self.buckets.setdefault(key, _Bucket()).merge(b)
         self.aggregated_lines += other.aggregated_lines
         self.step_lines += other.step_lines
         self.step_stats.update(other.step_stats)
+        for process, count in other.warned_preemptions.items():
+            self.warned_preemptions[process] = max(
+                count, self.warned_preemptions.get(process, count)
+            )
+
+    def _warned_counts(self) -> dict[str, float]:
+        """Each engine's count from preemption warnings: a process's goes to its engine with
+        no index (V0's), else to the one engine it logs; a process with none, or with several
+        indexed ones, cannot say whose it is (docs/formats.md §5.3)."""
+        by_process: dict[str, list[str]] = {}
+        for k in self.engines:
+            by_process.setdefault(k.rpartition("#")[0] + "#", []).append(k)
+        out = {}
+        for key, count in self.warned_preemptions.items():
+            keys = by_process.get(key, [])
+            if key in self.engines:
+                out[key] = count
+            elif len(keys) == 1:
+                out[keys[0]] = count
+        return out
 
     def freeze(self, start: datetime | None, suppressed: int) -> VllmStats:
         names = engine_names(self.engines)
+        warned = self._warned_counts()
         engines = tuple(
             EngineStats(
                 name,
@@ -376,9 +447,9 @@ class VllmAccumulator:
                 e.prefix_sum,
                 e.prefix_n,
                 e.preempt_max,
-                e.preempt_sum if e.preempt_max is not None else None,
+                _preempt_total(e, warned.get(key)),
             )
-            for name, e in sorted((names[k], e) for k, e in self.engines.items())
+            for name, key, e in sorted((names[k], k, e) for k, e in self.engines.items())
         )
         keys = sorted(self.buckets)
         t_start = start.timestamp() if start else (keys[0] * BUCKET_S if keys else 0.0)
@@ -405,3 +476,12 @@ class VllmAccumulator:
             self.step_lines,
             {k: self.step_stats[k] for k in sorted(self.step_stats)},
         )
+
+
+def _preempt_total(e: _Engine, warned: float | None) -> float | None:
+    """An engine's preemptions: the sum of its lines' counts, or the count its warnings
+    said (a cumulative count: the greatest), whichever is greater; None: neither said any."""
+    summed = e.preempt_sum if e.preempt_max is not None else None
+    if warned is None or summed is None:
+        return summed if warned is None else warned
+    return max(summed, warned)

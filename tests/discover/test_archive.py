@@ -259,3 +259,27 @@ def test_a_cache_folder_is_known_by_its_marker_under_any_name(tmp_path, where):
     d = discover(tmp_path)
     assert sorted(j.log for j in d.jobs) == ["exp/logs/train_2.out", "job/a.out"]
     assert d.trials_dirs == {} and d.skipped == () and d.warnings == ()
+
+
+def test_a_split_slurm_log_is_one_job_and_a_lone_err_a_job_of_its_own(tmp_path):
+    """#SBATCH --output=x_%j.out --error=x_%j.err: the .err beside a .out (or .log) of its
+    stem is that job's other stream; a .err alone is a job's log."""
+    touch(tmp_path / "flat/x_7.out")
+    touch(tmp_path / "flat/x_7.err")
+    touch(tmp_path / "flat/infra-0.log")
+    touch(tmp_path / "alone/y_8.err")
+    touch(tmp_path / "exp/logs/run_2.out")
+    touch(tmp_path / "exp/logs/run_2.err")
+    touch(tmp_path / "exp/logs/run_10.err")
+    touch(tmp_path / "exp/logs/run_3.log")
+    touch(tmp_path / "exp/logs/run_3.err")
+    d = discover(tmp_path)
+    got = [(j.id, j.log, j.infra_logs) for j in d.jobs]
+    assert got == [
+        ("alone.y_8", "alone/y_8.err", ()),
+        ("exp.run_2", "exp/logs/run_2.out", ("exp/logs/run_2.err",)),
+        ("exp.run_3", "exp/logs/run_3.log", ("exp/logs/run_3.err",)),
+        ("exp.run_10", "exp/logs/run_10.err", ()),
+        ("flat.x_7", "flat/x_7.out", ("flat/x_7.err", "flat/infra-0.log")),
+    ]
+    assert not d.warnings and not d.skipped

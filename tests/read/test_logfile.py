@@ -57,3 +57,87 @@ def test_rewritten_file_is_read_from_the_start(logs, tmp_path):
     again, _ = parse_log(path, "a.out", Redactor(), state=state)
     full, _ = parse_log(path, "a.out", Redactor())
     assert _bytes(again) == _bytes(full)
+
+
+def _split_job(tmp_path: Path) -> tuple[Path, Path]:
+    """A job whose script wrote stdout and stderr apart (#SBATCH --output/--error): prints
+    and vLLM's own logger (stdout) in the .out; loguru, Ray's forwarded stderr and SLURM's
+    lines in the .err."""
+    from tests.read.test_logparse import METRICS, E, block, lg
+    from tests.read.test_real_shapes import STATS
+
+    out = [
+        "Training started",
+        f"{E}INFO 02-08 00:56:50 [loggers.py:127] Engine 000: Running: 3 reqs",  # no throughput
+        f"{E}INFO 02-08 00:56:55 [loggers.py:127] {STATS}",
+    ]
+    err = [
+        lg("start", "2026-02-08 00:56:40.000"),
+        *block(1, {**METRICS, "trainer/global_step": 1}),
+        lg("Batch generation complete: ?"),
+        *block(2, {**METRICS, "trainer/global_step": 2}),
+        lg("Successfully saved checkpoint for global_step_2 to: /ck/global_step_2"),
+        f"{E}INFO 02-08 00:57:05 [loggers.py:127] {STATS} [repeated 2x across cluster]",
+        "slurmstepd: error: *** JOB 7 ON gpu-1 CANCELLED AT 2026-02-08T01:00:00 ***",
+    ]
+    (tmp_path / "x_7.out").write_text("\n".join(out) + "\n")
+    (tmp_path / "x_7.err").write_text("\n".join(err) + "\n")
+    return tmp_path / "x_7.out", tmp_path / "x_7.err"
+
+
+def test_a_split_log_is_read_as_two_streams_of_one_job(tmp_path):
+    from tests.read.test_logparse import METRICS
+
+    out, err = _split_job(tmp_path)
+    log, _state = parse_log(out, "x_7.out", Redactor(), ((err, "x_7.err"),))
+    assert log.path == "x_7.out" and log.metric_form == "console"
+    assert [b.step for b in log.blocks] == [1, 2] and log.blocks[1].metrics[
+        "trainer/global_step"
+    ] == 2
+    assert [(c.step, c.final) for c in log.checkpoints] == [(2, False)]
+    assert (log.end_marker, log.end_detail) == ("cancelled", "CANCELLED")
+    # each warning names its own file and its line there
+    got = [(w.path, w.line, w.message) for w in log.warnings]
+    assert got == [
+        ("x_7.out", 2, "vLLM stats line without throughput/running/waiting: ignored"),
+        ("x_7.err", len(METRICS) + 3, "unreadable 'Batch generation complete' line: ignored"),
+    ]
+    # one engine whose lines are in both files; the copies Ray held back counted once
+    (e,) = log.vllm.engines
+    assert (e.engine, e.samples, e.gen_tps_sum) == ("7@10.0.0.1", 2, pytest.approx(940.4))
+    assert log.vllm.suppressed_copies == 2
+    # timed from the job's start, the .err's first loguru time (00:56:40), by minute
+    assert [(b.t_s, b.samples) for b in log.vllm.timeline] == [(-40.0, 1), (20.0, 1)]
+    sizes = out.stat().st_size + err.stat().st_size
+    lines = 3 + len(err.read_text().splitlines())
+    assert (log.lines, log.size_bytes, log.first_time.second) == (lines, sizes, 40)
+    assert log.evidence is not None
+
+
+def test_a_split_log_read_on_equals_a_full_read(tmp_path):
+    """The saved state is the .out's; the .err is read whole each time (its lines apart)."""
+    out, err = _split_job(tmp_path)
+    extra = ((err, "x_7.err"),)
+    _first, state = parse_log(out, "x_7.out", Redactor(), extra)
+    with out.open("a") as fh:
+        fh.write("Training done\n")
+    with err.open("a") as fh:
+        fh.write("slurmstepd: error: *** JOB 7 ON gpu-1 CANCELLED AT 2026-02-08T01:00:09 ***\n")
+    again, _ = parse_log(out, "x_7.out", Redactor(), extra, state)
+    fresh, _ = parse_log(out, "x_7.out", Redactor(), extra)
+    assert _bytes(again) == _bytes(fresh)
+    assert fresh.vllm.engines[0].samples == 2 and len(fresh.blocks) == 2
+
+
+def test_the_mirror_in_one_stream_wins_over_the_console_in_the_other(tmp_path):
+    """As in one file (docs/formats.md §3): the mirror's values are the logged ones."""
+    out, err = _split_job(tmp_path)
+    mirror = 'WANDB_MIRROR kind=train step={0} metrics={{"reward/avg_raw_reward": 0.{0}}}\n'
+    out.write_text("".join(mirror.format(s) for s in (1, 2, 3)))
+    log, _ = parse_log(out, "x_7.out", Redactor(), ((err, "x_7.err"),))
+    assert log.metric_form == "mirror"
+    assert [(b.step, b.metrics["reward/avg_raw_reward"]) for b in log.blocks] == [
+        (1, 0.1),
+        (2, 0.2),
+        (3, 0.3),
+    ]

@@ -45,14 +45,14 @@ RAY_PREFIXES = (
 DIM_ENGINE = "\x1b[2m\x1b[36m(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1)\x1b[0m "
 
 
-def _by_blocks(lines: list[str]):
+def _by_blocks(lines: list[str] | bytes):
     """The parse through the block reader (iter_blocks and its fast paths)."""
     import io
 
     from sitegen.read.logparse import LogParser
     from sitegen.redact import Redactor
 
-    data = ("\n".join(lines) + "\n").encode()
+    data = lines if isinstance(lines, bytes) else ("\n".join(lines) + "\n").encode()
     p = LogParser("job.out", Redactor(), year_hint=2026)
     p.feed_stream(io.BytesIO(data))
     return p.finish(len(data), 0.0)
@@ -810,3 +810,81 @@ def test_a_remote_daemon_line_inside_a_driver_dict_does_not_cut_it(daemon):
     for log in (parse(lines), _read(data, 1 << 20).finish(len(data), 0.0)):
         (b,) = log.blocks
         assert b.step == 3 and b.metrics["reward/avg_raw_reward"] == 0.3125 and not log.warnings
+
+
+@pytest.mark.parametrize(
+    "pfx",
+    [
+        "\x1b[2m\x1b[36m(pid=1234)\x1b[0m ",
+        "\x1b[2m\x1b[36m(pid=1234, ip=10.0.0.1)\x1b[0m ",
+        "\x1b[2m\x1b[1m\x1b[33m(pid=1234)\x1b[0m\x1b[2m ",
+    ],
+)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
+def test_a_record_after_a_cr_keeps_a_bare_pid_prefix_under_two_colour_codes(pfx, eol, chunk):
+    """Ray's prefix for a task (no actor name) after its colour codes: the record a bar's
+    ``\\r`` puts on the prefixed line is still that process's."""
+    import io
+
+    from sitegen.read.lines import iter_raw_lines, split_line
+
+    bar = "Processed prompts:  50%|#####     | 4/8 [00:02<00:02, 2.0it/s]"
+    data = f"{pfx}{bar}\r{bar}\rINFO 02-08 00:56:55 [loggers.py:127] {STATS}{eol}".encode()
+    got = [split_line(n, raw) for n, raw, _ in iter_raw_lines(io.BytesIO(data), chunk)]
+    assert [(ln.number, ln.pid, ln.emitter) for ln in got] == [
+        (1, "1234", ""),
+        (1, "1234", ""),
+        (1, "1234", "vllm"),
+    ]
+    ip = "10.0.0.1" if "ip=" in pfx else None
+    assert got[-1].ip == ip and got[-1].message == STATS
+
+
+@pytest.mark.parametrize(
+    "suffix",
+    [
+        "\x1b[32m [repeated 2x across cluster]\x1b[0m",  # green from its space on
+        " \x1b[32m[repeated 2x across cluster]\x1b[0m",  # green from its "[" on
+        "\x1b[32m[repeated 2x across cluster]\x1b[0m",
+        " [repeated 2x across cluster]",
+    ],
+)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_stats_line_with_either_dedup_suffix_is_one_sample_and_its_copies(suffix, eol):
+    lines = [lg("start"), f"{DIM_ENGINE}INFO 02-08 00:56:55 [loggers.py:127] {STATS}{suffix}"]
+    data = eol.join(lines).encode() + eol.encode()
+    for log in (parse(data), _by_blocks(data)):
+        (e,) = log.vllm.engines
+        assert (e.engine, e.samples, e.prefix_pct_sum) == ("7@10.0.0.1", 1, pytest.approx(84.3))
+        assert log.vllm.suppressed_copies == 2 and not log.warnings
+
+
+@pytest.mark.parametrize("pfx", ["", RAY_PREFIXES[0]])
+def test_a_config_dump_in_crlf_lines_keeps_its_first_section(pfx):
+    first, *rest = CONFIG_DUMP
+    head = pfx + colour_lg(first).replace("skyrl_train.utils.tracking", "main_base:_setup:288")
+    data = "\r\n".join([head, *(pfx + x for x in rest), pfx, lg("Step 1: ")]) + "\r\n"
+    for log in (parse(data.encode()), _by_blocks(data.encode())):
+        cfg = log.config
+        assert list(cfg) == ["data", "environment", "generator", "trainer"]
+        assert cfg["data"]["train_data"] == ["/data/train.parquet"]
+
+
+def test_the_final_save_named_after_the_last_step_as_upstream_logs_it():
+    """Upstream's synchronous trainer (skyrl/train/trainer.py) steps back to the last step
+    before its final save; save_checkpoints logs its parts, then the save, then the trainer
+    says so (and, with hf_save_interval, "Saved final model.")."""
+    ck = "/ck/global_step_233"
+    lines = [*block(232, {"trainer/global_step": 232}), lg(SAVED.format(232))]
+    lines += [*block(233, {"trainer/global_step": 233})]
+    lines += [
+        lg(f"Saved dataloader state to {ck}/data.pt"),
+        lg(f"Saved trainer state to {ck}/trainer_state.pt"),
+        lg(SAVED.format(233)),
+        lg("Saved final checkpoint."),
+        lg("Saved final model."),
+    ]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert [(c.step, c.final) for c in log.checkpoints] == [(232, False), (233, True)]
+        assert not log.warnings

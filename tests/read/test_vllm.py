@@ -368,3 +368,189 @@ def test_engine_logs_with_the_same_container_pid_stay_apart():
     assert [(e.samples, e.gen_tps_sum) for e in eng.values()] == [(5, 500.0), (5, 1500.0)]
     (bucket,) = log.vllm.timeline
     assert bucket.samples == 10 and bucket.gen_tps_mean == 200.0
+
+
+# vLLM up to 0.7.2 wrote its header without brackets: "%(levelname)s %(asctime)s
+# %(filename)s:%(lineno)d] %(message)s" (vllm/logger.py), date "%m-%d %H:%M:%S".
+OLD_V0 = (
+    "INFO 02-12 10:51:27 metrics.py:455] Avg prompt throughput: 0.0 tokens/s, Avg generation "
+    "throughput: {gen} tokens/s, Running: 3 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV cache "
+    "usage: 4.0%, CPU KV cache usage: 0.0%."
+)
+OLD_RATE = "INFO 02-12 10:51:27 metrics.py:471] Prefix cache hit rate: GPU: 84.30%, CPU: 0.00%"
+# That era's V1 engine (vllm/v1/metrics/loggers.py): no "Engine NNN:", no full stop; its
+# first form a trailing space after Waiting.
+OLD_V1 = (
+    "INFO 02-12 10:51:32 loggers.py:78] Avg prompt throughput: 1.0 tokens/s, Avg generation "
+    "throughput: {gen} tokens/s, Running: 5 reqs, Waiting: 0 reqs, GPU KV cache usage: 12.0%, "
+    "Prefix cache hit rate: 45.0%"
+)
+OLD_V1_FIRST = (
+    "INFO 02-12 10:51:37 loggers.py:72] Avg prompt throughput: 1.0 tokens/s, Avg generation "
+    "throughput: {gen} tokens/s, Running: 5 reqs, Waiting: 0 reqs "
+)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "engine"),
+    [
+        ("", "job.out:engine"),
+        ("(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) ", "7@10.0.0.1"),
+        ("\x1b[2m\x1b[36m(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1)\x1b[0m ", "7@10.0.0.1"),
+        ("(RayWorkerWrapper pid=5) ", "5@driver"),
+    ],
+)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_the_header_without_brackets_of_vllm_up_to_0_7_2_is_read(prefix, engine, eol):
+    from tests.read.test_real_shapes import _by_blocks
+
+    lines = [
+        lg("start", "2026-02-12 10:51:00.000"),
+        prefix + OLD_V0.format(gen=10.0),
+        prefix + OLD_RATE,
+        prefix + "\x1b[32mINFO\x1b[0m " + OLD_V0.format(gen=20.0)[5:],
+        prefix + OLD_V1.format(gen=30.0),
+        prefix + OLD_V1_FIRST.format(gen=40.0),
+        prefix + "WARNING 02-12 10:51:40 scheduler.py:1560] Sequence group 9 is preempted",
+    ]
+    data = eol.join(lines).encode() + eol.encode()
+    for log in (parse(data), _by_blocks(data)):
+        assert not log.warnings
+        (e,) = log.vllm.engines
+        assert (e.engine, e.samples, e.gen_tps_sum) == (engine, 4, 100.0)
+        assert (e.waiting_sum, e.running_sum, e.kv_pct_sum) == (4.0, 16.0, 20.0)
+        assert (e.prefix_samples, e.prefix_pct_sum) == (2, pytest.approx(84.3 + 45.0))
+        assert log.vllm.timeline[0].samples == 4
+
+
+def test_an_old_vllm_header_glued_after_a_bar_is_read():
+    bar = "Processed prompts:  50%|#####     | 4/8 [00:02<00:02, 2.0it/s]"
+    log = parse([lg("start", "2026-02-12 10:51:00.000"), bar + OLD_V0.format(gen=10.0)])
+    (e,) = log.vllm.engines
+    assert (e.samples, e.gen_tps_sum) == (1, 10.0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INFO 02-12 10:51:27 metrics.py] no line number",
+        "INFO 02-12 10:51:27 metrics.py:455 no bracket",
+        "INFO 02-12 10:51:27 a b.py:455] a space in the name",
+    ],
+)
+def test_text_almost_an_old_vllm_header_is_no_record(text):
+    from sitegen.read.lines import split_line
+
+    assert split_line(1, text.encode()).emitter == ""
+
+
+# vLLM V0's scheduler (vllm/core/scheduler.py, _preempt) warns at the 1st, 51st, 101st, …
+# preemption of its engine, with the count so far; the docs' older example names it
+# total_cumulative_preemption_cnt.
+def _preempted(count: int, prefix: str = "", name: str = "total_num_cumulative_preemption") -> str:
+    return (
+        f"{prefix}WARNING 03-18 10:12:0{count % 10} [scheduler.py:1560] Sequence group 12 is "
+        "preempted by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. "
+        "This can affect the end-to-end performance. Increase gpu_memory_utilization or "
+        f"tensor_parallel_size to provide more KV cache memory. {name}={count}"
+    )
+
+
+def test_v0_preemption_warnings_give_its_engine_the_cumulative_count():
+    from tests.read.test_real_shapes import _by_blocks
+
+    a, b = "(AsyncVLLMInferenceEngine pid=1) ", "\x1b[2m\x1b[36m(RayWorkerWrapper pid=2)\x1b[0m "
+    lines = [
+        lg("start", "2026-03-18 10:12:00.000"),
+        _v0(10.0, a),
+        _preempted(1, a),
+        _v0(10.0, b),
+        _preempted(51, a),
+        _preempted(1, b, name="total_cumulative_preemption_cnt"),
+        _preempted(101, a).replace("[scheduler.py:1560]", "scheduler.py:1560]"),  # ≤ 0.7.2
+        _preempted(51, b) + "\x1b[32m [repeated 2x across cluster]\x1b[0m",
+        _v0(10.0, a),
+    ]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert not log.warnings
+        eng = {e.engine: e for e in log.vllm.engines}
+        # the last count said, not a sum; no interval's count is known: no maximum
+        assert (eng["1@driver"].preemptions_total, eng["1@driver"].preemptions_max) == (101, None)
+        assert (eng["2@driver"].preemptions_total, eng["2@driver"].preemptions_max) == (51, None)
+        assert eng["1@driver"].samples == 2 and log.vllm.suppressed_copies == 0
+
+
+def test_a_preemption_warning_belongs_to_its_process_only_engine():
+    """A process's warning goes to its unindexed engine, else to the one engine it logs;
+    a process logging several indexed engines, or none, cannot say whose count it is."""
+    one, two, none = (f"(AsyncVLLMInferenceEngine pid={k}) " for k in (1, 2, 3))
+    lines = [
+        lg("start"),
+        f"{one}INFO 02-08 00:56:55 [loggers.py:127] {_engine_stats('000', 4)}",
+        _preempted(51, one),
+        f"{two}INFO 02-08 00:56:55 [loggers.py:127] {_engine_stats('000', 1)}",
+        f"{two}INFO 02-08 00:56:55 [loggers.py:127] {_engine_stats('001', None)}",
+        _preempted(1, two),
+        _preempted(101, none),  # no statistics of its process
+        _preempted(51),  # the driver's own output: this log's one unindexed engine
+        _v0(10.0),
+    ]
+    log = parse(lines)
+    assert not log.warnings
+    got = {e.engine: (e.preemptions_total, e.preemptions_max) for e in log.vllm.engines}
+    assert got == {
+        "1@driver": (51, 4),  # the greater of its lines' sum (4) and the warned count
+        "2@driver:engine000": (1, 1),
+        "2@driver:engine001": (None, None),
+        "job.out:engine": (51, None),
+    }
+
+
+def _engine_stats(index: str, preempted: int | None) -> str:
+    part = f"Preemptions: {preempted}, " if preempted is not None else ""
+    return (
+        f"Engine {index}: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: "
+        f"2.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, {part}GPU KV cache usage: 5.0%, "
+        "Prefix cache hit rate: 6.0%"
+    )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Sequence group 12 is preempted by PreemptionMode.RECOMPUTE mode because there is not en",
+        "Sequence group 12 is preempted by PreemptionMode.SWAP mode because there is not enough KV "
+        "cache space. total_num_cumulative_preemption=x",
+    ],
+)
+def test_a_preemption_warning_without_its_count_is_warned_about(message):
+    lines = [lg("start"), _v0(10.0, E), f"{E}WARNING 03-18 10:12:01 [scheduler.py:1560] {message}"]
+    log = parse(lines)
+    assert [(w.line, w.message) for w in log.warnings] == [
+        (3, "vLLM preemption warning without its count: ignored")
+    ]
+    (e,) = log.vllm.engines
+    assert e.preemptions_total is None
+
+
+def test_other_sequence_group_messages_are_passed_over():
+    message = "Sequence group 7 is ignored: input prompt (9000 tokens) is too long"
+    log = parse(
+        [lg("start"), _v0(10.0, E), f"{E}WARNING 03-18 10:12:01 [scheduler.py:1] {message}"]
+    )
+    assert not log.warnings and log.vllm.engines[0].preemptions_total is None
+
+
+def test_engine_logs_read_preemption_warnings_too():
+    import io
+
+    from sitegen.read.logparse import LogParser
+    from sitegen.redact import Redactor
+
+    p = LogParser("job.out", Redactor(), year_hint=2026)
+    start = lg("start", "2026-03-18 10:12:00.000").encode() + b"\n"
+    p.feed_stream(io.BytesIO(start))
+    engine = [_v0(10.0, "(APIServer pid=1) "), _preempted(51, "(APIServer pid=1) ")]
+    p.read_engine_log("run/infra-0.log", io.BytesIO(("\n".join(engine) + "\n").encode()))
+    (e,) = p.finish(len(start), 0.0).vllm.engines
+    assert (e.engine, e.preemptions_total, e.preemptions_max) == ("infra-0.log:1", 51, None)

@@ -1,0 +1,106 @@
+"""One job's log written as two files (docs/formats.md §1): its stdout and its stderr.
+
+A SLURM script with ``--output=x.out --error=x.err`` sends each stream to a file of its
+own. Their line orders are independent, so each file is read as a stream of its own
+(:class:`~sitegen.read.logparse.LogParser` each) and the job's figures are made of both
+here. The vLLM statistics are not: :func:`~sitegen.read.logfile.parse_log` feeds both
+files' lines to one accumulator before the stdout's parse finishes (an engine whose lines
+reach both files is one engine).
+"""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from sitegen.model.parsed import BatchCounts, Checkpoint, MetricBlock, ParsedLog
+from sitegen.read.logparse import first_step_gap
+
+# The metric forms in the order one file prefers them (metricblocks._metric_blocks).
+FORM_RANK = ("mirror", "console", "text", "")
+TRUNCATED = "the log says its output was truncated"
+
+
+def combine_streams(out: ParsedLog, err: ParsedLog) -> ParsedLog:
+    """The job's log from its stdout's parse ``out`` and its stderr's ``err``.
+
+    Each step and warning keeps the line of the file it came from (a warning names that
+    file). The metric blocks are those of the form one file would take (the mirror over
+    the console dict over text lines), of both files when both have that form (``out``'s
+    where both have a step). The end is ``err``'s when it says one (SLURM and the
+    trainer's logger write there), else ``out``'s. Counts add up; ``vllm`` is ``out``'s
+    (it holds both files' lines already).
+    """
+    blocks, evals, form = _metric_blocks(out, err)
+    ended = err if err.end_marker is not None else out
+    final = {c.step for c in (*out.checkpoints, *err.checkpoints) if c.final}
+    paths = {c.step: c.path for c in (*err.checkpoints, *out.checkpoints)}
+    resumed = out if out.resumed_from is not None else err
+    config = out.config if out.config is not None else err.config
+    fresh = out.fresh_start or err.fresh_start
+    mid_run = next((m for m in (out.mid_run, err.mid_run) if m and m.startswith(TRUNCATED)), None)
+    if mid_run is None:
+        mid_run = first_step_gap(blocks, resumed.resumed_from, fresh, config)
+    times = [t for t in (out.first_time, err.first_time) if t is not None]
+    ends = [t for t in (out.last_time, err.last_time) if t is not None]
+    per_step = dict(out.batches_per_step)
+    for s, b in err.batches_per_step.items():
+        per_step[s] = _add(per_step[s], b) if s in per_step else b
+    return replace(
+        out,
+        blocks=blocks,
+        eval_blocks=evals,
+        metric_form=form,
+        end_marker=ended.end_marker,
+        end_detail=ended.end_detail,
+        resumed_from=resumed.resumed_from,
+        resume_path=resumed.resume_path,
+        fresh_start=fresh,
+        checkpoints=tuple(Checkpoint(s, paths[s], s in final) for s in sorted(paths)),
+        config=config,
+        batches=_add(out.batches, err.batches),
+        batches_per_step=dict(sorted(per_step.items())),
+        eval_batches=_add(out.eval_batches, err.eval_batches),
+        first_time=min(times, default=None),
+        last_time=max(ends, default=None),
+        lines=out.lines + err.lines,
+        size_bytes=out.size_bytes + err.size_bytes,
+        mtime=max(out.mtime, err.mtime),
+        warnings=(*out.warnings, *err.warnings),
+        mid_run=mid_run,
+        planned_steps=out.planned_steps if out.planned_steps is not None else err.planned_steps,
+        evidence=out.evidence or err.evidence,
+    )
+
+
+def _metric_blocks(
+    out: ParsedLog, err: ParsedLog
+) -> tuple[tuple[MetricBlock, ...], tuple[MetricBlock, ...], str]:
+    """The steps, evals and metric form of the two files (:func:`combine_streams`)."""
+    form = min(out.metric_form, err.metric_form, key=FORM_RANK.index)
+    sides = [log for log in (out, err) if log.metric_form == form]
+    steps: dict[int, MetricBlock] = {}
+    evals: dict[int, MetricBlock] = {}
+    for log in sides if form else (out, err):
+        for b in log.blocks:
+            steps.setdefault(b.step, b)
+        for b in log.eval_blocks:
+            evals.setdefault(b.step, b)
+    return (
+        tuple(steps[s] for s in sorted(steps)),
+        tuple(evals[s] for s in sorted(evals)),
+        form,
+    )
+
+
+def _add(a: BatchCounts, b: BatchCounts) -> BatchCounts:
+    exceptions = dict(a.exceptions)
+    for k, n in b.exceptions.items():
+        exceptions[k] = exceptions.get(k, 0) + n
+    return BatchCounts(
+        a.batches + b.batches,
+        a.instances + b.instances,
+        a.successful + b.successful,
+        a.failed + b.failed,
+        a.masked + b.masked,
+        exceptions,
+    )
