@@ -17,6 +17,7 @@ from datetime import datetime
 import msgspec
 from msgspec.structs import replace
 
+from sitegen.analyse.batches import logged_batches
 from sitegen.insights.attribution import Attribution, attribute
 from sitegen.insights.findings import (
     SEVERITIES,
@@ -209,8 +210,9 @@ def _insights(
             ),
         )
         per_step, source = step_trials(trials.results, attr), "trials"
-    else:
-        per_step, source = batch_step_trials(batches_per_step), "batches"
+    else:  # (the step still being generated when the log ends is cut short: left out)
+        per_step = batch_step_trials(logged_batches(batches_per_step, blocks))
+        source = "batches"
     found = evaluate(
         blocks,
         config=config,

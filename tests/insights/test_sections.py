@@ -38,3 +38,31 @@ def test_a_step_logged_again_takes_the_later_jobs_batches():
     b = job(2, replace(log(range(4, 9), resumed=3), batches_per_step=_batches(range(4, 9), {7})))
     run = Run("r", (a, b), *stitch([a, b]), None)
     assert [f.steps for f in run_insights(run).findings if f.id == "infra_burst"] == [(7,)]
+
+
+def test_the_step_still_being_generated_fires_no_batch_finding():
+    # a job cancelled while generating step 7 (steps 1-6 logged): 8 of that step's 16
+    # rollouts lost to the sandbox provider so far. The step is cut short and logged no
+    # metrics: no infrastructure burst, no rising error rate (as its batches are left out of
+    # the batch_errors statistics); the same burst at a logged step is found
+    from sitegen.insights.sections import job_insights
+
+    cut = job(1, replace(log(range(1, 7)), batches_per_step=_batches(range(1, 8), {7})))
+    assert [f.id for f in job_insights(cut).findings] == []
+    done = job(1, replace(log(range(1, 8)), batches_per_step=_batches(range(1, 8), {7})))
+    assert [(f.id, f.steps) for f in job_insights(done).findings if f.id == "infra_burst"] == [
+        ("infra_burst", (7,))
+    ]
+
+
+def test_batches_of_a_job_without_metrics_fire_no_finding():
+    # batch lines but no metric block: no step was logged, so no step's outcome is judged;
+    # the same batches with their steps' metrics show the error rate rising (0 % to 100 %)
+    from sitegen.insights.sections import job_insights
+
+    lost = BatchCounts(2, 16, 0, 16, 0, {"DaytonaError": 16})
+    batches = {s: lost if s > 3 else _batches([s])[s] for s in range(1, 8)}
+    none = job(1, replace(log(()), batches_per_step=batches))
+    assert job_insights(none).findings == ()
+    some = job(1, replace(log(range(1, 8)), batches_per_step=batches))
+    assert [(f.id, f.steps) for f in job_insights(some).findings] == [("error_rate_rising", (7, 6))]
