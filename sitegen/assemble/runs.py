@@ -213,12 +213,13 @@ def assemble(
         blocks, discarded, resumed, restarts = stitch(chain)
         groups = {s.group for s in srcs}
         run_trials = None
-        if len(groups) == 1:
-            g = next(iter(groups))
-            if srcs[0].layout == "experiment" or set(s.id for s in by_group[g]) <= {
-                s.id for s in srcs
-            }:
-                run_trials = trials.get(g)
+        # An experiment's trials are its run's; a flat folder's, the run of the job that owns
+        # them (a run of one job is that job's row on the index: the same trials, the same
+        # success rate), which a chain holding every job of the folder does.
+        if len(groups) == 1 and (
+            srcs[0].layout == "experiment" or any(s.id in job_trials for s in srcs)
+        ):
+            run_trials = trials.get(next(iter(groups)))
         runs.append(Run(rid, tuple(chain), blocks, discarded, resumed, restarts, run_trials))
     return [jobs[s.id] for s in disc.jobs], runs
 
