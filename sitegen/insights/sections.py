@@ -257,7 +257,8 @@ def run_insights(run: Run) -> Insights:
     logs = [j.log for j in run.jobs if j.log is not None]
     last = logs[-1] if logs else None
     # Stitched as the steps are: a resume drops the batches of the steps it cut off (steps
-    # no later job may log again), and a later job's batches for a step replace an earlier's.
+    # no later job may log again), and a later job's batches for a step replace an earlier's;
+    # each job's of the steps it logged (not the one it was generating when it ended).
     cut = {r.job_id: r.cut_at for r in run.restarts}
     batches: dict[int, BatchCounts] = {}
     for j in run.jobs:
@@ -265,7 +266,7 @@ def run_insights(run: Run) -> Insights:
             continue
         if j.id in cut:
             batches = {s: b for s, b in batches.items() if s <= cut[j.id]}
-        batches.update(j.log.batches_per_step)
+        batches.update(logged_batches(j.log.batches_per_step, j.log.blocks))
     return _insights(
         run.blocks,
         run.trials,

@@ -66,3 +66,15 @@ def test_batches_of_a_job_without_metrics_fire_no_finding():
     assert job_insights(none).findings == ()
     some = job(1, replace(log(range(1, 8)), batches_per_step=batches))
     assert [(f.id, f.steps) for f in job_insights(some).findings] == [("error_rate_rising", (7, 6))]
+
+
+def test_a_resumed_job_that_logged_no_step_adds_no_batches_to_its_run():
+    # job 2 resumes from step 6 and is cancelled while generating its first step: its
+    # batches (the reader files a log's batches without a metric block under step 0) are
+    # a step cut short, no step of the run; the run's steps 1-6 show no burst
+    a = job(1, replace(log(range(1, 7), saved=(6,)), batches_per_step=_batches(range(1, 7))))
+    cut = {0: BatchCounts(2, 16, 8, 8, 0, {"DaytonaError": 8})}
+    b = job(2, replace(log((), resumed=6), batches_per_step=cut))
+    run = Run("r", (a, b), *stitch([a, b]), None)
+    assert [x.step for x in run.blocks] == [1, 2, 3, 4, 5, 6]
+    assert [f.id for f in run_insights(run).findings] == []
