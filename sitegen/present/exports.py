@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 
 from sitegen.model.parsed import TrialSet
-from sitegen.model.vocabulary import exception_kind, is_finite
+from sitegen.model.vocabulary import is_finite
 from sitegen.pages.sections import Series
 
 
@@ -170,7 +170,7 @@ def trials_csv(trials: TrialSet) -> str:
             # (a NaN or infinite reward is no reward: neither, as every analysis counts it)
             [_outcome(r.reward) for r in rs],
             [r.exception or "" for r in rs],
-            [r.exception_kind or exception_kind(r.exception) for r in rs],
+            [r.kind for r in rs],
             [r.turns for r in rs],
             [r.input_tokens for r in rs],
             [r.output_tokens for r in rs],
