@@ -29,7 +29,7 @@ from sitegen.model.parsed import (
     Run,
     TrialSet,
 )
-from sitegen.model.vocabulary import STEP_TIME, is_finite
+from sitegen.model.vocabulary import STEP_TIME, is_duration
 
 RUNNING_WINDOW_S = 15 * 60  # a log without end marker changed this recently: running
 
@@ -91,7 +91,7 @@ def stitch(
 
 
 def _time(blocks: list[MetricBlock]) -> float:
-    return math.fsum(float(v) for b in blocks if is_finite(v := b.metrics.get(STEP_TIME)))
+    return math.fsum(float(v) for b in blocks if is_duration(v := b.metrics.get(STEP_TIME)))
 
 
 def _start(job: tuple[JobSource, ParsedLog | None]) -> tuple:

@@ -184,3 +184,25 @@ def test_a_run_of_a_flat_folders_jobs_has_its_trials_whoever_owns_them():
         ("f.t1", ["f.t1", "f.t2"], ts)
     ]
     assert [j.trials for j in jobs] == [None, ts]
+
+
+def test_a_discarded_step_whose_clock_stepped_back_costs_no_time():
+    # job 1's steps 9 and 10 are discarded; step 10 logged timing/step -5 (a clock step
+    # back: the reader warns and every timing sum leaves it out), so the time lost is
+    # step 9's 10 s, not 5 s
+    from msgspec.structs import replace
+
+    from sitegen.model.parsed import Run
+    from sitegen.pages.make import job_page, run_page
+    from sitegen.redact import Redactor
+
+    a = job(1, log(range(1, 11), saved=(8,)))
+    bad = replace(a.log.blocks[9], metrics={**a.log.blocks[9].metrics, "timing/step": -5.0})
+    a = replace(a, log=replace(a.log, blocks=(*a.log.blocks[:9], bad)))
+    b = job(2, log(range(9, 12), resumed=8))
+    blocks, discarded, resumed, restarts = stitch([a, b])
+    assert [x.step for x in discarded] == [9, 10]
+    assert restarts[0].discarded_time_s == 10.0
+    rows = {j.id: job_page(j, [], Redactor(), None).row() for j in (a, b)}
+    page = run_page(Run("r", (a, b), blocks, discarded, resumed, restarts, None), rows)
+    assert page.discarded_time_s == 10.0
