@@ -709,8 +709,9 @@
       summary.textContent = "Pick two or more runs or jobs with trials to compare them task by task." + left;
       return;
     }
-    var names = {}, status = data.map(function (d) {
-      var m = {};
+    // (maps without a prototype: a task named "constructor" or "__proto__" is a task)
+    var names = Object.create(null), status = data.map(function (d) {
+      var m = Object.create(null);
       // (each pick's sampled transcript of a task, when it has one: its site path)
       d.tasks.forEach(function (t, i) { m[t] = [d.successes[i], d.trials[i], d.transcripts ? d.transcripts[i] : null]; names[t] = 1; });
       return m;

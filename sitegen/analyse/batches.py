@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 from sitegen.analyse.steps import summarize
-from sitegen.model.parsed import BatchCounts, ParsedLog
+from sitegen.model.parsed import BatchCounts, MetricBlock, ParsedLog
 
 
 def batch_summary(log: ParsedLog) -> dict:
     """Totals, per step, and the old report's ``batch_errors/*`` statistics over the steps
     the job logged."""
     per_step = {str(s): b.to_json() for s, b in log.batches_per_step.items()}
-    # The statistics are over the steps the job logged: the step still being generated when
-    # the log ends (batches after the last block) is shown per step, but cut short.
-    last = log.blocks[-1].step if log.blocks else None
     rows: dict[str, list[float]] = {}
-    for s, b in log.batches_per_step.items():
-        if last is not None and s > last:
-            continue
+    for b in logged_batches(log.batches_per_step, log.blocks).values():
         for field in ("batches", "instances", "successful", "failed", "masked"):
             rows.setdefault(f"batch_errors/total_{field}", []).append(getattr(b, field))
         for exc, n in b.exceptions.items():
@@ -32,6 +28,18 @@ def batch_summary(log: ParsedLog) -> dict:
         "eval": log.eval_batches.to_json(),
         "summary": {k: summarize(v) for k, v in rows.items()},
     }
+
+
+def logged_batches(
+    per_step: Mapping[int, BatchCounts], blocks: Sequence[MetricBlock]
+) -> dict[int, BatchCounts]:
+    """The batches of the steps the blocks logged: not those of the step still being
+    generated when the log ends (after the last block: shown per step, but cut short), and
+    none of a log without a metric block (it logged no step)."""
+    if not blocks:
+        return {}
+    last = blocks[-1].step
+    return {s: b for s, b in per_step.items() if s <= last}
 
 
 def batch_series(per_step: dict[int, BatchCounts]) -> dict[str, list]:

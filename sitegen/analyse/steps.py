@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TypeGuard
 
 from sitegen.model.parsed import MetricBlock
 from sitegen.model.vocabulary import (
@@ -20,6 +19,7 @@ from sitegen.model.vocabulary import (
     SYNC_GEN_WAIT,
     TOKENS,
     gen_wait_key,
+    is_duration,
     is_finite,
     pass_at_k,
     pass_at_key,
@@ -158,7 +158,9 @@ def gen_wait_share(blocks: Sequence[MetricBlock], wait: str) -> float | None:
     """Σ ``wait`` / Σ ``timing/step`` over the steps where both are usable timers (the
     overview's figure, and what the ``gen_wait_high`` finding holds to its threshold)."""
     paired = [
-        b for b in blocks if _timer_ok(b.metrics.get(wait)) and _timer_ok(b.metrics.get(STEP_TIME))
+        b
+        for b in blocks
+        if is_duration(b.metrics.get(wait)) and is_duration(b.metrics.get(STEP_TIME))
     ]
     step_total = math.fsum(float(b.metrics[STEP_TIME]) for b in paired)
     return (
@@ -181,13 +183,15 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     """
     tree, outside_names = timer_tree_of(blocks)
     # each step that logged its time: (its metrics, that time)
-    steps = [(b.metrics, float(t)) for b in blocks if _timer_ok(t := b.metrics.get(STEP_TIME))]
+    steps = [(b.metrics, float(t)) for b in blocks if is_duration(t := b.metrics.get(STEP_TIME))]
     step_total = math.fsum([t for _, t in steps])
     known = {"step"} | {c for cs in tree.values() for c in cs}
 
     def node(name: str, parent_total: float | None) -> dict | None:
         key = f"timing/{name}"
-        timed = [(float(v), t) for m, t in steps if (v := m.get(key)) is not None and _timer_ok(v)]
+        timed = [
+            (float(v), t) for m, t in steps if (v := m.get(key)) is not None and is_duration(v)
+        ]
         if not timed:
             return None
         present = [v for v, _ in timed]
@@ -210,7 +214,7 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
         xs = _timer_values(blocks, key)
         if xs or name in others:  # (a known timer with no usable value is left out)
             # the old report's figure: over the steps that logged it, the mean of its share
-            ratios = [float(v) / t for m, t in steps if t > 0 and _timer_ok(v := m.get(key))]
+            ratios = [float(v) / t for m, t in steps if t > 0 and is_duration(v := m.get(key))]
             outside.append(
                 {
                     "name": name,
@@ -239,13 +243,8 @@ def timer_tree_of(
     return TIMER_TREE, OUTSIDE_STEP
 
 
-def _timer_ok(v: object) -> TypeGuard[int | float]:
-    """A usable timer value: finite and not negative (a clock step back is no duration)."""
-    return is_finite(v) and v >= 0
-
-
 def _timer_values(blocks: Sequence[MetricBlock], name: str) -> list[float]:
-    return [float(v) for b in blocks if (v := b.metrics.get(name)) is not None and _timer_ok(v)]
+    return [float(v) for b in blocks if (v := b.metrics.get(name)) is not None and is_duration(v)]
 
 
 def _timer_node(

@@ -25,7 +25,7 @@ def trial_stats(ts: TrialSet) -> dict:
     """Turns, exceptions (by type and kind), rewards, turns by exception and outcome."""
     res = ts.results
     exceptions = Counter(r.exception or "none" for r in res)
-    kinds = Counter(r.exception_kind or exception_kind(r.exception) for r in res)
+    kinds = Counter(r.kind for r in res)
     # Harbor's own classification where the files carry it (the first trial's, per type)
     kind_of: dict[str, str] = {}
     for r in res:

@@ -29,7 +29,7 @@ from sitegen.model.parsed import (
     Run,
     TrialSet,
 )
-from sitegen.model.vocabulary import STEP_TIME, is_finite
+from sitegen.model.vocabulary import STEP_TIME, is_duration
 
 RUNNING_WINDOW_S = 15 * 60  # a log without end marker changed this recently: running
 
@@ -91,7 +91,7 @@ def stitch(
 
 
 def _time(blocks: list[MetricBlock]) -> float:
-    return math.fsum(float(v) for b in blocks if is_finite(v := b.metrics.get(STEP_TIME)))
+    return math.fsum(float(v) for b in blocks if is_duration(v := b.metrics.get(STEP_TIME)))
 
 
 def _start(job: tuple[JobSource, ParsedLog | None]) -> tuple:
@@ -213,12 +213,13 @@ def assemble(
         blocks, discarded, resumed, restarts = stitch(chain)
         groups = {s.group for s in srcs}
         run_trials = None
-        if len(groups) == 1:
-            g = next(iter(groups))
-            if srcs[0].layout == "experiment" or set(s.id for s in by_group[g]) <= {
-                s.id for s in srcs
-            }:
-                run_trials = trials.get(g)
+        # An experiment's trials are its run's; a flat folder's, the run of the job that owns
+        # them (a run of one job is that job's row on the index: the same trials, the same
+        # success rate), which a chain holding every job of the folder does.
+        if len(groups) == 1 and (
+            srcs[0].layout == "experiment" or any(s.id in job_trials for s in srcs)
+        ):
+            run_trials = trials.get(next(iter(groups)))
         runs.append(Run(rid, tuple(chain), blocks, discarded, resumed, restarts, run_trials))
     return [jobs[s.id] for s in disc.jobs], runs
 

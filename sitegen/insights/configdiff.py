@@ -2,15 +2,19 @@
 
 Configs are flattened to dotted keys (``trainer.policy.optimizer_config.lr``);
 lists are one value (their JSON text). A key missing from one config differs
-from any value. The configs are already redacted when they reach here.
+from any value. A long value is cut for the page, with a hash of the whole value, so that
+two values alike up to the cut still differ. The configs are already redacted when they
+reach here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 
-MAX_VALUE_CHARS = 200  # a long value (a prompt template) is cut in the diff
+MAX_VALUE_CHARS = 200  # a long value (a prompt template) is cut in the diff …
+CUT_HASH_CHARS = 6  # … ending in "… #" and this many hex digits of its whole text's SHA-1
 MISSING = None  # how an absent key shows in a diff row
 
 
@@ -25,8 +29,15 @@ def flatten(cfg: Mapping | None, prefix: str = "") -> dict[str, str]:
             out.update(flatten(v, key + "."))
         else:
             text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
-            out[key] = text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+            out[key] = text if len(text) <= MAX_VALUE_CHARS else _cut(text)
     return out
+
+
+def _cut(text: str) -> str:
+    """``text`` cut to :data:`MAX_VALUE_CHARS` characters, its end naming the whole text
+    (``… #1a2b3c``): two values cut alike are equal only when the whole values are."""
+    tag = "… #" + hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:CUT_HASH_CHARS]
+    return text[: MAX_VALUE_CHARS - len(tag)] + tag
 
 
 def varying(configs: Mapping[str, Mapping | None]) -> dict[str, dict[str, str]]:

@@ -22,7 +22,7 @@ import msgspec
 from sitegen.insights.attribution import Attribution
 from sitegen.insights.tasks import task_slug
 from sitegen.model.parsed import TrialResult
-from sitegen.model.vocabulary import COMPONENTS, exception_kind
+from sitegen.model.vocabulary import COMPONENTS
 
 SLOWEST_TASKS = 10
 
@@ -212,11 +212,9 @@ def analyse_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Rollou
         )
         for s, idx in sorted(by_step.items())
     )
-    excs = [t.exception for t in trials]
-    kinds = {e: exception_kind(e) for e in set(excs)}  # each name classified once
     by_kind_idx: dict[str, list[int]] = defaultdict(list)
-    for i, e in enumerate(excs):
-        by_kind_idx[kinds[e]].append(i)
+    for i, t in enumerate(trials):
+        by_kind_idx[t.kind].append(i)
     by_kind = tuple(
         KindAnatomy(k, cols.anatomy(by_kind_idx[k]))
         for k in ("none", "infrastructure", "model", "other")

@@ -100,7 +100,7 @@ def step_trials(trials: Sequence[TrialResult], attr: Attribution) -> list[StepTr
         c[0] += 1
         if t.exception:
             c[1] += 1
-            c[2] += exception_kind(t.exception) == "infrastructure"
+            c[2] += t.kind == "infrastructure"
     return [StepTrials(s, *c) for s, c in sorted(acc.items())]
 
 

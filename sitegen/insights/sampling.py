@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from sitegen.model.vocabulary import exception_kind, is_finite
+from sitegen.model.vocabulary import is_finite
 
 if TYPE_CHECKING:  # (pages name the section below: this module is imported by every build)
     from sitegen.insights.attribution import Attribution
@@ -50,7 +50,7 @@ FORGOTTEN_AFTER = "the first failure after a forgotten task's last success"
 EVIDENCE: dict[str, tuple[str, Callable[[TrialResult], bool], str]] = {
     "infra_burst": (
         "an infrastructure failure of the burst at step {step}",
-        lambda t: exception_kind(t.exception) == "infrastructure",
+        lambda t: t.kind == "infrastructure",
         "last",
     ),
     "error_rate_rising": (

@@ -17,6 +17,7 @@ from datetime import datetime
 import msgspec
 from msgspec.structs import replace
 
+from sitegen.analyse.batches import logged_batches
 from sitegen.insights.attribution import Attribution, attribute
 from sitegen.insights.findings import (
     SEVERITIES,
@@ -209,8 +210,9 @@ def _insights(
             ),
         )
         per_step, source = step_trials(trials.results, attr), "trials"
-    else:
-        per_step, source = batch_step_trials(batches_per_step), "batches"
+    else:  # (the step still being generated when the log ends is cut short: left out)
+        per_step = batch_step_trials(logged_batches(batches_per_step, blocks))
+        source = "batches"
     found = evaluate(
         blocks,
         config=config,
@@ -255,7 +257,8 @@ def run_insights(run: Run) -> Insights:
     logs = [j.log for j in run.jobs if j.log is not None]
     last = logs[-1] if logs else None
     # Stitched as the steps are: a resume drops the batches of the steps it cut off (steps
-    # no later job may log again), and a later job's batches for a step replace an earlier's.
+    # no later job may log again), and a later job's batches for a step replace an earlier's;
+    # each job's of the steps it logged (not the one it was generating when it ended).
     cut = {r.job_id: r.cut_at for r in run.restarts}
     batches: dict[int, BatchCounts] = {}
     for j in run.jobs:
@@ -263,7 +266,7 @@ def run_insights(run: Run) -> Insights:
             continue
         if j.id in cut:
             batches = {s: b for s, b in batches.items() if s <= cut[j.id]}
-        batches.update(j.log.batches_per_step)
+        batches.update(logged_batches(j.log.batches_per_step, j.log.blocks))
     return _insights(
         run.blocks,
         run.trials,

@@ -12,6 +12,7 @@ from datetime import datetime
 import msgspec
 
 from sitegen.errors import BuildWarning
+from sitegen.model.vocabulary import exception_kind as kind_of_name
 
 
 class MetricBlock(msgspec.Struct, frozen=True):
@@ -158,6 +159,12 @@ class TrialResult(msgspec.Struct, frozen=True, array_like=True):
     # Harbor's own classification of the exception (``exception_info.policy``, 0.26),
     # as vocabulary.policy_kind reads it; None: classify by the exception's name.
     exception_kind: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """``none``, ``infrastructure``, ``model`` or ``other``: Harbor's own kind where the
+        file gives one, else the exception's name decides (docs/formats.md §6.3)."""
+        return self.exception_kind or kind_of_name(self.exception)
 
 
 class TrialSet(msgspec.Struct, frozen=True):

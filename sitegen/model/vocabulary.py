@@ -134,6 +134,12 @@ def policy_kind(policy: object) -> str | None:
 # -- numbers -----------------------------------------------------------------------------------
 
 
+def is_duration(v: object) -> TypeGuard[int | float]:
+    """A usable timer value: finite and not negative (a clock step back is no duration;
+    every timing sum and mean leaves it out)."""
+    return is_finite(v) and v >= 0
+
+
 def is_finite(v: object) -> TypeGuard[int | float]:
     """True for an int or float that is neither nan nor ±inf (a bool is not a number here).
 

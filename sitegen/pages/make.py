@@ -34,6 +34,7 @@ from sitegen.model.vocabulary import (
     TOKENS,
     config_value,
     gen_wait_key,
+    is_duration,
     is_finite,
     pass_at_key,
 )
@@ -211,7 +212,7 @@ def run_page(
         spark_ = spark([b.metrics.get(REWARD) for b in run.blocks])
         trials = _trials(run.trials)
     discarded_time = math.fsum(
-        float(t) for b in run.discarded if is_finite(t := b.metrics.get(STEP_TIME))
+        float(t) for b in run.discarded if is_duration(t := b.metrics.get(STEP_TIME))
     )
     rows = tuple(job_rows[j.id] for j in run.jobs)
     return RunPage(

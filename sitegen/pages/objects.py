@@ -260,11 +260,10 @@ class IndexPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
     totals: Totals
 
     def jobs_by_run(self) -> dict[str, list[JobRow]]:
-        """Each run's job rows, in chain order."""
-        out: dict[str, list[JobRow]] = {}
-        for j in self.jobs:
-            out.setdefault(j.run, []).append(j)
-        return out
+        """Each run's job rows, in chain order (its ``jobs``: ``jobs`` here is in archive
+        order, which is not the chain's where logs are chained by SLURM id or start time)."""
+        rows = {j.id: j for j in self.jobs}
+        return {r.id: [rows[i] for i in r.jobs if i in rows] for r in self.runs}
 
 
 class CompareItem(msgspec.Struct, PageData, frozen=True, kw_only=True):

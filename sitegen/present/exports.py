@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable
 
 from sitegen.model.parsed import TrialSet
-from sitegen.model.vocabulary import exception_kind
+from sitegen.model.vocabulary import is_finite
 from sitegen.pages.sections import Series
 
 
@@ -167,9 +167,10 @@ def trials_csv(trials: TrialSet) -> str:
             [r.name for r in rs],
             [r.task for r in rs],
             [r.reward for r in rs],
-            ["" if r.reward is None else ("success" if r.reward > 0 else "failure") for r in rs],
+            # (a NaN or infinite reward is no reward: neither, as every analysis counts it)
+            [_outcome(r.reward) for r in rs],
             [r.exception or "" for r in rs],
-            [r.exception_kind or exception_kind(r.exception) for r in rs],
+            [r.kind for r in rs],
             [r.turns for r in rs],
             [r.input_tokens for r in rs],
             [r.output_tokens for r in rs],
@@ -177,3 +178,11 @@ def trials_csv(trials: TrialSet) -> str:
         ]
     )
     return buf.getvalue()
+
+
+def _outcome(reward: float | None) -> str:
+    """A trial's outcome as the pages count it: success when its reward is above 0,
+    failure at or below, none without a finite reward."""
+    if reward is None or not is_finite(reward):
+        return ""
+    return "success" if reward > 0 else "failure"

@@ -165,13 +165,14 @@ def headline_sentence(
 
 def text_fixed(v: object, digits: int = 4) -> str:
     """A number with fixed decimals, as the old report printed it (ints as they are),
-    rounded as the pages round (:func:`fixed`)."""
+    rounded as the pages round (:func:`fixed`); a value logged as NaN or an infinity as
+    ``nan``, ``inf`` or ``-inf``, as the CSV files write it."""
     if type(v) is float and math.isfinite(v):  # (nearly every cell: the checks below skipped)
         return fixed(v, digits, group=False)
     if isinstance(v, bool) or not isinstance(v, int | float):
         return DASH
     if not is_finite(v):
-        return "nan"
+        return "nan" if v != v else ("inf" if v > 0 else "-inf")
     if isinstance(v, int):
         return str(v)
     return fixed(v, digits, group=False)

@@ -41,7 +41,6 @@ from sitegen.insights.sampling import (
     pick_trials,
 )
 from sitegen.jsonio import script_json
-from sitegen.model.vocabulary import exception_kind
 from sitegen.present.formatting import fmt_score
 from sitegen.redact import Redactor, SecretTally
 
@@ -269,7 +268,7 @@ class TranscriptMaker:
                     else None,
                     reward=t.reward,
                     exception=t.exception,
-                    exception_kind=exception_kind(t.exception) if t.exception else None,
+                    exception_kind=t.kind if t.exception else None,
                     turns=t.turns,
                     input_tokens=t.input_tokens,
                     output_tokens=t.output_tokens,

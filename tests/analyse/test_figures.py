@@ -13,6 +13,7 @@ from sitegen.analyse import batch_series, batch_summary, trial_stats, verdict, v
 from sitegen.model.parsed import (
     BatchCounts,
     EngineStats,
+    MetricBlock,
     TrialResult,
     TrialSet,
     VllmStats,
@@ -22,9 +23,12 @@ from sitegen.read.logparse import LogParser
 from sitegen.redact import Redactor
 
 
-def _log(per_step: dict[int, BatchCounts], total: BatchCounts, evals: BatchCounts):
+def _log(per_step: dict[int, BatchCounts], total: BatchCounts, evals: BatchCounts, steps=None):
+    """A log with these batches and a metric block at each step of ``steps`` (by default
+    each step that has batches: every step logged)."""
     log = LogParser("x.out", Redactor(), year_hint=2026).finish(0, 0.0)
-    return replace(log, batches_per_step=per_step, batches=total, eval_batches=evals)
+    blocks = tuple(MetricBlock(s, {}, s) for s in (per_step if steps is None else steps))
+    return replace(log, blocks=blocks, batches_per_step=per_step, batches=total, eval_batches=evals)
 
 
 STEP_1 = BatchCounts(2, 16, 13, 2, 1, {"AgentTimeoutError": 2, "DaytonaError": 1})
@@ -80,19 +84,26 @@ def test_the_step_still_generating_at_the_logs_end_is_no_step_of_the_statistics(
     # a job cancelled while generating step 3: its batches so far are on the page (the
     # per-step table and chart say so) but the old report's per-step statistics are over
     # the steps the job logged, 1 and 2, not a step cut short
-    from sitegen.model.parsed import MetricBlock
-
     partial = BatchCounts(1, 8, 3, 5, 0, {"DaytonaError": 5})
-    log = replace(
-        _log({1: STEP_1, 2: STEP_3, 3: partial}, BatchCounts(), BatchCounts()),
-        blocks=(MetricBlock(1, {}, 1), MetricBlock(2, {}, 2)),
-    )
+    log = _log({1: STEP_1, 2: STEP_3, 3: partial}, BatchCounts(), BatchCounts(), steps=(1, 2))
     s = batch_summary(log)
     assert set(s["per_step"]) == {"1", "2", "3"}
     assert s["summary"]["batch_errors/total_batches"]["count"] == 2
     assert s["summary"]["batch_errors/total_successful"]["min"] == 8.0
     assert "batch_errors/total_DaytonaError" in s["summary"]  # step 1's
     assert s["summary"]["batch_errors/total_DaytonaError"]["count"] == 1
+
+
+def test_a_job_that_logged_no_step_has_batches_but_no_statistics():
+    # batch lines but no metric block (cancelled while generating its first step, or a
+    # log cut before it): every batch is the step still being generated, cut short; the
+    # totals and the per-step table keep them, the per-step statistics have no step
+    total = BatchCounts(1, 8, 3, 5, 0, {"DaytonaError": 5})
+    s = batch_summary(_log({1: total}, total, BatchCounts(), steps=()))
+    assert (s["batches"], s["instances"], s["successful"], s["failed"]) == (1, 8, 3, 5)
+    assert s["exceptions"] == {"DaytonaError": 5}
+    assert s["per_step"] == {"1": total.to_json()}
+    assert s["summary"] == {}
 
 
 def test_an_exception_counted_at_a_step_without_batches_has_no_per_batch_figure():

@@ -145,3 +145,64 @@ def test_array_jobs_are_ordered_by_job_id_then_task_id():
         "train-999998_4294967294",
         "train-1000003_4294967294",
     ]
+
+
+def _flat(i: int, day: int) -> tuple[JobSource, ParsedLog]:
+    src = JobSource(f"f.t{i}", f"f/t{i}.out", "f", "flat", ("f", i, f"t{i}"))
+    return src, log([1, 2], first_time=datetime(2026, 1, day))
+
+
+def test_the_run_of_the_job_owning_a_flat_folders_trials_has_them():
+    # two unrelated jobs in one flat folder (both start fresh: two runs of one job) and the
+    # folder's trials: the latest job owns them, and so does its run, whose row stands for
+    # the job on the index (its success rate is the job's, not "–"); the other run has none
+    from sitegen.assemble.runs import assemble
+    from sitegen.model.parsed import Discovery, TrialSet
+
+    (a, la), (b, lb) = _flat(1, 1), _flat(2, 3)
+    ts = TrialSet("f", (), 0, 0, 0, 0, ())
+    jobs, runs = assemble(Discovery((a, b), {}, (), ()), {a.id: la, b.id: lb}, {"f": ts}, 0.0)
+    assert [(j.id, j.trials) for j in jobs] == [("f.t1", None), ("f.t2", ts)]
+    assert {r.id: r.trials for r in runs} == {"f.t1": None, "f.t2": ts}
+    assert next(r for r in runs if r.id == "f.t2").trials is jobs[1].trials
+
+
+def test_a_run_of_a_flat_folders_jobs_has_its_trials_whoever_owns_them():
+    # a chain in one flat folder (the second job resumes from the first's checkpoint) holds
+    # every job of the folder: its run has the folder's trials, its last job owns them
+    from msgspec.structs import replace
+
+    from sitegen.assemble.runs import assemble
+    from sitegen.model.parsed import Discovery, TrialSet
+
+    (a, la), (b, lb) = _flat(1, 1), _flat(2, 3)
+    la = replace(la, checkpoints=(Checkpoint(2, "/c/global_step_2"),))
+    lb = replace(lb, resumed_from=2, blocks=tuple(MetricBlock(3, {}, 3) for _ in [0]))
+    ts = TrialSet("f", (), 0, 0, 0, 0, ())
+    jobs, runs = assemble(Discovery((a, b), {}, (), ()), {a.id: la, b.id: lb}, {"f": ts}, 0.0)
+    assert [(r.id, [j.id for j in r.jobs], r.trials) for r in runs] == [
+        ("f.t1", ["f.t1", "f.t2"], ts)
+    ]
+    assert [j.trials for j in jobs] == [None, ts]
+
+
+def test_a_discarded_step_whose_clock_stepped_back_costs_no_time():
+    # job 1's steps 9 and 10 are discarded; step 10 logged timing/step -5 (a clock step
+    # back: the reader warns and every timing sum leaves it out), so the time lost is
+    # step 9's 10 s, not 5 s
+    from msgspec.structs import replace
+
+    from sitegen.model.parsed import Run
+    from sitegen.pages.make import job_page, run_page
+    from sitegen.redact import Redactor
+
+    a = job(1, log(range(1, 11), saved=(8,)))
+    bad = replace(a.log.blocks[9], metrics={**a.log.blocks[9].metrics, "timing/step": -5.0})
+    a = replace(a, log=replace(a.log, blocks=(*a.log.blocks[:9], bad)))
+    b = job(2, log(range(9, 12), resumed=8))
+    blocks, discarded, resumed, restarts = stitch([a, b])
+    assert [x.step for x in discarded] == [9, 10]
+    assert restarts[0].discarded_time_s == 10.0
+    rows = {j.id: job_page(j, [], Redactor(), None).row() for j in (a, b)}
+    page = run_page(Run("r", (a, b), blocks, discarded, resumed, restarts, None), rows)
+    assert page.discarded_time_s == 10.0

@@ -48,6 +48,22 @@ def test_step_trials_counts_each_steps_trials_errors_and_infrastructure_failures
     ]
 
 
+def test_a_step_counts_infrastructure_failures_by_harbors_own_kind():
+    # Harbor 0.26 classifies each exception in the file (exception_info.policy), and the
+    # trials table counts by it: a RuntimeError its policy calls infrastructure is one,
+    # a DaytonaError it calls "other" is not (the name decides only without a policy)
+    from msgspec.structs import replace
+
+    bs = blocks(1)
+    ts = [
+        replace(trial("a", 1, None, "RuntimeError"), exception_kind="infrastructure"),
+        replace(trial("a", 1, None, "RuntimeError", offset_s=2), exception_kind="infrastructure"),
+        replace(trial("a", 1, None, "DaytonaError", offset_s=3), exception_kind="other"),
+        trial("a", 1, None, "RuntimeError", offset_s=4),
+    ]
+    assert F.step_trials(ts, attribute(ts, bs, T0)) == [StepTrials(1, 4, 4, 2)]
+
+
 def test_batch_step_trials_count_the_rollouts_that_did_not_succeed_as_errors():
     # the generator's line: successful = trials − failed trajectories; "failed instances"
     # counts prompts with a failure and "masked" failed trajectories kept out of the

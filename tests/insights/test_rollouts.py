@@ -45,6 +45,26 @@ def test_missing_stages_and_exception_kinds():
     assert ra.overall.timed == 2 and ra.overall.trials == 3
 
 
+def test_exception_kinds_follow_harbors_own_policy_where_the_file_has_one():
+    # as the trials table counts them: Harbor's exception_info.policy decides, the
+    # exception's name only without one
+    from msgspec.structs import replace
+
+    bs = blocks(1)
+    ts = [
+        replace(
+            trial("a", 1, None, "RuntimeError", duration_s=50), exception_kind="infrastructure"
+        ),
+        replace(trial("a", 1, None, "DaytonaError", duration_s=70), exception_kind="other"),
+        trial("b", 1, None, "DaytonaError", duration_s=90),
+    ]
+    ra = analyse_rollouts(ts, attribute(ts, bs, T0))
+    assert {k.kind: (k.anatomy.trials, k.anatomy.duration_mean_s) for k in ra.by_kind} == {
+        "infrastructure": (2, 70.0),
+        "other": (1, 70.0),
+    }
+
+
 def test_slowest_tasks_and_tokens():
     bs = blocks(1)
     ts = [

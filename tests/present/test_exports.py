@@ -77,6 +77,20 @@ def test_trials_csv_rows():
     assert weird["exception_kind"] == "other"
 
 
+def test_a_reward_that_is_no_finite_number_has_no_outcome():
+    # NaN and ±inf rewards are kept (the reward column says nan, inf, -inf) but every
+    # analysis counts them as no reward: neither a success nor a failure, as on the page
+    rs = (_trial("n", math.nan, None), _trial("p", math.inf, None), _trial("m", -math.inf, None))
+    ts = TrialSet("trace_jobs", (*rs, _trial("ok", 0.5, None)), 0, 0, 0, 0, ())
+    by = {r[0]: r for r in _rows(trials_csv(ts))[1:]}
+    assert {k: (r[2], r[3]) for k, r in by.items()} == {
+        "n": ("nan", ""),
+        "p": ("inf", ""),
+        "m": ("-inf", ""),
+        "ok": ("0.5", "success"),
+    }
+
+
 def test_every_csv_column_is_neutralised_numbers_stay():
     evil = ['=HYPERLINK("http://x")', "+1+cmd", "-2+3", "@SUM(A1)", "\tx", "\rx"]
     series = {"step": [1], **{name: [-0.5] for name in evil}}
@@ -111,7 +125,8 @@ def _slow_trials_csv(trials: TrialSet) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(TRIAL_COLUMNS)
     for r in trials.results:
-        outcome = "" if r.reward is None else ("success" if r.reward > 0 else "failure")
+        graded = r.reward is not None and math.isfinite(r.reward)
+        outcome = ("success" if r.reward > 0 else "failure") if graded else ""
         cells = [r.name, r.task, csv_value(r.reward), outcome, r.exception or ""]
         cells += [r.exception_kind or exception_kind(r.exception)]
         cells += [csv_value(v) for v in (r.turns, r.input_tokens, r.output_tokens, r.duration_s)]

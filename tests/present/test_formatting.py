@@ -71,7 +71,7 @@ def _text_fixed_ref(v: object, digits: int = 4) -> str:
     if isinstance(v, bool) or not isinstance(v, int | float):
         return "–"
     if not is_finite(v):
-        return "nan"
+        return {"nan": "nan", "inf": "inf", "-inf": "-inf"}[repr(float(v))]
     if isinstance(v, int):
         return str(v)
     return _ref_fixed(float(v), digits, group=False)
@@ -165,6 +165,8 @@ def test_text_outputs():
     # report.md: fixed decimals as the old script printed them, "nan" kept visible, "–" missing
     assert text_fixed(0.123456) == "0.1235" and text_fixed(2.5, 1) == "2.5"
     assert text_fixed(7) == "7" and text_fixed(math.nan) == "nan" and text_fixed(None) == "–"
+    # an infinite reward is no NaN: report.md says which, as steps.csv does
+    assert text_fixed(math.inf) == "inf" and text_fixed(-math.inf, 1) == "-inf"
     assert text_sig(1234567.0) == "1.23457e+06" and text_sig(math.inf) == "–"
     assert md_cell("a|b\nc") == "a\\|b c"
     # no raw HTML reaches a report (an exception type, a metric name from the log)

@@ -62,8 +62,9 @@ def test_listing_rows_print_what_the_page_formatters_print(index, run_pages):
     assert jr.kind == "job" and jr.jobs == 0 and jr.job is None and jr.discarded == 0
 
 
-def _row(id: str, last: str | None, run: str | None = None) -> dict:
-    """A minimal run (or, with ``run``, job) row for ordering tests."""
+def _row(id: str, last: str | None, run: str | None = None, jobs: tuple[str, ...] = ()) -> dict:
+    """A minimal run (or, with ``run``, job) row for ordering tests; ``jobs``: a run's, in
+    chain order."""
     h = {k: None for k in HEADLINE} | {"steps": 0}
     base = {
         "id": id,
@@ -91,7 +92,7 @@ def _row(id: str, last: str | None, run: str | None = None) -> dict:
             "metric_blocks": 0,
             "started_at": None,
         }
-    return base | {"jobs": [], "steps": 0, "discarded_steps": 0, "resumed_from": []}
+    return base | {"jobs": list(jobs), "steps": 0, "discarded_steps": 0, "resumed_from": []}
 
 
 def _index(runs: list[dict], jobs: list[dict]) -> IndexPage:
@@ -105,8 +106,9 @@ def _index(runs: list[dict], jobs: list[dict]) -> IndexPage:
 
 
 def test_groups_newest_first_and_the_first_rows_cut_at_a_group():
-    runs = [_row("a", "2026-01-01T00:00:00"), _row("b", None), _row("c", "2026-03-01T00:00:00.5"),
-            _row("d", "2026-01-01T00:00:00")]  # fmt: skip
+    runs = [_row("a", "2026-01-01T00:00:00", jobs=("a1",)), _row("b", None, jobs=("b1",)),
+            _row("c", "2026-03-01T00:00:00.5", jobs=("c1", "c2")),
+            _row("d", "2026-01-01T00:00:00", jobs=("d1",))]  # fmt: skip
     jobs = [_row("c1", None, "c"), _row("c2", None, "c"), _row("a1", None, "a"),
             _row("b1", None, "b"), _row("d1", None, "d")]  # fmt: skip
     groups = listing_groups(_index(runs, jobs), "s")
@@ -123,6 +125,18 @@ def test_groups_newest_first_and_the_first_rows_cut_at_a_group():
     assert all(len(r) == len(data["columns"]) for g in data["groups"] for r in [g[0], *g[1]])
 
 
+def test_a_runs_jobs_are_listed_in_chain_order_not_the_archives():
+    # an experiment whose logs carry no SLURM id is chained by start time: "zz-first"
+    # started before "aa-second", which the archive (and index.json's jobs) list first;
+    # the index's group and the comparison page's picker list the run's jobs as it chains them
+    runs = [_row("exp", "2026-01-02T00:00:00", jobs=("exp.zz-first", "exp.aa-second"))]
+    jobs = [_row("exp.aa-second", None, "exp"), _row("exp.zz-first", None, "exp")]
+    idx = _index(runs, jobs)
+    assert [j.id for j in idx.jobs_by_run()["exp"]] == ["exp.zz-first", "exp.aa-second"]
+    assert [j.id for j in listing_groups(idx, "s")[0].jobs] == ["exp.zz-first", "exp.aa-second"]
+    assert listing.picker_chains(idx) == [("exp", ["exp.zz-first", "exp.aa-second"])]
+
+
 def _timed(row: dict, step_s: float | None) -> dict:
     return row | {"headline": row["headline"] | {"step_time_mean_s": step_s}}
 
@@ -132,9 +146,9 @@ def test_the_step_time_column_is_in_one_unit_over_every_row():
     lists: runs of 90 s and 100 s beside a job of 7300 s are all in minutes ("1.50", not
     "90.0 s" above "121.7 min"), a 0.2 s one is "< 0.01", none is "–"; the rows file
     names the unit and the sort key stays in seconds."""
-    runs = [_timed(_row("a", "2026-01-02T00:00:00"), 90.0),
-            _timed(_row("c", "2026-01-03T00:00:00"), 100.0),
-            _timed(_row("e", "2026-01-01T00:00:00"), None)]  # fmt: skip
+    runs = [_timed(_row("a", "2026-01-02T00:00:00", jobs=("a1",)), 90.0),
+            _timed(_row("c", "2026-01-03T00:00:00", jobs=("c1", "c2")), 100.0),
+            _timed(_row("e", "2026-01-01T00:00:00", jobs=("e1",)), None)]  # fmt: skip
     jobs = [_timed(_row("a1", None, "a"), 90.0), _timed(_row("c1", None, "c"), 0.2),
             _timed(_row("c2", None, "c"), 7300.0), _timed(_row("e1", None, "e"), None)]  # fmt: skip
     idx = _index(runs, jobs)
