@@ -472,6 +472,12 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         if not self.config_done and self.config_lines is None:
             self._start_config(ln)
 
+    def _generating_step(self) -> int:
+        """The step whose rollouts the batches not yet given to a step belong to."""
+        if self.boundary >= 0:
+            return self.boundary + 1
+        return (self.last_done if self.last_done is not None else 0) + 1
+
     # -- the result ----------------------------------------------------------------
     def finish(self, size_bytes: int = 0, mtime: float = 0.0) -> ParsedLog:
         for pend in list(self.pending.values()):
@@ -479,8 +485,10 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         if self.config_lines is not None and not self.config_done:
             self._finish_config()
         if self.batch_pending.batches:
-            # Batches after the last metrics dict belong to the step being generated.
-            self._flush_batches(self.boundary + 1 if self.boundary >= 0 else 0)
+            # Batches after the last metrics dict belong to the step being generated: the
+            # one after the last step logged, else after the resume or the progress bar's
+            # last step, else the first (SkyRL counts steps from 1).
+            self._flush_batches(self._generating_step())
         self._text_flush()
         form, blocks, evals_out = self._metric_blocks()
         if self.truncated_at is not None:

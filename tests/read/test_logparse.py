@@ -4,6 +4,8 @@ import io
 import math
 import pprint
 
+import pytest
+
 from sitegen.cache.codec import decode
 from sitegen.cache.logs import state_bytes
 from sitegen.jsonio import dumps
@@ -130,6 +132,28 @@ def test_batches_go_to_the_step_whose_metrics_follow():
     assert log.batches_per_step[2].batches == 1 and log.batches_per_step[2].failed == 0
     assert log.batches_per_step[3].failed == 1  # after the last block: the step being generated
     assert log.batches.batches == 3 and log.eval_batches.batches == 1
+
+
+@pytest.mark.parametrize(
+    ("before", "step"),
+    [
+        ([], 1),  # a fresh job cut off while generating its first step
+        ([lg("Resumed training from global_step 6")], 7),
+        (["Training Step Progress:  30%|###       | 3/10 [01:00<02:20, 20.0s/it]"], 4),
+    ],
+)
+def test_batches_of_a_log_without_a_step_are_the_step_being_generated(before, step):
+    # no metric block at all: the batches are the step after the resume or the bar's last
+    # step, or the first, never a step 0 no job has
+    done = "Batch generation complete: {}/8 successful, {} failed instances, {} masked (excluded from baseline)"
+    lines = [
+        *before,
+        lg("Starting batch generation for 8 trials (mode=training)"),
+        lg(done.format(6, 2, 0)),
+    ]
+    log = parse(lines)
+    assert list(log.batches_per_step) == [step]
+    assert log.batches_per_step[step].failed == 2 and log.batches.batches == 1
 
 
 def test_vllm_line_shapes():
