@@ -142,14 +142,22 @@ def _deeper_lines_end(text: str, j: int, indent: int, items: bool, plain: bool =
 _BLOCK_HEADER_RE = re.compile(r"[|>][0-9+\-]*[ \t]*(?:#.*)?")
 
 
+# A shell's control operator after a NAME=value, standing apart from the value ("K && x",
+# "K; x", "K || x", "K | x"): the command, and the value, end there.
+_SHELL_END_RE = re.compile(r"(?<=[ \t])(?:&&|\|\|?)(?=[ \t\r]|$)|;(?=[ \t\r]|$)")
+
+
 def _value_span(
-    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False
+    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False, shell: bool = False
 ) -> tuple[int, int] | None:
     """Where the value that starts at ``text[i]`` ends: the whole value, not its first word.
 
     With ``yaml`` (the key's separator is a colon) a key that starts its line takes the lines
     indented deeper than it as well: a block scalar (``key: |``) or a plain scalar YAML
-    wrapped onto the next lines.
+    wrapped onto the next lines. With ``shell`` (``NAME=value``, no space around the "="), a
+    bare value ends at a control operator standing apart from it (:data:`_SHELL_END_RE`):
+    ``export HF_TOKEN=X && python train.py`` hides X, not the command after it. An operator
+    glued inside the value (``a&&b``, ``a|b``) is part of it: a password may hold one.
     """
     line_start = text.rfind("\n", 0, key_start) + 1
     if i >= len(text) or text[i] in "\r\n":
@@ -186,6 +194,8 @@ def _value_span(
         at = text.find(stop, i, end)
         if at >= 0:
             end = at
+    if shell and (op := _SHELL_END_RE.search(text, i, end)) is not None:
+        end = op.start()
     if (
         yaml
         and end == _line_end(text, i)
@@ -222,7 +232,9 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
             continue
         if " " in key and _ERROR_BEFORE_RE.search(text, max(0, m.start() - 16), m.start()):
             continue
-        span = _value_after(text, m.start(), m.end(), in_query, m.group("sep") == ":")
+        sep = m.group("sep")
+        shell = sep == "=" and m.end() == m.end("sep") and text[m.start("sep") - 1] not in " \t"
+        span = _value_after(text, m.start(), m.end(), in_query, sep == ":", shell)
         if span is None:
             continue
         covered = span[1]
@@ -240,7 +252,7 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _value_after(
-    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False
+    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False, shell: bool = False
 ) -> tuple[int, int] | None:
     """:func:`_value_span` of the value after a key's separator at ``text[i]``."""
     # Text inside a JSON string: an escaped line break before the value is white space.
@@ -248,7 +260,7 @@ def _value_after(
         i += 2
         while i < len(text) and text[i] in " \t":
             i += 1
-    return _value_span(text, key_start, i, in_query, yaml)
+    return _value_span(text, key_start, i, in_query, yaml, shell)
 
 
 # A key named only with what it belongs to (``wandb:`` then ``  key: X``; ``"hf": {"tokens":``)
