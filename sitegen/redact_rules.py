@@ -173,12 +173,13 @@ _TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
 
 # The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
-# the search linear), maybe a short command after it (; echo), then the line the terminal
-# answers with: the value (one word; the others empty).
+# the search linear; printf "$HF_TOKEN\n", an escape before the quote), maybe a short command
+# after it (; echo, && echo, | cat, | tr -d ' ', as a terminal passes the value on), then the
+# line the terminal answers with: the value (one word; the others empty).
 _PRINTED = (
-    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?"
-    r"(?:[ \t]+[\"']?\$?\{?[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?){0,8}+)"
-    r"[ \t]*(?:(?:;|&&)[^\n]{0,80}+)?\r?\n[ \t]*"
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+\}?(?:\\[nrt])*+[\"']?"
+    r"(?:[ \t]+[\"']?\$?\{?[A-Za-z_][A-Za-z0-9_.\-]*+\}?(?:\\[nrt])*+[\"']?){0,8}+)"
+    r"[ \t]*(?:(?:;|&&|\|)[^\n]{0,80}+)?\r?\n[ \t]*"
     r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)"
 )
 _PRINTED_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*+")
@@ -195,10 +196,25 @@ _TEXT_FILTERS = frozenset(
     {"grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "gawk", "tee", "cut", "head", "tail"}
     | {"sort", "uniq", "wc", "tr", "less", "more", "jq"}
 )
+# A pipeline's stage: up to its "|", a command separator or a line break (in JSON, an escaped
+# one), a quoted word whole ('\n' is tr's argument, not a line break); bounded, so a search
+# from each "echo" reads a bounded stretch of the text.
+_STAGE = r"(?:[^|\n;&\\']|\\[^nr]|'[^'\n]{0,80}+'){0,200}"
+# What reads a secret from its input at the pipeline's end: a login (docker, podman, helm
+# registry, huggingface-cli, wandb, gh auth, az acr, vault …), --password-stdin,
+# --with-token, passwd --stdin, chpasswd; the last stage's command is not a text filter.
+_READS_SECRET = (
+    rf"(?!(?:{'|'.join(sorted(_TEXT_FILTERS))})(?![\w.\-]))"
+    rf"{_STAGE}?(?:[ \t]login(?![\w\-])|--password-stdin|--with-token"
+    r"|[ \t]passwd[ \t]+--stdin|chpasswd)"
+)
+# After the value's "|": any stages, each ended by a "|" (not "||": "a || b" pipes nothing),
+# up to one that reads the secret (a bound on the stages keeps the search linear).
+_PIPED_INTO = rf"\|(?!\|)[ \t]*+(?=(?:{_STAGE}+\|(?!\|)[ \t]*+){{0,8}}?{_READS_SECRET})"
 
 
 def _piped_into_login(m: re.Match) -> bool:
-    return "$" not in m.group("s") and m.group("cmd") not in _TEXT_FILTERS
+    return "$" not in m.group("s")
 
 
 _CLI_RULES: tuple[Rule, ...] = (
@@ -258,9 +274,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     *(
         _regex_rule(
             "piped-secret",
-            command + r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*\|[ \t]*"
-            r"(?=(?P<cmd>[\w.\-]*)(?:[^|\n;&\\]|\\(?![nr])){0,200}?"
-            r"(?:[ \t]login(?![\w\-])|--password-stdin))",
+            command + r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*" + _PIPED_INTO,
             keep=_piped_into_login,
         )
         for command in (
@@ -292,7 +306,7 @@ _CLI_RULES: tuple[Rule, ...] = (
         _regex_rule("printed-secret", command + _PRINTED, keep=_printed_secret)
         for command in (
             r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?",
-            r"printf(?<![\w\-]printf)[ \t]+[\"']?%[^\s]*+[ \t]+[\"']?\$\{?",
+            r"printf(?<![\w\-]printf)[ \t]+(?:[\"']?%[^\s]*+[ \t]+)?[\"']?\$\{?",
             r"printenv(?<![\w\-]printenv)[ \t]+",
             r"configure[ \t]+get[ \t]+",
         )

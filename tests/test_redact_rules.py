@@ -55,6 +55,7 @@ MORE_RULE_CASES = [
     # a secret piped into a login (what follows it names it, as the AWS id after its secret)
     (f"$ echo {HEX40} | wandb login && python train.py", HEX40, "piped-secret"),
     (f"cat <<< {HEX40} | wandb login", HEX40, "piped-secret"),
+    (f"cat <<< {HEX40} | tr -d ' ' | gh auth login --with-token", HEX40, "piped-secret"),
     # the secret before its key id (a CSV row with the secret first)
     ("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEkey9,AKIAQWERTYUIOPASDFGH", "wJalrXUt", "aws-secret-key"),
     (
