@@ -17,7 +17,14 @@ import msgspec
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact_names import is_secret_key, names_a_service
-from sitegen.redact_values import IDENTIFIER_RE, MASK, assignment_spans, is_masked, pair_spans
+from sitegen.redact_values import (
+    IDENTIFIER_RE,
+    MASK,
+    assignment_spans,
+    is_masked,
+    names_a_model_token,
+    pair_spans,
+)
 
 # --- rules -----------------------------------------------------------------------------------
 
@@ -164,9 +171,10 @@ _URL_RULES: tuple[Rule, ...] = (
 # letters it guards, reading the same character: the same matches, and the regex engine
 # skips to where the literal is instead of trying the whole pattern at every character.)
 
-# A command-line value: up to white space, a quote, a tag, or an escaped line break (text
-# inside a JSON string: "--token X\\nnext" holds the value X).
-_TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
+# A command-line value: up to white space, a quote (or a page's entity for one: the HTML made
+# of redacted text scans as the text does), a tag, or an escaped line break (text inside a
+# JSON string: "--token X\\nnext" holds the value X).
+_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
@@ -394,33 +402,69 @@ _ERROR_RULES: tuple[Rule, ...] = (
 
 
 # Notes' prose: "my wandb key is X", "W&B key: X", "OpenAI key - X", "the api key is X",
-# "token was X". A plain "key" names a secret after a service's name (not "cache key X"); the
-# value is a credential's word: 16 or more letters and digits, both. (Kept last: a span another
-# rule finds too is reported as that rule's.)
-# (Found from each "key" or "token", the words before it looked at apart: a pattern that
-# starts with an optional word is tried at every character.)
+# "token was X", "password was X", "the DB_PASSWORD is X". A plain "key" names a secret after a
+# service's name or "API" (not "cache key X"), a name glued before the word when the whole
+# name is a secret's (hf_token, DB_PASSWORD; not monkey, sort_key); "token" and "secret" name
+# one alone, a password's words after "is", "was", ":", "=" or a dash. The value may be on the
+# next line after such a connective. (Kept last: a span another rule finds too is reported as
+# that rule's.)
+# (Found from each word, the words before it looked at apart: a pattern that starts with an
+# optional word is tried at every character.)
 _PROSE_RE = re.compile(
-    r"(?i:key|token)(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+"
-    rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{16,}}+){_WORD_END}"
+    r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
+    r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
+    r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
+    rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{6,}}+){_WORD_END}"
 )
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_GLUED_REACH = 48  # how far back a name glued before the word is read
+
+
+def _glued_name(text: str, start: int, end: int) -> str:
+    """The name ending at ``text[end]`` that runs back over word characters from ``start``."""
+    j, lo = start, max(0, start - _GLUED_REACH)
+    while j > lo and text[j - 1] in _WORD_CHARS:
+        j -= 1
+    return text[j:end]
+
+
+def _prose_value(word: str, value: str, svc: str | None) -> bool:
+    """Whether ``value``, after ``word`` and a connective, is a secret.
+
+    After "key", "token" or "secret" a credential's word (16 or more letters and digits); a
+    password's, 6 or more characters with a digit (hunter2). Lower-case words joined by "_"
+    are such a value too when they hold a digit (my_secret_token_value_abc123): a name a
+    sentence gives, of where a secret is, has none (config_file_path, secrets_manager); only
+    a model's token named as one keeps its name (next token = im_start_token123456,
+    :func:`names_a_model_token`).
+    """
+    if word.startswith("pass"):
+        return len(value) >= 6 and any(c.isdigit() for c in value)
+    return _looks_like_credential(value) and not (
+        svc is not None and names_a_model_token(f"{svc} {word}", value)
+    )
 
 
 def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in _PROSE_RE.finditer(text):
+        word, conn = m.group("word").lower(), m.group("conn")
+        if conn is None and "\n" in m.group("gap"):
+            continue  # (a word ending a line: the next line's value only after "is", ":", …)
         before = _PROSE_BEFORE_RE.search(text, max(0, m.start() - 48), m.start())
         svc, api = (before.group("svc"), before.group("api")) if before else (None, None)
         start = m.start() - len(api or "")
-        if start > 0 and text[start - 1] in _WORD_CHARS:  # monkey, sort_key, hf_token
-            continue
+        glued = start > 0 and text[start - 1] in _WORD_CHARS
+        if glued and not is_secret_key(_glued_name(text, start, m.end("word"))):
+            continue  # monkey, sort_key (hf_token, DB_PASSWORD name one)
         service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
         # (a bare "token X", "api key X" with no service before: the error rule's)
-        named = m.group(0)[0] in "tT" or api is not None or service
-        said = service or m.group("conn") is not None
-        if named and said and _credential_word(m) and not is_masked(m.group("s")):
+        named = word != "key" or glued or api is not None or service
+        said = conn is not None or (service and not glued and not word.startswith("pass"))
+        value = m.group("s")
+        if named and said and _prose_value(word, value, svc) and not is_masked(value):
             yield m.span("s")
 
 
@@ -630,7 +674,10 @@ _MODAL_RE = re.compile(r"a[ks]-(?<![A-Za-z0-9]a[ks]-)")
 _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # Triggers of the rules that ignore case (a bearer token, "token X" in an error message).
 # ("_key" holds "api_key"; "<td" as <TD> too)
-_LOWER_TRIGGERS = ("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "<td")
+_LOWER_TRIGGERS = (
+    *("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "passphrase"),
+    "<td",
+)
 
 
 def may_hold_secret(text: str) -> bool:

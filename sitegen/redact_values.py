@@ -41,8 +41,35 @@ _QUERY_KEYS = frozenset({"key", "apikey", "api-key"})
 # digit: is_masked passes them).
 _EMPTY_VALUES = frozenset({"None", "null", "NULL"})
 # A name in lower-case words joined by "_", digits at its end (im_start_token123456, a
-# config's key): what a sentence says a token is, never a credential's shape.
+# config's key): a model's token or a setting, as a sentence names one.
 IDENTIFIER_RE = re.compile(r"[a-z]++(?:_[a-z]++)++[0-9]*+")
+# Words before "token" that make it a model's token, not a credential: "next token =
+# im_start_token123456", "the EOS token: end_of_text_token2".
+_MODEL_TOKEN_WORDS = frozenset(
+    {"next", "first", "last", "new", "added", "previous", "prev", "current", "generated"}
+    | {"sampled", "predicted", "special", "stop", "start", "end", "eos", "bos", "pad", "unk"}
+    | {"sep", "cls", "mask", "think", "thinking"}
+)
+
+
+def names_a_model_token(words: str, value: str) -> bool:
+    """Whether ``words`` (``next token``, ``eos token``) name a model's token and ``value``
+    is its name (:data:`IDENTIFIER_RE`), not a credential.
+
+    A value of lower-case words joined by "_" is shown after a secret's name only here: with
+    a digit it is a credential anywhere else (``token is my_secret_token_value_abc123``,
+    ``password was hunter2_prod_2024``), for a made-up secret often reads so, and a name in
+    a sentence about where a secret is (``config_file_path``, ``secrets_manager``) has none.
+    """
+    w = words.lower().split()
+    return (
+        len(w) == 2
+        and w[1] == "token"
+        and w[0] in _MODEL_TOKEN_WORDS
+        and IDENTIFIER_RE.fullmatch(value) is not None
+    )
+
+
 _FIRST_WORD_RE = re.compile(r"(?:None|null|NULL)[,;.)]")
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
@@ -242,7 +269,7 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         first = _FIRST_WORD_RE.match(value)  # "None, retrying": no value, and words after it
         if value.strip("\"'") in _EMPTY_VALUES or first is not None or is_masked(value):
             continue
-        if " " in key and key.lower().endswith("token") and IDENTIFIER_RE.fullmatch(value):
+        if names_a_model_token(key, value):
             continue  # prose about a model's tokens: "next token = im_start_token123456"
         if _NAME_MASK_RE.match(value):
             # A name's secret, hashed (Redactor.name): a bare value runs to the end of the

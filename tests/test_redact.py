@@ -265,6 +265,20 @@ SHAPES = [
     (f"The Together API key was {HEX40}. Rotate it.", HEX40, "prose-secret"),
     (f"my wandb key is: {HEX40}", HEX40, "prose-secret"),
     (f"(the token was {HEX40}.)", HEX40, "prose-secret"),
+    # a value after "<secret word> is/was/:/=" with a digit is a credential even when it reads
+    # as lower-case words joined by "_" (a name has no digit: config_file_path stays)
+    ("token is my_secret_token_value_abc123", "my_secret_token_value_abc123", "prose-secret"),
+    ("the api key is prod_api_key_value_2024", "prod_api_key_value_2024", "prose-secret"),
+    ("password was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
+    ("The DB password was 'hunter2'.", "hunter2", "prose-secret"),
+    ("my wandb key was\n  my_wandb_key_value_2024\n", "my_wandb_key_value_2024", "prose-secret"),
+    ("the client Secret is `abc_def_ghi_jkl_12345`", "abc_def_ghi_jkl_12345", "prose-secret"),
+    ("passphrase - correct_horse_battery_9 (rotate)", "correct_horse_battery_9", "prose-secret"),
+    ("Your new PASSWORD is 20240917", "20240917", "prose-secret"),
+    # ... after a name glued to the word, as a sentence names a setting
+    ("the DB_PASSWORD was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
+    ("my hf_token is my_hf_token_value_2024.", "my_hf_token_value_2024", "prose-secret"),
+    ("OPENAI_API_KEY was my_openai_key_value_2024", "my_openai_key_value_2024", "prose-secret"),
     (f"Error: invalid token {HEX40}.", HEX40, "error-secret"),
     (f"the API key {HEX40}. was refused", HEX40, "error-secret"),
     # a table's setting named in three words, with "&", in bold or upper-case HTML, in lower
@@ -398,6 +412,11 @@ HARMLESS = [
     '$ echo $HOME | cat\n/root/workspace\n$ echo $HF_TOKEN | wc -c\n41\n$ printf "$HOME\\n"\n/root\n',
     "logger.login(\"user\"); login('hello')",
     "Note: next token = im_start_token123456",
+    "the first token is im_start_token123456, the EOS token: end_of_text_token2",
+    "the token is read from config_file_path; password is stored in secrets_manager",
+    "the password was reset 3 times; password is required; the secret is out",
+    "monkey is abcdef_0123456789abcdef; sort_key was step_0123456789abcdef; max_tokens is 4096",
+    "the key is sort_key_0123456789abcdef; a token\nim_start_token123456; password\nhunter2x9",
     "the token is tokenizer_config0123456.json; my wandb key is in wandb_0123456789abcd.netrc",
 ]
 
@@ -710,7 +729,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "<<< ", "<<< a | ", "<TD><b>", "<td><b>a</b></td><td><code>", "key is: ", "a1b2c3d4e5f6a7b8c9.",
         "echo $a $b ", "echo $a;\n", "echo $a && ", "a_b ", "\\n| ", "| HF_TOKEN ",
         "echo a | a | ", "echo a | 'a' | ", "| tr -d '", "a | ", "echo $a | a\n",
-        "printf \"$a\\n\"\n", "A_TOKEN=a && ", "A_TOKEN=a ;", "A_TOKEN=a &", " &&"]
+        "printf \"$a\\n\"\n", "A_TOKEN=a && ", "A_TOKEN=a ;", "A_TOKEN=a &", " &&",
+        "password was ", "a_password is a1", "token is\n", "passphrase - ", "key was\n ", "a_a_a"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

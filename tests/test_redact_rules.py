@@ -156,7 +156,7 @@ TRIGGER_CASES = {
     "login ": f"wandb login {HEX40}",
     "login\t": f"wandb\tlogin\t{HEX40}",
     "=": f"pwd={VALUE}",
-    ":": f"passphrase: open {VALUE}",
+    ":": f"credential: open {VALUE}",
     # the triggers looked for in lower case
     "bearer": "Bearer " + "d2E" * 10,
     "token": f"token Gx0123456789abcdefABCDEF was refused ({VALUE})",
@@ -165,6 +165,7 @@ TRIGGER_CASES = {
     "_key": f"openai_key   {HEX40}",
     "apikey": "apikey AbCdEf0123456789xyz was refused",
     "passw": f"  password {VALUE}",
+    "passphrase": "the passphrase - correct_horse_battery_9 (rotate)",
     "secret": f"run -secret {VALUE}",
     "<td": f"<TH>DB_PWD</TH><TD>{VALUE}</TD>",
 }

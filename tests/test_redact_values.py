@@ -69,6 +69,9 @@ HIDDEN_TO_THE_END = [
     # a key inside a value already hidden is part of it
     ('password: "x token: y" then', f'password: "{M}" then'),
     ("password: a token: b", f"password: {M}"),
+    # a name in lower-case words is a model's token only after what says so (next, eos, …)
+    ("my token = my_secret_token_value_abc123", f"my token = {M}"),
+    ("eos token = end_of_text_token2", "eos token = end_of_text_token2"),
 ]
 
 
