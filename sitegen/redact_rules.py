@@ -789,7 +789,13 @@ def may_hold_transcript_secret(text: str) -> bool:
 
 def literal_rule(kind: str, values: tuple[str, ...]) -> Rule:
     """Every occurrence of one of ``values`` (a trial's own secrets, known by their names in
-    its config or in the build's environment), whatever it looks like."""
+    its config or in the build's environment), whatever it looks like.
+
+    Every occurrence, a word of prose or part of a longer word too, not only where the value
+    stands as one (after "=", ":", a quote or a flag): an agent that says its password in a
+    sentence ("I will try correcthorse") says the secret, and nothing tells that sentence from
+    one using a plain word apart. A common word hidden by mistake costs the reader a word; a
+    secret shown costs a rotation. (Values shorter than 8 characters are never literals.)"""
     ac = AhoCorasick(list(values))
 
     def spans(text: str) -> Iterator[tuple[int, int]]:
