@@ -591,12 +591,13 @@ def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
             if j >= 0:
                 start = max(start, j + len(b))
         end, size = line_end(i)
-        line = text[start:end].rstrip(" \t\r")
-        body = _JSON_EDGES_RE.sub("", line.strip(" \t"))
+        line = text[start:end].rstrip()  # (any white space: a no-break space, a form feed)
+        body = _JSON_EDGES_RE.sub("", line.lstrip())
         where = "other"
         if len(body) > 1 and body[0] == "|" and body[-1] == "|":
             below_end, _ = line_end(end + size) if end < len(text) else (end, 0)
-            below = text[end + size : below_end].strip(" \t\r")
+            # (only these characters: its blanks and a CRLF line's "\r" are among them)
+            below = text[end + size : below_end]
             header = "-" in below and "|" in below and set(below) <= _DELIMITER_CHARS
             where = "header" if header else "row"
         cells, pos = [], start

@@ -384,6 +384,7 @@ def test_each_empty_value_stays_visible_and_only_it(value, without):
         ("HF_TOKEN", "rotated on 2024-01-01 by ops", "row", False),
         ("HF_TOKEN", "`abc123def456ghi` is the old one", "row", False),
         ("HF_TOKEN", "`abc123def456ghij` is the new one", "row", True),
+        ("Token", "Xk3v9QmWab12cdEF (expires in May)", "row", True),  # (its own edges kept)
     ],
 )
 def test_a_cell_is_a_secret_by_its_name_its_value_and_where_it_is(key, value, where, hidden):
@@ -409,8 +410,24 @@ def test_a_cell_is_a_secret_by_its_name_its_value_and_where_it_is(key, value, wh
         # a row after blank lines, or after a break at the text's start, is a row
         ("| a | b |\n\n| HF_TOKEN | hunter |", False),
         ("\n| HF_TOKEN | hunter |", False),
+        # a row's edges may be any white space (a no-break space pasted from a page, a form feed)
+        ("\xa0| HF_TOKEN | hunter |\xa0", False),
+        ("\f | DB_PASSWORD | hunter |\v", False),
+        # a delimiter row of CRLF lines, aligned, a tab in it: its every character is one
+        ("| HF_TOKEN | hunter |\r\n| :--- |\t---: |\r\n| a | b |\r\n", True),
+        # ... while a line holding anything else is none: the row above stays a row
+        ("| HF_TOKEN | hunter |\n|---|---|\f", False),
+        ("| HF_TOKEN | hunter |\n|---|---|X", False),
     ],
 )
 def test_table_rows_headers_and_html_cells(text, shown):
     out = Redactor().text(text)
     assert ("hunter" in out or "$HF_TOKEN" in out) is shown, out
+
+
+def test_a_cell_named_in_html_is_read_as_the_page_shows_it():
+    """A page's HTML holds "&amp;" where its text has "&": the cell's name is judged as shown
+    ("AWS&GCP key": a key named by the service before it), not as its source."""
+    r = Redactor()
+    assert r.text("| AWS&amp;GCP key | Zk3v9QmWab12cdEF34 |") == f"| AWS&amp;GCP key | {MASK} |"
+    assert r.text("| AWS&amp;GCP Region | Zk3v9QmWab12cdEF34 |").endswith("cdEF34 |")
