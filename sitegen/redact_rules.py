@@ -405,9 +405,9 @@ _ERROR_RULES: tuple[Rule, ...] = (
 # "token was X", "password was X", "the DB_PASSWORD is X". A plain "key" names a secret after a
 # service's name or "API" (not "cache key X"), a name glued before the word when the whole
 # name is a secret's (hf_token, DB_PASSWORD; not monkey, sort_key); "token" and "secret" name
-# one alone, a password's words after "is", "was", ":", "=" or a dash. The value may be on the
-# next line after such a connective. (Kept last: a span another rule finds too is reported as
-# that rule's.)
+# one alone; the value follows "is", "was", ":", "=" or a dash (or, after a service's name,
+# a blank), on the same line or the next. (Kept last: a span another rule finds too is
+# reported as that rule's.)
 # (Found from each word, the words before it looked at apart: a pattern that starts with an
 # optional word is tried at every character.)
 _PROSE_RE = re.compile(
@@ -450,19 +450,18 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
 
 def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in _PROSE_RE.finditer(text):
-        word, conn = m.group("word").lower(), m.group("conn")
-        if conn is None and "\n" in m.group("gap"):
-            continue  # (a word ending a line: the next line's value only after "is", ":", …)
+        word = m.group("word").lower()
         before = _PROSE_BEFORE_RE.search(text, max(0, m.start() - 48), m.start())
         svc, api = (before.group("svc"), before.group("api")) if before else (None, None)
         start = m.start() - len(api or "")
-        glued = start > 0 and text[start - 1] in _WORD_CHARS
+        glued = text[start - 1 : start] in _WORD_CHARS  # (nothing before the text's start)
         if glued and not is_secret_key(_glued_name(text, start, m.end("word"))):
             continue  # monkey, sort_key (hf_token, DB_PASSWORD name one)
         service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
         # (a bare "token X", "api key X" with no service before: the error rule's)
         named = word != "key" or glued or api is not None or service
-        said = conn is not None or (service and not glued and not word.startswith("pass"))
+        # (a password's word only with a connective: "login user password X" is .netrc's)
+        said = m.group("conn") is not None or (service and not word.startswith("pass"))
         value = m.group("s")
         if named and said and _prose_value(word, value, svc) and not is_masked(value):
             yield m.span("s")
