@@ -410,6 +410,9 @@ def test_a_cell_is_a_secret_by_its_name_its_value_and_where_it_is(key, value, wh
         # a row after blank lines, or after a break at the text's start, is a row
         ("| a | b |\n\n| HF_TOKEN | hunter |", False),
         ("\n| HF_TOKEN | hunter |", False),
+        ("\\n| HF_TOKEN | hunter |", False),  # (an escaped break: a JSON string's row)
+        # a row's line starts after the last break before its "|", not the first
+        ("| a | b |\nsome words\n| HF_TOKEN | hunter |", False),
         # a row's edges may be any white space (a no-break space pasted from a page, a form feed)
         ("\xa0| HF_TOKEN | hunter |\xa0", False),
         ("\f | DB_PASSWORD | hunter |\v", False),

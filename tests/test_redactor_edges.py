@@ -244,6 +244,7 @@ V = "my_hf_token_value_2024"  # a value of words joined by "_", with digits: a c
         ("the API key- Zk3v9QmWab12cdEF34", True),
         # a name glued before the word, read back 48 characters: the whole name decides
         (f"max_token is {V}", False),
+        (f"the max_token is {V}", False),
         (f"in that run hf_token was {V}", True),
         ("max_" + "a" * 43 + f"_token was {V}", False),
         ("max_" + "a" * 44 + f"_token was {V}", True),  # ("ax_aaa…_token": a secret's)
