@@ -53,6 +53,10 @@ HIDDEN_TO_THE_END = [
     ("A_TOKEN=ab&&cd|ef;gh x", f"A_TOKEN={M}"),
     ("password = a && b", f"password = {M}"),
     ("password: a; b | c", f"password: {M}"),
+    ("password:a; b", f"password:{M}"),
+    ("password =a && b", f"password ={M}"),
+    ("password= a && b", f"password= {M}"),
+    ("GITHUB_TOKEN_PREFIX=ab12 && make", f"GITHUB_TOKEN_PREFIX={M} && make"),
     # … or to where its HTML element or its JSON string's escaped line ends
     ("<td>api_key: s3cret</td><td>x</td>", f"<td>api_key: {M}</td><td>x</td>"),
     ("api_key: s3cret\\nlr: 1", f"api_key: {M}\\nlr: 1"),
@@ -150,6 +154,7 @@ PAIRS = [
     # the value field first in the text; a bare value to its line's end; a block under it
     ("value: V1, name: HF_TOKEN", f"value: {M}"),
     ("- name: HF_TOKEN\n  value: two words", f"- name: HF_TOKEN\n  value: {M}"),
+    ("- name: HF_TOKEN\n  value: ab12 && make", f"- name: HF_TOKEN\n  value: {M}"),
     ("- name: HF_TOKEN\n  value:\n   V1\n    x: 1", f"- name: HF_TOKEN\n  value:\n{M}"),
     # a value field more than 400 characters after its name is not its
     (
