@@ -17,7 +17,14 @@ import msgspec
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact_names import is_secret_key, names_a_service
-from sitegen.redact_values import IDENTIFIER_RE, MASK, assignment_spans, is_masked, pair_spans
+from sitegen.redact_values import (
+    IDENTIFIER_RE,
+    MASK,
+    assignment_spans,
+    is_masked,
+    names_a_model_token,
+    pair_spans,
+)
 
 # --- rules -----------------------------------------------------------------------------------
 
@@ -164,21 +171,23 @@ _URL_RULES: tuple[Rule, ...] = (
 # letters it guards, reading the same character: the same matches, and the regex engine
 # skips to where the literal is instead of trying the whole pattern at every character.)
 
-# A command-line value: up to white space, a quote, a tag, or an escaped line break (text
-# inside a JSON string: "--token X\\nnext" holds the value X).
-_TOKEN = r"(?:[^\s\"'<\\]|\\(?![nrt]))+"
+# A command-line value: up to white space, a quote (or a page's entity for one: the HTML made
+# of redacted text scans as the text does), a tag, or an escaped line break (text inside a
+# JSON string: "--token X\\nnext" holds the value X).
+_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
 
 # The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
-# the search linear), maybe a short command after it (; echo), then the line the terminal
-# answers with: the value (one word; the others empty).
+# the search linear; printf "$HF_TOKEN\n", an escape before the quote), maybe a short command
+# after it (; echo, && echo, | cat, | tr -d ' ', as a terminal passes the value on), then the
+# line the terminal answers with: the value (one word; the others empty).
 _PRINTED = (
-    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?"
-    r"(?:[ \t]+[\"']?\$?\{?[A-Za-z_][A-Za-z0-9_.\-]*+\}?[\"']?){0,8}+)"
-    r"[ \t]*(?:(?:;|&&)[^\n]{0,80}+)?\r?\n[ \t]*"
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*+\}?(?:\\[nrt])*+[\"']?"
+    r"(?:[ \t]+[\"']?\$?\{?[A-Za-z_][A-Za-z0-9_.\-]*+\}?(?:\\[nrt])*+[\"']?){0,8}+)"
+    r"[ \t]*(?:(?:;|&&|\|)[^\n]{0,80}+)?\r?\n[ \t]*"
     r"(?P<s>[^\s]{8,}+)[ \t]*\r?(?=\n|$)"
 )
 _PRINTED_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*+")
@@ -195,10 +204,25 @@ _TEXT_FILTERS = frozenset(
     {"grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "gawk", "tee", "cut", "head", "tail"}
     | {"sort", "uniq", "wc", "tr", "less", "more", "jq"}
 )
+# A pipeline's stage: up to its "|", a command separator or a line break (in JSON, an escaped
+# one), a quoted word whole ('\n' is tr's argument, not a line break); bounded, so a search
+# from each "echo" reads a bounded stretch of the text.
+_STAGE = r"(?:[^|\n;&\\']|\\[^nr]|'[^'\n]{0,80}+'){0,200}"
+# What reads a secret from its input at the pipeline's end: a login (docker, podman, helm
+# registry, huggingface-cli, wandb, gh auth, az acr, vault …), --password-stdin,
+# --with-token, passwd --stdin, chpasswd; the last stage's command is not a text filter.
+_READS_SECRET = (
+    rf"(?!(?:{'|'.join(sorted(_TEXT_FILTERS))})(?![\w.\-]))"
+    rf"{_STAGE}?(?:[ \t]login(?![\w\-])|--password-stdin|--with-token"
+    r"|[ \t]passwd[ \t]+--stdin|chpasswd)"
+)
+# After the value's "|": any stages, each ended by a "|" (not "||": "a || b" pipes nothing),
+# up to one that reads the secret (a bound on the stages keeps the search linear).
+_PIPED_INTO = rf"\|(?!\|)[ \t]*+(?=(?:{_STAGE}+\|(?!\|)[ \t]*+){{0,8}}?{_READS_SECRET})"
 
 
 def _piped_into_login(m: re.Match) -> bool:
-    return "$" not in m.group("s") and m.group("cmd") not in _TEXT_FILTERS
+    return "$" not in m.group("s")
 
 
 _CLI_RULES: tuple[Rule, ...] = (
@@ -258,9 +282,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     *(
         _regex_rule(
             "piped-secret",
-            command + r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*\|[ \t]*"
-            r"(?=(?P<cmd>[\w.\-]*)(?:[^|\n;&\\]|\\(?![nr])){0,200}?"
-            r"(?:[ \t]login(?![\w\-])|--password-stdin))",
+            command + r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*" + _PIPED_INTO,
             keep=_piped_into_login,
         )
         for command in (
@@ -292,7 +314,7 @@ _CLI_RULES: tuple[Rule, ...] = (
         _regex_rule("printed-secret", command + _PRINTED, keep=_printed_secret)
         for command in (
             r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?",
-            r"printf(?<![\w\-]printf)[ \t]+[\"']?%[^\s]*+[ \t]+[\"']?\$\{?",
+            r"printf(?<![\w\-]printf)[ \t]+(?:[\"']?%[^\s]*+[ \t]+)?[\"']?\$\{?",
             r"printenv(?<![\w\-]printenv)[ \t]+",
             r"configure[ \t]+get[ \t]+",
         )
@@ -380,33 +402,68 @@ _ERROR_RULES: tuple[Rule, ...] = (
 
 
 # Notes' prose: "my wandb key is X", "W&B key: X", "OpenAI key - X", "the api key is X",
-# "token was X". A plain "key" names a secret after a service's name (not "cache key X"); the
-# value is a credential's word: 16 or more letters and digits, both. (Kept last: a span another
-# rule finds too is reported as that rule's.)
-# (Found from each "key" or "token", the words before it looked at apart: a pattern that
-# starts with an optional word is tried at every character.)
+# "token was X", "password was X", "the DB_PASSWORD is X". A plain "key" names a secret after a
+# service's name or "API" (not "cache key X"), a name glued before the word when the whole
+# name is a secret's (hf_token, DB_PASSWORD; not monkey, sort_key); "token" and "secret" name
+# one alone; the value follows "is", "was", ":", "=" or a dash (or, after a service's name,
+# a blank), on the same line or the next. (Kept last: a span another rule finds too is
+# reported as that rule's.)
+# (Found from each word, the words before it looked at apart: a pattern that starts with an
+# optional word is tried at every character.)
 _PROSE_RE = re.compile(
-    r"(?i:key|token)(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?[ \t]+"
-    rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{16,}}+){_WORD_END}"
+    r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
+    r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
+    r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
+    rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{6,}}+){_WORD_END}"
 )
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_GLUED_REACH = 48  # how far back a name glued before the word is read
+
+
+def _glued_name(text: str, start: int, end: int) -> str:
+    """The name ending at ``text[end]`` that runs back over word characters from ``start``."""
+    j, lo = start, max(0, start - _GLUED_REACH)
+    while j > lo and text[j - 1] in _WORD_CHARS:
+        j -= 1
+    return text[j:end]
+
+
+def _prose_value(word: str, value: str, svc: str | None) -> bool:
+    """Whether ``value``, after ``word`` and a connective, is a secret.
+
+    After "key", "token" or "secret" a credential's word (16 or more letters and digits); a
+    password's, 6 or more characters with a digit (hunter2). Lower-case words joined by "_"
+    are such a value too when they hold a digit (my_secret_token_value_abc123): a name a
+    sentence gives, of where a secret is, has none (config_file_path, secrets_manager); only
+    a model's token named as one keeps its name (next token = im_start_token123456,
+    :func:`names_a_model_token`).
+    """
+    if word.startswith("pass"):
+        return len(value) >= 6 and any(c.isdigit() for c in value)
+    return _looks_like_credential(value) and not (
+        svc is not None and names_a_model_token(f"{svc} {word}", value)
+    )
 
 
 def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in _PROSE_RE.finditer(text):
+        word = m.group("word").lower()
         before = _PROSE_BEFORE_RE.search(text, max(0, m.start() - 48), m.start())
         svc, api = (before.group("svc"), before.group("api")) if before else (None, None)
         start = m.start() - len(api or "")
-        if start > 0 and text[start - 1] in _WORD_CHARS:  # monkey, sort_key, hf_token
-            continue
+        glued = text[start - 1 : start] in _WORD_CHARS  # (nothing before the text's start)
+        if glued and not is_secret_key(_glued_name(text, start, m.end("word"))):
+            continue  # monkey, sort_key (hf_token, DB_PASSWORD name one)
         service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
         # (a bare "token X", "api key X" with no service before: the error rule's)
-        named = m.group(0)[0] in "tT" or api is not None or service
-        said = service or m.group("conn") is not None
-        if named and said and _credential_word(m) and not is_masked(m.group("s")):
+        named = word != "key" or glued or api is not None or service
+        # (a password's word only with a connective: "login user password X" is .netrc's)
+        said = m.group("conn") is not None or (service and not word.startswith("pass"))
+        value = m.group("s")
+        if named and said and _prose_value(word, value, svc) and not is_masked(value):
             yield m.span("s")
 
 
@@ -533,12 +590,13 @@ def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
             if j >= 0:
                 start = max(start, j + len(b))
         end, size = line_end(i)
-        line = text[start:end].rstrip(" \t\r")
-        body = _JSON_EDGES_RE.sub("", line.strip(" \t"))
+        line = text[start:end].rstrip()  # (any white space: a no-break space, a form feed)
+        body = _JSON_EDGES_RE.sub("", line.lstrip())
         where = "other"
         if len(body) > 1 and body[0] == "|" and body[-1] == "|":
             below_end, _ = line_end(end + size) if end < len(text) else (end, 0)
-            below = text[end + size : below_end].strip(" \t\r")
+            # (only these characters: its blanks and a CRLF line's "\r" are among them)
+            below = text[end + size : below_end]
             header = "-" in below and "|" in below and set(below) <= _DELIMITER_CHARS
             where = "header" if header else "row"
         cells, pos = [], start
@@ -616,7 +674,10 @@ _MODAL_RE = re.compile(r"a[ks]-(?<![A-Za-z0-9]a[ks]-)")
 _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # Triggers of the rules that ignore case (a bearer token, "token X" in an error message).
 # ("_key" holds "api_key"; "<td" as <TD> too)
-_LOWER_TRIGGERS = ("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "<td")
+_LOWER_TRIGGERS = (
+    *("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "passphrase"),
+    "<td",
+)
 
 
 def may_hold_secret(text: str) -> bool:
@@ -728,7 +789,13 @@ def may_hold_transcript_secret(text: str) -> bool:
 
 def literal_rule(kind: str, values: tuple[str, ...]) -> Rule:
     """Every occurrence of one of ``values`` (a trial's own secrets, known by their names in
-    its config or in the build's environment), whatever it looks like."""
+    its config or in the build's environment), whatever it looks like.
+
+    Every occurrence, a word of prose or part of a longer word too, not only where the value
+    stands as one (after "=", ":", a quote or a flag): an agent that says its password in a
+    sentence ("I will try correcthorse") says the secret, and nothing tells that sentence from
+    one using a plain word apart. A common word hidden by mistake costs the reader a word; a
+    secret shown costs a rotation. (Values shorter than 8 characters are never literals.)"""
     ac = AhoCorasick(list(values))
 
     def spans(text: str) -> Iterator[tuple[int, int]]:

@@ -41,8 +41,35 @@ _QUERY_KEYS = frozenset({"key", "apikey", "api-key"})
 # digit: is_masked passes them).
 _EMPTY_VALUES = frozenset({"None", "null", "NULL"})
 # A name in lower-case words joined by "_", digits at its end (im_start_token123456, a
-# config's key): what a sentence says a token is, never a credential's shape.
+# config's key): a model's token or a setting, as a sentence names one.
 IDENTIFIER_RE = re.compile(r"[a-z]++(?:_[a-z]++)++[0-9]*+")
+# Words before "token" that make it a model's token, not a credential: "next token =
+# im_start_token123456", "the EOS token: end_of_text_token2".
+_MODEL_TOKEN_WORDS = frozenset(
+    {"next", "first", "last", "new", "added", "previous", "prev", "current", "generated"}
+    | {"sampled", "predicted", "special", "stop", "start", "end", "eos", "bos", "pad", "unk"}
+    | {"sep", "cls", "mask", "think", "thinking"}
+)
+
+
+def names_a_model_token(words: str, value: str) -> bool:
+    """Whether ``words`` (``next token``, ``eos token``) name a model's token and ``value``
+    is its name (:data:`IDENTIFIER_RE`), not a credential.
+
+    A value of lower-case words joined by "_" is shown after a secret's name only here: with
+    a digit it is a credential anywhere else (``token is my_secret_token_value_abc123``,
+    ``password was hunter2_prod_2024``), for a made-up secret often reads so, and a name in
+    a sentence about where a secret is (``config_file_path``, ``secrets_manager``) has none.
+    """
+    w = words.lower().split()
+    return (
+        len(w) == 2
+        and w[1] == "token"
+        and w[0] in _MODEL_TOKEN_WORDS
+        and IDENTIFIER_RE.fullmatch(value) is not None
+    )
+
+
 _FIRST_WORD_RE = re.compile(r"(?:None|null|NULL)[,;.)]")
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
@@ -142,14 +169,22 @@ def _deeper_lines_end(text: str, j: int, indent: int, items: bool, plain: bool =
 _BLOCK_HEADER_RE = re.compile(r"[|>][0-9+\-]*[ \t]*(?:#.*)?")
 
 
+# A shell's control operator after a NAME=value, standing apart from the value ("K && x",
+# "K; x", "K || x", "K | x"): the command, and the value, end there.
+_SHELL_END_RE = re.compile(r"(?<=[ \t])(?:&&|\|\|?)(?=[ \t\r]|$)|;(?=[ \t\r]|$)")
+
+
 def _value_span(
-    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False
+    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False, shell: bool = False
 ) -> tuple[int, int] | None:
     """Where the value that starts at ``text[i]`` ends: the whole value, not its first word.
 
     With ``yaml`` (the key's separator is a colon) a key that starts its line takes the lines
     indented deeper than it as well: a block scalar (``key: |``) or a plain scalar YAML
-    wrapped onto the next lines.
+    wrapped onto the next lines. With ``shell`` (``NAME=value``, no space around the "="), a
+    bare value ends at a control operator standing apart from it (:data:`_SHELL_END_RE`):
+    ``export HF_TOKEN=X && python train.py`` hides X, not the command after it. An operator
+    glued inside the value (``a&&b``, ``a|b``) is part of it: a password may hold one.
     """
     line_start = text.rfind("\n", 0, key_start) + 1
     if i >= len(text) or text[i] in "\r\n":
@@ -186,6 +221,8 @@ def _value_span(
         at = text.find(stop, i, end)
         if at >= 0:
             end = at
+    if shell and (op := _SHELL_END_RE.search(text, i, end)) is not None:
+        end = op.start()
     if (
         yaml
         and end == _line_end(text, i)
@@ -222,7 +259,9 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
             continue
         if " " in key and _ERROR_BEFORE_RE.search(text, max(0, m.start() - 16), m.start()):
             continue
-        span = _value_after(text, m.start(), m.end(), in_query, m.group("sep") == ":")
+        sep = m.group("sep")
+        shell = sep == "=" and m.end() == m.end("sep") and text[m.start("sep") - 1] not in " \t"
+        span = _value_after(text, m.start(), m.end(), in_query, sep == ":", shell)
         if span is None:
             continue
         covered = span[1]
@@ -230,7 +269,7 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         first = _FIRST_WORD_RE.match(value)  # "None, retrying": no value, and words after it
         if value.strip("\"'") in _EMPTY_VALUES or first is not None or is_masked(value):
             continue
-        if " " in key and key.lower().endswith("token") and IDENTIFIER_RE.fullmatch(value):
+        if names_a_model_token(key, value):
             continue  # prose about a model's tokens: "next token = im_start_token123456"
         if _NAME_MASK_RE.match(value):
             # A name's secret, hashed (Redactor.name): a bare value runs to the end of the
@@ -240,7 +279,7 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _value_after(
-    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False
+    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False, shell: bool = False
 ) -> tuple[int, int] | None:
     """:func:`_value_span` of the value after a key's separator at ``text[i]``."""
     # Text inside a JSON string: an escaped line break before the value is white space.
@@ -248,7 +287,7 @@ def _value_after(
         i += 2
         while i < len(text) and text[i] in " \t":
             i += 1
-    return _value_span(text, key_start, i, in_query, yaml)
+    return _value_span(text, key_start, i, in_query, yaml, shell)
 
 
 # A key named only with what it belongs to (``wandb:`` then ``  key: X``; ``"hf": {"tokens":``)

@@ -228,6 +228,23 @@ SHAPES = [
     (f"printf {HEX40} | wandb login", HEX40, "piped-secret"),
     (f"$ printf '%s' {HEX40} | docker login -u me --password-stdin ghcr.io", HEX40, "piped-secret"),
     (f"$ echo {HEX40} | xargs wandb login", HEX40, "piped-secret"),
+    # ... through other commands first: any chain of pipes ending in a command that reads a
+    # secret from its input (a login, --password-stdin, --with-token, passwd --stdin)
+    (
+        f"$ echo {HEX40} | tr -d '\\n' | docker login -u x --password-stdin",
+        HEX40,
+        "piped-secret",
+    ),
+    (f"printf '%s' '{HEX40}'|tr -d ' '|huggingface-cli login", HEX40, "piped-secret"),
+    (f'echo -n "{HEX40}" | base64 -d | sed s/x// | wandb login --relogin', HEX40, "piped-secret"),
+    (f"echo {HEX40} | xargs | az acr login -n reg -u me --password-stdin", HEX40, "piped-secret"),
+    (
+        f"echo {HEX40} | cat | helm registry login r.io -u me --password-stdin",
+        HEX40,
+        "piped-secret",
+    ),
+    (f"echo {HEX40} | grep -v x | sudo passwd --stdin bob", HEX40, "piped-secret"),
+    (f"echo bob:{HEX40} | tee /dev/null | chpasswd", HEX40, "piped-secret"),
     # a printed secret: after ";", beside other variables, by printf with a format
     (f"$ echo $WANDB_API_KEY;\n{HEX40}\n$ ", HEX40, "printed-secret"),
     (f"$ echo $WANDB_API_KEY $HF_TOKEN\n{HEX40}\n", HEX40, "printed-secret"),
@@ -235,11 +252,33 @@ SHAPES = [
     (f"$ printf '%s\\n' \"$WANDB_API_KEY\"\n{HEX40}\n", HEX40, "printed-secret"),
     (f"$ echo -n $WANDB_API_KEY; echo\n{HEX40}\n", HEX40, "printed-secret"),
     (f"$ echo $WANDB_API_KEY && echo done\n{HEX40}\ndone\n", HEX40, "printed-secret"),
+    # ... through a pipe, or printf's format holding the variable itself
+    (f"$ echo $HF_TOKEN | cat\n{HEX40}\n$ ", HEX40, "printed-secret"),
+    (f'$ echo "${{WANDB_API_KEY}}" | tr -d " "\r\n{HEX40}\r\n', HEX40, "printed-secret"),
+    (f"$ echo $HF_TOKEN || true\n{HEX40}\n", HEX40, "printed-secret"),
+    (f'$ printf "$HF_TOKEN\\n"\n{HEX40}\n', HEX40, "printed-secret"),
+    (f"$ printf '${{OPENAI_API_KEY}}\\n\\n'\n{HEX40}\n", HEX40, "printed-secret"),
+    (f'$ printf "%s\\n" "$WANDB_API_KEY" | cat\n{HEX40}\n', HEX40, "printed-secret"),
+    (f'$ echo -e "$HF_TOKEN\\n"\n{HEX40}\n', HEX40, "printed-secret"),
     # a key at the end of a sentence (a full stop, not a dot inside a name), after "is:"
     (f"my wandb key is {HEX40}.", HEX40, "prose-secret"),
     (f"The Together API key was {HEX40}. Rotate it.", HEX40, "prose-secret"),
     (f"my wandb key is: {HEX40}", HEX40, "prose-secret"),
     (f"(the token was {HEX40}.)", HEX40, "prose-secret"),
+    # a value after "<secret word> is/was/:/=" with a digit is a credential even when it reads
+    # as lower-case words joined by "_" (a name has no digit: config_file_path stays)
+    ("token is my_secret_token_value_abc123", "my_secret_token_value_abc123", "prose-secret"),
+    ("the api key is prod_api_key_value_2024", "prod_api_key_value_2024", "prose-secret"),
+    ("password was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
+    ("The DB password was 'hunter2'.", "hunter2", "prose-secret"),
+    ("my wandb key was\n  my_wandb_key_value_2024\n", "my_wandb_key_value_2024", "prose-secret"),
+    ("the client Secret is `abc_def_ghi_jkl_12345`", "abc_def_ghi_jkl_12345", "prose-secret"),
+    ("passphrase - correct_horse_battery_9 (rotate)", "correct_horse_battery_9", "prose-secret"),
+    ("Your new PASSWORD is 20240917", "20240917", "prose-secret"),
+    # ... after a name glued to the word, as a sentence names a setting
+    ("the DB_PASSWORD was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
+    ("my hf_token is my_hf_token_value_2024.", "my_hf_token_value_2024", "prose-secret"),
+    ("OPENAI_API_KEY was my_openai_key_value_2024", "my_openai_key_value_2024", "prose-secret"),
     (f"Error: invalid token {HEX40}.", HEX40, "error-secret"),
     (f"the API key {HEX40}. was refused", HEX40, "error-secret"),
     # a table's setting named in three words, with "&", in bold or upper-case HTML, in lower
@@ -367,8 +406,17 @@ HARMLESS = [
     "<td>HF_TOKEN</td><td>read access to Llama weights</td><th>Token</th><td>4096</td>",
     # a filter's pattern, a logger's method, a name in a sentence
     "echo hello | grep login; echo x | sed s/login/in/",
+    "echo hello | tr a-z A-Z | grep login; echo hi | tee x | awk '/--password-stdin/'",
+    "echo $CR_PAT | tr -d '\\n' | docker login --password-stdin; echo done || docker login",
+    "echo hello | grep x; docker login -u me --password-stdin ghcr.io",
+    '$ echo $HOME | cat\n/root/workspace\n$ echo $HF_TOKEN | wc -c\n41\n$ printf "$HOME\\n"\n/root\n',
     "logger.login(\"user\"); login('hello')",
     "Note: next token = im_start_token123456",
+    "the first token is im_start_token123456, the EOS token: end_of_text_token2",
+    "the token is read from config_file_path; password is stored in secrets_manager",
+    "the password was reset 3 times; password is required; the secret is out",
+    "monkey is abcdef_0123456789abcdef; sort_key was step_0123456789abcdef; max_tokens is 4096",
+    "the key is sort_key_0123456789abcdef; a token\nim_start_token123456; password\nhunter2x9",
     "the token is tokenizer_config0123456.json; my wandb key is in wandb_0123456789abcd.netrc",
 ]
 
@@ -679,7 +727,10 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "echo $a\n", "printenv a\n", "echo $api_key\n", "printenv a\na", "A_B ", "API_KEY ",
         "API_KEY a1", "A_A_", "| Token | ", "|\n", "| a |\n|-|\n", "a |", "printf '%s' ", "printf ",
         "<<< ", "<<< a | ", "<TD><b>", "<td><b>a</b></td><td><code>", "key is: ", "a1b2c3d4e5f6a7b8c9.",
-        "echo $a $b ", "echo $a;\n", "echo $a && ", "a_b ", "\\n| ", "| HF_TOKEN "]
+        "echo $a $b ", "echo $a;\n", "echo $a && ", "a_b ", "\\n| ", "| HF_TOKEN ",
+        "echo a | a | ", "echo a | 'a' | ", "| tr -d '", "a | ", "echo $a | a\n",
+        "printf \"$a\\n\"\n", "A_TOKEN=a && ", "A_TOKEN=a ;", "A_TOKEN=a &", " &&",
+        "password was ", "a_password is a1", "token is\n", "passphrase - ", "key was\n ", "a_a_a"]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""

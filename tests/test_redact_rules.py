@@ -55,6 +55,7 @@ MORE_RULE_CASES = [
     # a secret piped into a login (what follows it names it, as the AWS id after its secret)
     (f"$ echo {HEX40} | wandb login && python train.py", HEX40, "piped-secret"),
     (f"cat <<< {HEX40} | wandb login", HEX40, "piped-secret"),
+    (f"cat <<< {HEX40} | tr -d ' ' | gh auth login --with-token", HEX40, "piped-secret"),
     # the secret before its key id (a CSV row with the secret first)
     ("wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEkey9,AKIAQWERTYUIOPASDFGH", "wJalrXUt", "aws-secret-key"),
     (
@@ -155,7 +156,7 @@ TRIGGER_CASES = {
     "login ": f"wandb login {HEX40}",
     "login\t": f"wandb\tlogin\t{HEX40}",
     "=": f"pwd={VALUE}",
-    ":": f"passphrase: open {VALUE}",
+    ":": f"credential: open {VALUE}",
     # the triggers looked for in lower case
     "bearer": "Bearer " + "d2E" * 10,
     "token": f"token Gx0123456789abcdefABCDEF was refused ({VALUE})",
@@ -164,6 +165,7 @@ TRIGGER_CASES = {
     "_key": f"openai_key   {HEX40}",
     "apikey": "apikey AbCdEf0123456789xyz was refused",
     "passw": f"  password {VALUE}",
+    "passphrase": "the passphrase - correct_horse_battery_9 (rotate)",
     "secret": f"run -secret {VALUE}",
     "<td": f"<TH>DB_PWD</TH><TD>{VALUE}</TD>",
 }
@@ -382,6 +384,7 @@ def test_each_empty_value_stays_visible_and_only_it(value, without):
         ("HF_TOKEN", "rotated on 2024-01-01 by ops", "row", False),
         ("HF_TOKEN", "`abc123def456ghi` is the old one", "row", False),
         ("HF_TOKEN", "`abc123def456ghij` is the new one", "row", True),
+        ("Token", "Xk3v9QmWab12cdEF (expires in May)", "row", True),  # (its own edges kept)
     ],
 )
 def test_a_cell_is_a_secret_by_its_name_its_value_and_where_it_is(key, value, where, hidden):
@@ -407,8 +410,27 @@ def test_a_cell_is_a_secret_by_its_name_its_value_and_where_it_is(key, value, wh
         # a row after blank lines, or after a break at the text's start, is a row
         ("| a | b |\n\n| HF_TOKEN | hunter |", False),
         ("\n| HF_TOKEN | hunter |", False),
+        ("\\n| HF_TOKEN | hunter |", False),  # (an escaped break: a JSON string's row)
+        # a row's line starts after the last break before its "|", not the first
+        ("| a | b |\nsome words\n| HF_TOKEN | hunter |", False),
+        # a row's edges may be any white space (a no-break space pasted from a page, a form feed)
+        ("\xa0| HF_TOKEN | hunter |\xa0", False),
+        ("\f | DB_PASSWORD | hunter |\v", False),
+        # a delimiter row of CRLF lines, aligned, a tab in it: its every character is one
+        ("| HF_TOKEN | hunter |\r\n| :--- |\t---: |\r\n| a | b |\r\n", True),
+        # ... while a line holding anything else is none: the row above stays a row
+        ("| HF_TOKEN | hunter |\n|---|---|\f", False),
+        ("| HF_TOKEN | hunter |\n|---|---|X", False),
     ],
 )
 def test_table_rows_headers_and_html_cells(text, shown):
     out = Redactor().text(text)
     assert ("hunter" in out or "$HF_TOKEN" in out) is shown, out
+
+
+def test_a_cell_named_in_html_is_read_as_the_page_shows_it():
+    """A page's HTML holds "&amp;" where its text has "&": the cell's name is judged as shown
+    ("AWS&GCP key": a key named by the service before it), not as its source."""
+    r = Redactor()
+    assert r.text("| AWS&amp;GCP key | Zk3v9QmWab12cdEF34 |") == f"| AWS&amp;GCP key | {MASK} |"
+    assert r.text("| AWS&amp;GCP Region | Zk3v9QmWab12cdEF34 |").endswith("cdEF34 |")

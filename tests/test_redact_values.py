@@ -35,6 +35,28 @@ HIDDEN_TO_THE_END = [
     ("password = two words   \nnext", f"password = {M}   \nnext"),
     ("A_TOKEN=ab \\\n  cd \\\n  ef\nnext", f"A_TOKEN={M}\nnext"),
     ("A_TOKEN=ab \\", f"A_TOKEN={M}"),
+    # … or, in a shell's NAME=value, to the operator that ends the command: only the value goes
+    (
+        "export HF_TOKEN=$K && python train.py --x 1",
+        f"export HF_TOKEN={M} && python train.py --x 1",
+    ),
+    ("export HF_TOKEN=ab12cd; python train.py", f"export HF_TOKEN={M}; python train.py"),
+    ("WANDB_API_KEY=ab12cd || exit 1", f"WANDB_API_KEY={M} || exit 1"),
+    ("OPENAI_API_KEY=ab12cd | tee env.txt", f"OPENAI_API_KEY={M} | tee env.txt"),
+    ("DB_PASSWORD=a1\tb2;\tc", f"DB_PASSWORD={M};\tc"),  # (a JSON string's tab)
+    ("A_TOKEN=ab12cd  &&  make\nnext", f"A_TOKEN={M}  &&  make\nnext"),
+    ("A_TOKEN=ab12cd;", f"A_TOKEN={M};"),
+    ("A_TOKEN=ab12cd ; echo ok", f"A_TOKEN={M} ; echo ok"),
+    ("set -a; A_TOKEN=x1 && B=2 && cmd", f"set -a; A_TOKEN={M} && B=2 && cmd"),
+    # (an operator inside the value is part of it: a&&b, a|b, a;b; and not a shell's
+    # assignment, NAME = value or NAME: value, the value runs to its line's end)
+    ("A_TOKEN=ab&&cd|ef;gh x", f"A_TOKEN={M}"),
+    ("password = a && b", f"password = {M}"),
+    ("password: a; b | c", f"password: {M}"),
+    ("password:a; b", f"password:{M}"),
+    ("password =a && b", f"password ={M}"),
+    ("password= a && b", f"password= {M}"),
+    ("GITHUB_TOKEN_PREFIX=ab12 && make", f"GITHUB_TOKEN_PREFIX={M} && make"),
     # … or to where its HTML element or its JSON string's escaped line ends
     ("<td>api_key: s3cret</td><td>x</td>", f"<td>api_key: {M}</td><td>x</td>"),
     ("api_key: s3cret\\nlr: 1", f"api_key: {M}\\nlr: 1"),
@@ -51,6 +73,9 @@ HIDDEN_TO_THE_END = [
     # a key inside a value already hidden is part of it
     ('password: "x token: y" then', f'password: "{M}" then'),
     ("password: a token: b", f"password: {M}"),
+    # a name in lower-case words is a model's token only after what says so (next, eos, …)
+    ("my token = my_secret_token_value_abc123", f"my token = {M}"),
+    ("eos token = end_of_text_token2", "eos token = end_of_text_token2"),
 ]
 
 
@@ -129,6 +154,7 @@ PAIRS = [
     # the value field first in the text; a bare value to its line's end; a block under it
     ("value: V1, name: HF_TOKEN", f"value: {M}"),
     ("- name: HF_TOKEN\n  value: two words", f"- name: HF_TOKEN\n  value: {M}"),
+    ("- name: HF_TOKEN\n  value: ab12 && make", f"- name: HF_TOKEN\n  value: {M}"),
     ("- name: HF_TOKEN\n  value:\n   V1\n    x: 1", f"- name: HF_TOKEN\n  value:\n{M}"),
     # a value field more than 400 characters after its name is not its
     (
@@ -203,7 +229,7 @@ EDGES = [
     ("api_key:\\n", "api_key:\\n"),
     # a query parameter first in the text; a text ending in ";" is no query
     ("?token=abc def", f"?token={M} def"),
-    ("token=abc def;", f"token={M}"),
+    ("token=abc def;", f"token={M};"),
     # a key passed over (an error quoting it, no value, none, a mask) ends no scan
     (
         "Invalid API key: abcdefghijkl\npassword: hunter2",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from sitegen import redact, redact_names, redact_rules, redact_values
 from sitegen.redact import MASK, Finding, Redactor, SecretTally
 
@@ -226,3 +228,38 @@ def test_a_name_with_a_lone_surrogate_escape_is_hashed_not_a_crash():
     assert r.name("a\ud83d\ude00b") == "a\U0001f600b"  # an escaped pair: its character
     assert r.name("t\ud800x") == "t\ufffdx"
     assert r.name("train_\udce9.out") == "train_\ufffde9.out"
+
+
+V = "my_hf_token_value_2024"  # a value of words joined by "_", with digits: a credential
+
+
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        # a service's name is looked for in the 48 characters before "key", no further
+        ("wandb" + " " * 43 + "key is Zk3v9QmWab12cdEF34", True),
+        ("wandb" + " " * 44 + "key is Zk3v9QmWab12cdEF34", False),
+        ("wandb key is Zk3v9QmWab12cdEF34", True),  # (at the text's start)
+        # "API" before the word, a dash glued after it
+        ("the API key- Zk3v9QmWab12cdEF34", True),
+        # a name glued before the word, read back 48 characters: the whole name decides
+        (f"max_token is {V}", False),
+        (f"the max_token is {V}", False),
+        (f"in that run hf_token was {V}", True),
+        ("max_" + "a" * 43 + f"_token was {V}", False),
+        ("max_" + "a" * 44 + f"_token was {V}", True),  # ("ax_aaa…_token": a secret's)
+        # a name that is no secret's does not end the search
+        (f"sort_key was step_0123456789abcdef; token is {V}", True),
+        # a credential's word: 16 or more letters and digits; a password's: 6 and a digit
+        ("the token is abcdef0123456789", True),
+        ("the token is abcdef012345678", False),
+        ("password is abc123", True),
+        ("password is ab123", False),
+        ("password is abcdefgh", False),
+        # after a service's name the value may be on the next line
+        ("my wandb key\nZk3v9QmWab12cdEF34", True),
+    ],
+)
+def test_prose_names_its_secret_as_far_as_it_reads(text, hidden):
+    out = Redactor().text(text)
+    assert (MASK in out) is hidden, out

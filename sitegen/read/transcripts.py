@@ -221,7 +221,8 @@ def _dict(v: object) -> dict:
 def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """The values to hide wherever they appear: those of sensitive-named settings in the
     trial's own config (``agent.env``, ``agent.kwargs``, verifier and environment settings),
-    and the build's environment's (``build_secrets``)."""
+    and the build's environment's (``build_secrets``). Wherever means in prose too, a plain
+    word's value as well (:func:`~sitegen.redact_rules.literal_rule` says why)."""
     found: dict[str, str] = {}
     for value in _secret_values(config):
         found.setdefault(value, "trial-secret")

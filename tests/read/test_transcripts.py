@@ -332,6 +332,34 @@ def test_a_trials_secrets_are_those_its_config_table_hides(tmp_path, config):
 
 
 @pytest.mark.parametrize(
+    ("secret", "message", "shown"),
+    [
+        # a password of plain words: hidden where it stands as a value and in prose alike
+        (
+            "correcthorse",
+            "DB_PASSWORD: correcthorse\nmysql -pcorrecthorse; the correcthorse plan failed",
+            "DB_PASSWORD: [REDACTED:trial-secret]\nmysql -p[REDACTED:trial-secret]; "
+            "the [REDACTED:trial-secret] plan failed",
+        ),
+        # a common word: every time the transcript says it, inside a longer word too
+        (
+            "sunshine",
+            'I will try "sunshine" as the password; sunshine state; sunshine2',
+            'I will try "[REDACTED:trial-secret]" as the password; [REDACTED:trial-secret]'
+            " state; [REDACTED:trial-secret]2",
+        ),
+        # (another case is another string: a password's case is part of it)
+        ("sunshine", "Sunshine and SUNSHINE", "Sunshine and SUNSHINE"),
+    ],
+)
+def test_a_trials_plain_word_secret_is_hidden_wherever_it_is_said(tmp_path, secret, message, shown):
+    """A trial's own secret is hidden wherever the transcript holds it, a word of prose
+    too: an agent that says its password in a sentence ("I will try sunshine") says the
+    secret, and no rule can tell that sentence from one using the word apart."""
+    assert _said(tmp_path, {"agent": {"env": {"DB_PASSWORD": secret}}}, message) == shown
+
+
+@pytest.mark.parametrize(
     "odd",
     [
         # keys the redactor shows alike (both masked), an int and a str key
