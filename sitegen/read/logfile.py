@@ -95,17 +95,26 @@ def parse_log(
     finishes, so whatever ``snapshot`` keeps must not share its containers).
     """
     root = root_of(path, rel)  # links may not lead out of the archive
+    errs, unread = _read_errs(extra_logs, root, redactor)
+    # vLLM prints no year: the .out's lines take it from the .err's first loguru time when
+    # the .out has none of its own (its vLLM lines and prints only, docs/formats.md §1)
+    hint = min((e.first_time for e, _ in errs if e.first_time is not None), default=None)
     with open_regular(path, root) as fh:
         st = os.fstat(fh.fileno())
         parser: LogParser | None = None
         start = 0
-        if state is not None and 0 < state.offset <= st.st_size:
+        if (
+            state is not None
+            and 0 < state.offset <= st.st_size
+            and state.parser.time_hint == hint  # a new .err first time dates vLLM anew
+        ):
             fh.seek(state.offset - len(state.tail))
             if fh.read(len(state.tail)) == state.tail:
                 parser = LogParser.resume(state.parser, rel, redactor)
                 start = state.offset
         if parser is None:
             parser = LogParser(rel, redactor, year_hint=datetime.fromtimestamp(st.st_mtime).year)
+            parser.time_hint = hint
         end = _complete_end(fh, start, st.st_size)
         fh.seek(start)
         parser.feed_stream(_Limited(fh, end - start))
@@ -113,18 +122,19 @@ def parse_log(
         new_state = LogState(end, fh.read(end - max(0, end - 256)), snapshot(parser.state()))
         # The last, unterminated line (a job still writing) is read but not kept in the state.
         parser.feed_stream(_Limited(fh, st.st_size - end))
-    streams = []
     for extra, extra_rel in extra_logs:
+        if extra_rel.endswith(ERR_SUFFIX):
+            continue
         try:
             with open_regular(extra, root) as xfh:
                 # bounded by its size now: a log still growing is read up to here
                 xst = os.fstat(xfh.fileno())
-                if extra_rel.endswith(ERR_SUFFIX):
-                    streams.append(_read_err(parser, _Limited(xfh, xst.st_size), extra_rel, xst))
-                else:
-                    parser.read_engine_log(extra_rel, _Limited(xfh, xst.st_size))
+                parser.read_engine_log(extra_rel, _Limited(xfh, xst.st_size))
         except OSError as exc:
             parser.file_warning(extra_rel, f"cannot read: {exc.strerror}")
+    for extra_rel, why in unread:
+        parser.file_warning(extra_rel, why)
+    streams = [_finish_err(parser, own, xst) for own, xst in errs]
     parsed = scrub_log(
         parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), redactor, parser.secrets
     )
@@ -133,19 +143,39 @@ def parse_log(
     return parsed, new_state
 
 
-def _read_err(parser: LogParser, fh: _Limited, rel: str, st: os.stat_result) -> ParsedLog:
-    """The ``.err`` of a log split in two (docs/formats.md §1), read whole as a stream of
-    its own (its line order is not the log's); :func:`combine_streams` adds it to the log's.
+def _read_errs(
+    extra_logs: tuple[tuple[Path, str], ...], root: Path, redactor: Redactor
+) -> tuple[list[tuple[LogParser, os.stat_result]], list[tuple[str, str]]]:
+    """Each ``.err`` of a log split in two (docs/formats.md §1), read whole as a stream of
+    its own (its line order is not the log's) by a parser of its own, up to its size now;
+    and the ones that could not be opened, with why. Not part of the log's saved state:
+    read whole each time (the cache's key holds its size and time)."""
+    read, unread = [], []
+    for extra, extra_rel in extra_logs:
+        if not extra_rel.endswith(ERR_SUFFIX):
+            continue
+        try:
+            with open_regular(extra, root) as xfh:
+                xst = os.fstat(xfh.fileno())
+                own = LogParser(
+                    extra_rel, redactor, year_hint=datetime.fromtimestamp(xst.st_mtime).year
+                )
+                own.feed_stream(_Limited(xfh, xst.st_size))
+                read.append((own, xst))
+        except OSError as exc:
+            unread.append((extra_rel, f"cannot read: {exc.strerror}"))
+    return read, unread
+
+
+def _finish_err(parser: LogParser, own: LogParser, st: os.stat_result) -> ParsedLog:
+    """The ``.err``'s parse ``own`` finished; :func:`combine_streams` adds it to the log's.
 
     Its vLLM lines go to ``parser``'s statistics (an engine whose lines reach both files is
-    one), and its times widen the log's, which the vLLM timeline starts from. Not part of
-    the log's saved state: read whole each time (the cache's key holds its size and time).
+    one), and its times widen the log's, which the vLLM timeline starts from.
     """
-    own = LogParser(rel, parser.redactor, year_hint=datetime.fromtimestamp(st.st_mtime).year)
-    own.feed_stream(fh)
     parser.vllm.merge(own.vllm)
     parser.suppressed += own.suppressed
-    own.vllm, own.suppressed = VllmAccumulator(rel), 0
+    own.vllm, own.suppressed = VllmAccumulator(own.rel), 0
     if own.first_time is not None:
         first = parser.first_time
         parser.first_time = own.first_time if first is None else min(first, own.first_time)

@@ -75,6 +75,9 @@ class ParserState:
     """
 
     year_hint: int | None = None
+    # the time vLLM's year-less lines are dated by while the log has no loguru time of its
+    # own (a split log's .out: its .err's first time, docs/formats.md §1)
+    time_hint: datetime | None = None
     console: dict[int, dict[str, int | float]] = field(default_factory=dict)
     console_lines: dict[int, int] = field(default_factory=dict)
     mirror: dict[int, dict[str, int | float]] = field(default_factory=dict)
@@ -210,11 +213,11 @@ class ParserCore(ParserState):
             lines[step] = line
 
     def _vllm_time(self, mdhms: str | None) -> datetime | None:
-        """vLLM prints no year: take it from the latest loguru time (or the file's mtime),
-        across a new year."""
+        """vLLM prints no year: take it from the latest loguru time (else :attr:`time_hint`,
+        else the file's mtime), across a new year."""
         if not mdhms:
             return None
-        ref = self.last_time
+        ref = self.last_time or self.time_hint
         year = ref.year if ref else self.year_hint
         if year is None:
             return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from sitegen.errors import BuildWarning
 from sitegen.model.parsed import BatchCounts, Checkpoint, MetricBlock, ParsedLog
 from sitegen.read.logparse import first_step_gap
 
@@ -27,7 +28,9 @@ def combine_streams(out: ParsedLog, err: ParsedLog) -> ParsedLog:
     file). The metric blocks are those of the form one file would take (the mirror over
     the console dict over text lines), of both files when both have that form (``out``'s
     where both have a step). The end is ``err``'s when it says one (SLURM and the
-    trainer's logger write there), else ``out``'s. Counts add up; ``vllm`` is ``out``'s
+    trainer's logger write there), else ``out``'s. Counts add up, but the batches of a
+    file that logs no step while the other does are in no step (:func:`_stranded`): the
+    two line orders cannot say which step each ran for. ``vllm`` is ``out``'s
     (it holds both files' lines already).
     """
     blocks, evals, form = _metric_blocks(out, err)
@@ -42,9 +45,14 @@ def combine_streams(out: ParsedLog, err: ParsedLog) -> ParsedLog:
         mid_run = first_step_gap(blocks, resumed.resumed_from, fresh, config)
     times = [t for t in (out.first_time, err.first_time) if t is not None]
     ends = [t for t in (out.last_time, err.last_time) if t is not None]
-    per_step = dict(out.batches_per_step)
-    for s, b in err.batches_per_step.items():
-        per_step[s] = _add(per_step[s], b) if s in per_step else b
+    per_step: dict[int, BatchCounts] = {}
+    stranded = []
+    for log, other in ((out, err), (err, out)):
+        if log.batches_per_step and not log.blocks and other.blocks:
+            stranded.append(_stranded(log, other))
+            continue
+        for s, b in log.batches_per_step.items():
+            per_step[s] = _add(per_step[s], b) if s in per_step else b
     return replace(
         out,
         blocks=blocks,
@@ -65,10 +73,22 @@ def combine_streams(out: ParsedLog, err: ParsedLog) -> ParsedLog:
         lines=out.lines + err.lines,
         size_bytes=out.size_bytes + err.size_bytes,
         mtime=max(out.mtime, err.mtime),
-        warnings=(*out.warnings, *err.warnings),
+        warnings=(*out.warnings, *err.warnings, *stranded),
         mid_run=mid_run,
         planned_steps=out.planned_steps if out.planned_steps is not None else err.planned_steps,
         evidence=out.evidence or err.evidence,
+    )
+
+
+def _stranded(log: ParsedLog, other: ParsedLog) -> BuildWarning:
+    """Why ``log``'s batches are in no step: it logs no step itself, and the two files'
+    line orders cannot say which of ``other``'s steps each batch ran for."""
+    n = sum(b.batches for b in log.batches_per_step.values())
+    return BuildWarning(
+        log.path,
+        None,
+        f"{n} batch{'es' if n != 1 else ''} of this file cannot be given to steps: the steps "
+        f"are logged in {other.path}; they count in the job's totals only",
     )
 
 

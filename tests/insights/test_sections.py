@@ -70,11 +70,22 @@ def test_batches_of_a_job_without_metrics_fire_no_finding():
 
 def test_a_resumed_job_that_logged_no_step_adds_no_batches_to_its_run():
     # job 2 resumes from step 6 and is cancelled while generating its first step: its
-    # batches (the reader files a log's batches without a metric block under step 0) are
-    # a step cut short, no step of the run; the run's steps 1-6 show no burst
+    # batches (the reader files a log's batches without a metric block under the step
+    # after its resume, 7) are a step cut short, no step of the run; steps 1-6 show no burst
     a = job(1, replace(log(range(1, 7), saved=(6,)), batches_per_step=_batches(range(1, 7))))
-    cut = {0: BatchCounts(2, 16, 8, 8, 0, {"DaytonaError": 8})}
+    cut = {7: BatchCounts(2, 16, 8, 8, 0, {"DaytonaError": 8})}
     b = job(2, replace(log((), resumed=6), batches_per_step=cut))
     run = Run("r", (a, b), *stitch([a, b]), None)
     assert [x.step for x in run.blocks] == [1, 2, 3, 4, 5, 6]
     assert [f.id for f in run_insights(run).findings] == []
+
+
+def test_a_step_cut_short_is_not_the_step_a_later_job_logs():
+    # job 1 is cancelled while generating step 7 (8 of its 16 rollouts lost so far); job 2
+    # resumes from 6 and logs steps 7-12, its batch lines of step 7 lost. Job 1's batches
+    # of its step 7 are not the run's step 7: no burst there
+    a = job(1, replace(log(range(1, 7), saved=(6,)), batches_per_step=_batches(range(1, 8), {7})))
+    b = job(2, replace(log(range(7, 13), resumed=6), batches_per_step=_batches(range(8, 13))))
+    run = Run("r", (a, b), *stitch([a, b]), None)
+    assert [x.step for x in run.blocks] == list(range(1, 13))
+    assert not [f for f in run_insights(run).findings if f.id == "infra_burst"]

@@ -141,3 +141,55 @@ def test_the_mirror_in_one_stream_wins_over_the_console_in_the_other(tmp_path):
         (2, 0.2),
         (3, 0.3),
     ]
+
+
+def test_batches_of_a_stream_without_steps_are_in_no_step(tmp_path):
+    # the steps printed to the .out (the WANDB mirror), the generator's batch lines and
+    # the training bar logged to the .err: which step each batch ran for is not in the
+    # files (their line orders are apart), so none is guessed; the totals keep them
+    from tests.read.test_logparse import lg
+
+    done = "Batch generation complete: 7/8 successful, 1 failed instances, 0 masked (excluded from baseline)"
+    mirror = 'WANDB_MIRROR kind=train step={0} metrics={{"reward/avg_raw_reward": 0.{0}}}\n'
+    out, err = tmp_path / "x_8.out", tmp_path / "x_8.err"
+    out.write_text("".join(mirror.format(s) for s in (1, 2, 3)))
+    batch = [lg("Starting batch generation for 8 trials (mode=training)"), lg(done)]
+    bar = "Training Step Progress:  30%|###       | {}/10 [01:00<02:20, 20.0s/it]"
+    err.write_text("\n".join([*batch, bar.format(1), *batch, bar.format(2), *batch]) + "\n")
+    log, _ = parse_log(out, "x_8.out", Redactor(), ((err, "x_8.err"),))
+    assert [b.step for b in log.blocks] == [1, 2, 3]
+    assert log.batches_per_step == {}
+    assert (log.batches.batches, log.batches.failed) == (3, 3)
+    assert [(w.path, w.line) for w in log.warnings] == [("x_8.err", None)]
+    assert "3 batches of this file cannot be given to steps" in log.warnings[0].message
+
+
+def test_a_split_logs_vllm_lines_take_the_err_s_year(tmp_path):
+    # a run over a new year, copied with new mtimes: the .out's vLLM lines have no year and
+    # the .out no loguru time; they are dated from the .err's first time, not the file's
+    import os
+
+    from tests.read.test_logparse import METRICS, E, block, lg
+    from tests.read.test_real_shapes import STATS
+
+    out, err = tmp_path / "x_9.out", tmp_path / "x_9.err"
+    out.write_text(
+        f"{E}INFO 12-31 23:59:00 [loggers.py:127] {STATS}\n"
+        f"{E}INFO 01-01 00:01:00 [loggers.py:127] {STATS}\n"
+    )
+    err.write_text("\n".join([lg("start", "2025-12-31 23:58:00.000"), *block(1, METRICS)]) + "\n")
+    later = 1_830_000_000  # 2027-12-28: the copy's date, no year of the run
+    for p in (out, err):
+        os.utime(p, (later, later))
+    extra = ((err, "x_9.err"),)
+    log, state = parse_log(out, "x_9.out", Redactor(), extra)
+    assert [(b.t_s, b.samples) for b in log.vllm.timeline] == [(60.0, 1), (180.0, 1)]
+    # read on from the saved state: the same, and anew when the .err's first time moves
+    again, _ = parse_log(out, "x_9.out", Redactor(), extra, state)
+    assert _bytes(again) == _bytes(log)
+    err.write_text("\n".join([lg("start", "2026-12-31 23:58:00.000"), *block(1, METRICS)]) + "\n")
+    os.utime(err, (later, later))
+    moved, _ = parse_log(out, "x_9.out", Redactor(), extra, state)
+    fresh, _ = parse_log(out, "x_9.out", Redactor(), extra)
+    assert _bytes(moved) == _bytes(fresh)
+    assert [b.t_s for b in fresh.vllm.timeline] == [60.0, 180.0]
