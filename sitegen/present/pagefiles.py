@@ -28,7 +28,7 @@ from sitegen.present.chartsets import (
     step_charts,
 )
 from sitegen.present.exports import series_csv, trials_csv
-from sitegen.present.formatting import fmt_num, headline_sentence, md_to_html
+from sitegen.present.formatting import chain_phrase, fmt_num, headline_sentence, md_to_html
 from sitegen.present.report import job_report
 from sitegen.present.transcripts import FOLDER as TRANSCRIPTS_FOLDER
 from sitegen.present.transcripts import task_links, transcript_summary
@@ -265,6 +265,7 @@ class PageFiles:
                 page.headline,
                 page.trial_success_rate,
                 page.job_rows[-1].status_detail if page.job_rows else None,
+                chain_phrase(len(page.jobs), page.resumed_from),
             ),
             "image": image,
         }

@@ -76,6 +76,25 @@ def test_job_page_unfurls_for_a_chat_crawler(site, index):
     assert png[25] == 3 and len(png) <= 100_000  # a palette PNG within the weight budget
 
 
+def test_a_resumed_runs_preview_says_it_is_a_chain(site, index, run_pages):
+    """A run of several jobs unfurls with its status, how many jobs and where each resumed,
+    then its steps and reward over the whole chain; a run of one job says nothing of jobs."""
+    chains = [r for r in run_pages.values() if len(r.jobs) > 1 and r.resumed_from]
+    assert chains
+    for run in chains:
+        desc = parse(site / run.url / "index.html").meta["og:description"]
+        at = ", ".join(map(str, run.resumed_from))
+        froms = "step" if len(run.resumed_from) == 1 else "steps"
+        chain = f"{len(run.jobs)} jobs, resumed from {froms} {at}"
+        h = run.headline
+        assert f"{chain}, steps {h.first_step}–{h.last_step}, reward mean " in desc, desc
+        assert desc.startswith(
+            f"{run.status}: " if run.job_rows[-1].status_detail else f"{run.status}, "
+        )
+    one = next(r for r in run_pages.values() if len(r.jobs) == 1)
+    assert " jobs" not in parse(site / one.url / "index.html").meta["og:description"]
+
+
 def test_relative_links_only(site, index):
     for page in [site / "index.html", site / _job(index)["url"] / "index.html"]:
         m = parse(page)
