@@ -52,6 +52,12 @@ TRIALS_FILE = "trials.csv.gz"
 CARD_FILE = "card.png"  # a published page's OpenGraph card, beside it
 
 
+def card_address(card: Card | None, at: str = "") -> str | None:
+    """The address a page gives its card (``at``: the card's folder, ``/jobs/…/`` from the
+    site's root; else beside the page), with the card's version (:func:`cards.version`)."""
+    return f"{at}{CARD_FILE}?v={cards.version(card)}" if card else None
+
+
 def gzip_text(text: str) -> bytes:
     """``text`` as UTF-8, gzip'ed with fixed bytes (no timestamp).
 
@@ -198,7 +204,8 @@ class PageFiles:
             files.append((f"{rel}{TRIALS_FILE}", self.trials_file(trials)))
         files += self.curves("job", page)
         files += self.task_files("job", page)
-        files += self.transcript_pages("job", page, CARD_FILE if card else None)
+        image = card_address(card)
+        files += self.transcript_pages("job", page, image)
         shown = clean(page)  # non-finite numbers print as "–" on the page
         rows = page.progression()
         ctx: JobContext = {
@@ -220,7 +227,7 @@ class PageFiles:
             "description": headline_sentence(
                 page.status, page.headline, page.trial_success_rate, page.status_detail
             ),
-            "image": CARD_FILE if card else None,
+            "image": image,
         }
         files.append(self.html("job.html", rel, ctx, meta))
         if card:
