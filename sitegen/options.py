@@ -152,7 +152,8 @@ def check_title(v: object, where: str) -> None:
 def check_base_url(v: object, where: str) -> None:
     """The public URL: ``http(s)://host/path``, as the sitemap and OpenGraph links need; one
     holding a credential (``https://user:pw@host/``, ``?token=…``) is refused, as every page
-    would publish it, and never repeated."""
+    would publish it, and never repeated; so is one that is not a folder's (a page's, one
+    with a query or a fragment)."""
     from sitegen.redact import Redactor
 
     shown = Redactor().text(v) if isinstance(v, str) else v
@@ -166,6 +167,19 @@ def check_base_url(v: object, where: str) -> None:
             f"{where}: base_url holds a credential, which every page's links would publish "
             f"(got {shown!r}): give the site's public URL, "
             'e.g. base_url = "https://org.github.io/repo/"'
+        )
+    # every page's address is this and its path: a page's address here, a query or a
+    # fragment would make them all lead nowhere (".../index.html/jobs/x/", ".../#top/jobs/x/")
+    if "?" in v or "#" in v:
+        raise ConfigError(
+            f"{where}: base_url is the address of the site's folder, with no '?' or '#' "
+            f'(got {shown!r}), e.g. base_url = "https://org.github.io/repo/"'
+        )
+    folder, _, last = v.rpartition("/")
+    if last.lower().endswith((".html", ".htm")) and folder.count("/") >= 2:
+        raise ConfigError(
+            f"{where}: base_url is the address of the site's folder, not of a page "
+            f"(got {shown!r}): give {folder + '/'!r}"
         )
 
 

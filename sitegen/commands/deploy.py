@@ -29,6 +29,7 @@ from msgspec.structs import replace
 
 from sitegen import __version__
 from sitegen.commands.build import build, warning_lines
+from sitegen.discover.safeio import read_bytes
 from sitegen.errors import SitegenError
 from sitegen.options import BuildOptions, check_base_url, check_output, compile_allow
 from sitegen.progress import counted
@@ -39,6 +40,7 @@ from sitegen.write.site import SitePaths
 
 _ZERO = "0" * 40
 _WARNINGS_SHOWN = 20  # a deploy's log is about the deploy; the site lists every warning
+CNAME_BYTES = 4096  # a domain name is at most 253 characters: more is not a CNAME
 
 
 class PublishError(SitegenError):
@@ -148,7 +150,7 @@ def gh_deploy(
     """Build ``opts.archive`` into ``opts.out`` (incrementally) and publish that folder.
 
     The base URL, when neither ``--base-url`` nor the config gives one, is the
-    custom domain (``--cname`` or the branch's ``CNAME``), else the Pages
+    custom domain (``--cname``, the output folder's or the branch's ``CNAME``), else the Pages
     address of the remote; it is said before anything is built or pushed.
     """
     say = say or _stderr
@@ -165,8 +167,8 @@ def gh_deploy(
             f"the repository has no remote {remote!r}: add it (git remote add {remote} URL), "
             "name another with --remote, or commit only with --no-push"
         )
-    base_url = site_address(git, opts.base_url, cname, branch, remote)
-    if base_url is not None:  # a CNAME on the branch or --cname is the user's text
+    base_url = site_address(git, opts.base_url, cname, branch, remote, opts.out)
+    if base_url is not None:  # a CNAME (output folder, branch) or --cname is the user's text
         check_base_url(base_url, "--cname" if cname else "the site's address")
     where = f"{remote} ({describe_remote(url)})" if url else "no remote"
     say(f"deploying to branch {branch} of {git.git_dir}, {where}")
@@ -210,17 +212,24 @@ def gh_deploy(
 
 
 def site_address(
-    git: Git, given: str | None, cname: str | None, branch: str, remote: str
+    git: Git,
+    given: str | None,
+    cname: str | None,
+    branch: str,
+    remote: str,
+    site: Path | None = None,
 ) -> str | None:
     """Where the site will be served: ``given`` (``--base-url`` or the config), else the custom
-    domain (``--cname``, or the ``CNAME`` on the branch), else the remote's Pages address."""
+    domain that will be published (``--cname``, else a ``CNAME`` the user put in the output
+    folder ``site``, which replaces the branch's, else the branch's), else the remote's
+    Pages address."""
     if given:
         return given
     if cname:
         return cname_url(cname)
-    on_branch = _branch_file(git, _parent(git, branch, remote), "CNAME")
-    if on_branch and on_branch.strip():
-        return cname_url(on_branch.decode("utf-8", "replace"))
+    for text in (_output_cname(site), _branch_file(git, _parent(git, branch, remote), "CNAME")):
+        if text and text.strip():
+            return cname_url(text.decode("utf-8", "replace"))
     url = git.remote_url(remote)
     return pages_url(url) if url else None
 
@@ -322,6 +331,16 @@ def _parent(git: Git, branch: str, remote: str) -> str | None:
     if local and tracking and local != tracking:
         return local if git.succeeds("merge-base", "--is-ancestor", tracking, local) else tracking
     return local or tracking
+
+
+def _output_cname(site: Path | None) -> bytes | None:
+    """The ``CNAME`` file in the output folder, if it is a small regular file."""
+    if site is None:
+        return None
+    try:
+        return read_bytes(site / "CNAME", site, CNAME_BYTES)
+    except OSError:  # none, or not a file a domain name is read from
+        return None
 
 
 def _branch_file(git: Git, commit: str | None, name: str) -> bytes | None:

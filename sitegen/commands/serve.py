@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import msgspec
+from markupsafe import escape
 from tornado.httpserver import HTTPServer
 
 from sitegen.commands.build import BuildReport, LastBuild, build
@@ -45,6 +46,7 @@ from sitegen.present.assets import package_dir
 
 MAX_FILE_BYTES = 1 << 30  # serve any file sitegen writes; never a FIFO, never endless
 HEAD_END = re.compile(rb"</head\s*>", re.IGNORECASE)
+HEAD_START = re.compile(rb"<head(\s[^>]*)?>", re.IGNORECASE)
 # livereload's snippet, with the page's version: the script's address carries it into the
 # handshake (``snipver``), and the port is the page's own (a tunnelled port too).
 SNIPPET = (
@@ -65,7 +67,8 @@ class SiteApp:
     """A WSGI app serving the built site, with the last rebuild error as a banner.
 
     ``version`` changes with each rebuild that changed the site; with ``live``, each
-    HTML page carries it in its reload snippet.
+    HTML page carries it in its reload snippet. ``base_url``: the public address the site
+    was built for, if any (the 404 page's links point there).
     """
 
     root: Path
@@ -73,6 +76,7 @@ class SiteApp:
     builds: list[str] = field(default_factory=list)
     version: int = field(default_factory=_version)
     live: bool = False
+    base_url: str | None = None
 
     def __call__(self, environ: dict, start_response) -> list[bytes]:
         body = self._get(environ, start_response)
@@ -130,9 +134,24 @@ class SiteApp:
             body = read_bytes(root / "404.html", root, MAX_FILE_BYTES)
         except OSError:
             body = b"not found"
+        else:
+            body = self._from_root(body)
         return _send(
             start_response, "404 Not Found", "text/html; charset=utf-8", self._page(body, version)
         )
+
+    def _from_root(self, body: bytes) -> bytes:
+        """The 404 page as served in place of any missing path, ``/jobs/gone/`` too: its
+        links taken from the site's root (``<base href="/">``), and those to the public
+        address of a build with a base URL brought to this server, so that the page is
+        styled and its way back to the index leads to the site served here."""
+        if self.base_url:
+            public = str(escape(self.base_url.rstrip("/") + "/")).encode()
+            body = body.replace(public, b"/")
+        head = HEAD_START.search(body)
+        if head is None:
+            return body
+        return body[: head.end()] + b'<base href="/">' + body[head.end() :]
 
     def _page(self, body: bytes, version: int) -> bytes:
         """An HTML page as served: the reload snippet ending its head, the error banner."""
@@ -220,7 +239,7 @@ class LiveSite:
         self.sockets = listen(host, port)
         self.port = self.sockets[0].getsockname()[1]
         self.url = f"http://{'[' + host + ']' if ':' in host else host}:{self.port}/"
-        self.app = SiteApp(opts.out, live=True)
+        self.app = SiteApp(opts.out, live=True, base_url=opts.base_url)
         self.hub = ReloadHub(lambda: self.app.version)
         self.watcher = Watcher(Inputs(opts), self._rebuild)
         self.ready = threading.Event()  # serving

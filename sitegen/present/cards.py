@@ -14,6 +14,7 @@ in the forked children that make their pages.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 
 import msgspec
@@ -66,6 +67,13 @@ def card_for(page: JobPage | RunPage, title: str, site_title: str) -> Card:
         tuple(float(p["x"]) for p in pts),
         tuple(float(p["y"]) for p in pts),
     )
+
+
+def version(card: Card) -> str:
+    """A short digest of everything ``card`` shows, for its address (``card.png?v=…``): a chat
+    app keeps a preview image by its address, so a card that changed (a running job's
+    curve grew) must be fetched from a new one; an unchanged card keeps its address."""
+    return hashlib.sha256(msgspec.msgpack.encode(card)).hexdigest()[:10]
 
 
 def paint(card: Card) -> bytes:

@@ -136,12 +136,16 @@ DETAIL_CHARS = 120
 
 
 def headline_sentence(
-    status: str, h: Headline, trial_success_rate: float | None, detail: str | None = None
+    status: str,
+    h: Headline,
+    trial_success_rate: float | None,
+    detail: str | None = None,
+    chain: str | None = None,
 ) -> str:
     """One sentence with a page's headline numbers (its description and OpenGraph preview):
     how the job ended and why (``detail``: the time limit, the error a failed job died of),
-    then its steps, reward and times."""
-    facts = []
+    a run's jobs (``chain``: :func:`chain_phrase`), then its steps, reward and times."""
+    facts = [chain] if chain else []
     if h.first_step is not None:
         facts.append(f"steps {h.first_step}–{h.last_step}")
     if h.reward_mean is not None:
@@ -158,6 +162,17 @@ def headline_sentence(
         return ", ".join([status, *facts])
     why = detail if len(detail) <= DETAIL_CHARS else detail[: DETAIL_CHARS - 1].rstrip() + "…"
     return f"{status}: {why}" + (f" · {', '.join(facts)}" if facts else "")
+
+
+def chain_phrase(jobs: int, resumed_from: list[int]) -> str | None:
+    """A run's jobs in a few words, for a run of several (``2 jobs, resumed from step 6``),
+    as the run page's lead says it."""
+    if jobs < 2:
+        return None
+    if not resumed_from:
+        return f"{jobs} jobs"
+    steps = "step" if len(resumed_from) == 1 else "steps"
+    return f"{jobs} jobs, resumed from {steps} {', '.join(map(str, resumed_from))}"
 
 
 # -- text outputs: report.md and CSV ------------------------------------------------------------

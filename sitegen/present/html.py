@@ -40,10 +40,10 @@ from sitegen.present.formatting import (
     fmt_size,
 )
 from sitegen.present.pagefiles import (
-    CARD_FILE,
     Files,
     PageFiles,
     Prepared,
+    card_address,
     content,
     script_data,
 )
@@ -210,6 +210,12 @@ class Renderer:
         """The page's OpenGraph card (published sites only), painted with its files."""
         return cards.card_for(page, title, self.opts.title) if self.cards else None
 
+    def job_card(self, run: RunPage, job_url: str) -> str | None:
+        """The address of the card a run of one job shows: its job's (published sites only),
+        versioned by what it shows, which is what the run shows (the same curve and figures).
+        """
+        return card_address(self.card(run, f"Job {run.jobs[0]}"), f"/{job_url}")
+
     # -- the site --------------------------------------------------------------------------------
     def site(
         self,
@@ -253,7 +259,7 @@ class Renderer:
             owner = trial_owner.get(id(trials)) if trials is not None else None
             # a run of one job shows that job's card (same curve and figures): painted once
             one = run.jobs[0] if len(run.jobs) == 1 else None
-            card = f"/{job_urls[one]}{CARD_FILE}" if self.cards and one in job_urls else None
+            card = self.job_card(run, job_urls[one]) if one in job_urls else None
             self.run(run, trials, owner, card)
         # The pages' files not made already (premake), made in one process per core
         # (forkmap.py), all written in page order.
@@ -376,14 +382,15 @@ class Renderer:
         job_card: str | None = None,
     ) -> None:
         """A run page; ``trials_owner``: the url of the job whose trials table is the run's;
-        ``job_card``: the site path (``/jobs/…/card.png``) of the card it shares with its job."""
+        ``job_card``: the site path (``/jobs/…/card.png?v=…``) of the card it shares with its
+        job."""
         rel = page.url
         if self._unchanged(
             f"run:{page.id}", (page, trials is not None, trials_owner, job_card), [rel, page.data]
         ):
             return
         card = None if job_card else self.card(page, f"Run {page.id}")
-        image = job_card or (CARD_FILE if card else None)
+        image = job_card or card_address(card)
         made = self._take_premade(rel, _run_args(page, trials, trials_owner, image, card))
         self._make(
             rel, made or functools.partial(self.files.run, page, trials, trials_owner, image, card)
@@ -414,9 +421,9 @@ class Renderer:
         # as _site: the run's trials shown by the job that owns the same set, and a run of one
         # job shows that job's card
         owner = next((p.url for p, own in jobs if own is not None and own is trials), None)
-        job_card = f"/{jobs[0][0].url}{CARD_FILE}" if self.cards and len(jobs) == 1 else None
+        job_card = self.job_card(run, jobs[0][0].url) if len(jobs) == 1 else None
         card = None if job_card else self.card(run, f"Run {run.id}")
-        image = job_card or (CARD_FILE if card else None)
+        image = job_card or card_address(card)
         out[run.url] = (
             _run_args(run, trials, owner, image, card),
             files.run(run, trials, owner, image, card),

@@ -28,7 +28,7 @@ from sitegen.present.chartsets import (
     step_charts,
 )
 from sitegen.present.exports import series_csv, trials_csv
-from sitegen.present.formatting import fmt_num, headline_sentence, md_to_html
+from sitegen.present.formatting import chain_phrase, fmt_num, headline_sentence, md_to_html
 from sitegen.present.report import job_report
 from sitegen.present.transcripts import FOLDER as TRANSCRIPTS_FOLDER
 from sitegen.present.transcripts import task_links, transcript_summary
@@ -50,6 +50,12 @@ Html = Callable[[str, str, Mapping[str, Any], dict], tuple[str, str]]
 # site's bytes (GitHub Pages allows 1 GB). mtime=0 keeps the bytes deterministic.
 TRIALS_FILE = "trials.csv.gz"
 CARD_FILE = "card.png"  # a published page's OpenGraph card, beside it
+
+
+def card_address(card: Card | None, at: str = "") -> str | None:
+    """The address a page gives its card (``at``: the card's folder, ``/jobs/…/`` from the
+    site's root; else beside the page), with the card's version (:func:`cards.version`)."""
+    return f"{at}{CARD_FILE}?v={cards.version(card)}" if card else None
 
 
 def gzip_text(text: str) -> bytes:
@@ -198,7 +204,8 @@ class PageFiles:
             files.append((f"{rel}{TRIALS_FILE}", self.trials_file(trials)))
         files += self.curves("job", page)
         files += self.task_files("job", page)
-        files += self.transcript_pages("job", page, CARD_FILE if card else None)
+        image = card_address(card)
+        files += self.transcript_pages("job", page, image)
         shown = clean(page)  # non-finite numbers print as "–" on the page
         rows = page.progression()
         ctx: JobContext = {
@@ -220,7 +227,7 @@ class PageFiles:
             "description": headline_sentence(
                 page.status, page.headline, page.trial_success_rate, page.status_detail
             ),
-            "image": CARD_FILE if card else None,
+            "image": image,
         }
         files.append(self.html("job.html", rel, ctx, meta))
         if card:
@@ -265,6 +272,7 @@ class PageFiles:
                 page.headline,
                 page.trial_success_rate,
                 page.job_rows[-1].status_detail if page.job_rows else None,
+                chain_phrase(len(page.jobs), page.resumed_from),
             ),
             "image": image,
         }

@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 from sitegen.commands.cli import main
 
@@ -280,32 +281,56 @@ def test_bad_config_values_are_one_line(tmp_path, capsys):
     )
 
 
+def _base_url_errors(tmp_path: Path, capsys, url: str) -> list[tuple[str, str]]:
+    """(where, the one-line error) of a build given ``url`` as --base-url and in a config;
+    the archive is one job (made once), nothing is built."""
+    if not (tmp_path / "a/j/x.out").exists():
+        (tmp_path / "a/j").mkdir(parents=True)
+        (tmp_path / "a/j/x.out").write_text(STARTED)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'base_url = "{url}"\n')
+    out = []
+    for argv, where in ((["--base-url", url], "--base-url"), (["--config", str(cfg)], str(cfg))):
+        build = ["build", str(tmp_path / "a"), "-o", str(tmp_path / "o"), *argv]
+        out.append((where, one_line_error(capsys, build)))
+    assert not (tmp_path / "o").exists()
+    return out
+
+
 def test_a_base_url_holding_a_credential_is_refused_and_not_repeated(tmp_path, capsys):
     """Every page's canonical, OpenGraph and sitemap links carry the base URL: one holding a
     password, a token as its user or in its query would be published on every page."""
-    (tmp_path / "a/j").mkdir(parents=True)
-    (tmp_path / "a/j/x.out").write_text(STARTED)
-    cfg = tmp_path / "c.toml"
     for url, secret in (
         ("https://bot:Zk3v9QmWab12@org.github.io/runs/", "Zk3v9QmWab12"),
         ("https://ghp_" + "Q7w3Er5tY8uI0oP2aS4dF6gH9jK1lZ3xC5vB@org.github.io/", "Q7w3Er5tY8"),
         ("https://org.github.io/runs/?token=Zk3v9QmWab12", "Zk3v9QmWab12"),
     ):
-        for argv, where in (
-            (["--base-url", url], "--base-url"),
-            (["--config", str(cfg)], str(cfg)),
-        ):
-            cfg.write_text(f'base_url = "{url}"\n')
-            err = one_line_error(
-                capsys, ["build", str(tmp_path / "a"), "-o", str(tmp_path / "o"), *argv]
-            )
+        for where, err in _base_url_errors(tmp_path, capsys, url):
             assert "holds a credential" in err and where in err, err
             assert secret not in err and "[REDACTED]" in err, err
-    assert not (tmp_path / "o").exists()  # nothing built
+    cfg = tmp_path / "c.toml"
     cfg.write_text('base_url = "https://org.github.io/runs/"\n')
     assert (
         main(["build", str(tmp_path / "a"), "-o", str(tmp_path / "o"), "--config", str(cfg)]) == 0
     )
+
+
+def test_a_base_url_that_is_not_the_sites_folder_is_refused(tmp_path, capsys):
+    """Every page's address is the base URL and the page's path: one copied from the address
+    bar of the index (``…/index.html``), or with a query or a fragment, would give addresses
+    such as ``…/index.html/jobs/x/`` or ``…/#top/jobs/x/`` that lead nowhere."""
+    for url, says in (
+        ("https://org.github.io/runs/index.html", "give 'https://org.github.io/runs/'"),
+        ("https://runs.example.org/index.htm", "give 'https://runs.example.org/'"),
+        ("https://org.github.io/runs/#top", "no '?' or '#'"),
+        ("https://org.github.io/runs?x=1", "no '?' or '#'"),
+        ("https://org.github.io/runs/?", "no '?' or '#'"),
+    ):
+        for where, err in _base_url_errors(tmp_path, capsys, url):
+            assert "the site's folder" in err and says in err and where in err, err
+    for fine in ("https://org.github.io/runs", "https://org.github.io/runs.v2/"):
+        argv = ["build", str(tmp_path / "a"), "-o", str(tmp_path / "o"), "--base-url", fine]
+        assert main(argv) == 0
 
 
 def test_serve_port_is_checked(tmp_path, capsys):

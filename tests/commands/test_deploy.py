@@ -164,6 +164,34 @@ def test_cname_is_written_then_kept(world):
     assert git(repo, "show", "gh-pages:about.html") == "<p>About these runs</p>"
 
 
+def test_a_cname_in_the_output_folder_gives_the_base_url(world, tmp_path):
+    """A ``CNAME`` the user put in the output folder is the one published (it replaces the
+    branch's): the pages are built for that domain, on the first deploy already."""
+    repo = world / "repo"
+    (repo / "site" / "CNAME").write_text("www.team-runs.org\n")
+    r = gh_deploy(_opts(world), repo=repo, say=lambda s: None)
+    assert r.commit and r.base_url == "https://www.team-runs.org/"
+    assert git(repo, "show", "gh-pages:CNAME") == "www.team-runs.org"
+    canonical = '<link rel="canonical" href="https://www.team-runs.org/'
+    assert canonical in (repo / "site/index.html").read_text()
+    # a fresh repository with a GitHub remote: the output folder's CNAME, not the remote's
+    # Pages address; --cname still comes first
+    fresh = tmp_path / "fresh"
+    subprocess.run(["git", "init", "-q", str(fresh)], check=True)
+    git(fresh, "remote", "add", "origin", "git@github.com:Team/rl-runs.git")
+    (fresh / "site").mkdir()
+    (fresh / "site" / "CNAME").write_text("runs.team.org")
+    g, out = Git(fresh), fresh / "site"
+    assert site_address(g, None, None, "gh-pages", "origin", out) == "https://runs.team.org/"
+    assert site_address(g, None, "x.example.org", "gh-pages", "origin", out) == (
+        "https://x.example.org/"
+    )
+    (fresh / "site" / "CNAME").write_text("\n")  # an empty one names no domain
+    assert site_address(g, None, None, "gh-pages", "origin", out) == (
+        "https://team.github.io/rl-runs/"
+    )
+
+
 @pytest.mark.parametrize(
     "remote, url",
     [

@@ -15,12 +15,16 @@ import sys
 import threading
 import time
 import urllib.request
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
 from sitegen.commands.serve import HEAD_END, SiteApp, describe, rebuild, serving
 from sitegen.commands.watch import SETTLE_S, Watcher
 from sitegen.options import BuildOptions
 from sitegen.synth import synth
+from tests.conftest import BASE_URL
+from tests.scenarios.conftest import golden_site  # noqa: F401 (a fixture)
 from tests.scenarios.test_incremental import STEP
 
 CHAIN_B = "flat/chain-b/train_600301.out"  # a job of the small archive: steps are appended to it
@@ -112,6 +116,52 @@ def test_app_serves_site_and_shows_rebuild_errors(tmp_path):
     app.error = "archive vanished <b>"
     status, body = call(app, "/")
     assert b"Rebuild failed" in body and b"&lt;b&gt;" in body
+
+
+class _Links(HTMLParser):
+    """The ``href``/``src`` of a page's elements, and its ``<base href>``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.base: str | None = None
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "base" and self.base is None:
+            self.base = a.get("href")
+        self.links += [v for k, v in attrs if k in ("href", "src") and v and tag != "base"]
+
+
+def _served_404_links(app: SiteApp, at: str) -> list[str]:
+    """Where each link of the 404 page served at ``at`` leads: a path of this server, or
+    the address it leaves for."""
+    status, body = call(app, at)
+    assert status == "404 Not Found"
+    page = _Links()
+    page.feed(body.decode())
+    here = urljoin("http://127.0.0.1:8000" + at, page.base or "")
+    out = []
+    for link in page.links:
+        to = urlsplit(urljoin(here, link))
+        out.append(to.path if to.netloc == "127.0.0.1:8000" else to.geturl())
+    return out
+
+
+def test_the_404_page_links_into_the_served_site_at_any_depth(site, golden_site):  # noqa: F811
+    """A mistyped address deep in the site (``/jobs/gone/``) gets the 404 page styled, and
+    its links back to the index work: they lead to files of the site served here, not to
+    ``/jobs/gone/static/style.css``, nor to the public address of a build with a base URL
+    (``sitegen serve`` with the team's sitegen.toml)."""
+    golden = golden_site[0]
+    for root, base_url in ((golden, None), (site, BASE_URL)):
+        app = SiteApp(root, base_url=base_url)
+        for at in ("/nope", "/jobs/gone/", "/jobs/gone/transcripts/t/index.html"):
+            links = _served_404_links(app, at)
+            assert "/static/style.css" in links and "/index.html" in links, (root, at, links)
+            for path in links:
+                assert path.startswith("/"), (root, at, path)
+                assert call(app, path)[0] == "200 OK", (root, at, path)
 
 
 def test_failed_rebuild_keeps_last_good_site(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import struct
 import threading
 
@@ -209,7 +210,13 @@ def test_only_changed_pages_get_a_new_card(tmp_path, monkeypatch):
         assert not (out / run["url"] / "card.png").exists()
         page = (out / run["url"] / "index.html").read_text()
         job_url = next(j["url"] for j in index["jobs"] if j["id"] == run["jobs"][0])
-        assert f'"og:image" content="https://x.io/r/{job_url}card.png"' in page
+        # the job's card at the job page's address, version included
+        job_page = (out / job_url / "index.html").read_text()
+        image = re.search(
+            r'"og:image" content="(https://x\.io/r/[^"?]+\?v=[0-9a-f]{10})"', job_page
+        )
+        assert image and image[1].startswith(f"https://x.io/r/{job_url}card.png?v=")
+        assert f'"og:image" content="{image[1]}"' in page
         assert f'"og:image:width" content="{cardpaint.WIDTH}"' in page
         assert f'"og:image:height" content="{cardpaint.HEIGHT}"' in page
     painted.clear()

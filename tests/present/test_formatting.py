@@ -12,6 +12,7 @@ from sitegen.model.vocabulary import is_finite
 from sitegen.pages.sections import Headline
 from sitegen.present.formatting import (
     DETAIL_CHARS,
+    chain_phrase,
     csv_value,
     dur_unit,
     fixed,
@@ -233,6 +234,20 @@ def test_headline_sentence():
     spaced = " " + "z" * (DETAIL_CHARS - 3) + " tail"  # cut after a space: no space before "…"
     assert headline_sentence("failed", _headline(), None, spaced) == (
         "failed: " + spaced[: DETAIL_CHARS - 2] + "…"
+    )
+
+
+def test_chain_phrase_leads_a_runs_facts():
+    assert chain_phrase(1, []) is None  # a run of one job: its page says all
+    assert chain_phrase(2, []) == "2 jobs"  # started again, not resumed
+    assert chain_phrase(2, [6]) == "2 jobs, resumed from step 6"
+    assert chain_phrase(3, [6, 12]) == "3 jobs, resumed from steps 6, 12"
+    h = _headline(steps=1, first_step=1, last_step=12, step_time_mean_s=60.0)
+    assert headline_sentence("running", h, None, None, "2 jobs, resumed from step 6") == (
+        "running, 2 jobs, resumed from step 6, steps 1–12, step time 60.0 s"
+    )
+    assert headline_sentence("failed", h, None, "out of memory", "2 jobs") == (
+        "failed: out of memory · 2 jobs, steps 1–12, step time 60.0 s"
     )
 
 

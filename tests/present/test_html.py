@@ -69,11 +69,32 @@ def test_job_page_unfurls_for_a_chat_crawler(site, index):
     # why it ended comes first, as a chat preview cuts the rest
     assert desc.startswith(f"cancelled: {job['status_detail']} · steps ")
     assert m.meta["twitter:card"] == "summary_large_image"
-    assert m.meta["og:image"] == f"{BASE_URL}{job['url']}card.png"
+    card = f"{BASE_URL}{job['url']}card.png?v="  # the version: a digest of what the card shows
+    assert m.meta["og:image"].startswith(card) and len(m.meta["og:image"]) == len(card) + 10
+    assert m.meta["twitter:image"] == m.meta["og:image"]
     assert m.links["canonical"] == f"{BASE_URL}{job['url']}"
     png = (site / job["url"] / "card.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1200, 630)
     assert png[25] == 3 and len(png) <= 100_000  # a palette PNG within the weight budget
+
+
+def test_a_resumed_runs_preview_says_it_is_a_chain(site, index, run_pages):
+    """A run of several jobs unfurls with its status, how many jobs and where each resumed,
+    then its steps and reward over the whole chain; a run of one job says nothing of jobs."""
+    chains = [r for r in run_pages.values() if len(r.jobs) > 1 and r.resumed_from]
+    assert chains
+    for run in chains:
+        desc = parse(site / run.url / "index.html").meta["og:description"]
+        at = ", ".join(map(str, run.resumed_from))
+        froms = "step" if len(run.resumed_from) == 1 else "steps"
+        chain = f"{len(run.jobs)} jobs, resumed from {froms} {at}"
+        h = run.headline
+        assert f"{chain}, steps {h.first_step}–{h.last_step}, reward mean " in desc, desc
+        assert desc.startswith(
+            f"{run.status}: " if run.job_rows[-1].status_detail else f"{run.status}, "
+        )
+    one = next(r for r in run_pages.values() if len(r.jobs) == 1)
+    assert " jobs" not in parse(site / one.url / "index.html").meta["og:description"]
 
 
 def test_relative_links_only(site, index):

@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -865,8 +866,21 @@ def test_kept_notes_stay_while_their_run_is_kept_and_go_when_they_cannot_be_used
     _same_as_clean(out, opts, tmp_path / "clean2")
 
 
+def _card_addresses(out: Path) -> dict[str, str]:
+    """Each page's ``og:image`` (and its ``twitter:image``, the same), by page."""
+    got = {}
+    for page in sorted(out.glob("*/*/index.html")):
+        html = page.read_text()
+        og = re.findall(r'<meta property="og:image" content="([^"]+)">', html)
+        assert re.findall(r'<meta name="twitter:image" content="([^"]+)">', html) == og
+        got[page.parent.relative_to(out).as_posix()] = og[0]
+    return got
+
+
 def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
-    """With --base-url: kept runs keep their cards, and the sitemap lists every page in order."""
+    """With --base-url: kept runs keep their cards, and the sitemap lists every page in order.
+    A card's address carries a digest of what it shows: the pages whose card changed (a job
+    that grew, its run) point a chat app at a new address, the others keep theirs."""
     archive = _archive(tmp_path / "a", (*CHAIN, "flat/stale"), seed=35, steps=6, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(
@@ -878,6 +892,25 @@ def test_a_published_site_rebuilt_after_one_job_equals_a_clean_build(tmp_path):
     assert r.runs_kept == r.runs - 1
     _same_as_clean(out, opts, tmp_path / "clean")
     assert (out / "sitemap.xml").is_file()
+    before = _card_addresses(out)
+    _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=101))
+    build(opts)
+    after = _card_addresses(out)
+    grown = {
+        "jobs/flat.chain-b.train_600301": "jobs/flat.chain-b.train_600301/card.png?v=",
+        "runs/flat.chain-a.train_600300": "runs/flat.chain-a.train_600300/card.png?v=",
+    }
+    for page, card in grown.items():
+        for address in (before[page], after[page]):
+            version = address.removeprefix("https://example.org/x/" + card)
+            assert re.fullmatch(r"[0-9a-f]{10}", version), (page, address)
+        assert after[page] != before[page], page
+    # the others: the same address (a run of one job shows its job's card)
+    stale = "https://example.org/x/jobs/flat.stale.train_600150/card.png?v="
+    assert after["runs/flat.stale.train_600150"].startswith(stale)
+    assert len(after) == 5 and {p: a for p, a in after.items() if p not in grown} == {
+        p: a for p, a in before.items() if p not in grown
+    }
 
 
 def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
