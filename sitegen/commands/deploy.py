@@ -222,14 +222,26 @@ def site_address(
     """Where the site will be served: ``given`` (``--base-url`` or the config), else the custom
     domain that will be published (``--cname``, else a ``CNAME`` the user put in the output
     folder ``site``, which replaces the branch's, else the branch's), else the remote's
-    Pages address."""
+    Pages address. A ``--cname`` that the output folder's ``CNAME`` contradicts is refused:
+    that file would be published again by the next deploy without it."""
+    own = _output_cname(site)
+    if cname and own is not None and own.strip() != cname.strip().encode():
+        # the folder's would be published again by the next deploy without --cname
+        raise PublishError(
+            f"--cname {cname.strip()} but the output folder's CNAME says "
+            f"{own.decode('utf-8', 'replace').strip()!r}: change or remove that file"
+        )
     if given:
         return given
     if cname:
         return cname_url(cname)
-    for text in (_output_cname(site), _branch_file(git, _parent(git, branch, remote), "CNAME")):
-        if text and text.strip():
-            return cname_url(text.decode("utf-8", "replace"))
+    # A CNAME in the output folder is what will be published, whatever the branch holds:
+    # a blank one is no custom domain (Pages serves the site at its own address then).
+    text = own
+    if text is None:
+        text = _branch_file(git, _parent(git, branch, remote), "CNAME")
+    if text and text.strip():
+        return cname_url(text.decode("utf-8", "replace"))
     url = git.remote_url(remote)
     return pages_url(url) if url else None
 
@@ -334,13 +346,17 @@ def _parent(git: Git, branch: str, remote: str) -> str | None:
 
 
 def _output_cname(site: Path | None) -> bytes | None:
-    """The ``CNAME`` file in the output folder, if it is a small regular file."""
-    if site is None:
+    """The ``CNAME`` file in the output folder, None when there is none. One that is no
+    small regular file is refused: it would be published, for a domain not read from it."""
+    if site is None or not os.path.lexists(site / "CNAME"):
         return None
     try:
         return read_bytes(site / "CNAME", site, CNAME_BYTES)
-    except OSError:  # none, or not a file a domain name is read from
-        return None
+    except OSError as exc:
+        raise PublishError(
+            f"{site / 'CNAME'} holds no domain name ({exc}): write the site's custom domain "
+            "in it, or remove it"
+        ) from exc
 
 
 def _branch_file(git: Git, commit: str | None, name: str) -> bytes | None:

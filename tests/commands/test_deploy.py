@@ -175,7 +175,8 @@ def test_a_cname_in_the_output_folder_gives_the_base_url(world, tmp_path):
     canonical = '<link rel="canonical" href="https://www.team-runs.org/'
     assert canonical in (repo / "site/index.html").read_text()
     # a fresh repository with a GitHub remote: the output folder's CNAME, not the remote's
-    # Pages address; --cname still comes first
+    # Pages address; a --cname it contradicts is refused (the next deploy without it would
+    # publish the folder's again), one it repeats is taken
     fresh = tmp_path / "fresh"
     subprocess.run(["git", "init", "-q", str(fresh)], check=True)
     git(fresh, "remote", "add", "origin", "git@github.com:Team/rl-runs.git")
@@ -183,12 +184,31 @@ def test_a_cname_in_the_output_folder_gives_the_base_url(world, tmp_path):
     (fresh / "site" / "CNAME").write_text("runs.team.org")
     g, out = Git(fresh), fresh / "site"
     assert site_address(g, None, None, "gh-pages", "origin", out) == "https://runs.team.org/"
-    assert site_address(g, None, "x.example.org", "gh-pages", "origin", out) == (
-        "https://x.example.org/"
+    with pytest.raises(PublishError, match="CNAME says 'runs.team.org'"):
+        site_address(g, None, "x.example.org", "gh-pages", "origin", out)
+    with pytest.raises(PublishError, match="change or remove"):
+        site_address(g, "https://given.example/", "x.example.org", "gh-pages", "origin", out)
+    assert site_address(g, None, " runs.team.org", "gh-pages", "origin", out) == (
+        "https://runs.team.org/"
     )
     (fresh / "site" / "CNAME").write_text("\n")  # an empty one names no domain
     assert site_address(g, None, None, "gh-pages", "origin", out) == (
         "https://team.github.io/rl-runs/"
+    )
+    (fresh / "site" / "CNAME").write_text("x" * 5000)  # no domain name: refused, not skipped
+    with pytest.raises(PublishError, match="holds no domain name"):
+        site_address(g, None, None, "gh-pages", "origin", out)
+
+
+def test_a_blank_cname_in_the_output_folder_is_no_custom_domain(world):
+    # the branch has a CNAME (an earlier --cname); the user empties the folder's to drop the
+    # domain: that blank file is published, so the pages are built for the Pages address,
+    # not for the branch's domain Pages no longer serves
+    repo = world / "repo"
+    assert git(repo, "show", "gh-pages:CNAME") == "runs.example.org"
+    (repo / "site" / "CNAME").write_text("\n")
+    assert site_address(Git(repo), None, None, "gh-pages", "origin", repo / "site") != (
+        "https://runs.example.org/"
     )
 
 
