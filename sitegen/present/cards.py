@@ -14,7 +14,9 @@ in the forked children that make their pages.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.metadata
 import importlib.util
 
 import msgspec
@@ -72,8 +74,20 @@ def card_for(page: JobPage | RunPage, title: str, site_title: str) -> Card:
 def version(card: Card) -> str:
     """A short digest of everything ``card`` shows, for its address (``card.png?v=…``): a chat
     app keeps a preview image by its address, so a card that changed (a running job's
-    curve grew) must be fetched from a new one; an unchanged card keeps its address."""
-    return hashlib.sha256(msgspec.msgpack.encode(card)).hexdigest()[:10]
+    curve grew, or a new painter or Pillow draws it otherwise) must be fetched from a new
+    one; an unchanged card keeps its address."""
+    return hashlib.sha256(_painter() + msgspec.msgpack.encode(card)).hexdigest()[:10]
+
+
+@functools.cache
+def _painter() -> bytes:
+    """What draws a card besides its data: the painter's code and Pillow's version (its
+    built-in font), read without importing either."""
+    spec = importlib.util.find_spec("sitegen.present.cardpaint")
+    assert spec is not None and spec.origin is not None
+    with open(spec.origin, "rb") as fh:
+        code = fh.read()
+    return code + importlib.metadata.version("pillow").encode()
 
 
 def paint(card: Card) -> bytes:

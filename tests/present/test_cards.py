@@ -225,3 +225,17 @@ def test_only_changed_pages_get_a_new_card(tmp_path, monkeypatch):
     build(opts)
     assert painted == ["Job flat.stale.train_600150"]  # a run of one job: its card is the job's
     assert {p: p.read_bytes() for p in out.rglob("card.png")} == before
+
+
+def test_a_cards_address_changes_with_what_paints_it(monkeypatch):
+    # a chat app keeps a preview by its address: the same card painted by another painter
+    # or Pillow (its built-in font) is other pixels, so another address; the same stays
+    card = cards.Card("job", "site", (("status", "complete"),), (1.0, 2.0), (0.1, 0.2))
+    now = cards.version(card)
+    assert cards.version(card) == now and re.fullmatch(r"[0-9a-f]{10}", now)
+    cards._painter.cache_clear()
+    monkeypatch.setattr(cards.importlib.metadata, "version", lambda name: "0.0-other")
+    try:
+        assert cards.version(card) != now
+    finally:
+        cards._painter.cache_clear()
