@@ -68,7 +68,7 @@ class BuildOptions(msgspec.Struct, frozen=True):
 MAX_CONFIG_BYTES = 1 << 20
 MAX_WORKERS = 512
 EXECUTORS = ("local", "ray")
-URL_RE = re.compile(r"https?://[^\s/?#]+(?:/[^\s]*)?")
+URL_RE = re.compile(r"(?i:https?)://[^\s/?#]+(?:/[^\s]*)?")  # schemes are case-blind
 # Values no publish_allow pattern may match: one that does would wave through any secret.
 _BLANKET_PROBES = (
     "",

@@ -328,7 +328,7 @@ def test_a_base_url_that_is_not_the_sites_folder_is_refused(tmp_path, capsys):
     ):
         for where, err in _base_url_errors(tmp_path, capsys, url):
             assert "the site's folder" in err and says in err and where in err, err
-    for fine in ("https://org.github.io/runs", "https://org.github.io/runs.v2/"):
+    for fine in ("https://org.github.io/runs", "https://org.github.io/runs.v2/", "HTTPS://x.org/"):
         argv = ["build", str(tmp_path / "a"), "-o", str(tmp_path / "o"), "--base-url", fine]
         assert main(argv) == 0
 
