@@ -57,24 +57,38 @@ def state_bytes(state: ParserState) -> bytes | None:
         return None
 
 
-_StateBody = tuple[Fingerprint, int, bytes, msgspec.Raw]  # fingerprint, offset, tail, parser
+# where a file's read stopped: its path (an .err's; the log's own is ""), offset, tail,
+# parser, head
+_FileBody = tuple[str, int, bytes, msgspec.Raw, bytes]
+_StateBody = tuple[Fingerprint, list[_FileBody]]  # the log's file first, then its .err files
 
 
 def log_state_bytes(fingerprint: Fingerprint, state: LogState[Any]) -> bytes:
-    """Where a log's read stopped, as msgpack; its parser's part as it is (encoded already,
-    by :func:`state_bytes`), or a :class:`ParserState` encoded now."""
+    """Where a log's read stopped (and its ``.err`` files'), as msgpack; each parser's part
+    as it is (encoded already, by :func:`state_bytes`), or a :class:`ParserState` encoded
+    now."""
+    files = [("", state)] + sorted(state.errs.items())
+    return encode((fingerprint, [(rel, *_file_body(s)) for rel, s in files]), Any)
+
+
+def _file_body(state: LogState[Any]) -> tuple[int, bytes, msgspec.Raw, bytes]:
     parser = state.parser if isinstance(state.parser, bytes) else state_bytes(state.parser)
     if parser is None:
         raise ValueError("a parser state msgpack cannot hold")
-    return encode((fingerprint, state.offset, state.tail, msgspec.Raw(parser)), Any)
+    return state.offset, state.tail, msgspec.Raw(parser), state.head
 
 
 def log_state_from_bytes(data: bytes) -> LogState[ParserState]:
     """The state :func:`log_state_bytes` wrote (its fingerprint is not asked: a grown log's
     has changed), every field checked; ValueError otherwise."""
-    _, offset, tail, parser = decode(data, _StateBody)
-    check(0 <= len(tail) <= offset, "a bad offset or tail")
-    return LogState(offset, tail, decode(parser, ParserState))
+    _, files = decode(data, _StateBody)
+    states: dict[str, LogState[ParserState]] = {}
+    for rel, offset, tail, parser, head in files:
+        check(0 <= len(tail) <= offset and len(head) <= offset, "a bad offset, tail or head")
+        check(rel not in states and (rel == "") == (not states), "a bad list of files")
+        states[rel] = LogState(offset, tail, decode(parser, ParserState), head)
+    check(bool(states), "no state of the log's own file")
+    return replace(states.pop(""), errs=states)
 
 
 def log_entries(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
 
 import msgspec
+from msgspec.structs import replace
 
 from sitegen.discover.archive import ERR_SUFFIX
 from sitegen.discover.safeio import open_regular, root_of
@@ -26,6 +27,7 @@ from sitegen.read.vllm import VllmAccumulator
 from sitegen.redact import Redactor
 
 S = TypeVar("S")
+CHECKED = 256  # the bytes at each end of what was read that a state keeps, to check them
 
 
 class LogState(msgspec.Struct, Generic[S], frozen=True):
@@ -34,12 +36,21 @@ class LogState(msgspec.Struct, Generic[S], frozen=True):
     ``parser`` is the parser's state after the first ``offset`` bytes (which end with a
     newline): a :class:`~sitegen.read.logstate.ParserState` to read on from, or what
     :func:`parse_log`'s ``snapshot`` made of it. ``tail`` holds the bytes just before
-    ``offset``, checked to make sure the file was appended to, not rewritten.
+    ``offset`` and ``head`` the file's first bytes, both checked to make sure the file
+    was appended to, not rewritten. ``errs``: the same for each ``.err`` of a log split
+    in two, by its path (each is read by a parser of its own: :func:`_read_errs`).
     """
 
     offset: int
     tail: bytes
     parser: S
+    head: bytes = b""
+    errs: dict[str, LogState[S]] = msgspec.field(default_factory=dict)
+
+    @property
+    def read(self) -> int:
+        """The bytes read already, of the log and its ``.err`` files."""
+        return self.offset + sum(e.offset for e in self.errs.values())
 
 
 def copy_state(state: ParserState) -> ParserState:
@@ -85,43 +96,24 @@ def parse_log(
     snapshot: Callable[[ParserState], Any] = copy_state,
 ) -> tuple[ParsedLog, LogState[Any]]:
     """Parse one job log (plus any ``infra-*.log`` files holding its engines' output, and
-    the ``.err`` of a log split in two: :func:`_read_err`).
+    the ``.err`` of a log split in two: :func:`_read_errs`).
 
-    With ``state`` from an earlier parse of the same file, only what was appended
-    since is read (the state is taken over: its containers are changed). Returns
-    the result and the state to read on from next time, its parser's part as
-    ``snapshot`` makes it of the parser's state at that point (by default a copy;
-    the parser changes its state as it reads the last, unterminated line and as it
-    finishes, so whatever ``snapshot`` keeps must not share its containers).
+    With ``state`` from an earlier parse of the same files, only what was appended to each
+    since is read (the state is taken over: its containers are changed). Returns the
+    result and the state to read on from next time, its parsers' part as ``snapshot``
+    makes it of each parser's state at that point (by default a copy; a parser changes
+    its state as it reads the last, unterminated line and as it finishes, and the
+    ``.err``'s vLLM statistics are merged into the log's: whatever ``snapshot`` keeps
+    must not share their containers).
     """
     root = root_of(path, rel)  # links may not lead out of the archive
-    errs, unread = _read_errs(extra_logs, root, redactor)
+    errs, unread = _read_errs(extra_logs, root, redactor, state.errs if state else {}, snapshot)
     # vLLM prints no year: the .out's lines take it from the .err's first loguru time when
     # the .out has none of its own (its vLLM lines and prints only, docs/formats.md §1)
-    hint = min((e.first_time for e, _ in errs if e.first_time is not None), default=None)
+    hint = min((e.first_time for e, _, _ in errs if e.first_time is not None), default=None)
     with open_regular(path, root) as fh:
         st = os.fstat(fh.fileno())
-        parser: LogParser | None = None
-        start = 0
-        if (
-            state is not None
-            and 0 < state.offset <= st.st_size
-            and state.parser.time_hint == hint  # a new .err first time dates vLLM anew
-        ):
-            fh.seek(state.offset - len(state.tail))
-            if fh.read(len(state.tail)) == state.tail:
-                parser = LogParser.resume(state.parser, rel, redactor)
-                start = state.offset
-        if parser is None:
-            parser = LogParser(rel, redactor, year_hint=datetime.fromtimestamp(st.st_mtime).year)
-            parser.time_hint = hint
-        end = _complete_end(fh, start, st.st_size)
-        fh.seek(start)
-        parser.feed_stream(_Limited(fh, end - start))
-        fh.seek(max(0, end - 256))
-        new_state = LogState(end, fh.read(end - max(0, end - 256)), snapshot(parser.state()))
-        # The last, unterminated line (a job still writing) is read but not kept in the state.
-        parser.feed_stream(_Limited(fh, st.st_size - end))
+        parser, new_state = _read_on(fh, st, rel, redactor, state, snapshot, hint)
     for extra, extra_rel in extra_logs:
         if extra_rel.endswith(ERR_SUFFIX):
             continue
@@ -134,22 +126,79 @@ def parse_log(
             parser.file_warning(extra_rel, f"cannot read: {exc.strerror}")
     for extra_rel, why in unread:
         parser.file_warning(extra_rel, why)
-    streams = [_finish_err(parser, own, xst) for own, xst in errs]
+    streams = [_finish_err(parser, own, xst) for own, xst, _ in errs]
     parsed = scrub_log(
         parser.finish(size_bytes=st.st_size, mtime=st.st_mtime), redactor, parser.secrets
     )
     for err in streams:
         parsed = combine_streams(parsed, err)
+    new_state = replace(new_state, errs={own.rel: kept for own, _, kept in errs})
     return parsed, new_state
 
 
+def _read_on(
+    fh: BinaryIO,
+    st: os.stat_result,
+    rel: str,
+    redactor: Redactor,
+    state: LogState[ParserState] | None,
+    snapshot: Callable[[ParserState], Any],
+    time_hint: datetime | None = None,
+) -> tuple[LogParser, LogState[Any]]:
+    """A parser that has read all of ``fh`` (up to its size ``st`` now), and its state after
+    the last complete line (``snapshot`` made of it; no ``.err`` states).
+
+    It reads on from ``state`` when the file was only appended to since (the bytes before
+    the state's offset are its tail) and the state was read with the hints a fresh parser
+    would take now: the year of the file's mtime (vLLM's year-less lines are dated by it)
+    and ``time_hint``; else it reads the file from the start.
+    """
+    year = datetime.fromtimestamp(st.st_mtime).year
+    parser: LogParser | None = None
+    start = 0
+    if (
+        state is not None
+        and 0 < state.offset <= st.st_size
+        and (state.parser.year_hint, state.parser.time_hint) == (year, time_hint)
+    ):
+        fh.seek(state.offset - len(state.tail))
+        if fh.read(len(state.tail)) == state.tail and _starts_with(fh, state.head):
+            parser = LogParser.resume(state.parser, rel, redactor)
+            start = state.offset
+    if parser is None:
+        parser = LogParser(rel, redactor, year_hint=year)
+        parser.time_hint = time_hint
+    end = _complete_end(fh, start, st.st_size)
+    fh.seek(start)
+    parser.feed_stream(_Limited(fh, end - start))
+    fh.seek(max(0, end - CHECKED))
+    tail = fh.read(end - max(0, end - CHECKED))
+    fh.seek(0)
+    head = fh.read(min(end, CHECKED))
+    kept = LogState(end, tail, snapshot(parser.state()), head)
+    fh.seek(end)
+    # The last, unterminated line (a job still writing) is read but not kept in the state.
+    parser.feed_stream(_Limited(fh, st.st_size - end))
+    return parser, kept
+
+
+def _starts_with(fh: BinaryIO, head: bytes) -> bool:
+    fh.seek(0)
+    return fh.read(len(head)) == head
+
+
 def _read_errs(
-    extra_logs: tuple[tuple[Path, str], ...], root: Path, redactor: Redactor
-) -> tuple[list[tuple[LogParser, os.stat_result]], list[tuple[str, str]]]:
-    """Each ``.err`` of a log split in two (docs/formats.md §1), read whole as a stream of
-    its own (its line order is not the log's) by a parser of its own, up to its size now;
-    and the ones that could not be opened, with why. Not part of the log's saved state:
-    read whole each time (the cache's key holds its size and time)."""
+    extra_logs: tuple[tuple[Path, str], ...],
+    root: Path,
+    redactor: Redactor,
+    states: dict[str, LogState[ParserState]],
+    snapshot: Callable[[ParserState], Any],
+) -> tuple[list[tuple[LogParser, os.stat_result, LogState[Any]]], list[tuple[str, str]]]:
+    """Each ``.err`` of a log split in two (docs/formats.md §1), read as a stream of its
+    own (its line order is not the log's) by a parser of its own, up to its size now, on
+    from its state in ``states`` when it only grew (:func:`_read_on`): the parser, the
+    file's stat and the state to read on from next time; and the ones that could not be
+    opened, with why."""
     read, unread = [], []
     for extra, extra_rel in extra_logs:
         if not extra_rel.endswith(ERR_SUFFIX):
@@ -157,11 +206,8 @@ def _read_errs(
         try:
             with open_regular(extra, root) as xfh:
                 xst = os.fstat(xfh.fileno())
-                own = LogParser(
-                    extra_rel, redactor, year_hint=datetime.fromtimestamp(xst.st_mtime).year
-                )
-                own.feed_stream(_Limited(xfh, xst.st_size))
-                read.append((own, xst))
+                own, kept = _read_on(xfh, xst, extra_rel, redactor, states.get(extra_rel), snapshot)
+                read.append((own, xst, kept))
         except OSError as exc:
             unread.append((extra_rel, f"cannot read: {exc.strerror}"))
     return read, unread

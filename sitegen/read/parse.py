@@ -148,7 +148,7 @@ def read_all(
 
 def _log_work(task: LogTask) -> int:
     """The bytes a log task reads: its files, less what an earlier read read already."""
-    return sum(size for _, size, _ in task.stats) - (task.state.offset if task.state else 0)
+    return sum(size for _, size, _ in task.stats) - (task.state.read if task.state else 0)
 
 
 def _start_logs(

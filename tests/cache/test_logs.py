@@ -29,30 +29,45 @@ def _good(log: Path) -> bytes:
 
 
 def _set(i: int, value: object):
+    """Set field ``i`` of the log's own file (path, offset, tail, parser, head)."""
+
     def damage(d: list) -> None:
-        d[i] = value
+        d[1][0][i] = value
 
     return damage
 
 
 def _parser(**kw: object):
-    return lambda d: d[3].update(kw)
+    return lambda d: d[1][0][3].update(kw)
+
+
+def _err(rel: object):
+    """An .err's state beside the log's, a copy of the log's under the path ``rel``."""
+    return lambda d: d[1].append([rel, *d[1][0][1:]])
 
 
 @pytest.mark.parametrize(
     "damage",
     [
         lambda d: d.pop(),
+        lambda d: d[1][0].pop(),
+        lambda d: d[1].clear(),  # no state of the log's own file
+        lambda d: d[1].insert(0, ["x.err", *d[1][0][1:]]),  # an .err's before the log's
+        _err(""),  # the log's own file twice
+        _err(7),
+        _set(0, "x.err"),
         _set(1, -1),
         _set(1, True),
         _set(2, "not bytes"),
-        _set(1, 2),  # a tail longer than what was read
+        _set(1, 2),  # a tail and head longer than what was read
+        _set(4, b"x" * (1 << 20)),  # a head longer than what was read
+        _set(4, "not bytes"),
         _set(3, []),
         _parser(lines="12"),
         _parser(console={"x": {}}),
         _parser(console={1: {"a": "1.5"}}),
         _parser(first_time="yesterday"),
-        lambda d: d[3]["vllm"].update(engines={"e": {"samples": "1"}}),
+        lambda d: d[1][0][3]["vllm"].update(engines={"e": {"samples": "1"}}),
         _parser(warnings=[{"path": 1, "line": None, "message": ""}]),
         _parser(fresh_start=0),
         _parser(batch_modes=[1]),
@@ -70,7 +85,23 @@ def test_state_comes_back_as_it_was_with_every_parser_field(log):
     data = _good(log)
     state = log_state_from_bytes(data)
     assert state.offset == log.stat().st_size and state.parser.console
+    assert state.head == log.read_bytes()[:256] and state.errs == {}
     assert log_state_bytes(FP, state) == data
+
+
+def test_a_split_logs_state_keeps_each_err_s(log, tmp_path):
+    """Each .err's state (its offset, ends and parser) comes back under its path."""
+    out, err = tmp_path / "a.out", tmp_path / "a.err"
+    out.write_bytes(log.read_bytes())
+    err.write_bytes(log.read_bytes() + b"a partial last line")
+    _, state = parse_log(out, "a.out", Redactor(), ((err, "a.err"),))
+    data = log_state_bytes(FP, state)
+    back = log_state_from_bytes(data)
+    (kept,) = back.errs.values()
+    assert list(back.errs) == ["a.err"] and kept.offset == log.stat().st_size == back.offset
+    assert kept.tail == back.tail and kept.head == back.head and kept.parser.console
+    assert back.read == 2 * back.offset
+    assert log_state_bytes(FP, back) == data
 
 
 def test_a_damaged_entry_is_refused_by_its_checksum(log):

@@ -39,10 +39,11 @@ def test_resume_from_an_encoded_state_equals_full_parse(logs, tmp_path):
             restored = log_state_from_bytes(log_state_bytes((), state))
             assert log_state_bytes((), restored) == log_state_bytes((), state)
             full, _ = parse_log(src, "x.out", Redactor())
-            # Blank what the state says was read (all but its checked tail): a resumed
-            # parse must not look at it, so it still equals the full parse.
-            keep = cut - len(restored.tail)
-            path.write_bytes(b"\n" * keep + data[keep:])
+            # Blank what the state says was read (all but its checked head and tail): a
+            # resumed parse must not look at it, so it still equals the full parse.
+            head, keep = len(restored.head), cut - len(restored.tail)
+            assert 0 < head < keep
+            path.write_bytes(data[:head] + b"\n" * (keep - head) + data[keep:])
             resumed, _ = parse_log(path, "x.out", Redactor(), state=restored)
             resumed = replace(resumed, mtime=full.mtime)
             assert _bytes(resumed) == _bytes(full), src.name
@@ -115,7 +116,7 @@ def test_a_split_log_is_read_as_two_streams_of_one_job(tmp_path):
 
 
 def test_a_split_log_read_on_equals_a_full_read(tmp_path):
-    """The saved state is the .out's; the .err is read whole each time (its lines apart)."""
+    """Both files grown: each read on from its own saved state (its lines apart)."""
     out, err = _split_job(tmp_path)
     extra = ((err, "x_7.err"),)
     _first, state = parse_log(out, "x_7.out", Redactor(), extra)
@@ -193,3 +194,117 @@ def test_a_split_logs_vllm_lines_take_the_err_s_year(tmp_path):
     fresh, _ = parse_log(out, "x_9.out", Redactor(), extra)
     assert _bytes(moved) == _bytes(fresh)
     assert [b.t_s for b in fresh.vllm.timeline] == [60.0, 180.0]
+
+
+def _split_halves(src: Path) -> tuple[bytes, bytes]:
+    """A synth log as a split job writes it: vLLM's own logger's lines in the .out, the
+    rest (loguru's steps and batches, the config dump, bars) in the .err."""
+    lines = src.read_bytes().splitlines(keepends=True)
+    return (
+        b"".join(ln for ln in lines if b"[loggers.py" in ln),
+        b"".join(ln for ln in lines if b"[loggers.py" not in ln),
+    )
+
+
+def _cut(data: bytes, share: float, partial: int = 0) -> bytes:
+    """``data``'s lines up to ``share`` of its bytes, and ``partial`` bytes of the next."""
+    end = data.rfind(b"\n", 0, int(len(data) * share)) + 1
+    return data[: end + partial]
+
+
+def _rewritten(err: bytes) -> bytes:
+    """``err`` written again by the job run anew a year on: its trainer's pid and every
+    loguru time moved, as long."""
+    assert err.count(b"2026-") > 10 and err.count(b"pid=4242") > 100
+    return err.replace(b"2026-", b"2027-").replace(b"pid=4242", b"pid=4343")
+
+
+# (the .out and .err at the first build, then at the next; None: no .err) and whether
+# each file's state is read on from (the other is read whole)
+GROWN = {
+    "err grew": (lambda o, e: (o, _cut(e, 0.4)), lambda o, e: (o, e), True),
+    "out grew": (lambda o, e: (_cut(o, 0.5), e), lambda o, e: (o, e), True),
+    "both grew, partial lines": (
+        lambda o, e: (_cut(o, 0.3, 9), _cut(e, 0.6, 11)),
+        lambda o, e: (_cut(o, 0.7, 3), _cut(e, 0.9, 5)),
+        True,
+    ),
+    "err rewritten": (lambda o, e: (o, e), lambda o, e: (o, _rewritten(e)), False),
+    "err rewritten and grown": (
+        lambda o, e: (o, _cut(e, 0.5)),
+        lambda o, e: (o, _rewritten(e)),
+        False,
+    ),
+    "err rewritten shorter": (
+        lambda o, e: (o, e),
+        lambda o, e: (o, _cut(_rewritten(e), 0.8)),
+        False,
+    ),
+    "err appeared": (lambda o, e: (_cut(o, 0.5), None), lambda o, e: (o, e), False),
+    "err vanished": (lambda o, e: (_cut(o, 0.5), e), lambda o, e: (o, None), False),
+}
+
+
+@pytest.mark.parametrize("case", list(GROWN))
+def test_a_split_log_read_on_from_its_kept_state_equals_a_full_read(logs, tmp_path, case):
+    """Each file of a split log is read on from its own state (kept through the cache's
+    encoding) when it only grew, else whole: the same parse as a clean read, byte for byte."""
+    import os
+
+    first, then, read_on = GROWN[case]
+    src = next(p for p in logs if p.name == "async-run_561773.out")
+    halves = _split_halves(src)
+    assert len(halves[0]) > 5000 and len(halves[1]) > 5000
+    out, err = tmp_path / "x_7.out", tmp_path / "x_7.err"
+    extra = ((err, "x_7.err"),)
+
+    def write(files: tuple[bytes, bytes | None]) -> None:
+        out.write_bytes(files[0])
+        if files[1] is None:
+            err.unlink(missing_ok=True)
+        else:
+            err.write_bytes(files[1])
+        for p in (out, err) if files[1] is not None else (out,):
+            os.utime(p, (1_780_000_000, 1_780_000_000))
+
+    write(first(*halves))
+    _, state = parse_log(out, "x_7.out", Redactor(), extra)
+    data = log_state_bytes((), state)
+    write(then(*halves))
+    full, _ = parse_log(out, "x_7.out", Redactor(), extra)
+    kept = log_state_from_bytes(data)
+    if read_on:
+        # Blank what each state says was read (all but its checked head and tail): a
+        # parse read on from them cannot see it, and still equals the full parse.
+        for path, st in ((out, kept), (err, kept.errs["x_7.err"])):
+            was = path.read_bytes()
+            head, keep = len(st.head), st.offset - len(st.tail)
+            assert 0 < head < keep
+            path.write_bytes(was[:head] + b"\n" * (keep - head) + was[keep:])
+            os.utime(path, (1_780_000_000, 1_780_000_000))
+    resumed, again = parse_log(out, "x_7.out", Redactor(), extra, kept)
+    assert _bytes(resumed) == _bytes(full)
+    assert full.vllm.engines and full.lines > 100 and bool(full.blocks) == err.exists()
+    assert list(again.errs) == (["x_7.err"] if err.exists() else [])
+
+
+def test_a_state_read_in_another_year_of_the_files_mtime_is_not_read_on(tmp_path):
+    # vLLM's lines carry no year: with no loguru time to go by, they take the year of the
+    # file's mtime, which a clean read takes anew; so a log grown into a new year is read
+    # whole rather than on from lines dated by the old year
+    import os
+
+    from tests.read.test_logparse import E
+    from tests.read.test_real_shapes import STATS
+
+    log = tmp_path / "x.out"
+    log.write_text(f"{E}INFO 12-31 23:59:00 [loggers.py:127] {STATS}\n")
+    os.utime(log, (1_830_211_200, 1_830_211_200))  # 2027-12-31
+    _, state = parse_log(log, "x.out", Redactor())
+    with log.open("a") as fh:
+        fh.write(f"{E}INFO 01-01 00:01:00 [loggers.py:127] {STATS}\n")
+    os.utime(log, (1_830_297_600, 1_830_297_600))  # 2028-01-01, a leap year
+    again, _ = parse_log(log, "x.out", Redactor(), state=state)
+    fresh, _ = parse_log(log, "x.out", Redactor())
+    assert _bytes(again) == _bytes(fresh)
+    assert len(fresh.vllm.timeline) == 2

@@ -628,6 +628,54 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
     _same_as_clean(out, opts, clean)
 
 
+def test_a_split_jobs_files_are_each_read_on_and_equal_a_clean_build(tmp_path, monkeypatch):
+    """A job whose stdout and stderr went to two files: each file grown is read on from its
+    own state, one rewritten, gone or new is read whole; each build equals a clean one."""
+    from sitegen.read import logfile
+
+    archive = _archive(tmp_path / "a", ("flat/chain-b",), seed=32, steps=6, trials_per_step=1)
+    out_log = archive / "flat/chain-b/train_600301.out"
+    err_log = out_log.with_suffix(".err")
+    lines = out_log.read_bytes().splitlines(keepends=True)
+    vllm = b"".join(ln for ln in lines if b"[loggers.py" in ln)
+    rest = b"".join(ln for ln in lines if b"[loggers.py" not in ln)
+    assert vllm and b"Step 3:" in rest
+    out_log.write_bytes(vllm)
+    err_log.write_bytes(rest)
+    out, clean = tmp_path / "site", tmp_path / "clean"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    assert build(opts).parse.logs_parsed == 1
+    job = out / "data/jobs/flat.chain-b.train_600301.json"
+    last = json.loads(job.read_text())["last_step"]
+    assert last >= 6
+    resumed: list[str] = []
+    take_up = logfile.LogParser.resume
+
+    def resume(state, rel, redactor):
+        resumed.append(rel.rsplit("/", 1)[-1])
+        return take_up(state, rel, redactor)
+
+    monkeypatch.setattr(logfile.LogParser, "resume", resume)
+    vllm_line = lines[next(i for i, ln in enumerate(lines) if b"[loggers.py" in ln)]
+    both = ["train_600301.err", "train_600301.out"]
+    for change, read_on, last_step in (
+        (lambda: _append(err_log, STEP.format(n=97)), both, 97),
+        (lambda: _append(out_log, vllm_line.decode()), both, 97),
+        (lambda: _append(err_log, STEP.format(n=98)[:150]), both, 97),  # a partial last line
+        (lambda: _append(err_log, STEP.format(n=98)[150:]), both, 98),
+        # the job run anew: its .err rewritten (its first time the same: the .out read on)
+        (lambda: err_log.write_bytes(rest.replace(b"pid=4242", b"pid=4343")), both[1:], last),
+        (lambda: err_log.unlink(), [], None),  # gone, then back: the .out dated anew each time
+        (lambda: err_log.write_bytes(rest), [], last),
+    ):
+        resumed.clear()
+        change()
+        assert build(opts).parse.logs_parsed == 1
+        assert resumed == read_on
+        assert json.loads(job.read_text())["last_step"] == last_step
+        _same_as_clean(out, opts, clean)
+
+
 def test_trial_outcomes_kept_apart_and_redacted_once_equal_a_clean_build(tmp_path):
     """A folder's outcomes are kept as a base and what was added since (cache/state.py), its
     trials redacted when read: trials added, a result.json damaged then whole, a trial
