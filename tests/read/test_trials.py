@@ -92,6 +92,30 @@ def test_variants():
 
 
 @pytest.mark.parametrize(
+    ("rewards", "reward", "noted"),
+    [
+        ({"reward": 1.0, "format": 0.5}, 1.0, False),  # several: "reward" is the primary one
+        ({"accuracy": 1.0}, 1.0, False),  # a reward.json of one key: that key is the reward
+        ({"pass": 0}, 0.0, False),
+        ({"accuracy": 1.0, "format": 0.0}, None, True),  # several, none named: none primary
+        ({f"check_{i:02d}": 1.0 for i in range(12)}, None, True),
+        ({}, None, False),
+        (None, None, False),
+    ],
+)
+def test_the_reward_is_harbors_primary_reward(rewards, reward, noted):
+    # Harbor's verifier reads a reward.json of any keys; its own primary reward
+    # (cli/jobs.py, upload/uploader.py) is "reward", else the only key's value
+    notes: list = []
+    r = decode_result(rec(verifier_result={"rewards": rewards}), "d", False, notes)
+    assert r.reward == reward and type(r.reward) is type(reward)
+    shown = "accuracy, format" if len(rewards or ()) == 2 else f"of {len(rewards or ())} keys"
+    assert [m for m, _ in notes] == (
+        [f"rewards {shown}: none is named reward: counted as no reward"] if noted else []
+    )
+
+
+@pytest.mark.parametrize(
     "data", [b"", b"   ", b'{"a": ', b"[1, 2]", b"42", b"[" * 5000 + b"]" * 5000]
 )
 def test_malformed_raise_with_reason(data):
