@@ -30,6 +30,9 @@ MAX_TAR_UNPACKED = 16 << 30  # a trials archive that unpacks to more is read up 
 # A kept outcome's note that a secret of this kind was hidden in the trial (never the value)
 _SECRET_NOTE = "\0secret hidden: "
 TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
+# What Harbor writes inside a trial folder (harbor/models/trial/paths.py): a result.json
+# below one of these is the agent's, the verifier's or an artifact's, not a trial's
+_IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "steps", "user-agent"})
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -469,8 +472,10 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
                     if not member.isfile() or not name.endswith("result.json"):
                         continue
                     parts = name.strip("/").split("/")
-                    if len(parts) < 2:
-                        continue  # a job-level result.json at the archive's top
+                    if len(parts) < 2 or parts[-1] != "result.json":
+                        continue  # a job-level result.json at the archive's top; another file
+                    if _IN_TRIAL.intersection(parts[:-1]):
+                        continue  # a file of a trial's own folders (a trial's is beside them)
                     if member.size > MAX_RESULT_BYTES:
                         members.append(
                             (

@@ -163,6 +163,36 @@ def test_parse_directory(tmp_path):
     assert bad and bad[0].path == "trace_jobs/bad/result.json" and bad[0].line == 1
 
 
+def test_an_archived_trial_is_its_own_result_json_only(tmp_path):
+    # an archived trial folder keeps what Harbor wrote in it: artifacts collected from the
+    # sandbox (any files: a result.json too), the verifier's output (test_result.json), a
+    # multi-step trial's steps/: none is a trial of its own, as the folder's are not
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    other = json.dumps({"passed": 3, "failed": 0}).encode()
+    _tar(
+        root / "trials_step1_a.tar.gz",
+        [
+            ("old1", rec(trial_name="old1")),
+            ("old1/artifacts/app", other),
+            ("old1/agent", rec(trial_name="inner")),
+            ("old1/steps/fix-bug/verifier", other),
+            ("./old2", rec(trial_name="old2")),
+            ("eval_sessions/s_eval_step1/e1", rec(trial_name="e1")),
+            ("eval_sessions/s_eval_step1/e1/artifacts", other),
+        ],
+    )
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("old3/verifier/test_result.json")
+        info.size = len(other)
+        tar.addfile(info, io.BytesIO(other))
+    (root / "trials_step2_b.tar").write_bytes(buf.getvalue())
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["old1", "old2"]
+    assert (ts.eval_count, ts.missing, ts.malformed, ts.warnings) == (1, 0, 0, ())
+
+
 def test_a_trial_both_in_its_folder_and_an_archive_counts_once(tmp_path):
     # archiving stopped before the folders were removed: t0 and t1 are in an archive as
     # well, t1 in a second one too; each trial counts once (its folder's record), and each
