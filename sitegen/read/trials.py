@@ -252,9 +252,15 @@ _NAME = operator.attrgetter("name")
 def _sorted_dirs(path: str) -> list[os.DirEntry]:
     try:
         with os.scandir(path) as it:
-            return sorted((e for e in it if e.is_dir(follow_symlinks=False)), key=_NAME)
+            return sorted((e for e in it if _is_trial_dir(e)), key=_NAME)
     except OSError:
         return []
+
+
+def _is_trial_dir(entry: os.DirEntry) -> bool:
+    """A folder that can be a trial's (or a session's): not a link, not hidden (Harbor names
+    none with a leading dot; ``.ipynb_checkpoints`` is a notebook's), as discovery skips them."""
+    return not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
 
 
 def scan_trials_dir(
@@ -269,7 +275,7 @@ def scan_trials_dir(
             entries = list(it)
     except OSError as exc:
         return [], [], exc.strerror
-    dirs = sorted((e for e in entries if e.is_dir(follow_symlinks=False)), key=_NAME)
+    dirs = sorted((e for e in entries if _is_trial_dir(e)), key=_NAME)
     tars = sorted(e.name for e in entries if TAR_RE.match(e.name) and not _is_dir(e))
     if links is not None:
         links += sorted((e for e in entries if e.is_symlink() and _is_dir(e)), key=_NAME)

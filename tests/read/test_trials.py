@@ -163,6 +163,21 @@ def test_parse_directory(tmp_path):
     assert bad and bad[0].path == "trace_jobs/bad/result.json" and bad[0].line == 1
 
 
+def test_a_hidden_folder_is_not_a_trial(tmp_path):
+    # Jupyter leaves .ipynb_checkpoints/ where a notebook looked at the trials; Harbor
+    # names no trial with a leading dot (<task>__<7 chars>): not a trial cut short
+    root = tmp_path / "trace_jobs"
+    (root / "t0").mkdir(parents=True)
+    (root / "t0" / "result.json").write_bytes(rec(trial_name="t0"))
+    (root / ".ipynb_checkpoints").mkdir()
+    (root / ".cache" / "x").mkdir(parents=True)
+    (root / "eval_sessions" / ".ipynb_checkpoints").mkdir(parents=True)
+    (root / "eval_sessions" / "s1" / ".tmp").mkdir(parents=True)
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["t0"]
+    assert (ts.missing, ts.malformed, ts.eval_count, ts.warnings) == (0, 0, 0, ())
+
+
 def test_an_archived_trial_is_its_own_result_json_only(tmp_path):
     # an archived trial folder keeps what Harbor wrote in it: artifacts collected from the
     # sandbox (any files: a result.json too), the verifier's output (test_result.json), a
