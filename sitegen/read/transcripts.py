@@ -141,7 +141,7 @@ def read_transcript(
         )
     steps = result.get("steps")
     verified = folder
-    if steps and os.path.isdir(folder / "steps"):
+    if steps:
         form, got, verified = _steps(folder, archive, steps, shaper, notes)
     else:
         form, got = _forms(folder, archive, result, shaper, notes)
@@ -206,13 +206,18 @@ def _steps(
             verified = sub
         said: list[str] = []
         kind, got = _forms(sub, archive, step, shaper, said)
-        notes.extend(f"steps/{name}/{n}" for n in said)
+        notes.extend(f"step {name}: {n}" for n in said)
         turns.append(_event(f"Step {i} of {len(steps)}: {name}", "step", shaper))
         if got is None:
             continue
         source, first, more, times = got
         form = form or kind
-        sources.append(f"steps/{name}/{source}")
+        # (the messages are the step's in result.json; the other forms its folder's)
+        sources.append(
+            f"result.json, step {name} (all_messages)"
+            if kind == "messages"
+            else f"steps/{name}/{source}"
+        )
         if prompt is None and not any(t.event is None for t in turns):
             prompt = first
         elif first is not None:
@@ -220,7 +225,9 @@ def _steps(
             turns.append(Turn(asked, Shaped("", 0), (), Shaped("", 0), event="user"))
         turns.extend(more)
         summarized += times
-    return form, ("; ".join(sources), prompt, turns, summarized) if sources else None, verified
+    # (the source names the steps: redacted as every text shown)
+    got = (shaper.whole("; ".join(sources)), prompt, turns, summarized) if sources else None
+    return form, got, verified
 
 
 def _exception_type(info: object) -> bool:

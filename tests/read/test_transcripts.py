@@ -352,6 +352,33 @@ def test_a_multi_step_trial_is_read_step_by_step_from_its_steps_folders(tmp_path
     )
 
 
+def test_a_multi_step_trials_messages_are_read_from_its_steps_results(tmp_path):
+    # Terminus-2 with store_all_messages: each step's chat is in its step_results entry
+    def chat(ask: str, reply: str) -> dict:
+        msgs = [{"role": "user", "content": ask}, {"role": "assistant", "content": reply}]
+        return {"agent_result": {"metadata": {"all_messages": msgs, "summarization_count": 1}}}
+
+    steps = [
+        {"step_name": "one", **chat(FIRST, _reply("a1", ["ls\n"]))},
+        {"step_name": HF, **chat("Now step two", _reply("a2", ["make\n"]))},
+    ]
+    _write(tmp_path, "result.json", {"config": {}, "agent_result": None, "step_results": steps})
+    t = read_transcript(tmp_path, tmp_path)
+    assert (t.form, t.source, t.summarized, t.exception) == (
+        "messages",
+        "result.json, step one (all_messages); result.json, step [REDACTED:hf-token] (all_messages)",
+        2,
+        None,
+    )
+    assert [(x.event, x.text.text.split("\n")[0]) for x in t.turns] == [
+        ("step", "Step 1 of 2: one"),
+        (None, "Analysis: a1"),
+        ("step", "Step 2 of 2: [REDACTED:hf-token]"),  # a secret in a step's name: hidden
+        ("user", "Now step two"),
+        (None, "Analysis: a2"),
+    ]
+
+
 K = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0"  # a W&B key: no rule knows its shape alone
 
 
