@@ -187,8 +187,10 @@ def log_mid_run(log: ParsedLog | None) -> Finding | None:
     return None
 
 
-def no_terminal_line(status: str) -> Finding | None:
-    if status != "incomplete":
+def no_terminal_line(status: str, has_log: bool = True) -> Finding | None:
+    """A log that stopped without an end line. A job known by its trials alone (no log) is
+    ``incomplete`` too, for want of one: no log was cut, so nothing is said."""
+    if status != "incomplete" or not has_log:
         return None
     return Finding(
         "no_terminal_line",
@@ -272,7 +274,7 @@ def evaluate(
         error_rising(per_step, section),
         staleness(blocks, config),
         log_mid_run(first_log),
-        no_terminal_line(status),
+        no_terminal_line(status, first_log is not None or bool(blocks)),
         job_ended(status, status_detail, of_run=of_run),
     ]
     out = [f for f in found if f is not None]

@@ -123,7 +123,7 @@ FIELDS: dict[str, Any] = {
     "started_at": _LEAF,
     "finished_at": _LEAF,
     "agent_result": _AGENT,
-    "verifier_result": Entire({"rewards": {"reward": _LEAF}, "reward": _LEAF}),
+    "verifier_result": Entire({"rewards": {"*": _LEAF}, "reward": _LEAF}),
     "exception_info": _EXCEPTION,
     "step_results": [
         {
@@ -385,12 +385,25 @@ def _int(v: object) -> int | None:
 
 
 def _reward(v: object, notes: Notes | None = None) -> float | None:
-    """The verifier's reward. One that is there but is not a number (``"1.0"``, ``true``) is
-    none; NaN and ±inf stay (every analysis counts only finite rewards); both are noted."""
+    """The verifier's reward: Harbor's primary one (``rewards.reward``, else the value of the
+    only key a ``reward.json`` wrote). Several keys, none ``reward``: none, noted. One that
+    is there but is not a number (``"1.0"``, ``true``) is none; NaN and ±inf stay (every
+    analysis counts only finite rewards); both are noted."""
     if not isinstance(v, dict):
         return None
     rewards = v.get("rewards")
-    r = rewards.get("reward") if isinstance(rewards, dict) else v.get("reward")
+    if not isinstance(rewards, dict):
+        r = v.get("reward")
+    elif "reward" in rewards or len(rewards) != 1:
+        r = rewards.get("reward")
+        if r is None and len(rewards) > 1 and notes is not None:
+            # (the names whole or not at all, as a reward's text below)
+            shown = ", ".join(sorted(map(str, rewards)))
+            if len(shown) > 60:
+                shown = f"of {len(rewards)} keys"
+            notes.append((f"rewards {shown}: none is named reward: counted as no reward", None))
+    else:
+        r = next(iter(rewards.values()))
     if r is None:
         return None
     if isinstance(r, bool) or not isinstance(r, int | float):

@@ -10,6 +10,7 @@ first of these that the folder holds (docs/formats.md, "Transcripts"):
    ``store_all_messages``): alternating user and assistant messages;
 3. ``agent/episode-N/prompt.txt`` and ``response.txt``, N in numeric order.
 
+A multi-step trial is read step by step, each from its ``steps/<step_name>/`` as above.
 Beside them, the tail of ``verifier/test-stdout.txt`` and the trial's exception. Never read:
 ``debug.json`` (the whole message history and call parameters), ``rollout_details``, token
 ids, logprobs, ``.cast`` and ``.pane`` recordings. Every text is cleaned, redacted and cut
@@ -138,9 +139,36 @@ def read_transcript(
         return Transcript(
             "", "", None, (), 0, None, None, tuple(shaper.whole(n) for n in notes), ()
         )
-    form, source, summarized = "", "", 0
-    prompt: Prompt | None = None
-    turns: list[Turn] = []
+    steps = result.get("steps")
+    verified = folder
+    if steps:
+        form, got, verified = _steps(folder, archive, steps, shaper, notes)
+    else:
+        form, got = _forms(folder, archive, result, shaper, notes)
+    source, prompt, turns, summarized = got or ("", None, [], 0)
+    exception = result.get("exception_info")
+    if not _exception_type(exception):
+        # a multi-step trial's are its steps' (the trial reader's rule, read/harbor.py)
+        exception = next(
+            (e for st in steps or () if _exception_type(e := st.get("exception_info"))), None
+        )
+    return Transcript(
+        form=form,
+        source=source,
+        prompt=prompt,
+        turns=tuple(turns),
+        summarized=summarized,
+        verifier=_verifier(verified, archive, shaper, notes),
+        exception=_exception(exception, shaper),
+        notes=tuple(shaper.whole(n) for n in notes),
+        hidden=tuple(shaper.hidden),
+    )
+
+
+def _forms(
+    folder: Path, archive: Path, result: dict, shaper: Shaper, notes: list[str]
+) -> tuple[str, _Got]:
+    """The first of the three forms the folder holds: its name and what it gave."""
     for name, reader in (("atif", _atif), ("messages", _messages), ("episodes", _episodes)):
         try:
             got = reader(folder, archive, result, shaper, notes)
@@ -148,20 +176,62 @@ def read_transcript(
             notes.append(str(exc))
             continue
         if got is not None:
-            form = name
-            source, prompt, turns, summarized = got
-            break
-    return Transcript(
-        form=form,
-        source=source,
-        prompt=prompt,
-        turns=tuple(turns),
-        summarized=summarized,
-        verifier=_verifier(folder, archive, shaper, notes),
-        exception=_exception(result.get("exception_info"), shaper),
-        notes=tuple(shaper.whole(n) for n in notes),
-        hidden=tuple(shaper.hidden),
-    )
+            return name, got
+    return "", None
+
+
+_NOT_A_FOLDER_RE = re.compile(r"[/\\\x00-\x1f]")
+
+
+def _steps(
+    folder: Path, archive: Path, steps: list[dict], shaper: Shaper, notes: list[str]
+) -> tuple[str, _Got, Path]:
+    """A multi-step trial (docs/formats.md §6.5): each step read from ``steps/<name>/`` as a
+    trial's folder is, in the trial's order, each led by a marker. The first prompt is the
+    trial's; a later step's is shown as the user's message. Also the folder whose verifier
+    output is shown: the last step's that has one (the trial's own when none has)."""
+    form, sources, prompt = "", [], None
+    turns: list[Turn] = []
+    summarized = 0
+    verified = folder
+    for i, step in enumerate(steps, 1):
+        name = step.get("name")
+        if not isinstance(name, str) or not name.strip() or name in (".", ".."):
+            name = None
+        if name is None or _NOT_A_FOLDER_RE.search(name):
+            notes.append(f"step {i}: its name {step.get('name')!r} is not a folder's: not read")
+            continue
+        sub = folder / "steps" / name
+        if os.path.isfile(sub / "verifier" / "test-stdout.txt"):
+            verified = sub
+        said: list[str] = []
+        kind, got = _forms(sub, archive, step, shaper, said)
+        notes.extend(f"step {name}: {n}" for n in said)
+        turns.append(_event(f"Step {i} of {len(steps)}: {name}", "step", shaper))
+        if got is None:
+            continue
+        source, first, more, times = got
+        form = form or kind
+        # (the messages are the step's in result.json; the other forms its folder's)
+        sources.append(
+            f"result.json, step {name} (all_messages)"
+            if kind == "messages"
+            else f"steps/{name}/{source}"
+        )
+        if prompt is None and not any(t.event is None for t in turns):
+            prompt = first
+        elif first is not None:
+            asked = first.instruction or first.text or Shaped("", 0)
+            turns.append(Turn(asked, Shaped("", 0), (), Shaped("", 0), event="user"))
+        turns.extend(more)
+        summarized += times
+    # (the source names the steps: redacted as every text shown)
+    got = (shaper.whole("; ".join(sources)), prompt, turns, summarized) if sources else None
+    return form, got, verified
+
+
+def _exception_type(info: object) -> bool:
+    return isinstance(info, dict) and bool(info.get("exception_type"))
 
 
 # -- result.json ----------------------------------------------------------------------------
@@ -184,11 +254,10 @@ def _result(folder: Path, archive: Path, notes: list[str]) -> dict[str, Any]:
         for key in ("config", "exception_info"):
             v = doc.get(key)
             out[key] = v.as_dict() if isinstance(v, simdjson.Object) else None
-        meta = _at(doc, "agent_result", "metadata")
-        if isinstance(meta, simdjson.Object):
-            msgs = meta.get("all_messages")
-            out["all_messages"] = msgs.as_list() if isinstance(msgs, simdjson.Array) else msgs
-            out["summarization_count"] = meta.get("summarization_count")
+        out.update(_agent_part(doc))
+        steps = doc.get("step_results")
+        if isinstance(steps, simdjson.Array):
+            out["steps"] = [_step_part(st) for st in steps if isinstance(st, simdjson.Object)]
         return out
     except (ValueError, RuntimeError, UnicodeDecodeError):
         pass
@@ -198,12 +267,43 @@ def _result(folder: Path, archive: Path, notes: list[str]) -> dict[str, Any]:
         notes.append(f"result.json: {exc}")
         return {}
     meta = _dict(_dict(obj.get("agent_result")).get("metadata"))
+    steps = obj.get("step_results")
     return {
         "config": obj.get("config"),
         "exception_info": obj.get("exception_info"),
         "all_messages": meta.get("all_messages"),
         "summarization_count": meta.get("summarization_count"),
+        "steps": [_step_part(st) for st in steps if isinstance(st, dict)]
+        if isinstance(steps, list)
+        else None,
     }
+
+
+def _agent_part(doc: Any) -> dict[str, Any]:
+    """``all_messages`` and ``summarization_count`` of a simdjson trial or step, if any."""
+    meta = _at(doc, "agent_result", "metadata")
+    if not isinstance(meta, simdjson.Object):
+        return {}
+    msgs = meta.get("all_messages")
+    return {
+        "all_messages": msgs.as_list() if isinstance(msgs, simdjson.Array) else msgs,
+        "summarization_count": meta.get("summarization_count"),
+    }
+
+
+def _step_part(step: Any) -> dict[str, Any]:
+    """What a transcript reads of one of ``step_results`` (a simdjson object or a dict):
+    its name, exception and agent's messages, as :func:`_result` takes a trial's."""
+    if isinstance(step, dict):
+        meta = _dict(_dict(step.get("agent_result")).get("metadata"))
+        part = {k: meta.get(k) for k in ("all_messages", "summarization_count")}
+    else:
+        part = _agent_part(step)
+    info = step.get("exception_info")
+    part["exception_info"] = info.as_dict() if isinstance(info, simdjson.Object) else info
+    # (a container as plain Python, as the whole file's reading gives it)
+    part["name"] = _plain(step.get("step_name"))
+    return part
 
 
 def _at(doc: Any, *keys: str) -> Any:

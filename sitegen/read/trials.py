@@ -30,6 +30,9 @@ MAX_TAR_UNPACKED = 16 << 30  # a trials archive that unpacks to more is read up 
 # A kept outcome's note that a secret of this kind was hidden in the trial (never the value)
 _SECRET_NOTE = "\0secret hidden: "
 TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
+# What Harbor writes inside a trial folder (harbor/models/trial/paths.py): a result.json
+# below one of these is the agent's, the verifier's or an artifact's, not a trial's
+_IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "steps", "user-agent"})
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -249,9 +252,15 @@ _NAME = operator.attrgetter("name")
 def _sorted_dirs(path: str) -> list[os.DirEntry]:
     try:
         with os.scandir(path) as it:
-            return sorted((e for e in it if e.is_dir(follow_symlinks=False)), key=_NAME)
+            return sorted((e for e in it if _is_trial_dir(e)), key=_NAME)
     except OSError:
         return []
+
+
+def _is_trial_dir(entry: os.DirEntry) -> bool:
+    """A folder that can be a trial's (or a session's): not a link, not hidden (Harbor names
+    none with a leading dot; ``.ipynb_checkpoints`` is a notebook's), as discovery skips them."""
+    return not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
 
 
 def scan_trials_dir(
@@ -266,7 +275,7 @@ def scan_trials_dir(
             entries = list(it)
     except OSError as exc:
         return [], [], exc.strerror
-    dirs = sorted((e for e in entries if e.is_dir(follow_symlinks=False)), key=_NAME)
+    dirs = sorted((e for e in entries if _is_trial_dir(e)), key=_NAME)
     tars = sorted(e.name for e in entries if TAR_RE.match(e.name) and not _is_dir(e))
     if links is not None:
         links += sorted((e for e in entries if e.is_symlink() and _is_dir(e)), key=_NAME)
@@ -469,8 +478,10 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
                     if not member.isfile() or not name.endswith("result.json"):
                         continue
                     parts = name.strip("/").split("/")
-                    if len(parts) < 2:
-                        continue  # a job-level result.json at the archive's top
+                    if len(parts) < 2 or parts[-1] != "result.json":
+                        continue  # a job-level result.json at the archive's top; another file
+                    if _IN_TRIAL.intersection(parts[:-1]):
+                        continue  # a file of a trial's own folders (a trial's is beside them)
                     if member.size > MAX_RESULT_BYTES:
                         members.append(
                             (

@@ -173,6 +173,22 @@ def test_log_mid_run_and_no_terminal():
     assert F.no_terminal_line("running") is None
 
 
+def test_a_job_known_by_its_trials_alone_has_no_log_to_end():
+    # a folder of trials without a log is a job (docs/formats.md §1), "incomplete" for want
+    # of an end line: no log was cut, so no finding says one was
+    fs = evaluate(
+        [],
+        config=None,
+        metric_form="none",
+        first_log=None,
+        status="incomplete",
+        per_step=[],
+        per_step_source="trials",
+    )
+    assert _ids(fs) == []
+    assert F.no_terminal_line("incomplete", has_log=False) is None
+
+
 def test_job_ended_says_how_the_job_stopped():
     f = F.job_ended("failed", "out of memory (oom_kill)")
     assert (f.id, f.severity, f.title) == ("job_failed", "error", "Job failed")

@@ -296,6 +296,89 @@ def test_verifier_tail_exception_and_the_trials_own_secrets(tmp_path):
     assert t.hidden == ("trial-secret",)
 
 
+def test_a_multi_step_trial_is_read_step_by_step_from_its_steps_folders(tmp_path):
+    # Harbor 0.26 moves each step's agent/ and verifier/ to steps/<step>/ and records each
+    # step's exception on the step, the trial's own left null (harbor/trial/multi_step.py)
+    first = [
+        {"step_id": 1, "source": "user", "message": FIRST},
+        _agent_step(2, "Analysis: clone", ["git clone r\n"], "Cloning"),
+    ]
+    second = [
+        {"step_id": 1, "source": "user", "message": "Now fix the bug in parser.py"},
+        _agent_step(2, "Analysis: edit", ["vim parser.py\n"], "saved"),
+    ]
+    _write(tmp_path, "steps/setup-repo/agent/trajectory.json", {"steps": first})
+    _write(tmp_path, "steps/fix-bug/agent/trajectory.json", {"steps": second})
+    _write(tmp_path, "steps/setup-repo/verifier/test-stdout.txt", "1 passed\n")
+    _write(tmp_path, "steps/fix-bug/verifier/test-stdout.txt", "FAILED test_parse\n")
+    _write(tmp_path, "steps/evil/agent/trajectory.json", {"steps": first})
+    timeout = {
+        "exception_type": "AgentTimeoutError",
+        "exception_message": "timed out, token plainvalue123",
+        "exception_traceback": "Traceback\nAgentTimeoutError",
+    }
+    _write(
+        tmp_path,
+        "result.json",
+        {
+            "config": {"agent": {"env": {"SERVICE_TOKEN": "plainvalue123"}}},
+            "agent_result": None,
+            "exception_info": None,
+            "step_results": [
+                {"step_name": "setup-repo", "exception_info": None},
+                {"step_name": "fix-bug", "exception_info": timeout},
+                {"step_name": "../evil"},  # not a step's folder name: not read
+                {"step_name": ["x"]},
+            ],
+        },
+    )
+    t = read_transcript(tmp_path, tmp_path)
+    assert t.form == "atif" and t.agent_turns == 2
+    assert t.source == "steps/setup-repo/agent/trajectory.json; steps/fix-bug/agent/trajectory.json"
+    assert t.prompt is not None and t.prompt.instruction.text == "Fix the build.\nUse make."
+    assert [(x.event, x.text.text.split("\n")[0]) for x in t.turns] == [
+        ("step", "Step 1 of 4: setup-repo"),
+        (None, "Analysis: clone"),
+        ("step", "Step 2 of 4: fix-bug"),
+        ("user", "Now fix the bug in parser.py"),
+        (None, "Analysis: edit"),
+    ]
+    assert t.exception is not None and t.exception[0] == "AgentTimeoutError"
+    assert t.exception[1].text == "timed out, token [REDACTED:trial-secret]"
+    assert t.verifier is not None and t.verifier.text == "FAILED test_parse\n"  # the last step's
+    assert t.notes == (
+        "step 3: its name '../evil' is not a folder's: not read",
+        "step 4: its name ['x'] is not a folder's: not read",
+    )
+
+
+def test_a_multi_step_trials_messages_are_read_from_its_steps_results(tmp_path):
+    # Terminus-2 with store_all_messages: each step's chat is in its step_results entry
+    def chat(ask: str, reply: str) -> dict:
+        msgs = [{"role": "user", "content": ask}, {"role": "assistant", "content": reply}]
+        return {"agent_result": {"metadata": {"all_messages": msgs, "summarization_count": 1}}}
+
+    steps = [
+        {"step_name": "one", **chat(FIRST, _reply("a1", ["ls\n"]))},
+        {"step_name": HF, **chat("Now step two", _reply("a2", ["make\n"]))},
+    ]
+    _write(tmp_path, "result.json", {"config": {}, "agent_result": None, "step_results": steps})
+    t = read_transcript(tmp_path, tmp_path)
+    assert (t.form, t.source, t.summarized, t.exception) == (
+        "messages",
+        "result.json, step one (all_messages); result.json, step [REDACTED:hf-token] (all_messages)",
+        2,
+        None,
+    )
+    assert [(x.event, x.text.text.split("\n")[0]) for x in t.turns] == [
+        ("step", "Step 1 of 2: one"),
+        (None, "Analysis: a1"),
+        ("step", "Step 2 of 2: [REDACTED:hf-token]"),  # a secret in a step's name: hidden
+        ("user", "Now step two"),
+        (None, "Analysis: a2"),
+    ]
+
+
 K = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0"  # a W&B key: no rule knows its shape alone
 
 

@@ -92,6 +92,30 @@ def test_variants():
 
 
 @pytest.mark.parametrize(
+    ("rewards", "reward", "noted"),
+    [
+        ({"reward": 1.0, "format": 0.5}, 1.0, False),  # several: "reward" is the primary one
+        ({"accuracy": 1.0}, 1.0, False),  # a reward.json of one key: that key is the reward
+        ({"pass": 0}, 0.0, False),
+        ({"accuracy": 1.0, "format": 0.0}, None, True),  # several, none named: none primary
+        ({f"check_{i:02d}": 1.0 for i in range(12)}, None, True),
+        ({}, None, False),
+        (None, None, False),
+    ],
+)
+def test_the_reward_is_harbors_primary_reward(rewards, reward, noted):
+    # Harbor's verifier reads a reward.json of any keys; its own primary reward
+    # (cli/jobs.py, upload/uploader.py) is "reward", else the only key's value
+    notes: list = []
+    r = decode_result(rec(verifier_result={"rewards": rewards}), "d", False, notes)
+    assert r.reward == reward and type(r.reward) is type(reward)
+    shown = "accuracy, format" if len(rewards or ()) == 2 else f"of {len(rewards or ())} keys"
+    assert [m for m, _ in notes] == (
+        [f"rewards {shown}: none is named reward: counted as no reward"] if noted else []
+    )
+
+
+@pytest.mark.parametrize(
     "data", [b"", b"   ", b'{"a": ', b"[1, 2]", b"42", b"[" * 5000 + b"]" * 5000]
 )
 def test_malformed_raise_with_reason(data):
@@ -137,6 +161,51 @@ def test_parse_directory(tmp_path):
     )
     bad = [w for w in ts.warnings if "bad" in w.path]
     assert bad and bad[0].path == "trace_jobs/bad/result.json" and bad[0].line == 1
+
+
+def test_a_hidden_folder_is_not_a_trial(tmp_path):
+    # Jupyter leaves .ipynb_checkpoints/ where a notebook looked at the trials; Harbor
+    # names no trial with a leading dot (<task>__<7 chars>): not a trial cut short
+    root = tmp_path / "trace_jobs"
+    (root / "t0").mkdir(parents=True)
+    (root / "t0" / "result.json").write_bytes(rec(trial_name="t0"))
+    (root / ".ipynb_checkpoints").mkdir()
+    (root / ".cache" / "x").mkdir(parents=True)
+    (root / "eval_sessions" / ".ipynb_checkpoints").mkdir(parents=True)
+    (root / "eval_sessions" / "s1" / ".tmp").mkdir(parents=True)
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["t0"]
+    assert (ts.missing, ts.malformed, ts.eval_count, ts.warnings) == (0, 0, 0, ())
+
+
+def test_an_archived_trial_is_its_own_result_json_only(tmp_path):
+    # an archived trial folder keeps what Harbor wrote in it: artifacts collected from the
+    # sandbox (any files: a result.json too), the verifier's output (test_result.json), a
+    # multi-step trial's steps/: none is a trial of its own, as the folder's are not
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    other = json.dumps({"passed": 3, "failed": 0}).encode()
+    _tar(
+        root / "trials_step1_a.tar.gz",
+        [
+            ("old1", rec(trial_name="old1")),
+            ("old1/artifacts/app", other),
+            ("old1/agent", rec(trial_name="inner")),
+            ("old1/steps/fix-bug/verifier", other),
+            ("./old2", rec(trial_name="old2")),
+            ("eval_sessions/s_eval_step1/e1", rec(trial_name="e1")),
+            ("eval_sessions/s_eval_step1/e1/artifacts", other),
+        ],
+    )
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("old3/verifier/test_result.json")
+        info.size = len(other)
+        tar.addfile(info, io.BytesIO(other))
+    (root / "trials_step2_b.tar").write_bytes(buf.getvalue())
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["old1", "old2"]
+    assert (ts.eval_count, ts.missing, ts.malformed, ts.warnings) == (1, 0, 0, ())
 
 
 def test_a_trial_both_in_its_folder_and_an_archive_counts_once(tmp_path):
