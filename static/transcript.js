@@ -142,7 +142,8 @@
     var sec = el("section", "tr-turn" + (t.event ? " tr-event" : ""), null);
     var head = el("h3", "", null);
     if (t.event) {
-      head.textContent = t.event === "summary" ? "Context summarized" : "Message (" + t.event + ")";
+      // a multi-step trial's step opens with its name ("Step 2 of 3: fix-bug") as the heading
+      head.textContent = t.event === "summary" ? "Context summarized" : t.event === "step" ? t.text : "Message (" + t.event + ")";
     } else {
       sec.id = "turn-" + n;
       var a = el("a", "", "Turn " + n);
@@ -153,7 +154,7 @@
     }
     sec.appendChild(head);
     if (t.reasoning) sec.appendChild(folded("Reasoning (" + t.reasoning.length.toLocaleString("en-US") + " characters)", "tr-reasoning", block("", t.reasoning), false));
-    if (t.text) sec.appendChild(block("tr-msg", t.text));
+    if (t.text && t.event !== "step") sec.appendChild(block("tr-msg", t.text));
     (t.commands || []).forEach(function (c) { sec.appendChild(block("tr-cmd", c)); });
     if (t.output !== undefined) {
       var bytes = t.output_bytes ? " · " + t.output_bytes.toLocaleString("en-US") + " bytes" : "";

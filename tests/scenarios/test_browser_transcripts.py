@@ -5,7 +5,10 @@ demand, and every text put in as text (terminal output holding ``<script>`` runs
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import re
 
 import pytest
 
@@ -178,4 +181,28 @@ def test_the_list_of_transcripts_fits_a_laptop_screen(tab, planted):
         ".table-wrap", "el => [el.scrollWidth, el.clientWidth]"
     )
     assert scroll <= client, (scroll, client)
+    assert tab.errors == []
+
+
+def test_a_multi_step_trials_step_is_a_heading(tab, pbase, planted):
+    # a multi-step trial's turns open each step with an event naming it: shown as the
+    # step's heading, not as a message (the page's data swapped in: no planted trial has steps)
+    e = _entry(planted, "never-kernel__s12j3")
+    site, _ = planted
+    js = (site / e["url"] / "transcript.js").read_text()
+    name, payload = re.fullmatch(r'sitegen\.transcript\("(.*?)", "(.*)"\);\s*', js).groups()
+    data = json.loads(gzip.decompress(base64.b64decode(payload)))
+    data["turns"].insert(0, {"text": "Step 1 of 2: setup-repo", "event": "step"})
+    body = base64.b64encode(gzip.compress(json.dumps(data).encode())).decode()
+    tab.page.route(
+        "**/" + e["url"] + "transcript.js",
+        lambda route: route.fulfill(
+            body=f'sitegen.transcript("{name}", "{body}");\n', content_type="text/javascript"
+        ),
+    )
+    _open(tab, pbase, e)
+    first = tab.page.locator("section.tr-turn").first
+    assert first.locator("h3").inner_text() == "Step 1 of 2: setup-repo"
+    assert first.locator("pre.tr-msg").count() == 0
+    assert tab.page.locator("section.tr-turn[id^=turn-]").count() == 5
     assert tab.errors == []
