@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import orjson
 
-CACHE_VERSION = 11  # bump when the layout of any cache file changes
+CACHE_VERSION = 12  # bump when the layout of any cache file changes
 MAX_CACHE_FILE = 1 << 30  # a cache file larger than this is not read (a planted giant)
 
 Fingerprint = tuple[tuple[str, int, int], ...]

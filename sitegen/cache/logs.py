@@ -23,7 +23,7 @@ from sitegen.cache.codec import decode, encode, log_body_bytes, shape
 from sitegen.cache.files import Fingerprint, check, packed_entry_bytes
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import ParsedLog, VllmStats
-from sitegen.read.logfile import LogState
+from sitegen.read.logfile import LogState, window, window_len
 from sitegen.read.logstate import ParserState
 from sitegen.read.parse import Stats
 from sitegen.read.parse import read_log as read_only
@@ -58,9 +58,12 @@ def state_bytes(state: ParserState) -> bytes | None:
 
 
 # where a file's read stopped: its path (an .err's; the log's own is ""), offset, tail,
-# parser, head
-_FileBody = tuple[str, int, bytes, msgspec.Raw, bytes]
+# parser, head, size, mtime_ns
+_FileBody = tuple[str, int, bytes, msgspec.Raw, bytes, int, int]
 _StateBody = tuple[Fingerprint, list[_FileBody]]  # the log's file first, then its .err files
+
+
+WINDOW_BYTES = len(window(b""))
 
 
 def log_state_bytes(fingerprint: Fingerprint, state: LogState[Any]) -> bytes:
@@ -71,11 +74,11 @@ def log_state_bytes(fingerprint: Fingerprint, state: LogState[Any]) -> bytes:
     return encode((fingerprint, [(rel, *_file_body(s)) for rel, s in files]), Any)
 
 
-def _file_body(state: LogState[Any]) -> tuple[int, bytes, msgspec.Raw, bytes]:
+def _file_body(state: LogState[Any]) -> tuple[int, bytes, msgspec.Raw, bytes, int, int]:
     parser = state.parser if isinstance(state.parser, bytes) else state_bytes(state.parser)
     if parser is None:
         raise ValueError("a parser state msgpack cannot hold")
-    return state.offset, state.tail, msgspec.Raw(parser), state.head
+    return state.offset, state.tail, msgspec.Raw(parser), state.head, state.size, state.mtime_ns
 
 
 def log_state_from_bytes(data: bytes) -> LogState[ParserState]:
@@ -83,10 +86,15 @@ def log_state_from_bytes(data: bytes) -> LogState[ParserState]:
     has changed), every field checked; ValueError otherwise."""
     _, files = decode(data, _StateBody)
     states: dict[str, LogState[ParserState]] = {}
-    for rel, offset, tail, parser, head in files:
-        check(0 <= len(tail) <= offset and len(head) <= offset, "a bad offset, tail or head")
+    for rel, offset, tail, parser, head, size, mtime_ns in files:
+        check(
+            len(tail) == len(head) == WINDOW_BYTES
+            and window_len(tail) <= offset
+            and window_len(head) <= offset <= size,
+            "a bad offset, size, tail or head",
+        )
         check(rel not in states and (rel == "") == (not states), "a bad list of files")
-        states[rel] = LogState(offset, tail, decode(parser, ParserState), head)
+        states[rel] = LogState(offset, tail, decode(parser, ParserState), head, size, mtime_ns)
     check(bool(states), "no state of the log's own file")
     return replace(states.pop(""), errs=states)
 

@@ -7,6 +7,7 @@ it from disk and keeps the state that lets a grown log be read on.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 from collections.abc import Callable
@@ -35,22 +36,44 @@ class LogState(msgspec.Struct, Generic[S], frozen=True):
 
     ``parser`` is the parser's state after the first ``offset`` bytes (which end with a
     newline): a :class:`~sitegen.read.logstate.ParserState` to read on from, or what
-    :func:`parse_log`'s ``snapshot`` made of it. ``tail`` holds the bytes just before
-    ``offset`` and ``head`` the file's first bytes, both checked to make sure the file
-    was appended to, not rewritten. ``errs``: the same for each ``.err`` of a log split
-    in two, by its path (each is read by a parser of its own: :func:`_read_errs`).
+    :func:`parse_log`'s ``snapshot`` made of it. ``tail`` stands for the bytes just
+    before ``offset`` and ``head`` for the file's first bytes (:func:`window`: a digest,
+    never the bytes, which can hold a secret the cache must not keep), both checked to
+    make sure the file was appended to, not rewritten; so are ``size`` and ``mtime_ns``
+    (a file of the same size with another mtime was rewritten in place). ``errs``: the
+    same for each ``.err`` of a log split in two, by its path (each is read by a parser
+    of its own: :func:`_read_errs`).
     """
 
     offset: int
     tail: bytes
     parser: S
     head: bytes = b""
+    size: int = -1
+    mtime_ns: int = -1
     errs: dict[str, LogState[S]] = msgspec.field(default_factory=dict)
 
     @property
     def read(self) -> int:
         """The bytes read already, of the log and its ``.err`` files."""
         return self.offset + sum(e.offset for e in self.errs.values())
+
+
+def window(data: bytes) -> bytes:
+    """What a state keeps of ``data``, some bytes of a log: their length (2 bytes) and a
+    digest of them, enough to tell whether the file still holds them."""
+    return len(data).to_bytes(2, "big") + hashlib.blake2b(data, digest_size=16).digest()
+
+
+def window_len(kept: bytes) -> int:
+    """How many bytes of the log a :func:`window` stands for."""
+    return int.from_bytes(kept[:2], "big")
+
+
+def _holds(fh: BinaryIO, at: int, kept: bytes) -> bool:
+    """Whether ``fh`` holds at ``at`` the bytes ``kept`` (:func:`window`) stands for."""
+    fh.seek(at)
+    return window(fh.read(window_len(kept))) == kept
 
 
 def copy_state(state: ParserState) -> ParserState:
@@ -160,11 +183,12 @@ def _read_on(
         state is not None
         and 0 < state.offset <= st.st_size
         and (state.parser.year_hint, state.parser.time_hint) == (year, time_hint)
+        and not (st.st_size == state.size and st.st_mtime_ns != state.mtime_ns)
+        and _holds(fh, state.offset - window_len(state.tail), state.tail)
+        and _holds(fh, 0, state.head)
     ):
-        fh.seek(state.offset - len(state.tail))
-        if fh.read(len(state.tail)) == state.tail and _starts_with(fh, state.head):
-            parser = LogParser.resume(state.parser, rel, redactor)
-            start = state.offset
+        parser = LogParser.resume(state.parser, rel, redactor)
+        start = state.offset
     if parser is None:
         parser = LogParser(rel, redactor, year_hint=year)
         parser.time_hint = time_hint
@@ -172,19 +196,14 @@ def _read_on(
     fh.seek(start)
     parser.feed_stream(_Limited(fh, end - start))
     fh.seek(max(0, end - CHECKED))
-    tail = fh.read(end - max(0, end - CHECKED))
+    tail = window(fh.read(end - max(0, end - CHECKED)))
     fh.seek(0)
-    head = fh.read(min(end, CHECKED))
-    kept = LogState(end, tail, snapshot(parser.state()), head)
+    head = window(fh.read(min(end, CHECKED)))
+    kept = LogState(end, tail, snapshot(parser.state()), head, st.st_size, st.st_mtime_ns)
     fh.seek(end)
     # The last, unterminated line (a job still writing) is read but not kept in the state.
     parser.feed_stream(_Limited(fh, st.st_size - end))
     return parser, kept
-
-
-def _starts_with(fh: BinaryIO, head: bytes) -> bool:
-    fh.seek(0)
-    return fh.read(len(head)) == head
 
 
 def _read_errs(

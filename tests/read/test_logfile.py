@@ -11,7 +11,7 @@ from msgspec.structs import replace
 from sitegen.cache.codec import encode
 from sitegen.cache.logs import log_state_bytes, log_state_from_bytes
 from sitegen.model.parsed import ParsedLog
-from sitegen.read.logfile import parse_log
+from sitegen.read.logfile import parse_log, window_len
 from sitegen.redact import Redactor
 from sitegen.synth import synth
 
@@ -41,7 +41,7 @@ def test_resume_from_an_encoded_state_equals_full_parse(logs, tmp_path):
             full, _ = parse_log(src, "x.out", Redactor())
             # Blank what the state says was read (all but its checked head and tail): a
             # resumed parse must not look at it, so it still equals the full parse.
-            head, keep = len(restored.head), cut - len(restored.tail)
+            head, keep = window_len(restored.head), cut - window_len(restored.tail)
             assert 0 < head < keep
             path.write_bytes(data[:head] + b"\n" * (keep - head) + data[keep:])
             resumed, _ = parse_log(path, "x.out", Redactor(), state=restored)
@@ -278,7 +278,7 @@ def test_a_split_log_read_on_from_its_kept_state_equals_a_full_read(logs, tmp_pa
         # parse read on from them cannot see it, and still equals the full parse.
         for path, st in ((out, kept), (err, kept.errs["x_7.err"])):
             was = path.read_bytes()
-            head, keep = len(st.head), st.offset - len(st.tail)
+            head, keep = window_len(st.head), st.offset - window_len(st.tail)
             assert 0 < head < keep
             path.write_bytes(was[:head] + b"\n" * (keep - head) + was[keep:])
             os.utime(path, (1_780_000_000, 1_780_000_000))
@@ -299,12 +299,39 @@ def test_a_state_read_in_another_year_of_the_files_mtime_is_not_read_on(tmp_path
 
     log = tmp_path / "x.out"
     log.write_text(f"{E}INFO 12-31 23:59:00 [loggers.py:127] {STATS}\n")
-    os.utime(log, (1_830_211_200, 1_830_211_200))  # 2027-12-31
+    os.utime(log, (1_830_232_800, 1_830_232_800))  # 2027-12-31 06:00 UTC: in every zone
     _, state = parse_log(log, "x.out", Redactor())
     with log.open("a") as fh:
         fh.write(f"{E}INFO 01-01 00:01:00 [loggers.py:127] {STATS}\n")
-    os.utime(log, (1_830_297_600, 1_830_297_600))  # 2028-01-01, a leap year
+    os.utime(log, (1_830_362_400, 1_830_362_400))  # 2028-01-01 18:00 UTC, a leap year
     again, _ = parse_log(log, "x.out", Redactor(), state=state)
     fresh, _ = parse_log(log, "x.out", Redactor())
     assert _bytes(again) == _bytes(fresh)
     assert len(fresh.vllm.timeline) == 2
+
+
+def test_a_log_rewritten_in_place_at_its_size_is_read_whole(logs, tmp_path):
+    # an edit that keeps the size (a value changed) and both checked ends: the mtime moved
+    # with the size unchanged, which an append never does, so the file is read anew
+    import os
+
+    path = tmp_path / "x.out"
+    data = logs[0].read_bytes()
+    path.write_bytes(data)
+    os.utime(path, ns=(1_800_000_000_000_000_000,) * 2)
+    _, state = parse_log(path, "x.out", Redactor())
+    kept = log_state_from_bytes(log_state_bytes((), state))
+    mid = data.index(b"'reward/avg_raw_reward': '", len(data) // 3) + 26
+    edited = data[:mid] + b"9" + data[mid + 1 :]
+    assert len(edited) == len(data) and edited != data
+    path.write_bytes(edited)
+    os.utime(path, ns=(1_800_000_001_000_000_000,) * 2)
+    again, _ = parse_log(path, "x.out", Redactor(), state=kept)
+    fresh, _ = parse_log(path, "x.out", Redactor())
+    assert _bytes(again) == _bytes(fresh)
+    # the same bytes with the mtime kept (a no-change build) read on: nothing new
+    os.utime(path, ns=(1_800_000_000_000_000_000,) * 2)
+    path.write_bytes(data)
+    os.utime(path, ns=(1_800_000_000_000_000_000,) * 2)
+    same, _ = parse_log(path, "x.out", Redactor(), state=kept)
+    assert _bytes(same) == _bytes(parse_log(path, "x.out", Redactor())[0])
