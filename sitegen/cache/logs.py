@@ -50,7 +50,11 @@ def log_summary(log: ParsedLog) -> ParsedLog:
 
 def state_bytes(state: ParserState) -> bytes | None:
     """The parser's state as msgpack (a copy: the parser may go on changing it); None when
-    msgpack cannot hold it (:func:`~sitegen.cache.codec.encode`): the log is not kept."""
+    msgpack cannot hold it (:func:`~sitegen.cache.codec.encode`) or it holds a config dump
+    still being read, whose lines are as the log wrote them (its secrets are hidden when
+    the dump is parsed whole): the log is not kept, and read whole next time."""
+    if state.config_lines:
+        return None
     try:
         return encode(state, ParserState)
     except ValueError:
@@ -75,8 +79,10 @@ def log_state_bytes(fingerprint: Fingerprint, state: LogState[Any]) -> bytes:
 
 
 def _file_body(state: LogState[Any]) -> tuple[int, bytes, msgspec.Raw, bytes, int, int]:
-    parser = state.parser if isinstance(state.parser, bytes) else state_bytes(state.parser)
-    if parser is None:
+    parser = state.parser
+    if isinstance(parser, ParserState):
+        parser = state_bytes(parser)
+    if not isinstance(parser, bytes):  # (None: a state that is not kept)
         raise ValueError("a parser state msgpack cannot hold")
     return state.offset, state.tail, msgspec.Raw(parser), state.head, state.size, state.mtime_ns
 

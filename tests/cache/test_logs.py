@@ -15,6 +15,7 @@ from sitegen.redact import Redactor
 from sitegen.synth import synth
 
 FP = (("a.out", 10, 20),)
+SAMPLE_LOG = Path(__file__).parents[2] / "sample/archive/flat/chain-b/train_600301.out"
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +138,22 @@ class _Holder(msgspec.Struct, frozen=True):
     """A loosely typed value, as a log's config dump is."""
 
     config: dict | None = None
+
+
+def test_a_state_read_in_the_middle_of_a_config_dump_is_not_kept(tmp_path):
+    # a job that has just started, its log cut inside the config dump: the dump's lines are
+    # kept raw until it is parsed whole (then its secrets are hidden), so no state holding
+    # them is written to the cache; the log is read whole next time
+    from sitegen.cache.logs import log_entries, state_bytes
+
+    log = tmp_path / "x.out"
+    lines = SAMPLE_LOG.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b"HF_TOKEN: hf_" in line) + 1
+    log.write_bytes(b"".join(lines[:at]))
+    parsed, state = parse_log(log, "x.out", Redactor(), snapshot=state_bytes)
+    assert state.parser is None
+    assert log_entries(parsed.path, FP, parsed, state) == []
+    log.write_bytes(b"".join(lines))  # the dump and more: its state is kept, without a secret
+    parsed, state = parse_log(log, "x.out", Redactor(), snapshot=state_bytes)
+    entries = log_entries(parsed.path, FP, parsed, state)
+    assert entries and not any(b"hf_" + b"lHFg4" in data for _, data in entries)
