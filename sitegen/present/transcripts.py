@@ -496,7 +496,9 @@ def _turn(turn: Any) -> dict:
 def _where(record: dict) -> str:
     """Where in its trial's folder a transcript was read from (what a warning names)."""
     source = record.get("source")
-    first = source.split(" ")[0] if isinstance(source, str) and source else "result.json"
+    # the first file named ("steps/a/agent/trajectory.json; steps/b/…", "result.json, step …")
+    first = re.split(r"[ ,;]", source)[0] if isinstance(source, str) and source else ""
+    first = first or "result.json"
     return f"{record.get('trial')}/{first}"
 
 

@@ -396,7 +396,7 @@ def _reward(v: object, notes: Notes | None = None) -> float | None:
         r = v.get("reward")
     elif "reward" in rewards or len(rewards) != 1:
         r = rewards.get("reward")
-        if r is None and len(rewards) > 1 and notes is not None:
+        if "reward" not in rewards and len(rewards) > 1 and notes is not None:
             # (the names whole or not at all, as a reward's text below)
             shown = ", ".join(sorted(map(str, rewards)))
             if len(shown) > 60:

@@ -51,6 +51,7 @@ from sitegen.redact import MASK, Redactor, is_secret_key
 MAX_JSON_BYTES = 64 << 20  # as a result.json: larger is reported, not read
 MAX_EPISODE_BYTES = 4 << 20  # each prompt.txt / response.txt
 MAX_EPISODES = 2000
+MAX_STEPS = 2000  # a multi-step trial's steps read (real ones have a handful)
 TAIL_BYTES = 64 << 10  # read of the end of verifier/test-stdout.txt
 VERIFIER_TAIL = 2000
 EXCEPTION_MESSAGE, EXCEPTION_TAIL = 1000, 2000
@@ -194,7 +195,10 @@ def _steps(
     turns: list[Turn] = []
     summarized = 0
     verified = folder
-    for i, step in enumerate(steps, 1):
+    agent_spoke = False  # an agent's turn read already: a later step's prompt is the user's
+    if len(steps) > MAX_STEPS:
+        notes.append(f"{len(steps):,} steps; the first {MAX_STEPS:,} are shown")
+    for i, step in enumerate(steps[:MAX_STEPS], 1):
         name = step.get("name")
         if not isinstance(name, str) or not name.strip() or name in (".", ".."):
             name = None
@@ -218,12 +222,13 @@ def _steps(
             if kind == "messages"
             else f"steps/{name}/{source}"
         )
-        if prompt is None and not any(t.event is None for t in turns):
+        if prompt is None and not agent_spoke:
             prompt = first
         elif first is not None:
             asked = first.instruction or first.text or Shaped("", 0)
             turns.append(Turn(asked, Shaped("", 0), (), Shaped("", 0), event="user"))
         turns.extend(more)
+        agent_spoke = agent_spoke or any(t.event is None for t in more)
         summarized += times
     # (the source names the steps: redacted as every text shown)
     got = (shaper.whole("; ".join(sources)), prompt, turns, summarized) if sources else None

@@ -33,6 +33,7 @@ TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
 # What Harbor writes inside a trial folder (harbor/models/trial/paths.py): a result.json
 # below one of these is the agent's, the verifier's or an artifact's, not a trial's
 _IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "steps", "user-agent"})
+_TRIAL_FILES = frozenset({"result.json", "config.json", "trial.log"})  # a trial folder's
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -463,43 +464,18 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
     members = col.cached(rel, st)
     if members is None:
         members = []
-        unpacked = 0
         try:
-            with tarfile.open(fileobj=fh, mode="r|*") as tar:
-                for member in tar:
-                    unpacked += max(0, member.size)
-                    if unpacked > MAX_TAR_UNPACKED:  # a compression bomb: stop reading
-                        raise UnsafeInput(
-                            f"unpacks to over {MAX_TAR_UNPACKED >> 30} GiB: read up to there"
-                        )
-                    # a member name that is not UTF-8 (tarfile reads it with surrogateescape)
-                    # is shown as a file name would be; JSON cannot hold it as it is
-                    name = undecodable_shown(member.name)
-                    if not member.isfile() or not name.endswith("result.json"):
-                        continue
-                    parts = name.strip("/").split("/")
-                    if len(parts) < 2 or parts[-1] != "result.json":
-                        continue  # a job-level result.json at the archive's top; another file
-                    if _IN_TRIAL.intersection(parts[:-1]):
-                        continue  # a file of a trial's own folders (a trial's is beside them)
-                    if member.size > MAX_RESULT_BYTES:
-                        members.append(
-                            (
-                                name,
-                                ("bad", "result.json over the size limit: not read", None),
-                            )
-                        )
-                        continue
-                    mf = tar.extractfile(member)
-                    if mf is not None:
-                        members.append(
-                            (
-                                name,
-                                col.scrubbed(
-                                    col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
-                                ),
-                            )
-                        )
+            held, homes = _tar_pass(col, fh, members, None)
+            # a result.json below a folder named as a trial's own (agent/, steps/, …) is a
+            # trial's only when no trial holds that folder: known once every member is seen
+            wanted = {
+                name
+                for name, parts, inside in held
+                if not any("/".join(parts[:i]) in homes for i in inside)
+            }
+            if wanted:
+                fh.seek(0)
+                _tar_pass(col, fh, members, wanted)
         except UnsafeInput as exc:
             col.warn(rel, None, f"trials archive {exc.strerror}")
         except (tarfile.TarError, OSError, EOFError) as exc:
@@ -512,6 +488,51 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
         if "eval_sessions/" in name:  # (an eval trial is its session's, as in a folder)
             key = name[name.index("eval_sessions/") :].strip("/").rsplit("/", 1)[0]
         col.apply(f"{rel}:{name}", outcome, key, rel)
+
+
+def _tar_pass(
+    col: _Collector, fh: Any, members: list, wanted: set[str] | None
+) -> tuple[list[tuple[str, list[str], list[int]]], set[str]]:
+    """One read of a trials archive as a stream: each trial's ``result.json`` decoded into
+    ``members``; with ``wanted``, those members only. Returns the ``result.json`` files
+    below a folder named as a trial's own (``agent/``, ``steps/``, …: their path, its parts
+    and where such a name stands), left for the caller to decide, and the folders that
+    hold a file Harbor writes in a trial folder (``result.json``, ``config.json``,
+    ``trial.log``): a ``result.json`` below one of those folders' own subfolders is the
+    agent's, the verifier's or an artifact's, not a trial's."""
+    held: list[tuple[str, list[str], list[int]]] = []
+    homes: set[str] = set()
+    unpacked = 0
+    with tarfile.open(fileobj=fh, mode="r|*") as tar:
+        for member in tar:
+            unpacked += max(0, member.size)
+            if unpacked > MAX_TAR_UNPACKED:  # a compression bomb: stop reading
+                raise UnsafeInput(f"unpacks to over {MAX_TAR_UNPACKED >> 30} GiB: read up to there")
+            if not member.isfile():
+                continue
+            # a member name that is not UTF-8 (tarfile reads it with surrogateescape) is
+            # shown as a file name would be; JSON cannot hold it as it is
+            name = undecodable_shown(member.name)
+            parts = name.strip("/").split("/")
+            if parts[-1] in _TRIAL_FILES and len(parts) >= 2:
+                homes.add("/".join(parts[:-1]))
+            if len(parts) < 2 or parts[-1] != "result.json":
+                continue  # a job-level result.json at the archive's top; another file
+            if wanted is None:
+                inside = [i for i, p in enumerate(parts[:-1]) if i and p in _IN_TRIAL]
+                if inside:
+                    held.append((name, parts, inside))
+                    continue
+            elif name not in wanted:
+                continue
+            if member.size > MAX_RESULT_BYTES:
+                members.append((name, ("bad", "result.json over the size limit: not read", None)))
+                continue
+            mf = tar.extractfile(member)
+            if mf is not None:
+                outcome = col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
+                members.append((name, col.scrubbed(outcome)))
+    return held, homes
 
 
 def _rel(path: Path, root: Path) -> str:

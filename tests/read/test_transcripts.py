@@ -569,3 +569,16 @@ def test_think_blocks_of_every_shape():
     assert parse_reply("opened by the template</think>then").reasoning == "opened by the template"
     r = parse_reply("<think>cut off mid thought")
     assert r.reasoning == "cut off mid thought" and r.text == ""
+
+
+def test_a_trial_of_very_many_steps_is_read_up_to_a_bound(tmp_path):
+    # a planted result.json of thousands of steps, none with a transcript: the first
+    # MAX_STEPS are read (each a marker), the rest said in a note, in time linear in them
+    from sitegen.read.transcripts import MAX_STEPS
+
+    empty = {"agent_result": {"metadata": {"all_messages": []}}}
+    steps = [{"step_name": f"s{i}", **empty} for i in range(MAX_STEPS + 500)]
+    _write(tmp_path, "result.json", {"config": {}, "agent_result": None, "step_results": steps})
+    t = read_transcript(tmp_path, tmp_path)
+    assert [x.event for x in t.turns] == ["step"] * MAX_STEPS
+    assert f"{MAX_STEPS + 500:,} steps; the first {MAX_STEPS:,} are shown" in t.notes

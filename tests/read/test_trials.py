@@ -98,6 +98,7 @@ def test_variants():
         ({"accuracy": 1.0}, 1.0, False),  # a reward.json of one key: that key is the reward
         ({"pass": 0}, 0.0, False),
         ({"accuracy": 1.0, "format": 0.0}, None, True),  # several, none named: none primary
+        ({"reward": None, "accuracy": 1.0}, None, False),  # named, no value: not "none named"
         ({f"check_{i:02d}": 1.0 for i in range(12)}, None, True),
         ({}, None, False),
         (None, None, False),
@@ -205,6 +206,36 @@ def test_an_archived_trial_is_its_own_result_json_only(tmp_path):
     (root / "trials_step2_b.tar").write_bytes(buf.getvalue())
     ts, _ = parse_trials(root, tmp_path)
     assert [r.name for r in ts.results] == ["old1", "old2"]
+    assert (ts.eval_count, ts.missing, ts.malformed, ts.warnings) == (1, 0, 0, ())
+
+
+def test_an_archived_trial_below_a_folder_named_as_a_trials_own_is_read(tmp_path):
+    # a folder named agent/, steps/ or artifacts/ above the trials (a home directory's
+    # artifacts, a steps/ of checkpoints) is no trial's own: the trials below it count; a
+    # trial's own agent/ (its folder holds its result.json, config.json or trial.log) is
+    # still no trial, whichever of its members comes first in the archive
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    other = json.dumps({"passed": 3}).encode()
+    _tar(
+        root / "trials_step1_a.tar.gz",
+        [
+            ("home/u/artifacts/run/trials/t1/agent/x", other),  # before its trial's file
+            ("home/u/artifacts/run/trials/t1", rec(trial_name="t1")),
+            ("steps/step_10/t2", rec(trial_name="t2")),
+            ("agent/trials/t3", rec(trial_name="t3")),
+            ("eval_sessions/steps/e1", rec(trial_name="e1")),
+        ],
+    )
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in (("k/t4/agent/result.json", other), ("k/t4/config.json", b"{}")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    (root / "trials_step2_b.tar").write_bytes(buf.getvalue())
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == ["t1", "t2", "t3"]
     assert (ts.eval_count, ts.missing, ts.malformed, ts.warnings) == (1, 0, 0, ())
 
 
