@@ -81,7 +81,7 @@
       box.appendChild(el("p", "note", "This trial's folder is not in the archive any more (or its trials were read from a trials_step*.tar archive): only what the trial table holds is shown above."));
       return;
     }
-    if (!r.form) box.appendChild(el("p", "note", "This trial's folder holds no transcript: no agent/trajectory.json, no all_messages in result.json, no agent/episode-N folders."));
+    if (!r.form) box.appendChild(el("p", "note", "This trial's folder holds no transcript: no agent/trajectory.json, no all_messages in result.json, no agent/episode-N folders (for a multi-step trial: in none of its steps/<step>/ folders and step_results)."));
     else box.appendChild(el("p", "dim", "Read from " + r.source + "."));
     if (r.summarized) box.appendChild(el("p", "note warn", "The agent's context was summarized " + (r.summarized === 1 ? "once" : r.summarized + " times") + ": earlier turns were replaced by a summary, and what the agent saw after is what follows it."));
     (r.notes || []).forEach(function (n) { box.appendChild(el("p", "note", n)); });
