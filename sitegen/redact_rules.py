@@ -205,16 +205,22 @@ _TEXT_FILTERS = frozenset(
     | {"sort", "uniq", "wc", "tr", "less", "more", "jq"}
 )
 # A pipeline's stage: up to its "|", a command separator or a line break (in JSON, an escaped
-# one), a quoted word whole ('\n' is tr's argument, not a line break); bounded, so a search
-# from each "echo" reads a bounded stretch of the text.
-_STAGE = r"(?:[^|\n;&\\']|\\[^nr]|'[^'\n]{0,80}+'){0,200}"
+# one), a quoted word whole, however long ('\n' and "\r\n" are tr's argument, not a line
+# break; "|" inside one is no pipe; quotes as a page's entities too: a mask shortening a
+# quoted value leaves the stage read as it was); up to 200 words and quoted words, so a
+# search from each "echo" reads its stages once. (Atomic: a run of \" would otherwise be
+# read both as quotes and as escapes, every way.)
+_STAGE = (
+    r"(?>\"[^\"\n]*+\"|[^|\n;&\\']|\\[^nr]|'[^'\n]*+'"
+    r"|&(?:quot|#34);[^&\n]*+&(?:quot|#34);|&(?:#39|#x27);[^&\n]*+&(?:#39|#x27);){0,200}"
+)
 # What reads a secret from its input at the pipeline's end: a login (docker, podman, helm
 # registry, huggingface-cli, wandb, gh auth, az acr, vault …), --password-stdin,
 # --with-token, passwd --stdin, chpasswd; the last stage's command is not a text filter.
 _READS_SECRET = (
     rf"(?!(?:{'|'.join(sorted(_TEXT_FILTERS))})(?![\w.\-]))"
     rf"{_STAGE}?(?:[ \t]login(?![\w\-])|--password-stdin|--with-token"
-    r"|[ \t]passwd[ \t]+--stdin|chpasswd)"
+    r"|(?<![\w\-])passwd[ \t]+--stdin|chpasswd)"
 )
 # After the value's "|": any stages, each ended by a "|" (not "||": "a || b" pipes nothing),
 # up to one that reads the secret (a bound on the stages keeps the search linear).
