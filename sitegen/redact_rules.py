@@ -20,6 +20,7 @@ from sitegen.redact_names import is_secret_key, names_a_service
 from sitegen.redact_values import (
     IDENTIFIER_RE,
     MASK,
+    Next,
     assignment_spans,
     is_masked,
     names_a_model_token,
@@ -563,24 +564,10 @@ _BREAKS = ("\n", "\\r\\n", "\\n", "\\r")
 _JSON_EDGES_RE = re.compile(r'^[^|]*"(?=[ \t]*+\|)|(?<=\|)[ \t]*+"[ \t,}\]]*+$')
 
 
-class _Next:
-    """The first ``needle`` at or after a position, for positions that only grow: each
-    search starts where the last one found nothing earlier (linear over a text)."""
-
-    def __init__(self, text: str, needle: str) -> None:
-        self.text, self.needle, self.at = text, needle, -1
-
-    def after(self, pos: int) -> int:
-        if self.at < pos:
-            j = self.text.find(self.needle, pos)
-            self.at = j if j >= 0 else len(self.text)
-        return self.at
-
-
 def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
     """Values of the cells after a cell naming a secret, on each line holding "|"
     (:func:`_cell_secret` decides, by where the line is: a row, a header, other text)."""
-    nexts = [_Next(text, b) for b in _BREAKS]
+    nexts = [Next(text, b) for b in _BREAKS]
 
     def line_end(pos: int) -> tuple[int, int]:  # where the line from pos ends, its break's size
         ends = [n.after(pos) for n in nexts]

@@ -140,6 +140,29 @@ def _line_end(text: str, i: int) -> int:
     return len(text) if j < 0 else j
 
 
+class Next:
+    """The first ``needle`` at or after a position (``len(text)`` if none). Asked for
+    positions that grow, each search reads on from the last one's answer, so the answers
+    for every value on a long line cost one pass over it, not one pass each."""
+
+    def __init__(self, text: str, needle: str) -> None:
+        self.text, self.needle, self.lo, self.at = text, needle, 0, -1
+
+    def after(self, pos: int) -> int:
+        if not self.lo <= pos <= self.at:  # (no needle between lo and at)
+            j = self.text.find(self.needle, pos)
+            self.lo, self.at = pos, j if j >= 0 else len(self.text)
+        return self.at
+
+
+# Where a bare value ends: its line, its HTML element, an escaped line break (JSON)
+_VALUE_STOPS = ("\n", "</", "\\n", "\\r")
+
+
+def _stops(text: str) -> dict[str, Next]:
+    return {s: Next(text, s) for s in _VALUE_STOPS}
+
+
 def _deeper_lines_end(text: str, j: int, indent: int, items: bool, plain: bool = False) -> int:
     """The end of the lines after the line that ends at ``text[j]`` indented deeper than
     ``indent`` (and, with ``items``, "- item" lines at any depth); ``j`` if there are none.
@@ -175,7 +198,13 @@ _SHELL_END_RE = re.compile(r"(?<=[ \t])(?:&&|\|\|?)(?=[ \t\r]|$)|;(?=[ \t\r]|$)"
 
 
 def _value_span(
-    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False, shell: bool = False
+    text: str,
+    key_start: int,
+    i: int,
+    in_query: bool,
+    yaml: bool = False,
+    shell: bool = False,
+    stops: dict[str, Next] | None = None,
 ) -> tuple[int, int] | None:
     """Where the value that starts at ``text[i]`` ends: the whole value, not its first word.
 
@@ -185,6 +214,8 @@ def _value_span(
     bare value ends at a control operator standing apart from it (:data:`_SHELL_END_RE`):
     ``export HF_TOKEN=X && python train.py`` hides X, not the command after it. An operator
     glued inside the value (``a&&b``, ``a|b``) is part of it: a password may hold one.
+    ``stops`` (:func:`_stops`, one for a text's values in order) finds where a bare value's
+    line, element or escaped line ends.
     """
     line_start = text.rfind("\n", 0, key_start) + 1
     if i >= len(text) or text[i] in "\r\n":
@@ -214,18 +245,17 @@ def _value_span(
         return (i, m.end()) if m else None
     # A bare value runs to the end of the line (``password = a b``, ``Basic <b64>``), and on
     # over a backslash line continuation.
-    end = _line_end(text, i)
+    stops = stops or _stops(text)
+    end = line_end = stops["\n"].after(i)
     while end < len(text) and _ends_in_backslash(text, i, end):
         end = _line_end(text, end + 1)
-    for stop in ("</", "\\n", "\\r"):  # its HTML element ends, an escaped line break (JSON)
-        at = text.find(stop, i, end)
-        if at >= 0:
-            end = at
+    # its HTML element ends, an escaped line break (JSON)
+    end = min(end, *(stops[s].after(i) for s in _VALUE_STOPS[1:]))
     if shell and (op := _SHELL_END_RE.search(text, i, end)) is not None:
         end = op.start()
     if (
         yaml
-        and end == _line_end(text, i)
+        and end == line_end
         and not text[line_start:key_start].strip(" \t-")
         and text[i:end].strip() not in _EMPTY_VALUES
     ):
@@ -246,6 +276,7 @@ def _ends_in_backslash(text: str, start: int, end: int) -> bool:
 def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
     covered = 0  # the end of the last value looked at: a key inside it is part of it
     parents: dict[int, str | None] = {}
+    stops = _stops(text)
     for m in _ASSIGN_RE.finditer(text):
         if m.start() < covered:
             continue
@@ -261,7 +292,7 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
             continue
         sep = m.group("sep")
         shell = sep == "=" and m.end() == m.end("sep") and text[m.start("sep") - 1] not in " \t"
-        span = _value_after(text, m.start(), m.end(), in_query, sep == ":", shell)
+        span = _value_after(text, m.start(), m.end(), in_query, sep == ":", shell, stops)
         if span is None:
             continue
         covered = span[1]
@@ -279,7 +310,13 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _value_after(
-    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False, shell: bool = False
+    text: str,
+    key_start: int,
+    i: int,
+    in_query: bool,
+    yaml: bool = False,
+    shell: bool = False,
+    stops: dict[str, Next] | None = None,
 ) -> tuple[int, int] | None:
     """:func:`_value_span` of the value after a key's separator at ``text[i]``."""
     # Text inside a JSON string: an escaped line break before the value is white space.
@@ -287,7 +324,7 @@ def _value_after(
         i += 2
         while i < len(text) and text[i] in " \t":
             i += 1
-    return _value_span(text, key_start, i, in_query, yaml, shell)
+    return _value_span(text, key_start, i, in_query, yaml, shell, stops)
 
 
 # A key named only with what it belongs to (``wandb:`` then ``  key: X``; ``"hf": {"tokens":``)

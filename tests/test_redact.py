@@ -768,6 +768,29 @@ return [len(shown), len(leaks)]
     assert_linear(growth(setup, work))
 
 
+# Shapes of the rules that read on to a line's end or over a pipeline's stages, each timed
+# alone as one long line: among all the shapes above each is 1/150 of the text, where a
+# quadratic one costs too little to show. (16 kB and 256 kB: a quadratic shape takes seconds.)
+ALONE = [
+    *("DB_PASSWORD=x && ", "DB_PASSWORD=x ; ", "export A_TOKEN=x && ", "A_TOKEN=a</"),
+    *("A_TOKEN=a\\r", 'echo a | \\"', 'echo a | tr -d "\\n" | ', "echo a | passwd "),
+    *("echo a | &quot;", "echo a | &#39;a&#39; ", '"echo a | x" ', "echo a | 'x \" "),
+    *('echo a | "x', 'echo a | "' + "x" * 300 + '" '),
+]
+
+
+def test_each_long_line_of_one_shape_takes_time_linear_in_its_length():
+    from tests.linear_time import assert_linear, growth_each
+
+    setup = "from sitegen.redact import Redactor"
+    work = """
+text = (case * (n // len(case) + 1))[:n]
+return len(Redactor().text(text))
+"""
+    for got in growth_each(setup, work, ALONE, 1 << 14, 1 << 18):
+        assert_linear(got)
+
+
 def test_text_is_made_valid_unicode_on_the_way_through():
     from sitegen.redact import valid_unicode
 
