@@ -421,8 +421,19 @@ _PROSE_RE = re.compile(
     r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
     r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
-    rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{6,}}+){_WORD_END}"
+    r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;)?(?P<s>[^\s\"'`<>\\]{6,}+)"
 )
+# What a value after the word is: a password's, any non-blank characters less a sentence's
+# closing punctuation (and a quote's entity); a key's, token's or secret's, a word of letters,
+# digits, "_" and "-" ending as a word does (:data:`_WORD_END`), or base64 (16 or more of
+# letters and digits, "/", "+", "=": an AWS secret key, a client secret)
+_PROSE_CLOSERS = ".,;:)"
+_PROSE_QUOTE_RE = re.compile(r"&(?:quot|#34|#39|#x27);")
+_PROSE_QUOTES = ('"', "'", "`", "&quot;", "&#34;", "&#39;", "&#x27;")
+_PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{_WORD_END}")
+_PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")
+# a path, a variable or a URL: where the secret is, not the secret
+_PROSE_PLACES = ("/", "~", "$", "http")
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
@@ -455,8 +466,28 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
     )
 
 
+def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | None:
+    """Where the value in ``m``'s run of non-blank characters ends, by the ``word`` before it
+    (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value."""
+    start, run = m.start("s"), m.group("s")
+    if run.startswith(_PROSE_PLACES):
+        return None
+    if (q := _PROSE_QUOTE_RE.search(run)) is not None:
+        run = run[: q.start()]
+    if not text.startswith(_PROSE_QUOTES, start + len(run)):  # (in quotes, all is the value)
+        run = run.rstrip(_PROSE_CLOSERS)
+    if word.startswith("pass"):
+        return (start, start + len(run)) if run else None
+    if _PROSE_BASE64_RE.fullmatch(run) and any(c in run for c in "/+="):
+        return start, start + len(run)
+    w = _PROSE_WORD_RE.match(text, start)
+    return w.span() if w is not None else None
+
+
 def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
-    for m in _PROSE_RE.finditer(text):
+    pos = 0
+    while (m := _PROSE_RE.search(text, pos)) is not None:
+        pos = m.end()
         word = m.group("word").lower()
         before = _PROSE_BEFORE_RE.search(text, max(0, m.start() - 48), m.start())
         svc, api = (before.group("svc"), before.group("api")) if before else (None, None)
@@ -469,9 +500,12 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         named = word != "key" or glued or api is not None or service
         # (a password's word only with a connective: "login user password X" is .netrc's)
         said = m.group("conn") is not None or (service and not word.startswith("pass"))
-        value = m.group("s")
-        if named and said and _prose_value(word, value, svc) and not is_masked(value):
-            yield m.span("s")
+        span = _prose_value_span(text, m, word) if named and said else None
+        value = text[span[0] : span[1]] if span is not None else ""
+        if span is not None and _prose_value(word, value, svc) and not is_masked(value):
+            yield span
+        else:  # (the run may be the next sentence's word: "secret -\npassword was X")
+            pos = m.start("s")
 
 
 _PROSE_RULE = Rule("prose-secret", _prose_spans)

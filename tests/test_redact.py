@@ -295,6 +295,30 @@ SHAPES = [
     ("the client Secret is `abc_def_ghi_jkl_12345`", "abc_def_ghi_jkl_12345", "prose-secret"),
     ("passphrase - correct_horse_battery_9 (rotate)", "correct_horse_battery_9", "prose-secret"),
     ("Your new PASSWORD is 20240917", "20240917", "prose-secret"),
+    # a password of any non-blank characters with a digit (a closing full stop, comma or
+    # bracket is the sentence's); a key, token or secret in base64 (16 or more, mixed)
+    ("the password is P@ssw0rd!", "P@ssw0rd!", "prose-secret"),
+    ("password is 1qaz@WSX", "1qaz@WSX", "prose-secret"),
+    ("the password is hunter2!x9.", "hunter2!x9", "prose-secret"),
+    ("(my password was Tr0ub4dor&3), rotate it", "Tr0ub4dor&3", "prose-secret"),
+    ("the password is\r\n  Pa$$w0rd#1\r\n", "Pa$$w0rd#1", "prose-secret"),
+    ('{"notes": "the DB password is s3cr3t!pw\\nnext"}', "s3cr3t!pw", "prose-secret"),
+    ("the password is &quot;P@ssw0rd&quot;.", "P@ssw0rd", "prose-secret"),
+    (
+        "the AWS secret is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bP",
+        "prose-secret",
+    ),
+    (
+        "the client secret is Xy9+abcDEF1234567890ghijKLMN.",
+        "Xy9+abcDEF1234567890ghijKLMN",
+        "prose-secret",
+    ),
+    ("my wandb key is\taBc123/dEf456+gHi789==", "aBc123/dEf456+gHi789==", "prose-secret"),
+    # ... and the value after a word that names none (secret -, key is) is still looked at
+    ("Reset the secret -\npassword was hunter2x9", "hunter2x9", "prose-secret"),
+    ("my W&B key is\npassword was hunter2x9", "hunter2x9", "prose-secret"),
+    ("the token was\r\npassword is hunter2x9", "hunter2x9", "prose-secret"),
     # ... after a name glued to the word, as a sentence names a setting
     ("the DB_PASSWORD was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
     ("my hf_token is my_hf_token_value_2024.", "my_hf_token_value_2024", "prose-secret"),
@@ -436,6 +460,10 @@ HARMLESS = [
     "Note: next token = im_start_token123456",
     "the first token is im_start_token123456, the EOS token: end_of_text_token2",
     "the token is read from config_file_path; password is stored in secrets_manager",
+    "the password is /run/secrets/db_password2; the password is ~/.pgpass2 or $DB_PASS1",
+    "password is https://vault.corp/v1/db2; the secret is /etc/secret/abc1234567890defGHI",
+    "the token is models/Qwen2.5-7B/tokenizer.json; the key is s3://bucket/run12345abcdef",
+    "the secret is secrets/prod/database; the key is AAAA+BBBB/CCCC+DDDD",
     "the password was reset 3 times; password is required; the secret is out",
     "monkey is abcdef_0123456789abcdef; sort_key was step_0123456789abcdef; max_tokens is 4096",
     "the key is sort_key_0123456789abcdef; a token\nim_start_token123456; password\nhunter2x9",
@@ -776,6 +804,7 @@ ALONE = [
     *("A_TOKEN=a\\r", 'echo a | \\"', 'echo a | tr -d "\\n" | ', "echo a | passwd "),
     *("echo a | &quot;", "echo a | &#39;a&#39; ", '"echo a | x" ', "echo a | 'x \" "),
     *('echo a | "x', 'echo a | "' + "x" * 300 + '" '),
+    *("password is a1!, ", "the secret -\n", "token is keytoken ", "key is a/+=a"),
 ]
 
 

@@ -76,6 +76,12 @@ HIDDEN_TO_THE_END = [
     # a name in lower-case words is a model's token only after what says so (next, eos, …)
     ("my token = my_secret_token_value_abc123", f"my token = {M}"),
     ("eos token = end_of_text_token2", "eos token = end_of_text_token2"),
+    # a password in a sentence ends before the sentence's closing punctuation or quote
+    ("the password is hunter2!x9.", f"the password is {M}."),
+    ("(my password was Tr0ub4dor&3), rotate", f"(my password was {M}), rotate"),
+    ("the password is &quot;P@ssw0rd&quot;.", f"the password is &quot;{M}&quot;."),
+    ("password was 'P@ss:w0rd;'; next", f"password was '{M}'; next"),
+    ("the secret is Xy9+abcDEF1234567890ghijKLMN==, then", f"the secret is {M}, then"),
 ]
 
 
