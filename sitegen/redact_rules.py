@@ -177,6 +177,10 @@ _URL_RULES: tuple[Rule, ...] = (
 # JSON string: "--token X\\nnext" holds the value X).
 _TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
 
+# A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
+# &#x27;), up to the same entity.
+_ENTITY_QUOTED = r"(?P<eq>&(?:quot|#34|#39|#x27);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
+
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
@@ -233,10 +237,11 @@ def _piped_into_login(m: re.Match) -> bool:
 
 
 _CLI_RULES: tuple[Rule, ...] = (
-    # --token X, --api-key=X, --hf_token "X", --wandb.key X
+    # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
+    # --token &quot;X&quot; (the HTML made of redacted text scans as the text does)
     _regex_rule(
         "cli-secret",
-        rf"{_FLAG}(?:=|[ \t]+)(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_TOKEN})",
+        rf"{_FLAG}(?:=|[ \t]+)(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED}|{_TOKEN})",
         keep=_secret_name,
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
@@ -327,9 +332,10 @@ _CLI_RULES: tuple[Rule, ...] = (
         )
     ),
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
-    # ("  password KEY", as wandb and git write it)
+    # ("  password KEY", as wandb and git write it; in JSON, an escaped line break ends it)
     _regex_rule(
-        "netrc-password", rf"login(?<!\wlogin)[ \t]+\S+[ \t]+password[ \t]+(?P<s>{_TOKEN})"
+        "netrc-password",
+        rf"login(?<!\wlogin)[ \t]+(?:[^\s\\]|\\(?![nrt]))++[ \t]+password[ \t]+(?P<s>{_TOKEN})",
     ),
     _regex_rule(
         "netrc-password",

@@ -58,6 +58,11 @@ SHAPES = [
     ("server -password hunter2hunter2 -port 80", "hunter2hunter2", "cli-secret"),
     ("server -secret Zk3v9QmW", "Zk3v9QmW", "cli-secret"),
     ("server -passwd=Zk3v9QmW", "Zk3v9QmW", "cli-secret"),
+    # a flag's value quoted in a page's entities, as HTML notes hold a command
+    ("--token &quot;abcdef123456xyz&quot; --x 1", "abcdef123456xyz", "cli-secret"),
+    ("--hf_token=&#39;abc def123&#39; --x 1", "abc def123", "cli-secret"),
+    ("<code>--api-key\t&#34;Zk3v9QmW&amp;x&#34;</code>", "Zk3v9QmW&amp;x", "cli-secret"),
+    ("--password &#x27;p@ss w0rd&#x27;\r\n--x 1", "p@ss w0rd", "cli-secret"),
     ('["server", "-password", "Zk3v9QmW"]', "Zk3v9QmW", "cli-secret"),
     ('run --api-key "two words" end', "words", "cli-secret"),
     ("aws configure set aws_secret_access_key ABCDEF123", "ABCDEF123", "cli-secret"),
@@ -455,6 +460,7 @@ HARMLESS = [
     "echo hello | grep x; docker login -u me --password-stdin ghcr.io",
     'echo hello | tr -d "\\n" | grep login; echo abcdef123456 | my-passwd --stdin',
     'echo abcdef123456 | tr -d "\\n"\ncat pat.txt | docker login --password-stdin',
+    '{"c": "docker login --password-stdin\\nthe password is required"}',
     '$ echo $HOME | cat\n/root/workspace\n$ echo $HF_TOKEN | wc -c\n41\n$ printf "$HOME\\n"\n/root\n',
     "logger.login(\"user\"); login('hello')",
     "Note: next token = im_start_token123456",
@@ -805,6 +811,7 @@ ALONE = [
     *("echo a | &quot;", "echo a | &#39;a&#39; ", '"echo a | x" ', "echo a | 'x \" "),
     *('echo a | "x', 'echo a | "' + "x" * 300 + '" '),
     *("password is a1!, ", "the secret -\n", "token is keytoken ", "key is a/+=a"),
+    *("--token &quot;", "--token &#39;a&quot; ", "login a\\na password "),
 ]
 
 

@@ -76,6 +76,10 @@ HIDDEN_TO_THE_END = [
     # a name in lower-case words is a model's token only after what says so (next, eos, …)
     ("my token = my_secret_token_value_abc123", f"my token = {M}"),
     ("eos token = end_of_text_token2", "eos token = end_of_text_token2"),
+    # a flag's value in quotes, plain or a page's entities, to its closing quote
+    ("--token &quot;abcdef123456xyz&quot; --x 1", f"--token {M} --x 1"),
+    ("--token &#39;a b&#39; --x &#39;1&#39;", f"--token {M} --x &#39;1&#39;"),
+    ('--token "a b" --x "1"', f'--token {M} --x "1"'),
     # a password in a sentence ends before the sentence's closing punctuation or quote
     ("the password is hunter2!x9.", f"the password is {M}."),
     ("(my password was Tr0ub4dor&3), rotate", f"(my password was {M}), rotate"),
