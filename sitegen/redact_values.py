@@ -213,7 +213,8 @@ def _value_span(
     wrapped onto the next lines. With ``shell`` (``NAME=value``, no space around the "="), a
     bare value ends at a control operator standing apart from it (:data:`_SHELL_END_RE`):
     ``export HF_TOKEN=X && python train.py`` hides X, not the command after it. An operator
-    glued inside the value (``a&&b``, ``a|b``) is part of it: a password may hold one.
+    glued inside the value (``a&&b``, ``a|b``), or after a quote in it (``$'a && b'``), is
+    part of it: a password may hold one.
     ``stops`` (:func:`_stops`, one for a text's values in order) finds where a bare value's
     line, element or escaped line ends.
     """
@@ -251,7 +252,11 @@ def _value_span(
         end = _line_end(text, end + 1)
     # its HTML element ends, an escaped line break (JSON)
     end = min(end, *(stops[s].after(i) for s in _VALUE_STOPS[1:]))
-    if shell and (op := _SHELL_END_RE.search(text, i, end)) is not None:
+    if (
+        shell
+        and (op := _SHELL_END_RE.search(text, i, end)) is not None
+        and not any(q in text[i : op.start()] for q in "'\"")  # (a quote may hold it)
+    ):
         end = op.start()
     if (
         yaml

@@ -811,7 +811,7 @@ ALONE = [
     *("echo a | &quot;", "echo a | &#39;a&#39; ", '"echo a | x" ', "echo a | 'x \" "),
     *('echo a | "x', 'echo a | "' + "x" * 300 + '" '),
     *("password is a1!, ", "the secret -\n", "token is keytoken ", "key is a/+=a"),
-    *("--token &quot;", "--token &#39;a&quot; ", "login a\\na password "),
+    *("--token &quot;", "--token &#39;a&quot; ", "login a\\na password ", "A_TOKEN=a'b && "),
 ]
 
 

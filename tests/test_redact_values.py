@@ -57,6 +57,12 @@ HIDDEN_TO_THE_END = [
     ("password =a && b", f"password ={M}"),
     ("password= a && b", f"password= {M}"),
     ("GITHUB_TOKEN_PREFIX=ab12 && make", f"GITHUB_TOKEN_PREFIX={M} && make"),
+    # (a quote in the value before the operator may hold it: to the line's end)
+    ("export DB_PASSWORD=$'hunter2 && swordfish9' && python x.py", f"export DB_PASSWORD={M}"),
+    ('A_TOKEN=ab"c ; d" ; echo ok\r\nnext', f"A_TOKEN={M}\r\nnext"),
+    ("A_TOKEN=pre'x\t|| y' || exit 1\nnext", f"A_TOKEN={M}\nnext"),
+    ('{"c": "DB_PASSWORD=a\'b && c\' && x\\nnext"}', f'{{"c": "DB_PASSWORD={M}\\nnext"}}'),
+    ("A_TOKEN=ab12 && echo 'x'", f"A_TOKEN={M} && echo 'x'"),
     # … or to where its HTML element or its JSON string's escaped line ends
     ("<td>api_key: s3cret</td><td>x</td>", f"<td>api_key: {M}</td><td>x</td>"),
     ("api_key: s3cret\\nlr: 1", f"api_key: {M}\\nlr: 1"),
