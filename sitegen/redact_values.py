@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from sitegen.redact_names import is_secret_key
+from sitegen.redact_names import is_secret_key, names_a_service
 
 MASK = "[REDACTED]"
 
@@ -54,7 +54,10 @@ _MODEL_TOKEN_WORDS = frozenset(
 
 def names_a_model_token(words: str, value: str) -> bool:
     """Whether ``words`` (``next token``, ``eos token``) name a model's token and ``value``
-    is its name (:data:`IDENTIFIER_RE`), not a credential.
+    is its name (:data:`IDENTIFIER_RE`), not a credential: with no digit after any word
+    before "token" but a service's (``eot token: end_of_turn``, ``image token: image_pad``;
+    not ``API token``), with one only after a word of :data:`_MODEL_TOKEN_WORDS` (``next
+    token = im_start_token123456``).
 
     A value of lower-case words joined by "_" is shown after a secret's name only here: with
     a digit it is a credential anywhere else (``token is my_secret_token_value_abc123``,
@@ -65,8 +68,11 @@ def names_a_model_token(words: str, value: str) -> bool:
     return (
         len(w) == 2
         and w[1] == "token"
-        and w[0] in _MODEL_TOKEN_WORDS
         and IDENTIFIER_RE.fullmatch(value) is not None
+        and (
+            w[0] in _MODEL_TOKEN_WORDS
+            or not (names_a_service(w[0]) or any(c.isdigit() for c in value))
+        )
     )
 
 

@@ -82,6 +82,22 @@ HIDDEN_TO_THE_END = [
     # a name in lower-case words is a model's token only after what says so (next, eos, …)
     ("my token = my_secret_token_value_abc123", f"my token = {M}"),
     ("eos token = end_of_text_token2", "eos token = end_of_text_token2"),
+    # ... or, with no digit, after any word before "token" (a tokenizer's token by its name)
+    ("eot token: end_of_turn", "eot token: end_of_turn"),
+    (
+        "image token: image_pad\r\ntool token:\ttool_call",
+        "image token: image_pad\r\ntool token:\ttool_call",
+    ),
+    (
+        'EOT token = eot_id\n{"Assistant token": "im_start"}',
+        'EOT token = eot_id\n{"Assistant token": "im_start"}',
+    ),
+    ("<td>vision token: vision_start</td>", "<td>vision token: vision_start</td>"),
+    ("eot token: end_of_turn2", f"eot token: {M}"),
+    ("my token = my_secret_value", "my token = my_secret_value"),
+    ("my token = my_secret_value_2", f"my token = {M}"),
+    ("the API token = my_secret_value", f"the API token = {M}"),
+    ("GitHub token: my_secret_value", f"GitHub token: {M}"),
     # a flag's value in quotes, plain or a page's entities, to its closing quote
     ("--token &quot;abcdef123456xyz&quot; --x 1", f"--token {M} --x 1"),
     ("--token &#39;a b&#39; --x &#39;1&#39;", f"--token {M} --x &#39;1&#39;"),
