@@ -827,6 +827,19 @@ return len(Redactor().text(text))
         assert_linear(got)
 
 
+def test_a_key_of_many_words_takes_time_linear_in_its_length():
+    """A name's words are each read once (``a_a_…_token``, ``A_A_…_KEY``)."""
+    from tests.linear_time import assert_linear, growth_each
+
+    setup = "from sitegen.redact import Redactor"
+    work = """
+return len(Redactor().text(case[0] * (n // len(case[0])) + case[1]))
+"""
+    cases = [["a_", "token=1"], ["A_", "KEY x1234567890abcdefgh"], ["a-", "token: x"]]
+    for got in growth_each(setup, work, cases, 1 << 14, 1 << 18):
+        assert_linear(got)
+
+
 def test_text_is_made_valid_unicode_on_the_way_through():
     from sitegen.redact import valid_unicode
 
