@@ -183,7 +183,9 @@ _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#34|#39|#x27);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
-_FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
+# (each "." or "-" inside it before a letter, digit or "_": a run such as --a.--a. is many
+# flags, not one read to its end from each)
+_FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
 
 # The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
 # the search linear; printf "$HF_TOKEN\n", an escape before the quote), maybe a short command
