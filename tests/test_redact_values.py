@@ -409,3 +409,14 @@ def test_a_trial_name_with_a_json_escape_keeps_no_secret():
     r = Redactor()
     assert r.text("tr\ud800-api_key=abcdefgh12345678") == "tr\ufffd-api_key=[REDACTED]"
     assert "abcdefgh12345678" not in r.name("tr\ud800-api_key=abcdefgh12345678")
+
+
+def test_next_finds_the_first_needle_at_or_after_any_position_asked():
+    """Asked in growing order it reads on from its last answer; asked before where it last
+    looked (a value's continuation line read first), it searches again."""
+    from sitegen.redact_values import Next
+
+    text = "a\nbb\nccc\n"
+    n = Next(text, "\n")
+    assert [n.after(p) for p in (0, 1, 2, 5, 9)] == [1, 1, 4, 8, 9]
+    assert n.after(0) == 1 and n.after(3) == 4 and Next("abc", "\n").after(1) == 3
