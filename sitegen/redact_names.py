@@ -89,10 +89,12 @@ def _is_secret_name(tail: str) -> bool:
         return True
     if len(words) > 1 and words[-1] == "pass":  # db_pass, SMTP_PASS (not pass_k)
         return True
+    # (each word is read once, with the one before it: a name of many words costs its length)
+    setting = not _TOKEN_SETTING_WORDS.isdisjoint(words)
     for i, w in enumerate(words):
-        before = words[:i]
-        qualified = bool(before) and before[-1] in _CREDENTIAL_QUALIFIERS
-        if w == "token" and not (set(words) & _TOKEN_SETTING_WORDS):
+        prev = words[i - 1] if i else None
+        qualified = prev in _CREDENTIAL_QUALIFIERS
+        if w == "token" and not setting:
             return True
         if w in ("tokens", "keys") and qualified:
             return True
@@ -101,8 +103,8 @@ def _is_secret_name(tail: str) -> bool:
                 return True
             # WANDB_KEY, FOO_SERVICE_KEY: an upper-case variable ending in KEY is a secret
             # unless it says it is some other kind of key (SORT_KEY, PRNG_KEY).
-            if before and i == len(words) - 1 and raw[i].isupper() and raw[i - 1].isupper():
-                return before[-1] not in _HARMLESS_KEY_QUALIFIERS
+            if prev and i == len(words) - 1 and raw[i].isupper() and raw[i - 1].isupper():
+                return prev not in _HARMLESS_KEY_QUALIFIERS
         for suffix in ("keys", "key", "tokens", "token"):  # apikey, hftoken as one word
             if w.endswith(suffix) and w[: -len(suffix)] in _CREDENTIAL_QUALIFIERS:
                 return True

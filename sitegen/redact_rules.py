@@ -20,6 +20,7 @@ from sitegen.redact_names import is_secret_key, names_a_service
 from sitegen.redact_values import (
     IDENTIFIER_RE,
     MASK,
+    Next,
     assignment_spans,
     is_masked,
     names_a_model_token,
@@ -176,9 +177,15 @@ _URL_RULES: tuple[Rule, ...] = (
 # JSON string: "--token X\\nnext" holds the value X).
 _TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
 
+# A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
+# &#x27;), up to the same entity.
+_ENTITY_QUOTED = r"(?P<eq>&(?:quot|#34|#39|#x27);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
+
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
-_FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_.\-]*+)"
+# (each "." or "-" inside it before a letter, digit or "_": a run such as --a.--a. is many
+# flags, not one read to its end from each)
+_FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
 
 # The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
 # the search linear; printf "$HF_TOKEN\n", an escape before the quote), maybe a short command
@@ -205,16 +212,22 @@ _TEXT_FILTERS = frozenset(
     | {"sort", "uniq", "wc", "tr", "less", "more", "jq"}
 )
 # A pipeline's stage: up to its "|", a command separator or a line break (in JSON, an escaped
-# one), a quoted word whole ('\n' is tr's argument, not a line break); bounded, so a search
-# from each "echo" reads a bounded stretch of the text.
-_STAGE = r"(?:[^|\n;&\\']|\\[^nr]|'[^'\n]{0,80}+'){0,200}"
+# one), a quoted word whole, however long ('\n' and "\r\n" are tr's argument, not a line
+# break; "|" inside one is no pipe; quotes as a page's entities too: a mask shortening a
+# quoted value leaves the stage read as it was); up to 200 words and quoted words, so a
+# search from each "echo" reads its stages once. (Atomic: a run of \" would otherwise be
+# read both as quotes and as escapes, every way.)
+_STAGE = (
+    r"(?>\"[^\"\n]*+\"|[^|\n;&\\']|\\[^nr]|'[^'\n]*+'"
+    r"|&(?:quot|#34);[^&\n]*+&(?:quot|#34);|&(?:#39|#x27);[^&\n]*+&(?:#39|#x27);){0,200}"
+)
 # What reads a secret from its input at the pipeline's end: a login (docker, podman, helm
 # registry, huggingface-cli, wandb, gh auth, az acr, vault …), --password-stdin,
 # --with-token, passwd --stdin, chpasswd; the last stage's command is not a text filter.
 _READS_SECRET = (
     rf"(?!(?:{'|'.join(sorted(_TEXT_FILTERS))})(?![\w.\-]))"
     rf"{_STAGE}?(?:[ \t]login(?![\w\-])|--password-stdin|--with-token"
-    r"|[ \t]passwd[ \t]+--stdin|chpasswd)"
+    r"|(?<![\w\-])passwd[ \t]+--stdin|chpasswd)"
 )
 # After the value's "|": any stages, each ended by a "|" (not "||": "a || b" pipes nothing),
 # up to one that reads the secret (a bound on the stages keeps the search linear).
@@ -226,10 +239,11 @@ def _piped_into_login(m: re.Match) -> bool:
 
 
 _CLI_RULES: tuple[Rule, ...] = (
-    # --token X, --api-key=X, --hf_token "X", --wandb.key X
+    # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
+    # --token &quot;X&quot; (the HTML made of redacted text scans as the text does)
     _regex_rule(
         "cli-secret",
-        rf"{_FLAG}(?:=|[ \t]+)(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_TOKEN})",
+        rf"{_FLAG}(?:=|[ \t]+)(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED}|{_TOKEN})",
         keep=_secret_name,
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
@@ -320,9 +334,10 @@ _CLI_RULES: tuple[Rule, ...] = (
         )
     ),
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
-    # ("  password KEY", as wandb and git write it)
+    # ("  password KEY", as wandb and git write it; in JSON, an escaped line break ends it)
     _regex_rule(
-        "netrc-password", rf"login(?<!\wlogin)[ \t]+\S+[ \t]+password[ \t]+(?P<s>{_TOKEN})"
+        "netrc-password",
+        rf"login(?<!\wlogin)[ \t]+(?:[^\s\\]|\\(?![nrt]))++[ \t]+password[ \t]+(?P<s>{_TOKEN})",
     ),
     _regex_rule(
         "netrc-password",
@@ -414,8 +429,19 @@ _PROSE_RE = re.compile(
     r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
     r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
-    rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{6,}}+){_WORD_END}"
+    r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;)?(?P<s>[^\s\"'`<>\\]{6,}+)"
 )
+# What a value after the word is: a password's, any non-blank characters less a sentence's
+# closing punctuation (and a quote's entity); a key's, token's or secret's, a word of letters,
+# digits, "_" and "-" ending as a word does (:data:`_WORD_END`), or base64 (16 or more of
+# letters and digits, "/", "+", "=": an AWS secret key, a client secret)
+_PROSE_CLOSERS = ".,;:)"
+_PROSE_QUOTE_RE = re.compile(r"&(?:quot|#34|#39|#x27);")
+_PROSE_QUOTES = ('"', "'", "`", "&quot;", "&#34;", "&#39;", "&#x27;")
+_PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{_WORD_END}")
+_PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")
+# a path, a variable or a URL: where the secret is, not the secret
+_PROSE_PLACES = ("/", "~", "$", "http")
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
@@ -448,8 +474,28 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
     )
 
 
+def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | None:
+    """Where the value in ``m``'s run of non-blank characters ends, by the ``word`` before it
+    (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value."""
+    start, run = m.start("s"), m.group("s")
+    if run.startswith(_PROSE_PLACES):
+        return None
+    if (q := _PROSE_QUOTE_RE.search(run)) is not None:
+        run = run[: q.start()]
+    if not text.startswith(_PROSE_QUOTES, start + len(run)):  # (in quotes, all is the value)
+        run = run.rstrip(_PROSE_CLOSERS)
+    if word.startswith("pass"):
+        return (start, start + len(run)) if run else None
+    if _PROSE_BASE64_RE.fullmatch(run) and any(c in run for c in "/+="):
+        return start, start + len(run)
+    w = _PROSE_WORD_RE.match(text, start)
+    return w.span() if w is not None else None
+
+
 def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
-    for m in _PROSE_RE.finditer(text):
+    pos = 0
+    while (m := _PROSE_RE.search(text, pos)) is not None:
+        pos = m.end()
         word = m.group("word").lower()
         before = _PROSE_BEFORE_RE.search(text, max(0, m.start() - 48), m.start())
         svc, api = (before.group("svc"), before.group("api")) if before else (None, None)
@@ -462,9 +508,12 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         named = word != "key" or glued or api is not None or service
         # (a password's word only with a connective: "login user password X" is .netrc's)
         said = m.group("conn") is not None or (service and not word.startswith("pass"))
-        value = m.group("s")
-        if named and said and _prose_value(word, value, svc) and not is_masked(value):
-            yield m.span("s")
+        span = _prose_value_span(text, m, word) if named and said else None
+        value = text[span[0] : span[1]] if span is not None else ""
+        if span is not None and _prose_value(word, value, svc) and not is_masked(value):
+            yield span
+        else:  # (the run may be the next sentence's word: "secret -\npassword was X")
+            pos = m.start("s")
 
 
 _PROSE_RULE = Rule("prose-secret", _prose_spans)
@@ -557,24 +606,10 @@ _BREAKS = ("\n", "\\r\\n", "\\n", "\\r")
 _JSON_EDGES_RE = re.compile(r'^[^|]*"(?=[ \t]*+\|)|(?<=\|)[ \t]*+"[ \t,}\]]*+$')
 
 
-class _Next:
-    """The first ``needle`` at or after a position, for positions that only grow: each
-    search starts where the last one found nothing earlier (linear over a text)."""
-
-    def __init__(self, text: str, needle: str) -> None:
-        self.text, self.needle, self.at = text, needle, -1
-
-    def after(self, pos: int) -> int:
-        if self.at < pos:
-            j = self.text.find(self.needle, pos)
-            self.at = j if j >= 0 else len(self.text)
-        return self.at
-
-
 def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
     """Values of the cells after a cell naming a secret, on each line holding "|"
     (:func:`_cell_secret` decides, by where the line is: a row, a header, other text)."""
-    nexts = [_Next(text, b) for b in _BREAKS]
+    nexts = [Next(text, b) for b in _BREAKS]
 
     def line_end(pos: int) -> tuple[int, int]:  # where the line from pos ends, its break's size
         ends = [n.after(pos) for n in nexts]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from sitegen.redact_names import is_secret_key
+from sitegen.redact_names import is_secret_key, names_a_service
 
 MASK = "[REDACTED]"
 
@@ -54,7 +54,10 @@ _MODEL_TOKEN_WORDS = frozenset(
 
 def names_a_model_token(words: str, value: str) -> bool:
     """Whether ``words`` (``next token``, ``eos token``) name a model's token and ``value``
-    is its name (:data:`IDENTIFIER_RE`), not a credential.
+    is its name (:data:`IDENTIFIER_RE`), not a credential: with no digit after any word
+    before "token" but a service's (``eot token: end_of_turn``, ``image token: image_pad``;
+    not ``API token``), with one only after a word of :data:`_MODEL_TOKEN_WORDS` (``next
+    token = im_start_token123456``).
 
     A value of lower-case words joined by "_" is shown after a secret's name only here: with
     a digit it is a credential anywhere else (``token is my_secret_token_value_abc123``,
@@ -65,8 +68,11 @@ def names_a_model_token(words: str, value: str) -> bool:
     return (
         len(w) == 2
         and w[1] == "token"
-        and w[0] in _MODEL_TOKEN_WORDS
         and IDENTIFIER_RE.fullmatch(value) is not None
+        and (
+            w[0] in _MODEL_TOKEN_WORDS
+            or not (names_a_service(w[0]) or any(c.isdigit() for c in value))
+        )
     )
 
 
@@ -140,6 +146,29 @@ def _line_end(text: str, i: int) -> int:
     return len(text) if j < 0 else j
 
 
+class Next:
+    """The first ``needle`` at or after a position (``len(text)`` if none). Asked for
+    positions that grow, each search reads on from the last one's answer, so the answers
+    for every value on a long line cost one pass over it, not one pass each."""
+
+    def __init__(self, text: str, needle: str) -> None:
+        self.text, self.needle, self.lo, self.at = text, needle, 0, -1
+
+    def after(self, pos: int) -> int:
+        if not self.lo <= pos <= self.at:  # (no needle between lo and at)
+            j = self.text.find(self.needle, pos)
+            self.lo, self.at = pos, j if j >= 0 else len(self.text)
+        return self.at
+
+
+# Where a bare value ends: its line, its HTML element, an escaped line break (JSON)
+_VALUE_STOPS = ("\n", "</", "\\n", "\\r")
+
+
+def _stops(text: str) -> dict[str, Next]:
+    return {s: Next(text, s) for s in _VALUE_STOPS}
+
+
 def _deeper_lines_end(text: str, j: int, indent: int, items: bool, plain: bool = False) -> int:
     """The end of the lines after the line that ends at ``text[j]`` indented deeper than
     ``indent`` (and, with ``items``, "- item" lines at any depth); ``j`` if there are none.
@@ -175,7 +204,13 @@ _SHELL_END_RE = re.compile(r"(?<=[ \t])(?:&&|\|\|?)(?=[ \t\r]|$)|;(?=[ \t\r]|$)"
 
 
 def _value_span(
-    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False, shell: bool = False
+    text: str,
+    key_start: int,
+    i: int,
+    in_query: bool,
+    yaml: bool = False,
+    shell: bool = False,
+    stops: dict[str, Next] | None = None,
 ) -> tuple[int, int] | None:
     """Where the value that starts at ``text[i]`` ends: the whole value, not its first word.
 
@@ -184,7 +219,10 @@ def _value_span(
     wrapped onto the next lines. With ``shell`` (``NAME=value``, no space around the "="), a
     bare value ends at a control operator standing apart from it (:data:`_SHELL_END_RE`):
     ``export HF_TOKEN=X && python train.py`` hides X, not the command after it. An operator
-    glued inside the value (``a&&b``, ``a|b``) is part of it: a password may hold one.
+    glued inside the value (``a&&b``, ``a|b``), or after a quote in it (``$'a && b'``), is
+    part of it: a password may hold one.
+    ``stops`` (:func:`_stops`, one for a text's values in order) finds where a bare value's
+    line, element or escaped line ends.
     """
     line_start = text.rfind("\n", 0, key_start) + 1
     if i >= len(text) or text[i] in "\r\n":
@@ -214,18 +252,21 @@ def _value_span(
         return (i, m.end()) if m else None
     # A bare value runs to the end of the line (``password = a b``, ``Basic <b64>``), and on
     # over a backslash line continuation.
-    end = _line_end(text, i)
+    stops = stops or _stops(text)
+    end = line_end = stops["\n"].after(i)
     while end < len(text) and _ends_in_backslash(text, i, end):
         end = _line_end(text, end + 1)
-    for stop in ("</", "\\n", "\\r"):  # its HTML element ends, an escaped line break (JSON)
-        at = text.find(stop, i, end)
-        if at >= 0:
-            end = at
-    if shell and (op := _SHELL_END_RE.search(text, i, end)) is not None:
+    # its HTML element ends, an escaped line break (JSON)
+    end = min(end, *(stops[s].after(i) for s in _VALUE_STOPS[1:]))
+    if (
+        shell
+        and (op := _SHELL_END_RE.search(text, i, end)) is not None
+        and not any(q in text[i : op.start()] for q in "'\"")  # (a quote may hold it)
+    ):
         end = op.start()
     if (
         yaml
-        and end == _line_end(text, i)
+        and end == line_end
         and not text[line_start:key_start].strip(" \t-")
         and text[i:end].strip() not in _EMPTY_VALUES
     ):
@@ -246,6 +287,7 @@ def _ends_in_backslash(text: str, start: int, end: int) -> bool:
 def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
     covered = 0  # the end of the last value looked at: a key inside it is part of it
     parents: dict[int, str | None] = {}
+    stops = _stops(text)
     for m in _ASSIGN_RE.finditer(text):
         if m.start() < covered:
             continue
@@ -261,7 +303,7 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
             continue
         sep = m.group("sep")
         shell = sep == "=" and m.end() == m.end("sep") and text[m.start("sep") - 1] not in " \t"
-        span = _value_after(text, m.start(), m.end(), in_query, sep == ":", shell)
+        span = _value_after(text, m.start(), m.end(), in_query, sep == ":", shell, stops)
         if span is None:
             continue
         covered = span[1]
@@ -279,7 +321,13 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _value_after(
-    text: str, key_start: int, i: int, in_query: bool, yaml: bool = False, shell: bool = False
+    text: str,
+    key_start: int,
+    i: int,
+    in_query: bool,
+    yaml: bool = False,
+    shell: bool = False,
+    stops: dict[str, Next] | None = None,
 ) -> tuple[int, int] | None:
     """:func:`_value_span` of the value after a key's separator at ``text[i]``."""
     # Text inside a JSON string: an escaped line break before the value is white space.
@@ -287,7 +335,7 @@ def _value_after(
         i += 2
         while i < len(text) and text[i] in " \t":
             i += 1
-    return _value_span(text, key_start, i, in_query, yaml, shell)
+    return _value_span(text, key_start, i, in_query, yaml, shell, stops)
 
 
 # A key named only with what it belongs to (``wandb:`` then ``  key: X``; ``"hf": {"tokens":``)

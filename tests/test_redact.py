@@ -58,6 +58,13 @@ SHAPES = [
     ("server -password hunter2hunter2 -port 80", "hunter2hunter2", "cli-secret"),
     ("server -secret Zk3v9QmW", "Zk3v9QmW", "cli-secret"),
     ("server -passwd=Zk3v9QmW", "Zk3v9QmW", "cli-secret"),
+    ("run --wandb.api-key=Zk3v9QmW0123 --x 1", "Zk3v9QmW0123", "cli-secret"),
+    ("--logger.hf_token-v2 Zk3v9QmW4567 -x", "Zk3v9QmW4567", "cli-secret"),
+    # a flag's value quoted in a page's entities, as HTML notes hold a command
+    ("--token &quot;abcdef123456xyz&quot; --x 1", "abcdef123456xyz", "cli-secret"),
+    ("--hf_token=&#39;abc def123&#39; --x 1", "abc def123", "cli-secret"),
+    ("<code>--api-key\t&#34;Zk3v9QmW&amp;x&#34;</code>", "Zk3v9QmW&amp;x", "cli-secret"),
+    ("--password &#x27;p@ss w0rd&#x27;\r\n--x 1", "p@ss w0rd", "cli-secret"),
     ('["server", "-password", "Zk3v9QmW"]', "Zk3v9QmW", "cli-secret"),
     ('run --api-key "two words" end', "words", "cli-secret"),
     ("aws configure set aws_secret_access_key ABCDEF123", "ABCDEF123", "cli-secret"),
@@ -245,6 +252,26 @@ SHAPES = [
     ),
     (f"echo {HEX40} | grep -v x | sudo passwd --stdin bob", HEX40, "piped-secret"),
     (f"echo bob:{HEX40} | tee /dev/null | chpasswd", HEX40, "piped-secret"),
+    # ... a stage's argument in double quotes (tr's "\n", sed's "s/\r//": not a line break,
+    # a "|" inside one is no pipe), and passwd --stdin as the first stage
+    (f'echo {HEX40} | tr -d "\\n" | docker login --password-stdin', HEX40, "piped-secret"),
+    (f'echo {HEX40} | tr -d "\\r\\n" | docker login -u me --password-stdin', HEX40, "piped-secret"),
+    (f'echo {HEX40}\t|\tsed "s/\\r//"\t|\twandb login', HEX40, "piped-secret"),
+    (f'echo {HEX40} | tr -d "|;&" | gh auth login --with-token', HEX40, "piped-secret"),
+    (
+        f'printf "%s" {HEX40} | tr -d "\\n" | docker login --password-stdin\r\n',
+        HEX40,
+        "piped-secret",
+    ),
+    (
+        f"echo {HEX40} | tr -d &quot;\\n&quot; | docker login --password-stdin",
+        HEX40,
+        "piped-secret",
+    ),
+    (f"echo {HEX40} | tr -d &#39;\\r&#39; | docker login --password-stdin", HEX40, "piped-secret"),
+    (f'"c": "echo {HEX40} | tr -d \\"\\\\n\\" | wandb login"', HEX40, "piped-secret"),
+    (f"echo {HEX40} | passwd --stdin root", HEX40, "piped-secret"),
+    (f"echo {HEX40}|passwd --stdin root", HEX40, "piped-secret"),
     # a printed secret: after ";", beside other variables, by printf with a format
     (f"$ echo $WANDB_API_KEY;\n{HEX40}\n$ ", HEX40, "printed-secret"),
     (f"$ echo $WANDB_API_KEY $HF_TOKEN\n{HEX40}\n", HEX40, "printed-secret"),
@@ -275,6 +302,30 @@ SHAPES = [
     ("the client Secret is `abc_def_ghi_jkl_12345`", "abc_def_ghi_jkl_12345", "prose-secret"),
     ("passphrase - correct_horse_battery_9 (rotate)", "correct_horse_battery_9", "prose-secret"),
     ("Your new PASSWORD is 20240917", "20240917", "prose-secret"),
+    # a password of any non-blank characters with a digit (a closing full stop, comma or
+    # bracket is the sentence's); a key, token or secret in base64 (16 or more, mixed)
+    ("the password is P@ssw0rd!", "P@ssw0rd!", "prose-secret"),
+    ("password is 1qaz@WSX", "1qaz@WSX", "prose-secret"),
+    ("the password is hunter2!x9.", "hunter2!x9", "prose-secret"),
+    ("(my password was Tr0ub4dor&3), rotate it", "Tr0ub4dor&3", "prose-secret"),
+    ("the password is\r\n  Pa$$w0rd#1\r\n", "Pa$$w0rd#1", "prose-secret"),
+    ('{"notes": "the DB password is s3cr3t!pw\\nnext"}', "s3cr3t!pw", "prose-secret"),
+    ("the password is &quot;P@ssw0rd&quot;.", "P@ssw0rd", "prose-secret"),
+    (
+        "the AWS secret is wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bP",
+        "prose-secret",
+    ),
+    (
+        "the client secret is Xy9+abcDEF1234567890ghijKLMN.",
+        "Xy9+abcDEF1234567890ghijKLMN",
+        "prose-secret",
+    ),
+    ("my wandb key is\taBc123/dEf456+gHi789==", "aBc123/dEf456+gHi789==", "prose-secret"),
+    # ... and the value after a word that names none (secret -, key is) is still looked at
+    ("Reset the secret -\npassword was hunter2x9", "hunter2x9", "prose-secret"),
+    ("my W&B key is\npassword was hunter2x9", "hunter2x9", "prose-secret"),
+    ("the token was\r\npassword is hunter2x9", "hunter2x9", "prose-secret"),
     # ... after a name glued to the word, as a sentence names a setting
     ("the DB_PASSWORD was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
     ("my hf_token is my_hf_token_value_2024.", "my_hf_token_value_2024", "prose-secret"),
@@ -409,11 +460,18 @@ HARMLESS = [
     "echo hello | tr a-z A-Z | grep login; echo hi | tee x | awk '/--password-stdin/'",
     "echo $CR_PAT | tr -d '\\n' | docker login --password-stdin; echo done || docker login",
     "echo hello | grep x; docker login -u me --password-stdin ghcr.io",
+    'echo hello | tr -d "\\n" | grep login; echo abcdef123456 | my-passwd --stdin',
+    'echo abcdef123456 | tr -d "\\n"\ncat pat.txt | docker login --password-stdin',
+    '{"c": "docker login --password-stdin\\nthe password is required"}',
     '$ echo $HOME | cat\n/root/workspace\n$ echo $HF_TOKEN | wc -c\n41\n$ printf "$HOME\\n"\n/root\n',
     "logger.login(\"user\"); login('hello')",
     "Note: next token = im_start_token123456",
     "the first token is im_start_token123456, the EOS token: end_of_text_token2",
     "the token is read from config_file_path; password is stored in secrets_manager",
+    "the password is /run/secrets/db_password2; the password is ~/.pgpass2 or $DB_PASS1",
+    "password is https://vault.corp/v1/db2; the secret is /etc/secret/abc1234567890defGHI",
+    "the token is models/Qwen2.5-7B/tokenizer.json; the key is s3://bucket/run12345abcdef",
+    "the secret is secrets/prod/database; the key is AAAA+BBBB/CCCC+DDDD",
     "the password was reset 3 times; password is required; the secret is out",
     "monkey is abcdef_0123456789abcdef; sort_key was step_0123456789abcdef; max_tokens is 4096",
     "the key is sort_key_0123456789abcdef; a token\nim_start_token123456; password\nhunter2x9",
@@ -744,6 +802,42 @@ leaks = scan_file(folder, "page.html", r, ())[1]  # the publish gate's scan
 return [len(shown), len(leaks)]
 """
     assert_linear(growth(setup, work))
+
+
+# Shapes of the rules that read on to a line's end or over a pipeline's stages, each timed
+# alone as one long line: among all the shapes above each is 1/150 of the text, where a
+# quadratic one costs too little to show. (8 kB and 128 kB: a quadratic shape takes seconds.)
+ALONE = [
+    *("DB_PASSWORD=x && ", "DB_PASSWORD=x ; ", "export A_TOKEN=x && ", "A_TOKEN=a</"),
+    *("A_TOKEN=a\\r", "A_TOKEN=a'b && ", "--a.", "-a.-", "--token &quot;"),
+    *('echo a | \\"', 'echo a | tr -d "\\n" | ', "echo a | passwd ", "echo a | &#39;a&#39; "),
+    *('"echo a | x" ', "echo a | 'x \" ", 'echo a | "x', 'echo a | "' + "x" * 300 + '" '),
+    *("password is a1!, ", "the secret -\n", "token is keytoken ", "key is a/+=a"),
+    "login a\\na password ",
+]
+
+
+def test_each_long_line_of_one_shape_takes_time_linear_in_its_length():
+    from tests.linear_time import assert_each_linear
+
+    setup = "from sitegen.redact import Redactor"
+    work = """
+text = (case * (n // len(case) + 1))[:n]
+return len(Redactor().text(text))
+"""
+    assert_each_linear(setup, work, ALONE, 1 << 13, 1 << 17)
+
+
+def test_a_key_of_many_words_takes_time_linear_in_its_length():
+    """A name's words are each read once (``a_a_…_token``, ``A_A_…_KEY``)."""
+    from tests.linear_time import assert_each_linear
+
+    setup = "from sitegen.redact import Redactor"
+    work = """
+return len(Redactor().text(case[0] * (n // len(case[0])) + case[1]))
+"""
+    cases = [["a_", "token=1"], ["A_", "KEY x1234567890abcdefgh"], ["a-", "token: x"]]
+    assert_each_linear(setup, work, cases, 1 << 13, 1 << 17)
 
 
 def test_text_is_made_valid_unicode_on_the_way_through():

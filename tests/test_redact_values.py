@@ -57,6 +57,12 @@ HIDDEN_TO_THE_END = [
     ("password =a && b", f"password ={M}"),
     ("password= a && b", f"password= {M}"),
     ("GITHUB_TOKEN_PREFIX=ab12 && make", f"GITHUB_TOKEN_PREFIX={M} && make"),
+    # (a quote in the value before the operator may hold it: to the line's end)
+    ("export DB_PASSWORD=$'hunter2 && swordfish9' && python x.py", f"export DB_PASSWORD={M}"),
+    ('A_TOKEN=ab"c ; d" ; echo ok\r\nnext', f"A_TOKEN={M}\r\nnext"),
+    ("A_TOKEN=pre'x\t|| y' || exit 1\nnext", f"A_TOKEN={M}\nnext"),
+    ('{"c": "DB_PASSWORD=a\'b && c\' && x\\nnext"}', f'{{"c": "DB_PASSWORD={M}\\nnext"}}'),
+    ("A_TOKEN=ab12 && echo 'x'", f"A_TOKEN={M} && echo 'x'"),
     # … or to where its HTML element or its JSON string's escaped line ends
     ("<td>api_key: s3cret</td><td>x</td>", f"<td>api_key: {M}</td><td>x</td>"),
     ("api_key: s3cret\\nlr: 1", f"api_key: {M}\\nlr: 1"),
@@ -76,6 +82,32 @@ HIDDEN_TO_THE_END = [
     # a name in lower-case words is a model's token only after what says so (next, eos, …)
     ("my token = my_secret_token_value_abc123", f"my token = {M}"),
     ("eos token = end_of_text_token2", "eos token = end_of_text_token2"),
+    # ... or, with no digit, after any word before "token" (a tokenizer's token by its name)
+    ("eot token: end_of_turn", "eot token: end_of_turn"),
+    (
+        "image token: image_pad\r\ntool token:\ttool_call",
+        "image token: image_pad\r\ntool token:\ttool_call",
+    ),
+    (
+        'EOT token = eot_id\n{"Assistant token": "im_start"}',
+        'EOT token = eot_id\n{"Assistant token": "im_start"}',
+    ),
+    ("<td>vision token: vision_start</td>", "<td>vision token: vision_start</td>"),
+    ("eot token: end_of_turn2", f"eot token: {M}"),
+    ("my token = my_secret_value", "my token = my_secret_value"),
+    ("my token = my_secret_value_2", f"my token = {M}"),
+    ("the API token = my_secret_value", f"the API token = {M}"),
+    ("GitHub token: my_secret_value", f"GitHub token: {M}"),
+    # a flag's value in quotes, plain or a page's entities, to its closing quote
+    ("--token &quot;abcdef123456xyz&quot; --x 1", f"--token {M} --x 1"),
+    ("--token &#39;a b&#39; --x &#39;1&#39;", f"--token {M} --x &#39;1&#39;"),
+    ('--token "a b" --x "1"', f'--token {M} --x "1"'),
+    # a password in a sentence ends before the sentence's closing punctuation or quote
+    ("the password is hunter2!x9.", f"the password is {M}."),
+    ("(my password was Tr0ub4dor&3), rotate", f"(my password was {M}), rotate"),
+    ("the password is &quot;P@ssw0rd&quot;.", f"the password is &quot;{M}&quot;."),
+    ("password was 'P@ss:w0rd;'; next", f"password was '{M}'; next"),
+    ("the secret is Xy9+abcDEF1234567890ghijKLMN==, then", f"the secret is {M}, then"),
 ]
 
 
@@ -377,3 +409,14 @@ def test_a_trial_name_with_a_json_escape_keeps_no_secret():
     r = Redactor()
     assert r.text("tr\ud800-api_key=abcdefgh12345678") == "tr\ufffd-api_key=[REDACTED]"
     assert "abcdefgh12345678" not in r.name("tr\ud800-api_key=abcdefgh12345678")
+
+
+def test_next_finds_the_first_needle_at_or_after_any_position_asked():
+    """Asked in growing order it reads on from its last answer; asked before where it last
+    looked (a value's continuation line read first), it searches again."""
+    from sitegen.redact_values import Next
+
+    text = "a\nbb\nccc\n"
+    n = Next(text, "\n")
+    assert [n.after(p) for p in (0, 1, 2, 5, 9)] == [1, 1, 4, 8, 9]
+    assert n.after(0) == 1 and n.after(3) == 4 and Next("abc", "\n").after(1) == 3
