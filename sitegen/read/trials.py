@@ -8,6 +8,7 @@ archives of older trials, which are read member by member.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 import re
@@ -34,6 +35,9 @@ TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
 # below one of these is the agent's, the verifier's or an artifact's, not a trial's
 _IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "steps", "user-agent"})
 _TRIAL_FILES = frozenset({"result.json", "config.json", "trial.log"})  # a trial folder's
+_TRIAL_ONLY = frozenset({"config.json", "trial.log"})  # written in each trial folder
+_JOB_FILES = frozenset({"job.log"})  # a Harbor job folder's (beside its config, result)
+_FOLDER_FILES = _TRIAL_FILES | _JOB_FILES
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -464,18 +468,18 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
     members = col.cached(rel, st)
     if members is None:
         members = []
+        seen = _TarSeen()
         try:
-            held, homes = _tar_pass(col, fh, members, None)
-            # a result.json below a folder named as a trial's own (agent/, steps/, …) is a
-            # trial's only when no trial holds that folder: known once every member is seen
-            wanted = {
-                name
-                for name, parts, inside in held
-                if not any("/".join(parts[:i]) in homes for i in inside)
-            }
-            if wanted:
-                fh.seek(0)
-                _tar_pass(col, fh, members, wanted)
+            try:
+                _tar_pass(col, fh, members, seen, None)
+            finally:
+                # (what was seen before damage too: the trials held back so far are read)
+                wanted = seen.trials()
+                if wanted:
+                    fh.seek(0)
+                    # (the damage the first read met stops this one too: said once, below)
+                    with contextlib.suppress(UnsafeInput, tarfile.TarError, OSError, EOFError):
+                        _tar_pass(col, fh, members, _TarSeen(), wanted)
         except UnsafeInput as exc:
             col.warn(rel, None, f"trials archive {exc.strerror}")
         except (tarfile.TarError, OSError, EOFError) as exc:
@@ -490,18 +494,44 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
         col.apply(f"{rel}:{name}", outcome, key, rel)
 
 
+class _TarSeen:
+    """What one read of a trials archive saw that decides the ``result.json`` files below a
+    folder named as a trial's own (``agent/``, ``steps/``, …), known only once every member
+    is seen (they come in any order): such a file is a trial's when its own folder holds a
+    file Harbor writes in each trial folder (``config.json``, ``trial.log``), else when no
+    trial folder holds that ``agent/``, ``steps/``, … (a folder holding a ``result.json``,
+    ``config.json`` or ``trial.log`` and no ``job.log``: a job's folder holds one)."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[str, list[str], list[int]]] = []
+        self.files: dict[str, set[str]] = {}  # folder -> the trial and job files it holds
+
+    def add_file(self, parts: list[str]) -> None:
+        if len(parts) >= 2 and parts[-1] in _FOLDER_FILES:
+            self.files.setdefault("/".join(parts[:-1]), set()).add(parts[-1])
+
+    def trials(self) -> set[str]:
+        def holds(folder: str, names: frozenset[str]) -> bool:
+            return bool(names & self.files.get(folder, set()))
+
+        def a_trials(folder: str) -> bool:
+            return holds(folder, _TRIAL_FILES) and not holds(folder, _JOB_FILES)
+
+        return {
+            name
+            for name, parts, inside in self.held
+            if holds("/".join(parts[:-1]), _TRIAL_ONLY)
+            or not any(a_trials("/".join(parts[:i])) for i in inside)
+        }
+
+
 def _tar_pass(
-    col: _Collector, fh: Any, members: list, wanted: set[str] | None
-) -> tuple[list[tuple[str, list[str], list[int]]], set[str]]:
+    col: _Collector, fh: Any, members: list, seen: _TarSeen, wanted: set[str] | None
+) -> None:
     """One read of a trials archive as a stream: each trial's ``result.json`` decoded into
-    ``members``; with ``wanted``, those members only. Returns the ``result.json`` files
-    below a folder named as a trial's own (``agent/``, ``steps/``, …: their path, its parts
-    and where such a name stands), left for the caller to decide, and the folders that
-    hold a file Harbor writes in a trial folder (``result.json``, ``config.json``,
-    ``trial.log``): a ``result.json`` below one of those folders' own subfolders is the
-    agent's, the verifier's or an artifact's, not a trial's."""
-    held: list[tuple[str, list[str], list[int]]] = []
-    homes: set[str] = set()
+    ``members``; with ``wanted``, those members only. Without, the ``result.json`` files
+    below a folder named as a trial's own are held in ``seen`` for :meth:`_TarSeen.trials`
+    to decide, as are the files that decide them."""
     unpacked = 0
     with tarfile.open(fileobj=fh, mode="r|*") as tar:
         for member in tar:
@@ -513,15 +543,16 @@ def _tar_pass(
             # a member name that is not UTF-8 (tarfile reads it with surrogateescape) is
             # shown as a file name would be; JSON cannot hold it as it is
             name = undecodable_shown(member.name)
-            parts = name.strip("/").split("/")
-            if parts[-1] in _TRIAL_FILES and len(parts) >= 2:
-                homes.add("/".join(parts[:-1]))
+            parts = [p for p in name.split("/") if p not in ("", ".")]  # ("./t0/…": t0/…)
+            if not parts:
+                continue
+            seen.add_file(parts)
             if len(parts) < 2 or parts[-1] != "result.json":
                 continue  # a job-level result.json at the archive's top; another file
             if wanted is None:
                 inside = [i for i, p in enumerate(parts[:-1]) if i and p in _IN_TRIAL]
                 if inside:
-                    held.append((name, parts, inside))
+                    seen.held.append((name, parts, inside))
                     continue
             elif name not in wanted:
                 continue
@@ -532,7 +563,6 @@ def _tar_pass(
             if mf is not None:
                 outcome = col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
                 members.append((name, col.scrubbed(outcome)))
-    return held, homes
 
 
 def _rel(path: Path, root: Path) -> str:

@@ -1,5 +1,6 @@
 import io
 import json
+import os
 import tarfile
 
 import pytest
@@ -237,6 +238,71 @@ def test_an_archived_trial_below_a_folder_named_as_a_trials_own_is_read(tmp_path
     ts, _ = parse_trials(root, tmp_path)
     assert sorted(r.name for r in ts.results) == ["t1", "t2", "t3"]
     assert (ts.eval_count, ts.missing, ts.malformed, ts.warnings) == (1, 0, 0, ())
+
+
+def _tar_files(path, files):
+    """An archive of ``(member name, bytes)``, gzip'ed if named so."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz" if path.name.endswith(".gz") else "w") as tar:
+        for name, data in files:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(buf.getvalue())
+
+
+@pytest.mark.parametrize(
+    ("files", "names"),
+    [
+        # a Harbor job folder (its config.json, result.json, job.log) is no trial's folder
+        (["run/config.json", "run/result.json", "run/job.log", "run/steps/s10/t2/result.json",
+          "run/t0/result.json"], ["t0", "t2"]),
+        # tar -C trace_jobs -cf x.tar . writes every name after ./ (the job summary too)
+        (["./result.json", "./steps/s10/t2/result.json", "./t0/result.json"], ["t0", "t2"]),
+        (["result.json", "steps/s10/t2/result.json", "t0/result.json"], ["t0", "t2"]),
+        # a trial folder holding its own config.json is a trial's, whatever is above it
+        (["run/config.json", "run/steps/s10/t2/result.json", "run/steps/s10/t2/config.json"],
+         ["t2"]),
+        # and a trial's own agent/ is none, its config.json before or after it
+        (["t1/agent/x/result.json", "t1/config.json"], []),
+        (["t1/trial.log", "t1/agent/x/result.json", "t1/result.json"], ["t1"]),
+    ],
+)  # fmt: skip
+def test_which_archived_result_json_is_a_trials(tmp_path, files, names):
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    job = b'{"n_total_trials": 3}'  # Harbor's job summary
+
+    def data(f: str) -> bytes:
+        folder = [p for p in f.split("/")[:-1] if p != "."]
+        if not f.endswith("result.json"):
+            return b"{}"
+        return rec(trial_name=folder[-1]) if folder and folder[-1].startswith("t") else job
+
+    _tar_files(root / "trials_step1_a.tar", [(f, data(f)) for f in files])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == names
+    assert [w.message for w in ts.warnings if "job-level" not in w.message] == []
+
+
+def test_a_damaged_archive_keeps_the_trials_read_before_the_damage(tmp_path):
+    # a trial below an artifacts/ folder of no trial's, held back until the archive is seen
+    # whole: the archive cut short, it is read still, with the one warning of the damage
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    noise = os.urandom(400_000)  # (incompressible: the cut falls inside it)
+    files = [
+        ("home/u/artifacts/t1/result.json", rec(trial_name="t1")),
+        ("t0/result.json", rec(trial_name="t0")),
+        ("t9/blob.bin", noise),
+        ("t9/result.json", rec(trial_name="t9")),
+    ]
+    _tar_files(root / "trials_step1_a.tar.gz", files)
+    data = (root / "trials_step1_a.tar.gz").read_bytes()
+    (root / "trials_step1_a.tar.gz").write_bytes(data[: len(data) - 50_000])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == ["t0", "t1"]
+    assert [w.message.split(" (")[0] for w in ts.warnings] == ["damaged trials archive"]
 
 
 def test_a_trial_both_in_its_folder_and_an_archive_counts_once(tmp_path):
