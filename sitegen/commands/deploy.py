@@ -225,25 +225,34 @@ def site_address(
     Pages address. A ``--cname`` that the output folder's ``CNAME`` contradicts is refused:
     that file would be published again by the next deploy without it."""
     own = _output_cname(site)
-    if cname and own is not None and own.strip() != cname.strip().encode():
+    if cname and own is not None and own.strip().lower() != cname.strip().lower().encode():
         # the folder's would be published again by the next deploy without --cname
         raise PublishError(
             f"--cname {cname.strip()} but the output folder's CNAME says "
             f"{own.decode('utf-8', 'replace').strip()!r}: change or remove that file"
         )
-    if given:
-        return given
-    if cname:
-        return cname_url(cname)
-    # A CNAME in the output folder is what will be published, whatever the branch holds:
-    # a blank one is no custom domain (Pages serves the site at its own address then).
-    text = own
+    # The custom domain published: --cname, else a CNAME in the output folder (published
+    # whatever the branch holds: a blank one is no custom domain), else the branch's.
+    text = cname.encode() if cname else own
     if text is None:
         text = _branch_file(git, _parent(git, branch, remote), "CNAME")
-    if text and text.strip():
-        return cname_url(text.decode("utf-8", "replace"))
+    domain = cname_url(text.decode("utf-8", "replace")) if text and text.strip() else None
+    if given:
+        if domain and _host(given) != _host(domain):
+            # Pages would serve the domain while every link, card and sitemap names the other
+            raise PublishError(
+                f"the base URL {given} is not on the custom domain {_host(domain)} that the "
+                "CNAME publishes: give a base URL on it, or change the CNAME"
+            )
+        return given
+    if domain:
+        return domain
     url = git.remote_url(remote)
     return pages_url(url) if url else None
+
+
+def _host(url: str) -> str:
+    return url.split("://", 1)[-1].split("/", 1)[0].lower()
 
 
 def publish_site(

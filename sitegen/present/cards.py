@@ -87,7 +87,11 @@ def _painter() -> bytes:
     assert spec is not None and spec.origin is not None
     with open(spec.origin, "rb") as fh:
         code = fh.read()
-    return code + importlib.metadata.version("pillow").encode()
+    try:
+        pillow = importlib.metadata.version("pillow")
+    except importlib.metadata.PackageNotFoundError:  # PIL under another name (a fork)
+        pillow = ""
+    return code + pillow.encode()
 
 
 def paint(card: Card) -> bytes:

@@ -40,7 +40,7 @@ def pages_url(remote_url: str) -> str | None:
 def cname_url(cname: str) -> str:
     """The address of a site served on a custom domain (a ``CNAME`` file's content)."""
     domain = cname.strip().splitlines()[0].strip() if cname.strip() else ""
-    domain = re.sub(r"^https?://", "", domain).rstrip("/")
+    domain = re.sub(r"^https?://", "", domain, flags=re.IGNORECASE).rstrip("/")
     return f"https://{domain}/"
 
 

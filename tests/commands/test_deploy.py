@@ -195,6 +195,20 @@ def test_a_cname_in_the_output_folder_gives_the_base_url(world, tmp_path):
     assert site_address(g, None, None, "gh-pages", "origin", out) == (
         "https://team.github.io/rl-runs/"
     )
+    # domains are case-blind: a --cname the folder's says in other capitals is the same
+    (fresh / "site" / "CNAME").write_text("Runs.Team.org\n")
+    assert site_address(g, None, "runs.team.org", "gh-pages", "origin", out) == (
+        "https://runs.team.org/"
+    )
+    # a base URL on another host than the custom domain published: Pages would serve the
+    # domain while every link names the other; on the same host it is taken
+    with pytest.raises(PublishError, match="not on the custom domain runs.team.org"):
+        site_address(g, "https://team.github.io/rl-runs/", None, "gh-pages", "origin", out)
+    assert site_address(g, "https://RUNS.team.org/x/", None, "gh-pages", "origin", out) == (
+        "https://RUNS.team.org/x/"
+    )
+    (fresh / "site" / "CNAME").write_text("HTTPS://runs.team.org/\n")  # a scheme, in capitals
+    assert site_address(g, None, None, "gh-pages", "origin", out) == "https://runs.team.org/"
     (fresh / "site" / "CNAME").write_text("x" * 5000)  # no domain name: refused, not skipped
     with pytest.raises(PublishError, match="holds no domain name"):
         site_address(g, None, None, "gh-pages", "origin", out)
