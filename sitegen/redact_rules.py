@@ -226,7 +226,7 @@ _STAGE = (
 # --with-token, passwd --stdin, chpasswd; the last stage's command is not a text filter.
 _READS_SECRET = (
     rf"(?!(?:{'|'.join(sorted(_TEXT_FILTERS))})(?![\w.\-]))"
-    rf"{_STAGE}?(?:[ \t]login(?![\w\-])|--password-stdin|--with-token"
+    rf"{_STAGE}?(?:(?:[\"']|&(?:quot|#34|#39|#x27);)[^\"'\n|&]{{0,200}}?)?(?:[ \t]login(?![\w\-])|--password-stdin|--with-token"
     r"|(?<![\w\-])passwd[ \t]+--stdin|chpasswd)"
 )
 # After the value's "|": any stages, each ended by a "|" (not "||": "a || b" pipes nothing),
@@ -502,6 +502,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         start = m.start() - len(api or "")
         glued = text[start - 1 : start] in _WORD_CHARS  # (nothing before the text's start)
         if glued and not is_secret_key(_glued_name(text, start, m.end("word"))):
+            pos = m.start("s")
             continue  # monkey, sort_key (hf_token, DB_PASSWORD name one)
         service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
         # (a bare "token X", "api key X" with no service before: the error rule's)

@@ -471,6 +471,7 @@ _PAIR_TUPLE_RE = re.compile(
 
 
 def pair_spans(text: str) -> Iterator[tuple[int, int]]:
+    stops = _stops(text)
     for m in _PAIR_TUPLE_RE.finditer(text):
         group = "s" if m.group("q2") else "bare"
         if is_secret_key(m.group("name")) and not is_masked(m.group(group)):
@@ -489,6 +490,6 @@ def pair_spans(text: str) -> Iterator[tuple[int, int]]:
             v = found[-1] if found else None
         if v is None:
             continue
-        span = _value_after(text, v.start(), v.end(), False)
+        span = _value_after(text, v.start(), v.end(), False, stops=stops)
         if span is not None and not is_masked(text[span[0] : span[1]]):
             yield span

@@ -272,6 +272,15 @@ SHAPES = [
     (f'"c": "echo {HEX40} | tr -d \\"\\\\n\\" | wandb login"', HEX40, "piped-secret"),
     (f"echo {HEX40} | passwd --stdin root", HEX40, "piped-secret"),
     (f"echo {HEX40}|passwd --stdin root", HEX40, "piped-secret"),
+    # the login in a quoted command run by the last stage (ssh, sh -c, bash -c)
+    (f'echo {HEX40} | ssh host "docker login -u me --password-stdin"', HEX40, "piped-secret"),
+    (
+        f'echo {HEX40} | sudo sh -c "docker login -u me --password-stdin r.io"',
+        HEX40,
+        "piped-secret",
+    ),
+    (f"echo {HEX40} | ssh h 'sudo passwd --stdin u'", HEX40, "piped-secret"),
+    (f'echo {HEX40} | bash -c "gh auth login --with-token"', HEX40, "piped-secret"),
     # a printed secret: after ";", beside other variables, by printf with a format
     (f"$ echo $WANDB_API_KEY;\n{HEX40}\n$ ", HEX40, "printed-secret"),
     (f"$ echo $WANDB_API_KEY $HF_TOKEN\n{HEX40}\n", HEX40, "printed-secret"),
@@ -325,6 +334,10 @@ SHAPES = [
     # ... and the value after a word that names none (secret -, key is) is still looked at
     ("Reset the secret -\npassword was hunter2x9", "hunter2x9", "prose-secret"),
     ("my W&B key is\npassword was hunter2x9", "hunter2x9", "prose-secret"),
+    # a glued name that is no secret's (sort_key, monkey) before the next line's password
+    ("sort_key:\npassword was s3cretpw9", "s3cretpw9", "prose-secret"),
+    ("monkey -\npassword was s3cretpw9", "s3cretpw9", "prose-secret"),
+    ("monkey:\nPassword is hunter22", "hunter22", "prose-secret"),
     ("the token was\r\npassword is hunter2x9", "hunter2x9", "prose-secret"),
     # ... after a name glued to the word, as a sentence names a setting
     ("the DB_PASSWORD was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
@@ -814,6 +827,8 @@ ALONE = [
     *('"echo a | x" ', "echo a | 'x \" ", 'echo a | "x', 'echo a | "' + "x" * 300 + '" '),
     *("password is a1!, ", "the secret -\n", "token is keytoken ", "key is a/+=a"),
     "login a\\na password ",
+    *("- name: A_TOKEN\n  value: a\n", '{"name": "A_TOKEN", "value": a}\n'),
+    *('echo a | ssh h "x ', "echo a | &quot;x ", "monkey:\n"),
 ]
 
 
