@@ -36,6 +36,7 @@ TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
 _IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "steps", "user-agent"})
 _TRIAL_FILES = frozenset({"result.json", "config.json", "trial.log"})  # a trial folder's
 _TRIAL_ONLY = frozenset({"config.json", "trial.log"})  # written in each trial folder
+_TRIAL_LOG, _RESULT = frozenset({"trial.log"}), frozenset({"result.json"})
 _JOB_FILES = frozenset({"job.log"})  # a Harbor job folder's (beside its config, result)
 _FOLDER_FILES = _TRIAL_FILES | _JOB_FILES
 
@@ -497,10 +498,12 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
 class _TarSeen:
     """What one read of a trials archive saw that decides the ``result.json`` files below a
     folder named as a trial's own (``agent/``, ``steps/``, …), known only once every member
-    is seen (they come in any order): such a file is a trial's when its own folder holds a
-    file Harbor writes in each trial folder (``config.json``, ``trial.log``), else when no
-    trial folder holds that ``agent/``, ``steps/``, … (a folder holding a ``result.json``,
-    ``config.json`` or ``trial.log`` and no ``job.log``: a job's folder holds one)."""
+    is seen (they come in any order): such a file is no trial's when a folder above it that
+    holds the ``agent/``, ``steps/``, … is surely a trial's (it holds a ``trial.log``, or a
+    ``result.json`` and no ``job.log``: a Harbor job's folder holds one); else it is a
+    trial's when its own folder holds a file Harbor writes in each trial folder
+    (``config.json``, ``trial.log``), or when no folder above holding those names holds a
+    trial's files (``result.json``, ``config.json``, ``trial.log``, and no ``job.log``)."""
 
     def __init__(self) -> None:
         self.held: list[tuple[str, list[str], list[int]]] = []
@@ -517,11 +520,19 @@ class _TarSeen:
         def a_trials(folder: str) -> bool:
             return holds(folder, _TRIAL_FILES) and not holds(folder, _JOB_FILES)
 
+        def surely_a_trials(folder: str) -> bool:  # (a trial's result.json beside its own)
+            return holds(folder, _TRIAL_LOG) or (
+                holds(folder, _RESULT) and not holds(folder, _JOB_FILES)
+            )
+
         return {
             name
             for name, parts, inside in self.held
-            if holds("/".join(parts[:-1]), _TRIAL_ONLY)
-            or not any(a_trials("/".join(parts[:i])) for i in inside)
+            if not any(surely_a_trials("/".join(parts[:i])) for i in inside)
+            and (
+                holds("/".join(parts[:-1]), _TRIAL_ONLY)
+                or not any(a_trials("/".join(parts[:i])) for i in inside)
+            )
         }
 
 

@@ -266,6 +266,9 @@ def _tar_files(path, files):
         # and a trial's own agent/ is none, its config.json before or after it
         (["t1/agent/x/result.json", "t1/config.json"], []),
         (["t1/trial.log", "t1/agent/x/result.json", "t1/result.json"], ["t1"]),
+        # a model saved among a trial's artifacts (its config.json) is no trial either
+        (["t1/config.json", "t1/result.json", "t1/artifacts/tout/config.json",
+          "t1/artifacts/tout/result.json"], ["t1"]),
     ],
 )  # fmt: skip
 def test_which_archived_result_json_is_a_trials(tmp_path, files, names):
