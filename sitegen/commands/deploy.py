@@ -23,6 +23,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import msgspec
 from msgspec.structs import replace
@@ -225,7 +226,7 @@ def site_address(
     Pages address. A ``--cname`` that the output folder's ``CNAME`` contradicts is refused:
     that file would be published again by the next deploy without it."""
     own = _output_cname(site)
-    if cname and own is not None and own.strip().lower() != cname.strip().lower().encode():
+    if cname and own is not None and _host(_cname_url(own)) != _host(cname_url(cname)):
         # the folder's would be published again by the next deploy without --cname
         raise PublishError(
             f"--cname {cname.strip()} but the output folder's CNAME says "
@@ -252,7 +253,12 @@ def site_address(
 
 
 def _host(url: str) -> str:
-    return url.split("://", 1)[-1].split("/", 1)[0].lower()
+    """The host a URL names, in lower case (no port, no user)."""
+    return (urlsplit(url).hostname or "").lower()
+
+
+def _cname_url(text: bytes) -> str:
+    return cname_url(text.decode("utf-8", "replace")) if text.strip() else ""
 
 
 def publish_site(

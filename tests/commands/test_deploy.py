@@ -207,6 +207,13 @@ def test_a_cname_in_the_output_folder_gives_the_base_url(world, tmp_path):
     assert site_address(g, "https://RUNS.team.org/x/", None, "gh-pages", "origin", out) == (
         "https://RUNS.team.org/x/"
     )
+    for same in ("https://runs.team.org:443/", "https://me@runs.team.org/"):  # port, user
+        assert site_address(g, same, None, "gh-pages", "origin", out) == same
+    # the domain written as a URL in the file, bare on the command line: the same domain
+    (fresh / "site" / "CNAME").write_text("https://runs.team.org/\n")
+    assert site_address(g, None, "runs.team.org", "gh-pages", "origin", out) == (
+        "https://runs.team.org/"
+    )
     (fresh / "site" / "CNAME").write_text("HTTPS://runs.team.org/\n")  # a scheme, in capitals
     assert site_address(g, None, None, "gh-pages", "origin", out) == "https://runs.team.org/"
     (fresh / "site" / "CNAME").write_text("x" * 5000)  # no domain name: refused, not skipped
