@@ -429,7 +429,9 @@ _PROSE_RE = re.compile(
     r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
     r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
-    r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;)?(?P<s>[^\s\"'`<>\\]{6,}+)"
+    # (a quote, Markdown's emphasis or an inline HTML element may wrap the value)
+    r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|\*{1,2}|_{1,2}|<(?i:code|b|strong|kbd|em|tt)>)?"
+    r"(?P<s>[^\s\"'`<>\\*]{6,}+)"
 )
 # What a value after the word is: a password's, any non-blank characters less a sentence's
 # closing punctuation (and a quote's entity); a key's, token's or secret's, a word of letters,

@@ -338,6 +338,10 @@ SHAPES = [
     ("sort_key:\npassword was s3cretpw9", "s3cretpw9", "prose-secret"),
     ("monkey -\npassword was s3cretpw9", "s3cretpw9", "prose-secret"),
     ("monkey:\nPassword is hunter22", "hunter22", "prose-secret"),
+    # wrapped in Markdown's emphasis or an inline HTML element
+    ("the wandb key is **0123456789abcdef0123**", "0123456789abcdef0123", "prose-secret"),
+    ("the password is <code>hunter22</code>", "hunter22", "prose-secret"),
+    ("token is <kbd>abcdefghijklmnop1234</kbd>", "abcdefghijklmnop1234", "prose-secret"),
     ("the token was\r\npassword is hunter2x9", "hunter2x9", "prose-secret"),
     # ... after a name glued to the word, as a sentence names a setting
     ("the DB_PASSWORD was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
@@ -400,6 +404,9 @@ SHAPES = [
 ]
 
 HARMLESS = [
+    # emphasis around words, not a credential
+    "the key is **important** here",
+    "the password is **required** to log in",
     "commit " + HEX40 + " built",  # a git SHA
     "sort_key: 3, monkey: 4, max_tokens: 5, prng_key: 7",
     "task-5c15ba2bdd-regex__kxMO3Eo",  # 'sk-' inside a word is not an OpenAI key
@@ -828,7 +835,7 @@ ALONE = [
     *("password is a1!, ", "the secret -\n", "token is keytoken ", "key is a/+=a"),
     "login a\\na password ",
     *("- name: A_TOKEN\n  value: a\n", '{"name": "A_TOKEN", "value": a}\n'),
-    *('echo a | ssh h "x ', "echo a | &quot;x ", "monkey:\n"),
+    *('echo a | ssh h "x ', "echo a | &quot;x ", "monkey:\n", "key is **a", "key is <b>"),
 ]
 
 
