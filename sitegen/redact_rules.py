@@ -444,6 +444,8 @@ _PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{_WORD_END}")
 _PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")
 # a path, a variable or a URL: where the secret is, not the secret
 _PROSE_PLACES = ("/", "~", "$", "http")
+# a relative path (data/train/v2/part0001): lower-case parts, where base64 mixes cases
+_RELATIVE_PATH_RE = re.compile(r"[a-z0-9]++(?:/[a-z0-9]++)++")
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
@@ -484,11 +486,16 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
         return None
     if (q := _PROSE_QUOTE_RE.search(run)) is not None:
         run = run[: q.start()]
+    run = run.split("](", 1)[0]  # (a Markdown link's text ends there)
     if not text.startswith(_PROSE_QUOTES, start + len(run)):  # (in quotes, all is the value)
         run = run.rstrip(_PROSE_CLOSERS)
     if word.startswith("pass"):
         return (start, start + len(run)) if run else None
-    if _PROSE_BASE64_RE.fullmatch(run) and any(c in run for c in "/+="):
+    if (
+        _PROSE_BASE64_RE.fullmatch(run)
+        and any(c in run for c in "/+=")
+        and not _RELATIVE_PATH_RE.fullmatch(run)
+    ):
         return start, start + len(run)
     w = _PROSE_WORD_RE.match(text, start)
     return w.span() if w is not None else None

@@ -261,7 +261,8 @@ def _value_span(
     if (
         shell
         and (op := _SHELL_END_RE.search(text, i, end)) is not None
-        and not any(q in text[i : op.start()] for q in "'\"")  # (a quote may hold it)
+        # (a quote still open there may hold it: $'a && b')
+        and not any(text.count(q, i, op.start()) % 2 for q in "'\"")
     ):
         end = op.start()
     if (

@@ -9,6 +9,18 @@ from sitegen.redact import MASK, Redactor
 
 M = MASK
 HIDDEN_TO_THE_END = [
+    # a shell value whose quote closes before the operator ends there; one still open runs on
+    (
+        "export WANDB_API_KEY=$'abc123def' && python t.py",
+        f"export WANDB_API_KEY={M} && python t.py",
+    ),
+    ("export DB_PASSWORD=$'hunter2 && sword9' && x", f"export DB_PASSWORD={M}"),
+    # a Markdown link's text ends at "](", a relative path after "secret is" is a place
+    (
+        "see [the password is hunter22](https://x.io/a)",
+        f"see [the password is {M}](https://x.io/a)",
+    ),
+    ("the secret is data/train/v2/part0001/shard", "the secret is data/train/v2/part0001/shard"),
     # a quoted value to its closing quote, escapes inside it
     ('password = "a \\" b" rest', f'password = "{M}" rest'),
     ("token: 'x y' and more", f"token: '{M}' and more"),
