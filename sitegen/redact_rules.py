@@ -226,7 +226,7 @@ _STAGE = (
 # --with-token, passwd --stdin, chpasswd; the last stage's command is not a text filter.
 _READS_SECRET = (
     rf"(?!(?:{'|'.join(sorted(_TEXT_FILTERS))})(?![\w.\-]))"
-    rf"{_STAGE}?(?:(?:[\"']|&(?:quot|#34|#39|#x27);)[^\"'\n|&]{{0,200}}?)?(?:[ \t]login(?![\w\-])|--password-stdin|--with-token"
+    rf"{_STAGE}?(?:(?:[\"']|&(?:quot|#34|#39|#x27);)(?:[^\"'\n|&]|&(?!(?:quot|#34|#39|#x27);)){{0,200}}?)?(?:[ \t]login(?![\w\-])|--password-stdin|--with-token"
     r"|(?<![\w\-])passwd[ \t]+--stdin|chpasswd)"
 )
 # After the value's "|": any stages, each ended by a "|" (not "||": "a || b" pipes nothing),
@@ -430,8 +430,9 @@ _PROSE_RE = re.compile(
     r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
     # (a quote, Markdown's emphasis or an inline HTML element may wrap the value)
-    r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|\*{1,2}|_{1,2}|<(?i:code|b|strong|kbd|em|tt)>)?"
-    r"(?P<s>[^\s\"'`<>\\*]{6,}+)"
+    r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2})"
+    r"|(?:<(?i:code|b|strong|kbd|em|tt|samp|i|mark|span)(?:[ \t][^<>\n]{0,200})?>)+)?"
+    r"(?P<s>[^\s\"'`<>\\]{6,}+)"
 )
 # What a value after the word is: a password's, any non-blank characters less a sentence's
 # closing punctuation (and a quote's entity); a key's, token's or secret's, a word of letters,
@@ -487,6 +488,9 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
     if (q := _PROSE_QUOTE_RE.search(run)) is not None:
         run = run[: q.start()]
     run = run.split("](", 1)[0]  # (a Markdown link's text ends there)
+    em = m.group("em")
+    if em and (bare := run.rstrip(_PROSE_CLOSERS)).endswith(em):  # (its closing emphasis)
+        run = bare[: -len(em)]
     if not text.startswith(_PROSE_QUOTES, start + len(run)):  # (in quotes, all is the value)
         run = run.rstrip(_PROSE_CLOSERS)
     if word.startswith("pass"):

@@ -262,7 +262,7 @@ def _value_span(
         shell
         and (op := _SHELL_END_RE.search(text, i, end)) is not None
         # (a quote still open there may hold it: $'a && b')
-        and not any(text.count(q, i, op.start()) % 2 for q in "'\"")
+        and not _quote_open(text[i : op.start()])
     ):
         end = op.start()
     if (
@@ -276,6 +276,12 @@ def _value_span(
     while end > i and text[end - 1] in " \t\r":
         end -= 1
     return (i, end) if end > i else None
+
+
+def _quote_open(seg: str) -> bool:
+    """Whether a quote may still be open at the end of ``seg`` (an escaped quote: maybe)."""
+    quoted = any(q in seg for q in "'\"")
+    return quoted and ("\\" in seg or any(seg.count(q) % 2 for q in "'\""))
 
 
 def _ends_in_backslash(text: str, start: int, end: int) -> bool:
@@ -477,8 +483,9 @@ def pair_spans(text: str) -> Iterator[tuple[int, int]]:
         group = "s" if m.group("q2") else "bare"
         if is_secret_key(m.group("name")) and not is_masked(m.group(group)):
             yield m.span(group)
+    covered = 0  # the end of the last value: a name field inside it is part of it
     for m in _NAME_FIELD_RE.finditer(text):
-        if not is_secret_key(m.group("name")):
+        if m.start() < covered or not is_secret_key(m.group("name")):
             continue
         # the value field after the name in the same mapping, or before it
         stop = m.end() + _PAIR_REACH
@@ -492,5 +499,6 @@ def pair_spans(text: str) -> Iterator[tuple[int, int]]:
         if v is None:
             continue
         span = _value_after(text, v.start(), v.end(), False, stops=stops)
+        covered = max(covered, span[1]) if span is not None else covered
         if span is not None and not is_masked(text[span[0] : span[1]]):
             yield span

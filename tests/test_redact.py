@@ -281,6 +281,7 @@ SHAPES = [
     ),
     (f"echo {HEX40} | ssh h 'sudo passwd --stdin u'", HEX40, "piped-secret"),
     (f'echo {HEX40} | bash -c "gh auth login --with-token"', HEX40, "piped-secret"),
+    (f'echo {HEX40} | ssh host "cd /a && docker login --password-stdin"', HEX40, "piped-secret"),
     # a printed secret: after ";", beside other variables, by printf with a format
     (f"$ echo $WANDB_API_KEY;\n{HEX40}\n$ ", HEX40, "printed-secret"),
     (f"$ echo $WANDB_API_KEY $HF_TOKEN\n{HEX40}\n", HEX40, "printed-secret"),
@@ -342,6 +343,11 @@ SHAPES = [
     ("the wandb key is **0123456789abcdef0123**", "0123456789abcdef0123", "prose-secret"),
     ("the password is <code>hunter22</code>", "hunter22", "prose-secret"),
     ("token is <kbd>abcdefghijklmnop1234</kbd>", "abcdefghijklmnop1234", "prose-secret"),
+    ('the password is <code class="x">hunter22</code>', "hunter22", "prose-secret"),
+    ("the wandb key is ***0123456789abcdef0123***", "0123456789abcdef0123", "prose-secret"),
+    # a "*" inside a password, emphasised or not
+    ("the password was Tr0ub*dor&3x", "Tr0ub*dor&3x", "prose-secret"),
+    ("the password is **hunt*er22**", "hunt*er22", "prose-secret"),
     ("the token was\r\npassword is hunter2x9", "hunter2x9", "prose-secret"),
     # ... after a name glued to the word, as a sentence names a setting
     ("the DB_PASSWORD was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
@@ -836,6 +842,7 @@ ALONE = [
     "login a\\na password ",
     *("- name: A_TOKEN\n  value: a\n", '{"name": "A_TOKEN", "value": a}\n'),
     *('echo a | ssh h "x ', "echo a | &quot;x ", "monkey:\n", "key is **a", "key is <b>"),
+    *('echo a | ssh h "x && ', '{"name":"DB_PASSWORD","value":', "- name: A_TOKEN\n  value: {"),
 ]
 
 

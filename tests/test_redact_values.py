@@ -15,6 +15,9 @@ HIDDEN_TO_THE_END = [
         f"export WANDB_API_KEY={M} && python t.py",
     ),
     ("export DB_PASSWORD=$'hunter2 && sword9' && x", f"export DB_PASSWORD={M}"),
+    # an escaped quote inside: the quote may still be open, so the value runs on
+    ("export DB_PASSWORD=$'a\\'b && s3cr3tVal9' && x", f"export DB_PASSWORD={M}"),
+    ('export DB_PASSWORD=x"a\\"b && s3cr3tVal9" && y', f"export DB_PASSWORD={M}"),
     # a Markdown link's text ends at "](", a relative path after "secret is" is a place
     (
         "see [the password is hunter22](https://x.io/a)",
