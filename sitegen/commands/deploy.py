@@ -254,7 +254,10 @@ def site_address(
 
 def _host(url: str) -> str:
     """The host a URL names, in lower case (no port, no user)."""
-    return (urlsplit(url).hostname or "").lower()
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError as exc:  # ("[runs.team.org": an IPv6 address left open)
+        raise PublishError(f"{url!r} names no host: {exc}") from exc
 
 
 def _cname_url(text: bytes) -> str:

@@ -508,6 +508,7 @@ class _TarSeen:
     def __init__(self) -> None:
         self.held: list[tuple[str, list[str], list[int]]] = []
         self.files: dict[str, set[str]] = {}  # folder -> the trial and job files it holds
+        self.jobs: set[str] = set()  # folders whose result.json read as a job's summary
 
     def add_file(self, parts: list[str]) -> None:
         if len(parts) >= 2 and parts[-1] in _FOLDER_FILES:
@@ -522,13 +523,14 @@ class _TarSeen:
 
         def surely_a_trials(folder: str) -> bool:  # (a trial's result.json beside its own)
             return holds(folder, _TRIAL_LOG) or (
-                holds(folder, _RESULT) and not holds(folder, _JOB_FILES)
+                holds(folder, _RESULT) and not holds(folder, _JOB_FILES) and folder not in self.jobs
             )
 
         return {
             name
             for name, parts, inside in self.held
-            if not any(surely_a_trials("/".join(parts[:i])) for i in inside)
+            if holds("/".join(parts[:-1]), _TRIAL_LOG)
+            or not any(surely_a_trials("/".join(parts[:i])) for i in inside)
             and (
                 holds("/".join(parts[:-1]), _TRIAL_ONLY)
                 or not any(a_trials("/".join(parts[:i])) for i in inside)
@@ -573,6 +575,8 @@ def _tar_pass(
             mf = tar.extractfile(member)
             if mf is not None:
                 outcome = col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
+                if outcome[0] == "job":
+                    seen.jobs.add("/".join(parts[:-1]))
                 members.append((name, col.scrubbed(outcome)))
 
 

@@ -216,6 +216,9 @@ def test_a_cname_in_the_output_folder_gives_the_base_url(world, tmp_path):
     )
     (fresh / "site" / "CNAME").write_text("HTTPS://runs.team.org/\n")  # a scheme, in capitals
     assert site_address(g, None, None, "gh-pages", "origin", out) == "https://runs.team.org/"
+    (fresh / "site" / "CNAME").write_text("[runs.team.org\n")  # no host: refused in a line
+    with pytest.raises(PublishError, match="names no host"):
+        site_address(g, "https://runs.team.org/", None, "gh-pages", "origin", out)
     (fresh / "site" / "CNAME").write_text("x" * 5000)  # no domain name: refused, not skipped
     with pytest.raises(PublishError, match="holds no domain name"):
         site_address(g, None, None, "gh-pages", "origin", out)

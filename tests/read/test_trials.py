@@ -266,6 +266,11 @@ def _tar_files(path, files):
         # and a trial's own agent/ is none, its config.json before or after it
         (["t1/agent/x/result.json", "t1/config.json"], []),
         (["t1/trial.log", "t1/agent/x/result.json", "t1/result.json"], ["t1"]),
+        # a job folder without its job.log (its result.json a job's summary) is no trial's
+        (["run/config.json", "run/result.json", "run/steps/s10/t2/result.json",
+          "run/steps/s10/t2/config.json"], ["t2"]),
+        (["run/config.json", "run/result.json", "run/steps/s10/t2/result.json",
+          "run/steps/s10/t2/trial.log"], ["t2"]),
         # a model saved among a trial's artifacts (its config.json) is no trial either
         (["t1/config.json", "t1/result.json", "t1/artifacts/tout/config.json",
           "t1/artifacts/tout/result.json"], ["t1"]),
