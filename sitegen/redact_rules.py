@@ -431,7 +431,7 @@ _PROSE_RE = re.compile(
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
     # (a quote, Markdown's emphasis or an inline HTML element may wrap the value)
     r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2})"
-    r"|(?:<(?i:code|b|strong|kbd|em|tt|samp|i|mark|span)(?:[ \t][^<>\n]{0,200})?>)+)?"
+    r"|<(?i:code|b|strong|kbd|em|tt|samp|i|mark|span)(?:[ \t][^<>\n]{0,200})?>){0,4}"
     r"(?P<s>[^\s\"'`<>\\]{6,}+)"
 )
 # What a value after the word is: a password's, any non-blank characters less a sentence's

@@ -279,9 +279,13 @@ def _value_span(
 
 
 def _quote_open(seg: str) -> bool:
-    """Whether a quote may still be open at the end of ``seg`` (an escaped quote: maybe)."""
-    quoted = any(q in seg for q in "'\"")
-    return quoted and ("\\" in seg or any(seg.count(q) % 2 for q in "'\""))
+    """Whether a quote is still open at the end of ``seg``: an odd count of one kind, once
+    escaped characters are set aside (``$'a\\'b && S'``: open; ``sed 's/a\\/b/' f``: not)."""
+    bare = _ESCAPED_RE.sub("", seg)
+    return any(bare.count(q) % 2 for q in "'\"")
+
+
+_ESCAPED_RE = re.compile(r"\\.")
 
 
 def _ends_in_backslash(text: str, start: int, end: int) -> bool:

@@ -348,6 +348,10 @@ SHAPES = [
     # a "*" inside a password, emphasised or not
     ("the password was Tr0ub*dor&3x", "Tr0ub*dor&3x", "prose-secret"),
     ("the password is **hunt*er22**", "hunt*er22", "prose-secret"),
+    # bold code, a double-backtick code span
+    ("password is **`hunter22`**", "hunter22", "prose-secret"),
+    ("token is **<code>abcd1234efgh5678ijkl</code>**", "abcd1234efgh5678ijkl", "prose-secret"),
+    ("password is ``hunter22``", "hunter22", "prose-secret"),
     ("the token was\r\npassword is hunter2x9", "hunter2x9", "prose-secret"),
     # ... after a name glued to the word, as a sentence names a setting
     ("the DB_PASSWORD was hunter2_prod_2024", "hunter2_prod_2024", "prose-secret"),
@@ -843,6 +847,7 @@ ALONE = [
     *("- name: A_TOKEN\n  value: a\n", '{"name": "A_TOKEN", "value": a}\n'),
     *('echo a | ssh h "x ', "echo a | &quot;x ", "monkey:\n", "key is **a", "key is <b>"),
     *('echo a | ssh h "x && ', '{"name":"DB_PASSWORD","value":', "- name: A_TOKEN\n  value: {"),
+    *("password is **`", "key is <b><i><code>", "A_TOKEN=a\\' && "),
 ]
 
 

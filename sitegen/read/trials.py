@@ -529,7 +529,10 @@ class _TarSeen:
         return {
             name
             for name, parts, inside in self.held
-            if holds("/".join(parts[:-1]), _TRIAL_LOG)
+            if (
+                holds("/".join(parts[:-1]), _TRIAL_LOG)
+                and not any(holds("/".join(parts[:i]), _TRIAL_LOG) for i in inside)
+            )
             or not any(surely_a_trials("/".join(parts[:i])) for i in inside)
             and (
                 holds("/".join(parts[:-1]), _TRIAL_ONLY)

@@ -271,6 +271,9 @@ def _tar_files(path, files):
           "run/steps/s10/t2/config.json"], ["t2"]),
         (["run/config.json", "run/result.json", "run/steps/s10/t2/result.json",
           "run/steps/s10/t2/trial.log"], ["t2"]),
+        # a trial's own trial.log inside another trial's artifacts is no second trial
+        (["t1/trial.log", "t1/result.json", "t1/artifacts/logs/trial.log",
+          "t1/artifacts/logs/result.json"], ["t1"]),
         # a model saved among a trial's artifacts (its config.json) is no trial either
         (["t1/config.json", "t1/result.json", "t1/artifacts/tout/config.json",
           "t1/artifacts/tout/result.json"], ["t1"]),
