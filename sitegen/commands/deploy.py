@@ -237,7 +237,7 @@ def site_address(
     text = cname.encode() if cname else own
     if text is None:
         text = _branch_file(git, _parent(git, branch, remote), "CNAME")
-    domain = cname_url(text.decode("utf-8", "replace")) if text and text.strip() else None
+    domain = _cname_url(text) if text is not None else ""  # ("": no custom domain)
     if given:
         if domain and _host(given) != _host(domain):
             # Pages would serve the domain while every link, card and sitemap names the other

@@ -503,7 +503,8 @@ class _TarSeen:
     ``result.json`` and no ``job.log``: a Harbor job's folder holds one); else it is a
     trial's when its own folder holds a file Harbor writes in each trial folder
     (``config.json``, ``trial.log``), or when no folder above holding those names holds a
-    trial's files (``result.json``, ``config.json``, ``trial.log``, and no ``job.log``)."""
+    trial's files (``result.json``, ``config.json``, ``trial.log``, and no ``job.log``).
+    One beside its own ``trial.log`` is a trial's unless a folder above holds one too."""
 
     def __init__(self) -> None:
         self.held: list[tuple[str, list[str], list[int]]] = []
@@ -515,30 +516,34 @@ class _TarSeen:
             self.files.setdefault("/".join(parts[:-1]), set()).add(parts[-1])
 
     def trials(self) -> set[str]:
-        def holds(folder: str, names: frozenset[str]) -> bool:
-            return bool(names & self.files.get(folder, set()))
+        """The held ``result.json`` files that are trials' (by path)."""
+        return {name for name, parts, inside in self.held if self._is_trial(parts, inside)}
 
-        def a_trials(folder: str) -> bool:
-            return holds(folder, _TRIAL_FILES) and not holds(folder, _JOB_FILES)
+    def _is_trial(self, parts: list[str], inside: list[int]) -> bool:
+        own = len(parts) - 1  # (its own folder: parts[:own])
+        if self._holds(parts, own, _TRIAL_LOG) and not any(
+            self._holds(parts, i, _TRIAL_LOG) for i in inside
+        ):
+            return True  # beside its own trial.log, below no other
+        if any(self._surely_a_trials(parts, i) for i in inside):
+            return False  # below a trial's own agent/, steps/, …
+        return self._holds(parts, own, _TRIAL_ONLY) or not any(
+            self._holds(parts, i, _TRIAL_FILES) and not self._holds(parts, i, _JOB_FILES)
+            for i in inside
+        )
 
-        def surely_a_trials(folder: str) -> bool:  # (a trial's result.json beside its own)
-            return holds(folder, _TRIAL_LOG) or (
-                holds(folder, _RESULT) and not holds(folder, _JOB_FILES) and folder not in self.jobs
-            )
+    def _holds(self, parts: list[str], upto: int, names: frozenset[str]) -> bool:
+        """Whether the folder ``parts[:upto]`` holds one of ``names``."""
+        return bool(names & self.files.get("/".join(parts[:upto]), set()))
 
-        return {
-            name
-            for name, parts, inside in self.held
-            if (
-                holds("/".join(parts[:-1]), _TRIAL_LOG)
-                and not any(holds("/".join(parts[:i]), _TRIAL_LOG) for i in inside)
-            )
-            or not any(surely_a_trials("/".join(parts[:i])) for i in inside)
-            and (
-                holds("/".join(parts[:-1]), _TRIAL_ONLY)
-                or not any(a_trials("/".join(parts[:i])) for i in inside)
-            )
-        }
+    def _surely_a_trials(self, parts: list[str], upto: int) -> bool:
+        """A trial's result.json beside its own: a trial.log, or a result.json that is no
+        job's summary (no job.log beside it, not read as one)."""
+        return self._holds(parts, upto, _TRIAL_LOG) or (
+            self._holds(parts, upto, _RESULT)
+            and not self._holds(parts, upto, _JOB_FILES)
+            and "/".join(parts[:upto]) not in self.jobs
+        )
 
 
 def _tar_pass(
