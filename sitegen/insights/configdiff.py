@@ -1,7 +1,9 @@
 """Config diff, the way W&B's "diff only" shows it: only the keys whose values differ.
 
 Configs are flattened to dotted keys (``trainer.policy.optimizer_config.lr``);
-lists are one value (their JSON text). A key missing from one config differs
+lists are one value (their JSON text). A string shows as written unless it reads as
+another JSON value (``"5"``, ``"true"``, ``"null"``): then it shows quoted, so a config
+that quoted ``'5'`` in its YAML differs from one that wrote ``5``. A key missing from one config differs
 from any value. A long value is cut for the page, with a hash of the whole value, so that
 two values alike up to the cut still differ. The configs are already redacted when they
 reach here.
@@ -28,9 +30,20 @@ def flatten(cfg: Mapping | None, prefix: str = "") -> dict[str, str]:
         if isinstance(v, Mapping) and v:
             out.update(flatten(v, key + "."))
         else:
-            text = v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str)
+            text = _shown(v)
             out[key] = text if len(text) <= MAX_VALUE_CHARS else _cut(text)
     return out
+
+
+def _shown(v: object) -> str:
+    """``v`` as a diff shows it: a string as written unless it would read as another value."""
+    if not isinstance(v, str):
+        return json.dumps(v, sort_keys=True, default=str)
+    try:
+        json.loads(v)
+    except ValueError:
+        return v
+    return json.dumps(v)  # "5", "true", "[1]", '"x"': the quotes tell it from the value
 
 
 def _cut(text: str) -> str:

@@ -36,3 +36,22 @@ def test_long_values_that_differ_past_the_cut_still_differ():
     assert all(len(x["t"]) == 200 and x["t"].startswith(same[:150]) for x in v.values())
     assert [k for k, _ in diff({"r1": {"t": a}, "r2": {"t": b}})] == ["t"]
     assert diff({"r1": {"t": a}, "r3": {"t": a}}) == []
+
+
+def test_a_string_that_reads_as_another_value_differs_from_that_value():
+    # YAML's '5' and 5, 'true' and true, 'null' and null: one key, two values
+    a = {"n": "5", "flag": "true", "none": "null", "lst": "[1, 2]", "name": "Qwen3-8B"}
+    b = {"n": 5, "flag": True, "none": None, "lst": [1, 2], "name": "Qwen3-8B"}
+    rows = dict(diff({"a": a, "b": b}))
+    assert rows == {
+        "flag": {"a": '"true"', "b": "true"},
+        "lst": {"a": '"[1, 2]"', "b": "[1, 2]"},
+        "n": {"a": '"5"', "b": "5"},
+        "none": {"a": '"null"', "b": "null"},
+    }
+    # a string that reads as nothing else shows as written, its quotes and all
+    assert flatten({"s": "He said \"hi\"", "t": "1e-6x", "u": ""}) == {
+        "s": 'He said "hi"',
+        "t": "1e-6x",
+        "u": "",
+    }
