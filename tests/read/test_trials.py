@@ -779,3 +779,102 @@ def test_a_secret_in_a_trial_folders_name_is_reported_never_shown(tmp_path):
     assert token not in shown and token[:12] not in shown
     hidden = [w.message for w in ts.warnings if "secrets in the archive" in w.message]
     assert len(hidden) == 1 and "gitlab-token 2 times (first in link-redacted-" in hidden[0]
+
+
+JOB = b'{"id": "j", "n_total_trials": 3, "stats": {"n_trials": 3}}'  # Harbor's job summary
+CUT_JOB = JOB[:30]  # a job summary cut short as it was written: malformed JSON
+
+
+def _member(name: str, cut_job: bool) -> tuple[str, bytes]:
+    """A member of a trials archive: a trial's result.json when its folder is named t…, the
+    job's summary (cut short, if so) in a folder run/, an empty file else."""
+    folder = [p for p in name.split("/")[:-1] if p != "."]
+    if not name.endswith("result.json"):
+        return name, b"{}"
+    if folder and folder[-1].startswith("t"):
+        return name, rec(trial_name=folder[-1])
+    return name, CUT_JOB if cut_job and folder and folder[-1] == "run" else JOB
+
+
+@pytest.mark.parametrize("prefix", ["", "./"])
+@pytest.mark.parametrize("archive", ["trials_step1_a.tar", "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize(
+    ("files", "names"),
+    [
+        # a Harbor job folder below a folder named as a trial's own (agent/, artifacts/,
+        # steps/): its trials are read, its job.log there or not
+        (["x/artifacts/run/config.json", "x/artifacts/run/result.json",
+          "x/artifacts/run/steps/s10/t2/result.json", "x/artifacts/run/t0/result.json"],
+         ["t0", "t2"]),
+        (["x/artifacts/run/steps/s10/t2/result.json", "x/artifacts/run/config.json",
+          "x/artifacts/run/job.log", "x/artifacts/run/result.json"], ["t2"]),
+        (["x/agent/run/config.json", "x/agent/run/result.json",
+          "x/agent/run/steps/s1/t1/result.json", "x/agent/run/steps/s1/t1/config.json"],
+         ["t1"]),
+        (["u/steps/s3/run/result.json", "u/steps/s3/run/config.json",
+          "u/steps/s3/run/steps/s3/t3/result.json"], ["t3"]),
+        # a trial's own artifacts stay none, a Harbor job collected among them too
+        (["t1/config.json", "t1/result.json", "t1/artifacts/run/result.json",
+          "t1/artifacts/run/config.json", "t1/artifacts/run/t5/result.json",
+          "t1/steps/s1/agent/t6/result.json"], ["t1"]),
+    ],
+)  # fmt: skip
+def test_trials_of_a_job_folder_below_a_trials_folder_names_are_read(
+    tmp_path, files, names, archive, prefix
+):
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    _tar_files(root / archive, [_member(prefix + f, False) for f in files])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == names
+    assert (ts.malformed, ts.missing) == (0, 0)
+    assert [w.message for w in ts.warnings if "job-level" not in w.message] == []
+
+
+@pytest.mark.parametrize("prefix", ["", "./"])
+@pytest.mark.parametrize(
+    ("files", "names"),
+    [
+        (["run/config.json", "run/result.json", "run/steps/s10/t2/result.json"], ["t2"]),
+        (["run/result.json", "run/config.json", "run/steps/s10/t2/result.json",
+          "run/steps/s10/t2/config.json", "run/t0/result.json"], ["t0", "t2"]),
+        (["x/artifacts/run/config.json", "x/artifacts/run/result.json",
+          "x/artifacts/run/steps/s10/t2/result.json", "x/artifacts/run/t0/result.json"],
+         ["t0", "t2"]),
+    ],
+)  # fmt: skip
+def test_a_job_summary_cut_short_loses_no_trial_below_it(tmp_path, files, names, prefix):
+    # the summary is written last: cut short, it is malformed (and said so), and its
+    # trials, below its steps/ or not, are read all the same
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    _tar_files(root / "trials_step1_a.tar.gz", [_member(prefix + f, True) for f in files])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == names
+    assert (ts.malformed, ts.missing) == (1, 0)
+    summary = prefix + next(f for f in files if f.endswith("run/result.json"))
+    assert [(w.path.split(":", 1)[1], w.message.split(" (")[0]) for w in ts.warnings] == [
+        (summary, "malformed JSON")
+    ]
+
+
+@pytest.mark.parametrize("prefix", ["", "./"])
+def test_a_job_folders_trials_below_a_trials_folder_name_survive_a_cut(tmp_path, prefix):
+    # the archive cut short after the job's folder: its trials are read, the job's summary
+    # (cut short itself, or not) is no trial, the damage is said once
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    files = [
+        _member(f"{prefix}x/artifacts/run/{f}", cut_job=True)
+        for f in ("config.json", "result.json", "steps/s10/t2/result.json", "t0/result.json")
+    ] + [(f"{prefix}t9/blob.bin", os.urandom(400_000)), _member(f"{prefix}t9/result.json", False)]
+    _tar_files(root / "trials_step1_a.tar.gz", files)
+    data = (root / "trials_step1_a.tar.gz").read_bytes()
+    (root / "trials_step1_a.tar.gz").write_bytes(data[: len(data) - 50_000])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == ["t0", "t2"]
+    assert (ts.malformed, ts.missing) == (1, 0)
+    assert sorted(w.message.split(" (")[0] for w in ts.warnings) == [
+        "damaged trials archive",
+        "malformed JSON",
+    ]
