@@ -40,6 +40,7 @@ _TRIAL_ONLY = frozenset({"config.json", "trial.log"})  # written in each trial f
 _TRIAL_LOG, _RESULT = frozenset({"trial.log"}), frozenset({"result.json"})
 _JOB_FILES = frozenset({"job.log"})  # a Harbor job folder's (beside its config, result)
 _FOLDER_FILES = _TRIAL_FILES | _JOB_FILES
+_TOOL_DIRS = frozenset({"__pycache__", "node_modules"})  # (and hidden ones: _a_tools)
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -265,9 +266,15 @@ def _sorted_dirs(path: str) -> list[os.DirEntry]:
 
 
 def _is_trial_dir(entry: os.DirEntry) -> bool:
-    """A folder that can be a trial's (or a session's): not a link, not hidden (Harbor names
-    none with a leading dot; ``.ipynb_checkpoints`` is a notebook's), as discovery skips them."""
-    return not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
+    """A folder that can be a trial's (or a session's): not a link, not a tool's."""
+    return not _a_tools(entry.name) and entry.is_dir(follow_symlinks=False)
+
+
+def _a_tools(name: str) -> bool:
+    """A folder name Harbor gives no trial (``<task>__<7 chars>``) and a tool run beside the
+    trials does: a hidden one (``.git``, ``.pytest_cache``, a notebook's
+    ``.ipynb_checkpoints``, as discovery skips them), ``__pycache__``, ``node_modules``."""
+    return name.startswith(".") or name in _TOOL_DIRS
 
 
 def scan_trials_dir(
@@ -580,6 +587,8 @@ def _tar_pass(col: _Collector, fh: Any, members: list, seen: _TarSeen) -> None:
             seen.add_file(parts)
             if len(parts) < 2 or parts[-1] != "result.json":
                 continue  # a job-level result.json at the archive's top; another file
+            if any(_a_tools(p) for p in parts[:-1]):
+                continue  # a tool's file (a package's in node_modules/), as in a folder
             if member.size > MAX_RESULT_BYTES:
                 outcome: Outcome = ("bad", "result.json over the size limit: not read", None)
             else:

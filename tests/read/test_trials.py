@@ -878,3 +878,35 @@ def test_a_job_folders_trials_below_a_trials_folder_name_survive_a_cut(tmp_path,
         "damaged trials archive",
         "malformed JSON",
     ]
+
+
+@pytest.mark.parametrize("tool", ["__pycache__", "node_modules", ".git", ".pytest_cache"])
+@pytest.mark.parametrize("archive", ["trials_step1_a.tar", "trials_step1_a.tar.gz"])
+def test_a_tools_folder_is_not_a_trial(tmp_path, tool, archive):
+    # Python, pytest, git and npm leave their folders where a script or a notebook ran
+    # beside the trials; Harbor names no trial so (<task>__<7 chars>): none is a trial cut
+    # short, in a folder or an archive, nor is a result.json of theirs a trial
+    root = tmp_path / "trace_jobs"
+    (root / "t0").mkdir(parents=True)
+    (root / "t0" / "result.json").write_bytes(rec(trial_name="t0"))
+    for where in (root, root / "eval_sessions", root / "eval_sessions" / "s1"):
+        (where / tool / "sub").mkdir(parents=True)
+        (where / tool / "x.pyc").write_bytes(b"\0")
+    (root / "eval_sessions" / "s1" / "e1").mkdir()
+    (root / "eval_sessions" / "s1" / "e1" / "result.json").write_bytes(rec(trial_name="e1"))
+    other = json.dumps({"name": "pkg", "version": "1.0"}).encode()
+    members = [f"{p}{tool}/pkg/result.json" for p in ("", "./", "old1/", "eval_sessions/s2/")]
+    _tar_files(
+        root / archive,
+        [(f"{tool}/x.pyc", b"\0"), ("old1/result.json", rec(trial_name="old1"))]
+        + [(m, other) for m in members],
+    )
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["old1", "t0"]
+    assert (ts.missing, ts.malformed, ts.eval_count, ts.job_level, ts.warnings) == (
+        0,
+        0,
+        1,
+        0,
+        (),
+    )
