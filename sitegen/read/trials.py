@@ -393,8 +393,11 @@ class TrialPlan:
             outcomes.append(None if is_eval and outcome[0] == "missing" else outcome)
         for frel, name, what in self.plan:
             o = outcomes[what] if isinstance(what, int) else what
-            if o is not None:
-                col.apply(frel, o, name)
+            if o is None:
+                continue
+            if o[0] in _NO_TRIAL and "/" not in name and self._read_below(name, frel, o):
+                continue  # a Harbor job's folder, or a folder holding one: its trials read
+            col.apply(frel, o, name)
         if self.unlisted is not None:
             col.warn(col.rel, None, f"cannot list trials directory: {self.unlisted}")
         for name in self.tars:
@@ -402,8 +405,88 @@ class TrialPlan:
             _read_tar(col, self.root / name, self.archive_root)
         return col.freeze(), col.entries
 
+    def _read_below(self, name: str, frel: str, outcome: Outcome) -> bool:
+        """Read the trials below the subfolder ``name``, whose own result.json is a job's
+        summary, unreadable or missing (``outcome``): a Harbor job's folder
+        (``<job>/<trial>/``), or a folder holding one, as an archive's members are read
+        (:class:`_TarSeen`). False when it holds no trial below it: then it is counted as a
+        trial folder is (a trial cut short, with its own agent/, …, is one)."""
+        col = self.col
+        seen = _TarSeen()
+        found = _files_below(os.path.join(self.root, name), name, seen)
+        if not found:
+            return False
+        prefix = frel[: -len(f"{name}/result.json")]  # (the trials folder's, in the archive)
+        got: dict[str, Outcome] = {}
+        todo: list[tuple[str, str, bool]] = []
+        for sub in found:
+            hit = col.known.get(prefix + sub)
+            if hit is not None and hit[2][0] in _COMPLETE:  # (as plan_trials takes them)
+                col.entries[prefix + sub] = hit
+                got[sub] = hit[2]
+            else:
+                todo.append((prefix + sub, sub.rsplit("/", 2)[-2], False))
+        for (rel, _, _), (size, mtime_ns, read) in zip(
+            todo, decode_files(str(self.archive_root), todo), strict=True
+        ):
+            got[rel[len(prefix) :]] = o = col.scrubbed(read)
+            if size >= 0:
+                col.entries[rel] = (size, mtime_ns, o)
+        if outcome[0] == "job":
+            seen.jobs.add(name)
+        seen.jobs.update(sub[: -len("/result.json")] for sub, o in got.items() if o[0] == "job")
+        trials: list[tuple[str, Outcome]] = []
+        for sub in found:
+            parts = sub.split("/")
+            inside = _inside(parts)
+            if inside:
+                seen.held.append((sub, parts, inside, got[sub]))
+            else:
+                trials.append((sub, got[sub]))
+        trials += seen.trials()
+        if not trials:
+            return False
+        if outcome[0] != "missing":  # (a folder holding a job's: no trial cut short)
+            col.apply(frel, outcome, name)
+        for sub, o in trials:
+            col.apply(prefix + sub, o, sub.rsplit("/", 2)[-2])
+        self.files += [prefix + sub for sub in found]  # (watched as the folder's trials are)
+        return True
+
+
+def _files_below(top: str, name: str, seen: _TarSeen) -> list[str]:
+    """The ``result.json`` files below the folder ``top`` (``name`` in the trials folder),
+    sorted, as paths below the trials folder; the trial and job files of every folder
+    into ``seen``. Links are not followed, tools' folders not read (as a trial's), nor the
+    agent/, artifacts/, … of a folder holding a trial.log (surely a trial's own files)."""
+    found: list[str] = []
+    stack = [(top, name)]
+    while stack:
+        path, rel = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=_NAME)
+        except OSError:
+            continue  # (a folder gone or unreadable: no trials found in it)
+        names = {e.name for e in entries}
+        own = "trial.log" in names  # a trial's folder: its agent/, steps/, … hold no trial
+        below = []
+        for e in entries:
+            sub = f"{rel}/{e.name}"
+            if _is_trial_dir(e):
+                if not (own and (e.name in _IN_TRIAL or e.name == "steps")):
+                    below.append((e.path, sub))
+            elif e.name in _FOLDER_FILES:
+                seen.add_file(sub.split("/"))
+                if e.name == "result.json" and rel != name:
+                    found.append(sub)
+        stack.extend(reversed(below))
+    return sorted(found)
+
 
 _COMPLETE = ("ok", "eval", "job")  # outcomes of a complete result.json
+# outcomes of a trials folder's subfolder that may be no trial's but hold trials below it
+_NO_TRIAL = ("job", "bad", "missing")
 
 
 def plan_trials(

@@ -910,3 +910,67 @@ def test_a_tools_folder_is_not_a_trial(tmp_path, tool, archive):
         0,
         (),
     )
+
+
+@pytest.mark.parametrize("cut_job", [False, True])
+@pytest.mark.parametrize("above", ["", "artifacts/", "home/u/steps/"])
+def test_a_harbor_job_folder_in_a_trials_folder_is_read_for_its_trials(tmp_path, above, cut_job):
+    # harbor run --jobs-dir trace_jobs: <job>/{config.json, job.log, result.json, <trial>/}
+    # below the trials folder, itself below a folder named as a trial's own or not: its
+    # trials are read (the summary, cut short, is said unreadable); what lies in a trial's
+    # own agent/ or artifacts/ is no trial; a trial folder beside it is read as ever
+    root = tmp_path / "trace_jobs"
+    job = root / above / "run"
+    files = {
+        "t9/result.json": rec(trial_name="t9"),
+        f"{above}run/config.json": b"{}",
+        f"{above}run/job.log": b"",
+        f"{above}run/result.json": CUT_JOB if cut_job else JOB,
+        f"{above}run/t0/result.json": rec(trial_name="t0", verifier_result=None),
+        f"{above}run/t0/trial.log": b"",
+        f"{above}run/t0/agent/x/result.json": rec(trial_name="x"),
+        f"{above}run/t1/result.json": rec(trial_name="t1"),
+        f"{above}run/t1/config.json": b"{}",
+        f"{above}run/t1/artifacts/out/result.json": rec(trial_name="out"),
+        f"{above}run/steps/s10/t2/result.json": rec(trial_name="t2"),
+        f"{above}run/__pycache__/t3/result.json": rec(trial_name="t3"),
+    }
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    assert job.is_dir()
+    ts, known = parse_trials(root, tmp_path)
+    assert [(r.name, r.reward) for r in ts.results] == [
+        ("t0", None),
+        ("t1", 1.0),
+        ("t2", 1.0),
+        ("t9", 1.0),
+    ]
+    assert (ts.missing, ts.malformed, ts.job_level) == (0, int(cut_job), int(not cut_job))
+    summary = f"trace_jobs/{above}run/result.json"
+    assert [(w.path, w.message.split(" (")[0].split(":")[0]) for w in ts.warnings] == [
+        (summary, "malformed JSON" if cut_job else "job-level result.json inside a trial directory")
+    ]
+    # read again from the outcomes kept: the same trials; no trial's file is read again
+    asked: list = []
+
+    def decode(items):
+        asked.extend(rel for rel, _, _ in items)
+        return decode_files(str(tmp_path), items)
+
+    again, _ = parse_trials(root, tmp_path, known, decode_map=decode)
+    assert again == ts
+    # (a folder holding the job's: no result.json of its own, looked for again)
+    assert asked == ([f"trace_jobs/{above.split('/')[0]}/result.json"] if above else [])
+
+
+def test_a_trial_cut_short_is_no_folder_of_trials(tmp_path):
+    # a trial killed before its result.json: its own agent/ and artifacts/ hold no trials
+    # (its config.json or trial.log says whose they are): one trial missing, as ever
+    root = tmp_path / "trace_jobs"
+    for rel in ("tk/config.json", "tk/agent/x/result.json", "tl/trial.log",
+                "tl/artifacts/run/t5/result.json", "tl/steps/s1/verifier/result.json"):  # fmt: skip
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(rec(trial_name="x") if rel.endswith("result.json") else b"{}")
+    ts, _ = parse_trials(root, tmp_path)
+    assert (ts.results, ts.missing, ts.malformed, ts.job_level, ts.warnings) == ((), 2, 0, 0, ())
