@@ -561,18 +561,29 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
     if members is None:
         members = []
         seen = _TarSeen()
-        whole = False
+        damage = None
         try:
             _tar_pass(col, fh, members, seen)
-            whole = True
         except UnsafeInput as exc:
-            col.warn(rel, None, f"trials archive {exc.strerror}")
+            damage = f"trials archive {exc.strerror}"
         except (tarfile.TarError, OSError, EOFError) as exc:
-            col.warn(rel, None, f"damaged trials archive ({exc}): read up to the damage")
+            damage = f"damaged trials archive ({exc}): read up to the damage"
         # (what was seen before damage too: the trials held back so far are counted)
         members += [(name, col.scrubbed(outcome)) for name, outcome in seen.trials()]
-        if whole:
+        if damage is None:
             col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
+        else:
+            # counted for want of the files that would say they are a trial's own: those
+            # may lie past the damage, so they are named
+            unsure = seen.unsure()
+            if unsure:
+                what = f"{len(unsure)} trial{'s' if len(unsure) > 1 else ''}"
+                damage += (
+                    f"; {what} ({unsure[0]}{', …' if len(unsure) > 1 else ''}) counted from"
+                    " inside an agent/, artifacts/, … folder whose trial's own files, if any,"
+                    " lie past the damage"
+                )
+            col.warn(rel, None, damage)
     for name, outcome in members:
         parts = name.strip("/").rsplit("/", 2)
         key = parts[-2] if len(parts) > 1 else name
@@ -606,6 +617,17 @@ class _TarSeen:
     def trials(self) -> list[tuple[str, Outcome]]:
         """The held ``result.json`` files that are trials', in the archive's order."""
         return [(name, o) for name, parts, inside, o in self.held if self._is_trial(parts, inside)]
+
+    def unsure(self) -> list[str]:
+        """The folders' names of the held trials counted only as no file seen says they are
+        a trial's own files (their own folder holds no ``config.json``, ``trial.log``)."""
+        return [
+            parts[-2]
+            for _, parts, inside, o in self.held
+            if o[0] in ("ok", "eval")
+            and not self._holds(parts, len(parts) - 1, _TRIAL_ONLY)
+            and self._is_trial(parts, inside)
+        ]
 
     def _is_trial(self, parts: list[str], inside: list[int]) -> bool:
         own = len(parts) - 1  # (its own folder: parts[:own])

@@ -974,3 +974,35 @@ def test_a_trial_cut_short_is_no_folder_of_trials(tmp_path):
         (root / rel).write_bytes(rec(trial_name="x") if rel.endswith("result.json") else b"{}")
     ts, _ = parse_trials(root, tmp_path)
     assert (ts.results, ts.missing, ts.malformed, ts.job_level, ts.warnings) == ((), 2, 0, 0, ())
+
+
+@pytest.mark.parametrize("prefix", ["", "./"])
+def test_a_cut_archive_says_which_trials_it_could_not_tell_from_their_files(tmp_path, prefix):
+    # a result.json in an agent/ or artifacts/ folder whose trial's own files (its
+    # result.json, config.json, trial.log) lie past the damage: nothing read says it is a
+    # trial's own, so it counts as a trial (as one below a home's artifacts/ does), and the
+    # damage's warning names it; one beside its own config.json needs no word
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    files = [
+        (f"{prefix}t1/agent/x/result.json", rec(trial_name="x")),
+        (f"{prefix}home/artifacts/t2/result.json", rec(trial_name="t2")),
+        (f"{prefix}k/artifacts/t3/result.json", rec(trial_name="t3")),
+        (f"{prefix}k/artifacts/t3/config.json", b"{}"),
+        (f"{prefix}t0/result.json", rec(trial_name="t0")),
+        (f"{prefix}t1/blob.bin", os.urandom(400_000)),
+        (f"{prefix}t1/result.json", rec(trial_name="t1")),
+        (f"{prefix}t1/config.json", b"{}"),
+    ]
+    _tar_files(root / "trials_step1_a.tar.gz", files)
+    data = (root / "trials_step1_a.tar.gz").read_bytes()
+    (root / "trials_step1_a.tar.gz").write_bytes(data[: len(data) - 50_000])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == ["t0", "t2", "t3", "x"]
+    (w,) = ts.warnings
+    assert w.path == "trace_jobs/trials_step1_a.tar.gz"
+    assert w.message.startswith("damaged trials archive (")
+    assert w.message.endswith(
+        "read up to the damage; 2 trials (x, …) counted from inside an agent/, artifacts/, …"
+        " folder whose trial's own files, if any, lie past the damage"
+    )
