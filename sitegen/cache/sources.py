@@ -211,7 +211,9 @@ def _watch(
 
     The folders' mtimes as they were before the parse (``before``); each trial
     without a complete ``result.json`` (missing, damaged, unreadable), which may
-    still change, with the stat the parse saw (missing: ``-1``); and each
+    still change, with the stat the parse saw (missing: ``-1``); each Harbor job's
+    summary (rewritten as each of its trials ends, harbor/job.py: its folder's trials,
+    read below it, changed); and each
     ``trials_step*.tar`` archive, with the stat it was read with. (A file that
     cannot be read at all is never "unchanged": each build tries it again.)
     The trials are those the parse listed (``listing``: a large folder is not listed a
@@ -224,7 +226,7 @@ def _watch(
     pending = []
     for rel in listing.files:
         hit = known.get(rel)
-        if hit is None or not isinstance(hit[2], tuple) or hit[2][0] not in ("ok", "eval", "job"):
+        if hit is None or not isinstance(hit[2], tuple) or hit[2][0] not in ("ok", "eval"):
             pending.append((rel, hit[0], hit[1]) if hit else (rel, -1, -1))
     for rel in (prefix + n for n in listing.tars):
         hit = known.get(rel)

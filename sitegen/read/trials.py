@@ -8,7 +8,6 @@ archives of older trials, which are read member by member.
 
 from __future__ import annotations
 
-import contextlib
 import operator
 import os
 import re
@@ -31,14 +30,17 @@ MAX_TAR_UNPACKED = 16 << 30  # a trials archive that unpacks to more is read up 
 # A kept outcome's note that a secret of this kind was hidden in the trial (never the value)
 _SECRET_NOTE = "\0secret hidden: "
 TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
-# What Harbor writes inside a trial folder (harbor/models/trial/paths.py): a result.json
-# below one of these is the agent's, the verifier's or an artifact's, not a trial's
-_IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "steps", "user-agent"})
+# The folders Harbor writes in a trial folder (harbor/models/trial/paths.py), and in each
+# steps/<step>/ of a multi-step one: a result.json below one is the agent's, the verifier's
+# or an artifact's, not a trial's
+_IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "user-agent"})
+_IN_STEP = frozenset({"agent", "verifier", "artifacts"})
 _TRIAL_FILES = frozenset({"result.json", "config.json", "trial.log"})  # a trial folder's
 _TRIAL_ONLY = frozenset({"config.json", "trial.log"})  # written in each trial folder
 _TRIAL_LOG, _RESULT = frozenset({"trial.log"}), frozenset({"result.json"})
 _JOB_FILES = frozenset({"job.log"})  # a Harbor job folder's (beside its config, result)
 _FOLDER_FILES = _TRIAL_FILES | _JOB_FILES
+_TOOL_DIRS = frozenset({"__pycache__", "node_modules"})  # (and hidden ones: _a_tools)
 
 __all__ = [
     "MAX_RESULT_BYTES",
@@ -264,9 +266,15 @@ def _sorted_dirs(path: str) -> list[os.DirEntry]:
 
 
 def _is_trial_dir(entry: os.DirEntry) -> bool:
-    """A folder that can be a trial's (or a session's): not a link, not hidden (Harbor names
-    none with a leading dot; ``.ipynb_checkpoints`` is a notebook's), as discovery skips them."""
-    return not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False)
+    """A folder that can be a trial's (or a session's): not a link, not a tool's."""
+    return not _a_tools(entry.name) and entry.is_dir(follow_symlinks=False)
+
+
+def _a_tools(name: str) -> bool:
+    """A folder name Harbor gives no trial (``<task>__<7 chars>``) and a tool run beside the
+    trials does: a hidden one (``.git``, ``.pytest_cache``, a notebook's
+    ``.ipynb_checkpoints``, as discovery skips them), ``__pycache__``, ``node_modules``."""
+    return name.startswith(".") or name in _TOOL_DIRS
 
 
 def scan_trials_dir(
@@ -385,8 +393,11 @@ class TrialPlan:
             outcomes.append(None if is_eval and outcome[0] == "missing" else outcome)
         for frel, name, what in self.plan:
             o = outcomes[what] if isinstance(what, int) else what
-            if o is not None:
-                col.apply(frel, o, name)
+            if o is None:
+                continue
+            if o[0] in _NO_TRIAL and "/" not in name and self._read_below(name, frel, o):
+                continue  # a Harbor job's folder, or a folder holding one: its trials read
+            col.apply(frel, o, name)
         if self.unlisted is not None:
             col.warn(col.rel, None, f"cannot list trials directory: {self.unlisted}")
         for name in self.tars:
@@ -394,8 +405,88 @@ class TrialPlan:
             _read_tar(col, self.root / name, self.archive_root)
         return col.freeze(), col.entries
 
+    def _read_below(self, name: str, frel: str, outcome: Outcome) -> bool:
+        """Read the trials below the subfolder ``name``, whose own result.json is a job's
+        summary, unreadable or missing (``outcome``): a Harbor job's folder
+        (``<job>/<trial>/``), or a folder holding one, as an archive's members are read
+        (:class:`_TarSeen`). False when it holds no trial below it: then it is counted as a
+        trial folder is (a trial cut short, with its own agent/, …, is one)."""
+        col = self.col
+        seen = _TarSeen()
+        found = _files_below(os.path.join(self.root, name), name, seen)
+        if not found:
+            return False
+        prefix = frel[: -len(f"{name}/result.json")]  # (the trials folder's, in the archive)
+        got: dict[str, Outcome] = {}
+        todo: list[tuple[str, str, bool]] = []
+        for sub in found:
+            hit = col.known.get(prefix + sub)
+            if hit is not None and hit[2][0] in _COMPLETE:  # (as plan_trials takes them)
+                col.entries[prefix + sub] = hit
+                got[sub] = hit[2]
+            else:
+                todo.append((prefix + sub, sub.rsplit("/", 2)[-2], False))
+        for (rel, _, _), (size, mtime_ns, read) in zip(
+            todo, decode_files(str(self.archive_root), todo), strict=True
+        ):
+            got[rel[len(prefix) :]] = o = col.scrubbed(read)
+            if size >= 0:
+                col.entries[rel] = (size, mtime_ns, o)
+        if outcome[0] == "job":
+            seen.jobs.add(name)
+        seen.jobs.update(sub[: -len("/result.json")] for sub, o in got.items() if o[0] == "job")
+        trials: list[tuple[str, Outcome]] = []
+        for sub in found:
+            parts = sub.split("/")
+            inside = _inside(parts)
+            if inside:
+                seen.held.append((sub, parts, inside, got[sub]))
+            else:
+                trials.append((sub, got[sub]))
+        trials += seen.trials()
+        if not trials:
+            return False
+        if outcome[0] != "missing":  # (a folder holding a job's: no trial cut short)
+            col.apply(frel, outcome, name)
+        for sub, o in trials:
+            col.apply(prefix + sub, o, sub.rsplit("/", 2)[-2])
+        self.files += [prefix + sub for sub in found]  # (watched as the folder's trials are)
+        return True
+
+
+def _files_below(top: str, name: str, seen: _TarSeen) -> list[str]:
+    """The ``result.json`` files below the folder ``top`` (``name`` in the trials folder),
+    sorted, as paths below the trials folder; the trial and job files of every folder
+    into ``seen``. Links are not followed, tools' folders not read (as a trial's), nor the
+    agent/, artifacts/, … of a folder holding a trial.log (surely a trial's own files)."""
+    found: list[str] = []
+    stack = [(top, name)]
+    while stack:
+        path, rel = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = sorted(it, key=_NAME)
+        except OSError:
+            continue  # (a folder gone or unreadable: no trials found in it)
+        names = {e.name for e in entries}
+        own = "trial.log" in names  # a trial's folder: its agent/, steps/, … hold no trial
+        below = []
+        for e in entries:
+            sub = f"{rel}/{e.name}"
+            if _is_trial_dir(e):
+                if not (own and (e.name in _IN_TRIAL or e.name == "steps")):
+                    below.append((e.path, sub))
+            elif e.name in _FOLDER_FILES:
+                seen.add_file(sub.split("/"))
+                if e.name == "result.json" and rel != name:
+                    found.append(sub)
+        stack.extend(reversed(below))
+    return sorted(found)
+
 
 _COMPLETE = ("ok", "eval", "job")  # outcomes of a complete result.json
+# outcomes of a trials folder's subfolder that may be no trial's but hold trials below it
+_NO_TRIAL = ("job", "bad", "missing")
 
 
 def plan_trials(
@@ -470,23 +561,29 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
     if members is None:
         members = []
         seen = _TarSeen()
+        damage = None
         try:
-            try:
-                _tar_pass(col, fh, members, seen, None)
-            finally:
-                # (what was seen before damage too: the trials held back so far are read)
-                wanted = seen.trials()
-                if wanted:
-                    fh.seek(0)
-                    # (the damage the first read met stops this one too: said once, below)
-                    with contextlib.suppress(UnsafeInput, tarfile.TarError, OSError, EOFError):
-                        _tar_pass(col, fh, members, _TarSeen(), wanted)
+            _tar_pass(col, fh, members, seen)
         except UnsafeInput as exc:
-            col.warn(rel, None, f"trials archive {exc.strerror}")
+            damage = f"trials archive {exc.strerror}"
         except (tarfile.TarError, OSError, EOFError) as exc:
-            col.warn(rel, None, f"damaged trials archive ({exc}): read up to the damage")
-        else:
+            damage = f"damaged trials archive ({exc}): read up to the damage"
+        # (what was seen before damage too: the trials held back so far are counted)
+        members += [(name, col.scrubbed(outcome)) for name, outcome in seen.trials()]
+        if damage is None:
             col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
+        else:
+            # counted for want of the files that would say they are a trial's own: those
+            # may lie past the damage, so they are named
+            unsure = seen.unsure()
+            if unsure:
+                what = f"{len(unsure)} trial{'s' if len(unsure) > 1 else ''}"
+                damage += (
+                    f"; {what} ({unsure[0]}{', …' if len(unsure) > 1 else ''}) counted from"
+                    " inside an agent/, artifacts/, … folder whose trial's own files, if any,"
+                    " lie past the damage"
+                )
+            col.warn(rel, None, damage)
     for name, outcome in members:
         parts = name.strip("/").rsplit("/", 2)
         key = parts[-2] if len(parts) > 1 else name
@@ -496,18 +593,20 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
 
 
 class _TarSeen:
-    """What one read of a trials archive saw that decides the ``result.json`` files below a
-    folder named as a trial's own (``agent/``, ``steps/``, …), known only once every member
-    is seen (they come in any order): such a file is no trial's when a folder above it that
-    holds the ``agent/``, ``steps/``, … is surely a trial's (it holds a ``trial.log``, or a
-    ``result.json`` and no ``job.log``: a Harbor job's folder holds one); else it is a
-    trial's when its own folder holds a file Harbor writes in each trial folder
-    (``config.json``, ``trial.log``), or when no folder above holding those names holds a
-    trial's files (``result.json``, ``config.json``, ``trial.log``, and no ``job.log``).
-    One beside its own ``trial.log`` is a trial's unless a folder above holds one too."""
+    """What one read of a trials archive saw that decides the ``result.json`` files inside
+    a folder Harbor writes in a trial (:func:`_inside`: ``agent/``, ``artifacts/``,
+    ``steps/<step>/verifier/``, …), known only once every member is seen (they come in any
+    order): such a file is no trial's when the folder holding that ``agent/``, … is surely
+    a trial's (it holds a ``trial.log``, or a ``result.json`` that is no job's summary and
+    no ``job.log``); else it is a trial's when its own folder holds a file Harbor writes in
+    each trial folder (``config.json``, ``trial.log``), or when no folder holding such an
+    ``agent/``, … holds a trial's files (``result.json``, ``config.json``, ``trial.log``,
+    and neither a ``job.log`` nor a job's summary). One beside its own ``trial.log`` is a
+    trial's unless such a folder above holds one too."""
 
     def __init__(self) -> None:
-        self.held: list[tuple[str, list[str], list[int]]] = []
+        # (member name, its parts, the folders holding an agent/, … above it, its outcome)
+        self.held: list[tuple[str, list[str], list[int], Outcome]] = []
         self.files: dict[str, set[str]] = {}  # folder -> the trial and job files it holds
         self.jobs: set[str] = set()  # folders whose result.json read as a job's summary
 
@@ -515,9 +614,20 @@ class _TarSeen:
         if len(parts) >= 2 and parts[-1] in _FOLDER_FILES:
             self.files.setdefault("/".join(parts[:-1]), set()).add(parts[-1])
 
-    def trials(self) -> set[str]:
-        """The held ``result.json`` files that are trials' (by path)."""
-        return {name for name, parts, inside in self.held if self._is_trial(parts, inside)}
+    def trials(self) -> list[tuple[str, Outcome]]:
+        """The held ``result.json`` files that are trials', in the archive's order."""
+        return [(name, o) for name, parts, inside, o in self.held if self._is_trial(parts, inside)]
+
+    def unsure(self) -> list[str]:
+        """The folders' names of the held trials counted only as no file seen says they are
+        a trial's own files (their own folder holds no ``config.json``, ``trial.log``)."""
+        return [
+            parts[-2]
+            for _, parts, inside, o in self.held
+            if o[0] in ("ok", "eval")
+            and not self._holds(parts, len(parts) - 1, _TRIAL_ONLY)
+            and self._is_trial(parts, inside)
+        ]
 
     def _is_trial(self, parts: list[str], inside: list[int]) -> bool:
         own = len(parts) - 1  # (its own folder: parts[:own])
@@ -526,33 +636,45 @@ class _TarSeen:
         ):
             return True  # beside its own trial.log, below no other
         if any(self._surely_a_trials(parts, i) for i in inside):
-            return False  # below a trial's own agent/, steps/, …
+            return False  # inside a trial's own agent/, artifacts/, …
         return self._holds(parts, own, _TRIAL_ONLY) or not any(
-            self._holds(parts, i, _TRIAL_FILES) and not self._holds(parts, i, _JOB_FILES)
-            for i in inside
+            self._holds(parts, i, _TRIAL_FILES) and not self._a_jobs(parts, i) for i in inside
         )
 
     def _holds(self, parts: list[str], upto: int, names: frozenset[str]) -> bool:
         """Whether the folder ``parts[:upto]`` holds one of ``names``."""
         return bool(names & self.files.get("/".join(parts[:upto]), set()))
 
+    def _a_jobs(self, parts: list[str], upto: int) -> bool:
+        """Whether the folder ``parts[:upto]`` is a Harbor job's: its job.log, its summary."""
+        return self._holds(parts, upto, _JOB_FILES) or "/".join(parts[:upto]) in self.jobs
+
     def _surely_a_trials(self, parts: list[str], upto: int) -> bool:
-        """A trial's result.json beside its own: a trial.log, or a result.json that is no
-        job's summary (no job.log beside it, not read as one)."""
+        """A trial's folder: a trial.log, or a result.json of no job's."""
         return self._holds(parts, upto, _TRIAL_LOG) or (
-            self._holds(parts, upto, _RESULT)
-            and not self._holds(parts, upto, _JOB_FILES)
-            and "/".join(parts[:upto]) not in self.jobs
+            self._holds(parts, upto, _RESULT) and not self._a_jobs(parts, upto)
         )
 
 
-def _tar_pass(
-    col: _Collector, fh: Any, members: list, seen: _TarSeen, wanted: set[str] | None
-) -> None:
-    """One read of a trials archive as a stream: each trial's ``result.json`` decoded into
-    ``members``; with ``wanted``, those members only. Without, the ``result.json`` files
-    below a folder named as a trial's own are held in ``seen`` for :meth:`_TarSeen.trials`
-    to decide, as are the files that decide them."""
+def _inside(parts: list[str]) -> list[int]:
+    """Where a member's path goes into a folder Harbor writes in a trial folder: each ``i``
+    whose ``parts[i]`` is an ``agent/``, ``verifier/``, ``artifacts/`` or ``user-agent/``,
+    or a ``steps/`` with such a folder two levels down (``steps/<step>/agent/``), so that
+    ``parts[:i]`` may be the trial's folder. Not at the top (the trials folder itself), and
+    not a ``steps/`` of anything else: a job's or a user's folder named so holds trials."""
+    last = len(parts) - 1  # (parts[last]: the file's name)
+    return [
+        i
+        for i in range(1, last)
+        if parts[i] in _IN_TRIAL
+        or (parts[i] == "steps" and i + 2 < last and parts[i + 2] in _IN_STEP)
+    ]
+
+
+def _tar_pass(col: _Collector, fh: Any, members: list, seen: _TarSeen) -> None:
+    """One read of a trials archive as a stream: each ``result.json`` decoded, a trial's
+    into ``members``; one inside a folder Harbor writes in a trial (:func:`_inside`) held
+    in ``seen`` with the files that decide it, for :meth:`_TarSeen.trials`."""
     unpacked = 0
     with tarfile.open(fileobj=fh, mode="r|*") as tar:
         for member in tar:
@@ -570,21 +692,21 @@ def _tar_pass(
             seen.add_file(parts)
             if len(parts) < 2 or parts[-1] != "result.json":
                 continue  # a job-level result.json at the archive's top; another file
-            if wanted is None:
-                inside = [i for i, p in enumerate(parts[:-1]) if i and p in _IN_TRIAL]
-                if inside:
-                    seen.held.append((name, parts, inside))
-                    continue
-            elif name not in wanted:
-                continue
+            if any(_a_tools(p) for p in parts[:-1]):
+                continue  # a tool's file (a package's in node_modules/), as in a folder
             if member.size > MAX_RESULT_BYTES:
-                members.append((name, ("bad", "result.json over the size limit: not read", None)))
-                continue
-            mf = tar.extractfile(member)
-            if mf is not None:
+                outcome: Outcome = ("bad", "result.json over the size limit: not read", None)
+            else:
+                mf = tar.extractfile(member)
+                if mf is None:
+                    continue
                 outcome = col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
-                if outcome[0] == "job":
-                    seen.jobs.add("/".join(parts[:-1]))
+            if outcome[0] == "job":
+                seen.jobs.add("/".join(parts[:-1]))
+            inside = _inside(parts)
+            if inside:
+                seen.held.append((name, parts, inside, outcome))
+            else:
                 members.append((name, col.scrubbed(outcome)))
 
 

@@ -359,6 +359,34 @@ def test_trials_watch_from_the_parse_listing_is_the_watch_from_a_new_listing(tmp
     ]
 
 
+def test_trials_watch_sees_a_harbor_job_folders_trial_end(tmp_path):
+    """A Harbor job's folder in a trials folder (its trials read below it): Harbor rewrites
+    the job's summary as each trial ends, so the watch of the summary sees a new trial."""
+    from sitegen.read.trials import decode_files, plan_trials
+
+    root, job = tmp_path / "t", tmp_path / "t" / "run"
+    (job / "t0").mkdir(parents=True)
+    (job / "result.json").write_text(json.dumps({"n_total_trials": 2, "stats": {}}))
+    (job / "t0" / "result.json").write_text(json.dumps({"trial_name": "t0", "task_name": "x"}))
+
+    def parse() -> tuple:
+        before = sources._folder_stats(tmp_path, "t")
+        plan = plan_trials(root, tmp_path)
+        ts, known = plan.finish(decode_files(str(tmp_path), plan.todo))
+        listed = sources.Listing(plan.files, plan.tars)
+        return ts, sources._watch(tmp_path, "t", known, before, listed)
+
+    ts, w = parse()
+    assert [r.name for r in ts.results] == ["t0"]
+    assert [f for f, _, _ in w[1]] == ["t/run/result.json"]
+    assert sources.watch_holds(tmp_path, w)
+    (job / "t1").mkdir()
+    (job / "t1" / "result.json").write_text(json.dumps({"trial_name": "t1", "task_name": "x"}))
+    (job / "result.json").write_text(json.dumps({"n_total_trials": 2, "stats": {"n": 2}}))
+    assert not sources.watch_holds(tmp_path, w)
+    assert [r.name for r in parse()[0].results] == ["t0", "t1"]
+
+
 def test_a_result_landing_during_the_build_is_seen_by_the_next(tmp_path):
     """The watch holds the stats the parse saw, not the ones after it."""
     (tmp_path / "t" / "b").mkdir(parents=True)

@@ -779,3 +779,230 @@ def test_a_secret_in_a_trial_folders_name_is_reported_never_shown(tmp_path):
     assert token not in shown and token[:12] not in shown
     hidden = [w.message for w in ts.warnings if "secrets in the archive" in w.message]
     assert len(hidden) == 1 and "gitlab-token 2 times (first in link-redacted-" in hidden[0]
+
+
+JOB = b'{"id": "j", "n_total_trials": 3, "stats": {"n_trials": 3}}'  # Harbor's job summary
+CUT_JOB = JOB[:30]  # a job summary cut short as it was written: malformed JSON
+
+
+def _member(name: str, cut_job: bool) -> tuple[str, bytes]:
+    """A member of a trials archive: a trial's result.json when its folder is named t…, the
+    job's summary (cut short, if so) in a folder run/, an empty file else."""
+    folder = [p for p in name.split("/")[:-1] if p != "."]
+    if not name.endswith("result.json"):
+        return name, b"{}"
+    if folder and folder[-1].startswith("t"):
+        return name, rec(trial_name=folder[-1])
+    return name, CUT_JOB if cut_job and folder and folder[-1] == "run" else JOB
+
+
+@pytest.mark.parametrize("prefix", ["", "./"])
+@pytest.mark.parametrize("archive", ["trials_step1_a.tar", "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize(
+    ("files", "names"),
+    [
+        # a Harbor job folder below a folder named as a trial's own (agent/, artifacts/,
+        # steps/): its trials are read, its job.log there or not
+        (["x/artifacts/run/config.json", "x/artifacts/run/result.json",
+          "x/artifacts/run/steps/s10/t2/result.json", "x/artifacts/run/t0/result.json"],
+         ["t0", "t2"]),
+        (["x/artifacts/run/steps/s10/t2/result.json", "x/artifacts/run/config.json",
+          "x/artifacts/run/job.log", "x/artifacts/run/result.json"], ["t2"]),
+        (["x/agent/run/config.json", "x/agent/run/result.json",
+          "x/agent/run/steps/s1/t1/result.json", "x/agent/run/steps/s1/t1/config.json"],
+         ["t1"]),
+        (["u/steps/s3/run/result.json", "u/steps/s3/run/config.json",
+          "u/steps/s3/run/steps/s3/t3/result.json"], ["t3"]),
+        # a trial's own artifacts stay none, a Harbor job collected among them too
+        (["t1/config.json", "t1/result.json", "t1/artifacts/run/result.json",
+          "t1/artifacts/run/config.json", "t1/artifacts/run/t5/result.json",
+          "t1/steps/s1/agent/t6/result.json"], ["t1"]),
+    ],
+)  # fmt: skip
+def test_trials_of_a_job_folder_below_a_trials_folder_names_are_read(
+    tmp_path, files, names, archive, prefix
+):
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    _tar_files(root / archive, [_member(prefix + f, False) for f in files])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == names
+    assert (ts.malformed, ts.missing) == (0, 0)
+    assert [w.message for w in ts.warnings if "job-level" not in w.message] == []
+
+
+@pytest.mark.parametrize("prefix", ["", "./"])
+@pytest.mark.parametrize(
+    ("files", "names"),
+    [
+        (["run/config.json", "run/result.json", "run/steps/s10/t2/result.json"], ["t2"]),
+        (["run/result.json", "run/config.json", "run/steps/s10/t2/result.json",
+          "run/steps/s10/t2/config.json", "run/t0/result.json"], ["t0", "t2"]),
+        (["x/artifacts/run/config.json", "x/artifacts/run/result.json",
+          "x/artifacts/run/steps/s10/t2/result.json", "x/artifacts/run/t0/result.json"],
+         ["t0", "t2"]),
+    ],
+)  # fmt: skip
+def test_a_job_summary_cut_short_loses_no_trial_below_it(tmp_path, files, names, prefix):
+    # the summary is written last: cut short, it is malformed (and said so), and its
+    # trials, below its steps/ or not, are read all the same
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    _tar_files(root / "trials_step1_a.tar.gz", [_member(prefix + f, True) for f in files])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == names
+    assert (ts.malformed, ts.missing) == (1, 0)
+    summary = prefix + next(f for f in files if f.endswith("run/result.json"))
+    assert [(w.path.split(":", 1)[1], w.message.split(" (")[0]) for w in ts.warnings] == [
+        (summary, "malformed JSON")
+    ]
+
+
+@pytest.mark.parametrize("prefix", ["", "./"])
+def test_a_job_folders_trials_below_a_trials_folder_name_survive_a_cut(tmp_path, prefix):
+    # the archive cut short after the job's folder: its trials are read, the job's summary
+    # (cut short itself, or not) is no trial, the damage is said once
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    files = [
+        _member(f"{prefix}x/artifacts/run/{f}", cut_job=True)
+        for f in ("config.json", "result.json", "steps/s10/t2/result.json", "t0/result.json")
+    ] + [(f"{prefix}t9/blob.bin", os.urandom(400_000)), _member(f"{prefix}t9/result.json", False)]
+    _tar_files(root / "trials_step1_a.tar.gz", files)
+    data = (root / "trials_step1_a.tar.gz").read_bytes()
+    (root / "trials_step1_a.tar.gz").write_bytes(data[: len(data) - 50_000])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == ["t0", "t2"]
+    assert (ts.malformed, ts.missing) == (1, 0)
+    assert sorted(w.message.split(" (")[0] for w in ts.warnings) == [
+        "damaged trials archive",
+        "malformed JSON",
+    ]
+
+
+@pytest.mark.parametrize("tool", ["__pycache__", "node_modules", ".git", ".pytest_cache"])
+@pytest.mark.parametrize("archive", ["trials_step1_a.tar", "trials_step1_a.tar.gz"])
+def test_a_tools_folder_is_not_a_trial(tmp_path, tool, archive):
+    # Python, pytest, git and npm leave their folders where a script or a notebook ran
+    # beside the trials; Harbor names no trial so (<task>__<7 chars>): none is a trial cut
+    # short, in a folder or an archive, nor is a result.json of theirs a trial
+    root = tmp_path / "trace_jobs"
+    (root / "t0").mkdir(parents=True)
+    (root / "t0" / "result.json").write_bytes(rec(trial_name="t0"))
+    for where in (root, root / "eval_sessions", root / "eval_sessions" / "s1"):
+        (where / tool / "sub").mkdir(parents=True)
+        (where / tool / "x.pyc").write_bytes(b"\0")
+    (root / "eval_sessions" / "s1" / "e1").mkdir()
+    (root / "eval_sessions" / "s1" / "e1" / "result.json").write_bytes(rec(trial_name="e1"))
+    other = json.dumps({"name": "pkg", "version": "1.0"}).encode()
+    members = [f"{p}{tool}/pkg/result.json" for p in ("", "./", "old1/", "eval_sessions/s2/")]
+    _tar_files(
+        root / archive,
+        [(f"{tool}/x.pyc", b"\0"), ("old1/result.json", rec(trial_name="old1"))]
+        + [(m, other) for m in members],
+    )
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["old1", "t0"]
+    assert (ts.missing, ts.malformed, ts.eval_count, ts.job_level, ts.warnings) == (
+        0,
+        0,
+        1,
+        0,
+        (),
+    )
+
+
+@pytest.mark.parametrize("cut_job", [False, True])
+@pytest.mark.parametrize("above", ["", "artifacts/", "home/u/steps/"])
+def test_a_harbor_job_folder_in_a_trials_folder_is_read_for_its_trials(tmp_path, above, cut_job):
+    # harbor run --jobs-dir trace_jobs: <job>/{config.json, job.log, result.json, <trial>/}
+    # below the trials folder, itself below a folder named as a trial's own or not: its
+    # trials are read (the summary, cut short, is said unreadable); what lies in a trial's
+    # own agent/ or artifacts/ is no trial; a trial folder beside it is read as ever
+    root = tmp_path / "trace_jobs"
+    job = root / above / "run"
+    files = {
+        "t9/result.json": rec(trial_name="t9"),
+        f"{above}run/config.json": b"{}",
+        f"{above}run/job.log": b"",
+        f"{above}run/result.json": CUT_JOB if cut_job else JOB,
+        f"{above}run/t0/result.json": rec(trial_name="t0", verifier_result=None),
+        f"{above}run/t0/trial.log": b"",
+        f"{above}run/t0/agent/x/result.json": rec(trial_name="x"),
+        f"{above}run/t1/result.json": rec(trial_name="t1"),
+        f"{above}run/t1/config.json": b"{}",
+        f"{above}run/t1/artifacts/out/result.json": rec(trial_name="out"),
+        f"{above}run/steps/s10/t2/result.json": rec(trial_name="t2"),
+        f"{above}run/__pycache__/t3/result.json": rec(trial_name="t3"),
+    }
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    assert job.is_dir()
+    ts, known = parse_trials(root, tmp_path)
+    assert [(r.name, r.reward) for r in ts.results] == [
+        ("t0", None),
+        ("t1", 1.0),
+        ("t2", 1.0),
+        ("t9", 1.0),
+    ]
+    assert (ts.missing, ts.malformed, ts.job_level) == (0, int(cut_job), int(not cut_job))
+    summary = f"trace_jobs/{above}run/result.json"
+    assert [(w.path, w.message.split(" (")[0].split(":")[0]) for w in ts.warnings] == [
+        (summary, "malformed JSON" if cut_job else "job-level result.json inside a trial directory")
+    ]
+    # read again from the outcomes kept: the same trials; no trial's file is read again
+    asked: list = []
+
+    def decode(items):
+        asked.extend(rel for rel, _, _ in items)
+        return decode_files(str(tmp_path), items)
+
+    again, _ = parse_trials(root, tmp_path, known, decode_map=decode)
+    assert again == ts
+    # (a folder holding the job's: no result.json of its own, looked for again)
+    assert asked == ([f"trace_jobs/{above.split('/')[0]}/result.json"] if above else [])
+
+
+def test_a_trial_cut_short_is_no_folder_of_trials(tmp_path):
+    # a trial killed before its result.json: its own agent/ and artifacts/ hold no trials
+    # (its config.json or trial.log says whose they are): one trial missing, as ever
+    root = tmp_path / "trace_jobs"
+    for rel in ("tk/config.json", "tk/agent/x/result.json", "tl/trial.log",
+                "tl/artifacts/run/t5/result.json", "tl/steps/s1/verifier/result.json"):  # fmt: skip
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(rec(trial_name="x") if rel.endswith("result.json") else b"{}")
+    ts, _ = parse_trials(root, tmp_path)
+    assert (ts.results, ts.missing, ts.malformed, ts.job_level, ts.warnings) == ((), 2, 0, 0, ())
+
+
+@pytest.mark.parametrize("prefix", ["", "./"])
+def test_a_cut_archive_says_which_trials_it_could_not_tell_from_their_files(tmp_path, prefix):
+    # a result.json in an agent/ or artifacts/ folder whose trial's own files (its
+    # result.json, config.json, trial.log) lie past the damage: nothing read says it is a
+    # trial's own, so it counts as a trial (as one below a home's artifacts/ does), and the
+    # damage's warning names it; one beside its own config.json needs no word
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    files = [
+        (f"{prefix}t1/agent/x/result.json", rec(trial_name="x")),
+        (f"{prefix}home/artifacts/t2/result.json", rec(trial_name="t2")),
+        (f"{prefix}k/artifacts/t3/result.json", rec(trial_name="t3")),
+        (f"{prefix}k/artifacts/t3/config.json", b"{}"),
+        (f"{prefix}t0/result.json", rec(trial_name="t0")),
+        (f"{prefix}t1/blob.bin", os.urandom(400_000)),
+        (f"{prefix}t1/result.json", rec(trial_name="t1")),
+        (f"{prefix}t1/config.json", b"{}"),
+    ]
+    _tar_files(root / "trials_step1_a.tar.gz", files)
+    data = (root / "trials_step1_a.tar.gz").read_bytes()
+    (root / "trials_step1_a.tar.gz").write_bytes(data[: len(data) - 50_000])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == ["t0", "t2", "t3", "x"]
+    (w,) = ts.warnings
+    assert w.path == "trace_jobs/trials_step1_a.tar.gz"
+    assert w.message.startswith("damaged trials archive (")
+    assert w.message.endswith(
+        "read up to the damage; 2 trials (x, …) counted from inside an agent/, artifacts/, …"
+        " folder whose trial's own files, if any, lie past the damage"
+    )
