@@ -1,0 +1,95 @@
+"""Line shapes read from the producers' newest and older source (Ray, vLLM, SLURM, SkyRL).
+
+Each test names where the shape comes from; every one is read with and without Ray's
+prefix, its colour codes, and CRLF line ends where those can occur.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sitegen.read.evidence import RAY_PREFIX, line_evidence
+from sitegen.read.lines import split_line
+from tests.read.test_logparse import METRICS, block, lg, parse
+from tests.read.test_real_shapes import STATS, _by_blocks
+
+# -- Ray: print_worker_logs (python/ray/_private/worker.py) ------------------------------
+# log_monitor.py names a daemon's file by its kind ("raylet", "gcs_server", "autoscaler",
+# "runtime_env"), and print_worker_logs writes "pid=" before every name but the raylet's and
+# the autoscaler's: a GCS server's line is "(pid=gcs_server) …", on another node
+# "(pid=gcs_server, ip=10.0.0.3) …".
+DAEMON_PREFIXES = (
+    ("(pid=gcs_server) ", "gcs_server"),
+    ("(pid=gcs_server, ip=10.0.0.3) ", "gcs_server 10.0.0.3"),
+    ("\x1b[2m\x1b[36m(pid=runtime_env, ip=10.0.0.3)\x1b[0m ", "runtime_env 10.0.0.3"),
+)
+
+
+@pytest.mark.parametrize(("prefix", "source"), DAEMON_PREFIXES)
+def test_a_ray_daemon_named_after_pid_is_a_prefix_of_no_process(prefix, source):
+    ln = split_line(1, f"{prefix}[2026-02-08 00:56:50,200 W 1 2] gcs_server.cc:1: slow".encode())
+    assert ln.message == "[2026-02-08 00:56:50,200 W 1 2] gcs_server.cc:1: slow"
+    assert (ln.source, ln.pid) == (source, None)
+    assert line_evidence(ln) == RAY_PREFIX
+
+
+@pytest.mark.parametrize(("prefix", "source"), DAEMON_PREFIXES)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_ray_daemon_line_inside_a_driver_dict_does_not_cut_it(prefix, source, eol):
+    lines = block(3, METRICS, prefix="")
+    lines[0] = lines[0].split(") ", 1)[1]  # the driver's own output: no prefix
+    lines.insert(3, f"{prefix}[2026-02-08 00:56:50,200 W 1 2] gcs_server.cc:1: slow")
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        (b,) = log.blocks
+        assert b.step == 3 and b.metrics["reward/avg_raw_reward"] == 0.3125 and not log.warnings
+
+
+# An actor whose class defines __repr__ is named by it (Ray's "Customizing prefixes for
+# Actor logs": "(MyActor(index=2) pid=482120) hello there"); Ray Data's tasks and actors
+# carry their operators ("(MapWorker(MapBatches(fn)) pid=…)", "(ReadRange->MapBatches(<lambda>)
+# pid=…)"); a name may hold dots.
+NAMED = (
+    ("(MyActor(index=2) pid=482120) ", "482120", None),
+    ("(MyActor(index=2, rank=0) pid=482120, ip=10.0.0.1) ", "482120", "10.0.0.1"),
+    ("\x1b[2m\x1b[35m(MapWorker(MapBatches(fn)) pid=5, ip=10.0.0.1)\x1b[0m ", "5", "10.0.0.1"),
+    ("(ReadRange->MapBatches(<lambda>) pid=9) ", "9", None),
+    ("(ray.serve.Replica pid=9) ", "9", None),
+)
+
+
+@pytest.mark.parametrize(("prefix", "pid", "ip"), NAMED)
+def test_an_actor_named_with_brackets_or_dots_is_its_process(prefix, pid, ip):
+    ln = split_line(1, f"{prefix}hello there".encode())
+    assert (ln.message, ln.pid, ln.ip) == ("hello there", pid, ip)
+
+
+@pytest.mark.parametrize(("prefix", "pid", "ip"), NAMED)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_metrics_dict_under_a_bracketed_actor_name_is_read(prefix, pid, ip, eol):
+    lines = block(3, METRICS, prefix=prefix)
+    lines[0] = prefix + lines[0].split(") ", 1)[1]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        (b,) = log.blocks
+        assert b.step == 3 and b.metrics["async/staleness_max"] == 1 and not log.warnings
+
+
+@pytest.mark.parametrize(("prefix", "pid", "ip"), NAMED)
+def test_an_engine_under_a_bracketed_actor_name_is_its_process(prefix, pid, ip):
+    stats = f"{prefix}INFO 02-08 00:56:55 [loggers.py:127] {STATS}"
+    for log in (parse([lg("start"), stats]), _by_blocks([lg("start"), stats])):
+        (e,) = log.vllm.engines
+        assert e.engine == f"{pid}@{ip or 'driver'}" and e.samples == 1
+
+
+def test_model_text_in_brackets_is_no_prefix():
+    for text in (
+        "(see above) ok",
+        "(a b) c",
+        "(x(y) pid=) z",
+        "(f(x)) y(",
+        "(MyActor(index=2) pid=1)x",
+    ):
+        ln = split_line(1, text.encode())
+        assert (ln.source, ln.message) == ("", text)
