@@ -93,3 +93,63 @@ def test_model_text_in_brackets_is_no_prefix():
     ):
         ln = split_line(1, text.encode())
         assert (ln.source, ln.message) == ("", text)
+
+
+# -- vLLM: LoggingStatLogger (vllm/v1/metrics/loggers.py) ---------------------------------
+# 0.10.2 logged through AggregatedLoggingStatLogger by default, whose log_prefix is
+# "{n} Engines Aggregated: " however many engines there are; a real API server's line:
+ONE_AGGREGATED = (
+    "INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] 1 Engines Aggregated: Avg prompt "
+    "throughput: 0.0 tokens/s, Avg generation throughput: 11.5 tokens/s, Running: 2 reqs, "
+    "Waiting: 1 reqs, GPU KV cache usage: 3.0%, Prefix cache hit rate: 4.0%"
+)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "engine"),
+    [
+        ("(APIServer pid=66) ", "66@driver"),
+        ("\x1b[2m\x1b[36m(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1)\x1b[0m ", "7@10.0.0.1"),
+        ("", "job.out:engine000"),
+    ],
+)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_one_engine_aggregated_is_that_engines_sample(prefix, engine, eol):
+    lines = [lg("start", "2026-09-02 08:46:00.000"), prefix + ONE_AGGREGATED]
+    lines.append(prefix + ONE_AGGREGATED + "\x1b[32m [repeated 2x across cluster]\x1b[0m")
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        (e,) = log.vllm.engines
+        assert (e.engine, e.samples, e.gen_tps_sum, e.running_max) == (engine, 2, 23.0, 2.0)
+        assert e.prefix_pct_sum == 8.0 and e.kv_pct_sum == 6.0
+        assert log.vllm.aggregated_lines == 0 and log.vllm.suppressed_copies == 2
+        assert not log.warnings
+
+
+# The newest line, every optional part present (Deferred, Preemptions, Corrupted, External
+# prefix cache, MM cache), then the lines logged after it under the same log_fn: the
+# spec-decoding line of 0.8 and of the newest version, the KV connector's, the MFU line.
+NEWEST = (
+    "Engine 001: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, "
+    "Running: 3 reqs, Waiting: 4 reqs, Deferred: 1 reqs, Preemptions: 2, GPU KV cache usage: "
+    "5.0%, Prefix cache hit rate: 6.0%, Corrupted: 0 reqs, External prefix cache hit rate: "
+    "7.0%, MM cache hit rate: 8.0%"
+)
+AFTER_STATS = (
+    "SpecDecoding metrics: Draft acceptance rate: 61.2%, Accepted: 306 tokens, Drafted: 500 tokens",
+    "SpecDecoding metrics: Mean acceptance length: 2.53, Accepted throughput: 30.60 tokens/s, "
+    "Drafted throughput: 50.00 tokens/s, Accepted: 306 tokens, Drafted: 500 tokens, "
+    "Per-position acceptance rate: 0.891, 0.794, 0.708, Avg Draft acceptance rate: 61.2%",
+    "KV Transfer metrics: Num successful transfers=3, Avg xfer time (ms)=1.2",
+    "Engine 001: MFU: 12.3 TF/s/GPU 456.7 GB/s/GPU",
+)
+
+
+@pytest.mark.parametrize("prefix", ["(AsyncVLLMInferenceEngine pid=8) (EngineCore_DP0 pid=9) ", ""])
+def test_newest_stats_line_and_the_lines_after_it(prefix):
+    head = "INFO 02-08 00:57:50 [v1/metrics/loggers.py:259] "
+    lines = [lg("start"), prefix + head + NEWEST, *(prefix + head + x for x in AFTER_STATS)]
+    for log in (parse(lines), _by_blocks(lines)):
+        (e,) = log.vllm.engines
+        assert (e.samples, e.waiting_sum, e.kv_pct_sum, e.prefix_pct_sum) == (1, 4.0, 5.0, 6.0)
+        assert e.preemptions_total == 2.0 and not log.warnings
