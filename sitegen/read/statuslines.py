@@ -12,7 +12,14 @@ from collections import Counter
 from sitegen.model.vocabulary import is_finite
 from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
-from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_FAILED_RE, SLURM_MEMORY_RE, SLURM_OOM_RE
+from sitegen.read.markers import (
+    SLURM_CANCEL_RE,
+    SLURM_FAILED_RE,
+    SLURM_MEMORY_RE,
+    SLURM_OOM_RE,
+    SRUN_OOM,
+    SRUN_TASK_RE,
+)
 from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import is_stats_like
 
@@ -72,6 +79,22 @@ class StatusLines(ParserCore):
                 self._slurm_failed(ln, f"SLURM: {m.group(1)}")
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
+
+    def _srun(self, ln: Line, msg: str) -> None:
+        """srun's report of a task's end (docs/formats.md §4.4): out of memory is the job's
+        memory failure, as slurmstepd's oom_kill line; an exit code or a signal is the job's
+        failure only when nothing said how it ended before (srun reports after the cause: a
+        trainer's error, a cancel whose tasks exit 1 on SIGTERM), else after 'Training done!'
+        a warning. srun's other errors say nothing of the end."""
+        m = SRUN_TASK_RE.match(msg)
+        if m is None:
+            return
+        tasks, what = m.groups()
+        if what == SRUN_OOM:
+            self.memory_failure = OOM_KILL
+            self._slurm_failed(ln, OOM_KILL)
+        elif self.end_marker in (None, "complete"):
+            self._slurm_failed(ln, f"srun: {tasks}: {what}")
 
     def _slurm_failed(self, ln: Line, detail: str) -> None:
         """SLURM says the job failed: its end, unless its training completed before (then

@@ -35,6 +35,7 @@ AFTER = [
     "Training Step Progress:  50%|#####     | 1/2 [00:01<00:01, 1.0s/it]",
     "INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, ",
     "slurmstepd: error: *** JOB 1 ON x CANCELLED AT 2026-02-08T00:00:09 ***",
+    "srun: error: gpu-17: task 0: Exited with exit code 1 ",
     "(MyActor(index=2, rank=(0) ",  # a Ray prefix named by an actor's __repr__, unclosed
     "(pid=gcs_server, ip=",
 ]

@@ -153,3 +153,132 @@ def test_newest_stats_line_and_the_lines_after_it(prefix):
         (e,) = log.vllm.engines
         assert (e.samples, e.waiting_sum, e.kv_pct_sum, e.prefix_pct_sum) == (1, 4.0, 5.0, 6.0)
         assert e.preemptions_total == 2.0 and not log.warnings
+
+
+# -- SkyRL: ConsoleLogger (skyrl/train/utils/tracking.py) ---------------------------------
+# logger.info(f"Step {step}: \n{pprint.pformat(stringify_floats(data))}"): the newest
+# trainers' keys, new families and all; every numeric key is kept, known or not. The
+# fully-async trainer logs the step's metrics (commit=False), then its timings with the GPU
+# monitor's and vLLM scraper's keys (commit=True): two blocks of one step.
+NEWEST_METRICS = {
+    "async/keep_rate": "0.8000",
+    "async/num_groups_dropped": 2,
+    "async/staleness_max": 2,
+    "async/staleness_mean": "0.7500",
+    "async/staleness_min": 0,
+    "async/staleness_ratio": "0.5000",
+    "async/staleness_violation_count": 0,
+    "critic/value_loss": "0.0100",
+    "policy/policy_loss": "-0.0123",
+    "reward/avg_raw_reward": "0.3125",
+    "reward/num_zero_variance_filtered": 3,
+    "trainer/epoch": 0,
+    "trainer/global_step": 7,
+    "trainer/tokens_per_second_per_gpu": "812.5000",
+}
+NEWEST_TIMINGS = {
+    "timing/convert_to_training_input": "1.5000",
+    "timing/run_training": "40.0000",
+    "timing/step": "60.0000",
+    "timing/sync_weights": "3.0000",
+    "timing/wait_for_generation_buffer": "12.0000",
+    "ray/gpu_utilization_mean": "0.9100",
+    "vllm/num_requests_running": 12,
+}
+
+
+@pytest.mark.parametrize("prefix", ["(skyrl_entrypoint pid=4242) ", ""])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_newest_trainer_keys_are_all_kept(prefix, eol):
+    lines = []
+    for d in (NEWEST_METRICS, NEWEST_TIMINGS):
+        head, *rest = block(7, d, prefix=prefix)
+        lines += [prefix + head.split(") ", 1)[1], *rest]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        (b,) = log.blocks
+        assert b.step == 7 and len(b.metrics) == len(NEWEST_METRICS) + len(NEWEST_TIMINGS)
+        assert b.metrics["async/staleness_ratio"] == 0.5
+        assert b.metrics["trainer/tokens_per_second_per_gpu"] == 812.5
+        assert b.metrics["ray/gpu_utilization_mean"] == 0.91
+        assert b.metrics["timing/wait_for_generation_buffer"] == 12.0 and not log.warnings
+
+
+# -- SLURM: slurmstepd's and srun's lines at a job's end -----------------------------------
+# slurmstepd (src/slurmd/slurmstepd/req.c, task/cgroup): the end markers of every version;
+# older SLURM says "oom-kill event(s) in step N.batch cgroup" and "Some of your processes may
+# have been killed by the cgroup out-of-memory handler".
+SLURM_ENDS = (
+    (
+        "slurmstepd: error: *** JOB 561773 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 DUE TO TIME LIMIT ***",
+        ("cancelled", "TIME LIMIT"),
+    ),
+    (
+        "slurmstepd: error: *** JOB 561773 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 DUE TO PREEMPTION ***",
+        ("cancelled", "PREEMPTION"),
+    ),
+    (
+        "slurmstepd: error: *** JOB 561773 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 DUE TO NODE FAILURE, "
+        "SEE SLURMCTLD LOG FOR DETAILS ***",
+        ("cancelled", "NODE FAILURE"),
+    ),
+    (
+        "slurmstepd-gpu-17: error: *** STEP 561773.0 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 ***",
+        ("cancelled", "CANCELLED"),
+    ),
+    (
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=561773.batch. Some of your processes "
+        "may have been killed by the cgroup out-of-memory handler.",
+        ("failed", "out of memory (oom_kill)"),
+    ),
+    (
+        "slurmstepd: error: Detected 2 oom-kill event(s) in step 561773.batch cgroup. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler.",
+        ("failed", "out of memory (oom_kill)"),
+    ),
+    # srun (src/srun/launch.c, _task_finish): "%s: %s %s: Out Of Memory", "…: Exited with exit
+    # code %d", "…: %s%s" (a signal, with " (core dumped)"), logged as "srun: error: …"
+    ("srun: error: gpu-17: task 0: Out Of Memory", ("failed", "out of memory (oom_kill)")),
+    (
+        "srun: error: gpu-17: task 0: Exited with exit code 1",
+        ("failed", "srun: task 0: Exited with exit code 1"),
+    ),
+    (
+        "srun: error: gpu-[17-18]: tasks 0-1: Exited with exit code 137",
+        ("failed", "srun: tasks 0-1: Exited with exit code 137"),
+    ),
+    (
+        "srun: error: gpu-17: task 0: Segmentation fault (core dumped)",
+        ("failed", "srun: task 0: Segmentation fault (core dumped)"),
+    ),
+)
+
+
+@pytest.mark.parametrize(("line", "end"), SLURM_ENDS)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_slurm_end_lines_after_the_last_step(line, end, eol):
+    lines = [*block(3, METRICS), line]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        assert (log.end_marker, log.end_detail) == end and not log.warnings
+
+
+def test_srun_says_nothing_over_an_end_read_before_it():
+    """srun reports its task's exit after the cause: a trainer's error, a cancel (a task
+    that catches SIGTERM exits 1) stays the job's end; after 'Training done!' the job stays
+    complete, with a warning at srun's line."""
+    exit_1 = "srun: error: gpu-17: task 0: Exited with exit code 1"
+    aborted = "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."
+    cancel = SLURM_ENDS[0][0]
+    failed = lg("Train loop failed at global_step 3: RuntimeError: boom")
+    for lines, end in (
+        ([aborted, cancel, exit_1], ("cancelled", "TIME LIMIT")),
+        ([failed, exit_1], ("failed", "Train loop failed at global_step 3: RuntimeError: boom")),
+        ([aborted], (None, None)),
+    ):
+        log = parse([*block(3, METRICS), *lines])
+        assert (log.end_marker, log.end_detail) == end and not log.warnings
+    log = parse([*block(3, METRICS), lg("Training done!"), exit_1])
+    assert (log.end_marker, log.end_detail) == ("complete", None)
+    (w,) = log.warnings
+    assert "Exited with exit code 1" in w.message
