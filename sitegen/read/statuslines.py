@@ -15,6 +15,8 @@ from sitegen.read.logstate import ParserCore, _Batches
 from sitegen.read.markers import (
     SLURM_CANCEL_RE,
     SLURM_FAILED_RE,
+    SLURM_MEM_LIMIT_RE,
+    SLURM_MEM_PEAK_RE,
     SLURM_MEMORY_RE,
     SLURM_OOM_RE,
     SRUN_OOM,
@@ -51,6 +53,7 @@ _PREFIXED_STATS_RE = re.compile(rb"(" + CR_PREFIX_RE.pattern + rb")" + _STATS_LI
 # How SLURM tells that a job's memory failed (its end detail).
 OOM_KILL = "out of memory (oom_kill)"
 MEMORY_ERROR = "uncorrectable memory error"
+MEMORY_LIMIT = "out of memory (memory limit)"
 
 
 class StatusLines(ParserCore):
@@ -65,8 +68,16 @@ class StatusLines(ParserCore):
             else:
                 self.end_marker, self.end_detail = "cancelled", m.group(2) or "CANCELLED"
             return
-        m = SLURM_OOM_RE.match(msg)
-        failure = OOM_KILL if m else MEMORY_ERROR if SLURM_MEMORY_RE.match(msg) else None
+        if SLURM_OOM_RE.match(msg):
+            failure: str | None = OOM_KILL
+        elif SLURM_MEM_LIMIT_RE.match(msg):
+            failure = MEMORY_LIMIT
+        elif SLURM_MEMORY_RE.match(msg):
+            failure = MEMORY_ERROR
+        elif SLURM_MEM_PEAK_RE.match(msg):
+            return  # the limit was reached and the job went on: no end, nothing to warn of
+        else:
+            failure = None
         if failure is not None:
             self.memory_failure = failure
             self._slurm_failed(ln, failure)

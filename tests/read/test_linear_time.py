@@ -36,6 +36,7 @@ AFTER = [
     "INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, ",
     "slurmstepd: error: *** JOB 1 ON x CANCELLED AT 2026-02-08T00:00:09 ***",
     "srun: error: gpu-17: task 0: Exited with exit code 1 ",
+    "slurmstepd: error: Job 1 exceeded memory limit (",
     "(MyActor(index=2, rank=(0) ",  # a Ray prefix named by an actor's __repr__, unclosed
     "(pid=gcs_server, ip=",
 ]

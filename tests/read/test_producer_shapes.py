@@ -236,6 +236,18 @@ SLURM_ENDS = (
         "processes may have been killed by the cgroup out-of-memory handler.",
         ("failed", "out of memory (oom_kill)"),
     ),
+    # jobacct_gather's memory enforcement kills the job, then a plain CANCELLED follows
+    (
+        "slurmstepd: error: Job 41176 exceeded memory limit (3940736 > 2068480), being killed",
+        ("failed", "out of memory (memory limit)"),
+    ),
+    (
+        "slurmstepd: error: StepId=39.batch exceeded memory limit (6526939136 > 4294967296), being "
+        "killed\nslurmstepd: error: Exceeded job memory limit\n"
+        + "slurmstepd: error: *** JOB 39 ON "
+        "fnode01 CANCELLED AT 2016-11-30T10:21:37 ***",
+        ("failed", "out of memory (memory limit)"),
+    ),
     # srun (src/srun/launch.c, _task_finish): "%s: %s %s: Out Of Memory", "…: Exited with exit
     # code %d", "…: %s%s" (a signal, with " (core dumped)"), logged as "srun: error: …"
     ("srun: error: gpu-17: task 0: Out Of Memory", ("failed", "out of memory (oom_kill)")),
@@ -282,3 +294,12 @@ def test_srun_says_nothing_over_an_end_read_before_it():
     assert (log.end_marker, log.end_detail) == ("complete", None)
     (w,) = log.warnings
     assert "Exited with exit code 1" in w.message
+
+
+@pytest.mark.parametrize("scope", ["job", "step"])
+def test_a_memory_limit_reached_at_some_point_is_no_end(scope):
+    """task/cgroup's note at a step's end that it hit its limit (its memory was reclaimed or
+    swapped, nothing killed): not how the job ended, and no line to warn about."""
+    line = f"slurmstepd: error: Exceeded {scope} memory limit at some point."
+    log = parse([*block(3, METRICS), line])
+    assert (log.end_marker, log.end_detail) == (None, None) and not log.warnings
