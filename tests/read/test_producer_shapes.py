@@ -303,3 +303,20 @@ def test_a_memory_limit_reached_at_some_point_is_no_end(scope):
     line = f"slurmstepd: error: Exceeded {scope} memory limit at some point."
     log = parse([*block(3, METRICS), line])
     assert (log.end_marker, log.end_detail) == (None, None) and not log.warnings
+
+
+# vLLM's ColoredFormatter (vllm/logging_utils/formatter.py, on a terminal): the level in its
+# colour, the time and the file in grey.
+COLOURED_HEADER = (
+    "\x1b[32mINFO\x1b[0m \x1b[90m02-08 00:56:55\x1b[0m \x1b[90m[v1/metrics/loggers.py:259]\x1b[0m "
+)
+
+
+@pytest.mark.parametrize("prefix", ["(APIServer pid=66) ", ""])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_coloured_vllm_header_is_read(prefix, eol):
+    lines = [lg("start"), prefix + COLOURED_HEADER + STATS, prefix + COLOURED_HEADER + NEWEST]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        assert sorted(e.samples for e in log.vllm.engines) == [1, 1] and not log.warnings
+        assert log.vllm.timeline[0].samples == 2
