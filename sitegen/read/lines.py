@@ -55,7 +55,7 @@ GLUED_START_RE = re.compile(
     r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \| [A-Z]+\s*\| "
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? "
     r"(?:\[|[^\s\[\]]+:\d+\] )"
-    rf"|{SLURMSTEPD} |WANDB_MIRROR "
+    rf"|{SLURMSTEPD} |srun: error: |WANDB_MIRROR "
 )
 # The end of a tqdm bar: "| 208/233 [1:15:34<08:27, 20.30s/it]" or "5it [00:01, 3.2it/s]".
 # Only text ending like this may carry a glued record: model text can hold anything. A count

@@ -50,7 +50,7 @@ def test_a_string_that_reads_as_another_value_differs_from_that_value():
         "none": {"a": '"null"', "b": "null"},
     }
     # a string that reads as nothing else shows as written, its quotes and all
-    assert flatten({"s": "He said \"hi\"", "t": "1e-6x", "u": ""}) == {
+    assert flatten({"s": 'He said "hi"', "t": "1e-6x", "u": ""}) == {
         "s": 'He said "hi"',
         "t": "1e-6x",
         "u": "",

@@ -46,6 +46,7 @@ BEFORE = [
     "] " + lg("Step 9:"),
     "] INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s",
     "] slurmstepd: error: Detected 1 oom_kill event",
+    "] srun: error: gpu-17: task 0: Out Of Memory",
 ]
 
 def log_text(n):

@@ -320,3 +320,23 @@ def test_a_coloured_vllm_header_is_read(prefix, eol):
     for log in (parse(data), _by_blocks(data)):
         assert sorted(e.samples for e in log.vllm.engines) == [1, 1] and not log.warnings
         assert log.vllm.timeline[0].samples == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "end"),
+    [
+        (
+            "srun: error: gpu-17: task 0: Exited with exit code 1",
+            ("failed", "srun: task 0: Exited with exit code 1"),
+        ),
+        ("srun: error: gpu-17: task 0: Out Of Memory", ("failed", "out of memory (oom_kill)")),
+    ],
+)
+def test_srun_glued_after_a_bar(line, end):
+    """srun writes to the batch script's stderr, the stream of the driver's bar: a lost \\r
+    glues its line after the bar, as slurmstepd's."""
+    from tests.read.test_real_shapes import BAR
+
+    lines = [*block(3, METRICS), BAR + line]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert (log.end_marker, log.end_detail) == end and not log.warnings
