@@ -96,7 +96,7 @@ class VllmStats(msgspec.Struct, frozen=True):
 
     engines: tuple[EngineStats, ...]
     timeline: tuple[VllmTimeBucket, ...]
-    aggregated_lines: int  # "N Engines Aggregated" lines: cluster totals, kept apart
+    aggregated_lines: int  # "N Engines Aggregated" lines (N > 1): cluster totals, kept apart
     suppressed_copies: int  # sum of Ray's "[repeated Nx across cluster]"
     step_lines: int  # "vLLM Stats (step N)" lines
     step_stats: dict[int, dict[str, float]]  # their values by step

@@ -25,8 +25,11 @@ MIRROR = "a WANDB_MIRROR line"
 TRAIN_BAR = "SkyRL's training progress bar"
 CONFIG_DUMP = "SkyRL's config dump"
 
-# Ray's own processes, whose prefixes carry no pid: "(raylet) ", "(autoscaler +1m2s) ".
-_RAY_DAEMONS = frozenset({"raylet", "autoscaler", "gcs_server", "monitor", "dashboard"})
+# Ray's own processes, whose prefixes carry no pid: "(raylet) ", "(autoscaler +1m2s) ",
+# "(pid=gcs_server) ".
+_RAY_DAEMONS = frozenset(
+    {"raylet", "autoscaler", "scheduler", "gcs_server", "runtime_env", "monitor", "dashboard"}
+)
 # Ray's Python logger (ray_constants.LOGGER_FORMAT): "2025-11-28 04:00:00,123\tINFO
 # worker.py:1841 -- Started a local Ray instance." The tab after the time is Ray's.
 RAY_RECORD_RE = re.compile(

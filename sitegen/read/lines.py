@@ -15,10 +15,17 @@ ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 # (skyrl_entrypoint pid=12345) / (AsyncVLLMInferenceEngine pid=1, ip=10.0.0.1)
 # (raylet) / (autoscaler +1m2s) / (EngineCore_DP0 pid=9) / (pid=1234) / (APIServer pid=1)
-# and Ray's daemons on another node than the driver's: (raylet, ip=10.0.0.3)
+# and Ray's daemons on another node than the driver's: (raylet, ip=10.0.0.3). Ray writes
+# "pid=" before a daemon's name but the raylet's and the autoscaler's: (pid=gcs_server),
+# (pid=runtime_env, ip=10.0.0.3). A process named by its actor's __repr__ or by Ray Data's
+# operators holds brackets, "<>" and "->": (MyActor(index=2) pid=7),
+# (ReadRange->MapBatches(<lambda>) pid=9); such a name comes with a pid only.
+_IP = r"[0-9A-Fa-f.:]+"
+_NAMED = r"[A-Za-z_<][\w.<>\-]*(?:\((?:[^()\n]|\([^()\n]*\))*\)[\w.<>\-]*)*"
 RAY_PREFIX_RE = re.compile(
-    r"^\((?:(?P<actor>[A-Za-z_][\w.\-]*)(?: pid=(?P<pid>\d+)| \+[\w.]+)?(?:, ip=(?P<ip>[0-9A-Fa-f.:]+))?"
-    r"|pid=(?P<bare>\d+)(?:, ip=(?P<bip>[0-9A-Fa-f.:]+))?)\) "
+    rf"^\((?:(?P<actor>[A-Za-z_][\w.\-]*)(?: pid=(?P<pid>\d+)| \+[\w.]+)?(?:, ip=(?P<ip>{_IP}))?"
+    rf"|(?P<named>{_NAMED}) pid=(?P<npid>\d+)(?:, ip=(?P<nip>{_IP}))?"
+    rf"|pid=(?:(?P<bare>\d+)|(?P<daemon>[A-Za-z_]\w*))(?:, ip=(?P<bip>{_IP}))?)\) "
 )
 MAX_PREFIXES = 3  # (VllmAsyncGenerationWorker …) (EngineCore_DP0 …) (RayWorkerWrapper …)
 # A container runtime's RFC 3339 time before everything else (docs/formats.md §2).
@@ -48,7 +55,7 @@ GLUED_START_RE = re.compile(
     r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \| [A-Z]+\s*\| "
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? "
     r"(?:\[|[^\s\[\]]+:\d+\] )"
-    rf"|{SLURMSTEPD} |WANDB_MIRROR "
+    rf"|{SLURMSTEPD} |srun: error: |WANDB_MIRROR "
 )
 # The end of a tqdm bar: "| 208/233 [1:15:34<08:27, 20.30s/it]" or "5it [00:01, 3.2it/s]".
 # Only text ending like this may carry a glued record: model text can hold anything. A count
@@ -261,7 +268,13 @@ def iter_blocks(
 # The Ray prefixes (and a container time) that start a physical line, as bytes. Ray puts a
 # run of colour codes before each (dim, then cyan: \x1b[2m\x1b[36m; the autoscaler's bright
 # too) and a reset after it: any run is taken on either side.
-_PFX = rb"(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z_][\w.\-]*(?: pid=\d+| \+[\w.]+)?(?:, ip=[0-9A-Fa-f.:]+)?|pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)* "
+_PFX = (
+    rb"(?:\x1b\[[0-9;]*m)*\((?:[A-Za-z_][\w.\-]*(?: pid=\d+| \+[\w.]+)?(?:, ip=[0-9A-Fa-f.:]+)?"
+    + rb"|"
+    + _NAMED.encode()
+    + rb" pid=\d+(?:, ip=[0-9A-Fa-f.:]+)?"
+    + rb"|pid=(?:\d+|[A-Za-z_]\w*)(?:, ip=[0-9A-Fa-f.:]+)?)\)(?:\x1b\[[0-9;]*m)* "
+)
 CR_PREFIX_RE = re.compile(rb"(?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(?:" + _PFX + rb"){1,3}")
 # The bytes CR_PREFIX_RE can start with: a line starting otherwise needs no match.
 _FIRST = frozenset(b"0123456789(\x1b")
@@ -477,8 +490,10 @@ def _peel(text: str) -> tuple[str, str | None, str | None, str]:
         if not m:
             break
         if depth == 0:
-            pid, ip = m.group("pid") or m.group("bare"), m.group("ip") or m.group("bip")
-            source = " ".join(p for p in (m.group("actor"), pid, ip) if p)
+            pid = m.group("pid") or m.group("npid") or m.group("bare")
+            ip = m.group("ip") or m.group("nip") or m.group("bip")
+            name = m.group("actor") or m.group("named") or m.group("daemon")
+            source = " ".join(p for p in (name, pid, ip) if p)
         text = text[m.end() :]
     return source, pid, ip, text
 

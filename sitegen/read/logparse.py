@@ -41,6 +41,7 @@ from sitegen.read.markers import (
     LOGURU_HINT,
     RESUME_RE,
     SAVED_RE,
+    SRUN_ERROR,
     STARTED_STEP,
     STEP_LIKE_RE,
     STEP_RE,
@@ -439,6 +440,10 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         if msg.startswith("slurmstepd") and SLURMSTEPD_RE.match(msg):
             if not ln.source:
                 self._slurm(ln, msg)
+            return
+        if msg.startswith(SRUN_ERROR):
+            if not ln.source:
+                self._srun(ln, msg)
             return
         c = msg[:1]
         if c == "W" and msg.startswith("WANDB_MIRROR "):

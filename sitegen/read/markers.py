@@ -62,6 +62,22 @@ SLURM_MEMORY_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?UNCORRECTABLE MEMORY ERROR AT \S+ \*\*\*"
 )
 SLURM_OOM_RE = re.compile(rf"^{SLURMSTEPD} error: Detected (\d{{1,18}}) oom[_-]kill event")
+# jobacct_gather's memory enforcement: "Job 41176 exceeded memory limit (3940736 > 2068480),
+# being killed" (newer: "StepId=39.batch exceeded …"), then "Exceeded job memory limit" and a
+# plain CANCELLED; "Exceeded step memory limit at some point." is task/cgroup's note that the
+# limit was hit (memory reclaimed, nothing killed)
+SLURM_MEM_LIMIT_RE = re.compile(
+    rf"^{SLURMSTEPD} error: (?:(?:Job )?\S+ exceeded memory limit \(|Exceeded job memory limit\s*$)"
+)
+SLURM_MEM_PEAK_RE = re.compile(
+    rf"^{SLURMSTEPD} error: Exceeded (?:job|step) memory limit at some point"
+)
+# srun's report of its tasks' end (src/srun/launch.c, _task_finish, through its error()):
+# "srun: error: gpu-17: task 0: Exited with exit code 1", "srun: error: gpu-[17-18]: tasks
+# 0-1: Out Of Memory", "…: task 0: Segmentation fault (core dumped)" (a signal's name)
+SRUN_ERROR = "srun: error: "
+SRUN_TASK_RE = re.compile(r"^srun: error: \S+: (tasks? [0-9,\-\[\]]{1,200}): (\S(?:.*\S)?)")
+SRUN_OOM = "Out Of Memory"
 # "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
 # A tracking logger's "Step N:" record glued after other text on the line
@@ -137,6 +153,7 @@ class Markers:
         b"Engine 0",
         b"Engines Aggregated",
         b"slurmstepd",
+        b"srun: error: ",
         b"vLLM Stats",
         b"WANDB_MIRROR",
         b"Avg prompt throughput",

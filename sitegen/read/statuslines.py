@@ -12,7 +12,16 @@ from collections import Counter
 from sitegen.model.vocabulary import is_finite
 from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
-from sitegen.read.markers import SLURM_CANCEL_RE, SLURM_FAILED_RE, SLURM_MEMORY_RE, SLURM_OOM_RE
+from sitegen.read.markers import (
+    SLURM_CANCEL_RE,
+    SLURM_FAILED_RE,
+    SLURM_MEM_LIMIT_RE,
+    SLURM_MEM_PEAK_RE,
+    SLURM_MEMORY_RE,
+    SLURM_OOM_RE,
+    SRUN_OOM,
+    SRUN_TASK_RE,
+)
 from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import is_stats_like
 
@@ -44,6 +53,7 @@ _PREFIXED_STATS_RE = re.compile(rb"(" + CR_PREFIX_RE.pattern + rb")" + _STATS_LI
 # How SLURM tells that a job's memory failed (its end detail).
 OOM_KILL = "out of memory (oom_kill)"
 MEMORY_ERROR = "uncorrectable memory error"
+MEMORY_LIMIT = "out of memory (memory limit)"
 
 
 class StatusLines(ParserCore):
@@ -58,8 +68,16 @@ class StatusLines(ParserCore):
             else:
                 self.end_marker, self.end_detail = "cancelled", m.group(2) or "CANCELLED"
             return
-        m = SLURM_OOM_RE.match(msg)
-        failure = OOM_KILL if m else MEMORY_ERROR if SLURM_MEMORY_RE.match(msg) else None
+        if SLURM_OOM_RE.match(msg):
+            failure: str | None = OOM_KILL
+        elif SLURM_MEM_LIMIT_RE.match(msg):
+            failure = MEMORY_LIMIT
+        elif SLURM_MEMORY_RE.match(msg):
+            failure = MEMORY_ERROR
+        elif SLURM_MEM_PEAK_RE.match(msg):
+            return  # the limit was reached and the job went on: no end, nothing to warn of
+        else:
+            failure = None
         if failure is not None:
             self.memory_failure = failure
             self._slurm_failed(ln, failure)
@@ -72,6 +90,22 @@ class StatusLines(ParserCore):
                 self._slurm_failed(ln, f"SLURM: {m.group(1)}")
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
+
+    def _srun(self, ln: Line, msg: str) -> None:
+        """srun's report of a task's end (docs/formats.md §4.4): out of memory is the job's
+        memory failure, as slurmstepd's oom_kill line; an exit code or a signal is the job's
+        failure only when nothing said how it ended before (srun reports after the cause: a
+        trainer's error, a cancel whose tasks exit 1 on SIGTERM), else after 'Training done!'
+        a warning. srun's other errors say nothing of the end."""
+        m = SRUN_TASK_RE.match(msg)
+        if m is None:
+            return
+        tasks, what = m.groups()
+        if what == SRUN_OOM:
+            self.memory_failure = OOM_KILL
+            self._slurm_failed(ln, OOM_KILL)
+        elif self.end_marker in (None, "complete"):
+            self._slurm_failed(ln, f"srun: {tasks}: {what}")
 
     def _slurm_failed(self, ln: Line, detail: str) -> None:
         """SLURM says the job failed: its end, unless its training completed before (then

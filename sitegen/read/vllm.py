@@ -20,6 +20,9 @@ from sitegen.read.lines import Line
 
 ENGINE_RE = re.compile(r"^(?:Engine (\d+)|(\d+) Engines Aggregated): (.*)$")
 ENGINE_START_RE = re.compile(r"^(?:Engine \d+|\d+ Engines Aggregated):")
+# "1 Engines Aggregated: " is the one engine's line (vLLM 0.10.2's default logger aggregates
+# whatever the count), read as that process's "Engine 000".
+ONE_AGGREGATED_INDEX = "000"
 # The V0 engine's line (docs/formats.md §5): no "Engine NNN:", Pending for Waiting, a final ".".
 V0_PREFIX = "Avg prompt throughput: "
 # With prefix caching on, the V0 engine logs its hit rate on a line of its own right after
@@ -228,10 +231,15 @@ class VllmAccumulator:
         held back count, docs/formats.md §5.8), and a warning for an unreadable stats line."""
         m = ENGINE_RE.match(ln.message)
         if m:
-            if m.group(2) is not None:
+            if m.group(2) is None:
+                index = m.group(1)
+            elif int(m.group(2)) == 1:
+                # vLLM 0.10.2 aggregates by default, one engine too: that engine's sample
+                index = ONE_AGGREGATED_INDEX
+            else:
                 self.aggregated_lines += 1  # cluster totals, not one engine
                 return False, None
-            index, text = m.group(1), m.group(3)
+            text = m.group(3)
         elif ln.message.startswith(V0_PREFIX):
             index, text = "", ln.message  # V0: one engine per process, no index
         elif ln.message.startswith(V0_RATE_PREFIX):

@@ -35,6 +35,10 @@ AFTER = [
     "Training Step Progress:  50%|#####     | 1/2 [00:01<00:01, 1.0s/it]",
     "INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, ",
     "slurmstepd: error: *** JOB 1 ON x CANCELLED AT 2026-02-08T00:00:09 ***",
+    "srun: error: gpu-17: task 0: Exited with exit code 1 ",
+    "slurmstepd: error: Job 1 exceeded memory limit (",
+    "(MyActor(index=2, rank=(0) ",  # a Ray prefix named by an actor's __repr__, unclosed
+    "(pid=gcs_server, ip=",
 ]
 # and headers a record may be glued after (a progress bar's line), the run before them
 BEFORE = [
@@ -42,6 +46,7 @@ BEFORE = [
     "] " + lg("Step 9:"),
     "] INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s",
     "] slurmstepd: error: Detected 1 oom_kill event",
+    "] srun: error: gpu-17: task 0: Out Of Memory",
 ]
 
 def log_text(n):

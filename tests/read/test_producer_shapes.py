@@ -1,0 +1,342 @@
+"""Line shapes read from the producers' newest and older source (Ray, vLLM, SLURM, SkyRL).
+
+Each test names where the shape comes from; every one is read with and without Ray's
+prefix, its colour codes, and CRLF line ends where those can occur.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sitegen.read.evidence import RAY_PREFIX, line_evidence
+from sitegen.read.lines import split_line
+from tests.read.test_logparse import METRICS, block, lg, parse
+from tests.read.test_real_shapes import STATS, _by_blocks
+
+# -- Ray: print_worker_logs (python/ray/_private/worker.py) ------------------------------
+# log_monitor.py names a daemon's file by its kind ("raylet", "gcs_server", "autoscaler",
+# "runtime_env"), and print_worker_logs writes "pid=" before every name but the raylet's and
+# the autoscaler's: a GCS server's line is "(pid=gcs_server) …", on another node
+# "(pid=gcs_server, ip=10.0.0.3) …".
+DAEMON_PREFIXES = (
+    ("(pid=gcs_server) ", "gcs_server"),
+    ("(pid=gcs_server, ip=10.0.0.3) ", "gcs_server 10.0.0.3"),
+    ("\x1b[2m\x1b[36m(pid=runtime_env, ip=10.0.0.3)\x1b[0m ", "runtime_env 10.0.0.3"),
+)
+
+
+@pytest.mark.parametrize(("prefix", "source"), DAEMON_PREFIXES)
+def test_a_ray_daemon_named_after_pid_is_a_prefix_of_no_process(prefix, source):
+    ln = split_line(1, f"{prefix}[2026-02-08 00:56:50,200 W 1 2] gcs_server.cc:1: slow".encode())
+    assert ln.message == "[2026-02-08 00:56:50,200 W 1 2] gcs_server.cc:1: slow"
+    assert (ln.source, ln.pid) == (source, None)
+    assert line_evidence(ln) == RAY_PREFIX
+
+
+@pytest.mark.parametrize(("prefix", "source"), DAEMON_PREFIXES)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_ray_daemon_line_inside_a_driver_dict_does_not_cut_it(prefix, source, eol):
+    lines = block(3, METRICS, prefix="")
+    lines[0] = lines[0].split(") ", 1)[1]  # the driver's own output: no prefix
+    lines.insert(3, f"{prefix}[2026-02-08 00:56:50,200 W 1 2] gcs_server.cc:1: slow")
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        (b,) = log.blocks
+        assert b.step == 3 and b.metrics["reward/avg_raw_reward"] == 0.3125 and not log.warnings
+
+
+# An actor whose class defines __repr__ is named by it (Ray's "Customizing prefixes for
+# Actor logs": "(MyActor(index=2) pid=482120) hello there"); Ray Data's tasks and actors
+# carry their operators ("(MapWorker(MapBatches(fn)) pid=…)", "(ReadRange->MapBatches(<lambda>)
+# pid=…)"); a name may hold dots.
+NAMED = (
+    ("(MyActor(index=2) pid=482120) ", "482120", None),
+    ("(MyActor(index=2, rank=0) pid=482120, ip=10.0.0.1) ", "482120", "10.0.0.1"),
+    ("\x1b[2m\x1b[35m(MapWorker(MapBatches(fn)) pid=5, ip=10.0.0.1)\x1b[0m ", "5", "10.0.0.1"),
+    ("(ReadRange->MapBatches(<lambda>) pid=9) ", "9", None),
+    ("(ray.serve.Replica pid=9) ", "9", None),
+)
+
+
+@pytest.mark.parametrize(("prefix", "pid", "ip"), NAMED)
+def test_an_actor_named_with_brackets_or_dots_is_its_process(prefix, pid, ip):
+    ln = split_line(1, f"{prefix}hello there".encode())
+    assert (ln.message, ln.pid, ln.ip) == ("hello there", pid, ip)
+
+
+@pytest.mark.parametrize(("prefix", "pid", "ip"), NAMED)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_metrics_dict_under_a_bracketed_actor_name_is_read(prefix, pid, ip, eol):
+    lines = block(3, METRICS, prefix=prefix)
+    lines[0] = prefix + lines[0].split(") ", 1)[1]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        (b,) = log.blocks
+        assert b.step == 3 and b.metrics["async/staleness_max"] == 1 and not log.warnings
+
+
+@pytest.mark.parametrize(("prefix", "pid", "ip"), NAMED)
+def test_an_engine_under_a_bracketed_actor_name_is_its_process(prefix, pid, ip):
+    stats = f"{prefix}INFO 02-08 00:56:55 [loggers.py:127] {STATS}"
+    for log in (parse([lg("start"), stats]), _by_blocks([lg("start"), stats])):
+        (e,) = log.vllm.engines
+        assert e.engine == f"{pid}@{ip or 'driver'}" and e.samples == 1
+
+
+def test_model_text_in_brackets_is_no_prefix():
+    for text in (
+        "(see above) ok",
+        "(a b) c",
+        "(x(y) pid=) z",
+        "(f(x)) y(",
+        "(MyActor(index=2) pid=1)x",
+    ):
+        ln = split_line(1, text.encode())
+        assert (ln.source, ln.message) == ("", text)
+
+
+# -- vLLM: LoggingStatLogger (vllm/v1/metrics/loggers.py) ---------------------------------
+# 0.10.2 logged through AggregatedLoggingStatLogger by default, whose log_prefix is
+# "{n} Engines Aggregated: " however many engines there are; a real API server's line:
+ONE_AGGREGATED = (
+    "INFO 09-02 08:46:23 [v1/metrics/loggers.py:271] 1 Engines Aggregated: Avg prompt "
+    "throughput: 0.0 tokens/s, Avg generation throughput: 11.5 tokens/s, Running: 2 reqs, "
+    "Waiting: 1 reqs, GPU KV cache usage: 3.0%, Prefix cache hit rate: 4.0%"
+)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "engine"),
+    [
+        ("(APIServer pid=66) ", "66@driver"),
+        ("\x1b[2m\x1b[36m(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1)\x1b[0m ", "7@10.0.0.1"),
+        ("", "job.out:engine000"),
+    ],
+)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_one_engine_aggregated_is_that_engines_sample(prefix, engine, eol):
+    lines = [lg("start", "2026-09-02 08:46:00.000"), prefix + ONE_AGGREGATED]
+    lines.append(prefix + ONE_AGGREGATED + "\x1b[32m [repeated 2x across cluster]\x1b[0m")
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        (e,) = log.vllm.engines
+        assert (e.engine, e.samples, e.gen_tps_sum, e.running_max) == (engine, 2, 23.0, 2.0)
+        assert e.prefix_pct_sum == 8.0 and e.kv_pct_sum == 6.0
+        assert log.vllm.aggregated_lines == 0 and log.vllm.suppressed_copies == 2
+        assert not log.warnings
+
+
+# The newest line, every optional part present (Deferred, Preemptions, Corrupted, External
+# prefix cache, MM cache), then the lines logged after it under the same log_fn: the
+# spec-decoding line of 0.8 and of the newest version, the KV connector's, the MFU line.
+NEWEST = (
+    "Engine 001: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, "
+    "Running: 3 reqs, Waiting: 4 reqs, Deferred: 1 reqs, Preemptions: 2, GPU KV cache usage: "
+    "5.0%, Prefix cache hit rate: 6.0%, Corrupted: 0 reqs, External prefix cache hit rate: "
+    "7.0%, MM cache hit rate: 8.0%"
+)
+AFTER_STATS = (
+    "SpecDecoding metrics: Draft acceptance rate: 61.2%, Accepted: 306 tokens, Drafted: 500 tokens",
+    "SpecDecoding metrics: Mean acceptance length: 2.53, Accepted throughput: 30.60 tokens/s, "
+    "Drafted throughput: 50.00 tokens/s, Accepted: 306 tokens, Drafted: 500 tokens, "
+    "Per-position acceptance rate: 0.891, 0.794, 0.708, Avg Draft acceptance rate: 61.2%",
+    "KV Transfer metrics: Num successful transfers=3, Avg xfer time (ms)=1.2",
+    "Engine 001: MFU: 12.3 TF/s/GPU 456.7 GB/s/GPU",
+)
+
+
+@pytest.mark.parametrize("prefix", ["(AsyncVLLMInferenceEngine pid=8) (EngineCore_DP0 pid=9) ", ""])
+def test_newest_stats_line_and_the_lines_after_it(prefix):
+    head = "INFO 02-08 00:57:50 [v1/metrics/loggers.py:259] "
+    lines = [lg("start"), prefix + head + NEWEST, *(prefix + head + x for x in AFTER_STATS)]
+    for log in (parse(lines), _by_blocks(lines)):
+        (e,) = log.vllm.engines
+        assert (e.samples, e.waiting_sum, e.kv_pct_sum, e.prefix_pct_sum) == (1, 4.0, 5.0, 6.0)
+        assert e.preemptions_total == 2.0 and not log.warnings
+
+
+# -- SkyRL: ConsoleLogger (skyrl/train/utils/tracking.py) ---------------------------------
+# logger.info(f"Step {step}: \n{pprint.pformat(stringify_floats(data))}"): the newest
+# trainers' keys, new families and all; every numeric key is kept, known or not. The
+# fully-async trainer logs the step's metrics (commit=False), then its timings with the GPU
+# monitor's and vLLM scraper's keys (commit=True): two blocks of one step.
+NEWEST_METRICS = {
+    "async/keep_rate": "0.8000",
+    "async/num_groups_dropped": 2,
+    "async/staleness_max": 2,
+    "async/staleness_mean": "0.7500",
+    "async/staleness_min": 0,
+    "async/staleness_ratio": "0.5000",
+    "async/staleness_violation_count": 0,
+    "critic/value_loss": "0.0100",
+    "policy/policy_loss": "-0.0123",
+    "reward/avg_raw_reward": "0.3125",
+    "reward/num_zero_variance_filtered": 3,
+    "trainer/epoch": 0,
+    "trainer/global_step": 7,
+    "trainer/tokens_per_second_per_gpu": "812.5000",
+}
+NEWEST_TIMINGS = {
+    "timing/convert_to_training_input": "1.5000",
+    "timing/run_training": "40.0000",
+    "timing/step": "60.0000",
+    "timing/sync_weights": "3.0000",
+    "timing/wait_for_generation_buffer": "12.0000",
+    "ray/gpu_utilization_mean": "0.9100",
+    "vllm/num_requests_running": 12,
+}
+
+
+@pytest.mark.parametrize("prefix", ["(skyrl_entrypoint pid=4242) ", ""])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_newest_trainer_keys_are_all_kept(prefix, eol):
+    lines = []
+    for d in (NEWEST_METRICS, NEWEST_TIMINGS):
+        head, *rest = block(7, d, prefix=prefix)
+        lines += [prefix + head.split(") ", 1)[1], *rest]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        (b,) = log.blocks
+        assert b.step == 7 and len(b.metrics) == len(NEWEST_METRICS) + len(NEWEST_TIMINGS)
+        assert b.metrics["async/staleness_ratio"] == 0.5
+        assert b.metrics["trainer/tokens_per_second_per_gpu"] == 812.5
+        assert b.metrics["ray/gpu_utilization_mean"] == 0.91
+        assert b.metrics["timing/wait_for_generation_buffer"] == 12.0 and not log.warnings
+
+
+# -- SLURM: slurmstepd's and srun's lines at a job's end -----------------------------------
+# slurmstepd (src/slurmd/slurmstepd/req.c, task/cgroup): the end markers of every version;
+# older SLURM says "oom-kill event(s) in step N.batch cgroup" and "Some of your processes may
+# have been killed by the cgroup out-of-memory handler".
+SLURM_ENDS = (
+    (
+        "slurmstepd: error: *** JOB 561773 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 DUE TO TIME LIMIT ***",
+        ("cancelled", "TIME LIMIT"),
+    ),
+    (
+        "slurmstepd: error: *** JOB 561773 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 DUE TO PREEMPTION ***",
+        ("cancelled", "PREEMPTION"),
+    ),
+    (
+        "slurmstepd: error: *** JOB 561773 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 DUE TO NODE FAILURE, "
+        "SEE SLURMCTLD LOG FOR DETAILS ***",
+        ("cancelled", "NODE FAILURE"),
+    ),
+    (
+        "slurmstepd-gpu-17: error: *** STEP 561773.0 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 ***",
+        ("cancelled", "CANCELLED"),
+    ),
+    (
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=561773.batch. Some of your processes "
+        "may have been killed by the cgroup out-of-memory handler.",
+        ("failed", "out of memory (oom_kill)"),
+    ),
+    (
+        "slurmstepd: error: Detected 2 oom-kill event(s) in step 561773.batch cgroup. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler.",
+        ("failed", "out of memory (oom_kill)"),
+    ),
+    # jobacct_gather's memory enforcement kills the job, then a plain CANCELLED follows
+    (
+        "slurmstepd: error: Job 41176 exceeded memory limit (3940736 > 2068480), being killed",
+        ("failed", "out of memory (memory limit)"),
+    ),
+    (
+        "slurmstepd: error: StepId=39.batch exceeded memory limit (6526939136 > 4294967296), being "
+        "killed\nslurmstepd: error: Exceeded job memory limit\n"
+        + "slurmstepd: error: *** JOB 39 ON "
+        "fnode01 CANCELLED AT 2016-11-30T10:21:37 ***",
+        ("failed", "out of memory (memory limit)"),
+    ),
+    # srun (src/srun/launch.c, _task_finish): "%s: %s %s: Out Of Memory", "…: Exited with exit
+    # code %d", "…: %s%s" (a signal, with " (core dumped)"), logged as "srun: error: …"
+    ("srun: error: gpu-17: task 0: Out Of Memory", ("failed", "out of memory (oom_kill)")),
+    (
+        "srun: error: gpu-17: task 0: Exited with exit code 1",
+        ("failed", "srun: task 0: Exited with exit code 1"),
+    ),
+    (
+        "srun: error: gpu-[17-18]: tasks 0-1: Exited with exit code 137",
+        ("failed", "srun: tasks 0-1: Exited with exit code 137"),
+    ),
+    (
+        "srun: error: gpu-17: task 0: Segmentation fault (core dumped)",
+        ("failed", "srun: task 0: Segmentation fault (core dumped)"),
+    ),
+)
+
+
+@pytest.mark.parametrize(("line", "end"), SLURM_ENDS)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_slurm_end_lines_after_the_last_step(line, end, eol):
+    lines = [*block(3, METRICS), line]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        assert (log.end_marker, log.end_detail) == end and not log.warnings
+
+
+def test_srun_says_nothing_over_an_end_read_before_it():
+    """srun reports its task's exit after the cause: a trainer's error, a cancel (a task
+    that catches SIGTERM exits 1) stays the job's end; after 'Training done!' the job stays
+    complete, with a warning at srun's line."""
+    exit_1 = "srun: error: gpu-17: task 0: Exited with exit code 1"
+    aborted = "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."
+    cancel = SLURM_ENDS[0][0]
+    failed = lg("Train loop failed at global_step 3: RuntimeError: boom")
+    for lines, end in (
+        ([aborted, cancel, exit_1], ("cancelled", "TIME LIMIT")),
+        ([failed, exit_1], ("failed", "Train loop failed at global_step 3: RuntimeError: boom")),
+        ([aborted], (None, None)),
+    ):
+        log = parse([*block(3, METRICS), *lines])
+        assert (log.end_marker, log.end_detail) == end and not log.warnings
+    log = parse([*block(3, METRICS), lg("Training done!"), exit_1])
+    assert (log.end_marker, log.end_detail) == ("complete", None)
+    (w,) = log.warnings
+    assert "Exited with exit code 1" in w.message
+
+
+@pytest.mark.parametrize("scope", ["job", "step"])
+def test_a_memory_limit_reached_at_some_point_is_no_end(scope):
+    """task/cgroup's note at a step's end that it hit its limit (its memory was reclaimed or
+    swapped, nothing killed): not how the job ended, and no line to warn about."""
+    line = f"slurmstepd: error: Exceeded {scope} memory limit at some point."
+    log = parse([*block(3, METRICS), line])
+    assert (log.end_marker, log.end_detail) == (None, None) and not log.warnings
+
+
+# vLLM's ColoredFormatter (vllm/logging_utils/formatter.py, on a terminal): the level in its
+# colour, the time and the file in grey.
+COLOURED_HEADER = (
+    "\x1b[32mINFO\x1b[0m \x1b[90m02-08 00:56:55\x1b[0m \x1b[90m[v1/metrics/loggers.py:259]\x1b[0m "
+)
+
+
+@pytest.mark.parametrize("prefix", ["(APIServer pid=66) ", ""])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_coloured_vllm_header_is_read(prefix, eol):
+    lines = [lg("start"), prefix + COLOURED_HEADER + STATS, prefix + COLOURED_HEADER + NEWEST]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        assert sorted(e.samples for e in log.vllm.engines) == [1, 1] and not log.warnings
+        assert log.vllm.timeline[0].samples == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "end"),
+    [
+        (
+            "srun: error: gpu-17: task 0: Exited with exit code 1",
+            ("failed", "srun: task 0: Exited with exit code 1"),
+        ),
+        ("srun: error: gpu-17: task 0: Out Of Memory", ("failed", "out of memory (oom_kill)")),
+    ],
+)
+def test_srun_glued_after_a_bar(line, end):
+    """srun writes to the batch script's stderr, the stream of the driver's bar: a lost \\r
+    glues its line after the bar, as slurmstepd's."""
+    from tests.read.test_real_shapes import BAR
+
+    lines = [*block(3, METRICS), BAR + line]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert (log.end_marker, log.end_detail) == end and not log.warnings
