@@ -78,6 +78,16 @@ SLURM_MEM_PEAK_RE = re.compile(
 SRUN_ERROR = "srun: error: "
 SRUN_TASK_RE = re.compile(r"^srun: error: \S+: (tasks? [0-9,\-\[\]]{1,200}): (\S(?:.*\S)?)")
 SRUN_OOM = "Out Of Memory"
+# How an end read from srun's line is told (its detail): srun reports a task's end, which
+# may be a background step's, not the training's (statuslines.StatusLines._srun)
+SRUN_DETAIL = "srun: "
+
+
+def is_srun_end(detail: str | None) -> bool:
+    """Whether an end's detail is srun's report of a task's exit code or signal."""
+    return detail is not None and detail.startswith(SRUN_DETAIL)
+
+
 # "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
 # A tracking logger's "Step N:" record glued after other text on the line

@@ -19,8 +19,10 @@ from sitegen.read.markers import (
     SLURM_MEM_PEAK_RE,
     SLURM_MEMORY_RE,
     SLURM_OOM_RE,
+    SRUN_DETAIL,
     SRUN_OOM,
     SRUN_TASK_RE,
+    is_srun_end,
 )
 from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import is_stats_like
@@ -65,6 +67,8 @@ class StatusLines(ParserCore):
             if self.memory_failure is not None and not m.group(2):
                 # The job's memory failed, then a plain CANCELLED: the job died of that.
                 self.end_marker, self.end_detail = "failed", self.memory_failure
+            elif not m.group(2) and self.end_marker == "failed" and is_srun_end(self.end_detail):
+                pass  # srun cancels the step after a task's failure (--kill-on-bad-exit)
             else:
                 self.end_marker, self.end_detail = "cancelled", m.group(2) or "CANCELLED"
             return
@@ -96,7 +100,8 @@ class StatusLines(ParserCore):
         memory failure, as slurmstepd's oom_kill line; an exit code or a signal is the job's
         failure only when nothing said how it ended before (srun reports after the cause: a
         trainer's error, a cancel whose tasks exit 1 on SIGTERM), else after 'Training done!'
-        a warning. srun's other errors say nothing of the end."""
+        a warning. Such an end is a step's, maybe a background one's: training output after
+        it undoes it (:meth:`ParserCore._marker`). srun's other errors say nothing of the end."""
         m = SRUN_TASK_RE.match(msg)
         if m is None:
             return
@@ -105,7 +110,7 @@ class StatusLines(ParserCore):
             self.memory_failure = OOM_KILL
             self._slurm_failed(ln, OOM_KILL)
         elif self.end_marker in (None, "complete"):
-            self._slurm_failed(ln, f"srun: {tasks}: {what}")
+            self._slurm_failed(ln, f"{SRUN_DETAIL}{tasks}: {what}")
 
     def _slurm_failed(self, ln: Line, detail: str) -> None:
         """SLURM says the job failed: its end, unless its training completed before (then
