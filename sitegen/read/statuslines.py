@@ -56,6 +56,7 @@ _PREFIXED_STATS_RE = re.compile(rb"(" + CR_PREFIX_RE.pattern + rb")" + _STATS_LI
 OOM_KILL = "out of memory (oom_kill)"
 MEMORY_ERROR = "uncorrectable memory error"
 MEMORY_LIMIT = "out of memory (memory limit)"
+VIRTUAL_MEMORY_LIMIT = "out of memory (virtual memory limit)"
 
 
 class StatusLines(ParserCore):
@@ -74,8 +75,8 @@ class StatusLines(ParserCore):
             return
         if SLURM_OOM_RE.match(msg):
             failure: str | None = OOM_KILL
-        elif SLURM_MEM_LIMIT_RE.match(msg):
-            failure = MEMORY_LIMIT
+        elif m := SLURM_MEM_LIMIT_RE.match(msg):
+            failure = VIRTUAL_MEMORY_LIMIT if m.group(1) else MEMORY_LIMIT
         elif SLURM_MEMORY_RE.match(msg):
             failure = MEMORY_ERROR
         elif SLURM_MEM_PEAK_RE.match(msg):

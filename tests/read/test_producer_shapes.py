@@ -419,3 +419,35 @@ def test_a_plain_cancel_after_an_srun_task_failure_is_that_failure():
     oom = "srun: error: gpu-17: task 0: Out Of Memory"
     log = parse([*block(3, METRICS), oom, KILL_ON_BAD_EXIT[2]])
     assert (log.end_marker, log.end_detail) == ("failed", "out of memory (oom_kill)")
+
+
+@pytest.mark.parametrize(
+    ("line", "detail"),
+    [
+        # older SLURM (jobacct_gather before %ps): "Step %u.%u exceeded memory limit …"
+        (
+            "slurmstepd: error: Step 7.0 exceeded memory limit (3940736 > 2068480), being killed",
+            "out of memory (memory limit)",
+        ),
+        (
+            "slurmstepd-gpu-17: error: Job 7 exceeded virtual memory limit (3940736 > 2068480), "
+            "being killed",
+            "out of memory (virtual memory limit)",
+        ),
+        (
+            "slurmstepd: error: Step 7.0 exceeded virtual memory limit (3940736 > 2068480), being "
+            "killed",
+            "out of memory (virtual memory limit)",
+        ),
+        (
+            "slurmstepd: error: StepId=7.0 exceeded virtual memory limit (3940736 > 2068480), "
+            "being killed",
+            "out of memory (virtual memory limit)",
+        ),
+    ],
+)
+def test_every_memory_limit_kill_is_read(line, detail):
+    plain = "slurmstepd: error: *** JOB 7 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 ***"
+    for lines in ([line], [line, plain]):
+        for log in (parse([*block(3, METRICS), *lines]), _by_blocks([*block(3, METRICS), *lines])):
+            assert (log.end_marker, log.end_detail) == ("failed", detail) and not log.warnings
