@@ -451,3 +451,43 @@ def test_every_memory_limit_kill_is_read(line, detail):
     for lines in ([line], [line, plain]):
         for log in (parse([*block(3, METRICS), *lines]), _by_blocks([*block(3, METRICS), *lines])):
             assert (log.end_marker, log.end_detail) == ("failed", detail) and not log.warnings
+
+
+@pytest.mark.parametrize(
+    "prefix", ["(skyrl_entrypoint pid=4242) ", "(pid=gcs_server) ", "(MyActor(index=2) pid=5) "]
+)
+def test_srun_text_forwarded_by_ray_ends_nothing(prefix):
+    """A process under Ray that runs srun itself (an agent's sandbox, an eval script) has its
+    output forwarded with its prefix: its tasks are not the job's."""
+    for what in ("Exited with exit code 1", "Out Of Memory"):
+        line = f"{prefix}srun: error: gpu-1: task 0: {what}"
+        log = parse([*block(3, METRICS), line])
+        assert (log.end_marker, log.end_detail) == (None, None) and not log.warnings
+
+
+@pytest.mark.parametrize(("prefix", "pid", "ip"), NAMED)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_stats_line_after_a_bars_cr_keeps_its_bracketed_actor(prefix, pid, ip, eol):
+    """A tqdm bar redrawn with \r on an actor's line, then its engine's stats line: the stats
+    are that actor's process's, not an unprefixed engine's (each actor an engine of its own)."""
+    bar = "Processed prompts:  50%|#####     | 1/2 [00:01<00:01, 1.0it/s]"
+    other = prefix.replace(f"pid={pid}", "pid=77")
+    lines = [lg("start")] + [
+        f"{p}{bar}\rINFO 02-08 00:56:55 [loggers.py:127] {STATS}" for p in (prefix, other)
+    ]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        where = ip or "driver"
+        assert sorted((e.engine, e.samples) for e in log.vllm.engines) == sorted(
+            [(f"{pid}@{where}", 1), (f"77@{where}", 1)]
+        )
+
+
+@pytest.mark.parametrize("daemon", ["raylet", "autoscaler +1m2s", "scheduler +8s", "monitor"])
+def test_a_ray_daemon_prefix_is_ray_s_with_no_process(daemon):
+    """Ray's own daemons log with no pid ("(scheduler +8s) Tip: use `ray status` to view
+    detailed cluster status."): no process of the job, but a Ray prefix all the same."""
+    text = "Tip: use `ray status` to view detailed cluster status."
+    ln = split_line(1, f"({daemon}) {text}".encode())
+    assert (ln.message, ln.pid, ln.source) == (text, None, daemon.split()[0])
+    assert line_evidence(ln) == RAY_PREFIX
