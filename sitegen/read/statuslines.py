@@ -57,6 +57,7 @@ OOM_KILL = "out of memory (oom_kill)"
 MEMORY_ERROR = "uncorrectable memory error"
 MEMORY_LIMIT = "out of memory (memory limit)"
 VIRTUAL_MEMORY_LIMIT = "out of memory (virtual memory limit)"
+SRUN_AFTER_DONE = "srun"  # the warning kind of srun's task ends after 'Training done!'
 
 
 class StatusLines(ParserCore):
@@ -100,9 +101,10 @@ class StatusLines(ParserCore):
         """srun's report of a task's end (docs/formats.md §4.4): out of memory is the job's
         memory failure, as slurmstepd's oom_kill line; an exit code or a signal is the job's
         failure only when nothing said how it ended before (srun reports after the cause: a
-        trainer's error, a cancel whose tasks exit 1 on SIGTERM), else after 'Training done!'
-        a warning. Such an end is a step's, maybe a background one's: training output after
-        it undoes it (:meth:`ParserCore._marker`). srun's other errors say nothing of the end."""
+        trainer's error, a cancel whose tasks exit 1 on SIGTERM); after 'Training done!' one
+        warning for the job (the steps run beside training end with it). Such an end is a
+        step's, maybe a background one's: training output after it undoes it
+        (:meth:`ParserCore._training_goes_on`). srun's other errors say nothing of the end."""
         m = SRUN_TASK_RE.match(msg)
         if m is None:
             return
@@ -110,7 +112,16 @@ class StatusLines(ParserCore):
         if what == SRUN_OOM:
             self.memory_failure = OOM_KILL
             self._slurm_failed(ln, OOM_KILL)
-        elif self.end_marker in (None, "complete"):
+        elif self.end_marker == "complete":
+            # SLURM ends the steps run beside training (ray workers) with the job: said once
+            if not self.warn_counts[SRUN_AFTER_DONE]:
+                self.warn(
+                    ln.number,
+                    SRUN_AFTER_DONE,
+                    f"srun reported a task's end after training completed ({tasks}: {what}): a "
+                    "step run beside training, ended with the job; the job stays complete",
+                )
+        elif self.end_marker is None:
             self._slurm_failed(ln, f"{SRUN_DETAIL}{tasks}: {what}")
 
     def _slurm_failed(self, ln: Line, detail: str) -> None:

@@ -491,3 +491,23 @@ def test_a_ray_daemon_prefix_is_ray_s_with_no_process(daemon):
     ln = split_line(1, f"({daemon}) {text}".encode())
     assert (ln.message, ln.pid, ln.source) == (text, None, daemon.split()[0])
     assert line_evidence(ln) == RAY_PREFIX
+
+
+def test_srun_s_task_ends_after_training_done_are_one_warning():
+    """SLURM kills the background steps (ray workers) at the job's end: srun reports each
+    task killed after 'Training done!'. The job stays complete; one warning says so."""
+    lines = [
+        *block(3, METRICS),
+        lg("Training done!"),
+        "srun: error: gpu-18: task 1: Killed",
+        "srun: error: gpu-19: task 2: Killed",
+        "srun: error: gpu-[17-19]: tasks 0-2: Exited with exit code 143",
+    ]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert (log.end_marker, log.end_detail) == ("complete", None)
+        (w,) = log.warnings
+        assert w.line == len(lines) - 2
+        assert w.message == (
+            "srun reported a task's end after training completed (task 1: Killed): a step run "
+            "beside training, ended with the job; the job stays complete"
+        )
