@@ -16,6 +16,7 @@ from datetime import datetime
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import BatchCounts
 from sitegen.model.vocabulary import is_finite
+from sitegen.read.markers import is_srun_end
 from sitegen.read.vllm import VllmAccumulator
 from sitegen.redact import Redactor
 
@@ -166,15 +167,24 @@ class ParserCore(ParserState):
             seen = self.secrets.setdefault(kind, [line, 0])
             seen[1] += 1
 
-    def _marker(self, step: int) -> None:
-        """A step's metrics appear: batches finished since the last marker are its."""
+    def _marker(self, step: int, now: bool = True) -> None:
+        """A step's metrics appear: batches finished since the last marker are its. ``now``:
+        read at this line (not a step timed earlier, stored once its number is known)."""
         if self.config_lines is None:
             self.config_done = True  # the config dump comes before training or not at all
+        if now:
+            self._training_goes_on()
         if self.last_done is None or step > self.last_done:
             self.last_done = step  # metrics are logged once the step is over
         if step > self.boundary:
             self._flush_batches(step)
             self.boundary = step
+
+    def _training_goes_on(self) -> None:
+        """Training output after an end srun reported: the task that ended was a background
+        or cleanup step's (``srun ray start``, ``srun pkill``), not the training's."""
+        if is_srun_end(self.end_detail):
+            self.end_marker = self.end_detail = None
 
     def _flush_batches(self, step: int) -> None:
         if self.batch_pending.batches:

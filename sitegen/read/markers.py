@@ -63,11 +63,14 @@ SLURM_MEMORY_RE = re.compile(
 )
 SLURM_OOM_RE = re.compile(rf"^{SLURMSTEPD} error: Detected (\d{{1,18}}) oom[_-]kill event")
 # jobacct_gather's memory enforcement: "Job 41176 exceeded memory limit (3940736 > 2068480),
-# being killed" (newer: "StepId=39.batch exceeded …"), then "Exceeded job memory limit" and a
-# plain CANCELLED; "Exceeded step memory limit at some point." is task/cgroup's note that the
-# limit was hit (memory reclaimed, nothing killed)
+# being killed" (older SLURM: "Step 39.0 exceeded …"; newer: "StepId=39.batch exceeded …"),
+# then "Exceeded job memory limit" and a plain CANCELLED; the same for its virtual memory
+# limit ("… exceeded virtual memory limit (…), being killed", group 1). "Exceeded step memory
+# limit at some point." is task/cgroup's note that the limit was hit (memory reclaimed,
+# nothing killed)
 SLURM_MEM_LIMIT_RE = re.compile(
-    rf"^{SLURMSTEPD} error: (?:(?:Job )?\S+ exceeded memory limit \(|Exceeded job memory limit\s*$)"
+    rf"^{SLURMSTEPD} error: (?:(?:Job |Step )?\S+ exceeded (virtual )?memory limit \("
+    r"|Exceeded job memory limit\s*$)"
 )
 SLURM_MEM_PEAK_RE = re.compile(
     rf"^{SLURMSTEPD} error: Exceeded (?:job|step) memory limit at some point"
@@ -78,6 +81,16 @@ SLURM_MEM_PEAK_RE = re.compile(
 SRUN_ERROR = "srun: error: "
 SRUN_TASK_RE = re.compile(r"^srun: error: \S+: (tasks? [0-9,\-\[\]]{1,200}): (\S(?:.*\S)?)")
 SRUN_OOM = "Out Of Memory"
+# How an end read from srun's line is told (its detail): srun reports a task's end, which
+# may be a background step's, not the training's (statuslines.StatusLines._srun)
+SRUN_DETAIL = "srun: "
+
+
+def is_srun_end(detail: str | None) -> bool:
+    """Whether an end's detail is srun's report of a task's exit code or signal."""
+    return detail is not None and detail.startswith(SRUN_DETAIL)
+
+
 # "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
 # A tracking logger's "Step N:" record glued after other text on the line

@@ -19,8 +19,10 @@ from sitegen.read.markers import (
     SLURM_MEM_PEAK_RE,
     SLURM_MEMORY_RE,
     SLURM_OOM_RE,
+    SRUN_DETAIL,
     SRUN_OOM,
     SRUN_TASK_RE,
+    is_srun_end,
 )
 from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import is_stats_like
@@ -54,6 +56,8 @@ _PREFIXED_STATS_RE = re.compile(rb"(" + CR_PREFIX_RE.pattern + rb")" + _STATS_LI
 OOM_KILL = "out of memory (oom_kill)"
 MEMORY_ERROR = "uncorrectable memory error"
 MEMORY_LIMIT = "out of memory (memory limit)"
+VIRTUAL_MEMORY_LIMIT = "out of memory (virtual memory limit)"
+SRUN_AFTER_DONE = "srun"  # the warning kind of srun's task ends after 'Training done!'
 
 
 class StatusLines(ParserCore):
@@ -65,13 +69,15 @@ class StatusLines(ParserCore):
             if self.memory_failure is not None and not m.group(2):
                 # The job's memory failed, then a plain CANCELLED: the job died of that.
                 self.end_marker, self.end_detail = "failed", self.memory_failure
+            elif not m.group(2) and self.end_marker == "failed" and is_srun_end(self.end_detail):
+                pass  # srun cancels the step after a task's failure (--kill-on-bad-exit)
             else:
                 self.end_marker, self.end_detail = "cancelled", m.group(2) or "CANCELLED"
             return
         if SLURM_OOM_RE.match(msg):
             failure: str | None = OOM_KILL
-        elif SLURM_MEM_LIMIT_RE.match(msg):
-            failure = MEMORY_LIMIT
+        elif m := SLURM_MEM_LIMIT_RE.match(msg):
+            failure = VIRTUAL_MEMORY_LIMIT if m.group(1) else MEMORY_LIMIT
         elif SLURM_MEMORY_RE.match(msg):
             failure = MEMORY_ERROR
         elif SLURM_MEM_PEAK_RE.match(msg):
@@ -95,8 +101,10 @@ class StatusLines(ParserCore):
         """srun's report of a task's end (docs/formats.md §4.4): out of memory is the job's
         memory failure, as slurmstepd's oom_kill line; an exit code or a signal is the job's
         failure only when nothing said how it ended before (srun reports after the cause: a
-        trainer's error, a cancel whose tasks exit 1 on SIGTERM), else after 'Training done!'
-        a warning. srun's other errors say nothing of the end."""
+        trainer's error, a cancel whose tasks exit 1 on SIGTERM); after 'Training done!' one
+        warning for the job (the steps run beside training end with it). Such an end is a
+        step's, maybe a background one's: training output after it undoes it
+        (:meth:`ParserCore._training_goes_on`). srun's other errors say nothing of the end."""
         m = SRUN_TASK_RE.match(msg)
         if m is None:
             return
@@ -104,8 +112,17 @@ class StatusLines(ParserCore):
         if what == SRUN_OOM:
             self.memory_failure = OOM_KILL
             self._slurm_failed(ln, OOM_KILL)
-        elif self.end_marker in (None, "complete"):
-            self._slurm_failed(ln, f"srun: {tasks}: {what}")
+        elif self.end_marker == "complete":
+            # SLURM ends the steps run beside training (ray workers) with the job: said once
+            if not self.warn_counts[SRUN_AFTER_DONE]:
+                self.warn(
+                    ln.number,
+                    SRUN_AFTER_DONE,
+                    f"srun reported a task's end after training completed ({tasks}: {what}): a "
+                    "step run beside training, ended with the job; the job stays complete",
+                )
+        elif self.end_marker is None:
+            self._slurm_failed(ln, f"{SRUN_DETAIL}{tasks}: {what}")
 
     def _slurm_failed(self, ln: Line, detail: str) -> None:
         """SLURM says the job failed: its end, unless its training completed before (then

@@ -15,6 +15,7 @@ from msgspec.structs import replace
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import BatchCounts, Checkpoint, MetricBlock, ParsedLog
 from sitegen.read.logparse import first_step_gap
+from sitegen.read.markers import is_srun_end
 
 # The metric forms in the order one file prefers them (metricblocks._metric_blocks).
 FORM_RANK = ("mirror", "console", "text", "")
@@ -28,13 +29,18 @@ def combine_streams(out: ParsedLog, err: ParsedLog) -> ParsedLog:
     file). The metric blocks are those of the form one file would take (the mirror over
     the console dict over text lines), of both files when both have that form (``out``'s
     where both have a step). The end is ``err``'s when it says one (SLURM and the
-    trainer's logger write there), else ``out``'s. Counts add up, but the batches of a
+    trainer's logger write there), else ``out``'s; but srun's report of a task's end stands
+    only when the other file says no end (srun reports after the cause, and the two line
+    orders cannot say which came first). Counts add up, but the batches of a
     file that logs no step while the other does are in no step (:func:`_stranded`): the
     two line orders cannot say which step each ran for. ``vllm`` is ``out``'s
     (it holds both files' lines already).
     """
     blocks, evals, form = _metric_blocks(out, err)
-    ended = err if err.end_marker is not None else out
+    ended = next(
+        (log for log in (err, out) if log.end_marker and not is_srun_end(log.end_detail)),
+        err if err.end_marker is not None else out,
+    )
     final = {c.step for c in (*out.checkpoints, *err.checkpoints) if c.final}
     paths = {c.step: c.path for c in (*err.checkpoints, *out.checkpoints)}
     resumed = out if out.resumed_from is not None else err

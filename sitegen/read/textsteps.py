@@ -25,11 +25,13 @@ class TextSteps(ParserCore):
         done, total = int(m.group(1)), int(m.group(2))
         self.planned_steps = total
         self.last_done = done  # the bar is updated after the step's metrics
+        self._training_goes_on()
         return True
 
     # -- values from text lines (logs without metric dicts, docs/formats.md §3) -----
     def _text_start(self, line: int) -> None:
         self._text_flush()
+        self._training_goes_on()
         self.text_open, self.text_open_line = {}, line
         self.text_closed, self.text_closed_after = False, None
 
@@ -46,7 +48,7 @@ class TextSteps(ParserCore):
         else:
             self.warn(self.text_open_line, "textstep", "a timed step with no known number: skipped")
             return
-        self._marker(step)  # its batches are the ones finished since the last step
+        self._marker(step, now=False)  # its batches: the ones finished since the last step
         self.text_steps[step] = vals
         self.text_lines[step] = self.text_open_line
         if self.text_closed_time is not None:

@@ -1,8 +1,10 @@
 """A log's lines are read in time linear in their length, whatever they hold.
 
 Each marker the parser looks for comes after and before a line of long runs of each kind
-of character its patterns repeat (digits, spaces, brackets, letters, dots, slashes, …), in
-a log of three good steps and a config dump; read at 64 kB and at 1 MB a line (the longest
+of character its patterns repeat (digits, spaces, brackets, letters, dots, slashes, …), a
+Ray prefix opens such a line with a marker at its end (so each prefix pattern reads it),
+and SLURM's and srun's lines come bare (with a prefix they are never read), in a log of
+three good steps and a config dump; read at 64 kB and at 1 MB a line (the longest
 kept whole), the larger read takes about 16 times as long, not 256 (tests/linear_time.py).
 Each good step is still read, and the config dump's unreadable values are warned about.
 """
@@ -37,8 +39,6 @@ AFTER = [
     "slurmstepd: error: *** JOB 1 ON x CANCELLED AT 2026-02-08T00:00:09 ***",
     "srun: error: gpu-17: task 0: Exited with exit code 1 ",
     "slurmstepd: error: Job 1 exceeded memory limit (",
-    "(MyActor(index=2, rank=(0) ",  # a Ray prefix named by an actor's __repr__, unclosed
-    "(pid=gcs_server, ip=",
 ]
 # and headers a record may be glued after (a progress bar's line), the run before them
 BEFORE = [
@@ -47,6 +47,25 @@ BEFORE = [
     "] INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s",
     "] slurmstepd: error: Detected 1 oom_kill event",
     "] srun: error: gpu-17: task 0: Out Of Memory",
+]
+# Ray prefixes that open the run, a marker after it: each prefix pattern reads the run (the
+# engine line's fast path matches the prefixes through the whole line)
+ENGINE = "] INFO 02-08 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s"
+AROUND = [
+    ("(MyActor(index=2, rank=(0 ", ENGINE),  # a prefix named by an actor's __repr__, unclosed
+    ("\x1b[2m\x1b[36m(MyActor(index=2, rank=(0 ", ENGINE),
+    ("\x1b[", ENGINE),  # a colour code before a prefix, unclosed
+    ("(pid=gcs_server, ip=", ENGINE),
+    ("(MyActor(index=2, rank=(0 ", "] srun: error: gpu-17: task 0: Out Of Memory"),
+]
+# SLURM's and srun's lines count only without a Ray prefix: written bare, the run after
+BARE = [
+    "srun: error: ",
+    "srun: error: gpu-17: task 0: Exited with exit code 1 ",
+    "srun: error: gpu-17: task ",
+    "slurmstepd: error: ",
+    "slurmstepd: error: Step 1.0 exceeded virtual memory limit (",
+    "slurmstepd: error: Job ",
 ]
 
 def log_text(n):
@@ -60,7 +79,9 @@ def log_text(n):
     each = (n - 200) // len(RUNS)
     filler = "".join((run * (each // len(run) + 1))[:each] for run in RUNS)
     lines += [marker + filler for marker in AFTER] + [filler + marker for marker in BEFORE]
-    return "\n".join(P + x for x in lines) + "\n"
+    lines += [start + filler + end for start, end in AROUND]
+    bare = [marker + filler for marker in BARE]
+    return "\n".join([*(P + x for x in lines), *bare]) + "\n"
 
 _folder = tempfile.TemporaryDirectory()  # removed when the child exits
 folder = Path(_folder.name)

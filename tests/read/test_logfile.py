@@ -335,3 +335,44 @@ def test_a_log_rewritten_in_place_at_its_size_is_read_whole(logs, tmp_path):
     os.utime(path, ns=(1_800_000_000_000_000_000,) * 2)
     same, _ = parse_log(path, "x.out", Redactor(), state=kept)
     assert _bytes(same) == _bytes(parse_log(path, "x.out", Redactor())[0])
+
+
+@pytest.mark.parametrize(
+    ("out_end", "end"),
+    [
+        ("Training done!", ("complete", None)),
+        (
+            "Train loop failed at global_step 2: RuntimeError: boom",
+            ("failed", "Train loop failed at global_step 2: RuntimeError: boom"),
+        ),
+        (None, ("failed", "srun: task 1: Exited with exit code 1")),
+    ],
+)
+def test_a_split_logs_trainer_end_beats_srun_s_in_the_other_stream(tmp_path, out_end, end):
+    """srun's line is in the .err, the trainer's end in the .out: the two line orders say
+    nothing of which came first, and srun reports a task's end after its cause. srun's
+    stands only when nothing else ended the job; SLURM's own end in the .err stands too."""
+    from tests.read.test_logparse import METRICS, block, lg
+
+    srun = "srun: error: gpu-18: task 1: Exited with exit code 1"
+    out, err = tmp_path / "x_5.out", tmp_path / "x_5.err"
+    body = [*block(1, METRICS), *block(2, METRICS)]
+    out.write_text("\n".join([*body, *([lg(out_end)] if out_end else [])]) + "\n")
+    err.write_text(srun + "\n")
+    log, _ = parse_log(out, "x_5.out", Redactor(), ((err, "x_5.err"),))
+    assert (log.end_marker, log.end_detail) == end
+    # the same lines the other way round: the .err's trainer end, the .out's srun line
+    out.write_text(srun + "\n")
+    err.write_text("\n".join([*body, *([lg(out_end)] if out_end else [])]) + "\n")
+    log, _ = parse_log(out, "x_5.out", Redactor(), ((err, "x_5.err"),))
+    assert (log.end_marker, log.end_detail) == end
+    # SLURM's own end in the .err beats the .out's srun line
+    out.write_text(srun + "\n")
+    err.write_text("\n".join([*body, SLURM_TIME_LIMIT]) + "\n")
+    log, _ = parse_log(out, "x_5.out", Redactor(), ((err, "x_5.err"),))
+    assert (log.end_marker, log.end_detail) == ("cancelled", "TIME LIMIT")
+
+
+SLURM_TIME_LIMIT = (
+    "slurmstepd: error: *** JOB 7 ON gpu-1 CANCELLED AT 2026-02-08T01:00:00 DUE TO TIME LIMIT ***"
+)

@@ -340,3 +340,174 @@ def test_srun_glued_after_a_bar(line, end):
     lines = [*block(3, METRICS), BAR + line]
     for log in (parse(lines), _by_blocks(lines)):
         assert (log.end_marker, log.end_detail) == end and not log.warnings
+
+
+# srun reports a task's end whichever step it was: a background `srun ray start` or a
+# cleanup `srun pkill` that exits non-zero ends a step, not the training run.
+SRUN_ENDS = (
+    "srun: error: gpu-18: task 1: Exited with exit code 1",
+    "srun: error: gpu-[17-18]: tasks 0-1: Killed",
+    "srun: error: gpu-18: task 1: Segmentation fault (core dumped)",
+)
+
+
+@pytest.mark.parametrize("srun", SRUN_ENDS)
+@pytest.mark.parametrize("form", ["console", "mirror", "text"])
+def test_an_srun_end_before_more_training_is_no_end(srun, form):
+    if form == "console":
+        steps = [*block(1, METRICS), *block(2, METRICS)]
+    elif form == "mirror":
+        steps = [f'WANDB_MIRROR kind=train step={s} metrics={{"loss": 0.{s}}}' for s in (1, 2)]
+    else:
+        steps = [
+            line
+            for s in (1, 2)
+            for line in (
+                lg("Started: 'step'"),
+                lg(f"reward/avg_raw_reward: 0.{s}"),
+                lg("Finished: 'step', time cost: 3.0s"),
+                f"Training Step Progress:  50%|#####     | {s}/2 [00:01<00:01, 1.0s/it]",
+            )
+        ]
+    for lines in ([srun, *steps], [steps[0], srun, *steps[1:]]):
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == (None, None), form
+            assert [b.step for b in log.blocks] == [1, 2] and not log.warnings
+    # the srun end after the last step stands; a step after it is read, not an end
+    log = parse([*steps, srun])
+    assert log.end_marker == "failed" and log.end_detail.startswith("srun: task")
+
+
+def test_an_end_not_srun_s_stays_when_training_output_follows():
+    """Only srun's own end gives way to more training: its memory failure (srun's 'Out Of
+    Memory' is slurmstepd's oom_kill relayed) and the trainer's failure stay."""
+    for end, want in (
+        ("srun: error: gpu-17: task 0: Out Of Memory", ("failed", "out of memory (oom_kill)")),
+        (
+            lg("Train loop failed at global_step 1: RuntimeError: boom"),
+            ("failed", "Train loop failed at global_step 1: RuntimeError: boom"),
+        ),
+    ):
+        log = parse([*block(1, METRICS), end, *block(2, METRICS)])
+        assert (log.end_marker, log.end_detail) == want
+
+
+# --kill-on-bad-exit (or a task's failure under a multi-node step): srun reports the task's
+# exit, signals the step, and slurmstepd says the step was cancelled; the other tasks end
+# on the signal.
+KILL_ON_BAD_EXIT = [
+    "srun: error: gpu-17: task 0: Exited with exit code 1",
+    "srun: launch/slurm: _step_signal: Terminating StepId=7.0",
+    "slurmstepd: error: *** STEP 7.0 ON gpu-18 CANCELLED AT 2026-02-08T10:00:00 ***",
+    "srun: error: gpu-18: task 1: Terminated",
+]
+
+
+def test_a_plain_cancel_after_an_srun_task_failure_is_that_failure():
+    for lines in (KILL_ON_BAD_EXIT, [*KILL_ON_BAD_EXIT[:3], SLURM_ENDS[3][0]]):
+        for log in (parse([*block(3, METRICS), *lines]), _by_blocks([*block(3, METRICS), *lines])):
+            assert (log.end_marker, log.end_detail) == (
+                "failed",
+                "srun: task 0: Exited with exit code 1",
+            )
+            assert not log.warnings
+    # a cancel with a reason is SLURM's own: it stays a cancel
+    timed_out = SLURM_ENDS[0][0]
+    log = parse([*block(3, METRICS), KILL_ON_BAD_EXIT[0], timed_out])
+    assert (log.end_marker, log.end_detail) == ("cancelled", "TIME LIMIT")
+    # srun's Out Of Memory, then a plain cancel: the job died of its memory
+    oom = "srun: error: gpu-17: task 0: Out Of Memory"
+    log = parse([*block(3, METRICS), oom, KILL_ON_BAD_EXIT[2]])
+    assert (log.end_marker, log.end_detail) == ("failed", "out of memory (oom_kill)")
+
+
+@pytest.mark.parametrize(
+    ("line", "detail"),
+    [
+        # older SLURM (jobacct_gather before %ps): "Step %u.%u exceeded memory limit …"
+        (
+            "slurmstepd: error: Step 7.0 exceeded memory limit (3940736 > 2068480), being killed",
+            "out of memory (memory limit)",
+        ),
+        (
+            "slurmstepd-gpu-17: error: Job 7 exceeded virtual memory limit (3940736 > 2068480), "
+            "being killed",
+            "out of memory (virtual memory limit)",
+        ),
+        (
+            "slurmstepd: error: Step 7.0 exceeded virtual memory limit (3940736 > 2068480), being "
+            "killed",
+            "out of memory (virtual memory limit)",
+        ),
+        (
+            "slurmstepd: error: StepId=7.0 exceeded virtual memory limit (3940736 > 2068480), "
+            "being killed",
+            "out of memory (virtual memory limit)",
+        ),
+    ],
+)
+def test_every_memory_limit_kill_is_read(line, detail):
+    plain = "slurmstepd: error: *** JOB 7 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 ***"
+    for lines in ([line], [line, plain]):
+        for log in (parse([*block(3, METRICS), *lines]), _by_blocks([*block(3, METRICS), *lines])):
+            assert (log.end_marker, log.end_detail) == ("failed", detail) and not log.warnings
+
+
+@pytest.mark.parametrize(
+    "prefix", ["(skyrl_entrypoint pid=4242) ", "(pid=gcs_server) ", "(MyActor(index=2) pid=5) "]
+)
+def test_srun_text_forwarded_by_ray_ends_nothing(prefix):
+    """A process under Ray that runs srun itself (an agent's sandbox, an eval script) has its
+    output forwarded with its prefix: its tasks are not the job's."""
+    for what in ("Exited with exit code 1", "Out Of Memory"):
+        line = f"{prefix}srun: error: gpu-1: task 0: {what}"
+        log = parse([*block(3, METRICS), line])
+        assert (log.end_marker, log.end_detail) == (None, None) and not log.warnings
+
+
+@pytest.mark.parametrize(("prefix", "pid", "ip"), NAMED)
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_stats_line_after_a_bars_cr_keeps_its_bracketed_actor(prefix, pid, ip, eol):
+    """A tqdm bar redrawn with \r on an actor's line, then its engine's stats line: the stats
+    are that actor's process's, not an unprefixed engine's (each actor an engine of its own)."""
+    bar = "Processed prompts:  50%|#####     | 1/2 [00:01<00:01, 1.0it/s]"
+    other = prefix.replace(f"pid={pid}", "pid=77")
+    lines = [lg("start")] + [
+        f"{p}{bar}\rINFO 02-08 00:56:55 [loggers.py:127] {STATS}" for p in (prefix, other)
+    ]
+    data = (eol.join(lines) + eol).encode()
+    for log in (parse(data), _by_blocks(data)):
+        where = ip or "driver"
+        assert sorted((e.engine, e.samples) for e in log.vllm.engines) == sorted(
+            [(f"{pid}@{where}", 1), (f"77@{where}", 1)]
+        )
+
+
+@pytest.mark.parametrize("daemon", ["raylet", "autoscaler +1m2s", "scheduler +8s", "monitor"])
+def test_a_ray_daemon_prefix_is_ray_s_with_no_process(daemon):
+    """Ray's own daemons log with no pid ("(scheduler +8s) Tip: use `ray status` to view
+    detailed cluster status."): no process of the job, but a Ray prefix all the same."""
+    text = "Tip: use `ray status` to view detailed cluster status."
+    ln = split_line(1, f"({daemon}) {text}".encode())
+    assert (ln.message, ln.pid, ln.source) == (text, None, daemon.split()[0])
+    assert line_evidence(ln) == RAY_PREFIX
+
+
+def test_srun_s_task_ends_after_training_done_are_one_warning():
+    """SLURM kills the background steps (ray workers) at the job's end: srun reports each
+    task killed after 'Training done!'. The job stays complete; one warning says so."""
+    lines = [
+        *block(3, METRICS),
+        lg("Training done!"),
+        "srun: error: gpu-18: task 1: Killed",
+        "srun: error: gpu-19: task 2: Killed",
+        "srun: error: gpu-[17-19]: tasks 0-2: Exited with exit code 143",
+    ]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert (log.end_marker, log.end_detail) == ("complete", None)
+        (w,) = log.warnings
+        assert w.line == len(lines) - 2
+        assert w.message == (
+            "srun reported a task's end after training completed (task 1: Killed): a step run "
+            "beside training, ended with the job; the job stays complete"
+        )
