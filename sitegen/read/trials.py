@@ -509,11 +509,14 @@ def _reused(col: _Collector, rel: str, path: str) -> Outcome | None:
 def _key(path: str) -> str:
     """What a trial at ``path`` (its result.json's, below a trials folder) is counted once
     by: its folder's name (Harbor names a trial's folder after the trial), an eval trial's
-    path below eval_sessions/ (its session's)."""
+    path below eval_sessions/ (its session's), and the whole folder path of one counted in
+    a folder Harbor writes in a trial (agent/, …: many trials hold one)."""
     if "eval_sessions/" in path:
         return path[path.index("eval_sessions/") :].strip("/").rsplit("/", 1)[0]
     parts = path.strip("/").rsplit("/", 2)
-    return parts[-2] if len(parts) > 1 else path
+    if len(parts) < 2:
+        return path
+    return path.strip("/").rsplit("/", 1)[0] if parts[-2] in _IN_TRIAL else parts[-2]
 
 
 def _files_below(top: str, name: str, seen: _TarSeen, walked: list[tuple[str, int]]) -> list[str]:
@@ -700,10 +703,10 @@ class _TarSeen:
         return [(name, o) for name, parts, inside, o in self.held if self._is_trial(parts, inside)]
 
     def unsure(self) -> list[str]:
-        """The folders' names of the held trials counted only as no file seen says they are
-        a trial's own files (their own folder holds no ``config.json``, …)."""
+        """The paths of the held trials' ``result.json`` counted only as no file seen says
+        they are a trial's own files (their own folder holds no ``config.json``, …)."""
         return [
-            parts[-2]
+            "/".join(parts)
             for _, parts, inside, o in self.held
             if o[0] in ("ok", "eval")
             and not self._holds(parts, len(parts) - 1, _TRIAL_ONLY)

@@ -1006,7 +1006,8 @@ def test_a_cut_archive_says_which_trials_it_could_not_tell_from_their_files(tmp_
     assert w.path == "trace_jobs/trials_step1_a.tar.gz"
     assert w.message.startswith("damaged trials archive (")
     assert w.message.endswith(
-        "read up to the damage; 2 trials (x, …) counted from inside an agent/, artifacts/, …"
+        "read up to the damage; 2 trials (t1/agent/x/result.json, …) counted from inside an"
+        " agent/, artifacts/, …"
         " folder whose trial's own files, if any, lie past the damage"
     )
 
@@ -1129,3 +1130,19 @@ def test_a_job_known_by_its_summary_alone_holds_trials_in_its_folders(tmp_path, 
     _lay_out(root, files, archive)
     ts, _ = parse_trials(root, tmp_path)
     assert ([r.name for r in ts.results], ts.job_level, ts.missing) == (["t0", "t5"], 1, 0)
+
+
+def test_a_cut_archive_counts_and_names_each_trial_it_could_not_tell(tmp_path):
+    # result.json files in the agent/ folders of trials whose own files lie past the damage:
+    # each is counted (not collapsed as one folder named agent/), and named by its path
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    files = [(f"t{i}/agent/result.json", rec(trial_name=f"a{i}")) for i in range(3)]
+    files += [("t9/blob.bin", os.urandom(400_000)), ("t9/result.json", rec(trial_name="t9"))]
+    _tar_files(root / "trials_step1_a.tar.gz", files)
+    data = (root / "trials_step1_a.tar.gz").read_bytes()
+    (root / "trials_step1_a.tar.gz").write_bytes(data[: len(data) - 50_000])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == ["a0", "a1", "a2"]
+    (w,) = ts.warnings
+    assert "; 3 trials (t0/agent/result.json, …) counted from inside an agent/" in w.message
