@@ -34,10 +34,13 @@ if TYPE_CHECKING:
 
 class Listing(msgspec.Struct, frozen=True):
     """What the parse found listing a trials folder: each trial's ``result.json`` (path in
-    the archive, whether or not it exists) and the folder's trial archives (names)."""
+    the archive, whether or not it exists), the folder's trial archives (names) and the
+    folders below it walked for a Harbor job's trials, each with its mtime before its
+    listing (``read.trials.TrialPlan.dirs``)."""
 
     files: list[str]
     tars: list[str]
+    dirs: list[tuple[str, int]] = []
 
 
 def fingerprint(paths: Iterable[Path]) -> Fingerprint:
@@ -214,8 +217,11 @@ def _watch(
     still change, with the stat the parse saw (missing: ``-1``); each Harbor job's
     summary (rewritten as each of its trials ends, harbor/job.py: its folder's trials,
     read below it, changed); and each
-    ``trials_step*.tar`` archive, with the stat it was read with. (A file that
-    cannot be read at all is never "unchanged": each build tries it again.)
+    ``trials_step*.tar`` archive, with the stat it was read with; and the folders
+    walked below the trials folder for a Harbor job's trials (a job folder, a folder
+    holding jobs: a job or trial added there changes one), with their mtimes as the
+    parse's listing saw them. (A file that cannot be read at all is never "unchanged":
+    each build tries it again.)
     The trials are those the parse listed (``listing``: a large folder is not listed a
     second time for this at the end of a build): listed after ``before`` was taken, so
     anything added since changed a folder's mtime.
@@ -231,7 +237,7 @@ def _watch(
     for rel in (prefix + n for n in listing.tars):
         hit = known.get(rel)
         pending.append((rel, hit[0], hit[1]) if hit else _stats(archive, [rel])[0])
-    return before[0], tuple(pending)
+    return before[0] + tuple(listing.dirs), tuple(pending)
 
 
 def _list(root: Path, prefix: str) -> Listing:

@@ -407,7 +407,7 @@ class BuildState:
         d, known = read.folder, read.known
         if read.taken != len(known) or len(known) != len(old):
             self.keep_trial_outcomes(d, known)
-        self._folders_read[d] = (known, Listing(read.files, read.tars))
+        self._folders_read[d] = (known, Listing(read.files, read.tars, read.dirs))
         self.keep_trial_set(d, read.trials)
 
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:

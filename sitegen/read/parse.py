@@ -65,7 +65,8 @@ class FolderRead(msgspec.Struct, frozen=True):
     """A trials folder read: its trial set; each ``result.json``'s outcome, as it is known
     for the next read (:func:`~sitegen.read.trials.parse_trials`); its files taken from
     ``known`` rather than read; and what its listing found, each trial's ``result.json``
-    (whether or not it exists) and the folder's trial archives."""
+    (whether or not it exists), the folder's trial archives and the folders below it
+    walked for a Harbor job's trials (with their mtimes)."""
 
     folder: str
     trials: TrialSet
@@ -73,6 +74,7 @@ class FolderRead(msgspec.Struct, frozen=True):
     taken: int
     files: list[str]
     tars: list[str]
+    dirs: list[tuple[str, int]]
 
 
 def read_log(
@@ -191,7 +193,7 @@ def _start_folder(
         taken = [v for rel, v in known.items() if rel in old and old[rel][:2] == v[:2]]
         # counted in result.json files (a trial archive's members one by one)
         files = sum(len(v[2]) if isinstance(v[2], list) else 1 for v in taken)
-        return FolderRead(d, ts, known, files, plan.files, plan.tars)
+        return FolderRead(d, ts, known, files, plan.files, plan.tars, plan.dirs)
 
     return finish
 

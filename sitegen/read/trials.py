@@ -35,10 +35,14 @@ TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
 # or an artifact's, not a trial's
 _IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "user-agent"})
 _IN_STEP = frozenset({"agent", "verifier", "artifacts"})
-_TRIAL_FILES = frozenset({"result.json", "config.json", "trial.log"})  # a trial folder's
-_TRIAL_ONLY = frozenset({"config.json", "trial.log"})  # written in each trial folder
-_TRIAL_LOG, _RESULT = frozenset({"trial.log"}), frozenset({"result.json"})
-_JOB_FILES = frozenset({"job.log"})  # a Harbor job folder's (beside its config, result)
+# A trial folder's files: Harbor writes lock.json first, then trial.log and config.json
+# (harbor/trial/), the result.json last
+_TRIAL_FILES = frozenset({"result.json", "config.json", "trial.log", "lock.json"})
+_TRIAL_ONLY = frozenset({"config.json", "trial.log", "lock.json"})  # written in each trial folder
+_TRIAL_LOG, _OWN_OR_JOBS = frozenset({"trial.log"}), frozenset({"result.json", "lock.json"})
+_JOB_FILES = frozenset({"job.log"})  # a Harbor job folder's (beside its config, lock, result)
+# TrialPaths.mkdir() makes both in each trial folder: a folder holding them is a trial's
+_TRIAL_DIRS = frozenset({"agent", "verifier"})
 _FOLDER_FILES = _TRIAL_FILES | _JOB_FILES
 _TOOL_DIRS = frozenset({"__pycache__", "node_modules"})  # (and hidden ones: _a_tools)
 
@@ -361,7 +365,7 @@ def parse_trials(
     """
     plan = plan_trials(root, archive_root, known, redactor)
     decode = decode_map or (lambda items: decode_files(str(archive_root), items))
-    return plan.finish(decode(plan.todo) if plan.todo else [])
+    return plan.finish(decode(plan.todo) if plan.todo else [], decode)
 
 
 @dataclass
@@ -379,10 +383,16 @@ class TrialPlan:
     files: list[str] = field(default_factory=list)
     tars: list[str] = field(default_factory=list)
     unlisted: str | None = None  # why the folder could not be listed
+    # The folders below it walked for a Harbor job's trials, not a trial's own (path in the
+    # archive, mtime before their listing): watched as the trials folder itself is.
+    dirs: list[tuple[str, int]] = field(default_factory=list)
 
-    def finish(self, decoded: list[Decoded]) -> tuple[TrialSet, Known]:
+    def finish(
+        self, decoded: list[Decoded], decode_map: DecodeMap | None = None
+    ) -> tuple[TrialSet, Known]:
         """The trial set and outcomes to keep, given what :func:`decode_files` gave for
-        ``todo``, in its order."""
+        ``todo``, in its order; the files found below a Harbor job's folder are read through
+        ``decode_map`` (default: in this process)."""
         col = self.col
         outcomes: list[Outcome | None] = []
         for (frel, _name, is_eval), (size, mtime_ns, read) in zip(self.todo, decoded, strict=True):
@@ -391,11 +401,17 @@ class TrialPlan:
                 col.entries[frel] = (size, mtime_ns, outcome)
             # an eval trial without its result.json is not counted (a trial's is "missing")
             outcomes.append(None if is_eval and outcome[0] == "missing" else outcome)
+        decode = decode_map or (lambda items: decode_files(str(self.archive_root), items))
         for frel, name, what in self.plan:
             o = outcomes[what] if isinstance(what, int) else what
             if o is None:
                 continue
-            if o[0] in _NO_TRIAL and "/" not in name and self._read_below(name, frel, o):
+            if (
+                o[0] in _NO_TRIAL
+                and "/" not in name
+                and not (o[0] == "missing" and self._running(name))
+                and self._read_below(name, frel, o, decode)
+            ):
                 continue  # a Harbor job's folder, or a folder holding one: its trials read
             col.apply(frel, o, name)
         if self.unlisted is not None:
@@ -405,7 +421,19 @@ class TrialPlan:
             _read_tar(col, self.root / name, self.archive_root)
         return col.freeze(), col.entries
 
-    def _read_below(self, name: str, frel: str, outcome: Outcome) -> bool:
+    def _running(self, name: str) -> bool:
+        """Whether the subfolder ``name``, without its result.json, is a trial still running
+        (or killed): it holds a trial.log; a lock.json or config.json and no job.log (a
+        Harbor job's folder holds those two as well); or agent/ and verifier/. A few stats,
+        not a listing: a folder of thousands of running trials is not walked at every build."""
+        top = os.path.join(self.root, name, "")
+        if os.path.exists(f"{top}trial.log"):
+            return True
+        if os.path.exists(f"{top}lock.json") or os.path.exists(f"{top}config.json"):
+            return not os.path.exists(f"{top}job.log")
+        return all(os.path.isdir(f"{top}{d}") for d in _TRIAL_DIRS)
+
+    def _read_below(self, name: str, frel: str, outcome: Outcome, decode: DecodeMap) -> bool:
         """Read the trials below the subfolder ``name``, whose own result.json is a job's
         summary, unreadable or missing (``outcome``): a Harbor job's folder
         (``<job>/<trial>/``), or a folder holding one, as an archive's members are read
@@ -413,22 +441,20 @@ class TrialPlan:
         trial folder is (a trial cut short, with its own agent/, …, is one)."""
         col = self.col
         seen = _TarSeen()
-        found = _files_below(os.path.join(self.root, name), name, seen)
+        walked: list[tuple[str, int]] = []
+        found = _files_below(os.path.join(self.root, name), name, seen, walked)
         if not found:
             return False
         prefix = frel[: -len(f"{name}/result.json")]  # (the trials folder's, in the archive)
         got: dict[str, Outcome] = {}
         todo: list[tuple[str, str, bool]] = []
         for sub in found:
-            hit = col.known.get(prefix + sub)
-            if hit is not None and hit[2][0] in _COMPLETE:  # (as plan_trials takes them)
-                col.entries[prefix + sub] = hit
-                got[sub] = hit[2]
+            o = _reused(col, prefix + sub, os.path.join(self.root, sub))
+            if o is not None:
+                got[sub] = o
             else:
-                todo.append((prefix + sub, sub.rsplit("/", 2)[-2], False))
-        for (rel, _, _), (size, mtime_ns, read) in zip(
-            todo, decode_files(str(self.archive_root), todo), strict=True
-        ):
+                todo.append((prefix + sub, sub.rsplit("/", 2)[-2], "eval_sessions" in sub))
+        for (rel, _, _), (size, mtime_ns, read) in zip(todo, decode(todo), strict=True):
             got[rel[len(prefix) :]] = o = col.scrubbed(read)
             if size >= 0:
                 col.entries[rel] = (size, mtime_ns, o)
@@ -449,27 +475,77 @@ class TrialPlan:
         if outcome[0] != "missing":  # (a folder holding a job's: no trial cut short)
             col.apply(frel, outcome, name)
         for sub, o in trials:
-            col.apply(prefix + sub, o, sub.rsplit("/", 2)[-2])
+            col.apply(prefix + sub, o, _key(sub))
         self.files += [prefix + sub for sub in found]  # (watched as the folder's trials are)
+        # the folders holding trials and jobs, not a trial's own: a job or trial added there
+        # changes one (a trial's own folder changes as it runs: its result.json is watched)
+        owned = {sub[: -len("/result.json")] for sub, o in trials if o[0] != "job"}
+        self.dirs += [
+            (prefix + d, mtime)
+            for d, mtime in walked
+            if not any("/".join(d.split("/")[:i]) in owned for i in range(1, d.count("/") + 2))
+        ]
         return True
 
 
-def _files_below(top: str, name: str, seen: _TarSeen) -> list[str]:
+def _reused(col: _Collector, rel: str, path: str) -> Outcome | None:
+    """The outcome known for the ``result.json`` ``rel`` (at ``path``) when it may be taken
+    as it is: a trial's, written once and never changed, without a look; any other (a job's
+    summary, rewritten as its trials start and end; a damaged one, maybe still being
+    written) when its size and mtime are unchanged. None: to be read."""
+    hit = col.known.get(rel)
+    if hit is None:
+        return None
+    if hit[2][0] in _COMPLETE:
+        col.entries[rel] = hit
+        return hit[2]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return col.cached(rel, st)
+
+
+def _key(path: str) -> str:
+    """What a trial at ``path`` (its result.json's, below a trials folder) is counted once
+    by: its folder's name (Harbor names a trial's folder after the trial), an eval trial's
+    path below eval_sessions/ (its session's), and the whole folder path of one counted in
+    a folder Harbor writes in a trial (agent/, …: many trials hold one)."""
+    if "eval_sessions/" in path:
+        return path[path.index("eval_sessions/") :].strip("/").rsplit("/", 1)[0]
+    parts = path.strip("/").rsplit("/", 2)
+    if len(parts) < 2:
+        return path
+    return path.strip("/").rsplit("/", 1)[0] if parts[-2] in _IN_TRIAL else parts[-2]
+
+
+def _files_below(top: str, name: str, seen: _TarSeen, walked: list[tuple[str, int]]) -> list[str]:
     """The ``result.json`` files below the folder ``top`` (``name`` in the trials folder),
     sorted, as paths below the trials folder; the trial and job files of every folder
-    into ``seen``. Links are not followed, tools' folders not read (as a trial's), nor the
-    agent/, artifacts/, … of a folder holding a trial.log (surely a trial's own files)."""
+    into ``seen``, and each folder walked, with its mtime before its listing, into
+    ``walked``. Links are not followed, tools' folders not read (as a trial's), nor the
+    agent/, artifacts/, … of a folder that is surely a trial's (its trial.log; a lock.json
+    of no job's; its agent/ and verifier/)."""
     found: list[str] = []
     stack = [(top, name)]
     while stack:
         path, rel = stack.pop()
         try:
+            mtime = os.stat(path, follow_symlinks=False).st_mtime_ns
             with os.scandir(path) as it:
                 entries = sorted(it, key=_NAME)
         except OSError:
             continue  # (a folder gone or unreadable: no trials found in it)
+        walked.append((rel, mtime))
         names = {e.name for e in entries}
-        own = "trial.log" in names  # a trial's folder: its agent/, steps/, … hold no trial
+        dirs = {e.name for e in entries if e.name in _TRIAL_DIRS and _is_trial_dir(e)}
+        if dirs:
+            seen.add_dirs(rel, dirs)
+        own = (  # a trial's folder: its agent/, steps/, … hold no trial
+            "trial.log" in names
+            or ("lock.json" in names and "job.log" not in names)
+            or dirs == _TRIAL_DIRS
+        )
         below = []
         for e in entries:
             sub = f"{rel}/{e.name}"
@@ -484,7 +560,7 @@ def _files_below(top: str, name: str, seen: _TarSeen) -> list[str]:
     return sorted(found)
 
 
-_COMPLETE = ("ok", "eval", "job")  # outcomes of a complete result.json
+_COMPLETE = ("ok", "eval")  # outcomes of a trial's complete result.json: never read again
 # outcomes of a trials folder's subfolder that may be no trial's but hold trials below it
 _NO_TRIAL = ("job", "bad", "missing")
 
@@ -515,8 +591,9 @@ def plan_trials(
         files.append(frel)
         hit = known.get(frel)
         if hit is not None and hit[2][0] in _COMPLETE:
-            # A complete result.json is written once and never changes: not even stat'ed again.
-            # (Damaged ones are re-checked: they may be a file still being written.)
+            # A trial's complete result.json is written once and never changes: not even
+            # stat'ed again. (Damaged ones are re-checked: they may be a file still being
+            # written; a job's summary too: rewritten as its trials start and end.)
             col.entries[frel] = hit
             plan.append((frel, key, hit[2]))
             continue
@@ -585,11 +662,7 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
                 )
             col.warn(rel, None, damage)
     for name, outcome in members:
-        parts = name.strip("/").rsplit("/", 2)
-        key = parts[-2] if len(parts) > 1 else name
-        if "eval_sessions/" in name:  # (an eval trial is its session's, as in a folder)
-            key = name[name.index("eval_sessions/") :].strip("/").rsplit("/", 1)[0]
-        col.apply(f"{rel}:{name}", outcome, key, rel)
+        col.apply(f"{rel}:{name}", outcome, _key(name), rel)
 
 
 class _TarSeen:
@@ -609,20 +682,31 @@ class _TarSeen:
         self.held: list[tuple[str, list[str], list[int], Outcome]] = []
         self.files: dict[str, set[str]] = {}  # folder -> the trial and job files it holds
         self.jobs: set[str] = set()  # folders whose result.json read as a job's summary
+        self.dirs: dict[str, set[str]] = {}  # folder -> which of agent/, verifier/ it holds
 
     def add_file(self, parts: list[str]) -> None:
         if len(parts) >= 2 and parts[-1] in _FOLDER_FILES:
             self.files.setdefault("/".join(parts[:-1]), set()).add(parts[-1])
+
+    def add_dirs(self, folder: str, names: set[str]) -> None:
+        self.dirs.setdefault(folder, set()).update(names)
+
+    def add_path(self, parts: list[str]) -> None:
+        """The agent/ and verifier/ folders a member's path (a file's or a folder's) goes
+        through."""
+        for i in range(1, len(parts)):
+            if parts[i] in _TRIAL_DIRS:
+                self.add_dirs("/".join(parts[:i]), {parts[i]})
 
     def trials(self) -> list[tuple[str, Outcome]]:
         """The held ``result.json`` files that are trials', in the archive's order."""
         return [(name, o) for name, parts, inside, o in self.held if self._is_trial(parts, inside)]
 
     def unsure(self) -> list[str]:
-        """The folders' names of the held trials counted only as no file seen says they are
-        a trial's own files (their own folder holds no ``config.json``, ``trial.log``)."""
+        """The paths of the held trials' ``result.json`` counted only as no file seen says
+        they are a trial's own files (their own folder holds no ``config.json``, …)."""
         return [
-            parts[-2]
+            "/".join(parts)
             for _, parts, inside, o in self.held
             if o[0] in ("ok", "eval")
             and not self._holds(parts, len(parts) - 1, _TRIAL_ONLY)
@@ -650,9 +734,12 @@ class _TarSeen:
         return self._holds(parts, upto, _JOB_FILES) or "/".join(parts[:upto]) in self.jobs
 
     def _surely_a_trials(self, parts: list[str], upto: int) -> bool:
-        """A trial's folder: a trial.log, or a result.json of no job's."""
-        return self._holds(parts, upto, _TRIAL_LOG) or (
-            self._holds(parts, upto, _RESULT) and not self._a_jobs(parts, upto)
+        """A trial's folder: a trial.log, its agent/ and verifier/ (TrialPaths.mkdir()), or
+        a result.json or lock.json of no job's."""
+        return (
+            self._holds(parts, upto, _TRIAL_LOG)
+            or self.dirs.get("/".join(parts[:upto])) == _TRIAL_DIRS
+            or (self._holds(parts, upto, _OWN_OR_JOBS) and not self._a_jobs(parts, upto))
         )
 
 
@@ -681,13 +768,14 @@ def _tar_pass(col: _Collector, fh: Any, members: list, seen: _TarSeen) -> None:
             unpacked += max(0, member.size)
             if unpacked > MAX_TAR_UNPACKED:  # a compression bomb: stop reading
                 raise UnsafeInput(f"unpacks to over {MAX_TAR_UNPACKED >> 30} GiB: read up to there")
-            if not member.isfile():
-                continue
             # a member name that is not UTF-8 (tarfile reads it with surrogateescape) is
             # shown as a file name would be; JSON cannot hold it as it is
             name = undecodable_shown(member.name)
             parts = [p for p in name.split("/") if p not in ("", ".")]  # ("./t0/…": t0/…)
             if not parts:
+                continue
+            seen.add_path(parts)
+            if not member.isfile():
                 continue
             seen.add_file(parts)
             if len(parts) < 2 or parts[-1] != "result.json":

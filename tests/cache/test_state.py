@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 import msgspec
+import pytest
 from msgspec.structs import replace
 
 from sitegen.cache import sources
@@ -359,32 +360,100 @@ def test_trials_watch_from_the_parse_listing_is_the_watch_from_a_new_listing(tmp
     ]
 
 
-def test_trials_watch_sees_a_harbor_job_folders_trial_end(tmp_path):
-    """A Harbor job's folder in a trials folder (its trials read below it): Harbor rewrites
-    the job's summary as each trial ends, so the watch of the summary sees a new trial."""
+def _parse_and_watch(tmp_path, known=None) -> tuple:
+    """The trials folder ``t`` parsed as a build parses it: its trial set, outcomes, watch."""
     from sitegen.read.trials import decode_files, plan_trials
 
-    root, job = tmp_path / "t", tmp_path / "t" / "run"
-    (job / "t0").mkdir(parents=True)
-    (job / "result.json").write_text(json.dumps({"n_total_trials": 2, "stats": {}}))
-    (job / "t0" / "result.json").write_text(json.dumps({"trial_name": "t0", "task_name": "x"}))
+    before = sources._folder_stats(tmp_path, "t")
+    plan = plan_trials(tmp_path / "t", tmp_path, known)
+    ts, known = plan.finish(decode_files(str(tmp_path), plan.todo))
+    listed = sources.Listing(plan.files, plan.tars, plan.dirs)
+    return ts, known, sources._watch(tmp_path, "t", known, before, listed)
 
-    def parse() -> tuple:
-        before = sources._folder_stats(tmp_path, "t")
-        plan = plan_trials(root, tmp_path)
-        ts, known = plan.finish(decode_files(str(tmp_path), plan.todo))
-        listed = sources.Listing(plan.files, plan.tars)
-        return ts, sources._watch(tmp_path, "t", known, before, listed)
 
-    ts, w = parse()
+def _trial(folder, name) -> None:
+    (folder / name).mkdir(parents=True)
+    (folder / name / "trial.log").write_text("")
+    (folder / name / "result.json").write_text(json.dumps({"trial_name": name, "task_name": "x"}))
+
+
+@pytest.mark.parametrize("above", ["", "outer/"])
+def test_trials_watch_sees_a_harbor_job_folders_trial_end(tmp_path, above):
+    """A Harbor job's folder in a trials folder (its trials read below it), or in a folder
+    holding jobs: Harbor rewrites the job's summary as each trial starts and ends, so the
+    watch of the summary sees a trial end; read again, the summary's new stat is watched,
+    and the next build finds nothing changed."""
+    job = tmp_path / "t" / above / "run"
+    summary = job / "result.json"
+    _trial(job, "t0")
+    summary.write_text(json.dumps({"n_total_trials": 2, "stats": {}}))
+    ts, known, w = _parse_and_watch(tmp_path)
     assert [r.name for r in ts.results] == ["t0"]
-    assert [f for f, _, _ in w[1]] == ["t/run/result.json"]
+    assert f"t/{above}run/result.json" in [f for f, _, _ in w[1]]
     assert sources.watch_holds(tmp_path, w)
     (job / "t1").mkdir()
+    (job / "t1" / "trial.log").write_text("")
+    ts, known, w = _parse_and_watch(tmp_path, known)
+    assert sources.watch_holds(tmp_path, w)
     (job / "t1" / "result.json").write_text(json.dumps({"trial_name": "t1", "task_name": "x"}))
-    (job / "result.json").write_text(json.dumps({"n_total_trials": 2, "stats": {"n": 2}}))
+    summary.write_text(json.dumps({"n_total_trials": 2, "stats": {"n": 2}}))
     assert not sources.watch_holds(tmp_path, w)
-    assert [r.name for r in parse()[0].results] == ["t0", "t1"]
+    ts, known, w = _parse_and_watch(tmp_path, known)
+    assert [r.name for r in ts.results] == ["t0", "t1"]
+    assert sources.watch_holds(tmp_path, w)  # nothing changed since: nothing read again
+    assert _parse_and_watch(tmp_path, known)[1] == known
+
+
+@pytest.mark.parametrize("own", ["trial.log", "lock.json", "agent/,verifier/"])
+def test_trials_watch_holds_no_folder_of_a_running_trials_own(tmp_path, own):
+    """A trial running in a job's folder: its agent/, verifier/, … change as it runs, and
+    hold no trial: not walked, not watched."""
+    job = tmp_path / "t" / "run"
+    _trial(job, "t0")
+    (job / "result.json").write_text('{"n_total_trials": 2}')
+    for f in (*own.split(","), "agent/x/out.txt", "artifacts/y/z.txt", "steps/s1/agent/a.txt"):
+        (job / "r" / f).parent.mkdir(parents=True, exist_ok=True)
+        if f.endswith("/"):
+            (job / "r" / f).mkdir(exist_ok=True)
+        else:
+            (job / "r" / f).write_text("{}")
+    w = _parse_and_watch(tmp_path)[2]
+    assert [d for d, _ in w[0]] == ["t", "t/run", "t/run/r"]
+
+
+def test_trials_watch_sees_a_job_summary_written_whole(tmp_path):
+    """A job's summary below a folder holding jobs, read cut short as it was written, then
+    whole: the watch sees it (its malformed warning goes)."""
+    job = tmp_path / "t" / "outer" / "run"
+    _trial(job, "t0")
+    (job / "result.json").write_text('{"n_total_trials": 1, "st')
+    ts, known, w = _parse_and_watch(tmp_path)
+    assert (ts.malformed, [r.name for r in ts.results]) == (1, ["t0"])
+    assert sources.watch_holds(tmp_path, w)
+    (job / "result.json").write_text(json.dumps({"n_total_trials": 1, "stats": {}}))
+    assert not sources.watch_holds(tmp_path, w)
+    ts, known, w = _parse_and_watch(tmp_path, known)
+    assert (ts.malformed, ts.job_level, [r.name for r in ts.results]) == (0, 1, ["t0"])
+
+
+@pytest.mark.parametrize("added", ["outer/job3/k0", "outer/run/t1", "outer/mid/job4/k1"])
+def test_trials_watch_sees_a_job_or_trial_added_below_a_folder_holding_jobs(tmp_path, added):
+    """A Harbor job started in a folder holding jobs, or a trial started in a job's folder:
+    the folders walked for a job's trials are watched (not its trials' own: they change
+    as a trial runs, and its result.json is watched)."""
+    (tmp_path / "t" / "outer" / "mid").mkdir(parents=True)
+    _trial(tmp_path / "t" / "outer" / "run", "t0")
+    (tmp_path / "t" / "outer" / "run" / "result.json").write_text('{"n_total_trials": 1}')
+    ts, known, w = _parse_and_watch(tmp_path)
+    assert [r.name for r in ts.results] == ["t0"]
+    assert [d for d, _ in w[0]] == ["t", "t/outer", "t/outer/mid", "t/outer/run"]
+    (tmp_path / "t" / added).mkdir(parents=True)
+    assert not sources.watch_holds(tmp_path, w)
+    (tmp_path / "t" / added).rmdir()
+    folder, name = added.rsplit("/", 1)
+    _trial(tmp_path / "t" / folder, name)
+    ts = _parse_and_watch(tmp_path, known)[0]
+    assert [r.name for r in ts.results] == sorted(["t0", name])
 
 
 def test_a_result_landing_during_the_build_is_seen_by_the_next(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 from msgspec.structs import asdict
 
 from sitegen.model.parsed import TrialResult
+from sitegen.read import trials as trials_reader
 from sitegen.read.trials import (
     TrialFormatError,
     decode_files,
@@ -989,6 +990,8 @@ def test_a_cut_archive_says_which_trials_it_could_not_tell_from_their_files(tmp_
         (f"{prefix}home/artifacts/t2/result.json", rec(trial_name="t2")),
         (f"{prefix}k/artifacts/t3/result.json", rec(trial_name="t3")),
         (f"{prefix}k/artifacts/t3/config.json", b"{}"),
+        (f"{prefix}k/artifacts/t4/lock.json", b"{}"),
+        (f"{prefix}k/artifacts/t4/result.json", rec(trial_name="t4")),
         (f"{prefix}t0/result.json", rec(trial_name="t0")),
         (f"{prefix}t1/blob.bin", os.urandom(400_000)),
         (f"{prefix}t1/result.json", rec(trial_name="t1")),
@@ -998,11 +1001,148 @@ def test_a_cut_archive_says_which_trials_it_could_not_tell_from_their_files(tmp_
     data = (root / "trials_step1_a.tar.gz").read_bytes()
     (root / "trials_step1_a.tar.gz").write_bytes(data[: len(data) - 50_000])
     ts, _ = parse_trials(root, tmp_path)
-    assert sorted(r.name for r in ts.results) == ["t0", "t2", "t3", "x"]
+    assert sorted(r.name for r in ts.results) == ["t0", "t2", "t3", "t4", "x"]
     (w,) = ts.warnings
     assert w.path == "trace_jobs/trials_step1_a.tar.gz"
     assert w.message.startswith("damaged trials archive (")
     assert w.message.endswith(
-        "read up to the damage; 2 trials (x, …) counted from inside an agent/, artifacts/, …"
+        "read up to the damage; 2 trials (t1/agent/x/result.json, …) counted from inside an"
+        " agent/, artifacts/, …"
         " folder whose trial's own files, if any, lie past the damage"
     )
+
+
+def _lay_out(root, files: dict[str, bytes], archive: str | None) -> None:
+    """``files`` (path below the trials folder ``root`` -> bytes) as folders, or as the
+    members of the trials archive ``archive`` in ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    if archive is not None:
+        _tar_files(root / archive, list(files.items()))
+        return
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+
+
+@pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize("job", ["old/", "old/run/"])
+def test_an_eval_trial_below_a_job_folder_counts_as_eval(tmp_path, archive, job):
+    # eval_sessions/<session>/<trial>/ below a folder of trials, or a Harbor job's: an eval
+    # trial, in a folder as in an archive (its session's, apart from training's)
+    root = tmp_path / "trace_jobs"
+    files = {
+        f"{job}o__1111111/result.json": rec(trial_name="o__1111111"),
+        f"{job}eval_sessions/run_eval_step10/e__1111111/result.json": rec(trial_name="e"),
+        f"{job}eval_sessions/run_eval_step20/e__1111111/result.json": rec(trial_name="e"),
+        f"{job}eval_sessions/run_eval_step20/o__1111111/result.json": rec(trial_name="o"),
+    }
+    if job == "old/run/":
+        files["old/run/result.json"] = JOB
+        files["old/run/job.log"] = b""
+    _lay_out(root, files, archive)
+    ts, _ = parse_trials(root, tmp_path)
+    assert ([r.name for r in ts.results], ts.eval_count) == (["o__1111111"], 3)
+    assert (ts.missing, ts.malformed) == (0, 0)
+    assert [w.message for w in ts.warnings if "job-level" not in w.message] == []
+
+
+# A trial killed before its trial.log or config.json (harbor/trial/: lock.json first, then
+# trial.log, config.json; TrialPaths.mkdir() makes agent/, verifier/, artifacts/), whose
+# agent and verifier wrote a result.json of their own
+_KILLED = {
+    "lock.json": b"{}",
+    "agent/result.json": rec(trial_name="agentcopy"),
+    "agent/sess/result.json": rec(trial_name="sess"),
+    "agent/x/config.json": b"{}",
+    "agent/x/result.json": rec(trial_name="x"),
+    "verifier/result.json": b'{"reward": 1}',
+    "artifacts/home/x/result.json": rec(trial_name="artcopy"),
+    "steps/s1/agent/result.json": rec(trial_name="s1"),
+    "steps/s1/verifier/result.json": b"{}",
+}
+
+
+@pytest.mark.parametrize("archive", [None, "trials_step1_a.tar", "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize("where", ["", "run/", "outer/run/"])
+@pytest.mark.parametrize("own", ["lock.json", "verifier/", "lock.json,verifier/"])
+def test_a_killed_trial_folder_is_no_trials(tmp_path, archive, where, own):
+    # its own lock.json, or its agent/ and verifier/, say it is a trial's: what they hold
+    # is no trial; at the top of a folder of trials it is one trial missing, as ever
+    root = tmp_path / "trace_jobs"
+    files = {
+        f"{where}r__1111111/{f}": d
+        for f, d in _KILLED.items()
+        if f.split("/", 1)[0] in own or f.split("/", 1)[0] not in ("lock.json", "verifier")
+    }
+    files["t0/result.json"] = rec(trial_name="t0")
+    if where:
+        files[f"{where}result.json"] = JOB
+        files[f"{where}job.log"] = b""
+        files[f"{where}lock.json"] = b"{}"
+        files[f"{where}j0/result.json"] = rec(trial_name="j0")
+    _lay_out(root, files, archive)
+    ts, _ = parse_trials(root, tmp_path)
+    names = ["j0", "t0"] if where else ["t0"]
+    assert [r.name for r in ts.results] == names
+    missing = int(not where and archive is None)
+    assert (ts.missing, ts.malformed, ts.eval_count) == (missing, 0, 0)
+    assert [w.message for w in ts.warnings if "job-level" not in w.message] == []
+
+
+@pytest.mark.parametrize("own", ["trial.log", "config.json", "lock.json", "agent/,verifier/"])
+def test_a_running_trial_is_counted_missing_without_walking_it(tmp_path, monkeypatch, own):
+    # thousands of running trials are not walked at every build: a stat or two says which
+    root = tmp_path / "trace_jobs"
+    (root / "t0").mkdir(parents=True)
+    (root / "t0" / "result.json").write_bytes(rec(trial_name="t0"))
+    for name in ("r1", "r2"):
+        for f in own.split(","):
+            path = root / name / f
+            if f.endswith("/"):
+                path.mkdir(parents=True)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(b"{}")
+        (root / name / "agent" / "x").mkdir(parents=True, exist_ok=True)
+        (root / name / "agent" / "x" / "result.json").write_bytes(rec(trial_name="x"))
+    walked: list = []
+    below = trials_reader._files_below
+    monkeypatch.setattr(
+        trials_reader, "_files_below", lambda top, *a: walked.append(top) or below(top, *a)
+    )
+    ts, _ = parse_trials(root, tmp_path)
+    assert ([r.name for r in ts.results], ts.missing, walked) == (["t0"], 2, [])
+
+
+@pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize("above", ["", "x/"])
+def test_a_job_known_by_its_summary_alone_holds_trials_in_its_folders(tmp_path, archive, above):
+    # a Harbor job's folder without its job.log (its summary says it is a job's) holding a
+    # folder named as a trial's own (artifacts/): what that holds are trials, not a trial's
+    # own files (a folder holding a result.json of no job's would be a trial's)
+    root = tmp_path / "trace_jobs"
+    files = {
+        f"{above}run/result.json": JOB,
+        f"{above}run/config.json": b"{}",
+        f"{above}run/t0/result.json": rec(trial_name="t0"),
+        f"{above}run/artifacts/t5/result.json": rec(trial_name="t5"),
+    }
+    _lay_out(root, files, archive)
+    ts, _ = parse_trials(root, tmp_path)
+    assert ([r.name for r in ts.results], ts.job_level, ts.missing) == (["t0", "t5"], 1, 0)
+
+
+def test_a_cut_archive_counts_and_names_each_trial_it_could_not_tell(tmp_path):
+    # result.json files in the agent/ folders of trials whose own files lie past the damage:
+    # each is counted (not collapsed as one folder named agent/), and named by its path
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    files = [(f"t{i}/agent/result.json", rec(trial_name=f"a{i}")) for i in range(3)]
+    files += [("t9/blob.bin", os.urandom(400_000)), ("t9/result.json", rec(trial_name="t9"))]
+    _tar_files(root / "trials_step1_a.tar.gz", files)
+    data = (root / "trials_step1_a.tar.gz").read_bytes()
+    (root / "trials_step1_a.tar.gz").write_bytes(data[: len(data) - 50_000])
+    ts, _ = parse_trials(root, tmp_path)
+    assert sorted(r.name for r in ts.results) == ["a0", "a1", "a2"]
+    (w,) = ts.warnings
+    assert "; 3 trials (t0/agent/result.json, …) counted from inside an agent/" in w.message

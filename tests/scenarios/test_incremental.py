@@ -628,6 +628,50 @@ def test_each_kind_of_change_equals_a_clean_build(tmp_path, monkeypatch):
     _same_as_clean(out, opts, clean)
 
 
+def test_harbor_jobs_in_a_trials_folder_equal_a_clean_build(tmp_path):
+    """Harbor job folders kept in a trials folder (``<jobs>/<job>/<trial>/``): a trial started
+    and ended in a job (its summary rewritten at each, as Harbor does), a new job started in
+    the folder holding jobs: each incremental site is a clean build's, and a build after
+    them finds nothing changed."""
+    archive = _archive(tmp_path / "a", ("flat/sync-baseline",), seed=38, steps=4, trials_per_step=1)
+    out = tmp_path / "site"
+    opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
+    clean = tmp_path / "clean"
+    trials = archive / "flat" / "sync-baseline" / "trace_jobs"
+    whole = next(p for p in sorted(trials.iterdir()) if (p / "result.json").is_file())
+    model = json.loads((whole / "result.json").read_text())
+
+    def job(folder: Path, trials_done: list[str], running: list[str] = ()) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for f in ("config.json", "lock.json", "job.log"):
+            (folder / f).write_text("{}")
+        for name in (*trials_done, *running):
+            (folder / name / "agent").mkdir(parents=True, exist_ok=True)
+            (folder / name / "verifier").mkdir(exist_ok=True)
+            (folder / name / "trial.log").write_text("")
+        for name in trials_done:
+            result = {**model, "trial_name": name}
+            (folder / name / "result.json").write_text(json.dumps(result))
+        summary = {"n_total_trials": len(trials_done) + len(running), "stats": {"n": trials_done}}
+        (folder / "result.json").write_text(json.dumps(summary))
+
+    first = build(opts).trials
+    job(trials / "outer" / "job1", ["x__1111111"])
+    assert build(opts).trials == first + 1
+    _same_as_clean(out, opts, clean)
+    job(trials / "outer" / "job1", ["x__1111111"], ["x__2222222"])
+    assert build(opts).trials == first + 1
+    assert build(opts).unchanged
+    job(trials / "outer" / "job1", ["x__1111111", "x__2222222"])
+    assert build(opts).trials == first + 2
+    _same_as_clean(out, opts, clean)
+    assert build(opts).unchanged
+    job(trials / "outer" / "job2", ["y__3333333"])
+    assert build(opts).trials == first + 3
+    _same_as_clean(out, opts, clean)
+    assert build(opts).unchanged
+
+
 def test_a_split_jobs_files_are_each_read_on_and_equal_a_clean_build(tmp_path, monkeypatch):
     """A job whose stdout and stderr went to two files: each file grown is read on from its
     own state, one rewritten, gone or new is read whole; each build equals a clean one."""
