@@ -51,6 +51,8 @@ class SharedChromium:
         self._playwright: Any = None
         self._browser: Any = None
         self._contexts: dict[tuple[int, int], Any] = {}
+        self._kept: dict[tuple[int, int, bool], Any] = {}  # a page handed back, by its kind
+        self._kinds: dict[int, tuple[int, int, bool]] = {}  # id(page): its kind
 
     def get(self) -> Any:
         if self._browser is None:
@@ -63,12 +65,19 @@ class SharedChromium:
         return self._browser
 
     def page(self, width: int = 1400, height: int = 1000, charts: bool = True) -> Any:
-        """A new page in a browser context of that viewport, the context kept for the next
-        test that asks for the same (the caller closes the page). A context costs Chromium
-        more than a page; the tests lose no isolation by sharing one, as the pages keep
-        nothing in it: the site stores nothing (no cookie, no web storage) and a test that
-        serves a site of its own serves it at an address of its own. Without ``charts``,
-        the page draws none (``without_charts``)."""
+        """A page of that viewport in a browser context kept for the next test that asks for
+        the same, the page itself handed back with :meth:`release` and kept too. A context
+        costs Chromium more than a page, and a new page several times what loading another
+        document in a kept one costs; the tests lose no isolation by sharing them, as the
+        pages keep nothing in them: the site stores nothing (no cookie, no web storage), a
+        test that serves a site of its own serves it at an address of its own, and a page
+        handed back is left as a new one is (:meth:`release`). Without ``charts``, the page
+        draws none (``without_charts``)."""
+        kind = (width, height, charts)
+        page = self._kept.pop(kind, None)
+        if page is not None:
+            page.bring_to_front()  # (as a new page is: shown, its animation frames not held)
+            return page
         context = self._contexts.get((width, height))
         if context is None:
             context = self.get().new_context(viewport={"width": width, "height": height})
@@ -76,10 +85,38 @@ class SharedChromium:
         page = context.new_page()
         if not charts:
             without_charts(page)
+        self._kinds[id(page)] = kind
         return page
 
+    def release(self, page: Any) -> None:
+        """Take back a page :meth:`page` gave, for the next test that asks for the same
+        kind, left as a new page is: on a blank document (the test's own document gone with
+        its scripts and timers), at its viewport, the mouse at the corner, with no route but
+        ``without_charts``'s. (A listener the test added stays: ``Watched.stop`` removes
+        its own.) A page that is closed, or on which that fails, is closed instead."""
+        kind = self._kinds.pop(id(page), None)
+        if kind is None or page.is_closed() or kind in self._kept:  # (one of its kind kept already)
+            page.close()
+            return
+        width, height, charts = kind
+        try:
+            page.unroute_all(behavior="ignoreErrors")
+            page.goto("about:blank")
+            if page.viewport_size != {"width": width, "height": height}:
+                page.set_viewport_size({"width": width, "height": height})
+            page.mouse.move(0, 0)
+            if not charts:
+                without_charts(page)
+        except Exception:
+            page.close()
+            raise
+        self._kinds[id(page)] = kind
+        self._kept[kind] = page
+
     def close(self) -> None:
-        self._contexts.clear()  # (closed with the browser)
+        self._contexts.clear()  # (closed with the browser, and their pages)
+        self._kept.clear()
+        self._kinds.clear()
         if self._playwright is None:
             return
         try:

@@ -37,13 +37,14 @@ def browser():
 
 @pytest.fixture
 def browser_page(request: pytest.FixtureRequest):
-    """A new page of the shared Chromium at 1400 × 1000, closed after the test, in a context
-    the browser tests share (tests/chromium.py: ``SharedChromium.page``). A test marked
+    """A page of the shared Chromium at 1400 × 1000, in a context the browser tests share,
+    the page handed back after the test for the next one, left as a new page is
+    (tests/chromium.py: ``SharedChromium.page`` and ``release``). A test marked
     ``no_charts`` gets a page that draws no chart (tests/chromium.py: ``without_charts``):
     for tests whose checks do not read what Vega draws."""
     page = _chromium.page(charts=request.node.get_closest_marker("no_charts") is None)
     yield page
-    page.close()
+    _chromium.release(page)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -72,6 +73,7 @@ LONG_FIRST = (
     "scenarios/test_transcripts.py",
     "read/test_pool.py",
     "read/test_linear_time.py",
+    "test_redact.py",
     "read/test_glued_property.py",
     "commands/test_cli.py",
 )

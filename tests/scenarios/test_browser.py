@@ -57,15 +57,28 @@ def base(request, server, site):
 
 
 class Watched:
+    """A page and the errors it shows: console errors, uncaught exceptions, failed requests
+    and HTTP errors, from its listeners (removed by :meth:`stop`)."""
+
     def __init__(self, page):
         self.page = page
         self.errors: list[str] = []
-        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("requestfailed", self._failed)
-        page.on(
-            "response", lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status} {r.url}")
+        self._listeners = (
+            ("console", lambda m: m.type == "error" and self.errors.append(m.text)),
+            ("pageerror", lambda e: self.errors.append(str(e))),
+            ("requestfailed", self._failed),
+            (
+                "response",
+                lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status} {r.url}"),
+            ),
         )
+        for event, listener in self._listeners:
+            page.on(event, listener)
+
+    def stop(self) -> None:
+        """Stop listening: the page goes on to another test (``browser_page``)."""
+        for event, listener in self._listeners:
+            self.page.remove_listener(event, listener)
 
     def _failed(self, request) -> None:
         # The icon is fetched by the browser beside the page, and a reload or another address
@@ -99,7 +112,9 @@ class Watched:
 
 @pytest.fixture
 def tab(browser_page):
-    return Watched(browser_page)
+    tab = Watched(browser_page)
+    yield tab
+    tab.stop()
 
 
 def _ids(index):

@@ -31,7 +31,9 @@ AXES = """el => Array.from(el.querySelectorAll('g.role-axis[aria-label]')).map(a
 
 @pytest.fixture
 def tab(browser_page):
-    return Watched(browser_page)
+    tab = Watched(browser_page)
+    yield tab
+    tab.stop()
 
 
 def _whole_channels(spec: dict) -> set[str]:

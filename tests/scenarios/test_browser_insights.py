@@ -37,7 +37,9 @@ def chromium(browser):
 
 @pytest.fixture
 def tab(browser_page):
-    return Watched(browser_page)
+    tab = Watched(browser_page)
+    yield tab
+    tab.stop()
 
 
 @pytest.fixture(params=["http", "file"])

@@ -96,7 +96,12 @@ def test_a_turn_link_opens_that_turn(tab, pbase, planted):
 def test_terminal_output_is_text_never_html(tab, pbase, planted):
     e = _entry(planted, "mixed-regex__s01j0")  # <script> and an onerror image in an output
     dialogs: list[str] = []
-    tab.page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def dismiss(d) -> None:
+        dialogs.append(d.message)
+        d.dismiss()
+
+    tab.page.on("dialog", dismiss)
     _open(tab, pbase, e)
     page = tab.page
     page.click("#tr-expand")
@@ -106,6 +111,7 @@ def test_terminal_output_is_text_never_html(tab, pbase, planted):
     assert page.locator("#transcript script, #transcript img").count() == 0
     assert dialogs == []
     assert tab.errors == []
+    page.remove_listener("dialog", dismiss)  # (the page goes on to another test)
 
 
 @pytest.mark.no_charts
