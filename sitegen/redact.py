@@ -35,6 +35,7 @@ from sitegen.redact_rules import (
     BUILTIN_RULES,
     MASK,
     TRANSCRIPT_RULES,
+    escapes_as_breaks,
     is_secret_key,
     literal_rule,
     may_hold_secret,
@@ -211,6 +212,9 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         extra = TRANSCRIPT_RULES if self.transcripts else ()
         put(self, "_rules", known + BUILTIN_RULES + extra + user)
         put(self, "_user_rules", known + user)
+        # (the built-in rules also read the text with its escaped breaks as breaks; a known
+        # value or a user's pattern is found in the text as it is)
+        put(self, "_view_rules", range(len(known), len(known) + len(BUILTIN_RULES) + len(extra)))
         put(self, "_may_hold", may_hold_transcript_secret if self.transcripts else may_hold_secret)
         put(self, "_memo", {})
 
@@ -225,10 +229,25 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         ``findings(text(s))`` is always empty.
         """
         found: list[tuple[int, int, int, str]] = []
-        rules = self._rules if self._may_hold(text) else self._user_rules  # type: ignore[attr-defined]
+        may_hold = self._may_hold(text)  # type: ignore[attr-defined]
+        rules = self._rules if may_hold else self._user_rules  # type: ignore[attr-defined]
         for order, rule in enumerate(rules):  # (a span two rules find: the first rule's kind)
             for start, end in rule.spans(text):
                 found.append((start, -end, order, rule.kind))
+        view = escapes_as_breaks(text) if may_hold else text
+        if view is not text:  # text inside a JSON string: read again, its escapes as breaks
+            for order in self._view_rules:  # type: ignore[attr-defined]
+                rule = rules[order]
+                for start, end in rule.spans(view):
+                    # (a break's stand-in or a blank at either end is no part of the secret)
+                    while start < end and (view[start] != text[start] or view[start].isspace()):
+                        start += 1
+                    while end > start and (
+                        view[end - 1] != text[end - 1] or text[end - 1].isspace()
+                    ):
+                        end -= 1
+                    if end > start:
+                        found.append((start, -end, order, rule.kind))
         found.sort()
         cur: list | None = None
         for start, neg_end, _, kind in found:

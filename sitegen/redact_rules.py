@@ -836,6 +836,27 @@ def may_hold_transcript_secret(text: str) -> bool:
     return may_hold_secret(text) or any(t in text for t in _TRANSCRIPT_TRIGGERS)
 
 
+# --- text inside a JSON string ---------------------------------------------------------------
+#
+# A log line or a config value may hold a command or prose as a JSON string, its line breaks
+# written as the two characters "\\" "n": ``{"cmd": "set -e\\necho KEY | docker login …"}``.
+# The rules that read a line's start, or the character before a word, see none there. So they
+# also read the text with each such escape as the break or blank it stands for, in as many
+# characters (a span found there is a span of the text): ``\\n`` as " \\n", ``\\r\\n`` as
+# "  \\r\\n", ``\\t`` as two blanks. An escaped backslash (``\\\\n``) escapes no "n", and a
+# Windows path after its drive (``C:\\new\\table``) holds folders, not breaks.
+_ESCAPE_RE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]:(?:\\++[^\s\"'<>|\\]*+)++|\\(?:\\|r\\n|[nrt])")
+_AS_BREAK = {"\\n": " \n", "\\r": " \r", "\\t": "  ", "\\r\\n": "  \r\n"}
+
+
+def escapes_as_breaks(text: str) -> str:
+    """``text`` with each escaped line break or tab outside a Windows path made the break or
+    blank it stands for, each in as many characters (``text`` itself when it holds none)."""
+    if "\\" not in text:
+        return text
+    return _ESCAPE_RE.sub(lambda m: _AS_BREAK.get(m.group(0), m.group(0)), text)
+
+
 def literal_rule(kind: str, values: tuple[str, ...]) -> Rule:
     """Every occurrence of one of ``values`` (a trial's own secrets, known by their names in
     its config or in the build's environment), whatever it looks like.
