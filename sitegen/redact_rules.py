@@ -425,20 +425,37 @@ _ERROR_RULES: tuple[Rule, ...] = (
 # reported as that rule's.)
 # (Found from each word, the words before it looked at apart: a pattern that starts with an
 # optional word is tried at every character.)
+# A quoted value in prose: in quotes, curly quotes, backticks, a page's entities or a JSON
+# string's escaped quotes; up to 200 characters, a backslash escaping the next one.
+_PROSE_QUOTED = (
+    r"\"(?:[^\"\\\n]|\\[^\n]){1,200}+\"|'(?:[^'\\\n]|\\[^\n]){1,200}+'|`[^`\n]{1,200}+`"
+    r"|\\\"(?:[^\"\\\n]|\\\\|\\[^\"\n]){1,200}+\\\"|\u201c[^\u201d\n]{1,200}+\u201d"
+    r"|\u2018[^\u2019\n]{1,200}+\u2019|(?P<eq>&(?:quot|#34|#39|#x27);)"
+    r"(?:(?!&(?:quot|#34|#39|#x27);)[^\n]){1,200}+(?P=eq)"
+)
 _PROSE_RE = re.compile(
     r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
     r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
+    # a quoted value, blanks and escaped quotes included, to its closing quote on the line
+    rf"(?:(?P<q>{_PROSE_QUOTED})"
     # (a quote, Markdown's emphasis or an inline HTML element may wrap the value)
-    r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2})"
+    r"|(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2})"
     r"|<(?i:code|b|strong|kbd|em|tt|samp|i|mark|span)(?:[ \t][^<>\n]{0,200})?>){0,4}"
-    r"(?P<s>[^\s\"'`<>\\]{6,}+)"
+    r"(?P<s>[^\s\"'`<>\\]{6,}+))"
 )
 # What a value after the word is: a password's, any non-blank characters less a sentence's
 # closing punctuation (and a quote's entity); a key's, token's or secret's, a word of letters,
 # digits, "_" and "-" ending as a word does (:data:`_WORD_END`), or base64 (16 or more of
 # letters and digits, "/", "+", "=": an AWS secret key, a client secret)
 _PROSE_CLOSERS = ".,;:)"
+_PROSE_RUN_RE = re.compile(r"[^\s\"'`<>\\]{6,}+")
+_PASSPHRASE_WORDS = 6  # words a quoted password may hold (more: a sentence quoted)
+# Words that, all a quoted phrase holds, say whether a password is set, never what it is
+_STATE_WORDS = frozenset(
+    {"not", "no", "set", "unset", "required", "optional", "empty", "none", "null", "needed"}
+    | {"given", "known", "shown", "changed", "the", "same", "yet", "any", "-", "n/a"}
+)
 _PROSE_QUOTE_RE = re.compile(r"&(?:quot|#34|#39|#x27);")
 _PROSE_QUOTES = ('"', "'", "`", "&quot;", "&#34;", "&#39;", "&#x27;")
 _PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{_WORD_END}")
@@ -466,13 +483,17 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
     """Whether ``value``, after ``word`` and a connective, is a secret.
 
     After "key", "token" or "secret" a credential's word (16 or more letters and digits); a
-    password's, 6 or more characters with a digit (hunter2). Lower-case words joined by "_"
+    password's, 6 or more characters with a digit (hunter2), or in quotes a few words
+    (``"correct horse battery"``: a passphrase; a quoted sentence is not one). Lower-case words joined by "_"
     are such a value too when they hold a digit (my_secret_token_value_abc123): a name a
     sentence gives, of where a secret is, has none (config_file_path, secrets_manager); only
     a model's token named as one keeps its name (next token = im_start_token123456,
     :func:`names_a_model_token`).
     """
     if word.startswith("pass"):
+        if any(c in value for c in " \t"):  # (only a quoted value holds a blank)
+            words = value.lower().split()
+            return len(words) <= _PASSPHRASE_WORDS and not _STATE_WORDS.issuperset(words)
         return len(value) >= 6 and any(c.isdigit() for c in value)
     return _looks_like_credential(value) and not (
         svc is not None and names_a_model_token(f"{svc} {word}", value)
@@ -481,8 +502,21 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
 
 def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | None:
     """Where the value in ``m``'s run of non-blank characters ends, by the ``word`` before it
-    (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value."""
-    start, run = m.start("s"), m.group("s")
+    (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value. A quoted value
+    (``m``'s group ``q``) is a password's whole, another word's first run."""
+    if (quoted := m.group("q")) is not None:
+        edge = len(m.group("eq") or "") or (2 if quoted[0] == "\\" else 1)
+        start, end = m.start("q") + edge, m.end("q") - edge
+        if text.startswith(_PROSE_PLACES, start):
+            return None
+        if word.startswith("pass"):
+            return start, end
+        first = _PROSE_RUN_RE.match(text, start, end)
+        if first is None:
+            return None
+        start, run = first.start(), first.group(0)
+    else:
+        start, run = m.start("s"), m.group("s")
     if run.startswith(_PROSE_PLACES):
         return None
     if (q := _PROSE_QUOTE_RE.search(run)) is not None:
@@ -515,7 +549,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         start = m.start() - len(api or "")
         glued = text[start - 1 : start] in _WORD_CHARS  # (nothing before the text's start)
         if glued and not is_secret_key(_glued_name(text, start, m.end("word"))):
-            pos = m.start("s")
+            pos = m.start("s") if m.group("q") is None else m.start("q") + 1
             continue  # monkey, sort_key (hf_token, DB_PASSWORD name one)
         service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
         # (a bare "token X", "api key X" with no service before: the error rule's)
@@ -527,7 +561,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         if span is not None and _prose_value(word, value, svc) and not is_masked(value):
             yield span
         else:  # (the run may be the next sentence's word: "secret -\npassword was X")
-            pos = m.start("s")
+            pos = m.start("s") if m.group("q") is None else m.start("q") + 1
 
 
 _PROSE_RULE = Rule("prose-secret", _prose_spans)

@@ -540,6 +540,9 @@ HARMLESS = [
     "monkey is abcdef_0123456789abcdef; sort_key was step_0123456789abcdef; max_tokens is 4096",
     "the key is sort_key_0123456789abcdef; a token\nim_start_token123456; password\nhunter2x9",
     "the token is tokenizer_config0123456.json; my wandb key is in wandb_0123456789abcd.netrc",
+    # a quoted phrase saying whether a password is set, or a quoted sentence, is no value
+    "the password is \"not set\" yet; the password is 'not required'; password is `empty`",
+    'the password is "stored in the vault under the team name now"',
     # a Windows path's folders are no escaped breaks (the line after a break would be .netrc's)
     "saved to C:\\runs\\npassword hunter2x9.log and C:\\new\\table",
     '{"path": "C:\\\\runs\\\\npassword hunter2x9.log"}',
@@ -886,6 +889,14 @@ ALONE = [
     *('echo a | ssh h "x && ', '{"name":"DB_PASSWORD","value":', "- name: A_TOKEN\n  value: {"),
     *("password is **`", "key is <b><i><code>", "A_TOKEN=a\\' && "),
     *("a\\necho a | ", "C:\\a", "a:\\", "\\npassword a", "\\r\\n", "\\\\n", "\\t--a "),
+    *(
+        'password is "a b ',
+        'password is "a\\',
+        "password is 'a",
+        'password is \\"a ',
+        "password is `a",
+    ),
+    *("password is &quot;a ", "password is \u201ca ", 'password is "a" ', "token is 'a "),
 ]
 
 

@@ -126,6 +126,22 @@ HIDDEN_TO_THE_END = [
     ("the password is &quot;P@ssw0rd&quot;.", f"the password is &quot;{M}&quot;."),
     ("password was 'P@ss:w0rd;'; next", f"password was '{M}'; next"),
     ("the secret is Xy9+abcDEF1234567890ghijKLMN==, then", f"the secret is {M}, then"),
+    # a quoted value after a password's word is the value, blanks included, to its closing
+    # quote on the line: prose, a dash, key: value, JSON-escaped or a page's quotes
+    ('the password is "hunter 22" for now', f'the password is "{M}" for now'),
+    ("my Password was 'correct horse battery'.", f"my Password was '{M}'."),
+    ("PASSWORD IS `hunter 22`", f"PASSWORD IS `{M}`"),
+    ("passphrase - \u201chunter 22\u201d; next", f"passphrase - \u201c{M}\u201d; next"),
+    ("the password is\t&quot;hunter 22&quot; ok", f"the password is\t&quot;{M}&quot; ok"),
+    ("the password is &#39;hunter 22&#39;", f"the password is &#39;{M}&#39;"),
+    ('{"msg": "the password is \\"hunter 22\\" ok"}', f'{{"msg": "the password is \\"{M}\\" ok"}}'),
+    ('the password is "hunter 22"\r\nnext', f'the password is "{M}"\r\nnext'),
+    ("password: 'correct horse battery'", f"password: '{M}'"),
+    ('db_password = "hunter 22" # x', f'db_password = "{M}" # x'),
+    ("- **password**: 'correct horse battery'", f"- **password**: '{M}'"),
+    # ... an escaped quote inside it is the value's; a quote left open is no value
+    ('the password is "hunt\\"er 22" ok', f'the password is "{M}" ok'),
+    ('the password is "hunter 22\nnext" line', 'the password is "hunter 22\nnext" line'),
 ]
 
 
@@ -133,6 +149,7 @@ HIDDEN_TO_THE_END = [
 def test_a_named_value_is_hidden_to_its_end_and_no_further(text, want):
     r = Redactor()
     assert r.text(text) == want
+    assert r.text(want) == want  # (hiding twice hides nothing more)
     assert list(r.findings(want)) == []
 
 
