@@ -433,15 +433,22 @@ _PROSE_QUOTED = (
     r"|\u2018[^\u2019\n]{1,200}+\u2019|(?P<eq>&(?:quot|#34|#39|#x27);)"
     r"(?:(?!&(?:quot|#34|#39|#x27);)[^\n]){1,200}+(?P=eq)"
 )
+_INLINE_TAGS = r"(?i:code|b|strong|kbd|em|tt|samp|i|mark|span|s|del)"
 _PROSE_RE = re.compile(
     r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
+    # (the name's closing markup: `HF_TOKEN` is, **password** was, <code>key</code> is)
+    rf"(?:[*`~]{{1,3}}|\\?[\"']|</{_INLINE_TAGS}>|&lt;/{_INLINE_TAGS}&gt;)?"
     r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
     # a quoted value, blanks and escaped quotes included, to its closing quote on the line
     rf"(?:(?P<q>{_PROSE_QUOTED})"
     # (a quote, Markdown's emphasis or an inline HTML element may wrap the value)
-    r"|(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2})"
-    r"|<(?i:code|b|strong|kbd|em|tt|samp|i|mark|span)(?:[ \t][^<>\n]{0,200})?>){0,4}"
+    # (a quote, Markdown's emphasis, plain or escaped, or an inline HTML element, its
+    # attributes' quoted values holding ">" or its tag over lines, or as a page escapes it,
+    # may wrap the value)
+    r"|(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2}|~~)|(?:\\[*_~]){1,3}"
+    rf"|<{_INLINE_TAGS}(?:\s(?:[^<>\"']++|\"[^\"]{{0,100}}+\"|'[^']{{0,100}}+'){{0,16}}+)?>\s{{0,4}}+"
+    rf"|&lt;{_INLINE_TAGS}(?:\s[^&\n]{{0,100}}+)?&gt;){{0,4}}"
     r"(?P<s>[^\s\"'`<>\\]{6,}+))"
 )
 # What a value after the word is: a password's, any non-blank characters less a sentence's
@@ -456,7 +463,7 @@ _STATE_WORDS = frozenset(
     {"not", "no", "set", "unset", "required", "optional", "empty", "none", "null", "needed"}
     | {"given", "known", "shown", "changed", "the", "same", "yet", "any", "-", "n/a"}
 )
-_PROSE_QUOTE_RE = re.compile(r"&(?:quot|#34|#39|#x27);")
+_PROSE_QUOTE_RE = re.compile(r"&(?:quot|#34|#39|#x27|lt);")  # (and an escaped tag's "<")
 _PROSE_QUOTES = ('"', "'", "`", "&quot;", "&#34;", "&#39;", "&#x27;")
 _PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{_WORD_END}")
 _PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")

@@ -897,6 +897,8 @@ ALONE = [
         "password is `a",
     ),
     *("password is &quot;a ", "password is \u201ca ", 'password is "a" ', "token is 'a "),
+    *("password is <span ", 'password is <span "a>', "password is <span\n", "password is ~~"),
+    *("password is \\*", "key is &lt;code&gt;", "key is &lt;b ", "`a_token` is ", "**password**"),
 ]
 
 

@@ -142,6 +142,37 @@ HIDDEN_TO_THE_END = [
     # ... an escaped quote inside it is the value's; a quote left open is no value
     ('the password is "hunt\\"er 22" ok', f'the password is "{M}" ok'),
     ('the password is "hunter 22\nnext" line', 'the password is "hunter 22\nnext" line'),
+    # Markdown's and HTML's wrappers around a prose value, and around the name before it:
+    # strikethrough, escaped emphasis, an attribute holding ">", a tag over two lines, a tag
+    # as a page escapes it
+    ("the password is ~~hunter22~~.", f"the password is ~~{M}~~."),
+    ("the wandb key is ~~0123456789abcdef0123~~", f"the wandb key is ~~{M}~~"),
+    ("the password is \\*hunter22\\*", f"the password is \\*{M}\\*"),
+    ("PASSWORD IS \\_\\_hunter22\\_\\_", f"PASSWORD IS \\_\\_{M}\\_\\_"),
+    (
+        'the password is <span title="a>b">hunter22</span>',
+        f'the password is <span title="a>b">{M}</span>',
+    ),
+    (
+        "the password is <SPAN\n  class='x'>hunter22</SPAN>",
+        f"the password is <SPAN\n  class='x'>{M}</SPAN>",
+    ),
+    ("the password is <code>\r\nhunter22\r\n</code>", f"the password is <code>\r\n{M}\r\n</code>"),
+    (
+        "the token is &lt;code&gt;abcdef0123456789abcd&lt;/code&gt;",
+        f"the token is &lt;code&gt;{M}&lt;/code&gt;",
+    ),
+    ("the password is &lt;b&gt;hunter22&lt;/b&gt;", f"the password is &lt;b&gt;{M}&lt;/b&gt;"),
+    ("the `HF_TOKEN` is `AbCdEf0123456789xyzW`", f"the `HF_TOKEN` is `{M}`"),
+    ("the **DB_PASSWORD** was hunter22", f"the **DB_PASSWORD** was {M}"),
+    (
+        "my ~~old~~ <code>hf_token</code> is AbCdEf0123456789xyzW",
+        f"my ~~old~~ <code>hf_token</code> is {M}",
+    ),
+    (
+        '{"notes": "the \\"password\\" is \\"hunter 22\\""}',
+        f'{{"notes": "the \\"password\\" is \\"{M}\\""}}',
+    ),
 ]
 
 
