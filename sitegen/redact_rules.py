@@ -471,6 +471,23 @@ _PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")
 _PROSE_PLACES = ("/", "~", "$", "http")
 # a relative path (data/train/v2/part0001): lower-case parts, where base64 mixes cases
 _RELATIVE_PATH_RE = re.compile(r"[a-z0-9]++(?:/[a-z0-9]++)++")
+# ... of which none is 16 or more hex characters, letters and digits both: no folder's name
+# reads so, a secret's hex parts joined by "/" do (9f8e7d6c5b4a39281706/a1b2c3d4e5f60718)
+_HEX_PART_RE = re.compile(r"(?<![^/])(?=[0-9]*+[a-f])(?=[a-f]*+[0-9])[0-9a-f]{16,}+(?![^/])")
+
+
+def _relative_path(run: str) -> bool:
+    return _RELATIVE_PATH_RE.fullmatch(run) is not None and _HEX_PART_RE.search(run) is None
+
+
+# What was done to a secret, not its value: "HF_TOKEN was rotated_2024_05", "my token is
+# expired_20240501" (a state's word, maybe a date after it), after "is" or "was" (after ":"
+# or "=" whatever follows is the value).
+_STATE_RE = re.compile(
+    r"(?i:rotated|revoked|expired|changed|updated|reset|renewed|regenerated|removed|deleted"
+    r"|replaced|disabled|enabled|created|issued|set|unset|missing|invalid|required)"
+    r"(?:[_\-](?i:on|at|in|since|until))?(?:[_\-./][0-9]{1,8}+)*+"
+)
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
@@ -536,11 +553,7 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
         run = run.rstrip(_PROSE_CLOSERS)
     if word.startswith("pass"):
         return (start, start + len(run)) if run else None
-    if (
-        _PROSE_BASE64_RE.fullmatch(run)
-        and any(c in run for c in "/+=")
-        and not _RELATIVE_PATH_RE.fullmatch(run)
-    ):
+    if _PROSE_BASE64_RE.fullmatch(run) and any(c in run for c in "/+=") and not _relative_path(run):
         return start, start + len(run)
     w = _PROSE_WORD_RE.match(text, start)
     return w.span() if w is not None else None
@@ -565,6 +578,10 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         said = m.group("conn") is not None or (service and not word.startswith("pass"))
         span = _prose_value_span(text, m, word) if named and said else None
         value = text[span[0] : span[1]] if span is not None else ""
+        conn = m.group("conn")
+        worded = conn is None or conn.split(":")[0].strip().lower() in ("is", "was")
+        if worded and _STATE_RE.fullmatch(value):
+            span = None  # (a state, not a value: "HF_TOKEN was rotated_2024_05")
         if span is not None and _prose_value(word, value, svc) and not is_masked(value):
             yield span
         else:  # (the run may be the next sentence's word: "secret -\npassword was X")

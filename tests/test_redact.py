@@ -899,6 +899,7 @@ ALONE = [
     *("password is &quot;a ", "password is \u201ca ", 'password is "a" ', "token is 'a "),
     *("password is <span ", 'password is <span "a>', "password is <span\n", "password is ~~"),
     *("password is \\*", "key is &lt;code&gt;", "key is &lt;b ", "`a_token` is ", "**password**"),
+    *("key is a/0123456789abcdef", "key is 0123456789abcdef0/", "token was rotated_1_"),
 ]
 
 

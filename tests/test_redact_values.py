@@ -27,6 +27,32 @@ HIDDEN_TO_THE_END = [
         f"see [the password is {M}](https://x.io/a)",
     ),
     ("the secret is data/train/v2/part0001/shard", "the secret is data/train/v2/part0001/shard"),
+    # ... but a run of 16 or more hex characters is no folder's name: hex joined by "/" is a
+    # secret, in either case
+    ("the secret is 9f8e7d6c5b4a39281706/a1b2c3d4e5f60718", f"the secret is {M}"),
+    ("The Secret Is 9F8E7D6C5B4A39281706/A1B2C3D4E5F60718.", f"The Secret Is {M}."),
+    ("my wandb key was\tab/9f8e7d6c5b4a3928", f"my wandb key was\t{M}"),
+    ("the token is `runs/0123456789abcdef0123/x`", f"the token is `{M}`"),
+    ("the key is runs/step_100/0123456789abcdef/x", "the key is runs/step_100/0123456789abcdef/x"),
+    ("the key is data/2024/0123456789012345678", "the key is data/2024/0123456789012345678"),
+    # a secret's name then what was done to it is prose, a date after it too; after ":" or
+    # "=" whatever follows is the value
+    ("HF_TOKEN was rotated_2024_05", "HF_TOKEN was rotated_2024_05"),
+    (
+        "the WANDB_API_KEY was revoked_on_2024_05_01.",
+        "the WANDB_API_KEY was revoked_on_2024_05_01.",
+    ),
+    ("my token is expired_20240501 (ask ops)", "my token is expired_20240501 (ask ops)"),
+    ("DB_PASSWORD was Changed-2024-05-01", "DB_PASSWORD was Changed-2024-05-01"),
+    (
+        "HF_TOKEN is set; HF_TOKEN expired; the secret was rotated",
+        "HF_TOKEN is set; HF_TOKEN expired; the secret was rotated",
+    ),
+    ("HF_TOKEN was rotated_2024_05_x9", f"HF_TOKEN was {M}"),
+    ("HF_TOKEN: rotated_2024_05_01", f"HF_TOKEN: {M}"),
+    ("my token: expired_20240501", f"my token: {M}"),
+    ("the password - changed_2024", f"the password - {M}"),
+    ("the token is rotated_2024_05_01_ab", f"the token is {M}"),
     # a quoted value to its closing quote, escapes inside it
     ('password = "a \\" b" rest', f'password = "{M}" rest'),
     ("token: 'x y' and more", f"token: '{M}' and more"),
