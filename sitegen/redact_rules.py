@@ -425,15 +425,29 @@ _ERROR_RULES: tuple[Rule, ...] = (
 # reported as that rule's.)
 # (Found from each word, the words before it looked at apart: a pattern that starts with an
 # optional word is tried at every character.)
-# A quoted value in prose: in quotes, curly quotes, backticks, a page's entities or a JSON
-# string's escaped quotes; up to 200 characters, a backslash escaping the next one.
+# A quoted attribute's value in a tag as a page escapes it (&lt;span title=&quot;a&gt;b&quot;&gt;)
+_ENTITY_ATTRIBUTE = r"&quot;(?:(?!&quot;)[^\n]){0,100}+&quot;|&#39;(?:(?!&#39;)[^\n]){0,100}+&#39;"
+# An element's attributes: up to 16 runs and quoted values (a value may hold ">")
+_ATTRIBUTES = r"(?:\s(?:[^<>\"']++|\"[^\"]{0,100}+\"|'[^']{0,100}+'){0,16}+)?"
+# Inline HTML elements that may wrap a value in prose, or the name before it
+_INLINE_TAGS = (
+    r"(?i:code|b|strong|kbd|em|tt|samp|i|mark|span|s|del|a|u|q|var|small|ins|sub|sup|abbr"
+    r"|cite|font)"
+)
+# A quoted value in prose: in quotes, curly quotes, backticks, a page's entities, a JSON
+# string's escaped quotes, bold or an inline element; up to 200 characters, a backslash
+# escaping the next one. A quote left open runs to the line's end.
 _PROSE_QUOTED = (
     r"\"(?:[^\"\\\n]|\\[^\n]){1,200}+\"|'(?:[^'\\\n]|\\[^\n]){1,200}+'|`[^`\n]{1,200}+`"
     r"|\\\"(?:[^\"\\\n]|\\\\|\\[^\"\n]){1,200}+\\\"|\u201c[^\u201d\n]{1,200}+\u201d"
     r"|\u2018[^\u2019\n]{1,200}+\u2019|(?P<eq>&(?:quot|#34|#39|#x27);)"
     r"(?:(?!&(?:quot|#34|#39|#x27);)[^\n]){1,200}+(?P=eq)"
+    r"|\*\*[^*<`\n]{1,200}+\*\*|~~[^~<`\n]{1,200}+~~"
+    rf"|(?P<qo><(?P<qt>{_INLINE_TAGS}){_ATTRIBUTES}>)[^<\n]{{1,200}}+</(?P=qt)>"
+    r"|(?P<open>[\"'\u201c])[^\"'\n\u201d]{1,200}+(?=\r?\n|\r?\Z)"
 )
-_INLINE_TAGS = r"(?i:code|b|strong|kbd|em|tt|samp|i|mark|span|s|del)"
+# The delimiters around a quoted value (group 1 and 3; the value, 2)
+_QUOTED_EDGES_RE = re.compile(r"(\\\"|\*\*|~~|&#?\w+;|.)(.*?)(\\\"|\*\*|~~|&#?\w+;|.)", re.S)
 _PROSE_RE = re.compile(
     r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
     # (the name's closing markup: `HF_TOKEN` is, **password** was, <code>key</code> is)
@@ -442,13 +456,12 @@ _PROSE_RE = re.compile(
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
     # a quoted value, blanks and escaped quotes included, to its closing quote on the line
     rf"(?:(?P<q>{_PROSE_QUOTED})"
-    # (a quote, Markdown's emphasis or an inline HTML element may wrap the value)
     # (a quote, Markdown's emphasis, plain or escaped, or an inline HTML element, its
     # attributes' quoted values holding ">" or its tag over lines, or as a page escapes it,
     # may wrap the value)
-    r"|(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2}|~~)|(?:\\[*_~]){1,3}"
-    rf"|<{_INLINE_TAGS}(?:\s(?:[^<>\"']++|\"[^\"]{{0,100}}+\"|'[^']{{0,100}}+'){{0,16}}+)?>\s{{0,4}}+"
-    rf"|&lt;{_INLINE_TAGS}(?:\s[^&\n]{{0,100}}+)?&gt;){{0,4}}"
+    r"|(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2}|~~)|(?:\\[*_~`]){1,3}"
+    rf"|<{_INLINE_TAGS}{_ATTRIBUTES}>\s{{0,4}}+"
+    rf"|&lt;{_INLINE_TAGS}(?:\s(?:[^&\n]++|{_ENTITY_ATTRIBUTE}|&(?!gt;)){{0,16}}+)?&gt;){{0,4}}"
     r"(?P<s>[^\s\"'`<>\\]{6,}+))"
 )
 # What a value after the word is: a password's, any non-blank characters less a sentence's
@@ -529,8 +542,13 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
     (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value. A quoted value
     (``m``'s group ``q``) is a password's whole, another word's first run."""
     if (quoted := m.group("q")) is not None:
-        edge = len(m.group("eq") or "") or (2 if quoted[0] == "\\" else 1)
-        start, end = m.start("q") + edge, m.end("q") - edge
+        start, end = m.start("q") + 1, m.end("q")  # (a quote left open: to the line's end)
+        if m.group("qt") is not None:  # (an element: its tags, however long, are the edges)
+            start, end = m.end("qo"), m.end("q") - len(m.group("qt")) - 3
+        elif m.group("open") is None and (e := _QUOTED_EDGES_RE.fullmatch(quoted)) is not None:
+            start, end = m.start("q") + e.end(1), m.start("q") + e.start(3)
+        while end > start and text[end - 1] in " \t\r":
+            end -= 1
         if text.startswith(_PROSE_PLACES, start):
             return None
         if word.startswith("pass"):
@@ -901,10 +919,27 @@ def may_hold_transcript_secret(text: str) -> bool:
 # The rules that read a line's start, or the character before a word, see none there. So they
 # also read the text with each such escape as the break or blank it stands for, in as many
 # characters (a span found there is a span of the text): ``\\n`` as " \\n", ``\\r\\n`` as
-# "  \\r\\n", ``\\t`` as two blanks. An escaped backslash (``\\\\n``) escapes no "n", and a
-# Windows path after its drive (``C:\\new\\table``) holds folders, not breaks.
-_ESCAPE_RE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]:(?:\\++[^\s\"'<>|\\]*+)++|\\(?:\\|r\\n|[nrt])")
-_AS_BREAK = {"\\n": " \n", "\\r": " \r", "\\t": "  ", "\\r\\n": "  \r\n"}
+# "  \\r\\n", ``\\t`` as two blanks; escaped again (JSON inside a JSON string: ``\\\\n``) or
+# as a code point (``\\u000a``) too. A Windows path after its drive (``C:\\new\\table``)
+# holds folders, not breaks.
+_ESCAPE_RE = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]:(?:\\++[^\s\"'<>|\\]*+)++"
+    r"|(?<!\\)\\++(?:r\\++n|[nrt]|u000[aAdD9])"  # (from a run's first backslash)
+)
+
+
+def _as_break(m: re.Match) -> str:
+    """The escape ``m`` as the break or blank it stands for, in as many characters."""
+    esc = m.group(0)
+    if esc[0] != "\\":  # a Windows path
+        return esc
+    last = esc[-1].lower()
+    brk = (
+        "\r\n"
+        if "r" in esc and last == "n"
+        else {"n": "\n", "a": "\n", "r": "\r", "d": "\r"}.get(last, "")
+    )
+    return " " * (len(esc) - len(brk)) + brk
 
 
 def escapes_as_breaks(text: str) -> str:
@@ -912,7 +947,7 @@ def escapes_as_breaks(text: str) -> str:
     blank it stands for, each in as many characters (``text`` itself when it holds none)."""
     if "\\" not in text:
         return text
-    return _ESCAPE_RE.sub(lambda m: _AS_BREAK.get(m.group(0), m.group(0)), text)
+    return _ESCAPE_RE.sub(_as_break, text)
 
 
 def literal_rule(kind: str, values: tuple[str, ...]) -> Rule:

@@ -440,6 +440,15 @@ SHAPES = [
     ('"args": "train.py\\n--wandb-api-key Zk3v9QmW"', "Zk3v9QmW", "cli-secret"),
     ('"env": "LR=1\\tAPI_KEY=Zk3v9QmW"', "Zk3v9QmW", "secret-assignment"),
     ('{"log": "x\\nInvalid API key: sk9abcdefgh123"}', "sk9abcdefgh123", "error-secret"),
+    # ... escaped again (JSON inside a JSON string), or as a code point
+    (
+        '{"log": "{\\"cmd\\": \\"set -e\\\\necho hunter2xyz9 | docker login --password-stdin\\"}"}',
+        "hunter2xyz9",
+        "piped-secret",
+    ),
+    ('{"log": "ok\\\\r\\\\npassword hunter2x9\\\\r\\\\n"}', "hunter2x9", "netrc-password"),
+    ('{"cmd": "cd /w\\u000aecho hunter2xyz9 | wandb login"}', "hunter2xyz9", "piped-secret"),
+    ('{"cmd": "cd /w\\u0009--api-key Zk3v9QmW"}', "Zk3v9QmW", "cli-secret"),
     (
         '{"notes": "# Setup\\n\\n- the HF_TOKEN is\\n  `AbCdEf0123456789xyzW`"}',
         "AbCdEf0123456789xyzW",
@@ -889,6 +898,8 @@ ALONE = [
     *('echo a | ssh h "x && ', '{"name":"DB_PASSWORD","value":', "- name: A_TOKEN\n  value: {"),
     *("password is **`", "key is <b><i><code>", "A_TOKEN=a\\' && "),
     *("a\\necho a | ", "C:\\a", "a:\\", "\\npassword a", "\\r\\n", "\\\\n", "\\t--a "),
+    *("\\", "\\\\r", "\\r\\", "\\u000", "C:\\\\", "a\\u000aecho a | "),
+    *("\\\\ password ", "C:\\a password a\\n", "x:\\\\a\\"),
     *(
         'password is "a b ',
         'password is "a\\',
@@ -900,6 +911,15 @@ ALONE = [
     *("password is <span ", 'password is <span "a>', "password is <span\n", "password is ~~"),
     *("password is \\*", "key is &lt;code&gt;", "key is &lt;b ", "`a_token` is ", "**password**"),
     *("key is a/0123456789abcdef", "key is 0123456789abcdef0/", "token was rotated_1_"),
+    *(
+        "password is **a ",
+        "password is ~~a ",
+        "password is <code a",
+        "password is <b>a ",
+        "password is &lt;b &quot;",
+        "password is \\`",
+        "password is <a href='",
+    ),
 ]
 
 
@@ -1098,10 +1118,10 @@ def test_two_known_secrets_of_one_kind_that_overlap_are_hidden_whole():
 def test_escaped_breaks_are_read_as_breaks_in_as_many_characters():
     from sitegen.redact_rules import escapes_as_breaks
 
-    text = 'set -e\\necho x\\r\\ny\\tz "a\\\\nb" C:\\new\\table D:\\\\new\\\\x'
+    text = 'set -e\\necho x\\r\\ny\\tz "a\\\\nb\\u000Ac" C:\\new\\table D:\\\\new\\\\x'
     view = escapes_as_breaks(text)
     assert len(view) == len(text)
-    assert view == 'set -e \necho x  \r\ny  z "a\\\\nb" C:\\new\\table D:\\\\new\\\\x'
+    assert view == 'set -e \necho x  \r\ny  z "a  \nb     \nc" C:\\new\\table D:\\\\new\\\\x'
     assert escapes_as_breaks("no escapes") == "no escapes"
     # a secret found there is hidden in the text, the escapes around it kept
     r = Redactor()

@@ -165,9 +165,25 @@ HIDDEN_TO_THE_END = [
     ("password: 'correct horse battery'", f"password: '{M}'"),
     ('db_password = "hunter 22" # x', f'db_password = "{M}" # x'),
     ("- **password**: 'correct horse battery'", f"- **password**: '{M}'"),
-    # ... an escaped quote inside it is the value's; a quote left open is no value
+    # ... an escaped quote inside it is the value's; a quote left open runs to the line's end
     ('the password is "hunt\\"er 22" ok', f'the password is "{M}" ok'),
-    ('the password is "hunter 22\nnext" line', 'the password is "hunter 22\nnext" line'),
+    ('the password is "hunter 22\nnext" line', f'the password is "{M}\nnext" line'),
+    ("my password is 'hunter 22 \r\nnext", f"my password is '{M} \r\nnext"),
+    # ... in bold, struck out or in an inline element, a passphrase too
+    ("the password is **correct horse battery**", f"the password is **{M}**"),
+    ("the passphrase is ~~correct horse~~", f"the passphrase is ~~{M}~~"),
+    ("the password is <code>correct horse</code>.", f"the password is <code>{M}</code>."),
+    ('the password is <a href="x">hunter22</a>', f'the password is <a href="x">{M}</a>'),
+    (
+        "the password is <span class='x'>correct horse</span>",
+        f"the password is <span class='x'>{M}</span>",
+    ),
+    ("the password is \\`hunter22\\`", f"the password is \\`{M}\\`"),
+    (
+        "the password is &lt;span title=&quot;a&gt;b&quot;&gt;hunter22&lt;/span&gt;",
+        f"the password is &lt;span title=&quot;a&gt;b&quot;&gt;{M}&lt;/span&gt;",
+    ),
+    ("the wandb key is **0123456789abcdef0123**.", f"the wandb key is **{M}**."),
     # Markdown's and HTML's wrappers around a prose value, and around the name before it:
     # strikethrough, escaped emphasis, an attribute holding ">", a tag over two lines, a tag
     # as a page escapes it
