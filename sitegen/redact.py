@@ -35,6 +35,7 @@ from sitegen.redact_rules import (
     BUILTIN_RULES,
     MASK,
     TRANSCRIPT_RULES,
+    escape_windows,
     escapes_as_breaks,
     is_secret_key,
     literal_rule,
@@ -236,18 +237,8 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
                 found.append((start, -end, order, rule.kind))
         view = escapes_as_breaks(text) if may_hold else text
         if view is not text:  # text inside a JSON string: read again, its escapes as breaks
-            for order in self._view_rules:  # type: ignore[attr-defined]
-                rule = rules[order]
-                for start, end in rule.spans(view):
-                    # (a break's stand-in or a blank at either end is no part of the secret)
-                    while start < end and (view[start] != text[start] or view[start].isspace()):
-                        start += 1
-                    while end > start and (
-                        view[end - 1] != text[end - 1] or text[end - 1].isspace()
-                    ):
-                        end -= 1
-                    if end > start:
-                        found.append((start, -end, order, rule.kind))
+            for lo, hi in escape_windows(text):
+                found += self._view_findings(text, view, rules, lo, hi)
         found.sort()
         cur: list | None = None
         for start, neg_end, _, kind in found:
@@ -260,6 +251,28 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
             cur = [kind, start, end]
         if cur is not None:
             yield Finding(cur[0], cur[1], cur[2])
+
+    def _view_findings(
+        self, text: str, view: str, rules: tuple, lo: int, hi: int
+    ) -> Iterator[tuple[int, int, int, str]]:
+        """The built-in rules' spans in ``view[lo:hi]`` (``view``: :func:`escapes_as_breaks` of
+        ``text``), as :meth:`findings` collects them. A span that runs to a window's edge
+        inside the text runs on to the end of its line: the window cut it, not its value."""
+        window = view[lo:hi]
+        for order in self._view_rules:  # type: ignore[attr-defined]
+            rule = rules[order]
+            for a, b in rule.spans(window):
+                start, end = lo + a, lo + b
+                if end == hi < len(view):
+                    nl = view.find("\n", hi)
+                    end = len(view) if nl < 0 else nl
+                # (a break's stand-in or a blank at either end is no part of the secret)
+                while start < end and (view[start] != text[start] or view[start].isspace()):
+                    start += 1
+                while end > start and (view[end - 1] != text[end - 1] or text[end - 1].isspace()):
+                    end -= 1
+                if end > start:
+                    yield start, -end, order, rule.kind
 
     def text(self, s: str) -> str:
         """``s`` with every finding replaced by :data:`MASK` (and made :func:`valid_unicode`:

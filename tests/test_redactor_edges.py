@@ -263,3 +263,21 @@ V = "my_hf_token_value_2024"  # a value of words joined by "_", with digits: a c
 def test_prose_names_its_secret_as_far_as_it_reads(text, hidden):
     out = Redactor().text(text)
     assert (MASK in out) is hidden, out
+
+
+def test_a_long_text_is_read_again_only_around_its_escapes():
+    from sitegen.redact_rules import VIEW_WHOLE, escape_windows
+
+    r = Redactor()
+    filler = "x = f(a, b); " * 6000  # (no escape: read once)
+    cmd = '{"cmd": "set -e\\necho hunter2xyz9 | docker login --password-stdin"}'
+    text = filler + cmd + filler
+    assert len(text) > VIEW_WHOLE
+    assert r.text(text) == filler + cmd.replace("hunter2xyz9", MASK) + filler
+    [(lo, hi)] = escape_windows(text)  # around the one escape, its edges at blanks
+    assert 8192 < hi - lo < 8192 + 600 and text[lo - 1] == " " and text[hi] == " "
+    assert escape_windows(cmd) == [(0, len(cmd))]  # (a short text: whole)
+    # a value running past a window's edge is hidden to its line's end, not to the edge
+    value = "a1" * 5000
+    text = filler + f'"x\\npassword: {value} tail\\nnext"'
+    assert r.text(text) == filler + f'"x\\npassword: {MASK}\\nnext"'
