@@ -20,6 +20,7 @@ from sitegen.redact_names import is_secret_key, names_a_service
 from sitegen.redact_values import (
     IDENTIFIER_RE,
     MASK,
+    WINDOWS_PATH,
     Next,
     assignment_spans,
     is_masked,
@@ -341,7 +342,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     ),
     _regex_rule(
         "netrc-password",
-        rf"(?m)^[ \t]*password[ \t]+(?P<s>{_TOKEN})[ \t]*\r?$",
+        rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was)[ \t]*\r?$)(?P<s>{_TOKEN})[ \t]*\r?$",
     ),
 )
 
@@ -530,7 +531,11 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
     if word.startswith("pass"):
         if any(c in value for c in " \t"):  # (only a quoted value holds a blank)
             words = value.lower().split()
-            return len(words) <= _PASSPHRASE_WORDS and not _STATE_WORDS.issuperset(words)
+            return (
+                len(words) <= _PASSPHRASE_WORDS
+                and not _STATE_WORDS.issuperset(words)
+                and "[redacted" not in value.lower()  # (what was hidden in it is no phrase's)
+            )
         return len(value) >= 6 and any(c.isdigit() for c in value)
     return _looks_like_credential(value) and not (
         svc is not None and names_a_model_token(f"{svc} {word}", value)
@@ -923,7 +928,7 @@ def may_hold_transcript_secret(text: str) -> bool:
 # as a code point (``\\u000a``) too. A Windows path after its drive (``C:\\new\\table``)
 # holds folders, not breaks.
 _ESCAPE_RE = re.compile(
-    r"(?<![A-Za-z0-9])[A-Za-z]:(?:\\++[^\s\"'<>|\\]*+)++"
+    rf"{WINDOWS_PATH}"
     r"|(?<!\\)\\++(?:r\\++n|[nrt]|u000[aAdD9])"  # (from a run's first backslash)
 )
 

@@ -184,6 +184,26 @@ HIDDEN_TO_THE_END = [
         f"the password is &lt;span title=&quot;a&gt;b&quot;&gt;{M}&lt;/span&gt;",
     ),
     ("the wandb key is **0123456789abcdef0123**.", f"the wandb key is **{M}**."),
+    # a Windows path's folders are no escaped breaks: a value holding one runs on past them;
+    # in JSON (its backslashes doubled) a single backslash after it is an escape again
+    ("api_key: C:\\new\\table\\tx lr", f"api_key: {M}"),
+    ('"api_key: C:\\\\keys\\\\new.txt\\nlr: 1"', f'"api_key: {M}\\nlr: 1"'),
+    (
+        '{"m": "C:\\\\x\\nHF_TOKEN was abcdef0123456789abcdef"}',
+        f'{{"m": "C:\\\\x\\nHF_TOKEN was {M}"}}',
+    ),
+    # a key after a page's quote entity is no query's parameter: its value runs on
+    ("&quot;api_key: echo api_key: x", f"&quot;api_key: {M}"),
+    ("GET /v1?a=1&amp;api_key=s3cret&amp;b=2", f"GET /v1?a=1&amp;api_key={M}&amp;b=2"),
+    # a line "password is" (or was) is prose before its value, not .netrc's password "is"
+    ("password is\nhunter22", f"password is\n{M}"),
+    ("  password was  \r\nnext", "  password was  \r\nnext"),
+    ('"password is\\nhunter22"', f'"password is\\n{M}"'),
+    # an element's text that holds a mask is no passphrase: hiding again hides nothing more
+    (
+        'password is\\u000a<code>x**api_key: <span title="a>b">echo </code>',
+        f"password is\\u000a<code>x**api_key: {M} </code>",
+    ),
     # Markdown's and HTML's wrappers around a prose value, and around the name before it:
     # strikethrough, escaped emphasis, an attribute holding ">", a tag over two lines, a tag
     # as a page escapes it
