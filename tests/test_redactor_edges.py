@@ -281,3 +281,26 @@ def test_a_long_text_is_read_again_only_around_its_escapes():
     value = "a1" * 5000
     text = filler + f'"x\\npassword: {value} tail\\nnext"'
     assert r.text(text) == filler + f'"x\\npassword: {MASK}\\nnext"'
+
+
+# Pieces of the shapes that read escapes as breaks, quotes, wrappers, Windows paths, prose
+FRAGMENTS = (
+    *("password is ", "the token is ", "HF_TOKEN was ", "api_key: ", ": ", "- ", "x", " "),
+    *('"', "'", '\\"', "`", "\\n", "\\r\\n", "\\t", "\n", "\\u000a", "\\\\n", "**", "~~", "\\*"),
+    *('<span title="a>b">', "</span>", "<code>", "</code>", "&quot;", "&lt;b&gt;", "&lt;/b&gt;"),
+    *("echo ", " | docker login --password-stdin", "hunter 22", "hunter22", "rotated_2024_05"),
+    *("abcdef0123456789abcdef", "9f8e7d6c5b4a39281706/a1b2c3d4e5f60718", "C:\\new\\table"),
+    *("C:\\\\x", MASK),
+)
+
+
+def test_hiding_twice_hides_nothing_more_in_mixes_of_these_shapes():
+    import random
+
+    rng = random.Random(7)
+    r = Redactor()
+    for _ in range(3000):
+        text = "".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 12)))
+        once = r.text(text)
+        assert r.text(once) == once, text
+        assert list(r.findings(once)) == [], text
