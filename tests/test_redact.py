@@ -1123,6 +1123,8 @@ def test_escaped_breaks_are_read_as_breaks_in_as_many_characters():
     assert len(view) == len(text)
     assert view == 'set -e \necho x  \r\ny  z "a  \nb     \nc" C:\\new\\table D:\\\\new\\\\x'
     assert escapes_as_breaks("no escapes") == "no escapes"
+    # a code point's CR and tab, a lone CR, a CRLF escaped twice
+    assert escapes_as_breaks("a\\u000Db\\u0009c\\rd\\\\r\\\\ne") == "a     \rb      c \rd    \r\ne"
     # a secret found there is hidden in the text, the escapes around it kept
     r = Redactor()
     out = r.text('"x\\r\\npassword hunter2x9\\r\\n"')

@@ -277,6 +277,12 @@ def test_a_long_text_is_read_again_only_around_its_escapes():
     [(lo, hi)] = escape_windows(text)  # around the one escape, its edges at blanks
     assert 8192 < hi - lo < 8192 + 600 and text[lo - 1] == " " and text[hi] == " "
     assert escape_windows(cmd) == [(0, len(cmd))]  # (a short text: whole)
+    # with no blank near it a window's edge stays where it fell; near the text's start or
+    # end it stops there; escapes near each other share one window
+    bare = "x" * 70000 + "\\n" + "x" * 70000
+    assert escape_windows(bare) == [(70000 - 4096, 70002 + 4096)]
+    near = "a \\n" + "y " * 40000 + "\\t" + " " * 5000 + "\\r\\n" + "z" * 100
+    assert escape_windows(near) == [(0, 4 + 4096 + 1), (4 + 80000 - 4096, len(near))]
     # a value running past a window's edge is hidden to its line's end, not to the edge
     value = "a1" * 5000
     text = filler + f'"x\\npassword: {value} tail\\nnext"'
