@@ -490,6 +490,10 @@ _RELATIVE_PATH_RE = re.compile(r"[a-z0-9]++(?:/[a-z0-9]++)++")
 _HEX_PART_RE = re.compile(r"(?<![^/])(?=[0-9]*+[a-f])(?=[a-f]*+[0-9])[0-9a-f]{16,}+(?![^/])")
 
 
+# Runs of 16 or more hex characters joined by "." or ":" (9f8e…3928.a1b2…0718)
+_HEX_JOINED_RE = re.compile(r"[0-9a-fA-F]{16,}+(?:[.:][0-9a-fA-F]{16,}+)++")
+
+
 def _relative_path(run: str) -> bool:
     return _RELATIVE_PATH_RE.fullmatch(run) is not None and _HEX_PART_RE.search(run) is None
 
@@ -577,6 +581,8 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
     if word.startswith("pass"):
         return (start, start + len(run)) if run else None
     if _PROSE_BASE64_RE.fullmatch(run) and any(c in run for c in "/+=") and not _relative_path(run):
+        return start, start + len(run)
+    if _HEX_JOINED_RE.fullmatch(run):  # (hex parts joined by "." or ":": no name's parts)
         return start, start + len(run)
     w = _PROSE_WORD_RE.match(text, start)
     return w.span() if w is not None else None

@@ -911,6 +911,7 @@ ALONE = [
     *("password is <span ", 'password is <span "a>', "password is <span\n", "password is ~~"),
     *("password is \\*", "key is &lt;code&gt;", "key is &lt;b ", "`a_token` is ", "**password**"),
     *("key is a/0123456789abcdef", "key is 0123456789abcdef0/", "token was rotated_1_"),
+    *("token is 0123456789abcdef.", "token is 0123456789abcdef:0123456789abcdef."),
     *(
         "password is **a ",
         "password is ~~a ",

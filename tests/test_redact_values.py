@@ -33,6 +33,9 @@ HIDDEN_TO_THE_END = [
     ("The Secret Is 9F8E7D6C5B4A39281706/A1B2C3D4E5F60718.", f"The Secret Is {M}."),
     ("my wandb key was\tab/9f8e7d6c5b4a3928", f"my wandb key was\t{M}"),
     ("the token is `runs/0123456789abcdef0123/x`", f"the token is `{M}`"),
+    ("the secret is 9f8e7d6c5b4a3928.a1b2c3d4e5f60718.", f"the secret is {M}."),
+    ("the token is 9F8E7D6C5B4A3928:A1B2C3D4E5F60718", f"the token is {M}"),
+    ("the key is model.layers.0123456789abcdef", "the key is model.layers.0123456789abcdef"),
     ("the key is runs/step_100/0123456789abcdef/x", "the key is runs/step_100/0123456789abcdef/x"),
     ("the key is data/2024/0123456789012345678", "the key is data/2024/0123456789012345678"),
     # a secret's name then what was done to it is prose, a date after it too; after ":" or
