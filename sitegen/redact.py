@@ -35,6 +35,8 @@ from sitegen.redact_rules import (
     BUILTIN_RULES,
     MASK,
     TRANSCRIPT_RULES,
+    escape_windows,
+    escapes_as_breaks,
     is_secret_key,
     literal_rule,
     may_hold_secret,
@@ -211,6 +213,9 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         extra = TRANSCRIPT_RULES if self.transcripts else ()
         put(self, "_rules", known + BUILTIN_RULES + extra + user)
         put(self, "_user_rules", known + user)
+        # (the built-in rules also read the text with its escaped breaks as breaks; a known
+        # value or a user's pattern is found in the text as it is)
+        put(self, "_view_rules", range(len(known), len(known) + len(BUILTIN_RULES) + len(extra)))
         put(self, "_may_hold", may_hold_transcript_secret if self.transcripts else may_hold_secret)
         put(self, "_memo", {})
 
@@ -225,10 +230,15 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         ``findings(text(s))`` is always empty.
         """
         found: list[tuple[int, int, int, str]] = []
-        rules = self._rules if self._may_hold(text) else self._user_rules  # type: ignore[attr-defined]
+        may_hold = self._may_hold(text)  # type: ignore[attr-defined]
+        rules = self._rules if may_hold else self._user_rules  # type: ignore[attr-defined]
         for order, rule in enumerate(rules):  # (a span two rules find: the first rule's kind)
             for start, end in rule.spans(text):
                 found.append((start, -end, order, rule.kind))
+        view = escapes_as_breaks(text) if may_hold else text
+        if view is not text:  # text inside a JSON string: read again, its escapes as breaks
+            for lo, hi in escape_windows(text):
+                found += self._view_findings(text, view, rules, lo, hi)
         found.sort()
         cur: list | None = None
         for start, neg_end, _, kind in found:
@@ -241,6 +251,28 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
             cur = [kind, start, end]
         if cur is not None:
             yield Finding(cur[0], cur[1], cur[2])
+
+    def _view_findings(
+        self, text: str, view: str, rules: tuple, lo: int, hi: int
+    ) -> Iterator[tuple[int, int, int, str]]:
+        """The built-in rules' spans in ``view[lo:hi]`` (``view``: :func:`escapes_as_breaks` of
+        ``text``), as :meth:`findings` collects them. A span that runs to a window's edge
+        inside the text runs on to the end of its line: the window cut it, not its value."""
+        window = view[lo:hi]
+        for order in self._view_rules:  # type: ignore[attr-defined]
+            rule = rules[order]
+            for a, b in rule.spans(window):
+                start, end = lo + a, lo + b
+                if end == hi < len(view):
+                    nl = view.find("\n", hi)
+                    end = len(view) if nl < 0 else nl
+                # (a break's stand-in or a blank at either end is no part of the secret)
+                while start < end and (view[start] != text[start] or view[start].isspace()):
+                    start += 1
+                while end > start and (view[end - 1] != text[end - 1] or text[end - 1].isspace()):
+                    end -= 1
+                if end > start:
+                    yield start, -end, order, rule.kind
 
     def text(self, s: str) -> str:
         """``s`` with every finding replaced by :data:`MASK` (and made :func:`valid_unicode`:

@@ -20,6 +20,7 @@ from sitegen.redact_names import is_secret_key, names_a_service
 from sitegen.redact_values import (
     IDENTIFIER_RE,
     MASK,
+    WINDOWS_PATH,
     Next,
     assignment_spans,
     is_masked,
@@ -341,7 +342,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     ),
     _regex_rule(
         "netrc-password",
-        rf"(?m)^[ \t]*password[ \t]+(?P<s>{_TOKEN})[ \t]*\r?$",
+        rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was)[ \t]*\r?$)(?P<s>{_TOKEN})[ \t]*\r?$",
     ),
 )
 
@@ -425,21 +426,58 @@ _ERROR_RULES: tuple[Rule, ...] = (
 # reported as that rule's.)
 # (Found from each word, the words before it looked at apart: a pattern that starts with an
 # optional word is tried at every character.)
+# A quoted attribute's value in a tag as a page escapes it (&lt;span title=&quot;a&gt;b&quot;&gt;)
+_ENTITY_ATTRIBUTE = r"&quot;(?:(?!&quot;)[^\n]){0,100}+&quot;|&#39;(?:(?!&#39;)[^\n]){0,100}+&#39;"
+# An element's attributes: up to 16 runs and quoted values (a value may hold ">")
+_ATTRIBUTES = r"(?:\s(?:[^<>\"']++|\"[^\"]{0,100}+\"|'[^']{0,100}+'){0,16}+)?"
+# Inline HTML elements that may wrap a value in prose, or the name before it
+_INLINE_TAGS = (
+    r"(?i:code|b|strong|kbd|em|tt|samp|i|mark|span|s|del|a|u|q|var|small|ins|sub|sup|abbr"
+    r"|cite|font)"
+)
+# A quoted value in prose: in quotes, curly quotes, backticks, a page's entities, a JSON
+# string's escaped quotes, bold or an inline element; up to 200 characters, a backslash
+# escaping the next one. A quote left open runs to the line's end.
+_PROSE_QUOTED = (
+    r"\"(?:[^\"\\\n]|\\[^\n]){1,200}+\"|'(?:[^'\\\n]|\\[^\n]){1,200}+'|`[^`\n]{1,200}+`"
+    r"|\\\"(?:[^\"\\\n]|\\\\|\\[^\"\n]){1,200}+\\\"|\u201c[^\u201d\n]{1,200}+\u201d"
+    r"|\u2018[^\u2019\n]{1,200}+\u2019|(?P<eq>&(?:quot|#34|#39|#x27);)"
+    r"(?:(?!&(?:quot|#34|#39|#x27);)[^\n]){1,200}+(?P=eq)"
+    r"|\*\*[^*<`\n]{1,200}+\*\*|~~[^~<`\n]{1,200}+~~"
+    rf"|(?P<qo><(?P<qt>{_INLINE_TAGS}){_ATTRIBUTES}>)[^<\n]{{1,200}}+</(?P=qt)>"
+    r"|(?P<open>[\"'\u201c])[^\"'\n\u201d]{1,200}+(?=\r?\n|\r?\Z)"
+)
+# The delimiters around a quoted value (group 1 and 3; the value, 2)
+_QUOTED_EDGES_RE = re.compile(r"(\\\"|\*\*|~~|&#?\w+;|.)(.*?)(\\\"|\*\*|~~|&#?\w+;|.)", re.S)
 _PROSE_RE = re.compile(
     r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
+    # (the name's closing markup: `HF_TOKEN` is, **password** was, <code>key</code> is)
+    rf"(?:[*`~]{{1,3}}|\\?[\"']|</{_INLINE_TAGS}>|&lt;/{_INLINE_TAGS}&gt;)?"
     r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
     r"(?P<gap>[ \t]+|[ \t]*\r?\n[ \t]*)"
-    # (a quote, Markdown's emphasis or an inline HTML element may wrap the value)
-    r"(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2})"
-    r"|<(?i:code|b|strong|kbd|em|tt|samp|i|mark|span)(?:[ \t][^<>\n]{0,200})?>){0,4}"
-    r"(?P<s>[^\s\"'`<>\\]{6,}+)"
+    # a quoted value, blanks and escaped quotes included, to its closing quote on the line
+    rf"(?:(?P<q>{_PROSE_QUOTED})"
+    # (a quote, Markdown's emphasis, plain or escaped, or an inline HTML element, its
+    # attributes' quoted values holding ">" or its tag over lines, or as a page escapes it,
+    # may wrap the value)
+    r"|(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2}|~~)|(?:\\[*_~`]){1,3}"
+    rf"|<{_INLINE_TAGS}{_ATTRIBUTES}>\s{{0,4}}+"
+    rf"|&lt;{_INLINE_TAGS}(?:\s(?:[^&\n]++|{_ENTITY_ATTRIBUTE}|&(?!gt;)){{0,16}}+)?&gt;){{0,4}}"
+    r"(?P<s>[^\s\"'`<>\\]{6,}+))"
 )
 # What a value after the word is: a password's, any non-blank characters less a sentence's
 # closing punctuation (and a quote's entity); a key's, token's or secret's, a word of letters,
 # digits, "_" and "-" ending as a word does (:data:`_WORD_END`), or base64 (16 or more of
 # letters and digits, "/", "+", "=": an AWS secret key, a client secret)
 _PROSE_CLOSERS = ".,;:)"
-_PROSE_QUOTE_RE = re.compile(r"&(?:quot|#34|#39|#x27);")
+_PROSE_RUN_RE = re.compile(r"[^\s\"'`<>\\]{6,}+")
+_PASSPHRASE_WORDS = 6  # words a quoted password may hold (more: a sentence quoted)
+# Words that, all a quoted phrase holds, say whether a password is set, never what it is
+_STATE_WORDS = frozenset(
+    {"not", "no", "set", "unset", "required", "optional", "empty", "none", "null", "needed"}
+    | {"given", "known", "shown", "changed", "the", "same", "yet", "any", "-", "n/a"}
+)
+_PROSE_QUOTE_RE = re.compile(r"&(?:quot|#34|#39|#x27|lt);")  # (and an escaped tag's "<")
 _PROSE_QUOTES = ('"', "'", "`", "&quot;", "&#34;", "&#39;", "&#x27;")
 _PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{_WORD_END}")
 _PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")
@@ -447,6 +485,27 @@ _PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")
 _PROSE_PLACES = ("/", "~", "$", "http")
 # a relative path (data/train/v2/part0001): lower-case parts, where base64 mixes cases
 _RELATIVE_PATH_RE = re.compile(r"[a-z0-9]++(?:/[a-z0-9]++)++")
+# ... of which none is 16 or more hex characters, letters and digits both: no folder's name
+# reads so, a secret's hex parts joined by "/" do (9f8e7d6c5b4a39281706/a1b2c3d4e5f60718)
+_HEX_PART_RE = re.compile(r"(?<![^/])(?=[0-9]*+[a-f])(?=[a-f]*+[0-9])[0-9a-f]{16,}+(?![^/])")
+
+
+# Runs of 16 or more hex characters joined by "." or ":" (9f8e…3928.a1b2…0718)
+_HEX_JOINED_RE = re.compile(r"[0-9a-fA-F]{16,}+(?:[.:][0-9a-fA-F]{16,}+)++")
+
+
+def _relative_path(run: str) -> bool:
+    return _RELATIVE_PATH_RE.fullmatch(run) is not None and _HEX_PART_RE.search(run) is None
+
+
+# What was done to a secret, not its value: "HF_TOKEN was rotated_2024_05", "my token is
+# expired_20240501" (a state's word, maybe a date after it), after "is" or "was" (after ":"
+# or "=" whatever follows is the value).
+_STATE_RE = re.compile(
+    r"(?i:rotated|revoked|expired|changed|updated|reset|renewed|regenerated|removed|deleted"
+    r"|replaced|disabled|enabled|created|issued|set|unset|missing|invalid|required)"
+    r"(?:[_\-](?i:on|at|in|since|until))?(?:[_\-./][0-9]{1,8}+)*+"
+)
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
@@ -466,13 +525,21 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
     """Whether ``value``, after ``word`` and a connective, is a secret.
 
     After "key", "token" or "secret" a credential's word (16 or more letters and digits); a
-    password's, 6 or more characters with a digit (hunter2). Lower-case words joined by "_"
+    password's, 6 or more characters with a digit (hunter2), or in quotes a few words
+    (``"correct horse battery"``: a passphrase; a quoted sentence is not one). Lower-case words joined by "_"
     are such a value too when they hold a digit (my_secret_token_value_abc123): a name a
     sentence gives, of where a secret is, has none (config_file_path, secrets_manager); only
     a model's token named as one keeps its name (next token = im_start_token123456,
     :func:`names_a_model_token`).
     """
     if word.startswith("pass"):
+        if any(c in value for c in " \t"):  # (only a quoted value holds a blank)
+            words = value.lower().split()
+            return (
+                len(words) <= _PASSPHRASE_WORDS
+                and not _STATE_WORDS.issuperset(words)
+                and "[redacted" not in value.lower()  # (what was hidden in it is no phrase's)
+            )
         return len(value) >= 6 and any(c.isdigit() for c in value)
     return _looks_like_credential(value) and not (
         svc is not None and names_a_model_token(f"{svc} {word}", value)
@@ -481,8 +548,26 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
 
 def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | None:
     """Where the value in ``m``'s run of non-blank characters ends, by the ``word`` before it
-    (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value."""
-    start, run = m.start("s"), m.group("s")
+    (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value. A quoted value
+    (``m``'s group ``q``) is a password's whole, another word's first run."""
+    if (quoted := m.group("q")) is not None:
+        start, end = m.start("q") + 1, m.end("q")  # (a quote left open: to the line's end)
+        if m.group("qt") is not None:  # (an element: its tags, however long, are the edges)
+            start, end = m.end("qo"), m.end("q") - len(m.group("qt")) - 3
+        elif m.group("open") is None and (e := _QUOTED_EDGES_RE.fullmatch(quoted)) is not None:
+            start, end = m.start("q") + e.end(1), m.start("q") + e.start(3)
+        while end > start and text[end - 1] in " \t\r":
+            end -= 1
+        if text.startswith(_PROSE_PLACES, start):
+            return None
+        if word.startswith("pass"):
+            return start, end
+        first = _PROSE_RUN_RE.match(text, start, end)
+        if first is None:
+            return None
+        start, run = first.start(), first.group(0)
+    else:
+        start, run = m.start("s"), m.group("s")
     if run.startswith(_PROSE_PLACES):
         return None
     if (q := _PROSE_QUOTE_RE.search(run)) is not None:
@@ -495,11 +580,9 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
         run = run.rstrip(_PROSE_CLOSERS)
     if word.startswith("pass"):
         return (start, start + len(run)) if run else None
-    if (
-        _PROSE_BASE64_RE.fullmatch(run)
-        and any(c in run for c in "/+=")
-        and not _RELATIVE_PATH_RE.fullmatch(run)
-    ):
+    if _PROSE_BASE64_RE.fullmatch(run) and any(c in run for c in "/+=") and not _relative_path(run):
+        return start, start + len(run)
+    if _HEX_JOINED_RE.fullmatch(run):  # (hex parts joined by "." or ":": no name's parts)
         return start, start + len(run)
     w = _PROSE_WORD_RE.match(text, start)
     return w.span() if w is not None else None
@@ -515,7 +598,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         start = m.start() - len(api or "")
         glued = text[start - 1 : start] in _WORD_CHARS  # (nothing before the text's start)
         if glued and not is_secret_key(_glued_name(text, start, m.end("word"))):
-            pos = m.start("s")
+            pos = m.start("s") if m.group("q") is None else m.start("q") + 1
             continue  # monkey, sort_key (hf_token, DB_PASSWORD name one)
         service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
         # (a bare "token X", "api key X" with no service before: the error rule's)
@@ -524,10 +607,14 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         said = m.group("conn") is not None or (service and not word.startswith("pass"))
         span = _prose_value_span(text, m, word) if named and said else None
         value = text[span[0] : span[1]] if span is not None else ""
+        conn = m.group("conn")
+        worded = conn is None or conn.split(":")[0].strip().lower() in ("is", "was")
+        if worded and _STATE_RE.fullmatch(value):
+            span = None  # (a state, not a value: "HF_TOKEN was rotated_2024_05")
         if span is not None and _prose_value(word, value, svc) and not is_masked(value):
             yield span
         else:  # (the run may be the next sentence's word: "secret -\npassword was X")
-            pos = m.start("s")
+            pos = m.start("s") if m.group("q") is None else m.start("q") + 1
 
 
 _PROSE_RULE = Rule("prose-secret", _prose_spans)
@@ -834,6 +921,84 @@ _TRANSCRIPT_TRIGGERS = ("/home/", "/Users/", "\\Users\\", "://")
 def may_hold_transcript_secret(text: str) -> bool:
     """:func:`may_hold_secret`, or a trigger of :data:`TRANSCRIPT_RULES`."""
     return may_hold_secret(text) or any(t in text for t in _TRANSCRIPT_TRIGGERS)
+
+
+# --- text inside a JSON string ---------------------------------------------------------------
+#
+# A log line or a config value may hold a command or prose as a JSON string, its line breaks
+# written as the two characters "\\" "n": ``{"cmd": "set -e\\necho KEY | docker login …"}``.
+# The rules that read a line's start, or the character before a word, see none there. So they
+# also read the text with each such escape as the break or blank it stands for, in as many
+# characters (a span found there is a span of the text): ``\\n`` as " \\n", ``\\r\\n`` as
+# "  \\r\\n", ``\\t`` as two blanks; escaped again (JSON inside a JSON string: ``\\\\n``) or
+# as a code point (``\\u000a``) too. A Windows path after its drive (``C:\\new\\table``)
+# holds folders, not breaks.
+_ESCAPE_RE = re.compile(
+    rf"{WINDOWS_PATH}"
+    r"|(?<!\\)\\++(?:r\\++n|[nrt]|u000[aAdD9])"  # (from a run's first backslash)
+)
+
+
+def _as_break(m: re.Match) -> str:
+    """The escape ``m`` as the break or blank it stands for, in as many characters."""
+    esc = m.group(0)
+    if esc[0] != "\\":  # a Windows path
+        return esc
+    last = esc[-1].lower()
+    brk = (
+        "\r\n"
+        if "r" in esc and last == "n"
+        else {"n": "\n", "a": "\n", "r": "\r", "d": "\r"}.get(last, "")
+    )
+    return " " * (len(esc) - len(brk)) + brk
+
+
+# A text up to this long is read a second time whole; in a longer one (a built page, a
+# vendored script whose strings hold "\\n"), only within _VIEW_REACH of each escape, each
+# window's edges moved out to a blank: what an escape changes is read within a line or two of it.
+VIEW_WHOLE = 1 << 16
+_VIEW_REACH = 4096
+_EDGE_REACH = 256  # how much further out a window's edge looks for a blank
+
+
+def escape_windows(text: str) -> list[tuple[int, int]]:
+    """Where to read :func:`escapes_as_breaks` of ``text``: the whole text, or (longer than
+    :data:`VIEW_WHOLE`) windows around its escapes, in order and apart."""
+    if len(text) <= VIEW_WHOLE:
+        return [(0, len(text))]
+    out: list[tuple[int, int]] = []
+    for m in _ESCAPE_RE.finditer(text):
+        if m.group(0)[0] != "\\":  # (a Windows path: no escape)
+            continue
+        lo, hi = max(0, m.start() - _VIEW_REACH), min(len(text), m.end() + _VIEW_REACH)
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return [(_blank_before(text, lo), _blank_after(text, hi)) for lo, hi in out]
+
+
+def _blank_before(text: str, i: int) -> int:
+    """Just after the last blank in the :data:`_EDGE_REACH` characters before ``text[i]``
+    (``i`` if there is none): a window starts where no word was cut."""
+    if i == 0:
+        return 0
+    j = max(text.rfind(c, max(0, i - _EDGE_REACH), i) for c in " \t\n")
+    return j + 1 if j >= 0 else i
+
+
+def _blank_after(text: str, i: int) -> int:
+    """At the first blank in the :data:`_EDGE_REACH` characters from ``text[i]``."""
+    found = [j for c in " \t\n" if (j := text.find(c, i, i + _EDGE_REACH)) >= 0]
+    return min(found) if found else i
+
+
+def escapes_as_breaks(text: str) -> str:
+    """``text`` with each escaped line break or tab outside a Windows path made the break or
+    blank it stands for, each in as many characters (``text`` itself when it holds none)."""
+    if "\\" not in text:
+        return text
+    return _ESCAPE_RE.sub(_as_break, text)
 
 
 def literal_rule(kind: str, values: tuple[str, ...]) -> Rule:

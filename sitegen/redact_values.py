@@ -80,6 +80,7 @@ _FIRST_WORD_RE = re.compile(r"(?:None|null|NULL)[,;.)]")
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
+_QUOTE_ENTITY_END_RE = re.compile(r"&(?:quot|apos|#34|#39|#x27);\Z")
 _ENTITY_RE = re.compile(r"&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});?")
 
 
@@ -161,6 +162,10 @@ class Next:
         return self.at
 
 
+# A Windows path after its drive: its folders' backslashes separate, escape nothing
+# (C:\\new\\table; in JSON C:\\\\new, where a single backslash after it is an escape again)
+WINDOWS_PATH = r"(?<![A-Za-z0-9])[A-Za-z]:(?:(?:\\\\[^\s\"'<>|\\]*+)++|(?:\\[^\s\"'<>|\\]*+)++)"
+WINDOWS_PATH_RE = re.compile(WINDOWS_PATH)
 # Where a bare value ends: its line, its HTML element, an escaped line break (JSON)
 _VALUE_STOPS = ("\n", "</", "\\n", "\\r")
 
@@ -256,8 +261,10 @@ def _value_span(
     end = line_end = stops["\n"].after(i)
     while end < len(text) and _ends_in_backslash(text, i, end):
         end = _line_end(text, end + 1)
-    # its HTML element ends, an escaped line break (JSON)
-    end = min(end, *(stops[s].after(i) for s in _VALUE_STOPS[1:]))
+    # its HTML element ends, an escaped line break (JSON; not a Windows path's "\\new")
+    path = WINDOWS_PATH_RE.match(text, i)
+    escaped_from = path.end() if path else i
+    end = min(end, stops["</"].after(i), *(stops[s].after(escaped_from) for s in _VALUE_STOPS[2:]))
     if (
         shell
         and (op := _SHELL_END_RE.search(text, i, end)) is not None
@@ -303,7 +310,12 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         if m.start() < covered:
             continue
         key = m.group("key")
-        in_query = m.start() > 0 and text[m.start() - 1] in "?&;"
+        # (";" ends a query's parameter, or a page's quote: &quot;api_key: is no query)
+        in_query = (
+            m.start() > 0
+            and text[m.start() - 1] in "?&;"
+            and _QUOTE_ENTITY_END_RE.search(text, max(0, m.start() - 8), m.start()) is None
+        )
         if (
             not is_secret_key(key)
             and not (in_query and key.lower() in _QUERY_KEYS)

@@ -411,6 +411,49 @@ SHAPES = [
     ),
     ("| db password | hunter22 |", "hunter22", "secret-table-cell"),
     (f"| Token | {HEX40} | \r\n", HEX40, "secret-table-cell"),
+    # a command or prose inside a JSON string: its escaped line breaks ("\\n", "\\r\\n") and
+    # tabs ("\\t") are breaks and blanks to the rules that read a line's start or a word's edge
+    (
+        '{"cmd": "set -e\\necho hunter2xyz9 | docker login -u me --password-stdin"}',
+        "hunter2xyz9",
+        "piped-secret",
+    ),
+    ('{"cmd": "cd /w\\r\\necho hunter2xyz9 | wandb login"}', "hunter2xyz9", "piped-secret"),
+    (
+        '{"cmd": "x\\techo hunter2xyz9 | docker login --password-stdin"}',
+        "hunter2xyz9",
+        "piped-secret",
+    ),
+    (
+        "&quot;cmd&quot;: &quot;set -e\\necho hunter2xyz9 | docker login --password-stdin&quot;",
+        "hunter2xyz9",
+        "piped-secret",
+    ),
+    ('"msg": "ok\\nmy token is\\nAbCdEf0123456789xyzW\\n"', "AbCdEf0123456789xyzW", "prose-secret"),
+    (
+        '"out": "$ echo $WANDB_API_KEY\\r\\nabcdef0123456789abcdef\\r\\n"',
+        "abcdef0123456789abcdef",
+        "printed-secret",
+    ),
+    ('"netrc": "machine h\\n  login me\\n  password hunter2x9\\n"', "hunter2x9", "netrc-password"),
+    ('"log": "x\\nhf_AbCdEfGhIjKlMnOpQrStUv12"', "hf_AbCdEfGhIjKlMnOpQrStUv12", "hf-token"),
+    ('"args": "train.py\\n--wandb-api-key Zk3v9QmW"', "Zk3v9QmW", "cli-secret"),
+    ('"env": "LR=1\\tAPI_KEY=Zk3v9QmW"', "Zk3v9QmW", "secret-assignment"),
+    ('{"log": "x\\nInvalid API key: sk9abcdefgh123"}', "sk9abcdefgh123", "error-secret"),
+    # ... escaped again (JSON inside a JSON string), or as a code point
+    (
+        '{"log": "{\\"cmd\\": \\"set -e\\\\necho hunter2xyz9 | docker login --password-stdin\\"}"}',
+        "hunter2xyz9",
+        "piped-secret",
+    ),
+    ('{"log": "ok\\\\r\\\\npassword hunter2x9\\\\r\\\\n"}', "hunter2x9", "netrc-password"),
+    ('{"cmd": "cd /w\\u000aecho hunter2xyz9 | wandb login"}', "hunter2xyz9", "piped-secret"),
+    ('{"cmd": "cd /w\\u0009--api-key Zk3v9QmW"}', "Zk3v9QmW", "cli-secret"),
+    (
+        '{"notes": "# Setup\\n\\n- the HF_TOKEN is\\n  `AbCdEf0123456789xyzW`"}',
+        "AbCdEf0123456789xyzW",
+        "prose-secret",
+    ),
 ]
 
 HARMLESS = [
@@ -506,6 +549,12 @@ HARMLESS = [
     "monkey is abcdef_0123456789abcdef; sort_key was step_0123456789abcdef; max_tokens is 4096",
     "the key is sort_key_0123456789abcdef; a token\nim_start_token123456; password\nhunter2x9",
     "the token is tokenizer_config0123456.json; my wandb key is in wandb_0123456789abcd.netrc",
+    # a quoted phrase saying whether a password is set, or a quoted sentence, is no value
+    "the password is \"not set\" yet; the password is 'not required'; password is `empty`",
+    'the password is "stored in the vault under the team name now"',
+    # a Windows path's folders are no escaped breaks (the line after a break would be .netrc's)
+    "saved to C:\\runs\\npassword hunter2x9.log and C:\\new\\table",
+    '{"path": "C:\\\\runs\\\\npassword hunter2x9.log"}',
 ]
 
 
@@ -848,6 +897,30 @@ ALONE = [
     *('echo a | ssh h "x ', "echo a | &quot;x ", "monkey:\n", "key is **a", "key is <b>"),
     *('echo a | ssh h "x && ', '{"name":"DB_PASSWORD","value":', "- name: A_TOKEN\n  value: {"),
     *("password is **`", "key is <b><i><code>", "A_TOKEN=a\\' && "),
+    *("a\\necho a | ", "C:\\a", "a:\\", "\\npassword a", "\\r\\n", "\\\\n", "\\t--a "),
+    *("\\", "\\\\r", "\\r\\", "\\u000", "C:\\\\", "a\\u000aecho a | "),
+    *("\\\\ password ", "C:\\a password a\\n", "x:\\\\a\\"),
+    *(
+        'password is "a b ',
+        'password is "a\\',
+        "password is 'a",
+        'password is \\"a ',
+        "password is `a",
+    ),
+    *("password is &quot;a ", "password is \u201ca ", 'password is "a" ', "token is 'a "),
+    *("password is <span ", 'password is <span "a>', "password is <span\n", "password is ~~"),
+    *("password is \\*", "key is &lt;code&gt;", "key is &lt;b ", "`a_token` is ", "**password**"),
+    *("key is a/0123456789abcdef", "key is 0123456789abcdef0/", "token was rotated_1_"),
+    *("token is 0123456789abcdef.", "token is 0123456789abcdef:0123456789abcdef."),
+    *(
+        "password is **a ",
+        "password is ~~a ",
+        "password is <code a",
+        "password is <b>a ",
+        "password is &lt;b &quot;",
+        "password is \\`",
+        "password is <a href='",
+    ),
 ]
 
 
@@ -1041,3 +1114,20 @@ def test_two_known_secrets_of_one_kind_that_overlap_are_hidden_whole():
     # the end of one is the start of the other: both found, the union hidden
     r = Redactor(literals=(("hf", "abcdefgh"), ("hf", "defghijk")))  # type: ignore[arg-type]
     assert r.text("xx abcdefghijk yy") == f"xx {MASK} yy"
+
+
+def test_escaped_breaks_are_read_as_breaks_in_as_many_characters():
+    from sitegen.redact_rules import escapes_as_breaks
+
+    text = 'set -e\\necho x\\r\\ny\\tz "a\\\\nb\\u000Ac" C:\\new\\table D:\\\\new\\\\x'
+    view = escapes_as_breaks(text)
+    assert len(view) == len(text)
+    assert view == 'set -e \necho x  \r\ny  z "a  \nb     \nc" C:\\new\\table D:\\\\new\\\\x'
+    assert escapes_as_breaks("no escapes") == "no escapes"
+    # a code point's CR and tab, a lone CR, a CRLF escaped twice
+    assert escapes_as_breaks("a\\u000Db\\u0009c\\rd\\\\r\\\\ne") == "a     \rb      c \rd    \r\ne"
+    # a secret found there is hidden in the text, the escapes around it kept
+    r = Redactor()
+    out = r.text('"x\\r\\npassword hunter2x9\\r\\n"')
+    assert out == f'"x\\r\\npassword {MASK}\\r\\n"'
+    assert r.text(out) == out and list(r.findings(out)) == []

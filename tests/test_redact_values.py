@@ -27,6 +27,35 @@ HIDDEN_TO_THE_END = [
         f"see [the password is {M}](https://x.io/a)",
     ),
     ("the secret is data/train/v2/part0001/shard", "the secret is data/train/v2/part0001/shard"),
+    # ... but a run of 16 or more hex characters is no folder's name: hex joined by "/" is a
+    # secret, in either case
+    ("the secret is 9f8e7d6c5b4a39281706/a1b2c3d4e5f60718", f"the secret is {M}"),
+    ("The Secret Is 9F8E7D6C5B4A39281706/A1B2C3D4E5F60718.", f"The Secret Is {M}."),
+    ("my wandb key was\tab/9f8e7d6c5b4a3928", f"my wandb key was\t{M}"),
+    ("the token is `runs/0123456789abcdef0123/x`", f"the token is `{M}`"),
+    ("the secret is 9f8e7d6c5b4a3928.a1b2c3d4e5f60718.", f"the secret is {M}."),
+    ("the token is 9F8E7D6C5B4A3928:A1B2C3D4E5F60718", f"the token is {M}"),
+    ("the key is model.layers.0123456789abcdef", "the key is model.layers.0123456789abcdef"),
+    ("the key is runs/step_100/0123456789abcdef/x", "the key is runs/step_100/0123456789abcdef/x"),
+    ("the key is data/2024/0123456789012345678", "the key is data/2024/0123456789012345678"),
+    # a secret's name then what was done to it is prose, a date after it too; after ":" or
+    # "=" whatever follows is the value
+    ("HF_TOKEN was rotated_2024_05", "HF_TOKEN was rotated_2024_05"),
+    (
+        "the WANDB_API_KEY was revoked_on_2024_05_01.",
+        "the WANDB_API_KEY was revoked_on_2024_05_01.",
+    ),
+    ("my token is expired_20240501 (ask ops)", "my token is expired_20240501 (ask ops)"),
+    ("DB_PASSWORD was Changed-2024-05-01", "DB_PASSWORD was Changed-2024-05-01"),
+    (
+        "HF_TOKEN is set; HF_TOKEN expired; the secret was rotated",
+        "HF_TOKEN is set; HF_TOKEN expired; the secret was rotated",
+    ),
+    ("HF_TOKEN was rotated_2024_05_x9", f"HF_TOKEN was {M}"),
+    ("HF_TOKEN: rotated_2024_05_01", f"HF_TOKEN: {M}"),
+    ("my token: expired_20240501", f"my token: {M}"),
+    ("the password - changed_2024", f"the password - {M}"),
+    ("the token is rotated_2024_05_01_ab", f"the token is {M}"),
     # a quoted value to its closing quote, escapes inside it
     ('password = "a \\" b" rest', f'password = "{M}" rest'),
     ("token: 'x y' and more", f"token: '{M}' and more"),
@@ -126,6 +155,89 @@ HIDDEN_TO_THE_END = [
     ("the password is &quot;P@ssw0rd&quot;.", f"the password is &quot;{M}&quot;."),
     ("password was 'P@ss:w0rd;'; next", f"password was '{M}'; next"),
     ("the secret is Xy9+abcDEF1234567890ghijKLMN==, then", f"the secret is {M}, then"),
+    # a quoted value after a password's word is the value, blanks included, to its closing
+    # quote on the line: prose, a dash, key: value, JSON-escaped or a page's quotes
+    ('the password is "hunter 22" for now', f'the password is "{M}" for now'),
+    ("my Password was 'correct horse battery'.", f"my Password was '{M}'."),
+    ("PASSWORD IS `hunter 22`", f"PASSWORD IS `{M}`"),
+    ("passphrase - \u201chunter 22\u201d; next", f"passphrase - \u201c{M}\u201d; next"),
+    ("the password is\t&quot;hunter 22&quot; ok", f"the password is\t&quot;{M}&quot; ok"),
+    ("the password is &#39;hunter 22&#39;", f"the password is &#39;{M}&#39;"),
+    ('{"msg": "the password is \\"hunter 22\\" ok"}', f'{{"msg": "the password is \\"{M}\\" ok"}}'),
+    ('the password is "hunter 22"\r\nnext', f'the password is "{M}"\r\nnext'),
+    ("password: 'correct horse battery'", f"password: '{M}'"),
+    ('db_password = "hunter 22" # x', f'db_password = "{M}" # x'),
+    ("- **password**: 'correct horse battery'", f"- **password**: '{M}'"),
+    # ... an escaped quote inside it is the value's; a quote left open runs to the line's end
+    ('the password is "hunt\\"er 22" ok', f'the password is "{M}" ok'),
+    ('the password is "hunter 22\nnext" line', f'the password is "{M}\nnext" line'),
+    ("my password is 'hunter 22 \r\nnext", f"my password is '{M} \r\nnext"),
+    # ... in bold, struck out or in an inline element, a passphrase too
+    ("the password is **correct horse battery**", f"the password is **{M}**"),
+    ("the passphrase is ~~correct horse~~", f"the passphrase is ~~{M}~~"),
+    ("the password is <code>correct horse</code>.", f"the password is <code>{M}</code>."),
+    ('the password is <a href="x">hunter22</a>', f'the password is <a href="x">{M}</a>'),
+    (
+        "the password is <span class='x'>correct horse</span>",
+        f"the password is <span class='x'>{M}</span>",
+    ),
+    ("the password is \\`hunter22\\`", f"the password is \\`{M}\\`"),
+    (
+        "the password is &lt;span title=&quot;a&gt;b&quot;&gt;hunter22&lt;/span&gt;",
+        f"the password is &lt;span title=&quot;a&gt;b&quot;&gt;{M}&lt;/span&gt;",
+    ),
+    ("the wandb key is **0123456789abcdef0123**.", f"the wandb key is **{M}**."),
+    # a Windows path's folders are no escaped breaks: a value holding one runs on past them;
+    # in JSON (its backslashes doubled) a single backslash after it is an escape again
+    ("api_key: C:\\new\\table\\tx lr", f"api_key: {M}"),
+    ('"api_key: C:\\\\keys\\\\new.txt\\nlr: 1"', f'"api_key: {M}\\nlr: 1"'),
+    (
+        '{"m": "C:\\\\x\\nHF_TOKEN was abcdef0123456789abcdef"}',
+        f'{{"m": "C:\\\\x\\nHF_TOKEN was {M}"}}',
+    ),
+    # a key after a page's quote entity is no query's parameter: its value runs on
+    ("&quot;api_key: echo api_key: x", f"&quot;api_key: {M}"),
+    ("GET /v1?a=1&amp;api_key=s3cret&amp;b=2", f"GET /v1?a=1&amp;api_key={M}&amp;b=2"),
+    # a line "password is" (or was) is prose before its value, not .netrc's password "is"
+    ("password is\nhunter22", f"password is\n{M}"),
+    ("  password was  \r\nnext", "  password was  \r\nnext"),
+    ('"password is\\nhunter22"', f'"password is\\n{M}"'),
+    # an element's text that holds a mask is no passphrase: hiding again hides nothing more
+    (
+        'password is\\u000a<code>x**api_key: <span title="a>b">echo </code>',
+        f"password is\\u000a<code>x**api_key: {M} </code>",
+    ),
+    # Markdown's and HTML's wrappers around a prose value, and around the name before it:
+    # strikethrough, escaped emphasis, an attribute holding ">", a tag over two lines, a tag
+    # as a page escapes it
+    ("the password is ~~hunter22~~.", f"the password is ~~{M}~~."),
+    ("the wandb key is ~~0123456789abcdef0123~~", f"the wandb key is ~~{M}~~"),
+    ("the password is \\*hunter22\\*", f"the password is \\*{M}\\*"),
+    ("PASSWORD IS \\_\\_hunter22\\_\\_", f"PASSWORD IS \\_\\_{M}\\_\\_"),
+    (
+        'the password is <span title="a>b">hunter22</span>',
+        f'the password is <span title="a>b">{M}</span>',
+    ),
+    (
+        "the password is <SPAN\n  class='x'>hunter22</SPAN>",
+        f"the password is <SPAN\n  class='x'>{M}</SPAN>",
+    ),
+    ("the password is <code>\r\nhunter22\r\n</code>", f"the password is <code>\r\n{M}\r\n</code>"),
+    (
+        "the token is &lt;code&gt;abcdef0123456789abcd&lt;/code&gt;",
+        f"the token is &lt;code&gt;{M}&lt;/code&gt;",
+    ),
+    ("the password is &lt;b&gt;hunter22&lt;/b&gt;", f"the password is &lt;b&gt;{M}&lt;/b&gt;"),
+    ("the `HF_TOKEN` is `AbCdEf0123456789xyzW`", f"the `HF_TOKEN` is `{M}`"),
+    ("the **DB_PASSWORD** was hunter22", f"the **DB_PASSWORD** was {M}"),
+    (
+        "my ~~old~~ <code>hf_token</code> is AbCdEf0123456789xyzW",
+        f"my ~~old~~ <code>hf_token</code> is {M}",
+    ),
+    (
+        '{"notes": "the \\"password\\" is \\"hunter 22\\""}',
+        f'{{"notes": "the \\"password\\" is \\"{M}\\""}}',
+    ),
 ]
 
 
@@ -133,6 +245,7 @@ HIDDEN_TO_THE_END = [
 def test_a_named_value_is_hidden_to_its_end_and_no_further(text, want):
     r = Redactor()
     assert r.text(text) == want
+    assert r.text(want) == want  # (hiding twice hides nothing more)
     assert list(r.findings(want)) == []
 
 

@@ -263,3 +263,50 @@ V = "my_hf_token_value_2024"  # a value of words joined by "_", with digits: a c
 def test_prose_names_its_secret_as_far_as_it_reads(text, hidden):
     out = Redactor().text(text)
     assert (MASK in out) is hidden, out
+
+
+def test_a_long_text_is_read_again_only_around_its_escapes():
+    from sitegen.redact_rules import VIEW_WHOLE, escape_windows
+
+    r = Redactor()
+    filler = "x = f(a, b); " * 6000  # (no escape: read once)
+    cmd = '{"cmd": "set -e\\necho hunter2xyz9 | docker login --password-stdin"}'
+    text = filler + cmd + filler
+    assert len(text) > VIEW_WHOLE
+    assert r.text(text) == filler + cmd.replace("hunter2xyz9", MASK) + filler
+    [(lo, hi)] = escape_windows(text)  # around the one escape, its edges at blanks
+    assert 8192 < hi - lo < 8192 + 600 and text[lo - 1] == " " and text[hi] == " "
+    assert escape_windows(cmd) == [(0, len(cmd))]  # (a short text: whole)
+    # with no blank near it a window's edge stays where it fell; near the text's start or
+    # end it stops there; escapes near each other share one window
+    bare = "x" * 70000 + "\\n" + "x" * 70000
+    assert escape_windows(bare) == [(70000 - 4096, 70002 + 4096)]
+    near = "a \\n" + "y " * 40000 + "\\t" + " " * 5000 + "\\r\\n" + "z" * 100
+    assert escape_windows(near) == [(0, 4 + 4096 + 1), (4 + 80000 - 4096, len(near))]
+    # a value running past a window's edge is hidden to its line's end, not to the edge
+    value = "a1" * 5000
+    text = filler + f'"x\\npassword: {value} tail\\nnext"'
+    assert r.text(text) == filler + f'"x\\npassword: {MASK}\\nnext"'
+
+
+# Pieces of the shapes that read escapes as breaks, quotes, wrappers, Windows paths, prose
+FRAGMENTS = (
+    *("password is ", "the token is ", "HF_TOKEN was ", "api_key: ", ": ", "- ", "x", " "),
+    *('"', "'", '\\"', "`", "\\n", "\\r\\n", "\\t", "\n", "\\u000a", "\\\\n", "**", "~~", "\\*"),
+    *('<span title="a>b">', "</span>", "<code>", "</code>", "&quot;", "&lt;b&gt;", "&lt;/b&gt;"),
+    *("echo ", " | docker login --password-stdin", "hunter 22", "hunter22", "rotated_2024_05"),
+    *("abcdef0123456789abcdef", "9f8e7d6c5b4a39281706/a1b2c3d4e5f60718", "C:\\new\\table"),
+    *("C:\\\\x", MASK),
+)
+
+
+def test_hiding_twice_hides_nothing_more_in_mixes_of_these_shapes():
+    import random
+
+    rng = random.Random(7)
+    r = Redactor()
+    for _ in range(3000):
+        text = "".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 12)))
+        once = r.text(text)
+        assert r.text(once) == once, text
+        assert list(r.findings(once)) == [], text
