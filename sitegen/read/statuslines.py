@@ -59,6 +59,16 @@ MEMORY_ERROR = "uncorrectable memory error"
 MEMORY_LIMIT = "out of memory (memory limit)"
 VIRTUAL_MEMORY_LIMIT = "out of memory (virtual memory limit)"
 SRUN_AFTER_DONE = "srun"  # the warning kind of srun's task ends after 'Training done!'
+SLURM_SAYS = "SLURM: "  # how the detail of SLURM's own FAILED line starts
+
+
+def is_slurm_failure(detail: str | None) -> bool:
+    """Whether a failed end's detail is SLURM's (a memory failure, its FAILED line): after
+    'Training done!' the job stays complete, and 'Training done!' after it is the end."""
+    return detail is not None and (
+        detail.startswith(SLURM_SAYS)
+        or detail in (OOM_KILL, MEMORY_ERROR, MEMORY_LIMIT, VIRTUAL_MEMORY_LIMIT)
+    )
 
 
 class StatusLines(ParserCore):
@@ -101,7 +111,7 @@ class StatusLines(ParserCore):
             # SLURM says so after the cause: a trainer's error or a memory failure read before
             # stays the job's end
             if self.end_marker != "failed":
-                self._slurm_failed(ln, f"SLURM: {m.group(1)}")
+                self._slurm_failed(ln, f"{SLURM_SAYS}{m.group(1)}")
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
 
@@ -139,7 +149,7 @@ class StatusLines(ParserCore):
             self.warn(
                 ln.number,
                 "slurm",
-                f"SLURM ended the job as failed ({detail.removeprefix('SLURM: ')}) after its training "
+                f"SLURM ended the job as failed ({detail.removeprefix(SLURM_SAYS)}) after its training "
                 "completed",
             )
         else:

@@ -459,3 +459,29 @@ def test_a_split_logs_plain_cancel_keeps_the_trainer_s_failure_in_the_other_stre
         "CANCELLED",
     )
     assert _split_end(tmp_path, [*body, failed], [SLURM_TIME_LIMIT]) == ("cancelled", "TIME LIMIT")
+
+
+@pytest.mark.parametrize(
+    "slurm",
+    [
+        OOM_KILL,
+        "srun: error: gpu-1: task 0: Out Of Memory",
+        "slurmstepd: error: Job 7 exceeded memory limit (3940736 > 2068480), being killed",
+        "slurmstepd: error: *** JOB 7 ON gpu-1 FAILED (non-zero exit code or other failure mode) ***",
+    ],
+)
+def test_a_split_logs_training_done_beats_slurm_s_failure_in_the_other_stream(tmp_path, slurm):
+    """'Training done!' in the .out, SLURM's failure in the .err: in one file either order
+    reads complete (after the training completed SLURM's failure is a warning), so the split
+    log does too. The trainer's own failure in the .err stays its end."""
+    from tests.read.test_logparse import METRICS, block, lg, parse
+
+    body = [*block(1, METRICS), *block(2, METRICS), lg("Training done!")]
+    for one in ([slurm, *body], [*body, slurm]):
+        assert parse(one).end_marker == "complete"
+    assert _split_end(tmp_path, body, [slurm]) == ("complete", None)
+    failed = lg("Train loop failed at global_step 2: RuntimeError: boom")
+    assert _split_end(tmp_path, body, [failed]) == (
+        "failed",
+        "Train loop failed at global_step 2: RuntimeError: boom",
+    )
