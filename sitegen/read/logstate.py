@@ -181,10 +181,17 @@ class ParserCore(ParserState):
             self.boundary = step
 
     def _training_goes_on(self) -> None:
-        """Training output after an end srun reported: the task that ended was a background
-        or cleanup step's (``srun ray start``, ``srun pkill``), not the training's."""
-        if is_srun_end(self.end_detail):
+        """Training output after an end srun reported, or after a memory failure: the task
+        that ended was a background or cleanup step's (``srun ray start``, ``srun pkill``),
+        or a worker the trainer's Ray started again, not the training's. A memory failure
+        undone is forgotten: a plain cancel later is the job's end."""
+        if is_srun_end(self.end_detail) or (
+            self.memory_failure is not None
+            and self.end_marker == "failed"
+            and self.end_detail == self.memory_failure
+        ):
             self.end_marker = self.end_detail = None
+        self.memory_failure = None
 
     def _flush_batches(self, step: int) -> None:
         if self.batch_pending.batches:

@@ -53,6 +53,8 @@ SLURM_CANCEL_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT (\S+)"
     r"(?: DUE TO ([A-Z ]+?)(?:, [^*]*)?)? \*\*\*"
 )
+# A cancel's detail when SLURM gives no reason: the user's scancel, srun's --kill-on-bad-exit
+PLAIN_CANCEL = "CANCELLED"
 # "*** %s ON %s FAILED (non-zero exit code or other failure mode) ***": SLURM ends the job as failed
 SLURM_FAILED_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?FAILED \(([^)]*)\) \*\*\*"
@@ -89,6 +91,24 @@ SRUN_DETAIL = "srun: "
 def is_srun_end(detail: str | None) -> bool:
     """Whether an end's detail is srun's report of a task's exit code or signal."""
     return detail is not None and detail.startswith(SRUN_DETAIL)
+
+
+# How a task that SLURM signalled ends (a cancel sends SIGTERM, then SIGKILL): srun names the
+# signal (strsignal: "Terminated", "Killed"), or the task's shell exits with 128 + its number
+# (143, 137) or passes on the number itself (15, 9)
+_SIGNALLED_RE = re.compile(
+    r"tasks? \S+: (?:Terminated|Killed|Exited with exit code (?:143|137|15|9))$"
+)
+
+
+def is_signalled_end(detail: str | None) -> bool:
+    """Whether an end's detail is srun's report of a task ended by SIGTERM or SIGKILL: what a
+    cancel does to the job's tasks (the cancel that follows is the end, not a failure)."""
+    return (
+        detail is not None
+        and detail.startswith(SRUN_DETAIL)
+        and _SIGNALLED_RE.fullmatch(detail, len(SRUN_DETAIL)) is not None
+    )
 
 
 # "Step N:" headers that STEP_RE cannot read ("Step 3a: ", "Step -3: ", "Step : "): warned about

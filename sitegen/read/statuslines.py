@@ -13,6 +13,7 @@ from sitegen.model.vocabulary import is_finite
 from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
 from sitegen.read.logstate import ParserCore, _Batches
 from sitegen.read.markers import (
+    PLAIN_CANCEL,
     SLURM_CANCEL_RE,
     SLURM_FAILED_RE,
     SLURM_MEM_LIMIT_RE,
@@ -22,7 +23,7 @@ from sitegen.read.markers import (
     SRUN_DETAIL,
     SRUN_OOM,
     SRUN_TASK_RE,
-    is_srun_end,
+    is_signalled_end,
 )
 from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import is_stats_like
@@ -58,6 +59,16 @@ MEMORY_ERROR = "uncorrectable memory error"
 MEMORY_LIMIT = "out of memory (memory limit)"
 VIRTUAL_MEMORY_LIMIT = "out of memory (virtual memory limit)"
 SRUN_AFTER_DONE = "srun"  # the warning kind of srun's task ends after 'Training done!'
+SLURM_SAYS = "SLURM: "  # how the detail of SLURM's own FAILED line starts
+
+
+def is_slurm_failure(detail: str | None) -> bool:
+    """Whether a failed end's detail is SLURM's (a memory failure, its FAILED line): after
+    'Training done!' the job stays complete, and 'Training done!' after it is the end."""
+    return detail is not None and (
+        detail.startswith(SLURM_SAYS)
+        or detail in (OOM_KILL, MEMORY_ERROR, MEMORY_LIMIT, VIRTUAL_MEMORY_LIMIT)
+    )
 
 
 class StatusLines(ParserCore):
@@ -69,10 +80,17 @@ class StatusLines(ParserCore):
             if self.memory_failure is not None and not m.group(2):
                 # The job's memory failed, then a plain CANCELLED: the job died of that.
                 self.end_marker, self.end_detail = "failed", self.memory_failure
-            elif not m.group(2) and self.end_marker == "failed" and is_srun_end(self.end_detail):
-                pass  # srun cancels the step after a task's failure (--kill-on-bad-exit)
+            elif (
+                not m.group(2)
+                and self.end_marker == "failed"
+                and not is_signalled_end(self.end_detail)
+            ):
+                # a plain cancel after a failure (the trainer's, a task's) ends what failed:
+                # srun cancels the step after a task's failure (--kill-on-bad-exit), the batch
+                # script's end cancels what is left. A task SLURM signalled is the cancel's.
+                pass
             else:
-                self.end_marker, self.end_detail = "cancelled", m.group(2) or "CANCELLED"
+                self.end_marker, self.end_detail = "cancelled", m.group(2) or PLAIN_CANCEL
             return
         if SLURM_OOM_RE.match(msg):
             failure: str | None = OOM_KILL
@@ -93,7 +111,7 @@ class StatusLines(ParserCore):
             # SLURM says so after the cause: a trainer's error or a memory failure read before
             # stays the job's end
             if self.end_marker != "failed":
-                self._slurm_failed(ln, f"SLURM: {m.group(1)}")
+                self._slurm_failed(ln, f"{SLURM_SAYS}{m.group(1)}")
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
 
@@ -131,7 +149,7 @@ class StatusLines(ParserCore):
             self.warn(
                 ln.number,
                 "slurm",
-                f"SLURM ended the job as failed ({detail.removeprefix('SLURM: ')}) after its training "
+                f"SLURM ended the job as failed ({detail.removeprefix(SLURM_SAYS)}) after its training "
                 "completed",
             )
         else:

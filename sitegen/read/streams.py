@@ -15,7 +15,8 @@ from msgspec.structs import replace
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import BatchCounts, Checkpoint, MetricBlock, ParsedLog
 from sitegen.read.logparse import first_step_gap
-from sitegen.read.markers import is_srun_end
+from sitegen.read.markers import PLAIN_CANCEL, is_srun_end
+from sitegen.read.statuslines import is_slurm_failure
 
 # The metric forms in the order one file prefers them (metricblocks._metric_blocks).
 FORM_RANK = ("mirror", "console", "text", "")
@@ -41,6 +42,17 @@ def combine_streams(out: ParsedLog, err: ParsedLog) -> ParsedLog:
         (log for log in (err, out) if log.end_marker and not is_srun_end(log.end_detail)),
         err if err.end_marker is not None else out,
     )
+    # Ends that one file of both would read in either line order: a plain cancel and a
+    # failure (not srun's report, which stands in neither order) read that failure; SLURM's
+    # failure (memory, its FAILED line) and 'Training done!' read complete
+    other = out if ended is err else err
+    plain_cancel = (ended.end_marker, ended.end_detail) == ("cancelled", PLAIN_CANCEL)
+    if (plain_cancel and other.end_marker == "failed" and not is_srun_end(other.end_detail)) or (
+        ended.end_marker == "failed"
+        and is_slurm_failure(ended.end_detail)
+        and other.end_marker == "complete"
+    ):
+        ended = other
     final = {c.step for c in (*out.checkpoints, *err.checkpoints) if c.final}
     paths = {c.step: c.path for c in (*err.checkpoints, *out.checkpoints)}
     resumed = out if out.resumed_from is not None else err

@@ -376,3 +376,112 @@ def test_a_split_logs_trainer_end_beats_srun_s_in_the_other_stream(tmp_path, out
 SLURM_TIME_LIMIT = (
     "slurmstepd: error: *** JOB 7 ON gpu-1 CANCELLED AT 2026-02-08T01:00:00 DUE TO TIME LIMIT ***"
 )
+
+
+def _split_end(tmp_path, out_lines, err_lines):
+    out, err = tmp_path / "x_5.out", tmp_path / "x_5.err"
+    out.write_text("".join(f"{line}\n" for line in out_lines))
+    err.write_text("".join(f"{line}\n" for line in err_lines))
+    log, _ = parse_log(out, "x_5.out", Redactor(), ((err, "x_5.err"),))
+    return log.end_marker, log.end_detail
+
+
+PLAIN_CANCEL = "slurmstepd: error: *** JOB 7 ON gpu-1 CANCELLED AT 2026-02-08T01:00:00 ***"
+STEP_CANCEL = "slurmstepd: error: *** STEP 7.0 ON gpu-1 CANCELLED AT 2026-02-08T01:00:00 ***"
+OOM_KILL = "slurmstepd: error: Detected 1 oom_kill event in StepId=7.0. Some of the step tasks have been OOM Killed."
+
+
+@pytest.mark.parametrize(
+    ("tail", "end"),
+    [
+        # the trainer's failure, srun's report of its task, the step cancelled
+        (
+            [
+                "Train loop failed at global_step 2: RuntimeError: boom",
+                "srun: error: gpu-1: task 0: Exited with exit code 1",
+                STEP_CANCEL,
+            ],
+            ("failed", "Train loop failed at global_step 2: RuntimeError: boom"),
+        ),
+        # scancel: the tasks end on its signal, then the cancel
+        (
+            ["srun: error: gpu-1: task 0: Terminated", STEP_CANCEL, PLAIN_CANCEL],
+            ("cancelled", "CANCELLED"),
+        ),
+        (
+            ["srun: error: gpu-1: task 0: Exited with exit code 143", PLAIN_CANCEL],
+            ("cancelled", "CANCELLED"),
+        ),
+        # a memory failure, more training, then the user's cancel
+        ([OOM_KILL, "steps 3"], (None, None)),
+        ([OOM_KILL, "steps 3", PLAIN_CANCEL], ("cancelled", "CANCELLED")),
+    ],
+)
+def test_a_split_log_ends_as_its_err_read_alone(tmp_path, tail, end):
+    """The lines in the .err in their order: the split log ends as one file of them would,
+    whatever the .out holds (its steps' mirror lines, or nothing)."""
+    from tests.read.test_logparse import METRICS, block, lg, parse
+
+    def lines(tail):
+        for line in tail:
+            if line == "steps 3":
+                yield from block(3, METRICS)
+            else:
+                yield line if line.startswith(("slurmstepd", "srun")) else lg(line)
+
+    err = [*block(1, METRICS), *block(2, METRICS), *lines(tail)]
+    assert (parse(err).end_marker, parse(err).end_detail) == end
+    mirror = [f'WANDB_MIRROR kind=train step={s} metrics={{"loss": 0.{s}}}' for s in (1, 2, 3)]
+    for out in ([], mirror):
+        assert _split_end(tmp_path, out, err) == end
+
+
+@pytest.mark.parametrize("cancel", [PLAIN_CANCEL, STEP_CANCEL])
+def test_a_split_logs_plain_cancel_keeps_the_trainer_s_failure_in_the_other_stream(
+    tmp_path, cancel
+):
+    """The trainer's failure in one file, a plain cancel in the other: in one file either
+    order reads the failure (a plain cancel keeps a failure before it, a failure after a
+    cancel is the end), so the split log does too. A cancel with a reason before the
+    failure would be the end: its order is not known, the .err's stands."""
+    from tests.read.test_logparse import METRICS, block, lg
+
+    failed = lg("Train loop failed at global_step 2: RuntimeError: boom")
+    body = [*block(1, METRICS), *block(2, METRICS)]
+    want = ("failed", "Train loop failed at global_step 2: RuntimeError: boom")
+    assert _split_end(tmp_path, [*body, failed], [cancel]) == want
+    assert _split_end(tmp_path, [cancel], [*body, failed]) == want
+    exit_1 = "srun: error: gpu-1: task 0: Exited with exit code 1"
+    assert _split_end(tmp_path, [*body, failed], [exit_1, cancel]) == want
+    # srun's Terminated and the cancel in the .err, no failure anywhere: a cancel
+    assert _split_end(tmp_path, body, ["srun: error: gpu-1: task 0: Terminated", cancel]) == (
+        "cancelled",
+        "CANCELLED",
+    )
+    assert _split_end(tmp_path, [*body, failed], [SLURM_TIME_LIMIT]) == ("cancelled", "TIME LIMIT")
+
+
+@pytest.mark.parametrize(
+    "slurm",
+    [
+        OOM_KILL,
+        "srun: error: gpu-1: task 0: Out Of Memory",
+        "slurmstepd: error: Job 7 exceeded memory limit (3940736 > 2068480), being killed",
+        "slurmstepd: error: *** JOB 7 ON gpu-1 FAILED (non-zero exit code or other failure mode) ***",
+    ],
+)
+def test_a_split_logs_training_done_beats_slurm_s_failure_in_the_other_stream(tmp_path, slurm):
+    """'Training done!' in the .out, SLURM's failure in the .err: in one file either order
+    reads complete (after the training completed SLURM's failure is a warning), so the split
+    log does too. The trainer's own failure in the .err stays its end."""
+    from tests.read.test_logparse import METRICS, block, lg, parse
+
+    body = [*block(1, METRICS), *block(2, METRICS), lg("Training done!")]
+    for one in ([slurm, *body], [*body, slurm]):
+        assert parse(one).end_marker == "complete"
+    assert _split_end(tmp_path, body, [slurm]) == ("complete", None)
+    failed = lg("Train loop failed at global_step 2: RuntimeError: boom")
+    assert _split_end(tmp_path, body, [failed]) == (
+        "failed",
+        "Train loop failed at global_step 2: RuntimeError: boom",
+    )

@@ -379,17 +379,187 @@ def test_an_srun_end_before_more_training_is_no_end(srun, form):
 
 
 def test_an_end_not_srun_s_stays_when_training_output_follows():
-    """Only srun's own end gives way to more training: its memory failure (srun's 'Out Of
-    Memory' is slurmstepd's oom_kill relayed) and the trainer's failure stay."""
-    for end, want in (
-        ("srun: error: gpu-17: task 0: Out Of Memory", ("failed", "out of memory (oom_kill)")),
-        (
-            lg("Train loop failed at global_step 1: RuntimeError: boom"),
-            ("failed", "Train loop failed at global_step 1: RuntimeError: boom"),
-        ),
+    """srun's own end and a memory failure give way to more training (a worker the OOM
+    killer took is started again by Ray, or was a background step's); the trainer's own
+    failure stays."""
+    failed = lg("Train loop failed at global_step 1: RuntimeError: boom")
+    log = parse([*block(1, METRICS), failed, *block(2, METRICS)])
+    assert (log.end_marker, log.end_detail) == (
+        "failed",
+        "Train loop failed at global_step 1: RuntimeError: boom",
+    )
+
+
+MEMORY_FAILURES = (
+    "srun: error: gpu-17: task 0: Out Of Memory",
+    "slurmstepd: error: Detected 1 oom_kill event in StepId=7.0. Some of the step tasks have "
+    "been OOM Killed.",
+    "slurmstepd-gpu-17: error: Detected 2 oom-kill events in StepId=7.batch.",
+    "slurmstepd: error: Job 7 exceeded memory limit (3940736 > 2068480), being killed",
+    "slurmstepd: error: StepId=7.0 exceeded virtual memory limit (3940736 > 2068480), being killed",
+    "slurmstepd: error: *** JOB 7 ON gpu-17 UNCORRECTABLE MEMORY ERROR AT 2026-02-08T10:00:00 ***",
+)
+PLAIN_CANCELS = (
+    "slurmstepd: error: *** JOB 7 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 ***",
+    "slurmstepd: error: *** STEP 7.0 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 ***",
+    "slurmstepd: error: *** JOB 7 CANCELLED AT 2026-02-08T10:00:00 ***",
+)
+
+
+@pytest.mark.parametrize("memory", MEMORY_FAILURES)
+def test_a_memory_failure_before_more_training_is_no_end(memory):
+    """A memory failure, then more steps: the training went on (Ray started the killed
+    worker again), so no end; a later plain cancel is the user's, SLURM's own end stands."""
+    steps = [*block(1, METRICS), memory, *block(2, METRICS), *block(3, METRICS)]
+    for lines, end in (
+        (steps, (None, None)),
+        ([*steps, PLAIN_CANCELS[0]], ("cancelled", "CANCELLED")),
+        ([*steps, PLAIN_CANCELS[1], PLAIN_CANCELS[0]], ("cancelled", "CANCELLED")),
+        ([*steps, SLURM_ENDS[0][0]], ("cancelled", "TIME LIMIT")),
+        ([*steps, lg("Training done!")], ("complete", None)),
     ):
-        log = parse([*block(1, METRICS), end, *block(2, METRICS)])
-        assert (log.end_marker, log.end_detail) == want
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == end and not log.warnings
+            assert [b.step for b in log.blocks] == [1, 2, 3]
+    # the memory failure after the last step stays the end, a plain cancel after it too
+    for lines in ([*steps, memory], [*steps, memory, PLAIN_CANCELS[0]]):
+        log = parse(lines)
+        assert log.end_marker == "failed" and log.end_detail.startswith(
+            ("out of memory", "uncorrectable memory")
+        )
+
+
+TRAINER_FAILURES = (
+    (
+        lg("Train loop failed at global_step 3: RuntimeError: boom"),
+        "Train loop failed at global_step 3: RuntimeError: boom",
+    ),
+    (
+        "(skyrl_entrypoint pid=4242) " + lg("Training failed at step 3 with ValueError:"),
+        "Training failed at step 3 with ValueError:",
+    ),
+)
+
+
+@pytest.mark.parametrize(("failure", "detail"), TRAINER_FAILURES)
+@pytest.mark.parametrize("cancel", PLAIN_CANCELS)
+def test_a_plain_cancel_after_the_trainer_s_failure_is_that_failure(failure, detail, cancel):
+    """The trainer fails, its task exits 1, and SLURM cancels the step or the job with no
+    reason (srun's --kill-on-bad-exit, the batch script's end): the trainer's failure is
+    the end. A cancel with a reason is SLURM's own end."""
+    want = ("failed", detail)
+    exit_1 = "srun: error: gpu-17: task 0: Exited with exit code 1"
+    for tail in (
+        [failure, cancel],
+        [failure, exit_1, cancel],
+        [failure, exit_1, "srun: launch/slurm: _step_signal: Terminating StepId=7.0", cancel],
+        [failure, exit_1, cancel, "srun: error: gpu-18: task 1: Terminated", PLAIN_CANCELS[0]],
+        [failure, "srun: error: gpu-17: task 0: Terminated", cancel],
+    ):
+        lines = [*block(3, METRICS), *tail]
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == want and not log.warnings
+    for reason in (SLURM_ENDS[0][0], SLURM_ENDS[0][0].replace("TIME LIMIT", "PREEMPTION")):
+        log = parse([*block(3, METRICS), failure, exit_1, reason])
+        assert log.end_marker == "cancelled" and log.end_detail in ("TIME LIMIT", "PREEMPTION")
+
+
+def test_a_plain_cancel_after_slurm_s_failed_line_is_that_failure():
+    failed = "slurmstepd: error: *** JOB 7 ON gpu-17 FAILED (non-zero exit code or other failure mode) ***"
+    log = parse([*block(3, METRICS), failed, PLAIN_CANCELS[1]])
+    assert (log.end_marker, log.end_detail) == (
+        "failed",
+        "SLURM: non-zero exit code or other failure mode",
+    )
+
+
+# A cancel signals the job's tasks (SIGTERM, then SIGKILL): srun names the signal, or the
+# task's shell exits 128 + its number, or with the number itself.
+SIGNALLED = (
+    ("srun: error: gpu-17: task 0: Terminated", "task 0: Terminated"),
+    ("srun: error: gpu-17: task 0: Killed", "task 0: Killed"),
+    ("srun: error: gpu-[17-18]: tasks 0-1: Killed", "tasks 0-1: Killed"),
+    ("srun: error: gpu-17: task 0: Exited with exit code 143", "task 0: Exited with exit code 143"),
+    (
+        "srun: error: gpu-17: tasks 0,2: Exited with exit code 137",
+        "tasks 0,2: Exited with exit code 137",
+    ),
+    ("srun: error: gpu-17: task 0: Exited with exit code 15", "task 0: Exited with exit code 15"),
+    ("srun: error: gpu-17: task 0: Exited with exit code 9", "task 0: Exited with exit code 9"),
+)
+
+
+@pytest.mark.parametrize(("srun", "detail"), SIGNALLED)
+@pytest.mark.parametrize("cancel", PLAIN_CANCELS)
+def test_a_plain_cancel_after_a_task_signalled_is_a_cancel(srun, detail, cancel):
+    """scancel: srun reports its tasks ended by the signal, then slurmstepd says the job was
+    cancelled. The signal was the cancel's: the job was cancelled, it did not fail."""
+    aborted = "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."
+    for tail in ([srun, cancel], [aborted, srun, cancel], [srun, cancel, PLAIN_CANCELS[0]]):
+        lines = [*block(3, METRICS), *tail]
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == ("cancelled", "CANCELLED")
+            assert not log.warnings
+    # with no cancel after it, the task's end is all the log says
+    log = parse([*block(3, METRICS), srun])
+    assert (log.end_marker, log.end_detail) == ("failed", f"srun: {detail}")
+
+
+@pytest.mark.parametrize("code", ["1", "2", "139", "1430", "14"])
+def test_a_plain_cancel_after_a_task_s_own_exit_is_that_failure(code):
+    """An exit code that is no signal of a cancel is the task's own failure: the plain cancel
+    after it is srun's --kill-on-bad-exit."""
+    srun = f"srun: error: gpu-17: task 0: Exited with exit code {code}"
+    log = parse([*block(3, METRICS), srun, PLAIN_CANCELS[1]])
+    assert (log.end_marker, log.end_detail) == (
+        "failed",
+        f"srun: task 0: Exited with exit code {code}",
+    )
+
+
+def test_slurm_s_end_after_srun_s_and_more_training_is_read():
+    """srun reports a task's exit 1 and SLURM says FAILED, then training goes on: the task
+    was a background step's, no end; SLURM's own end after the steps is the job's."""
+    exit_1 = "srun: error: gpu-17: task 0: Exited with exit code 1"
+    failed = "slurmstepd: error: *** JOB 7 ON gpu-17 FAILED (non-zero exit code or other failure mode) ***"
+    steps = [*block(3, METRICS), exit_1, failed, *block(4, METRICS), *block(5, METRICS)]
+    for lines, end in (
+        (steps, (None, None)),
+        ([*steps, PLAIN_CANCELS[0]], ("cancelled", "CANCELLED")),
+        ([*steps, SLURM_ENDS[0][0]], ("cancelled", "TIME LIMIT")),
+        ([*steps, failed], ("failed", "SLURM: non-zero exit code or other failure mode")),
+        ([*steps, exit_1, failed], ("failed", "srun: task 0: Exited with exit code 1")),
+        ([*steps, MEMORY_FAILURES[1]], ("failed", "out of memory (oom_kill)")),
+    ):
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == end and not log.warnings
+            assert [b.step for b in log.blocks] == [3, 4, 5]
+
+
+def test_the_progress_bar_alone_undoes_srun_s_end():
+    """The training loop's bar after srun's end (no metrics dict, no timed step): it goes on."""
+    for end in ("srun: error: gpu-17: task 0: Exited with exit code 1", MEMORY_FAILURES[1]):
+        lines = [
+            *block(1, METRICS),
+            end,
+            "Training Step Progress:  50%|#####     | 1/2 [00:01<00:01, 1.0s/it]",
+        ]
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == (None, None) and not log.warnings
+
+
+def test_a_timed_step_alone_undoes_srun_s_end():
+    """A timed step's lines after srun's end (a wandb-only logger, no bar): it goes on."""
+    for end in ("srun: error: gpu-17: task 0: Exited with exit code 1", MEMORY_FAILURES[1]):
+        lines = [
+            *block(1, METRICS),
+            end,
+            lg("Started: 'step'"),
+            lg("reward/avg_raw_reward: 0.5"),
+            lg("Finished: 'step', time cost: 3.0s"),
+        ]
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == (None, None) and not log.warnings
 
 
 # --kill-on-bad-exit (or a task's failure under a multi-node step): srun reports the task's
