@@ -499,12 +499,13 @@ def _relative_path(run: str) -> bool:
 
 
 # What was done to a secret, not its value: "HF_TOKEN was rotated_2024_05", "my token is
-# expired_20240501" (a state's word, maybe a date after it), after "is" or "was" (after ":"
-# or "=" whatever follows is the value).
+# expired_20240501" (a state's word in lower case, maybe a date after it joined by "_"),
+# after "is" or "was", unquoted (after ":" or "=" whatever follows is the value). A
+# capital, "-", "." or a number that is no date reads as a password: Changed-2024, Set_42.
 _STATE_RE = re.compile(
-    r"(?i:rotated|revoked|expired|changed|updated|reset|renewed|regenerated|removed|deleted"
+    r"(?:rotated|revoked|expired|changed|updated|reset|renewed|regenerated|removed|deleted"
     r"|replaced|disabled|enabled|created|issued|set|unset|missing|invalid|required)"
-    r"(?:[_\-](?i:on|at|in|since|until))?(?:[_\-./][0-9]{1,8}+)*+"
+    r"(?:_(?:on|at|in|since|until))?(?:_(?:19|20)[0-9]{2}(?:_[0-9]{2}){0,2}|_(?:19|20)[0-9]{6})?"
 )
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
@@ -609,7 +610,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         value = text[span[0] : span[1]] if span is not None else ""
         conn = m.group("conn")
         worded = conn is None or conn.split(":")[0].strip().lower() in ("is", "was")
-        if worded and _STATE_RE.fullmatch(value):
+        if worded and m.group("q") is None and _STATE_RE.fullmatch(value):
             span = None  # (a state, not a value: "HF_TOKEN was rotated_2024_05")
         if span is not None and _prose_value(word, value, svc) and not is_masked(value):
             yield span

@@ -46,7 +46,25 @@ HIDDEN_TO_THE_END = [
         "the WANDB_API_KEY was revoked_on_2024_05_01.",
     ),
     ("my token is expired_20240501 (ask ops)", "my token is expired_20240501 (ask ops)"),
-    ("DB_PASSWORD was Changed-2024-05-01", "DB_PASSWORD was Changed-2024-05-01"),
+    # ... a state's word in lower case, a date joined by "_", unquoted: else a password
+    ("DB_PASSWORD was Changed-2024-05-01", f"DB_PASSWORD was {M}"),
+    *(
+        (f"{a} {b}", f"{a} {M}")
+        for a, b in (
+            ("password is", "Expired_2024"),
+            ("password was", "Updated-2023"),
+            ("password is", "Set-1234"),
+            ("the password is", "Missing_42"),
+            ("password is", "invalid.99"),
+            ("password is", "Reset_on_2024"),
+            ("the wifi password is", "Reset.2024"),
+            ("password is", "rotated-2024/05/01"),
+            ("the password is", "set_1234"),
+        )
+    ),
+    ('password is "rotated_2024_05"', f'password is "{M}"'),
+    ("password is `rotated_2024_05`", f"password is `{M}`"),
+    ("the token was reset_on_2024_05_01", "the token was reset_on_2024_05_01"),
     (
         "HF_TOKEN is set; HF_TOKEN expired; the secret was rotated",
         "HF_TOKEN is set; HF_TOKEN expired; the secret was rotated",
