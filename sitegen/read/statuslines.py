@@ -24,6 +24,7 @@ from sitegen.read.markers import (
     SRUN_OOM,
     SRUN_TASK_RE,
     is_signalled_end,
+    is_srun_end,
 )
 from sitegen.read.metricblocks import flat_dict
 from sitegen.read.vllm import is_stats_like
@@ -59,6 +60,7 @@ MEMORY_ERROR = "uncorrectable memory error"
 MEMORY_LIMIT = "out of memory (memory limit)"
 VIRTUAL_MEMORY_LIMIT = "out of memory (virtual memory limit)"
 SRUN_AFTER_DONE = "srun"  # the warning kind of srun's task ends after 'Training done!'
+FAILED_AFTER_DONE = "slurm-after-done"  # ... and of SLURM's failures after it
 SLURM_SAYS = "SLURM: "  # how the detail of SLURM's own FAILED line starts
 
 
@@ -77,7 +79,11 @@ class StatusLines(ParserCore):
     def _slurm(self, ln: Line, msg: str) -> None:
         m = SLURM_CANCEL_RE.match(msg)
         if m:
-            if self.memory_failure is not None and not m.group(2):
+            if not m.group(2) and self.end_marker == "complete" and self._failed_after_done():
+                # training completed, a step beside it failed, the step or the script's end
+                # was cancelled: the job's work was done (as its warning said)
+                pass
+            elif self.memory_failure is not None and not m.group(2):
                 # The job's memory failed, then a plain CANCELLED: the job died of that.
                 self.end_marker, self.end_detail = "failed", self.memory_failure
             elif (
@@ -103,14 +109,15 @@ class StatusLines(ParserCore):
         else:
             failure = None
         if failure is not None:
-            self.memory_failure = failure
+            if self.end_marker != "complete":  # (after 'Training done!' only a warning)
+                self.memory_failure = failure
             self._slurm_failed(ln, failure)
             return
         m = SLURM_FAILED_RE.match(msg)
         if m:
             # SLURM says so after the cause: a trainer's error or a memory failure read before
-            # stays the job's end
-            if self.end_marker != "failed":
+            # stays the job's end; a task's end srun reported is no cause, SLURM's word is
+            if self.end_marker != "failed" or is_srun_end(self.end_detail):
                 self._slurm_failed(ln, f"{SLURM_SAYS}{m.group(1)}")
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
@@ -128,7 +135,8 @@ class StatusLines(ParserCore):
             return
         tasks, what = m.groups()
         if what == SRUN_OOM:
-            self.memory_failure = OOM_KILL
+            if self.end_marker != "complete":
+                self.memory_failure = OOM_KILL
             self._slurm_failed(ln, OOM_KILL)
         elif self.end_marker == "complete":
             # SLURM ends the steps run beside training (ray workers) with the job: said once
@@ -148,12 +156,16 @@ class StatusLines(ParserCore):
         if self.end_marker == "complete":
             self.warn(
                 ln.number,
-                "slurm",
+                FAILED_AFTER_DONE,
                 f"SLURM ended the job as failed ({detail.removeprefix(SLURM_SAYS)}) after its training "
                 "completed",
             )
         else:
             self.end_marker, self.end_detail = "failed", detail
+
+    def _failed_after_done(self) -> bool:
+        """A task's or SLURM's failure was warned about after 'Training done!'."""
+        return bool(self.warn_counts[FAILED_AFTER_DONE] or self.warn_counts[SRUN_AFTER_DONE])
 
     def _final_save(self, number: int) -> None:
         """``Saved final checkpoint.``: the save just before it is the one after the loop.

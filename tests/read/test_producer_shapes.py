@@ -518,17 +518,21 @@ def test_a_plain_cancel_after_a_task_s_own_exit_is_that_failure(code):
 
 
 def test_slurm_s_end_after_srun_s_and_more_training_is_read():
-    """srun reports a task's exit 1 and SLURM says FAILED, then training goes on: the task
-    was a background step's, no end; SLURM's own end after the steps is the job's."""
+    """srun reports a task's exit 1 and SLURM says FAILED, then training goes on: SLURM's
+    word replaced srun's and stands, as SLURM's FAILED alone before more steps does (only
+    srun's and the memory kills' ends give way to more training); a plain cancel keeps it,
+    a cancel with a reason or a memory kill after the steps is the job's end."""
     exit_1 = "srun: error: gpu-17: task 0: Exited with exit code 1"
     failed = "slurmstepd: error: *** JOB 7 ON gpu-17 FAILED (non-zero exit code or other failure mode) ***"
     steps = [*block(3, METRICS), exit_1, failed, *block(4, METRICS), *block(5, METRICS)]
+    said = ("failed", "SLURM: non-zero exit code or other failure mode")
+    assert (parse([*block(3, METRICS), failed, *block(4, METRICS)]).end_marker) == "failed"
     for lines, end in (
-        (steps, (None, None)),
-        ([*steps, PLAIN_CANCELS[0]], ("cancelled", "CANCELLED")),
+        (steps, said),
+        ([*steps, PLAIN_CANCELS[0]], said),
         ([*steps, SLURM_ENDS[0][0]], ("cancelled", "TIME LIMIT")),
-        ([*steps, failed], ("failed", "SLURM: non-zero exit code or other failure mode")),
-        ([*steps, exit_1, failed], ("failed", "srun: task 0: Exited with exit code 1")),
+        ([*steps, failed], said),
+        ([*steps, exit_1, failed], said),
         ([*steps, MEMORY_FAILURES[1]], ("failed", "out of memory (oom_kill)")),
     ):
         for log in (parse(lines), _by_blocks(lines)):
@@ -681,3 +685,41 @@ def test_srun_s_task_ends_after_training_done_are_one_warning():
             "srun reported a task's end after training completed (task 1: Killed): a step run "
             "beside training, ended with the job; the job stays complete"
         )
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        *MEMORY_FAILURES[:5],
+        "srun: error: gpu-17: task 0: Exited with exit code 1",
+        "slurmstepd: error: *** JOB 7 ON gpu-17 FAILED (non-zero exit code or other failure mode) ***",
+    ],
+)
+@pytest.mark.parametrize("cancel", PLAIN_CANCELS)
+def test_a_plain_cancel_after_a_failure_warned_after_done_stays_complete(failure, cancel):
+    """'Training done!', then a step beside training fails (a memory kill, a task's exit,
+    SLURM's FAILED: warned, the job stays complete), then SLURM cancels the step or what is
+    left: the training's work was done, so the job stays complete. A plain cancel right
+    after 'Training done!' with nothing failed between is still the last word."""
+    done = [*block(3, METRICS), lg("Training done!")]
+    for lines in ([*done, failure, cancel], [*done, failure, failure, cancel]):
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == ("complete", None)
+            assert log.warnings
+    log = parse([*done, cancel])
+    assert (log.end_marker, log.end_detail) == ("cancelled", "CANCELLED")
+
+
+@pytest.mark.parametrize(
+    "srun", [SIGNALLED[0][0], "srun: error: gpu-17: task 0: Exited with exit code 1"]
+)
+@pytest.mark.parametrize("cancel", PLAIN_CANCELS)
+def test_slurm_s_failed_line_replaces_srun_s_task_end(srun, cancel):
+    """srun reports a task's end, then SLURM says the job FAILED: SLURM's word is the end,
+    and a plain cancel after it keeps that failure (as after SLURM's FAILED alone)."""
+    failed = "slurmstepd: error: *** JOB 7 ON gpu-17 FAILED (non-zero exit code or other failure mode) ***"
+    want = ("failed", "SLURM: non-zero exit code or other failure mode")
+    for tail in ([srun, failed], [srun, failed, cancel]):
+        lines = [*block(3, METRICS), *tail]
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == want
