@@ -423,15 +423,21 @@ class TrialPlan:
 
     def _running(self, name: str) -> bool:
         """Whether the subfolder ``name``, without its result.json, is a trial still running
-        (or killed): it holds a trial.log; a lock.json or config.json and no job.log (a
-        Harbor job's folder holds those two as well); or agent/ and verifier/. A few stats,
-        not a listing: a folder of thousands of running trials is not walked at every build."""
+        (or killed), told without a walk: a folder of thousands of running trials is not
+        walked at every build. It holds a trial.log (a stat); or a lock.json and no job.log
+        (a Harbor job's folder holds both), or agent/ and verifier/, and no folder but those
+        Harbor writes in a trial (a listing of its top): a folder of jobs may hold those
+        too. Not a config.json: Harbor writes it after the others, and a folder of jobs
+        (a sweep's) may hold one."""
         top = os.path.join(self.root, name, "")
         if os.path.exists(f"{top}trial.log"):
             return True
-        if os.path.exists(f"{top}lock.json") or os.path.exists(f"{top}config.json"):
-            return not os.path.exists(f"{top}job.log")
-        return all(os.path.isdir(f"{top}{d}") for d in _TRIAL_DIRS)
+        if os.path.exists(f"{top}lock.json"):
+            if os.path.exists(f"{top}job.log"):
+                return False
+        elif not all(os.path.isdir(f"{top}{d}") for d in _TRIAL_DIRS):
+            return False
+        return all(e.name in _IN_TRIAL or e.name == "steps" for e in _sorted_dirs(top))
 
     def _read_below(self, name: str, frel: str, outcome: Outcome, decode: DecodeMap) -> bool:
         """Read the trials below the subfolder ``name``, whose own result.json is a job's

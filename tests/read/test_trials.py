@@ -1089,7 +1089,7 @@ def test_a_killed_trial_folder_is_no_trials(tmp_path, archive, where, own):
     assert [w.message for w in ts.warnings if "job-level" not in w.message] == []
 
 
-@pytest.mark.parametrize("own", ["trial.log", "config.json", "lock.json", "agent/,verifier/"])
+@pytest.mark.parametrize("own", ["trial.log", "lock.json", "agent/,verifier/"])
 def test_a_running_trial_is_counted_missing_without_walking_it(tmp_path, monkeypatch, own):
     # thousands of running trials are not walked at every build: a stat or two says which
     root = tmp_path / "trace_jobs"
@@ -1112,6 +1112,32 @@ def test_a_running_trial_is_counted_missing_without_walking_it(tmp_path, monkeyp
     )
     ts, _ = parse_trials(root, tmp_path)
     assert ([r.name for r in ts.results], ts.missing, walked) == (["t0"], 2, [])
+
+
+@pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize("mark", ["config.json", "lock.json", "agent/,verifier/"])
+def test_a_folder_of_jobs_holding_a_trials_files_is_no_running_trial(tmp_path, archive, mark):
+    # a sweep's folder of Harbor jobs with a config.json of its own (Harbor writes a trial's
+    # after its trial.log, agent/ and verifier/: it says nothing they do not), a lock.json
+    # or agent/ and verifier/: the jobs below it are read, in a folder as in an archive
+    root = tmp_path / "trace_jobs"
+    files = {
+        f"sweep1/{m}.keep" if m.endswith("/") else f"sweep1/{m}": b"{}" for m in mark.split(",")
+    }
+    files |= {
+        "sweep1/jobA/job.log": b"",
+        "sweep1/jobA/config.json": b"{}",
+        "sweep1/jobA/result.json": JOB,
+    }
+    for t in ("a__1111111", "b__2222222"):
+        files |= {
+            f"sweep1/jobA/{t}/trial.log": b"",
+            f"sweep1/jobA/{t}/result.json": rec(trial_name=t),
+        }
+    _lay_out(root, {k.replace("/.keep", "/x.txt"): v for k, v in files.items()}, archive)
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["a__1111111", "b__2222222"]
+    assert (ts.missing, ts.malformed, ts.job_level) == (0, 0, 1)
 
 
 @pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
