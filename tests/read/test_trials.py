@@ -1067,7 +1067,8 @@ _KILLED = {
 @pytest.mark.parametrize("own", ["lock.json", "verifier/", "lock.json,verifier/"])
 def test_a_killed_trial_folder_is_no_trials(tmp_path, archive, where, own):
     # its own lock.json, or its agent/ and verifier/, say it is a trial's: what they hold
-    # is no trial; at the top of a folder of trials it is one trial missing, as ever
+    # is no trial; the trial is one missing, at the top of a folder of trials as below a
+    # job's folder, in a folder as in an archive
     root = tmp_path / "trace_jobs"
     files = {
         f"{where}r__1111111/{f}": d
@@ -1084,8 +1085,7 @@ def test_a_killed_trial_folder_is_no_trials(tmp_path, archive, where, own):
     ts, _ = parse_trials(root, tmp_path)
     names = ["j0", "t0"] if where else ["t0"]
     assert [r.name for r in ts.results] == names
-    missing = int(not where and archive is None)
-    assert (ts.missing, ts.malformed, ts.eval_count) == (missing, 0, 0)
+    assert (ts.missing, ts.malformed, ts.eval_count) == (1, 0, 0)
     assert [w.message for w in ts.warnings if "job-level" not in w.message] == []
 
 
@@ -1138,6 +1138,30 @@ def test_a_folder_of_jobs_holding_a_trials_files_is_no_running_trial(tmp_path, a
     ts, _ = parse_trials(root, tmp_path)
     assert [r.name for r in ts.results] == ["a__1111111", "b__2222222"]
     assert (ts.missing, ts.malformed, ts.job_level) == (0, 0, 1)
+
+
+@pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize("job", ["", "j1/", "jobs/j1/", "jobs/j1/,summary"])
+def test_each_running_trial_below_a_job_folder_counts_missing(tmp_path, archive, job):
+    # trials still running (a trial.log, or a lock.json, or agent/ and verifier/; no
+    # result.json) count one missing each, at the top of a folder of trials as below a
+    # Harbor job's folder (its summary not written yet, or written), in an archive alike
+    root = tmp_path / "trace_jobs"
+    job, _, summary = job.partition(",")
+    files = {"t0/result.json": rec(trial_name="t0")}
+    if job:
+        files |= {f"{job}job.log": b"", f"{job}config.json": b"{}", f"{job}lock.json": b"{}"}
+        if summary:
+            files[f"{job}result.json"] = JOB
+    for name, own in (("r1", "trial.log"), ("r2", "lock.json"), ("r3", "agent/x,verifier/y")):
+        for f in own.split(","):
+            files[f"{job}{name}/{f}"] = b"{}"
+        files[f"{job}{name}/agent/s/result.json"] = rec(trial_name="agentcopy")
+    _lay_out(root, files, archive)
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["t0"]
+    # (at the top of an archive too: a trial's files say it is one, as below a job's)
+    assert (ts.missing, ts.malformed, ts.job_level) == (3, 0, int(bool(summary)))
 
 
 @pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
