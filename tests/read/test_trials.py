@@ -967,14 +967,18 @@ def test_a_harbor_job_folder_in_a_trials_folder_is_read_for_its_trials(tmp_path,
 
 def test_a_trial_cut_short_is_no_folder_of_trials(tmp_path):
     # a trial killed before its result.json: its own agent/ and artifacts/ hold no trials
-    # (its config.json or trial.log says whose they are): one trial missing, as ever
+    # (its config.json or trial.log says whose they are; a step's agent/ and verifier/ say
+    # no more than that its folder is one step's): one trial missing, as ever
     root = tmp_path / "trace_jobs"
     for rel in ("tk/config.json", "tk/agent/x/result.json", "tl/trial.log",
-                "tl/artifacts/run/t5/result.json", "tl/steps/s1/verifier/result.json"):  # fmt: skip
+                "tl/artifacts/run/t5/result.json", "tl/steps/s1/verifier/result.json",
+                "tm/agent/a.txt", "tm/steps/s1/agent/result.json",
+                "tm/steps/s1/verifier/result.json", "tm/steps/s2/agent/result.json",
+                "tm/steps/s2/verifier/result.json"):  # fmt: skip
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(rec(trial_name="x") if rel.endswith("result.json") else b"{}")
     ts, _ = parse_trials(root, tmp_path)
-    assert (ts.results, ts.missing, ts.malformed, ts.job_level, ts.warnings) == ((), 2, 0, 0, ())
+    assert (ts.results, ts.missing, ts.malformed, ts.job_level, ts.warnings) == ((), 3, 0, 0, ())
 
 
 @pytest.mark.parametrize("prefix", ["", "./"])
