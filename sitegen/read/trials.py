@@ -423,28 +423,34 @@ class TrialPlan:
 
     def _running(self, name: str) -> bool:
         """Whether the subfolder ``name``, without its result.json, is a trial still running
-        (or killed): it holds a trial.log; a lock.json or config.json and no job.log (a
-        Harbor job's folder holds those two as well); or agent/ and verifier/. A few stats,
-        not a listing: a folder of thousands of running trials is not walked at every build."""
+        (or killed), told without a walk: a folder of thousands of running trials is not
+        walked at every build. It holds a trial.log (a stat); or a lock.json and no job.log
+        (a Harbor job's folder holds both), or agent/ and verifier/, and no folder but those
+        Harbor writes in a trial (a listing of its top): a folder of jobs may hold those
+        too. Not a config.json: Harbor writes it after the others, and a folder of jobs
+        (a sweep's) may hold one."""
         top = os.path.join(self.root, name, "")
         if os.path.exists(f"{top}trial.log"):
             return True
-        if os.path.exists(f"{top}lock.json") or os.path.exists(f"{top}config.json"):
-            return not os.path.exists(f"{top}job.log")
-        return all(os.path.isdir(f"{top}{d}") for d in _TRIAL_DIRS)
+        if os.path.exists(f"{top}lock.json"):
+            if os.path.exists(f"{top}job.log"):
+                return False
+        elif not all(os.path.isdir(f"{top}{d}") for d in _TRIAL_DIRS):
+            return False
+        return all(e.name in _IN_TRIAL or e.name == "steps" for e in _sorted_dirs(top))
 
     def _read_below(self, name: str, frel: str, outcome: Outcome, decode: DecodeMap) -> bool:
         """Read the trials below the subfolder ``name``, whose own result.json is a job's
         summary, unreadable or missing (``outcome``): a Harbor job's folder
         (``<job>/<trial>/``), or a folder holding one, as an archive's members are read
-        (:class:`_TarSeen`). False when it holds no trial below it: then it is counted as a
-        trial folder is (a trial cut short, with its own agent/, …, is one)."""
+        (:class:`_TarSeen`); a trial running below it (no result.json yet) counts missing.
+        False when it holds no trial below it, ended or running: then it is counted as a
+        trial folder is (a trial cut short, with its own agent/, …, is one), and the folders
+        walked are watched all the same."""
         col = self.col
         seen = _TarSeen()
         walked: list[tuple[str, int]] = []
         found = _files_below(os.path.join(self.root, name), name, seen, walked)
-        if not found:
-            return False
         prefix = frel[: -len(f"{name}/result.json")]  # (the trials folder's, in the archive)
         got: dict[str, Outcome] = {}
         todo: list[tuple[str, str, bool]] = []
@@ -470,20 +476,30 @@ class TrialPlan:
             else:
                 trials.append((sub, got[sub]))
         trials += seen.trials()
-        if not trials:
+        running = seen.running({sub[: -len("/result.json")] for sub, _ in trials})
+        # the folders holding trials and jobs, not a trial's own: a job or trial added there
+        # changes one (a trial's own folder changes as it runs: its result.json is watched),
+        # watched even when none is found yet (a job before its first trial ends)
+        owned = {sub[: -len("/result.json")] for sub, o in trials if o[0] != "job"}
+        owned.update(running)
+        if running == [name]:
+            running = []  # (the folder itself: a trial running, counted as one missing)
+        self.dirs += [
+            (prefix + d, mtime)
+            for d, mtime in walked
+            if not any("/".join(d.split("/")[:i]) in owned for i in range(1, d.count("/") + 2))
+        ]
+        if not trials and not running:
             return False
         if outcome[0] != "missing":  # (a folder holding a job's: no trial cut short)
             col.apply(frel, outcome, name)
         for sub, o in trials:
             col.apply(prefix + sub, o, _key(sub))
-        self.files += [prefix + sub for sub in found]  # (watched as the folder's trials are)
-        # the folders holding trials and jobs, not a trial's own: a job or trial added there
-        # changes one (a trial's own folder changes as it runs: its result.json is watched)
-        owned = {sub[: -len("/result.json")] for sub, o in trials if o[0] != "job"}
-        self.dirs += [
-            (prefix + d, mtime)
-            for d, mtime in walked
-            if not any("/".join(d.split("/")[:i]) in owned for i in range(1, d.count("/") + 2))
+        for d in running:  # a trial still running (or killed) below a job's folder
+            col.apply(f"{prefix}{d}/result.json", ("missing",), _key(f"{d}/result.json"))
+        # (watched as the folder's trials are; a running one's to be, as at the top)
+        self.files += [prefix + sub for sub in found] + [
+            f"{prefix}{d}/result.json" for d in running
         ]
         return True
 
@@ -647,6 +663,9 @@ def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) ->
             damage = f"damaged trials archive ({exc}): read up to the damage"
         # (what was seen before damage too: the trials held back so far are counted)
         members += [(name, col.scrubbed(outcome)) for name, outcome in seen.trials()]
+        # trials still running or killed (no result.json), counted missing as in a folder
+        counted = {"/".join(_parts(name)[:-1]) for name, _ in members}
+        members += [(f"{d}/result.json", ("missing",)) for d in seen.running(counted)]
         if damage is None:
             col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
         else:
@@ -713,6 +732,33 @@ class _TarSeen:
             and self._is_trial(parts, inside)
         ]
 
+    def running(self, counted: set[str]) -> list[str]:
+        """The folders surely a trial's (:meth:`_surely_a_trials`; a ``steps/<step>/`` by
+        more than its ``agent/`` and ``verifier/``) with no ``result.json``, none inside
+        another trial's ``agent/``, …, and none holding a folder of
+        ``counted`` (a trial's or a job's, read) or another such below it: trials still
+        running, or killed, each counted missing (a folder holding a job's is no trial's),
+        sorted."""
+        maybe = []
+        for folder in set(self.files) | set(self.dirs):
+            parts = folder.split("/")
+            n = len(parts)
+            if (
+                "result.json" not in self.files.get(folder, ())
+                and self._surely_a_trials(parts, n)
+                and not any(self._surely_a_trials(parts, i) for i in _inside([*parts, ""]))
+                # a step's folder (steps/<step>/) holds agent/ and verifier/ as well
+                and not (parts[-2:-1] == ["steps"] and folder not in self.files)
+            ):
+                maybe.append(folder)
+        above = {
+            "/".join(parts[:i])
+            for folder in [*counted, *self.jobs, *maybe]
+            for parts in [folder.split("/")]
+            for i in range(1, len(parts))
+        }
+        return sorted(f for f in maybe if f not in above)
+
     def _is_trial(self, parts: list[str], inside: list[int]) -> bool:
         own = len(parts) - 1  # (its own folder: parts[:own])
         if self._holds(parts, own, _TRIAL_LOG) and not any(
@@ -771,7 +817,7 @@ def _tar_pass(col: _Collector, fh: Any, members: list, seen: _TarSeen) -> None:
             # a member name that is not UTF-8 (tarfile reads it with surrogateescape) is
             # shown as a file name would be; JSON cannot hold it as it is
             name = undecodable_shown(member.name)
-            parts = [p for p in name.split("/") if p not in ("", ".")]  # ("./t0/…": t0/…)
+            parts = _parts(name)
             if not parts:
                 continue
             seen.add_path(parts)
@@ -796,6 +842,11 @@ def _tar_pass(col: _Collector, fh: Any, members: list, seen: _TarSeen) -> None:
                 seen.held.append((name, parts, inside, outcome))
             else:
                 members.append((name, col.scrubbed(outcome)))
+
+
+def _parts(name: str) -> list[str]:
+    """An archive member's path as its folders and name (``./t0/…``: ``t0/…``)."""
+    return [p for p in name.split("/") if p not in ("", ".")]
 
 
 def _rel(path: Path, root: Path) -> str:

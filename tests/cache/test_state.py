@@ -418,7 +418,39 @@ def test_trials_watch_holds_no_folder_of_a_running_trials_own(tmp_path, own):
         else:
             (job / "r" / f).write_text("{}")
     w = _parse_and_watch(tmp_path)[2]
-    assert [d for d, _ in w[0]] == ["t", "t/run", "t/run/r"]
+    assert [d for d, _ in w[0]] == ["t", "t/run"]
+    assert "t/run/r/result.json" in [f for f, _, _ in w[1]]  # (it ends: the watch sees it)
+
+
+@pytest.mark.parametrize("above", ["", "jobs/"])
+@pytest.mark.parametrize("first", ["ends", "starts"])
+def test_trials_watch_sees_a_job_before_its_first_trial_ends(tmp_path, above, first):
+    """A Harbor job's folder with no summary and no trial ended yet (each running, or none
+    started): the folders walked are watched all the same, so the next build sees its
+    first trial end (its result.json and the job's summary written) or start."""
+    job = tmp_path / "t" / above / "j1"
+    job.mkdir(parents=True)
+    for f in ("job.log", "config.json", "lock.json"):
+        (job / f).write_text("{}")
+    running = ["a__1", "b__2"] if first == "ends" else []
+    for name in running:
+        for f in ("trial.log", "lock.json", "agent/x.txt", "verifier/y.txt"):
+            (job / name / f).parent.mkdir(parents=True, exist_ok=True)
+            (job / name / f).write_text("{}")
+    ts, known, w = _parse_and_watch(tmp_path)
+    assert (ts.results, ts.missing) == ((), len(running) or 1)
+    assert sources.watch_holds(tmp_path, w)
+    if first == "ends":
+        (job / "a__1" / "result.json").write_text(
+            json.dumps({"trial_name": "a__1", "task_name": "x"})
+        )
+        (job / "result.json").write_text('{"n_total_trials": 2, "stats": {}}')
+    else:
+        _trial(job, "a__1")
+    assert not sources.watch_holds(tmp_path, w)
+    ts, known, w = _parse_and_watch(tmp_path, known)
+    assert ([r.name for r in ts.results], ts.missing) == (["a__1"], len(running[1:]))
+    assert sources.watch_holds(tmp_path, w)
 
 
 def test_trials_watch_sees_a_job_summary_written_whole(tmp_path):

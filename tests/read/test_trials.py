@@ -967,14 +967,18 @@ def test_a_harbor_job_folder_in_a_trials_folder_is_read_for_its_trials(tmp_path,
 
 def test_a_trial_cut_short_is_no_folder_of_trials(tmp_path):
     # a trial killed before its result.json: its own agent/ and artifacts/ hold no trials
-    # (its config.json or trial.log says whose they are): one trial missing, as ever
+    # (its config.json or trial.log says whose they are; a step's agent/ and verifier/ say
+    # no more than that its folder is one step's): one trial missing, as ever
     root = tmp_path / "trace_jobs"
     for rel in ("tk/config.json", "tk/agent/x/result.json", "tl/trial.log",
-                "tl/artifacts/run/t5/result.json", "tl/steps/s1/verifier/result.json"):  # fmt: skip
+                "tl/artifacts/run/t5/result.json", "tl/steps/s1/verifier/result.json",
+                "tm/agent/a.txt", "tm/steps/s1/agent/result.json",
+                "tm/steps/s1/verifier/result.json", "tm/steps/s2/agent/result.json",
+                "tm/steps/s2/verifier/result.json"):  # fmt: skip
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(rec(trial_name="x") if rel.endswith("result.json") else b"{}")
     ts, _ = parse_trials(root, tmp_path)
-    assert (ts.results, ts.missing, ts.malformed, ts.job_level, ts.warnings) == ((), 2, 0, 0, ())
+    assert (ts.results, ts.missing, ts.malformed, ts.job_level, ts.warnings) == ((), 3, 0, 0, ())
 
 
 @pytest.mark.parametrize("prefix", ["", "./"])
@@ -1067,7 +1071,8 @@ _KILLED = {
 @pytest.mark.parametrize("own", ["lock.json", "verifier/", "lock.json,verifier/"])
 def test_a_killed_trial_folder_is_no_trials(tmp_path, archive, where, own):
     # its own lock.json, or its agent/ and verifier/, say it is a trial's: what they hold
-    # is no trial; at the top of a folder of trials it is one trial missing, as ever
+    # is no trial; the trial is one missing, at the top of a folder of trials as below a
+    # job's folder, in a folder as in an archive
     root = tmp_path / "trace_jobs"
     files = {
         f"{where}r__1111111/{f}": d
@@ -1084,12 +1089,11 @@ def test_a_killed_trial_folder_is_no_trials(tmp_path, archive, where, own):
     ts, _ = parse_trials(root, tmp_path)
     names = ["j0", "t0"] if where else ["t0"]
     assert [r.name for r in ts.results] == names
-    missing = int(not where and archive is None)
-    assert (ts.missing, ts.malformed, ts.eval_count) == (missing, 0, 0)
+    assert (ts.missing, ts.malformed, ts.eval_count) == (1, 0, 0)
     assert [w.message for w in ts.warnings if "job-level" not in w.message] == []
 
 
-@pytest.mark.parametrize("own", ["trial.log", "config.json", "lock.json", "agent/,verifier/"])
+@pytest.mark.parametrize("own", ["trial.log", "lock.json", "agent/,verifier/"])
 def test_a_running_trial_is_counted_missing_without_walking_it(tmp_path, monkeypatch, own):
     # thousands of running trials are not walked at every build: a stat or two says which
     root = tmp_path / "trace_jobs"
@@ -1112,6 +1116,56 @@ def test_a_running_trial_is_counted_missing_without_walking_it(tmp_path, monkeyp
     )
     ts, _ = parse_trials(root, tmp_path)
     assert ([r.name for r in ts.results], ts.missing, walked) == (["t0"], 2, [])
+
+
+@pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize("mark", ["config.json", "lock.json", "agent/,verifier/"])
+def test_a_folder_of_jobs_holding_a_trials_files_is_no_running_trial(tmp_path, archive, mark):
+    # a sweep's folder of Harbor jobs with a config.json of its own (Harbor writes a trial's
+    # after its trial.log, agent/ and verifier/: it says nothing they do not), a lock.json
+    # or agent/ and verifier/: the jobs below it are read, in a folder as in an archive
+    root = tmp_path / "trace_jobs"
+    files = {
+        f"sweep1/{m}.keep" if m.endswith("/") else f"sweep1/{m}": b"{}" for m in mark.split(",")
+    }
+    files |= {
+        "sweep1/jobA/job.log": b"",
+        "sweep1/jobA/config.json": b"{}",
+        "sweep1/jobA/result.json": JOB,
+    }
+    for t in ("a__1111111", "b__2222222"):
+        files |= {
+            f"sweep1/jobA/{t}/trial.log": b"",
+            f"sweep1/jobA/{t}/result.json": rec(trial_name=t),
+        }
+    _lay_out(root, {k.replace("/.keep", "/x.txt"): v for k, v in files.items()}, archive)
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["a__1111111", "b__2222222"]
+    assert (ts.missing, ts.malformed, ts.job_level) == (0, 0, 1)
+
+
+@pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
+@pytest.mark.parametrize("job", ["", "j1/", "jobs/j1/", "jobs/j1/,summary"])
+def test_each_running_trial_below_a_job_folder_counts_missing(tmp_path, archive, job):
+    # trials still running (a trial.log, or a lock.json, or agent/ and verifier/; no
+    # result.json) count one missing each, at the top of a folder of trials as below a
+    # Harbor job's folder (its summary not written yet, or written), in an archive alike
+    root = tmp_path / "trace_jobs"
+    job, _, summary = job.partition(",")
+    files = {"t0/result.json": rec(trial_name="t0")}
+    if job:
+        files |= {f"{job}job.log": b"", f"{job}config.json": b"{}", f"{job}lock.json": b"{}"}
+        if summary:
+            files[f"{job}result.json"] = JOB
+    for name, own in (("r1", "trial.log"), ("r2", "lock.json"), ("r3", "agent/x,verifier/y")):
+        for f in own.split(","):
+            files[f"{job}{name}/{f}"] = b"{}"
+        files[f"{job}{name}/agent/s/result.json"] = rec(trial_name="agentcopy")
+    _lay_out(root, files, archive)
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["t0"]
+    # (at the top of an archive too: a trial's files say it is one, as below a job's)
+    assert (ts.missing, ts.malformed, ts.job_level) == (3, 0, int(bool(summary)))
 
 
 @pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])

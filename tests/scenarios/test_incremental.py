@@ -632,7 +632,9 @@ def test_harbor_jobs_in_a_trials_folder_equal_a_clean_build(tmp_path):
     """Harbor job folders kept in a trials folder (``<jobs>/<job>/<trial>/``): a trial started
     and ended in a job (its summary rewritten at each, as Harbor does), a new job started in
     the folder holding jobs: each incremental site is a clean build's, and a build after
-    them finds nothing changed."""
+    them finds nothing changed. A job before its first trial ends (no summary, its trials
+    running, in a folder holding jobs) is watched all the same: its first trial's end is
+    seen."""
     archive = _archive(tmp_path / "a", ("flat/sync-baseline",), seed=38, steps=4, trials_per_step=1)
     out = tmp_path / "site"
     opts = BuildOptions(archive=archive, out=out, workers=1, now=0.0)
@@ -641,7 +643,7 @@ def test_harbor_jobs_in_a_trials_folder_equal_a_clean_build(tmp_path):
     whole = next(p for p in sorted(trials.iterdir()) if (p / "result.json").is_file())
     model = json.loads((whole / "result.json").read_text())
 
-    def job(folder: Path, trials_done: list[str], running: list[str] = ()) -> None:
+    def job(folder: Path, trials_done: list[str], running: list[str] = (), summed=True) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         for f in ("config.json", "lock.json", "job.log"):
             (folder / f).write_text("{}")
@@ -653,9 +655,11 @@ def test_harbor_jobs_in_a_trials_folder_equal_a_clean_build(tmp_path):
             result = {**model, "trial_name": name}
             (folder / name / "result.json").write_text(json.dumps(result))
         summary = {"n_total_trials": len(trials_done) + len(running), "stats": {"n": trials_done}}
-        (folder / "result.json").write_text(json.dumps(summary))
+        if summed:
+            (folder / "result.json").write_text(json.dumps(summary))
 
-    first = build(opts).trials
+    report = build(opts)
+    first, missing = report.trials, report.missing
     job(trials / "outer" / "job1", ["x__1111111"])
     assert build(opts).trials == first + 1
     _same_as_clean(out, opts, clean)
@@ -668,6 +672,15 @@ def test_harbor_jobs_in_a_trials_folder_equal_a_clean_build(tmp_path):
     assert build(opts).unchanged
     job(trials / "outer" / "job2", ["y__3333333"])
     assert build(opts).trials == first + 3
+    _same_as_clean(out, opts, clean)
+    assert build(opts).unchanged
+    job(trials / "jobs" / "job3", [], ["z__4444444", "z__5555555"], summed=False)
+    report = build(opts)
+    assert (report.trials, report.missing) == (first + 3, missing + 2)  # (one per trial)
+    assert build(opts).unchanged
+    job(trials / "jobs" / "job3", ["z__4444444"], ["z__5555555"])
+    report = build(opts)
+    assert (report.trials, report.missing) == (first + 4, missing + 1)
     _same_as_clean(out, opts, clean)
     assert build(opts).unchanged
 
