@@ -180,6 +180,8 @@ _TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
 # &#x27;), up to the same entity.
+# A line's end, or a JSON string's closing quote before it ("...\npassword KEY"})
+_LINE_END = r"[ \t]*+(?:\"[ \t,}\]]*+)?\r?$"
 _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#34|#39|#x27);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
@@ -335,14 +337,15 @@ _CLI_RULES: tuple[Rule, ...] = (
         )
     ),
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
-    # ("  password KEY", as wandb and git write it; in JSON, an escaped line break ends it)
+    # ("  password KEY", as wandb and git write it; in JSON, an escaped line break ends it,
+    # or the string's closing quote: "...\npassword KEY"})
     _regex_rule(
         "netrc-password",
         rf"login(?<!\wlogin)[ \t]+(?:[^\s\\]|\\(?![nrt]))++[ \t]+password[ \t]+(?P<s>{_TOKEN})",
     ),
     _regex_rule(
         "netrc-password",
-        rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was)[ \t]*\r?$)(?P<s>{_TOKEN})[ \t]*\r?$",
+        rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was){_LINE_END})(?P<s>{_TOKEN}){_LINE_END}",
     ),
 )
 

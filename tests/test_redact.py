@@ -436,6 +436,10 @@ SHAPES = [
         "printed-secret",
     ),
     ('"netrc": "machine h\\n  login me\\n  password hunter2x9\\n"', "hunter2x9", "netrc-password"),
+    # ... the string's closing quote right after the password
+    ('{"netrc": "machine h\\nlogin u\\npassword hunter2x9"}', "hunter2x9", "netrc-password"),
+    ('{"n": ["x\\npassword hunter2x9 "],', "hunter2x9", "netrc-password"),
+    ('x\npassword hunter2x9"', "hunter2x9", "netrc-password"),
     ('"log": "x\\nhf_AbCdEfGhIjKlMnOpQrStUv12"', "hf_AbCdEfGhIjKlMnOpQrStUv12", "hf-token"),
     ('"args": "train.py\\n--wandb-api-key Zk3v9QmW"', "Zk3v9QmW", "cli-secret"),
     ('"env": "LR=1\\tAPI_KEY=Zk3v9QmW"', "Zk3v9QmW", "secret-assignment"),
@@ -457,6 +461,9 @@ SHAPES = [
 ]
 
 HARMLESS = [
+    # a password's state at a JSON string's end, not a .netrc line's value
+    '{"msg": "the new password is"}',
+    '{"msg": "x\\npassword was"}',
     # emphasis around words, not a credential
     "the key is **important** here",
     "the password is **required** to log in",
