@@ -116,8 +116,9 @@ class StatusLines(ParserCore):
         m = SLURM_FAILED_RE.match(msg)
         if m:
             # SLURM says so after the cause: a trainer's error or a memory failure read before
-            # stays the job's end; a task's end srun reported is no cause, SLURM's word is
-            if self.end_marker != "failed" or is_srun_end(self.end_detail):
+            # stays the job's end; a task's end srun reported gives way to SLURM's word on the
+            # job (a step's FAILED may be a step run beside training, as srun's end may)
+            if self.end_marker != "failed" or (is_srun_end(self.end_detail) and "*** JOB " in msg):
                 self._slurm_failed(ln, f"{SLURM_SAYS}{m.group(1)}")
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")

@@ -723,3 +723,19 @@ def test_slurm_s_failed_line_replaces_srun_s_task_end(srun, cancel):
         lines = [*block(3, METRICS), *tail]
         for log in (parse(lines), _by_blocks(lines)):
             assert (log.end_marker, log.end_detail) == want
+
+
+def test_a_steps_failed_line_after_srun_s_end_is_undone_by_more_training():
+    """srun reports a task's exit 1 and SLURM a step's FAILED (a step run beside training,
+    its number not the batch's), then training goes on: no end, as after srun's alone."""
+    exit_1 = "srun: error: gpu-17: task 0: Exited with exit code 1"
+    failed = "slurmstepd: error: *** STEP 7.1 ON gpu-17 FAILED (non-zero exit code or other failure mode) ***"
+    lines = [*block(3, METRICS), exit_1, failed, *block(4, METRICS)]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert (log.end_marker, log.end_detail) == (None, None)
+    lines = [*block(3, METRICS), exit_1, failed]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert (log.end_marker, log.end_detail) == (
+            "failed",
+            "srun: task 0: Exited with exit code 1",
+        )
