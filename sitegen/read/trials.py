@@ -409,7 +409,7 @@ class TrialPlan:
             if (
                 o[0] in _NO_TRIAL
                 and "/" not in name
-                and not (o[0] == "missing" and self._running(name))
+                and not (o[0] == "missing" and self._running(name, frel))
                 and self._read_below(name, frel, o, decode)
             ):
                 continue  # a Harbor job's folder, or a folder holding one: its trials read
@@ -421,14 +421,16 @@ class TrialPlan:
             _read_tar(col, self.root / name, self.archive_root)
         return col.freeze(), col.entries
 
-    def _running(self, name: str) -> bool:
-        """Whether the subfolder ``name``, without its result.json, is a trial still running
-        (or killed), told without a walk: a folder of thousands of running trials is not
-        walked at every build. It holds a trial.log (a stat); or a lock.json and no job.log
-        (a Harbor job's folder holds both), or agent/ and verifier/, and no folder but those
-        Harbor writes in a trial (a listing of its top): a folder of jobs may hold those
-        too. Not a config.json: Harbor writes it after the others, and a folder of jobs
-        (a sweep's) may hold one."""
+    def _running(self, name: str, frel: str) -> bool:
+        """Whether the subfolder ``name`` (``frel`` its result.json's path), without its
+        result.json, is a trial still running (or killed), told without a walk: a folder of
+        thousands of running trials is not walked at every build. It holds a trial.log (a
+        stat); or a lock.json and no job.log (a Harbor job's folder holds both), or agent/
+        and verifier/, and no folder but those Harbor writes in a trial (a listing of its
+        top): a folder of jobs may hold those too, so such a folder is watched, and a trial
+        started in it (a job's folder copied without its job.log) seen by the next build.
+        Not a config.json: Harbor writes it after the others, and a folder of jobs (a
+        sweep's) may hold one."""
         top = os.path.join(self.root, name, "")
         if os.path.exists(f"{top}trial.log"):
             return True
@@ -437,7 +439,14 @@ class TrialPlan:
                 return False
         elif not all(os.path.isdir(f"{top}{d}") for d in _TRIAL_DIRS):
             return False
-        return all(e.name in _IN_TRIAL or e.name == "steps" for e in _sorted_dirs(top))
+        try:
+            mtime = os.stat(top, follow_symlinks=False).st_mtime_ns
+        except OSError:
+            return False
+        if not all(e.name in _IN_TRIAL or e.name == "steps" for e in _sorted_dirs(top)):
+            return False
+        self.dirs.append((frel[: -len("/result.json")], mtime))
+        return True
 
     def _read_below(self, name: str, frel: str, outcome: Outcome, decode: DecodeMap) -> bool:
         """Read the trials below the subfolder ``name``, whose own result.json is a job's

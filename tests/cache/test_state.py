@@ -563,3 +563,24 @@ def test_entries_of_another_shape_of_the_model_are_passed_over_quietly(tmp_path)
         path.write_bytes(packed_entry_bytes(head[1], head[2], bytes(body), "0" * 16))
     s = _state(tmp_path)
     assert s.cached_log(parsed.path, fp) == (None, None) and s.warnings == []
+
+
+def test_trials_watch_sees_trials_start_in_a_job_folder_copied_without_its_log(tmp_path):
+    """A job's folder copied without its job.log, before any trial started: its lock.json
+    and config.json read as a trial running (one missing), its folder watched, so two trials
+    starting in it are seen by the next build (two missing), as a clean build counts them."""
+    job = tmp_path / "t" / "j1"
+    job.mkdir(parents=True)
+    for f in ("config.json", "lock.json"):
+        (job / f).write_text("{}")
+    ts, known, w = _parse_and_watch(tmp_path)
+    assert (ts.results, ts.missing) == ((), 1)
+    assert sources.watch_holds(tmp_path, w)
+    for name in ("a__1", "b__2"):
+        for f in ("trial.log", "lock.json", "agent/x.txt", "verifier/y.txt"):
+            (job / name / f).parent.mkdir(parents=True, exist_ok=True)
+            (job / name / f).write_text("{}")
+    assert not sources.watch_holds(tmp_path, w)
+    ts, known, w = _parse_and_watch(tmp_path, known)
+    assert (ts.results, ts.missing) == ((), 2)
+    assert sources.watch_holds(tmp_path, w)
