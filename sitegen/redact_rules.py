@@ -180,8 +180,6 @@ _TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
 # &#x27;), up to the same entity.
-# A line's end, or a JSON string's closing quote before it ("...\npassword KEY"})
-_LINE_END = r"[ \t]*+(?:\"[ \t,}\]]*+)?\r?$"
 _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#34|#39|#x27);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
@@ -241,6 +239,10 @@ def _piped_into_login(m: re.Match) -> bool:
     return "$" not in m.group("s")
 
 
+# A line's end, or a JSON or Python string's closing quote before it, whatever follows on
+# its line ("...\npassword KEY", "x": 1}), escaped itself in JSON in JSON: where a .netrc's
+# own line ends in escaped text
+_LINE_END = r"[ \t]*+(?:\\?[\"'][^\n]*+|\r)?$"
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
     # --token &quot;X&quot; (the HTML made of redacted text scans as the text does)

@@ -440,6 +440,14 @@ SHAPES = [
     ('{"netrc": "machine h\\nlogin u\\npassword hunter2x9"}', "hunter2x9", "netrc-password"),
     ('{"n": ["x\\npassword hunter2x9 "],', "hunter2x9", "netrc-password"),
     ('x\npassword hunter2x9"', "hunter2x9", "netrc-password"),
+    # ... and whatever follows the string on its line (json.dumps, a Python repr)
+    (
+        '{"netrc": "machine h\\nlogin u\\npassword hunter2x9", "x": 1}',
+        "hunter2x9",
+        "netrc-password",
+    ),
+    ("{'netrc': 'machine h\\npassword hunter2x9'}", "hunter2x9", "netrc-password"),
+    ('["machine h\\npassword hunter2x9", "y"]', "hunter2x9", "netrc-password"),
     ('"log": "x\\nhf_AbCdEfGhIjKlMnOpQrStUv12"', "hf_AbCdEfGhIjKlMnOpQrStUv12", "hf-token"),
     ('"args": "train.py\\n--wandb-api-key Zk3v9QmW"', "Zk3v9QmW", "cli-secret"),
     ('"env": "LR=1\\tAPI_KEY=Zk3v9QmW"', "Zk3v9QmW", "secret-assignment"),
@@ -464,6 +472,7 @@ HARMLESS = [
     # a password's state at a JSON string's end, not a .netrc line's value
     '{"msg": "the new password is"}',
     '{"msg": "x\\npassword was"}',
+    '{"msg": "x\\npassword was", "y": 1}',
     # emphasis around words, not a credential
     "the key is **important** here",
     "the password is **required** to log in",
