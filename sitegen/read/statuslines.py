@@ -117,8 +117,12 @@ class StatusLines(ParserCore):
         if m:
             # SLURM says so after the cause: a trainer's error or a memory failure read before
             # stays the job's end; a task's end srun reported gives way to SLURM's word on the
-            # job (a step's FAILED may be a step run beside training, as srun's end may)
-            if self.end_marker != "failed" or (is_srun_end(self.end_detail) and "*** JOB " in msg):
+            # job (a step's FAILED may be a step run beside training, as srun's end may), and
+            # on a step to a task's end by a signal (a cancel's step is CANCELLED, not FAILED)
+            if self.end_marker != "failed" or (
+                is_srun_end(self.end_detail)
+                and ("*** JOB " in msg or is_signalled_end(self.end_detail))
+            ):
                 self._slurm_failed(ln, f"{SLURM_SAYS}{m.group(1)}")
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")

@@ -739,3 +739,16 @@ def test_a_steps_failed_line_after_srun_s_end_is_undone_by_more_training():
             "failed",
             "srun: task 0: Exited with exit code 1",
         )
+
+
+@pytest.mark.parametrize("srun", [x for x, _ in SIGNALLED[:2]] + [SIGNALLED[3][0]])
+def test_a_steps_failed_line_after_a_signalled_task_is_the_jobs_failure(srun):
+    """srun reports a task ended by a signal, then SLURM says the step FAILED (a cancel's
+    step is CANCELLED, not FAILED), then a plain cancel: the step's failure is the end."""
+    failed = "slurmstepd: error: *** STEP 7.1 ON gpu-17 FAILED (non-zero exit code or other failure mode) ***"
+    lines = [*block(3, METRICS), srun, failed, PLAIN_CANCELS[0]]
+    for log in (parse(lines), _by_blocks(lines)):
+        assert (log.end_marker, log.end_detail) == (
+            "failed",
+            "SLURM: non-zero exit code or other failure mode",
+        )
