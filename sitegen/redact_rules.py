@@ -240,9 +240,10 @@ def _piped_into_login(m: re.Match) -> bool:
 
 
 # A line's end, or a JSON or Python string's closing quote before it, whatever follows on
-# its line ("...\npassword KEY", "x": 1}), escaped itself in JSON in JSON: where a .netrc's
-# own line ends in escaped text
-_LINE_END = r"[ \t]*+(?:\\?[\"'][^\n]*+|\r)?$"
+# its line ("...\npassword KEY", "x": 1}), escaped itself (JSON in JSON) or as a page's
+# entity, and not opening a quoted word (password reset "ok"): where a .netrc's own line
+# ends in escaped text
+_LINE_END = r"[ \t]*+(?:(?:\\?[\"']|&(?:quot|#34|#39|#x27);)(?!\w)[^\n]*+|\r)?$"
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
     # --token &quot;X&quot; (the HTML made of redacted text scans as the text does)
