@@ -410,7 +410,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         self.last_done = step
         self._text_flush()  # a timed step of the earlier attempt, if it was still open
         self.batch_pending = _Batches()
-        self.end_marker = self.end_detail = self.memory_failure = None
+        self.end_marker = self.end_detail = self.side_failure = None
         gone = sorted(
             {s for store in (self.console, self.mirror, self.text_steps) for s in store if s > step}
         )

@@ -129,7 +129,10 @@ class ParserState:
     last_done: int | None = None  # the last step known complete (bar, block, resume line)
     planned_steps: int | None = None
     truncated_at: int | None = None  # line of a "output truncated" banner
-    memory_failure: str | None = None  # how SLURM said the job's memory failed, if it did
+    # A failure SLURM reported that more training undoes and a later plain cancel keeps: the
+    # job's memory (a worker the trainer's Ray starts again), a step's FAILED (a step run
+    # beside training, or the one that failed before the script's end cancelled the rest)
+    side_failure: str | None = None
     final_checkpoint: int | None = None  # saved after the loop ("Saved final checkpoint.")
     evidence: str | None = None  # the first sign of a training job read (read/evidence.py)
     # secrets hidden while reading: kind -> [first line, count] (reported, never the values)
@@ -181,17 +184,17 @@ class ParserCore(ParserState):
             self.boundary = step
 
     def _training_goes_on(self) -> None:
-        """Training output after an end srun reported, or after a memory failure: the task
-        that ended was a background or cleanup step's (``srun ray start``, ``srun pkill``),
-        or a worker the trainer's Ray started again, not the training's. A memory failure
-        undone is forgotten: a plain cancel later is the job's end."""
+        """Training output after an end srun reported, or after a memory failure or a step's
+        FAILED: the task that ended was a background or cleanup step's (``srun ray start``,
+        ``srun pkill``), or a worker the trainer's Ray started again, not the training's.
+        Such a failure undone is forgotten: a plain cancel later is the job's end."""
         if is_srun_end(self.end_detail) or (
-            self.memory_failure is not None
+            self.side_failure is not None
             and self.end_marker == "failed"
-            and self.end_detail == self.memory_failure
+            and self.end_detail == self.side_failure
         ):
             self.end_marker = self.end_detail = None
-        self.memory_failure = None
+        self.side_failure = None
 
     def _flush_batches(self, step: int) -> None:
         if self.batch_pending.batches:

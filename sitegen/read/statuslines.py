@@ -83,9 +83,9 @@ class StatusLines(ParserCore):
                 # training completed, a step beside it failed, the step or the script's end
                 # was cancelled: the job's work was done (as its warning said)
                 pass
-            elif self.memory_failure is not None and not m.group(2):
-                # The job's memory failed, then a plain CANCELLED: the job died of that.
-                self.end_marker, self.end_detail = "failed", self.memory_failure
+            elif self.side_failure is not None and not m.group(2):
+                # The job's memory or a step failed, then a plain CANCELLED: the job died of that.
+                self.end_marker, self.end_detail = "failed", self.side_failure
             elif (
                 not m.group(2)
                 and self.end_marker == "failed"
@@ -110,20 +110,21 @@ class StatusLines(ParserCore):
             failure = None
         if failure is not None:
             if self.end_marker != "complete":  # (after 'Training done!' only a warning)
-                self.memory_failure = failure
+                self.side_failure = failure
             self._slurm_failed(ln, failure)
             return
         m = SLURM_FAILED_RE.match(msg)
         if m:
             # SLURM says so after the cause: a trainer's error or a memory failure read before
-            # stays the job's end; a task's end srun reported gives way to SLURM's word on the
-            # job (a step's FAILED may be a step run beside training, as srun's end may), and
-            # on a step to a task's end by a signal (a cancel's step is CANCELLED, not FAILED)
-            if self.end_marker != "failed" or (
-                is_srun_end(self.end_detail)
-                and ("*** JOB " in msg or is_signalled_end(self.end_detail))
-            ):
-                self._slurm_failed(ln, f"{SLURM_SAYS}{m.group(1)}")
+            # stays the job's end; a task's end srun reported gives way to SLURM's word. A
+            # step's FAILED may be a step run beside training, as srun's end may: more
+            # training undoes it, a plain cancel after it keeps it (a cancel's step is
+            # CANCELLED, not FAILED)
+            if self.end_marker != "failed" or is_srun_end(self.end_detail):
+                detail = f"{SLURM_SAYS}{m.group(1)}"
+                if "*** STEP " in msg and self.end_marker != "complete":
+                    self.side_failure = detail
+                self._slurm_failed(ln, detail)
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
 
@@ -141,7 +142,7 @@ class StatusLines(ParserCore):
         tasks, what = m.groups()
         if what == SRUN_OOM:
             if self.end_marker != "complete":
-                self.memory_failure = OOM_KILL
+                self.side_failure = OOM_KILL
             self._slurm_failed(ln, OOM_KILL)
         elif self.end_marker == "complete":
             # SLURM ends the steps run beside training (ray workers) with the job: said once

@@ -737,8 +737,30 @@ def test_a_steps_failed_line_after_srun_s_end_is_undone_by_more_training():
     for log in (parse(lines), _by_blocks(lines)):
         assert (log.end_marker, log.end_detail) == (
             "failed",
-            "srun: task 0: Exited with exit code 1",
+            "SLURM: non-zero exit code or other failure mode",
         )
+
+
+@pytest.mark.parametrize(
+    "srun", [None, SIGNALLED[1][0], "srun: error: gpu-17: task 0: Exited with exit code 1"]
+)
+def test_a_steps_failed_line_is_undone_by_more_training_and_kept_by_a_plain_cancel(srun):
+    """A step's FAILED (with or without srun's task end before it), then training goes on:
+    a step run beside training, no end; a plain cancel after the steps is the user's. A
+    plain cancel right after it keeps the failure; SLURM's FAILED on the JOB is final."""
+    step = "slurmstepd: error: *** STEP 7.1 ON gpu-17 FAILED (non-zero exit code or other failure mode) ***"
+    job = step.replace("STEP 7.1", "JOB 7")
+    said = ("failed", "SLURM: non-zero exit code or other failure mode")
+    head = [*block(3, METRICS), *([srun] if srun else [])]
+    for tail, want in (
+        ([step, *block(4, METRICS)], (None, None)),
+        ([step, *block(4, METRICS), PLAIN_CANCELS[0]], ("cancelled", "CANCELLED")),
+        ([step, PLAIN_CANCELS[0]], said),
+        ([job, *block(4, METRICS)], said),
+    ):
+        lines = [*head, *tail]
+        for log in (parse(lines), _by_blocks(lines)):
+            assert (log.end_marker, log.end_detail) == want, tail
 
 
 @pytest.mark.parametrize("srun", [x for x, _ in SIGNALLED[:2]] + [SIGNALLED[3][0]])
