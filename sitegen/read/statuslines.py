@@ -97,6 +97,7 @@ class StatusLines(ParserCore):
                 pass
             else:
                 self.end_marker, self.end_detail = "cancelled", m.group(2) or PLAIN_CANCEL
+            self.side_failure = None  # (the cancel ended it: more training does not undo it)
             return
         if SLURM_OOM_RE.match(msg):
             failure: str | None = OOM_KILL
@@ -125,6 +126,8 @@ class StatusLines(ParserCore):
                 if "*** STEP " in msg and self.end_marker != "complete":
                     self.side_failure = detail
                 self._slurm_failed(ln, detail)
+            if "*** JOB " in msg:
+                self.side_failure = None  # (the job's own end: more training does not undo it)
             return
         self.warn(ln.number, "slurm", "slurmstepd line not understood: ignored")
 

@@ -757,6 +757,11 @@ def test_a_steps_failed_line_is_undone_by_more_training_and_kept_by_a_plain_canc
         ([step, *block(4, METRICS), PLAIN_CANCELS[0]], ("cancelled", "CANCELLED")),
         ([step, PLAIN_CANCELS[0]], said),
         ([job, *block(4, METRICS)], said),
+        # the job's own end after the step's stands through more training
+        ([step, job, *block(4, METRICS)], said),
+        ([step, PLAIN_CANCELS[0], *block(4, METRICS)], said),
+        ([step, PLAIN_CANCELS[1], *block(4, METRICS)], said),
+        ([step, job, PLAIN_CANCELS[0], *block(4, METRICS)], said),
     ):
         lines = [*head, *tail]
         for log in (parse(lines), _by_blocks(lines)):
