@@ -213,9 +213,20 @@
   function step(by) {
     var list = turnsList();
     if (!list.length) return;
-    var y = window.scrollY + 120, i = 0;
-    while (i < list.length && list[i].getBoundingClientRect().top + window.scrollY <= y) i++;
-    var to = by > 0 ? list[Math.min(list.length - 1, i)] : list[Math.max(0, i - 2)];
+    // from the turn the address names, when it is in view (j, j, k: the turns after one
+    // another, also at the page's end, where the last turns cannot scroll to its top);
+    // else from where the page is scrolled to
+    var at = -1, i = 0;
+    for (var n = 0; n < list.length; n++) if ("#" + list[n].id === location.hash) at = n;
+    var box = at >= 0 ? list[at].getBoundingClientRect() : null;
+    var to;
+    if (box && box.bottom > 0 && box.top < window.innerHeight) {
+      to = list[Math.max(0, Math.min(list.length - 1, at + by))];
+    } else {
+      var y = window.scrollY + 120;
+      while (i < list.length && list[i].getBoundingClientRect().top + window.scrollY <= y) i++;
+      to = by > 0 ? list[Math.min(list.length - 1, i)] : list[Math.max(0, i - 2)];
+    }
     history.replaceState(null, "", "#" + to.id);
     to.scrollIntoView();
   }

@@ -78,6 +78,13 @@ def test_a_transcript_reads_and_finds(tab, pbase, planted):
     assert page.url.endswith("#turn-2")
     page.keyboard.press("k")
     assert page.url.endswith("#turn-1")
+    # ... on to the last turn, also where the last turns cannot scroll to the page's top
+    last = page.eval_on_selector_all("section.tr-turn[id^=turn-]", "s => s[s.length - 1].id")
+    for _ in range(8):
+        page.keyboard.press("j")
+    assert page.url.endswith("#" + last)
+    page.keyboard.press("k")
+    assert not page.url.endswith("#" + last)
     assert tab.errors == []
 
 
