@@ -93,3 +93,23 @@ def test_what_the_rebuild_cases_add_is_taken_back(archive: Path, tmp_path: Path)
     assert tree() != before
     bench.restore(root, sizes)
     assert tree() == before
+
+
+def test_a_listing_extrapolated_from_a_small_site_gets_no_verdict() -> None:
+    """Without the team case, a listing's size at 500 jobs is the small site's in proportion
+    to its jobs, which overstates a page not made of rows alone: it is given, not judged; the
+    team case's measured size is judged."""
+    run = _run_module()
+    row = {
+        "cold_s": 4.0, "floor_s": 1.0, "publish_s": 4.0, "nochange_s": 0.1, "onejob_s": 0.3,
+        "rss_mb": 200.0, "page_kb": 100.0, "listing": "index.html", "listing_team_kb": 1193.0,
+        "team_gb": 0.9,
+    }  # fmt: skip
+    guessed = next(v for v in run.verdicts(row) if v.startswith("index.html at 500 jobs"))
+    assert (
+        guessed
+        == "index.html at 500 jobs ≈ 1193 KB (extrapolated, at most: `--sizes team` measures it)"
+    )
+    team = {"listing": "compare/items.js", "listing_kb": 620.0}
+    measured = next(v for v in run.verdicts(row, team) if "at 500 jobs" in v)
+    assert measured == "compare/items.js at 500 jobs (measured) 620 KB (missed)"
