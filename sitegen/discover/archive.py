@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,7 @@ MAX_ID_CHARS = 200  # an id is a file name (data/jobs/<id>.json): at most 255 by
 NO_JOB = "no .out/.log files and no trials directory"
 NOT_A_JOB = "log holds nothing of SkyRL, Ray, vLLM or a SLURM status: not a training job"
 EMPTY_LOG = "empty log: not a training job (yet)"
+_SHARED_INFRA = "infra-*.log beside several job logs: cannot tell whose engines they are, not read"
 MARKER = ".sitegen-site"  # a site folder's manifest: which of its files sitegen made
 # The file a build cache folder holds, so that it is known as sitegen's whatever its name
 CACHE_MARKER = ".sitegen-cache"
@@ -318,24 +320,10 @@ class _Walker:
         logs_dir = Path(logs_node.path)
         log_files = logs_node.scanned[0] if logs_node.scanned else []
         infra = [e for e in log_files if _is_infra(e.name)]
-        notes = _notes(files) or _notes(log_files)
         jobs = _pair_streams(logs)
-        for e, err in jobs:
-            own = [err] if err else []
-            self.jobs.append(
-                self._job(
-                    Path(e.path),
-                    group,
-                    "experiment",
-                    own + (infra if len(jobs) == 1 else []),
-                    notes,
-                )
-            )
+        self._add_jobs(jobs, group, "experiment", infra, _notes(files) or _notes(log_files))
         if infra and len(jobs) > 1:
-            self.warn(
-                logs_dir,
-                "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
-            )
+            self.warn(logs_dir, _SHARED_INFRA)
         found: list[Path] = []
         for e in dirs:
             if e.name == "logs" or e.name.startswith(".") or _sitegens(e.path):
@@ -361,17 +349,8 @@ class _Walker:
         notes = _notes(files)
         jobs = _pair_streams(logs)
         if infra and len(jobs) > 1:
-            self.warn(
-                d,
-                "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
-            )
-        for e, err in jobs:
-            own = [err] if err else []
-            self.jobs.append(
-                self._job(
-                    Path(e.path), group, "flat", own + (infra if len(jobs) == 1 else []), notes
-                )
-            )
+            self.warn(d, _SHARED_INFRA)
+        self._add_jobs(jobs, group, "flat", infra, notes)
         if not logs:
             # Trials without any log: a job known only by its trials.
             self.jobs.append(
@@ -386,6 +365,18 @@ class _Walker:
             )
         if trials:
             self.trials[group] = [self.rel(t.path) for t in trials]
+
+    def _add_jobs(
+        self, jobs: list, group: str, layout: str, infra: list, notes: Path | None
+    ) -> None:
+        """A job for each log and its ``.err``; the infra logs go to a folder's only job."""
+        for e, err in jobs:
+            own = [err] if err else []
+            self.jobs.append(
+                self._job(
+                    Path(e.path), group, layout, own + (infra if len(jobs) == 1 else []), notes
+                )
+            )
 
     def _job(
         self, path: Path, group: str, layout: str, infra: list, notes: Path | None
@@ -496,15 +487,13 @@ def discover(
     # Ids come from each job's own path (slug), so they are stable. Two paths can still meet
     # (a.out and a.log, or a/b.out beside a/b/logs/): then each of them takes a hash of its
     # whole path, which also depends on nothing else.
-    count: dict[str, int] = {}
-    for j in jobs:
-        count[j.id] = count.get(j.id, 0) + 1
+    count = Counter(j.id for j in jobs)
     jobs = [
         replace(j, id=f"{j.id}-{_hash(j.log or j.group)}") if count[j.id] > 1 else j for j in jobs
     ]
     return Discovery(
         jobs=tuple(jobs),
-        trials_dirs={k: v for k, v in sorted(w.trials.items())},
+        trials_dirs=dict(sorted(w.trials.items())),
         skipped=tuple(sorted(set(w.skipped))),
         warnings=tuple(w.warnings),
         real_paths=dict(sorted(w.real_paths.items())),

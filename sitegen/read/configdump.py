@@ -7,7 +7,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from sitegen.read.lines import TQDM_TAIL_RE, Line
-from sitegen.read.logstate import MAX_CONFIG_LINES, ParserCore
+from sitegen.read.logstate import INT64, MAX_CONFIG_LINES, ParserCore
 from sitegen.read.markers import CONFIG_ROOTS, YAML_TOP_RE
 
 if TYPE_CHECKING:
@@ -131,7 +131,6 @@ class ConfigDump(ParserCore):
 # stand for millions of values, or for a list that holds itself) is refused, not shown.
 MAX_CONFIG_NODES = 100_000
 MAX_CONFIG_DEPTH = 64  # (the JSON writer refuses past 255 levels; Python's stack nearer 300)
-_INT64 = 1 << 63
 
 
 class ConfigTooBig(ValueError):
@@ -241,7 +240,7 @@ def plain(value: object) -> object:
     if value is None or isinstance(value, bool | float | str | datetime.date):
         return value
     if isinstance(value, int):
-        return value if -_INT64 <= value < _INT64 else str(value)
+        return value if -INT64 <= value < INT64 else str(value)
     if isinstance(value, dict):
         return {plain(k) if not isinstance(k, str) else k: plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -324,8 +324,6 @@ _STAGES = (
     ("agent_execution", "agent_exec_s"),
     ("verifier", "verifier_s"),
 )
-
-
 _STEP_STAGES = ("agent_execution", "verifier")  # the stages a step of a multi-step trial times
 
 
@@ -359,11 +357,9 @@ def _insight_fields(obj: dict, agent: dict, start: datetime | None, steps: list[
 
 def _stage(span: object) -> float | None:
     """Seconds one stage took (a ``{started_at, finished_at}`` span), when known and not negative."""
-    d = (
-        _duration(span.get("started_at"), span.get("finished_at"))
-        if isinstance(span, dict)
-        else None
-    )
+    if not isinstance(span, dict):
+        return None
+    d = _between(_time(span.get("started_at")), _time(span.get("finished_at")))
     return d if d is not None and d >= 0 else None
 
 
@@ -432,11 +428,6 @@ def _time(v: object) -> datetime | None:
         return datetime.fromisoformat(v.replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-def _duration(a: object, b: object) -> float | None:
-    """Seconds from time ``a`` to time ``b``, both as :func:`_time` reads them."""
-    return _between(_time(a), _time(b))
 
 
 def _between(ta: datetime | None, tb: datetime | None) -> float | None:

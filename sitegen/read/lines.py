@@ -139,13 +139,10 @@ class CrBreaks:
         self._i, self._pos, self._got = 0, 0, 0  # breaks below out[_pos], pieces[_i] on
 
     def before(self, pos: int) -> int:
-        """The breaks at offsets below ``pos`` of the converted chunk."""
+        """The breaks at offsets below ``pos`` of the converted chunk, counted on from the
+        last position asked."""
         if pos >= len(self.out):
             return self.total
-        return self._count(pos)
-
-    def _count(self, pos: int) -> int:
-        """The breaks in pieces below ``pos``, counted on from the last position asked."""
         if pos < self._pos:  # asked out of order (rare): count again from the start
             self._i, self._pos, self._got = 0, 0, 0
         i, at, got = self._i, self._pos, self._got
@@ -289,9 +286,7 @@ def _cr_breaks(
     one, so a record after a ``\r`` belongs to the same process (docs/formats.md §2).
     ``carried`` is the start of a line begun in the previous chunk, if any. A ``\r``
     ending the chunk may be half of a ``\r\n``: it becomes a plain break; a ``\r\n``
-    is one break. Works a physical line at a time (its prefix matched once, all its
-    ``\r`` replaced at once), and the lines with no prefix between two that have one
-    in one ``replace``.
+    is one break. A prefix is matched once per physical line.
 
     ``pieces``, when given, gets ``(start, end, source start, kind)`` for each piece of
     the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): kind 0 is
@@ -306,20 +301,13 @@ def _cr_breaks(
     find, rfind = chunk.find, chunk.rfind
     not_lone = 1 if chunk[-1:] == b"\r" else 0
 
-    def bulk(a: int, b: int) -> None:
-        nonlocal olen
-        part = chunk[a:b].replace(b"\r", b"\n")
-        if pieces is not None and a < b:
-            # (the chunk's last \r, if in here, is never asked about: it ends the chunk)
-            pieces.append((olen, olen + len(part), a, 0))
-        out.append(part)
-        olen += len(part)
-
-    def prefixed(a: int, b: int, cr: bytes) -> None:
+    def bulk(a: int, b: int, cr: bytes = b"\n", kind: int = 0) -> None:
+        """``chunk[a:b]``, each \r as ``cr``: kind 0, a bare run; kind 1, a prefixed line's
+        text after its first \r (the chunk's last \r is never asked about)."""
         nonlocal olen
         part = chunk[a:b].replace(b"\r", cr)
         if pieces is not None and a < b:
-            pieces.append((olen, olen + len(part), a, 1))
+            pieces.append((olen, olen + len(part), a, kind))
         out.append(part)
         olen += len(part)
 
@@ -340,11 +328,11 @@ def _cr_breaks(
             bulk(pos, i)
             cr = b"\n" + m.group(0)
             if end == n and chunk[-1] == 13:  # the chunk's last \r: a plain break
-                prefixed(i, n - 1, cr)
+                bulk(i, n - 1, cr, 1)
                 out.append(b"\n")
                 olen += 1
             else:
-                prefixed(i, text_end, cr)
+                bulk(i, text_end, cr, 1)
             pos = end
             not_lone += text_end < end
         elif text_end < end:  # a bare line ending in \r\n (rare)

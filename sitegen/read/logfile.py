@@ -177,8 +177,6 @@ def _read_on(
     and ``time_hint``; else it reads the file from the start.
     """
     year = datetime.fromtimestamp(st.st_mtime).year
-    parser: LogParser | None = None
-    start = 0
     if (
         state is not None
         and 0 < state.offset <= st.st_size
@@ -189,8 +187,8 @@ def _read_on(
     ):
         parser = LogParser.resume(state.parser, rel, redactor)
         start = state.offset
-    if parser is None:
-        parser = LogParser(rel, redactor, year_hint=year)
+    else:
+        parser, start = LogParser(rel, redactor, year_hint=year), 0
         parser.time_hint = time_hint
     end = _complete_end(fh, start, st.st_size)
     fh.seek(start)

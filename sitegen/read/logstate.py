@@ -111,9 +111,7 @@ class ParserState:
     suppressed: int = 0
     first_time: datetime | None = None
     last_time: datetime | None = None
-    block_times: dict[int, datetime] = field(
-        default_factory=dict
-    )  # step -> its first marker's time
+    block_times: dict[int, datetime] = field(default_factory=dict)  # step: its first marker's time
     lines: int = 0  # lines read, counting the ones a tqdm bar's \r makes (a log's reading)
     cr_lines: int = 0  # of those, the ones a \r made: lines - cr_lines is the file's own line
     warnings: list[BuildWarning] = field(default_factory=list)
@@ -154,8 +152,7 @@ class ParserCore(ParserState):
 
     def warn(self, line: int | None, kind: str, message: str) -> None:
         self.warn_counts[kind] += 1
-        n = self.warn_counts[kind]
-        if n <= MAX_WARNINGS_PER_KIND:
+        if self.warn_counts[kind] <= MAX_WARNINGS_PER_KIND:
             self.warnings.append(BuildWarning(self.rel, line, message))
 
     def redact(self, line: int, text: str) -> str:
@@ -208,11 +205,7 @@ class ParserCore(ParserState):
             self.warn(line, "value", f"metric {dropped[0]!r} is not a number we can keep: left out")
         for k, v in out.items():
             if k.startswith("timing/") and not (is_finite(v) and v >= 0):
-                self.warn(
-                    line,
-                    "timer",
-                    f"timer {k} is {v}: left out of timing sums and means",
-                )
+                self.warn(line, "timer", f"timer {k} is {v}: left out of timing sums and means")
         return out
 
     def _odd_values(self, line: int, keys: list[str]) -> None:

@@ -458,23 +458,18 @@ def _atif_steps(path: Path, archive: Path, rel: str) -> list[dict]:
     try:
         doc = simdjson.Parser().parse(data)
         steps = doc.get("steps") if isinstance(doc, simdjson.Object) else None
-        if not isinstance(steps, simdjson.Array):
-            raise _Bad(f"{rel}: no steps; the next source is read instead")
-        return [_atif_step(s) for s in steps if isinstance(s, simdjson.Object)]
-    except (ValueError, RuntimeError, UnicodeDecodeError) as exc:
-        if isinstance(exc, _Bad):
-            raise
+        if isinstance(steps, simdjson.Array):
+            return [_atif_step(s) for s in steps if isinstance(s, simdjson.Object)]
+    except (ValueError, RuntimeError, UnicodeDecodeError):
         raise _Bad(f"{rel}: malformed JSON; the next source is read instead") from None
+    raise _Bad(f"{rel}: no steps; the next source is read instead")
 
 
 _STEP_FIELDS = ("source", "message", "reasoning_content", "timestamp", "is_copied_context", "extra")
 
 
 def _atif_step(step: Any) -> dict:
-    out: dict[str, Any] = {}
-    for k in _STEP_FIELDS:
-        v = step.get(k)
-        out[k] = _plain(v)
+    out: dict[str, Any] = {k: _plain(step.get(k)) for k in _STEP_FIELDS}
     calls = step.get("tool_calls")
     if isinstance(calls, simdjson.Array):
         out["tool_calls"] = [
@@ -616,16 +611,7 @@ def _reply_turn(content: str, reasoning: object, shaper: Shaper) -> Turn:
 
 
 def _with_output(turn: Turn, output: str, shaper: Shaper) -> Turn:
-    return Turn(
-        turn.text,
-        turn.reasoning,
-        turn.commands,
-        shaper.shape(output, OUTPUT_HEAD, OUTPUT_TAIL),
-        turn.done,
-        turn.tokens,
-        turn.at,
-        turn.event,
-    )
+    return msgspec.structs.replace(turn, output=shaper.shape(output, OUTPUT_HEAD, OUTPUT_TAIL))
 
 
 def _event(text: str, kind: str, shaper: Shaper) -> Turn:
