@@ -7,19 +7,15 @@ Two layouts, side by side at any depth:
 * **flat**: a directory with ``*.out``/``*.log`` files directly and its
   trials in ``trace_jobs/`` or ``trials/`` beside them.
 
-A job whose SLURM script split its output (``--output=x.out --error=x.err``) has a
-``.err`` beside its ``.out`` (or ``.log``) of the same stem: read with it, as a stream of
-its own (in :attr:`JobSource.infra_logs`, first); a ``.err`` alone is a job's log.
+A ``.err`` beside a ``.out`` (or ``.log``) of the same stem is that job's stderr
+(``--output=x.out --error=x.err``), read with it as a stream of its own (first in
+:attr:`JobSource.infra_logs`); a ``.err`` alone is a job's log.
 
-Discovery drops nothing silently: every folder below the root (beside and
-below an experiment's ``logs/`` too) is a job, part of one, or reported as
-skipped with the reason; a log it cannot use is a warning. The walk is
-iterative, so depth costs no stack.
-
-Directory links are never followed (no loops), file links only when they
-stay inside the archive. Paths enter the model redacted: a secret in a folder
-or file name becomes a stable hash (:meth:`Redactor.path`), and
-:attr:`Discovery.real_paths` maps such a path back to the file to read.
+Nothing is dropped silently: every folder below the root (an experiment's ``logs/``
+too) is a job, part of one, or reported as skipped with the reason. Directory links are
+never followed, file links only inside the archive. Paths enter the model redacted (a
+secret in a name becomes a stable hash, :meth:`Redactor.path`);
+:attr:`Discovery.real_paths` maps them back to the files to read.
 """
 
 from __future__ import annotations
@@ -63,14 +59,11 @@ COMPANION_RE = re.compile(r"\..+\.(?:lock|cache|staging-\d+)")
 def slug(rel: str) -> str:
     """A URL-safe id for a path relative to the archive, made from that path alone.
 
-    Separators become ``.``. A path of plain segments (letters, digits, ``_``,
-    ``-``) gives exactly that (``exp/run_1`` → ``exp.run_1``): such ids can be
-    read back, so no two plain paths share one. Any other path (a ``.`` in a
-    name, spaces, accents) gets ``-`` for odd characters and a short hash of
-    the whole path, so ``x.y`` and ``x/y`` differ, and neither id depends on
-    what else the archive holds: adding a job never moves another job's URL. A plain
-    path longer than :data:`MAX_ID_CHARS` is shortened the same way: the id names a file
-    and a folder of the site, and no file system takes a name of 256 bytes.
+    A path of plain segments (letters, digits, ``_``, ``-``) gives itself, ``/`` as ``.``
+    (``exp/run_1`` → ``exp.run_1``): such ids read back, so no two plain paths share one.
+    Any other path (a ``.`` in a name, spaces, accents), or one past :data:`MAX_ID_CHARS`
+    (the id names a file), gets ``-`` for odd characters and a short hash of the whole
+    path: ``x.y`` and ``x/y`` differ, and adding a job never moves another job's URL.
     """
     base = rel.replace("/", ".")
     if CANONICAL_RE.fullmatch(rel) and len(base) <= MAX_ID_CHARS:
@@ -398,11 +391,8 @@ class _Walker:
 
 
 def _ident(p: os.DirEntry | Path) -> tuple[int, int]:
-    """A folder's identity (device, inode), links not followed.
-
-    A folder gone since it was listed gets an identity of its own that matches
-    nothing (reading it then gives the warning).
-    """
+    """A folder's identity (device, inode), links not followed; one gone since it was
+    listed gets an identity that matches nothing (reading it then gives the warning)."""
     try:
         st = p.stat(follow_symlinks=False) if isinstance(p, os.DirEntry) else os.lstat(p)
     except OSError:
@@ -429,14 +419,11 @@ def _trials_dir(p: Path) -> bool:
 def drop_non_jobs(
     disc: Discovery, logs: Mapping[str, ParsedLog | None]
 ) -> tuple[Discovery, frozenset[str]]:
-    """``disc`` without the jobs whose log shows no sign of a training job, and their logs.
-
-    Which logs are jobs is decided where each log is read (``ParsedLog.evidence``,
-    read/evidence.py); a log without evidence is listed in ``skipped`` with the reason.
-    A log that could not be read (None in ``logs``) stays a job: its warning says why.
-    A folder or experiment with trials whose every log is dropped keeps its last job,
-    without a log, so the trials are still shown (under the id that job had). Returns
-    the new discovery and the paths of the dropped logs.
+    """``disc`` without the jobs whose log shows no sign of a training job
+    (``ParsedLog.evidence``, read/evidence.py), and the paths of those logs, each listed in
+    ``skipped`` with the reason. A log that could not be read (None in ``logs``) stays a
+    job. A folder or experiment with trials whose every log is dropped keeps its last job,
+    without a log, so the trials are still shown (under the id that job had).
     """
     dropped = {
         j.id: log for j in disc.jobs if (log := logs.get(j.id)) is not None and not log.evidence
@@ -470,9 +457,8 @@ def discover(
 ) -> Discovery:
     """Walk ``root`` and list its jobs, trials directories and skipped directories.
 
-    Folders in ``exclude`` (the site being built, when it lies inside the
-    archive) are passed over silently; hidden folders are reported as skipped.
-    Paths are passed through ``redactor`` (built-in rules when ``None``).
+    Folders in ``exclude`` (the site being built, inside the archive) are passed over
+    silently; hidden folders are reported as skipped. Paths go through ``redactor``.
     """
     if not root.exists():
         raise ArchiveError(f"archive not found: {root} (give the folder that holds your job logs)")

@@ -43,10 +43,9 @@ class ConfigDump(ParserCore):
     def _config_line(self, msg: str) -> bool:
         """Take a plain line of the process whose dump is open; False: the dump ended before it.
 
-        A blank line is held, not taken: ``yaml.dump`` writes a string holding line breaks
-        quoted, over several lines, with a blank line for each break, and goes on indented
-        after it; anything else after a blank line (the next record, a top-level key) means
-        the blank line was the dump's end.
+        A blank line is held: ``yaml.dump`` writes a string holding line breaks over several
+        lines, a blank line for each break, and goes on indented; anything else after a
+        blank line (the next record, a top-level key) means it was the dump's end.
         """
         if not msg:
             self.config_blanks += 1
@@ -140,13 +139,11 @@ class ConfigTooBig(ValueError):
 def load_config(text: str, problems: list[tuple[int, str]] | None = None) -> object:
     """The config dump's YAML as plain JSON-able values (``yaml.safe_load``, bounded).
 
-    The document's node graph is measured, aliases expanded, before anything is built
-    (:class:`ConfigTooBig` past the bounds); then what JSON cannot hold is made plain by
-    :func:`plain`. ``yaml.YAMLError`` for text that is not YAML. A value YAML cannot build
-    (a date that is no day, an integer of more digits than Python converts, a tag it does
-    not know) is kept as written, and ``problems`` gets its line (from 0) and what it is.
+    The node graph is measured, aliases expanded, before anything is built
+    (:class:`ConfigTooBig` past the bounds); ``yaml.YAMLError`` for text that is not YAML.
+    A value YAML cannot build (a date that is no day, a huge integer, an unknown tag) is
+    kept as written, and ``problems`` gets its line (from 0) and what it is.
     """
-
     loader = _loader_class()(text)
     loader.problems = problems if problems is not None else []
     loader.text = text

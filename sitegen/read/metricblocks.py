@@ -35,11 +35,10 @@ _RUN_FIRST = (b" ", b"\t", b"{")  # how a pformat line starts
 def flat_dict(text: str) -> dict | None:
     """``ast.literal_eval(text)`` for a flat dict of str keys to str/int/float, or None.
 
-    A metrics dict as pformat prints it (``{'policy/loss': '0.0026', 'x': 64}``, an item
-    a line) or an ``Exception breakdown`` dict, read item by item with one regex: the same
-    keys in the same order (a repeated key keeps its first place and its last value), the
-    same values. Anything else (a bare ``nan``, a nested value, a backslash, a comment, a
-    tab) returns None: take ``literal_eval``, which also says what is wrong.
+    A pformat metrics dict (``{'policy/loss': '0.0026', 'x': 64}``) or an ``Exception
+    breakdown``, read item by item with one regex: the same keys, order and values (a
+    repeated key keeps its first place and last value). Anything else (a bare ``nan``, a
+    nested value, a backslash, a tab) gives None: ``literal_eval`` says what is wrong.
     """
     if text[:1] != "{":
         return None
@@ -177,13 +176,11 @@ class MetricBlocks(ParserCore):
         """Take the run of an open dict's lines at ``block[pos:end]`` in one go, up to its ``}``.
 
         ``pos`` and ``end`` are line starts of a clean stretch (valid UTF-8, no NUL). The
-        run: the lines that start with the same Ray prefix of a process whose dict is open,
-        each a pformat line (``{`` first, then a space or tab) holding no escape or ``]``,
-        up to the line that closes the dict. Fed one by one, each would only append its
-        text (``_continue_block``); here they are appended at once. Declined (0 lines,
-        nothing changed) when a line would do more: close early, be blank, or pass
-        :data:`MAX_BLOCK_LINES`. Returns ``(lines taken, offset)``: after them, or, when
-        declined, where a new try would see the same run again.
+        run: pformat lines (``{`` first, then a space or tab) with the Ray prefix of a
+        process whose dict is open, holding no escape or ``]``, up to the closing line;
+        each would only append its text (``_continue_block``). Declined (0 lines, nothing
+        changed) when a line would close early, be blank, or pass :data:`MAX_BLOCK_LINES`.
+        Returns ``(lines taken, offset)``: after them, or where a new try sees the same run.
         """
         m = CR_PREFIX_RE.match(block, pos, end)
         # No prefix: the driver's own output (source ""); split_line leaves a line that
@@ -246,13 +243,9 @@ class MetricBlocks(ParserCore):
         return n, stop
 
     def _adopt(self, ln: Line) -> bool:
-        """Give a header with no Ray prefix the process of the dict line right after it.
-
-        A record glued after a tqdm bar the driver wrote (no Ray prefix) loses its own
-        prefix, while the lines after it keep theirs (docs/formats.md §2.4). Such a header's
-        dict is taken from the process whose ``{`` line comes on the next line; from
-        there on only that process's lines continue it, as for any dict. Returns
-        whether ``ln`` was taken.
+        """Give a header with no Ray prefix the process of the ``{`` line right after it (a
+        record glued after a bar the driver wrote loses its prefix, the lines after it keep
+        theirs: docs/formats.md §2.4). Returns whether ``ln`` was taken.
         """
         orphan = self.pending[""]
         if orphan.text or ln.number != orphan.line + 1 or ln.message[:1] != "{":

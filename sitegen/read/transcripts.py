@@ -12,9 +12,8 @@ first of these that the folder holds (docs/formats.md, "Transcripts"):
 
 A multi-step trial is read step by step, each from its ``steps/<step_name>/`` as above.
 Beside them, the tail of ``verifier/test-stdout.txt`` and the trial's exception. Never read:
-``debug.json`` (the whole message history and call parameters), ``rollout_details``, token
-ids, logprobs, ``.cast`` and ``.pane`` recordings. Every text is cleaned, redacted and cut
-here (:mod:`sitegen.read.transcript_text`): what leaves this module may be published.
+``debug.json``, ``rollout_details``, token ids, logprobs, ``.cast`` and ``.pane`` recordings.
+Every text is cleaned, redacted and cut here (:mod:`sitegen.read.transcript_text`).
 """
 
 from __future__ import annotations
@@ -123,13 +122,10 @@ def read_transcript(
     redactor: Redactor | None = None,
     build_secrets: Mapping[str, str] | None = None,
 ) -> Transcript:
-    """The transcript of the trial in ``folder`` (inside ``archive``).
-
-    ``redactor``: the build's (its user patterns); ``build_secrets``: the build's own
-    environment's sensitive-named variables, whose values are hidden wherever they appear.
-    Never raises for what the folder holds: a damaged source is a note, and the next form
-    is read.
-    """
+    """The transcript of the trial in ``folder`` (inside ``archive``); never raises for
+    what the folder holds (a damaged source is a note, and the next form is read).
+    ``build_secrets``: the build's environment's sensitive-named variables, whose values
+    are hidden wherever they appear."""
     notes: list[str] = []
     result = _result(folder, archive, notes)
     literals = _literals(result.get("config"), build_secrets or {})
@@ -188,9 +184,8 @@ def _steps(
     folder: Path, archive: Path, steps: list[dict], shaper: Shaper, notes: list[str]
 ) -> tuple[str, _Got, Path]:
     """A multi-step trial (docs/formats.md §6.5): each step read from ``steps/<name>/`` as a
-    trial's folder is, in the trial's order, each led by a marker. The first prompt is the
-    trial's; a later step's is shown as the user's message. Also the folder whose verifier
-    output is shown: the last step's that has one (the trial's own when none has)."""
+    trial's folder, led by a marker; a later step's prompt is shown as the user's message.
+    Also the folder whose verifier output is shown: the last step's that has one."""
     form, sources, prompt = "", [], None
     turns: list[Turn] = []
     summarized = 0
@@ -340,10 +335,9 @@ def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[s
 
 def _secret_values(config: object) -> Iterator[str]:
     """The strings a trial's config holds as secrets: those :meth:`Redactor.value` hides when
-    the config is shown (a secret-named key and all below it, ``wandb: {key: X}``, the value
-    beside a secret-named ``name``, an argv flag's value, a ``[NAME, X]`` pair, …), taken by
-    walking the config beside its redacted copy (its keys kept, so the two walks stay in
-    step), so the two can never disagree."""
+    the config is shown (a secret-named key and all below it, the value beside a
+    secret-named ``name``, an argv flag's value, …), found by walking the config beside its
+    redacted copy (keys kept, so the walks stay in step): the two never disagree."""
     shown = Redactor().value(None, config, keys=False)
     stack: list[tuple[object, object, bool]] = [(config, shown, False)]
     while stack:  # (a walk without recursion: a config may nest deep)

@@ -84,15 +84,12 @@ class _Collector:
         self.secrets = SecretTally()  # secrets hidden in trial names, tasks, exception types
         # A trial read twice (its folder and an archive both hold it: archiving stopped before
         # the folders were removed, or two archives overlap) counts once, as first read
-        # (folders before archives): the trial folders' names read (Harbor names a trial's
-        # folder after the trial), and per archive the trials it held again. A copy with no
-        # readable result.json (missing, damaged) gives way to a whole one read after it:
-        # those folders, with how they were counted (the kind and the warning's index).
-        self.folders: set[str] = set()
-        self.again: dict[str, list[str]] = {}
-        self.damaged: dict[str, tuple[str, int | None]] = {}
-        # per archive, the trials it held whole whose folder's copy was missing or damaged:
-        # said apart, so a set read so differs from one whose folders are whole
+        # (folders before archives; Harbor names a trial's folder after the trial). A copy
+        # with no readable result.json gives way to a whole one read after it.
+        self.folders: set[str] = set()  # the trial folders' names read
+        self.again: dict[str, list[str]] = {}  # per archive, the trials it held again
+        self.damaged: dict[str, tuple[str, int | None]] = {}  # folder: kind, warning's index
+        # per archive, the trials it held whole whose folder's copy was missing or damaged
         self.recovered: dict[str, list[str]] = {}
         self.dropped: set[int] = set()  # warnings of copies that gave way
 
@@ -130,12 +127,9 @@ class _Collector:
         return ("ok", r, tuple(notes)) if notes else ("ok", r)
 
     def scrubbed(self, outcome: Outcome) -> Outcome:
-        """A decoded outcome as it is kept: its trial redacted (read/scrub.py).
-
-        Redacted once, when read: the outcomes kept for the next build hold the
-        trial as the trial set does (the redaction patterns are part of the build
-        cache's key), so a kept outcome is taken as it is, never redacted again.
-        """
+        """A decoded outcome as it is kept: its trial redacted (read/scrub.py), once, when
+        read (the redaction patterns are part of the build cache's key: a kept outcome is
+        never redacted again)."""
         if outcome[0] != "ok":
             return outcome
         r = scrub_trial(outcome[1], self.redactor)
@@ -243,12 +237,9 @@ def _notes(outcome: Outcome) -> tuple[tuple[str, int | None], ...]:
 def list_trial_dirs(
     root: Path, top: list[os.DirEntry] | None = None
 ) -> Iterator[tuple[str, str, bool]]:
-    """Every trial directory under a trials dir, sorted, as ``(path below root, name, is_eval)``.
-
-    Plain strings: an archive has tens of thousands of trials, and Path objects
-    cost more than the listing itself. ``top``: the trials dir's own directories, sorted,
-    when the caller has listed it already (:func:`scan_trials_dir`).
-    """
+    """Every trial directory under a trials dir, sorted, as ``(path below root, name, is_eval)``
+    (plain strings: Path objects of tens of thousands of trials cost more than the listing).
+    ``top``: the trials dir's own directories, when the caller listed them already."""
     for entry in _sorted_dirs(str(root)) if top is None else top:
         if entry.name == "eval_sessions":
             for session in _sorted_dirs(entry.path):
@@ -315,13 +306,9 @@ DecodeMap = Callable[[list[tuple[str, str, bool]]], list[Decoded]]
 
 
 def decode_files(archive_root: str, items: list[tuple[str, str, bool]]) -> list[Decoded]:
-    """Read and decode ``result.json`` files: ``(rel path, trial name, is_eval)`` → what
-    :data:`Decoded` says. The files were listed, not ``stat``'ed: the ``fstat`` of what is
-    opened gives the size and mtime kept, and a file over :data:`MAX_RESULT_BYTES` is not
-    read: the main process of a cold build makes no ``stat`` call per trial.
-
-    A plain function of picklable arguments, so a process pool can run it on shards.
-    """
+    """Read and decode ``result.json`` files: ``(rel path, trial name, is_eval)`` →
+    :data:`Decoded`. Not ``stat``'ed first: the ``fstat`` of what is opened gives the size
+    and mtime kept. A plain function of picklable arguments, for a pool's shards."""
     root = Root.of(archive_root)  # its real path worked out once, not per file
     out: list[Decoded] = []
     for rel, name, is_eval in items:
@@ -353,15 +340,12 @@ def parse_trials(
     decode_map: DecodeMap | None = None,
     redactor: Redactor | None = None,
 ) -> tuple[TrialSet, Known]:
-    """Parse a trials directory.
+    """Parse a trials directory: the trial set and the outcomes to keep for the next build.
 
-    A ``result.json`` whose outcome ``known`` holds from an earlier build is
-    taken from there (complete ones are written once and never change; damaged
-    ones are re-read when their size or mtime changed); the rest are read through
-    ``decode_map`` (default: in this process). Returns the trial set and the
-    outcomes to keep for the next build. The build runs the two halves,
-    :func:`plan_trials` and :meth:`TrialPlan.finish`, apart, decoding on its
-    worker pool in between.
+    An outcome ``known`` from an earlier build is taken (a complete ``result.json`` never
+    changes; a damaged one is re-read when its size or mtime changed); the rest are read
+    through ``decode_map`` (default: here). The build runs the two halves,
+    :func:`plan_trials` and :meth:`TrialPlan.finish`, apart, decoding on its pool between.
     """
     plan = plan_trials(root, archive_root, known, redactor)
     decode = decode_map or (lambda items: decode_files(str(archive_root), items))
@@ -391,8 +375,7 @@ class TrialPlan:
         self, decoded: list[Decoded], decode_map: DecodeMap | None = None
     ) -> tuple[TrialSet, Known]:
         """The trial set and outcomes to keep, given what :func:`decode_files` gave for
-        ``todo``, in its order; the files found below a Harbor job's folder are read through
-        ``decode_map`` (default: in this process)."""
+        ``todo``; the files found below a Harbor job's folder are read through ``decode_map``."""
         col = self.col
         outcomes: list[Outcome | None] = []
         for (frel, _name, is_eval), (size, mtime_ns, read) in zip(self.todo, decoded, strict=True):
@@ -422,15 +405,13 @@ class TrialPlan:
         return col.freeze(), col.entries
 
     def _running(self, name: str, frel: str) -> bool:
-        """Whether the subfolder ``name`` (``frel`` its result.json's path), without its
-        result.json, is a trial still running (or killed), told without a walk: a folder of
-        thousands of running trials is not walked at every build. It holds a trial.log (a
-        stat); or a lock.json and no job.log (a Harbor job's folder holds both), or agent/
-        and verifier/, and no folder but those Harbor writes in a trial (a listing of its
-        top): a folder of jobs may hold those too, so such a folder is watched, and a trial
-        started in it (a job's folder copied without its job.log) seen by the next build.
-        Not a config.json: Harbor writes it after the others, and a folder of jobs (a
-        sweep's) may hold one."""
+        """Whether the subfolder ``name`` (``frel``: its result.json's path), without its
+        result.json, is a trial still running (or killed), told without a walk: it holds a
+        trial.log; or a lock.json and no job.log (a Harbor job's folder holds both), or
+        agent/ and verifier/, and no folder but those Harbor writes in a trial. A folder of
+        jobs may hold those too, so such a folder is watched: a trial started in it is seen
+        by the next build. Not a config.json: Harbor writes it last, and a sweep's folder of
+        jobs may hold one."""
         top = os.path.join(self.root, name, "")
         if os.path.exists(f"{top}trial.log"):
             return True
@@ -450,12 +431,10 @@ class TrialPlan:
 
     def _read_below(self, name: str, frel: str, outcome: Outcome, decode: DecodeMap) -> bool:
         """Read the trials below the subfolder ``name``, whose own result.json is a job's
-        summary, unreadable or missing (``outcome``): a Harbor job's folder
-        (``<job>/<trial>/``), or a folder holding one, as an archive's members are read
-        (:class:`_TarSeen`); a trial running below it (no result.json yet) counts missing.
-        False when it holds no trial below it, ended or running: then it is counted as a
-        trial folder is (a trial cut short, with its own agent/, …, is one), and the folders
-        walked are watched all the same."""
+        summary, unreadable or missing (``outcome``): a Harbor job's folder, or a folder
+        holding one, read as an archive's members are (:class:`_TarSeen`); a trial running
+        below it counts missing. False when it holds no trial, ended or running: then it is
+        counted as a trial folder (a trial cut short), its walked folders watched all the same."""
         col = self.col
         seen = _TarSeen()
         walked: list[tuple[str, int]] = []
@@ -514,10 +493,10 @@ class TrialPlan:
 
 
 def _reused(col: _Collector, rel: str, path: str) -> Outcome | None:
-    """The outcome known for the ``result.json`` ``rel`` (at ``path``) when it may be taken
-    as it is: a trial's, written once and never changed, without a look; any other (a job's
-    summary, rewritten as its trials start and end; a damaged one, maybe still being
-    written) when its size and mtime are unchanged. None: to be read."""
+    """The outcome known for the ``result.json`` ``rel`` (at ``path``) when it may be taken:
+    a trial's (never changed) without a look; any other (a job's summary, rewritten as its
+    trials end; a damaged one, maybe still being written) when its size and mtime are
+    unchanged. None: to be read."""
     hit = col.known.get(rel)
     if hit is None:
         return None
@@ -546,11 +525,9 @@ def _key(path: str) -> str:
 
 def _files_below(top: str, name: str, seen: _TarSeen, walked: list[tuple[str, int]]) -> list[str]:
     """The ``result.json`` files below the folder ``top`` (``name`` in the trials folder),
-    sorted, as paths below the trials folder; the trial and job files of every folder
-    into ``seen``, and each folder walked, with its mtime before its listing, into
-    ``walked``. Links are not followed, tools' folders not read (as a trial's), nor the
-    agent/, artifacts/, … of a folder that is surely a trial's (its trial.log; a lock.json
-    of no job's; its agent/ and verifier/)."""
+    sorted, as paths below the trials folder; every folder's trial and job files into
+    ``seen``, each folder walked with its mtime into ``walked``. Links, tools' folders and
+    the agent/, artifacts/, … of a folder surely a trial's are not read."""
     found: list[str] = []
     stack = [(top, name)]
     while stack:
@@ -655,40 +632,36 @@ def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
         col.warn(rel, None, f"cannot read: {exc.strerror}")
         return
     with fh:
-        _read_tar_members(col, fh, rel, st)
-
-
-def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) -> None:
-    members = col.cached(rel, st)
-    if members is None:
-        members = []
-        seen = _TarSeen()
-        damage = None
-        try:
-            _tar_pass(col, fh, members, seen)
-        except UnsafeInput as exc:
-            damage = f"trials archive {exc.strerror}"
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            damage = f"damaged trials archive ({exc}): read up to the damage"
-        # (what was seen before damage too: the trials held back so far are counted)
-        members += [(name, col.scrubbed(outcome)) for name, outcome in seen.trials()]
-        # trials still running or killed (no result.json), counted missing as in a folder
-        counted = {"/".join(_parts(name)[:-1]) for name, _ in members}
-        members += [(f"{d}/result.json", ("missing",)) for d in seen.running(counted)]
-        if damage is None:
-            col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
-        else:
-            # counted for want of the files that would say they are a trial's own: those
-            # may lie past the damage, so they are named
-            unsure = seen.unsure()
-            if unsure:
-                what = f"{len(unsure)} trial{'s' if len(unsure) > 1 else ''}"
-                damage += (
-                    f"; {what} ({unsure[0]}{', …' if len(unsure) > 1 else ''}) counted from"
-                    " inside an agent/, artifacts/, … folder whose trial's own files, if any,"
-                    " lie past the damage"
-                )
-            col.warn(rel, None, damage)
+        members = col.cached(rel, st)
+        if members is None:
+            members = []
+            seen = _TarSeen()
+            damage = None
+            try:
+                _tar_pass(col, fh, members, seen)
+            except UnsafeInput as exc:
+                damage = f"trials archive {exc.strerror}"
+            except (tarfile.TarError, OSError, EOFError) as exc:
+                damage = f"damaged trials archive ({exc}): read up to the damage"
+            # (what was seen before damage too: the trials held back so far are counted)
+            members += [(name, col.scrubbed(outcome)) for name, outcome in seen.trials()]
+            # trials still running or killed (no result.json), counted missing as in a folder
+            counted = {"/".join(_parts(name)[:-1]) for name, _ in members}
+            members += [(f"{d}/result.json", ("missing",)) for d in seen.running(counted)]
+            if damage is None:
+                col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
+            else:
+                # counted for want of the files that would say they are a trial's own: those
+                # may lie past the damage, so they are named
+                unsure = seen.unsure()
+                if unsure:
+                    what = f"{len(unsure)} trial{'s' if len(unsure) > 1 else ''}"
+                    damage += (
+                        f"; {what} ({unsure[0]}{', …' if len(unsure) > 1 else ''}) counted from"
+                        " inside an agent/, artifacts/, … folder whose trial's own files, if any,"
+                        " lie past the damage"
+                    )
+                col.warn(rel, None, damage)
     for name, outcome in members:
         col.apply(f"{rel}:{name}", outcome, _key(name), rel)
 
