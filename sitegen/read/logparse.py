@@ -13,20 +13,8 @@ from sitegen.errors import BuildWarning
 from sitegen.model.parsed import Checkpoint, MetricBlock, ParsedLog
 from sitegen.read.configdump import ConfigDump
 from sitegen.read.evidence import config_evidence, line_evidence
-from sitegen.read.lines import (
-    SLURMSTEPD_RE,
-    Breaks,
-    Line,
-    iter_blocks,
-    iter_raw_lines,
-    split_line,
-)
-from sitegen.read.logstate import (
-    MAX_WARNINGS_PER_KIND,
-    ParserState,
-    _Batches,
-    _PendingBlock,
-)
+from sitegen.read.lines import SLURMSTEPD_RE, Breaks, Line, iter_blocks, iter_raw_lines, split_line
+from sitegen.read.logstate import MAX_WARNINGS_PER_KIND, ParserState, _Batches, _PendingBlock
 from sitegen.read.markers import (
     BATCH_DONE_RE,
     BATCH_EXC_RE,

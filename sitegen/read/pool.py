@@ -43,7 +43,6 @@ class Done(Generic[R]):
         self._value, self._error = value, error
 
     def result(self) -> R:
-        """The task's value; its exception, raised again, if it failed."""
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]  # set when there is no error
@@ -79,11 +78,6 @@ class WorkerPool:
         self.workers = max(1, workers)
         self._pool: ProcessPoolExecutor | None = None
 
-    @property
-    def parallel(self) -> bool:
-        """Whether tasks can run in other processes at all."""
-        return self.workers > 1
-
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             # imported here: a rebuild that parses one log in this process needs none of it
@@ -97,23 +91,19 @@ class WorkerPool:
     def submit_all(self, fn: Callable[..., R], argsets: Sequence[tuple]) -> list[Pending[R]]:
         """Start ``fn(*args)`` for each of ``argsets``: in the workers when there are several
         tasks and workers, else here and now."""
-        if not self.parallel or len(argsets) < 2:
+        if self.workers < 2 or len(argsets) < 2:
             return [_run_here(fn, args) for args in argsets]
         pool = self._executor()
         return [pool.submit(fn, *args) for args in argsets]
 
     def start_shards(
-        self,
-        fn: Callable[[str, list[T]], list[R]],
-        arg: str,
-        items: Sequence[T],
-        min_items: int,
+        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
     ) -> Callable[[], list[R]]:
         """``fn(arg, items)``, in shards across the workers when there are ``min_items`` or
         more (else here and now), without waiting: call what it returns for the results.
         ``fn`` maps a list to a list of the same length; the results come in ``items``'
         order. The shards queue behind the tasks already submitted."""
-        if not self.parallel or len(items) < min_items:
+        if self.workers < 2 or len(items) < min_items:
             done = fn(arg, list(items))
             return lambda: done
         n = self.workers * 4  # several shards per worker: an uneven shard does not hold up the rest
@@ -175,11 +165,7 @@ class RayPool:
         return [task.remote(*args).future() for args in argsets]
 
     def start_shards(
-        self,
-        fn: Callable[[str, list[T]], list[R]],
-        arg: str,
-        items: Sequence[T],
-        min_items: int,
+        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
     ) -> Callable[[], list[R]]:
         """As :meth:`WorkerPool.start_shards`, the shards as Ray tasks."""
         if len(items) < min_items:

@@ -266,17 +266,21 @@ def _result(folder: Path, archive: Path, notes: list[str]) -> dict[str, Any]:
     except TrialFormatError as exc:
         notes.append(f"result.json: {exc}")
         return {}
-    meta = _dict(_dict(obj.get("agent_result")).get("metadata"))
     steps = obj.get("step_results")
     return {
         "config": obj.get("config"),
         "exception_info": obj.get("exception_info"),
-        "all_messages": meta.get("all_messages"),
-        "summarization_count": meta.get("summarization_count"),
+        **_agent_dict(obj),
         "steps": [_step_part(st) for st in steps if isinstance(st, dict)]
         if isinstance(steps, list)
         else None,
     }
+
+
+def _agent_dict(obj: dict) -> dict[str, Any]:
+    """``all_messages`` and ``summarization_count`` of a trial or step read whole."""
+    meta = _dict(_dict(obj.get("agent_result")).get("metadata"))
+    return {k: meta.get(k) for k in ("all_messages", "summarization_count")}
 
 
 def _agent_part(doc: Any) -> dict[str, Any]:
@@ -294,11 +298,7 @@ def _agent_part(doc: Any) -> dict[str, Any]:
 def _step_part(step: Any) -> dict[str, Any]:
     """What a transcript reads of one of ``step_results`` (a simdjson object or a dict):
     its name, exception and agent's messages, as :func:`_result` takes a trial's."""
-    if isinstance(step, dict):
-        meta = _dict(_dict(step.get("agent_result")).get("metadata"))
-        part = {k: meta.get(k) for k in ("all_messages", "summarization_count")}
-    else:
-        part = _agent_part(step)
+    part = _agent_dict(step) if isinstance(step, dict) else _agent_part(step)
     info = step.get("exception_info")
     part["exception_info"] = info.as_dict() if isinstance(info, simdjson.Object) else info
     # (a container as plain Python, as the whole file's reading gives it)
@@ -425,16 +425,8 @@ def _atif(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: list
             else:
                 handover = _is_handover(step)
                 handovers += handover
-                turns.append(
-                    Turn(
-                        text=shaper.shape(message, REPLY_HEAD, REPLY_TAIL),
-                        reasoning=Shaped("", 0),
-                        commands=(),
-                        output=Shaped("", 0),
-                        at=_str_or_none(step.get("timestamp")),
-                        event="summary" if handover else str(source or "note"),
-                    )
-                )
+                kind = "summary" if handover else str(source or "note")
+                turns.append(_event(message, kind, shaper, _str_or_none(step.get("timestamp"))))
     if prompt is None and system:  # a system prompt and no user prompt before the first turn
         prompt = _prompt("", shaper, system)
     source = "agent/trajectory.json" + (f" (+ {len(conts)} continued)" if conts else "")
@@ -608,10 +600,9 @@ def _with_output(turn: Turn, output: str, shaper: Shaper) -> Turn:
     return msgspec.structs.replace(turn, output=shaper.shape(output, OUTPUT_HEAD, OUTPUT_TAIL))
 
 
-def _event(text: str, kind: str, shaper: Shaper) -> Turn:
-    return Turn(
-        shaper.shape(text, REPLY_HEAD, REPLY_TAIL), Shaped("", 0), (), Shaped("", 0), event=kind
-    )
+def _event(text: str, kind: str, shaper: Shaper, at: str | None = None) -> Turn:
+    text_shown = shaper.shape(text, REPLY_HEAD, REPLY_TAIL)
+    return Turn(text_shown, Shaped("", 0), (), Shaped("", 0), at=at, event=kind)
 
 
 # -- 3. episode folders ---------------------------------------------------------------------------
@@ -633,10 +624,8 @@ def _episodes(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: 
     turns: list[Turn] = []
     pending: Turn | None = None
     for n, name in found:
-        ask = _text_file(agent / name / "prompt.txt", archive, f"agent/{name}/prompt.txt", notes)
-        answer = _text_file(
-            agent / name / "response.txt", archive, f"agent/{name}/response.txt", notes
-        )
+        ask = _text_file(folder, f"agent/{name}/prompt.txt", archive, notes)
+        answer = _text_file(folder, f"agent/{name}/response.txt", archive, notes)
         if ask is not None:
             if pending is not None:
                 turns.append(_with_output(pending, ask, shaper))
@@ -660,9 +649,10 @@ def _episodes(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: 
     )
 
 
-def _text_file(path: Path, archive: Path, rel: str, notes: list[str]) -> str | None:
+def _text_file(folder: Path, rel: str, archive: Path, notes: list[str]) -> str | None:
     try:
-        return read_bytes(path, archive, MAX_EPISODE_BYTES, cut=True).decode("utf-8", "replace")
+        data = read_bytes(folder / rel, archive, MAX_EPISODE_BYTES, cut=True)
+        return data.decode("utf-8", "replace")
     except FileNotFoundError:
         return None
     except OSError as exc:

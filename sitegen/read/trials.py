@@ -592,32 +592,27 @@ def plan_trials(
         key = sub if is_eval else name  # (an eval trial is its session's: apart from training's)
         files.append(frel)
         hit = known.get(frel)
-        if hit is not None and hit[2][0] in _COMPLETE:
-            # A trial's complete result.json is written once and never changes: not even
-            # stat'ed again. (Damaged ones are re-checked: they may be a file still being
-            # written; a job's summary too: rewritten as its trials start and end.)
+        if hit is not None and hit[2][0] not in _COMPLETE:
+            # read again only if it changed: a damaged one may be a file still being written,
+            # a job's summary is rewritten as its trials start and end
+            try:
+                st = os.stat(f"{on_disk}{sub}/result.json")
+            except FileNotFoundError:
+                if not is_eval:
+                    plan.append((frel, key, ("missing",)))
+                continue
+            except OSError as exc:
+                plan.append((frel, key, ("bad", f"cannot read: {exc.strerror}", None)))
+                continue
+            if (hit[0], hit[1]) != (st.st_size, st.st_mtime_ns):
+                if st.st_size > MAX_RESULT_BYTES:
+                    plan.append((frel, key, _too_large(st.st_size)))
+                    continue
+                hit = None
+        if hit is not None:  # a trial's complete result.json never changes: not even stat'ed
             col.entries[frel] = hit
             plan.append((frel, key, hit[2]))
-            continue
-        if hit is None:  # never read: decode_files opens it (its fstat is what is kept)
-            plan.append((frel, key, len(todo)))
-            todo.append((frel, name, is_eval))
-            continue
-        try:  # a damaged one read before: read again only if it changed
-            st = os.stat(f"{on_disk}{sub}/result.json")
-        except FileNotFoundError:
-            if not is_eval:
-                plan.append((frel, key, ("missing",)))
-            continue
-        except OSError as exc:
-            plan.append((frel, key, ("bad", f"cannot read: {exc.strerror}", None)))
-            continue
-        if hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-            col.entries[frel] = hit  # as _Collector.cached, with the entry looked up above
-            plan.append((frel, key, hit[2]))
-        elif st.st_size > MAX_RESULT_BYTES:
-            plan.append((frel, key, _too_large(st.st_size)))
-        else:
+        else:  # decode_files opens it (its fstat is what is kept)
             plan.append((frel, key, len(todo)))
             todo.append((frel, name, is_eval))
     return TrialPlan(root, archive_root, col, plan, todo, files, tars, unlisted)
