@@ -54,7 +54,6 @@ class Root(msgspec.Struct, frozen=True):
 
     @classmethod
     def of(cls, root: Path | str) -> Root:
-        """The root at ``root``, its real path resolved now."""
         return cls(os.fspath(root), os.path.realpath(root))
 
 

@@ -59,8 +59,7 @@ GLUED_START_RE = re.compile(
 )
 # The end of a tqdm bar: "| 208/233 [1:15:34<08:27, 20.30s/it]" or "5it [00:01, 3.2it/s]".
 # Only text ending like this may carry a glued record: model text can hold anything. A count
-# starts where its run of digits starts (the same matches; tried from inside a run, each
-# start read the run to its end: a line of 50 k digits took minutes).
+# starts where its run of digits starts (the same matches, each run read once: linear).
 _TQDM_TAIL = r"(?<!\d)(?:\d+/\d+|\d+(?:\.\d+)?[kMG]?it) \[[^\[\]]*\]\s*"
 TQDM_TAIL_RE = re.compile(_TQDM_TAIL + "$")
 # The same, then the glued record's own Ray prefixes: a bar the driver wrote (no prefix,

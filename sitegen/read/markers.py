@@ -113,7 +113,7 @@ def is_signalled_end(detail: str | None) -> bool:
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
 # A tracking logger's "Step N:" record glued after other text on the line
 GLUED_STEP_RE = re.compile(r"\d \| [A-Z]+\s*\| \S+ - Step \d+:\s*$")
-# A number as float() reads it: "1.2.3" is none (it ended the build with a ValueError).
+# A number as float() reads it ("1.2.3" is none).
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[-+]?[0-9]+)?"
 TIMER_RE = re.compile(rf"^Finished: '([^']+)', time cost: ({_NUMBER}|nan|inf)s\s*$")
 STARTED_STEP = "Started: 'step'"

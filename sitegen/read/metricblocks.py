@@ -165,7 +165,6 @@ def _is_array(func: ast.expr) -> bool:
 
 
 def _is_module(node: ast.expr) -> bool:
-    """``np``, ``numpy`` or ``torch``."""
     return isinstance(node, ast.Name) and node.id in _SCALAR_MODULES
 
 
