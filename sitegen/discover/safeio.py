@@ -100,11 +100,6 @@ def _checked(path: str, root_real: str | None) -> tuple[str, os.stat_result]:
     raise UnsafeInput(f"{_kind(st.st_mode)}: not read")
 
 
-def _same_file(fst: os.stat_result, st: os.stat_result) -> bool:
-    """Whether the descriptor's ``fstat`` is of the regular file ``lstat`` gave ``st`` for."""
-    return stat.S_ISREG(fst.st_mode) and (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino)
-
-
 def _open_fd(path: Path | str, root: Path | str | Root | None) -> tuple[int, os.stat_result]:
     """A descriptor of the checked regular file at ``path`` and its ``fstat``."""
     path, root_real = os.fspath(path), _real_root(root)
@@ -112,7 +107,8 @@ def _open_fd(path: Path | str, root: Path | str | Root | None) -> tuple[int, os.
     fd = os.open(target, _FLAGS)
     try:
         fst = os.fstat(fd)
-        if not _same_file(fst, st):
+        same = stat.S_ISREG(fst.st_mode) and (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino)
+        if not same:
             raise UnsafeInput("file changed while being opened: not read")
         # What was really opened, whatever links a parent folder may have become.
         if (

@@ -101,8 +101,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         return number - self.cr_lines - (brk.within(offset) if brk is not None else 0)
 
     def read_engine_log(self, rel: str, fh) -> None:
-        """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart, docs/formats.md
-        §5), not counted as the log's lines; nothing if reading fails (``OSError``)."""
+        """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart:
+        docs/formats.md §5), not counted as the log's lines; nothing if reading fails."""
         sub = VllmAccumulator(rel, engine_log=True)
         for number, raw, _truncated in iter_raw_lines(fh):
             ln = split_line(number, raw)
@@ -448,12 +448,6 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         if not self.config_done and self.config_lines is None:
             self._start_config(ln)
 
-    def _generating_step(self) -> int:
-        """The step whose rollouts the batches not yet given to a step belong to."""
-        if self.boundary >= 0:
-            return self.boundary + 1
-        return (self.last_done if self.last_done is not None else 0) + 1
-
     # -- the result ----------------------------------------------------------------
     def finish(self, size_bytes: int = 0, mtime: float = 0.0) -> ParsedLog:
         for pend in list(self.pending.values()):
@@ -464,15 +458,13 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             # Batches after the last metrics dict belong to the step being generated: the
             # one after the last step logged, else after the resume or the progress bar's
             # last step, else the first (SkyRL counts steps from 1).
-            self._flush_batches(self._generating_step())
+            after = self.boundary if self.boundary >= 0 else self.last_done or 0
+            self._flush_batches(after + 1)
         self._text_flush()
         form, blocks, evals_out = self._metric_blocks()
+        mid_run = first_step_gap(blocks, self.resumed_from, self.fresh_start, self.config)
         if self.truncated_at is not None:
-            mid_run: str | None = (
-                f"the log says its output was truncated (line {self.truncated_at})"
-            )
-        else:
-            mid_run = first_step_gap(blocks, self.resumed_from, self.fresh_start, self.config)
+            mid_run = f"the log says its output was truncated (line {self.truncated_at})"
         final = self.final_checkpoint
         for kind, n in self.warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:

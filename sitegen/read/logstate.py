@@ -1,9 +1,8 @@
 """The log parser's resumable state, and the primitives every part of the parser shares.
 
-:class:`ParserState` is what a grown log is read on from (the build's cache keeps it
-between builds); :class:`ParserCore` adds the file's name, the redactor and
-the rules each line handler uses: warnings with a cap per kind, the step
-boundary that batches are counted up to, metric values, and vLLM's year-less times.
+:class:`ParserState` is what a grown log is read on from (the build cache keeps it);
+:class:`ParserCore` adds the file's name, the redactor and the rules each line handler
+uses: capped warnings, the step boundary batches count up to, metric values, vLLM times.
 """
 
 from __future__ import annotations
@@ -70,9 +69,8 @@ class _Batches:
 class ParserState:
     """Everything a :class:`LogParser` has learnt so far: the resumable part of a parse.
 
-    Plain typed fields only, so that it can be kept as msgpack and checked on the way
-    back (a grown log is read on from here, in the next build). Add a field here,
-    not as a loose attribute: a new shape of it is noticed by the cache by itself.
+    Plain typed fields only, kept as msgpack and checked on the way back. Add a field
+    here, not as a loose attribute: the cache notices a new shape of it by itself.
     """
 
     year_hint: int | None = None
@@ -207,14 +205,6 @@ class ParserCore(ParserState):
             if k.startswith("timing/") and not (is_finite(v) and v >= 0):
                 self.warn(line, "timer", f"timer {k} is {v}: left out of timing sums and means")
         return out
-
-    def _odd_values(self, line: int, keys: list[str]) -> None:
-        """Warn about the keys of a metrics dict whose values are no value we read."""
-        if keys:
-            more = f" (and {len(keys) - 1} more)" if len(keys) > 1 else ""
-            self.warn(
-                line, "value", f"metric {keys[0]!r}{more} is not a value we can read: left out"
-            )
 
     @staticmethod
     def _store(into: dict, lines: dict, step: int, metrics: dict, line: int) -> None:

@@ -1,8 +1,7 @@
 """The metrics of each step: ``Step N:`` dicts and ``WANDB_MIRROR`` lines (docs/formats.md §3).
 
-A ``Step N:`` marker opens a pretty-printed dict that is collected line by line
-until it closes; a mirror line carries its dict as JSON. At the end the blocks
-of the form the log has are split into train steps and evals.
+A ``Step N:`` marker opens a pretty-printed dict collected line by line until it closes;
+a mirror line carries its dict as JSON. At the end, blocks split into steps and evals.
 """
 
 from __future__ import annotations
@@ -82,10 +81,9 @@ def _unangled(m: re.Match[str]) -> str:
 def printed_dict(text: str) -> tuple[dict, list[str]]:
     """The dict ``pprint.pformat`` printed as ``text``, and the keys whose value it cannot read.
 
-    :func:`flat_dict` for the common flat shape; else the dict display is read from its syntax
-    tree, each value as ``ast.literal_eval`` would, plus the scalar wrappers above (read as the
-    number they wrap). A value of any other kind leaves only its own key out, named in the
-    second result. Raises ``ValueError`` or ``SyntaxError`` when ``text`` is no dict display.
+    :func:`flat_dict` for the flat shape; else read from its syntax tree as ``literal_eval``
+    would, plus the scalar wrappers above (read as the number they wrap); another value
+    leaves only its own key out. ``ValueError`` or ``SyntaxError``: no dict display.
     """
     d = flat_dict(text)
     if d is not None:
@@ -155,13 +153,8 @@ def _is_scalar_wrapper(func: ast.expr) -> bool:
 
 def _is_array(func: ast.expr) -> bool:
     """``tensor``, ``array``, or ``np.``/``numpy.``/``torch.`` ``array`` or ``tensor``."""
-    if isinstance(func, ast.Name):
-        return func.id in ("tensor", "array")
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr in ("tensor", "array")
-        and _is_module(func.value)
-    )
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    return name in ("tensor", "array") and _is_scalar_wrapper(func)
 
 
 def _is_module(node: ast.expr) -> bool:
@@ -295,7 +288,10 @@ class MetricBlocks(ParserCore):
                 pend.line, "block", f"unreadable metrics dict of step {pend.step}: block skipped"
             )
             return
-        self._odd_values(pend.line, odd)
+        if odd:  # the keys whose values are no value we read
+            more = f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""
+            msg = f"metric {odd[0]!r}{more} is not a value we can read: left out"
+            self.warn(pend.line, "value", msg)
         self._store(
             self.console, self.console_lines, pend.step, self._numbers(pend.line, d), pend.line
         )

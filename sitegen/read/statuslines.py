@@ -77,7 +77,8 @@ class StatusLines(ParserCore):
     def _slurm(self, ln: Line, msg: str) -> None:
         m = SLURM_CANCEL_RE.match(msg)
         if m:
-            if not m.group(2) and self.end_marker == "complete" and self._failed_after_done():
+            after_done = self.warn_counts[FAILED_AFTER_DONE] or self.warn_counts[SRUN_AFTER_DONE]
+            if not m.group(2) and self.end_marker == "complete" and after_done:
                 # training completed, a step beside it failed, the step or the script's end
                 # was cancelled: the job's work was done (as its warning said)
                 pass
@@ -168,10 +169,6 @@ class StatusLines(ParserCore):
             )
         else:
             self.end_marker, self.end_detail = "failed", detail
-
-    def _failed_after_done(self) -> bool:
-        """A task's or SLURM's failure was warned about after 'Training done!'."""
-        return bool(self.warn_counts[FAILED_AFTER_DONE] or self.warn_counts[SRUN_AFTER_DONE])
 
     def _final_save(self, number: int) -> None:
         """``Saved final checkpoint.``: the save just before it is the one after the loop.
