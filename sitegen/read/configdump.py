@@ -13,10 +13,8 @@ from sitegen.read.markers import CONFIG_ROOTS, YAML_TOP_RE
 if TYPE_CHECKING:
     import yaml
 
-# PyYAML is imported where a dump is read, as its import is a share of a rebuild: one that
-# reads on from where a grown log stopped meets no config dump, and pages show configs
-# without it (present/yamltext.py).
-
+# PyYAML is imported where a dump is read: a rebuild that reads on from where a grown log
+# stopped meets no config dump, and pages show configs without it (present/yamltext.py).
 
 # How many of a dump's blank lines are tried as its end when the whole is not YAML.
 CONFIG_CUT_TRIES = 4
@@ -25,7 +23,6 @@ CONFIG_CUT_TRIES = 4
 class ConfigDump(ParserCore):
     """The parser's config-dump reader (a part of :class:`~sitegen.read.logparse.LogParser`)."""
 
-    # -- config ------------------------------------------------------------------
     def _start_config(self, ln: Line) -> bool:
         """Start collecting the dump at ``ln`` if it is its first line: a top-level key of
         SkyRL's config ending in ``:``, header-less, or as the message of the loguru record
@@ -83,10 +80,9 @@ class ConfigDump(ParserCore):
                 data = load_config(text, problems)
             except yaml.YAMLError as exc:
                 # An indented line after a blank one was no string's: the dump had ended at
-                # that blank line. Read it up to the last blank line before where YAML failed
-                # (those before it may be a string's: yaml.dump's multi-line strings), then
-                # the few before that, and at last the first blank line: a bounded number of
-                # tries, however many blank lines.
+                # that blank line. Tried: up to the last blank line before where YAML failed
+                # (those before may be a multi-line string's), the few before that, at last
+                # the first: a bounded number of tries, however many blank lines.
                 mark = getattr(exc, "problem_mark", None)
                 at = line_of(text, mark) if mark is not None else len(lines)
                 tries = [c for c in cuts if c <= at][-CONFIG_CUT_TRIES:]

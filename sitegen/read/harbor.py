@@ -38,12 +38,9 @@ Notes = list[tuple[str, int | None]]
 def decode_result(
     data: bytes, name: str, is_eval: bool, notes: Notes | None = None
 ) -> TrialResult | None:
-    """Read one ``result.json``; ``None`` when it is a job-level summary.
-
-    Raises :class:`TrialFormatError` (with a line where known) when damaged. A file
-    read in spite of a problem (bytes that are not UTF-8, a reward that is not a
-    finite number) adds what it was to ``notes``.
-    """
+    """Read one ``result.json``; ``None`` for a job-level summary, :class:`TrialFormatError`
+    when damaged. A file read in spite of a problem (bytes that are not UTF-8, a reward that
+    is not a finite number) adds what it was to ``notes``."""
     if not data or data.isspace():  # (isspace stops at the first other byte; strip copies)
         raise TrialFormatError("empty result.json")
     obj = read_fields(data)

@@ -27,7 +27,6 @@ class TextSteps(ParserCore):
         self._training_goes_on()
         return True
 
-    # -- values from text lines (logs without metric dicts, docs/formats.md §3) -----
     def _text_start(self, line: int) -> None:
         self._text_flush()
         self._training_goes_on()

@@ -80,8 +80,7 @@ class Turn(msgspec.Struct, frozen=True):
 class Prompt(msgspec.Struct, frozen=True):
     """The first prompt: Terminus-2's template and the task's instruction (each shared by
     many transcripts: stored once), and the terminal's first screen; or the whole text.
-    Another agent's system prompt (ATIF ``system`` steps, ``system`` messages before the
-    first prompt) is its template."""
+    Another agent's system prompt is its template."""
 
     template: Shaped | None
     instruction: Shaped | None
@@ -319,10 +318,9 @@ def _dict(v: object) -> dict:
 
 
 def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """The values to hide wherever they appear: those of sensitive-named settings in the
-    trial's own config (``agent.env``, ``agent.kwargs``, verifier and environment settings),
-    and the build's environment's (``build_secrets``). Wherever means in prose too, a plain
-    word's value as well (:func:`~sitegen.redact_rules.literal_rule` says why)."""
+    """The values to hide wherever they appear, in prose too: those of sensitive-named
+    settings in the trial's own config (``agent.env``, ``agent.kwargs``, …) and the build's
+    environment's (:func:`~sitegen.redact_rules.literal_rule` says why)."""
     found: dict[str, str] = {}
     for value in _secret_values(config):
         found.setdefault(value, "trial-secret")

@@ -275,10 +275,9 @@ def _a_tools(name: str) -> bool:
 def scan_trials_dir(
     path: str, links: list[os.DirEntry] | None = None
 ) -> tuple[list[os.DirEntry], list[str], str | None]:
-    """A trials dir listed once: its directories (sorted), the names of its trial archives
-    (sorted; not directories, a link followed as ``Path.is_dir`` follows it) and the
-    reason it cannot be listed, if so. Links to folders are not trials: ``links`` (when
-    given) gets them, sorted, to be reported."""
+    """A trials dir listed once: its directories and the names of its trial archives (not
+    directories, links followed), sorted, and why it cannot be listed, if so. Links to
+    folders are not trials: ``links`` (when given) gets them, sorted, to be reported."""
     try:
         with os.scandir(path) as it:
             entries = list(it)
@@ -710,12 +709,10 @@ class _TarSeen:
         ]
 
     def running(self, counted: set[str]) -> list[str]:
-        """The folders surely a trial's (:meth:`_surely_a_trials`; a ``steps/<step>/`` by
-        more than its ``agent/`` and ``verifier/``) with no ``result.json``, none inside
-        another trial's ``agent/``, …, and none holding a folder of
-        ``counted`` (a trial's or a job's, read) or another such below it: trials still
-        running, or killed, each counted missing (a folder holding a job's is no trial's),
-        sorted."""
+        """Trials still running, or killed, sorted: the folders surely a trial's
+        (:meth:`_surely_a_trials`; a ``steps/<step>/`` by more than its ``agent/`` and
+        ``verifier/``) with no ``result.json``, none inside another trial's ``agent/``, …,
+        and none holding a folder of ``counted`` (a trial's or a job's) or another such."""
         maybe = []
         for folder in set(self.files) | set(self.dirs):
             parts = folder.split("/")
@@ -768,10 +765,9 @@ class _TarSeen:
 
 def _inside(parts: list[str]) -> list[int]:
     """Where a member's path goes into a folder Harbor writes in a trial folder: each ``i``
-    whose ``parts[i]`` is an ``agent/``, ``verifier/``, ``artifacts/`` or ``user-agent/``,
-    or a ``steps/`` with such a folder two levels down (``steps/<step>/agent/``), so that
-    ``parts[:i]`` may be the trial's folder. Not at the top (the trials folder itself), and
-    not a ``steps/`` of anything else: a job's or a user's folder named so holds trials."""
+    whose ``parts[i]`` is one of :data:`_IN_TRIAL`, or a ``steps/`` with one two levels
+    down (``steps/<step>/agent/``), so that ``parts[:i]`` may be the trial's folder. Not at
+    the top, nor another ``steps/`` (a job's or a user's folder named so holds trials)."""
     last = len(parts) - 1  # (parts[last]: the file's name)
     return [
         i
@@ -782,9 +778,9 @@ def _inside(parts: list[str]) -> list[int]:
 
 
 def _tar_pass(col: _Collector, fh: Any, members: list, seen: _TarSeen) -> None:
-    """One read of a trials archive as a stream: each ``result.json`` decoded, a trial's
-    into ``members``; one inside a folder Harbor writes in a trial (:func:`_inside`) held
-    in ``seen`` with the files that decide it, for :meth:`_TarSeen.trials`."""
+    """One read of a trials archive as a stream: each ``result.json`` decoded into
+    ``members``, or, inside a folder Harbor writes in a trial (:func:`_inside`), held in
+    ``seen`` with the files that decide it."""
     unpacked = 0
     with tarfile.open(fileobj=fh, mode="r|*") as tar:
         for member in tar:
