@@ -145,13 +145,8 @@ class _Walker:
             last = real.rsplit("/", 1)[-1]  # (a folder's own warning covers the files in it)
             if shown not in self.real_paths:
                 if undecodable_shown(last) != last:
-                    self.warnings.append(
-                        BuildWarning(
-                            shown,
-                            None,
-                            "name is not valid UTF-8: shown with U+FFFD and the bytes' hex",
-                        )
-                    )
+                    said = "name is not valid UTF-8: shown with U+FFFD and the bytes' hex"
+                    self.warnings.append(BuildWarning(shown, None, said))
                 self._secret_names(real.split("/"), shown.split("/"))
             self.real_paths[shown] = real
         return shown
@@ -363,13 +358,10 @@ class _Walker:
         self, jobs: list, group: str, layout: str, infra: list, notes: Path | None
     ) -> None:
         """A job for each log and its ``.err``; the infra logs go to a folder's only job."""
+        shared = infra if len(jobs) == 1 else []
         for e, err in jobs:
             own = [err] if err else []
-            self.jobs.append(
-                self._job(
-                    Path(e.path), group, layout, own + (infra if len(jobs) == 1 else []), notes
-                )
-            )
+            self.jobs.append(self._job(Path(e.path), group, layout, own + shared, notes))
 
     def _job(
         self, path: Path, group: str, layout: str, infra: list, notes: Path | None

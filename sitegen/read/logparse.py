@@ -468,13 +468,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         final = self.final_checkpoint
         for kind, n in self.warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:
-                self.warnings.append(
-                    BuildWarning(
-                        self.rel,
-                        None,
-                        f"{n - MAX_WARNINGS_PER_KIND} more warnings like the above ({kind})",
-                    )
-                )
+                more = f"{n - MAX_WARNINGS_PER_KIND} more warnings like the above ({kind})"
+                self.warnings.append(BuildWarning(self.rel, None, more))
         return ParsedLog(
             path=self.rel,
             blocks=tuple(blocks),

@@ -188,14 +188,10 @@ class _Collector:
             self.damaged[folder] = ("missing", None)
 
     def freeze(self) -> TrialSet:
+        shown = self.redactor.path(self.rel)
         if self.nwarn > MAX_WARNINGS:
-            self.warnings.append(
-                BuildWarning(
-                    self.redactor.path(self.rel),
-                    None,
-                    f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown",
-                )
-            )
+            more = f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown"
+            self.warnings.append(BuildWarning(shown, None, more))
         if self.dropped:
             self.warnings = [w for i, w in enumerate(self.warnings) if i not in self.dropped]
         for by_source, said in (
@@ -203,17 +199,14 @@ class _Collector:
             (self.recovered, "read from here: no readable result.json in the folder"),
         ):
             for source, names in by_source.items():
-                self.warnings.append(
-                    BuildWarning(
-                        self.redactor.path(source), None, f"{_trials(names, self.redactor)} {said}"
-                    )
-                )
-        hidden = self.secrets.warning(self.redactor.path(self.rel))
+                message = f"{_trials(names, self.redactor)} {said}"
+                self.warnings.append(BuildWarning(self.redactor.path(source), None, message))
+        hidden = self.secrets.warning(shown)
         if hidden is not None:
             self.warnings.append(hidden)
         # Sorted by name so a sharded (parallel) read gives the same order.
         return TrialSet(
-            self.redactor.path(self.rel),
+            shown,
             tuple(sorted(self.results, key=lambda r: r.name)),
             self.eval,
             self.malformed,
