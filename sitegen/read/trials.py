@@ -98,8 +98,8 @@ class _Collector:
         self.nwarn += 1
         shown = self.redactor.path(path)
         if shown != path:  # a secret in a trial's folder or file name: reported, as any other
-            where = path[len(self.rel) + 1 :] if path.startswith(self.rel + "/") else path
-            self.secrets.add(self.redactor.hide(path)[1], self.redactor.path(where))
+            where = self.redactor.path(path.removeprefix(self.rel + "/"))
+            self.secrets.add(self.redactor.hide(path)[1], where)
         if self.nwarn <= MAX_WARNINGS:
             self.warnings.append(BuildWarning(shown, line, self.redactor.text(msg)))
             return len(self.warnings) - 1
@@ -171,8 +171,8 @@ class _Collector:
             self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
             for message, line in _notes(outcome):
                 if message.startswith(_SECRET_NOTE):
-                    where = path[len(self.rel) + 1 :] if path.startswith(self.rel + "/") else path
-                    self.secrets.add([message[len(_SECRET_NOTE) :]], self.redactor.path(where))
+                    where = self.redactor.path(path.removeprefix(self.rel + "/"))
+                    self.secrets.add([message.removeprefix(_SECRET_NOTE)], where)
                 else:
                     self.warn(path, line, message)
         elif kind == "job":
