@@ -7,19 +7,15 @@ Two layouts, side by side at any depth:
 * **flat**: a directory with ``*.out``/``*.log`` files directly and its
   trials in ``trace_jobs/`` or ``trials/`` beside them.
 
-A job whose SLURM script split its output (``--output=x.out --error=x.err``) has a
-``.err`` beside its ``.out`` (or ``.log``) of the same stem: read with it, as a stream of
-its own (in :attr:`JobSource.infra_logs`, first); a ``.err`` alone is a job's log.
+A ``.err`` beside a ``.out`` (or ``.log``) of the same stem is that job's stderr
+(``--output=x.out --error=x.err``), read with it as a stream of its own (first in
+:attr:`JobSource.infra_logs`); a ``.err`` alone is a job's log.
 
-Discovery drops nothing silently: every folder below the root (beside and
-below an experiment's ``logs/`` too) is a job, part of one, or reported as
-skipped with the reason; a log it cannot use is a warning. The walk is
-iterative, so depth costs no stack.
-
-Directory links are never followed (no loops), file links only when they
-stay inside the archive. Paths enter the model redacted: a secret in a folder
-or file name becomes a stable hash (:meth:`Redactor.path`), and
-:attr:`Discovery.real_paths` maps such a path back to the file to read.
+Nothing is dropped silently: every folder below the root (an experiment's ``logs/``
+too) is a job, part of one, or reported as skipped with the reason. Directory links are
+never followed, file links only inside the archive. Paths enter the model redacted (a
+secret in a name becomes a stable hash, :meth:`Redactor.path`);
+:attr:`Discovery.real_paths` maps them back to the files to read.
 """
 
 from __future__ import annotations
@@ -28,6 +24,7 @@ import contextlib
 import hashlib
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +46,7 @@ MAX_ID_CHARS = 200  # an id is a file name (data/jobs/<id>.json): at most 255 by
 NO_JOB = "no .out/.log files and no trials directory"
 NOT_A_JOB = "log holds nothing of SkyRL, Ray, vLLM or a SLURM status: not a training job"
 EMPTY_LOG = "empty log: not a training job (yet)"
+_SHARED_INFRA = "infra-*.log beside several job logs: cannot tell whose engines they are, not read"
 MARKER = ".sitegen-site"  # a site folder's manifest: which of its files sitegen made
 # The file a build cache folder holds, so that it is known as sitegen's whatever its name
 CACHE_MARKER = ".sitegen-cache"
@@ -61,14 +59,11 @@ COMPANION_RE = re.compile(r"\..+\.(?:lock|cache|staging-\d+)")
 def slug(rel: str) -> str:
     """A URL-safe id for a path relative to the archive, made from that path alone.
 
-    Separators become ``.``. A path of plain segments (letters, digits, ``_``,
-    ``-``) gives exactly that (``exp/run_1`` → ``exp.run_1``): such ids can be
-    read back, so no two plain paths share one. Any other path (a ``.`` in a
-    name, spaces, accents) gets ``-`` for odd characters and a short hash of
-    the whole path, so ``x.y`` and ``x/y`` differ, and neither id depends on
-    what else the archive holds: adding a job never moves another job's URL. A plain
-    path longer than :data:`MAX_ID_CHARS` is shortened the same way: the id names a file
-    and a folder of the site, and no file system takes a name of 256 bytes.
+    A path of plain segments (letters, digits, ``_``, ``-``) gives itself, ``/`` as ``.``
+    (``exp/run_1`` → ``exp.run_1``): such ids read back, so no two plain paths share one.
+    Any other path (a ``.`` in a name, spaces, accents), or one past :data:`MAX_ID_CHARS`
+    (the id names a file), gets ``-`` for odd characters and a short hash of the whole
+    path: ``x.y`` and ``x/y`` differ, and adding a job never moves another job's URL.
     """
     base = rel.replace("/", ".")
     if CANONICAL_RE.fullmatch(rel) and len(base) <= MAX_ID_CHARS:
@@ -150,13 +145,8 @@ class _Walker:
             last = real.rsplit("/", 1)[-1]  # (a folder's own warning covers the files in it)
             if shown not in self.real_paths:
                 if undecodable_shown(last) != last:
-                    self.warnings.append(
-                        BuildWarning(
-                            shown,
-                            None,
-                            "name is not valid UTF-8: shown with U+FFFD and the bytes' hex",
-                        )
-                    )
+                    said = "name is not valid UTF-8: shown with U+FFFD and the bytes' hex"
+                    self.warnings.append(BuildWarning(shown, None, said))
                 self._secret_names(real.split("/"), shown.split("/"))
             self.real_paths[shown] = real
         return shown
@@ -318,24 +308,10 @@ class _Walker:
         logs_dir = Path(logs_node.path)
         log_files = logs_node.scanned[0] if logs_node.scanned else []
         infra = [e for e in log_files if _is_infra(e.name)]
-        notes = _notes(files) or _notes(log_files)
         jobs = _pair_streams(logs)
-        for e, err in jobs:
-            own = [err] if err else []
-            self.jobs.append(
-                self._job(
-                    Path(e.path),
-                    group,
-                    "experiment",
-                    own + (infra if len(jobs) == 1 else []),
-                    notes,
-                )
-            )
+        self._add_jobs(jobs, group, "experiment", infra, _notes(files) or _notes(log_files))
         if infra and len(jobs) > 1:
-            self.warn(
-                logs_dir,
-                "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
-            )
+            self.warn(logs_dir, _SHARED_INFRA)
         found: list[Path] = []
         for e in dirs:
             if e.name == "logs" or e.name.startswith(".") or _sitegens(e.path):
@@ -361,17 +337,8 @@ class _Walker:
         notes = _notes(files)
         jobs = _pair_streams(logs)
         if infra and len(jobs) > 1:
-            self.warn(
-                d,
-                "infra-*.log beside several job logs: cannot tell whose engines they are, not read",
-            )
-        for e, err in jobs:
-            own = [err] if err else []
-            self.jobs.append(
-                self._job(
-                    Path(e.path), group, "flat", own + (infra if len(jobs) == 1 else []), notes
-                )
-            )
+            self.warn(d, _SHARED_INFRA)
+        self._add_jobs(jobs, group, "flat", infra, notes)
         if not logs:
             # Trials without any log: a job known only by its trials.
             self.jobs.append(
@@ -386,6 +353,15 @@ class _Walker:
             )
         if trials:
             self.trials[group] = [self.rel(t.path) for t in trials]
+
+    def _add_jobs(
+        self, jobs: list, group: str, layout: str, infra: list, notes: Path | None
+    ) -> None:
+        """A job for each log and its ``.err``; the infra logs go to a folder's only job."""
+        shared = infra if len(jobs) == 1 else []
+        for e, err in jobs:
+            own = [err] if err else []
+            self.jobs.append(self._job(Path(e.path), group, layout, own + shared, notes))
 
     def _job(
         self, path: Path, group: str, layout: str, infra: list, notes: Path | None
@@ -407,11 +383,8 @@ class _Walker:
 
 
 def _ident(p: os.DirEntry | Path) -> tuple[int, int]:
-    """A folder's identity (device, inode), links not followed.
-
-    A folder gone since it was listed gets an identity of its own that matches
-    nothing (reading it then gives the warning).
-    """
+    """A folder's identity (device, inode), links not followed; one gone since it was
+    listed gets an identity that matches nothing (reading it then gives the warning)."""
     try:
         st = p.stat(follow_symlinks=False) if isinstance(p, os.DirEntry) else os.lstat(p)
     except OSError:
@@ -438,14 +411,11 @@ def _trials_dir(p: Path) -> bool:
 def drop_non_jobs(
     disc: Discovery, logs: Mapping[str, ParsedLog | None]
 ) -> tuple[Discovery, frozenset[str]]:
-    """``disc`` without the jobs whose log shows no sign of a training job, and their logs.
-
-    Which logs are jobs is decided where each log is read (``ParsedLog.evidence``,
-    read/evidence.py); a log without evidence is listed in ``skipped`` with the reason.
-    A log that could not be read (None in ``logs``) stays a job: its warning says why.
-    A folder or experiment with trials whose every log is dropped keeps its last job,
-    without a log, so the trials are still shown (under the id that job had). Returns
-    the new discovery and the paths of the dropped logs.
+    """``disc`` without the jobs whose log shows no sign of a training job
+    (``ParsedLog.evidence``, read/evidence.py), and the paths of those logs, each listed in
+    ``skipped`` with the reason. A log that could not be read (None in ``logs``) stays a
+    job. A folder or experiment with trials whose every log is dropped keeps its last job,
+    without a log, so the trials are still shown (under the id that job had).
     """
     dropped = {
         j.id: log for j in disc.jobs if (log := logs.get(j.id)) is not None and not log.evidence
@@ -479,9 +449,8 @@ def discover(
 ) -> Discovery:
     """Walk ``root`` and list its jobs, trials directories and skipped directories.
 
-    Folders in ``exclude`` (the site being built, when it lies inside the
-    archive) are passed over silently; hidden folders are reported as skipped.
-    Paths are passed through ``redactor`` (built-in rules when ``None``).
+    Folders in ``exclude`` (the site being built, inside the archive) are passed over
+    silently; hidden folders are reported as skipped. Paths go through ``redactor``.
     """
     if not root.exists():
         raise ArchiveError(f"archive not found: {root} (give the folder that holds your job logs)")
@@ -496,15 +465,13 @@ def discover(
     # Ids come from each job's own path (slug), so they are stable. Two paths can still meet
     # (a.out and a.log, or a/b.out beside a/b/logs/): then each of them takes a hash of its
     # whole path, which also depends on nothing else.
-    count: dict[str, int] = {}
-    for j in jobs:
-        count[j.id] = count.get(j.id, 0) + 1
+    count = Counter(j.id for j in jobs)
     jobs = [
         replace(j, id=f"{j.id}-{_hash(j.log or j.group)}") if count[j.id] > 1 else j for j in jobs
     ]
     return Discovery(
         jobs=tuple(jobs),
-        trials_dirs={k: v for k, v in sorted(w.trials.items())},
+        trials_dirs=dict(sorted(w.trials.items())),
         skipped=tuple(sorted(set(w.skipped))),
         warnings=tuple(w.warnings),
         real_paths=dict(sorted(w.real_paths.items())),

@@ -13,9 +13,7 @@ Every file sitegen reads from an archive goes through :func:`open_regular` or
 * :func:`read_bytes` stops at a byte limit.
 
 Refusals raise :class:`UnsafeInput`, an :class:`OSError` whose ``strerror``
-says why, so callers' existing ``except OSError`` paths turn them into warnings. The
-common case costs only the system calls the checks need (with a :class:`Root`, the root's
-real path is worked out once).
+says why, so callers' ``except OSError`` paths turn them into warnings.
 """
 
 from __future__ import annotations
@@ -47,20 +45,15 @@ class UnsafeInput(OSError):
 
 
 class Root(msgspec.Struct, frozen=True):
-    """An archive root and its real path, worked out once for many reads below it.
-
-    Pass one as ``root`` when reading many files (the trial shards): a plain
-    path's real path is worked out again on every call (a system call per
-    folder of the path). It is taken when the object is made, so a root that
-    later becomes a link elsewhere leaves its files refused, not read.
-    """
+    """An archive root and its real path, worked out once for many reads below it (a plain
+    path's is worked out on every call, a system call per folder). Taken when made: a root
+    that later becomes a link elsewhere leaves its files refused, not read."""
 
     path: str
     real: str
 
     @classmethod
     def of(cls, root: Path | str) -> Root:
-        """The root at ``root``, its real path resolved now."""
         return cls(os.fspath(root), os.path.realpath(root))
 
 
@@ -107,11 +100,6 @@ def _checked(path: str, root_real: str | None) -> tuple[str, os.stat_result]:
     raise UnsafeInput(f"{_kind(st.st_mode)}: not read")
 
 
-def _same_file(fst: os.stat_result, st: os.stat_result) -> bool:
-    """Whether the descriptor's ``fstat`` is of the regular file ``lstat`` gave ``st`` for."""
-    return stat.S_ISREG(fst.st_mode) and (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino)
-
-
 def _open_fd(path: Path | str, root: Path | str | Root | None) -> tuple[int, os.stat_result]:
     """A descriptor of the checked regular file at ``path`` and its ``fstat``."""
     path, root_real = os.fspath(path), _real_root(root)
@@ -119,7 +107,8 @@ def _open_fd(path: Path | str, root: Path | str | Root | None) -> tuple[int, os.
     fd = os.open(target, _FLAGS)
     try:
         fst = os.fstat(fd)
-        if not _same_file(fst, st):
+        same = stat.S_ISREG(fst.st_mode) and (fst.st_dev, fst.st_ino) == (st.st_dev, st.st_ino)
+        if not same:
             raise UnsafeInput("file changed while being opened: not read")
         # What was really opened, whatever links a parent folder may have become.
         if (
@@ -135,11 +124,8 @@ def _open_fd(path: Path | str, root: Path | str | Root | None) -> tuple[int, os.
 
 
 def open_regular(path: Path | str, root: Path | str | Root | None = None) -> BinaryIO:
-    """Open a regular file for reading in binary mode, inside ``root`` when given.
-
-    Raises :class:`UnsafeInput` (an ``OSError``) for a link leading out of
-    ``root``, a FIFO, socket, device or directory; other ``OSError`` as ``open``.
-    """
+    """Open a regular file for reading in binary mode, inside ``root`` when given;
+    :class:`UnsafeInput` for a link out of ``root``, a FIFO, socket, device or directory."""
     fd, _ = _open_fd(path, root)
     try:
         if hasattr(os, "set_blocking"):
@@ -151,21 +137,16 @@ def open_regular(path: Path | str, root: Path | str | Root | None = None) -> Bin
 
 
 def root_of(path: Path | str, rel: str) -> Path:
-    """The archive root ``path`` lies in, given ``rel``, its path below the root.
-
-    ``rel`` may be the path as shown (a secret in a name hashed): only its number
-    of segments counts.
-    """
+    """The archive root ``path`` lies in, given ``rel``, its path below the root (maybe as
+    shown, a secret in a name hashed: only its number of segments counts)."""
     return Path(path).parents[max(0, len(rel.strip("/").split("/")) - 1)]
 
 
 def read_bytes(
     path: Path | str, root: Path | str | Root | None, limit: int, cut: bool = False
 ) -> bytes:
-    """The whole file, if it is at most ``limit`` bytes (else :class:`UnsafeInput`).
-
-    With ``cut``, a larger file gives its first ``limit`` bytes instead.
-    """
+    """The whole file, if it is at most ``limit`` bytes (else :class:`UnsafeInput`); with
+    ``cut``, a larger file gives its first ``limit`` bytes instead."""
     fd, st = _open_fd(path, root)
     try:
         if st.st_size > limit and not cut:
@@ -185,10 +166,7 @@ def read_bytes_stat(
 ) -> tuple[bytes | None, os.stat_result]:
     """The whole file and the ``fstat`` of what was opened, checked as :func:`read_bytes`
     checks it; the bytes are None when the file is larger than ``limit`` (or grew past it).
-
-    For a reader that records each file's size and mtime beside what it read (the trial
-    reader): the file is not ``stat``'ed again by path before it is opened.
-    """
+    For a reader that keeps each file's size and mtime: no second ``stat`` by path."""
     fd, st = _open_fd(path, root)
     try:
         data = _read_to(fd, st, limit) if st.st_size <= limit else None
@@ -198,10 +176,9 @@ def read_bytes_stat(
 
 
 def _read_to(fd: int, st: os.stat_result, limit: int) -> bytes:
-    """The file's bytes, up to one past ``limit`` (so a caller sees that it is larger)."""
-    # One read of the fstat size plus one byte; a read that ends exactly at that size is the
-    # end (the common file: one read). Otherwise on to the end, or one byte past the limit
-    # (a file may have grown since its fstat).
+    """The file's bytes, up to one past ``limit`` (so a caller sees that it is larger): one
+    read of the fstat size plus one byte, the end when it gives exactly that size; else on
+    to the end (a file may have grown since its fstat)."""
     want = limit + 1
     data = os.read(fd, min(st.st_size + 1, want))
     if data and len(data) < want and len(data) != st.st_size:

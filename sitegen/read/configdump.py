@@ -7,16 +7,14 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from sitegen.read.lines import TQDM_TAIL_RE, Line
-from sitegen.read.logstate import MAX_CONFIG_LINES, ParserCore
+from sitegen.read.logstate import INT64, MAX_CONFIG_LINES, ParserCore
 from sitegen.read.markers import CONFIG_ROOTS, YAML_TOP_RE
 
 if TYPE_CHECKING:
     import yaml
 
-# PyYAML is imported where a dump is read, as its import is a share of a rebuild: one that
-# reads on from where a grown log stopped meets no config dump, and pages show configs
-# without it (present/yamltext.py).
-
+# PyYAML is imported where a dump is read: a rebuild that reads on from where a grown log
+# stopped meets no config dump, and pages show configs without it (present/yamltext.py).
 
 # How many of a dump's blank lines are tried as its end when the whole is not YAML.
 CONFIG_CUT_TRIES = 4
@@ -25,7 +23,6 @@ CONFIG_CUT_TRIES = 4
 class ConfigDump(ParserCore):
     """The parser's config-dump reader (a part of :class:`~sitegen.read.logparse.LogParser`)."""
 
-    # -- config ------------------------------------------------------------------
     def _start_config(self, ln: Line) -> bool:
         """Start collecting the dump at ``ln`` if it is its first line: a top-level key of
         SkyRL's config ending in ``:``, header-less, or as the message of the loguru record
@@ -43,10 +40,9 @@ class ConfigDump(ParserCore):
     def _config_line(self, msg: str) -> bool:
         """Take a plain line of the process whose dump is open; False: the dump ended before it.
 
-        A blank line is held, not taken: ``yaml.dump`` writes a string holding line breaks
-        quoted, over several lines, with a blank line for each break, and goes on indented
-        after it; anything else after a blank line (the next record, a top-level key) means
-        the blank line was the dump's end.
+        A blank line is held: ``yaml.dump`` writes a string holding line breaks over several
+        lines, a blank line for each break, and goes on indented; anything else after a
+        blank line (the next record, a top-level key) means it was the dump's end.
         """
         if not msg:
             self.config_blanks += 1
@@ -84,10 +80,9 @@ class ConfigDump(ParserCore):
                 data = load_config(text, problems)
             except yaml.YAMLError as exc:
                 # An indented line after a blank one was no string's: the dump had ended at
-                # that blank line. Read it up to the last blank line before where YAML failed
-                # (those before it may be a string's: yaml.dump's multi-line strings), then
-                # the few before that, and at last the first blank line: a bounded number of
-                # tries, however many blank lines.
+                # that blank line. Tried: up to the last blank line before where YAML failed
+                # (those before may be a multi-line string's), the few before that, at last
+                # the first: a bounded number of tries, however many blank lines.
                 mark = getattr(exc, "problem_mark", None)
                 at = line_of(text, mark) if mark is not None else len(lines)
                 tries = [c for c in cuts if c <= at][-CONFIG_CUT_TRIES:]
@@ -131,7 +126,6 @@ class ConfigDump(ParserCore):
 # stand for millions of values, or for a list that holds itself) is refused, not shown.
 MAX_CONFIG_NODES = 100_000
 MAX_CONFIG_DEPTH = 64  # (the JSON writer refuses past 255 levels; Python's stack nearer 300)
-_INT64 = 1 << 63
 
 
 class ConfigTooBig(ValueError):
@@ -141,13 +135,11 @@ class ConfigTooBig(ValueError):
 def load_config(text: str, problems: list[tuple[int, str]] | None = None) -> object:
     """The config dump's YAML as plain JSON-able values (``yaml.safe_load``, bounded).
 
-    The document's node graph is measured, aliases expanded, before anything is built
-    (:class:`ConfigTooBig` past the bounds); then what JSON cannot hold is made plain by
-    :func:`plain`. ``yaml.YAMLError`` for text that is not YAML. A value YAML cannot build
-    (a date that is no day, an integer of more digits than Python converts, a tag it does
-    not know) is kept as written, and ``problems`` gets its line (from 0) and what it is.
+    The node graph is measured, aliases expanded, before anything is built
+    (:class:`ConfigTooBig` past the bounds); ``yaml.YAMLError`` for text that is not YAML.
+    A value YAML cannot build (a date that is no day, a huge integer, an unknown tag) is
+    kept as written, and ``problems`` gets its line (from 0) and what it is.
     """
-
     loader = _loader_class()(text)
     loader.problems = problems if problems is not None else []
     loader.text = text
@@ -241,7 +233,7 @@ def plain(value: object) -> object:
     if value is None or isinstance(value, bool | float | str | datetime.date):
         return value
     if isinstance(value, int):
-        return value if -_INT64 <= value < _INT64 else str(value)
+        return value if -INT64 <= value < INT64 else str(value)
     if isinstance(value, dict):
         return {plain(k) if not isinstance(k, str) else k: plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -1,12 +1,9 @@
 """Is a log a training job's? The signs a parsed line gives of SkyRL, Ray, vLLM or SLURM.
 
-A file named ``*.out`` is not a job because of its name: a SLURM folder also
-holds preprocessing logs, a traceback of a script that never started, binary
-junk. The log parser asks :func:`line_evidence` of each line it splits until
-one answers; the first answer is kept with the parse (``ParsedLog.evidence``),
-and a log with none is listed as skipped, not shown as a job (docs/design.md,
-"Which logs are jobs"). One sign is enough: a job that has just started has
-written a single Ray or SkyRL line.
+A SLURM folder's ``*.out`` may be a preprocessing log, a script's traceback, binary junk.
+The log parser asks :func:`line_evidence` of each line it splits until one answers (kept
+as ``ParsedLog.evidence``); a log with none is skipped, not shown as a job (docs/design.md,
+"Which logs are jobs"). One sign is enough: a job just started has one Ray or SkyRL line.
 """
 
 from __future__ import annotations

@@ -38,12 +38,9 @@ Notes = list[tuple[str, int | None]]
 def decode_result(
     data: bytes, name: str, is_eval: bool, notes: Notes | None = None
 ) -> TrialResult | None:
-    """Read one ``result.json``; ``None`` when it is a job-level summary.
-
-    Raises :class:`TrialFormatError` (with a line where known) when damaged. A file
-    read in spite of a problem (bytes that are not UTF-8, a reward that is not a
-    finite number) adds what it was to ``notes``.
-    """
+    """Read one ``result.json``; ``None`` for a job-level summary, :class:`TrialFormatError`
+    when damaged. A file read in spite of a problem (bytes that are not UTF-8, a reward that
+    is not a finite number) adds what it was to ``notes``."""
     if not data or data.isspace():  # (isspace stops at the first other byte; strip copies)
         raise TrialFormatError("empty result.json")
     obj = read_fields(data)
@@ -55,10 +52,9 @@ def decode_result(
 def read_whole(data: bytes, notes: Notes | None = None) -> dict:
     """The whole ``result.json`` as Python objects; :class:`TrialFormatError` when damaged.
 
-    The reference reading (and the one for every file :func:`read_fields` passes on):
-    orjson, then the standard library, which accepts ``NaN``/``Infinity`` and says
-    on which line the JSON broke. Bytes that are not UTF-8 are read as U+FFFD, and
-    ``notes`` says where.
+    The reference reading: orjson, then the standard library, which accepts
+    ``NaN``/``Infinity`` and says on which line the JSON broke. Bytes that are not UTF-8
+    are read as U+FFFD, and ``notes`` says where.
     """
     try:
         obj = orjson.loads(data)
@@ -83,21 +79,13 @@ def read_whole(data: bytes, notes: Notes | None = None) -> dict:
 
 # -- only the fields read, with simdjson ---------------------------------------------------------
 #
-# A result.json is ~60 KB, nearly all of it chat history; decoding all of it into Python
-# objects (orjson) is most of the cost of a trial. simdjson parses to its own tape and
-# builds Python objects only for what is asked, so the fields below are taken out as plain
-# dicts and lists, and decode_fields reads them exactly as it reads orjson's whole dict.
-# Where simdjson would read a file otherwise than orjson does, the file goes the reference
-# way (read_whole): anything simdjson refuses (damaged JSON, NaN, integers beyond 64 bits:
-# the reference path reports or reads those), a byte-order mark (simdjson skips it,
-# orjson refuses it), a repeated key in an object read from (simdjson finds the first,
-# orjson keeps the last), a container where a plain value is read, text that is not UTF-8.
-#
-# The small objects (stage spans, verifier_result, exception_info, model_usage) are taken
-# whole, by simdjson's own as_dict: one call instead of a walk over their keys with a
-# look-up per field read. as_dict gives what orjson gives for the same bytes (a repeated
-# key keeps its last value, containers become dicts and lists), so these need none of the
-# checks above; decode_fields reads only the FIELDS of them.
+# A result.json is ~60 KB, nearly all chat history: simdjson builds Python objects only for
+# the fields below, which decode_fields reads exactly as orjson's whole dict. A file simdjson
+# would read otherwise goes the reference way (read_whole): what simdjson refuses (damaged
+# JSON, NaN, integers past 64 bits), a byte-order mark (simdjson skips it, orjson refuses
+# it), a repeated key read from (simdjson finds the first, orjson keeps the last), a
+# container where a plain value is read, text that is not UTF-8. The small objects (Entire)
+# are taken whole by simdjson's as_dict, which gives what orjson gives for the same bytes.
 
 
 class Entire(dict):
@@ -180,10 +168,8 @@ def _fields_taker() -> Taker:
 
 def _compile(shape: Any) -> Taker | None:
     """A function taking the parts ``shape`` names out of a simdjson value; None for a leaf.
-
-    Dicts and lists come out where the shape has them; any other container where the
-    shape has one comes out as None (decode_fields reads nothing of it either way).
-    """
+    A container of another kind than the shape's comes out as None (decode_fields reads
+    nothing of it either way)."""
     obj_t, arr_t = simdjson.Object, simdjson.Array
     if shape is _LEAF:
         return None
@@ -324,18 +310,13 @@ _STAGES = (
     ("agent_execution", "agent_exec_s"),
     ("verifier", "verifier_s"),
 )
-
-
 _STEP_STAGES = ("agent_execution", "verifier")  # the stages a step of a multi-step trial times
 
 
 def _insight_fields(obj: dict, agent: dict, start: datetime | None, steps: list[dict]) -> dict:
-    """Start time (``started_at`` as :func:`_time` reads it), stage durations and cached tokens.
-
-    The insights' inputs (docs/data.md, "What the insights mean"). A multi-step trial
-    (docs/formats.md §6.5) times its agent and verifier, and counts its tokens, on each
-    step and leaves the top level null: a stage's time is then the sum over its steps.
-    """
+    """Start time, stage durations and cached tokens: the insights' inputs (docs/data.md).
+    A multi-step trial (docs/formats.md §6.5) times its agent and verifier, and counts its
+    tokens, on each step and leaves the top level null: then the sum over its steps."""
     stages = {}
     for key, field_name in _STAGES:
         st = obj.get(key)
@@ -359,11 +340,9 @@ def _insight_fields(obj: dict, agent: dict, start: datetime | None, steps: list[
 
 def _stage(span: object) -> float | None:
     """Seconds one stage took (a ``{started_at, finished_at}`` span), when known and not negative."""
-    d = (
-        _duration(span.get("started_at"), span.get("finished_at"))
-        if isinstance(span, dict)
-        else None
-    )
+    if not isinstance(span, dict):
+        return None
+    d = _between(_time(span.get("started_at")), _time(span.get("finished_at")))
     return d if d is not None and d >= 0 else None
 
 
@@ -432,11 +411,6 @@ def _time(v: object) -> datetime | None:
         return datetime.fromisoformat(v.replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-def _duration(a: object, b: object) -> float | None:
-    """Seconds from time ``a`` to time ``b``, both as :func:`_time` reads them."""
-    return _between(_time(a), _time(b))
 
 
 def _between(ta: datetime | None, tb: datetime | None) -> float | None:

@@ -59,8 +59,7 @@ GLUED_START_RE = re.compile(
 )
 # The end of a tqdm bar: "| 208/233 [1:15:34<08:27, 20.30s/it]" or "5it [00:01, 3.2it/s]".
 # Only text ending like this may carry a glued record: model text can hold anything. A count
-# starts where its run of digits starts (the same matches; tried from inside a run, each
-# start read the run to its end: a line of 50 k digits took minutes).
+# starts where its run of digits starts (the same matches, each run read once: linear).
 _TQDM_TAIL = r"(?<!\d)(?:\d+/\d+|\d+(?:\.\d+)?[kMG]?it) \[[^\[\]]*\]\s*"
 TQDM_TAIL_RE = re.compile(_TQDM_TAIL + "$")
 # The same, then the glued record's own Ray prefixes: a bar the driver wrote (no prefix,
@@ -72,13 +71,11 @@ MAX_LINE_BYTES = 1 << 20
 
 
 class Line(NamedTuple):
-    """One logical line with its layers separated.
+    """One logical line with its layers separated (a named tuple: cheaper than a dataclass).
 
-    ``source`` identifies the emitting process (``actor pid ip``) or is ``""``
-    for lines written straight to the SLURM file. ``emitter`` is ``"loguru"``,
-    ``"vllm"`` or ``""``; ``time`` is set for loguru lines only (vLLM headers
-    carry no year), ``vllm_time`` holds the vLLM ``MM-DD HH:MM:SS`` text.
-    A named tuple: immutable, and cheaper to make than a frozen dataclass.
+    ``source``: the emitting process (``actor pid ip``), ``""`` for the driver's own lines.
+    ``emitter``: ``"loguru"``, ``"vllm"`` or ``""``; ``time`` is a loguru line's (vLLM
+    headers carry no year: ``vllm_time`` holds their ``MM-DD HH:MM:SS`` text).
     """
 
     number: int
@@ -98,11 +95,9 @@ class Line(NamedTuple):
 class Breaks:
     """The line breaks :func:`iter_blocks` made of lone ``\r`` (tqdm redraws), around one yield.
 
-    Such a break starts a line of the log's reading that is not a line of the file (one
-    ``\n`` line with a bar redrawn fifty times reads as fifty-one lines), so a reader
-    that numbers its lines takes them off to name the file's own line (``less +N``,
-    an editor). ``before``: breaks since the previous yield; :meth:`within`: breaks
-    inside a block before an offset of it.
+    A reader takes them off its line count to name the file's own line (a bar redrawn
+    fifty times reads as fifty-one lines). ``before``: breaks since the previous yield;
+    :meth:`within`: breaks inside a block before an offset of it.
     """
 
     __slots__ = ("before", "cr", "base", "_at_base")
@@ -121,13 +116,10 @@ class Breaks:
 
 
 class CrBreaks:
-    """Where :func:`_cr_breaks` turned a chunk's lone ``\r`` into line breaks.
-
-    Kept as the pieces of the converted chunk that may hold such breaks (one per line
-    with a prefix, one per run of bare lines between them), not one entry per ``\r``:
-    :meth:`before` counts them on demand, in C (``bytes.count``), on from where the last
-    question stopped (a reader asks about its lines in order), so a chunk is counted
-    through at most once. ``total``: their number in all.
+    """Where :func:`_cr_breaks` turned a chunk's lone ``\r`` into line breaks: the pieces of
+    the converted chunk that may hold such breaks, counted on demand (``bytes.count``) on
+    from where the last question stopped, so a chunk is counted through at most once.
+    ``total``: their number in all.
     """
 
     __slots__ = ("chunk", "out", "pieces", "total", "_i", "_pos", "_got")
@@ -139,13 +131,10 @@ class CrBreaks:
         self._i, self._pos, self._got = 0, 0, 0  # breaks below out[_pos], pieces[_i] on
 
     def before(self, pos: int) -> int:
-        """The breaks at offsets below ``pos`` of the converted chunk."""
+        """The breaks at offsets below ``pos`` of the converted chunk, counted on from the
+        last position asked."""
         if pos >= len(self.out):
             return self.total
-        return self._count(pos)
-
-    def _count(self, pos: int) -> int:
-        """The breaks in pieces below ``pos``, counted on from the last position asked."""
         if pos < self._pos:  # asked out of order (rare): count again from the start
             self._i, self._pos, self._got = 0, 0, 0
         i, at, got = self._i, self._pos, self._got
@@ -170,15 +159,13 @@ class CrBreaks:
 def iter_blocks(
     fh, chunk_size: int = 1 << 20
 ) -> Iterator[tuple[bytes | None, bytes, bool, Breaks | None]]:
-    """Read a binary stream (anything with ``read(n)``) in fixed chunks.
+    """Read a binary stream (anything with ``read(n)``) in fixed chunks, in bounded memory.
 
-    Yields ``(block, line, truncated, breaks)``: either a block of complete lines
-    (``block`` is their bytes, each ending in ``\n``; ``line`` is empty) or one
-    single line (``block`` is None) that was longer than :data:`MAX_LINE_BYTES`
-    (cut there, ``truncated``) or is the last, unterminated one. Memory stays
-    bounded whatever a line's length. ``\r`` counts as a line break (tqdm bars),
-    ``\r\n`` as one break; ``breaks`` says where such ``\r`` breaks are (None: none
-    since the last yield, and none in this one). Lines are numbered by the reader.
+    Yields ``(block, line, truncated, breaks)``: a block of complete lines, each ending in
+    ``\n`` (``line`` empty), or one line (``block`` None) longer than
+    :data:`MAX_LINE_BYTES` (cut there, ``truncated``) or the last, unterminated one.
+    ``\r`` is a line break (tqdm bars), ``\r\n`` one break; ``breaks`` says where such
+    ``\r`` breaks are (None: none since the last yield, nor in this one).
     """
     buf = bytearray()  # the start of a line that continues in the next chunk
     overflow = False
@@ -289,9 +276,7 @@ def _cr_breaks(
     one, so a record after a ``\r`` belongs to the same process (docs/formats.md §2).
     ``carried`` is the start of a line begun in the previous chunk, if any. A ``\r``
     ending the chunk may be half of a ``\r\n``: it becomes a plain break; a ``\r\n``
-    is one break. Works a physical line at a time (its prefix matched once, all its
-    ``\r`` replaced at once), and the lines with no prefix between two that have one
-    in one ``replace``.
+    is one break. A prefix is matched once per physical line.
 
     ``pieces``, when given, gets ``(start, end, source start, kind)`` for each piece of
     the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): kind 0 is
@@ -306,20 +291,13 @@ def _cr_breaks(
     find, rfind = chunk.find, chunk.rfind
     not_lone = 1 if chunk[-1:] == b"\r" else 0
 
-    def bulk(a: int, b: int) -> None:
-        nonlocal olen
-        part = chunk[a:b].replace(b"\r", b"\n")
-        if pieces is not None and a < b:
-            # (the chunk's last \r, if in here, is never asked about: it ends the chunk)
-            pieces.append((olen, olen + len(part), a, 0))
-        out.append(part)
-        olen += len(part)
-
-    def prefixed(a: int, b: int, cr: bytes) -> None:
+    def bulk(a: int, b: int, cr: bytes = b"\n", kind: int = 0) -> None:
+        """``chunk[a:b]``, each \r as ``cr``: kind 0, a bare run; kind 1, a prefixed line's
+        text after its first \r (the chunk's last \r is never asked about)."""
         nonlocal olen
         part = chunk[a:b].replace(b"\r", cr)
         if pieces is not None and a < b:
-            pieces.append((olen, olen + len(part), a, 1))
+            pieces.append((olen, olen + len(part), a, kind))
         out.append(part)
         olen += len(part)
 
@@ -340,11 +318,11 @@ def _cr_breaks(
             bulk(pos, i)
             cr = b"\n" + m.group(0)
             if end == n and chunk[-1] == 13:  # the chunk's last \r: a plain break
-                prefixed(i, n - 1, cr)
+                bulk(i, n - 1, cr, 1)
                 out.append(b"\n")
                 olen += 1
             else:
-                prefixed(i, text_end, cr)
+                bulk(i, text_end, cr, 1)
             pos = end
             not_lone += text_end < end
         elif text_end < end:  # a bare line ending in \r\n (rare)
@@ -405,11 +383,8 @@ def _no_long_line(block: bytes) -> bool:
 
 
 def iter_raw_lines(fh, chunk_size: int = 1 << 20) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield ``(line_number, bytes, truncated)`` for every line of a binary stream (see :func:`iter_blocks`).
-
-    The number is the file's own line (``\n``-terminated): the lines a tqdm bar's
-    ``\r`` makes of one line share its number (see :class:`Breaks`).
-    """
+    """Yield ``(line_number, bytes, truncated)`` for every line of a binary stream
+    (:func:`iter_blocks`); the lines a ``\r`` makes of one file line share its number."""
     number = 1
     for block, line, truncated, brk in iter_blocks(fh, chunk_size):
         if brk is not None:
@@ -428,11 +403,8 @@ def iter_raw_lines(fh, chunk_size: int = 1 << 20) -> Iterator[tuple[int, bytes, 
 
 
 def split_line(number: int, raw: bytes) -> Line:
-    """Decode one physical line and separate Ray prefix, header and message.
-
-    A record glued after a progress bar on the same physical line (docs/formats.md §2)
-    is read as if it had a line of its own.
-    """
+    """Decode one physical line and separate Ray prefix, header and message; a record glued
+    after a progress bar (docs/formats.md §2) is read as if it had a line of its own."""
     text = raw.decode("utf-8", errors="replace")
     if "\x1b" in text:
         text = ANSI_RE.sub("", text)
@@ -479,11 +451,8 @@ def _glued(
 
 
 def _peel(text: str) -> tuple[str, str | None, str | None, str]:
-    """The Ray prefixes ``text`` starts with: the process the first names, and what follows.
-
-    Up to three: the Ray actor, then e.g. vLLM >= 0.10's EngineCore group. No prefix:
-    ``("", None, None, text)``, the driver's own output.
-    """
+    """The Ray prefixes ``text`` starts with (up to three: the Ray actor, then e.g. vLLM >=
+    0.10's EngineCore group): the process the first names, and what follows."""
     source, pid, ip = "", None, None
     for depth in range(MAX_PREFIXES):
         m = RAY_PREFIX_RE.match(text)

@@ -34,15 +34,11 @@ CHECKED = 256  # the bytes at each end of what was read that a state keeps, to c
 class LogState(msgspec.Struct, Generic[S], frozen=True):
     """Where a parse stopped, so that a grown log is read on from there.
 
-    ``parser`` is the parser's state after the first ``offset`` bytes (which end with a
-    newline): a :class:`~sitegen.read.logstate.ParserState` to read on from, or what
-    :func:`parse_log`'s ``snapshot`` made of it. ``tail`` stands for the bytes just
-    before ``offset`` and ``head`` for the file's first bytes (:func:`window`: a digest,
-    never the bytes, which can hold a secret the cache must not keep), both checked to
-    make sure the file was appended to, not rewritten; so are ``size`` and ``mtime_ns``
-    (a file of the same size with another mtime was rewritten in place). ``errs``: the
-    same for each ``.err`` of a log split in two, by its path (each is read by a parser
-    of its own: :func:`_read_errs`).
+    ``parser``: the parser's state after the first ``offset`` bytes (ending in a newline),
+    or what :func:`parse_log`'s ``snapshot`` made of it. ``tail`` stands for the bytes just
+    before ``offset`` and ``head`` for the file's first bytes (:func:`window`: a digest, as
+    the bytes can hold a secret), checked, with ``size`` and ``mtime_ns``, to tell a file
+    appended to from one rewritten. ``errs``: the same for each ``.err`` of a split log.
     """
 
     offset: int
@@ -118,16 +114,13 @@ def parse_log(
     state: LogState[ParserState] | None = None,
     snapshot: Callable[[ParserState], Any] = copy_state,
 ) -> tuple[ParsedLog, LogState[Any]]:
-    """Parse one job log (plus any ``infra-*.log`` files holding its engines' output, and
-    the ``.err`` of a log split in two: :func:`_read_errs`).
+    """Parse one job log, with its ``infra-*.log`` files (its engines' output) and the
+    ``.err`` of a log split in two (:func:`_read_errs`).
 
-    With ``state`` from an earlier parse of the same files, only what was appended to each
-    since is read (the state is taken over: its containers are changed). Returns the
-    result and the state to read on from next time, its parsers' part as ``snapshot``
-    makes it of each parser's state at that point (by default a copy; a parser changes
-    its state as it reads the last, unterminated line and as it finishes, and the
-    ``.err``'s vLLM statistics are merged into the log's: whatever ``snapshot`` keeps
-    must not share their containers).
+    With ``state`` from an earlier parse, only what was appended since is read (the state
+    is taken over). Returns the result and the state to read on from next time, each
+    parser's part as ``snapshot`` makes it (by default a copy: the parser goes on changing
+    its containers as it reads the last, unterminated line and finishes).
     """
     root = root_of(path, rel)  # links may not lead out of the archive
     errs, unread = _read_errs(extra_logs, root, redactor, state.errs if state else {}, snapshot)
@@ -169,16 +162,10 @@ def _read_on(
     time_hint: datetime | None = None,
 ) -> tuple[LogParser, LogState[Any]]:
     """A parser that has read all of ``fh`` (up to its size ``st`` now), and its state after
-    the last complete line (``snapshot`` made of it; no ``.err`` states).
-
-    It reads on from ``state`` when the file was only appended to since (the bytes before
-    the state's offset are its tail) and the state was read with the hints a fresh parser
-    would take now: the year of the file's mtime (vLLM's year-less lines are dated by it)
-    and ``time_hint``; else it reads the file from the start.
-    """
+    the last complete line. It reads on from ``state`` when the file was only appended to
+    and the state was read with the hints a fresh parser would take now (the year of the
+    file's mtime, which dates vLLM's year-less lines, and ``time_hint``)."""
     year = datetime.fromtimestamp(st.st_mtime).year
-    parser: LogParser | None = None
-    start = 0
     if (
         state is not None
         and 0 < state.offset <= st.st_size
@@ -189,8 +176,8 @@ def _read_on(
     ):
         parser = LogParser.resume(state.parser, rel, redactor)
         start = state.offset
-    if parser is None:
-        parser = LogParser(rel, redactor, year_hint=year)
+    else:
+        parser, start = LogParser(rel, redactor, year_hint=year), 0
         parser.time_hint = time_hint
     end = _complete_end(fh, start, st.st_size)
     fh.seek(start)
@@ -213,11 +200,9 @@ def _read_errs(
     states: dict[str, LogState[ParserState]],
     snapshot: Callable[[ParserState], Any],
 ) -> tuple[list[tuple[LogParser, os.stat_result, LogState[Any]]], list[tuple[str, str]]]:
-    """Each ``.err`` of a log split in two (docs/formats.md §1), read as a stream of its
-    own (its line order is not the log's) by a parser of its own, up to its size now, on
-    from its state in ``states`` when it only grew (:func:`_read_on`): the parser, the
-    file's stat and the state to read on from next time; and the ones that could not be
-    opened, with why."""
+    """Each ``.err`` of a log split in two (docs/formats.md §1), read by a parser of its own
+    (its line order is not the log's), on from its state in ``states`` (:func:`_read_on`):
+    the parser, the file's stat and its next state; and the ones not opened, with why."""
     read, unread = [], []
     for extra, extra_rel in extra_logs:
         if not extra_rel.endswith(ERR_SUFFIX):
@@ -233,11 +218,9 @@ def _read_errs(
 
 
 def _finish_err(parser: LogParser, own: LogParser, st: os.stat_result) -> ParsedLog:
-    """The ``.err``'s parse ``own`` finished; :func:`combine_streams` adds it to the log's.
-
-    Its vLLM lines go to ``parser``'s statistics (an engine whose lines reach both files is
-    one), and its times widen the log's, which the vLLM timeline starts from.
-    """
+    """The ``.err``'s parse ``own`` finished, for :func:`combine_streams`. Its vLLM lines go
+    to ``parser``'s (an engine whose lines reach both files is one), and its times widen
+    the log's, which the vLLM timeline starts from."""
     parser.vllm.merge(own.vllm)
     parser.suppressed += own.suppressed
     own.vllm, own.suppressed = VllmAccumulator(own.rel), 0

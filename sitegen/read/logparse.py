@@ -1,9 +1,7 @@
 """Streaming parser of a SkyRL SLURM ``.out`` log (docs/formats.md §2–§5).
 
-The parser reads the file in fixed-size chunks and keeps only what the site
-needs: one dict per step, counters, and per-minute vLLM buckets. Memory does
-not grow with the log's length beyond those (a step's dict, a bucket per
-minute of wall time).
+It reads the file in fixed-size chunks and keeps only what the site needs: one dict per
+step, counters, and a vLLM bucket per minute of wall time.
 """
 
 from __future__ import annotations
@@ -15,20 +13,8 @@ from sitegen.errors import BuildWarning
 from sitegen.model.parsed import Checkpoint, MetricBlock, ParsedLog
 from sitegen.read.configdump import ConfigDump
 from sitegen.read.evidence import config_evidence, line_evidence
-from sitegen.read.lines import (
-    SLURMSTEPD_RE,
-    Breaks,
-    Line,
-    iter_blocks,
-    iter_raw_lines,
-    split_line,
-)
-from sitegen.read.logstate import (
-    MAX_WARNINGS_PER_KIND,
-    ParserState,
-    _Batches,
-    _PendingBlock,
-)
+from sitegen.read.lines import SLURMSTEPD_RE, Breaks, Line, iter_blocks, iter_raw_lines, split_line
+from sitegen.read.logstate import MAX_WARNINGS_PER_KIND, ParserState, _Batches, _PendingBlock
 from sitegen.read.markers import (
     BATCH_DONE_RE,
     BATCH_EXC_RE,
@@ -85,11 +71,9 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
     _brk: Breaks | None = None
 
     def feed_stream(self, fh, chunk_size: int = 1 << 20) -> None:
-        """Read a binary stream (``read(n)``) to its end, numbering lines on from :attr:`lines`.
-
-        Lines are counted as read (a tqdm bar's ``\r`` makes lines of one); each is named
-        by the file's own line, :attr:`lines` less the breaks a ``\r`` made before it
-        (:attr:`cr_lines`, and the block's own, :class:`~sitegen.read.lines.Breaks`).
+        """Read a binary stream (``read(n)``) to its end, numbering lines on from :attr:`lines`
+        (as read: a ``\r`` makes lines of one); each is named by the file's own line,
+        less the ``\r`` breaks before it (:attr:`cr_lines`, :class:`~sitegen.read.lines.Breaks`).
         """
         for read in iter_blocks(fh, chunk_size):
             self.feed_read(*read)
@@ -117,11 +101,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         return number - self.cr_lines - (brk.within(offset) if brk is not None else 0)
 
     def read_engine_log(self, rel: str, fh) -> None:
-        """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart, docs/formats.md §5).
-
-        Its lines are not counted as the log's; nothing is added if reading fails
-        part-way (the ``OSError`` reaches the caller).
-        """
+        """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart:
+        docs/formats.md §5), not counted as the log's lines; nothing if reading fails."""
         sub = VllmAccumulator(rel, engine_log=True)
         for number, raw, _truncated in iter_raw_lines(fh):
             ln = split_line(number, raw)
@@ -173,13 +154,9 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         )
 
     def feed_block(self, first: int, block: bytes) -> None:
-        """Take a block of complete lines (each ending in ``\\n``), numbered from ``first``.
-
-        A line holding a NUL or invalid UTF-8 (a bad line) goes through
-        :meth:`feed_raw`, which warns about it; the clean runs between bad lines
-        go through :meth:`_feed_clean`. Only the bad lines need the slow path: one
-        bad byte does not send its whole block line by line.
-        """
+        """Take a block of complete lines (each ending in ``\\n``), numbered from ``first``:
+        a line holding a NUL or invalid UTF-8 through :meth:`feed_raw`, which warns about
+        it, the clean runs between such lines through :meth:`_feed_clean`."""
         markers = Markers(block)
         pos, number, end = 0, first, len(block)
         while pos < end:
@@ -197,13 +174,9 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         self.lines = number - 1
 
     def _feed_clean(self, markers: Markers, block: bytes, pos: int, end: int, number: int) -> int:
-        """Take the clean lines of ``block[pos:end]`` (``pos`` and ``end`` are line starts).
-
-        In the steady state they are searched for marker lines in one pass of
-        ``markers``; only those lines reach Python. As soon as a marker opens a
-        dict or a config dump, lines are taken one by one. Returns the number of
-        the line at ``end``.
-        """
+        """Take the clean lines of ``block[pos:end]`` (line starts); the number of the line at
+        ``end``. In the steady state only the marker lines ``markers`` finds reach Python;
+        while a dict or a config dump is open, lines are taken one by one."""
         skip = pos  # _take_run declined the run before this offset: no second look
         while pos < end:
             if self.steady():
@@ -389,10 +362,10 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
 
     def _restarting(self) -> bool:
         """Whether the start line being read restarts training within the job: a resume or
-        fresh-start line after a step is an attempt that died within the job being run
-        again, not the job's own start (the job's ``resumed_from``, ``resume_path`` and ``fresh_start`` stay
-        its first attempt's, which is what its run's resume chain is stitched by). Latched:
-        a restart that drops every step logged is a restart still, all its lines."""
+        fresh-start line after a step is an attempt run again, not the job's own start (its
+        ``resumed_from``, ``resume_path`` and ``fresh_start`` stay the first attempt's: the
+        run's resume chain is stitched by them). Latched: a restart that drops every step
+        logged is a restart still."""
         if not self.restarted and (self.console or self.mirror or self.text_steps):
             self.restarted = True
         return self.restarted
@@ -400,12 +373,10 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
     def _start_from(self, step: int, line: int) -> None:
         """Training (re)starts after ``step`` (a resume from it, or 0 from scratch).
 
-        Steps past it that this log already holds were logged by an attempt that died within
-        the same job (a job script that runs the trainer again, docs/formats.md §4.7): the
-        next attempt logs them again, and its values, times and batches are the steps'. The
-        earlier attempt's are dropped, with a warning; its batches stay in the job's totals.
-        How the earlier attempt ended is not how the job ends, and the batches it ran after
-        its last step belong to no step of the next.
+        Steps past it already logged are an attempt's that died within the job (a script
+        that runs the trainer again, docs/formats.md §4.7): the next attempt's values, times
+        and batches count; the earlier's are dropped with a warning (its batches stay in the
+        job's totals), and so are its end and the batches it ran after its last step.
         """
         self.last_done = step
         self._text_flush()  # a timed step of the earlier attempt, if it was still open
@@ -477,12 +448,6 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         if not self.config_done and self.config_lines is None:
             self._start_config(ln)
 
-    def _generating_step(self) -> int:
-        """The step whose rollouts the batches not yet given to a step belong to."""
-        if self.boundary >= 0:
-            return self.boundary + 1
-        return (self.last_done if self.last_done is not None else 0) + 1
-
     # -- the result ----------------------------------------------------------------
     def finish(self, size_bytes: int = 0, mtime: float = 0.0) -> ParsedLog:
         for pend in list(self.pending.values()):
@@ -493,25 +458,18 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             # Batches after the last metrics dict belong to the step being generated: the
             # one after the last step logged, else after the resume or the progress bar's
             # last step, else the first (SkyRL counts steps from 1).
-            self._flush_batches(self._generating_step())
+            after = self.boundary if self.boundary >= 0 else self.last_done or 0
+            self._flush_batches(after + 1)
         self._text_flush()
         form, blocks, evals_out = self._metric_blocks()
+        mid_run = first_step_gap(blocks, self.resumed_from, self.fresh_start, self.config)
         if self.truncated_at is not None:
-            mid_run: str | None = (
-                f"the log says its output was truncated (line {self.truncated_at})"
-            )
-        else:
-            mid_run = first_step_gap(blocks, self.resumed_from, self.fresh_start, self.config)
+            mid_run = f"the log says its output was truncated (line {self.truncated_at})"
         final = self.final_checkpoint
         for kind, n in self.warn_counts.items():
             if n > MAX_WARNINGS_PER_KIND:
-                self.warnings.append(
-                    BuildWarning(
-                        self.rel,
-                        None,
-                        f"{n - MAX_WARNINGS_PER_KIND} more warnings like the above ({kind})",
-                    )
-                )
+                more = f"{n - MAX_WARNINGS_PER_KIND} more warnings like the above ({kind})"
+                self.warnings.append(BuildWarning(self.rel, None, more))
         return ParsedLog(
             path=self.rel,
             blocks=tuple(blocks),
@@ -559,12 +517,8 @@ def first_step_gap(
 
 
 def _first_bad(block: bytes, pos: int, end: int) -> int:
-    """The offset of the first NUL or invalid UTF-8 byte in ``block[pos:end]``, else ``end``.
-
-    UTF-8 is checked only up to the first NUL (the line holding it is bad anyway),
-    through a memoryview (no copy), and decoding stops at the first error: the
-    scans of a block add up to one pass however many bad lines it has.
-    """
+    """The offset of the first NUL or invalid UTF-8 byte in ``block[pos:end]``, else ``end``
+    (UTF-8 checked up to the first NUL, without a copy: a block's scans add up to one pass)."""
     nul = block.find(b"\x00", pos, end)
     limit = end if nul < 0 else nul
     try:

@@ -1,9 +1,8 @@
 """The log parser's resumable state, and the primitives every part of the parser shares.
 
-:class:`ParserState` is what a grown log is read on from (the build's cache keeps it
-between builds); :class:`ParserCore` adds the file's name, the redactor and
-the rules each line handler uses: warnings with a cap per kind, the step
-boundary that batches are counted up to, metric values, and vLLM's year-less times.
+:class:`ParserState` is what a grown log is read on from (the build cache keeps it);
+:class:`ParserCore` adds the file's name, the redactor and the rules each line handler
+uses: capped warnings, the step boundary batches count up to, metric values, vLLM times.
 """
 
 from __future__ import annotations
@@ -70,9 +69,8 @@ class _Batches:
 class ParserState:
     """Everything a :class:`LogParser` has learnt so far: the resumable part of a parse.
 
-    Plain typed fields only, so that it can be kept as msgpack and checked on the way
-    back (a grown log is read on from here, in the next build). Add a field here,
-    not as a loose attribute: a new shape of it is noticed by the cache by itself.
+    Plain typed fields only, kept as msgpack and checked on the way back. Add a field
+    here, not as a loose attribute: the cache notices a new shape of it by itself.
     """
 
     year_hint: int | None = None
@@ -111,9 +109,7 @@ class ParserState:
     suppressed: int = 0
     first_time: datetime | None = None
     last_time: datetime | None = None
-    block_times: dict[int, datetime] = field(
-        default_factory=dict
-    )  # step -> its first marker's time
+    block_times: dict[int, datetime] = field(default_factory=dict)  # step: its first marker's time
     lines: int = 0  # lines read, counting the ones a tqdm bar's \r makes (a log's reading)
     cr_lines: int = 0  # of those, the ones a \r made: lines - cr_lines is the file's own line
     warnings: list[BuildWarning] = field(default_factory=list)
@@ -154,8 +150,7 @@ class ParserCore(ParserState):
 
     def warn(self, line: int | None, kind: str, message: str) -> None:
         self.warn_counts[kind] += 1
-        n = self.warn_counts[kind]
-        if n <= MAX_WARNINGS_PER_KIND:
+        if self.warn_counts[kind] <= MAX_WARNINGS_PER_KIND:
             self.warnings.append(BuildWarning(self.rel, line, message))
 
     def redact(self, line: int, text: str) -> str:
@@ -208,20 +203,8 @@ class ParserCore(ParserState):
             self.warn(line, "value", f"metric {dropped[0]!r} is not a number we can keep: left out")
         for k, v in out.items():
             if k.startswith("timing/") and not (is_finite(v) and v >= 0):
-                self.warn(
-                    line,
-                    "timer",
-                    f"timer {k} is {v}: left out of timing sums and means",
-                )
+                self.warn(line, "timer", f"timer {k} is {v}: left out of timing sums and means")
         return out
-
-    def _odd_values(self, line: int, keys: list[str]) -> None:
-        """Warn about the keys of a metrics dict whose values are no value we read."""
-        if keys:
-            more = f" (and {len(keys) - 1} more)" if len(keys) > 1 else ""
-            self.warn(
-                line, "value", f"metric {keys[0]!r}{more} is not a value we can read: left out"
-            )
 
     @staticmethod
     def _store(into: dict, lines: dict, step: int, metrics: dict, line: int) -> None:

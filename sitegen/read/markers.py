@@ -1,8 +1,6 @@
-"""What the lines of a SkyRL log look like to the parser (docs/formats.md §2–§5).
-
-The patterns of the lines :class:`~sitegen.read.logparse.LogParser` reads, and
-:class:`Markers`, the fast finder of the lines in a block that may carry one.
-Kept apart from the state machine so each shape is written once.
+"""What the lines of a SkyRL log look like to the parser (docs/formats.md §2–§5): the
+patterns :class:`~sitegen.read.logparse.LogParser` reads, and :class:`Markers`, the fast
+finder of the lines in a block that may carry one.
 """
 
 from __future__ import annotations
@@ -115,7 +113,7 @@ def is_signalled_end(detail: str | None) -> bool:
 STEP_LIKE_RE = re.compile(r"^Step \d+:|^Step [^\s:]{0,24}:\s*$|^Step :\s*$")
 # A tracking logger's "Step N:" record glued after other text on the line
 GLUED_STEP_RE = re.compile(r"\d \| [A-Z]+\s*\| \S+ - Step \d+:\s*$")
-# A number as float() reads it: "1.2.3" is none (it ended the build with a ValueError).
+# A number as float() reads it ("1.2.3" is none).
 _NUMBER = r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[-+]?[0-9]+)?"
 TIMER_RE = re.compile(rf"^Finished: '([^']+)', time cost: ({_NUMBER}|nan|inf)s\s*$")
 STARTED_STEP = "Started: 'step'"
@@ -171,12 +169,9 @@ HINT_LITERALS = (*(b"%d | " % d for d in range(10)), b"m | ")
 
 
 class Markers:
-    """Finds the next line of a block that may carry a marker, in one pass over the block.
-
-    The literals and the loguru hints (:data:`HINT_LITERALS`) are found together by
-    one Aho-Corasick automaton (``ahocorasick_rs``) rather than a ``bytes.find`` pass per
-    literal and a regex pass for the hints. A line holds a hit exactly when it holds a
-    literal or a :data:`LOGURU_HINT`.
+    """Finds the next line of a block that may carry a marker, in one pass over the block:
+    the literals and the loguru hints (:data:`HINT_LITERALS`) by one Aho-Corasick
+    automaton. A line holds a hit exactly when it holds a literal or a :data:`LOGURU_HINT`.
     """
 
     # "Engine 0", not "Engine": the Ray actor AsyncVLLMInferenceEngine prefixes every line
@@ -210,12 +205,8 @@ class Markers:
         self.k = 0  # the first match not before the last pos asked for
 
     def find(self, pos: int) -> int:
-        """Where the first hit at or after ``pos`` is, or -1.
-
-        ``pos`` is a line start (as LogParser asks), never less than the last one
-        asked. Any position on the hit's line may be given (the start of its first
-        match); callers take the line that holds it.
-        """
+        """Where the first hit at or after ``pos`` (a line start, never less than the last
+        asked) is, or -1: a position on the hit's line, whose line callers take."""
         b = self.block
         if self.starts is None:
             found = self._FINDER.find_matches_as_indexes(b)

@@ -1,8 +1,7 @@
 """The metrics of each step: ``Step N:`` dicts and ``WANDB_MIRROR`` lines (docs/formats.md §3).
 
-A ``Step N:`` marker opens a pretty-printed dict that is collected line by line
-until it closes; a mirror line carries its dict as JSON. At the end the blocks
-of the form the log has are split into train steps and evals.
+A ``Step N:`` marker opens a pretty-printed dict collected line by line until it closes;
+a mirror line carries its dict as JSON. At the end, blocks split into steps and evals.
 """
 
 from __future__ import annotations
@@ -35,11 +34,10 @@ _RUN_FIRST = (b" ", b"\t", b"{")  # how a pformat line starts
 def flat_dict(text: str) -> dict | None:
     """``ast.literal_eval(text)`` for a flat dict of str keys to str/int/float, or None.
 
-    A metrics dict as pformat prints it (``{'policy/loss': '0.0026', 'x': 64}``, an item
-    a line) or an ``Exception breakdown`` dict, read item by item with one regex: the same
-    keys in the same order (a repeated key keeps its first place and its last value), the
-    same values. Anything else (a bare ``nan``, a nested value, a backslash, a comment, a
-    tab) returns None: take ``literal_eval``, which also says what is wrong.
+    A pformat metrics dict (``{'policy/loss': '0.0026', 'x': 64}``) or an ``Exception
+    breakdown``, read item by item with one regex: the same keys, order and values (a
+    repeated key keeps its first place and last value). Anything else (a bare ``nan``, a
+    nested value, a backslash, a tab) gives None: ``literal_eval`` says what is wrong.
     """
     if text[:1] != "{":
         return None
@@ -83,10 +81,9 @@ def _unangled(m: re.Match[str]) -> str:
 def printed_dict(text: str) -> tuple[dict, list[str]]:
     """The dict ``pprint.pformat`` printed as ``text``, and the keys whose value it cannot read.
 
-    :func:`flat_dict` for the common flat shape; else the dict display is read from its syntax
-    tree, each value as ``ast.literal_eval`` would, plus the scalar wrappers above (read as the
-    number they wrap). A value of any other kind leaves only its own key out, named in the
-    second result. Raises ``ValueError`` or ``SyntaxError`` when ``text`` is no dict display.
+    :func:`flat_dict` for the flat shape; else read from its syntax tree as ``literal_eval``
+    would, plus the scalar wrappers above (read as the number they wrap); another value
+    leaves only its own key out. ``ValueError`` or ``SyntaxError``: no dict display.
     """
     d = flat_dict(text)
     if d is not None:
@@ -156,17 +153,11 @@ def _is_scalar_wrapper(func: ast.expr) -> bool:
 
 def _is_array(func: ast.expr) -> bool:
     """``tensor``, ``array``, or ``np.``/``numpy.``/``torch.`` ``array`` or ``tensor``."""
-    if isinstance(func, ast.Name):
-        return func.id in ("tensor", "array")
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr in ("tensor", "array")
-        and _is_module(func.value)
-    )
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    return name in ("tensor", "array") and _is_scalar_wrapper(func)
 
 
 def _is_module(node: ast.expr) -> bool:
-    """``np``, ``numpy`` or ``torch``."""
     return isinstance(node, ast.Name) and node.id in _SCALAR_MODULES
 
 
@@ -177,13 +168,11 @@ class MetricBlocks(ParserCore):
         """Take the run of an open dict's lines at ``block[pos:end]`` in one go, up to its ``}``.
 
         ``pos`` and ``end`` are line starts of a clean stretch (valid UTF-8, no NUL). The
-        run: the lines that start with the same Ray prefix of a process whose dict is open,
-        each a pformat line (``{`` first, then a space or tab) holding no escape or ``]``,
-        up to the line that closes the dict. Fed one by one, each would only append its
-        text (``_continue_block``); here they are appended at once. Declined (0 lines,
-        nothing changed) when a line would do more: close early, be blank, or pass
-        :data:`MAX_BLOCK_LINES`. Returns ``(lines taken, offset)``: after them, or, when
-        declined, where a new try would see the same run again.
+        run: pformat lines (``{`` first, then a space or tab) with the Ray prefix of a
+        process whose dict is open, holding no escape or ``]``, up to the closing line;
+        each would only append its text (``_continue_block``). Declined (0 lines, nothing
+        changed) when a line would close early, be blank, or pass :data:`MAX_BLOCK_LINES`.
+        Returns ``(lines taken, offset)``: after them, or where a new try sees the same run.
         """
         m = CR_PREFIX_RE.match(block, pos, end)
         # No prefix: the driver's own output (source ""); split_line leaves a line that
@@ -246,13 +235,9 @@ class MetricBlocks(ParserCore):
         return n, stop
 
     def _adopt(self, ln: Line) -> bool:
-        """Give a header with no Ray prefix the process of the dict line right after it.
-
-        A record glued after a tqdm bar the driver wrote (no Ray prefix) loses its own
-        prefix, while the lines after it keep theirs (docs/formats.md §2.4). Such a header's
-        dict is taken from the process whose ``{`` line comes on the next line; from
-        there on only that process's lines continue it, as for any dict. Returns
-        whether ``ln`` was taken.
+        """Give a header with no Ray prefix the process of the ``{`` line right after it (a
+        record glued after a bar the driver wrote loses its prefix, the lines after it keep
+        theirs: docs/formats.md §2.4). Returns whether ``ln`` was taken.
         """
         orphan = self.pending[""]
         if orphan.text or ln.number != orphan.line + 1 or ln.message[:1] != "{":
@@ -303,7 +288,10 @@ class MetricBlocks(ParserCore):
                 pend.line, "block", f"unreadable metrics dict of step {pend.step}: block skipped"
             )
             return
-        self._odd_values(pend.line, odd)
+        if odd:  # the keys whose values are no value we read
+            more = f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""
+            msg = f"metric {odd[0]!r}{more} is not a value we can read: left out"
+            self.warn(pend.line, "value", msg)
         self._store(
             self.console, self.console_lines, pend.step, self._numbers(pend.line, d), pend.line
         )

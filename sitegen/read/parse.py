@@ -1,11 +1,9 @@
-"""The read stage: the logs and trials folders it is given, read in parallel, each result
-handed on as it is ready.
+"""The read stage: logs and trials folders read in parallel, each result handed on as it
+is ready (:func:`read_all`, a generator: the caller works while the workers go on).
 
-Logs go to the worker pool one task each, largest first, so the workers end together;
-this process lists the trials folders meanwhile and decodes their new ``result.json``
-files in shards on the same pool when there are many. :func:`read_all` is a generator:
-what the caller does with each result (keep it for the next build, say) happens while
-the workers go on. The results equal a serial read.
+Logs go to the worker pool one task each, largest first; this process lists the trials
+folders meanwhile and decodes many new ``result.json`` files in shards on the same pool.
+The results equal a serial read.
 """
 
 from __future__ import annotations
@@ -62,11 +60,10 @@ class LogRead(msgspec.Struct, frozen=True):
 
 
 class FolderRead(msgspec.Struct, frozen=True):
-    """A trials folder read: its trial set; each ``result.json``'s outcome, as it is known
-    for the next read (:func:`~sitegen.read.trials.parse_trials`); its files taken from
-    ``known`` rather than read; and what its listing found, each trial's ``result.json``
-    (whether or not it exists), the folder's trial archives and the folders below it
-    walked for a Harbor job's trials (with their mtimes)."""
+    """A trials folder read: its trial set, each ``result.json``'s outcome kept for the next
+    read, how many files were taken from ``known``, and what its listing found (every
+    trial's ``result.json``, the trial archives, the folders walked for a Harbor job's
+    trials with their mtimes)."""
 
     folder: str
     trials: TrialSet
@@ -86,11 +83,9 @@ def read_log(
     stats: Stats = (),
     snapshot: Callable[[ParserState], Any] = copy_state,
 ) -> tuple[ParsedLog, LogState[Any]] | BuildWarning:
-    """One log, in a worker: plain arguments in, plain data out (a :data:`LogReader`): the
-    parse and where to read on from next time (its parser's state as ``snapshot`` makes
-    it: :func:`~sitegen.read.logfile.parse_log`), or a warning when it cannot be read.
-
-    ``rel`` and ``infra`` are on-disk paths; what the log returns shows them redacted.
+    """One log, in a worker (a :data:`LogReader`): the parse and where to read on from next
+    time (:func:`~sitegen.read.logfile.parse_log`), or a warning when it cannot be read.
+    ``rel`` and ``infra`` are on-disk paths; the result shows them redacted.
     """
     root = Path(archive)
     redactor = Redactor(patterns)
@@ -111,19 +106,13 @@ def read_all(
     reader: LogReader = read_log,
 ) -> Iterator[LogRead | FolderRead]:
     """Read ``logs`` (each with ``reader``, in the workers) and the trials ``folders``;
-    yield each :class:`FolderRead`, in the order of ``folders``, then each
-    :class:`LogRead`, in the order read.
-
-    ``known(folder)``: what is known of a folder's files from an earlier read (their
-    outcomes by size and mtime; asked when the folder is listed), so that only the others
-    are read.
+    yield each :class:`FolderRead`, in the order of ``folders``, then each :class:`LogRead`.
+    ``known(folder)``: a folder's outcomes from an earlier read, so only the others are read.
     """
     redactor = Redactor(opts.redact_patterns)
     workers = opts.workers or os.cpu_count() or 1
-    # Largest first (LPT), so the workers end together. The largest logs start at once; the
-    # trial folders are listed here meanwhile and their (small) shards queue next, so this
-    # process finishes the trial sets (and the caller keeps them) while the workers parse
-    # the other logs, and each log is handed on as it comes.
+    # Largest first (LPT), so the workers end together. The largest logs start at once, the
+    # trial folders' shards queue next: the trial sets are done while the workers parse.
     tasks = sorted(logs, key=_log_work, reverse=True)
     with open_pool(workers, opts.executor, opts.ray_address) as pool:
         ahead = pool.workers if len(tasks) > pool.workers + 1 else len(tasks)
@@ -199,9 +188,8 @@ def _start_folder(
 
 
 def result_files(ts: TrialSet, results: int | None = None) -> int:
-    """The ``result.json`` files behind a trial set: its training trials (``results`` of
-    them when the set does not hold them), its eval trials, the unreadable ones and the
-    job-level ones (not trials)."""
+    """The ``result.json`` files behind a trial set: training trials (``results`` when the set
+    does not hold them), eval trials, unreadable and job-level ones."""
     trials = len(ts.results) if results is None else results
     return trials + ts.eval_count + ts.malformed + ts.job_level
 
@@ -212,8 +200,7 @@ def warnings_in_archive_order(
     trials: dict[str, TrialSet],
     unreadable: dict[str, BuildWarning],
 ) -> list[BuildWarning]:
-    """Each log's warnings (or why it could not be read), in archive order, then each trial
-    set's."""
+    """Each log's warnings (or why it could not be read), in archive order, then the trials'."""
     warnings: list[BuildWarning] = []
     for j in disc.jobs:
         log = logs.get(j.id)

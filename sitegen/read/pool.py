@@ -34,11 +34,8 @@ class Pending(Protocol[R_co]):
 
 
 class Done(Generic[R]):
-    """A task run in this process: its value, or its error raised by :meth:`result`.
-
-    (Not a ``concurrent.futures.Future``: importing that module is a share of a one-job
-    rebuild's work, which parses its one log here.)
-    """
+    """A task run in this process: its value, or its error raised by :meth:`result` (not a
+    ``concurrent.futures.Future``: importing that costs a one-job rebuild a share)."""
 
     __slots__ = ("_value", "_error")
 
@@ -46,7 +43,6 @@ class Done(Generic[R]):
         self._value, self._error = value, error
 
     def result(self) -> R:
-        """The task's value; its exception, raised again, if it failed."""
         if self._error is not None:
             raise self._error
         return self._value  # type: ignore[return-value]  # set when there is no error
@@ -56,12 +52,9 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _die_with_parent(parent: int) -> None:
-    """Worker start-up: ask the kernel to kill this worker when the build process dies.
-
-    Without it a ``kill -9`` of the build leaves its workers blocked on their
-    task queue forever, and (forked) they hold the build lock, so every later
-    build is refused. If the parent died before this ran, exit now.
-    """
+    """Worker start-up: ask the kernel to kill this worker when the build process dies
+    (else after a ``kill -9`` the forked workers wait forever holding the build lock, and
+    every later build is refused). If the parent died before this ran, exit now."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
@@ -78,19 +71,12 @@ def _run_here(fn: Callable[..., R], args: tuple) -> Done[R]:
 
 
 class WorkerPool:
-    """A process pool for one build, started on the first task that needs it.
-
-    Use as a context manager: leaving it waits for the workers and stops them.
-    """
+    """A process pool for one build, started on the first task that needs it; leaving it
+    as a context manager waits for the workers and stops them."""
 
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
         self._pool: ProcessPoolExecutor | None = None
-
-    @property
-    def parallel(self) -> bool:
-        """Whether tasks can run in other processes at all."""
-        return self.workers > 1
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -103,31 +89,21 @@ class WorkerPool:
         return self._pool
 
     def submit_all(self, fn: Callable[..., R], argsets: Sequence[tuple]) -> list[Pending[R]]:
-        """Start ``fn(*args)`` for each of ``argsets``; collect the results from the futures.
-
-        They run in the workers when there are several tasks and workers;
-        otherwise here and now (a lone task is not worth starting a process for).
-        """
-        if not self.parallel or len(argsets) < 2:
+        """Start ``fn(*args)`` for each of ``argsets``: in the workers when there are several
+        tasks and workers, else here and now."""
+        if self.workers < 2 or len(argsets) < 2:
             return [_run_here(fn, args) for args in argsets]
         pool = self._executor()
         return [pool.submit(fn, *args) for args in argsets]
 
     def start_shards(
-        self,
-        fn: Callable[[str, list[T]], list[R]],
-        arg: str,
-        items: Sequence[T],
-        min_items: int,
+        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
     ) -> Callable[[], list[R]]:
-        """``fn(arg, items)``, split into shards across the workers when there are ``min_items``
-        or more, without waiting: call what it returns for the results.
-
-        ``fn`` maps a list to a list of the same length; the results come back in the order
-        of ``items`` whatever the sharding. The shards queue behind the tasks already
-        submitted, so the caller can take those meanwhile. Too few items run here and now.
-        """
-        if not self.parallel or len(items) < min_items:
+        """``fn(arg, items)``, in shards across the workers when there are ``min_items`` or
+        more (else here and now), without waiting: call what it returns for the results.
+        ``fn`` maps a list to a list of the same length; the results come in ``items``'
+        order. The shards queue behind the tasks already submitted."""
+        if self.workers < 2 or len(items) < min_items:
             done = fn(arg, list(items))
             return lambda: done
         n = self.workers * 4  # several shards per worker: an uneven shard does not hold up the rest
@@ -147,11 +123,9 @@ class WorkerPool:
 class RayPool:
     """The same tasks on a Ray cluster (``--executor ray``): the parse stage past one machine.
 
-    ``address`` is an existing cluster's (``ray://head:10001``, ``auto``, …); without
-    one a local Ray instance is started for the build and stopped after it. The
-    tasks are the pool's plain functions, so the results equal the local pool's;
-    the archive must be at the same path on every node (a shared filesystem), and
-    sitegen installed there (``pip install 'sitegen[ray]'``).
+    ``address``: an existing cluster's (``ray://head:10001``, ``auto``, …), else a local
+    instance is started for the build. The results equal the local pool's; the archive
+    must be at the same path on every node, and sitegen installed there.
     """
 
     def __init__(self, workers: int, address: str | None = None) -> None:
@@ -191,11 +165,7 @@ class RayPool:
         return [task.remote(*args).future() for args in argsets]
 
     def start_shards(
-        self,
-        fn: Callable[[str, list[T]], list[R]],
-        arg: str,
-        items: Sequence[T],
-        min_items: int,
+        self, fn: Callable[[str, list[T]], list[R]], arg: str, items: Sequence[T], min_items: int
     ) -> Callable[[], list[R]]:
         """As :meth:`WorkerPool.start_shards`, the shards as Ray tasks."""
         if len(items) < min_items:

@@ -1,14 +1,10 @@
 """Where read text enters the model: every string of a parsed log or trial, redacted once.
 
-The read stage calls :func:`scrub_log` on each :class:`ParsedLog` it returns and
-:func:`scrub_trial` on each trial result, so every later stage (analyses,
-pages, charts, CSV, cards) only ever sees clean text: metric names (console,
-``WANDB_MIRROR``, ``timing/*``, ``eval/*``), ``Exception breakdown`` labels,
-``vLLM Stats`` keys, engine names, the failure line, checkpoint and resume
-paths, warning paths and messages, and a trial's name, task and exception type.
-Paths are hashed (:meth:`Redactor.path`) rather than masked, so ids made from
-them stay distinct. Redaction is idempotent, so scrubbing twice (a cached
-result) changes nothing.
+:func:`scrub_log` and :func:`scrub_trial` run on each parsed log and trial, so every later
+stage sees only clean text: metric names, ``Exception breakdown`` labels, ``vLLM Stats``
+keys, engine names, the failure line, checkpoint and resume paths, warnings, a trial's
+name, task and exception type. Paths are hashed (:meth:`Redactor.path`), not masked, so
+ids made from them stay distinct. Redaction is idempotent: a cached result scrubs alike.
 """
 
 from __future__ import annotations
@@ -69,11 +65,8 @@ def _vllm(v: VllmStats, r: Redactor, tally: SecretTally) -> VllmStats:
 def scrub_log(
     log: ParsedLog, r: Redactor, secrets: dict[str, list[int]] | None = None
 ) -> ParsedLog:
-    """``log`` with every string in it redacted (see the module docstring).
-
-    The secrets hidden (those the parser hid as it read, ``secrets``: kind -> first line and
-    count, and those hidden here) are reported in one warning for the log, never their values.
-    """
+    """``log`` with every string in it redacted; the secrets hidden (here, and as the parser
+    read: ``secrets``, kind -> first line and count) in one warning, never their values."""
     tally = SecretTally()
     for kind, (line, n) in (secrets or {}).items():
         tally.kinds[kind] = (line, n)

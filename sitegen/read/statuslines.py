@@ -1,7 +1,5 @@
-"""Lines about the job rather than a step: SLURM's end lines, the final save, batch counts, vLLM stats.
-
-docs/formats.md §4 (generation batches, checkpoints), §5 (vLLM) and the SLURM end markers.
-"""
+"""Lines about the job rather than a step: SLURM's end lines, the final save, batch counts,
+vLLM stats (docs/formats.md §4, §5)."""
 
 from __future__ import annotations
 
@@ -79,7 +77,8 @@ class StatusLines(ParserCore):
     def _slurm(self, ln: Line, msg: str) -> None:
         m = SLURM_CANCEL_RE.match(msg)
         if m:
-            if not m.group(2) and self.end_marker == "complete" and self._failed_after_done():
+            after_done = self.warn_counts[FAILED_AFTER_DONE] or self.warn_counts[SRUN_AFTER_DONE]
+            if not m.group(2) and self.end_marker == "complete" and after_done:
                 # training completed, a step beside it failed, the step or the script's end
                 # was cancelled: the job's work was done (as its warning said)
                 pass
@@ -136,9 +135,8 @@ class StatusLines(ParserCore):
         memory failure, as slurmstepd's oom_kill line; an exit code or a signal is the job's
         failure only when nothing said how it ended before (srun reports after the cause: a
         trainer's error, a cancel whose tasks exit 1 on SIGTERM); after 'Training done!' one
-        warning for the job (the steps run beside training end with it). Such an end is a
-        step's, maybe a background one's: training output after it undoes it
-        (:meth:`ParserCore._training_goes_on`). srun's other errors say nothing of the end."""
+        warning. Training output after it undoes it (a background step's end:
+        :meth:`ParserCore._training_goes_on`). Other srun errors say nothing of the end."""
         m = SRUN_TASK_RE.match(msg)
         if m is None:
             return
@@ -172,17 +170,12 @@ class StatusLines(ParserCore):
         else:
             self.end_marker, self.end_detail = "failed", detail
 
-    def _failed_after_done(self) -> bool:
-        """A task's or SLURM's failure was warned about after 'Training done!'."""
-        return bool(self.warn_counts[FAILED_AFTER_DONE] or self.warn_counts[SRUN_AFTER_DONE])
-
     def _final_save(self, number: int) -> None:
         """``Saved final checkpoint.``: the save just before it is the one after the loop.
 
-        SkyRL names it after the last step + 1 (the older trainers, the fully-async one) or
-        after the last step (the newer synchronous trainer): never before the last step
-        known done. A save line that was lost leaves an earlier checkpoint the latest: it
-        is not taken for the final one.
+        SkyRL names it after the last step + 1 (older trainers, the fully-async one) or the
+        last step (the newer synchronous trainer): never before the last step known done.
+        A lost save line leaves an earlier checkpoint the latest: not taken for the final.
         """
         latest = max(self.checkpoints, default=None)
         if latest is not None and (self.last_done is None or latest >= self.last_done):
@@ -245,11 +238,9 @@ class StatusLines(ParserCore):
     def vllm_stats_line(self, number: int, raw: bytes) -> bool:
         """Take a clean standard engine stats line in the steady state; False: not one.
 
-        The same as ``feed(split_line(number, raw))`` in the steady state (no dict open,
-        config dump behind; the caller guarantees ``steady()``), without the split, the
-        ``Line`` and the dispatch, for one shape: a known prefix, a vLLM header, an
-        ``Engine NNN:`` message of the six fields of vLLM 0.8 - 0.11.0, maybe Ray's
-        dedup suffix (its count goes to ``suppressed``), and no other escape.
+        ``feed(split_line(number, raw))`` without the split and the dispatch (the caller
+        guarantees ``steady()``), for one shape: a known prefix, a vLLM header, an ``Engine
+        NNN:`` message of vLLM 0.8 - 0.11.0's six fields, maybe Ray's dedup suffix.
         """
         if b"] Engine " not in raw:  # most lines that reach here: no regex at all
             return False

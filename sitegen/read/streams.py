@@ -1,11 +1,9 @@
 """One job's log written as two files (docs/formats.md §1): its stdout and its stderr.
 
 A SLURM script with ``--output=x.out --error=x.err`` sends each stream to a file of its
-own. Their line orders are independent, so each file is read as a stream of its own
-(:class:`~sitegen.read.logparse.LogParser` each) and the job's figures are made of both
-here. The vLLM statistics are not: :func:`~sitegen.read.logfile.parse_log` feeds both
-files' lines to one accumulator before the stdout's parse finishes (an engine whose lines
-reach both files is one engine).
+own. Their line orders are independent, so each file has a parser of its own and the
+job's figures are made of both here; but :func:`~sitegen.read.logfile.parse_log` feeds
+both files' vLLM lines to one accumulator (an engine in both files is one engine).
 """
 
 from __future__ import annotations
@@ -26,16 +24,14 @@ TRUNCATED = "the log says its output was truncated"
 def combine_streams(out: ParsedLog, err: ParsedLog) -> ParsedLog:
     """The job's log from its stdout's parse ``out`` and its stderr's ``err``.
 
-    Each step and warning keeps the line of the file it came from (a warning names that
-    file). The metric blocks are those of the form one file would take (the mirror over
-    the console dict over text lines), of both files when both have that form (``out``'s
-    where both have a step). The end is ``err``'s when it says one (SLURM and the
-    trainer's logger write there), else ``out``'s; but srun's report of a task's end stands
-    only when the other file says no end (srun reports after the cause, and the two line
-    orders cannot say which came first). Counts add up, but the batches of a
-    file that logs no step while the other does are in no step (:func:`_stranded`): the
-    two line orders cannot say which step each ran for. ``vllm`` is ``out``'s
-    (it holds both files' lines already).
+    Each step and warning keeps its own file's line. The metric blocks are those of the
+    form one file would take (mirror, then console dict, then text lines), of both files
+    when both have it (``out``'s where both have a step). The end is ``err``'s when it says
+    one (SLURM and the trainer's logger write there), else ``out``'s; srun's report of a
+    task's end stands only when the other file says none (srun reports after the cause,
+    and the line orders cannot say which came first). Counts add up, but a file's batches
+    are in no step when only the other logs steps (:func:`_stranded`). ``vllm`` is
+    ``out``'s (it holds both files' lines).
     """
     blocks, evals, form = _metric_blocks(out, err)
     ended = next(

@@ -1,9 +1,8 @@
 """Step values read from text lines, for logs with no metric dict (docs/formats.md §3).
 
-A wandb-only logger prints no ``Step N:`` dict; what is left is the ``step``
-timer's ``Started``/``Finished`` lines, the other timers, ``reward/…`` lines,
-the policy's status dict and the training loop's progress bar, which names
-the step each timed span belongs to.
+A wandb-only logger prints no ``Step N:`` dict: what is left is the ``step`` timer's
+``Started``/``Finished`` lines, the other timers, ``reward/…`` lines, the policy's status
+dict, and the progress bar, which names the step each timed span belongs to.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ class TextSteps(ParserCore):
         self._training_goes_on()
         return True
 
-    # -- values from text lines (logs without metric dicts, docs/formats.md §3) -----
     def _text_start(self, line: int) -> None:
         self._text_flush()
         self._training_goes_on()
@@ -85,8 +83,7 @@ class TextSteps(ParserCore):
     def _status_dict(self, ln: Line, msg: str) -> None:
         """The trainer's ``logger.info(status)``: the policy's numbers at full precision, raw
         floats (a bare ``nan`` or ``inf`` too, see :func:`printed_dict`)."""
-        try:
-            # (a value it cannot read is left out quietly: this may be another message in braces)
+        try:  # (a value it cannot read is left out quietly)
             d, _ = printed_dict(msg.strip())
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return  # some other message in braces

@@ -6,10 +6,8 @@ long outputs cut head and tail.
 * :func:`parse_reply` reads an assistant message as Terminus-2 writes it: JSON
   (``{"analysis", "plan", "commands": [{"keystrokes", "duration"}], "task_complete"}``), its
   XML variant, or free text, any of them after ``<think>…</think>``.
-* :class:`Shaper` hides secrets (``[REDACTED:kind]``, :meth:`sitegen.redact.Redactor.masked`)
-  *before* it cuts, so a secret the cut would split is hidden whole: only a window around each
-  kept part is scanned (a 100 KB output costs its 2 KB and a margin), and a cut never falls
-  inside a hidden span.
+* :class:`Shaper` hides secrets (``[REDACTED:kind]``) *before* it cuts, scanning a window
+  around each kept part: a cut never falls inside a hidden span.
 """
 
 from __future__ import annotations

@@ -12,9 +12,8 @@ first of these that the folder holds (docs/formats.md, "Transcripts"):
 
 A multi-step trial is read step by step, each from its ``steps/<step_name>/`` as above.
 Beside them, the tail of ``verifier/test-stdout.txt`` and the trial's exception. Never read:
-``debug.json`` (the whole message history and call parameters), ``rollout_details``, token
-ids, logprobs, ``.cast`` and ``.pane`` recordings. Every text is cleaned, redacted and cut
-here (:mod:`sitegen.read.transcript_text`): what leaves this module may be published.
+``debug.json``, ``rollout_details``, token ids, logprobs, ``.cast`` and ``.pane`` recordings.
+Every text is cleaned, redacted and cut here (:mod:`sitegen.read.transcript_text`).
 """
 
 from __future__ import annotations
@@ -81,8 +80,7 @@ class Turn(msgspec.Struct, frozen=True):
 class Prompt(msgspec.Struct, frozen=True):
     """The first prompt: Terminus-2's template and the task's instruction (each shared by
     many transcripts: stored once), and the terminal's first screen; or the whole text.
-    Another agent's system prompt (ATIF ``system`` steps, ``system`` messages before the
-    first prompt) is its template."""
+    Another agent's system prompt is its template."""
 
     template: Shaped | None
     instruction: Shaped | None
@@ -123,13 +121,10 @@ def read_transcript(
     redactor: Redactor | None = None,
     build_secrets: Mapping[str, str] | None = None,
 ) -> Transcript:
-    """The transcript of the trial in ``folder`` (inside ``archive``).
-
-    ``redactor``: the build's (its user patterns); ``build_secrets``: the build's own
-    environment's sensitive-named variables, whose values are hidden wherever they appear.
-    Never raises for what the folder holds: a damaged source is a note, and the next form
-    is read.
-    """
+    """The transcript of the trial in ``folder`` (inside ``archive``); never raises for
+    what the folder holds (a damaged source is a note, and the next form is read).
+    ``build_secrets``: the build's environment's sensitive-named variables, whose values
+    are hidden wherever they appear."""
     notes: list[str] = []
     result = _result(folder, archive, notes)
     literals = _literals(result.get("config"), build_secrets or {})
@@ -188,9 +183,8 @@ def _steps(
     folder: Path, archive: Path, steps: list[dict], shaper: Shaper, notes: list[str]
 ) -> tuple[str, _Got, Path]:
     """A multi-step trial (docs/formats.md §6.5): each step read from ``steps/<name>/`` as a
-    trial's folder is, in the trial's order, each led by a marker. The first prompt is the
-    trial's; a later step's is shown as the user's message. Also the folder whose verifier
-    output is shown: the last step's that has one (the trial's own when none has)."""
+    trial's folder, led by a marker; a later step's prompt is shown as the user's message.
+    Also the folder whose verifier output is shown: the last step's that has one."""
     form, sources, prompt = "", [], None
     turns: list[Turn] = []
     summarized = 0
@@ -271,17 +265,21 @@ def _result(folder: Path, archive: Path, notes: list[str]) -> dict[str, Any]:
     except TrialFormatError as exc:
         notes.append(f"result.json: {exc}")
         return {}
-    meta = _dict(_dict(obj.get("agent_result")).get("metadata"))
     steps = obj.get("step_results")
     return {
         "config": obj.get("config"),
         "exception_info": obj.get("exception_info"),
-        "all_messages": meta.get("all_messages"),
-        "summarization_count": meta.get("summarization_count"),
+        **_agent_dict(obj),
         "steps": [_step_part(st) for st in steps if isinstance(st, dict)]
         if isinstance(steps, list)
         else None,
     }
+
+
+def _agent_dict(obj: dict) -> dict[str, Any]:
+    """``all_messages`` and ``summarization_count`` of a trial or step read whole."""
+    meta = _dict(_dict(obj.get("agent_result")).get("metadata"))
+    return {k: meta.get(k) for k in ("all_messages", "summarization_count")}
 
 
 def _agent_part(doc: Any) -> dict[str, Any]:
@@ -299,11 +297,7 @@ def _agent_part(doc: Any) -> dict[str, Any]:
 def _step_part(step: Any) -> dict[str, Any]:
     """What a transcript reads of one of ``step_results`` (a simdjson object or a dict):
     its name, exception and agent's messages, as :func:`_result` takes a trial's."""
-    if isinstance(step, dict):
-        meta = _dict(_dict(step.get("agent_result")).get("metadata"))
-        part = {k: meta.get(k) for k in ("all_messages", "summarization_count")}
-    else:
-        part = _agent_part(step)
+    part = _agent_dict(step) if isinstance(step, dict) else _agent_part(step)
     info = step.get("exception_info")
     part["exception_info"] = info.as_dict() if isinstance(info, simdjson.Object) else info
     # (a container as plain Python, as the whole file's reading gives it)
@@ -324,10 +318,9 @@ def _dict(v: object) -> dict:
 
 
 def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """The values to hide wherever they appear: those of sensitive-named settings in the
-    trial's own config (``agent.env``, ``agent.kwargs``, verifier and environment settings),
-    and the build's environment's (``build_secrets``). Wherever means in prose too, a plain
-    word's value as well (:func:`~sitegen.redact_rules.literal_rule` says why)."""
+    """The values to hide wherever they appear, in prose too: those of sensitive-named
+    settings in the trial's own config (``agent.env``, ``agent.kwargs``, …) and the build's
+    environment's (:func:`~sitegen.redact_rules.literal_rule` says why)."""
     found: dict[str, str] = {}
     for value in _secret_values(config):
         found.setdefault(value, "trial-secret")
@@ -340,10 +333,9 @@ def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[s
 
 def _secret_values(config: object) -> Iterator[str]:
     """The strings a trial's config holds as secrets: those :meth:`Redactor.value` hides when
-    the config is shown (a secret-named key and all below it, ``wandb: {key: X}``, the value
-    beside a secret-named ``name``, an argv flag's value, a ``[NAME, X]`` pair, …), taken by
-    walking the config beside its redacted copy (its keys kept, so the two walks stay in
-    step), so the two can never disagree."""
+    the config is shown (a secret-named key and all below it, the value beside a
+    secret-named ``name``, an argv flag's value, …), found by walking the config beside its
+    redacted copy (keys kept, so the walks stay in step): the two never disagree."""
     shown = Redactor().value(None, config, keys=False)
     stack: list[tuple[object, object, bool]] = [(config, shown, False)]
     while stack:  # (a walk without recursion: a config may nest deep)
@@ -431,16 +423,8 @@ def _atif(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: list
             else:
                 handover = _is_handover(step)
                 handovers += handover
-                turns.append(
-                    Turn(
-                        text=shaper.shape(message, REPLY_HEAD, REPLY_TAIL),
-                        reasoning=Shaped("", 0),
-                        commands=(),
-                        output=Shaped("", 0),
-                        at=_str_or_none(step.get("timestamp")),
-                        event="summary" if handover else str(source or "note"),
-                    )
-                )
+                kind = "summary" if handover else str(source or "note")
+                turns.append(_event(message, kind, shaper, _str_or_none(step.get("timestamp"))))
     if prompt is None and system:  # a system prompt and no user prompt before the first turn
         prompt = _prompt("", shaper, system)
     source = "agent/trajectory.json" + (f" (+ {len(conts)} continued)" if conts else "")
@@ -458,23 +442,18 @@ def _atif_steps(path: Path, archive: Path, rel: str) -> list[dict]:
     try:
         doc = simdjson.Parser().parse(data)
         steps = doc.get("steps") if isinstance(doc, simdjson.Object) else None
-        if not isinstance(steps, simdjson.Array):
-            raise _Bad(f"{rel}: no steps; the next source is read instead")
-        return [_atif_step(s) for s in steps if isinstance(s, simdjson.Object)]
-    except (ValueError, RuntimeError, UnicodeDecodeError) as exc:
-        if isinstance(exc, _Bad):
-            raise
+        if isinstance(steps, simdjson.Array):
+            return [_atif_step(s) for s in steps if isinstance(s, simdjson.Object)]
+    except (ValueError, RuntimeError, UnicodeDecodeError):
         raise _Bad(f"{rel}: malformed JSON; the next source is read instead") from None
+    raise _Bad(f"{rel}: no steps; the next source is read instead")
 
 
 _STEP_FIELDS = ("source", "message", "reasoning_content", "timestamp", "is_copied_context", "extra")
 
 
 def _atif_step(step: Any) -> dict:
-    out: dict[str, Any] = {}
-    for k in _STEP_FIELDS:
-        v = step.get(k)
-        out[k] = _plain(v)
+    out: dict[str, Any] = {k: _plain(step.get(k)) for k in _STEP_FIELDS}
     calls = step.get("tool_calls")
     if isinstance(calls, simdjson.Array):
         out["tool_calls"] = [
@@ -616,22 +595,12 @@ def _reply_turn(content: str, reasoning: object, shaper: Shaper) -> Turn:
 
 
 def _with_output(turn: Turn, output: str, shaper: Shaper) -> Turn:
-    return Turn(
-        turn.text,
-        turn.reasoning,
-        turn.commands,
-        shaper.shape(output, OUTPUT_HEAD, OUTPUT_TAIL),
-        turn.done,
-        turn.tokens,
-        turn.at,
-        turn.event,
-    )
+    return msgspec.structs.replace(turn, output=shaper.shape(output, OUTPUT_HEAD, OUTPUT_TAIL))
 
 
-def _event(text: str, kind: str, shaper: Shaper) -> Turn:
-    return Turn(
-        shaper.shape(text, REPLY_HEAD, REPLY_TAIL), Shaped("", 0), (), Shaped("", 0), event=kind
-    )
+def _event(text: str, kind: str, shaper: Shaper, at: str | None = None) -> Turn:
+    text_shown = shaper.shape(text, REPLY_HEAD, REPLY_TAIL)
+    return Turn(text_shown, Shaped("", 0), (), Shaped("", 0), at=at, event=kind)
 
 
 # -- 3. episode folders ---------------------------------------------------------------------------
@@ -653,10 +622,8 @@ def _episodes(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: 
     turns: list[Turn] = []
     pending: Turn | None = None
     for n, name in found:
-        ask = _text_file(agent / name / "prompt.txt", archive, f"agent/{name}/prompt.txt", notes)
-        answer = _text_file(
-            agent / name / "response.txt", archive, f"agent/{name}/response.txt", notes
-        )
+        ask = _text_file(folder, f"agent/{name}/prompt.txt", archive, notes)
+        answer = _text_file(folder, f"agent/{name}/response.txt", archive, notes)
         if ask is not None:
             if pending is not None:
                 turns.append(_with_output(pending, ask, shaper))
@@ -680,9 +647,10 @@ def _episodes(folder: Path, archive: Path, result: dict, shaper: Shaper, notes: 
     )
 
 
-def _text_file(path: Path, archive: Path, rel: str, notes: list[str]) -> str | None:
+def _text_file(folder: Path, rel: str, archive: Path, notes: list[str]) -> str | None:
     try:
-        return read_bytes(path, archive, MAX_EPISODE_BYTES, cut=True).decode("utf-8", "replace")
+        data = read_bytes(folder / rel, archive, MAX_EPISODE_BYTES, cut=True)
+        return data.decode("utf-8", "replace")
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -84,15 +84,12 @@ class _Collector:
         self.secrets = SecretTally()  # secrets hidden in trial names, tasks, exception types
         # A trial read twice (its folder and an archive both hold it: archiving stopped before
         # the folders were removed, or two archives overlap) counts once, as first read
-        # (folders before archives): the trial folders' names read (Harbor names a trial's
-        # folder after the trial), and per archive the trials it held again. A copy with no
-        # readable result.json (missing, damaged) gives way to a whole one read after it:
-        # those folders, with how they were counted (the kind and the warning's index).
-        self.folders: set[str] = set()
-        self.again: dict[str, list[str]] = {}
-        self.damaged: dict[str, tuple[str, int | None]] = {}
-        # per archive, the trials it held whole whose folder's copy was missing or damaged:
-        # said apart, so a set read so differs from one whose folders are whole
+        # (folders before archives; Harbor names a trial's folder after the trial). A copy
+        # with no readable result.json gives way to a whole one read after it.
+        self.folders: set[str] = set()  # the trial folders' names read
+        self.again: dict[str, list[str]] = {}  # per archive, the trials it held again
+        self.damaged: dict[str, tuple[str, int | None]] = {}  # folder: kind, warning's index
+        # per archive, the trials it held whole whose folder's copy was missing or damaged
         self.recovered: dict[str, list[str]] = {}
         self.dropped: set[int] = set()  # warnings of copies that gave way
 
@@ -101,8 +98,8 @@ class _Collector:
         self.nwarn += 1
         shown = self.redactor.path(path)
         if shown != path:  # a secret in a trial's folder or file name: reported, as any other
-            where = path[len(self.rel) + 1 :] if path.startswith(self.rel + "/") else path
-            self.secrets.add(self.redactor.hide(path)[1], self.redactor.path(where))
+            where = self.redactor.path(path.removeprefix(self.rel + "/"))
+            self.secrets.add(self.redactor.hide(path)[1], where)
         if self.nwarn <= MAX_WARNINGS:
             self.warnings.append(BuildWarning(shown, line, self.redactor.text(msg)))
             return len(self.warnings) - 1
@@ -130,12 +127,9 @@ class _Collector:
         return ("ok", r, tuple(notes)) if notes else ("ok", r)
 
     def scrubbed(self, outcome: Outcome) -> Outcome:
-        """A decoded outcome as it is kept: its trial redacted (read/scrub.py).
-
-        Redacted once, when read: the outcomes kept for the next build hold the
-        trial as the trial set does (the redaction patterns are part of the build
-        cache's key), so a kept outcome is taken as it is, never redacted again.
-        """
+        """A decoded outcome as it is kept: its trial redacted (read/scrub.py), once, when
+        read (the redaction patterns are part of the build cache's key: a kept outcome is
+        never redacted again)."""
         if outcome[0] != "ok":
             return outcome
         r = scrub_trial(outcome[1], self.redactor)
@@ -177,8 +171,8 @@ class _Collector:
             self.results.append(outcome[1])  # (redacted when it was read: scrubbed)
             for message, line in _notes(outcome):
                 if message.startswith(_SECRET_NOTE):
-                    where = path[len(self.rel) + 1 :] if path.startswith(self.rel + "/") else path
-                    self.secrets.add([message[len(_SECRET_NOTE) :]], self.redactor.path(where))
+                    where = self.redactor.path(path.removeprefix(self.rel + "/"))
+                    self.secrets.add([message.removeprefix(_SECRET_NOTE)], where)
                 else:
                     self.warn(path, line, message)
         elif kind == "job":
@@ -194,14 +188,10 @@ class _Collector:
             self.damaged[folder] = ("missing", None)
 
     def freeze(self) -> TrialSet:
+        shown = self.redactor.path(self.rel)
         if self.nwarn > MAX_WARNINGS:
-            self.warnings.append(
-                BuildWarning(
-                    self.redactor.path(self.rel),
-                    None,
-                    f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown",
-                )
-            )
+            more = f"{self.nwarn - MAX_WARNINGS} more trial warnings not shown"
+            self.warnings.append(BuildWarning(shown, None, more))
         if self.dropped:
             self.warnings = [w for i, w in enumerate(self.warnings) if i not in self.dropped]
         for by_source, said in (
@@ -209,17 +199,14 @@ class _Collector:
             (self.recovered, "read from here: no readable result.json in the folder"),
         ):
             for source, names in by_source.items():
-                self.warnings.append(
-                    BuildWarning(
-                        self.redactor.path(source), None, f"{_trials(names, self.redactor)} {said}"
-                    )
-                )
-        hidden = self.secrets.warning(self.redactor.path(self.rel))
+                message = f"{_trials(names, self.redactor)} {said}"
+                self.warnings.append(BuildWarning(self.redactor.path(source), None, message))
+        hidden = self.secrets.warning(shown)
         if hidden is not None:
             self.warnings.append(hidden)
         # Sorted by name so a sharded (parallel) read gives the same order.
         return TrialSet(
-            self.redactor.path(self.rel),
+            shown,
             tuple(sorted(self.results, key=lambda r: r.name)),
             self.eval,
             self.malformed,
@@ -243,12 +230,9 @@ def _notes(outcome: Outcome) -> tuple[tuple[str, int | None], ...]:
 def list_trial_dirs(
     root: Path, top: list[os.DirEntry] | None = None
 ) -> Iterator[tuple[str, str, bool]]:
-    """Every trial directory under a trials dir, sorted, as ``(path below root, name, is_eval)``.
-
-    Plain strings: an archive has tens of thousands of trials, and Path objects
-    cost more than the listing itself. ``top``: the trials dir's own directories, sorted,
-    when the caller has listed it already (:func:`scan_trials_dir`).
-    """
+    """Every trial directory under a trials dir, sorted, as ``(path below root, name, is_eval)``
+    (plain strings: Path objects of tens of thousands of trials cost more than the listing).
+    ``top``: the trials dir's own directories, when the caller listed them already."""
     for entry in _sorted_dirs(str(root)) if top is None else top:
         if entry.name == "eval_sessions":
             for session in _sorted_dirs(entry.path):
@@ -284,10 +268,9 @@ def _a_tools(name: str) -> bool:
 def scan_trials_dir(
     path: str, links: list[os.DirEntry] | None = None
 ) -> tuple[list[os.DirEntry], list[str], str | None]:
-    """A trials dir listed once: its directories (sorted), the names of its trial archives
-    (sorted; not directories, a link followed as ``Path.is_dir`` follows it) and the
-    reason it cannot be listed, if so. Links to folders are not trials: ``links`` (when
-    given) gets them, sorted, to be reported."""
+    """A trials dir listed once: its directories and the names of its trial archives (not
+    directories, links followed), sorted, and why it cannot be listed, if so. Links to
+    folders are not trials: ``links`` (when given) gets them, sorted, to be reported."""
     try:
         with os.scandir(path) as it:
             entries = list(it)
@@ -315,13 +298,9 @@ DecodeMap = Callable[[list[tuple[str, str, bool]]], list[Decoded]]
 
 
 def decode_files(archive_root: str, items: list[tuple[str, str, bool]]) -> list[Decoded]:
-    """Read and decode ``result.json`` files: ``(rel path, trial name, is_eval)`` → what
-    :data:`Decoded` says. The files were listed, not ``stat``'ed: the ``fstat`` of what is
-    opened gives the size and mtime kept, and a file over :data:`MAX_RESULT_BYTES` is not
-    read: the main process of a cold build makes no ``stat`` call per trial.
-
-    A plain function of picklable arguments, so a process pool can run it on shards.
-    """
+    """Read and decode ``result.json`` files: ``(rel path, trial name, is_eval)`` →
+    :data:`Decoded`. Not ``stat``'ed first: the ``fstat`` of what is opened gives the size
+    and mtime kept. A plain function of picklable arguments, for a pool's shards."""
     root = Root.of(archive_root)  # its real path worked out once, not per file
     out: list[Decoded] = []
     for rel, name, is_eval in items:
@@ -353,15 +332,12 @@ def parse_trials(
     decode_map: DecodeMap | None = None,
     redactor: Redactor | None = None,
 ) -> tuple[TrialSet, Known]:
-    """Parse a trials directory.
+    """Parse a trials directory: the trial set and the outcomes to keep for the next build.
 
-    A ``result.json`` whose outcome ``known`` holds from an earlier build is
-    taken from there (complete ones are written once and never change; damaged
-    ones are re-read when their size or mtime changed); the rest are read through
-    ``decode_map`` (default: in this process). Returns the trial set and the
-    outcomes to keep for the next build. The build runs the two halves,
-    :func:`plan_trials` and :meth:`TrialPlan.finish`, apart, decoding on its
-    worker pool in between.
+    An outcome ``known`` from an earlier build is taken (a complete ``result.json`` never
+    changes; a damaged one is re-read when its size or mtime changed); the rest are read
+    through ``decode_map`` (default: here). The build runs the two halves,
+    :func:`plan_trials` and :meth:`TrialPlan.finish`, apart, decoding on its pool between.
     """
     plan = plan_trials(root, archive_root, known, redactor)
     decode = decode_map or (lambda items: decode_files(str(archive_root), items))
@@ -391,8 +367,7 @@ class TrialPlan:
         self, decoded: list[Decoded], decode_map: DecodeMap | None = None
     ) -> tuple[TrialSet, Known]:
         """The trial set and outcomes to keep, given what :func:`decode_files` gave for
-        ``todo``, in its order; the files found below a Harbor job's folder are read through
-        ``decode_map`` (default: in this process)."""
+        ``todo``; the files found below a Harbor job's folder are read through ``decode_map``."""
         col = self.col
         outcomes: list[Outcome | None] = []
         for (frel, _name, is_eval), (size, mtime_ns, read) in zip(self.todo, decoded, strict=True):
@@ -422,15 +397,13 @@ class TrialPlan:
         return col.freeze(), col.entries
 
     def _running(self, name: str, frel: str) -> bool:
-        """Whether the subfolder ``name`` (``frel`` its result.json's path), without its
-        result.json, is a trial still running (or killed), told without a walk: a folder of
-        thousands of running trials is not walked at every build. It holds a trial.log (a
-        stat); or a lock.json and no job.log (a Harbor job's folder holds both), or agent/
-        and verifier/, and no folder but those Harbor writes in a trial (a listing of its
-        top): a folder of jobs may hold those too, so such a folder is watched, and a trial
-        started in it (a job's folder copied without its job.log) seen by the next build.
-        Not a config.json: Harbor writes it after the others, and a folder of jobs (a
-        sweep's) may hold one."""
+        """Whether the subfolder ``name`` (``frel``: its result.json's path), without its
+        result.json, is a trial still running (or killed), told without a walk: it holds a
+        trial.log; or a lock.json and no job.log (a Harbor job's folder holds both), or
+        agent/ and verifier/, and no folder but those Harbor writes in a trial. A folder of
+        jobs may hold those too, so such a folder is watched: a trial started in it is seen
+        by the next build. Not a config.json: Harbor writes it last, and a sweep's folder of
+        jobs may hold one."""
         top = os.path.join(self.root, name, "")
         if os.path.exists(f"{top}trial.log"):
             return True
@@ -450,12 +423,10 @@ class TrialPlan:
 
     def _read_below(self, name: str, frel: str, outcome: Outcome, decode: DecodeMap) -> bool:
         """Read the trials below the subfolder ``name``, whose own result.json is a job's
-        summary, unreadable or missing (``outcome``): a Harbor job's folder
-        (``<job>/<trial>/``), or a folder holding one, as an archive's members are read
-        (:class:`_TarSeen`); a trial running below it (no result.json yet) counts missing.
-        False when it holds no trial below it, ended or running: then it is counted as a
-        trial folder is (a trial cut short, with its own agent/, …, is one), and the folders
-        walked are watched all the same."""
+        summary, unreadable or missing (``outcome``): a Harbor job's folder, or a folder
+        holding one, read as an archive's members are (:class:`_TarSeen`); a trial running
+        below it counts missing. False when it holds no trial, ended or running: then it is
+        counted as a trial folder (a trial cut short), its walked folders watched all the same."""
         col = self.col
         seen = _TarSeen()
         walked: list[tuple[str, int]] = []
@@ -514,10 +485,10 @@ class TrialPlan:
 
 
 def _reused(col: _Collector, rel: str, path: str) -> Outcome | None:
-    """The outcome known for the ``result.json`` ``rel`` (at ``path``) when it may be taken
-    as it is: a trial's, written once and never changed, without a look; any other (a job's
-    summary, rewritten as its trials start and end; a damaged one, maybe still being
-    written) when its size and mtime are unchanged. None: to be read."""
+    """The outcome known for the ``result.json`` ``rel`` (at ``path``) when it may be taken:
+    a trial's (never changed) without a look; any other (a job's summary, rewritten as its
+    trials end; a damaged one, maybe still being written) when its size and mtime are
+    unchanged. None: to be read."""
     hit = col.known.get(rel)
     if hit is None:
         return None
@@ -546,11 +517,9 @@ def _key(path: str) -> str:
 
 def _files_below(top: str, name: str, seen: _TarSeen, walked: list[tuple[str, int]]) -> list[str]:
     """The ``result.json`` files below the folder ``top`` (``name`` in the trials folder),
-    sorted, as paths below the trials folder; the trial and job files of every folder
-    into ``seen``, and each folder walked, with its mtime before its listing, into
-    ``walked``. Links are not followed, tools' folders not read (as a trial's), nor the
-    agent/, artifacts/, … of a folder that is surely a trial's (its trial.log; a lock.json
-    of no job's; its agent/ and verifier/)."""
+    sorted, as paths below the trials folder; every folder's trial and job files into
+    ``seen``, each folder walked with its mtime into ``walked``. Links, tools' folders and
+    the agent/, artifacts/, … of a folder surely a trial's are not read."""
     found: list[str] = []
     stack = [(top, name)]
     while stack:
@@ -615,32 +584,27 @@ def plan_trials(
         key = sub if is_eval else name  # (an eval trial is its session's: apart from training's)
         files.append(frel)
         hit = known.get(frel)
-        if hit is not None and hit[2][0] in _COMPLETE:
-            # A trial's complete result.json is written once and never changes: not even
-            # stat'ed again. (Damaged ones are re-checked: they may be a file still being
-            # written; a job's summary too: rewritten as its trials start and end.)
+        if hit is not None and hit[2][0] not in _COMPLETE:
+            # read again only if it changed: a damaged one may be a file still being written,
+            # a job's summary is rewritten as its trials start and end
+            try:
+                st = os.stat(f"{on_disk}{sub}/result.json")
+            except FileNotFoundError:
+                if not is_eval:
+                    plan.append((frel, key, ("missing",)))
+                continue
+            except OSError as exc:
+                plan.append((frel, key, ("bad", f"cannot read: {exc.strerror}", None)))
+                continue
+            if (hit[0], hit[1]) != (st.st_size, st.st_mtime_ns):
+                if st.st_size > MAX_RESULT_BYTES:
+                    plan.append((frel, key, _too_large(st.st_size)))
+                    continue
+                hit = None
+        if hit is not None:  # a trial's complete result.json never changes: not even stat'ed
             col.entries[frel] = hit
             plan.append((frel, key, hit[2]))
-            continue
-        if hit is None:  # never read: decode_files opens it (its fstat is what is kept)
-            plan.append((frel, key, len(todo)))
-            todo.append((frel, name, is_eval))
-            continue
-        try:  # a damaged one read before: read again only if it changed
-            st = os.stat(f"{on_disk}{sub}/result.json")
-        except FileNotFoundError:
-            if not is_eval:
-                plan.append((frel, key, ("missing",)))
-            continue
-        except OSError as exc:
-            plan.append((frel, key, ("bad", f"cannot read: {exc.strerror}", None)))
-            continue
-        if hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
-            col.entries[frel] = hit  # as _Collector.cached, with the entry looked up above
-            plan.append((frel, key, hit[2]))
-        elif st.st_size > MAX_RESULT_BYTES:
-            plan.append((frel, key, _too_large(st.st_size)))
-        else:
+        else:  # decode_files opens it (its fstat is what is kept)
             plan.append((frel, key, len(todo)))
             todo.append((frel, name, is_eval))
     return TrialPlan(root, archive_root, col, plan, todo, files, tars, unlisted)
@@ -655,40 +619,36 @@ def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
         col.warn(rel, None, f"cannot read: {exc.strerror}")
         return
     with fh:
-        _read_tar_members(col, fh, rel, st)
-
-
-def _read_tar_members(col: _Collector, fh: Any, rel: str, st: os.stat_result) -> None:
-    members = col.cached(rel, st)
-    if members is None:
-        members = []
-        seen = _TarSeen()
-        damage = None
-        try:
-            _tar_pass(col, fh, members, seen)
-        except UnsafeInput as exc:
-            damage = f"trials archive {exc.strerror}"
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            damage = f"damaged trials archive ({exc}): read up to the damage"
-        # (what was seen before damage too: the trials held back so far are counted)
-        members += [(name, col.scrubbed(outcome)) for name, outcome in seen.trials()]
-        # trials still running or killed (no result.json), counted missing as in a folder
-        counted = {"/".join(_parts(name)[:-1]) for name, _ in members}
-        members += [(f"{d}/result.json", ("missing",)) for d in seen.running(counted)]
-        if damage is None:
-            col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
-        else:
-            # counted for want of the files that would say they are a trial's own: those
-            # may lie past the damage, so they are named
-            unsure = seen.unsure()
-            if unsure:
-                what = f"{len(unsure)} trial{'s' if len(unsure) > 1 else ''}"
-                damage += (
-                    f"; {what} ({unsure[0]}{', …' if len(unsure) > 1 else ''}) counted from"
-                    " inside an agent/, artifacts/, … folder whose trial's own files, if any,"
-                    " lie past the damage"
-                )
-            col.warn(rel, None, damage)
+        members = col.cached(rel, st)
+        if members is None:
+            members = []
+            seen = _TarSeen()
+            damage = None
+            try:
+                _tar_pass(col, fh, members, seen)
+            except UnsafeInput as exc:
+                damage = f"trials archive {exc.strerror}"
+            except (tarfile.TarError, OSError, EOFError) as exc:
+                damage = f"damaged trials archive ({exc}): read up to the damage"
+            # (what was seen before damage too: the trials held back so far are counted)
+            members += [(name, col.scrubbed(outcome)) for name, outcome in seen.trials()]
+            # trials still running or killed (no result.json), counted missing as in a folder
+            counted = {"/".join(_parts(name)[:-1]) for name, _ in members}
+            members += [(f"{d}/result.json", ("missing",)) for d in seen.running(counted)]
+            if damage is None:
+                col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
+            else:
+                # counted for want of the files that would say they are a trial's own: those
+                # may lie past the damage, so they are named
+                unsure = seen.unsure()
+                if unsure:
+                    what = f"{len(unsure)} trial{'s' if len(unsure) > 1 else ''}"
+                    damage += (
+                        f"; {what} ({unsure[0]}{', …' if len(unsure) > 1 else ''}) counted from"
+                        " inside an agent/, artifacts/, … folder whose trial's own files, if any,"
+                        " lie past the damage"
+                    )
+                col.warn(rel, None, damage)
     for name, outcome in members:
         col.apply(f"{rel}:{name}", outcome, _key(name), rel)
 
@@ -742,12 +702,10 @@ class _TarSeen:
         ]
 
     def running(self, counted: set[str]) -> list[str]:
-        """The folders surely a trial's (:meth:`_surely_a_trials`; a ``steps/<step>/`` by
-        more than its ``agent/`` and ``verifier/``) with no ``result.json``, none inside
-        another trial's ``agent/``, …, and none holding a folder of
-        ``counted`` (a trial's or a job's, read) or another such below it: trials still
-        running, or killed, each counted missing (a folder holding a job's is no trial's),
-        sorted."""
+        """Trials still running, or killed, sorted: the folders surely a trial's
+        (:meth:`_surely_a_trials`; a ``steps/<step>/`` by more than its ``agent/`` and
+        ``verifier/``) with no ``result.json``, none inside another trial's ``agent/``, …,
+        and none holding a folder of ``counted`` (a trial's or a job's) or another such."""
         maybe = []
         for folder in set(self.files) | set(self.dirs):
             parts = folder.split("/")
@@ -800,10 +758,9 @@ class _TarSeen:
 
 def _inside(parts: list[str]) -> list[int]:
     """Where a member's path goes into a folder Harbor writes in a trial folder: each ``i``
-    whose ``parts[i]`` is an ``agent/``, ``verifier/``, ``artifacts/`` or ``user-agent/``,
-    or a ``steps/`` with such a folder two levels down (``steps/<step>/agent/``), so that
-    ``parts[:i]`` may be the trial's folder. Not at the top (the trials folder itself), and
-    not a ``steps/`` of anything else: a job's or a user's folder named so holds trials."""
+    whose ``parts[i]`` is one of :data:`_IN_TRIAL`, or a ``steps/`` with one two levels
+    down (``steps/<step>/agent/``), so that ``parts[:i]`` may be the trial's folder. Not at
+    the top, nor another ``steps/`` (a job's or a user's folder named so holds trials)."""
     last = len(parts) - 1  # (parts[last]: the file's name)
     return [
         i
@@ -814,9 +771,9 @@ def _inside(parts: list[str]) -> list[int]:
 
 
 def _tar_pass(col: _Collector, fh: Any, members: list, seen: _TarSeen) -> None:
-    """One read of a trials archive as a stream: each ``result.json`` decoded, a trial's
-    into ``members``; one inside a folder Harbor writes in a trial (:func:`_inside`) held
-    in ``seen`` with the files that decide it, for :meth:`_TarSeen.trials`."""
+    """One read of a trials archive as a stream: each ``result.json`` decoded into
+    ``members``, or, inside a folder Harbor writes in a trial (:func:`_inside`), held in
+    ``seen`` with the files that decide it."""
     unpacked = 0
     with tarfile.open(fileobj=fh, mode="r|*") as tar:
         for member in tar:

@@ -1,8 +1,5 @@
-"""vLLM engine statistics lines (docs/formats.md §5), accumulated in bounded memory.
-
-Per engine: sums and maxima. Over time: one bucket per minute of wall time
-(mean, min and max throughput, means of the rest). Nothing grows with the
-number of lines beyond one bucket per minute.
+"""vLLM engine statistics lines (docs/formats.md §5), accumulated in bounded memory: per
+engine, sums and maxima; over time, one bucket per minute of wall time.
 """
 
 from __future__ import annotations
@@ -209,9 +206,7 @@ def engine_names(keys: Iterable[str]) -> dict[str, str]:
 @dataclass(eq=False)
 class VllmAccumulator:
     """Feed vLLM-header lines; ``freeze()`` gives :class:`~sitegen.model.parsed.VllmStats`.
-
-    A dataclass of plain fields: it is part of the log parser's resumable state.
-    """
+    Plain fields: it is part of the log parser's resumable state."""
 
     source_name: str  # engine label for lines without a Ray prefix
     # An engine log (infra-*.log) of its own: a pid names a process of that file only
@@ -318,14 +313,10 @@ class VllmAccumulator:
         )
 
     def engine_key(self, pid: str | None, ip: str | None, index: str) -> str:
-        """The engine a sample is of: its process (``pid@ip``, ``pid@driver``; in an engine
-        log ``<file>:pid``; else this log's ``<file>:engine<index>``) and its index there,
-        as ``process#index``.
-
-        One process can log several engines (vLLM's data parallelism in one process, an
-        API server in front of several engine cores), each ``Engine NNN`` of its own;
-        :meth:`freeze` names them (:func:`engine_names`).
-        """
+        """The engine a sample is of, as ``process#index``: its process (``pid@ip``,
+        ``pid@driver``; in an engine log ``<file>:pid``; else ``<file>:engine<index>``) and
+        its index there (one process can log several engines: vLLM's data parallelism, an
+        API server in front of several engine cores)."""
         if pid and not self.engine_log:
             process = f"{pid}@{ip}" if ip else f"{pid}@driver"
         elif pid:
@@ -347,13 +338,13 @@ class VllmAccumulator:
         prefix: float | None,
         when: datetime | None,
     ) -> None:
-        """One sample of ``engine``, its values one by one (:meth:`add` reads them from a dict;
-        the standard line's fast path passes them as it reads them, without one)."""
+        """One sample of ``engine``, its values one by one (the standard line's fast path
+        passes them as it reads them)."""
         e = self.engines.get(engine)
         if e is None:  # (not setdefault: that makes a throwaway _Engine for every line)
             e = self.engines[engine] = _Engine()
-        # "if v > m: m = v" is max(m, v) (max keeps the first of equals, and a NaN never
-        # replaces nor is replaced), without a call a field.
+        # "if v > m: m = v" is max(m, v) (the first of equals kept, a NaN never replaces nor
+        # is replaced), without a call
         e.samples += 1
         e.running_sum += running
         if running > e.running_max:
@@ -378,10 +369,9 @@ class VllmAccumulator:
             b = self.buckets.get(key)
             if b is None:
                 b = self.buckets[key] = _Bucket()
-            # _Bucket.merge of a one-sample bucket, field by field (the same operations
-            # in the same order, without making that bucket for each line; merge's 0.0
-            # for a missing prefix rate is left out: a sum begun at 0.0 is never -0.0,
-            # the one value adding 0.0 would change)
+            # _Bucket.merge of a one-sample bucket, field by field (without making it;
+            # merge's 0.0 for a missing prefix rate is left out: a sum begun at 0.0 is
+            # never -0.0, the one value adding 0.0 would change)
             b.n += 1
             b.gen_sum += gen
             if gen < b.gen_min:
