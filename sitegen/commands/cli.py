@@ -18,12 +18,8 @@ from sitegen.errors import SitegenError, printable
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
-        self.exit(
-            2,
-            f"sitegen: {message} (see 'sitegen {self.prog.split()[-1]} --help')\n"
-            if " " in self.prog
-            else f"sitegen: {message} (see 'sitegen --help')\n",
-        )
+        command = f"sitegen {self.prog.split()[-1]}" if " " in self.prog else "sitegen"
+        self.exit(2, f"sitegen: {message} (see '{command} --help')\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -191,22 +187,16 @@ def _options(args: argparse.Namespace):
     from sitegen.options import find_config, load_options
 
     config, found = find_config(args.config)
-    opts = load_options(
-        config,
-        archive=args.archive,
-        out=args.out,
-        title=args.title,
-        base_url=args.base_url,
-        workers=args.workers,
-        executor=args.executor,
-        ray_address=args.ray_address,
-        strict=getattr(args, "strict", False),
-        clean=args.clean,
-        transcripts=args.transcripts,
-        site_budget=args.site_budget,
-    )
+    given = {name: getattr(args, name) for name in _BUILD_OPTIONS}
+    opts = load_options(config, strict=getattr(args, "strict", False), **given)
     _say_config(config, found)
     return opts
+
+
+_BUILD_OPTIONS = (
+    *("archive", "out", "title", "base_url", "workers", "executor", "ray_address", "clean"),
+    *("transcripts", "site_budget"),
+)
 
 
 def _say_config(config: Path | None, found: bool) -> None:
@@ -217,8 +207,7 @@ def _say_config(config: Path | None, found: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Fewer young collections from the start, the imports included (build() does the same
-    # for library callers, and restores the thresholds it found).
+    # Fewer young collections from the start, the imports included (as build() does).
     collect_less()
     args = _parser().parse_args(argv)
     try:
@@ -242,10 +231,8 @@ def main(argv: list[str] | None = None) -> int:
 def entry() -> NoReturn:
     """The ``sitegen`` command and ``python -m sitegen``: :func:`main`, then exit with its code."""
     code = main()
-    # At shutdown the cyclic collector would walk every object still alive only for the
-    # process to free them (a share of a one-job rebuild: docs/benchmarks.md); gc.freeze()
-    # puts them out of its reach. Exit handlers and flushing still run. Library callers and
-    # tests call main(), which leaves the collector as it was.
+    # gc.freeze(): the collector need not walk every object still alive at shutdown only for
+    # the process to free them. Exit handlers still run; main() leaves the collector as it was.
     gc.freeze()
     sys.exit(code)
 
@@ -254,17 +241,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "synth":
         from sitegen.synth import summary_line, synth
 
-        truth = synth(
-            args.out,
-            seed=args.seed,
-            jobs=args.jobs,
-            steps=args.steps,
-            trials_per_step=args.trials_per_step,
-            pad_mb=args.pad_mb,
-            trial_kb=args.trial_kb,
-            plants=args.plants,
-            real=args.real_shapes,
-        )
+        shape = ("seed", "jobs", "steps", "trials_per_step", "pad_mb", "trial_kb", "plants")
+        truth = synth(args.out, real=args.real_shapes, **{k: getattr(args, k) for k in shape})
         print(summary_line(truth, args.out))
         return 0
     if args.command == "build":
