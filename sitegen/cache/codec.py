@@ -102,9 +102,6 @@ def _decoder(tp: Any) -> msgspec.msgpack.Decoder:
     return msgspec.msgpack.Decoder(tp, dec_hook=_dec_hook)
 
 
-# -- a log's entries: its parse (or summary) and the fingerprint it was made from ----------
-
-
 def log_body_bytes(fingerprint: Fingerprint, parsed: ParsedLog) -> bytes:
     """A log's parse (or its summary) and the fingerprint it was made from, as msgpack."""
     return encode((fingerprint, msgspec.Raw(encode(parsed, ParsedLog))), Any)
@@ -118,9 +115,6 @@ def log_body(data: bytes) -> tuple[Fingerprint, msgspec.Raw]:
 def parsed_from_bytes(data: bytes | msgspec.Raw) -> ParsedLog:
     """The :class:`ParsedLog` :func:`encode` wrote; ValueError if ``data`` is not one."""
     return decode(data, ParsedLog)
-
-
-# -- loosely typed values (YAML config): a tagged form --------------------------------------
 
 
 def _is_loose(tp: Any) -> bool:
@@ -234,9 +228,6 @@ def _pairs(body: list) -> list[tuple[Any, Any]]:
 def _hashable(k: Any) -> Any:
     hash(k)  # TypeError when it is not
     return k
-
-
-# -- a trials folder's outcomes, and its trial set ------------------------------------------
 
 
 class Outcomes(msgspec.Struct, array_like=True, frozen=True):

@@ -112,9 +112,6 @@ def packed_entry(data: bytes) -> tuple[tuple[int, str, str, str], Any]:
 _PACKED_HEAD = msgspec.msgpack.Decoder(tuple[int, str, str, str, int, msgspec.Raw])
 
 
-# -- codecs: each field checked as it is read -------------------------------------------------------
-
-
 def check(ok: bool, what: str) -> None:
     if not ok:
         raise CacheFileError(what)
@@ -143,8 +140,6 @@ def record_from_json(v: Any) -> FileRecord:
     check(isinstance(v, list) and len(v) == 2, "bad file record")
     return (integer(v[0], "size"), integer(v[1], "mtime"))
 
-
-# -- the last build's record ----------------------------------------------------------------------
 
 Watch = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int], ...]]  # (dirs, files)
 

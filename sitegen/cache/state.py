@@ -65,33 +65,22 @@ DELTA_SHARE = 8
 DELTA_MIN = 64
 
 _MARKER_TEXT = b"A sitegen build cache: sitegen reads no input from this folder.\n"
-_KINDS = (
-    *("log", "logstate", "logsum", "trials", "trialsadd", "trialset", "trialsum", "notes"),
-    "transcripts",
-)
+_KINDS = (PACKED - {"pages"}) | {"notes", "transcripts"}  # the folders save_site sweeps
 
 
 @functools.cache
 def _shape(kind: str) -> str | None:
     """The shape of the type a kind of entry is written for (:func:`~sitegen.cache.codec.shape`);
     None for the kinds whose files are laid out by hand."""
-    if kind in ("log", "logsum", "logstate"):
-        from sitegen.cache.codec import shape
-        from sitegen.model.parsed import ParsedLog
-        from sitegen.read.logstate import ParserState
+    if kind not in PACKED:
+        return None
+    from sitegen.cache.codec import Outcomes, shape
+    from sitegen.model.parsed import ParsedLog, TrialSet
+    from sitegen.pages.kept import RunRecord
+    from sitegen.read.logstate import ParserState
 
-        return shape(ParserState if kind == "logstate" else ParsedLog)
-    if kind == "pages":
-        from sitegen.cache.codec import shape
-        from sitegen.pages.kept import RunRecord
-
-        return shape(RunRecord)
-    if kind in ("trials", "trialsadd", "trialset", "trialsum"):
-        from sitegen.cache.codec import Outcomes, shape
-        from sitegen.model.parsed import TrialSet
-
-        return shape(Outcomes if kind in ("trials", "trialsadd") else TrialSet)
-    return None
+    types = {"log": ParsedLog, "logsum": ParsedLog, "logstate": ParserState, "pages": RunRecord}
+    return shape(types.get(kind) or (Outcomes if kind in ("trials", "trialsadd") else TrialSet))
 
 
 class _Stale(Exception):

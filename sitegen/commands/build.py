@@ -116,19 +116,14 @@ class BuildReport:
             if self.unchanged
             else f"built {counted(self.pages, 'page')} ({self.pages_reused} carried over)"
         )
-        counts = archive_counts(vars(self))
-        warnings, skipped = (
-            counted(len(self.warnings), "warning"),
-            counted(self.skipped, "skipped input"),
-        )
-        # each of these names an input that holds secrets: someone must rotate them
+        line = f"{what}: {archive_counts(vars(self))}, {counted(len(self.warnings), 'warning')}, "
+        line += counted(self.skipped, "skipped input")
         secrets = sum(w.message.startswith(SECRETS_HIDDEN) for w in self.warnings)
-        rotate = (
-            f"; secrets hidden in {counted(secrets, 'input')}: rotate them (see the warnings)"
-            if secrets
-            else ""
-        )
-        return f"{what}: {counts}, {warnings}, {skipped}{rotate}"
+        if secrets:  # each of these inputs holds secrets: someone must rotate them
+            line += (
+                f"; secrets hidden in {counted(secrets, 'input')}: rotate them (see the warnings)"
+            )
+        return line
 
     def inputs(self) -> str:
         """What was read and what came from the last build; the time per stage."""
@@ -154,9 +149,6 @@ class BuildReport:
         some = "all" if old == len(self.warnings) else f"{old} of them"
         again = f" ({some} already reported by the last build)" if old else ""
         return f"{counted(len(self.warnings), 'warning')}{again}"
-
-
-# -- the build ---------------------------------------------------------------------------------
 
 
 def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> BuildReport:

@@ -126,9 +126,6 @@ class Git:
         return self("remote", "get-url", remote, ok=(0, 2, 128)) or None
 
 
-# -- the deploy ---------------------------------------------------------------------------------
-
-
 def gh_deploy(
     opts: BuildOptions,
     *,

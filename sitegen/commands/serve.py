@@ -159,18 +159,9 @@ class SiteApp:
 
 
 def _send(start_response, status: str, ctype: str, body: bytes) -> list[bytes]:
-    start_response(
-        status,
-        [
-            ("Content-Type", ctype),
-            ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-store"),
-        ],
-    )
+    headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))]
+    start_response(status, [*headers, ("Cache-Control", "no-store")])
     return [body]
-
-
-# -- building ------------------------------------------------------------------------------------
 
 
 def rebuild(opts: BuildOptions, app: SiteApp) -> BuildReport | None:
@@ -209,9 +200,6 @@ def describe(exc: BaseException) -> str:
             return what
         filename, line = inside[-1].filename, inside[-1].lineno
     return f"{filename}:{line}: {what}"
-
-
-# -- serving -------------------------------------------------------------------------------------
 
 
 class LiveSite:
