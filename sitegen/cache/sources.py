@@ -221,14 +221,9 @@ def _mtime_ns(path: Path) -> int:
 
 
 def _stats(archive: Path, rels: list[str]) -> Fingerprint:
-    out = []
-    for rel in rels:
-        try:
-            st = os.stat(archive / rel)
-            out.append((rel, st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append((rel, -1, -1))
-    return tuple(out)
+    """:func:`fingerprint` of files of the archive, named by their paths in it."""
+    found = fingerprint(archive / rel for rel in rels)
+    return tuple((rel, size, mtime) for rel, (_, size, mtime) in zip(rels, found, strict=True))
 
 
 def watch_holds(archive: Path, watch: Watch) -> bool:

@@ -39,18 +39,8 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("synth", help="write a synthetic archive (with its ground truth)")
     s.add_argument("out", type=Path, help="new (or empty) folder to write the archive into")
-    s.add_argument(
-        "--seed", type=int, default=0, help="random seed: one seed, one archive (default: 0)"
-    )
-    s.add_argument("--jobs", type=int, default=7, help="job logs (at least 7; default: 7)")
-    s.add_argument("--steps", type=int, default=12, help="steps per run (default: 12)")
-    s.add_argument(
-        "--trials-per-step", type=int, default=4, help="Harbor trials per step (default: 4)"
-    )
-    s.add_argument(
-        "--pad-mb", type=float, default=0.0, help="noise padding spread over the logs (MB)"
-    )
-    s.add_argument("--trial-kb", type=float, default=4.0, help="size of each result.json (KB)")
+    for flag, default, what in _SYNTH_SIZES:
+        s.add_argument(flag, type=type(default), default=default, help=what)
     s.add_argument(
         "--plants",
         action="store_true",
@@ -116,6 +106,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 _VERBOSE = "print every warning, also those the last build already printed"
+_SYNTH_SIZES = (
+    ("--seed", 0, "random seed: one seed, one archive (default: 0)"),
+    ("--jobs", 7, "job logs (at least 7; default: 7)"),
+    ("--steps", 12, "steps per run (default: 12)"),
+    ("--trials-per-step", 4, "Harbor trials per step (default: 4)"),
+    ("--pad-mb", 0.0, "noise padding spread over the logs (MB)"),
+    ("--trial-kb", 4.0, "size of each result.json (KB)"),
+)
 
 
 def _port(text: str) -> int:

@@ -362,11 +362,14 @@ class SiteWriter:
             shutil.copyfile(src, tmp)
             os.replace(tmp, dst)
 
+    def _through_link(self, rel: str) -> bool:
+        """Whether a folder on the way to ``rel`` is a link (planted: it may point anywhere)."""
+        return any((self.out / p).is_symlink() for p in Path(rel).parents[:-1])
+
     def _removable(self, rel: str) -> bool:
         """Whether ``rel`` is a file of ours to replace or remove: a regular file, reached
-        through no link planted in the site (one that now points elsewhere)."""
-        parents = Path(rel).parents[:-1]
-        if any((self.out / p).is_symlink() for p in parents):
+        through no link."""
+        if self._through_link(rel):
             return False
         try:
             return stat.S_ISREG(os.lstat(self.out / rel).st_mode)
@@ -376,13 +379,12 @@ class SiteWriter:
     def _remove(self, rel: str) -> None:
         """Remove a file of the last build that this one no longer makes, and emptied folders."""
         path = self.out / rel
-        parents = list(reversed(Path(rel).parents[:-1]))
-        if any((self.out / p).is_symlink() for p in parents):
-            return  # never delete through a link that now points elsewhere
+        if self._through_link(rel):
+            return
         with contextlib.suppress(FileNotFoundError):
             if path.is_symlink() or not path.is_dir():
                 path.unlink()
-        for parent in reversed(parents):  # deepest first; a folder holding anything stays
+        for parent in Path(rel).parents[:-1]:  # deepest first; a folder holding anything stays
             try:
                 (self.out / parent).rmdir()
             except OSError:
