@@ -112,11 +112,6 @@ def log_body(data: bytes) -> tuple[Fingerprint, msgspec.Raw]:
     return decode(data, tuple[Fingerprint, msgspec.Raw])
 
 
-def parsed_from_bytes(data: bytes | msgspec.Raw) -> ParsedLog:
-    """The :class:`ParsedLog` :func:`encode` wrote; ValueError if ``data`` is not one."""
-    return decode(data, ParsedLog)
-
-
 def _is_loose(tp: Any) -> bool:
     if tp is Any or tp is object or tp is dict:
         return True
@@ -338,15 +333,6 @@ def _outcome(v: list) -> tuple:
     if kind == "bad" and len(v) == 3 and type(v[1]) is str:
         return ("bad", v[1], _line(v[2]))
     raise ValueError(f"unknown outcome {str(kind)[:40]!r}")
-
-
-def trial_set_bytes(ts: TrialSet) -> bytes:
-    """A trial set as msgpack; ValueError for what msgpack cannot hold."""
-    return encode(ts, TrialSet)
-
-
-def trial_set_from_bytes(data: bytes | msgspec.Raw) -> TrialSet:
-    return decode(data, TrialSet)
 
 
 _Summary = tuple[str, int, TrialSet]

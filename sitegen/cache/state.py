@@ -42,13 +42,13 @@ from sitegen.cache.files import (
 from sitegen.cache.sources import Listing, Sources, code_signature, watch_holds
 from sitegen.discover.archive import CACHE_MARKER
 from sitegen.errors import BuildWarning
+from sitegen.model.parsed import Discovery, ParsedLog, Run, TrialSet
 from sitegen.redact import Redactor, rules_signature
 from sitegen.write.site import MARKER, write_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sitegen.model.parsed import Discovery, ParsedLog, Run, TrialSet
     from sitegen.options import BuildOptions
     from sitegen.pages.kept import RunRecord
     from sitegen.read.logfile import LogState
@@ -75,7 +75,6 @@ def _shape(kind: str) -> str | None:
     if kind not in PACKED:
         return None
     from sitegen.cache.codec import Outcomes, shape
-    from sitegen.model.parsed import ParsedLog, TrialSet
     from sitegen.pages.kept import RunRecord
     from sitegen.read.logstate import ParserState
 
@@ -241,7 +240,7 @@ class BuildState:
         """The parse of log ``rel`` when its files are as ``fp`` says (as its *summary* when
         one is kept: :meth:`complete` takes it whole for a run made again); else the state to
         read on from, when kept."""
-        from sitegen.cache.codec import log_body, parsed_from_bytes
+        from sitegen.cache.codec import decode, log_body
 
         summary, changed = self._log_summary(rel, fp)
         if summary is not None:
@@ -250,11 +249,11 @@ class BuildState:
             return summary, None
         if not changed:  # no summary to tell: the whole entry, if its fingerprint still holds
 
-            def decode(body: bytes) -> tuple[Fingerprint, ParsedLog] | None:
+            def whole_of(body: bytes) -> tuple[Fingerprint, ParsedLog] | None:
                 got, parsed = log_body(body)
-                return None if got != fp else (got, parsed_from_bytes(parsed))
+                return None if got != fp else (got, decode(parsed, ParsedLog))
 
-            got = self._decoded("log", rel, decode)
+            got = self._decoded("log", rel, whole_of)
             if got is not None:
                 self._keep_summary(rel, *got)  # (it was missing)
                 return got[1], None
@@ -263,13 +262,13 @@ class BuildState:
 
     def _log_summary(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, bool]:
         """The log's summary when its fingerprint holds; and whether a summary said it changed."""
-        from sitegen.cache.codec import log_body, parsed_from_bytes
+        from sitegen.cache.codec import decode, log_body
 
-        def decode(body: bytes) -> tuple[ParsedLog | None, bool]:
+        def summary_of(body: bytes) -> tuple[ParsedLog | None, bool]:
             got, summary = log_body(body)
-            return (None, True) if got != fp else (parsed_from_bytes(summary), False)
+            return (None, True) if got != fp else (decode(summary, ParsedLog), False)
 
-        return self._decoded("logsum", rel, decode) or (None, False)
+        return self._decoded("logsum", rel, summary_of) or (None, False)
 
     def _log_state(self, rel: str) -> LogState[ParserState] | None:
         """Where the last parse of a log stopped (kept apart: a grown log reads only this)."""
@@ -279,9 +278,9 @@ class BuildState:
 
     def whole_log(self, rel: str) -> ParsedLog | None:
         """The whole parse of a log :meth:`cached_log` gave as its summary; None if unreadable."""
-        from sitegen.cache.codec import log_body, parsed_from_bytes
+        from sitegen.cache.codec import decode, log_body
 
-        return self._decoded("log", rel, lambda body: parsed_from_bytes(log_body(body)[1]))
+        return self._decoded("log", rel, lambda body: decode(log_body(body)[1], ParsedLog))
 
     def keep_log(self, name: str, entries: list[tuple[str, bytes]]) -> None:
         """Store a log's entries, encoded where it was read (:func:`~sitegen.cache.logs.read_log`)."""
@@ -347,10 +346,10 @@ class BuildState:
 
     def whole_trials(self, trials_dir: str) -> TrialSet | None:
         """A folder's whole trial set as kept; None when its entry cannot be read."""
-        from sitegen.cache.codec import trial_set_from_bytes
+        from sitegen.cache.codec import decode
 
         raw: list[bytes] = []
-        ts = self._decoded("trialset", trials_dir, trial_set_from_bytes, raw)
+        ts = self._decoded("trialset", trials_dir, lambda body: decode(body, TrialSet), raw)
         if ts is None:
             return None
         self.trial_tokens[trials_dir] = hashlib.sha1(raw[0]).hexdigest()
@@ -369,10 +368,10 @@ class BuildState:
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
         """Keep a folder's trial set; its token is a hash of the bytes kept (equal sets, equal
         tokens)."""
-        from sitegen.cache.codec import trial_set_bytes
+        from sitegen.cache.codec import encode
 
         try:
-            data = self._save("trialset", trials_dir, trial_set_bytes(ts))
+            data = self._save("trialset", trials_dir, encode(ts, TrialSet))
         except ValueError:  # what msgpack cannot hold (a name that was not UTF-8): not kept
             self._forget("trialset", trials_dir)
             data = repr(ts).encode("utf-8", "surrogateescape")  # (the set's pages, its token)
