@@ -84,7 +84,7 @@ def _finite_column(col: list | tuple) -> bool:
 
 
 def _subclass(obj: Any) -> Any:
-    """The rare kinds (a float, dict, list or tuple subclass): copied as they always were."""
+    """The rare kinds (a float, dict, list or tuple subclass): copied."""
     if isinstance(obj, float):
         return _SAME if math.isfinite(obj) else None
     if isinstance(obj, dict):

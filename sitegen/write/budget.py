@@ -71,25 +71,13 @@ def owners(jobs: Iterable[Job], runs: Iterable[Run]) -> list[Owner]:
         if job.trials is None:
             continue
         owned.add(id(job.trials))
-        url = f"jobs/{job.id}/"
+        url, trials = f"jobs/{job.id}/", len(job.trials.results)
         runs_of = tuple(by_set.get(id(job.trials), ()))
-        out.append(
-            Owner(
-                url,
-                f"job {job.id}",
-                _newest([job], job.id),
-                (url, *runs_of),
-                len(job.trials.results),
-            )
-        )
+        out.append(Owner(url, f"job {job.id}", _newest([job], job.id), (url, *runs_of), trials))
     for run in runs:
         if run.trials is not None and id(run.trials) not in owned:
-            url = f"runs/{run.id}/"
-            out.append(
-                Owner(
-                    url, f"run {run.id}", _newest(run.jobs, run.id), (url,), len(run.trials.results)
-                )
-            )
+            url, trials = f"runs/{run.id}/", len(run.trials.results)
+            out.append(Owner(url, f"run {run.id}", _newest(run.jobs, run.id), (url,), trials))
     return sorted(out, key=lambda o: o.newest)
 
 
