@@ -117,30 +117,6 @@ def check(ok: bool, what: str) -> None:
         raise CacheFileError(what)
 
 
-def integer(v: Any, what: str) -> int:
-    check(type(v) is int, f"{what} is not an integer")
-    return v
-
-
-def string(v: Any, what: str) -> str:
-    check(isinstance(v, str), f"{what} is not a string")
-    return v
-
-
-def fingerprint_from_json(v: Any) -> Fingerprint:
-    check(isinstance(v, list), "a fingerprint is not a list")
-    out = []
-    for x in v:
-        check(isinstance(x, list) and len(x) == 3, "bad fingerprint entry")
-        out.append((string(x[0], "path"), integer(x[1], "size"), integer(x[2], "mtime")))
-    return tuple(out)
-
-
-def record_from_json(v: Any) -> FileRecord:
-    check(isinstance(v, list) and len(v) == 2, "bad file record")
-    return (integer(v[0], "size"), integer(v[1], "mtime"))
-
-
 Watch = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int], ...]]  # (dirs, files)
 
 
@@ -175,60 +151,15 @@ class LastBuild(msgspec.Struct, frozen=True):
     summary: Summary
 
     def to_json(self) -> dict:
-        s = self.summary
-        return {
-            "sources": self.sources,
-            "pages": self.pages,
-            "files": {k: list(v) for k, v in self.files.items()},
-            "watch": {
-                d: {"dirs": [list(x) for x in dirs], "files": [list(x) for x in files]}
-                for d, (dirs, files) in self.watch.items()
-            },
-            "open_jobs": sorted(self.open_jobs),
-            "summary": {
-                **{n: getattr(s, n) for n in SUMMARY_COUNTS},
-                "warnings": [list(w) for w in s.warnings],
-            },
-        }
+        out = msgspec.to_builtins(self)
+        out["watch"] = {d: {"dirs": ds, "files": fs} for d, (ds, fs) in out["watch"].items()}
+        out["open_jobs"] = sorted(self.open_jobs)  # (a set's order changes between runs)
+        return out
 
     @classmethod
     def from_json(cls, body: Any) -> LastBuild:
-        """The record :meth:`to_json` wrote; :class:`CacheFileError` (or KeyError…) otherwise."""
-        check(isinstance(body, dict), "the site record is not an object")
-        pages, files, watch = body["pages"], body["files"], body["watch"]
-        check(all(isinstance(x, dict) for x in (pages, files, watch)), "bad site record")
-        summ = body["summary"]
-        check(isinstance(summ, dict) and isinstance(summ["warnings"], list), "bad summary")
-        check(isinstance(body["open_jobs"], list), "bad open jobs")
-        return cls(
-            sources=string(body["sources"], "sources signature"),
-            pages={string(k, "page"): string(v, "signature") for k, v in pages.items()},
-            files={string(k, "file"): record_from_json(v) for k, v in files.items()},
-            watch={string(d, "trials folder"): _watch_from_json(w) for d, w in watch.items()},
-            open_jobs=frozenset(string(j, "job") for j in body["open_jobs"]),
-            summary=Summary(
-                **{n: integer(summ[n], n.replace("_", " ")) for n in SUMMARY_COUNTS},
-                warnings=tuple(_warning_from_json(w) for w in summ["warnings"]),
-            ),
-        )
-
-
-def _watch_from_json(v: Any) -> Watch:
-    check(
-        isinstance(v, dict) and isinstance(v["dirs"], list) and isinstance(v["files"], list),
-        "bad watch",
-    )
-    dirs = []
-    for x in v["dirs"]:
-        check(isinstance(x, list) and len(x) == 2, "bad watched folder")
-        dirs.append((string(x[0], "folder"), integer(x[1], "mtime")))
-    return tuple(dirs), fingerprint_from_json(v["files"])
-
-
-def _warning_from_json(v: Any) -> tuple[str, int | None, str]:
-    check(isinstance(v, list) and len(v) == 3, "bad warning")
-    return (
-        string(v[0], "path"),
-        None if v[1] is None else integer(v[1], "line"),
-        string(v[2], "message"),
-    )
+        """The record :meth:`to_json` wrote, every field checked against its type; ValueError
+        (msgspec's ValidationError is one), KeyError or TypeError otherwise."""
+        check(isinstance(body, dict) and isinstance(body["watch"], dict), "bad site record")
+        watch = {d: (w["dirs"], w["files"]) for d, w in body["watch"].items()}
+        return msgspec.convert({**body, "watch": watch}, cls)
