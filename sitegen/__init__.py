@@ -4,12 +4,10 @@ import gc
 
 __version__ = "0.1.0"
 
-# The ground truth ``sitegen synth`` writes at the root of each archive it makes; a build
-# of such an archive says that its damaged inputs are planted on purpose.
+# The ground truth ``sitegen synth`` writes at an archive's root (its damage is planted).
 SYNTH_TRUTH = "synth-truth.json"
 
-# Containers between young collections of CPython's cyclic garbage collector while sitegen
-# works (the default is 700): why, and what it saves, in build._fewer_collections.
+# Containers between young collections of the cyclic collector (the default is 700).
 YOUNG_COLLECTION_EVERY = 50_000
 
 

@@ -1,8 +1,5 @@
-"""Exceptions and build warnings.
-
-Errors stop the build and become one line on the command line; warnings are
-damage in the input that the build reads around and reports with a location.
-"""
+"""Errors (they stop the build, one line on the command line) and build warnings (damaged
+input the build reads around, reported with a location)."""
 
 from __future__ import annotations
 
@@ -47,11 +44,8 @@ class OutputError(SitegenError):
 
 
 class BuildWarning(msgspec.Struct, frozen=True):
-    """Damaged or surprising input: where it is and what was done about it.
-
-    ``path`` is relative to the archive root (``/`` separated); ``line`` is
-    1-based or ``None`` when the problem concerns the whole file.
-    """
+    """Damaged or surprising input: where (``path`` in the archive, ``/``-separated; ``line``
+    1-based, None for the whole file) and what was done about it."""
 
     path: str
     line: int | None

@@ -33,13 +33,8 @@ _SAME: Any = object()  # what _clean returns for a value it leaves as it is
 
 
 def clean(obj: T) -> T:
-    """``obj`` with non-finite floats replaced by None (for Altair/Jinja).
-
-    Structs (page objects) keep their type; tuples stay tuples. What holds
-    no non-finite float is returned as it is, not copied: a page's long numeric
-    columns (its series) are most of it and almost always finite, and nothing
-    mutates a page object (they are frozen).
-    """
+    """``obj`` with non-finite floats replaced by None (for Altair/Jinja); Structs keep their
+    type, tuples stay tuples, and what holds none is returned as it is, not copied."""
     out = _clean(obj)
     return obj if out is _SAME else out
 
@@ -74,14 +69,8 @@ def _clean(obj: Any) -> Any:
 
 
 def _finite_column(col: list | tuple) -> bool:
-    """True when every item of ``col`` is None or a number, and every number is finite.
-
-    A sum is finite only when each of its terms is (one nan or inf makes it nan or inf), so a
-    column is checked in one sum instead of item by item. Most columns of a page's series
-    have gaps (None where a step did not log the metric): those are summed without them.
-    False also when that cannot be told so (text, containers, an overflow): the caller then
-    looks at each item.
-    """
+    """True when every item of ``col`` is None or a finite number, told by one sum (finite only
+    when each term is), Nones left out; False also when a sum cannot tell (text, overflow)."""
     try:
         return math.isfinite(sum(col))
     except OverflowError:
@@ -95,7 +84,7 @@ def _finite_column(col: list | tuple) -> bool:
 
 
 def _subclass(obj: Any) -> Any:
-    """The rare kinds (a float, dict, list or tuple subclass): copied as they always were."""
+    """The rare kinds (a float, dict, list or tuple subclass): copied."""
     if isinstance(obj, float):
         return _SAME if math.isfinite(obj) else None
     if isinstance(obj, dict):

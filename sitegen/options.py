@@ -1,7 +1,5 @@
-"""Build options: the CLI's flags and ``sitegen.toml``, merged into one value.
-
-Python callers use :func:`load_options` exactly as the CLI does, so a config
-file works from a script as well as from the command line.
+"""Build options: the CLI's flags and ``sitegen.toml``, merged into one value by
+:func:`load_options`, which Python callers use exactly as the CLI does.
 """
 
 from __future__ import annotations
@@ -44,8 +42,7 @@ class BuildOptions(msgspec.Struct, frozen=True):
     base_url: str | None = None
     workers: int = 0  # 0: the CPU count
     redact_patterns: tuple[str, ...] = ()
-    # Findings of the publish gate to let through (each checked by compile_allow).
-    publish_allow: tuple[str, ...] = ()
+    publish_allow: tuple[str, ...] = ()  # the publish gate's findings to let through
     strict: bool = False
     clean: bool = False  # ignore (and wipe) the build cache
     now: float | None = None  # for tests: the time "running" is judged against
@@ -59,7 +56,7 @@ class BuildOptions(msgspec.Struct, frozen=True):
     site_budget: int = DEFAULT_SITE_BUDGET  # bytes the whole site may take (write/budget.py)
 
     def transcripts_wanted(self) -> int:
-        """The transcripts per job this build writes: none in a build for publishing without
+        """The transcripts per job this build writes: none when publishing without
         ``publish_transcripts``."""
         publishing = self.publishing or self.base_url is not None
         return 0 if publishing and not self.publish_transcripts else self.transcripts
@@ -80,11 +77,8 @@ _BLANKET_PROBES = (
 
 
 def find_config(given: Path | None) -> tuple[Path | None, bool]:
-    """The config file to read, and whether it was found rather than given.
-
-    ``given`` (``--config``) when there is one; else ``sitegen.toml`` in the current
-    folder when there is one, as MkDocs reads ``mkdocs.yml`` from where it runs.
-    """
+    """The config file to read (``--config``, else ``sitegen.toml`` in the current folder if
+    any), and whether it was found rather than given."""
     if given is not None:
         return given, False
     here = Path(CONFIG_NAME)
@@ -150,10 +144,9 @@ def check_title(v: object, where: str) -> None:
 
 
 def check_base_url(v: object, where: str) -> None:
-    """The public URL: ``http(s)://host/path``, as the sitemap and OpenGraph links need; one
-    holding a credential (``https://user:pw@host/``, ``?token=…``) is refused, as every page
-    would publish it, and never repeated; so is one that is not a folder's (a page's, one
-    with a query or a fragment)."""
+    """The public URL: ``http(s)://host/path``, a folder's (no page, query or fragment: every
+    page's address is this and its path), holding no credential (every page would publish it;
+    never repeated)."""
     from sitegen.redact import Redactor
 
     shown = Redactor().text(v) if isinstance(v, str) else v
@@ -168,8 +161,6 @@ def check_base_url(v: object, where: str) -> None:
             f"(got {shown!r}): give the site's public URL, "
             'e.g. base_url = "https://org.github.io/repo/"'
         )
-    # every page's address is this and its path: a page's address here, a query or a
-    # fragment would make them all lead nowhere (".../index.html/jobs/x/", ".../#top/jobs/x/")
     if "?" in v or "#" in v:
         raise ConfigError(
             f"{where}: base_url is the address of the site's folder, with no '?' or '#' "
@@ -261,9 +252,8 @@ def compile_allow(patterns: Iterable[str], where: str | None = None) -> tuple[re
 
 
 def check_output(out: Path, archive: Path) -> None:
-    """Refuse, before anything is read or written, an output folder no build can use:
-    a file, a folder below a file, the archive itself, or a folder that holds the archive
-    (everything in the output folder is published: the raw logs would go with the site)."""
+    """Refuse, before anything is read or written, an output folder no build can use: a file,
+    a folder below a file, the archive, or a folder holding it (it would be published)."""
     real = Path(os.path.realpath(out))
     if real.exists() and not real.is_dir():
         raise OutputError(f"{real} exists and is not a folder (choose another -o folder)")
@@ -289,12 +279,8 @@ def check_output(out: Path, archive: Path) -> None:
 
 
 def load_options(config_path: Path | None = None, **overrides: Any) -> BuildOptions:
-    """Options from ``sitegen.toml`` (if given) with ``overrides`` on top.
-
-    An override of ``None`` (or ``0`` for ``workers``, an empty title) means
-    "not given": the config file's value, else the default, applies. That is
-    the CLI's rule, so ``sitegen build`` and a Python caller agree.
-    """
+    """Options from ``sitegen.toml`` (if given) with ``overrides`` on top. An override of
+    ``None`` (or ``0`` for ``workers``, an empty title) means "not given", as on the CLI."""
     known = set(BuildOptions.__struct_fields__)
     unknown = set(overrides) - known
     if unknown:

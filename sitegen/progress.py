@@ -19,10 +19,8 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def archive_counts(c: Mapping[str, Any]) -> str:
-    """An archive's counts (``c``: a build report's, or synth's ground truth's, by name) as
-    ``sitegen synth`` and ``sitegen build`` print them, each naming what it counts: "15 jobs
-    in 13 runs, 355 training trials, 6 eval trials, 2 unreadable result.json, 1 trial
-    without result.json" (a kind of damage there is none of left out)."""
+    """An archive's counts (a build report's or synth's truth, by name) as both commands print
+    them: "15 jobs in 13 runs, 355 training trials, 6 eval trials, 2 unreadable result.json"."""
     unreadable, job_level, missing = c["unreadable"], c["job_level"], c["missing"]
     out = [
         f"{counted(c['jobs'], 'job')} in {counted(c['runs'], 'run')}",
@@ -41,10 +39,7 @@ def archive_counts(c: Mapping[str, Any]) -> str:
 
 
 class Progress:
-    """Callable taking one message per finished item (a log parsed, a trials folder read).
-
-    ``total`` is set by the build once it knows how many items there are.
-    """
+    """Callable taking one message per finished item; the build sets ``total`` once known."""
 
     def __init__(self, stream: TextIO, min_interval_s: float = 0.1) -> None:
         self.stream = stream

@@ -20,6 +20,7 @@ from datetime import datetime
 from sitegen.discover.archive import slug
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import (
+    Checkpoint,
     Discovery,
     Job,
     JobSource,
@@ -126,18 +127,14 @@ def group_runs(
     for i, (src, log) in enumerate(ordered):
         parent = None
         if log is not None and log.resumed_from is not None and not log.fresh_start:
-            for prev, plog in reversed(ordered[:i]):
-                if plog is None:
-                    continue
-                for ck in plog.checkpoints:
-                    if ck.step != log.resumed_from:
-                        continue
-                    if log.resume_path and ck.path and _norm(ck.path) != _norm(log.resume_path):
-                        continue
-                    parent = prev
-                    break
-                if parent:
-                    break
+            parent = next(
+                (
+                    prev
+                    for prev, plog in reversed(ordered[:i])
+                    if plog is not None and any(_resumed_from(log, ck) for ck in plog.checkpoints)
+                ),
+                None,
+            )
         if parent is not None:
             k = run_of[parent.id]
             flat_runs[k].append(src)
@@ -173,8 +170,11 @@ def _slurm_ids(src: JobSource) -> tuple[int, ...]:
     return (src.order_key[1],) if src.order_key[1] else ()
 
 
-def _norm(p: str) -> str:
-    return p.rstrip("/")
+def _resumed_from(log: ParsedLog, ck: Checkpoint) -> bool:
+    """Whether ``log`` resumed from checkpoint ``ck``: its step, and its path when both name one."""
+    if log.resume_path and ck.path and ck.path.rstrip("/") != log.resume_path.rstrip("/"):
+        return False
+    return ck.step == log.resumed_from
 
 
 def assemble(
@@ -213,9 +213,8 @@ def assemble(
         blocks, discarded, resumed, restarts = stitch(chain)
         groups = {s.group for s in srcs}
         run_trials = None
-        # An experiment's trials are its run's; a flat folder's, the run of the job that owns
-        # them (a run of one job is that job's row on the index: the same trials, the same
-        # success rate), which a chain holding every job of the folder does.
+        # An experiment's trials are its run's; a flat folder's, the run of the job owning them
+        # (a run of one job is that job's row on the index: the same success rate).
         if len(groups) == 1 and (
             srcs[0].layout == "experiment" or any(s.id in job_trials for s in srcs)
         ):

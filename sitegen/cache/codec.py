@@ -1,21 +1,11 @@
-"""Typed values as msgpack: parsed logs, the log parser's state, trials folders' outcomes
-and trial sets, run records.
+"""Typed values as msgpack: parsed logs, the parser's state, trials outcomes and sets, run records.
 
-The build cache keeps them between builds. It must be data, never code (a pickle
-planted beside the output would run on the next build), and a damaged file must be
-refused, not half-read. msgspec writes the model's Structs and the parser state's
-dataclasses as msgpack (NaN, infinities, integer keys and an int where a float may be,
-as they are) and reads them back checked against their declared types: a value that
-does not fit raises :class:`ValueError`. A field missing from what is read takes its
-default and one the class does not have is passed over, as msgspec does, so damage is
-told by the checksum the cache file keeps beside the body
-(:func:`~sitegen.cache.files.packed_entry`).
-:func:`shape` names a type's shape, so that what was written for another shape of the
-model is not read back as this one.
-
-Values typed loosely (the redacted config dump: ``dict``, ``Any``) go through a small
-tagged form, so that YAML's dates, tuples, sets and non-string keys come back equal
-(msgpack alone gives strings and lists).
+The cache must be data, never code (a planted pickle would run), and a damaged file refused,
+not half-read: msgspec reads each value back checked against its declared type (ValueError
+when it does not fit); the checksum beside the body (:func:`~sitegen.cache.files.packed_entry`)
+tells damage msgspec lets pass. :func:`shape` keeps what was written for another shape of the
+model from being read as this one. Loosely typed values (the config dump) go through a small
+tagged form, so YAML's dates, tuples, sets and non-string keys come back equal.
 """
 
 from __future__ import annotations
@@ -39,10 +29,8 @@ _TAGS = ("$dt", "$date", "$set", "$tuple", "$map")
 
 
 def shape(tp: Any) -> str:
-    """A short hash of a type's shape: its classes' names, field names and declared
-    types, all the way down. Values written for another shape (a field added, renamed or
-    retyped) are not read back as this one, so the model may change without a format
-    number to bump."""
+    """A short hash of a type's classes' names, field names and declared types, all the way
+    down, so the model may change without a format number to bump."""
     return hashlib.sha1(_described(tp).encode()).hexdigest()[:16]
 
 
@@ -114,26 +102,14 @@ def _decoder(tp: Any) -> msgspec.msgpack.Decoder:
     return msgspec.msgpack.Decoder(tp, dec_hook=_dec_hook)
 
 
-# -- a log's entries: its parse (or summary) and the fingerprint it was made from ----------
-
-
 def log_body_bytes(fingerprint: Fingerprint, parsed: ParsedLog) -> bytes:
     """A log's parse (or its summary) and the fingerprint it was made from, as msgpack."""
     return encode((fingerprint, msgspec.Raw(encode(parsed, ParsedLog))), Any)
 
 
 def log_body(data: bytes) -> tuple[Fingerprint, msgspec.Raw]:
-    """The fingerprint :func:`log_body_bytes` wrote, and the parse still encoded (decoded
-    by :func:`parsed_from_bytes` only when the fingerprint holds)."""
+    """The fingerprint :func:`log_body_bytes` wrote, and the parse still encoded."""
     return decode(data, tuple[Fingerprint, msgspec.Raw])
-
-
-def parsed_from_bytes(data: bytes | msgspec.Raw) -> ParsedLog:
-    """The :class:`ParsedLog` :func:`encode` wrote; ValueError if ``data`` is not one."""
-    return decode(data, ParsedLog)
-
-
-# -- loosely typed values (YAML config): a tagged form --------------------------------------
 
 
 def _is_loose(tp: Any) -> bool:
@@ -150,9 +126,8 @@ def _optional(tp: Any) -> Any:
 
 @cache
 def _loose_fields(tp: Any) -> tuple[tuple[str, Any], ...]:
-    """The fields of a Struct or dataclass that hold loosely typed values (with None) or
-    classes that hold some, alone or in a tuple or list (with that class); none for another
-    type."""
+    """A record's fields holding loosely typed values (with None) or records that hold some,
+    alone or in a tuple or list (with that record's class)."""
     if not _is_record(tp):
         return ()
     out: list[tuple[str, Any]] = []
@@ -250,15 +225,10 @@ def _hashable(k: Any) -> Any:
     return k
 
 
-# -- a trials folder's outcomes, and its trial set ------------------------------------------
-
-
 class Outcomes(msgspec.Struct, array_like=True, frozen=True):
-    """A folder's outcomes as columns (a rebuild reads all of them): its files' paths, sizes,
-    mtimes and outcomes, and the trials of the "ok" ones in order (a tar archive's members'
-    in their place). An outcome is None for an "ok" (its trial: the next of ``trials``),
-    ``["ok", notes]`` for one with notes, ``["tar", [[member, outcome], ...]]`` for a tar
-    archive and the outcome itself for the others."""
+    """A folder's outcomes as columns, with the trials of the "ok" ones in order. An outcome is
+    None for an "ok" (its trial: the next of ``trials``), ``["ok", notes]`` with notes,
+    ``["tar", [[member, outcome], ...]]`` for a tar archive, the outcome itself otherwise."""
 
     paths: list[str]
     sizes: list[int]
@@ -268,9 +238,8 @@ class Outcomes(msgspec.Struct, array_like=True, frozen=True):
 
 
 def known_bytes(known: Known) -> bytes:
-    """A trials folder's outcomes (:data:`~sitegen.read.trials.Known`) as msgpack. Those
-    msgpack cannot hold (a file name that was not UTF-8, a count beyond 64 bits) are left
-    out: their files are read again by the next build, the others are not."""
+    """A trials folder's outcomes as msgpack, less those msgpack cannot hold (a name that was
+    not UTF-8): their files are read again by the next build."""
     try:
         return _known_bytes(known)
     except ValueError:
@@ -364,16 +333,6 @@ def _outcome(v: list) -> tuple:
     if kind == "bad" and len(v) == 3 and type(v[1]) is str:
         return ("bad", v[1], _line(v[2]))
     raise ValueError(f"unknown outcome {str(kind)[:40]!r}")
-
-
-def trial_set_bytes(ts: TrialSet) -> bytes:
-    """A trials folder's parsed (and redacted) trial set as msgpack; ValueError for what
-    msgpack cannot hold."""
-    return encode(ts, TrialSet)
-
-
-def trial_set_from_bytes(data: bytes | msgspec.Raw) -> TrialSet:
-    return decode(data, TrialSet)
 
 
 _Summary = tuple[str, int, TrialSet]

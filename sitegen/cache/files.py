@@ -1,17 +1,13 @@
 """The build cache's files: versioned, every field checked as it is read.
 
-The cache lives beside the output folder, which may lie inside an archive
-that others can write to (``-o ARCHIVE/site``), so nothing here is ever
-executed or unpickled: a file is read only if it is a regular file of sane
-size, parsed as JSON and rebuilt field by field, or as msgpack of typed values
-(:data:`PACKED`, :mod:`sitegen.cache.codec`) and checked; anything else raises
-:class:`CacheFileError` and :class:`~sitegen.cache.state.BuildState` ignores
-the file with a warning.
+The cache may lie inside an archive others can write to (``-o ARCHIVE/site``), so nothing
+here is executed or unpickled: only a regular file of sane size is read, as JSON rebuilt
+field by field or as checked msgpack (:data:`PACKED`); anything else raises
+:class:`CacheFileError`, and the file is ignored with a warning.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import stat
@@ -61,9 +57,8 @@ def dumps(obj: object) -> bytes:
     try:
         return orjson.dumps(obj)
     except TypeError:
-        # An integer beyond 64 bits (a hostile log can hold one): orjson cannot write it and
-        # would read it back as a float, so the standard library writes this file, and the
-        # leading space (plain JSON whitespace) tells loads to read it with the same.
+        # An integer beyond 64 bits: orjson cannot write it, so the standard library does, and
+        # the leading space (plain JSON whitespace) tells loads to read it with the same.
         return b" " + json.dumps(obj, allow_nan=False, separators=(",", ":")).encode()
 
 
@@ -81,19 +76,15 @@ def _no_constant(name: str) -> float:
 
 
 def entry_bytes(kind: str, name: str, body: Any, shape: str | None = None) -> bytes:
-    """The bytes of the cache file that holds ``body`` under ``kind/name``: what it is
-    (the version of the files, its kind and name, the shape of the type it was written
-    for, if any: :func:`~sitegen.cache.codec.shape`) beside it."""
+    """The cache file holding ``body`` under ``kind/name``, with the version and the shape of
+    the type it was written for (:func:`~sitegen.cache.codec.shape`), if any."""
     head = {"version": CACHE_VERSION, "kind": kind, "name": name}
     return dumps({**head, "shape": shape, "body": body} if shape else {**head, "body": body})
 
 
-# The kinds whose bodies are msgpack of typed values (sitegen.cache.codec): a log's three,
-# a trials folder's four (its outcomes, those added since, its trial set and the set's
-# summary) and the run records. Their files hold the same head as the others and the body's CRC-32, as a
-# msgpack array: msgspec fills a field missing from a damaged body with its default, so
-# damage is told by the checksum. (msgspec is imported where they are read or written: a
-# build that finds nothing changed needs none.)
+# The kinds whose bodies are msgpack of typed values (sitegen.cache.codec). Their files hold
+# the same head as the others and the body's CRC-32, as a msgpack array: msgspec fills a
+# field missing from a damaged body with its default, so damage is told by the checksum.
 PACKED = frozenset(
     {"log", "logstate", "logsum", "pages", "trials", "trialsadd", "trialset", "trialsum"}
 )
@@ -101,8 +92,6 @@ PACKED = frozenset(
 
 def packed_entry_bytes(kind: str, name: str, body: bytes, shape: str) -> bytes:
     """:func:`entry_bytes` for a body already encoded as msgpack (a kind of :data:`PACKED`)."""
-    import msgspec
-
     head = (CACHE_VERSION, kind, name, shape, zlib.crc32(body))
     return msgspec.msgpack.encode((*head, msgspec.Raw(body)))
 
@@ -110,10 +99,8 @@ def packed_entry_bytes(kind: str, name: str, body: bytes, shape: str) -> bytes:
 def packed_entry(data: bytes) -> tuple[tuple[int, str, str, str], Any]:
     """The head and body (a ``msgspec.Raw``) of what :func:`packed_entry_bytes` wrote;
     CacheFileError otherwise."""
-    import msgspec
-
     try:
-        version, kind, name, shape, crc, body = _packed_head().decode(data)
+        version, kind, name, shape, crc, body = _PACKED_HEAD.decode(data)
     except msgspec.DecodeError as exc:
         raise CacheFileError(f"not a sitegen cache file: {exc}") from None
     except RecursionError:  # (msgspec walks a body it only keeps raw: a planted deep one)
@@ -122,50 +109,13 @@ def packed_entry(data: bytes) -> tuple[tuple[int, str, str, str], Any]:
     return (version, kind, name, shape), body
 
 
-@functools.cache
-def _packed_head() -> Any:
-    import msgspec
-
-    return msgspec.msgpack.Decoder(tuple[int, str, str, str, int, msgspec.Raw])
-
-
-# -- codecs: each field checked as it is read -------------------------------------------------------
+_PACKED_HEAD = msgspec.msgpack.Decoder(tuple[int, str, str, str, int, msgspec.Raw])
 
 
 def check(ok: bool, what: str) -> None:
     if not ok:
         raise CacheFileError(what)
 
-
-def integer(v: Any, what: str) -> int:
-    check(type(v) is int, f"{what} is not an integer")
-    return v
-
-
-def _opt_int(v: Any, what: str) -> int | None:
-    return None if v is None else integer(v, what)
-
-
-def string(v: Any, what: str) -> str:
-    check(isinstance(v, str), f"{what} is not a string")
-    return v
-
-
-def fingerprint_from_json(v: Any) -> Fingerprint:
-    check(isinstance(v, list), "a fingerprint is not a list")
-    out = []
-    for x in v:
-        check(isinstance(x, list) and len(x) == 3, "bad fingerprint entry")
-        out.append((string(x[0], "path"), integer(x[1], "size"), integer(x[2], "mtime")))
-    return tuple(out)
-
-
-def record_from_json(v: Any) -> FileRecord:
-    check(isinstance(v, list) and len(v) == 2, "bad file record")
-    return (integer(v[0], "size"), integer(v[1], "mtime"))
-
-
-# -- the last build's record ----------------------------------------------------------------------
 
 Watch = tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int, int], ...]]  # (dirs, files)
 
@@ -201,56 +151,15 @@ class LastBuild(msgspec.Struct, frozen=True):
     summary: Summary
 
     def to_json(self) -> dict:
-        s = self.summary
-        return {
-            "sources": self.sources,
-            "pages": self.pages,
-            "files": {k: list(v) for k, v in self.files.items()},
-            "watch": {
-                d: {"dirs": [list(x) for x in dirs], "files": [list(x) for x in files]}
-                for d, (dirs, files) in self.watch.items()
-            },
-            "open_jobs": sorted(self.open_jobs),
-            "summary": {
-                **{n: getattr(s, n) for n in SUMMARY_COUNTS},
-                "warnings": [list(w) for w in s.warnings],
-            },
-        }
+        out = msgspec.to_builtins(self)
+        out["watch"] = {d: {"dirs": ds, "files": fs} for d, (ds, fs) in out["watch"].items()}
+        out["open_jobs"] = sorted(self.open_jobs)  # (a set's order changes between runs)
+        return out
 
     @classmethod
     def from_json(cls, body: Any) -> LastBuild:
-        """The record :meth:`to_json` wrote; :class:`CacheFileError` (or KeyError…) otherwise."""
-        check(isinstance(body, dict), "the site record is not an object")
-        pages, files, watch = body["pages"], body["files"], body["watch"]
-        check(all(isinstance(x, dict) for x in (pages, files, watch)), "bad site record")
-        summ = body["summary"]
-        check(isinstance(summ, dict) and isinstance(summ["warnings"], list), "bad summary")
-        check(isinstance(body["open_jobs"], list), "bad open jobs")
-        return cls(
-            sources=string(body["sources"], "sources signature"),
-            pages={string(k, "page"): string(v, "signature") for k, v in pages.items()},
-            files={string(k, "file"): record_from_json(v) for k, v in files.items()},
-            watch={string(d, "trials folder"): _watch_from_json(w) for d, w in watch.items()},
-            open_jobs=frozenset(string(j, "job") for j in body["open_jobs"]),
-            summary=Summary(
-                **{n: integer(summ[n], n.replace("_", " ")) for n in SUMMARY_COUNTS},
-                warnings=tuple(_warning_from_json(w) for w in summ["warnings"]),
-            ),
-        )
-
-
-def _watch_from_json(v: Any) -> Watch:
-    check(
-        isinstance(v, dict) and isinstance(v["dirs"], list) and isinstance(v["files"], list),
-        "bad watch",
-    )
-    dirs = []
-    for x in v["dirs"]:
-        check(isinstance(x, list) and len(x) == 2, "bad watched folder")
-        dirs.append((string(x[0], "folder"), integer(x[1], "mtime")))
-    return tuple(dirs), fingerprint_from_json(v["files"])
-
-
-def _warning_from_json(v: Any) -> tuple[str, int | None, str]:
-    check(isinstance(v, list) and len(v) == 3, "bad warning")
-    return (string(v[0], "path"), _opt_int(v[1], "line"), string(v[2], "message"))
+        """The record :meth:`to_json` wrote, every field checked against its type; ValueError
+        (msgspec's ValidationError is one), KeyError or TypeError otherwise."""
+        check(isinstance(body, dict) and isinstance(body["watch"], dict), "bad site record")
+        watch = {d: (w["dirs"], w["files"]) for d, w in body["watch"].items()}
+        return msgspec.convert({**body, "watch": watch}, cls)

@@ -1,15 +1,9 @@
-"""A log's cache entries: its parse, where to read on from, its summary.
+"""A log's cache entries, each with the fingerprint of its files: ``log/`` the whole parse,
+``logstate/`` the parser's state after the last complete line (a grown log reads only this),
+``logsum/`` the summary (what a build that finds the log unchanged reads).
 
-Three files a log, each with the fingerprint (path, size, mtime of the log and its
-infra logs) it was made from: ``log/`` the whole parse, ``logstate/`` the parser's
-state after the last complete line (a grown log reads only this), ``logsum/`` the
-parse's summary (what every build that finds the log unchanged reads). They are
-encoded (msgpack: :mod:`sitegen.cache.codec`) by the worker that read the log
-(:func:`read_log`), which sends back bytes:
-the parser's state is a few hundred KB of objects a log, which would cost the main
-process more to unpickle than it costs to write.
-
-This module is imported only by a build that reads or decodes a log.
+The worker that read the log encodes them (:func:`read_log`) and sends back bytes: the
+parser's state is a few hundred KB of objects, dearer to unpickle than to write.
 """
 
 from __future__ import annotations
@@ -30,14 +24,9 @@ from sitegen.read.parse import read_log as read_only
 
 
 def log_summary(log: ParsedLog) -> ParsedLog:
-    """What assembling jobs into runs and keying them needs of a parsed log, and no more.
-
-    Its status (end marker, mtime), resume links (resume step and path, fresh
-    start, checkpoints, first step, first time) and warnings stay; the per-step
-    blocks past the first, eval blocks, config, per-step batches and vLLM
-    statistics go. A summary is never analysed: a run made again takes its logs
-    whole (:meth:`~sitegen.cache.state.BuildState.complete`).
-    """
+    """What assembling jobs into runs and keying them needs of a parsed log: its status,
+    resume links and warnings stay; blocks past the first, eval blocks, config, batches and
+    vLLM statistics go. A summary is never analysed."""
     return replace(
         log,
         blocks=log.blocks[:1],
@@ -49,10 +38,9 @@ def log_summary(log: ParsedLog) -> ParsedLog:
 
 
 def state_bytes(state: ParserState) -> bytes | None:
-    """The parser's state as msgpack (a copy: the parser may go on changing it); None when
-    msgpack cannot hold it (:func:`~sitegen.cache.codec.encode`) or it holds a config dump
-    still being read, whose lines are as the log wrote them (its secrets are hidden when
-    the dump is parsed whole): the log is not kept, and read whole next time."""
+    """The parser's state as msgpack; None when msgpack cannot hold it or it holds a config
+    dump still being read (raw lines: its secrets are hidden when parsed whole), so the log is
+    read whole next time."""
     if state.config_lines:
         return None
     try:
@@ -71,9 +59,8 @@ WINDOW_BYTES = len(window(b""))
 
 
 def log_state_bytes(fingerprint: Fingerprint, state: LogState[Any]) -> bytes:
-    """Where a log's read stopped (and its ``.err`` files'), as msgpack; each parser's part
-    as it is (encoded already, by :func:`state_bytes`), or a :class:`ParserState` encoded
-    now."""
+    """Where a log's read stopped (and its ``.err`` files'), as msgpack, each parser's part
+    encoded already (:func:`state_bytes`) or now."""
     files = [("", state)] + sorted(state.errs.items())
     return encode((fingerprint, [(rel, *_file_body(s)) for rel, s in files]), Any)
 
@@ -88,8 +75,8 @@ def _file_body(state: LogState[Any]) -> tuple[int, bytes, msgspec.Raw, bytes, in
 
 
 def log_state_from_bytes(data: bytes) -> LogState[ParserState]:
-    """The state :func:`log_state_bytes` wrote (its fingerprint is not asked: a grown log's
-    has changed), every field checked; ValueError otherwise."""
+    """The state :func:`log_state_bytes` wrote (a grown log's fingerprint has changed: not
+    asked), every field checked; ValueError otherwise."""
     _, files = decode(data, _StateBody)
     states: dict[str, LogState[ParserState]] = {}
     for rel, offset, tail, parser, head, size, mtime_ns in files:
@@ -108,8 +95,7 @@ def log_state_from_bytes(data: bytes) -> LogState[ParserState]:
 def log_entries(
     rel: str, fp: Fingerprint, parsed: ParsedLog, state: LogState[Any]
 ) -> list[tuple[str, bytes]]:
-    """A parsed log's cache entries, encoded (``state``'s parser part as msgpack); none when
-    one cannot be (:func:`~sitegen.cache.codec.encode`): the log is read again next time."""
+    """A parsed log's cache entries, encoded; none when one cannot be (read again next time)."""
     log_shape, state_shape = shape(ParsedLog), shape(ParserState)
     try:
         whole = log_body_bytes(fp, parsed)

@@ -25,15 +25,11 @@ if TYPE_CHECKING:
 class PageReuse:
     """Which runs (each with its jobs' pages) and pages stay as the last build made them.
 
-    Two levels. A run whose *key* — a hash of everything its pages are made
-    from: each job's source, the stats of its log, infra logs and notes, its
-    status and warnings, the content of its trials and the run's, the chain,
-    discovery's warnings, the templates and the options pages print — equals
-    the last build's, and whose files are all still as written, is neither
-    analysed nor rendered again: the index and the comparison page take its
-    rows from its record (:mod:`sitegen.pages.kept`). A run analysed again
-    still has each page carried over when the page's *signature* (a hash of
-    what it shows) is unchanged (:meth:`carry_over`).
+    A run whose *key* (its jobs' sources, stats of logs and notes, statuses, warnings, trial
+    tokens, discovery's warnings, templates and the options pages print) equals the last
+    build's, its files intact, is neither analysed nor rendered: the listings take its rows
+    from its record (:mod:`sitegen.pages.kept`). A page of a run made again is carried over
+    when its *signature* holds (:meth:`carry_over`).
     """
 
     def __init__(self, state: BuildState, sources: Sources, writer: SiteWriter) -> None:
@@ -55,11 +51,8 @@ class PageReuse:
 
     # -- whole runs ------------------------------------------------------------------------------
     def key(self, run: Run, warnings: dict[str, list[BuildWarning]]) -> str | None:
-        """What the run's pages are made from, hashed from stats and tokens (no page is built).
-
-        None when something is not known by a token (a log that could not be read,
-        a trials folder without one): the run is then always analysed again.
-        """
+        """What the run's pages are made from, hashed from stats and tokens; None when a part
+        has no token (an unreadable log, a trials folder without one): always made again."""
         h = self._inputs.copy()
         parts: list[object] = [run.id]
         if run.trials is not None:
@@ -143,8 +136,7 @@ class PageReuse:
 
     def shows_the_same(self, key: str, parts: tuple) -> bool:
         """Whether the page would show what the last build's showed (nothing recorded, no file
-        looked at): a page made ahead of :meth:`carry_over` need not be made then. A page
-        the last build did not make is not hashed (a cold build hashes each page once)."""
+        looked at); a page the last build did not make is not hashed."""
         last = self.previous.get(key)
         return last is not None and last == self._signature(parts)
 

@@ -1,11 +1,9 @@
 """What the inputs look like, from stats alone: fingerprints, trials-folder watches, signatures.
 
-A build decides that nothing changed before it parses or loads anything
-(:meth:`Sources.changed_since`): it stats every log, infra log and ``notes.md``, and for
-each trials folder only what its *watch* names — the folders that hold trials (adding
-a trial changes their mtime), each trial still without a complete ``result.json``, and
-the tar archives — instead of listing thousands of trials again. ``serve``'s watcher asks
-the same question. :mod:`sitegen.cache.state` keeps the last build's signature and watches.
+A build decides that nothing changed before it parses anything (:meth:`Sources.changed_since`):
+it stats every log, infra log and ``notes.md``, and of each trials folder only what its
+*watch* names (the folders holding trials, each trial without a complete ``result.json``,
+the tar archives) instead of listing thousands of trials again. ``serve``'s watcher asks too.
 """
 
 from __future__ import annotations
@@ -33,10 +31,9 @@ if TYPE_CHECKING:
 
 
 class Listing(msgspec.Struct, frozen=True):
-    """What the parse found listing a trials folder: each trial's ``result.json`` (path in
-    the archive, whether or not it exists), the folder's trial archives (names) and the
-    folders below it walked for a Harbor job's trials, each with its mtime before its
-    listing (``read.trials.TrialPlan.dirs``)."""
+    """What the parse found listing a trials folder: each trial's ``result.json`` path (existing
+    or not), its tar archives' names, and the folders walked for a Harbor job's trials with
+    their mtimes (``read.trials.TrialPlan.dirs``)."""
 
     files: list[str]
     tars: list[str]
@@ -56,12 +53,8 @@ def fingerprint(paths: Iterable[Path]) -> Fingerprint:
 
 
 def tree_signature(*roots: Path, suffix: str | tuple[str, ...] = "") -> str:
-    """A hash of every file's name, size and mtime under ``roots`` (templates, static), or
-    of those whose name ends in ``suffix`` (or one of them).
-
-    ``os.scandir``, not ``Path.rglob``: one ``stat`` a file and no path objects (it runs
-    at every build, a no-change one included).
-    """
+    """A hash of the name, size and mtime of every file under ``roots`` whose name ends in
+    ``suffix`` (``os.scandir``: one ``stat`` a file, at every build)."""
     h = hashlib.sha1()
     for root in roots:
         found: list[tuple[str, int, int]] = []
@@ -90,35 +83,20 @@ def _scan_files(
 
 @functools.cache
 def code_signature() -> str:
-    """The signature of sitegen's own code: every ``.py`` of the package, and its chart
-    skeletons (``.json``), taken once per process.
-
-    Part of the sources signature beside the templates' and static files': a build by
-    changed code (an editable install, a reinstall of the same version) analyses and
-    renders every page again instead of carrying pages made by the old code over. Once
-    per process, because it stands for the code this process runs: a ``serve`` left
-    running across an edit goes on building as the code it has loaded, and the next
-    process, finding another signature, makes everything again.
-    """
+    """The signature of sitegen's own ``.py`` files and chart skeletons, so changed code of the
+    same version makes every page again. Taken once per process: it stands for the code this
+    process has loaded."""
     return tree_signature(Path(__file__).resolve().parents[1], suffix=(".py", ".json"))
 
 
 def assets_signature() -> str:
-    """The templates', static files' and sitegen's own code's signature, as one string.
-
-    Part of the sources signature: changed code makes every page again, whatever its
-    version (``serve``'s watcher looks at the same).
-    """
+    """The templates', static files' and sitegen's own code's signature, as one string."""
     return tree_signature(package_dir("templates"), package_dir("static")) + code_signature()
 
 
 class Sources(msgspec.Struct, frozen=True):
-    """The stats of every input, taken once, before anything is parsed.
-
-    Before: whatever changes while the build runs then differs from what the
-    next build sees, and is built then. (Stats taken after the parse would make
-    a log that grew mid-build, or a trial that finished, look built already.)
-    """
+    """The stats of every input, taken once before anything is parsed, so what changes during
+    the build differs from what the next build sees, and is built then."""
 
     opts: BuildOptions
     disc: Discovery
@@ -140,11 +118,8 @@ class Sources(msgspec.Struct, frozen=True):
         return cls(opts, disc, assets, now, logs, folders)
 
     def signature(self, watch: dict[str, Watch], open_jobs: frozenset[str]) -> str:
-        """Every input of the site, hashed from stats alone (no file is read).
-
-        ``watch`` holds each trials folder's watch, ``open_jobs`` the jobs
-        without an end marker, whose status changes with time alone.
-        """
+        """Every input of the site, hashed from stats alone; ``open_jobs``: the jobs without an
+        end marker, whose status changes with time alone."""
         opts, disc = self.opts, self.disc
         h = hashlib.sha1()
         h.update(
@@ -167,9 +142,8 @@ class Sources(msgspec.Struct, frozen=True):
         return h.hexdigest()
 
     def changed_since(self, last: LastBuild | None) -> str | None:
-        """None when every input is as the last build saw it, from stats alone (the same
-        trials folders, each as its watch saw it, and the same signature); otherwise a token
-        of the inputs as they are, which changes with any change of them."""
+        """None when every input is as the last build saw it (by stats alone); else a token of
+        the inputs as they are, which changes with any change of them."""
         watch = last.watch if last else {}
         signature = self.signature(watch, last.open_jobs if last else frozenset())
         seen = {d: watch_now(self.opts.archive, w) for d, w in watch.items()}
@@ -190,10 +164,8 @@ class Sources(msgspec.Struct, frozen=True):
 
 
 def _folder_stats(archive: Path, folder: str) -> Watch:
-    """The mtimes of the folders that hold a trials folder's trials (no listing of the trials).
-
-    A trial added or removed, or a tar archive added, changes one of them.
-    """
+    """The mtimes of the folders holding a trials folder's trials: a trial or tar archive
+    added or removed changes one."""
     root = archive / folder
     prefix = f"{folder}/" if folder != "." else ""
     dirs = [folder]
@@ -212,19 +184,11 @@ def _watch(
 ) -> Watch:
     """What to stat to know that a trials folder did not change, without listing it again.
 
-    The folders' mtimes as they were before the parse (``before``); each trial
-    without a complete ``result.json`` (missing, damaged, unreadable), which may
-    still change, with the stat the parse saw (missing: ``-1``); each Harbor job's
-    summary (rewritten as each of its trials ends, harbor/job.py: its folder's trials,
-    read below it, changed); and each
-    ``trials_step*.tar`` archive, with the stat it was read with; and the folders
-    walked below the trials folder for a Harbor job's trials (a job folder, a folder
-    holding jobs: a job or trial added there changes one), with their mtimes as the
-    parse's listing saw them. (A file that cannot be read at all is never "unchanged":
-    each build tries it again.)
-    The trials are those the parse listed (``listing``: a large folder is not listed a
-    second time for this at the end of a build): listed after ``before`` was taken, so
-    anything added since changed a folder's mtime.
+    The folders' mtimes before the parse (``before``) and those walked for a Harbor job's
+    trials; with the stat the parse saw (missing: ``-1``), each trial without a complete
+    ``result.json`` (it may still change; a Harbor job's summary is rewritten as its trials
+    end) and each tar archive. The trials are those the parse listed (``listing``), after
+    ``before`` was taken, so anything added since changed a folder's mtime.
     """
     prefix = f"{folder}/" if folder != "." else ""
     if listing is None:
@@ -257,14 +221,9 @@ def _mtime_ns(path: Path) -> int:
 
 
 def _stats(archive: Path, rels: list[str]) -> Fingerprint:
-    out = []
-    for rel in rels:
-        try:
-            st = os.stat(archive / rel)
-            out.append((rel, st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append((rel, -1, -1))
-    return tuple(out)
+    """:func:`fingerprint` of files of the archive, named by their paths in it."""
+    found = fingerprint(archive / rel for rel in rels)
+    return tuple((rel, size, mtime) for rel, (_, size, mtime) in zip(rels, found, strict=True))
 
 
 def watch_holds(archive: Path, watch: Watch) -> bool:

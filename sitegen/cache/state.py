@@ -1,14 +1,9 @@
 """The build cache of one output folder: what the last build left, and what this one may reuse.
 
-Every artifact is kept by the fingerprint of what it was made from (a memo): the site by
-the sources signature (:class:`~sitegen.cache.sources.Sources`), a log by its files'
-fingerprint (:mod:`sitegen.cache.logs`; a grown log is read on from where it stopped), a
-trials folder by its watch (its outcomes as a base file and what was added since:
-:data:`DELTA_SHARE`), runs and pages by their keys (:class:`~sitegen.cache.reuse.PageReuse`),
-notes as HTML by their Markdown. An unchanged log or folder comes as its *summary*; the runs
-made again take theirs whole (:meth:`BuildState.complete`). It lives in ``.<out>.cache/``
-as checked JSON and msgpack (:mod:`sitegen.cache.files`, :mod:`sitegen.cache.codec`): a
-damaged or planted file is ignored with a warning. The rules: docs/design.md, "The cache".
+Each artifact is kept by the fingerprint of what it was made from: the site by the sources
+signature, a log by its files' fingerprint, a trials folder by its watch, runs and pages by
+their keys, notes by their Markdown. It lives in ``.<out>.cache/`` as checked JSON and
+msgpack; a damaged or planted file is ignored with a warning (docs/design.md, "The cache").
 """
 
 from __future__ import annotations
@@ -47,13 +42,13 @@ from sitegen.cache.files import (
 from sitegen.cache.sources import Listing, Sources, code_signature, watch_holds
 from sitegen.discover.archive import CACHE_MARKER
 from sitegen.errors import BuildWarning
+from sitegen.model.parsed import Discovery, ParsedLog, Run, TrialSet
 from sitegen.redact import Redactor, rules_signature
 from sitegen.write.site import MARKER, write_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from sitegen.model.parsed import Discovery, ParsedLog, Run, TrialSet
     from sitegen.options import BuildOptions
     from sitegen.pages.kept import RunRecord
     from sitegen.read.logfile import LogState
@@ -62,43 +57,29 @@ if TYPE_CHECKING:
 
 # sitegen.read is imported where it is used: a build that finds nothing changed needs none of it.
 
-# A folder's trial outcomes are kept in two files: a base, and beside it what changed
-# since (trialsadd). A rebuild that read a few new trials writes only those (with the
-# others added since the base), not the whole folder's again: a running job's folder
-# gains a few trials a build and may hold tens of thousands. The base is written anew when
-# what is added outgrows it (more than 1/DELTA_SHARE of it, and DELTA_MIN entries) or a
+# A folder's outcomes are kept as a base and, beside it, what was added since (trialsadd):
+# a running job's folder gains a few trials a build and may hold tens of thousands. The base
+# is written anew when the additions outgrow it (1/DELTA_SHARE of it, and DELTA_MIN) or a
 # file it holds is gone.
 DELTA_SHARE = 8
 DELTA_MIN = 64
 
 _MARKER_TEXT = b"A sitegen build cache: sitegen reads no input from this folder.\n"
-_KINDS = (
-    *("log", "logstate", "logsum", "trials", "trialsadd", "trialset", "trialsum", "notes"),
-    "transcripts",
-)
+_KINDS = (PACKED - {"pages"}) | {"notes", "transcripts"}  # the folders save_site sweeps
 
 
 @functools.cache
 def _shape(kind: str) -> str | None:
     """The shape of the type a kind of entry is written for (:func:`~sitegen.cache.codec.shape`);
     None for the kinds whose files are laid out by hand."""
-    if kind in ("log", "logsum", "logstate"):
-        from sitegen.cache.codec import shape
-        from sitegen.model.parsed import ParsedLog
-        from sitegen.read.logstate import ParserState
+    if kind not in PACKED:
+        return None
+    from sitegen.cache.codec import Outcomes, shape
+    from sitegen.pages.kept import RunRecord
+    from sitegen.read.logstate import ParserState
 
-        return shape(ParserState if kind == "logstate" else ParsedLog)
-    if kind == "pages":
-        from sitegen.cache.codec import shape
-        from sitegen.pages.kept import RunRecord
-
-        return shape(RunRecord)
-    if kind in ("trials", "trialsadd", "trialset", "trialsum"):
-        from sitegen.cache.codec import Outcomes, shape
-        from sitegen.model.parsed import TrialSet
-
-        return shape(Outcomes if kind in ("trials", "trialsadd") else TrialSet)
-    return None
+    types = {"log": ParsedLog, "logsum": ParsedLog, "logstate": ParserState, "pages": RunRecord}
+    return shape(types.get(kind) or (Outcomes if kind in ("trials", "trialsadd") else TrialSet))
 
 
 class _Stale(Exception):
@@ -108,8 +89,7 @@ class _Stale(Exception):
 class BuildState:
     """The build cache of one output folder: read at the start of a build, saved as it goes.
 
-    ``warnings`` collects the cache files that were ignored (damaged or not
-    sitegen's); they are reported on the command line, not published.
+    ``warnings``: the cache files ignored (damaged or not sitegen's), said on the command line.
     """
 
     def __init__(self, cache_dir: Path, opts: BuildOptions) -> None:
@@ -120,11 +100,9 @@ class BuildState:
         self.key = {
             "version": CACHE_VERSION,
             "sitegen": __version__,
-            # what read the logs and trials: a reader changed within one version (an editable
-            # install, a reinstall) reads them again rather than keep what the old one read
-            "code": code_signature(),
+            "code": code_signature(),  # (an editable install changes code within a version)
             "redact_patterns": list(opts.redact_patterns),
-            "redact_rules": rules_signature(),  # (what was hidden is redone when they change)
+            "redact_rules": rules_signature(),
         }
         self.last: LastBuild | None = None  # what the last build published
         # per trials folder, a hash of its trial set as kept (what pages made from it depend on)
@@ -194,11 +172,8 @@ class BuildState:
         self.warnings.append(f"cache file {path} ignored ({exc}): its input is read again")
 
     def _load(self, kind: str, name: str, raw: list[bytes] | None = None) -> Any | None:
-        """The body stored under ``kind/name``; None when absent, written for another shape
-        of its type, damaged or not sitegen's (a warning for the last two).
-
-        ``raw``, when given, receives the file's bytes.
-        """
+        """The body stored under ``kind/name`` (its bytes appended to ``raw``); None when
+        absent, stale, damaged or not sitegen's (a warning for the last two)."""
         path = self._path(kind, name)
         try:
             data = read_file(path)
@@ -239,8 +214,7 @@ class BuildState:
             return None
 
     def _save(self, kind: str, name: str, body: Any) -> bytes:
-        """Store ``body`` under ``kind/name`` (a kind of :data:`PACKED`: encoded already); the
-        file's bytes."""
+        """Store ``body`` (encoded already for a kind of :data:`PACKED`); the file's bytes."""
         if kind in PACKED:
             data = packed_entry_bytes(kind, name, body, typing.cast(str, _shape(kind)))
         else:
@@ -249,8 +223,7 @@ class BuildState:
         return data
 
     def _forget(self, kind: str, name: str) -> None:
-        """Remove the entry under ``kind/name``, if any (its value could not be kept, or is
-        held by another entry now)."""
+        """Remove the entry under ``kind/name``, if any."""
         with contextlib.suppress(OSError):
             self._path(kind, name).unlink()
 
@@ -264,28 +237,23 @@ class BuildState:
     def cached_log(
         self, rel: str, fp: Fingerprint
     ) -> tuple[ParsedLog | None, LogState[ParserState] | None]:
-        """The parse of log ``rel`` when its files are as ``fp`` says; else where to read on
-        from, when its state is kept (the log grew: only what was appended is read).
-
-        An unchanged log comes as its *summary* (:func:`~sitegen.cache.logs.log_summary`):
-        what assembling the runs and deciding which to keep needs. A run that is analysed
-        again takes its jobs' logs whole (:meth:`complete`); the others never decode theirs.
-        """
-        from sitegen.cache.codec import log_body, parsed_from_bytes
+        """The parse of log ``rel`` when its files are as ``fp`` says (as its *summary* when
+        one is kept: :meth:`complete` takes it whole for a run made again); else the state to
+        read on from, when kept."""
+        from sitegen.cache.codec import decode, log_body
 
         summary, changed = self._log_summary(rel, fp)
         if summary is not None:
             self._summarised.add(rel)
-            # the whole entry and the state are kept for when they are needed
             self._used.update((("log", rel), ("logstate", rel)))
             return summary, None
         if not changed:  # no summary to tell: the whole entry, if its fingerprint still holds
 
-            def decode(body: bytes) -> tuple[Fingerprint, ParsedLog] | None:
+            def whole_of(body: bytes) -> tuple[Fingerprint, ParsedLog] | None:
                 got, parsed = log_body(body)
-                return None if got != fp else (got, parsed_from_bytes(parsed))
+                return None if got != fp else (got, decode(parsed, ParsedLog))
 
-            got = self._decoded("log", rel, decode)
+            got = self._decoded("log", rel, whole_of)
             if got is not None:
                 self._keep_summary(rel, *got)  # (it was missing)
                 return got[1], None
@@ -294,31 +262,28 @@ class BuildState:
 
     def _log_summary(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, bool]:
         """The log's summary when its fingerprint holds; and whether a summary said it changed."""
-        from sitegen.cache.codec import log_body, parsed_from_bytes
+        from sitegen.cache.codec import decode, log_body
 
-        def decode(body: bytes) -> tuple[ParsedLog | None, bool]:
+        def summary_of(body: bytes) -> tuple[ParsedLog | None, bool]:
             got, summary = log_body(body)
-            return (None, True) if got != fp else (parsed_from_bytes(summary), False)
+            return (None, True) if got != fp else (decode(summary, ParsedLog), False)
 
-        return self._decoded("logsum", rel, decode) or (None, False)
+        return self._decoded("logsum", rel, summary_of) or (None, False)
 
     def _log_state(self, rel: str) -> LogState[ParserState] | None:
-        """Where the last parse of a log stopped (kept apart from its parse: a grown log
-        reads only this, about half of what the two weigh)."""
+        """Where the last parse of a log stopped (kept apart: a grown log reads only this)."""
         from sitegen.cache.logs import log_state_from_bytes
 
         return self._decoded("logstate", rel, log_state_from_bytes)
 
     def whole_log(self, rel: str) -> ParsedLog | None:
-        """The whole parse of a log :meth:`cached_log` gave as its summary; None when its
-        entry cannot be read (the caller parses the log again)."""
-        from sitegen.cache.codec import log_body, parsed_from_bytes
+        """The whole parse of a log :meth:`cached_log` gave as its summary; None if unreadable."""
+        from sitegen.cache.codec import decode, log_body
 
-        return self._decoded("log", rel, lambda body: parsed_from_bytes(log_body(body)[1]))
+        return self._decoded("log", rel, lambda body: decode(log_body(body)[1], ParsedLog))
 
     def keep_log(self, name: str, entries: list[tuple[str, bytes]]) -> None:
-        """Store a log's entries, encoded where it was read
-        (:func:`~sitegen.cache.logs.read_log`), under ``kind/name``."""
+        """Store a log's entries, encoded where it was read (:func:`~sitegen.cache.logs.read_log`)."""
         for kind, data in entries:
             self._write(self._path(kind, name), data)
 
@@ -331,12 +296,8 @@ class BuildState:
 
     # -- trials ----------------------------------------------------------------------------------
     def trial_outcomes(self, trials_dir: str) -> Known:
-        """What the last build read in a trials folder: ``{file: (size, mtime_ns, outcome)}``.
-
-        The base file's outcomes, and over them those added since, when they were
-        added to this very base (a leftover of an older base is passed over: its
-        files are read again).
-        """
+        """What the last build read in a trials folder: ``{file: (size, mtime_ns, outcome)}``,
+        the base's and over them those added to this very base since."""
         from sitegen.cache.codec import decode, known_from_bytes
 
         raw: list[bytes] = []
@@ -349,23 +310,18 @@ class BuildState:
         def added_to_base(body: Any) -> Known | None:
             base, outcomes = decode(body, tuple[str, msgspec.Raw])
             if base != digest:
-                return None  # added to another base (one written since): its files are read
+                return None  # added to an older base: those files are read again
             return known_from_bytes(outcomes)
 
         added = self._decoded("trialsadd", trials_dir, added_to_base)
         return known if added is None else {**known, **added}
 
     def unchanged_trials(self, trials_dir: str) -> tuple[TrialSet, int] | None:
-        """The last build's trial set of a folder its watch says is unchanged, and the
-        number of training trials it holds.
-
-        The set comes as its *summary* (no results) when one is kept; a run made again
-        takes it whole (:meth:`complete`).
-        """
+        """The last build's trial set of a folder its watch says is unchanged (as its *summary*,
+        without results, when one is kept), and its number of training trials."""
         watch = self.last.watch.get(trials_dir) if self.last else None
         if watch is None or not watch_holds(self.opts.archive, watch):
             return None
-        # Its outcomes stay too: the day a trial is added, only the new one is read.
         self._used.update((kind, trials_dir) for kind in ("trials", "trialsadd", "trialset"))
         found = self._trial_summary(trials_dir)
         if found is None:
@@ -390,10 +346,10 @@ class BuildState:
 
     def whole_trials(self, trials_dir: str) -> TrialSet | None:
         """A folder's whole trial set as kept; None when its entry cannot be read."""
-        from sitegen.cache.codec import trial_set_from_bytes
+        from sitegen.cache.codec import decode
 
         raw: list[bytes] = []
-        ts = self._decoded("trialset", trials_dir, trial_set_from_bytes, raw)
+        ts = self._decoded("trialset", trials_dir, lambda body: decode(body, TrialSet), raw)
         if ts is None:
             return None
         self.trial_tokens[trials_dir] = hashlib.sha1(raw[0]).hexdigest()
@@ -402,8 +358,7 @@ class BuildState:
 
     def keep_trials(self, read: FolderRead, old: Known) -> None:
         """Keep what a build read of a trials folder: its outcomes (when any changed since
-        ``old``, what :meth:`trial_outcomes` gave), its trial set and the set's summary; and
-        what its watch for the next build is made from (:meth:`watch`)."""
+        ``old``), its trial set and summary, and what its next watch is made from."""
         d, known = read.folder, read.known
         if read.taken != len(known) or len(known) != len(old):
             self.keep_trial_outcomes(d, known)
@@ -411,12 +366,12 @@ class BuildState:
         self.keep_trial_set(d, read.trials)
 
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
-        """Keep a folder's trial set; its token is a hash of what was kept (equal sets, equal
-        bytes: the same token as when the set is taken from the cache unchanged)."""
-        from sitegen.cache.codec import trial_set_bytes
+        """Keep a folder's trial set; its token is a hash of the bytes kept (equal sets, equal
+        tokens)."""
+        from sitegen.cache.codec import encode
 
         try:
-            data = self._save("trialset", trials_dir, trial_set_bytes(ts))
+            data = self._save("trialset", trials_dir, encode(ts, TrialSet))
         except ValueError:  # what msgpack cannot hold (a name that was not UTF-8): not kept
             self._forget("trialset", trials_dir)
             data = repr(ts).encode("utf-8", "surrogateescape")  # (the set's pages, its token)
@@ -424,8 +379,7 @@ class BuildState:
         self._keep_trial_summary(trials_dir, ts)
 
     def _keep_trial_summary(self, trials_dir: str, ts: TrialSet) -> None:
-        """Beside the set, its token, result count and the set without results: what
-        assembling, keying and counting need (a few KB instead of MBs)."""
+        """Beside the set: its token, result count and the set without results (a few KB)."""
         from sitegen.cache.codec import trial_summary_bytes
 
         try:
@@ -436,8 +390,8 @@ class BuildState:
         self._save("trialsum", trials_dir, body)
 
     def keep_trial_outcomes(self, trials_dir: str, known: Known) -> None:
-        """Keep a folder's outcomes: those not in its base (by identity: an outcome taken
-        from the cache is the very entry read) beside it, or all of them as a new base."""
+        """Keep a folder's outcomes: those not in its base (by identity) beside it, or all of
+        them as a new base."""
         from sitegen.cache.codec import encode, known_bytes
 
         base = self._outcomes_base.get(trials_dir)
@@ -456,8 +410,8 @@ class BuildState:
         self._forget("trialsadd", trials_dir)  # (what it held is in the base now)
 
     def watch(self, sources: Sources) -> dict[str, Watch]:
-        """Each trials folder's watch for the next build: the one that still held, or one
-        made from what this build read (its stats before the parse, outcomes, listing)."""
+        """Each trials folder's watch for the next build: the one that held, or one made from
+        what this build read."""
         made = {
             d: sources.watch_of(d, known, listing)
             for d, (known, listing) in self._folders_read.items()
@@ -472,10 +426,8 @@ class BuildState:
         runs: list[Run],
         disc: Discovery,
     ) -> bool:
-        """Put the whole logs and trial sets of ``runs`` (the runs made again) in place of
-        the summaries :meth:`cached_log` and :meth:`unchanged_trials` gave; True when any
-        was (the runs are assembled again then). A damaged whole entry behind a good
-        summary is read again from the archive."""
+        """Put the whole logs and trial sets of ``runs`` (made again) in place of the summaries
+        given; True when any was. A damaged whole entry is read again from the archive."""
         from sitegen.assemble.runs import trial_groups
         from sitegen.read.parse import merge_trial_sets, read_log
         from sitegen.read.trials import parse_trials
@@ -514,10 +466,7 @@ class BuildState:
 
     # -- runs ------------------------------------------------------------------------------------
     def run_records(self) -> dict[str, RunRecord]:
-        """What the last build made of each run (:class:`~sitegen.cache.reuse.PageReuse`);
-        empty when unusable."""
-        import msgspec
-
+        """What the last build made of each run; empty when unusable."""
         from sitegen.cache.codec import decode as decoded
         from sitegen.pages.kept import RunRecord
 
@@ -533,11 +482,8 @@ class BuildState:
         return records
 
     def keep_run_records(self, records: dict[str, RunRecord]) -> None:
-        """Keep every run's record; one read by :meth:`run_records` and kept as it was (the
-        same object) is written back as it was read, not encoded again. One that msgpack
-        cannot hold (:func:`~sitegen.cache.codec.encode`) is not kept: its run is made again."""
-        import msgspec
-
+        """Keep every run's record (one read and kept as the same object: its bytes as read);
+        one msgpack cannot hold is not kept, so its run is made again."""
         from sitegen.cache.codec import encode
         from sitegen.pages.kept import RunRecord
 
@@ -553,12 +499,8 @@ class BuildState:
 
     # -- notes -----------------------------------------------------------------------------------
     def notes_html(self, md: str, convert: Callable[[str], str], version: str) -> str:
-        """``convert(md)``: a job's notes (their Markdown, redacted) as HTML, kept between builds.
-
-        Kept by the Markdown, sitegen's code and ``version`` (the Markdown library's files).
-        What comes back may have been planted in the cache (README "Security"): the caller
-        sanitizes it, and HTML that is not text (a lone surrogate) is made again.
-        """
+        """``convert(md)``: a job's notes as HTML, kept by the Markdown and ``version`` (the
+        Markdown library's files). It may have been planted: the caller sanitizes it."""
         name = self._notes_name(md, version)
         body = self._load("notes", name)
         html = body.get("html") if isinstance(body, dict) else None
@@ -575,14 +517,13 @@ class BuildState:
         self._path("notes", self._notes_name(md, version))  # (marks the entry used)
 
     def _notes_name(self, md: str, version: str) -> str:
-        # (sitegen's own code is in the cache's key: changed code starts the cache afresh)
         key = f"{version}\n{md}"
         return hashlib.sha1(key.encode("utf-8", "surrogateescape")).hexdigest()
 
     # -- transcripts -----------------------------------------------------------------------------
     def transcript_stamps(self, secrets: str) -> dict[str, str]:
-        """What the last build made each transcript data file from (by file), when it hid the
-        same build secrets (``secrets``: their hash); else none: every one is made again."""
+        """What the last build made each transcript data file from, when it hid the same
+        secrets (``secrets``: their hash); else none."""
         body = self._load("transcripts", "stamps")
         if not isinstance(body, dict) or body.get("secrets") != secrets:
             return {}
@@ -592,18 +533,13 @@ class BuildState:
         return {k: v for k, v in stamps.items() if isinstance(k, str) and isinstance(v, str)}
 
     def keep_transcript_stamps(self, secrets: str, stamps: dict[str, str]) -> None:
-        """Record what this build's transcript data files were made from (kept here, beside
-        the site: the files hold their content alone)."""
+        """Record what this build's transcript data files were made from."""
         self._save("transcripts", "stamps", {"secrets": secrets, "stamps": stamps})
 
     # -- the site --------------------------------------------------------------------------------
     def site_is_current(self, sources: Sources, out: Path) -> bool:
-        """Whether the site in ``out`` is what this build would write: the build stops then.
-
-        Every input must be as the last build saw it (by stats alone: nothing
-        is read or decoded), and every file it wrote still there as it wrote
-        it: a file the user deleted is written again.
-        """
+        """Whether the site in ``out`` is what this build would write: every input as the last
+        build saw it (by stats alone) and every file it wrote still as written."""
         last = self.last
         if last is None or not last.files or not (out / MARKER).is_file():
             return False
@@ -619,11 +555,8 @@ class BuildState:
         return True
 
     def save_site(self, last: LastBuild) -> None:
-        """Record what this build published (after it was published), and forget the rest.
-
-        Entries of logs and trials folders this build did not look up (gone from
-        the archive, or renamed) are removed, so the cache does not grow forever.
-        """
+        """Record what this build published, and remove the entries it did not use (inputs
+        gone or renamed), so the cache does not grow forever."""
         self.last = last
         self._save("site", "site", last.to_json())
         used = {self._path(kind, name) for kind, name in list(self._used)}
@@ -643,12 +576,8 @@ def _is_utf8(text: str) -> bool:
 
 
 def compiled_templates_dir() -> Path | None:
-    """Where Jinja keeps compiled templates between builds: the user's own cache folder.
-
-    Jinja's bytecode cache is marshalled code that it runs, so it never goes
-    beside the output (which may be writable by others); a folder that is not
-    the user's alone is not used (templates are then compiled each build).
-    """
+    """Where Jinja keeps compiled templates: the user's own cache folder, never beside the
+    output (it is code Jinja runs); None when that folder is not the user's alone."""
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     path = base / "sitegen" / __version__ / "jinja"
     try:

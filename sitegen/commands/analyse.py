@@ -1,16 +1,10 @@
 """The analyse step of a build: every page object, and the files of the pages made now.
 
-Each run made again is analysed with its jobs in forked children, one per core
-(:mod:`sitegen.pages.forkmap`), and its pages' files are made right after, in the same
-process, by the callable the build hands in (the renderer's ``premake``): analysis and
-rendering then share one split between the cores. A run carried over from the last build
-gives its rows from its record (:mod:`sitegen.pages.kept`). The index and the comparison
-page are made from all of them.
-
-It ties the analyse, page and present stages together, which is why it sits with the
-build command rather than in one of them; what the last build left is handed in as plain
-values (the kept runs' records, the notes as HTML). The page and insight modules are
-imported when a build gets here, not before: a build that finds nothing changed never does.
+Each run made again is analysed with its jobs in forked children (:mod:`sitegen.pages.forkmap`),
+and its pages' files are made right after in the same process (the renderer's ``premake``),
+so analysis and rendering share one split between the cores. A run kept from the last build
+gives its rows from its record. It ties the analyse, page and present stages together, so it
+sits with the build; what the last build left comes in as plain values.
 """
 
 from __future__ import annotations
@@ -47,10 +41,8 @@ if TYPE_CHECKING:
     )
     from sitegen.present.pagefiles import Prepared
 
-    # Makes the files of one analysed run's pages where it was analysed (the renderer's
-    # ``premake``): (run page, its job pages with their trial sets, the run's trial set,
-    # the pages' task tables by url, what was made apart from the analysis) -> by page url,
-    # what the renderer takes them as: (arguments, files).
+    # The renderer's ``premake``: (run page, its job pages with their trial sets, the run's
+    # trial set, task tables by url, what was made apart) -> by page url, (arguments, files).
     MakeFiles = Callable[
         [
             RunPage,
@@ -61,8 +53,7 @@ if TYPE_CHECKING:
         ],
         dict[str, Any],
     ]
-    # A run analysed: its job pages with their task tables, its page and task table, with
-    # make_files its pages' files, and its sampled transcripts' data.
+    # A run analysed: job pages with task tables, run page and task table, files, transcripts.
     Analysed = tuple[
         list[tuple[JobPage, TaskAnalysis | None]],
         RunPage,
@@ -73,9 +64,8 @@ if TYPE_CHECKING:
 
 
 class Notes(msgspec.Struct, frozen=True):
-    """The jobs' ``notes.md`` as read (by path as discovery shows it, each file read once),
-    and as sanitized HTML by their redacted Markdown: those of the pages made now, converted
-    before any fork (once for every process)."""
+    """The jobs' ``notes.md`` as read (by path), and as sanitized HTML by their redacted
+    Markdown (converted before any fork)."""
 
     texts: Mapping[str, str]
     html: Mapping[str, str] = msgspec.field(default_factory=dict)
@@ -85,8 +75,7 @@ class Notes(msgspec.Struct, frozen=True):
 
 
 class Sampler(Protocol):
-    """What picks a page's trials and makes their transcripts' data
-    (``present.transcripts.TranscriptMaker``; its data, ``Made``, is the build's to publish)."""
+    """What picks a page's trials and makes their transcripts' data (``TranscriptMaker``)."""
 
     wanted: int
 
@@ -128,25 +117,20 @@ def site_pages(
     make_files: MakeFiles | None = None,
     transcripts: Sampler | None = None,
 ) -> SitePages:
-    """The page objects: each job's and run's, the index and the comparison page, and by page
-    url the full per-task tables the insights made (written beside their pages).
+    """The page objects of every job and run, the index and the comparison page, and the full
+    per-task tables by page url.
 
-    ``kept``: each run's key, and its record when it is carried over from the last build:
-    such a run is not analysed, and the index and comparison page take its rows from the
-    record. With ``make_files``, each analysed run's page files are made right after its
-    analysis, in the same process (``SitePages.premade``): analysis and rendering then
-    share one split between the cores instead of each waiting for its slowest process.
-    ``notes``: the jobs' notes, as read and, for those files, as HTML. With ``transcripts``,
-    each page with trials of its own samples some and their data is made with the analysis
-    (``SitePages.transcripts``)."""
+    ``kept``: each run's key, and its record when carried over (not analysed: its rows come
+    from the record). With ``make_files``, each analysed run's page files are made right
+    after its analysis (``SitePages.premade``); with ``transcripts``, each page with trials
+    of its own samples some (``SitePages.transcripts``)."""
     from sitegen.pages.forkmap import fork_map
     from sitegen.pages.make import compare_page_of, index_page
     from sitegen.present.pagefiles import Prepared, TableSlot
 
     todo = [run for run in runs if kept[run.id][1] is None]
-    # With make_files, each run's trial table is a unit of its own (a placeholder in the
-    # run's files until made), so a rebuild of one running job makes it on the second core
-    # meanwhile.
+    # With make_files, each trial table is a unit of its own (a placeholder until made), so a
+    # one-job rebuild makes it on the second core meanwhile.
     tabled = [r.trials for r in todo if r.trials is not None] if make_files else []
     tabled = list({id(ts): ts for ts in tabled}.values())  # (each set once)
     notes = notes or Notes({})
@@ -158,8 +142,6 @@ def site_pages(
         make_files,
         transcripts,
     )
-    # Runs are analysed independently, their shares in forked children (pages/forkmap.py),
-    # the results back in run order.
     picks = transcripts.wanted if transcripts is not None else 0
     units: list[Run | TrialSet] = [*todo, *tabled]
     done = fork_map(
@@ -203,8 +185,8 @@ def _costs(todo: list[Run], tabled: list[TrialSet], picks: int) -> list[float]:
 
 
 class _Analyser(msgspec.Struct, frozen=True):
-    """What analysing a run takes that is the same for every run of a build; called on a
-    run (its pages: :meth:`run`) or a trial set (its table). Pure: may run in a forked child."""
+    """What analysing a run takes that is the same for every run; called on a run (its pages)
+    or a trial set (its table). Pure: may run in a forked child."""
 
     redactor: Redactor
     own: Mapping[str, list[BuildWarning]]  # warnings by job id
@@ -226,9 +208,8 @@ class _Analyser(msgspec.Struct, frozen=True):
 
         chain = []
         made: list[Any] = []
-        sections: dict[
-            int, TranscriptsSection | None
-        ] = {}  # by trial set: a run of its job's trials shows that job's
+        # by trial set: a run of its job's trials shows that job's
+        sections: dict[int, TranscriptsSection | None] = {}
         for job in run.jobs:
             ins = job_insights(job)
             page = job_page(job, self.own[job.id], self.redactor, self.texts[job.id], ins)
@@ -260,8 +241,7 @@ class _Analyser(msgspec.Struct, frozen=True):
     def _sample(
         self, trials: TrialSet, ins: Insights, url: str, group: str, made: list[Any]
     ) -> TranscriptsSection | None:
-        """The transcripts section of the page at ``url`` (of the job group ``group``), its data
-        added to ``made``."""
+        """The transcripts section of the page at ``url``, its data added to ``made``."""
         if self.transcripts is None:
             return None
         sec = self.transcripts.section(trials, ins, url)

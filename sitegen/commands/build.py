@@ -3,12 +3,9 @@
 discover → up to date? → parse (logs and trials, in parallel) → assemble jobs and runs →
 analyse into page objects → render pages and charts → publish.
 
-The stages are plain functions of their inputs and know nothing of the last build. This
-module asks the build cache (:class:`~sitegen.cache.state.BuildState`) for each stage's
-result by its inputs' fingerprint, runs the stage for what it does not hold, and hands
-it what came out: logs by their files' stats, trials folders by their watch, runs by
-their key, pages by what they show. How files reach the output folder is
-:mod:`sitegen.write.site`'s business.
+The stages know nothing of the last build: this module asks the build cache for each
+stage's result by its inputs' fingerprint, runs the stage for what it does not hold, and
+hands the cache what came out.
 """
 
 from __future__ import annotations
@@ -47,18 +44,14 @@ if TYPE_CHECKING:
     from sitegen.present.transcripts import TranscriptMaker
 
 # The parse, page and render stages are imported by the helpers that run them: a build that
-# finds nothing changed (the common case under `serve` and in CI) imports none of them,
-# which would be most of its time.
+# finds nothing changed (the common case under `serve` and in CI) imports none of them.
 
 
 @dataclass
 class ParseStats:
-    """What the parse read and what it took from the build cache (the build's summary line).
-
-    Trial files are ``result.json`` files, each member of a trial archive counted as one:
-    training and eval trials, unreadable ones and job-level ones (not trials). Read and
-    cached add up to the same total on every build of the same archive.
-    """
+    """What the parse read and what it took from the build cache. Trial files are
+    ``result.json`` files (a trial archive's members each one), trials or not; read and cached
+    add up to the same total on every build of the same archive."""
 
     logs_parsed: int = 0
     logs_resumed: int = 0
@@ -123,19 +116,14 @@ class BuildReport:
             if self.unchanged
             else f"built {counted(self.pages, 'page')} ({self.pages_reused} carried over)"
         )
-        counts = archive_counts(vars(self))
-        warnings, skipped = (
-            counted(len(self.warnings), "warning"),
-            counted(self.skipped, "skipped input"),
-        )
-        # each of these names an input that holds secrets: someone must rotate them
+        line = f"{what}: {archive_counts(vars(self))}, {counted(len(self.warnings), 'warning')}, "
+        line += counted(self.skipped, "skipped input")
         secrets = sum(w.message.startswith(SECRETS_HIDDEN) for w in self.warnings)
-        rotate = (
-            f"; secrets hidden in {counted(secrets, 'input')}: rotate them (see the warnings)"
-            if secrets
-            else ""
-        )
-        return f"{what}: {counts}, {warnings}, {skipped}{rotate}"
+        if secrets:  # each of these inputs holds secrets: someone must rotate them
+            line += (
+                f"; secrets hidden in {counted(secrets, 'input')}: rotate them (see the warnings)"
+            )
+        return line
 
     def inputs(self) -> str:
         """What was read and what came from the last build; the time per stage."""
@@ -163,16 +151,11 @@ class BuildReport:
         return f"{counted(len(self.warnings), 'warning')}{again}"
 
 
-# -- the build ---------------------------------------------------------------------------------
-
-
 def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> BuildReport:
     """Build the site for ``opts.archive`` into ``opts.out``; return what was done.
 
-    Incremental: unchanged inputs come from the build cache; when nothing a
-    page shows changed and the site is intact, the output is not touched;
-    otherwise only the pages whose data changed are rendered again.
-    """
+    Unchanged inputs come from the build cache; when nothing changed and the site is intact,
+    the output is not touched; otherwise only the pages whose data changed are rendered."""
     report = BuildReport()
     check_output(opts.out, opts.archive)  # before the lock and the cache are made beside it
     site = SitePaths.of(opts.out)
@@ -197,7 +180,6 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         _count(report, parsed, jobs, runs)
         notes = _read_notes(opts, disc)
         report.warnings.extend(_notes_secrets(opts, notes))
-        # what bulk data fits (write/budget.py)
         budget = site_budget.SiteBudget(opts, jobs, runs, cache.files, site.out)
         kept = _keep(jobs, runs, report, reuse, budget)
         made = [run for run in runs if kept[run.id][1] is None]
@@ -236,7 +218,9 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
         files = writer.publish()
         _keep_stamps(cache, maker, pages.transcripts, files)
         report.files, report.bytes = writer.files, writer.bytes
-        _warn_if_too_big(report, writer)
+        too_big = weight.over_limit(writer.sizes, weight.PAGES_LIMIT_BYTES)
+        if too_big:
+            report.warnings.append(too_big)
         cache.keep_run_records(reuse.records_for_next(pages.made))
         report.record = _record(sources, parsed, cache, reuse, files, report)
         cache.save_site(report.record)
@@ -246,13 +230,9 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
 
 @contextlib.contextmanager
 def _fewer_collections() -> Iterator[None]:
-    """Run CPython's cyclic garbage collector less often while the build runs.
-
-    A build makes millions of containers that reference counting frees or that live to the
-    end: at the default thresholds the collector runs hundreds of times and finds next to
-    nothing (docs/benchmarks.md). Forked workers inherit the setting; the old thresholds
-    come back after (``serve`` builds again in the same process).
-    """
+    """Run the cyclic garbage collector less often during the build: its millions of
+    containers are freed by reference counting or live to the end. The old thresholds come
+    back after (``serve`` builds again in the same process)."""
     old = gc.get_threshold()
     collect_less()
     try:
@@ -263,12 +243,8 @@ def _fewer_collections() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _one_blas_thread() -> Iterator[None]:
-    """Have OpenBLAS start no threads of its own when the analysis imports numpy.
-
-    The statistics use numpy but never BLAS, whose thread per core costs a share of a
-    one-job rebuild (docs/benchmarks.md). A number the user set stays; the environment is
-    restored after the build (``serve`` builds again in the same process).
-    """
+    """Have OpenBLAS start no threads when the analysis imports numpy (the statistics never
+    use BLAS); a number the user set stays, and the environment is restored after."""
     old = os.environ.get(_BLAS_THREADS)
     os.environ.setdefault(_BLAS_THREADS, "1")
     try:
@@ -282,8 +258,7 @@ _BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 def _synthetic(opts: BuildOptions) -> bool:
-    """Whether the archive was written by ``sitegen synth`` (it holds its ground truth):
-    its damaged inputs are planted on purpose, which the command line says."""
+    """Whether ``sitegen synth`` wrote the archive: its damage is planted on purpose."""
     try:
         return stat.S_ISREG(os.lstat(opts.archive / SYNTH_TRUTH).st_mode)
     except OSError:
@@ -303,8 +278,7 @@ def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Disco
 
 
 def _jobs_only(disc: Discovery, parsed: Parsed, report: BuildReport, archive: Path) -> Discovery:
-    """Discovery without the logs that are not a training job's (listed as skipped instead:
-    :func:`~sitegen.discover.archive.drop_non_jobs`), and the parse without them and their warnings."""
+    """Discovery and the parse without the logs that are not a job's (skipped instead)."""
     disc, dropped = drop_non_jobs(disc, parsed.logs)
     if not dropped:
         return disc
@@ -325,9 +299,8 @@ def _jobs_only(disc: Discovery, parsed: Parsed, report: BuildReport, archive: Pa
 def _parse(
     disc: Discovery, opts: BuildOptions, cache: BuildState, progress: Callable[[str], None] | None
 ) -> Parsed:
-    """Every log and trials folder: what the cache holds for their stats, the rest read
-    (:func:`~sitegen.read.parse.read_all`, in parallel) and each result kept in the cache
-    as it comes; a grown log is read on from where the cache says its last read stopped."""
+    """Every log and trials folder: what the cache holds for their stats, the rest read in
+    parallel and kept in the cache as it comes (a grown log read on from where it stopped)."""
     from sitegen.cache.logs import read_log
     from sitegen.read.parse import (
         FolderRead,
@@ -396,9 +369,8 @@ def _now(opts: BuildOptions) -> float:
 
 
 def inputs_changed(opts: BuildOptions, disc: Discovery, last: LastBuild | None) -> str | None:
-    """None when every input of ``disc`` is as the build that left ``last`` saw it (from
-    stats alone, as a build decides before it parses anything: ``serve``'s watcher asks
-    this); otherwise a token of the inputs as they are, which changes with any change."""
+    """None when every input of ``disc`` is as the build that left ``last`` saw it (by stats,
+    as a build asks: ``serve``'s watcher); else a token that changes with any change."""
     return Sources.take(opts, disc, _assets(opts), _now(opts)).changed_since(last)
 
 
@@ -446,9 +418,7 @@ def _keep(
     reuse: PageReuse,
     budget: site_budget.SiteBudget,
 ) -> dict[str, tuple[str | None, RunRecord | None]]:
-    """Each run's key, and its record when it is kept whole
-    (:meth:`~sitegen.cache.reuse.PageReuse.reuse`); the key holds which of its pages the
-    site budget leaves bulk data out of."""
+    """Each run's key (with what the site budget leaves out), and its record when kept whole."""
     own = warnings_by_job(jobs, report.warnings)
     out = {}
     for run in runs:
@@ -465,11 +435,8 @@ def _notes_html(
     notes: dict[str, str],
     cache: BuildState,
 ) -> dict[str, str]:
-    """The notes of the runs made now as sanitized HTML, by their redacted Markdown: the
-    Markdown library's part kept in the cache (a running job's rebuild then does not import
-    it). What the cache gives is sanitized every time: it lies beside the output, where a
-    planted entry must not reach a page as it is. The notes of runs kept whole stay in the
-    cache for when they move on."""
+    """The notes of the runs made now as HTML by their redacted Markdown, from the cache (so a
+    rebuild need not import Markdown) and sanitized every time (an entry may be planted)."""
     from sitegen.present.formatting import markdown_html, markdown_signature, sanitized
 
     version = markdown_signature()
@@ -490,8 +457,7 @@ def _notes_html(
 
 def _assets(opts: BuildOptions) -> str:
     """What every page is made with besides the inputs: the package's code and templates, and
-    for a build that writes transcripts, its environment's secrets (hidden in them: a change
-    makes them again), by a hash that stays in the cache."""
+    for a build that writes transcripts, a hash of the environment's secrets hidden in them."""
     if opts.transcripts_wanted() <= 0:
         return assets_signature()
     return assets_signature() + ":" + secrets_token(build_secrets(os.environ))
@@ -504,8 +470,7 @@ def _transcripts(
     site: SitePaths,
     left_out: set[str],
 ) -> TranscriptMaker | None:
-    """What samples and makes the transcripts of this build; None when it writes none. The
-    data files of the last build are kept only if it hid the same build secrets."""
+    """What samples and makes the transcripts of this build; None when it writes none."""
     if opts.transcripts_wanted() <= 0:
         return None
     from sitegen.present.transcripts import TranscriptMaker
@@ -528,8 +493,7 @@ def _transcripts(
 def _keep_stamps(
     cache: BuildState, maker: TranscriptMaker | None, made: list[Any], files: Mapping[str, Any]
 ) -> None:
-    """Keep what each transcript data file of the site was made from: those made or checked
-    now (``made``), and those of runs kept whole, as the last build recorded them."""
+    """Keep what each transcript data file of the site was made from (made now or kept)."""
     if maker is None:
         return
     stamps = {**maker.stamps, **{r: st for m in made for r, st in m.stamps.items()}}
@@ -554,8 +518,7 @@ def _renderer(opts: BuildOptions, writer: SiteWriter, reuse: PageReuse) -> Rende
 def _render(
     renderer: Renderer, writer: SiteWriter, reuse: PageReuse, pages: SitePages, report: BuildReport
 ) -> None:
-    """Render every page (unchanged job and run pages are carried over; those of runs
-    analysed now were made with their analysis: ``pages.premade``)."""
+    """Render every page not carried over or made with its analysis (``pages.premade``)."""
     renderer.premade = pages.premade
     try:
         renderer.site(
@@ -604,23 +567,12 @@ def _as_last_reported(report: BuildReport, cache: BuildState) -> BuildReport:
     return report
 
 
-def _warn_if_too_big(report: BuildReport, writer: SiteWriter) -> None:
-    too_big = weight.over_limit(writer.sizes, weight.PAGES_LIMIT_BYTES)
-    if too_big:
-        report.warnings.append(too_big)
-
-
 def warning_lines(
     report: BuildReport, opts: BuildOptions, verbose: bool = False, limit: int = 200
 ) -> list[str]:
-    """The build's warnings as the command line prints them.
-
-    Each warning the last build of this output did not report as ``warning: path:line:
-    message`` (the first ``limit``); those it did (an unchanged input's, say) in one line
-    saying how many, from how many inputs, and where to read them all (``verbose``: each
-    again); a cache file ignored, always. After new warnings of an archive ``sitegen
-    synth`` wrote, a note that its damage is planted on purpose.
-    """
+    """The build's warnings as the command line prints them: each the last build did not
+    report (the first ``limit``), those it did in one line (``verbose``: each again), every
+    cache file ignored, and a note when ``sitegen synth`` planted the damage."""
     lines = [f"warning: {note}" for note in report.cache_warnings]
     before = frozenset() if verbose else report.reported_before
     new = [w for w in report.warnings if w not in before]

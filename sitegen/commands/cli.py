@@ -18,12 +18,8 @@ from sitegen.errors import SitegenError, printable
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
-        self.exit(
-            2,
-            f"sitegen: {message} (see 'sitegen {self.prog.split()[-1]} --help')\n"
-            if " " in self.prog
-            else f"sitegen: {message} (see 'sitegen --help')\n",
-        )
+        command = f"sitegen {self.prog.split()[-1]}" if " " in self.prog else "sitegen"
+        self.exit(2, f"sitegen: {message} (see '{command} --help')\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,18 +39,8 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("synth", help="write a synthetic archive (with its ground truth)")
     s.add_argument("out", type=Path, help="new (or empty) folder to write the archive into")
-    s.add_argument(
-        "--seed", type=int, default=0, help="random seed: one seed, one archive (default: 0)"
-    )
-    s.add_argument("--jobs", type=int, default=7, help="job logs (at least 7; default: 7)")
-    s.add_argument("--steps", type=int, default=12, help="steps per run (default: 12)")
-    s.add_argument(
-        "--trials-per-step", type=int, default=4, help="Harbor trials per step (default: 4)"
-    )
-    s.add_argument(
-        "--pad-mb", type=float, default=0.0, help="noise padding spread over the logs (MB)"
-    )
-    s.add_argument("--trial-kb", type=float, default=4.0, help="size of each result.json (KB)")
+    for flag, default, what in _SYNTH_SIZES:
+        s.add_argument(flag, type=type(default), default=default, help=what)
     s.add_argument(
         "--plants",
         action="store_true",
@@ -120,6 +106,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 _VERBOSE = "print every warning, also those the last build already printed"
+_SYNTH_SIZES = (
+    ("--seed", 0, "random seed: one seed, one archive (default: 0)"),
+    ("--jobs", 7, "job logs (at least 7; default: 7)"),
+    ("--steps", 12, "steps per run (default: 12)"),
+    ("--trials-per-step", 4, "Harbor trials per step (default: 4)"),
+    ("--pad-mb", 0.0, "noise padding spread over the logs (MB)"),
+    ("--trial-kb", 4.0, "size of each result.json (KB)"),
+)
 
 
 def _port(text: str) -> int:
@@ -191,22 +185,16 @@ def _options(args: argparse.Namespace):
     from sitegen.options import find_config, load_options
 
     config, found = find_config(args.config)
-    opts = load_options(
-        config,
-        archive=args.archive,
-        out=args.out,
-        title=args.title,
-        base_url=args.base_url,
-        workers=args.workers,
-        executor=args.executor,
-        ray_address=args.ray_address,
-        strict=getattr(args, "strict", False),
-        clean=args.clean,
-        transcripts=args.transcripts,
-        site_budget=args.site_budget,
-    )
+    given = {name: getattr(args, name) for name in _BUILD_OPTIONS}
+    opts = load_options(config, strict=getattr(args, "strict", False), **given)
     _say_config(config, found)
     return opts
+
+
+_BUILD_OPTIONS = (
+    *("archive", "out", "title", "base_url", "workers", "executor", "ray_address", "clean"),
+    *("transcripts", "site_budget"),
+)
 
 
 def _say_config(config: Path | None, found: bool) -> None:
@@ -217,8 +205,7 @@ def _say_config(config: Path | None, found: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Fewer young collections from the start, the imports included (build() does the same
-    # for library callers, and restores the thresholds it found).
+    # Fewer young collections from the start, the imports included (as build() does).
     collect_less()
     args = _parser().parse_args(argv)
     try:
@@ -242,10 +229,8 @@ def main(argv: list[str] | None = None) -> int:
 def entry() -> NoReturn:
     """The ``sitegen`` command and ``python -m sitegen``: :func:`main`, then exit with its code."""
     code = main()
-    # At shutdown the cyclic collector would walk every object still alive only for the
-    # process to free them (a share of a one-job rebuild: docs/benchmarks.md); gc.freeze()
-    # puts them out of its reach. Exit handlers and flushing still run. Library callers and
-    # tests call main(), which leaves the collector as it was.
+    # gc.freeze(): the collector need not walk every object still alive at shutdown only for
+    # the process to free them. Exit handlers still run; main() leaves the collector as it was.
     gc.freeze()
     sys.exit(code)
 
@@ -254,17 +239,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "synth":
         from sitegen.synth import summary_line, synth
 
-        truth = synth(
-            args.out,
-            seed=args.seed,
-            jobs=args.jobs,
-            steps=args.steps,
-            trials_per_step=args.trials_per_step,
-            pad_mb=args.pad_mb,
-            trial_kb=args.trial_kb,
-            plants=args.plants,
-            real=args.real_shapes,
-        )
+        shape = ("seed", "jobs", "steps", "trials_per_step", "pad_mb", "trial_kb", "plants")
+        truth = synth(args.out, real=args.real_shapes, **{k: getattr(args, k) for k in shape})
         print(summary_line(truth, args.out))
         return 0
     if args.command == "build":

@@ -1,17 +1,10 @@
 """``sitegen gh-deploy``: build, gate, commit the output folder as the tip of ``gh-pages``, push.
 
-The git side is plain ``git`` plumbing run as a subprocess: not ghp-import, which
-always makes a commit and reads the files itself (what it commits need not be what
-was scanned), nor dulwich, a second git implementation to trust with the user's
-repository and a dependency (docs/design.md, "Publishing"). The blobs are written with
-``git hash-object -w --stdin-paths`` (and checked against the ids of the
-bytes the gate scanned, so what is committed is exactly what was checked),
-the tree is made in a temporary index (``GIT_INDEX_FILE``) with
-``update-index --index-info`` and ``write-tree``, and when that tree is the
-branch tip's tree nothing is committed or pushed. ``commit-tree`` and
-``update-ref`` (with the old value, so a concurrent change is not
-overwritten) move the branch without touching the user's checkout, index or
-HEAD; ``push`` is never forced.
+Plain ``git`` plumbing (docs/design.md, "Publishing"): the blobs are written with
+``hash-object --stdin-paths`` and checked against the ids of the bytes the gate scanned; the
+tree is made in a temporary index, and when it is the tip's tree nothing is committed.
+``commit-tree`` and ``update-ref`` (with the old value, so a concurrent change is not
+overwritten) move the branch without touching the user's checkout; ``push`` is never forced.
 """
 
 from __future__ import annotations
@@ -133,9 +126,6 @@ class Git:
         return self("remote", "get-url", remote, ok=(0, 2, 128)) or None
 
 
-# -- the deploy ---------------------------------------------------------------------------------
-
-
 def gh_deploy(
     opts: BuildOptions,
     *,
@@ -148,12 +138,8 @@ def gh_deploy(
     progress: Callable[[str], None] | None = None,
     verbose: bool = False,
 ) -> DeployResult:
-    """Build ``opts.archive`` into ``opts.out`` (incrementally) and publish that folder.
-
-    The base URL, when neither ``--base-url`` nor the config gives one, is the
-    custom domain (``--cname``, the output folder's or the branch's ``CNAME``), else the Pages
-    address of the remote; it is said before anything is built or pushed.
-    """
+    """Build ``opts.archive`` into ``opts.out`` and publish that folder, at the base URL
+    :func:`site_address` gives (said before anything is built)."""
     say = say or _stderr
     # Everything that can be refused is refused before the (long) build.
     compile_allow(opts.publish_allow)
@@ -221,10 +207,8 @@ def site_address(
     site: Path | None = None,
 ) -> str | None:
     """Where the site will be served: ``given`` (``--base-url`` or the config), else the custom
-    domain that will be published (``--cname``, else a ``CNAME`` the user put in the output
-    folder ``site``, which replaces the branch's, else the branch's), else the remote's
-    Pages address. A ``--cname`` that the output folder's ``CNAME`` contradicts is refused:
-    that file would be published again by the next deploy without it."""
+    domain published (``--cname``, else the output folder's ``CNAME``, else the branch's),
+    else the remote's Pages address."""
     own = _output_cname(site)
     if cname and own is not None and _host(_cname_url(own)) != _host(cname_url(cname)):
         # the folder's would be published again by the next deploy without --cname
@@ -232,8 +216,6 @@ def site_address(
             f"--cname {cname.strip()} but the output folder's CNAME says "
             f"{own.decode('utf-8', 'replace').strip()!r}: change or remove that file"
         )
-    # The custom domain published: --cname, else a CNAME in the output folder (published
-    # whatever the branch holds: a blank one is no custom domain), else the branch's.
     text = cname.encode() if cname else own
     if text is None:
         text = _branch_file(git, _parent(git, branch, remote), "CNAME")
@@ -279,10 +261,8 @@ def publish_site(
     gate_cache: Path | None = None,
 ) -> DeployResult:
     """Gate ``site``, commit exactly its files (plus ``.nojekyll`` and a kept ``CNAME``) as the
-    tip of ``branch``, and push it to ``remote`` unless ``push`` is False.
-
-    Raises :class:`PublishBlocked` (nothing committed) when the gate stops it.
-    """
+    tip of ``branch``, and push it unless ``push`` is False; :class:`PublishBlocked` when the
+    gate stops it."""
     say = say or _stderr
     git = Git(repo)
     worktree = _checked_out(git, branch, site)  # refused before the (long) scan, not after
@@ -321,11 +301,9 @@ def publish_site(
     local = git.rev(f"refs/heads/{branch}")
     git("update-ref", "-m", "sitegen gh-deploy", f"refs/heads/{branch}", commit, local or _ZERO)
     if worktree is not None:
-        # The output folder is the branch's worktree: its files are the new tip already;
-        # bring its index along so `git status` there shows no change.
+        # The output folder is the branch's worktree: bring its index along to the new tip.
         Git(worktree).run("reset", "-q")
-    # Plumbing never triggers git's housekeeping (porcelain commands do): without it, every
-    # deploy's changed files pile up as loose objects. A no-op until there are thousands.
+    # Plumbing never triggers git's housekeeping: without it, loose objects pile up.
     git.run("gc", "--auto", "--quiet")
     say(f"committed {commit[:12]} to {branch} ({counted(len(entries), 'file')})")
     pushed = False
@@ -348,14 +326,8 @@ def _stderr(line: str) -> None:
 
 def _parent(git: Git, branch: str, remote: str) -> str | None:
     """The commit to build on: the local branch when it holds the remote's (as last fetched),
-    else the remote's.
-
-    Local commits the remote has (or that a ``--no-push`` deploy made on top of it) stay
-    in the history. A local branch that diverged from the remote's holds deploys that were
-    never published (a push refused because a colleague deployed first): every commit is a
-    whole site, so building on the remote's loses nothing that is online and lets the push
-    go through as a fast-forward.
-    """
+    else the remote's. A diverged local branch holds deploys never published; every commit
+    is a whole site, so building on the remote's loses nothing online and fast-forwards."""
     local = git.rev(f"refs/heads/{branch}")
     tracking = git.rev(f"refs/remotes/{remote}/{branch}")
     if local and tracking and local != tracking:
@@ -385,11 +357,8 @@ def _branch_file(git: Git, commit: str | None, name: str) -> bytes | None:
 
 
 def _checked_out(git: Git, branch: str, site: Path) -> Path | None:
-    """The worktree that has ``branch`` checked out when it is the site folder itself.
-
-    Moving a branch checked out elsewhere would leave that checkout's files
-    behind its branch: refused.
-    """
+    """The worktree that has ``branch`` checked out when it is the site folder itself; one
+    elsewhere is refused (its files would fall behind its branch)."""
     current: Path | None = None
     for line in git("worktree", "list", "--porcelain").splitlines():
         if line.startswith("worktree "):

@@ -1,15 +1,9 @@
 """The HTTP side of ``sitegen serve``: who may ask, the site's routes, the reload socket.
 
-livereload is kept where it serves: its browser script (``/livereload.js``, as the
-package ships it) and its protocol on ``/livereload`` (``hello``, then ``reload``).
-Its server is not used: it put its script before the first ``</head>`` of every
-response whatever its type (JSON quoting an HTML error page, the Vega bundle), dropped
-any reload within 3 s of the last one, ran its watcher (which follows links) on the
-serving thread, and takes a socket from any origin.
-
-Only requests that name this server are answered (:class:`Hosts`), and the socket only
-from the page's own origin: a page of another site whose name was pointed here (DNS
-rebinding) can neither read the site nor hold the socket.
+livereload's browser script and protocol are kept, not its server (it injected its script
+into every response, dropped close reloads, watched on the serving thread and took a socket
+from any origin). Only requests naming this server are answered (:class:`Hosts`), the socket
+only from the page's own origin: a rebound DNS name can neither read the site nor hold it.
 """
 
 from __future__ import annotations
@@ -40,12 +34,9 @@ class ServeError(SitegenError):
 
 
 class Hosts(msgspec.Struct, frozen=True):
-    """The names a request may give in ``Host``: none that another site's DNS could point here.
-
-    The address served (and, when serving on every interface, this machine's names),
-    ``localhost`` and its subdomains (browsers resolve them to this machine themselves),
-    and IP addresses (no DNS is asked, so none can be rebound). The port is not checked:
-    a tunnel (``ssh -L 9000:localhost:8000``) changes it.
+    """The names a request may give in ``Host``: the address served (on every interface, this
+    machine's names), ``localhost`` and its subdomains, and IP addresses: none that DNS could
+    rebind. The port is not checked: a tunnel changes it.
     """
 
     names: frozenset[str]
@@ -77,11 +68,8 @@ class Hosts(msgspec.Struct, frozen=True):
 
 @dataclass
 class ReloadHub:
-    """The open pages' sockets; :meth:`reload` tells them all (from any thread).
-
-    ``version`` gives the site's version now: a page whose snippet carries another one
-    was served before the last rebuild, and is reloaded as soon as its socket says hello.
-    """
+    """The open pages' sockets; :meth:`reload` tells them all (from any thread). A page whose
+    snippet carries another ``version`` than now's reloads as soon as its socket says hello."""
 
     version: Callable[[], int]
     loop: asyncio.AbstractEventLoop | None = None

@@ -1,18 +1,10 @@
 """``sitegen serve``: build, serve on localhost with live reload, rebuild what changed.
 
-Built for watching a live run, in three parts that never wait for one another:
-
-* the site (:class:`SiteApp`, a WSGI app that Tornado runs on a few threads): every
-  file byte for byte as written; an HTML page gets the reload snippet at the end of
-  its ``<head>`` and, after a failed rebuild, the error banner. The writer moves each
-  file in with one rename, so a request never sees a half-written file;
-* the reload socket (:mod:`sitegen.commands.live`: livereload's browser script and protocol,
-  and who may ask): each rebuild that changed the site reloads every open page at
-  once, however close together they come; a page served before a rebuild whose socket
-  connects after it is reloaded at its handshake (its snippet carries the site's
-  version);
-* the watcher (:mod:`sitegen.commands.watch`, a thread of its own): the inputs as the build
-  sees them; it runs each rebuild. A failed rebuild keeps the last good site.
+Three parts that never wait for one another: the site (:class:`SiteApp`, a WSGI app on a
+few threads: each file as written, an HTML page with the reload snippet and, after a failed
+rebuild, the error banner); the reload socket (:mod:`sitegen.commands.live`: a rebuild that
+changed the site reloads every open page, and a page served before it reloads at its
+handshake); the watcher (:mod:`sitegen.commands.watch`), which runs each rebuild.
 """
 
 from __future__ import annotations
@@ -66,9 +58,8 @@ def _version() -> int:
 class SiteApp:
     """A WSGI app serving the built site, with the last rebuild error as a banner.
 
-    ``version`` changes with each rebuild that changed the site; with ``live``, each
-    HTML page carries it in its reload snippet. ``base_url``: the public address the site
-    was built for, if any (the 404 page's links point there).
+    ``version`` changes with each rebuild that changed the site (with ``live``, in each page's
+    reload snippet); ``base_url``: the public address the site was built for, if any.
     """
 
     root: Path
@@ -107,8 +98,7 @@ class SiteApp:
             return _send(start_response, "403 Forbidden", "text/plain", b"forbidden")
         if target.is_dir():
             if not path.endswith("/"):
-                # The location is rebuilt from the folder's place in the site, never taken from
-                # the request: "//evil.example/.." must not send the browser to another host.
+                # From the folder's place in the site, never the request ("//evil.example/..").
                 inside = target.relative_to(root).as_posix()
                 location = "/" if inside == "." else f"/{quote(inside)}/"
                 start_response("301 Moved Permanently", [("Location", location)])
@@ -141,10 +131,8 @@ class SiteApp:
         )
 
     def _from_root(self, body: bytes) -> bytes:
-        """The 404 page as served in place of any missing path, ``/jobs/gone/`` too: its
-        links taken from the site's root (``<base href="/">``), and those to the public
-        address of a build with a base URL brought to this server, so that the page is
-        styled and its way back to the index leads to the site served here."""
+        """The 404 page as served for any missing path: its links from the site's root
+        (``<base href="/">``), those to the public address brought to this server."""
         if self.base_url:
             public = str(escape(self.base_url.rstrip("/") + "/")).encode()
             body = body.replace(public, b"/")
@@ -171,18 +159,9 @@ class SiteApp:
 
 
 def _send(start_response, status: str, ctype: str, body: bytes) -> list[bytes]:
-    start_response(
-        status,
-        [
-            ("Content-Type", ctype),
-            ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-store"),
-        ],
-    )
+    headers = [("Content-Type", ctype), ("Content-Length", str(len(body)))]
+    start_response(status, [*headers, ("Cache-Control", "no-store")])
     return [body]
-
-
-# -- building ------------------------------------------------------------------------------------
 
 
 def rebuild(opts: BuildOptions, app: SiteApp) -> BuildReport | None:
@@ -205,12 +184,8 @@ def rebuild(opts: BuildOptions, app: SiteApp) -> BuildReport | None:
 
 
 def describe(exc: BaseException) -> str:
-    """A failed build in one line; an error in a template names the template's file and line.
-
-    Jinja puts the place of a syntax error on the exception, and that of an error while
-    rendering in the traceback, as a frame of the template's own file (its message alone
-    says neither).
-    """
+    """A failed build in one line; an error in a template names the template's file and line
+    (Jinja puts a syntax error's on the exception, a rendering error's in the traceback)."""
     if isinstance(exc, SitegenError):
         return str(exc)
     what = f"{type(exc).__name__}: {exc}"
@@ -225,9 +200,6 @@ def describe(exc: BaseException) -> str:
             return what
         filename, line = inside[-1].filename, inside[-1].lineno
     return f"{filename}:{line}: {what}"
-
-
-# -- serving -------------------------------------------------------------------------------------
 
 
 class LiveSite:
@@ -247,12 +219,8 @@ class LiveSite:
         self._first = True
 
     def _rebuild(self) -> LastBuild | None:
-        """A build, and a reload when it changed the site.
-
-        After the first, ``--clean`` no more, and a local parse in this process: the server's
-        threads are running (a fork would copy none of them, but any lock one holds), and a
-        rebuild reads on from where the logs stopped.
-        """
+        """A build, and a reload when it changed the site. After the first: no ``--clean``, and
+        a local parse in this process (a fork would copy a lock another thread holds)."""
         opts = self.opts
         if not self._first:
             local = opts.executor == "local"
@@ -265,10 +233,8 @@ class LiveSite:
         return report.record if report is not None else None
 
     def first_build(self) -> None:
-        """Build before serving (before any other thread exists: its workers may fork).
-
-        :class:`ServeError` when it failed and there is no earlier site to show.
-        """
+        """Build before any other thread exists (its workers may fork); :class:`ServeError`
+        when it failed and there is no earlier site to show."""
         if not self.watcher.build_now() and not self.opts.out.exists():
             raise ServeError(f"first build failed: {self.app.error}")
 

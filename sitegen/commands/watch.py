@@ -1,18 +1,10 @@
 """What ``sitegen serve`` watches, and when it builds: the inputs as the build sees them.
 
-The watcher asks the build's own questions, on a thread of its own (never the serving
-one): discovery (:func:`~sitegen.discover.archive.discover`, with its refusals: no directory
-link followed, a folder seen twice skipped, the site's own output, cache, lock and
-staging passed over) and the stats the incremental build compares before it parses
-anything (:func:`~sitegen.commands.build.inputs_changed` since the last build's record,
-each trials folder's watch included). So it reacts to what a build would rebuild for and
-to nothing else (not to the site it writes), a look costs what a build's "nothing
-changed?" check costs, and no link can make it loop.
-
-It polls instead of asking the kernel for events: archives live on cluster file
-systems (NFS, Lustre, GPFS) where what a compute node writes raises no inotify event
-on the login node that serves, and a recursive watch would need one watch per trial
-folder and rules of its own for links and for the output.
+The watcher asks the build's own questions on a thread of its own: discovery, then
+:func:`~sitegen.commands.build.inputs_changed` since the last build's record. So it reacts to
+what a build would rebuild for and nothing else (not the site it writes), and a look costs a
+build's "nothing changed?" check. It polls: on cluster file systems (NFS, Lustre, GPFS) what
+a compute node writes raises no inotify event on the login node.
 """
 
 from __future__ import annotations
@@ -48,11 +40,8 @@ class Inputs:
         self.last: LastBuild | None = None  # the record of the last build that succeeded
 
     def look(self) -> str | None:
-        """None when every input is as the last build saw it; else a token of how they are.
-
-        The token changes with any change of the inputs, so a burst of changes can be
-        told from quiet, and a failed build is not tried again until something changes.
-        """
+        """None when every input is as the last build saw it; else a token that changes with
+        any change (a burst is told from quiet; a failed build is not tried again until then)."""
         opts = self.opts
         try:
             disc = discover(opts.archive, exclude=self.own, redactor=self.redactor)
@@ -62,12 +51,8 @@ class Inputs:
 
 
 class Watcher:
-    """Looks at the inputs on a thread of its own and builds when they changed.
-
-    ``build`` builds the site and returns its record (None when the build failed).
-    After a build the inputs are looked at again at once: what changed while it ran
-    is built next.
-    """
+    """Looks at the inputs on a thread of its own and builds when they changed (``build``: the
+    site's record, None when it failed); what changed during a build is built next."""
 
     def __init__(
         self,

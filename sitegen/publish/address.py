@@ -1,11 +1,8 @@
 """The GitHub Pages address of a repository, from its remote's URL.
 
-``git@github.com:ORG/REPO.git``, ``ssh://git@github.com/ORG/REPO``,
-``https://github.com/ORG/REPO(.git)`` → ``https://ORG.github.io/REPO/``; a repository
-named ``ORG.github.io`` is the organisation's root site, ``https://ORG.github.io/``.
-GitHub serves Pages on a lower-case host (``ORG`` is case-insensitive there), while
-the path keeps the repository name as written. A remote that is not on github.com
-(a path, a GitHub Enterprise host whose Pages address we cannot know) gives None.
+``git@github.com:ORG/REPO.git``, ``https://github.com/ORG/REPO`` → ``https://org.github.io/REPO/``
+(the host in lower case, the path as written); ``ORG.github.io`` is the root site. A remote
+not on github.com (a path, a GitHub Enterprise host) gives None.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """The publish gate: the last look at a finished site before it leaves the machine.
 
-Every byte of every file the site folder would publish is scanned with the
-redactor's rules (:meth:`sitegen.redact.Redactor.findings`: one source of
-truth for what a secret is, so the gate and the build can never disagree),
-and GitHub's size limits are checked. Any finding stops the publish; the
-report names ``path:line: kind`` with the value masked.
-
-How each file's bytes are read (text, HTML unescaped, gzip decompressed, binary as its
-printable runs) is :mod:`sitegen.publish.scan`; this module walks the folder, checks
-sizes and links, spreads big sites over processes and remembers clean files.
-
-Sizes: GitHub refuses a pushed file over 100 MiB and warns from 50 MiB;
-Pages publishes sites of at most 1 GB. The gate counts in MB (10^6 bytes),
-which stops a file a little before GitHub would (100 MB < 100 MiB): on the
-safe side, and the number the user reads is the number they compare.
-
-A false positive is allowed by a regular expression in ``publish_allow``
-(``sitegen.toml``) that matches the whole flagged value; a pattern that would
-allow anything (it matches an empty value or an arbitrary token) is refused,
-so there is no blanket switch.
+Every byte of every file the site folder would publish is scanned with the redactor's rules
+(one definition of a secret for the gate and the build), and GitHub's size limits are
+checked, in MB (10^6 bytes: a little before GitHub's MiB, and the number the user compares).
+Any finding stops the publish; the report names ``path:line: kind``, the value masked.
+:mod:`sitegen.publish.scan` reads each file; this module walks the folder, checks sizes and
+links, spreads big sites over processes and remembers clean files. A false positive is let
+through by a ``publish_allow`` pattern matching the whole value (no blanket pattern).
 """
 
 from __future__ import annotations
@@ -98,12 +86,8 @@ def size(n: float) -> str:
 
 
 def site_files(site: Path) -> list[str]:
-    """The files of ``site`` that get published, ``/``-separated and sorted.
-
-    Everything in the folder (the user's own files too: the gate exists for
-    them) except a ``.git`` (a ``gh-pages`` worktree's, folder or file) and
-    sitegen's manifest, which is bookkeeping and not part of the site.
-    """
+    """The files of ``site`` that get published, ``/``-separated and sorted: the user's too,
+    but no ``.git`` (folder or file) and not sitegen's manifest."""
     out = []
     for dirpath, dirnames, filenames in os.walk(site):
         dirnames[:] = sorted(d for d in dirnames if d != ".git")
@@ -113,8 +97,7 @@ def site_files(site: Path) -> list[str]:
             if name == ".git" or rel == MARKER:
                 continue
             out.append(rel)
-        # Links to folders are listed with the files: os.walk does not follow them, and
-        # the gate refuses every link.
+        # Links to folders are listed too (os.walk does not follow them): the gate refuses them.
         out.extend(
             (base / d).as_posix() for d in dirnames if os.path.islink(os.path.join(dirpath, d))
         )
@@ -141,12 +124,9 @@ def check_site(
     workers: int = 0,
     clean_cache: Path | None = None,
 ) -> GateReport:
-    """Scan every file ``site`` would publish; see the module docstring for what stops it.
-
-    ``clean_cache`` (a JSON file beside the site, in its build cache) remembers the blob
-    ids of files that scanned clean under exactly these rules (the redactor's and the
-    gate's source, the user's patterns): a redeploy of a large site scans only what changed.
-    """
+    """Scan every file ``site`` would publish. ``clean_cache`` (a JSON file in the build cache)
+    remembers the blob ids that scanned clean under exactly these rules, so a redeploy scans
+    only what changed."""
     redactor = redactor or Redactor()
     allow_rx = compile_allow(allow)
     report = GateReport(site)
@@ -156,8 +136,7 @@ def check_site(
     todo: list[tuple[str, int]] = []
     too_big = False
     for rel in site_files(site):
-        # A name is published too (it is a URL): the build makes names with Redactor.path,
-        # a user's file may not have been. The report shows each name redacted.
+        # A name is published too (a URL), and a user's file's is not redacted by the build.
         shown = redactor.text(rel)
         for f in redactor.findings(rel):
             if not any(rx.fullmatch(rel[f.start : f.end]) for rx in allow_rx):
@@ -211,18 +190,15 @@ def check_site(
         _save_clean(clean_cache, rules, (clean | known) & current)
     report.files.sort(key=lambda f: f.rel)
     report.leaks.sort(key=lambda x: (x.path, x.line or 0))  # workers finish in any order
-    if report.total_bytes > SITE_LIMIT_BYTES:
+    over = report.total_bytes > SITE_LIMIT_BYTES
+    if over or too_big:
         biggest = sorted(report.files, key=lambda f: -f.size)[:5]
+        largest = ", ".join(f"{redactor.text(f.rel)} ({size(f.size)})" for f in biggest)
+        total = f"the site is {size(report.total_bytes)}, over GitHub Pages' limit of "
         report.blocked.append(
-            f"the site is {size(report.total_bytes)}, over GitHub Pages' limit of "
-            f"{size(SITE_LIMIT_BYTES)}; largest files: "
-            + ", ".join(f"{redactor.text(f.rel)} ({size(f.size)})" for f in biggest)
-        )
-    elif too_big:
-        biggest = sorted(report.files, key=lambda f: -f.size)[:5]
-        report.blocked.append(
-            "largest files: "
-            + ", ".join(f"{redactor.text(f.rel)} ({size(f.size)})" for f in biggest)
+            f"{total}{size(SITE_LIMIT_BYTES)}; largest files: {largest}"
+            if over
+            else f"largest files: {largest}"
         )
     return report
 
@@ -245,8 +221,7 @@ def _clean_key(rel: str, blob: str) -> str:
 
 def _load_clean(path: Path, rules: str) -> set[str]:
     try:
-        # The record lies beside the output, where others may write: a FIFO or a huge
-        # file planted there must not hang or bloat the deploy.
+        # Others may write beside the output: a planted FIFO or huge file must not hang us.
         doc = json.loads(safeio.read_bytes(path, None, 64 << 20))
     except (OSError, ValueError, safeio.UnsafeInput):
         return set()
@@ -301,8 +276,8 @@ def _scan_all(
         for rel, _ in todo:
             yield scan_file(site, rel, redactor, allow)
         return
-    # Big sites: the regexes are the cost (a few MB/s), so spread the files over processes.
-    # The redactor pickles as its patterns, the compiled allow patterns as their sources.
+    # Big sites: the regexes are the cost, so the files are spread over processes (the
+    # redactor and allow patterns pickled as their sources).
     allow_src = tuple(rx.pattern for rx in allow)
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [

@@ -1,24 +1,16 @@
 """How one file of a site is read and scanned: the bytes as a reader gets them.
 
-* **Text** (valid UTF-8) is scanned as it is; HTML, XML and SVG with their character
-  references decoded (the build writes ``'`` as ``&#39;``, and ``&#39;[REDACTED]&#39;`` is
-  a masked value, not a finding), except those that decode to a line break (so line
-  numbers stay true).
-* **gzip** files (every member), bzip2 and xz files are scanned decompressed, a **zip**
-  archive member by member.
-* **UTF-16** and UTF-32 text (by its byte-order mark, or NULs in every other byte) is
-  scanned decoded; JSON whose writer escapes ``/`` as ``\\/`` with those undone.
-* **Transcripts' data scripts** (``sitegen.transcript(name, "<base64 of gzip>")``) are
-  scanned decoded, with the rules a transcript is redacted by
-  (:data:`~sitegen.redact_rules.TRANSCRIPT_RULES` too).
-* **Binary** (not UTF-8, or a NUL byte in the first 8000 bytes, git's test) is scanned as
-  its runs of 8 or more printable ASCII characters, joined by NULs: a credential is ASCII
-  and at least that long, and decoding the bytes as Latin-1 would find the same strings
-  but run every rule over random bytes. Text drawn into a PNG's pixels cannot be read; it
-  comes from the redacted model that the pages show, which are scanned.
+* **Text** (valid UTF-8) as it is; HTML, XML and SVG with their character references
+  decoded (``&#39;[REDACTED]&#39;`` is a masked value), except line breaks (lines stay true).
+* **gzip** (every member), bzip2 and xz decompressed, a **zip** member by member.
+* **UTF-16** and UTF-32 (by byte-order mark or NULs in every other byte) decoded; JSON
+  whose writer escapes ``/`` as ``\\/`` with those undone.
+* **Transcripts' data scripts** decoded, with the transcript rules too.
+* **Binary** (not UTF-8, or a NUL in the first 8000 bytes, git's test) as its runs of 8 or
+  more printable ASCII characters joined by NULs: a credential is ASCII and that long. Text
+  drawn into a PNG cannot be read; it comes from the pages, which are scanned.
 
-Each finding is a :class:`Leak`: ``path:line: kind: excerpt``, the excerpt being the
-finding's line with every finding on it masked, so the report never shows the value.
+Each finding is a :class:`Leak` whose excerpt masks every finding on its line.
 """
 
 from __future__ import annotations
@@ -50,11 +42,8 @@ _EXCERPT_CHARS = 40
 
 
 class Leak(msgspec.Struct, frozen=True):
-    """A secret found in a site file: where, what kind, and its line with the secret masked.
-
-    ``line`` is None for a secret in the file's *name* (a URL of the site); ``path`` is
-    then the name with the secret masked.
-    """
+    """A secret found in a site file: where, what kind, and its line with the secret masked
+    (``line`` None: in the file's name, ``path`` masked)."""
 
     path: str
     line: int | None
@@ -139,8 +128,7 @@ def _scan_transcript(
     return scanned, leaks, allowed, None
 
 
-# Files whose bytes are not what a reader gets: each is scanned as it unpacks. Their magic
-# numbers, and what each is called in the report.
+# Files whose bytes are not what a reader gets (scanned unpacked): magic numbers, names.
 _PACKED = (
     (b"\x1f\x8b", "gzip"),
     (b"BZh", "bzip2"),
@@ -152,10 +140,9 @@ _PACKED = (
 def _unpacked(
     data: bytes, where: str, rel: str, redactor: Redactor
 ) -> list[tuple[bytes, str, str]]:
-    """``(bytes, where, name)`` of what a reader of the file gets: the file itself, a gzip,
-    bzip2 or xz file decompressed, or each member of a zip archive (a user's ``logs.zip``)
-    and the list of its members' names. Past :data:`GZIP_MAX_BYTES` unpacked, a ValueError:
-    the file stops the gate."""
+    """``(bytes, where, name)`` of what a reader of the file gets: the file, a gzip, bzip2 or
+    xz file decompressed, or a zip's member names and each member. Past
+    :data:`GZIP_MAX_BYTES` unpacked, a ValueError: the file stops the gate."""
     if data[:2] == b"\x1f\x8b":
         return [(_gunzip(data), f"{where} (decompressed)", rel)]
     if data[:3] == b"BZh":
@@ -240,9 +227,8 @@ def _scan_bytes(
 
 
 def _utf16(data: bytes) -> str | None:
-    """The text of a UTF-16 file (what Windows tools call "Unicode": Excel's Unicode text,
-    PowerShell's redirections), by its byte-order mark or by NULs in every other byte of
-    ASCII-ish text; else None. Read as UTF-8 or binary, its text would show no secret."""
+    """The text of a UTF-16 or UTF-32 file (Windows tools' "Unicode", PowerShell's
+    redirections), by its byte-order mark or NULs in every other byte; else None."""
     head = data[:8000]
     if head[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
         return data.decode("utf-32", errors="replace")
@@ -274,8 +260,8 @@ def _scan_binary(
     runs = list(_PRINTABLE_RUN.finditer(data))
     if not runs:
         return [], 0
-    # The runs joined by NUL (no rule matches across it); a position in the joined text maps
-    # back to a byte offset in the file, and the line is the count of newline bytes before it.
+    # The runs joined by NUL (no rule matches across it); a position maps back to a byte
+    # offset, and the line is the count of newline bytes before it.
     starts, offsets, parts, pos = [], [], [], 0
     for m in runs:
         starts.append(pos)

@@ -1,17 +1,13 @@
 """One budget for the whole site (``site_budget``, default GitHub Pages' 1 GB).
 
-The pages, charts and data of every job and run always go in first. The *bulk* data — a
-page's per-trial table (``trials.csv.gz``), full task table (``tasks.json.gz``,
-``tasks.js``) and sampled transcripts (``transcripts/``) — goes in newest job first until
-the budget: the first job whose bulk does not fit and every older one leave theirs out, and
-say so on their pages and in the build summary. A build never writes a site above its
-budget (docs/design.md, "The site budget").
+The pages, charts and data of every job and run go in first; the *bulk* data (trial table,
+full task table, sampled transcripts) newest job first until the budget: the first job whose
+bulk does not fit and every older one leave theirs out, and say so (docs/design.md).
 
-Two steps. :func:`plan`, before anything is analysed, weighs each job's bulk by what the
-last build wrote for it (or, for a job new to the site, by :func:`estimate`): its choice
-is part of each run's key, so a run kept whole is one whose choice did not change.
-:func:`fit`, once every file is made, weighs them for real; if the site is still over, the
-bulk of the oldest jobs made this build goes too (their pages are made again to say so).
+:func:`plan`, before anything is analysed, weighs each job's bulk by what the last build
+wrote (a new job's by :func:`estimate`); its choice is part of each run's key. :func:`fit`,
+once every file is made, weighs them for real; if the site is still over, the bulk of the
+oldest jobs made this build goes too (their pages are made again to say so).
 """
 
 from __future__ import annotations
@@ -27,14 +23,11 @@ from msgspec.structs import replace
 
 from sitegen.errors import OutputError
 from sitegen.model.parsed import Job, Run
+from sitegen.write.site import FileRecord, SiteWriter
 from sitegen.write.weight import mb
 
 if TYPE_CHECKING:
     from sitegen.options import BuildOptions
-    from sitegen.write.site import SiteWriter
-
-# A file the last build wrote: (size, mtime_ns), as the build cache records it.
-FileRecord = tuple[int, int]
 
 
 class PageLists(Protocol):
@@ -48,9 +41,8 @@ BULK_FILES = ("trials.csv.gz", "tasks.json.gz", "tasks.js")
 BULK_FOLDER = "transcripts/"
 SHARED_FOLDER = "transcripts/shared/"  # the site's transcripts' shared texts
 MANIFEST = ".sitegen-site"  # the manifest the site folder holds (write/site.py's MARKER)
-# What a job new to the site is guessed to weigh before it is made: its pages (HTML, data,
-# downloads, card) when the last build had none to go by; its bulk per trial and per sampled
-# transcript (the 1 GB benchmark archive's trial tables: ~20 B a trial; transcripts: docs/benchmarks.md).
+# What a job new to the site is guessed to weigh: its pages when the last build had none to
+# go by, and its bulk per trial and per sampled transcript (docs/benchmarks.md).
 PAGE_BYTES = 300_000
 BULK_BYTES_PER_TRIAL = 40
 BULK_BYTES_PER_TRANSCRIPT = 12_000
@@ -79,25 +71,13 @@ def owners(jobs: Iterable[Job], runs: Iterable[Run]) -> list[Owner]:
         if job.trials is None:
             continue
         owned.add(id(job.trials))
-        url = f"jobs/{job.id}/"
+        url, trials = f"jobs/{job.id}/", len(job.trials.results)
         runs_of = tuple(by_set.get(id(job.trials), ()))
-        out.append(
-            Owner(
-                url,
-                f"job {job.id}",
-                _newest([job], job.id),
-                (url, *runs_of),
-                len(job.trials.results),
-            )
-        )
+        out.append(Owner(url, f"job {job.id}", _newest([job], job.id), (url, *runs_of), trials))
     for run in runs:
         if run.trials is not None and id(run.trials) not in owned:
-            url = f"runs/{run.id}/"
-            out.append(
-                Owner(
-                    url, f"run {run.id}", _newest(run.jobs, run.id), (url,), len(run.trials.results)
-                )
-            )
+            url, trials = f"runs/{run.id}/", len(run.trials.results)
+            out.append(Owner(url, f"run {run.id}", _newest(run.jobs, run.id), (url,), trials))
     return sorted(out, key=lambda o: o.newest)
 
 
@@ -136,9 +116,8 @@ def plan(
     weighed: Mapping[str, int] | None = None,
 ) -> set[str]:
     """The owners (urls) whose bulk the site leaves out, weighed by what the last build wrote
-    (``previous``: site path -> (size, mtime)), one it left out by what it weighed when last
-    made (``weighed``), a new job's by :func:`estimate`. Without a
-    last build, none: every page is made now, and :func:`fit` weighs them all for real."""
+    (``previous``), one it left out by ``weighed``, a new job's by :func:`estimate`. Without a
+    last build, none: :func:`fit` weighs them all for real."""
     if not previous:
         return set()
     by_page = {p: o for o in all_owners for p in o.pages}
@@ -191,11 +170,9 @@ def fit(
     budget: int,
     shared_of: Mapping[str, set[str]],
 ) -> tuple[set[str], list[str]]:
-    """Once every file is made (``sizes``: site path -> bytes): the owners whose bulk must go
-    too for the site to fit its budget, oldest first among those made this build (not in
-    ``fixed``: pages kept whole from the last build), and the files that go with them (a
-    shared transcript text only when no owner kept uses it). Raises :class:`OutputError`
-    when the pages, charts and data alone (and the bulk kept) are over the budget."""
+    """Once every file is made: the owners whose bulk must go too for the site to fit, oldest
+    first among those not ``fixed`` (kept whole), and their files (a shared transcript text
+    only when no owner kept uses it); :class:`OutputError` when the rest alone is over."""
     total = sum(sizes.values())
     more: set[str] = set()
     files: list[str] = []
@@ -255,10 +232,8 @@ _KEY_PART = "#budget="
 
 
 class SiteBudget:
-    """The site budget's choices for one build: planned from what the last build wrote
-    (its files, and :data:`RECORD` for the jobs it left out), then checked against what this
-    one made. Its choices are part of each run's key (:meth:`key`), so a run kept whole from
-    the last build is one whose choices did not change."""
+    """The site budget's choices for one build: planned from what the last build wrote (and
+    :data:`RECORD`), checked against what this one made; part of each run's key."""
 
     def __init__(
         self,
@@ -310,10 +285,9 @@ class SiteBudget:
         shared_of: Mapping[str, set[str]],
     ) -> bool:
         """Weigh what this build made, write :data:`RECORD`, and leave out the bulk of the
-        oldest pages made now while the site is over budget (their files dropped); True when
-        pages must be made again to say so. ``kept``: each run's key and, when it was kept
-        whole from the last build, its record (a ``RunRecord``: its pages cannot change);
-        ``shared_of``: by transcripts folder, the shared texts it uses."""
+        oldest pages made now while the site is over budget; True when pages must be made
+        again to say so. ``kept``: each run's key and record if kept whole; ``shared_of``: by
+        transcripts folder, the shared texts it uses."""
         fixed = {
             e.row.url for _, rec in kept.values() if rec is not None for e in (rec.run, *rec.jobs)
         }
@@ -356,8 +330,7 @@ class SiteBudget:
 
 
 def _record(out: Path, previous: Mapping[str, FileRecord]) -> dict[str, int]:
-    """The bulk bytes of each job as the last build's :data:`RECORD` says (checked: it lies in
-    the output folder)."""
+    """The bulk bytes of each job as the last build's :data:`RECORD` says, checked."""
     if RECORD not in previous:
         return {}
     try:

@@ -18,11 +18,7 @@ from sitegen.write.site import MARKER, SitePaths
 
 
 class OutputLock:
-    """The build lock of one output folder, held for a whole build (``with OutputLock(paths):``).
-
-    Taking it also cleans up after builds that were killed: their staging
-    folders and half-written manifests.
-    """
+    """The build lock of one output folder, held for a whole build (``with OutputLock(paths):``)."""
 
     def __init__(self, paths: SitePaths) -> None:
         self.paths = paths
@@ -60,19 +56,13 @@ class OutputLock:
                     f"another sitegen build is writing {self.paths.out} right now: "
                     "wait for it to finish"
                 ) from None
-            # The build that held the lock unlinks the file as it lets go: if that happened
-            # between our open and flock, we hold a lock on a file nobody else can see, and a
-            # third build would create a new one. Only a lock on the file at the path counts.
+            # The last holder unlinks the file as it lets go: a lock taken on the unlinked file
+            # between our open and flock counts for nobody. Only the file at the path counts.
             try:
-                on_disk = os.stat(path, follow_symlinks=False)
+                if os.path.samestat(os.stat(path, follow_symlinks=False), os.fstat(fd)):
+                    return fd
             except FileNotFoundError:
-                on_disk = None
-            held = os.fstat(fd)
-            if on_disk is not None and (on_disk.st_ino, on_disk.st_dev) == (
-                held.st_ino,
-                held.st_dev,
-            ):
-                return fd
+                pass
             os.close(fd)
 
     def _clean_after_killed_builds(self) -> None:

@@ -1,25 +1,16 @@
 """Write the site into its folder, in place, without touching what sitegen did not make.
 
-The output folder is often not sitegen's alone: a ``gh-pages`` worktree
-holds ``.git``, the user adds a ``CNAME`` or an ``about.html``. So the site
-is not swapped in whole (a ``.git`` folder cannot be swapped away); instead:
+The output folder is often not sitegen's alone (a ``gh-pages`` worktree's ``.git``, a
+user's ``CNAME``), so the site is not swapped in whole:
 
-* The files sitegen made are listed in the folder's manifest, ``.sitegen-site``.
-  A build replaces or removes only files on that list; anything else in the
-  folder stays, and a file of the new site that would overwrite a file not on
-  the list (with other content) stops the build before anything is changed.
-* Pages are rendered into ``.<out>.staging-<pid>/`` beside the folder; a
-  failed render leaves the site as it was. Publishing then moves each new or
-  changed file in with one rename (readers never see a half-written file),
-  removes the files of the last build that the new one no longer has, and
-  rewrites the manifest. A file whose content did not change is not touched.
-* Before the first rename the manifest lists the old and the new files, so a
-  build killed while publishing leaves a folder whose every file is either the
-  user's or listed, and the next build finishes the job.
-* One build at a time: :class:`sitegen.write.lock.OutputLock` holds ``.<out>.lock``
-  beside the folder for the whole build, and cleans up after builds that were killed.
-* An output folder given as a symlink is written through the link; the lock,
-  cache and staging folder live beside the folder the link points to.
+* The manifest, ``.sitegen-site``, lists the files sitegen made; a build replaces or removes
+  only those, and one that would overwrite another file stops before changing anything.
+* Pages are rendered into ``.<out>.staging-<pid>/`` beside the folder, then each new or
+  changed file moves in with one rename; an unchanged file is not touched.
+* Before the first rename the manifest lists old and new files, so a killed build leaves
+  every file the user's or listed, and the next build finishes the job.
+* A symlinked output folder is written through the link; lock, cache and staging folder
+  live beside the folder it points to.
 """
 
 from __future__ import annotations
@@ -74,8 +65,7 @@ class SitePaths(msgspec.Struct, frozen=True):
 
     @classmethod
     def of(cls, out: Path) -> SitePaths:
-        # realpath: "-o ." names the current folder (whose .name is empty), and a symlinked
-        # output is written through its link, with its companions beside the real folder.
+        # realpath: "-o ." has an empty .name; a symlinked output is written through its link.
         real = Path(os.path.realpath(out))
         if real.parent == real:
             raise OutputError(f"cannot build into {real}: choose a folder below it")
@@ -151,9 +141,8 @@ def move_order(rel: str) -> tuple[int, str]:
 class SiteWriter:
     """Collects the files of one build and publishes them into the site folder.
 
-    ``previous`` holds the (size, mtime) of each file the last build wrote, as
-    the build cache kept it: a page whose files are all still as written can be
-    carried over without rendering it again.
+    ``previous``: the (size, mtime) of each file the last build wrote, so a page whose files
+    are all still as written can be carried over without rendering it again.
     """
 
     def __init__(self, paths: SitePaths, previous: dict[str, FileRecord] | None = None) -> None:
@@ -164,8 +153,7 @@ class SiteWriter:
         self.previous = previous or {}
         self._sorted: list[str] | None = None  # the previous files' names, sorted (_under)
         listed = read_manifest(self.out)
-        # Files the last build made: the manifest's list, and the cache's in case the
-        # manifest itself was deleted (it is a file sitegen made: it comes back).
+        # The last build's files: the manifest's, and the cache's in case it was deleted.
         self.ours: set[str] = (listed or set()) | set(self.previous)
         self.staged: set[str] = set()
         self.kept: dict[str, FileRecord | None] = {}  # left in place (None: stat at publish)
@@ -199,8 +187,7 @@ class SiteWriter:
         self.staged.add(rel)
 
     def _count(self, rel: str, size: int) -> None:
-        """Count one file of the site once, by its latest size (a file written in a folder
-        carried over, or carried over after it was written, is one file)."""
+        """Count one file of the site once, by its latest size."""
         old = self.sizes.get(rel)
         self.files += old is None
         self.bytes += size - (old or 0)
@@ -233,12 +220,8 @@ class SiteWriter:
         self.write(rel, src.read_bytes())
 
     def _same_as_published(self, rel: str, size: int, data) -> bool:
-        """Whether the site already holds exactly this file: then it is left as it is.
-
-        That keeps its mtime (rsync, git and live reload see no change) and
-        costs one read. A file that is not ours but holds exactly what we would
-        write (an empty ``.nojekyll``) is taken over.
-        """
+        """Whether the site already holds exactly this file: then it is left as it is, its
+        mtime kept (a user's file holding exactly that, an empty ``.nojekyll``, is taken over)."""
         try:
             st = os.stat(self.out / rel, follow_symlinks=False)
         except OSError:
@@ -254,13 +237,8 @@ class SiteWriter:
         return same
 
     def carry_over(self, rels: list[str]) -> bool:
-        """Keep files (``rel``) or folders (``rel/``) of the last build as they are.
-
-        Only files this writer's ``previous`` records are considered (a user's
-        file in a page folder is never claimed), and only when each is still
-        there with the size and mtime it was written with. Returns False,
-        keeping nothing, otherwise: the page is then rendered again.
-        """
+        """Keep files (``rel``) or folders (``rel/``) of the last build as they are, when each is
+        as it was written (:meth:`intact`); else keep nothing and return False."""
         found = self.intact(rels)
         if found is None:
             return False
@@ -276,9 +254,8 @@ class SiteWriter:
             self._count(rel, record[0])
 
     def intact(self, rels: list[str]) -> dict[str, FileRecord] | None:
-        """The files of :meth:`carry_over` with their records, when each is still as the last
-        build wrote it; None otherwise. Keeps nothing (an incremental build asks this of every
-        page of a run before it decides not to analyse the run again)."""
+        """The files of ``rels`` with their records, when each is one ``previous`` records and
+        still as written (a user's file is never claimed); None otherwise. Keeps nothing."""
         found: dict[str, FileRecord] = {}
         for rel in rels:
             if rel.endswith("/"):
@@ -299,8 +276,7 @@ class SiteWriter:
         return found
 
     def _under(self, folder: str) -> list[str]:
-        """The last build's files below ``folder`` (``a/b/``), by bisection in their sorted
-        names: asked once per page, a scan of every file would cost pages x files."""
+        """The last build's files below ``folder`` (``a/b/``), by bisection in sorted names."""
         if self._sorted is None:
             self._sorted = sorted(self.previous)
         names = self._sorted
@@ -316,11 +292,9 @@ class SiteWriter:
             self._check_overwrites()
             if new - self.ours:  # journal: a kill from here on leaves every file listed
                 self._write_manifest(self.ours | new)
-            # Every internal link resolves at every instant (a reader, a deploy or a kill may
-            # come at any one): each new page is first a placeholder, then files move in
-            # before the pages that link to them, the listings last. Then the pages this
-            # build no longer makes become placeholders (nothing links to them any more,
-            # but they may link to each other), and everything it no longer makes goes.
+            # Every internal link resolves at every instant: each new page is a placeholder
+            # first, files move in before the pages linking to them, the listings last; pages
+            # no longer made become placeholders (they may link to each other), then go.
             for rel in sorted(r for r in self.staged if _is_page(r) and not self._exists(r)):
                 self._move_in(rel, self._placeholder(rel))
             for rel in sorted(self.staged, key=move_order):
@@ -388,11 +362,14 @@ class SiteWriter:
             shutil.copyfile(src, tmp)
             os.replace(tmp, dst)
 
+    def _through_link(self, rel: str) -> bool:
+        """Whether a folder on the way to ``rel`` is a link (planted: it may point anywhere)."""
+        return any((self.out / p).is_symlink() for p in Path(rel).parents[:-1])
+
     def _removable(self, rel: str) -> bool:
         """Whether ``rel`` is a file of ours to replace or remove: a regular file, reached
-        through no link planted in the site (one that now points elsewhere)."""
-        parents = Path(rel).parents[:-1]
-        if any((self.out / p).is_symlink() for p in parents):
+        through no link."""
+        if self._through_link(rel):
             return False
         try:
             return stat.S_ISREG(os.lstat(self.out / rel).st_mode)
@@ -402,13 +379,12 @@ class SiteWriter:
     def _remove(self, rel: str) -> None:
         """Remove a file of the last build that this one no longer makes, and emptied folders."""
         path = self.out / rel
-        parents = list(reversed(Path(rel).parents[:-1]))
-        if any((self.out / p).is_symlink() for p in parents):
-            return  # never delete through a link that now points elsewhere
+        if self._through_link(rel):
+            return
         with contextlib.suppress(FileNotFoundError):
             if path.is_symlink() or not path.is_dir():
                 path.unlink()
-        for parent in reversed(parents):  # deepest first; a folder holding anything stays
+        for parent in Path(rel).parents[:-1]:  # deepest first; a folder holding anything stays
             try:
                 (self.out / parent).rmdir()
             except OSError:

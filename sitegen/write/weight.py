@@ -1,8 +1,7 @@
 """Site weight: what a built site's bytes are made of, and a warning past GitHub Pages' limit.
 
-GitHub Pages publishes sites of at most 1 GB. The build counts every file it writes
-(:attr:`sitegen.write.site.SiteWriter.sizes`); past the limit it warns and names the kinds of
-file that weigh most, so the fix (fewer cards, fewer trials published, ...) is obvious.
+Past GitHub Pages' 1 GB the build warns, naming the kinds of file that weigh most, so the
+fix is obvious.
 """
 
 from __future__ import annotations

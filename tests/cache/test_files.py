@@ -11,10 +11,10 @@ import pytest
 from msgspec.structs import replace
 
 from sitegen.cache.codec import (
+    decode,
+    encode,
     known_bytes,
     known_from_bytes,
-    trial_set_bytes,
-    trial_set_from_bytes,
     trial_summary,
     trial_summary_bytes,
 )
@@ -181,10 +181,10 @@ def test_trial_sets_and_their_summaries_come_back_equal():
         (BuildWarning("t/x/result.json", 4, "bad"), BuildWarning("t", None, "odd")),
         5,
     )
-    assert repr(trial_set_from_bytes(trial_set_bytes(ts))) == repr(ts)
+    assert repr(decode(encode(ts, TrialSet), TrialSet)) == repr(ts)
     token, results, summary = trial_summary(trial_summary_bytes("abc", len(ts.results), ts))
     assert (token, results, summary) == ("abc", len(ODD), replace(ts, results=()))
     with pytest.raises(ValueError):
-        trial_set_bytes(replace(ts, path="t/\udcff"))
+        encode(replace(ts, path="t/\udcff"), TrialSet)
     with pytest.raises(ValueError):
-        trial_set_from_bytes(trial_set_bytes(ts)[:-3])
+        decode(encode(ts, TrialSet)[:-3], TrialSet)
