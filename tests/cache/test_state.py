@@ -584,3 +584,35 @@ def test_trials_watch_sees_trials_start_in_a_job_folder_copied_without_its_log(t
     ts, known, w = _parse_and_watch(tmp_path, known)
     assert (ts.results, ts.missing) == ((), 2)
     assert sources.watch_holds(tmp_path, w)
+
+
+def test_a_log_whose_summary_is_missing_is_read_whole_and_its_summary_kept(tmp_path):
+    """A log's summary entry lost (its whole parse still kept): the whole parse is read back,
+    nothing is said, and the summary is written again, which the next build reads; a whole
+    entry of another fingerprint is not taken."""
+    import shutil
+
+    from sitegen.cache.logs import read_log
+
+    archive = tmp_path / "a"
+    (archive / "j").mkdir(parents=True)
+    sample = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "stale"
+    log = archive / "j" / "train_1.out"
+    shutil.copy(next(sample.glob("*.out")), log)
+    fp = fingerprint([log])
+    parsed, entries = read_log(str(archive), "j/train_1.out", (), (), None, fp)
+    _state(tmp_path).keep_log(parsed.path, entries)
+    summary = _state(tmp_path)._path("logsum", parsed.path)
+    kept = summary.read_bytes()
+    summary.unlink()
+    s = _state(tmp_path)
+    whole, resume = s.cached_log(parsed.path, fp)
+    assert resume is None and s.warnings == []
+    assert repr(whole) == repr(parsed)  # (nan != nan: compared by repr)
+    assert summary.read_bytes() == kept
+    again = _state(tmp_path)
+    assert again.cached_log(parsed.path, fp)[0] is not None and again.warnings == []
+    summary.unlink()
+    other = tuple((p, size + 1, m) for p, size, m in fp)
+    s = _state(tmp_path)
+    assert s.cached_log(parsed.path, other)[0] is None and s.warnings == []
