@@ -11,6 +11,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import msgspec
 
@@ -146,6 +147,14 @@ class LogTruth:
             "planned_steps": self.planned_steps,
             "status_detail": self.status_detail,
         }
+
+
+def numbered(
+    path: str, run: str, first: int, last: int, end: str, start: datetime, **kw: Any
+) -> JobSpec:
+    """A job whose id is the number its log's name ends in (``train_600100.out``: 600100)."""
+    job_id = int(path.rsplit("_", 1)[1].split(".")[0])
+    return JobSpec(path, run, first, last, end, job_id=job_id, start=start, **kw)
 
 
 def _jsonable(v: float | int) -> float | int | str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from sitegen.synth.jobspec import JobSpec
+from sitegen.synth.jobspec import JobSpec, numbered
 from sitegen.synth.lines import _Out
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)
@@ -41,11 +41,9 @@ def plant_log(
 
 
 def plant_spec(
-    rel: str, run: str, first: int, last: int, end: str, job_id: int, start: datetime = T0
+    rel: str, run: str, first: int, last: int, end: str, start: datetime = T0
 ) -> JobSpec:
-    return JobSpec(
-        rel, run, first, last, end, form="mirror", colour=False, job_id=job_id, start=start
-    )
+    return numbered(rel, run, first, last, end, start, form="mirror", colour=False)
 
 
 def plant_config(run: str, samples: int, **trainer: object) -> dict:

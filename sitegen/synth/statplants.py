@@ -75,7 +75,7 @@ def _write_run(root: Path, name: str, job_id: int, outcomes: dict, strict: bool 
         }
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    spec = plant_spec(rel, f"plants-{name}", 1, last, "complete", job_id, START)
+    spec = plant_spec(rel, f"plants-{name}", 1, last, "complete", START)
     plant_log(path, spec, plant_config(f"plants-{name}", SAMPLES), steps, "complete")
     buf = io.BytesIO()
     count = 0
