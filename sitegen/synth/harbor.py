@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, step_of
+from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, place, step_of
 
 # -- Harbor's own shapes (docs/formats.md §6), as its pydantic models serialize them ------------
 
@@ -333,12 +333,7 @@ def write_harbor_trials(
     for i in range(n):
         at, end_by = start, None
         if trng is not None:
-            lo, hi, by, _ = windows[i * len(windows) // n]
-            span = (hi - lo).total_seconds()
-            at = lo + timedelta(
-                seconds=trng.randint(1, max(1, int(span / 2 if by == hi else span)))
-            )
-            end_by = by - timedelta(seconds=trng.randint(5, 30))
+            at, end_by = place(trng, windows[i * len(windows) // n], 30)
         text, seen = harbor_result(
             rng,
             HARBOR_VARIANTS[i % len(HARBOR_VARIANTS)],

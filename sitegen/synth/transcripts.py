@@ -21,6 +21,7 @@ own config, one named only by the building machine's environment).
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from pathlib import Path
@@ -46,8 +47,6 @@ def planted_secrets() -> dict[str, tuple[str, str]]:
 
     def s(n: int, chars: str = an) -> str:
         return "".join(rng.choice(chars) for _ in range(n))
-
-    import base64
 
     gh = "ghs_" + s(36)
     out: dict[str, tuple[str, str]] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 from sitegen.synth.harbor import harbor_result as harbor_result  # (tests import it from here)
 from sitegen.synth.harbor import stage_times
 from sitegen.synth.jobspec import JobSpec, LogTruth
-from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, step_of
+from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, place, step_of
 
 # (exception type, weight, verifier runs?, turns recorded?)
 EXCEPTIONS = (
@@ -33,20 +33,8 @@ EXCEPTIONS = (
     ("Timeout", 2, True, True),
 )
 FILLER_WORDS = (
-    "the",
-    "file",
-    "test",
-    "run",
-    "ls",
-    "cat",
-    "grep",
-    "python",
-    "error",
-    "fixed",
-    "patch",
-    "diff",
-)
-
+    "the", "file", "test", "run", "ls", "cat", "grep", "python", "error", "fixed", "patch", "diff",
+)  # fmt: skip
 
 _POOL: list[dict] = []
 
@@ -139,14 +127,10 @@ def trial_record(
     }
     if stage_rng is not None:
         for stage, times in stage_times(stage_rng, start, end, exc, verified).items():
-            obj[stage] = (
-                {
-                    "started_at": times[0].isoformat() + "Z",
-                    "finished_at": times[1].isoformat() + "Z",
-                }
-                if times
-                else None
-            )
+            obj[stage] = times and {
+                "started_at": times[0].isoformat() + "Z",
+                "finished_at": times[1].isoformat() + "Z",
+            }
     return obj, exc, reward, seen_turns
 
 
@@ -183,14 +167,9 @@ def write_trials(
         tasks.append(f"{payload}-task")
     for i in range(n):
         task = rng.choice(tasks)
-        at = start + timedelta(seconds=i)
+        at, end_by = start + timedelta(seconds=i), None
         if trng is not None:
-            lo, hi, end_by, _ = windows[i * len(windows) // n]
-            span = (hi - lo).total_seconds()
-            # a trial that must end in its own window starts in its first half
-            at = lo + timedelta(
-                seconds=trng.randint(1, max(1, int(span / 2 if end_by == hi else span)))
-            )
+            at, end_by = place(trng, windows[i * len(windows) // n], 90)
         obj, exc, reward, turns = trial_record(
             rng,
             task,
@@ -199,8 +178,7 @@ def write_trials(
             old_reward=variants and i % 50 == 7,
             payload=payload,
             stage_rng=trng,
-            # trials finish a little before the block that consumes them, not on it
-            end_by=end_by - timedelta(seconds=trng.randint(5, 90)) if trng is not None else None,
+            end_by=end_by,
         )
         d = root / obj["trial_name"].replace("/", "_")
         d.mkdir(exist_ok=True)

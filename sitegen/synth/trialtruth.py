@@ -73,6 +73,16 @@ def step_of(windows: Sequence[Window], at: datetime) -> int | None:
     return windows[i][3] if i < len(windows) else None
 
 
+def place(rng: random.Random, window: Window, slack_s: int) -> tuple[datetime, datetime]:
+    """When a trial of ``window``'s step starts (in the window's first half when it must end in
+    the window too) and the time it ends by: up to ``slack_s`` seconds before the block that
+    consumes it, not on it."""
+    lo, hi, end_by, _ = window
+    span = (hi - lo).total_seconds()
+    at = lo + timedelta(seconds=rng.randint(1, max(1, int(span / 2 if end_by == hi else span))))
+    return at, end_by - timedelta(seconds=rng.randint(5, slack_s))
+
+
 def _record(
     truth: TrialsTruth,
     exc: str | None,
