@@ -1,12 +1,10 @@
 """Findings: rules that say what looks wrong in a job or run, each with its threshold.
 
-Every rule is a small function over the model that returns a :class:`Finding`
-or nothing; the thresholds are constants in :mod:`sitegen.insights.rulebase` and are
-listed in docs/data.md ("Findings"). The metric rules are in
-:mod:`sitegen.insights.metricrules`; the trial, log and status rules and :func:`evaluate`
-are here, and the shared names are re-exported so ``from sitegen.insights.findings
-import Finding`` keeps working. Each finding names the page section that shows the
-evidence, so the box at the top of a page links to it.
+Every rule is a small function over the model that returns a :class:`Finding` or nothing;
+the thresholds are constants in :mod:`sitegen.insights.rulebase` (listed in docs/data.md,
+"Findings"). The metric rules are in :mod:`sitegen.insights.metricrules`; the trial, log
+and status rules and :func:`evaluate` are here. Each finding names the page section that
+shows the evidence, so the box at the top of a page links to it.
 """
 
 from __future__ import annotations
@@ -25,33 +23,14 @@ from sitegen.insights.metricrules import (
     step_outlier,
 )
 from sitegen.insights.rulebase import (
-    CLIP_RE,
-    ENTROPY,
-    ENTROPY_COLLAPSE_RATIO,
-    ENTROPY_WINDOW_FRACTION,
     ERROR_RISE,
     ERROR_RISE_FACTOR,
-    GEN_WAIT_SHARE,
     INFRA_BURST_FACTOR,
     INFRA_BURST_MIN,
     INFRA_BURST_SHARE,
-    KL_RE,
-    LOG_RATIO_RE,
     LR_KEYS,
     MIN_ERROR_STEPS,
-    MIN_FLAT_POLICY_STEPS,
-    MIN_OUTLIER_STEPS,
-    MIN_TREND_STEPS,
-    REWARD,
-    REWARD_FALL,
-    REWARD_FLAT_STD,
-    REWARD_WINDOW,
     SEVERITIES,
-    STALENESS_MAX,
-    STEP_OUTLIER_FACTOR,
-    STEP_TIME,
-    THRESHOLDS,
-    WAIT_KEYS,
     Finding,
     StepTrials,
     _steps_text,
@@ -61,37 +40,12 @@ from sitegen.insights.rulebase import (
 from sitegen.model.numbers import fixed, pct
 from sitegen.model.parsed import MetricBlock, ParsedLog
 
-# Re-exported: callers import the rules, Finding and the thresholds from here.
+# Re-exported: callers import every rule and what they take from here.
 __all__ = [
-    "CLIP_RE",
-    "ENTROPY",
-    "ENTROPY_COLLAPSE_RATIO",
-    "ENTROPY_WINDOW_FRACTION",
-    "ERROR_RISE",
-    "ERROR_RISE_FACTOR",
-    "Finding",
-    "GEN_WAIT_SHARE",
-    "INFRA_BURST_FACTOR",
-    "INFRA_BURST_MIN",
-    "INFRA_BURST_SHARE",
-    "KL_RE",
-    "LOG_RATIO_RE",
     "LR_KEYS",
-    "MIN_ERROR_STEPS",
-    "MIN_FLAT_POLICY_STEPS",
-    "MIN_OUTLIER_STEPS",
-    "MIN_TREND_STEPS",
-    "REWARD",
-    "REWARD_FALL",
-    "REWARD_FLAT_STD",
-    "REWARD_WINDOW",
     "SEVERITIES",
-    "STALENESS_MAX",
-    "STEP_OUTLIER_FACTOR",
-    "STEP_TIME",
+    "Finding",
     "StepTrials",
-    "THRESHOLDS",
-    "WAIT_KEYS",
     "batch_step_trials",
     "entropy_collapse",
     "error_rising",
