@@ -66,9 +66,8 @@ UNACCOUNTED = "(rest)"
 
 
 def finite(values: Iterable[object]) -> list[float]:
-    """The finite numbers among ``values`` (:func:`is_finite` decides), as floats."""
-    # Most per-step values are None (a metric not logged at that step), so those are passed
-    # over before the call.
+    """The finite numbers among ``values`` (:func:`is_finite` decides), as floats. (Most
+    per-step values are None, a metric not logged at that step: passed over before the call.)"""
     return [float(v) for v in values if v is not None and is_finite(v)]
 
 
@@ -90,10 +89,7 @@ def summarize(values: Iterable[object]) -> dict:
 
 
 def metric_names(blocks: Sequence[MetricBlock]) -> list[str]:
-    names: set[str] = set()
-    for b in blocks:
-        names.update(b.metrics)
-    return sorted(names)
+    return sorted({k for b in blocks for k in b.metrics})
 
 
 def metric_summary(blocks: Sequence[MetricBlock]) -> dict[str, dict]:
@@ -104,10 +100,8 @@ def metric_summary(blocks: Sequence[MetricBlock]) -> dict[str, dict]:
 
 def series(blocks: Sequence[MetricBlock]) -> dict[str, list]:
     """Columnar per-step values: ``{"step": [...], name: [...]}``, None where absent."""
-    names = metric_names(blocks)
     out: dict[str, list] = {"step": [b.step for b in blocks]}
-    for name in names:
-        out[name] = [b.metrics.get(name) for b in blocks]
+    out.update((name, [b.metrics.get(name) for b in blocks]) for name in metric_names(blocks))
     return out
 
 

@@ -19,13 +19,7 @@ from msgspec.structs import replace
 
 from sitegen.analyse.batches import logged_batches
 from sitegen.insights.attribution import Attribution, attribute
-from sitegen.insights.findings import (
-    SEVERITIES,
-    Finding,
-    batch_step_trials,
-    evaluate,
-    step_trials,
-)
+from sitegen.insights.findings import SEVERITIES, Finding, batch_step_trials, evaluate, step_trials
 from sitegen.insights.rollouts import RolloutAnalysis, analyse_rollouts
 from sitegen.insights.tasks import TaskAnalysis, TaskRow, TaskRowBrief, Wasted, analyse_tasks
 from sitegen.insights.verdicts import LearningSection
