@@ -347,5 +347,5 @@ def write_harbor_trials(
         (d / "result.json").write_text(text)
         task = tasks[i % len(tasks)]
         _record(truth, seen["exception"], seen["reward"], seen["turns"], task, step_of(windows, at))
-        truth.stages.append({"duration_s": seen["duration_s"], **seen["stages"]})
+        truth.per_trial_stages.append({"duration_s": seen["duration_s"], **seen["stages"]})
     return truth

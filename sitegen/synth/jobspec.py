@@ -75,9 +75,7 @@ class LogTruth:
     first_step: int | None
     last_step: int | None
     steps: list[int] = field(default_factory=list)
-    metrics: dict[int, dict] = field(
-        default_factory=dict
-    )  # step -> values as a parser must read them
+    metrics: dict[int, dict] = field(default_factory=dict)  # step -> values a parser must read
     resumed_from: int | None = None
     checkpoints: list[int] = field(default_factory=list)
     batches: Counter = field(default_factory=Counter)

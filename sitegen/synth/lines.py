@@ -1,7 +1,5 @@
-"""Line writers for synthetic SkyRL logs: the Ray prefix, loguru headers, value formats, noise.
-
-The shapes of docs/formats.md §2 and §3.
-"""
+"""Line writers for synthetic SkyRL logs: the Ray prefix, loguru headers, value formats, noise
+(the shapes of docs/formats.md §2 and §3)."""
 
 from __future__ import annotations
 

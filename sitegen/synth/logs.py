@@ -32,12 +32,16 @@ BATCH_TYPES = (
     "VerifierTimeoutError",
 )
 
+BREAKDOWN_AT = "skyrl_train.generators.harbor:generate:171"
+
 
 def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     """Write the job's log to ``fh``; return the ground truth of what it holds."""
     rng = random.Random(seed)
     out = _Out(fh, spec)
     secrets = fake_secrets(rng)
+    mirror = spec.form in ("mirror", "both")
+    metric_form = "text" if spec.text_only else "mirror" if mirror else "console"
     truth = LogTruth(
         spec.path,
         spec.end,
@@ -46,14 +50,12 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         run_name=spec.run_name,
         model="Qwen/Qwen3-8B",
         n_samples=spec.n_samples,
+        secrets=list(secrets.values()),
+        metric_form=metric_form,
+        mid_run=spec.mid_run,
+        planned_steps=spec.planned_steps,
     )
-    truth.secrets = list(secrets.values())
     t = spec.start
-    truth.metric_form = (
-        "text" if spec.text_only else "mirror" if spec.form in ("mirror", "both") else "console"
-    )
-    truth.mid_run = spec.mid_run
-    truth.planned_steps = spec.planned_steps
     if spec.mid_run:
         # A notebook kept only its last lines: no preamble, config, start or resume line,
         # and (VS Code) a banner saying so.
@@ -124,11 +126,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             if spec.payload and step_key == spec.first_step and mode == "training":
                 exc[spec.payload] += 1
             if exc:
-                out.loguru(
-                    t,
-                    f"Exception breakdown: {dict(exc)}",
-                    "skyrl_train.generators.harbor:generate:171",
-                )
+                out.loguru(t, f"Exception breakdown: {dict(exc)}", BREAKDOWN_AT)
             failed = min(n, sum(exc.values()) - exc.get("InvalidChatHistory", 0))
             masked = exc.get("InvalidChatHistory", 0)
             ok = n - failed - masked
@@ -136,11 +134,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 # the generator subtracts exception counts, which can exceed the batch
                 # (docs/formats.md §4)
                 exc = Counter({"AgentTimeoutError": n + 1})
-                out.loguru(
-                    t,
-                    f"Exception breakdown: {dict(exc)}",
-                    "skyrl_train.generators.harbor:generate:171",
-                )
+                out.loguru(t, f"Exception breakdown: {dict(exc)}", BREAKDOWN_AT)
                 ok, failed, masked = -1, n + 1, 0
                 negative.append(1)
             out.loguru(
@@ -190,9 +184,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                     chatter()  # between the header and its dict: the header's process decides
                 lines = pprint.pformat(d).splitlines()
                 if spec.ray_entrypoint and spec.colour:
-                    lines[-1] += (
-                        RESET  # loguru colours the message as one span (docs/formats.md §2.2)
-                    )
+                    # loguru colours the message as one span (docs/formats.md §2.2)
+                    lines[-1] += RESET
                 for i, line in enumerate(lines):
                     out.entry(line)
                     if i == 2 and spec.engines and step % 2 == 0:
@@ -209,12 +202,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(m, sort_keys=True)}",
                 "skyrl_train.utils.tracking:log:230",
             )
-        if form == "mirror" or form == "both":
-            truth.metrics[step] = dict(m)
-        else:
-            truth.metrics[step] = {
-                k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()
-            }
+        truth.metrics[step] = (
+            dict(m)
+            if form in ("mirror", "both")
+            else {k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()}
+        )
 
     def timer_lines(step: int, m: dict) -> dict:
         """The step's Finished:, reward and status lines; what a reader takes from them."""
@@ -346,9 +338,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             {k: _fmt4(v) for k, v in step_metrics(rng, nxt, spec, False).items()}
         ).splitlines()[:5]:
             out.entry(line)
-        out.raw(
-            out.prefix("skyrl_entrypoint", 4242, None) + " 'timing/st"
-        )  # no newline: still being written
+        out.raw(out.prefix("skyrl_entrypoint", 4242, None) + " 'timing/st")  # still being written
         return truth
     flush(nxt)
     # The save after the loop (docs/formats.md §4.3): named after last + 1 by the older trainers, after the

@@ -7,7 +7,7 @@ import string
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 
 
@@ -29,26 +29,19 @@ class TrialsTruth:
     )
     # Each training trial written: (task, the step whose window it started in, reward); the
     # step is None outside every window (or without windows).
-    placed: list[tuple[str, int | None, float | None]] = field(default_factory=list)
+    per_trial: list[tuple[str, int | None, float | None]] = field(default_factory=list)
     # Each Harbor-shaped trial's duration, stage seconds and cached tokens as a reader must
     # find them (a multi-step trial's agent and verifier times and cached tokens: the sums
-    # over its steps), in ``placed``'s order; empty from the other writers.
-    stages: list[dict] = field(default_factory=list)
+    # over its steps), in ``per_trial``'s order; empty from the other writers.
+    per_trial_stages: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
+        """Every field, in order, as synth-truth.json holds it."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         return {
-            "path": self.path,
-            "total": self.total,
-            "malformed": self.malformed,
-            "missing": self.missing,
-            "eval": self.eval,
+            **out,
             "exceptions": dict(self.exceptions),
-            "turns": self.turns,
-            "rewards": self.rewards,
-            "turns_by_exception": self.turns_by_exception,
-            "turns_by_outcome": self.turns_by_outcome,
-            "per_trial": [list(t) for t in self.placed],
-            "per_trial_stages": self.stages,
+            "per_trial": list(map(list, self.per_trial)),
         }
 
 
@@ -91,7 +84,7 @@ def _record(
     task: str,
     step: int | None,
 ) -> None:
-    truth.placed.append((task, step, reward))
+    truth.per_trial.append((task, step, reward))
     truth.total += 1
     key = exc or "none"
     truth.exceptions[key] += 1

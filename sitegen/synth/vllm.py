@@ -1,8 +1,5 @@
-"""Synthetic vLLM engine stat lines with their ground truth.
-
-The shapes of docs/formats.md §5, every prefix form of §2, and the infra-*.log of newer
-SkyRL.
-"""
+"""Synthetic vLLM engine stat lines with their ground truth: the shapes of docs/formats.md
+§5, every prefix form of §2, and the infra-*.log of newer SkyRL."""
 
 from __future__ import annotations
 
@@ -140,12 +137,6 @@ def write_infra(path: Path, seed: int, start: datetime, samples: int, truth: Log
             truth.vllm_samples += 1
             truth.vllm_engines.add(f"{path.name}:engine000")
             truth.vllm_sums.update(
-                {
-                    "gen": gen,
-                    "running": run,
-                    "waiting": wait,
-                    "kv": kv,
-                    "prefix": pre,
-                }
+                {"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre}
             )
             truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
