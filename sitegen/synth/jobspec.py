@@ -15,6 +15,9 @@ from typing import Any
 
 import msgspec
 
+N_SAMPLES = 8  # a prompt group's samples (generator.n_samples_per_prompt)
+GROUPS = 4  # prompt groups a step
+
 
 class JobSpec(msgspec.Struct, frozen=True):
     """One synthesized job: where its log goes, its steps, how it ends and how it is written."""
@@ -37,12 +40,8 @@ class JobSpec(msgspec.Struct, frozen=True):
     start: datetime = datetime(2026, 2, 8, 0, 0, 0)
     pad_bytes: int = 0
     long_line_bytes: int = 0
-    junk: bool = True
-    trailing_batches: bool = False  # batches of a step that never logged its block
     job_id: int = 561773
     eval_interval: int = 0
-    n_samples: int = 8
-    groups: int = 4
     payload: str = ""  # planted in the config and a batch exception label (injection tests)
     # the real shapes of docs/formats.md §2–§6 (all off: the original jobs stay byte for byte)
     real: bool = False  # driver without Ray prefix, records glued after tqdm bars, skyrl.train
@@ -92,7 +91,7 @@ class LogTruth:
     secrets: list[str] = field(default_factory=list)
     run_name: str | None = ""
     model: str | None = ""
-    n_samples: int | None = 8
+    n_samples: int | None = N_SAMPLES
     train_data: list[str] | None = None  # the dumped config's data.train_data (None: no dump)
     vllm_prefix_samples: int | None = None  # samples with a prefix hit rate (None: all)
     metric_form: str = "console"

@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 import yaml
 
-from sitegen.synth.jobspec import JobSpec, LogTruth, fake_secrets
+from sitegen.synth.jobspec import GROUPS, N_SAMPLES, JobSpec, LogTruth, fake_secrets
 from sitegen.synth.lines import OWN_BAR, RESET, _fmt4, _noise, _Out, _round4
 from sitegen.synth.stepvalues import _config, step_metrics
 from sitegen.synth.vllm import write_vllm
@@ -49,7 +49,6 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         None,
         run_name=spec.run_name,
         model="Qwen/Qwen3-8B",
-        n_samples=spec.n_samples,
         secrets=list(secrets.values()),
         metric_form=metric_form,
         mid_run=spec.mid_run,
@@ -113,8 +112,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     negative: list[int] = []  # the negative batch line is written once
 
     def batches(step_key: int, mode: str = "training") -> None:
-        for _ in range(spec.groups):
-            n = spec.n_samples
+        for _ in range(GROUPS):
+            n = N_SAMPLES
             out.loguru(
                 t,
                 f"Starting batch generation for {n} trials (mode={mode})",
@@ -257,8 +256,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         batches(step)
         write_vllm(out, rng, spec, truth, engines, t, float(m["timing/step"]))
         for _ in range(3):
-            _noise(out, rng, 4242)
-        if spec.junk and step == spec.first_step:
+            _noise(out, rng)
+        if step == spec.first_step:
             out.raw(b"\xff\xfe\x00\x00garbage \x80\x81 binary\x00 junk\n")
         if spec.long_line_bytes and step == spec.first_step:
             out.raw(
@@ -269,7 +268,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         written = 0
         while written < pad_per_step:
             before = out.bytes
-            _noise(out, rng, 4242)
+            _noise(out, rng)
             written += out.bytes - before
         if spec.real or spec.text_only:
             text_vals = timer_lines(step, m)
@@ -326,7 +325,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     truth.first_step = spec.first_step if truth.steps else None
     truth.last_step = spec.last_step if truth.steps else None
     nxt = spec.last_step + 1
-    if spec.trailing_batches or spec.end in ("cancelled", "running"):
+    if spec.end in ("cancelled", "running"):
         if spec.real or spec.text_only:
             out.loguru(t, "Started: 'step'", "skyrl_train.utils.utils:__enter__:38")
         batches(nxt)
