@@ -1,11 +1,10 @@
 """Where the time of a rollout goes, from each trial's Harbor timestamps.
 
-A trial's wall time splits into environment setup, agent setup, agent execution
-and verifier (Harbor's four stages), **overhead** (the trial's time outside
-those stages: queueing for a sandbox, uploads, teardown) and, after it ends,
-the **wait for the step**: from the trial's end to the next metric block — the
-first training step that could consume it. Per step (means per trial), by
-exception kind, the slowest tasks, and the tokens in/out/cached.
+A trial's wall time splits into Harbor's four stages (environment setup, agent setup,
+agent execution, verifier), **overhead** (its time outside them: sandbox queueing,
+uploads, teardown) and then the **wait for the step**: from its end to the next metric
+block, the first step that could consume it. Per step, by exception kind, the slowest
+tasks, and the tokens in/out/cached.
 """
 
 from __future__ import annotations

@@ -39,7 +39,6 @@ LOG_RATIO_RE = re.compile(r"^policy/log_ratio")
 ENTROPY = POLICY_ENTROPY
 REWARD = "reward/avg_raw_reward"
 STEP_TIME = "timing/step"
-WAIT_KEYS = ("timing/wait_for_generation_buffer", "timing/generate")
 STALENESS_MAX = "async/staleness_max"
 
 

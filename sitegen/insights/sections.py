@@ -1,11 +1,9 @@
 """The insights as page sections: what a job or run page publishes (``docs/schemas/``).
 
-:func:`job_insights` and :func:`run_insights` run every analysis once; the page
-keeps the compact sections (findings, the tasks summary with at most
-:data:`INLINE_TASK_ROWS` rows, the rollout anatomy) and the renderer writes the
-full per-task table beside the page (``tasks.json.gz``, and ``tasks.js`` for the
-browser when the page does not hold every row), so a 40 k-trial job's page stays
-within its weight budget.
+:func:`job_insights` and :func:`run_insights` run every analysis once; the page keeps the
+compact sections (findings, at most :data:`INLINE_TASK_ROWS` task rows, the rollout
+anatomy) and the renderer writes the full task table beside it (``tasks.json.gz``, and
+``tasks.js`` when the page lacks rows), so a 40 k-trial job's page stays within budget.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""Write one synthetic SkyRL SLURM log and record what it wrote.
-
-:class:`JobSpec` (in :mod:`sitegen.synth.jobspec`) says what the job does (steps, form,
-end state, vLLM shape); :func:`write_log` writes the log line by line (streaming, any
-size) and returns the ground truth: exactly the values a correct parser must find. The
-line writer lives in :mod:`sitegen.synth.lines`, a step's values in
-:mod:`sitegen.synth.stepvalues`, the vLLM stat lines in :mod:`sitegen.synth.vllm`.
-"""
+"""Write one synthetic SkyRL SLURM log, line by line (any size), as its :class:`JobSpec`
+says, and return its ground truth: exactly the values a correct parser must find."""
 
 from __future__ import annotations
 
@@ -289,7 +283,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 f"kv(peak/med)={kp}%/{km}%",
                 "skyrl_train.inference:log_stats:77",
             )
-            truth.vllm_step_stats[step] = {
+            truth.vllm.step_stats[step] = {
                 "engines": float(spec.engines),
                 "running_peak": float(rp),
                 "running_med": float(rm),

@@ -1,8 +1,5 @@
-"""Write synthetic Harbor trial directories (docs/formats.md §6) and their ground truth.
-
-The truth record is :mod:`sitegen.synth.trialtruth`; Harbor's own 0.1.45/0.26 shapes are
-:mod:`sitegen.synth.harbor`.
-"""
+"""Write synthetic Harbor trial directories (docs/formats.md §6) and their ground truth
+(:mod:`sitegen.synth.trialtruth`); Harbor's own 0.1.45/0.26 shapes: :mod:`sitegen.synth.harbor`."""
 
 from __future__ import annotations
 
