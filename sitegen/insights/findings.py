@@ -163,13 +163,13 @@ def job_ended(status: str, detail: str | None, *, of_run: bool = False) -> Findi
     picks up from the last checkpoint), so it is only info; any other cancellation (a user's
     ``scancel``, a preemption, a node failure) is a warning.
     """
-    who = "The run's last job" if of_run else "The job"
+    job, who = ("Last job", "the run's last job") if of_run else ("Job", "the job")
     if status == "failed":
         return Finding(
             "job_failed",
             "error",
-            f"{'Last job' if of_run else 'Job'} failed",
-            f"{who} ended in a failure: {detail or 'no reason given'}.",
+            f"{job} failed",
+            f"{who.capitalize()} ended in a failure: {detail or 'no reason given'}.",
             "overview",
         )
     if status != "cancelled":
@@ -179,16 +179,16 @@ def job_ended(status: str, detail: str | None, *, of_run: bool = False) -> Findi
         return Finding(
             "job_time_limit",
             "info",
-            f"{'Last job' if of_run else 'Job'} reached its SLURM time limit",
-            f"SLURM cancelled {who[0].lower() + who[1:]} DUE TO TIME LIMIT; a job resumed "
+            f"{job} reached its SLURM time limit",
+            f"SLURM cancelled {who} DUE TO TIME LIMIT; a job resumed "
             "from its last checkpoint carries the run on.",
             "overview",
         )
     return Finding(
         "job_cancelled",
         "warning",
-        f"{'Last job' if of_run else 'Job'} was cancelled",
-        f"SLURM cancelled {who[0].lower() + who[1:]}"
+        f"{job} was cancelled",
+        f"SLURM cancelled {who}"
         + (f" DUE TO {reason}" if reason != "CANCELLED" else " (scancel or the scheduler)")
         + ".",
         "overview",

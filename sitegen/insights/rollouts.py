@@ -194,13 +194,7 @@ def analyse_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Rollou
     tout = [t.output_tokens or 0 for t in trials]
     tcache = [t.cache_tokens or 0 for t in trials]
     per_step = tuple(
-        StepAnatomy(
-            s,
-            cols.summed(idx)[0],
-            sum(_gather(tin, idx)),
-            sum(_gather(tout, idx)),
-            sum(_gather(tcache, idx)),
-        )
+        StepAnatomy(s, cols.summed(idx)[0], *(sum(_gather(c, idx)) for c in (tin, tout, tcache)))
         for s, idx in sorted(by_step.items())
     )
     by_kind_idx: dict[str, list[int]] = defaultdict(list)

@@ -195,12 +195,8 @@ def _insights(
         ra = analyse_rollouts(trials.results, attr)
         # the table's slugs (two names that slug alike were told apart there)
         slugs = {r.name: r.slug for r in ta.tasks}
-        ra = replace(
-            ra,
-            slowest_tasks=tuple(
-                replace(s, slug=slugs.get(s.name, s.slug)) for s in ra.slowest_tasks
-            ),
-        )
+        slowest = tuple(replace(s, slug=slugs.get(s.name, s.slug)) for s in ra.slowest_tasks)
+        ra = replace(ra, slowest_tasks=slowest)
         per_step, source = step_trials(trials.results, attr), "trials"
     else:  # (the step still being generated when the log ends is cut short: left out)
         per_step = batch_step_trials(logged_batches(batches_per_step, blocks))

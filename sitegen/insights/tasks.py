@@ -219,13 +219,7 @@ def analyse_tasks(trials: Sequence[TrialResult], attr: Attribution) -> TaskAnaly
                 steps=per_step,
             )
         )
-    rows.sort(
-        key=lambda r: (
-            r.first_solved_step is None,
-            r.first_solved_step if r.first_solved_step is not None else 0,
-            r.name,
-        )
-    )
+    rows.sort(key=lambda r: (r.first_solved_step is None, r.first_solved_step or 0, r.name))
     total = len(trials)
     lists = []
     for cat in CATEGORIES[:4]:

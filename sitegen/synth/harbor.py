@@ -127,15 +127,8 @@ def _steps(
     ends; the verifier still grades it (the types drawn here are graded). Each step's agent
     counts cached tokens of its own.
     """
-    shares = [
-        (
-            rng.uniform(0.01, 0.04),
-            rng.uniform(1.0, 3.0),
-            rng.uniform(0.005, 0.02),
-            rng.uniform(0.05, 0.15),
-        )
-        for _ in drawn
-    ]
+    bounds = ((0.01, 0.04), (1.0, 3.0), (0.005, 0.02), (0.05, 0.15))
+    shares = [tuple(rng.uniform(lo, hi) for lo, hi in bounds) for _ in drawn]
     teardown = rng.uniform(0.005, 0.02)  # after the last verifier: the environment stops
     scale = (hi - lo).total_seconds() / (sum(map(sum, shares)) + teardown)
     t, steps, spans = lo, [], []
@@ -229,9 +222,7 @@ def harbor_result(
             },
         }
     )
-    drawn: list[
-        tuple[str, dict, float, str | None]
-    ] = []  # each step's (name, agent, reward, exception)
+    drawn: list[tuple[str, dict, float, str | None]] = []  # each step's (name, agent, reward, exc)
     n_in = n_out = 0
     if variant == "0.26-multi":
         turns = 0
@@ -284,9 +275,7 @@ def harbor_result(
         obj[stage] = _span(times)
     if version != "0.1.45":
         obj["step_results"] = steps
-        valid = obj["verifier_result"] is not None and all(
-            _POLICY[e][2] for e in ([exc] if exc else [])
-        )
+        valid = obj["verifier_result"] is not None and (not exc or _POLICY[exc][2])
         obj["reward_valid"] = valid
         if not valid:
             reward = None  # Harbor says it does not count
