@@ -19,15 +19,12 @@ figures the comparison of the pair must give.
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import random
-import tarfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from sitegen.synth.plantlog import STEP_S, T0, plant_config, plant_log, plant_spec
+from sitegen.synth.trialtruth import write_archive
 
 STEPS = 6  # "Is it learning?" compares the first 3 steps with the last 3
 PAIR_STEPS = 3  # the pair's final window is all of its steps
@@ -77,26 +74,17 @@ def _write_run(root: Path, name: str, job_id: int, outcomes: dict, strict: bool 
     path.parent.mkdir(parents=True, exist_ok=True)
     spec = plant_spec(rel, f"plants-{name}", 1, last, "complete", START)
     plant_log(path, spec, plant_config(f"plants-{name}", SAMPLES), steps, "complete")
-    buf = io.BytesIO()
-    count = 0
-    with (
-        gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz,
-        tarfile.open(fileobj=gz, mode="w") as tar,
-    ):
-        for s in range(1, last + 1):
-            begin = START + timedelta(seconds=STEP_S * (s - 1) + 5)  # inside step s's window
-            for i, (task, rs) in enumerate(outcomes[s]):
-                for j, r in enumerate(rs):
-                    obj = _result(task, s, j, begin + timedelta(seconds=i), r)
-                    data = json.dumps(obj).encode()
-                    info = tarfile.TarInfo(f"{obj['trial_name']}/result.json")
-                    info.size = len(data)
-                    tar.addfile(info, io.BytesIO(data))
-                    count += 1
+    results = []
+    for s in range(1, last + 1):
+        begin = START + timedelta(seconds=STEP_S * (s - 1) + 5)  # inside step s's window
+        for i, (task, rs) in enumerate(outcomes[s]):
+            results += [
+                _result(task, s, j, begin + timedelta(seconds=i), r) for j, r in enumerate(rs)
+            ]
     trials = path.parent / "trace_jobs" / "trials_step1_20260301T080000.tar.gz"
     trials.parent.mkdir(parents=True, exist_ok=True)
-    trials.write_bytes(buf.getvalue())
-    return {"log": rel, "run": f"plants-{name}", "trials_total": count}
+    write_archive(trials, results)
+    return {"log": rel, "run": f"plants-{name}", "trials_total": len(results)}
 
 
 class _Draws:

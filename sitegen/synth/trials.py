@@ -3,11 +3,8 @@
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import random
-import tarfile
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -15,7 +12,15 @@ from pathlib import Path
 from sitegen.synth.harbor import harbor_result as harbor_result  # (tests import it from here)
 from sitegen.synth.harbor import stage_times
 from sitegen.synth.jobspec import JobSpec, LogTruth
-from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, place, step_of
+from sitegen.synth.trialtruth import (
+    TrialsTruth,
+    Window,
+    _name,
+    _record,
+    place,
+    step_of,
+    write_archive,
+)
 
 # (exception type, weight, verifier runs?, turns recorded?)
 EXCEPTIONS = (
@@ -218,20 +223,13 @@ def write_trials(
             d.mkdir(parents=True)
             (d / "result.json").write_text(json.dumps(obj))
             truth.eval += 1
-    # An archive of older trials, gzipped with a fixed header time so a seed gives the same bytes.
-    buf = io.BytesIO()
-    with (
-        gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz,
-        tarfile.open(fileobj=gz, mode="w") as tar,
-    ):
-        for _ in range(4):
-            obj, exc, reward, turns = trial_record(rng, tasks[4], start, 500)
-            data = json.dumps(obj).encode()
-            info = tarfile.TarInfo(f"{obj['trial_name']}/result.json")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-            _record(truth, exc, reward, turns, tasks[4], step_of(windows, start))
-    (root / "trials_step2_20260208T013000.tar.gz").write_bytes(buf.getvalue())
+    # An archive of older trials.
+    archived = []
+    for _ in range(4):
+        obj, exc, reward, turns = trial_record(rng, tasks[4], start, 500)
+        archived.append(obj)
+        _record(truth, exc, reward, turns, tasks[4], step_of(windows, start))
+    write_archive(root / "trials_step2_20260208T013000.tar.gz", archived)
     return truth
 
 

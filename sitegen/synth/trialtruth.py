@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import gzip
+import io
+import json
 import random
 import string
+import tarfile
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
+from pathlib import Path
 
 
 @dataclass
@@ -74,6 +79,22 @@ def place(rng: random.Random, window: Window, slack_s: int) -> tuple[datetime, d
     span = (hi - lo).total_seconds()
     at = lo + timedelta(seconds=rng.randint(1, max(1, int(span / 2 if end_by == hi else span))))
     return at, end_by - timedelta(seconds=rng.randint(5, slack_s))
+
+
+def write_archive(path: Path, results: Sequence[dict]) -> None:
+    """``results`` as a .tar.gz of ``<trial_name>/result.json`` members, its gzip header's time
+    fixed so that a seed gives the same bytes."""
+    buf = io.BytesIO()
+    with (
+        gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w") as tar,
+    ):
+        for obj in results:
+            data = json.dumps(obj).encode()
+            info = tarfile.TarInfo(f"{obj['trial_name']}/result.json")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(buf.getvalue())
 
 
 def _record(
