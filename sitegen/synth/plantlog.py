@@ -14,6 +14,11 @@ from sitegen.synth.lines import _Out
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)
 STEP_S = 600.0
+SAMPLES = 4  # a prompt group: one task's samples at a step (pass@4)
+
+
+def utc(t: datetime) -> str:
+    return t.isoformat() + "Z"
 
 
 def plant_log(
@@ -46,7 +51,7 @@ def plant_spec(
     return numbered(rel, run, first, last, end, start, form="mirror", colour=False)
 
 
-def plant_config(run: str, samples: int, **trainer: object) -> dict:
+def plant_config(run: str, **trainer: object) -> dict:
     """A planted job's config dump: the trainer's settings, ``trainer``'s over them."""
     return {
         "trainer": {
@@ -57,5 +62,5 @@ def plant_config(run: str, samples: int, **trainer: object) -> dict:
             "policy_mini_batch_size": 20,
             **trainer,
         },
-        "generator": {"n_samples_per_prompt": samples},
+        "generator": {"n_samples_per_prompt": SAMPLES},
     }

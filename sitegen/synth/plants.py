@@ -28,14 +28,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import sitegen.synth.transcripts as tx
-from sitegen.synth.plantlog import STEP_S, T0, plant_config
+from sitegen.synth.plantlog import SAMPLES, STEP_S, T0, utc
+from sitegen.synth.plantlog import plant_config as _config
 from sitegen.synth.plantlog import plant_log as _log
 from sitegen.synth.plantlog import plant_spec as _spec
 from sitegen.synth.statplants import write_stat_plants
 
 STEPS = 12
 OUTLIER_STEP = 8  # its step takes 3.5x the others; its trials set up slowly and crash
-SAMPLES = 4
 TASKS = ("always-ok", "forget-css", "learn-sql", "mixed-regex", "never-kernel")
 INFRA_TASK = "sandbox-heavy"
 ENV_S, AGENT_SETUP_S, VERIFIER_S, OVERHEAD_S = 8.0, 2.0, 4.0, 1.0
@@ -90,10 +90,6 @@ def _hazards() -> dict[str, dict]:
     }
 
 
-def _config(run: str, **trainer: object) -> dict:
-    return plant_config(run, SAMPLES, **trainer)
-
-
 def _step_time(step: int) -> float:
     return STEP_S * (3.5 if step == OUTLIER_STEP else 1.0)
 
@@ -143,7 +139,7 @@ def _trial(
     def stage(i: int) -> dict | None:
         if (env, agent_setup, execution, verifier)[i] == 0 and infra:
             return None  # the stage never ran
-        return {"started_at": _z(marks[i]), "finished_at": _z(marks[i + 1])}
+        return {"started_at": utc(marks[i]), "finished_at": utc(marks[i + 1])}
 
     name = f"{task}__s{step:02d}j{j}"
     turns = 0 if infra else 2 + j
@@ -161,8 +157,8 @@ def _trial(
         },
         "verifier_result": None if reward is None else {"rewards": {"reward": reward}},
         "exception_info": None if exc is None else {"exception_type": exc},
-        "started_at": _z(start),
-        "finished_at": _z(end),
+        "started_at": utc(start),
+        "finished_at": utc(end),
         "environment_setup": stage(0),
         "agent_setup": stage(1),
         "agent_execution": stage(2),
@@ -186,10 +182,6 @@ def _trial(
             "tokens": [1000 * (j + 1), 100 * (j + 1), 500 * j],
         }
     )
-
-
-def _z(t: datetime) -> str:
-    return t.isoformat() + "Z"
 
 
 def _tasks_job(root: Path) -> dict:

@@ -23,21 +23,16 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.synth.plantlog import STEP_S, T0, plant_config, plant_log, plant_spec
+from sitegen.synth.plantlog import SAMPLES, STEP_S, T0, plant_config, plant_log, plant_spec, utc
 from sitegen.synth.trialtruth import write_archive
 
 STEPS = 6  # "Is it learning?" compares the first 3 steps with the last 3
 PAIR_STEPS = 3  # the pair's final window is all of its steps
-SAMPLES = 4  # a prompt group: one task's samples at a step (pass@4)
 TASKS = 16
 RAMP = 0.3  # improves: success probability gained from the first step to the last
 PAIR_TASKS = ("pair-task-03", "pair-task-08", "pair-task-15")  # solved by pair-b alone
 # a day before the other planted jobs: they stay the comparison page's most recent runs
 START = T0 - timedelta(days=1)
-
-
-def _z(t: datetime) -> str:
-    return t.isoformat() + "Z"
 
 
 def _result(task: str, step: int, j: int, start: datetime, reward: float) -> dict:
@@ -49,8 +44,8 @@ def _result(task: str, step: int, j: int, start: datetime, reward: float) -> dic
         "agent_result": {"n_input_tokens": 1000, "n_output_tokens": 100, "n_cache_tokens": 0},
         "verifier_result": {"rewards": {"reward": reward}},
         "exception_info": None,
-        "started_at": _z(start),
-        "finished_at": _z(start + timedelta(seconds=60)),
+        "started_at": utc(start),
+        "finished_at": utc(start + timedelta(seconds=60)),
     }
 
 
@@ -73,7 +68,7 @@ def _write_run(root: Path, name: str, job_id: int, outcomes: dict, strict: bool 
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     spec = plant_spec(rel, f"plants-{name}", 1, last, "complete", START)
-    plant_log(path, spec, plant_config(f"plants-{name}", SAMPLES), steps, "complete")
+    plant_log(path, spec, plant_config(f"plants-{name}"), steps, "complete")
     results = []
     for s in range(1, last + 1):
         begin = START + timedelta(seconds=STEP_S * (s - 1) + 5)  # inside step s's window
