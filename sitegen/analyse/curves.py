@@ -1,8 +1,7 @@
 """Per-step curves made shorter and smoother, for charts and the comparison page.
 
 Pure functions on columns of numbers; non-finite values are gaps (they never
-enter a bucket mean or a rolling mean).
-"""
+enter a bucket mean or a rolling mean)."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ def downsample(
     """``[{x, y, lo, hi}]``: every point, or bucket means with min/max when too many.
 
     ``los``/``his`` give each point's own range (e.g. per-minute min and max);
-    without them a point's range is its value.
-    """
+    without them a point's range is its value."""
     c = downsample_columns(xs, ys, max_points, los, his)
     return [
         {"x": x, "y": y, "lo": lo, "hi": hi}

@@ -11,8 +11,7 @@ Every resample is drawn from one small seeded generator, mulberry32, whose state
 counter: its outputs are computed all at once here (numpy) and one by one by
 ``static/stats.js``, which draws the very same numbers and sums them in the same order, so
 the comparison page's figures, computed in the browser, are :func:`paired_bootstrap`'s to
-the bit. The same seed on every call: a page gives the same numbers on every build.
-"""
+the bit. The same seed on every call: a page gives the same numbers on every build."""
 
 from __future__ import annotations
 

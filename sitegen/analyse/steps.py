@@ -1,8 +1,7 @@
 """Per-step figures: metric statistics, columns, the headline and the timer tree.
 
 Pure functions from the model to JSON-ready dicts. Non-finite values are
-left out of every statistic (``count`` says how many values were finite).
-"""
+left out of every statistic (``count`` says how many values were finite)."""
 
 from __future__ import annotations
 
@@ -173,8 +172,7 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     (time-weighted: total / step total), ``mean_step_share`` (the mean of the
     per-step percentages, as the old report printed it), ``children``. Every
     parent gets a ``(rest)`` child for time its children do not cover, so
-    shares at each level add up to 1.
-    """
+    shares at each level add up to 1."""
     tree, outside_names = timer_tree_of(blocks)
     # each step that logged its time: (its metrics, that time)
     steps = [(b.metrics, float(t)) for b in blocks if is_duration(t := b.metrics.get(STEP_TIME))]
@@ -229,8 +227,7 @@ def timer_tree_of(
 
     ``wait_for_generation_buffer`` exists only in the fully-async trainer and
     ``generate`` only in the synchronous one (docs/formats.md §3); with neither, the
-    fully-async tree.
-    """
+    fully-async tree."""
     names = {k for b in blocks for k in b.metrics if k.startswith("timing/")}
     if GEN_WAIT not in names and SYNC_GEN_WAIT in names:
         return SYNC_TIMER_TREE, SYNC_OUTSIDE_STEP

@@ -11,8 +11,7 @@ newer Harbor writes UTC with ``Z``. When the two clocks disagree (a cluster not
 on UTC) most trials fall outside the log's span; then a whole quarter-hour shift
 that brings most of them inside is taken as the time-zone difference, applied,
 and said on the page (:func:`clock_offset`). Trials that still fall outside (a
-folder holding an earlier job's trials too) are counted apart, not guessed at.
-"""
+folder holding an earlier job's trials too) are counted apart, not guessed at."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ Configs are flattened to dotted keys (``trainer.policy.optimizer_config.lr``); l
 one value (their JSON text). A string shows as written unless it reads as another JSON
 value (``"5"``, ``"true"``, ``"null"``): then quoted, so a YAML ``'5'`` differs from ``5``. A
 missing key differs from any value. A long value is cut, ending in a hash of the whole, so
-two values alike up to the cut still differ. The configs arrive redacted.
-"""
+two values alike up to the cut still differ. The configs arrive redacted."""
 
 from __future__ import annotations
 
@@ -55,8 +54,7 @@ def varying(configs: Mapping[str, Mapping | None]) -> dict[str, dict[str, str]]:
     """Per id, only the keys whose value is not the same in every config that has one.
 
     A key that every config holds with one value can never show in a diff, so
-    the comparison page ships only the rest (page weight).
-    """
+    the comparison page ships only the rest (page weight)."""
     flat = {i: flatten(c) for i, c in configs.items() if c}
     keys: set[str] = set().union(*flat.values()) if flat else set()
     keep = {

@@ -4,8 +4,7 @@ Every rule is a small function over the model that returns a :class:`Finding` or
 the thresholds are constants in :mod:`sitegen.insights.rulebase` (listed in docs/data.md,
 "Findings"). The metric rules are in :mod:`sitegen.insights.metricrules`; the trial, log
 and status rules and :func:`evaluate` are here. Each finding names the page section that
-shows the evidence, so the box at the top of a page links to it.
-"""
+shows the evidence, so the box at the top of a page links to it."""
 
 from __future__ import annotations
 
@@ -161,8 +160,7 @@ def job_ended(status: str, detail: str | None, *, of_run: bool = False) -> Findi
 
     A failure is an error. SLURM's time limit is routine in a resume chain (the next job
     picks up from the last checkpoint), so it is only info; any other cancellation (a user's
-    ``scancel``, a preemption, a node failure) is a warning.
-    """
+    ``scancel``, a preemption, a node failure) is a warning."""
     job, who = ("Last job", "the run's last job") if of_run else ("Job", "the job")
     if status == "failed":
         return Finding(
@@ -211,8 +209,7 @@ def evaluate(
 
     ``per_step`` are the step outcomes from the trials (``per_step_source`` =
     ``"trials"``) or from the batch lines (``"batches"``); ``status_detail`` is the log's
-    end detail (failure line, SLURM reason) and ``of_run`` words the end rule for a run.
-    """
+    end detail (failure line, SLURM reason) and ``of_run`` words the end rule for a run."""
     has_trials = per_step_source == "trials"
     section = "tasks" if has_trials else "batches"
     lz = lr_zero(blocks, config, metric_form)

@@ -4,8 +4,7 @@ A trial's wall time splits into Harbor's four stages (environment setup, agent s
 agent execution, verifier), **overhead** (its time outside them: sandbox queueing,
 uploads, teardown) and then the **wait for the step**: from its end to the next metric
 block, the first step that could consume it. Per step, by exception kind, the slowest
-tasks, and the tokens in/out/cached.
-"""
+tasks, and the tokens in/out/cached."""
 
 from __future__ import annotations
 

@@ -14,8 +14,7 @@ order, each pick labelled with every reason it has:
 
 "First", "last" and "recent" go by start time (then step, then name); every tie is broken
 by trial name, so two builds of the same trials pick the same ones. A trial already picked
-gets the later reasons too, without taking another place, until the budget is full.
-"""
+gets the later reasons too, without taking another place, until the budget is full."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 :func:`job_insights` and :func:`run_insights` run every analysis once; the page keeps the
 compact sections (findings, at most :data:`INLINE_TASK_ROWS` task rows, the rollout
 anatomy) and the renderer writes the full task table beside it (``tasks.json.gz``, and
-``tasks.js`` when the page lacks rows), so a 40 k-trial job's page stays within budget.
-"""
+``tasks.js`` when the page lacks rows), so a 40 k-trial job's page stays within budget."""
 
 from __future__ import annotations
 
@@ -145,8 +144,7 @@ def heatmap(ta: TaskAnalysis) -> dict:
     """The heatmap's cells: at most HEATMAP_TASKS tasks × HEATMAP_BINS step bins.
 
     Learned and forgotten tasks are the point of the chart, so they come first;
-    the rest are the most-run tasks. Rows keep the table's order (first solved).
-    """
+    the rest are the most-run tasks. Rows keep the table's order (first solved)."""
     if not ta.steps:
         return {"heatmap": (), "heatmap_tasks": 0, "heatmap_bin_steps": 1}
     lo, hi = ta.steps[0], ta.steps[-1]

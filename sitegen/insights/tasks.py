@@ -7,8 +7,7 @@
 * Wasted rollouts: per step, the prompt groups (one task's graded trials at one step)
   whose rewards are all equal: their GRPO advantage is zero.
 
-Success = reward > 0; a trial without a reward is not graded (docs/formats.md §6).
-"""
+Success = reward > 0; a trial without a reward is not graded (docs/formats.md §6)."""
 
 from __future__ import annotations
 
@@ -245,8 +244,7 @@ def wasted_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Wasted:
 
     A group is the graded trials of one task at one step; it needs two of them to
     have an advantage at all. Ungraded trials (no verifier result) are left out:
-    the trainer masks or zeroes them, and which one it does is not in the files.
-    """
+    the trainer masks or zeroes them, and which one it does is not in the files."""
     groups: dict[tuple[int, str], list[float]] = defaultdict(list)
     for t, s in zip(trials, attr.steps, strict=False):
         if s is None or not is_finite(t.reward):

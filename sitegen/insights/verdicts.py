@@ -1,7 +1,6 @@
 """What the pages say about how sure a difference is: the frozen results of
 :mod:`sitegen.insights.learning` and :mod:`sitegen.insights.paired` (docs/statistics.md),
-apart from them (they need numpy) so that the page objects naming these import nothing heavy.
-"""
+apart from them (they need numpy) so that the page objects naming these import nothing heavy."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ first job ran past its last checkpoint, every end state, and Harbor trials
 with every odd case. Deterministic for a seed (file contents; the live job's
 mtime is "now" so that it reads as running).
 
-The ground truth is written to ``synth-truth.json`` at the archive root.
-"""
+The ground truth is written to ``synth-truth.json`` at the archive root."""
 
 from __future__ import annotations
 

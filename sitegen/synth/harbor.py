@@ -81,8 +81,7 @@ def stage_times(
     Environment setup takes a few percent of the trial, agent setup less, the agent the
     bulk; the verifier runs last when the trial was verified. Gaps between stages are the
     trial's overhead (sandbox queueing, uploads). A trial stopped by an environment or
-    agent-setup failure ends in that stage; the stages after it are null, as Harbor writes.
-    """
+    agent-setup failure ends in that stage; the stages after it are null, as Harbor writes."""
     total = (end - start).total_seconds()
     stop = _STOPS_IN.get(exc or "")
     shares = {
@@ -125,8 +124,7 @@ def _steps(
     collects artifacts and runs its verifier: the gaps are a few percent of its time, as is
     the environment's teardown after the last. An agent's exception is caught as its phase
     ends; the verifier still grades it (the types drawn here are graded). Each step's agent
-    counts cached tokens of its own.
-    """
+    counts cached tokens of its own."""
     bounds = ((0.01, 0.04), (1.0, 3.0), (0.005, 0.02), (0.05, 0.15))
     shares = [tuple(rng.uniform(lo, hi) for lo, hi in bounds) for _ in drawn]
     teardown = rng.uniform(0.005, 0.02)  # after the last verifier: the environment stops
@@ -183,8 +181,7 @@ def harbor_result(
     the verifier on each step, the top level's null), ``0.26-context`` (the verifier ran
     after a context overflow and its reward counts), ``0.26-invalid`` (a reward Harbor
     declares invalid). What a reader must take includes ``stages``: the trial's stage
-    seconds and cached tokens (a multi-step trial's agent and verifier: sums over steps).
-    """
+    seconds and cached tokens (a multi-step trial's agent and verifier: sums over steps)."""
     version = "0.1.45" if variant == "0.1.45" else "0.26"
     name = _name(rng, task)
     end = start + timedelta(seconds=rng.randint(60, 900))
@@ -312,8 +309,7 @@ def write_harbor_trials(
 
     ``windows`` as for :func:`sitegen.synth.trials.write_trials`: the trials spread over
     the job's steps with stage timestamps (from a generator of their own); without, they
-    all start at one time with five-second stages.
-    """
+    all start at one time with five-second stages."""
     rng = random.Random(seed)
     trng = random.Random(seed + 0x5EED) if windows else None
     truth = TrialsTruth(rel)

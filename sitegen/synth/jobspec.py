@@ -1,8 +1,7 @@
 """What a synthetic SkyRL job does (:class:`JobSpec`) and what its log holds (:class:`LogTruth`).
 
 :func:`sitegen.synth.logs.write_log` turns a spec into a log and returns its truth:
-exactly the values a correct parser must find.
-"""
+exactly the values a correct parser must find."""
 
 from __future__ import annotations
 

@@ -45,8 +45,7 @@ class _Out:
         """A bar that lost its line break: the next record lands after it (docs/formats.md §2).
 
         With :attr:`JobSpec.ray_entrypoint` the bar is the driver's (no Ray prefix) and the
-        record a Ray actor's; ``turn`` picks how the two meet (:meth:`_glued`).
-        """
+        record a Ray actor's; ``turn`` picks how the two meet (:meth:`_glued`)."""
         if self.spec.ray_entrypoint:
             self.glued = (text, turn)
         else:

@@ -16,8 +16,7 @@ Kept apart from the main scenario (whose counts many tests rely on) and from
   with a flat reward.
 
 The truth lists, per log, the finding ids the rules must raise, and for the
-tasks job every figure of the tasks and rollouts sections.
-"""
+tasks job every figure of the tasks and rollouts sections."""
 
 from __future__ import annotations
 

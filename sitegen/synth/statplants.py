@@ -14,8 +14,7 @@
 Successes follow their probabilities by error diffusion (:class:`_Draws`), the lucky run's
 draws of tasks come from a generator seeded here: the archive is the same on every run; the
 truth carries each run's true change (from the probabilities that drew the outcomes) and the
-figures the comparison of the pair must give.
-"""
+figures the comparison of the pair must give."""
 
 from __future__ import annotations
 

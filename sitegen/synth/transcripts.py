@@ -16,8 +16,7 @@ Some carry hazards: ANSI colour, ``<script>`` in terminal output, a 100 KB outpu
 token ids in ``result.json``; and secrets of every kind a transcript leaks (an ``env`` dump,
 git remotes and extra headers, API headers and query strings, AWS keys, a private key, a
 JWT, a private inference server, a home folder, a value named secret only by the trial's
-own config, one named only by the building machine's environment).
-"""
+own config, one named only by the building machine's environment)."""
 
 from __future__ import annotations
 

@@ -72,8 +72,7 @@ def trial_record(
 
     With ``stage_rng`` the record carries Harbor's four stage timestamps (drawn from that
     generator, so the rest of the record is the same with or without them). ``end_by``
-    caps the finish time (at least 30 s after the start).
-    """
+    caps the finish time (at least 30 s after the start)."""
     exc, _w, verified, has_turns = rng.choices(EXCEPTIONS, weights=[e[1] for e in EXCEPTIONS])[0]
     turns = rng.choice((1, 1, 2, 2, 2, 3, 3, 4, 6, 18)) if has_turns else 0
     reward = None
@@ -152,8 +151,7 @@ def write_trials(
     one] of the jobs that trained on these trials, each with the time its trials must end
     by and its step: the trials are spread over them in order, each starting inside its window
     (so attribution puts it on that step), with Harbor's stage timestamps. Without windows
-    they start a second apart and carry no stages (older Harbor).
-    """
+    they start a second apart and carry no stages (older Harbor)."""
     rng = random.Random(seed)
     # Times and stages come from their own generator: the rest of each record (and the
     # ground truth) is the same whether or not the trials are placed in windows.
