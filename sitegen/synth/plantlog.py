@@ -24,7 +24,9 @@ def utc(t: datetime) -> str:
 def plant_log(
     path: Path, spec: JobSpec, config: dict | None, steps: dict[int, dict], end: str
 ) -> None:
-    """A mirror-form log: config dump, start line, one ``WANDB_MIRROR`` per step, end line."""
+    """A mirror-form log (its folder made): config dump, start line, one ``WANDB_MIRROR`` per
+    step, end line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as fh:
         out = _Out(fh, spec)
         if config is not None:

@@ -199,7 +199,6 @@ def _tasks_job(root: Path) -> dict:
             "timing/wait_for_generation_buffer": 0.9 * st,
         }
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
     _log(path, spec, _config("plants-tasks"), steps, "complete")
     # Step s ends when its block is logged; its trials start just after step s−1's block.
     ends = {0: T0}
@@ -330,7 +329,6 @@ def _simple_job(
     """A planted job without trials, its run named after its folder; its truth: ``truth``."""
     run = "plants-" + rel.split("/")[-2]
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
     _log(
         path,
         _spec(rel, run, first, last, end),
@@ -405,7 +403,6 @@ def _tz_job(root: Path) -> dict:
         s: {"reward/avg_raw_reward": 0.3 + 0.02 * s, "timing/step": STEP_S} for s in range(1, 7)
     }
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
     _log(path, _spec(rel, "plants-tz", 1, 6, "complete"), _config("plants-tz"), steps, "complete")
     trials: list[dict] = []
     for s in range(1, 7):

@@ -65,7 +65,6 @@ def _write_run(root: Path, name: str, job_id: int, outcomes: dict, strict: bool 
             "timing/wait_for_generation_buffer": STEP_S / 2,
         }
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
     spec = plant_spec(rel, f"plants-{name}", 1, last, "complete", START)
     plant_log(path, spec, plant_config(f"plants-{name}"), steps, "complete")
     results = []
