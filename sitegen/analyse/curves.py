@@ -105,8 +105,7 @@ def downsample_columns(
 def _finite_floats(ys: Sequence | None) -> bool:
     """True when ``ys`` is None or a list of floats (not a subclass), all finite: told in C,
     by the set of their types and their sum (which is finite only if each of them is; a sum
-    that overflows answers False, and the caller then goes value by value: never
-    different)."""
+    that overflows answers False, and the caller then goes value by value: never different)."""
     if ys is None:
         return True
     return type(ys) is list and {*map(type, ys)} == {float} and math.isfinite(sum(ys))

@@ -167,12 +167,11 @@ def gen_wait_share(blocks: Sequence[MetricBlock], wait: str) -> float | None:
 def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     """The timer tree over steps that logged ``timing/step``.
 
-    Each node: ``total_s`` (sum over those steps), ``mean_s`` (over steps
-    where it was logged), ``count``, ``share_of_parent`` and ``share_of_step``
-    (time-weighted: total / step total), ``mean_step_share`` (the mean of the
-    per-step percentages, as the old report printed it), ``children``. Every
-    parent gets a ``(rest)`` child for time its children do not cover, so
-    shares at each level add up to 1."""
+    Each node: ``total_s`` (sum over those steps), ``mean_s`` (over steps where it was
+    logged), ``count``, ``share_of_parent`` and ``share_of_step`` (time-weighted: total /
+    step total), ``mean_step_share`` (the mean of the per-step percentages, as the old
+    report printed it), ``children``. Every parent gets a ``(rest)`` child for time its
+    children do not cover, so shares at each level add up to 1."""
     tree, outside_names = timer_tree_of(blocks)
     # each step that logged its time: (its metrics, that time)
     steps = [(b.metrics, float(t)) for b in blocks if is_duration(t := b.metrics.get(STEP_TIME))]
@@ -225,9 +224,8 @@ def timer_tree_of(
 ) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
     """The trainer's timer tree and its outside-step timers, chosen from the keys present.
 
-    ``wait_for_generation_buffer`` exists only in the fully-async trainer and
-    ``generate`` only in the synchronous one (docs/formats.md §3); with neither, the
-    fully-async tree."""
+    ``wait_for_generation_buffer`` exists only in the fully-async trainer and ``generate``
+    only in the synchronous one (docs/formats.md §3); with neither, the fully-async tree."""
     names = {k for b in blocks for k in b.metrics if k.startswith("timing/")}
     if GEN_WAIT not in names and SYNC_GEN_WAIT in names:
         return SYNC_TIMER_TREE, SYNC_OUTSIDE_STEP

@@ -1,11 +1,10 @@
 """``sitegen synth``: a realistic synthetic archive and the ground truth it holds.
 
-The scenario covers every input variant of docs/formats.md: both layouts, both
-metric forms (and split timing blocks), old and new vLLM lines with and
-without ``ip=`` and with dedup suffixes, coloured and plain Ray prefixes,
-batch lines, config dumps with secrets, a resume chain in each layout whose
-first job ran past its last checkpoint, every end state, and Harbor trials
-with every odd case. Deterministic for a seed (file contents; the live job's
+The scenario covers every input variant of docs/formats.md: both layouts, both metric forms
+(and split timing blocks), old and new vLLM lines with and without ``ip=`` and with dedup
+suffixes, coloured and plain Ray prefixes, batch lines, config dumps with secrets, a resume
+chain in each layout whose first job ran past its last checkpoint, every end state, and
+Harbor trials with every odd case. Deterministic for a seed (file contents; the live job's
 mtime is "now" so that it reads as running).
 
 The ground truth is written to ``synth-truth.json`` at the archive root."""

@@ -1,8 +1,7 @@
 """``sitegen synth --plants``: an archive that plants every insight, with its ground truth.
 
 Kept apart from the main scenario (whose counts many tests rely on) and from
-:mod:`sitegen.synth.logs` / :mod:`sitegen.synth.trials`. It writes, under
-``plants/``:
+:mod:`sitegen.synth.logs` / :mod:`sitegen.synth.trials`. It writes, under ``plants/``:
 
 * ``flat/tasks``: 12 steps and Harbor trials with stage timestamps: a learned,
   a forgotten, an always- and a never-solved task, a mixed one, prompt groups
