@@ -27,6 +27,7 @@ BATCH_TYPES = (
 )
 
 BREAKDOWN_AT = "skyrl_train.generators.harbor:generate:171"
+SAVE_AT = "skyrl_train.trainer:save_checkpoints:512"
 
 
 def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
@@ -153,6 +154,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             truth.batch_exceptions.update(pending_exc)
             pending.clear()
             pending_exc.clear()
+
+    def saved(step: int) -> None:
+        at = f"{spec.ckpt}/global_step_{step}"
+        out.loguru(t, f"Successfully saved checkpoint for global_step_{step} to: {at}", SAVE_AT)
+        truth.checkpoints.append(step)
 
     def chatter() -> None:
         out.raw(
@@ -299,12 +305,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         done = step
         truth.steps.append(step)
         if ckpt:
-            out.loguru(
-                t,
-                f"Successfully saved checkpoint for global_step_{step} to: {spec.ckpt}/global_step_{step}",
-                "skyrl_train.trainer:save_checkpoints:512",
-            )
-            truth.checkpoints.append(step)
+            saved(step)
         if spec.eval_interval and step % spec.eval_interval == 0:
             batches(step, "eval")
             ev = {
@@ -340,34 +341,26 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     if spec.end == "complete" and spec.real and final not in truth.checkpoints:
         if spec.ray_entrypoint:
             out.glue(bar(), final)
-        out.loguru(
-            t,
-            f"Successfully saved checkpoint for global_step_{final} to: {spec.ckpt}/global_step_{final}",
-            "skyrl_train.trainer:save_checkpoints:512",
-        )
+        saved(final)
         out.loguru(t, "Saved final checkpoint.")
-        truth.checkpoints.append(final)
         truth.final_checkpoint = final
+    cancelled = (
+        f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT {t:%Y-%m-%dT%H:%M:%S}"
+    )
     if spec.end == "complete":
         out.loguru(t, "Training done!")
     elif spec.end == "cancelled":
         out.entry("Training done! (said the model, not the trainer)")
         if spec.real:
             out.glue(bar())
-        out.raw(
-            f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT "
-            f"{t.strftime('%Y-%m-%dT%H:%M:%S')} DUE TO {spec.cancel_reason} ***\n"
-        )
+        out.raw(f"{cancelled} DUE TO {spec.cancel_reason} ***\n")
         truth.status_detail = spec.cancel_reason
     elif spec.end == "failed" and spec.oom:
         out.raw(
             f"slurmstepd: error: Detected 1 oom_kill event in StepId={spec.job_id}.batch. "
             "Some of the step tasks have been OOM Killed.\n"
         )
-        out.raw(
-            f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT "
-            f"{t.strftime('%Y-%m-%dT%H:%M:%S')} ***\n"
-        )
+        out.raw(f"{cancelled} ***\n")
         truth.status_detail = "out of memory (oom_kill)"
     elif spec.end == "failed":
         out.loguru(
