@@ -57,11 +57,8 @@ def varying(configs: Mapping[str, Mapping | None]) -> dict[str, dict[str, str]]:
     the comparison page ships only the rest (page weight)."""
     flat = {i: flatten(c) for i, c in configs.items() if c}
     keys: set[str] = set().union(*flat.values()) if flat else set()
-    keep = {
-        k
-        for k in keys
-        if len({f.get(k) for f in flat.values()}) > 1  # differs, or missing somewhere
-    }
+    # a key differs, or is missing from some config
+    keep = {k for k in keys if len({f.get(k) for f in flat.values()}) > 1}
     return {i: {k: v for k, v in sorted(f.items()) if k in keep} for i, f in flat.items()}
 
 

@@ -276,12 +276,11 @@ def _run(
 
 def counts(truth: dict) -> dict[str, int]:
     """What a build of the archive counts, from its ground truth, under the names of
-    :class:`~sitegen.commands.build.BuildReport`'s counts: jobs and runs (the planted ones too, each
-    planted job a run of its own; ``planted_jobs`` of them); training trials (a trial
-    archive's members included), eval trials, unreadable ``result.json`` files,
-    job-level ones in trial folders (synth writes its job-level files beside the trials, where
-    they are not read), trial folders without a ``result.json``; and the ``result.json``
-    files read in all (``trial_files``: the trials, eval or not, and the unreadable ones)."""
+    :class:`~sitegen.commands.build.BuildReport`'s counts: jobs and runs (each planted job a
+    run of its own; ``planted_jobs`` of them); training trials (an archive's members too),
+    eval trials, unreadable ``result.json`` files, job-level ones in trial folders (synth's
+    sit beside the trials, where they are not read), trial folders without a ``result.json``;
+    and the ``result.json`` files read in all (``trial_files``)."""
     planted = truth.get("plants", {}).get("jobs", [])
     folders = truth["trials"].values()
     out = {
