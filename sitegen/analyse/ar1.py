@@ -15,8 +15,7 @@ over the windows' steps), and the critical value of the ratio of the change to i
 calibrated by simulation (:data:`CRITICAL`, :data:`CRITICAL_SHORT`, made by
 ``scripts/calibrate_ar1.py``): the 95 % quantile of the ratio's size at φ = :data:`FLOOR`,
 where it is largest over φ from 0 to the floor, over the gaps a first and a last fifth leave
-between them. Closed form and a table: no resampling.
-"""
+between them. Closed form and a table: no resampling."""
 
 from __future__ import annotations
 

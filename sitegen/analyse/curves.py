@@ -1,8 +1,7 @@
 """Per-step curves made shorter and smoother, for charts and the comparison page.
 
 Pure functions on columns of numbers; non-finite values are gaps (they never
-enter a bucket mean or a rolling mean).
-"""
+enter a bucket mean or a rolling mean)."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ def downsample(
     """``[{x, y, lo, hi}]``: every point, or bucket means with min/max when too many.
 
     ``los``/``his`` give each point's own range (e.g. per-minute min and max);
-    without them a point's range is its value.
-    """
+    without them a point's range is its value."""
     c = downsample_columns(xs, ys, max_points, los, his)
     return [
         {"x": x, "y": y, "lo": lo, "hi": hi}
@@ -107,8 +105,7 @@ def downsample_columns(
 def _finite_floats(ys: Sequence | None) -> bool:
     """True when ``ys`` is None or a list of floats (not a subclass), all finite: told in C,
     by the set of their types and their sum (which is finite only if each of them is; a sum
-    that overflows answers False, and the caller then goes value by value: never
-    different)."""
+    that overflows answers False, and the caller then goes value by value: never different)."""
     if ys is None:
         return True
     return type(ys) is list and {*map(type, ys)} == {float} and math.isfinite(sum(ys))

@@ -1,18 +1,16 @@
 """How sure a difference is: intervals and tests, as docs/statistics.md explains each one.
 
-Pure functions, no I/O: Wilson's interval for a proportion and Newcombe's for the
-difference of two, the percentile bootstrap of a ratio over independent units (Efron),
-the paired bootstrap over tasks with the probability of improvement (rliable), the
-moving-block bootstrap over windows of steps (Künsch), a trend's interval over steps whose
-noise carries over (Santer et al.), the exact sign test and the unbiased pass@k estimator
-(Chen et al.).
+Pure functions, no I/O: Wilson's interval for a proportion and Newcombe's for the difference
+of two, the percentile bootstrap of a ratio over independent units (Efron), the paired
+bootstrap over tasks with the probability of improvement (rliable), the moving-block
+bootstrap over windows of steps (Künsch), a trend's interval over steps whose noise carries
+over (Santer et al.), the exact sign test and the unbiased pass@k estimator (Chen et al.).
 
 Every resample is drawn from one small seeded generator, mulberry32, whose state is a
 counter: its outputs are computed all at once here (numpy) and one by one by
 ``static/stats.js``, which draws the very same numbers and sums them in the same order, so
 the comparison page's figures, computed in the browser, are :func:`paired_bootstrap`'s to
-the bit. The same seed on every call: a page gives the same numbers on every build.
-"""
+the bit. The same seed on every call: a page gives the same numbers on every build."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Per-step figures: metric statistics, columns, the headline and the timer tree.
 
 Pure functions from the model to JSON-ready dicts. Non-finite values are
-left out of every statistic (``count`` says how many values were finite).
-"""
+left out of every statistic (``count`` says how many values were finite)."""
 
 from __future__ import annotations
 
@@ -66,9 +65,8 @@ UNACCOUNTED = "(rest)"
 
 
 def finite(values: Iterable[object]) -> list[float]:
-    """The finite numbers among ``values`` (:func:`is_finite` decides), as floats."""
-    # Most per-step values are None (a metric not logged at that step), so those are passed
-    # over before the call.
+    """The finite numbers among ``values`` (:func:`is_finite` decides), as floats. (Most
+    per-step values are None, a metric not logged at that step: passed over before the call.)"""
     return [float(v) for v in values if v is not None and is_finite(v)]
 
 
@@ -90,10 +88,7 @@ def summarize(values: Iterable[object]) -> dict:
 
 
 def metric_names(blocks: Sequence[MetricBlock]) -> list[str]:
-    names: set[str] = set()
-    for b in blocks:
-        names.update(b.metrics)
-    return sorted(names)
+    return sorted({k for b in blocks for k in b.metrics})
 
 
 def metric_summary(blocks: Sequence[MetricBlock]) -> dict[str, dict]:
@@ -104,10 +99,8 @@ def metric_summary(blocks: Sequence[MetricBlock]) -> dict[str, dict]:
 
 def series(blocks: Sequence[MetricBlock]) -> dict[str, list]:
     """Columnar per-step values: ``{"step": [...], name: [...]}``, None where absent."""
-    names = metric_names(blocks)
     out: dict[str, list] = {"step": [b.step for b in blocks]}
-    for name in names:
-        out[name] = [b.metrics.get(name) for b in blocks]
+    out.update((name, [b.metrics.get(name) for b in blocks]) for name in metric_names(blocks))
     return out
 
 
@@ -174,13 +167,11 @@ def gen_wait_share(blocks: Sequence[MetricBlock], wait: str) -> float | None:
 def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     """The timer tree over steps that logged ``timing/step``.
 
-    Each node: ``total_s`` (sum over those steps), ``mean_s`` (over steps
-    where it was logged), ``count``, ``share_of_parent`` and ``share_of_step``
-    (time-weighted: total / step total), ``mean_step_share`` (the mean of the
-    per-step percentages, as the old report printed it), ``children``. Every
-    parent gets a ``(rest)`` child for time its children do not cover, so
-    shares at each level add up to 1.
-    """
+    Each node: ``total_s`` (sum over those steps), ``mean_s`` (over steps where it was
+    logged), ``count``, ``share_of_parent`` and ``share_of_step`` (time-weighted: total /
+    step total), ``mean_step_share`` (the mean of the per-step percentages, as the old
+    report printed it), ``children``. Every parent gets a ``(rest)`` child for time its
+    children do not cover, so shares at each level add up to 1."""
     tree, outside_names = timer_tree_of(blocks)
     # each step that logged its time: (its metrics, that time)
     steps = [(b.metrics, float(t)) for b in blocks if is_duration(t := b.metrics.get(STEP_TIME))]
@@ -233,10 +224,8 @@ def timer_tree_of(
 ) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
     """The trainer's timer tree and its outside-step timers, chosen from the keys present.
 
-    ``wait_for_generation_buffer`` exists only in the fully-async trainer and
-    ``generate`` only in the synchronous one (docs/formats.md §3); with neither, the
-    fully-async tree.
-    """
+    ``wait_for_generation_buffer`` exists only in the fully-async trainer and ``generate``
+    only in the synchronous one (docs/formats.md §3); with neither, the fully-async tree."""
     names = {k for b in blocks for k in b.metrics if k.startswith("timing/")}
     if GEN_WAIT not in names and SYNC_GEN_WAIT in names:
         return SYNC_TIMER_TREE, SYNC_OUTSIDE_STEP

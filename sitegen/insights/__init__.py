@@ -2,5 +2,4 @@
 
 Pure functions from the model (:mod:`sitegen.model.parsed`) to frozen Structs, which
 :func:`sitegen.jsonio.dumps` writes as JSON. Thresholds and rules are in docs/data.md
-("What the insights mean").
-"""
+("What the insights mean")."""

@@ -11,8 +11,7 @@ newer Harbor writes UTC with ``Z``. When the two clocks disagree (a cluster not
 on UTC) most trials fall outside the log's span; then a whole quarter-hour shift
 that brings most of them inside is taken as the time-zone difference, applied,
 and said on the page (:func:`clock_offset`). Trials that still fall outside (a
-folder holding an earlier job's trials too) are counted apart, not guessed at.
-"""
+folder holding an earlier job's trials too) are counted apart, not guessed at."""
 
 from __future__ import annotations
 
@@ -90,17 +89,10 @@ def attribute(
     """Attribute trials to the steps of ``blocks`` (see the module docstring)."""
     bounds = boundaries(blocks)
     undated = sum(1 for t in trials if t.started_at is None)
+    nowhere = (None,) * len(trials)
     if not bounds:
-        return Attribution(
-            "none",
-            "the log has no timed metric blocks to attribute trials to",
-            tuple(None for _ in trials),
-            (),
-            0,
-            undated,
-            0,
-            0,
-        )
+        reason = "the log has no timed metric blocks to attribute trials to"
+        return Attribution("none", reason, nowhere, (), 0, undated, 0, 0)
     times = [t for _, t in bounds]
     start = (log_start or times[0]) - START_SLACK
     dated_starts = sorted(t.started_at for t in trials if t.started_at is not None)
@@ -125,16 +117,8 @@ def attribute(
     dated = len(trials) - undated
     attributed = dated - before - after
     if dated and not attributed:
-        return Attribution(
-            "none",
-            f"none of the {dated} trials started within the log's time span",
-            tuple(None for _ in trials),
-            tuple(bounds),
-            0,
-            undated,
-            before,
-            after,
-        )
+        reason = f"none of the {dated} trials started within the log's time span"
+        return Attribution("none", reason, nowhere, tuple(bounds), 0, undated, before, after)
     hours = shift.total_seconds() / 3600
     reason = (
         f"trial times read {abs(hours):g} h {'behind' if hours > 0 else 'ahead of'} the log's "
@@ -142,14 +126,5 @@ def attribute(
         if shift
         else ""
     )
-    return Attribution(
-        "time",
-        reason,
-        tuple(steps),
-        tuple(bounds),
-        attributed,
-        undated,
-        before,
-        after,
-        shift.total_seconds(),
-    )
+    counts = (attributed, undated, before, after)
+    return Attribution("time", reason, tuple(steps), tuple(bounds), *counts, shift.total_seconds())

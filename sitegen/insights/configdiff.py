@@ -1,13 +1,10 @@
 """Config diff, the way W&B's "diff only" shows it: only the keys whose values differ.
 
-Configs are flattened to dotted keys (``trainer.policy.optimizer_config.lr``);
-lists are one value (their JSON text). A string shows as written unless it reads as
-another JSON value (``"5"``, ``"true"``, ``"null"``): then it shows quoted, so a config
-that quoted ``'5'`` in its YAML differs from one that wrote ``5``. A key missing from one config differs
-from any value. A long value is cut for the page, with a hash of the whole value, so that
-two values alike up to the cut still differ. The configs are already redacted when they
-reach here.
-"""
+Configs are flattened to dotted keys (``trainer.policy.optimizer_config.lr``); lists are
+one value (their JSON text). A string shows as written unless it reads as another JSON
+value (``"5"``, ``"true"``, ``"null"``): then quoted, so a YAML ``'5'`` differs from ``5``. A
+missing key differs from any value. A long value is cut, ending in a hash of the whole, so
+two values alike up to the cut still differ. The configs arrive redacted."""
 
 from __future__ import annotations
 
@@ -57,15 +54,11 @@ def varying(configs: Mapping[str, Mapping | None]) -> dict[str, dict[str, str]]:
     """Per id, only the keys whose value is not the same in every config that has one.
 
     A key that every config holds with one value can never show in a diff, so
-    the comparison page ships only the rest (page weight).
-    """
+    the comparison page ships only the rest (page weight)."""
     flat = {i: flatten(c) for i, c in configs.items() if c}
     keys: set[str] = set().union(*flat.values()) if flat else set()
-    keep = {
-        k
-        for k in keys
-        if len({f.get(k) for f in flat.values()}) > 1  # differs, or missing somewhere
-    }
+    # a key differs, or is missing from some config
+    keep = {k for k in keys if len({f.get(k) for f in flat.values()}) > 1}
     return {i: {k: v for k, v in sorted(f.items()) if k in keep} for i, f in flat.items()}
 
 

@@ -1,13 +1,10 @@
 """Findings: rules that say what looks wrong in a job or run, each with its threshold.
 
-Every rule is a small function over the model that returns a :class:`Finding`
-or nothing; the thresholds are constants in :mod:`sitegen.insights.rulebase` and are
-listed in docs/data.md ("Findings"). The metric rules are in
-:mod:`sitegen.insights.metricrules`; the trial, log and status rules and :func:`evaluate`
-are here, and the shared names are re-exported so ``from sitegen.insights.findings
-import Finding`` keeps working. Each finding names the page section that shows the
-evidence, so the box at the top of a page links to it.
-"""
+Every rule is a small function over the model that returns a :class:`Finding` or nothing;
+the thresholds are constants in :mod:`sitegen.insights.rulebase` (listed in docs/data.md,
+"Findings"). The metric rules are in :mod:`sitegen.insights.metricrules`; the trial, log
+and status rules and :func:`evaluate` are here. Each finding names the page section that
+shows the evidence, so the box at the top of a page links to it."""
 
 from __future__ import annotations
 
@@ -25,33 +22,14 @@ from sitegen.insights.metricrules import (
     step_outlier,
 )
 from sitegen.insights.rulebase import (
-    CLIP_RE,
-    ENTROPY,
-    ENTROPY_COLLAPSE_RATIO,
-    ENTROPY_WINDOW_FRACTION,
     ERROR_RISE,
     ERROR_RISE_FACTOR,
-    GEN_WAIT_SHARE,
     INFRA_BURST_FACTOR,
     INFRA_BURST_MIN,
     INFRA_BURST_SHARE,
-    KL_RE,
-    LOG_RATIO_RE,
     LR_KEYS,
     MIN_ERROR_STEPS,
-    MIN_FLAT_POLICY_STEPS,
-    MIN_OUTLIER_STEPS,
-    MIN_TREND_STEPS,
-    REWARD,
-    REWARD_FALL,
-    REWARD_FLAT_STD,
-    REWARD_WINDOW,
     SEVERITIES,
-    STALENESS_MAX,
-    STEP_OUTLIER_FACTOR,
-    STEP_TIME,
-    THRESHOLDS,
-    WAIT_KEYS,
     Finding,
     StepTrials,
     _steps_text,
@@ -61,37 +39,12 @@ from sitegen.insights.rulebase import (
 from sitegen.model.numbers import fixed, pct
 from sitegen.model.parsed import MetricBlock, ParsedLog
 
-# Re-exported: callers import the rules, Finding and the thresholds from here.
+# Re-exported: callers import every rule and what they take from here.
 __all__ = [
-    "CLIP_RE",
-    "ENTROPY",
-    "ENTROPY_COLLAPSE_RATIO",
-    "ENTROPY_WINDOW_FRACTION",
-    "ERROR_RISE",
-    "ERROR_RISE_FACTOR",
-    "Finding",
-    "GEN_WAIT_SHARE",
-    "INFRA_BURST_FACTOR",
-    "INFRA_BURST_MIN",
-    "INFRA_BURST_SHARE",
-    "KL_RE",
-    "LOG_RATIO_RE",
     "LR_KEYS",
-    "MIN_ERROR_STEPS",
-    "MIN_FLAT_POLICY_STEPS",
-    "MIN_OUTLIER_STEPS",
-    "MIN_TREND_STEPS",
-    "REWARD",
-    "REWARD_FALL",
-    "REWARD_FLAT_STD",
-    "REWARD_WINDOW",
     "SEVERITIES",
-    "STALENESS_MAX",
-    "STEP_OUTLIER_FACTOR",
-    "STEP_TIME",
+    "Finding",
     "StepTrials",
-    "THRESHOLDS",
-    "WAIT_KEYS",
     "batch_step_trials",
     "entropy_collapse",
     "error_rising",
@@ -207,15 +160,14 @@ def job_ended(status: str, detail: str | None, *, of_run: bool = False) -> Findi
 
     A failure is an error. SLURM's time limit is routine in a resume chain (the next job
     picks up from the last checkpoint), so it is only info; any other cancellation (a user's
-    ``scancel``, a preemption, a node failure) is a warning.
-    """
-    who = "The run's last job" if of_run else "The job"
+    ``scancel``, a preemption, a node failure) is a warning."""
+    job, who = ("Last job", "the run's last job") if of_run else ("Job", "the job")
     if status == "failed":
         return Finding(
             "job_failed",
             "error",
-            f"{'Last job' if of_run else 'Job'} failed",
-            f"{who} ended in a failure: {detail or 'no reason given'}.",
+            f"{job} failed",
+            f"{who.capitalize()} ended in a failure: {detail or 'no reason given'}.",
             "overview",
         )
     if status != "cancelled":
@@ -225,16 +177,16 @@ def job_ended(status: str, detail: str | None, *, of_run: bool = False) -> Findi
         return Finding(
             "job_time_limit",
             "info",
-            f"{'Last job' if of_run else 'Job'} reached its SLURM time limit",
-            f"SLURM cancelled {who[0].lower() + who[1:]} DUE TO TIME LIMIT; a job resumed "
+            f"{job} reached its SLURM time limit",
+            f"SLURM cancelled {who} DUE TO TIME LIMIT; a job resumed "
             "from its last checkpoint carries the run on.",
             "overview",
         )
     return Finding(
         "job_cancelled",
         "warning",
-        f"{'Last job' if of_run else 'Job'} was cancelled",
-        f"SLURM cancelled {who[0].lower() + who[1:]}"
+        f"{job} was cancelled",
+        f"SLURM cancelled {who}"
         + (f" DUE TO {reason}" if reason != "CANCELLED" else " (scancel or the scheduler)")
         + ".",
         "overview",
@@ -257,8 +209,7 @@ def evaluate(
 
     ``per_step`` are the step outcomes from the trials (``per_step_source`` =
     ``"trials"``) or from the batch lines (``"batches"``); ``status_detail`` is the log's
-    end detail (failure line, SLURM reason) and ``of_run`` words the end rule for a run.
-    """
+    end detail (failure line, SLURM reason) and ``of_run`` words the end rule for a run."""
     has_trials = per_step_source == "trials"
     section = "tasks" if has_trials else "batches"
     lz = lr_zero(blocks, config, metric_form)

@@ -1,8 +1,7 @@
 """Finding rules that weigh a difference by its interval before they speak: a task forgotten
-(its late success rate below its early one beyond Newcombe's interval, Bonferroni's over
-the run's tasks) and pass@k from the
-trials that disagrees with the logged one beyond its bootstrap interval. Each quotes the
-interval it rests on (docs/statistics.md)."""
+(its late success rate below its early one beyond Newcombe's interval, Bonferroni's over the
+run's tasks) and pass@k from the trials that disagrees with the logged one beyond its
+bootstrap interval. Each quotes the interval it rests on (docs/statistics.md)."""
 
 from __future__ import annotations
 
@@ -25,16 +24,15 @@ def task_forgotten(ta: TaskAnalysis | None) -> Finding | None:
     if ta is None or ta.early_window is None or ta.late_window is None:
         return None
     from sitegen.analyse import stats  # (numpy: imported where trials are analysed)
+    from sitegen.insights.paired import window_counts
 
     (e0, e1), (l0, l1) = ta.early_window, ta.late_window
-    counts = []
-    for row in ta.tasks:
-        eg = sum(c.graded for c in row.steps if e0 <= c.step <= e1)
-        lg = sum(c.graded for c in row.steps if l0 <= c.step <= l1)
-        if eg and lg:
-            es = sum(c.successes for c in row.steps if e0 <= c.step <= e1)
-            ls = sum(c.successes for c in row.steps if l0 <= c.step <= l1)
-            counts.append((row, es, eg, ls, lg))
+    early, late = window_counts(ta, e0, e1), window_counts(ta, l0, l1)
+    counts = [
+        (row, es, eg, ls, lg)
+        for row, (_, eg, es), (_, lg, ls) in zip(ta.tasks, early, late, strict=True)
+        if eg and lg
+    ]
     z = stats.bonferroni_z(len(counts))
     sure = []
     for row, es, eg, ls, lg in counts:

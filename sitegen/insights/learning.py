@@ -7,8 +7,7 @@
   (:func:`sitegen.analyse.ar1.window_change`).
 * :func:`step_success`: per step, the success rate with Wilson's interval, the trials'
   mean reward with a bootstrap over the step's prompt groups, the unbiased pass@k.
-* :func:`pass_at_k_check`: that pass@k over the steps beside the logged one.
-"""
+* :func:`pass_at_k_check`: that pass@k over the steps beside the logged one."""
 
 from __future__ import annotations
 
@@ -82,31 +81,29 @@ def trial_learning(ta: TaskAnalysis) -> tuple[Learning | None, str]:
     assert v.diff is not None and v.diff_lo is not None and v.diff_hi is not None
     assert v.ref_rate is not None and v.pick_rate is not None and v.improvement is not None
     tasks = f"{v.tasks} tasks"
-    return (
-        Learning(
-            source="trials",
-            verdict=VERDICT_WORDS[v.verdict],
-            method=(
-                f"success rate paired by task over the {tasks} graded in both windows; "
-                f"95 % interval from {stats.RESAMPLES} bootstrap resamples of those tasks"
-            ),
-            early=(early[0], early[-1]),
-            late=(late[0], late[-1]),
-            window_steps=len(early),
-            early_value=v.ref_rate,
-            late_value=v.pick_rate,
-            change=v.diff,
-            lo=v.diff_lo,
-            hi=v.diff_hi,
-            units=v.tasks,
-            improvement=v.improvement,
-            improvement_lo=v.improvement_lo,
-            improvement_hi=v.improvement_hi,
-            step_correlation=None,
-            resamples=stats.RESAMPLES,
+    learning = Learning(
+        source="trials",
+        verdict=VERDICT_WORDS[v.verdict],
+        method=(
+            f"success rate paired by task over the {tasks} graded in both windows; "
+            f"95 % interval from {stats.RESAMPLES} bootstrap resamples of those tasks"
         ),
-        "",
+        early=(early[0], early[-1]),
+        late=(late[0], late[-1]),
+        window_steps=len(early),
+        early_value=v.ref_rate,
+        late_value=v.pick_rate,
+        change=v.diff,
+        lo=v.diff_lo,
+        hi=v.diff_hi,
+        units=v.tasks,
+        improvement=v.improvement,
+        improvement_lo=v.improvement_lo,
+        improvement_hi=v.improvement_hi,
+        step_correlation=None,
+        resamples=stats.RESAMPLES,
     )
+    return learning, ""
 
 
 def reward_learning(blocks: Sequence[MetricBlock]) -> tuple[Learning | None, str]:
@@ -135,33 +132,31 @@ def reward_learning(blocks: Sequence[MetricBlock]) -> tuple[Learning | None, str
         if w < ar1.LINE_STEPS
         else ("about each window's own line", f"windows of {w} steps")
     )
-    return (
-        Learning(
-            source="reward",
-            verdict=verdict,
-            method=(
-                f"no trials to pair by task: the logged {REWARD} of {w} steps in each window; "
-                "95 % interval allowing for correlated neighbouring steps (each step's noise "
-                f"{carried}; the noise measured {measured}), its critical value "
-                f"{fixed(iv.critical, 2)} calibrated by simulation for {calibrated}"
-            ),
-            early=(vals[0][0], vals[w - 1][0]),
-            late=(vals[-w][0], vals[-1][0]),
-            window_steps=w,
-            early_value=e,
-            late_value=lt,
-            change=change,
-            lo=iv.lo,
-            hi=iv.hi,
-            units=2 * w,
-            improvement=None,
-            improvement_lo=None,
-            improvement_hi=None,
-            step_correlation=iv.phi,
-            resamples=None,
+    learning = Learning(
+        source="reward",
+        verdict=verdict,
+        method=(
+            f"no trials to pair by task: the logged {REWARD} of {w} steps in each window; "
+            "95 % interval allowing for correlated neighbouring steps (each step's noise "
+            f"{carried}; the noise measured {measured}), its critical value "
+            f"{fixed(iv.critical, 2)} calibrated by simulation for {calibrated}"
         ),
-        "",
+        early=(vals[0][0], vals[w - 1][0]),
+        late=(vals[-w][0], vals[-1][0]),
+        window_steps=w,
+        early_value=e,
+        late_value=lt,
+        change=change,
+        lo=iv.lo,
+        hi=iv.hi,
+        units=2 * w,
+        improvement=None,
+        improvement_lo=None,
+        improvement_hi=None,
+        step_correlation=iv.phi,
+        resamples=None,
     )
+    return learning, ""
 
 
 def is_learning(

@@ -46,8 +46,7 @@ def lr_zero(blocks: Sequence[MetricBlock], cfg: Mapping | None, metric_form: str
     """The learning rate is 0 on every step.
 
     The console form prints 4 decimals (a 1e-6 rate reads ``0.0000``), so there
-    it counts only when the config's rate is 0 too.
-    """
+    it counts only when the config's rate is 0 too."""
     for key in LR_KEYS:
         vals = _values(blocks, key)
         if len(vals) >= 2 and all(v == 0 for _, v in vals):

@@ -5,8 +5,7 @@ the difference between two sets (a run's late and early steps, or two runs on th
 comparison page) is the mean over the tasks both ran of the difference of their rates,
 with a bootstrap over those tasks. :func:`compare` is also the reference the comparison
 page is tested against: ``static/stats.js`` computes the same numbers in the browser,
-from the counts :func:`solved_counts` publishes, summing in the same order.
-"""
+from the counts :func:`solved_counts` publishes, summing in the same order."""
 
 from __future__ import annotations
 

@@ -1,12 +1,10 @@
 """Where the time of a rollout goes, from each trial's Harbor timestamps.
 
-A trial's wall time splits into environment setup, agent setup, agent execution
-and verifier (Harbor's four stages), **overhead** (the trial's time outside
-those stages: queueing for a sandbox, uploads, teardown) and, after it ends,
-the **wait for the step**: from the trial's end to the next metric block — the
-first training step that could consume it. Per step (means per trial), by
-exception kind, the slowest tasks, and the tokens in/out/cached.
-"""
+A trial's wall time splits into Harbor's four stages (environment setup, agent setup,
+agent execution, verifier), **overhead** (its time outside them: sandbox queueing,
+uploads, teardown) and then the **wait for the step**: from its end to the next metric
+block, the first step that could consume it. Per step, by exception kind, the slowest
+tasks, and the tokens in/out/cached."""
 
 from __future__ import annotations
 
@@ -103,19 +101,15 @@ _STAGES = ("env_setup", "agent_setup", "agent_exec", "verifier", "overhead")
 
 
 class _Columns:
-    """The per-trial numbers of one trial set as columns (``None``: not there), so that each
-    group (all trials, a step, an exception kind, a task) is summed by gathering its indices
-    (:func:`operator.itemgetter`) rather than by a dict per trial looked up per component.
+    """The per-trial numbers of one trial set as columns (``None``: not there): each group
+    (all trials, a step, an exception kind, a task) is summed by gathering its indices.
 
-    ``stages[k][i]`` is the trial's seconds in stage ``k`` of :data:`_STAGES` (``None``
-    for a trial without a duration or without any of the four stages); ``wait[i]`` its wait for
-    the step (``None`` also when the trial is not timed); ``dur[i]`` its duration when
-    known and not negative. Means are ``math.fsum`` over a group: exactly rounded, so the
-    same whatever order a group is gathered in (a test holds this path to the per-trial one).
-    """
+    ``stages[k][i]``: the trial's seconds in stage ``k`` of :data:`_STAGES` (``None`` for a
+    trial without a duration or any of the four stages); ``wait[i]``: its wait for the step
+    (``None`` also when not timed); ``dur[i]``: its duration when known and not negative.
+    Means are ``math.fsum`` over a group: exactly rounded, whatever the gathering order."""
 
     def __init__(self, trials: Sequence[TrialResult], attr: Attribution) -> None:
-        # Each column in one comprehension: cheaper than a loop appending to seven lists.
         d_ = [t.duration_s for t in trials]
         e_ = [t.env_setup_s for t in trials]
         a_ = [t.agent_setup_s for t in trials]
@@ -157,12 +151,8 @@ class _Columns:
             for s, d, k in zip((t.started_at for t in trials), durs, timed, strict=True)
         ]
 
-    def anatomy(self, idx: Sequence[int] | None) -> Anatomy:
-        """The anatomy of the trials at ``idx`` (``None``: all of them)."""
-        return self.summed(idx)[0]
-
     def summed(self, idx: Sequence[int] | None) -> tuple[Anatomy, list[float]]:
-        """The anatomy of the trials at ``idx`` and the sum of each component
+        """The anatomy of the trials at ``idx`` (``None``: all) and the sum of each component
         (:data:`~sitegen.model.vocabulary.COMPONENTS`' order) its means were made of."""
         env = self.stages[0]
         known = [_known(col, idx) for col in (self.dur, *self.stages, self.wait)]
@@ -203,20 +193,14 @@ def analyse_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Rollou
     tout = [t.output_tokens or 0 for t in trials]
     tcache = [t.cache_tokens or 0 for t in trials]
     per_step = tuple(
-        StepAnatomy(
-            s,
-            cols.anatomy(idx),
-            sum(_gather(tin, idx)),
-            sum(_gather(tout, idx)),
-            sum(_gather(tcache, idx)),
-        )
+        StepAnatomy(s, cols.summed(idx)[0], *(sum(_gather(c, idx)) for c in (tin, tout, tcache)))
         for s, idx in sorted(by_step.items())
     )
     by_kind_idx: dict[str, list[int]] = defaultdict(list)
     for i, t in enumerate(trials):
         by_kind_idx[t.kind].append(i)
     by_kind = tuple(
-        KindAnatomy(k, cols.anatomy(by_kind_idx[k]))
+        KindAnatomy(k, cols.summed(by_kind_idx[k])[0])
         for k in ("none", "infrastructure", "model", "other")
         if by_kind_idx.get(k)
     )
@@ -244,11 +228,8 @@ def analyse_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Rollou
         )
         for neg_mean, name, tot, idx in ranked[:SLOWEST_TASKS]
     ]
-    with_tokens = sum(
-        1 for t in trials if t.input_tokens is not None or t.output_tokens is not None
-    )
     tokens = Tokens(
-        trials=with_tokens,
+        trials=sum(t.input_tokens is not None or t.output_tokens is not None for t in trials),
         input_mean=_mean([t.input_tokens for t in trials if t.input_tokens is not None]),
         output_mean=_mean([t.output_tokens for t in trials if t.output_tokens is not None]),
         cache_mean=_mean([t.cache_tokens for t in trials if t.cache_tokens is not None]),

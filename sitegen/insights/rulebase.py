@@ -32,21 +32,6 @@ ERROR_RISE_FACTOR = 2.0  # … and at least twice it
 MIN_ERROR_STEPS = 6
 MIN_FLAT_POLICY_STEPS = 3
 
-THRESHOLDS = {
-    "entropy_collapse_ratio": ENTROPY_COLLAPSE_RATIO,
-    "entropy_window_fraction": ENTROPY_WINDOW_FRACTION,
-    "reward_window_steps": REWARD_WINDOW,
-    "reward_fall": REWARD_FALL,
-    "reward_flat_std": REWARD_FLAT_STD,
-    "gen_wait_share": GEN_WAIT_SHARE,
-    "step_outlier_factor": STEP_OUTLIER_FACTOR,
-    "infra_burst_min": INFRA_BURST_MIN,
-    "infra_burst_factor": INFRA_BURST_FACTOR,
-    "infra_burst_share": INFRA_BURST_SHARE,
-    "error_rise": ERROR_RISE,
-    "error_rise_factor": ERROR_RISE_FACTOR,
-}
-
 LR_KEYS = ("policy/policy_lr", "policy/lr", "trainer/lr", "optim/lr")
 KL_RE = POLICY_KL_RE
 CLIP_RE = CLIP_RATIO_RE
@@ -54,7 +39,6 @@ LOG_RATIO_RE = re.compile(r"^policy/log_ratio")
 ENTROPY = POLICY_ENTROPY
 REWARD = "reward/avg_raw_reward"
 STEP_TIME = "timing/step"
-WAIT_KEYS = ("timing/wait_for_generation_buffer", "timing/generate")
 STALENESS_MAX = "async/staleness_max"
 
 

@@ -14,11 +14,11 @@ order, each pick labelled with every reason it has:
 
 "First", "last" and "recent" go by start time (then step, then name); every tie is broken
 by trial name, so two builds of the same trials pick the same ones. A trial already picked
-gets the later reasons too, without taking another place, until the budget is full.
-"""
+gets the later reasons too, without taking another place, until the budget is full."""
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
@@ -41,7 +41,9 @@ def _timed(t: TrialResult) -> bool:
     return t.duration_s is not None and t.duration_s >= 0
 
 
-# A forgotten task's two picks' reasons (the page links the finding to the second).
+# A learned and a forgotten task's picks' reasons (the page links a finding to the second).
+LEARNED_FIRST = "first success of a learned task"
+LEARNED_BEFORE = "the failure just before a learned task's first success"
 FORGOTTEN_LAST = "last success of a forgotten task"
 FORGOTTEN_AFTER = "the first failure after a forgotten task's last success"
 
@@ -160,28 +162,22 @@ def _candidates(
     category = {r.name: r.category for r in ta.tasks}
     names = sorted(by_task)
     key = order.key.__getitem__
-    for name in names:
-        if category.get(name) != "learned":
-            continue
-        idx = by_task[name]
-        first = order.first([i for i in idx if _success(trials[i])])
-        if first is None:
-            continue
-        yield first, "first success of a learned task"
-        before = order.last([i for i in idx if _failure(trials[i]) and key(i) < key(first)])
-        if before is not None:
-            yield before, "the failure just before a learned task's first success"
-    for name in names:
-        if category.get(name) != "forgotten":
-            continue
-        idx = by_task[name]
-        last = order.last([i for i in idx if _success(trials[i])])
-        if last is None:
-            continue
-        yield last, FORGOTTEN_LAST
-        after = order.first([i for i in idx if _failure(trials[i]) and key(i) > key(last)])
-        if after is not None:
-            yield after, FORGOTTEN_AFTER
+    turns = (  # the success that marks the turn, then the failure on its far side
+        ("learned", order.first, order.last, operator.lt, LEARNED_FIRST, LEARNED_BEFORE),
+        ("forgotten", order.last, order.first, operator.gt, FORGOTTEN_LAST, FORGOTTEN_AFTER),
+    )
+    for cat, pick, near, side, why, why_near in turns:
+        for name in names:
+            if category.get(name) != cat:
+                continue
+            idx = by_task[name]
+            mark = pick([i for i in idx if _success(trials[i])])
+            if mark is None:
+                continue
+            yield mark, why
+            other = near([i for i in idx if _failure(trials[i]) and side(key(i), key(mark))])
+            if other is not None:
+                yield other, why_near
     by_exc: dict[str, list[int]] = defaultdict(list)
     for i, t in enumerate(trials):
         if t.exception:

@@ -1,12 +1,9 @@
 """The insights as page sections: what a job or run page publishes (``docs/schemas/``).
 
-:func:`job_insights` and :func:`run_insights` run every analysis once; the page
-keeps the compact sections (findings, the tasks summary with at most
-:data:`INLINE_TASK_ROWS` rows, the rollout anatomy) and the renderer writes the
-full per-task table beside the page (``tasks.json.gz``, and ``tasks.js`` for the
-browser when the page does not hold every row), so a 40 k-trial job's page stays
-within its weight budget.
-"""
+:func:`job_insights` and :func:`run_insights` run every analysis once; the page keeps the
+compact sections (findings, at most :data:`INLINE_TASK_ROWS` task rows, the rollout
+anatomy) and the renderer writes the full task table beside it (``tasks.json.gz``, and
+``tasks.js`` when the page lacks rows), so a 40 k-trial job's page stays within budget."""
 
 from __future__ import annotations
 
@@ -19,13 +16,7 @@ from msgspec.structs import replace
 
 from sitegen.analyse.batches import logged_batches
 from sitegen.insights.attribution import Attribution, attribute
-from sitegen.insights.findings import (
-    SEVERITIES,
-    Finding,
-    batch_step_trials,
-    evaluate,
-    step_trials,
-)
+from sitegen.insights.findings import SEVERITIES, Finding, batch_step_trials, evaluate, step_trials
 from sitegen.insights.rollouts import RolloutAnalysis, analyse_rollouts
 from sitegen.insights.tasks import TaskAnalysis, TaskRow, TaskRowBrief, Wasted, analyse_tasks
 from sitegen.insights.verdicts import LearningSection
@@ -153,8 +144,7 @@ def heatmap(ta: TaskAnalysis) -> dict:
     """The heatmap's cells: at most HEATMAP_TASKS tasks × HEATMAP_BINS step bins.
 
     Learned and forgotten tasks are the point of the chart, so they come first;
-    the rest are the most-run tasks. Rows keep the table's order (first solved).
-    """
+    the rest are the most-run tasks. Rows keep the table's order (first solved)."""
     if not ta.steps:
         return {"heatmap": (), "heatmap_tasks": 0, "heatmap_bin_steps": 1}
     lo, hi = ta.steps[0], ta.steps[-1]
@@ -203,12 +193,8 @@ def _insights(
         ra = analyse_rollouts(trials.results, attr)
         # the table's slugs (two names that slug alike were told apart there)
         slugs = {r.name: r.slug for r in ta.tasks}
-        ra = replace(
-            ra,
-            slowest_tasks=tuple(
-                replace(s, slug=slugs.get(s.name, s.slug)) for s in ra.slowest_tasks
-            ),
-        )
+        slowest = tuple(replace(s, slug=slugs.get(s.name, s.slug)) for s in ra.slowest_tasks)
+        ra = replace(ra, slowest_tasks=slowest)
         per_step, source = step_trials(trials.results, attr), "trials"
     else:  # (the step still being generated when the log ends is cut short: left out)
         per_step = batch_step_trials(logged_batches(batches_per_step, blocks))

@@ -1,15 +1,13 @@
 """What a run learned, task by task, and which rollouts taught nothing.
 
-* Per Harbor task (``task_name``): trials, success rate, mean reward, turns, the
-  most common exception, and per training step the success rate.
-* Lists that matter for RL: **learned** (no success in the early window, some in
-  the late one), **forgotten** (the reverse), **always solved**, **never solved**,
-  each with the share of rollouts spent on it.
-* Wasted rollouts: per step, the prompt groups (the graded trials of one task at
-  one step) whose rewards are all equal — their GRPO advantage is zero.
+* Per Harbor task (``task_name``): trials, success rate, mean reward, turns, the most
+  common exception, and per training step the success rate.
+* Lists: **learned** (no success in the early window, some in the late one),
+  **forgotten** (the reverse), **always** and **never** solved, with their rollout shares.
+* Wasted rollouts: per step, the prompt groups (one task's graded trials at one step)
+  whose rewards are all equal: their GRPO advantage is zero.
 
-Success = reward > 0; a trial without a reward is not graded (docs/formats.md §6).
-"""
+Success = reward > 0; a trial without a reward is not graded (docs/formats.md §6)."""
 
 from __future__ import annotations
 
@@ -24,10 +22,8 @@ from sitegen.insights.attribution import Attribution
 from sitegen.model.parsed import TrialResult
 from sitegen.model.vocabulary import is_finite
 
-# The early and late windows are the first and last third of the attributed steps;
-# with fewer than this many steps, no task can be called learned or forgotten.
-WINDOW_FRACTION = 1 / 3
-MIN_WINDOW_STEPS = 3
+WINDOW_FRACTION = 1 / 3  # the early and late windows: the attributed steps' first and last third
+MIN_WINDOW_STEPS = 3  # fewer steps: no task is learned or forgotten
 CATEGORIES = ("learned", "forgotten", "always", "never", "mixed")
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 
@@ -222,13 +218,7 @@ def analyse_tasks(trials: Sequence[TrialResult], attr: Attribution) -> TaskAnaly
                 steps=per_step,
             )
         )
-    rows.sort(
-        key=lambda r: (
-            r.first_solved_step is None,
-            r.first_solved_step if r.first_solved_step is not None else 0,
-            r.name,
-        )
-    )
+    rows.sort(key=lambda r: (r.first_solved_step is None, r.first_solved_step or 0, r.name))
     total = len(trials)
     lists = []
     for cat in CATEGORIES[:4]:
@@ -254,8 +244,7 @@ def wasted_rollouts(trials: Sequence[TrialResult], attr: Attribution) -> Wasted:
 
     A group is the graded trials of one task at one step; it needs two of them to
     have an advantage at all. Ungraded trials (no verifier result) are left out:
-    the trainer masks or zeroes them, and which one it does is not in the files.
-    """
+    the trainer masks or zeroes them, and which one it does is not in the files."""
     groups: dict[tuple[int, str], list[float]] = defaultdict(list)
     for t, s in zip(trials, attr.steps, strict=False):
         if s is None or not is_finite(t.reward):

@@ -1,10 +1,6 @@
 """What the pages say about how sure a difference is: the frozen results of
-:mod:`sitegen.insights.learning` and :mod:`sitegen.insights.paired` (docs/statistics.md).
-
-Apart from the modules that compute them (which need numpy, through
-:mod:`sitegen.analyse.stats`), so that the page objects naming these types import nothing
-heavy.
-"""
+:mod:`sitegen.insights.learning` and :mod:`sitegen.insights.paired` (docs/statistics.md),
+apart from them (they need numpy) so that the page objects naming these import nothing heavy."""
 
 from __future__ import annotations
 

@@ -1,15 +1,13 @@
 """``sitegen synth``: a realistic synthetic archive and the ground truth it holds.
 
-The scenario covers every input variant of docs/formats.md: both layouts, both
-metric forms (and split timing blocks), old and new vLLM lines with and
-without ``ip=`` and with dedup suffixes, coloured and plain Ray prefixes,
-batch lines, config dumps with secrets, a resume chain in each layout whose
-first job ran past its last checkpoint, every end state, and Harbor trials
-with every odd case. Deterministic for a seed (file contents; the live job's
+The scenario covers every input variant of docs/formats.md: both layouts, both metric forms
+(and split timing blocks), old and new vLLM lines with and without ``ip=`` and with dedup
+suffixes, coloured and plain Ray prefixes, batch lines, config dumps with secrets, a resume
+chain in each layout whose first job ran past its last checkpoint, every end state, and
+Harbor trials with every odd case. Deterministic for a seed (file contents; the live job's
 mtime is "now" so that it reads as running).
 
-The ground truth is written to ``synth-truth.json`` at the archive root.
-"""
+The ground truth is written to ``synth-truth.json`` at the archive root."""
 
 from __future__ import annotations
 
@@ -25,7 +23,7 @@ from sitegen import SYNTH_TRUTH
 from sitegen.errors import SitegenError
 from sitegen.progress import archive_counts, counted
 from sitegen.synth.harbor import HARBOR_VARIANTS, write_harbor_trials
-from sitegen.synth.jobspec import JobSpec, LogTruth
+from sitegen.synth.jobspec import LogTruth, numbered
 from sitegen.synth.logs import write_log
 from sitegen.synth.plants import write_plants
 from sitegen.synth.realjobs import REAL_TRIALS_OWNER, real_specs
@@ -35,6 +33,7 @@ from sitegen.synth.vllm import write_infra
 
 TRUTH_FILE = SYNTH_TRUTH
 MIN_JOBS = 7
+T0 = datetime(2026, 2, 8)  # the first job's start
 
 
 class SynthError(SitegenError):
@@ -42,11 +41,8 @@ class SynthError(SitegenError):
 
 
 def _new_folder(out: Path) -> None:
-    """Create ``out``; refuse (one line) a folder that holds anything, or one that cannot be made.
-
-    Writing into a used folder would mix two archives (and the ground truth
-    would describe only one of them).
-    """
+    """Create ``out``; refuse a folder that holds anything (two archives would mix, and the
+    ground truth describe one of them) or one that cannot be made."""
     try:
         if out.exists() or out.is_symlink():
             if not out.is_dir():
@@ -75,15 +71,11 @@ def synth(
 ) -> dict:
     """Write a synthetic archive into ``out`` (created) and return its ground truth.
 
-    ``jobs`` is the number of job logs (at least 7, the scenario's own);
-    ``steps`` the length of each run; ``trials_per_step`` how many trials the
-    experiment run writes per step; ``pad_mb`` the total of noise padding
-    spread over the logs; ``trial_kb`` the size of each ``result.json``;
-    ``payload`` a string planted in names and messages (for injection tests);
-    ``plants`` adds the jobs that plant every insight (:mod:`sitegen.synth.plants`).
-    ``real`` adds five jobs in the shapes of docs/formats.md §2–§6 (see :func:`sitegen.synth.realjobs.real_specs`;
-    the CLI's default, and the shared end-to-end fixture's).
-    """
+    ``jobs``: job logs (at least the scenario's 7); ``steps``: each run's length;
+    ``trials_per_step``: the experiment run's trials a step; ``pad_mb``: noise padding over
+    all logs; ``trial_kb``: each ``result.json``'s size; ``payload``: planted in names and
+    messages (injection tests); ``plants``: add the jobs of :mod:`sitegen.synth.plants`;
+    ``real``: add the five jobs of docs/formats.md §2–§6 (:mod:`sitegen.synth.realjobs`)."""
     steps = max(steps, 8)
     jobs = max(jobs, MIN_JOBS)
     _new_folder(out)
@@ -91,126 +83,55 @@ def synth(
     k = max(c, (steps // 2) // c * c)
     k2 = max(3, (steps // 2) // 3 * 3)
     day = timedelta(days=1)
-    t0 = datetime(2026, 2, 8)
-    specs: list[JobSpec] = [
-        JobSpec(
-            "exp-async/logs/async-run_561773.out",
-            "async-run",
-            1,
-            k + 2,
-            "cancelled",
-            "TIME LIMIT",
-            ckpt_interval=c,
-            job_id=561773,
-            start=t0,
-            engines=2,
-            long_line_bytes=long_line_kb * 1024,
+    # fmt: off
+    specs = [
+        numbered(
+            "exp-async/logs/async-run_561773.out", "async-run", 1, k + 2, "cancelled", T0,
+            ckpt_interval=c, long_line_bytes=long_line_kb * 1024,
         ),
-        JobSpec(
-            "exp-async/logs/async-run_561774.out",
-            "async-run",
-            k + 1,
-            steps,
-            "complete",
-            form="both",
-            vllm_shape="new",
-            colour=False,
-            resume_from=k,
-            ckpt_interval=c,
-            job_id=561774,
-            start=t0 + 3 * day,
-            engines=3,
-            eval_interval=max(2, steps // 3),
+        numbered(
+            "exp-async/logs/async-run_561774.out", "async-run", k + 1, steps, "complete",
+            T0 + 3 * day, form="both", vllm_shape="new", colour=False, resume_from=k,
+            ckpt_interval=c, engines=3, eval_interval=max(2, steps // 3),
         ),
-        JobSpec(
-            "flat/sync-baseline/train_600100.out",
-            "sync-baseline",
-            1,
-            steps // 2,
-            "failed",
-            async_trainer=False,
-            split_timing=True,
-            colour=False,
-            job_id=600100,
-            start=t0 + 5 * day,
-            engines=1,
+        numbered(
+            "flat/sync-baseline/train_600100.out", "sync-baseline", 1, steps // 2, "failed",
+            T0 + 5 * day, async_trainer=False, split_timing=True, colour=False, engines=1,
             ckpt_root="/ckpt/sync",
         ),
-        JobSpec(
-            "flat/live/train_600200.log",
-            "live",
-            1,
-            steps // 3 + 1,
-            "running",
+        numbered(
+            "flat/live/train_600200.log", "live", 1, steps // 3 + 1, "running", T0 + 7 * day,
             engines=0,
-            job_id=600200,
-            start=t0 + 7 * day,
         ),
-        JobSpec(
-            "flat/stale/train_600150.out",
-            "stale",
-            1,
-            steps // 3,
-            "incomplete",
+        numbered(
+            "flat/stale/train_600150.out", "stale", 1, steps // 3, "incomplete", T0 + 6 * day,
             form="mirror",
-            job_id=600150,
-            start=t0 + 6 * day,
         ),
-        JobSpec(
-            "flat/chain-a/train_600300.out",
-            "chain",
-            1,
-            k2 + 1,
-            "cancelled",
-            "PREEMPTION",
-            ckpt_interval=3,
-            job_id=600300,
-            start=t0 + 10 * day,
+        numbered(
+            "flat/chain-a/train_600300.out", "chain", 1, k2 + 1, "cancelled", T0 + 10 * day,
+            cancel_reason="PREEMPTION", ckpt_interval=3,
         ),
-        JobSpec(
-            "flat/chain-b/train_600301.out",
-            "chain",
-            k2 + 1,
-            steps,
-            "complete",
-            resume_from=k2,
-            ckpt_interval=3,
-            job_id=600301,
-            start=t0 + 12 * day,
-            vllm_shape="new",
+        numbered(
+            "flat/chain-b/train_600301.out", "chain", k2 + 1, steps, "complete", T0 + 12 * day,
+            resume_from=k2, ckpt_interval=3, vllm_shape="new",
         ),
     ]
+    # fmt: on
     for i in range(jobs - MIN_JOBS):
+        name, start = f"extra-{i:03d}", T0 + (20 + i) * day
         specs.append(
-            JobSpec(
-                f"flat/extra-{i:03d}/train_{610000 + i}.out",
-                f"extra-{i:03d}",
-                1,
-                steps,
-                "complete",
-                job_id=610000 + i,
-                start=t0 + (20 + i) * day,
-            )
+            numbered(f"flat/{name}/train_{610000 + i}.out", name, 1, steps, "complete", start)
         )
     if real:
-        specs += real_specs(steps, c, t0)
+        specs += real_specs(steps, c, T0)
     total_steps = sum(s.last_step - s.first_step + 1 for s in specs)
     pad_total = int(pad_mb * (1 << 20))
     truths: dict[str, LogTruth] = {}
     if payload:
         specs = [replace(s, payload=payload) for s in specs]
         # A folder whose name is hostile too (no "/" can be in a name).
-        specs.append(
-            JobSpec(
-                "flat/we ird ünï <b onmouseover=alert(1)> '..'/train_700000.out",
-                "weird",
-                1,
-                8,
-                "complete",
-                job_id=700000,
-                start=t0 + 30 * day,
-            )
-        )
+        weird = "flat/we ird ünï <b onmouseover=alert(1)> '..'/train_700000.out"
+        specs.append(numbered(weird, "weird", 1, 8, "complete", T0 + 30 * day))
         total_steps += 8
     for i, spec in enumerate(specs):
         spec = replace(
@@ -230,7 +151,7 @@ def synth(
         else:
             end = spec.start + timedelta(hours=6)
             if spec.end == "incomplete":
-                end = datetime.now() - 2 * day
+                end = datetime.now() - timedelta(days=2)
             os.utime(path, (end.timestamp(), end.timestamp()))
 
     trials: dict[str, TrialsTruth] = {}
@@ -355,12 +276,11 @@ def _run(
 
 def counts(truth: dict) -> dict[str, int]:
     """What a build of the archive counts, from its ground truth, under the names of
-    :class:`~sitegen.commands.build.BuildReport`'s counts: jobs and runs (the planted ones too, each
-    planted job a run of its own; ``planted_jobs`` of them); training trials (a trial
-    archive's members included), eval trials, unreadable ``result.json`` files,
-    job-level ones in trial folders (synth writes its job-level files beside the trials, where
-    they are not read), trial folders without a ``result.json``; and the ``result.json``
-    files read in all (``trial_files``: the trials, eval or not, and the unreadable ones)."""
+    :class:`~sitegen.commands.build.BuildReport`'s counts: jobs and runs (each planted job a
+    run of its own; ``planted_jobs`` of them); training trials (an archive's members too),
+    eval trials, unreadable ``result.json`` files, job-level ones in trial folders (synth's
+    sit beside the trials, where they are not read), trial folders without a ``result.json``;
+    and the ``result.json`` files read in all (``trial_files``)."""
     planted = truth.get("plants", {}).get("jobs", [])
     folders = truth["trials"].values()
     out = {

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, step_of
+from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, place, step_of
 
 # -- Harbor's own shapes (docs/formats.md §6), as its pydantic models serialize them ------------
 
@@ -81,8 +81,7 @@ def stage_times(
     Environment setup takes a few percent of the trial, agent setup less, the agent the
     bulk; the verifier runs last when the trial was verified. Gaps between stages are the
     trial's overhead (sandbox queueing, uploads). A trial stopped by an environment or
-    agent-setup failure ends in that stage; the stages after it are null, as Harbor writes.
-    """
+    agent-setup failure ends in that stage; the stages after it are null, as Harbor writes."""
     total = (end - start).total_seconds()
     stop = _STOPS_IN.get(exc or "")
     shares = {
@@ -125,17 +124,9 @@ def _steps(
     collects artifacts and runs its verifier: the gaps are a few percent of its time, as is
     the environment's teardown after the last. An agent's exception is caught as its phase
     ends; the verifier still grades it (the types drawn here are graded). Each step's agent
-    counts cached tokens of its own.
-    """
-    shares = [
-        (
-            rng.uniform(0.01, 0.04),
-            rng.uniform(1.0, 3.0),
-            rng.uniform(0.005, 0.02),
-            rng.uniform(0.05, 0.15),
-        )
-        for _ in drawn
-    ]
+    counts cached tokens of its own."""
+    bounds = ((0.01, 0.04), (1.0, 3.0), (0.005, 0.02), (0.05, 0.15))
+    shares = [tuple(rng.uniform(lo, hi) for lo, hi in bounds) for _ in drawn]
     teardown = rng.uniform(0.005, 0.02)  # after the last verifier: the environment stops
     scale = (hi - lo).total_seconds() / (sum(map(sum, shares)) + teardown)
     t, steps, spans = lo, [], []
@@ -190,8 +181,7 @@ def harbor_result(
     the verifier on each step, the top level's null), ``0.26-context`` (the verifier ran
     after a context overflow and its reward counts), ``0.26-invalid`` (a reward Harbor
     declares invalid). What a reader must take includes ``stages``: the trial's stage
-    seconds and cached tokens (a multi-step trial's agent and verifier: sums over steps).
-    """
+    seconds and cached tokens (a multi-step trial's agent and verifier: sums over steps)."""
     version = "0.1.45" if variant == "0.1.45" else "0.26"
     name = _name(rng, task)
     end = start + timedelta(seconds=rng.randint(60, 900))
@@ -229,9 +219,7 @@ def harbor_result(
             },
         }
     )
-    drawn: list[
-        tuple[str, dict, float, str | None]
-    ] = []  # each step's (name, agent, reward, exception)
+    drawn: list[tuple[str, dict, float, str | None]] = []  # each step's (name, agent, reward, exc)
     n_in = n_out = 0
     if variant == "0.26-multi":
         turns = 0
@@ -284,9 +272,7 @@ def harbor_result(
         obj[stage] = _span(times)
     if version != "0.1.45":
         obj["step_results"] = steps
-        valid = obj["verifier_result"] is not None and all(
-            _POLICY[e][2] for e in ([exc] if exc else [])
-        )
+        valid = obj["verifier_result"] is not None and (not exc or _POLICY[exc][2])
         obj["reward_valid"] = valid
         if not valid:
             reward = None  # Harbor says it does not count
@@ -323,8 +309,7 @@ def write_harbor_trials(
 
     ``windows`` as for :func:`sitegen.synth.trials.write_trials`: the trials spread over
     the job's steps with stage timestamps (from a generator of their own); without, they
-    all start at one time with five-second stages.
-    """
+    all start at one time with five-second stages."""
     rng = random.Random(seed)
     trng = random.Random(seed + 0x5EED) if windows else None
     truth = TrialsTruth(rel)
@@ -333,12 +318,7 @@ def write_harbor_trials(
     for i in range(n):
         at, end_by = start, None
         if trng is not None:
-            lo, hi, by, _ = windows[i * len(windows) // n]
-            span = (hi - lo).total_seconds()
-            at = lo + timedelta(
-                seconds=trng.randint(1, max(1, int(span / 2 if by == hi else span)))
-            )
-            end_by = by - timedelta(seconds=trng.randint(5, 30))
+            at, end_by = place(trng, windows[i * len(windows) // n], 30)
         text, seen = harbor_result(
             rng,
             HARBOR_VARIANTS[i % len(HARBOR_VARIANTS)],
@@ -352,5 +332,5 @@ def write_harbor_trials(
         (d / "result.json").write_text(text)
         task = tasks[i % len(tasks)]
         _record(truth, seen["exception"], seen["reward"], seen["turns"], task, step_of(windows, at))
-        truth.stages.append({"duration_s": seen["duration_s"], **seen["stages"]})
+        truth.per_trial_stages.append({"duration_s": seen["duration_s"], **seen["stages"]})
     return truth

@@ -1,18 +1,21 @@
 """What a synthetic SkyRL job does (:class:`JobSpec`) and what its log holds (:class:`LogTruth`).
 
 :func:`sitegen.synth.logs.write_log` turns a spec into a log and returns its truth:
-exactly the values a correct parser must find.
-"""
+exactly the values a correct parser must find."""
 
 from __future__ import annotations
 
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from typing import Any
 
 import msgspec
+
+N_SAMPLES = 8  # a prompt group's samples (generator.n_samples_per_prompt)
+GROUPS = 4  # prompt groups a step
 
 
 class JobSpec(msgspec.Struct, frozen=True):
@@ -36,12 +39,8 @@ class JobSpec(msgspec.Struct, frozen=True):
     start: datetime = datetime(2026, 2, 8, 0, 0, 0)
     pad_bytes: int = 0
     long_line_bytes: int = 0
-    junk: bool = True
-    trailing_batches: bool = False  # batches of a step that never logged its block
     job_id: int = 561773
     eval_interval: int = 0
-    n_samples: int = 8
-    groups: int = 4
     payload: str = ""  # planted in the config and a batch exception label (injection tests)
     # the real shapes of docs/formats.md §2–§6 (all off: the original jobs stay byte for byte)
     real: bool = False  # driver without Ray prefix, records glued after tqdm bars, skyrl.train
@@ -66,6 +65,32 @@ class JobSpec(msgspec.Struct, frozen=True):
 
 
 @dataclass
+class VllmTruth:
+    """The vLLM stat lines of one log, as a reader must tally them."""
+
+    samples: int = 0
+    engines: set = field(default_factory=set)
+    sums: Counter = field(default_factory=Counter)
+    waiting_max: float = 0.0
+    aggregated: int = 0
+    suppressed: int = 0
+    step_stats: dict[int, dict] = field(default_factory=dict)
+    prefix_samples: int | None = None  # samples with a prefix hit rate (None: all; not written)
+
+    def to_json(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.prefix_samples is None:
+            del out["prefix_samples"]
+        steps = {str(k): v for k, v in self.step_stats.items()}
+        return {
+            **out,
+            "engines": sorted(self.engines),
+            "sums": dict(self.sums),
+            "step_stats": steps,
+        }
+
+
+@dataclass
 class LogTruth:
     """What the synthesizer wrote in one log: the ground truth tests compare with."""
 
@@ -74,28 +99,19 @@ class LogTruth:
     first_step: int | None
     last_step: int | None
     steps: list[int] = field(default_factory=list)
-    metrics: dict[int, dict] = field(
-        default_factory=dict
-    )  # step -> values as a parser must read them
+    metrics: dict[int, dict] = field(default_factory=dict)  # step -> values a parser must read
     resumed_from: int | None = None
     checkpoints: list[int] = field(default_factory=list)
     batches: Counter = field(default_factory=Counter)
     batch_exceptions: Counter = field(default_factory=Counter)
     batches_per_step: dict[int, Counter] = field(default_factory=dict)
     eval_batches: int = 0
-    vllm_samples: int = 0
-    vllm_engines: set = field(default_factory=set)
-    vllm_sums: Counter = field(default_factory=Counter)
-    vllm_waiting_max: float = 0.0
-    vllm_aggregated: int = 0
-    vllm_suppressed: int = 0
-    vllm_step_stats: dict[int, dict] = field(default_factory=dict)
+    vllm: VllmTruth = field(default_factory=VllmTruth)
     secrets: list[str] = field(default_factory=list)
     run_name: str | None = ""
     model: str | None = ""
-    n_samples: int | None = 8
+    n_samples: int | None = N_SAMPLES
     train_data: list[str] | None = None  # the dumped config's data.train_data (None: no dump)
-    vllm_prefix_samples: int | None = None  # samples with a prefix hit rate (None: all)
     metric_form: str = "console"
     mid_run: bool = False
     final_checkpoint: int | None = None  # the save after the loop (also in checkpoints)
@@ -106,45 +122,17 @@ class LogTruth:
     block_times: dict[int, datetime] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict:
+        """Every field but ``block_times``, in order, as synth-truth.json holds it."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "block_times"}
         return {
-            "path": self.path,
-            "end": self.end,
-            "first_step": self.first_step,
-            "last_step": self.last_step,
-            "steps": self.steps,
+            **out,
             "metrics": {
                 str(k): {m: _jsonable(v) for m, v in d.items()} for k, d in self.metrics.items()
             },
-            "resumed_from": self.resumed_from,
-            "checkpoints": self.checkpoints,
             "batches": dict(self.batches),
             "batch_exceptions": dict(self.batch_exceptions),
             "batches_per_step": {str(k): dict(v) for k, v in sorted(self.batches_per_step.items())},
-            "eval_batches": self.eval_batches,
-            "vllm": {
-                "samples": self.vllm_samples,
-                "engines": sorted(self.vllm_engines),
-                "sums": dict(self.vllm_sums),
-                "waiting_max": self.vllm_waiting_max,
-                "aggregated": self.vllm_aggregated,
-                "suppressed": self.vllm_suppressed,
-                "step_stats": {str(k): v for k, v in self.vllm_step_stats.items()},
-                **(
-                    {"prefix_samples": self.vllm_prefix_samples}
-                    if self.vllm_prefix_samples is not None
-                    else {}
-                ),
-            },
-            "secrets": self.secrets,
-            "run_name": self.run_name,
-            "model": self.model,
-            "n_samples": self.n_samples,
-            "train_data": self.train_data,
-            "metric_form": self.metric_form,
-            "mid_run": self.mid_run,
-            "final_checkpoint": self.final_checkpoint,
-            "planned_steps": self.planned_steps,
-            "status_detail": self.status_detail,
+            "vllm": self.vllm.to_json(),
         }
 
 
@@ -152,6 +140,14 @@ def _jsonable(v: float | int) -> float | int | str:
     if isinstance(v, float) and not math.isfinite(v):
         return repr(v)  # "nan", "inf"
     return v
+
+
+def numbered(
+    path: str, run: str, first: int, last: int, end: str, start: datetime, **kw: Any
+) -> JobSpec:
+    """A job whose id is the number its log's name ends in (``train_600100.out``: 600100)."""
+    job_id = int(path.rsplit("_", 1)[1].split(".")[0])
+    return JobSpec(path, run, first, last, end, job_id=job_id, start=start, **kw)
 
 
 def fake_secrets(rng: random.Random) -> dict[str, str]:

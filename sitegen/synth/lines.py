@@ -1,7 +1,5 @@
-"""Line writers for synthetic SkyRL logs: the Ray prefix, loguru headers, value formats, noise.
-
-The shapes of docs/formats.md §2 and §3.
-"""
+"""Line writers for synthetic SkyRL logs: the Ray prefix, loguru headers, value formats, noise
+(the shapes of docs/formats.md §2 and §3)."""
 
 from __future__ import annotations
 
@@ -47,8 +45,7 @@ class _Out:
         """A bar that lost its line break: the next record lands after it (docs/formats.md §2).
 
         With :attr:`JobSpec.ray_entrypoint` the bar is the driver's (no Ray prefix) and the
-        record a Ray actor's; ``turn`` picks how the two meet (:meth:`_glued`).
-        """
+        record a Ray actor's; ``turn`` picks how the two meet (:meth:`_glued`)."""
         if self.spec.ray_entrypoint:
             self.glued = (text, turn)
         else:
@@ -70,9 +67,7 @@ class _Out:
             f"{pfx}{bar}\r{bar}\r",  # OWN_BAR: the actor's bar redrawn on its own line
         )[self.turn]
 
-    def loguru(
-        self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310", pid: int = 4242
-    ) -> None:
+    def loguru(self, t: datetime, msg: str, where: str = "skyrl_train.trainer:train:310") -> None:
         if self.spec.real and not self.spec.skyrl_train_names:
             where = where.replace("skyrl_train.", "skyrl.train.")  # upstream's 2026 rename
         ts = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
@@ -80,10 +75,10 @@ class _Out:
             head = f"\x1b[32m{ts}\x1b[0m | \x1b[1mINFO    \x1b[0m | \x1b[36m{where}\x1b[0m - \x1b[1m{msg}\x1b[0m"
         else:
             head = f"{ts} | INFO     | {where} - {msg}"
-        self.raw(f"{self._glued(self.prefix('skyrl_entrypoint', pid, None))}{head}\n")
+        self.entry(head)
 
-    def entry(self, text: str, pid: int = 4242) -> None:
-        self.raw(f"{self._glued(self.prefix('skyrl_entrypoint', pid, None))}{text}\n")
+    def entry(self, text: str) -> None:
+        self.raw(f"{self._glued(self.prefix('skyrl_entrypoint', 4242, None))}{text}\n")
 
 
 def _round4(v: float) -> float:
@@ -109,7 +104,7 @@ NOISE_TEXT = (
 )
 
 
-def _noise(out: _Out, rng: random.Random, pid: int) -> None:
+def _noise(out: _Out, rng: random.Random) -> None:
     kind = rng.randrange(4)
     if kind == 0:
         bar = "".join(
@@ -118,7 +113,7 @@ def _noise(out: _Out, rng: random.Random, pid: int) -> None:
         )
         out.raw(bar + "\n")
     elif kind == 1:
-        out.entry(NOISE_TEXT[0], pid)
-        out.entry("Step 99: ", pid)  # model text: no loguru header, must not start a block
+        out.entry(NOISE_TEXT[0])
+        out.entry("Step 99: ")  # model text: no loguru header, must not start a block
     else:
-        out.entry(NOISE_TEXT[kind], pid)
+        out.entry(NOISE_TEXT[kind])

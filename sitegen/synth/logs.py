@@ -1,11 +1,5 @@
-"""Write one synthetic SkyRL SLURM log and record what it wrote.
-
-:class:`JobSpec` (in :mod:`sitegen.synth.jobspec`) says what the job does (steps, form,
-end state, vLLM shape); :func:`write_log` writes the log line by line (streaming, any
-size) and returns the ground truth: exactly the values a correct parser must find. The
-line writer lives in :mod:`sitegen.synth.lines`, a step's values in
-:mod:`sitegen.synth.stepvalues`, the vLLM stat lines in :mod:`sitegen.synth.vllm`.
-"""
+"""Write one synthetic SkyRL SLURM log, line by line (any size), as its :class:`JobSpec`
+says, and return its ground truth: exactly the values a correct parser must find."""
 
 from __future__ import annotations
 
@@ -18,7 +12,7 @@ from typing import BinaryIO
 
 import yaml
 
-from sitegen.synth.jobspec import JobSpec, LogTruth, fake_secrets
+from sitegen.synth.jobspec import GROUPS, N_SAMPLES, JobSpec, LogTruth, fake_secrets
 from sitegen.synth.lines import OWN_BAR, RESET, _fmt4, _noise, _Out, _round4
 from sitegen.synth.stepvalues import _config, step_metrics
 from sitegen.synth.vllm import write_vllm
@@ -32,12 +26,17 @@ BATCH_TYPES = (
     "VerifierTimeoutError",
 )
 
+BREAKDOWN_AT = "skyrl_train.generators.harbor:generate:171"
+SAVE_AT = "skyrl_train.trainer:save_checkpoints:512"
+
 
 def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     """Write the job's log to ``fh``; return the ground truth of what it holds."""
     rng = random.Random(seed)
     out = _Out(fh, spec)
     secrets = fake_secrets(rng)
+    mirror = spec.form in ("mirror", "both")
+    metric_form = "text" if spec.text_only else "mirror" if mirror else "console"
     truth = LogTruth(
         spec.path,
         spec.end,
@@ -45,15 +44,12 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         None,
         run_name=spec.run_name,
         model="Qwen/Qwen3-8B",
-        n_samples=spec.n_samples,
+        secrets=list(secrets.values()),
+        metric_form=metric_form,
+        mid_run=spec.mid_run,
+        planned_steps=spec.planned_steps,
     )
-    truth.secrets = list(secrets.values())
     t = spec.start
-    truth.metric_form = (
-        "text" if spec.text_only else "mirror" if spec.form in ("mirror", "both") else "console"
-    )
-    truth.mid_run = spec.mid_run
-    truth.planned_steps = spec.planned_steps
     if spec.mid_run:
         # A notebook kept only its last lines: no preamble, config, start or resume line,
         # and (VS Code) a banner saying so.
@@ -111,8 +107,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     negative: list[int] = []  # the negative batch line is written once
 
     def batches(step_key: int, mode: str = "training") -> None:
-        for _ in range(spec.groups):
-            n = spec.n_samples
+        for _ in range(GROUPS):
+            n = N_SAMPLES
             out.loguru(
                 t,
                 f"Starting batch generation for {n} trials (mode={mode})",
@@ -124,11 +120,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             if spec.payload and step_key == spec.first_step and mode == "training":
                 exc[spec.payload] += 1
             if exc:
-                out.loguru(
-                    t,
-                    f"Exception breakdown: {dict(exc)}",
-                    "skyrl_train.generators.harbor:generate:171",
-                )
+                out.loguru(t, f"Exception breakdown: {dict(exc)}", BREAKDOWN_AT)
             failed = min(n, sum(exc.values()) - exc.get("InvalidChatHistory", 0))
             masked = exc.get("InvalidChatHistory", 0)
             ok = n - failed - masked
@@ -136,11 +128,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 # the generator subtracts exception counts, which can exceed the batch
                 # (docs/formats.md §4)
                 exc = Counter({"AgentTimeoutError": n + 1})
-                out.loguru(
-                    t,
-                    f"Exception breakdown: {dict(exc)}",
-                    "skyrl_train.generators.harbor:generate:171",
-                )
+                out.loguru(t, f"Exception breakdown: {dict(exc)}", BREAKDOWN_AT)
                 ok, failed, masked = -1, n + 1, 0
                 negative.append(1)
             out.loguru(
@@ -167,6 +155,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             pending.clear()
             pending_exc.clear()
 
+    def saved(step: int) -> None:
+        at = f"{spec.ckpt}/global_step_{step}"
+        out.loguru(t, f"Successfully saved checkpoint for global_step_{step} to: {at}", SAVE_AT)
+        truth.checkpoints.append(step)
+
     def chatter() -> None:
         out.raw(
             f"{out.prefix('AsyncVLLMInferenceEngine', 999, '10.0.0.9')}some engine chatter {{'x': 1}}\n"
@@ -190,9 +183,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                     chatter()  # between the header and its dict: the header's process decides
                 lines = pprint.pformat(d).splitlines()
                 if spec.ray_entrypoint and spec.colour:
-                    lines[-1] += (
-                        RESET  # loguru colours the message as one span (docs/formats.md §2.2)
-                    )
+                    # loguru colours the message as one span (docs/formats.md §2.2)
+                    lines[-1] += RESET
                 for i, line in enumerate(lines):
                     out.entry(line)
                     if i == 2 and spec.engines and step % 2 == 0:
@@ -209,12 +201,11 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 f"WANDB_MIRROR kind=train step={step} metrics={json.dumps(m, sort_keys=True)}",
                 "skyrl_train.utils.tracking:log:230",
             )
-        if form == "mirror" or form == "both":
-            truth.metrics[step] = dict(m)
-        else:
-            truth.metrics[step] = {
-                k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()
-            }
+        truth.metrics[step] = (
+            dict(m)
+            if form in ("mirror", "both")
+            else {k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()}
+        )
 
     def timer_lines(step: int, m: dict) -> dict:
         """The step's Finished:, reward and status lines; what a reader takes from them."""
@@ -265,8 +256,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         batches(step)
         write_vllm(out, rng, spec, truth, engines, t, float(m["timing/step"]))
         for _ in range(3):
-            _noise(out, rng, 4242)
-        if spec.junk and step == spec.first_step:
+            _noise(out, rng)
+        if step == spec.first_step:
             out.raw(b"\xff\xfe\x00\x00garbage \x80\x81 binary\x00 junk\n")
         if spec.long_line_bytes and step == spec.first_step:
             out.raw(
@@ -277,7 +268,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         written = 0
         while written < pad_per_step:
             before = out.bytes
-            _noise(out, rng, 4242)
+            _noise(out, rng)
             written += out.bytes - before
         if spec.real or spec.text_only:
             text_vals = timer_lines(step, m)
@@ -298,7 +289,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
                 f"kv(peak/med)={kp}%/{km}%",
                 "skyrl_train.inference:log_stats:77",
             )
-            truth.vllm_step_stats[step] = {
+            truth.vllm.step_stats[step] = {
                 "engines": float(spec.engines),
                 "running_peak": float(rp),
                 "running_med": float(rm),
@@ -314,12 +305,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         done = step
         truth.steps.append(step)
         if ckpt:
-            out.loguru(
-                t,
-                f"Successfully saved checkpoint for global_step_{step} to: {spec.ckpt}/global_step_{step}",
-                "skyrl_train.trainer:save_checkpoints:512",
-            )
-            truth.checkpoints.append(step)
+            saved(step)
         if spec.eval_interval and step % spec.eval_interval == 0:
             batches(step, "eval")
             ev = {
@@ -334,7 +320,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     truth.first_step = spec.first_step if truth.steps else None
     truth.last_step = spec.last_step if truth.steps else None
     nxt = spec.last_step + 1
-    if spec.trailing_batches or spec.end in ("cancelled", "running"):
+    if spec.end in ("cancelled", "running"):
         if spec.real or spec.text_only:
             out.loguru(t, "Started: 'step'", "skyrl_train.utils.utils:__enter__:38")
         batches(nxt)
@@ -346,9 +332,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
             {k: _fmt4(v) for k, v in step_metrics(rng, nxt, spec, False).items()}
         ).splitlines()[:5]:
             out.entry(line)
-        out.raw(
-            out.prefix("skyrl_entrypoint", 4242, None) + " 'timing/st"
-        )  # no newline: still being written
+        out.raw(out.prefix("skyrl_entrypoint", 4242, None) + " 'timing/st")  # still being written
         return truth
     flush(nxt)
     # The save after the loop (docs/formats.md §4.3): named after last + 1 by the older trainers, after the
@@ -357,34 +341,26 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     if spec.end == "complete" and spec.real and final not in truth.checkpoints:
         if spec.ray_entrypoint:
             out.glue(bar(), final)
-        out.loguru(
-            t,
-            f"Successfully saved checkpoint for global_step_{final} to: {spec.ckpt}/global_step_{final}",
-            "skyrl_train.trainer:save_checkpoints:512",
-        )
+        saved(final)
         out.loguru(t, "Saved final checkpoint.")
-        truth.checkpoints.append(final)
         truth.final_checkpoint = final
+    cancelled = (
+        f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT {t:%Y-%m-%dT%H:%M:%S}"
+    )
     if spec.end == "complete":
         out.loguru(t, "Training done!")
     elif spec.end == "cancelled":
         out.entry("Training done! (said the model, not the trainer)")
         if spec.real:
             out.glue(bar())
-        out.raw(
-            f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT "
-            f"{t.strftime('%Y-%m-%dT%H:%M:%S')} DUE TO {spec.cancel_reason} ***\n"
-        )
+        out.raw(f"{cancelled} DUE TO {spec.cancel_reason} ***\n")
         truth.status_detail = spec.cancel_reason
     elif spec.end == "failed" and spec.oom:
         out.raw(
             f"slurmstepd: error: Detected 1 oom_kill event in StepId={spec.job_id}.batch. "
             "Some of the step tasks have been OOM Killed.\n"
         )
-        out.raw(
-            f"slurmstepd: error: *** JOB {spec.job_id} ON gpu-017 CANCELLED AT "
-            f"{t.strftime('%Y-%m-%dT%H:%M:%S')} ***\n"
-        )
+        out.raw(f"{cancelled} ***\n")
         truth.status_detail = "out of memory (oom_kill)"
     elif spec.end == "failed":
         out.loguru(

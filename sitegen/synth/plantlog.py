@@ -9,17 +9,24 @@ from pathlib import Path
 
 import yaml
 
-from sitegen.synth.jobspec import JobSpec
+from sitegen.synth.jobspec import JobSpec, numbered
 from sitegen.synth.lines import _Out
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)
 STEP_S = 600.0
+SAMPLES = 4  # a prompt group: one task's samples at a step (pass@4)
+
+
+def utc(t: datetime) -> str:
+    return t.isoformat() + "Z"
 
 
 def plant_log(
     path: Path, spec: JobSpec, config: dict | None, steps: dict[int, dict], end: str
 ) -> None:
-    """A mirror-form log: config dump, start line, one ``WANDB_MIRROR`` per step, end line."""
+    """A mirror-form log (its folder made): config dump, start line, one ``WANDB_MIRROR`` per
+    step, end line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as fh:
         out = _Out(fh, spec)
         if config is not None:
@@ -41,14 +48,12 @@ def plant_log(
 
 
 def plant_spec(
-    rel: str, run: str, first: int, last: int, end: str, job_id: int, start: datetime = T0
+    rel: str, run: str, first: int, last: int, end: str, start: datetime = T0
 ) -> JobSpec:
-    return JobSpec(
-        rel, run, first, last, end, form="mirror", colour=False, job_id=job_id, start=start
-    )
+    return numbered(rel, run, first, last, end, start, form="mirror", colour=False)
 
 
-def plant_config(run: str, samples: int, **trainer: object) -> dict:
+def plant_config(run: str, **trainer: object) -> dict:
     """A planted job's config dump: the trainer's settings, ``trainer``'s over them."""
     return {
         "trainer": {
@@ -59,5 +64,5 @@ def plant_config(run: str, samples: int, **trainer: object) -> dict:
             "policy_mini_batch_size": 20,
             **trainer,
         },
-        "generator": {"n_samples_per_prompt": samples},
+        "generator": {"n_samples_per_prompt": SAMPLES},
     }

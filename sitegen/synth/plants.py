@@ -1,8 +1,7 @@
 """``sitegen synth --plants``: an archive that plants every insight, with its ground truth.
 
 Kept apart from the main scenario (whose counts many tests rely on) and from
-:mod:`sitegen.synth.logs` / :mod:`sitegen.synth.trials`. It writes, under
-``plants/``:
+:mod:`sitegen.synth.logs` / :mod:`sitegen.synth.trials`. It writes, under ``plants/``:
 
 * ``flat/tasks``: 12 steps and Harbor trials with stage timestamps: a learned,
   a forgotten, an always- and a never-solved task, a mixed one, prompt groups
@@ -16,8 +15,7 @@ Kept apart from the main scenario (whose counts many tests rely on) and from
   with a flat reward.
 
 The truth lists, per log, the finding ids the rules must raise, and for the
-tasks job every figure of the tasks and rollouts sections.
-"""
+tasks job every figure of the tasks and rollouts sections."""
 
 from __future__ import annotations
 
@@ -28,19 +26,20 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import sitegen.synth.transcripts as tx
-from sitegen.synth.plantlog import STEP_S, T0, plant_config
+from sitegen.synth.plantlog import SAMPLES, STEP_S, T0, utc
+from sitegen.synth.plantlog import plant_config as _config
 from sitegen.synth.plantlog import plant_log as _log
 from sitegen.synth.plantlog import plant_spec as _spec
 from sitegen.synth.statplants import write_stat_plants
 
 STEPS = 12
 OUTLIER_STEP = 8  # its step takes 3.5x the others; its trials set up slowly and crash
-SAMPLES = 4
 TASKS = ("always-ok", "forget-css", "learn-sql", "mixed-regex", "never-kernel")
 INFRA_TASK = "sandbox-heavy"
 ENV_S, AGENT_SETUP_S, VERIFIER_S, OVERHEAD_S = 8.0, 2.0, 4.0, 1.0
 SLOW_ENV_S, INFRA_ENV_S = 240.0, 300.0
 TOKEN_IDS = 50_000  # in one result.json's rollout details (twice): ~1 MB
+WAITING_HALF = {"timing/step": 600.0, "timing/wait_for_generation_buffer": 300.0}
 
 
 def _hazards() -> dict[str, dict]:
@@ -78,12 +77,7 @@ def _hazards() -> dict[str, dict]:
         "mixed-regex__s01j0": {
             "form": "episodes",
             "hazards": {
-                1: tx.colour(tx.SCRIPT)
-                + "\n"
-                + sec["config-value"]
-                + "\n"
-                + sec["build-value"]
-                + "\n"
+                1: f"{tx.colour(tx.SCRIPT)}\n{sec['config-value']}\n{sec['build-value']}\n"
             },
         },
         "mixed-regex__s03j1": {
@@ -92,10 +86,6 @@ def _hazards() -> dict[str, dict]:
             "hazards": {1: tx.colour("ERROR")},
         },
     }
-
-
-def _config(run: str, **trainer: object) -> dict:
-    return plant_config(run, SAMPLES, **trainer)
 
 
 def _step_time(step: int) -> float:
@@ -147,7 +137,7 @@ def _trial(
     def stage(i: int) -> dict | None:
         if (env, agent_setup, execution, verifier)[i] == 0 and infra:
             return None  # the stage never ran
-        return {"started_at": _z(marks[i]), "finished_at": _z(marks[i + 1])}
+        return {"started_at": utc(marks[i]), "finished_at": utc(marks[i + 1])}
 
     name = f"{task}__s{step:02d}j{j}"
     turns = 0 if infra else 2 + j
@@ -165,8 +155,8 @@ def _trial(
         },
         "verifier_result": None if reward is None else {"rewards": {"reward": reward}},
         "exception_info": None if exc is None else {"exception_type": exc},
-        "started_at": _z(start),
-        "finished_at": _z(end),
+        "started_at": utc(start),
+        "finished_at": utc(end),
         "environment_setup": stage(0),
         "agent_setup": stage(1),
         "agent_execution": stage(2),
@@ -192,13 +182,9 @@ def _trial(
     )
 
 
-def _z(t: datetime) -> str:
-    return t.isoformat() + "Z"
-
-
 def _tasks_job(root: Path) -> dict:
     rel = "plants/flat/tasks/train_700100.out"
-    spec = _spec(rel, "plants-tasks", 1, STEPS, "complete", 700100)
+    spec = _spec(rel, "plants-tasks", 1, STEPS, "complete")
     steps = {}
     for s in range(1, STEPS + 1):
         st = _step_time(s)
@@ -212,7 +198,6 @@ def _tasks_job(root: Path) -> dict:
             "timing/wait_for_generation_buffer": 0.9 * st,
         }
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
     _log(path, spec, _config("plants-tasks"), steps, "complete")
     # Step s ends when its block is logged; its trials start just after step s−1's block.
     ends = {0: T0}
@@ -239,14 +224,8 @@ def _tasks_job(root: Path) -> dict:
         "run": "plants-tasks",
         "trials_total": len(trials),
         "findings": sorted(
-            [
-                "gen_wait_high",
-                "step_time_outlier",
-                "infra_burst",
-                "error_rate_rising",
-                "policy_frozen",
-                "task_forgotten",
-            ]
+            ["gen_wait_high", "step_time_outlier", "infra_burst", "error_rate_rising"]
+            + ["policy_frozen", "task_forgotten"]
         ),
         "policy_frozen_severity": "info",
         "trials": trials,
@@ -344,38 +323,33 @@ def _transcripts_truth(trials: list[dict], made: dict[str, dict]) -> dict:
 
 
 def _simple_job(
-    root: Path,
-    rel: str,
-    run: str,
-    first: int,
-    last: int,
-    end: str,
-    job_id: int,
-    config: dict | None,
-    metrics,
-) -> None:
-    spec = _spec(rel, run, first, last, end, job_id)
+    root: Path, rel: str, first: int, last: int, end: str, config: dict | None, metrics, **truth
+) -> dict:
+    """A planted job without trials, its run named after its folder; its truth: ``truth``."""
+    run = "plants-" + rel.split("/")[-2]
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _log(path, spec, config, {s: metrics(s) for s in range(first, last + 1)}, end)
+    _log(
+        path,
+        _spec(rel, run, first, last, end),
+        config,
+        {s: metrics(s) for s in range(first, last + 1)},
+        end,
+    )
     when = time.time() - 2 * 86400 if end == "incomplete" else (T0 + timedelta(hours=9)).timestamp()
     os.utime(path, (when, when))
+    return {"log": rel, "run": run, "trials_total": 0, **truth}
 
 
 def write_plants(root: Path) -> dict:
     """Write the planted jobs under ``root/plants`` and return their ground truth: per job
     its log, its run (each planted job is a run of its own), the training trials it wrote
     (``trials_total``) and what it plants."""
-    jobs = [_tasks_job(root)]
-    rel = "plants/flat/lr-zero/train_700201.out"
-    _simple_job(
+    lr_zero = _simple_job(
         root,
-        rel,
-        "plants-lr-zero",
+        "plants/flat/lr-zero/train_700201.out",
         1,
         12,
         "complete",
-        700201,
         _config("plants-lr-zero", policy={"optimizer_config": {"lr": 0.0}}),
         lambda s: {
             "reward/avg_raw_reward": 0.3 + 0.02 * s,
@@ -384,72 +358,38 @@ def write_plants(root: Path) -> dict:
             "policy/policy_kl": 0.0,
             "policy/ppo_clip_ratio": 0.0,
             "async/staleness_max": 2,
-            "timing/step": 600.0,
-            "timing/wait_for_generation_buffer": 300.0,
+            **WAITING_HALF,
         },
+        findings=["lr_zero", "policy_frozen"],
+        policy_frozen_severity="error",
     )
-    jobs.append(
-        {
-            "log": rel,
-            "run": "plants-lr-zero",
-            "trials_total": 0,
-            "findings": ["lr_zero", "policy_frozen"],
-            "policy_frozen_severity": "error",
-        }
-    )
-    rel = "plants/flat/collapse/train_700202.out"
-    _simple_job(
+    collapse = _simple_job(
         root,
-        rel,
-        "plants-collapse",
+        "plants/flat/collapse/train_700202.out",
         1,
         20,
         "complete",
-        700202,
         _config("plants-collapse", fully_async={"max_staleness_steps": 1}),
         lambda s: {
             "reward/avg_raw_reward": 0.6 - 0.015 * s,
             "policy/policy_entropy": 0.5 * 0.8**s,
             "async/staleness_max": 3 if s in (15, 16) else 1,
-            "timing/step": 600.0,
-            "timing/wait_for_generation_buffer": 300.0,
+            **WAITING_HALF,
         },
+        findings=sorted(["entropy_collapse", "reward_falling", "staleness_over_limit"]),
     )
-    jobs.append(
-        {
-            "log": rel,
-            "run": "plants-collapse",
-            "trials_total": 0,
-            "findings": sorted(["entropy_collapse", "reward_falling", "staleness_over_limit"]),
-        }
-    )
-    rel = "plants/flat/midrun/train_700203.out"
-    _simple_job(
+    midrun = _simple_job(
         root,
-        rel,
-        "plants-midrun",
+        "plants/flat/midrun/train_700203.out",
         182,
         195,
         "incomplete",
-        700203,
         None,
-        lambda s: {
-            "reward/avg_raw_reward": 0.25,
-            "timing/step": 600.0,
-            "timing/wait_for_generation_buffer": 300.0,
-        },
+        lambda s: {"reward/avg_raw_reward": 0.25, **WAITING_HALF},
+        findings=sorted(["log_starts_mid_run", "no_terminal_line", "reward_flat"]),
     )
-    jobs.append(
-        {
-            "log": rel,
-            "run": "plants-midrun",
-            "trials_total": 0,
-            "findings": sorted(["log_starts_mid_run", "no_terminal_line", "reward_flat"]),
-        }
-    )
-    jobs.append(_tz_job(root))
-    jobs += write_stat_plants(root)
-    return {"jobs": jobs}
+    jobs = [_tasks_job(root), lr_zero, collapse, midrun, _tz_job(root)]
+    return {"jobs": jobs + write_stat_plants(root)}
 
 
 TZ_HOURS = 5  # the tz job's trial times read 5 h ahead of its log (UTC vs a UTC−5 cluster)
@@ -462,14 +402,7 @@ def _tz_job(root: Path) -> dict:
         s: {"reward/avg_raw_reward": 0.3 + 0.02 * s, "timing/step": STEP_S} for s in range(1, 7)
     }
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _log(
-        path,
-        _spec(rel, "plants-tz", 1, 6, "complete", 700204),
-        _config("plants-tz"),
-        steps,
-        "complete",
-    )
+    _log(path, _spec(rel, "plants-tz", 1, 6, "complete"), _config("plants-tz"), steps, "complete")
     trials: list[dict] = []
     for s in range(1, 7):
         start = T0 + timedelta(hours=TZ_HOURS, seconds=STEP_S * (s - 1) + 5)

@@ -14,33 +14,24 @@
 Successes follow their probabilities by error diffusion (:class:`_Draws`), the lucky run's
 draws of tasks come from a generator seeded here: the archive is the same on every run; the
 truth carries each run's true change (from the probabilities that drew the outcomes) and the
-figures the comparison of the pair must give.
-"""
+figures the comparison of the pair must give."""
 
 from __future__ import annotations
 
-import gzip
-import io
-import json
 import random
-import tarfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.synth.plantlog import STEP_S, T0, plant_config, plant_log, plant_spec
+from sitegen.synth.plantlog import SAMPLES, STEP_S, T0, plant_config, plant_log, plant_spec, utc
+from sitegen.synth.trialtruth import write_archive
 
 STEPS = 6  # "Is it learning?" compares the first 3 steps with the last 3
 PAIR_STEPS = 3  # the pair's final window is all of its steps
-SAMPLES = 4  # a prompt group: one task's samples at a step (pass@4)
 TASKS = 16
 RAMP = 0.3  # improves: success probability gained from the first step to the last
 PAIR_TASKS = ("pair-task-03", "pair-task-08", "pair-task-15")  # solved by pair-b alone
 # a day before the other planted jobs: they stay the comparison page's most recent runs
 START = T0 - timedelta(days=1)
-
-
-def _z(t: datetime) -> str:
-    return t.isoformat() + "Z"
 
 
 def _result(task: str, step: int, j: int, start: datetime, reward: float) -> dict:
@@ -52,8 +43,8 @@ def _result(task: str, step: int, j: int, start: datetime, reward: float) -> dic
         "agent_result": {"n_input_tokens": 1000, "n_output_tokens": 100, "n_cache_tokens": 0},
         "verifier_result": {"rewards": {"reward": reward}},
         "exception_info": None,
-        "started_at": _z(start),
-        "finished_at": _z(start + timedelta(seconds=60)),
+        "started_at": utc(start),
+        "finished_at": utc(start + timedelta(seconds=60)),
     }
 
 
@@ -74,29 +65,19 @@ def _write_run(root: Path, name: str, job_id: int, outcomes: dict, strict: bool 
             "timing/wait_for_generation_buffer": STEP_S / 2,
         }
     path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    spec = plant_spec(rel, f"plants-{name}", 1, last, "complete", job_id, START)
-    plant_log(path, spec, plant_config(f"plants-{name}", SAMPLES), steps, "complete")
-    buf = io.BytesIO()
-    count = 0
-    with (
-        gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz,
-        tarfile.open(fileobj=gz, mode="w") as tar,
-    ):
-        for s in range(1, last + 1):
-            begin = START + timedelta(seconds=STEP_S * (s - 1) + 5)  # inside step s's window
-            for i, (task, rs) in enumerate(outcomes[s]):
-                for j, r in enumerate(rs):
-                    obj = _result(task, s, j, begin + timedelta(seconds=i), r)
-                    data = json.dumps(obj).encode()
-                    info = tarfile.TarInfo(f"{obj['trial_name']}/result.json")
-                    info.size = len(data)
-                    tar.addfile(info, io.BytesIO(data))
-                    count += 1
+    spec = plant_spec(rel, f"plants-{name}", 1, last, "complete", START)
+    plant_log(path, spec, plant_config(f"plants-{name}"), steps, "complete")
+    results = []
+    for s in range(1, last + 1):
+        begin = START + timedelta(seconds=STEP_S * (s - 1) + 5)  # inside step s's window
+        for i, (task, rs) in enumerate(outcomes[s]):
+            results += [
+                _result(task, s, j, begin + timedelta(seconds=i), r) for j, r in enumerate(rs)
+            ]
     trials = path.parent / "trace_jobs" / "trials_step1_20260301T080000.tar.gz"
     trials.parent.mkdir(parents=True, exist_ok=True)
-    trials.write_bytes(buf.getvalue())
-    return {"log": rel, "run": f"plants-{name}", "trials_total": count}
+    write_archive(trials, results)
+    return {"log": rel, "run": f"plants-{name}", "trials_total": len(results)}
 
 
 class _Draws:

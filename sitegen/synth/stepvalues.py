@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 
-from sitegen.synth.jobspec import JobSpec
+from sitegen.synth.jobspec import N_SAMPLES, JobSpec
 
 
 def step_metrics(
@@ -121,7 +121,7 @@ def _config(spec: JobSpec, secrets: dict[str, str]) -> dict:
             "wandb_api_key": secrets["WANDB_API_KEY"],
         },
         "generator": {
-            "n_samples_per_prompt": spec.n_samples,
+            "n_samples_per_prompt": N_SAMPLES,
             "max_tokens": 4096,
             "backend": "vllm",
             "num_inference_engines": spec.engines,

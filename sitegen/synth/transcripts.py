@@ -16,11 +16,11 @@ Some carry hazards: ANSI colour, ``<script>`` in terminal output, a 100 KB outpu
 token ids in ``result.json``; and secrets of every kind a transcript leaks (an ``env`` dump,
 git remotes and extra headers, API headers and query strings, AWS keys, a private key, a
 JWT, a private inference server, a home folder, a value named secret only by the trial's
-own config, one named only by the building machine's environment).
-"""
+own config, one named only by the building machine's environment)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 from pathlib import Path
@@ -46,8 +46,6 @@ def planted_secrets() -> dict[str, tuple[str, str]]:
 
     def s(n: int, chars: str = an) -> str:
         return "".join(rng.choice(chars) for _ in range(n))
-
-    import base64
 
     gh = "ghs_" + s(36)
     out: dict[str, tuple[str, str]] = {}

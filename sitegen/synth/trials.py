@@ -1,16 +1,10 @@
-"""Write synthetic Harbor trial directories (docs/formats.md §6) and their ground truth.
-
-The truth record is :mod:`sitegen.synth.trialtruth`; Harbor's own 0.1.45/0.26 shapes are
-:mod:`sitegen.synth.harbor`.
-"""
+"""Write synthetic Harbor trial directories (docs/formats.md §6) and their ground truth
+(:mod:`sitegen.synth.trialtruth`); Harbor's own 0.1.45/0.26 shapes: :mod:`sitegen.synth.harbor`."""
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import random
-import tarfile
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,7 +12,15 @@ from pathlib import Path
 from sitegen.synth.harbor import harbor_result as harbor_result  # (tests import it from here)
 from sitegen.synth.harbor import stage_times
 from sitegen.synth.jobspec import JobSpec, LogTruth
-from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, step_of
+from sitegen.synth.trialtruth import (
+    TrialsTruth,
+    Window,
+    _name,
+    _record,
+    place,
+    step_of,
+    write_archive,
+)
 
 # (exception type, weight, verifier runs?, turns recorded?)
 EXCEPTIONS = (
@@ -33,20 +35,8 @@ EXCEPTIONS = (
     ("Timeout", 2, True, True),
 )
 FILLER_WORDS = (
-    "the",
-    "file",
-    "test",
-    "run",
-    "ls",
-    "cat",
-    "grep",
-    "python",
-    "error",
-    "fixed",
-    "patch",
-    "diff",
-)
-
+    "the", "file", "test", "run", "ls", "cat", "grep", "python", "error", "fixed", "patch", "diff",
+)  # fmt: skip
 
 _POOL: list[dict] = []
 
@@ -82,8 +72,7 @@ def trial_record(
 
     With ``stage_rng`` the record carries Harbor's four stage timestamps (drawn from that
     generator, so the rest of the record is the same with or without them). ``end_by``
-    caps the finish time (at least 30 s after the start).
-    """
+    caps the finish time (at least 30 s after the start)."""
     exc, _w, verified, has_turns = rng.choices(EXCEPTIONS, weights=[e[1] for e in EXCEPTIONS])[0]
     turns = rng.choice((1, 1, 2, 2, 2, 3, 3, 4, 6, 18)) if has_turns else 0
     reward = None
@@ -139,14 +128,10 @@ def trial_record(
     }
     if stage_rng is not None:
         for stage, times in stage_times(stage_rng, start, end, exc, verified).items():
-            obj[stage] = (
-                {
-                    "started_at": times[0].isoformat() + "Z",
-                    "finished_at": times[1].isoformat() + "Z",
-                }
-                if times
-                else None
-            )
+            obj[stage] = times and {
+                "started_at": times[0].isoformat() + "Z",
+                "finished_at": times[1].isoformat() + "Z",
+            }
     return obj, exc, reward, seen_turns
 
 
@@ -166,8 +151,7 @@ def write_trials(
     one] of the jobs that trained on these trials, each with the time its trials must end
     by and its step: the trials are spread over them in order, each starting inside its window
     (so attribution puts it on that step), with Harbor's stage timestamps. Without windows
-    they start a second apart and carry no stages (older Harbor).
-    """
+    they start a second apart and carry no stages (older Harbor)."""
     rng = random.Random(seed)
     # Times and stages come from their own generator: the rest of each record (and the
     # ground truth) is the same whether or not the trials are placed in windows.
@@ -183,14 +167,9 @@ def write_trials(
         tasks.append(f"{payload}-task")
     for i in range(n):
         task = rng.choice(tasks)
-        at = start + timedelta(seconds=i)
+        at, end_by = start + timedelta(seconds=i), None
         if trng is not None:
-            lo, hi, end_by, _ = windows[i * len(windows) // n]
-            span = (hi - lo).total_seconds()
-            # a trial that must end in its own window starts in its first half
-            at = lo + timedelta(
-                seconds=trng.randint(1, max(1, int(span / 2 if end_by == hi else span)))
-            )
+            at, end_by = place(trng, windows[i * len(windows) // n], 90)
         obj, exc, reward, turns = trial_record(
             rng,
             task,
@@ -199,8 +178,7 @@ def write_trials(
             old_reward=variants and i % 50 == 7,
             payload=payload,
             stage_rng=trng,
-            # trials finish a little before the block that consumes them, not on it
-            end_by=end_by - timedelta(seconds=trng.randint(5, 90)) if trng is not None else None,
+            end_by=end_by,
         )
         d = root / obj["trial_name"].replace("/", "_")
         d.mkdir(exist_ok=True)
@@ -243,20 +221,13 @@ def write_trials(
             d.mkdir(parents=True)
             (d / "result.json").write_text(json.dumps(obj))
             truth.eval += 1
-    # An archive of older trials, gzipped with a fixed header time so a seed gives the same bytes.
-    buf = io.BytesIO()
-    with (
-        gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz,
-        tarfile.open(fileobj=gz, mode="w") as tar,
-    ):
-        for _ in range(4):
-            obj, exc, reward, turns = trial_record(rng, tasks[4], start, 500)
-            data = json.dumps(obj).encode()
-            info = tarfile.TarInfo(f"{obj['trial_name']}/result.json")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-            _record(truth, exc, reward, turns, tasks[4], step_of(windows, start))
-    (root / "trials_step2_20260208T013000.tar.gz").write_bytes(buf.getvalue())
+    # An archive of older trials.
+    archived = []
+    for _ in range(4):
+        obj, exc, reward, turns = trial_record(rng, tasks[4], start, 500)
+        archived.append(obj)
+        _record(truth, exc, reward, turns, tasks[4], step_of(windows, start))
+    write_archive(root / "trials_step2_20260208T013000.tar.gz", archived)
     return truth
 
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import gzip
+import io
+import json
 import random
 import string
+import tarfile
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
+from pathlib import Path
 
 
 @dataclass
@@ -29,26 +34,19 @@ class TrialsTruth:
     )
     # Each training trial written: (task, the step whose window it started in, reward); the
     # step is None outside every window (or without windows).
-    placed: list[tuple[str, int | None, float | None]] = field(default_factory=list)
+    per_trial: list[tuple[str, int | None, float | None]] = field(default_factory=list)
     # Each Harbor-shaped trial's duration, stage seconds and cached tokens as a reader must
     # find them (a multi-step trial's agent and verifier times and cached tokens: the sums
-    # over its steps), in ``placed``'s order; empty from the other writers.
-    stages: list[dict] = field(default_factory=list)
+    # over its steps), in ``per_trial``'s order; empty from the other writers.
+    per_trial_stages: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
+        """Every field, in order, as synth-truth.json holds it."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         return {
-            "path": self.path,
-            "total": self.total,
-            "malformed": self.malformed,
-            "missing": self.missing,
-            "eval": self.eval,
+            **out,
             "exceptions": dict(self.exceptions),
-            "turns": self.turns,
-            "rewards": self.rewards,
-            "turns_by_exception": self.turns_by_exception,
-            "turns_by_outcome": self.turns_by_outcome,
-            "per_trial": [list(t) for t in self.placed],
-            "per_trial_stages": self.stages,
+            "per_trial": list(map(list, self.per_trial)),
         }
 
 
@@ -73,6 +71,32 @@ def step_of(windows: Sequence[Window], at: datetime) -> int | None:
     return windows[i][3] if i < len(windows) else None
 
 
+def place(rng: random.Random, window: Window, slack_s: int) -> tuple[datetime, datetime]:
+    """When a trial of ``window``'s step starts (in the window's first half when it must end in
+    the window too) and the time it ends by: up to ``slack_s`` seconds before the block that
+    consumes it, not on it."""
+    lo, hi, end_by, _ = window
+    span = (hi - lo).total_seconds()
+    at = lo + timedelta(seconds=rng.randint(1, max(1, int(span / 2 if end_by == hi else span))))
+    return at, end_by - timedelta(seconds=rng.randint(5, slack_s))
+
+
+def write_archive(path: Path, results: Sequence[dict]) -> None:
+    """``results`` as a .tar.gz of ``<trial_name>/result.json`` members, its gzip header's time
+    fixed so that a seed gives the same bytes."""
+    buf = io.BytesIO()
+    with (
+        gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w") as tar,
+    ):
+        for obj in results:
+            data = json.dumps(obj).encode()
+            info = tarfile.TarInfo(f"{obj['trial_name']}/result.json")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(buf.getvalue())
+
+
 def _record(
     truth: TrialsTruth,
     exc: str | None,
@@ -81,7 +105,7 @@ def _record(
     task: str,
     step: int | None,
 ) -> None:
-    truth.placed.append((task, step, reward))
+    truth.per_trial.append((task, step, reward))
     truth.total += 1
     key = exc or "none"
     truth.exceptions[key] += 1

@@ -1,8 +1,5 @@
-"""Synthetic vLLM engine stat lines with their ground truth.
-
-The shapes of docs/formats.md §5, every prefix form of §2, and the infra-*.log of newer
-SkyRL.
-"""
+"""Synthetic vLLM engine stat lines with their ground truth: the shapes of
+docs/formats.md §5, every prefix form of docs/formats.md §2, newer SkyRL's infra-*.log."""
 
 from __future__ import annotations
 
@@ -102,17 +99,17 @@ def write_vllm(
                     suffix = f"{GREEN}{suffix}{RESET}" if spec.colour else suffix
                 elif spec.colour:
                     suffix = f" {GREEN}[repeated {rep}x across cluster]{RESET}"
-                truth.vllm_suppressed += rep
+                truth.vllm.suppressed += rep
             out.raw(f"{pre_}{head}{text}{suffix}\n")
-            truth.vllm_samples += 1
-            truth.vllm_engines.add(name)
-            truth.vllm_sums.update({"gen": gen, "running": run, "waiting": wait, "kv": kv})
+            truth.vllm.samples += 1
+            truth.vllm.engines.add(name)
+            truth.vllm.sums.update({"gen": gen, "running": run, "waiting": wait, "kv": kv})
             if "Preemptions: " in text:
-                truth.vllm_sums.update({"preemptions": preempted})
+                truth.vllm.sums.update({"preemptions": preempted})
             if pre is not None:
-                truth.vllm_sums.update({"prefix": pre})  # adds, as += would
-                truth.vllm_prefix_samples = (truth.vllm_prefix_samples or 0) + 1
-            truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
+                truth.vllm.sums.update({"prefix": pre})  # adds, as += would
+                truth.vllm.prefix_samples = (truth.vllm.prefix_samples or 0) + 1
+            truth.vllm.waiting_max = max(truth.vllm.waiting_max, wait)
         if k == 0 and spec.vllm_shape == "new":
             out.raw(
                 f"{out.prefix('AsyncVLLMInferenceEngine', engines[0][0], None)}INFO {tt.strftime('%m-%d %H:%M:%S')} "
@@ -120,7 +117,7 @@ def write_vllm(
                 f"Avg generation throughput: 1800.0 tokens/s, Running: 40 reqs, Waiting: 3 reqs, "
                 f"GPU KV cache usage: 50.0%, Prefix cache hit rate: 80.0%\n"
             )
-            truth.vllm_aggregated += 1
+            truth.vllm.aggregated += 1
 
 
 def write_infra(path: Path, seed: int, start: datetime, samples: int, truth: LogTruth) -> None:
@@ -137,15 +134,9 @@ def write_infra(path: Path, seed: int, start: datetime, samples: int, truth: Log
                 f"12.0 tokens/s, Avg generation throughput: {gen} tokens/s, Running: {run} reqs, Waiting: "
                 f"{wait} reqs, GPU KV cache usage: {kv}%, Prefix cache hit rate: {pre}%\n"
             )
-            truth.vllm_samples += 1
-            truth.vllm_engines.add(f"{path.name}:engine000")
-            truth.vllm_sums.update(
-                {
-                    "gen": gen,
-                    "running": run,
-                    "waiting": wait,
-                    "kv": kv,
-                    "prefix": pre,
-                }
+            truth.vllm.samples += 1
+            truth.vllm.engines.add(f"{path.name}:engine000")
+            truth.vllm.sums.update(
+                {"gen": gen, "running": run, "waiting": wait, "kv": kv, "prefix": pre}
             )
-            truth.vllm_waiting_max = max(truth.vllm_waiting_max, wait)
+            truth.vllm.waiting_max = max(truth.vllm.waiting_max, wait)
