@@ -145,7 +145,7 @@ class CrBreaks:
                 break
             a, b = max(start, at), min(end, pos)
             if a < b:
-                if kind == 0:  # \r replaced by \n one for one: count the \r in the source
+                if kind == BARE:  # \r replaced by \n one for one: count the \r in the source
                     got += self.chunk.count(b"\r", src + a - start, src + b - start)
                 else:  # a line's text after its first \r: its every \n is such a break
                     got += self.out.count(b"\n", a, b)
@@ -265,6 +265,8 @@ _PFX = (
 CR_PREFIX_RE = re.compile(rb"(?:\d{4}-\d\d-\d\dT[\d:.]+Z )?(?:" + _PFX + rb"){1,3}")
 # The bytes CR_PREFIX_RE can start with: a line starting otherwise needs no match.
 _FIRST = frozenset(b"0123456789(\x1b")
+# The kinds of :func:`_cr_breaks`'s pieces
+BARE, PREFIXED = 0, 1
 
 
 def _cr_breaks(
@@ -279,8 +281,8 @@ def _cr_breaks(
     is one break. A prefix is matched once per physical line.
 
     ``pieces``, when given, gets ``(start, end, source start, kind)`` for each piece of
-    the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): kind 0 is
-    the source with ``\r`` replaced one for one, kind 1 a line's text after its first
+    the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): ``BARE`` is
+    the source with ``\r`` replaced one for one, ``PREFIXED`` a line's text after its first
     ``\r``, whose every ``\n`` is such a break; then, last, ``(-1, -1, -1, n)``: the
     number of ``\r`` that are not lone (of a ``\r\n``, or the chunk's last).
     """
@@ -291,8 +293,8 @@ def _cr_breaks(
     find, rfind = chunk.find, chunk.rfind
     not_lone = 1 if chunk[-1:] == b"\r" else 0
 
-    def bulk(a: int, b: int, cr: bytes = b"\n", kind: int = 0) -> None:
-        """``chunk[a:b]``, each \r as ``cr``: kind 0, a bare run; kind 1, a prefixed line's
+    def bulk(a: int, b: int, cr: bytes = b"\n", kind: int = BARE) -> None:
+        """``chunk[a:b]``, each \r as ``cr``: ``BARE``, a bare run; ``PREFIXED``, a line's
         text after its first \r (the chunk's last \r is never asked about)."""
         nonlocal olen
         part = chunk[a:b].replace(b"\r", cr)
@@ -318,11 +320,11 @@ def _cr_breaks(
             bulk(pos, i)
             cr = b"\n" + m.group(0)
             if end == n and chunk[-1] == 13:  # the chunk's last \r: a plain break
-                bulk(i, n - 1, cr, 1)
+                bulk(i, n - 1, cr, PREFIXED)
                 out.append(b"\n")
                 olen += 1
             else:
-                bulk(i, text_end, cr, 1)
+                bulk(i, text_end, cr, PREFIXED)
             pos = end
             not_lone += text_end < end
         elif text_end < end:  # a bare line ending in \r\n (rare)

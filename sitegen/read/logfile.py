@@ -38,7 +38,8 @@ class LogState(msgspec.Struct, Generic[S], frozen=True):
     or what :func:`parse_log`'s ``snapshot`` made of it. ``tail`` stands for the bytes just
     before ``offset`` and ``head`` for the file's first bytes (:func:`window`: a digest, as
     the bytes can hold a secret), checked, with ``size`` and ``mtime_ns``, to tell a file
-    appended to from one rewritten. ``errs``: the same for each ``.err`` of a split log.
+    appended to from one rewritten (a file of the same size with another mtime was
+    rewritten in place). ``errs``: the same for each ``.err`` of a split log.
     """
 
     offset: int
@@ -120,7 +121,9 @@ def parse_log(
     With ``state`` from an earlier parse, only what was appended since is read (the state
     is taken over). Returns the result and the state to read on from next time, each
     parser's part as ``snapshot`` makes it (by default a copy: the parser goes on changing
-    its containers as it reads the last, unterminated line and finishes).
+    its containers as it reads the last, unterminated line and finishes, and the ``.err``'s
+    vLLM statistics are merged into the log's, so whatever ``snapshot`` keeps must not share
+    their containers).
     """
     root = root_of(path, rel)  # links may not lead out of the archive
     errs, unread = _read_errs(extra_logs, root, redactor, state.errs if state else {}, snapshot)

@@ -376,7 +376,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         Steps past it already logged are an attempt's that died within the job (a script
         that runs the trainer again, docs/formats.md §4.7): the next attempt's values, times
         and batches count; the earlier's are dropped with a warning (its batches stay in the
-        job's totals), and so are its end and the batches it ran after its last step.
+        job's totals); its end is not the job's, and the batches it ran after its last step count
+        for no step of the next (they stay in the totals too).
         """
         self.last_done = step
         self._text_flush()  # a timed step of the earlier attempt, if it was still open

@@ -240,7 +240,8 @@ class StatusLines(ParserCore):
 
         ``feed(split_line(number, raw))`` without the split and the dispatch (the caller
         guarantees ``steady()``), for one shape: a known prefix, a vLLM header, an ``Engine
-        NNN:`` message of vLLM 0.8 - 0.11.0's six fields, maybe Ray's dedup suffix.
+        NNN:`` message of vLLM 0.8 - 0.11.0's six fields, maybe Ray's dedup suffix, and no
+        other escape.
         """
         if b"] Engine " not in raw:  # most lines that reach here: no regex at all
             return False

@@ -13,7 +13,8 @@ first of these that the folder holds (docs/formats.md, "Transcripts"):
 A multi-step trial is read step by step, each from its ``steps/<step_name>/`` as above.
 Beside them, the tail of ``verifier/test-stdout.txt`` and the trial's exception. Never read:
 ``debug.json``, ``rollout_details``, token ids, logprobs, ``.cast`` and ``.pane`` recordings.
-Every text is cleaned, redacted and cut here (:mod:`sitegen.read.transcript_text`).
+Every text is cleaned, redacted and cut here (:mod:`sitegen.read.transcript_text`): what
+leaves this module may be published.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ class Turn(msgspec.Struct, frozen=True):
 class Prompt(msgspec.Struct, frozen=True):
     """The first prompt: Terminus-2's template and the task's instruction (each shared by
     many transcripts: stored once), and the terminal's first screen; or the whole text.
-    Another agent's system prompt is its template."""
+    Another agent's system prompt (ATIF ``system`` steps, ``system`` messages before the
+    first prompt) is its template."""
 
     template: Shaped | None
     instruction: Shaped | None
@@ -184,7 +186,8 @@ def _steps(
 ) -> tuple[str, _Got, Path]:
     """A multi-step trial (docs/formats.md §6.5): each step read from ``steps/<name>/`` as a
     trial's folder, led by a marker; a later step's prompt is shown as the user's message.
-    Also the folder whose verifier output is shown: the last step's that has one."""
+    Also the folder whose verifier output is shown: the last step's that has one (the
+    trial's own when none has)."""
     form, sources, prompt = "", [], None
     turns: list[Turn] = []
     summarized = 0

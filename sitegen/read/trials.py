@@ -398,12 +398,13 @@ class TrialPlan:
 
     def _running(self, name: str, frel: str) -> bool:
         """Whether the subfolder ``name`` (``frel``: its result.json's path), without its
-        result.json, is a trial still running (or killed), told without a walk: it holds a
-        trial.log; or a lock.json and no job.log (a Harbor job's folder holds both), or
-        agent/ and verifier/, and no folder but those Harbor writes in a trial. A folder of
-        jobs may hold those too, so such a folder is watched: a trial started in it is seen
-        by the next build. Not a config.json: Harbor writes it last, and a sweep's folder of
-        jobs may hold one."""
+        result.json, is a trial still running (or killed), told without a walk (a folder of
+        thousands of running trials is not walked at every build): it holds a trial.log; or
+        a lock.json and no job.log (a Harbor job's folder holds both), or agent/ and
+        verifier/, and no folder but those Harbor writes in a trial. A folder of jobs may
+        hold those too, so such a folder is watched: a trial started in it is seen by the
+        next build. Not a config.json: Harbor writes it after the others, and a sweep's
+        folder of jobs may hold one."""
         top = os.path.join(self.root, name, "")
         if os.path.exists(f"{top}trial.log"):
             return True

@@ -93,6 +93,21 @@ def test_cr_breaks_pieces_hold_every_lone_cr(chunk, carried):
     assert CrBreaks(chunk, out, pieces, lone).before(len(out) - 1) == lone
 
 
+@settings(max_examples=200, deadline=None)
+@given(chunk=chunks, carried=st.one_of(st.none(), chunks), data=st.data())
+def test_cr_breaks_asked_in_any_order_count_as_asked_alone(chunk, carried, data):
+    """``CrBreaks.before`` counts on from the last position asked; asked at a position
+    before it (a dict's lines looked at again), it counts again from the start: each
+    answer is what a fresh counter gives for that position alone."""
+    pieces: list = []
+    out = _cr_breaks(chunk, carried, pieces)
+    lone = chunk.count(b"\r") - pieces.pop()[3]
+    positions = data.draw(st.lists(st.integers(0, len(out)), max_size=8))
+    asked = CrBreaks(chunk, out, pieces, lone)
+    for pos in [*positions, *sorted(positions, reverse=True)]:
+        assert asked.before(pos) == CrBreaks(chunk, out, pieces, lone).before(pos)
+
+
 def _crlf(chunk: bytes) -> bytes:
     """The reference's ``\r\n``: one break, replaced before the ``\r`` are looked at."""
     return chunk.replace(b"\r\n", b"\n")
