@@ -32,20 +32,16 @@ Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing t
 
 
 def _reward_names(metrics: Mapping[str, Stats]) -> dict[str, str]:
-    """Reward and, when logged, pass@k: the progression chart's lines {metric: legend name}.
-
-    The legend says ``pass@8``, as the cards, tables and reports name it.
-    """
+    """Reward and, when logged, pass@k (``pass@8``, as the cards and tables name it): the
+    progression chart's lines {metric: legend name}."""
     pk = pass_at_key(metrics)
     return {REWARD: "reward", **({pk: pass_at_label(pass_at_k(pk))} if pk else {})}
 
 
 def step_charts(series: Series, metrics: Mapping[str, Stats], timing: Timing) -> Charts:
     """The charts a job page and a run page both draw from their steps alone (series,
-    statistics, timing tree), first on both: reward (a run's restarts and discarded steps
-    aside), step time, the timing stack, the policy charts. Apart, so that a run page sharing
-    them with its one job's page (``pages.run_page``) takes the job page's charts
-    (``PageFiles``) instead of drawing them again."""
+    statistics, timing tree): reward, step time, the timing stack, the policy charts. Apart,
+    so that a run of one job takes its job page's (``PageFiles``) instead of drawing them."""
     return {
         "reward": charts.progression(series, _reward_names(metrics)),
         "step_time": _step_time(series),
@@ -213,11 +209,10 @@ def vllm_throughput(tl: dict) -> dict | None:
     )
 
 
-# SkyRL's step timers (its trainers' ``Timer(...)`` names), each with a colour of its own on
-# every timing chart, so a timer is found by colour from one page to the next (a colour
-# given by the order of the timers a page happens to have moved from page to page). The
-# first ten palette colours go to the timers that take most of a step; other timers and
-# the "(rest)" parts take the ten others (charts.part_colours).
+# SkyRL's step timers (its trainers' ``Timer(...)`` names), each with its own colour on
+# every timing chart, so a timer is found by colour from one page to the next. The first ten
+# palette colours go to the timers that take most of a step; other timers and the "(rest)"
+# parts take the ten others (charts.part_colours).
 TIMER_COLOURS = dict(
     zip(
         (
@@ -243,58 +238,35 @@ def timing_stack(s: Series, timing: Timing) -> dict | None:
     tree = timing.tree
     if not tree:
         return None
-    leaves: list[tuple[str, list[str]]] = []  # (label, [key, minus keys...])
-
-    def walk(node: TimerNode, parent: str | None) -> None:
-        kids = node.children
-        if not kids:
-            leaves.append(
-                (
-                    node.name if node.name != "(rest)" else f"{parent} (rest)",
-                    [node.name, parent or ""],
-                )
-            )
-        for k in kids:
-            walk(k, node.name)
-
-    walk(tree, None)
     steps = s["step"]
     none = [None] * len(steps)
-    # each leaf's column, looked up once: (label, column) or, for a "(rest)" leaf, (label,
-    # parent's column, its other children's columns): the parent's time they leave over
-    cols: list[tuple[str, list, list[list]]] = []
-    for label, (name, parent) in leaves:
-        if name == "(rest)":
-            node = _find(tree, parent)
-            kids = [c.name for c in node.children if c.name != "(rest)"] if node else []
-            cols.append(
-                (label, s.get(f"timing/{parent}", none), [s.get(f"timing/{k}", none) for k in kids])
-            )
-        else:
-            cols.append((label, s.get(f"timing/{name}", none), []))
+    # each leaf's (label, column, None) or, for a "(rest)" leaf (analyse.steps.UNACCOUNTED),
+    # (label, its parent's column, its siblings' columns): the parent's time they leave over
+    leaves: list[tuple[str, list, list[list] | None]] = []
+
+    def walk(node: TimerNode, parent: TimerNode | None) -> None:
+        if not node.children and parent is not None and node.name == "(rest)":
+            others = [s.get(f"timing/{c.name}", none) for c in parent.children if c is not node]
+            leaves.append((f"{parent.name} (rest)", s.get(f"timing/{parent.name}", none), others))
+        elif not node.children:
+            leaves.append((node.name, s.get(f"timing/{node.name}", none), None))
+        for k in node.children:
+            walk(k, node)
+
+    walk(tree, None)
     rows = []
     stride = max(1, len(steps) // 300)
     for i in range(0, len(steps), stride):
         step = steps[i]
-        for (_, (name, _parent)), (label, col, minus) in zip(leaves, cols, strict=True):
+        for label, col, minus in leaves:
             v = col[i]
-            if name == "(rest)":
+            if minus is not None:
                 if v is None:
                     continue
                 v = v - sum((c[i] or 0) for c in minus)
             if is_finite(v):
                 rows.append({"x": step, "part": label, "value": max(0.0, v)})
     return charts.stacked_bars(rows, "step", "seconds", step_width=stride, fixed=TIMER_COLOURS)
-
-
-def _find(node: TimerNode, name: str) -> TimerNode | None:
-    if node.name == name:
-        return node
-    for c in node.children:
-        f = _find(c, name)
-        if f:
-            return f
-    return None
 
 
 def run_charts(page: RunPage, steps: Charts | None = None) -> Charts:
