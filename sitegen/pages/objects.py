@@ -1,13 +1,7 @@
-"""Typed page objects: every page of the site, as frozen Structs.
-
-A page object is rendered twice: to HTML through Jinja (templates read its
-attributes) and to ``data/...json`` through :meth:`PageData.to_json`, which *is*
-the data contract described by ``docs/schemas/``. Field order is the key
-order of the published JSON, so it must not be shuffled.
-
-Each field's comment (or its section's docstring, :mod:`sitegen.pages.sections`)
-names the function that computes it: from a page object a reader is one hop
-from any figure on the page. :mod:`sitegen.pages.make` builds the pages.
+"""Typed page objects: every page of the site, as frozen Structs built by
+:mod:`sitegen.pages.make`, rendered to HTML and to ``data/...json``
+(:meth:`PageData.to_json`, the contract of ``docs/schemas/``: field order is key order).
+Each field's comment, or its section's docstring, names the function that computes it.
 """
 
 from __future__ import annotations
@@ -50,10 +44,8 @@ INDEX_SCHEMA = "sitegen/index@1"
 
 
 class JobRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
-    """A job's row in ``index.json`` and in its run's table; the first fields of its page.
-
-    Built by ``pages.job_page`` (headline: ``analyse.headline``).
-    """
+    """A job's row in ``index.json`` and its run's table; the first fields of its page
+    (``pages.job_page``; headline: ``analyse.headline``)."""
 
     id: str
     url: str
@@ -168,12 +160,9 @@ class RunRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
 
 
 class RunPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
-    """The stitched run (``data/runs/<id>.json``): ``pages.run_page``.
-
-    The published key order puts ``schema`` first and interleaves the summary
-    fields, so this class lists them again; :meth:`row` picks them by
-    :class:`RunRow`'s list (a field missing here fails the first build).
-    """
+    """The stitched run (``data/runs/<id>.json``): ``pages.run_page``. The published key
+    order puts ``schema`` first and interleaves the summary fields, so this class lists them
+    again; :meth:`row` picks them by :class:`RunRow`'s list."""
 
     schema: str = RUN_SCHEMA
     id: str
