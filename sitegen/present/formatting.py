@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import nh3
 from markupsafe import Markup, escape
 
-from sitegen.model.numbers import fixed, rounded, sci, shortest
+from sitegen.model.numbers import fixed, pct, sci, sig
 from sitegen.model.vocabulary import is_finite
 from sitegen.pages.sections import Headline
 
@@ -52,9 +52,7 @@ def fmt_score(v: object) -> str:
 
 def fmt_pct(v: object, digits: int = 1) -> str:
     """A fraction as a percentage (``0.5`` → ``50.0%``)."""
-    if not is_finite(v):
-        return DASH
-    return fixed(100 * v, digits) + "%"
+    return pct(v, digits) if is_finite(v) else DASH
 
 
 def fmt_dur(v: object) -> str:
@@ -186,12 +184,7 @@ def text_fixed(v: object, digits: int = 4) -> str:
 
 def text_sig(v: object) -> str:
     """A statistic with six significant digits (``1.23457e+06``), rounded as the pages round."""
-    if not is_finite(v):
-        return DASH
-    d = shortest(v)  # type: ignore[arg-type]
-    if not d:
-        return "0"
-    return f"{float(rounded(d, d.adjusted() - 5)):.6g}"
+    return sig(v, 6) if is_finite(v) else DASH
 
 
 def md_cell(s: object) -> str:
