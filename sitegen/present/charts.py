@@ -209,11 +209,9 @@ def progression(
     bands: Mapping[str, tuple[str, str]] | None = None,
 ) -> dict | None:
     """Raw (thin, faint) and smoothed (bold) lines for each metric in ``names`` {key: label}.
-
-    ``rules``: vertical markers ``{x, label}`` (restart points); ``marks``:
-    points ``{x, y, label}`` drawn as crosses (discarded steps); ``bands``: for a metric,
-    the columns of its band (``{key: (low column, high column)}``: an interval per step,
-    the value where a step has none), else the band of the downsampled buckets.
+    ``rules``: vertical markers ``{x, label}`` (restarts); ``marks``: crosses ``{x, y,
+    label}`` (discarded steps); ``bands``: a metric's band columns ``{key: (low, high)}``
+    (an interval per step), else the band of the downsampled buckets.
     """
     steps = series.get("step", [])
     records = []
@@ -260,10 +258,8 @@ def lines(
     points: bool = False,
 ) -> dict | None:
     """Lines with a min/max band: the range of downsampled buckets, or for a series in
-    ``bands`` (``{key: (min column, max column)}``) the range those columns give.
-
-    ``points`` (over steps only) marks each value: for a sparse series such as eval
-    metrics logged every few steps."""
+    ``bands`` (``{key: (min column, max column)}``) the range those columns give. ``points``
+    (over steps only) marks each value, for a sparse series such as eval metrics."""
     xs = series.get(x, [])
     records = []
     for key, label in names.items():
@@ -304,14 +300,10 @@ def stacked_bars(
     count: bool = False,
     fixed: Mapping[str, str] | None = None,
 ) -> dict | None:
-    """Stacked bars from ``[{x, part, value}]``, one palette colour per part.
-
-    ``fixed``: the colour of some parts wherever they appear (a timer keeps its colour
-    from page to page); the other parts take the palette's other colours in order.
-
-    With ``step_width`` the ``x`` are steps on a numeric axis (a step without bars is a gap)
-    and each bar covers ``step_width`` steps from its ``x`` (a bin's first step); ``count``
-    (with ``step_width`` only) ticks the value axis in whole numbers.
+    """Stacked bars from ``[{x, part, value}]``, one palette colour per part; ``fixed``: the
+    colour of some parts wherever they appear (a timer keeps its colour from page to page).
+    With ``step_width`` the ``x`` are steps on a numeric axis, each bar covering
+    ``step_width`` steps from its ``x``; ``count`` (with it only) ticks whole numbers.
     """
     parts: dict[str, list[dict]] = {}
     for r in rows:

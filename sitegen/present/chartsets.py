@@ -10,32 +10,21 @@ from sitegen.model.vocabulary import (
     POLICY_ENTROPY,
     POLICY_KL,
     POLICY_KL_RE,
-    REWARD,
     STALENESS,
     STALENESS_MAX,
     STEP_TIME,
     TOKENS,
     gen_wait_key,
     is_finite,
-    pass_at_k,
-    pass_at_key,
-    pass_at_label,
 )
 from sitegen.pages.objects import JobPage, RunPage
 from sitegen.pages.sections import Series, Stats, TimerNode, Timing, TrialSummary
 from sitegen.present import charts
 from sitegen.present.insight_charts import insight_charts
-from sitegen.present.learning_charts import reward_chart, success_chart
+from sitegen.present.learning_charts import reward_chart, reward_names, success_chart
 from sitegen.present.transcripts import heatmap_links
 
 Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing to draw)
-
-
-def _reward_names(metrics: Mapping[str, Stats]) -> dict[str, str]:
-    """Reward and, when logged, pass@k (``pass@8``, as the cards and tables name it): the
-    progression chart's lines {metric: legend name}."""
-    pk = pass_at_key(metrics)
-    return {REWARD: "reward", **({pk: pass_at_label(pass_at_k(pk))} if pk else {})}
 
 
 def step_charts(series: Series, metrics: Mapping[str, Stats], timing: Timing) -> Charts:
@@ -43,7 +32,7 @@ def step_charts(series: Series, metrics: Mapping[str, Stats], timing: Timing) ->
     statistics, timing tree): reward, step time, the timing stack, the policy charts. Apart,
     so that a run of one job takes its job page's (``PageFiles``) instead of drawing them."""
     return {
-        "reward": charts.progression(series, _reward_names(metrics)),
+        "reward": charts.progression(series, reward_names(metrics)),
         "step_time": _step_time(series),
         "timing_stack": timing_stack(series, timing),
         **policy_charts(series, metrics),
@@ -286,7 +275,7 @@ def run_charts(page: RunPage, steps: Charts | None = None) -> Charts:
     if trials_reward := reward_chart(s, page.metrics, page.learning, rules, marks):
         out["reward"] = trials_reward
     elif rules or marks:
-        out["reward"] = charts.progression(s, _reward_names(page.metrics), rules=rules, marks=marks)
+        out["reward"] = charts.progression(s, reward_names(page.metrics), rules=rules, marks=marks)
     out["success"] = success_chart(page.learning)
     if page.trials:
         out.update(trial_charts(page.trials))
