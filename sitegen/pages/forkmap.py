@@ -34,12 +34,10 @@ SEND_BACK = 0.08
 def split(
     n: int, cost: Sequence[float] | None = None, parts: int = 2, send_back: float = 0.0
 ) -> list[list[int]]:
-    """Item indices for each of ``parts`` processes (the first is this one), each in item order.
-
-    Without ``cost``, round robin. With ``cost`` (an estimate per item), largest first,
-    each to the process with the least so far, an item costing a child ``1 + send_back``
-    times its cost (its results come back: :data:`SEND_BACK`); ties go to the last such
-    process, a child. An item costlier than all the others together is this process's own.
+    """Item indices for each of ``parts`` processes (the first is this one), in item order.
+    Without ``cost``, round robin. With ``cost`` (an estimate per item), largest first, each
+    to the least loaded process (ties: the last), an item costing a child ``1 + send_back``
+    times its cost. An item costlier than all the others together is this process's own.
     """
     parts = max(1, parts)
     if cost is None:

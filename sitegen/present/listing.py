@@ -185,8 +185,7 @@ class ListingGroup(msgspec.Struct, frozen=True):
     @property
     def search(self) -> str:
         """What the filter box matches: the run's and its jobs' ids and statuses."""
-        rows = (self.run, *self.jobs) if self.jobs else (self.run,)
-        parts = [f"{r.id.lower()} {r.status}" for r in rows]
+        parts = [f"{r.id.lower()} {r.status}" for r in (self.run, *self.jobs)]
         if self.run.job:  # a run of one job: its job's name finds it too
             parts.append(self.run.job.lower())
         return " ".join(parts)
@@ -292,13 +291,11 @@ def picker_chains(index: IndexPage) -> list[tuple[str, list[str]]]:
 def compare_items(
     items: Sequence[CompareItem], chains: Sequence[tuple[str, Sequence[str]]] = ()
 ) -> dict:
-    """``compare/items.js``'s value, column-wise: ``rows`` follow ``columns``, ``cells`` (the
-    table's figures as printed) follow ``cell_columns``, a finding ``finding_columns``, and a
-    config holds for each of ``config_keys`` the index of its value in that key's
-    ``config_values`` (``null``: not in that config). A row of four, ``[kind, id, url, i]``,
-    is an item equal to row ``i`` apart from those three (a run of one job's job).
-    ``groups`` lists the picker's entries in ``chains``' order (:func:`picker_chains`): per
-    run the row of the run, then its jobs' rows."""
+    """``compare/items.js``'s value, column-wise (docs/data.md): ``rows`` follow ``columns``,
+    ``cells`` ``cell_columns``, a finding ``finding_columns``, and a config holds for each
+    of ``config_keys`` the index of its value in ``config_values`` (``null``: not set). A row
+    ``[kind, id, url, i]`` is an item equal to row ``i`` but for those three. ``groups``: per
+    run of ``chains`` (:func:`picker_chains`), its row's index, then its jobs'."""
     keys = sorted({k for it in items for k in it.config})
     # each key's values once: most differ between a few settings (a model, a learning rate)
     values: dict[str, dict[str, int]] = {k: {} for k in keys}
