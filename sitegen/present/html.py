@@ -281,15 +281,10 @@ class Renderer:
         self.compare(compare, index)
         self.writer.write(".nojekyll", "")
         # GitHub Pages serves 404.html at any depth: only an absolute root works there.
+        meta = self._meta("404.html", {"title": "Not found", "description": "Page not found"})
+        not_found = self.env.get_template("404.html")
         self.writer.write(
-            "404.html",
-            self.env.get_template("404.html").render(
-                root=self.base_url or "",
-                nav="404",
-                meta=self._meta(
-                    "404.html", {"title": "Not found", "description": "Page not found"}
-                ),
-            ),
+            "404.html", not_found.render(root=self.base_url or "", nav="404", meta=meta)
         )
         if self.base_url:
             self.writer.write("sitemap.xml", sitemap_xml(self.base_url, self.urls))

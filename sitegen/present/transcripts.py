@@ -332,14 +332,8 @@ class TranscriptMaker:
             lost += [rel for rel in m.carry if not writer.carry_over([rel])]
         if not lost:
             return []
-        return [
-            BuildWarning(
-                lost[0],
-                None,
-                f"{len(lost)} transcript data files changed while the build ran: "
-                "they show on the next build",
-            )
-        ]
+        why = "changed while the build ran: they show on the next build"
+        return [BuildWarning(lost[0], None, f"{len(lost)} transcript data files {why}")]
 
     def record(self, trial: str, t: Transcript, shared: dict[str, str | None]) -> dict:
         """The published record of a transcript; its shared texts go into ``shared``."""
@@ -430,14 +424,9 @@ class TranscriptMaker:
             if found is not None:
                 warnings.append(found)
         if missing:
-            warnings.append(
-                BuildWarning(
-                    SHARED_DIR,
-                    None,
-                    f"{len(missing)} shared transcript texts of the last build are gone or "
-                    "changed: their transcripts show without them (build with --clean)",
-                )
-            )
+            why = "are gone or changed: their transcripts show without them (build with --clean)"
+            message = f"{len(missing)} shared transcript texts of the last build {why}"
+            warnings.append(BuildWarning(SHARED_DIR, None, message))
         return warnings
 
 
