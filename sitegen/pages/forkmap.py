@@ -80,10 +80,9 @@ def fork_map(
                 shares[0] += share
             else:
                 children.append((*child, share))
-        mine = [(i, fn(items[i])) for i in sorted(shares[0])]
         out: list[R | None] = [None] * len(items)
-        for i, v in mine:
-            out[i] = v
+        for i in sorted(shares[0]):
+            out[i] = fn(items[i])
         while children:
             pid, r, share = children.pop(0)
             done = _collect(pid, r, len(share))

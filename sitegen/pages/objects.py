@@ -31,13 +31,9 @@ from sitegen.pages.sections import (
     progression_rows,
 )
 
-if TYPE_CHECKING:  # read back by pagedata._hints; imported where trials are analysed
+if TYPE_CHECKING:  # read back by data._hints; imported where trials are analysed
     from sitegen.insights.rollouts import RolloutAnalysis
     from sitegen.insights.sampling import TranscriptsSection
-
-JOB_SCHEMA = "sitegen/job@1"
-RUN_SCHEMA = "sitegen/run@1"
-INDEX_SCHEMA = "sitegen/index@1"
 
 
 # -- job ----------------------------------------------------------------------------------------
@@ -73,7 +69,7 @@ class JobRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
 class JobPage(JobRow, frozen=True, kw_only=True):
     """Everything a job page shows (``data/jobs/<id>.json``): ``pages.job_page``."""
 
-    schema: str = JOB_SCHEMA
+    schema: str = "sitegen/job@1"
     layout: str  # "experiment" or "flat": discover (JobSource.layout)
     group: str  # the experiment or folder the log sits in: discover
     # "console", "mirror", "text" (values read from text lines only: not the full metric
@@ -164,7 +160,7 @@ class RunPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
     order puts ``schema`` first and interleaves the summary fields, so this class lists them
     again; :meth:`row` picks them by :class:`RunRow`'s list."""
 
-    schema: str = RUN_SCHEMA
+    schema: str = "sitegen/run@1"
     id: str
     url: str
     data: str
@@ -241,7 +237,7 @@ class Totals(msgspec.Struct, PageData, frozen=True, kw_only=True):
 class IndexPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """``data/index.json`` and the index and runs pages: ``pages.index_page``."""
 
-    schema: str = INDEX_SCHEMA
+    schema: str = "sitegen/index@1"
     title: str
     jobs: tuple[JobRow, ...]
     runs: tuple[RunRow, ...]
