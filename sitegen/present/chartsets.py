@@ -31,9 +31,10 @@ def step_charts(series: Series, metrics: Mapping[str, Stats], timing: Timing) ->
     """The charts a job page and a run page both draw from their steps alone (series,
     statistics, timing tree): reward, step time, the timing stack, the policy charts. Apart,
     so that a run of one job takes its job page's (``PageFiles``) instead of drawing them."""
+    step_lines = {STEP_TIME: "step time (s)", gen_wait_key(series): "generation wait (s)"}
     return {
         "reward": charts.progression(series, reward_names(metrics)),
-        "step_time": _step_time(series),
+        "step_time": charts.lines(series, step_lines, y_title="seconds"),
         "timing_stack": timing_stack(series, timing),
         **policy_charts(series, metrics),
     }
@@ -63,7 +64,10 @@ def job_charts(page: JobPage, steps: Charts | None = None) -> Charts:
     if v and v.samples:
         tl = v.timeline.columns()
         tl["minute"] = [t / 60 for t in tl["t_s"]]
-        out["vllm_throughput"] = vllm_throughput(tl)
+        tps = {"gen_throughput_mean": "generation tok/s per engine"}
+        # the band: each minute's slowest and fastest engine line, so dips and spikes show
+        band = {"gen_throughput_mean": ("gen_throughput_min", "gen_throughput_max")}
+        out["vllm_throughput"] = _over_time(tl, tps, "tokens/s", band) if tl["minute"] else None
         out["vllm_queue"] = _over_time(
             tl, {"running_mean": "running", "waiting_mean": "waiting"}, "requests per engine"
         )
@@ -146,12 +150,6 @@ def policy_captions(page: JobPage | RunPage, drawn: Mapping[str, object]) -> lis
     ]
 
 
-def _step_time(s: Series) -> dict | None:
-    return charts.lines(
-        s, {STEP_TIME: "step time (s)", gen_wait_key(s): "generation wait (s)"}, y_title="seconds"
-    )
-
-
 def trial_charts(tr: TrialSummary) -> Charts:
     exc_rows = [
         {"label": k, "value": n, "kind": tr.exception_kind_of[k]} for k, n in tr.exceptions.items()
@@ -183,18 +181,6 @@ def _over_time(
     """A vLLM timeline chart: per-minute values against minutes since the job started."""
     return charts.lines(
         tl, names, x="minute", x_title="minutes since start", y_title=y_title, bands=bands
-    )
-
-
-def vllm_throughput(tl: dict) -> dict | None:
-    if not tl["minute"]:
-        return None
-    # the band is each minute's slowest and fastest engine line, so dips and spikes show
-    return _over_time(
-        tl,
-        {"gen_throughput_mean": "generation tok/s per engine"},
-        "tokens/s",
-        bands={"gen_throughput_mean": ("gen_throughput_min", "gen_throughput_max")},
     )
 
 
