@@ -1,8 +1,5 @@
-"""The data model: what parsing an archive produces.
-
-Frozen msgspec Structs, units in names. Parsers build these; analyses and pages
-read them. Mappings inside are plain dicts by convention never mutated after
-construction.
+"""The data model: what parsing an archive produces, as frozen msgspec Structs with units
+in names. Mappings inside are plain dicts, never mutated after construction.
 """
 
 from __future__ import annotations
@@ -48,14 +45,7 @@ class BatchCounts(msgspec.Struct, frozen=True):
     exceptions: dict[str, int] = msgspec.field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {
-            "batches": self.batches,
-            "instances": self.instances,
-            "successful": self.successful,
-            "failed": self.failed,
-            "masked": self.masked,
-            "exceptions": dict(sorted(self.exceptions.items())),
-        }
+        return {**msgspec.structs.asdict(self), "exceptions": dict(sorted(self.exceptions.items()))}
 
 
 class EngineStats(msgspec.Struct, frozen=True):

@@ -1,8 +1,6 @@
-"""The domain vocabulary: rules about metrics and trials that every stage shares.
-
-One home for each rule, so the read stage, the analyses and the pages cannot
-disagree (an exception counted as infrastructure on one page and "other" on
-another would be a wrong number).
+"""The domain vocabulary: rules about metrics and trials that every stage shares, each in
+one home, so no two stages or pages disagree (an exception "infrastructure" on one page and
+"other" on another would be a wrong number).
 """
 
 from __future__ import annotations
@@ -12,34 +10,13 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TypeGuard
 
-# docs/formats.md §6: sandbox and setup failures are infrastructure, the agent's
-# own timeouts and overflows are the model's. Verifier and reward-file
-# problems come from the grading harness, so they count as infrastructure;
-# an LLM request ``Timeout`` is the serving stack's. Anything else is "other".
+# docs/formats.md §6: sandbox and setup failures are infrastructure, the agent's own timeouts
+# and overflows are the model's; verifier and reward-file problems come from the grading
+# harness, and an LLM request ``Timeout`` is the serving stack's: infrastructure too. The
+# names are Harbor's own table (harbor/models/trial/error_policy.py, 0.26), where each type
+# has a policy (should_retry, should_grade, has_valid_reward), grouped by the kind that
+# policy means here (see policy_kind).
 INFRA_EXCEPTIONS = frozenset(
-    {
-        "AgentSetupTimeoutError",
-        "EnvironmentStartTimeoutError",
-        "VerifierTimeoutError",
-        "RewardFileNotFoundError",
-        "RewardFileEmptyError",
-        "VerifierOutputParseError",
-        "Timeout",
-    }
-)
-MODEL_EXCEPTIONS = frozenset(
-    {
-        "AgentTimeoutError",
-        "ContextLengthExceededError",
-        "OutputLengthExceededError",
-    }
-)
-
-
-# Harbor classifies failures itself (harbor/models/trial/error_policy.py, 0.26): each
-# exception type has a policy (should_retry, should_grade, has_valid_reward). The names
-# of its table, grouped by the kind that policy means here (see policy_kind).
-HARBOR_INFRA_EXCEPTIONS = frozenset(
     {
         # retry, no grade: the sandbox or its setup failed
         "EnvironmentStartTimeoutError",
@@ -84,7 +61,7 @@ HARBOR_INFRA_EXCEPTIONS = frozenset(
         "VerifierOutputParseError",
     }
 )
-HARBOR_MODEL_EXCEPTIONS = frozenset(
+MODEL_EXCEPTIONS = frozenset(
     {
         # no retry, grade, the reward stands: the agent or model itself fell short
         "NonZeroAgentExitCodeError",
@@ -105,20 +82,18 @@ def exception_kind(name: str | None) -> str:
     """``none``, ``infrastructure``, ``model`` or ``other`` for an exception type."""
     if not name:
         return "none"
-    if name.startswith("Daytona") or name in INFRA_EXCEPTIONS or name in HARBOR_INFRA_EXCEPTIONS:
+    if name.startswith("Daytona") or name in INFRA_EXCEPTIONS:
         return "infrastructure"
-    if name in MODEL_EXCEPTIONS or name in HARBOR_MODEL_EXCEPTIONS:
+    if name in MODEL_EXCEPTIONS:
         return "model"
     return "other"
 
 
 def policy_kind(policy: object) -> str | None:
     """The kind Harbor's own ``exception_info.policy`` means, or None when it is not one.
-
-    The reward stands (``has_valid_reward``) and Harbor would not retry: the model's
-    failure. No valid reward but worth a retry or a grade: infrastructure (sandbox, API,
-    grading harness). Harbor's default for a type it does not know (retry, grade, valid)
-    and its fatal group (no retry, no grade) are "other".
+    The reward stands (``has_valid_reward``) and no retry: the model's failure. No valid
+    reward but worth a retry or a grade: infrastructure. Harbor's default for a type it does
+    not know (retry, grade, valid) and its fatal group (no retry, no grade) are "other".
     """
     if not isinstance(policy, dict):
         return None
@@ -141,12 +116,9 @@ def is_duration(v: object) -> TypeGuard[int | float]:
 
 
 def is_finite(v: object) -> TypeGuard[int | float]:
-    """True for an int or float that is neither nan nor ±inf (a bool is not a number here).
-
-    The one test every statistic, chart, table and CSV uses to decide whether a
-    value counts: non-finite values are kept in the model (docs/formats.md §3: logged
-    ``nan`` is data) but left out of every mean, drawn as gaps, printed as blanks.
-    """
+    """True for an int or float that is neither nan nor ±inf (a bool is not a number here):
+    the one test of whether a value counts. Non-finite values are kept in the model
+    (docs/formats.md §3: logged ``nan`` is data) but left out of every mean, drawn as gaps."""
     t = type(v)
     if t is float or t is int:  # the hot path (charts, statistics): no isinstance chain
         return math.isfinite(v)  # type: ignore[arg-type]

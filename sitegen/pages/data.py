@@ -1,9 +1,6 @@
-"""The JSON side of page objects: ``to_json()`` (the data contract) and ``from_json()``.
-
-A mixin for the frozen Structs of :mod:`sitegen.pages.sections` and
-:mod:`sitegen.pages.objects`. ``from_json`` walks the type hints, so a nested
-section is built from its dict, and it refuses a missing or unknown key: an
-analysis and its page type cannot drift apart without the first build failing.
+"""The JSON side of page objects: ``to_json()`` (the data contract) and ``from_json()``,
+which walks the type hints (a nested section is built from its dict) and refuses a missing
+or unknown key, so an analysis and its page type cannot drift apart unnoticed.
 """
 
 from __future__ import annotations
@@ -25,12 +22,8 @@ class PageData:
     __slots__ = ()  # (its Structs keep no __dict__)
 
     def to_json(self) -> dict[str, Any]:
-        """The published JSON value: fields in order, non-finite numbers as ``null``.
-
-        ``jsonio.dumps(obj)`` writes the same bytes as ``dumps(obj.to_json())``
-        (a Struct is serialised field by field), which is how the
-        build writes data files without a copy.
-        """
+        """The published JSON value: fields in order, non-finite numbers as ``null``
+        (``jsonio.dumps(obj)`` writes the same bytes, without this copy)."""
         return orjson.loads(dumps(self))
 
     @classmethod
@@ -51,11 +44,8 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _analysis_types() -> dict[str, type]:
-    """The classes of the task and rollout analyses, by name.
-
-    Pages name them in hints only (``if TYPE_CHECKING`` imports), so reading such a page
-    back from JSON looks them up here, once.
-    """
+    """The classes of the task and rollout analyses, by name: pages name them in hints only
+    (``if TYPE_CHECKING`` imports)."""
     from sitegen.insights import rollouts, sampling, tasks
 
     return {

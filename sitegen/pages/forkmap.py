@@ -1,10 +1,8 @@
 """Map a function over items with their share computed in forked children, one per core.
 
-Analysis and rendering run after the parse stage's worker pool has closed. Pages
-are independent: each forked child computes its share of them (it inherits the page
-objects, templates and tables, so nothing is pickled on the way in) and sends back
-only the results. Results equal a serial map: each item is computed by the same
-function, and they come back in item order.
+Pages are independent: each forked child inherits the page objects, templates and tables
+(nothing is pickled on the way in) and sends back only its results, in item order, so the
+results equal a serial map.
 """
 
 from __future__ import annotations
@@ -21,33 +19,25 @@ R = TypeVar("R")
 
 
 def can_fork() -> bool:
-    """Whether forking is safe here: Linux, and no other thread that could hold a lock.
-
-    A fork copies only the calling thread; a lock another thread held (logging's,
-    an allocator's) would stay locked in the child forever. macOS's system
-    libraries are not fork-safe either (why multiprocessing stopped forking there).
-    """
+    """Whether forking is safe here: Linux (macOS's system libraries are not fork-safe), and
+    no other thread, whose locks (logging's, an allocator's) would stay held in the child."""
     return (
         sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
     )
 
 
-# What a child's item costs on top of its work, as a share of it: its results are pickled
-# there, sent through a pipe and unpickled here before this process can go on, so a parent
-# that gave its child an equal share waits that long after finishing its own (measured on
-# the large benchmark archive's cold build).
+# What a child's item costs on top of its work, as a share of it: its results are pickled,
+# sent through a pipe and unpickled here (measured on the large benchmark archive).
 SEND_BACK = 0.08
 
 
 def split(
     n: int, cost: Sequence[float] | None = None, parts: int = 2, send_back: float = 0.0
 ) -> list[list[int]]:
-    """Item indices for each of ``parts`` processes (the first is this one), each in item order.
-
-    Without ``cost``, round robin. With ``cost`` (an estimate per item), largest first,
-    each to the process with the least so far, an item costing a child ``1 + send_back``
-    times its cost (its results come back: :data:`SEND_BACK`); ties go to the last such
-    process, a child. An item costlier than all the others together is this process's own.
+    """Item indices for each of ``parts`` processes (the first is this one), in item order.
+    Without ``cost``, round robin. With ``cost`` (an estimate per item), largest first, each
+    to the least loaded process (ties: the last), an item costing a child ``1 + send_back``
+    times its cost. An item costlier than all the others together is this process's own.
     """
     parts = max(1, parts)
     if cost is None:
@@ -56,10 +46,8 @@ def split(
     load = [0.0] * parts
     order = sorted(range(n), key=lambda i: -cost[i])
     if order and cost[order[0]] > sum(cost) - cost[order[0]]:
-        # One item outweighs all the others together: it stays here, the others going to the
-        # children (each less loaded than this process). Its results, the largest, then need
-        # not be pickled and sent back, which is what a running job's rebuild (its one run
-        # and that run's trial table made apart) gains most from.
+        # One item outweighs all the others together: it stays here, so its results, the
+        # largest, are not sent back (a running job's rebuild gains most from this).
         share[0].append(order.pop(0))
         load[0] += cost[share[0][0]]
     for i in order:
@@ -75,14 +63,10 @@ def fork_map(
     processes: int = 2,
     cost: Sequence[float] | None = None,
 ) -> list[R]:
-    """``[fn(x) for x in items]`` computed by ``processes`` processes: this one and
-    ``processes - 1`` forked children, each given its share by :func:`split`.
-
-    Serial when ``processes`` is below 2, when there are fewer than two items or
-    when forking is not safe (:func:`can_fork`). If a child fails for any reason
-    (an exception, a signal, a result that cannot be pickled), its items are
-    computed here after all, so an error surfaces in this process with its
-    own traceback, as in a serial map.
+    """``[fn(x) for x in items]`` computed by this process and ``processes - 1`` forked
+    children, each given its share by :func:`split`; serial for fewer than two processes or
+    items, or when forking is not safe (:func:`can_fork`). A child that fails for any reason
+    has its items computed here, so an error surfaces with its traceback, as in a serial map.
     """
     processes = min(processes, len(items))
     if processes < 2 or not can_fork():
@@ -96,10 +80,9 @@ def fork_map(
                 shares[0] += share
             else:
                 children.append((*child, share))
-        mine = [(i, fn(items[i])) for i in sorted(shares[0])]
         out: list[R | None] = [None] * len(items)
-        for i, v in mine:
-            out[i] = v
+        for i in sorted(shares[0]):
+            out[i] = fn(items[i])
         while children:
             pid, r, share = children.pop(0)
             done = _collect(pid, r, len(share))

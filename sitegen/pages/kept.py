@@ -1,11 +1,8 @@
 """Pages carried over: what the rest of the site needs of a page that is not made again.
 
-A run whose inputs did not change since the last build is neither analysed nor
-rendered again. The index, the runs list and the comparison page still list its
-pages: each one's index row, comparison item and config come from its
-:class:`RunRecord`, with the signature its files were rendered with. The build's
-cache stores the records (as checked msgpack, NaN and ints included); the pages and
-the renderer only see these objects.
+A run whose inputs did not change since the last build is neither analysed nor rendered
+again, but the index, the runs list and the comparison page still list its pages, from its
+:class:`RunRecord` (kept by the build's cache), with the signature its files were made with.
 """
 
 from __future__ import annotations

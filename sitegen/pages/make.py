@@ -1,9 +1,6 @@
-"""Build the page objects (:mod:`sitegen.pages.objects`) from the assembled jobs and runs.
-
-Each function returns the typed object that is both rendered to HTML and
-written to ``data/...json``, so the JSON cannot drift from the page. The
-figures come from :mod:`sitegen.analyse`; this module decides which figures a
-page shows and how a run's page links to its jobs.
+"""Build the page objects (:mod:`sitegen.pages.objects`) from the assembled jobs and runs:
+each is both rendered to HTML and written to ``data/...json``. The figures come from
+:mod:`sitegen.analyse`; this module decides which a page shows and how pages link.
 """
 
 from __future__ import annotations
@@ -73,14 +70,6 @@ def run_url(run_id: str) -> str:
     return f"runs/{run_id}/"
 
 
-def job_data_path(job_id: str) -> str:
-    return f"data/jobs/{job_id}.json"
-
-
-def run_data_path(run_id: str) -> str:
-    return f"data/runs/{run_id}.json"
-
-
 def spark(values: Sequence[object], n: int = 40) -> list[int | float | None]:
     """At most ``n`` points (bucket means) for an index-row sparkline."""
     xs = [v if is_finite(v) else None for v in values]
@@ -95,16 +84,13 @@ def spark(values: Sequence[object], n: int = 40) -> list[int | float | None]:
 
 def _metrics(blocks: Sequence[MetricBlock]) -> dict[str, Stats]:
     # Stats(**s), not Stats.from_json(s): its fields are plain numbers, which the hint walk
-    # would hand over as they are at several times the cost (dozens of metrics a page),
-    # and a key that drifts from the analysis fails both ways.
+    # checks at several times the cost; a key that drifts from the analysis fails both ways.
     return {k: Stats(**s) for k, s in analyse.metric_summary(blocks).items()}
 
 
 def _batches(log: ParsedLog) -> BatchSummary:
     """``BatchSummary.from_json(analyse.batch_summary(log))``, each section built directly, as
-    :func:`_metrics` builds its Stats: the hint walk of ``from_json`` for each step's totals
-    (one BatchTotals a step) was most of it. A key that drifts from the fields fails both
-    ways."""
+    :func:`_metrics` builds its Stats (one BatchTotals a step)."""
     d = analyse.batch_summary(log)
     return BatchSummary(
         **{
@@ -137,7 +123,7 @@ def job_page(
     return JobPage(
         id=job.id,
         url=job_url(job.id),
-        data=job_data_path(job.id),
+        data=f"data/jobs/{job.id}.json",
         run=job.run_id,
         log=job.source.log,
         status=job.status,
@@ -195,11 +181,8 @@ def run_page(
     job: JobPage | None = None,
 ) -> RunPage:
     """The stitched run: series, restarts, discarded steps and their cost, and its insights.
-
-    ``job``: the page of the run's first job, if made. When the run's steps are that one
-    job's own (:func:`steps_are_the_jobs`), what the job page holds of them is the run
-    page's, taken as it is instead of made again from the same objects (page objects are
-    frozen: sharing them is safe, and the bytes are the same)."""
+    ``job``: the page of the run's first job, if made: when the run's steps are that job's
+    own (:func:`steps_are_the_jobs`), its figures of them are taken as they are (frozen)."""
     ins = insights or run_insights(run)
     if steps_are_the_jobs(run) and job is not None and job.id == run.jobs[0].id:
         h, metrics, series = job.headline, job.metrics, job.series
@@ -218,7 +201,7 @@ def run_page(
     return RunPage(
         id=run.id,
         url=run_url(run.id),
-        data=run_data_path(run.id),
+        data=f"data/runs/{run.id}.json",
         jobs=[j.id for j in run.jobs],
         job_rows=rows,
         status=run.jobs[-1].status if run.jobs else "incomplete",
@@ -338,12 +321,8 @@ def compare_metrics(metrics: dict) -> dict[str, str]:
 
 
 def series_curves(series: Series, metrics: dict[str, Stats]) -> dict[str, list[list]]:
-    """A run or job page's comparison curves, from its series and statistics (all they
-    need): ``{label: [[step, smoothed value], ...]}``.
-
-    Values are rounded: they are only drawn. Published beside the page (``curves.js``)
-    and loaded by the comparison page when the reader picks it.
-    """
+    """A run or job page's comparison curves, ``{label: [[step, smoothed value], ...]}``,
+    rounded (they are only drawn); published beside the page (``curves.js``)."""
     steps = series.get("step", [])
     curves = {}
     for label, key in compare_metrics(metrics).items():
@@ -395,11 +374,8 @@ NOTES_MAX_BYTES = 256 << 10
 
 
 def read_notes(archive: Path, rel: str | None) -> str | None:
-    """A job's ``notes.md`` (its first 256 KiB): a regular file inside the archive only.
-
-    A longer file is cut at its last whole line before the limit, so that the
-    redaction that follows sees every secret whole (never a token's first half).
-    """
+    """A job's ``notes.md`` (its first 256 KiB): a regular file inside the archive only. A
+    longer file is cut at its last whole line, so the redaction sees every secret whole."""
     if not rel:
         return None
     limit = NOTES_MAX_BYTES

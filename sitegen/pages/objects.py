@@ -1,13 +1,7 @@
-"""Typed page objects: every page of the site, as frozen Structs.
-
-A page object is rendered twice: to HTML through Jinja (templates read its
-attributes) and to ``data/...json`` through :meth:`PageData.to_json`, which *is*
-the data contract described by ``docs/schemas/``. Field order is the key
-order of the published JSON, so it must not be shuffled.
-
-Each field's comment (or its section's docstring, :mod:`sitegen.pages.sections`)
-names the function that computes it: from a page object a reader is one hop
-from any figure on the page. :mod:`sitegen.pages.make` builds the pages.
+"""Typed page objects: every page of the site, as frozen Structs built by
+:mod:`sitegen.pages.make`, rendered to HTML and to ``data/...json``
+(:meth:`PageData.to_json`, the contract of ``docs/schemas/``: field order is key order).
+Each field's comment, or its section's docstring, names the function that computes it.
 """
 
 from __future__ import annotations
@@ -37,23 +31,17 @@ from sitegen.pages.sections import (
     progression_rows,
 )
 
-if TYPE_CHECKING:  # read back by pagedata._hints; imported where trials are analysed
+if TYPE_CHECKING:  # read back by data._hints; imported where trials are analysed
     from sitegen.insights.rollouts import RolloutAnalysis
     from sitegen.insights.sampling import TranscriptsSection
-
-JOB_SCHEMA = "sitegen/job@1"
-RUN_SCHEMA = "sitegen/run@1"
-INDEX_SCHEMA = "sitegen/index@1"
 
 
 # -- job ----------------------------------------------------------------------------------------
 
 
 class JobRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
-    """A job's row in ``index.json`` and in its run's table; the first fields of its page.
-
-    Built by ``pages.job_page`` (headline: ``analyse.headline``).
-    """
+    """A job's row in ``index.json`` and its run's table; the first fields of its page
+    (``pages.job_page``; headline: ``analyse.headline``)."""
 
     id: str
     url: str
@@ -81,7 +69,7 @@ class JobRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
 class JobPage(JobRow, frozen=True, kw_only=True):
     """Everything a job page shows (``data/jobs/<id>.json``): ``pages.job_page``."""
 
-    schema: str = JOB_SCHEMA
+    schema: str = "sitegen/job@1"
     layout: str  # "experiment" or "flat": discover (JobSource.layout)
     group: str  # the experiment or folder the log sits in: discover
     # "console", "mirror", "text" (values read from text lines only: not the full metric
@@ -168,14 +156,11 @@ class RunRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
 
 
 class RunPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
-    """The stitched run (``data/runs/<id>.json``): ``pages.run_page``.
+    """The stitched run (``data/runs/<id>.json``): ``pages.run_page``. The published key
+    order puts ``schema`` first and interleaves the summary fields, so this class lists them
+    again; :meth:`row` picks them by :class:`RunRow`'s list."""
 
-    The published key order puts ``schema`` first and interleaves the summary
-    fields, so this class lists them again; :meth:`row` picks them by
-    :class:`RunRow`'s list (a field missing here fails the first build).
-    """
-
-    schema: str = RUN_SCHEMA
+    schema: str = "sitegen/run@1"
     id: str
     url: str
     data: str
@@ -252,7 +237,7 @@ class Totals(msgspec.Struct, PageData, frozen=True, kw_only=True):
 class IndexPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """``data/index.json`` and the index and runs pages: ``pages.index_page``."""
 
-    schema: str = INDEX_SCHEMA
+    schema: str = "sitegen/index@1"
     title: str
     jobs: tuple[JobRow, ...]
     runs: tuple[RunRow, ...]

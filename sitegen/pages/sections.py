@@ -1,9 +1,8 @@
 """The parts of pages: headline, statistics, timers, vLLM, batches, trials, restarts.
 
-Frozen Structs made from the analyses' dicts (:meth:`PageData.from_json`);
-each class names the function that computes it, one hop from any figure.
-Long columns (per-step series, timelines) stay lists: copying them into tuples
-would cost a large archive's build time for no check mypy does not already make.
+Frozen Structs made from the analyses' dicts (:meth:`PageData.from_json`), each naming the
+function that computes it. Long columns stay lists: tuples would cost build time for no
+check mypy does not already make.
 """
 
 from __future__ import annotations

@@ -6,12 +6,9 @@ from pathlib import Path
 
 
 def package_dir(name: str) -> Path:
-    """``templates``/``static`` inside the installed package, else beside it (editable install).
-
-    Found from the package's own folder, not through ``importlib.resources``: its first
-    call imports its readers and ``zipfile``, paid by every build (a no-change one
-    included), and sitegen reads its package data as files anyway (it is not zip-safe).
-    """
+    """``templates``/``static`` inside the installed package, else beside it (editable
+    install). Not through ``importlib.resources``, whose first call imports its readers and
+    ``zipfile`` on every build; sitegen is not zip-safe anyway."""
     package = Path(__file__).resolve().parents[1]  # sitegen/
     inside = package / name
     return inside if inside.is_dir() else package.parent / name

@@ -1,15 +1,10 @@
 """OpenGraph cards: a 1200×630 PNG of a page's headline figures and reward curve.
 
 What a card shows (:func:`card_for`): the page's title and the site's, the reward curve
-(at most 200 bucket means, as the charts downsample) on a step axis, and six figures:
-status, steps, reward mean and last, pass@k, step time.
-
-How it is painted (:mod:`sitegen.present.cardpaint`): straight onto pixels with Pillow,
-in Pillow's own FreeType font (Aileron), onto a fixed palette, rather than rasterising a
-Vega-Lite spec, which needs a JavaScript runtime in memory and takes far longer a card
-(docs/benchmarks.md). The price: one font weight, ASCII and a few signs. A card is one
-of its page's files (:mod:`sitegen.present.pagefiles`), so with workers most are painted
-in the forked children that make their pages.
+and six figures. It is painted (:mod:`sitegen.present.cardpaint`) straight onto pixels with
+Pillow's own font (Aileron) and a fixed palette, rather than rasterising a Vega-Lite spec,
+which needs a JavaScript runtime and takes far longer (docs/benchmarks.md). The price: one
+font weight, ASCII and a few signs.
 """
 
 from __future__ import annotations
@@ -62,20 +57,13 @@ def card_for(page: JobPage | RunPage, title: str, site_title: str) -> Card:
     )
     # downsample keeps finite values only
     pts = downsample(page.series.get("step", []), page.series.get(REWARD) or [], CURVE_POINTS)
-    return Card(
-        title,
-        site_title,
-        figures,
-        tuple(float(p["x"]) for p in pts),
-        tuple(float(p["y"]) for p in pts),
-    )
+    steps, rewards = tuple(float(p["x"]) for p in pts), tuple(float(p["y"]) for p in pts)
+    return Card(title, site_title, figures, steps, rewards)
 
 
 def version(card: Card) -> str:
-    """A short digest of everything ``card`` shows, for its address (``card.png?v=…``): a chat
-    app keeps a preview image by its address, so a card that changed (a running job's
-    curve grew, or a new painter or Pillow draws it otherwise) must be fetched from a new
-    one; an unchanged card keeps its address."""
+    """A short digest of everything ``card`` shows and what paints it, for its address
+    (``card.png?v=…``): a chat app keeps a preview image by its address."""
     return hashlib.sha256(_painter() + msgspec.msgpack.encode(card)).hexdigest()[:10]
 
 

@@ -1,18 +1,17 @@
 """Charts: plain functions from page data to Vega-Lite dicts.
 
-Each chart's shape is a skeleton built with Altair and validated once, stored as
-package data (``skeletons/*.json``, made by ``make skeletons`` from
-:mod:`sitegen.present.shapes`); here we only put the records and the few values
-that differ between charts (titles, a height) into a copy of it. So a build
-imports neither Altair nor jsonschema, and data never goes through Altair's
-data transformer. Long series are downsampled for display to at most
-:data:`sitegen.analyse.curves.MAX_POINTS` buckets carrying mean, min and max, so spikes stay visible as
-a band; the raw values stay in the JSON data files.
+Each chart's shape is a skeleton built with Altair and validated once, stored as package
+data (``skeletons/*.json``, made by ``make skeletons`` from :mod:`sitegen.present.shapes`);
+a chart is a copy with its records and few own values (titles, a height) put in, so a build
+imports neither Altair nor jsonschema. Long series are downsampled to at most
+:data:`sitegen.analyse.curves.MAX_POINTS` buckets of mean, min and max (spikes stay visible
+as a band); the raw values stay in the JSON data files.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -75,10 +74,8 @@ def hole(name: str) -> str:
 
 @functools.cache
 def skeleton(name: str) -> dict:
-    """A stored chart shape (package data), read once per process (a cache, not state).
-
-    Never mutated: :func:`fill` copies every dict and list it passes through.
-    """
+    """A stored chart shape (package data), read once per process; never mutated (:func:`fill`
+    copies every dict and list it passes through)."""
     # (beside this module, not through importlib.resources: see sitegen.present.assets.package_dir)
     path = Path(__file__).parent / "skeletons" / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
@@ -118,11 +115,6 @@ LINES_COLUMNS = ("x", "y", "lo", "hi")
 STACK_COLUMNS = ("x", "value")
 
 
-def _columns(rows: list[dict], **fields: str) -> dict[str, list]:
-    """``{name: [row[field] for row in rows]}`` for each ``name=field``."""
-    return {name: [r[field] for r in rows] for name, field in fields.items()}
-
-
 def rows(spec: dict) -> list[dict]:
     """Every data row of a spec, its layers' too, as Vega sees it: a datum of columns is
     flattened into one row per point (what the skeletons' flatten transform does)."""
@@ -156,20 +148,17 @@ def rows(spec: dict) -> list[dict]:
 
 
 def _band(col: list, ys: list) -> list:
-    """A band's edge, or ``[]`` when it is the line itself (no bucket was merged and no
-    range given: a band of no height). The skeletons' flatten transform reads an empty
-    column as nulls, which the band's area leaves out: the line's numbers are not written
+    """A band's edge, or ``[]`` when it is the line itself: the flatten transform reads an
+    empty column as nulls, which the band leaves out, so the line's numbers are not written
     three times (a third of a page's chart bytes)."""
     return [] if col == ys else col
 
 
 def _gaps(cols: dict[str, list], xs: Sequence, ys: Sequence) -> dict[str, list]:
-    """``cols`` (a series drawn point for point, its band the line) with a null at each
-    step whose value was logged but is not a number (NaN, ±inf): the line breaks there
-    (Vega-Lite breaks a path at a null), as the finding naming that step says, instead of
-    joining its neighbours; the step stays on the axis. A step that did not log the
-    metric (``None``) is not a gap: the line goes on over it. Unchanged when nothing is
-    non-finite, or when the points are bucket means (downsampled)."""
+    """``cols`` (a series drawn point for point) with a null at each step whose value was
+    logged but is not a number (NaN, ±inf): Vega-Lite breaks the line there, as the finding
+    naming that step says. A step that did not log the metric (``None``) is no gap.
+    Unchanged when nothing is non-finite, or when the points are bucket means."""
     bad = sum(1 for y in ys if type(y) is float and not math.isfinite(y))
     if not bad or len(cols["x"]) + bad > MAX_POINTS or cols["lo"] != cols["y"]:
         return cols
@@ -189,10 +178,9 @@ def _gaps(cols: dict[str, list], xs: Sequence, ys: Sequence) -> dict[str, list]:
 def flat_domain(series: Sequence[Sequence[object]]) -> list[float] | None:
     """The y domain of a chart none of whose ``series`` varies, else ``None`` (Vega's own).
 
-    Vega's zero-based domain of a constant 0.25 is [0, 0.25]: the line lies on the chart's
-    top border, where it reads as clipped (or as the frame). Twice the values' spread
-    (their size for one value, 1 for zero) around them, zero kept in, puts a lone line
-    mid-chart and several flat ones inside it."""
+    Vega's zero-based domain of a constant 0.25 is [0, 0.25]: the line lies on the top
+    border, where it reads as clipped. Twice the values' spread (their size for one value, 1
+    for zero) around them, zero kept in, puts a lone line mid-chart."""
     levels: list[float] = []
     for ys in series:
         vals = {float(v) for v in ys if _num(v) is not None}  # type: ignore[arg-type]
@@ -221,11 +209,9 @@ def progression(
     bands: Mapping[str, tuple[str, str]] | None = None,
 ) -> dict | None:
     """Raw (thin, faint) and smoothed (bold) lines for each metric in ``names`` {key: label}.
-
-    ``rules``: vertical markers ``{x, label}`` (restart points); ``marks``:
-    points ``{x, y, label}`` drawn as crosses (discarded steps); ``bands``: for a metric,
-    the columns of its band (``{key: (low column, high column)}``: an interval per step,
-    the value where a step has none), else the band of the downsampled buckets.
+    ``rules``: vertical markers ``{x, label}`` (restarts); ``marks``: crosses ``{x, y,
+    label}`` (discarded steps); ``bands``: a metric's band columns ``{key: (low, high)}``
+    (an interval per step), else the band of the downsampled buckets.
     """
     steps = series.get("step", [])
     records = []
@@ -272,10 +258,8 @@ def lines(
     points: bool = False,
 ) -> dict | None:
     """Lines with a min/max band: the range of downsampled buckets, or for a series in
-    ``bands`` (``{key: (min column, max column)}``) the range those columns give.
-
-    ``points`` (over steps only) marks each value: for a sparse series such as eval
-    metrics logged every few steps."""
+    ``bands`` (``{key: (min column, max column)}``) the range those columns give. ``points``
+    (over steps only) marks each value, for a sparse series such as eval metrics."""
     xs = series.get(x, [])
     records = []
     for key, label in names.items():
@@ -316,14 +300,10 @@ def stacked_bars(
     count: bool = False,
     fixed: Mapping[str, str] | None = None,
 ) -> dict | None:
-    """Stacked bars from ``[{x, part, value}]``, one palette colour per part.
-
-    ``fixed``: the colour of some parts wherever they appear (a timer keeps its colour
-    from page to page); the other parts take the palette's other colours in order.
-
-    With ``step_width`` the ``x`` are steps on a numeric axis (a step without bars is a gap)
-    and each bar covers ``step_width`` steps from its ``x`` (a bin's first step); ``count``
-    (with ``step_width`` only) ticks the value axis in whole numbers.
+    """Stacked bars from ``[{x, part, value}]``, one palette colour per part; ``fixed``: the
+    colour of some parts wherever they appear (a timer keeps its colour from page to page).
+    With ``step_width`` the ``x`` are steps on a numeric axis, each bar covering
+    ``step_width`` steps from its ``x``; ``count`` (with it only) ticks whole numbers.
     """
     parts: dict[str, list[dict]] = {}
     for r in rows:
@@ -331,10 +311,15 @@ def stacked_bars(
             parts.setdefault(r["part"], []).append(r)
     if not parts:
         return None
-    records = [{"part": p, **_columns(rs, x="x", value="value")} for p, rs in parts.items()]
+    records = [
+        {"part": p, "x": [r["x"] for r in rs], "value": [r["value"] for r in rs]}
+        for p, rs in parts.items()
+    ]
     names = sorted(parts)  # the legend's order (Vega sorts a nominal domain)
     colours = {
-        "palette": part_colours(names, fixed) if fixed else _palette(len(names)),
+        "palette": part_colours(names, fixed)
+        if fixed
+        else (PALETTE if len(names) <= len(PALETTE) else PALETTE_20),
         "legend_columns": (
             len(names) if sum(len(n) + 4 for n in names) <= LEGEND_ONE_ROW_CHARS else LEGEND_COLUMNS
         ),
@@ -355,24 +340,13 @@ def stacked_bars(
     )
 
 
-def _palette(n: int) -> list[str]:
-    return PALETTE if n <= len(PALETTE) else PALETTE_20
-
-
 def part_colours(names: list[str], fixed: Mapping[str, str]) -> list[str]:
     """The colour range for the sorted ``names`` (a nominal domain, as Vega sorts it):
     each name in ``fixed`` its own colour, the others the colours of :data:`PALETTE_20`
     that ``fixed`` does not use, in order (again from the first past twenty)."""
     taken = set(fixed.values())
-    free = [c for c in PALETTE_20 if c not in taken] or PALETTE_20
-    out, i = [], 0
-    for n in names:
-        if n in fixed:
-            out.append(fixed[n])
-        else:
-            out.append(free[i % len(free)])
-            i += 1
-    return out
+    free = itertools.cycle([c for c in PALETTE_20 if c not in taken] or PALETTE_20)
+    return [fixed[n] if n in fixed else next(free) for n in names]
 
 
 def _x_plus(offset: float) -> str:

@@ -10,45 +10,31 @@ from sitegen.model.vocabulary import (
     POLICY_ENTROPY,
     POLICY_KL,
     POLICY_KL_RE,
-    REWARD,
     STALENESS,
     STALENESS_MAX,
     STEP_TIME,
     TOKENS,
     gen_wait_key,
     is_finite,
-    pass_at_k,
-    pass_at_key,
-    pass_at_label,
 )
 from sitegen.pages.objects import JobPage, RunPage
 from sitegen.pages.sections import Series, Stats, TimerNode, Timing, TrialSummary
 from sitegen.present import charts
 from sitegen.present.insight_charts import insight_charts
-from sitegen.present.learning_charts import reward_chart, success_chart
+from sitegen.present.learning_charts import reward_chart, reward_names, success_chart
 from sitegen.present.transcripts import heatmap_links
 
 Charts = dict[str, dict | None]  # chart name -> Vega-Lite spec (None: nothing to draw)
 
 
-def _reward_names(metrics: Mapping[str, Stats]) -> dict[str, str]:
-    """Reward and, when logged, pass@k: the progression chart's lines {metric: legend name}.
-
-    The legend says ``pass@8``, as the cards, tables and reports name it.
-    """
-    pk = pass_at_key(metrics)
-    return {REWARD: "reward", **({pk: pass_at_label(pass_at_k(pk))} if pk else {})}
-
-
 def step_charts(series: Series, metrics: Mapping[str, Stats], timing: Timing) -> Charts:
     """The charts a job page and a run page both draw from their steps alone (series,
-    statistics, timing tree), first on both: reward (a run's restarts and discarded steps
-    aside), step time, the timing stack, the policy charts. Apart, so that a run page sharing
-    them with its one job's page (``pages.run_page``) takes the job page's charts
-    (``PageFiles``) instead of drawing them again."""
+    statistics, timing tree): reward, step time, the timing stack, the policy charts. Apart,
+    so that a run of one job takes its job page's (``PageFiles``) instead of drawing them."""
+    step_lines = {STEP_TIME: "step time (s)", gen_wait_key(series): "generation wait (s)"}
     return {
-        "reward": charts.progression(series, _reward_names(metrics)),
-        "step_time": _step_time(series),
+        "reward": charts.progression(series, reward_names(metrics)),
+        "step_time": charts.lines(series, step_lines, y_title="seconds"),
         "timing_stack": timing_stack(series, timing),
         **policy_charts(series, metrics),
     }
@@ -78,7 +64,10 @@ def job_charts(page: JobPage, steps: Charts | None = None) -> Charts:
     if v and v.samples:
         tl = v.timeline.columns()
         tl["minute"] = [t / 60 for t in tl["t_s"]]
-        out["vllm_throughput"] = vllm_throughput(tl)
+        tps = {"gen_throughput_mean": "generation tok/s per engine"}
+        # the band: each minute's slowest and fastest engine line, so dips and spikes show
+        band = {"gen_throughput_mean": ("gen_throughput_min", "gen_throughput_max")}
+        out["vllm_throughput"] = _over_time(tl, tps, "tokens/s", band) if tl["minute"] else None
         out["vllm_queue"] = _over_time(
             tl, {"running_mean": "running", "waiting_mean": "waiting"}, "requests per engine"
         )
@@ -161,12 +150,6 @@ def policy_captions(page: JobPage | RunPage, drawn: Mapping[str, object]) -> lis
     ]
 
 
-def _step_time(s: Series) -> dict | None:
-    return charts.lines(
-        s, {STEP_TIME: "step time (s)", gen_wait_key(s): "generation wait (s)"}, y_title="seconds"
-    )
-
-
 def trial_charts(tr: TrialSummary) -> Charts:
     exc_rows = [
         {"label": k, "value": n, "kind": tr.exception_kind_of[k]} for k, n in tr.exceptions.items()
@@ -201,23 +184,10 @@ def _over_time(
     )
 
 
-def vllm_throughput(tl: dict) -> dict | None:
-    if not tl["minute"]:
-        return None
-    # the band is each minute's slowest and fastest engine line, so dips and spikes show
-    return _over_time(
-        tl,
-        {"gen_throughput_mean": "generation tok/s per engine"},
-        "tokens/s",
-        bands={"gen_throughput_mean": ("gen_throughput_min", "gen_throughput_max")},
-    )
-
-
-# SkyRL's step timers (its trainers' ``Timer(...)`` names), each with a colour of its own on
-# every timing chart, so a timer is found by colour from one page to the next (a colour
-# given by the order of the timers a page happens to have moved from page to page). The
-# first ten palette colours go to the timers that take most of a step; other timers and
-# the "(rest)" parts take the ten others (charts.part_colours).
+# SkyRL's step timers (its trainers' ``Timer(...)`` names), each with its own colour on
+# every timing chart, so a timer is found by colour from one page to the next. The first ten
+# palette colours go to the timers that take most of a step; other timers and the "(rest)"
+# parts take the ten others (charts.part_colours).
 TIMER_COLOURS = dict(
     zip(
         (
@@ -243,58 +213,35 @@ def timing_stack(s: Series, timing: Timing) -> dict | None:
     tree = timing.tree
     if not tree:
         return None
-    leaves: list[tuple[str, list[str]]] = []  # (label, [key, minus keys...])
-
-    def walk(node: TimerNode, parent: str | None) -> None:
-        kids = node.children
-        if not kids:
-            leaves.append(
-                (
-                    node.name if node.name != "(rest)" else f"{parent} (rest)",
-                    [node.name, parent or ""],
-                )
-            )
-        for k in kids:
-            walk(k, node.name)
-
-    walk(tree, None)
     steps = s["step"]
     none = [None] * len(steps)
-    # each leaf's column, looked up once: (label, column) or, for a "(rest)" leaf, (label,
-    # parent's column, its other children's columns): the parent's time they leave over
-    cols: list[tuple[str, list, list[list]]] = []
-    for label, (name, parent) in leaves:
-        if name == "(rest)":
-            node = _find(tree, parent)
-            kids = [c.name for c in node.children if c.name != "(rest)"] if node else []
-            cols.append(
-                (label, s.get(f"timing/{parent}", none), [s.get(f"timing/{k}", none) for k in kids])
-            )
-        else:
-            cols.append((label, s.get(f"timing/{name}", none), []))
+    # each leaf's (label, column, None) or, for a "(rest)" leaf (analyse.steps.UNACCOUNTED),
+    # (label, its parent's column, its siblings' columns): the parent's time they leave over
+    leaves: list[tuple[str, list, list[list] | None]] = []
+
+    def walk(node: TimerNode, parent: TimerNode | None) -> None:
+        if not node.children and parent is not None and node.name == "(rest)":
+            others = [s.get(f"timing/{c.name}", none) for c in parent.children if c is not node]
+            leaves.append((f"{parent.name} (rest)", s.get(f"timing/{parent.name}", none), others))
+        elif not node.children:
+            leaves.append((node.name, s.get(f"timing/{node.name}", none), None))
+        for k in node.children:
+            walk(k, node)
+
+    walk(tree, None)
     rows = []
     stride = max(1, len(steps) // 300)
     for i in range(0, len(steps), stride):
         step = steps[i]
-        for (_, (name, _parent)), (label, col, minus) in zip(leaves, cols, strict=True):
+        for label, col, minus in leaves:
             v = col[i]
-            if name == "(rest)":
+            if minus is not None:
                 if v is None:
                     continue
                 v = v - sum((c[i] or 0) for c in minus)
             if is_finite(v):
                 rows.append({"x": step, "part": label, "value": max(0.0, v)})
     return charts.stacked_bars(rows, "step", "seconds", step_width=stride, fixed=TIMER_COLOURS)
-
-
-def _find(node: TimerNode, name: str) -> TimerNode | None:
-    if node.name == name:
-        return node
-    for c in node.children:
-        f = _find(c, name)
-        if f:
-            return f
-    return None
 
 
 def run_charts(page: RunPage, steps: Charts | None = None) -> Charts:
@@ -314,7 +261,7 @@ def run_charts(page: RunPage, steps: Charts | None = None) -> Charts:
     if trials_reward := reward_chart(s, page.metrics, page.learning, rules, marks):
         out["reward"] = trials_reward
     elif rules or marks:
-        out["reward"] = charts.progression(s, _reward_names(page.metrics), rules=rules, marks=marks)
+        out["reward"] = charts.progression(s, reward_names(page.metrics), rules=rules, marks=marks)
     out["success"] = success_chart(page.learning)
     if page.trials:
         out.update(trial_charts(page.trials))

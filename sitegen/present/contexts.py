@@ -1,7 +1,5 @@
-"""What each template receives besides ``root``, ``meta`` and the globals.
-
-Typed, so mypy checks that a page object reaches its template with the types the
-template reads (:mod:`sitegen.present.html` builds these).
+"""What each template receives besides ``root``, ``meta`` and the globals, typed so mypy
+checks what :mod:`sitegen.present.html` hands each template.
 """
 
 from __future__ import annotations

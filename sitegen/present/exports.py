@@ -27,9 +27,8 @@ class _SafeWriter:
         self._w.writerow([csv_safe(c) for c in cells])
 
     def writecolumns(self, columns: list[list[object]]) -> None:
-        """Rows given column by column (all as long), each cell made a CSV value
-        (:func:`~sitegen.present.formatting.csv_value`) and safe: a column at a time keeps
-        the per-cell work in C rather than in a Python call per cell."""
+        """Rows given column by column (all as long), each cell safe and None blank: a column
+        at a time keeps the per-cell work in C rather than in a Python call per cell."""
         text = _unquoted_rows(columns)
         if text is not None:
             self._buf.write(text)
@@ -39,9 +38,8 @@ class _SafeWriter:
 
 
 def _cells(values: list[object]) -> list[object]:
-    """``csv_safe(csv_value(v))`` of each value, floats and None (nearly all of them: a step
+    """``csv_safe`` of each value, None blank; floats and None (nearly all of them: a step
     that did not log a metric has None) tested inline."""
-    # (csv_value leaves every value but None as it is: only csv_safe is left to call)
     return [v if type(v) is float else ("" if v is None else csv_safe(v)) for v in values]
 
 
@@ -52,11 +50,10 @@ _NEEDS_QUOTES = ('"', "\n", "\r", "\0")
 
 def _unquoted_rows(columns: list[list[object]]) -> str | None:
     """The rows the csv writer would write for the columns' :func:`_cells`, made without it
-    when no field needs quoting: each field the ``str`` of its cell, joined by commas, each
-    row ended by ``\n``. None when a field needs quoting, when the columns are not all as
-    long (the writer raises) or fewer than two (it quotes a row of one empty field), or
-    when there are no rows: the writer then writes them. Made column by column, for a
-    large ``trials.csv``; a test holds the two paths to the same text.
+    (column by column, for a large ``trials.csv``) when no field needs quoting. None when a
+    field needs quoting, when the columns are not all as long (the writer raises) or fewer
+    than two (it quotes a row of one empty field), or when there are no rows: the writer then
+    writes them. A test holds the two paths to the same text.
     """
     if len(columns) < 2:
         return None
@@ -93,11 +90,8 @@ _CHANGED_AT = tuple("\n" + c for c in "=+-@\t") + ("\r",)
 def _plain_text(values: list[object]) -> bool:
     """True when every value is text that :func:`csv_safe` leaves as it is: none starts with
     a formula's character, none holds a CR. Told for the whole column at once (a join and
-    six searches in C) instead of cell by cell: most columns of ``trials.csv`` are names.
-
-    A text cell that merely holds a line break before such a character (or a number such as
-    ``-1``) answers False too, and the column goes cell by cell: slower, never different.
-    """
+    six searches in C): most columns of ``trials.csv`` are names. A false alarm (a line
+    break before such a character, a ``-1``) only sends the column cell by cell."""
     try:
         text = "\n" + "\n".join(values)  # type: ignore[arg-type]
     except TypeError:  # not all text
@@ -109,12 +103,9 @@ _NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 def csv_safe(v: object) -> object:
-    """``v``, with a ``'`` before text starting with ``= + - @``, tab or CR (a formula's start).
-
-    A CR inside text becomes a line break (which the writer quotes).
-
-    Numbers stay numbers: ``-0.5`` is a value, not a formula.
-    """
+    """``v``, with a ``'`` before text starting with ``= + - @``, tab or CR (a formula's
+    start); a CR inside text becomes a line break (which the writer quotes). Numbers stay
+    numbers: ``-0.5`` is a value, not a formula."""
     if not isinstance(v, str):
         return v
     # A lone CR is not quoted by the csv module (the line ends in LF): it would split the row.
@@ -128,8 +119,9 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def series_csv(series: Series) -> str:
-    """``steps.csv``: one column per metric, one row per step, blank where not logged
-    (``nan``, ``inf``, ``-inf`` where the value logged was one: :func:`~sitegen.present.formatting.csv_value`)."""
+    """``steps.csv``: one column per metric, one row per step, blank where not logged, and
+    ``nan``, ``inf``, ``-inf`` where the value logged was one (pandas and numpy read them
+    back as those floats): a diverged loss is not a missing one."""
     buf = io.StringIO()
     w = _SafeWriter(buf)
     names = list(series)

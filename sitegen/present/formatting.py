@@ -1,10 +1,8 @@
 """Numbers, shares and durations as people read them; markdown notes made safe.
 
-One formatter per output: ``fmt_*`` for HTML pages (Jinja filters), the
-``text_*``/``md_*``/``csv_*`` functions for the text outputs (report.md and
-the CSV downloads). Every one of them asks :func:`is_finite` whether a value
-is a number to print, and rounds with :func:`~sitegen.model.numbers.fixed` (or ``sci``): the site's one
-rounding rule (:mod:`sitegen.model.numbers`).
+One formatter per output: ``fmt_*`` for HTML pages (Jinja filters), ``text_*`` and
+``md_*`` for report.md. Each asks :func:`is_finite` whether a value is a number to print, and
+rounds with :func:`~sitegen.model.numbers.fixed` (or ``sci``): the site's one rounding rule.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from collections.abc import Iterable
 import nh3
 from markupsafe import Markup, escape
 
-from sitegen.model.numbers import fixed, rounded, sci, shortest
+from sitegen.model.numbers import fixed, pct, sci, sig
 from sitegen.model.vocabulary import is_finite
 from sitegen.pages.sections import Headline
 
@@ -54,9 +52,7 @@ def fmt_score(v: object) -> str:
 
 def fmt_pct(v: object, digits: int = 1) -> str:
     """A fraction as a percentage (``0.5`` → ``50.0%``)."""
-    if not is_finite(v):
-        return DASH
-    return fixed(100 * v, digits) + "%"
+    return pct(v, digits) if is_finite(v) else DASH
 
 
 def fmt_dur(v: object) -> str:
@@ -77,10 +73,8 @@ _DUR_UNITS = {"s": (1.0, 1), "min": (60.0, 2), "h": (3600.0, 2)}
 
 def dur_unit(values: Iterable[object]) -> str:
     """The one unit a column of durations is printed in (:func:`fmt_dur_in`), from its
-    largest value: s below 2 min, min below 10 h, h from there. A column mixing "45.0 s"
-    and "14.3 min" reads as the wrong order of magnitude at a glance; one unit, named in
-    the header, does not. Hours only past 10 h: in hours a timer of a few minutes would be
-    a "0.04" beside the step's "2.20", where minutes keep it readable ("2.40")."""
+    largest value: s below 2 min, min below 10 h, h from there ("45.0 s" beside "14.3 min"
+    misleads at a glance). Hours only past 10 h: a timer of a few minutes would be "0.04"."""
     top = max((float(v) for v in values if is_finite(v)), default=0.0)  # type: ignore[arg-type]
     return "s" if top < 120 else "min" if top < 36000 else "h"
 
@@ -120,14 +114,9 @@ def fmt_size(n: object) -> str:
 
 
 def fmt_breakable(name: object) -> Markup:
-    """A run or job id with a line-break opportunity after each dot, escaped.
-
-    Ids have no spaces (``plants.flat.tasks.train_700100``); in a narrow table column the
-    browser would break them at the cell's edge, mid-number. ``<wbr>`` lets it break after
-    a dot instead (``plants.flat.tasks.`` / ``train_700100``); the text stays the id
-    (``<wbr>`` adds none: copying, searching and sorting see the id). static/site.js
-    does the same for the rows it makes.
-    """
+    """A run or job id, escaped, with a ``<wbr>`` after each dot: ids have no spaces, and a
+    narrow column would break them mid-number; ``<wbr>`` adds no text, so copying and
+    searching see the id. static/site.js does the same for the rows it makes."""
     return Markup(".<wbr>").join(escape(part) for part in str(name).split("."))
 
 
@@ -179,9 +168,9 @@ def chain_phrase(jobs: int, resumed_from: list[int]) -> str | None:
 
 
 def text_fixed(v: object, digits: int = 4) -> str:
-    """A number with fixed decimals, as the old report printed it (ints as they are),
-    rounded as the pages round (:func:`fixed`); a value logged as NaN or an infinity as
-    ``nan``, ``inf`` or ``-inf``, as the CSV files write it."""
+    """A number with fixed decimals (ints as they are), rounded as the pages round
+    (:func:`fixed`); a value logged as NaN or an infinity as ``nan``, ``inf`` or ``-inf``,
+    as the CSV files write it."""
     if type(v) is float and math.isfinite(v):  # (nearly every cell: the checks below skipped)
         return fixed(v, digits, group=False)
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -195,12 +184,7 @@ def text_fixed(v: object, digits: int = 4) -> str:
 
 def text_sig(v: object) -> str:
     """A statistic with six significant digits (``1.23457e+06``), rounded as the pages round."""
-    if not is_finite(v):
-        return DASH
-    d = shortest(v)  # type: ignore[arg-type]
-    if not d:
-        return "0"
-    return f"{float(rounded(d, d.adjusted() - 5)):.6g}"
+    return sig(v, 6) if is_finite(v) else DASH
 
 
 def md_cell(s: object) -> str:
@@ -210,15 +194,6 @@ def md_cell(s: object) -> str:
     if "<" in text or ">" in text or "&" in text:
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("|", "\\|").replace("\n", " ")
-
-
-def csv_value(v: object) -> object:
-    """A CSV cell: blank for a missing value, the value otherwise.
-
-    A logged NaN or infinity is written as Python writes it (``nan``, ``inf``, ``-inf``,
-    which pandas and numpy read back as those floats), not left blank: a blank is a step
-    that did not log the metric, and a diverged loss is not a missing one."""
-    return "" if v is None else v
 
 
 # -- notes -----------------------------------------------------------------------------------------
@@ -243,9 +218,8 @@ def markdown_html(text: str) -> str:
     from markdown.extensions.fenced_code import FencedCodeExtension
     from markdown.extensions.tables import TableExtension
 
-    # Extensions as instances, not names: a name is looked up among every installed
-    # package's entry points the first time in each process, which costs more than the
-    # conversion of any notes file; the extensions and the HTML are the same.
+    # Extensions as instances: a name is looked up among every installed package's entry
+    # points, which costs more than converting any notes file.
     return markdown.markdown(
         text, extensions=[TableExtension(), FencedCodeExtension()], output_format="html"
     )

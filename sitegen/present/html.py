@@ -1,8 +1,7 @@
 """Render page objects to HTML (Jinja, autoescape, strict), with their charts and downloads.
 
-The renderer writes through a :class:`~sitegen.write.site.SiteWriter`; it never
-parses and computes no figure: every number comes from a page object
-(:mod:`sitegen.pages.objects`). Templates and static files are package data.
+Writes through a :class:`~sitegen.write.site.SiteWriter` and computes no figure: every
+number comes from a page object (:mod:`sitegen.pages.objects`).
 """
 
 from __future__ import annotations
@@ -116,11 +115,9 @@ def _run_args(
 class Renderer:
     """Writes every page of the site for one build.
 
-    A page is made unless ``carry_over`` says its files stay as they are; a page made
-    ahead (:meth:`premake`) is not made when ``shows_the_same`` says it shows what it
-    showed last time (it will most likely be carried over). ``static_kept``: the static
-    files may stay as they are when still as written (pages kept whole show that the
-    package's assets did not change).
+    A page is made unless ``carry_over`` says its files stay as they are; a page is not
+    made ahead (:meth:`premake`) when ``shows_the_same`` says it shows what it showed last
+    time. ``static_kept``: the package's static files did not change since the last build.
     """
 
     def __init__(
@@ -179,8 +176,12 @@ class Renderer:
     # -- helpers ---------------------------------------------------------------------------------
     def page(self, template: str, rel_dir: str, ctx: Mapping[str, Any], meta: dict) -> None:
         self.writer.write(*self._html(template, rel_dir, ctx, meta))
+        self._count(rel_dir)
+
+    def _count(self, url: str, reused: bool = False) -> None:
         self.pages += 1
-        self.urls.append(rel_dir)
+        self.reused += reused
+        self.urls.append(url)
 
     def _html(
         self, template: str, rel_dir: str, ctx: Mapping[str, Any], meta: dict
@@ -230,7 +231,8 @@ class Renderer:
         and, by page url, their full per-task tables (written beside the page). A page
         carried over with its run (not a :class:`JobPage` or :class:`RunPage`) is only counted."""
         self.files.task_tables = task_tables or {}
-        if not self._static_kept():
+        # kept as they are when the package's and still as written (copying reads ~0.9 MB)
+        if not (self.static_kept and self.writer.carry_over(["static/"])):
             copy_static(self.writer, self.opts.transcripts_wanted() > 0)
         # the index counts the warnings it lists: those of the transcripts too, which come
         # in after the index's rows were made
@@ -246,15 +248,15 @@ class Renderer:
         job_urls = {p.id: p.url for p, _ in job_pages}
         self.later = []
         for page, trials in job_pages:
-            if isinstance(page, JobEntry):
-                self._carried(page)
+            if isinstance(page, JobEntry):  # carried over with its run
+                self._count(page.url, reused=True)
                 continue
             run = runs_by_id.get(page.run)
             assert not isinstance(run, RunEntry)  # a run kept whole keeps its jobs whole
             self.job(page, run, trials)
         for run, trials in run_pages:
             if isinstance(run, RunEntry):
-                self._carried(run)
+                self._count(run.url, reused=True)
                 continue
             owner = trial_owner.get(id(trials)) if trials is not None else None
             # a run of one job shows that job's card (same curve and figures): painted once
@@ -279,15 +281,10 @@ class Renderer:
         self.compare(compare, index)
         self.writer.write(".nojekyll", "")
         # GitHub Pages serves 404.html at any depth: only an absolute root works there.
+        meta = self._meta("404.html", {"title": "Not found", "description": "Page not found"})
+        not_found = self.env.get_template("404.html")
         self.writer.write(
-            "404.html",
-            self.env.get_template("404.html").render(
-                root=self.base_url or "",
-                nav="404",
-                meta=self._meta(
-                    "404.html", {"title": "Not found", "description": "Page not found"}
-                ),
-            ),
+            "404.html", not_found.render(root=self.base_url or "", nav="404", meta=meta)
         )
         if self.base_url:
             self.writer.write("sitemap.xml", sitemap_xml(self.base_url, self.urls))
@@ -297,15 +294,8 @@ class Renderer:
         runs list (every run and job, no script needed): both stay under the page budget at
         team scale (docs/design.md, "Listings")."""
         t = index.totals
-        desc = ", ".join(
-            fmt_count(n, noun)
-            for n, noun in (
-                (t.runs, "run"),
-                (t.jobs, "job"),
-                (t.steps, "step"),
-                (t.trials, "trial"),
-            )
-        )
+        counts = (t.runs, t.jobs, t.steps, t.trials)
+        desc = ", ".join(map(fmt_count, counts, ("run", "job", "step", "trial")))
         unit = listing.step_time_unit(index)
         groups = listing.listing_groups(index, unit)
         rows = listing.rows_data(groups, unit)
@@ -326,31 +316,14 @@ class Renderer:
             "jobs_by_run": index.jobs_by_run(),
             "nav": "runs",
         }
-        self.page(
-            "runs.html",
-            "runs/",
-            runs_ctx,
-            {"title": f"Runs · {self.opts.title}", "description": desc},
-        )
-
-    def _static_kept(self) -> bool:
-        """Keep the last build's ``static/`` files as they are when they are the package's
-        (``static_kept``) and each is still as it was written; otherwise they are copied
-        (and compared) again, which reads the ~0.9 MB Vega bundle twice."""
-        return self.static_kept and self.writer.carry_over(["static/"])
-
-    def _carried(self, page: JobEntry | RunEntry) -> None:
-        """A page the last build made, carried over with its run (nothing to make)."""
-        self.pages += 1
-        self.reused += 1
-        self.urls.append(page.url)
+        meta = {"title": f"Runs · {self.opts.title}", "description": desc}
+        self.page("runs.html", "runs/", runs_ctx, meta)
 
     def _make(self, rel: str, make: Callable[[], Files] | Files) -> None:
         """Count page ``rel`` and write its files (``make``: made already, or what makes them):
         now, or inside :meth:`site` with the other pages' (made in one process per core when
         that is safe), in this same page order."""
-        self.pages += 1
-        self.urls.append(rel)
+        self._count(rel)
         if self.later is None:
             for name, data in make() if callable(make) else make:
                 self.writer.write(name, content(data))
@@ -360,9 +333,7 @@ class Renderer:
     def _unchanged(self, key: str, parts: tuple, files: list[str]) -> bool:
         """Carry a page's files over from the last site when what it shows is the same."""
         if self.carry_over(key, parts, files):
-            self.pages += 1
-            self.reused += 1
-            self.urls.append(files[0])
+            self._count(files[0], reused=True)
             return True
         return False
 
@@ -442,10 +413,7 @@ class Renderer:
         # loaded by a <script> tag, not embedded: the page stays small with hundreds of runs
         items = listing.compare_items(page.items, listing.picker_chains(index))
         self.writer.write("compare/items.js", script_data("compare-items", items))
-        ctx: CompareContext = {
-            "overlay_json": script_json(spec),
-            "nav": "compare",
-        }
+        ctx: CompareContext = {"overlay_json": script_json(spec), "nav": "compare"}
         self.page(
             "compare.html",
             "compare/",

@@ -1,8 +1,5 @@
-"""The insights' charts: plain functions from page sections to Vega-Lite dicts.
-
-Same conventions as :mod:`sitegen.present.charts`: a stored skeleton filled with
-records (the heatmap's shape is in :mod:`sitegen.present.insight_shapes`), or
-one of the shared shapes (lines, stacked bars).
+"""The insights' charts: plain functions from page sections to Vega-Lite dicts, as in
+:mod:`sitegen.present.charts` (the heatmap's shape: :mod:`sitegen.present.insight_shapes`).
 """
 
 from __future__ import annotations
@@ -25,9 +22,8 @@ def task_heatmap(
     t: TasksSection | None, links: dict[str, list[tuple[int | None, str]]] | None = None
 ) -> dict | None:
     """Success rate per task and step (bin), rows sorted by when a task was first solved.
-
-    ``links``: by task, its sampled transcripts (step, href): a cell opens one of its bin's
-    steps, else the task's first (present.transcripts.heatmap_links)."""
+    ``links`` (:func:`~sitegen.present.transcripts.heatmap_links`): a cell opens a sampled
+    transcript of one of its bin's steps, else the task's first."""
     if t is None or not t.heatmap:
         return None
     links = links or {}
@@ -51,13 +47,9 @@ def task_heatmap(
         }
         for c in t.heatmap
     ]
-    x_title = "step" if t.heatmap_bin_steps == 1 else f"step (bins of {t.heatmap_bin_steps})"
-    return charts._chart(
-        "heatmap",
-        {"records": records},
-        x_title=x_title,
-        height=max(60, HEATMAP_ROW_PX * t.heatmap_tasks),
-    )
+    x_title = "step" if width == 1 else f"step (bins of {width})"
+    height = max(60, HEATMAP_ROW_PX * t.heatmap_tasks)
+    return charts._chart("heatmap", {"records": records}, x_title=x_title, height=height)
 
 
 def wasted_share(t: TasksSection | None) -> dict | None:

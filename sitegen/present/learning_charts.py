@@ -25,6 +25,13 @@ def success_chart(learning: LearningSection | None) -> dict | None:
     return charts.progression(series, {"rate": "success rate"}, bands={"rate": ("lo", "hi")})
 
 
+def reward_names(metrics: Mapping[str, Stats]) -> dict[str, str]:
+    """Reward and, when logged, pass@k (``pass@8``, as the cards and tables name it): the
+    progression chart's lines {metric: legend name}."""
+    pk = pass_at_key(metrics)
+    return {REWARD: "reward", **({pk: pass_at_label(pass_at_k(pk))} if pk else {})}
+
+
 def _aligned(steps: Sequence[int], at: Sequence[int], values: Sequence) -> list:
     """``values`` (one per step of ``at``) on the steps of ``steps``, None where absent."""
     by_step = dict(zip(at, values, strict=True))
@@ -48,10 +55,7 @@ def reward_chart(
     cols = dict(series)
     cols[REWARD_LO] = _aligned(steps, ps.step, ps.reward_lo)
     cols[REWARD_HI] = _aligned(steps, ps.step, ps.reward_hi)
-    names = {REWARD: "reward"}
-    pk = pass_at_key(metrics)
-    if pk:
-        names[pk] = pass_at_label(pass_at_k(pk))
+    names = reward_names(metrics)
     if ps.k and any(v is not None for v in ps.pass_at_k):
         cols[TRIALS_PASS] = _aligned(steps, ps.step, ps.pass_at_k)
         names[TRIALS_PASS] = f"{pass_at_label(ps.k)} (trials)"

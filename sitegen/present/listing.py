@@ -1,20 +1,14 @@
 """The listings that grow with the archive: the index table's rows and the comparison list.
 
-A team archive holds hundreds of runs, and every page must stay under 500 KB.
-The index's HTML therefore holds only the newest runs (:data:`INDEX_ROWS` rows, no script
-needed to read them); every run's row is in ``index-rows.js`` beside it, which
-``static/site.js`` loads as soon as the reader sorts, filters or asks for all of them. Both
-render the same :class:`ListingRow`: display strings made here, once, by the page's own
-formatters, so a row drawn by the script cannot print a number differently from one the
-template drew (``tests/scenarios/test_browser.py`` compares them cell by cell). The step
-time column is printed in one unit over every row (:func:`step_time_unit`), the rows the
-HTML holds and the rows the script adds alike, named in the column's header.
+Every page stays under 500 KB with hundreds of runs: the index's HTML holds only the newest
+runs (:data:`INDEX_ROWS` rows); every row is in ``index-rows.js``, which ``static/site.js``
+loads when the reader sorts, filters or asks for all. Both render the same
+:class:`ListingRow`, display strings made here by the page's own formatters, so the script
+cannot print a number differently from the template (``tests/scenarios/test_browser.py``).
 
-``compare/items.js`` is written column-wise with the comparison table's figures as printed
-(made here too; its durations in seconds, which ``site.js`` prints in one unit over the rows
-the reader picked, by the rule of :func:`~sitegen.present.formatting.dur_unit`), each config
-value once, and a job equal to its run (a run of one job) points at the run's entry instead
-of repeating it (:func:`compare_items`).
+``compare/items.js`` is written column-wise (:func:`compare_items`): figures as printed but
+durations in seconds (``site.js`` prints them in one unit over the picks), each config value
+once, and a run of one job's job pointing at the run's entry.
 """
 
 from __future__ import annotations
@@ -133,14 +127,14 @@ def spark_points(code: str) -> str:
 
 
 def _when(iso: str | None) -> str | None:
-    """A last activity as the index shows it: ``YYYY-MM-DD HH:MM``, with its year always
-    (``01-01 00:50`` beside ``12-31 23:10`` hid a year; a list read a year later would too)."""
+    """A last activity as the index shows it: ``YYYY-MM-DD HH:MM``, always with its year
+    (``01-01 00:50`` beside ``12-31 23:10`` would hide one)."""
     return iso[:16].replace("T", " ") if iso else None
 
 
 def step_time_unit(index: IndexPage) -> str:
-    """The one unit of the index's step time column (:func:`dur_unit`): over every run and
-    job, each of which the table lists (a job in its run's group, or as its run of one)."""
+    """The one unit of the index's step time column (:func:`dur_unit`) over every run and job,
+    the rows the HTML holds and those the script adds alike."""
     rows: list[RunRow | JobRow] = [*index.runs, *index.jobs]
     return dur_unit(x.headline.step_time_mean_s for x in rows)
 
@@ -191,8 +185,7 @@ class ListingGroup(msgspec.Struct, frozen=True):
     @property
     def search(self) -> str:
         """What the filter box matches: the run's and its jobs' ids and statuses."""
-        rows = (self.run, *self.jobs) if self.jobs else (self.run,)
-        parts = [f"{r.id.lower()} {r.status}" for r in rows]
+        parts = [f"{r.id.lower()} {r.status}" for r in (self.run, *self.jobs)]
         if self.run.job:  # a run of one job: its job's name finds it too
             parts.append(self.run.job.lower())
         return " ".join(parts)
@@ -203,11 +196,9 @@ class ListingGroup(msgspec.Struct, frozen=True):
 
 
 def run_order(index: IndexPage) -> list[RunRow]:
-    """Every run, newest activity first (runs without a time last, in the index's order):
-    what a reader scanning a team archive looks for first; the index and the comparison
-    page's picker list them so."""
+    """Every run, newest activity first (runs without a time last; ties in the index's
+    order, by a stable sort), as the index and the comparison page's picker list them."""
     dated = [r for r in index.runs if r.last_activity]
-    # a stable sort: runs with the same time keep the index's order
     order = sorted(dated, key=lambda r: r.last_activity or "", reverse=True)
     return order + [r for r in index.runs if not r.last_activity]
 
@@ -261,13 +252,10 @@ FINDING_COLUMNS = ["id", "severity", "title", "section"]
 
 
 def compare_cells(it: CompareItem) -> list[str | float | None]:
-    """An item's figures in the comparison table (:data:`CELL_COLUMNS`), printed here by the
-    page formatters as the index prints them, so no script rounds a figure differently.
-
-    The durations (``step_time``, ``gen_wait``) are seconds (``None``: none) instead: their
-    column's unit depends on the rows the reader picks, so ``site.js`` picks it and prints
-    them (``durUnit``, ``durIn``: :func:`dur_unit` and :func:`fmt_dur_in` ported, their
-    rounding the site's one rule; the browser tests hold them to these)."""
+    """An item's figures in the comparison table (:data:`CELL_COLUMNS`), printed by the page
+    formatters as the index prints them. The durations are seconds (``None``: none) instead:
+    their unit depends on the picks, so ``site.js`` prints them (``durUnit``, ``durIn``:
+    :func:`dur_unit` and :func:`fmt_dur_in` ported; the browser tests hold them equal)."""
     h = it.headline
     stale = fmt_num(h.staleness_mean, 3)
     if is_finite(h.staleness_max):
@@ -303,13 +291,11 @@ def picker_chains(index: IndexPage) -> list[tuple[str, list[str]]]:
 def compare_items(
     items: Sequence[CompareItem], chains: Sequence[tuple[str, Sequence[str]]] = ()
 ) -> dict:
-    """``compare/items.js``'s value, column-wise: ``rows`` follow ``columns``, ``cells`` (the
-    table's figures as printed) follow ``cell_columns``, a finding ``finding_columns``, and a
-    config holds for each of ``config_keys`` the index of its value in that key's
-    ``config_values`` (``null``: not in that config). A row of four, ``[kind, id, url, i]``,
-    is an item equal to row ``i`` apart from those three (a run of one job's job).
-    ``groups`` lists the picker's entries in ``chains``' order (:func:`picker_chains`): per
-    run the row of the run, then its jobs' rows."""
+    """``compare/items.js``'s value, column-wise (docs/data.md): ``rows`` follow ``columns``,
+    ``cells`` ``cell_columns``, a finding ``finding_columns``, and a config holds for each
+    of ``config_keys`` the index of its value in ``config_values`` (``null``: not set). A row
+    ``[kind, id, url, i]`` is an item equal to row ``i`` but for those three. ``groups``: per
+    run of ``chains`` (:func:`picker_chains`), its row's index, then its jobs'."""
     keys = sorted({k for it in items for k in it.config})
     # each key's values once: most differ between a few settings (a model, a learning rate)
     values: dict[str, dict[str, int]] = {k: {} for k in keys}

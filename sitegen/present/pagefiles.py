@@ -1,8 +1,6 @@
-"""The files of one job or run page, in the order they are written.
-
-Its data JSON, downloads (report, steps, trials), comparison curves, per-task tables,
-HTML and card. Pure functions of the page objects: the render stage makes them in
-forked children (present/forkmap.py), and the main process writes what comes back.
+"""The files of one job or run page, in the order they are written: its data JSON,
+downloads, comparison curves, per-task tables, HTML and card. Pure functions of the page
+objects, made in forked children (pages/forkmap.py); the main process writes them.
 """
 
 from __future__ import annotations
@@ -59,12 +57,9 @@ def card_address(card: Card | None, at: str = "") -> str | None:
 
 
 def gzip_text(text: str) -> bytes:
-    """``text`` as UTF-8, gzip'ed with fixed bytes (no timestamp).
-
-    Level 7, not 9: a few per cent larger in a third of the time (docs/benchmarks.md). A
-    running job's rebuild gzips its run's whole table again, so the time counts on every
-    rebuild, while the bytes stay well within a team site's 1 GB.
-    """
+    """``text`` as UTF-8, gzip'ed with fixed bytes (no timestamp). Level 7, not 9: a few
+    per cent larger in a third of the time, which counts as every rebuild of a running job
+    gzips its run's whole table again (docs/benchmarks.md)."""
     return gzip.compress(text.encode("utf-8"), compresslevel=7, mtime=0)
 
 
@@ -74,21 +69,16 @@ def trials_table(trials: TrialSet) -> bytes:
 
 
 class TableSlot(msgspec.Struct, frozen=True):
-    """A file's content made in another process, for now: the placeholder that a page's
-    files hold until it comes back (:func:`resolve`). A run's trial table is made so,
-    apart from its analysis (:func:`~sitegen.commands.analyse.site_pages`)."""
+    """The placeholder of a file made in another process (a run's trial table, apart from
+    its analysis: :func:`~sitegen.commands.analyse.site_pages`) until :func:`resolve`."""
 
     key: int
 
 
 class Prepared(msgspec.Struct, frozen=True):
-    """What a run's page files take made outside its analysis
-    (:func:`~sitegen.commands.analyse.site_pages`).
-
-    ``tables``: by ``id`` of a trial set, the slot of its table, being made in another
-    process meanwhile (:func:`resolve` puts it in). ``notes``: by their Markdown, notes as
-    sanitized HTML, made before the analysis (the Markdown library's part kept between
-    builds, so that a rebuild need not import it)."""
+    """What a run's page files take made outside its analysis: ``tables``, by ``id`` of a
+    trial set, the slot of its table; ``notes``, by their Markdown, notes as sanitized HTML
+    (kept between builds, so that a rebuild need not import the Markdown library)."""
 
     tables: Mapping[int, TableSlot] = msgspec.field(default_factory=dict)
     notes: Mapping[str, str] = msgspec.field(default_factory=dict)
@@ -107,21 +97,15 @@ def content(data: str | bytes | TableSlot) -> str | bytes:
 
 
 def script_data(name: str, value: object) -> str:
-    """JSON data as a script that hands it to ``sitegen.data(name, value)`` (static/site.js).
-
-    Browsers refuse ``fetch`` from ``file://`` pages but run ``<script src>``, and the site
-    must work from a folder too; the JSON is the script's only argument.
-    """
+    """JSON data as a script that hands it to ``sitegen.data(name, value)`` (static/site.js):
+    browsers refuse ``fetch`` from ``file://`` pages but run ``<script src>``."""
     return f"sitegen.data({script_json(name)}, {script_json(value)});\n"
 
 
 def progression_tbody(rows: list[ProgressionRow]) -> Markup:
-    """The job page's per-step table body (``<tbody>`` rows: step, reward, pass@k, KL, loss,
-    step time, generation wait), each cell escaped as the template's ``{{ … }}`` does.
-
-    Written here in one pass rather than by a loop in the template (thousands of cells a
-    job). The numbers are :func:`fmt_num`'s, whose text never needs escaping (a test holds
-    it to that); the step is escaped.
+    """The job page's per-step ``<tbody>`` rows (step, reward, pass@k, KL, loss, step time,
+    generation wait), in one pass rather than a template loop (thousands of cells a job).
+    :func:`fmt_num`'s text never needs escaping (a test holds it to that); the step is escaped.
     """
     return Markup(
         "".join(
@@ -134,15 +118,9 @@ def progression_tbody(rows: list[ProgressionRow]) -> Markup:
     )
 
 
-def paint(card: Card) -> bytes:
-    """The card's PNG."""
-    return cards.paint(card)
-
-
 def _drawn(charts: Charts) -> dict[str, dict]:
-    """A page's charts, those with something to draw. The page embeds them; its "Vega-Lite
-    spec" links are made in the browser from those (static/site.js), so the site carries no
-    second copy."""
+    """A page's charts with something to draw (its "Vega-Lite spec" links are made from
+    them in the browser: static/site.js)."""
     return {k: v for k, v in charts.items() if v}
 
 
@@ -163,12 +141,9 @@ class PageFiles:
         self._last: dict[Callable, tuple[tuple, Any]] = {}
 
     def _once(self, fn: Callable[..., R], *args: Any) -> R:
-        """``fn(*args)``, made once for the same argument objects in a row.
-
-        A run of one job shares its job page's series, statistics and timing tree, and
-        its page is made right after its job pages: what is made from those alone is made
-        once for both. Safe because page objects are frozen (and the arguments are held,
-        so an id is not reused meanwhile)."""
+        """``fn(*args)``, made once for the same argument objects in a row: a run of one job,
+        made right after it, shares its series, statistics and timing tree. Safe because page
+        objects are frozen (and held, so an id is not reused meanwhile)."""
         last = self._last.get(fn)
         if last is not None and len(last[0]) == len(args) and all(map(operator.is_, last[0], args)):
             return last[1]
@@ -177,8 +152,7 @@ class PageFiles:
         return out
 
     def _step_charts(self, page: JobPage | RunPage) -> Charts:
-        """The page's :func:`~sitegen.present.chartsets.step_charts` (made once for a run page
-        and its one job's page, which share what they are drawn from)."""
+        """The page's :func:`~sitegen.present.chartsets.step_charts` (see :meth:`_once`)."""
         return self._once(step_charts, page.series, page.metrics, page.timing)
 
     def trials_file(self, trials: TrialSet) -> bytes | TableSlot:
@@ -231,7 +205,7 @@ class PageFiles:
         }
         files.append(self.html("job.html", rel, ctx, meta))
         if card:
-            files.append((f"{rel}{CARD_FILE}", paint(card)))
+            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
         return files
 
     def run(
@@ -278,14 +252,12 @@ class PageFiles:
         }
         files.append(self.html("run.html", rel, ctx, meta))
         if card:
-            files.append((f"{rel}{CARD_FILE}", paint(card)))
+            files.append((f"{rel}{CARD_FILE}", cards.paint(card)))
         return files
 
     def curves(self, kind: str, page: JobPage | RunPage) -> Files:
-        """The page's comparison curves (:func:`sitegen.pages.make.compare_curves`) and its findings'
-        details, in the order of its findings in ``compare/items.js``, in its own folder:
-        loaded by the comparison page only when picked (and carried over with the page when
-        it is unchanged)."""
+        """The page's comparison curves and its findings' details (in the order of
+        ``compare/items.js``), in its folder: loaded by the comparison page when picked."""
         curves = self._once(series_curves, page.series, page.metrics)
         data = script_data(f"curves:{kind}:{page.id}", curves)
         data += script_data(f"findings:{kind}:{page.id}", [f.detail for f in page.findings])
@@ -300,19 +272,14 @@ class PageFiles:
         card = f"/{page.url}{image}" if image and not image.startswith("/") else image
         owner = {"kind": kind, "id": page.id, "url": page.url, "tasks": page.tasks is not None}
         title = f"{kind.capitalize()} {page.id}"
-        files: Files = [
-            self.html(
-                "transcripts.html",
-                sec.dir,
-                {"sec": sec, "owner": owner, "nav": "transcripts"},
-                {
-                    "title": f"Transcripts · {title}",
-                    "description": f"{len(sec.entries)} sampled trial transcripts of "
-                    f"{sec.trials:,} trials, each with why it was picked",
-                    "image": card,
-                },
-            )
-        ]
+        ctx = {"sec": sec, "owner": owner, "nav": "transcripts"}
+        meta = {
+            "title": f"Transcripts · {title}",
+            "description": f"{len(sec.entries)} sampled trial transcripts of "
+            f"{sec.trials:,} trials, each with why it was picked",
+            "image": card,
+        }
+        files: Files = [self.html("transcripts.html", sec.dir, ctx, meta)]
         for e in sec.entries:
             ctx = {"e": e, "sec": sec, "owner": owner, "nav": "transcript"}
             meta = {
@@ -324,12 +291,10 @@ class PageFiles:
         return files
 
     def task_files(self, kind: str, page: JobPage | RunPage) -> Files:
-        """The page's full per-task table: ``tasks.json.gz`` (every row with its per-step
-        cells, the download and what the browser fetches over HTTP), ``tasks.js`` (the rows
-        the page does not hold, for ``file://``) and ``solved.js`` (the comparison page's
-        task-level comparison, with each task's counts over the whole run and its final window:
-        ``insights.paired.solved_counts``; and each task's sampled transcript). Loaded on
-        demand, so a 40 k-trial job's page stays light."""
+        """The page's full per-task table, loaded on demand: ``tasks.json.gz`` (every row with
+        its per-step cells; the download, fetched over HTTP), ``tasks.js`` (the rows the page
+        does not hold, for ``file://``) and ``solved.js`` (each task's counts for the comparison
+        page: ``insights.paired.solved_counts``, and its sampled transcript)."""
         table = self.task_tables.get(page.url)
         if page.tasks is None or table is None or page.tasks.table_dir != page.url:
             return []  # no trials, or the table is its job's (written with that page)
@@ -353,14 +318,9 @@ class PageFiles:
         if page.tasks.tasks_total > len(page.tasks.rows):
             rows = [msgspec.structs.asdict(brief(r)) for r in table.tasks]
             cols = list(rows[0]) if rows else []
+            table_rows = {"columns": cols, "rows": [[r[c] for c in cols] for r in rows]}
             files.append(
-                (
-                    f"{page.url}{TASKS_SCRIPT_FILE}",
-                    script_data(
-                        f"tasks:{page.url}",
-                        {"columns": cols, "rows": [[r[c] for c in cols] for r in rows]},
-                    ),
-                )
+                (f"{page.url}{TASKS_SCRIPT_FILE}", script_data(f"tasks:{page.url}", table_rows))
             )
         files.append(solved_file)
         return files

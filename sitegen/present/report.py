@@ -1,9 +1,7 @@
-"""``report.md``: the old script's report layout for one job, numbers corrected.
-
-Corrections against the old script (docs/formats.md §7): the reward row is the
-step mean (not a "final" reward), timers are a tree (children are not added
-to their parents), batch lines go to the step they preceded, negative
-rewards are failures, and vLLM figures are means over every engine's lines.
+"""``report.md``: the old script's report layout for one job, numbers corrected
+(docs/formats.md §7): the reward row is the step mean (not a "final" reward), timers are a
+tree (children not added to their parents), batch lines go to the step they preceded,
+negative rewards are failures, and vLLM figures are means over every engine's lines.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Chart shapes: each chart's Vega-Lite skeleton, built with Altair (the design card's library).
 
-A skeleton is a finished, validated Vega-Lite spec with its data left out: a named
-stub (``{"name": "records"}``) where :mod:`sitegen.present.charts` puts the records,
-and a *hole* (the string ``"${name}"``) where a value differs from chart to chart
-(an axis title, a bar chart's height). The skeletons are stored as package data in
-``sitegen/present/skeletons/*.json`` by ``make skeletons``
-(``scripts/chart_skeletons.py``); a build only fills them in, so it imports neither
-Altair nor jsonschema. ``tests/present/test_charts.py`` rebuilds every skeleton here
-and compares, so a shape changed in this module cannot drift from the stored one.
-
+A skeleton is a validated Vega-Lite spec with its data left out: a named stub
+(``{"name": "records"}``) where :mod:`sitegen.present.charts` puts the records, and a *hole*
+(the string ``"${name}"``) where a value differs from chart to chart (an axis title, a
+height). ``make skeletons`` stores them in ``sitegen/present/skeletons/*.json``, which a
+build only fills in; ``tests/present/test_charts.py`` rebuilds each here and compares.
 Only the generator and the tests import this module.
 """
 
@@ -34,14 +30,11 @@ def whole_axis(channel: str) -> alt.Axis:
     """An axis of whole numbers (steps, counts) on ``channel`` (``"x"`` or ``"y"``): each
     tick a whole number, each label once.
 
-    Vega's ``tickMinStep: 1`` does not do it: it only caps the tick count at span + 1,
-    and d3 still steps by 0.5 over a span of 1 or 2 (3 ticks over steps 1–3: 1, 1.5, 2,
-    2.5, 3, which format ``d`` labels "1 2 2 3 3"). At most ``round(span)`` ticks (or
-    Vega-Lite's own ``ceil(size/40)`` when fewer) leaves at least 0.75 of the domain a tick,
-    which d3 rounds to a step of 1 or more, so whole; rounding, not flooring, keeps a tick
-    on each of two steps' bars (a domain of 0.55–2.45, which one tick would mark "2" alone).
-    Read from the drawn scale at render time, so it follows the data (the comparison
-    page redraws its chart with other rows) and the chart's width."""
+    Vega's ``tickMinStep: 1`` only caps the tick count, and d3 still steps by 0.5 over a
+    span of 1 or 2 (labels "1 2 2 3 3"). At most ``round(span)`` ticks (or Vega-Lite's own
+    ``ceil(size/40)``) leaves each tick at least 0.75 of the domain, which d3 rounds to a
+    whole step; rounding, not flooring, keeps a tick on each of two steps' bars (0.55–2.45).
+    Read from the drawn scale at render time, so it follows the data and the width."""
     size = "width" if channel == "x" else "height"
     count = f"min(ceil({size}/40),max(1,round(span(domain('{channel}')))))"
     return alt.Axis(format="d", tickCount=alt.ExprRef(expr=count))
@@ -66,11 +59,6 @@ def _colour(field: str, colours: dict[str, str] | None = None) -> alt.Color:
     return alt.Color(f"{field}:N", title=None, scale=scale, legend=LEGEND)
 
 
-def _data(name: str) -> alt.Data:
-    """A named stub the build replaces with the records (Altair never sees the data)."""
-    return alt.Data(name=name)
-
-
 # The y scale of line charts: a hole the build fills with a domain only when no series
 # varies (charts.flat_domain), and otherwise leaves out (charts.OMIT).
 Y_SCALE: Any = hole("y_scale")
@@ -78,16 +66,14 @@ Y_SCALE: Any = hole("y_scale")
 
 def progression(rules: bool, marks: bool) -> dict:
     """Raw (thin, faint) and smoothed (bold) lines with a band; optional restart rules and
-    discarded-step crosses. Data: ``records``, ``rules``, ``marks``.
-
-    The colours follow the ``metrics`` hole (the lines' names in order), not the names'
-    sort: reward is the first colour on every page, with or without a pass@k beside it."""
+    discarded-step crosses. Data: ``records``, ``rules``, ``marks``. The colours follow the
+    ``metrics`` hole, not the names' sort: reward is the first colour on every page."""
     domain: Any = hole("metrics")
     colour = alt.Color(
         "metric:N", title=None, scale=alt.Scale(domain=domain, range=PALETTE), legend=LEGEND
     )
     base = (
-        alt.Chart(_data("records"))
+        alt.Chart(alt.Data(name="records"))
         .transform_flatten(list(charts.PROGRESSION_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
         .encode(
@@ -112,13 +98,13 @@ def progression(rules: bool, marks: bool) -> dict:
     ]
     if rules:
         layers.append(
-            alt.Chart(_data("rules"))
+            alt.Chart(alt.Data(name="rules"))
             .mark_rule(strokeDash=[4, 3], color="#888")
             .encode(x=alt.X("x:Q", scale=STEP_SCALE), tooltip=[alt.Tooltip("label:N")])
         )
     if marks:
         layers.append(
-            alt.Chart(_data("marks"))
+            alt.Chart(alt.Data(name="marks"))
             .mark_point(shape="cross", size=60, color="#e45756")
             .encode(
                 x=alt.X("x:Q", scale=STEP_SCALE),
@@ -132,7 +118,7 @@ def progression(rules: bool, marks: bool) -> dict:
 def lines(step_axis: bool, points: bool = False) -> dict:
     """Lines with a min/max band. Data: ``records``; holes: ``x_title``, ``y_title``."""
     base = (
-        alt.Chart(_data("records"))
+        alt.Chart(alt.Data(name="records"))
         .transform_flatten(list(charts.LINES_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
         .encode(
@@ -160,15 +146,13 @@ def lines(step_axis: bool, points: bool = False) -> dict:
 def stacked_bars(steps: bool = False, count: bool = False) -> dict:
     """Stacked bars from ``[{x, part, value}]``. Holes: ``x_title``, ``y_title``.
 
-    ``steps``: ``x`` is a step on a numeric axis, so a step without bars shows as a gap
-    (an ordinal axis would close it up); each bar spans ``[x_start, x_end]``, expressions
-    in the holes of those names (a bin of steps is wider than one step). ``count``: the
-    values are counts, so the axis ticks whole numbers only.
+    ``steps``: ``x`` is a step on a numeric axis (a step without bars shows as a gap), each
+    bar spanning ``[x_start, x_end]``, expressions in holes of those names. ``count``: the
+    values are counts, ticked in whole numbers (0–2 errors must not tick 0.5).
     """
-    # a count's axis: whole numbers only (a chart of 0–2 errors must not tick 0.5)
     y_axis = whole_axis("y") if count else alt.Undefined
     base = (
-        alt.Chart(_data("records"))
+        alt.Chart(alt.Data(name="records"))
         .transform_flatten(list(charts.STACK_COLUMNS))
         .properties(width=WIDTH, height=HEIGHT)
     )
@@ -208,11 +192,9 @@ def stacked_bars(steps: bool = False, count: bool = False) -> dict:
 
 def bars(horizontal: bool, colour: str) -> dict:
     """Simple bars from ``[{label, value[, <colour_field>]}]``; the values are counts.
-
-    ``colour``: ``"one"`` (a single colour), ``"palette"`` or ``"kinds"`` (the
-    exception-kind colours) by the ``colour_field`` hole. Holes: ``x_title``,
-    ``y_title``, ``colour_field``; ``height`` when horizontal (one row per bar).
-    """
+    ``colour``: ``"one"``, ``"palette"`` or ``"kinds"`` (the exception-kind colours) by the
+    ``colour_field`` hole. Holes: ``x_title``, ``y_title``, ``colour_field``; ``height``
+    when horizontal (one row per bar)."""
     enc: dict = {
         "tooltip": [
             alt.Tooltip("label:N", title=hole("x_title")),
@@ -230,7 +212,10 @@ def bars(horizontal: bool, colour: str) -> dict:
     else:
         enc["color"] = _colour(hole("colour_field"), KIND_COLOURS if colour == "kinds" else None)
     spec = finish(
-        alt.Chart(_data("records")).mark_bar().encode(**enc).properties(width=WIDTH, height=HEIGHT)
+        alt.Chart(alt.Data(name="records"))
+        .mark_bar()
+        .encode(**enc)
+        .properties(width=WIDTH, height=HEIGHT)
     )
     if horizontal:  # Altair checks a height's type as it is set, so the hole goes in after
         spec["height"] = hole("height")
@@ -240,7 +225,7 @@ def bars(horizontal: bool, colour: str) -> dict:
 def overlay() -> dict:
     """The comparison chart; the page fills in ``[{step, value, name}]`` and the colours."""
     chart = (
-        alt.Chart(_data("records"))
+        alt.Chart(alt.Data(name="records"))
         .mark_line(strokeWidth=2)
         .encode(
             x=alt.X("step:Q", title="step", axis=STEP_AXIS, scale=STEP_SCALE),

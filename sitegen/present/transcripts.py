@@ -1,20 +1,15 @@
 """Sampled trial transcripts as site files: which trials (a page section), and their data.
 
 A job (or run) with trials gets a ``transcripts/`` folder: a page per sampled trial
-(``<slug>/index.html``, rendered with the page's other files) and beside it the transcript's
-data, ``<slug>/transcript.js``: the normalized record (:mod:`sitegen.read.transcripts`) as JSON,
-gzip'ed and base64'ed inside a script (``sitegen.transcript(name, "H4sI…")``), so that it
-loads from ``file://`` (where ``fetch`` is refused) as over HTTP, and takes its compressed
-size on disk, which is what GitHub Pages counts (docs/design.md, "Transcripts"). The
-prompt template and each task's instruction, the same in many transcripts, are stored once
-per site (``transcripts/shared/<sha>.js``, named by their content); each transcripts
-folder lists those its transcripts use (``index.json``), so a folder carried over from the
-last build keeps them without being read.
+(``<slug>/index.html``) and beside it its data, ``<slug>/transcript.js``: the normalized
+record (:mod:`sitegen.read.transcripts`) as JSON, gzip'ed and base64'ed inside a script, so
+it loads from ``file://`` and takes its compressed size on disk (docs/design.md,
+"Transcripts"). The prompt template and each task's instruction are stored once per site
+(``transcripts/shared/<sha>.js``); each folder's ``index.json`` lists those it uses, so a
+folder carried over from the last build keeps them without being read.
 
-Each data file has a stamp of what it was made from (the trial's files' sizes and times, the
-code and the redaction rules), which the build cache keeps, not the file (a site's bytes
-are its content's alone): when the last build's stamp is the same and its file is still as
-written, it is carried over and the trial's files are not read again.
+Each data file's stamp (the trial's files' sizes and times, the code, the redaction rules)
+is kept by the build cache: a file of the same stamp, still as written, is carried over.
 """
 
 from __future__ import annotations
@@ -117,19 +112,17 @@ def shown_section(page: Any) -> TranscriptsSection | None:
 def task_links(page: Any, prefix: str) -> dict[str, str]:
     """By task, the href of its first sampled transcript, ``prefix`` leading to the site root."""
     sec = shown_section(page)
-    return (
-        {} if sec is None else {t: f"{prefix}{e.url}index.html" for t, e in sec.for_task().items()}
-    )
+    return {} if sec is None else _hrefs(sec.for_task(), prefix)
 
 
 def exception_links(page: Any, prefix: str) -> dict[str, str]:
     """By exception type, the href of a sampled transcript of a trial that raised it."""
     sec = shown_section(page)
-    return (
-        {}
-        if sec is None
-        else {x: f"{prefix}{e.url}index.html" for x, e in sec.for_exception().items()}
-    )
+    return {} if sec is None else _hrefs(sec.for_exception(), prefix)
+
+
+def _hrefs(entries: Mapping[str, TranscriptEntry], prefix: str) -> dict[str, str]:
+    return {k: f"{prefix}{e.url}index.html" for k, e in entries.items()}
 
 
 def heatmap_links(page: Any) -> dict[str, list[tuple[int | None, str]]]:
@@ -182,8 +175,8 @@ def finding_links(page: Any, prefix: str) -> dict[str, str]:
 class Made:
     """One transcripts folder's data: files made now, files kept from the last build, the
     shared texts its transcripts use (by name: their script when made now), and per data
-    file in pick order, the secrets hidden in it (where, kinds; None for a file kept, whose
-    record says), reported for ``where``: the trials folder."""
+    file the secrets hidden in it (where, kinds; None for a file kept, whose record says),
+    reported for ``where``: the trials folder."""
 
     folder: str
     where: str
@@ -197,12 +190,10 @@ class Made:
 class TranscriptMaker:
     """Picks each page's trials and makes their transcripts' data (one per build).
 
-    ``previous``: the files the last build wrote into ``out``, with their size and mtime,
-    and ``stamps``: what it made each data file from (a data file of the same stamp, still
-    as written, is carried over; the build gives none when its ``secrets`` changed since);
+    ``previous``: the files the last build wrote into ``out``, with their size and mtime;
+    ``stamps``: what it made each data file from (none when ``secrets`` changed since);
     ``signature``: what every transcript is made with besides its trial's files (code and
-    redaction rules), part of each stamp;
-    ``left_out``: the pages whose bulk data the site budget leaves out (none made for them).
+    redaction rules); ``left_out``: the pages whose bulk data the site budget leaves out.
     """
 
     def __init__(
@@ -220,7 +211,7 @@ class TranscriptMaker:
     ) -> None:
         self.archive = archive
         self.out = out
-        self.left_out = left_out if left_out is not None else set()  # pages the budget empties
+        self.left_out = left_out if left_out is not None else set()
         self.shared_of: dict[str, set[str]] = {}  # by transcripts folder (finish)
         self.disc = disc
         self.wanted = wanted
@@ -341,14 +332,8 @@ class TranscriptMaker:
             lost += [rel for rel in m.carry if not writer.carry_over([rel])]
         if not lost:
             return []
-        return [
-            BuildWarning(
-                lost[0],
-                None,
-                f"{len(lost)} transcript data files changed while the build ran: "
-                "they show on the next build",
-            )
-        ]
+        why = "changed while the build ran: they show on the next build"
+        return [BuildWarning(lost[0], None, f"{len(lost)} transcript data files {why}")]
 
     def record(self, trial: str, t: Transcript, shared: dict[str, str | None]) -> dict:
         """The published record of a transcript; its shared texts go into ``shared``."""
@@ -391,8 +376,8 @@ class TranscriptMaker:
     # -- every folder's index, and the shared texts ------------------------------------------
     def finish(self, made: Iterable[Made], writer: SiteWriter) -> list[BuildWarning]:
         """Write each folder's index and the shared texts the site's transcripts folders use
-        (those of folders kept from the last build read from their index); the warnings for
-        the secrets hidden in them. Once the folders kept from the last build are known."""
+        (a kept folder's read from its index), once the kept folders are known; the warnings
+        for the secrets hidden in them."""
         live: dict[str, str | None] = {}
         folders: dict[str, tuple[str, dict[str, list]]] = {}
         for m in made:
@@ -439,14 +424,9 @@ class TranscriptMaker:
             if found is not None:
                 warnings.append(found)
         if missing:
-            warnings.append(
-                BuildWarning(
-                    SHARED_DIR,
-                    None,
-                    f"{len(missing)} shared transcript texts of the last build are gone or "
-                    "changed: their transcripts show without them (build with --clean)",
-                )
-            )
+            why = "are gone or changed: their transcripts show without them (build with --clean)"
+            message = f"{len(missing)} shared transcript texts of the last build {why}"
+            warnings.append(BuildWarning(SHARED_DIR, None, message))
         return warnings
 
 
@@ -526,8 +506,8 @@ _NAME_RE = re.compile(r"[0-9a-f]{16}")
 
 def _index(path: Path) -> tuple[str, list[str], dict[str, list]]:
     """A transcripts folder's index as the last build wrote it: where its trials are, the
-    shared texts it uses, the secrets hidden (checked: it lies in the output folder, which
-    anyone who can write the archive may be able to write)."""
+    shared texts it uses, the secrets hidden (checked: the output folder may be writable by
+    anyone who can write the archive)."""
     try:
         raw = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):

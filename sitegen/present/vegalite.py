@@ -1,7 +1,5 @@
-"""What every stored chart skeleton shares: the Vega-Lite version and the final touches.
-
-Used by :mod:`sitegen.present.shapes` and :mod:`sitegen.present.insight_shapes` (which
-need Altair); the build itself never imports it.
+"""What every stored chart skeleton shares: the Vega-Lite version and the final touches
+(for :mod:`sitegen.present.shapes` and :mod:`~sitegen.present.insight_shapes`, not the build).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """A config dump shown as YAML: plain block YAML of JSON-like values, without PyYAML.
 
-The job page shows each job's config (already parsed and redacted) as YAML. PyYAML's
-``safe_dump`` could, but importing PyYAML (its reader compiles a large character class)
-and its pure-Python emitter are a share of a rebuild after one job's log grew, which
-writes one page, and its C emitter writes other bytes. The values here are what
-:func:`sitegen.read.configdump.plain` leaves (dicts, lists, text, numbers, booleans,
-None, dates and times), so a small emitter does: block mappings and sequences, scalars
-plain where YAML reads them back as the same text, double-quoted otherwise (a JSON string
-is a valid YAML double-quoted scalar). ``tests/present/test_yamltext.py`` holds
+Importing PyYAML and its pure-Python emitter are a share of a one-page rebuild, and its C
+emitter writes other bytes. The values are what :func:`sitegen.read.configdump.plain`
+leaves (dicts, lists, text, numbers, booleans, None, dates), so a small emitter does:
+scalars plain where YAML reads them back as the same text, else double-quoted (a JSON
+string is a valid YAML one). ``tests/present/test_yamltext.py`` holds
 ``yaml.safe_load(to_yaml(v)) == v`` over generated values.
 """
 

@@ -13,7 +13,6 @@ from sitegen.pages.sections import Headline
 from sitegen.present.formatting import (
     DETAIL_CHARS,
     chain_phrase,
-    csv_value,
     dur_unit,
     fixed,
     fmt_breakable,
@@ -174,9 +173,6 @@ def test_text_outputs():
     assert md_cell("</script><script>alert(3)</script> & co") == (
         "&lt;/script&gt;&lt;script&gt;alert(3)&lt;/script&gt; &amp; co"
     )
-    # CSV: blank where a value is missing, the value itself otherwise (a logged NaN stays one)
-    got = [csv_value(v) for v in (None, math.inf, 3, 0.5, "x")]
-    assert got == ["", math.inf, 3, 0.5, "x"] and math.isnan(csv_value(math.nan))
 
 
 def _headline(**kw) -> Headline:
