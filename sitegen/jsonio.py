@@ -34,7 +34,8 @@ _SAME: Any = object()  # what _clean returns for a value it leaves as it is
 
 def clean(obj: T) -> T:
     """``obj`` with non-finite floats replaced by None (for Altair/Jinja); Structs keep their
-    type, tuples stay tuples, and what holds none is returned as it is, not copied."""
+    type, tuples stay tuples, and what holds none is returned as it is, not copied (nothing
+    mutates a page object: they are frozen)."""
     out = _clean(obj)
     return obj if out is _SAME else out
 

@@ -20,7 +20,8 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
 
 def archive_counts(c: Mapping[str, Any]) -> str:
     """An archive's counts (a build report's or synth's truth, by name) as both commands print
-    them: "15 jobs in 13 runs, 355 training trials, 6 eval trials, 2 unreadable result.json"."""
+    them: "15 jobs in 13 runs, 355 training trials, 6 eval trials, 2 unreadable result.json"
+    (a kind of damage there is none of is left out)."""
     unreadable, job_level, missing = c["unreadable"], c["job_level"], c["missing"]
     out = [
         f"{counted(c['jobs'], 'job')} in {counted(c['runs'], 'run')}",

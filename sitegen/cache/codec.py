@@ -239,7 +239,7 @@ class Outcomes(msgspec.Struct, array_like=True, frozen=True):
 
 def known_bytes(known: Known) -> bytes:
     """A trials folder's outcomes as msgpack, less those msgpack cannot hold (a name that was
-    not UTF-8): their files are read again by the next build."""
+    not UTF-8, a count beyond 64 bits): their files are read again by the next build."""
     try:
         return _known_bytes(known)
     except ValueError:

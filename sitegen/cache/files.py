@@ -1,9 +1,9 @@
 """The build cache's files: versioned, every field checked as it is read.
 
 The cache may lie inside an archive others can write to (``-o ARCHIVE/site``), so nothing
-here is executed or unpickled: only a regular file of sane size is read, as JSON rebuilt
-field by field or as checked msgpack (:data:`PACKED`); anything else raises
-:class:`CacheFileError`, and the file is ignored with a warning.
+here is executed or unpickled: only a regular file of sane size is read, as JSON checked
+against its declared type (msgspec) or as checked msgpack (:data:`PACKED`); anything else
+raises :class:`CacheFileError`, and the file is ignored with a warning.
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ class Summary(msgspec.Struct, frozen=True):
     unreadable: int  # result.json files that could not be read as a trial
     job_level: int  # job-level result.json files in trial folders (not trials)
     missing: int  # trial folders without a result.json
+    skipped: int  # folders and logs skipped (discovery's, and logs that are no job's)
     warnings: tuple[tuple[str, int | None, str], ...]  # (path, line, message)
-    skipped: int = 0  # folders and logs skipped (discovery's, and logs that are no job's)
 
 
 # Summary's counts: every field but the warnings.
@@ -161,5 +161,6 @@ class LastBuild(msgspec.Struct, frozen=True):
         """The record :meth:`to_json` wrote, every field checked against its type; ValueError
         (msgspec's ValidationError is one), KeyError or TypeError otherwise."""
         check(isinstance(body, dict) and isinstance(body["watch"], dict), "bad site record")
+        check(all(isinstance(w, dict) for w in body["watch"].values()), "bad watch")
         watch = {d: (w["dirs"], w["files"]) for d, w in body["watch"].items()}
         return msgspec.convert({**body, "watch": watch}, cls)

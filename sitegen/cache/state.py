@@ -102,7 +102,7 @@ class BuildState:
             "sitegen": __version__,
             "code": code_signature(),  # (an editable install changes code within a version)
             "redact_patterns": list(opts.redact_patterns),
-            "redact_rules": rules_signature(),
+            "redact_rules": rules_signature(),  # (what was hidden is redone when they change)
         }
         self.last: LastBuild | None = None  # what the last build published
         # per trials folder, a hash of its trial set as kept (what pages made from it depend on)
@@ -390,8 +390,8 @@ class BuildState:
         self._save("trialsum", trials_dir, body)
 
     def keep_trial_outcomes(self, trials_dir: str, known: Known) -> None:
-        """Keep a folder's outcomes: those not in its base (by identity) beside it, or all of
-        them as a new base."""
+        """Keep a folder's outcomes: those not in its base (by identity: an outcome taken
+        from the cache is the very entry read) beside it, or all of them as a new base."""
         from sitegen.cache.codec import encode, known_bytes
 
         base = self._outcomes_base.get(trials_dir)

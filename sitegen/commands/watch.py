@@ -3,8 +3,10 @@
 The watcher asks the build's own questions on a thread of its own: discovery, then
 :func:`~sitegen.commands.build.inputs_changed` since the last build's record. So it reacts to
 what a build would rebuild for and nothing else (not the site it writes), and a look costs a
-build's "nothing changed?" check. It polls: on cluster file systems (NFS, Lustre, GPFS) what
-a compute node writes raises no inotify event on the login node.
+build's "nothing changed?" check; discovery follows no directory link, so no link can make it
+loop. It polls: on cluster file systems (NFS, Lustre, GPFS) what a compute node writes
+raises no inotify event on the login node, and a recursive watch would need one watch per
+trial folder.
 """
 
 from __future__ import annotations

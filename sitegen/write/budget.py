@@ -330,7 +330,8 @@ class SiteBudget:
 
 
 def _record(out: Path, previous: Mapping[str, FileRecord]) -> dict[str, int]:
-    """The bulk bytes of each job as the last build's :data:`RECORD` says, checked."""
+    """The bulk bytes of each job as the last build's :data:`RECORD` says (checked: it lies
+    in the output folder)."""
     if RECORD not in previous:
         return {}
     try:

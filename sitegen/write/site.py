@@ -150,11 +150,16 @@ class SiteWriter:
         self.staging = paths.staging
         if self.out.exists() and not self.out.is_dir():
             raise OutputError(f"{self.out} exists and is not a folder (choose another -o folder)")
-        self.previous = previous or {}
+        # (the cache's record is data, maybe damaged or planted: a name leading out of the
+        # site is no file of ours)
+        self.previous = {rel: rec for rel, rec in (previous or {}).items() if _safe_rel(rel)}
         self._sorted: list[str] | None = None  # the previous files' names, sorted (_under)
-        listed = read_manifest(self.out)
-        # The last build's files: the manifest's, and the cache's in case it was deleted.
-        self.ours: set[str] = (listed or set()) | set(self.previous)
+        listed = read_manifest(self.out) or set()
+        # The last build's files: the manifest's; and, in case it was deleted, the cache's
+        # that are gone or still as written (a file of the user's at such a name is not ours)
+        self.ours: set[str] = listed | {
+            rel for rel, rec in self.previous.items() if rel in listed or self._as_written(rel, rec)
+        }
         self.staged: set[str] = set()
         self.kept: dict[str, FileRecord | None] = {}  # left in place (None: stat at publish)
         self.files = 0
@@ -361,6 +366,16 @@ class SiteWriter:
             tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
             shutil.copyfile(src, tmp)
             os.replace(tmp, dst)
+
+    def _as_written(self, rel: str, record: FileRecord) -> bool:
+        """Whether nothing stands at ``rel`` or the file there is still as ``record`` says."""
+        try:
+            st = os.lstat(self.out / rel)
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return stat.S_ISREG(st.st_mode) and (st.st_size, st.st_mtime_ns) == tuple(record)
 
     def _through_link(self, rel: str) -> bool:
         """Whether a folder on the way to ``rel`` is a link (planted: it may point anywhere)."""

@@ -287,7 +287,9 @@ def test_last_build_record_round_trips(tmp_path):
         files={"index.html": (10, 1_700_000_000_000_000_001)},
         watch={"t": ((("t", 5),), (("t/a/result.json", -1, -1),))},
         open_jobs=frozenset({"x"}),
-        summary=Summary(1, 1, 3, 1, 4, 5, 6, 7, 8, (("x.out", 3, "damaged"), ("t", None, "odd"))),
+        summary=Summary(
+            1, 1, 3, 1, 4, 5, 6, 7, 8, 9, (("x.out", 3, "damaged"), ("t", None, "odd"))
+        ),
     )
     _state(tmp_path).save_site(last)
     assert _state(tmp_path).last == last
@@ -616,3 +618,57 @@ def test_a_log_whose_summary_is_missing_is_read_whole_and_its_summary_kept(tmp_p
     other = tuple((p, size + 1, m) for p, size, m in fp)
     s = _state(tmp_path)
     assert s.cached_log(parsed.path, other)[0] is None and s.warnings == []
+
+
+def _record_json() -> dict:
+    last = LastBuild(
+        sources="abc",
+        pages={"job:x": "p1"},
+        files={"index.html": (10, 1_700_000_000_000_000_001)},
+        watch={"t": ((("t", 5),), (("t/a/result.json", -1, -1),))},
+        open_jobs=frozenset({"x"}),
+        summary=Summary(1, 1, 3, 1, 4, 5, 6, 7, 8, 9, (("x.out", 3, "damaged"),)),
+    )
+    return json.loads(json.dumps(last.to_json()))
+
+
+def _drop(d: dict, *path: str) -> dict:
+    for key in path[:-1]:
+        d = d[key]
+    del d[path[-1]]
+    return d
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda b: b["summary"].update(jobs="1"),  # a string for a count
+        lambda b: b["summary"].update(jobs=True),  # a bool for a count
+        lambda b: b["summary"].update(jobs=1.0),  # a float for a count
+        lambda b: _drop(b, "summary", "skipped"),  # a count missing
+        lambda b: b["summary"].update(warnings=[["x.out", 3]]),  # a warning cut short
+        lambda b: b["files"].update({"index.html": ["10", "1"]}),  # a record of strings
+        lambda b: b["files"].update({"index.html": [10]}),  # a record cut short
+        lambda b: b.update(pages=None),
+        lambda b: b.update(open_jobs="x"),
+        lambda b: b["watch"].update(t=None),  # a watch not an object
+        lambda b: b["watch"].update(t={"dirs": [], "files": [["t/a/result.json"]]}),
+        lambda b: _drop(b, "sources"),
+    ],
+)
+def test_a_damaged_last_build_record_is_refused_with_a_warning(tmp_path, damage):
+    """The last build's record (site.json) decides which pages are carried over and which
+    files are ours: a value of the wrong type or a field missing refuses it whole, with a
+    warning (the build then starts afresh), and no exception escapes."""
+    body = _record_json()
+    assert LastBuild.from_json(body) is not None  # (the undamaged record is taken)
+    damage(body)
+    _state(tmp_path).save_site(LastBuild.from_json(_record_json()))
+    assert _state(tmp_path).last is not None
+    path = tmp_path / ".site.cache" / "site.json"
+    head = json.loads(path.read_bytes())
+    head["body"] = body
+    path.write_text(json.dumps(head))
+    s = _state(tmp_path)
+    assert s.last is None
+    assert len(s.warnings) == 1 and "ignored" in s.warnings[0]

@@ -334,3 +334,27 @@ def test_files_under_a_folder_by_bisection_equal_a_scan(tmp_path):
     w = SiteWriter(SitePaths.of(tmp_path / "out"), {n: (1, 1) for n in names})
     for folder in {n.rsplit("/", 1)[0] + "/" for n in names if "/" in n} | {"a/", "zz/"}:
         assert w._under(folder) == sorted(n for n in names if n.startswith(folder))
+
+
+def test_a_planted_cache_record_never_removes_what_is_not_ours(tmp_path):
+    """The cache's record of the last build's files is data: a name in it that leads out of
+    the site (``../``, an absolute path), or a file of the user's that the manifest does not
+    list (it is not as recorded), is neither removed nor replaced by a build; a file of ours
+    the record names is, also with the manifest deleted."""
+    out = tmp_path / "site"
+    records = _build(out, {"a.html": "one", "old.html": "stale", "b.html": "b"})
+    outside, absolute = tmp_path / "victim.txt", tmp_path / "victim2.txt"
+    outside.write_text("v")
+    absolute.write_text("w")
+    (out / "CNAME").write_text("example.org\n")
+    planted = {**records, "../victim.txt": (1, 1), str(absolute): (1, 1), "CNAME": (5, 1)}
+    records = _build(out, {"a.html": "two", "b.html": "b"}, planted)
+    assert outside.read_text() == "v" and absolute.read_text() == "w"
+    assert (out / "CNAME").read_text() == "example.org\n"
+    assert not (out / "old.html").exists()  # ours (listed): removed
+    (out / MARKER).unlink()
+    records = _build(out, {"a.html": "three"}, {**records, "CNAME": (5, 1)})
+    assert not (out / "b.html").exists()  # ours (as recorded): removed without the manifest
+    assert (out / "CNAME").read_text() == "example.org\n"
+    with pytest.raises(OutputError, match="CNAME"):  # the user's: not replaced either
+        _build(out, {"CNAME": "other"}, {**records, "CNAME": (5, 1)})
