@@ -139,7 +139,7 @@ def _bracket_end(text: str, i: int) -> int:
         elif c == stack[-1]:
             stack.pop()
         j += 1
-    return j
+    return min(j, len(text))  # (a quote left open inside runs to the end, not past it)
 
 
 def _line_end(text: str, i: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sitegen import redact_values
 from sitegen.redact import MASK, Redactor
 
 M = MASK
@@ -558,6 +559,13 @@ def test_a_trial_name_with_a_json_escape_keeps_no_secret():
     r = Redactor()
     assert r.text("tr\ud800-api_key=abcdefgh12345678") == "tr\ufffd-api_key=[REDACTED]"
     assert "abcdefgh12345678" not in r.name("tr\ud800-api_key=abcdefgh12345678")
+
+
+def test_a_list_left_open_with_a_quote_left_open_ends_at_the_texts_end():
+    # (past it, the second reading of a JSON string's escapes indexed beyond the text)
+    r = Redactor()
+    assert r.text('a\\n token=[ "abc') == "a\\n token=[REDACTED]"
+    assert list(redact_values.assignment_spans('token=[ "abc')) == [(6, 12)]
 
 
 def test_next_finds_the_first_needle_at_or_after_any_position_asked():
