@@ -164,6 +164,20 @@ HIDDEN_TO_THE_END = [
     ("my token = my_secret_value_2", f"my token = {M}"),
     ("the API token = my_secret_value", f"the API token = {M}"),
     ("GitHub token: my_secret_value", f"GitHub token: {M}"),
+    # a quoted string joined to more by "+" (code a transcript shows): the whole right-hand
+    # side, to where a bare value ends (its line, its element, an escaped line break)
+    ('password = "hun" + "ter22"', f"password = {M}"),
+    ("token = 'hf_' + 'abcdefghij'\nx = 1", f"token = {M}\nx = 1"),
+    ('f(password="hun" + suffix, user="x")', f"f(password={M}"),
+    (
+        '{"code": "password = \\"hun\\" + \\"ter22\\"\\nprint(1)"}',
+        f'{{"code": "password = {M}\\nprint(1)"}}',
+    ),
+    ("<code>password = &quot;hun&quot;+&quot;ter22&quot;</code>", f"<code>password = {M}</code>"),
+    # ... not a string with "+" inside it, or after it past a comment, or "+=" or "++"
+    ('x = {"password": "a+b"}', f'x = {{"password": "{M}"}}'),
+    ('password = "hunter22"  # a + b', f'password = "{M}"  # a + b'),
+    ('password = "hunter22" += x', f'password = "{M}" += x'),
     # a flag's value in quotes, plain or a page's entities, to its closing quote
     ("--token &quot;abcdef123456xyz&quot; --x 1", f"--token {M} --x 1"),
     ("--token &#39;a b&#39; --x &#39;1&#39;", f"--token {M} --x &#39;1&#39;"),
