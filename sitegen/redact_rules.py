@@ -246,10 +246,12 @@ def _piped_into_login(m: re.Match) -> bool:
 _LINE_END = r"[ \t]*+(?:(?:\\?[\"']|&(?:quot|#34|#39|#x27);)(?!\w)[^\n]*+|\r)?$"
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
-    # --token &quot;X&quot; (the HTML made of redacted text scans as the text does)
+    # --token &quot;X&quot; (the HTML made of redacted text scans as the text does); a word
+    # glued after the quotes is the value's, as the shell reads it (--token "ab"cd)
     _regex_rule(
         "cli-secret",
-        rf"{_FLAG}(?:=|[ \t]+)(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED}|{_TOKEN})",
+        rf"{_FLAG}(?:=|[ \t]+)(?P<s>(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})"
+        rf"(?:(?=[\w\-]){_TOKEN})?|{_TOKEN})",
         keep=_secret_name,
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and

@@ -182,6 +182,10 @@ HIDDEN_TO_THE_END = [
     ("--token &quot;abcdef123456xyz&quot; --x 1", f"--token {M} --x 1"),
     ("--token &#39;a b&#39; --x &#39;1&#39;", f"--token {M} --x &#39;1&#39;"),
     ('--token "a b" --x "1"', f'--token {M} --x "1"'),
+    # ... and a word glued after them, as the shell reads it (hidden at once: twice = once)
+    ('--token "ab"cd --x 1', f"--token {M} --x 1"),
+    ("--token &quot;ab&quot;cd --x 1", f"--token {M} --x 1"),
+    ("['--token 'ab', 'x']", f"['--token {M}, 'x']"),
     # a password in a sentence ends before the sentence's closing punctuation or quote
     ("the password is hunter2!x9.", f"the password is {M}."),
     ("(my password was Tr0ub4dor&3), rotate", f"(my password was {M}), rotate"),
