@@ -207,7 +207,8 @@ HIDDEN_TO_THE_END = [
     ("- **password**: 'correct horse battery'", f"- **password**: '{M}'"),
     # ... an escaped quote inside it is the value's; a quote left open runs to the line's end
     ('the password is "hunt\\"er 22" ok', f'the password is "{M}" ok'),
-    ('the password is "hunter 22\nnext" line', f'the password is "{M}\nnext" line'),
+    # (... unless the next line closes it: a passphrase broken over two lines)
+    ('the password is "hunter 22\nnext" line', f'the password is "{M}" line'),
     ("my password is 'hunter 22 \r\nnext", f"my password is '{M} \r\nnext"),
     # ... in bold, struck out or in an inline element, a passphrase too
     ("the password is **correct horse battery**", f"the password is **{M}**"),
