@@ -849,7 +849,7 @@ def _html_one_cell_secret(m: re.Match) -> bool:
     in up to four words before the value, the value with a credential's look (a password's,
     6 letters and digits; another's, 16), so a description (password reset) stays."""
     key = _cell_key(m.group("key"))
-    if key is None or not is_secret_key(key.replace(" ", "_")):
+    if key is None or not is_secret_key(key):  # (its words, whatever joins them)
         return False
     password = any(w in key.lower() for w in _PASSWORD_WORDS)
     return _looks_like_credential(html.unescape(m.group("s")), 6 if password else 16)

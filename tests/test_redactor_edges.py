@@ -343,6 +343,8 @@ PASSWORD_GAPS = [
     ("hunter22 was the old wifi password for the lab", f"{M} was the old wifi password for the lab"),
     ("it is hunter22, is the pwd", f"it is {M}, is the pwd"),
     ('"correct horse" is the passphrase', f'"{M}" is the passphrase'),
+    ('"a b c d e f" is the password', f'"{M}" is the password'),  # (six words: a passphrase)
+    ('the password is "hunter22X " ok', f'the password is "{M} " ok'),  # (blanks at its end aside)
     # a quoted passphrase broken over a line, closed on the next
     ('the password is "correct horse\nbattery staple"', f'the password is "{M}"'),
     ("the password is 'correct horse\r\nbattery staple' ok", f"the password is '{M}' ok"),
@@ -357,6 +359,8 @@ PASSWORD_GAPS = [
     ("<td>password hunter22</td>", f"<td>password {M}</td>"),
     ("<TD class='x'><b>db password</b> <code>hunter22</code></TD>", f"<TD class='x'><b>db password</b> <code>{M}</code></TD>"),
     ("<td>HF_TOKEN abcdef0123456789abcd</td>", f"<td>HF_TOKEN {M}</td>"),
+    ("<td>password abc123</td>", f"<td>password {M}</td>"),  # (6 characters: a password's)
+    ("<td>HF_TOKEN abcdef0123456789</td>", f"<td>HF_TOKEN {M}</td>"),  # (16: a token's)
     ("<td>password</td><td>hunter22</td>", f"<td>password</td><td>{M}</td>"),
     ("| password | hunter22 |", f"| password | {M} |"),
 ]  # fmt: skip
@@ -386,6 +390,10 @@ PASSWORD_LOOKALIKES = [
     "<td>password reset</td>",
     "<td>password 12345678</td>",
     "<td>token abc123def</td>",  # (a token's look: 16 or more)
+    "<td>HF_TOKEN abcdef012345678</td>",
+    "<td>password abc12</td>",
+    '"a b c d e f g" is the password',  # (seven words: a sentence)
+    "the password is Xylophones",  # (a password's word holds a digit)
 ]
 
 
