@@ -212,6 +212,9 @@ HIDDEN_TO_THE_END = [
     ("my password is 'hunter 22 \r\nnext", f"my password is '{M} \r\nnext"),
     # ... in bold, struck out or in an inline element, a passphrase too
     ("the password is **correct horse battery**", f"the password is **{M}**"),
+    # ... a word in emphasis, to its closing emphasis before a sentence's closer
+    ("the password is *hunter22*.", f"the password is *{M}*."),
+    ("the password is _hunter22_, ok", f"the password is _{M}_, ok"),
     ("the passphrase is ~~correct horse~~", f"the passphrase is ~~{M}~~"),
     ("the password is <code>correct horse</code>.", f"the password is <code>{M}</code>."),
     ('the password is <a href="x">hunter22</a>', f'the password is <a href="x">{M}</a>'),
