@@ -344,6 +344,9 @@ PASSWORD_GAPS = [
     ("it is hunter22, is the pwd", f"it is {M}, is the pwd"),
     ('"correct horse" is the passphrase', f'"{M}" is the passphrase'),
     ('"a b c d e f" is the password', f'"{M}" is the password'),  # (six words: a passphrase)
+    ("a password; hunter22 is the pwd", f"a password; {M} is the pwd"),  # (the next name)
+    ("Xhunter22 is the password", f"{M} is the password"),
+    ('"a" the password is hunter22.', f'"a" the password is {M}.'),
     ('the password is "hunter22X " ok', f'the password is "{M} " ok'),  # (blanks at its end aside)
     # a quoted passphrase broken over a line, closed on the next
     ('the password is "correct horse\nbattery staple"', f'the password is "{M}"'),
@@ -382,6 +385,7 @@ PASSWORD_LOOKALIKES = [
     "the pwd is 12345678",
     '  password reset "ok"',
     "config.yaml is the password file",  # (a word after the name goes on the sentence)
+    "secrets_v2.yaml is the password file",
     "hunter22 is the password-protected one",
     "abc is the password",  # (a password's look: 6 or more characters, a digit)
     "step 100 is the password",
