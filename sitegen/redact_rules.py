@@ -241,15 +241,21 @@ def _piped_into_login(m: re.Match) -> bool:
 
 # A line's end, or a JSON or Python string's closing quote before it, whatever follows on
 # its line ("...\npassword KEY", "x": 1}), escaped itself (JSON in JSON) or as a page's
-# entity, and not opening a quoted word (password reset "ok"): where a .netrc's own line
-# ends in escaped text
-_LINE_END = r"[ \t]*+(?:(?:\\?[\"']|&(?:quot|#34|#39|#x27);)(?!\w)[^\n]*+|\r)?$"
+# entity, and not opening a quoted word (password reset "ok"), maybe after a carriage
+# return, itself escaped ("...\npassword KEY\r"}): where a .netrc's own line ends in
+# escaped text
+_LINE_END = r"[ \t]*+(?:\\r|\r)?(?:(?:\\?[\"']|&(?:quot|#34|#39|#x27);)(?!\w)[^\n]*+)?$"
+# A .netrc's password: a quote glued inside it, before a word's character, is part of it
+# (password KEY"1); one before anything else closes the string the file is written in
+_NETRC_VALUE = rf"{_TOKEN}(?:[\"'](?=\w){_TOKEN})*+"
 _CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
-    # --token &quot;X&quot; (the HTML made of redacted text scans as the text does)
+    # --token &quot;X&quot; (the HTML made of redacted text scans as the text does); a word
+    # glued after the quotes is the value's, as the shell reads it (--token "ab"cd)
     _regex_rule(
         "cli-secret",
-        rf"{_FLAG}(?:=|[ \t]+)(?P<s>\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED}|{_TOKEN})",
+        rf"{_FLAG}(?:=|[ \t]+)(?P<s>(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})"
+        rf"(?:(?=[\w\-]){_TOKEN})?|{_TOKEN})",
         keep=_secret_name,
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
@@ -344,11 +350,11 @@ _CLI_RULES: tuple[Rule, ...] = (
     # or the string's closing quote: "...\npassword KEY"})
     _regex_rule(
         "netrc-password",
-        rf"login(?<!\wlogin)[ \t]+(?:[^\s\\]|\\(?![nrt]))++[ \t]+password[ \t]+(?P<s>{_TOKEN})",
+        rf"login(?<!\wlogin)[ \t]+(?:[^\s\\]|\\(?![nrt]))++[ \t]+password[ \t]+(?P<s>{_NETRC_VALUE})",
     ),
     _regex_rule(
         "netrc-password",
-        rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was){_LINE_END})(?P<s>{_TOKEN}){_LINE_END}",
+        rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was){_LINE_END})(?P<s>{_NETRC_VALUE}){_LINE_END}",
     ),
 )
 
@@ -441,14 +447,17 @@ _INLINE_TAGS = (
     r"(?i:code|b|strong|kbd|em|tt|samp|i|mark|span|s|del|a|u|q|var|small|ins|sub|sup|abbr"
     r"|cite|font)"
 )
+# A quote as a page's entity, by name or number, in either case where HTML allows it
+# (&quot;, &QUOT;, &apos;, &#34;, &#034;, &#x22;, &#X22;, &#39;, &#x27;)
+_QUOTE_ENTITY = r"&(?:quot|QUOT|apos|#0*3[49]|#[xX]0*2[27]);"
 # A quoted value in prose: in quotes, curly quotes, backticks, a page's entities, a JSON
 # string's escaped quotes, bold or an inline element; up to 200 characters, a backslash
 # escaping the next one. A quote left open runs to the line's end.
 _PROSE_QUOTED = (
     r"\"(?:[^\"\\\n]|\\[^\n]){1,200}+\"|'(?:[^'\\\n]|\\[^\n]){1,200}+'|`[^`\n]{1,200}+`"
     r"|\\\"(?:[^\"\\\n]|\\\\|\\[^\"\n]){1,200}+\\\"|\u201c[^\u201d\n]{1,200}+\u201d"
-    r"|\u2018[^\u2019\n]{1,200}+\u2019|(?P<eq>&(?:quot|#34|#39|#x27);)"
-    r"(?:(?!&(?:quot|#34|#39|#x27);)[^\n]){1,200}+(?P=eq)"
+    rf"|\u2018[^\u2019\n]{{1,200}}+\u2019|(?P<eq>{_QUOTE_ENTITY})"
+    rf"(?:(?!{_QUOTE_ENTITY})[^\n]){{1,200}}+(?P=eq)"
     r"|\*\*[^*<`\n]{1,200}+\*\*|~~[^~<`\n]{1,200}+~~"
     rf"|(?P<qo><(?P<qt>{_INLINE_TAGS}){_ATTRIBUTES}>)[^<\n]{{1,200}}+</(?P=qt)>"
     r"|(?P<open>[\"'\u201c])[^\"'\n\u201d]{1,200}+(?=\r?\n|\r?\Z)"
@@ -456,7 +465,7 @@ _PROSE_QUOTED = (
 # The delimiters around a quoted value (group 1 and 3; the value, 2)
 _QUOTED_EDGES_RE = re.compile(r"(\\\"|\*\*|~~|&#?\w+;|.)(.*?)(\\\"|\*\*|~~|&#?\w+;|.)", re.S)
 _PROSE_RE = re.compile(
-    r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase))"
+    r"(?i:(?P<word>key|token|secret|passw(?:or)?d|passphrase|pwd|pw))"
     # (the name's closing markup: `HF_TOKEN` is, **password** was, <code>key</code> is)
     rf"(?:[*`~]{{1,3}}|\\?[\"']|</{_INLINE_TAGS}>|&lt;/{_INLINE_TAGS}&gt;)?"
     r"(?P<conn>[ \t]+(?i:is|was)[ \t]*:?|[ \t]*(?::|=>|->|=|\u2014|\u2013|-))?"
@@ -466,7 +475,7 @@ _PROSE_RE = re.compile(
     # (a quote, Markdown's emphasis, plain or escaped, or an inline HTML element, its
     # attributes' quoted values holding ">" or its tag over lines, or as a page escapes it,
     # may wrap the value)
-    r"|(?:[\"'`]|&quot;|&#34;|&#39;|&#x27;|(?P<em>\*{1,3}|_{1,2}|~~)|(?:\\[*_~`]){1,3}"
+    rf"|(?:[\"'`]|{_QUOTE_ENTITY}|(?P<em>\*{{1,3}}|_{{1,2}}|~~)|(?:\\[*_~`]){{1,3}}"
     rf"|<{_INLINE_TAGS}{_ATTRIBUTES}>\s{{0,4}}+"
     rf"|&lt;{_INLINE_TAGS}(?:\s(?:[^&\n]++|{_ENTITY_ATTRIBUTE}|&(?!gt;)){{0,16}}+)?&gt;){{0,4}}"
     r"(?P<s>[^\s\"'`<>\\]{6,}+))"
@@ -483,8 +492,8 @@ _STATE_WORDS = frozenset(
     {"not", "no", "set", "unset", "required", "optional", "empty", "none", "null", "needed"}
     | {"given", "known", "shown", "changed", "the", "same", "yet", "any", "-", "n/a"}
 )
-_PROSE_QUOTE_RE = re.compile(r"&(?:quot|#34|#39|#x27|lt);")  # (and an escaped tag's "<")
-_PROSE_QUOTES = ('"', "'", "`", "&quot;", "&#34;", "&#39;", "&#x27;")
+_PROSE_QUOTE_RE = re.compile(rf"{_QUOTE_ENTITY}|&lt;")  # (and an escaped tag's "<")
+_PROSE_QUOTE_AT_RE = re.compile(rf"[\"'`]|{_QUOTE_ENTITY}")
 _PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{_WORD_END}")
 _PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")
 # a path, a variable or a URL: where the secret is, not the secret
@@ -528,6 +537,25 @@ def _glued_name(text: str, start: int, end: int) -> str:
     return text[j:end]
 
 
+def _password_word(word: str) -> bool:
+    """Whether ``word`` (lower case) names a password: password, passwd, pwd, pw, passphrase."""
+    return word.startswith("pass") or word in ("pwd", "pw")
+
+
+# A quote inside a password, before a word's character (hunter"22): no closing quote
+_GLUED_QUOTE_RE = re.compile(r"(?:[\"'](?=\w)[^\s\"'`<>\\]{1,200}+){1,4}+")
+# A quoted passphrase broken over a line: the next line, up to the quote closing it
+_NEXT_LINE_RE = re.compile(r"\r?\n[ \t]*+[^\"'\n\u201d]{1,200}+")
+_CLOSING_QUOTE = {'"': '"', "'": "'", "\u201c": "\u201d"}
+
+
+def _wrapped_quote_end(text: str, opener: str, i: int) -> int | None:
+    """Where a quote ``opener`` left open at the line's end ``text[i]`` closes at the end of
+    the next line's run of characters that are no quote (None if it does not)."""
+    m = _NEXT_LINE_RE.match(text, i)
+    return m.end() if m and text.startswith(_CLOSING_QUOTE[opener], m.end()) else None
+
+
 def _prose_value(word: str, value: str, svc: str | None) -> bool:
     """Whether ``value``, after ``word`` and a connective, is a secret.
 
@@ -539,15 +567,17 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
     a model's token named as one keeps its name (next token = im_start_token123456,
     :func:`names_a_model_token`).
     """
-    if word.startswith("pass"):
-        if any(c in value for c in " \t"):  # (only a quoted value holds a blank)
+    if _password_word(word):
+        if any(c in value for c in " \t\n"):  # (only a quoted value holds a blank)
             words = value.lower().split()
             return (
                 len(words) <= _PASSPHRASE_WORDS
                 and not _STATE_WORDS.issuperset(words)
                 and "[redacted" not in value.lower()  # (what was hidden in it is no phrase's)
             )
-        return len(value) >= 6 and any(c.isdigit() for c in value)
+        # (after "pw" or "pwd" a letter too: pw: 0.123456 is a metric's)
+        letter = word.startswith("pass") or any(c.isalpha() for c in value)
+        return len(value) >= 6 and any(c.isdigit() for c in value) and letter
     return _looks_like_credential(value) and not (
         svc is not None and names_a_model_token(f"{svc} {word}", value)
     )
@@ -563,11 +593,13 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
             start, end = m.end("qo"), m.end("q") - len(m.group("qt")) - 3
         elif m.group("open") is None and (e := _QUOTED_EDGES_RE.fullmatch(quoted)) is not None:
             start, end = m.start("q") + e.end(1), m.start("q") + e.start(3)
+        if (opener := m.group("open")) is not None and _password_word(word):
+            end = _wrapped_quote_end(text, opener, m.end("q")) or end
         while end > start and text[end - 1] in " \t\r":
             end -= 1
         if text.startswith(_PROSE_PLACES, start):
             return None
-        if word.startswith("pass"):
+        if _password_word(word):
             return start, end
         first = _PROSE_RUN_RE.match(text, start, end)
         if first is None:
@@ -583,9 +615,11 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
     em = m.group("em")
     if em and (bare := run.rstrip(_PROSE_CLOSERS)).endswith(em):  # (its closing emphasis)
         run = bare[: -len(em)]
-    if not text.startswith(_PROSE_QUOTES, start + len(run)):  # (in quotes, all is the value)
+    if _password_word(word) and (glued := _GLUED_QUOTE_RE.match(text, start + len(run))):
+        run += glued.group(0)  # (a quote inside the password: hunter"22)
+    if not _PROSE_QUOTE_AT_RE.match(text, start + len(run)):  # (in quotes, all is the value)
         run = run.rstrip(_PROSE_CLOSERS)
-    if word.startswith("pass"):
+    if _password_word(word):
         return (start, start + len(run)) if run else None
     if _PROSE_BASE64_RE.fullmatch(run) and any(c in run for c in "/+=") and not _relative_path(run):
         return start, start + len(run)
@@ -611,7 +645,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         # (a bare "token X", "api key X" with no service before: the error rule's)
         named = word != "key" or glued or api is not None or service
         # (a password's word only with a connective: "login user password X" is .netrc's)
-        said = m.group("conn") is not None or (service and not word.startswith("pass"))
+        said = m.group("conn") is not None or (service and not _password_word(word))
         span = _prose_value_span(text, m, word) if named and said else None
         value = text[span[0] : span[1]] if span is not None else ""
         conn = m.group("conn")
@@ -625,6 +659,50 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 _PROSE_RULE = Rule("prose-secret", _prose_spans)
+
+
+# A password said before its name: "hunter22 is the password", "hunter22 was my old pwd",
+# '"correct horse" is the passphrase'. Found from each name (a word alone, not db_password),
+# the value and "is" or "was", with up to three words between, looked for in the
+# _BEFORE_REACH characters before it; the name ends its clause (the password file, hash, …
+# is no password).
+_PASSWORD_NAME_RE = re.compile(r"(?<![\w\-])(?i:passw(?:or)?d|passphrase|pwd)(?![\w\-])")
+_BEFORE_REACH = 160
+_VALUE_BEFORE_RE = re.compile(
+    r"(?<![^\s(\[])(?P<s>[^\s\"'`<>\\()\[\]]{6,80}+|\"[^\"\n]{1,100}+\"|'[^'\n]{1,100}+'"
+    r"|`[^`\n]{1,100}+`)[,;:]?[ \t]+(?i:is|was)(?:[ \t]++[A-Za-z]++(?:'s)?){0,3}[ \t]++\Z"
+)
+# Words after the name that go on the sentence, not the name (the password for the db)
+_AFTER_NAME_RE = re.compile(r"[ \t]++(?P<w>[A-Za-z]++)")
+_AFTER_NAME_WORDS = frozenset(
+    {"for", "of", "on", "to", "at", "in", "here", "now", "and", "but", "so", "that", "i", "we"}
+    | {"you", "please", "again", "too", "as", "then"}
+)
+
+
+def _prose_before_spans(text: str) -> Iterator[tuple[int, int]]:
+    for m in _PASSWORD_NAME_RE.finditer(text):
+        after = _AFTER_NAME_RE.match(text, m.end())
+        if after is not None and after.group("w").lower() not in _AFTER_NAME_WORDS:
+            continue
+        v = _VALUE_BEFORE_RE.search(text, max(0, m.start() - _BEFORE_REACH), m.start())
+        if v is None:
+            continue
+        start, end = v.span("s")
+        if text[start] in "\"'`":
+            start, end = start + 1, end - 1
+        else:
+            end = start + len(text[start:end].rstrip(_PROSE_CLOSERS))
+        value = text[start:end]
+        if (
+            not value.startswith(_PROSE_PLACES)
+            and _prose_value("password", value, None)
+            and not is_masked(value)
+        ):
+            yield start, end
+
+
+_PROSE_BEFORE_RULE = Rule("prose-secret", _prose_before_spans)
 
 
 # A table's row that names a secret in one cell and holds it in the next, as notes list a
@@ -766,6 +844,17 @@ def _html_cell_secret(m: re.Match) -> bool:
     return key is not None and _cell_secret(key, m.group("s").strip(_CELL_MARKUP))
 
 
+def _html_one_cell_secret(m: re.Match) -> bool:
+    """A cell holding a secret's name and its value (<td>password hunter22</td>): the name
+    in up to four words before the value, the value with a credential's look (a password's,
+    6 letters and digits; another's, 16), so a description (password reset) stays."""
+    key = _cell_key(m.group("key"))
+    if key is None or not is_secret_key(key):  # (its words, whatever joins them)
+        return False
+    password = any(w in key.lower() for w in _PASSWORD_WORDS)
+    return _looks_like_credential(html.unescape(m.group("s")), 6 if password else 16)
+
+
 _TABLE_RULES: tuple[Rule, ...] = (
     Rule("secret-table-cell", _table_row_spans),
     # (tag names in either case: <TD> as old editors write it)
@@ -774,6 +863,14 @@ _TABLE_RULES: tuple[Rule, ...] = (
         rf"<(?i:t[dh])(?:[ \t][^<>]*+)?>[ \t]*+{_HTML_MARKUP}(?P<key>[^<>\n]*+){_HTML_MARKUP}"
         rf"</(?i:t[dh])>\s*+<(?i:td)(?:[ \t][^<>]*+)?>[ \t]*+{_HTML_MARKUP}(?P<s>[^<\n]*[^<\s])",
         keep=_html_cell_secret,
+    ),
+    # ... or in one cell, its name before it: <td>password hunter22</td>
+    _regex_rule(
+        "secret-table-cell",
+        rf"<(?i:t[dh])(?:[ \t][^<>]*+)?>[ \t]*+{_HTML_MARKUP}"
+        r"(?P<key>[A-Za-z_][A-Za-z0-9_.&]*+(?:[ \t]++[A-Za-z&][A-Za-z0-9_&]*+){0,3})"
+        rf"[ \t]*+{_HTML_MARKUP}(?<=[ \t>])(?P<s>[^\s<]++)[ \t]*+{_HTML_MARKUP}</(?i:t[dh])>",
+        keep=_html_one_cell_secret,
     ),
     # columns lined up with spaces (notes, a tool's listing): an environment variable's name
     # (in either case) starting a line, then a credential's word (letters and digits, 16 or more)
@@ -819,6 +916,7 @@ _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # ("_key" holds "api_key"; "<td" as <TD> too)
 _LOWER_TRIGGERS = (
     *("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "passphrase"),
+    " pw",  # (pwd and pw as words: DB_PWD's value has triggers of its own)
     "<td",
 )
 
@@ -849,6 +947,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("secret-assignment", assignment_spans),
     Rule("secret-env-pair", pair_spans),
     _PROSE_RULE,
+    _PROSE_BEFORE_RULE,
 )
 
 

@@ -139,7 +139,7 @@ def _bracket_end(text: str, i: int) -> int:
         elif c == stack[-1]:
             stack.pop()
         j += 1
-    return j
+    return min(j, len(text))  # (a quote left open inside runs to the end, not past it)
 
 
 def _line_end(text: str, i: int) -> int:
@@ -161,6 +161,10 @@ class Next:
             self.lo, self.at = pos, j if j >= 0 else len(self.text)
         return self.at
 
+
+# A quoted string joined to what follows ("hun" + "ter22", 'hf_' + suffix): the value is the
+# whole expression, to where a bare value ends
+_CONCAT_RE = re.compile(r"[ \t]*+\+(?![+=])")
 
 # A Windows path after its drive: its folders' backslashes separate, escape nothing
 # (C:\\new\\table; in JSON C:\\\\new, where a single backslash after it is an escape again)
@@ -243,13 +247,17 @@ def _value_span(
     c = text[i]
     if c in "\"'":
         j = _quoted_end(text, i)
-        return (i + 1, j) if j > i + 1 else None
+        if not _CONCAT_RE.match(text, j + 1):
+            return (i + 1, j) if j > i + 1 else None
     # A quoted value inside a JSON string (\"…\") or escaped HTML (&quot;…&quot;, &#34;…&#34;).
     for q in _ESCAPED_QUOTES:
         if text.startswith(q, i):
             close = text.find(q, i + len(q))
             j = close if close >= 0 else _line_end(text, i)
-            return (i + len(q), j) if j > i + len(q) else None
+            if close < 0 or not _CONCAT_RE.match(text, close + len(q)):
+                return (i + len(q), j) if j > i + len(q) else None
+            break
+    # (a quoted string joined to more by "+" is one part of the value: the bare value below)
     if c in _CLOSE:
         return i, _bracket_end(text, i)
     if in_query:  # ?token=abc&x=1: the value ends at the next parameter

@@ -887,7 +887,8 @@ RUNS = ["0", " ", "[", "]", "a", "A", ".", "a.", "a-", "1/", "-", "/", ":", "=",
         "echo $a $b ", "echo $a;\n", "echo $a && ", "a_b ", "\\n| ", "| HF_TOKEN ",
         "echo a | a | ", "echo a | 'a' | ", "| tr -d '", "a | ", "echo $a | a\n",
         "printf \"$a\\n\"\n", "A_TOKEN=a && ", "A_TOKEN=a ;", "A_TOKEN=a &", " &&",
-        "password was ", "a_password is a1", "token is\n", "passphrase - ", "key was\n ", "a_a_a"]
+        "password was ", "a_password is a1", "token is\n", "passphrase - ", "key was\n ", "a_a_a",
+        " is the password ", "<td>password a ", "&apos;", '" + "', " pw: "]
 folder = Path(tempfile.mkdtemp())
 """
     work = r"""
@@ -941,6 +942,10 @@ ALONE = [
         "password is \\`",
         "password is <a href='",
     ),
+    *('\npassword a"a', "\npassword a\\r", 'login a password a"', 'password is a1"a'),
+    *("password is &apos;a ", "password is &#x22;a", 'password is "a\n', "hunter22 is the pwd "),
+    *("a is the password ", "<td>password a", "<td>a a ", "<td>a", 'password = "a" + '),
+    *('A_TOKEN="a"+', "pw: a1 ", " pw is a1"),
 ]
 
 

@@ -63,6 +63,9 @@ MORE_RULE_CASES = [
         "Z2hwX0FiQ2RFZkdoSWo",
         "git-access-token",
     ),
+    # a password in one table cell after its name; a password said before its name
+    ("<td>password hunter22</td>", "hunter22", "secret-table-cell"),
+    ("hunter22 is the password", "hunter22", "prose-secret"),
 ]
 RULE_CASES = [*SHAPES, *MORE_RULE_CASES]
 
@@ -168,6 +171,8 @@ TRIGGER_CASES = {
     "passphrase": "the passphrase - correct_horse_battery_9 (rotate)",
     "secret": f"run -secret {VALUE}",
     "<td": f"<TH>DB_PWD</TH><TD>{VALUE}</TD>",
+    # (a password's short names in prose: pwd, also a shell command, and pw)
+    " pw": "hunter22 is the pwd",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sitegen import redact_values
 from sitegen.redact import MASK, Redactor
 
 M = MASK
@@ -163,10 +164,28 @@ HIDDEN_TO_THE_END = [
     ("my token = my_secret_value_2", f"my token = {M}"),
     ("the API token = my_secret_value", f"the API token = {M}"),
     ("GitHub token: my_secret_value", f"GitHub token: {M}"),
+    # a quoted string joined to more by "+" (code a transcript shows): the whole right-hand
+    # side, to where a bare value ends (its line, its element, an escaped line break)
+    ('password = "hun" + "ter22"', f"password = {M}"),
+    ("token = 'hf_' + 'abcdefghij'\nx = 1", f"token = {M}\nx = 1"),
+    ('f(password="hun" + suffix, user="x")', f"f(password={M}"),
+    (
+        '{"code": "password = \\"hun\\" + \\"ter22\\"\\nprint(1)"}',
+        f'{{"code": "password = {M}\\nprint(1)"}}',
+    ),
+    ("<code>password = &quot;hun&quot;+&quot;ter22&quot;</code>", f"<code>password = {M}</code>"),
+    # ... not a string with "+" inside it, or after it past a comment, or "+=" or "++"
+    ('x = {"password": "a+b"}', f'x = {{"password": "{M}"}}'),
+    ('password = "hunter22"  # a + b', f'password = "{M}"  # a + b'),
+    ('password = "hunter22" += x', f'password = "{M}" += x'),
     # a flag's value in quotes, plain or a page's entities, to its closing quote
     ("--token &quot;abcdef123456xyz&quot; --x 1", f"--token {M} --x 1"),
     ("--token &#39;a b&#39; --x &#39;1&#39;", f"--token {M} --x &#39;1&#39;"),
     ('--token "a b" --x "1"', f'--token {M} --x "1"'),
+    # ... and a word glued after them, as the shell reads it (hidden at once: twice = once)
+    ('--token "ab"cd --x 1', f"--token {M} --x 1"),
+    ("--token &quot;ab&quot;cd --x 1", f"--token {M} --x 1"),
+    ("['--token 'ab', 'x']", f"['--token {M}, 'x']"),
     # a password in a sentence ends before the sentence's closing punctuation or quote
     ("the password is hunter2!x9.", f"the password is {M}."),
     ("(my password was Tr0ub4dor&3), rotate", f"(my password was {M}), rotate"),
@@ -188,10 +207,14 @@ HIDDEN_TO_THE_END = [
     ("- **password**: 'correct horse battery'", f"- **password**: '{M}'"),
     # ... an escaped quote inside it is the value's; a quote left open runs to the line's end
     ('the password is "hunt\\"er 22" ok', f'the password is "{M}" ok'),
-    ('the password is "hunter 22\nnext" line', f'the password is "{M}\nnext" line'),
+    # (... unless the next line closes it: a passphrase broken over two lines)
+    ('the password is "hunter 22\nnext" line', f'the password is "{M}" line'),
     ("my password is 'hunter 22 \r\nnext", f"my password is '{M} \r\nnext"),
     # ... in bold, struck out or in an inline element, a passphrase too
     ("the password is **correct horse battery**", f"the password is **{M}**"),
+    # ... a word in emphasis, to its closing emphasis before a sentence's closer
+    ("the password is *hunter22*.", f"the password is *{M}*."),
+    ("the password is _hunter22_, ok", f"the password is _{M}_, ok"),
     ("the passphrase is ~~correct horse~~", f"the passphrase is ~~{M}~~"),
     ("the password is <code>correct horse</code>.", f"the password is <code>{M}</code>."),
     ('the password is <a href="x">hunter22</a>', f'the password is <a href="x">{M}</a>'),
@@ -558,6 +581,13 @@ def test_a_trial_name_with_a_json_escape_keeps_no_secret():
     r = Redactor()
     assert r.text("tr\ud800-api_key=abcdefgh12345678") == "tr\ufffd-api_key=[REDACTED]"
     assert "abcdefgh12345678" not in r.name("tr\ud800-api_key=abcdefgh12345678")
+
+
+def test_a_list_left_open_with_a_quote_left_open_ends_at_the_texts_end():
+    # (past it, the second reading of a JSON string's escapes indexed beyond the text)
+    r = Redactor()
+    assert r.text('a\\n token=[ "abc') == "a\\n token=[REDACTED]"
+    assert list(redact_values.assignment_spans('token=[ "abc')) == [(6, 12)]
 
 
 def test_next_finds_the_first_needle_at_or_after_any_position_asked():

@@ -297,6 +297,8 @@ FRAGMENTS = (
     *("echo ", " | docker login --password-stdin", "hunter 22", "hunter22", "rotated_2024_05"),
     *("abcdef0123456789abcdef", "9f8e7d6c5b4a39281706/a1b2c3d4e5f60718", "C:\\new\\table"),
     *("C:\\\\x", MASK),
+    *("&apos;", "&#x22;", "&QUOT;", " is the password", " is my pwd", "pw: ", '" + "', "<td>"),
+    *("</td>", "<td>password ", 'hun"ter22', "\\r", "password "),
 )
 
 
@@ -310,3 +312,95 @@ def test_hiding_twice_hides_nothing_more_in_mixes_of_these_shapes():
         once = r.text(text)
         assert r.text(once) == once, text
         assert list(r.findings(once)) == [], text
+
+
+# Shapes that showed a password, each as the redactor now hides it (M: the mask)
+M = MASK
+PASSWORD_GAPS = [
+    # a .netrc inside a JSON string, its line ended by an escaped carriage return
+    ('{"cmd": "machine h\\nlogin u\\npassword hunter22\\r"}', f'{{"cmd": "machine h\\nlogin u\\npassword {M}\\r"}}'),
+    ("machine h\r\nlogin u\r\npassword hunter22\r\n", f"machine h\r\nlogin u\r\npassword {M}\r\n"),
+    # a quote glued inside the password, before a word's character, is part of it
+    ('password hunter22"1', f"password {M}"),
+    ('machine h login u password hun"ter22 x', f"machine h login u password {M} x"),
+    ('password: hunter22"x', f"password: {M}"),
+    ('the password is hunter22"1 ok', f"the password is {M} ok"),
+    # ... one closing a string the file is written in is not
+    ('{"cmd": "x\\npassword hunter22"}', f'{{"cmd": "x\\npassword {M}"}}'),
+    # a quoted password in a page's quote entities, by name or number, in either case
+    ("password is &apos;hunter 22&apos;", f"password is &apos;{M}&apos;"),
+    ("password is &apos;hunter22&apos; ok", f"password is &apos;{M}&apos; ok"),
+    ("password is &#x22;hunter 22&#x22;", f"password is &#x22;{M}&#x22;"),
+    ("password is &#X22;hunter 22&#X22;", f"password is &#X22;{M}&#X22;"),
+    ("password is &#34;hunter 22&#34;", f"password is &#34;{M}&#34;"),
+    ("password is &#034;hunter 22&#034;", f"password is &#034;{M}&#034;"),
+    ("password is &QUOT;hunter 22&QUOT;.", f"password is &QUOT;{M}&QUOT;."),
+    ("password is &#x27;hunter 22&#x27;", f"password is &#x27;{M}&#x27;"),
+    ("my token is &apos;abcdef0123456789abcd&apos; ok", f"my token is &apos;{M}&apos; ok"),
+    # a password said before its name
+    ("hunter22 is the password", f"{M} is the password"),
+    ("hunter22 is my password.", f"{M} is my password."),
+    ("hunter22 was the old wifi password for the lab", f"{M} was the old wifi password for the lab"),
+    ("it is hunter22, is the pwd", f"it is {M}, is the pwd"),
+    ('"correct horse" is the passphrase', f'"{M}" is the passphrase'),
+    ('"a b c d e f" is the password', f'"{M}" is the password'),  # (six words: a passphrase)
+    ("a password; hunter22 is the pwd", f"a password; {M} is the pwd"),  # (the next name)
+    ("Xhunter22 is the password", f"{M} is the password"),
+    ('"a" the password is hunter22.', f'"a" the password is {M}.'),
+    ('the password is "hunter22X " ok', f'the password is "{M} " ok'),  # (blanks at its end aside)
+    # a quoted passphrase broken over a line, closed on the next
+    ('the password is "correct horse\nbattery staple"', f'the password is "{M}"'),
+    ("the password is 'correct horse\r\nbattery staple' ok", f"the password is '{M}' ok"),
+    ("the password is \u201ccorrect horse\nbattery\u201d", f"the password is \u201c{M}\u201d"),
+    # a password's short names in prose (pw, pwd), with a connective
+    ("the pwd is hunter22", f"the pwd is {M}"),
+    ("pw: hunter22", f"pw: {M}"),
+    ("my PW is hunter22", f"my PW is {M}"),
+    ("passwd=hunter22", f"passwd={M}"),
+    ("the passwd is hunter22", f"the passwd is {M}"),
+    # a password in one table cell after its name
+    ("<td>password hunter22</td>", f"<td>password {M}</td>"),
+    ("<TD class='x'><b>db password</b> <code>hunter22</code></TD>", f"<TD class='x'><b>db password</b> <code>{M}</code></TD>"),
+    ("<td>HF_TOKEN abcdef0123456789abcd</td>", f"<td>HF_TOKEN {M}</td>"),
+    ("<td>password abc123</td>", f"<td>password {M}</td>"),  # (6 characters: a password's)
+    ("<td>HF_TOKEN abcdef0123456789</td>", f"<td>HF_TOKEN {M}</td>"),  # (16: a token's)
+    ("<td>password</td><td>hunter22</td>", f"<td>password</td><td>{M}</td>"),
+    ("| password | hunter22 |", f"| password | {M} |"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "want"), PASSWORD_GAPS)
+def test_each_shape_that_showed_a_password_hides_it_whole(text, want):
+    r = Redactor()
+    assert r.text(text) == want
+    assert r.text(want) == want and list(r.findings(want)) == []
+
+
+# Look-alikes of those shapes that hold no secret
+PASSWORD_LOOKALIKES = [
+    "$ pwd\n/root/project22",  # the shell's pwd printing a folder
+    "pwd\n/home/user/work2",
+    "cd $(pwd) - abc123",
+    "pw: 0.123456",  # (a metric: after pw or pwd a letter too)
+    "the pwd is 12345678",
+    '  password reset "ok"',
+    "config.yaml is the password file",  # (a word after the name goes on the sentence)
+    "secrets_v2.yaml is the password file",
+    "hunter22 is the password-protected one",
+    "abc is the password",  # (a password's look: 6 or more characters, a digit)
+    "step 100 is the password",
+    "/etc/pw22 is the pwd",  # (a place)
+    '"not set" is the password',
+    "<td>password reset</td>",
+    "<td>password 12345678</td>",
+    "<td>token abc123def</td>",  # (a token's look: 16 or more)
+    "<td>HF_TOKEN abcdef012345678</td>",
+    "<td>password abc12</td>",
+    '"a b c d e f g" is the password',  # (seven words: a sentence)
+    "the password is Xylophones",  # (a password's word holds a digit)
+]
+
+
+@pytest.mark.parametrize("text", PASSWORD_LOOKALIKES)
+def test_lookalikes_of_those_shapes_stay_shown(text):
+    assert Redactor().text(text) == text
