@@ -171,7 +171,9 @@ def timing_tree(blocks: Sequence[MetricBlock]) -> dict:
     logged), ``count``, ``share_of_parent`` and ``share_of_step`` (time-weighted: total /
     step total), ``mean_step_share`` (the mean of the per-step percentages, as the old
     report printed it), ``children``. Every parent gets a ``(rest)`` child for time its
-    children do not cover, so shares at each level add up to 1."""
+    children do not cover, so shares at each level add up to 1. A timer's name is unique in
+    the tree (its ``timing/<name>`` key is one flat namespace; the tree's shape comes from
+    the static :data:`TIMER_TREE` / :data:`SYNC_TIMER_TREE`), which the chart relies on."""
     tree, outside_names = timer_tree_of(blocks)
     # each step that logged its time: (its metrics, that time)
     steps = [(b.metrics, float(t)) for b in blocks if is_duration(t := b.metrics.get(STEP_TIME))]

@@ -102,7 +102,9 @@ _STAGES = ("env_setup", "agent_setup", "agent_exec", "verifier", "overhead")
 
 class _Columns:
     """The per-trial numbers of one trial set as columns (``None``: not there): each group
-    (all trials, a step, an exception kind, a task) is summed by gathering its indices.
+    (all trials, a step, an exception kind, a task) is summed by gathering its indices
+    (:func:`operator.itemgetter`), not by a dict per trial looked up per component; a test
+    holds this path to the per-trial one.
 
     ``stages[k][i]``: the trial's seconds in stage ``k`` of :data:`_STAGES` (``None`` for a
     trial without a duration or any of the four stages); ``wait[i]``: its wait for the step

@@ -13,7 +13,8 @@ from typing import TypeGuard
 # docs/formats.md §6: sandbox and setup failures are infrastructure, the agent's own timeouts
 # and overflows are the model's; verifier and reward-file problems come from the grading
 # harness, and an LLM request ``Timeout`` is the serving stack's: infrastructure too. The
-# names are Harbor's own table (harbor/models/trial/error_policy.py, 0.26), where each type
+# names are Harbor's own table (harbor/models/trial/error_policy.py, 0.26) and the older
+# names of docs/formats.md §6 (``Timeout``, the length errors, ...); in Harbor's, each type
 # has a policy (should_retry, should_grade, has_valid_reward), grouped by the kind that
 # policy means here (see policy_kind).
 INFRA_EXCEPTIONS = frozenset(

@@ -27,7 +27,8 @@ def can_fork() -> bool:
 
 
 # What a child's item costs on top of its work, as a share of it: its results are pickled,
-# sent through a pipe and unpickled here (measured on the large benchmark archive).
+# sent through a pipe and unpickled here, so a parent that gave its child an equal share
+# waits that long after finishing its own (measured on the large benchmark archive).
 SEND_BACK = 0.08
 
 

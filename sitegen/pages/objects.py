@@ -1,6 +1,7 @@
 """Typed page objects: every page of the site, as frozen Structs built by
 :mod:`sitegen.pages.make`, rendered to HTML and to ``data/...json``
-(:meth:`PageData.to_json`, the contract of ``docs/schemas/``: field order is key order).
+(:meth:`PageData.to_json`, the contract of ``docs/schemas/``: field order is the published
+key order, so it must not be shuffled).
 Each field's comment, or its section's docstring, names the function that computes it.
 """
 
@@ -158,7 +159,8 @@ class RunRow(msgspec.Struct, PageData, frozen=True, kw_only=True):
 class RunPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
     """The stitched run (``data/runs/<id>.json``): ``pages.run_page``. The published key
     order puts ``schema`` first and interleaves the summary fields, so this class lists them
-    again; :meth:`row` picks them by :class:`RunRow`'s list."""
+    again; :meth:`row` picks them by :class:`RunRow`'s list (a field missing here fails the
+    first build)."""
 
     schema: str = "sitegen/run@1"
     id: str

@@ -1,7 +1,8 @@
 """Painting a card with Pillow: text, a reward chart with nice axes, a palette PNG.
 
-Straight onto pixels (:mod:`sitegen.present.cards` says why), a pure function of the card's
-figures: the same card gives the same bytes.
+The picture is drawn straight onto pixels (no Vega, no SVG): see :mod:`sitegen.present.cards`
+for why. Everything here is a pure function of the card's figures, so the same card gives
+the same bytes.
 """
 
 from __future__ import annotations
@@ -191,9 +192,12 @@ def tick_step(lo: float, hi: float, count: int) -> float:
     raw = (hi - lo) / max(count, 1)
     power = 10 ** math.floor(math.log10(raw))
     error = raw / power
-    for least, times in ((math.sqrt(50), 10), (math.sqrt(10), 5), (math.sqrt(2), 2)):
-        if error >= least:
-            return power * times
+    if error >= math.sqrt(50):
+        return power * 10
+    if error >= math.sqrt(10):
+        return power * 5
+    if error >= math.sqrt(2):
+        return power * 2
     return power
 
 

@@ -63,7 +63,8 @@ def card_for(page: JobPage | RunPage, title: str, site_title: str) -> Card:
 
 def version(card: Card) -> str:
     """A short digest of everything ``card`` shows and what paints it, for its address
-    (``card.png?v=…``): a chat app keeps a preview image by its address."""
+    (``card.png?v=…``): a chat app keeps a preview image by its address, so a changed card
+    must be fetched from a new one and an unchanged one keeps its own."""
     return hashlib.sha256(_painter() + msgspec.msgpack.encode(card)).hexdigest()[:10]
 
 

@@ -34,7 +34,8 @@ def whole_axis(channel: str) -> alt.Axis:
     span of 1 or 2 (labels "1 2 2 3 3"). At most ``round(span)`` ticks (or Vega-Lite's own
     ``ceil(size/40)``) leaves each tick at least 0.75 of the domain, which d3 rounds to a
     whole step; rounding, not flooring, keeps a tick on each of two steps' bars (0.55–2.45).
-    Read from the drawn scale at render time, so it follows the data and the width."""
+    Read from the drawn scale at render time, so it follows the data (the comparison page
+    redraws its chart with other rows) and the width."""
     size = "width" if channel == "x" else "height"
     count = f"min(ceil({size}/40),max(1,round(span(domain('{channel}')))))"
     return alt.Axis(format="d", tickCount=alt.ExprRef(expr=count))

@@ -9,7 +9,8 @@ it loads from ``file://`` and takes its compressed size on disk (docs/design.md,
 folder carried over from the last build keeps them without being read.
 
 Each data file's stamp (the trial's files' sizes and times, the code, the redaction rules)
-is kept by the build cache: a file of the same stamp, still as written, is carried over.
+is kept by the build cache, not in the file (a site's bytes are its content's alone): a file
+of the same stamp, still as written, is carried over.
 """
 
 from __future__ import annotations

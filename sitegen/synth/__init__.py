@@ -87,7 +87,8 @@ def synth(
     specs = [
         numbered(
             "exp-async/logs/async-run_561773.out", "async-run", 1, k + 2, "cancelled", T0,
-            ckpt_interval=c, long_line_bytes=long_line_kb * 1024,
+            ckpt_interval=c, long_line_bytes=long_line_kb * 1024, cancel_reason="TIME LIMIT",
+            engines=2,
         ),
         numbered(
             "exp-async/logs/async-run_561774.out", "async-run", k + 1, steps, "complete",
@@ -278,8 +279,8 @@ def counts(truth: dict) -> dict[str, int]:
     """What a build of the archive counts, from its ground truth, under the names of
     :class:`~sitegen.commands.build.BuildReport`'s counts: jobs and runs (each planted job a
     run of its own; ``planted_jobs`` of them); training trials (an archive's members too),
-    eval trials, unreadable ``result.json`` files, job-level ones in trial folders (synth's
-    sit beside the trials, where they are not read), trial folders without a ``result.json``;
+    eval trials, unreadable ``result.json`` files, job-level ones in trial folders (synth
+    writes its own beside the trials, where they are not read), trial folders without a ``result.json``;
     and the ``result.json`` files read in all (``trial_files``)."""
     planted = truth.get("plants", {}).get("jobs", [])
     folders = truth["trials"].values()

@@ -224,9 +224,15 @@ def _tasks_job(root: Path) -> dict:
         "run": "plants-tasks",
         "trials_total": len(trials),
         "findings": sorted(
-            ["gen_wait_high", "step_time_outlier", "infra_burst", "error_rate_rising"]
-            + ["policy_frozen", "task_forgotten"]
-        ),
+            [
+                "gen_wait_high",
+                "step_time_outlier",
+                "infra_burst",
+                "error_rate_rising",
+                "policy_frozen",
+                "task_forgotten",
+            ]
+        ),  # fmt: skip
         "policy_frozen_severity": "info",
         "trials": trials,
         "categories": {

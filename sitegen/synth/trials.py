@@ -128,10 +128,14 @@ def trial_record(
     }
     if stage_rng is not None:
         for stage, times in stage_times(stage_rng, start, end, exc, verified).items():
-            obj[stage] = times and {
-                "started_at": times[0].isoformat() + "Z",
-                "finished_at": times[1].isoformat() + "Z",
-            }
+            obj[stage] = (
+                {
+                    "started_at": times[0].isoformat() + "Z",
+                    "finished_at": times[1].isoformat() + "Z",
+                }
+                if times
+                else None
+            )
     return obj, exc, reward, seen_turns
 
 

@@ -70,3 +70,17 @@ def test_site_bytes_as_recorded(name: str, tmp_path: Path) -> None:
     want = json.loads(recorded.read_text())
     differ = sorted(k for k in want.keys() | got.keys() if want.get(k) != got.get(k))
     assert not differ, f"{len(differ)} files differ from {recorded.name}: {differ[:10]}"
+
+
+def test_the_card_painters_code_as_recorded() -> None:
+    """The card painter's source is part of every card's address (``card.png?v=…``, through
+    ``cards._painter``): a change to it, even to a comment, gives every page of a published
+    site another ``og:image`` and makes chat apps fetch every preview again. The sites above
+    are built without ``--base-url`` (no cards), so its bytes are recorded here."""
+    from sitegen.present import cardpaint
+
+    got = {"cardpaint.py": hashlib.sha256(Path(cardpaint.__file__).read_bytes()).hexdigest()}
+    recorded = SITES / "painter.json"
+    if os.environ.get("SITEGEN_UPDATE_GOLDEN"):
+        recorded.write_text(json.dumps(got, indent=1) + "\n")
+    assert got == json.loads(recorded.read_text())
