@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.chromium import without_charts
-
 # the browser and server fixtures; over HTTP, as axe reads the stylesheets (file:// forbids it)
 from tests.scenarios.test_browser import Watched, _Quiet, partial, server  # noqa: F401
 
@@ -61,12 +59,14 @@ PHONE = (
 
 
 @pytest.fixture(params=["light", "dark"])
-def scheme_tab(request, browser):  # noqa: F811
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=request.param)
-    tab = Watched(ctx.new_page())
+def scheme_tab(request, browser_page):
+    """The shared page (``browser_page``) in that colour scheme, emulated as a context of
+    that scheme sets it (the page's CSS and script read it when a document loads)."""
+    browser_page.emulate_media(color_scheme=request.param)
+    tab = Watched(browser_page)
     tab.scheme = request.param
     yield tab
-    ctx.close()
+    tab.stop()
 
 
 def _violations(tab: Watched, only: str = "") -> list[dict]:
@@ -84,8 +84,11 @@ def _violations(tab: Watched, only: str = "") -> list[dict]:
 
 
 def _scheme_rules(tab: Watched) -> str:
-    """Every rule in the light scheme; in the dark one, the rules that read colours."""
-    return "colour" if tab.scheme == "dark" else ""
+    """Every rule in the light scheme; in the dark one, the rules that read colours. (The
+    page is asked which scheme it is in: the emulated one.)"""
+    dark = tab.page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches")
+    assert dark == (tab.scheme == "dark")
+    return "colour" if dark else ""
 
 
 def _charts_have_text(tab: Watched) -> list[str]:
@@ -200,14 +203,15 @@ def _sample_chart_kinds(site: Path, index: dict) -> set[str]:
     return {k for rel in pages for k in re.findall(r'data-chart="(\w+)"', (site / rel).read_text())}
 
 
+@pytest.mark.no_charts
 @pytest.mark.parametrize("width", [1400, 390])
-def test_scrolling_regions_of_a_long_chain_take_focus(browser, long_chain, site, index, width):  # noqa: F811
+def test_scrolling_regions_of_a_long_chain_take_focus(browser_page, long_chain, site, index, width):
     """A run of 12 jobs with wide tables (at a phone's width every table overflows): no
     serious violation on its index, run, job and compare pages (axe's
     scrollable-region-focusable among them), and every region that can scroll is a named
     region the keyboard can reach, scroll and see focused.
 
-    The pages are opened without Vega's drawing (tests/chromium.py: ``without_charts``):
+    The pages are opened without Vega's drawing (``no_charts``, tests/chromium.py):
     each chart's element, role and name are there, its SVG is not; every kind of chart they
     hold is drawn and checked in full on the sample pages. At the phone's width axe runs the
     rules the width changes (``PHONE``), on a page that shows the elements the desktop's
@@ -222,10 +226,9 @@ def test_scrolling_regions_of_a_long_chain_take_focus(browser, long_chain, site,
     handler = functools.partial(_Quiet, directory=str(long_site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    browser_page.set_viewport_size({"width": width, "height": 900})
+    tab = Watched(browser_page)
     try:
-        tab = Watched(ctx.new_page())
-        without_charts(tab.page)
         scrolling = 0
         for rel in _long_pages(long_index):
             tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{rel}")
@@ -249,7 +252,7 @@ def test_scrolling_regions_of_a_long_chain_take_focus(browser, long_chain, site,
             assert scrolling >= 8  # the phone's pages do overflow: the check saw them
         assert tab.errors == []
     finally:
-        ctx.close()
+        tab.stop()
         httpd.shutdown()
 
 

@@ -135,10 +135,10 @@ DRAWN += [([*range(1, 8)], 1300), ([*range(1, 17)], 1300), ([*range(182, 196)], 
 DRAWN += [([*range(182, 196)], 360)]
 
 
-def test_every_whole_axis_shape_ticks_whole_numbers_once(browser, tmp_path):
+def test_every_whole_axis_shape_ticks_whole_numbers_once(browser_page, tmp_path):
     page = tmp_path / "axes.html"
     page.write_text(f"<!doctype html><script src='{BUNDLE.as_uri()}'></script>")
-    tab = browser.new_page()
+    tab = browser_page
     tab.goto(page.as_uri())
     for steps, width in DRAWN:
         for name, spec in _shapes(steps).items():
@@ -166,4 +166,3 @@ def test_every_whole_axis_shape_ticks_whole_numbers_once(browser, tmp_path):
             elif name.startswith("bars"):
                 count = labels["X" if name == "bars_h" else "Y"]
                 assert count[0] == "0" and int(count[-1]) == len(steps), (name, count)
-    tab.close()

@@ -30,12 +30,6 @@ def planted_server(planted):
 
 
 @pytest.fixture
-def chromium(browser):
-    """The shared Chromium (tests/conftest.py's ``browser``), by the name these tests use."""
-    return browser
-
-
-@pytest.fixture
 def tab(browser_page):
     tab = Watched(browser_page)
     yield tab
