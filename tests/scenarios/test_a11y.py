@@ -108,26 +108,21 @@ def _pages(index: dict) -> list[str]:
 
 def test_pages_have_no_serious_violations(scheme_tab, server, index):  # noqa: F811
     """Each page passes, and the check can fail: grey on grey text added to the index is
-    reported."""
-    for rel in _pages(index):
-        scheme_tab.goto(server + rel)
-        assert _violations(scheme_tab, _scheme_rules(scheme_tab)) == [], rel
-        assert _charts_have_text(scheme_tab) == [], rel
-        if rel == "index.html":
-            scheme_tab.page.evaluate(
-                """() => { const p = document.createElement('p');
-                  p.innerHTML = '<span style="color:#777;background:#888">hard to read</span> ' +
-                    'and <a href="#x" style="color:#333;text-decoration:none">a link</a> in text';
-                  p.style.color = '#222'; document.querySelector('main').append(p); }"""
-            )
-            found = _violations(scheme_tab, "color-contrast")  # (the rule that must see it)
-            assert "color-contrast" in {v["id"] for v in found}
-    assert scheme_tab.errors == []
-
-
-def test_compare_page_has_no_serious_violations(scheme_tab, server, index):  # noqa: F811
+    reported. Last, two runs picked on the index open the compare page, which passes too."""
     tab = scheme_tab
-    tab.goto(server + "index.html")
+    for rel in _pages(index)[1:] + ["index.html"]:
+        tab.goto(server + rel)
+        assert _violations(tab, _scheme_rules(tab)) == [], rel
+        assert _charts_have_text(tab) == [], rel
+    # (on the index, open last: its picks lead to the compare page)
+    tab.page.evaluate(
+        """() => { const p = document.createElement('p');
+          p.innerHTML = '<span style="color:#777;background:#888">hard to read</span> ' +
+            'and <a href="#x" style="color:#333;text-decoration:none">a link</a> in text';
+          p.style.color = '#222'; document.querySelector('main').append(p); }"""
+    )
+    found = _violations(tab, "color-contrast")  # (the rule that must see it)
+    assert "color-contrast" in {v["id"] for v in found}
     for r in index["runs"][:2]:
         tab.page.check(f"input.pick[data-kind=run][data-id='{r['id']}']")
     tab.page.click("#compare-btn")
@@ -197,8 +192,7 @@ CHART_KINDS = (
 
 def _sample_chart_kinds(site: Path, index: dict) -> set[str]:
     """The kinds of chart the sample pages draw, which ``test_pages_have_no_serious_violations``
-    and ``test_compare_page_has_no_serious_violations`` check in full (every rule, Vega's SVG
-    included)."""
+    checks in full, the compare page's among them (every rule, Vega's SVG included)."""
     pages = [*_pages(index), "compare/index.html"]
     return {k for rel in pages for k in re.findall(r'data-chart="(\w+)"', (site / rel).read_text())}
 
