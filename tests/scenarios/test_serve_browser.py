@@ -38,7 +38,7 @@ def test_every_change_reaches_the_open_page(tmp_path, browser_page, monkeypatch)
         tab = Watched(browser_page)
         tab.page.goto(site.url + "jobs/flat.chain-b.train_600301/")
         assert wait_until(lambda: len(site.hub.sockets) == 1, 10)  # the page's reload socket
-        assert _steps_shown(tab.page) == 5
+        assert wait_until(lambda: _steps_shown(tab.page) == 5, 5)  # (None while unread)
         started = time.monotonic()
         for n, shown in ((101, 6), (102, 7)):
             time.sleep(max(0.0, started + 1.2 * (n - 101) - time.monotonic()))  # 1.2 s apart
