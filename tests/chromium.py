@@ -91,8 +91,9 @@ class SharedChromium:
     def release(self, page: Any) -> None:
         """Take back a page :meth:`page` gave, for the next test that asks for the same
         kind, left as a new page is: on a blank document (the test's own document gone with
-        its scripts and timers), at its viewport, the mouse at the corner, with no route but
-        ``without_charts``'s. (A listener the test added stays: ``Watched.stop`` removes
+        its scripts and timers), at its viewport, in the light colour scheme (a test may
+        emulate the dark one: ``page.emulate_media``), the mouse at the corner, with no route
+        but ``without_charts``'s. (A listener the test added stays: ``Watched.stop`` removes
         its own.) A page that is closed, or on which that fails, is closed instead."""
         kind = self._kinds.pop(id(page), None)
         if kind is None or page.is_closed() or kind in self._kept:  # (one of its kind kept already)
@@ -104,6 +105,7 @@ class SharedChromium:
             page.goto("about:blank")
             if page.viewport_size != {"width": width, "height": height}:
                 page.set_viewport_size({"width": width, "height": height})
+            page.emulate_media(color_scheme="light")  # (a new context's scheme)
             page.mouse.move(0, 0)
             if not charts:
                 without_charts(page)

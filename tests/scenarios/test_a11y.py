@@ -21,8 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.chromium import without_charts
-
 # the browser and server fixtures; over HTTP, as axe reads the stylesheets (file:// forbids it)
 from tests.scenarios.test_browser import Watched, _Quiet, partial, server  # noqa: F401
 
@@ -60,13 +58,42 @@ PHONE = (
 )
 
 
-@pytest.fixture(params=["light", "dark"])
-def scheme_tab(request, browser):  # noqa: F811
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=request.param)
-    tab = Watched(ctx.new_page())
-    tab.scheme = request.param
+@pytest.fixture
+def tab(browser_page):
+    tab = Watched(browser_page)
+    tab.scheme = "light"
     yield tab
-    ctx.close()
+    tab.stop()
+
+
+def _goto_light(tab: Watched, url: str) -> None:
+    """Open ``url`` in the light scheme."""
+    tab.page.emulate_media(color_scheme="light")
+    tab.scheme = "light"
+    tab.goto(url)
+
+
+def _in_scheme(tab: Watched, scheme: str) -> None:
+    """Put the open page in ``scheme``, emulated as a context of that scheme sets it. The
+    style sheet follows at once (its colours are variables under prefers-color-scheme, with
+    no transition); site.js draws the charts in the scheme it finds when the page loads, so
+    a page with charts is loaded again."""
+    tab.page.emulate_media(color_scheme=scheme)
+    tab.scheme = scheme
+    if tab.page.locator(".chart[data-chart]").count():
+        tab.page.reload()
+        tab.page.wait_for_load_state("load")
+        tab.wait_charts()
+
+
+def _passes_in_both_schemes(tab: Watched, what: str) -> None:
+    """The open page passes every rule in the light scheme, then the colour rules in the
+    dark one (``COLOUR`` says why), its charts named in both; it is left in the dark one."""
+    for scheme in ("light", "dark"):
+        if tab.scheme != scheme:
+            _in_scheme(tab, scheme)
+        assert _violations(tab, _scheme_rules(tab)) == [], (what, scheme)
+        assert _charts_have_text(tab) == [], (what, scheme)
 
 
 def _violations(tab: Watched, only: str = "") -> list[dict]:
@@ -84,8 +111,11 @@ def _violations(tab: Watched, only: str = "") -> list[dict]:
 
 
 def _scheme_rules(tab: Watched) -> str:
-    """Every rule in the light scheme; in the dark one, the rules that read colours."""
-    return "colour" if tab.scheme == "dark" else ""
+    """Every rule in the light scheme; in the dark one, the rules that read colours. (The
+    page is asked which scheme it is in: the emulated one.)"""
+    dark = tab.page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches")
+    assert dark == (tab.scheme == "dark")
+    return "colour" if dark else ""
 
 
 def _charts_have_text(tab: Watched) -> list[str]:
@@ -103,41 +133,37 @@ def _pages(index: dict) -> list[str]:
     return ["index.html", "runs/index.html", f"jobs/{job}/index.html", f"runs/{run}/index.html"]
 
 
-def test_pages_have_no_serious_violations(scheme_tab, server, index):  # noqa: F811
-    """Each page passes, and the check can fail: grey on grey text added to the index is
-    reported."""
-    for rel in _pages(index):
-        scheme_tab.goto(server + rel)
-        assert _violations(scheme_tab, _scheme_rules(scheme_tab)) == [], rel
-        assert _charts_have_text(scheme_tab) == [], rel
-        if rel == "index.html":
-            scheme_tab.page.evaluate(
-                """() => { const p = document.createElement('p');
-                  p.innerHTML = '<span style="color:#777;background:#888">hard to read</span> ' +
-                    'and <a href="#x" style="color:#333;text-decoration:none">a link</a> in text';
-                  p.style.color = '#222'; document.querySelector('main').append(p); }"""
-            )
-            found = _violations(scheme_tab, "color-contrast")  # (the rule that must see it)
-            assert "color-contrast" in {v["id"] for v in found}
-    assert scheme_tab.errors == []
-
-
-def test_compare_page_has_no_serious_violations(scheme_tab, server, index):  # noqa: F811
-    tab = scheme_tab
-    tab.goto(server + "index.html")
+def test_pages_have_no_serious_violations(tab, server, index):  # noqa: F811
+    """Each page passes in both schemes, and the check can fail: grey on grey text added to
+    the index is reported. Last, two runs picked on the index open the compare page, which
+    passes too."""
+    for rel in _pages(index)[1:] + ["index.html"]:  # (the index last: its picks lead on)
+        _goto_light(tab, server + rel)
+        _passes_in_both_schemes(tab, rel)
+    tab.page.evaluate(
+        """() => { const p = document.createElement('p');
+          p.innerHTML = '<span style="color:#777;background:#888">hard to read</span> ' +
+            'and <a href="#x" style="color:#333;text-decoration:none">a link</a> in text';
+          p.style.color = '#222'; document.querySelector('main').append(p); }"""
+    )
+    for scheme in ("dark", "light"):  # (the index holds no chart: it stays as it is)
+        _in_scheme(tab, scheme)
+        found = _violations(tab, "color-contrast")  # (the rule that must see it)
+        assert "color-contrast" in {v["id"] for v in found}, scheme
     for r in index["runs"][:2]:
         tab.page.check(f"input.pick[data-kind=run][data-id='{r['id']}']")
     tab.page.click("#compare-btn")
     tab.page.wait_for_load_state("load")
     tab.wait_charts()
     assert tab.page.locator("#compare-table tbody tr").count() == 2
-    assert _violations(tab, _scheme_rules(tab)) == []
-    assert _charts_have_text(tab) == []
+    _passes_in_both_schemes(tab, "compare")
+    assert tab.page.locator("#compare-table tbody tr").count() == 2  # (the picks reloaded)
     assert tab.errors == []
 
 
-def test_partial_index_has_no_serious_violations(scheme_tab, partial, index):  # noqa: F811
-    """The index of a big archive: its "more runs" note and button, then every row drawn."""
+def test_partial_index_has_no_serious_violations(tab, partial, index):  # noqa: F811
+    """The index of a big archive, in both schemes: its "more runs" note and button, then
+    every row drawn."""
     import functools
     import http.server
     import threading
@@ -147,15 +173,17 @@ def test_partial_index_has_no_serious_violations(scheme_tab, partial, index):  #
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        scheme_tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/index.html")
-        assert scheme_tab.page.is_visible("#all-rows-btn")
-        assert _violations(scheme_tab, _scheme_rules(scheme_tab)) == []
-        scheme_tab.page.click("#all-rows-btn")
-        scheme_tab.page.wait_for_function(
+        _goto_light(tab, f"http://127.0.0.1:{httpd.server_address[1]}/index.html")
+        assert tab.page.is_visible("#all-rows-btn")
+        _passes_in_both_schemes(tab, "partial")
+        tab.page.click("#all-rows-btn")
+        tab.page.wait_for_function(
             f"document.querySelectorAll('tbody.group').length === {len(index['runs'])}"
         )
-        assert _violations(scheme_tab, _scheme_rules(scheme_tab)) == []
-        assert scheme_tab.errors == []
+        for scheme in ("dark", "light"):  # (the index holds no chart: it stays as it is)
+            _in_scheme(tab, scheme)
+            assert _violations(tab, _scheme_rules(tab)) == [], scheme
+        assert tab.errors == []
     finally:
         httpd.shutdown()
 
@@ -194,24 +222,25 @@ CHART_KINDS = (
 
 def _sample_chart_kinds(site: Path, index: dict) -> set[str]:
     """The kinds of chart the sample pages draw, which ``test_pages_have_no_serious_violations``
-    and ``test_compare_page_has_no_serious_violations`` check in full (every rule, Vega's SVG
-    included)."""
+    checks in full, the compare page's among them (every rule, Vega's SVG included)."""
     pages = [*_pages(index), "compare/index.html"]
     return {k for rel in pages for k in re.findall(r'data-chart="(\w+)"', (site / rel).read_text())}
 
 
-@pytest.mark.parametrize("width", [1400, 390])
-def test_scrolling_regions_of_a_long_chain_take_focus(browser, long_chain, site, index, width):  # noqa: F811
+@pytest.mark.no_charts
+def test_scrolling_regions_of_a_long_chain_take_focus(browser_page, long_chain, site, index):
     """A run of 12 jobs with wide tables (at a phone's width every table overflows): no
     serious violation on its index, run, job and compare pages (axe's
     scrollable-region-focusable among them), and every region that can scroll is a named
-    region the keyboard can reach, scroll and see focused.
+    region the keyboard can reach, scroll and see focused, at 1400 px and at 390 px.
 
-    The pages are opened without Vega's drawing (tests/chromium.py: ``without_charts``):
+    The pages are opened without Vega's drawing (``no_charts``, tests/chromium.py):
     each chart's element, role and name are there, its SVG is not; every kind of chart they
-    hold is drawn and checked in full on the sample pages. At the phone's width axe runs the
-    rules the width changes (``PHONE``), on a page that shows the elements the desktop's
-    shows."""
+    hold is drawn and checked in full on the sample pages. Each page is loaded at 1400 px,
+    checked, then narrowed to a phone's 390 px and checked again: the style sheet follows
+    the width as it changes, and the page's script reads it only to fit a chart's legends
+    (not drawn here). At the phone's width axe runs the rules the width changes (``PHONE``),
+    on a page that shows the elements the desktop's shows."""
     import functools
     import http.server
     import threading
@@ -222,34 +251,34 @@ def test_scrolling_regions_of_a_long_chain_take_focus(browser, long_chain, site,
     handler = functools.partial(_Quiet, directory=str(long_site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    tab = Watched(browser_page)
+
+    def regions_scrolling(rel: str, width: int) -> int:
+        """The page's checks at ``width``; how many of its regions scroll there."""
+        if rel == long_index["runs"][0]["url"] + "index.html":
+            _keyboard_scrolls_a_wide_table(tab.page, width)
+        assert _violations(tab, "phone" if width < 700 else "") == [], (rel, width)
+        regions = tab.page.evaluate(SCROLLERS)
+        bad = [r for r in regions if r["tabindex"] != "0" or r["role"] != "region" or not r["name"]]
+        assert bad == [], (rel, width)
+        return sum(r["scrolls"] for r in regions)
+
     try:
-        tab = Watched(ctx.new_page())
-        without_charts(tab.page)
         scrolling = 0
         for rel in _long_pages(long_index):
+            tab.page.set_viewport_size({"width": 1400, "height": 900})
             tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/{rel}")
             assert set(tab.page.evaluate(CHART_KINDS)) <= checked_in_full, rel
             assert _charts_have_text(tab) == [], rel
-            if rel == long_index["runs"][0]["url"] + "index.html":
-                _keyboard_scrolls_a_wide_table(tab.page, width)
-            assert _violations(tab, "phone" if width < 700 else "") == [], rel
-            regions = tab.page.evaluate(SCROLLERS)
-            bad = [
-                r for r in regions if r["tabindex"] != "0" or r["role"] != "region" or not r["name"]
-            ]
-            assert bad == [], rel
-            scrolling += sum(r["scrolls"] for r in regions)
-            if width < 700:
-                shown = tab.page.evaluate(SHOWN)
-                tab.page.set_viewport_size({"width": 1400, "height": 900})
-                assert tab.page.evaluate(SHOWN) == shown, rel
-                tab.page.set_viewport_size({"width": width, "height": 900})
-        if width < 700:
-            assert scrolling >= 8  # the phone's pages do overflow: the check saw them
+            regions_scrolling(rel, 1400)
+            shown = tab.page.evaluate(SHOWN)
+            tab.page.set_viewport_size({"width": 390, "height": 900})
+            assert tab.page.evaluate(SHOWN) == shown, rel
+            scrolling += regions_scrolling(rel, 390)
+        assert scrolling >= 8  # the phone's pages do overflow: the check saw them
         assert tab.errors == []
     finally:
-        ctx.close()
+        tab.stop()
         httpd.shutdown()
 
 

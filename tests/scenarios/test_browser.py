@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.chromium import CHROMIUM
+from tests.chromium import CHROMIUM, without_charts
 
 pytestmark = pytest.mark.browser
 
@@ -217,6 +217,23 @@ def test_a_page_without_charts_runs_its_own_script(tab, site, index):
     assert tab.errors == []
 
 
+def test_a_page_handed_back_is_left_as_a_new_one(browser_page, site):
+    """``SharedChromium.release`` (tests/chromium.py) leaves the shared page as a new one
+    of its kind: a blank document, its size, the light scheme (a test that emulates the
+    dark one or a phone's width leaves neither to the next)."""
+    from tests.conftest import _chromium
+
+    page = browser_page
+    page.emulate_media(color_scheme="dark")
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(site.as_uri() + "/index.html")
+    _chromium.release(page)
+    assert _chromium.page() is page  # (handed on: the fixture hands it back again)
+    assert page.url == "about:blank"
+    assert page.viewport_size == {"width": 1400, "height": 1000}
+    assert not page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches")
+
+
 def test_a_chart_tooltip_prints_as_the_tables_do(tab, site, index):
     """A run's discarded first attempt, hovered: its tooltip's figure is formatting.fixed's."""
     from tests.conftest import page_specs
@@ -243,6 +260,7 @@ def test_compare_selection_survives_reload(tab, base, site, index):
     tab.wait_charts()
     assert page.locator("#compare-table tbody tr").count() == 2
     assert tab.charts_with_marks() == [1, 1]
+    without_charts(page)  # (what is read after the reload is the table and the spec, not marks)
     page.reload()
     page.wait_for_load_state("load")
     tab.wait_charts()
@@ -431,58 +449,54 @@ def test_partial_index_filters_and_sorts_every_run(tab, partial, index):
     assert tab.errors == []
 
 
-def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(browser, site, index):
+def test_a_phone_sees_whole_legends_and_the_names_beside_the_figures(tab, site, index):
     """At a phone's width (390 px): every legend label of a job page's charts lies inside
     its chart (a timing stack's columns of timers ran past the chart's edge), the comparison
     picker's names keep their words, and the index's run names stay in view when its table
     is scrolled to the figures."""
-    ctx = browser.new_context(viewport={"width": 390, "height": 800})
-    try:
-        tab = Watched(ctx.new_page())
-        job, _ = _ids(index)
-        tab.goto(site.as_uri() + "/" + job["url"] + "index.html")
-        assert tab.errors == []
-        out = tab.page.evaluate(
-            """() => Array.from(document.querySelectorAll('.chart[data-rendered="1"]')).flatMap(c => {
-              const box = c.querySelector('svg').getBoundingClientRect();
-              return Array.from(c.querySelectorAll('.role-legend-label text'))
-                .filter(t => t.getBoundingClientRect().right > box.right + 0.5)
-                .map(t => c.dataset.chart + ': ' + t.textContent); })"""
-        )
-        assert out == []
-        cols = tab.page.evaluate(
-            """() => JSON.parse(document.getElementById('chart-specs').textContent)
-              .timing_stack.encoding.color.legend.columns"""
-        )
-        assert cols > 1  # (the embedded spec keeps its columns: only the drawing fits them)
-        # the comparison chart's legend: every pick's name whole, inside the chart
-        runs = ",".join(r["id"] for r in index["runs"][:3])
-        tab.goto(f"{site.as_uri()}/compare/index.html?runs={runs}")
-        labels = tab.page.evaluate(
-            """() => { const c = document.getElementById('overlay-chart');
-              const box = c.querySelector('svg').getBoundingClientRect();
-              return Array.from(c.querySelectorAll('.role-legend-label text')).map(t =>
-                [t.textContent, t.getBoundingClientRect().right <= box.right + 0.5]); }"""
-        )
-        assert sorted(t for t, _ in labels) == sorted(f"run {r['id']}" for r in index["runs"][:3])
-        assert all(inside for _, inside in labels), labels
-        # the picker's names stay whole words, not a letter a line beside the run's figures
-        tall = tab.page.evaluate(
-            """() => Array.from(document.querySelectorAll('.picker .pick-name')).filter(n =>
-              n.getBoundingClientRect().height > 2.5 * parseFloat(getComputedStyle(n).lineHeight))
-              .map(n => n.textContent)"""
-        )
-        assert tall == []
-        tab.goto(site.as_uri() + "/index.html")
-        page = tab.page
-        page.evaluate("() => { document.querySelector('.table-wrap').scrollLeft = 300; }")
-        name = page.locator("tbody.group > tr.run-row td.name").first.bounding_box()
-        assert name is not None and name["x"] >= 0 and name["x"] + name["width"] <= 390
-    finally:
-        ctx.close()
+    tab.page.set_viewport_size({"width": 390, "height": 800})
+    job, _ = _ids(index)
+    tab.goto(site.as_uri() + "/" + job["url"] + "index.html")
+    assert tab.errors == []
+    out = tab.page.evaluate(
+        """() => Array.from(document.querySelectorAll('.chart[data-rendered="1"]')).flatMap(c => {
+          const box = c.querySelector('svg').getBoundingClientRect();
+          return Array.from(c.querySelectorAll('.role-legend-label text'))
+            .filter(t => t.getBoundingClientRect().right > box.right + 0.5)
+            .map(t => c.dataset.chart + ': ' + t.textContent); })"""
+    )
+    assert out == []
+    cols = tab.page.evaluate(
+        """() => JSON.parse(document.getElementById('chart-specs').textContent)
+          .timing_stack.encoding.color.legend.columns"""
+    )
+    assert cols > 1  # (the embedded spec keeps its columns: only the drawing fits them)
+    # the comparison chart's legend: every pick's name whole, inside the chart
+    runs = ",".join(r["id"] for r in index["runs"][:3])
+    tab.goto(f"{site.as_uri()}/compare/index.html?runs={runs}")
+    labels = tab.page.evaluate(
+        """() => { const c = document.getElementById('overlay-chart');
+          const box = c.querySelector('svg').getBoundingClientRect();
+          return Array.from(c.querySelectorAll('.role-legend-label text')).map(t =>
+            [t.textContent, t.getBoundingClientRect().right <= box.right + 0.5]); }"""
+    )
+    assert sorted(t for t, _ in labels) == sorted(f"run {r['id']}" for r in index["runs"][:3])
+    assert all(inside for _, inside in labels), labels
+    # the picker's names stay whole words, not a letter a line beside the run's figures
+    tall = tab.page.evaluate(
+        """() => Array.from(document.querySelectorAll('.picker .pick-name')).filter(n =>
+          n.getBoundingClientRect().height > 2.5 * parseFloat(getComputedStyle(n).lineHeight))
+          .map(n => n.textContent)"""
+    )
+    assert tall == []
+    tab.goto(site.as_uri() + "/index.html")
+    page = tab.page
+    page.evaluate("() => { document.querySelector('.table-wrap').scrollLeft = 300; }")
+    name = page.locator("tbody.group > tr.run-row td.name").first.bounding_box()
+    assert name is not None and name["x"] >= 0 and name["x"] + name["width"] <= 390
 
 
-def test_a_phone_sees_every_kind_beside_long_exception_names(browser, tmp_path):
+def test_a_phone_sees_every_kind_beside_long_exception_names(browser_page, tmp_path):
     """The exceptions chart's legend of kinds starts where its bars do, right of the
     exceptions' names: at a phone's width its four kinds go in columns (the last ran past the
     chart's edge, "other" cut off), and at a desktop's they stay on one row."""
@@ -507,8 +521,9 @@ def test_a_phone_sees_every_kind_beside_long_exception_names(browser, tmp_path):
         f"<script src='{(static / 'site.js').as_uri()}'></script>"
         "<script>sitegen.drawCharts();</script>"
     )
+    tab = browser_page
     for width, rows in ((360, 4), (1300, 1)):
-        tab = browser.new_page(viewport={"width": width, "height": 800})
+        tab.set_viewport_size({"width": width, "height": 800})
         tab.goto(page.as_uri())
         tab.wait_for_selector(".chart[data-rendered='1'] svg", state="attached")
         labels = tab.evaluate(
@@ -520,7 +535,6 @@ def test_a_phone_sees_every_kind_beside_long_exception_names(browser, tmp_path):
         assert [t for t, _, _ in labels] == ["none", "model", "infrastructure", "other"]
         assert all(inside for _, inside, _ in labels), (width, labels)
         assert len({top for _, _, top in labels}) == rows, (width, labels)
-        tab.close()
 
 
 def test_the_index_table_fits_a_desktop_window(tab, site):
@@ -656,6 +670,7 @@ def team_compare(site: Path, index: dict, tmp_path_factory: pytest.TempPathFacto
     return out
 
 
+@pytest.mark.no_charts
 def test_the_picker_finds_and_keeps_picks_among_500_runs(tab, team_compare):
     """Among 500 runs the picker shows one line a run (its jobs below it when it has
     several), filters by name and status as the index does, is worked from the keyboard, and
@@ -725,6 +740,7 @@ def test_the_picker_finds_and_keeps_picks_among_500_runs(tab, team_compare):
     assert tab.errors == []
 
 
+@pytest.mark.no_charts
 def test_a_compared_duration_column_is_in_one_unit_over_the_picks(tab, team_compare):
     """The comparison table's step times and generation waits: each column in one unit over
     the rows picked (as formatting.dur_unit picks it), named in its header, each cell a bare

@@ -30,12 +30,6 @@ def planted_server(planted):
 
 
 @pytest.fixture
-def chromium(browser):
-    """The shared Chromium (tests/conftest.py's ``browser``), by the name these tests use."""
-    return browser
-
-
-@pytest.fixture
 def tab(browser_page):
     tab = Watched(browser_page)
     yield tab
@@ -141,25 +135,22 @@ def test_compare_defaults_to_recent_runs_and_shows_insights(tab, pbase, planted)
 
 
 @pytest.fixture(scope="module")
-def few_rows(tmp_path_factory) -> tuple[Path, dict]:
+def few_rows(tmp_path_factory, planted_archive) -> tuple[Path, dict]:
     """(site, truth) of the planted jobs built with two task rows inline on each page."""
-    import json
     import time
 
     from sitegen.commands.build import build
     from sitegen.insights import sections
     from sitegen.options import BuildOptions
-    from sitegen.synth.plants import write_plants
+
+    root, truth = planted_archive
 
     def make(folder: Path) -> None:
-        root = folder / "a"
-        (folder / "truth.json").write_text(json.dumps(write_plants(root)))
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(sections, "INLINE_TASK_ROWS", 2)
             build(BuildOptions(archive=root, out=folder / "site", workers=1, now=time.time()))
 
-    folder = made_once(tmp_path_factory, "few-rows", make)
-    return folder / "site", json.loads((folder / "truth.json").read_text())
+    return made_once(tmp_path_factory, "few-rows", make) / "site", truth
 
 
 @pytest.mark.no_charts

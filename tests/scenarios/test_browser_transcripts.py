@@ -13,7 +13,6 @@ import re
 import pytest
 
 from tests.scenarios.test_browser_insights import (  # noqa: F401 - the shared fixtures
-    chromium,
     pbase,
     planted_server,
     tab,
@@ -138,24 +137,19 @@ def test_the_tasks_table_links_to_a_transcript(tab, pbase, planted):
     assert tab.errors == []
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_transcript_page_has_no_serious_violations(chromium, planted_server, planted, scheme):  # noqa: F811
-    """axe-core (test_a11y.py's rules) on a transcript with every part open, and on the list."""
-    from tests.scenarios.test_a11y import _violations
-    from tests.scenarios.test_browser import Watched
+def test_a_transcript_page_has_no_serious_violations(tab, planted_server, planted):  # noqa: F811
+    """axe-core (test_a11y.py's rules, in both schemes) on a transcript with every part
+    open, and on the list."""
+    from tests.scenarios.test_a11y import _goto_light, _passes_in_both_schemes
 
-    ctx = chromium.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=scheme)
-    shown = Watched(ctx.new_page())
-    rules = "colour" if scheme == "dark" else ""  # (test_a11y.py's COLOUR says why)
     e = _entry(planted, "learn-sql__s06j3")
     for url, expand in ((e["url"] + "index.html", True), (e["url"] + "../index.html", False)):
-        shown.goto(planted_server + url)
+        _goto_light(tab, planted_server + url)
         if expand:
-            shown.page.wait_for_selector("section.tr-turn")
-            shown.page.click("#tr-expand")
-        assert _violations(shown, rules) == [], url
-    assert shown.errors == []
-    ctx.close()
+            tab.page.wait_for_selector("section.tr-turn")
+            tab.page.click("#tr-expand")
+        _passes_in_both_schemes(tab, url)
+    assert tab.errors == []
 
 
 @pytest.mark.no_charts

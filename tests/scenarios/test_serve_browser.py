@@ -11,7 +11,6 @@ import pytest
 import sitegen.commands.serve
 from sitegen.commands.serve import serving
 from sitegen.options import BuildOptions
-from tests.chromium import without_charts
 from tests.commands.test_serve import CHAIN_B, QuickWatcher, small_archive, wait_until
 from tests.scenarios.test_browser import Watched  # (skips without chromium)
 from tests.scenarios.test_incremental import STEP
@@ -30,17 +29,16 @@ def _steps_shown(page) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def test_every_change_reaches_the_open_page(tmp_path, browser, monkeypatch):
+@pytest.mark.no_charts  # (what is checked is the page's text, not its charts)
+def test_every_change_reaches_the_open_page(tmp_path, browser_page, monkeypatch):
     monkeypatch.setattr(sitegen.commands.serve, "Watcher", QuickWatcher)  # (a change is
     # built sooner; the changes stay 1.2 s apart)
     archive = small_archive(tmp_path)
     with serving(BuildOptions(archive=archive, out=tmp_path / "site", workers=1)) as site:
-        ctx = browser.new_context()
-        tab = Watched(ctx.new_page())
-        without_charts(tab.page)  # (what is checked is the page's text, not its charts)
+        tab = Watched(browser_page)
         tab.page.goto(site.url + "jobs/flat.chain-b.train_600301/")
         assert wait_until(lambda: len(site.hub.sockets) == 1, 10)  # the page's reload socket
-        assert _steps_shown(tab.page) == 5
+        assert wait_until(lambda: _steps_shown(tab.page) == 5, 5)  # (None while unread)
         started = time.monotonic()
         for n, shown in ((101, 6), (102, 7)):
             time.sleep(max(0.0, started + 1.2 * (n - 101) - time.monotonic()))  # 1.2 s apart
@@ -55,4 +53,5 @@ def test_every_change_reaches_the_open_page(tmp_path, browser, monkeypatch):
         assert wait_until(lambda: len(site.hub.sockets) == 1, 5)
         # (a request cut short by a reload is no error: the page it was for is gone)
         assert [e for e in tab.errors if not e.startswith("failed request")] == []
-        ctx.close()
+        tab.stop()
+        tab.page.goto("about:blank")  # (its reload socket closed while the site is served)
