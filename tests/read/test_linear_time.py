@@ -4,8 +4,8 @@ Each marker the parser looks for comes after and before a line of long runs of e
 of character its patterns repeat (digits, spaces, brackets, letters, dots, slashes, …), a
 Ray prefix opens such a line with a marker at its end (so each prefix pattern reads it),
 and SLURM's and srun's lines come bare (with a prefix they are never read), in a log of
-three good steps and a config dump; read at 64 kB and at 1 MB a line (the longest
-kept whole), the larger read takes about 16 times as long, not 256 (tests/linear_time.py).
+three good steps and a config dump; read at 16 kB and at 256 kB a line, the larger read
+takes about 16 times as long, not 256 (tests/linear_time.py).
 Each good step is still read, and the config dump's unreadable values are warned about.
 """
 

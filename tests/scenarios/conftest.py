@@ -49,6 +49,27 @@ def planted(tmp_path_factory: pytest.TempPathFactory, planted_archive) -> tuple[
     return out / "site", truth
 
 
+@pytest.fixture(scope="session")
+def planted_gate(tmp_path_factory: pytest.TempPathFactory, planted) -> tuple[dict, Path]:
+    """The publish gate on the planted site (``check_site`` with the default rules): its
+    leaks and blocked files (``{"leaks": [...], "blocked": [...]}``), and its record of the
+    files that scanned clean (``clean_cache``). A test that checks a site holding many of
+    the same files scans it with a copy of the record: only the files not recorded clean,
+    by path and bytes, are read again."""
+    from sitegen.publish.gate import check_site
+    from sitegen.redact import Redactor
+
+    site, _ = planted
+
+    def make(p: Path) -> None:
+        report = check_site(site, Redactor(), (), clean_cache=p / "clean.json")
+        found = {"leaks": [str(x) for x in report.leaks], "blocked": report.blocked}
+        (p / "report.json").write_text(json.dumps(found))
+
+    out = made_once(tmp_path_factory, "planted-gate", make)
+    return json.loads((out / "report.json").read_text()), out / "clean.json"
+
+
 LONG_CHAIN_JOBS = 12
 
 

@@ -281,37 +281,43 @@ def _broken_links(site: Path, read: dict | None = None) -> list[str]:
     """Every internal link of the folder that leads nowhere: ``href``/``src`` of each page,
     and the rows' addresses in the listings' scripts (from the site's root). ``read``: the
     links found in each file by its path and stat, kept between calls (a build moves files
-    in by renaming, so a file whose stat is the same holds the same links)."""
+    in by renaming, so a file whose stat is the same holds the same links). A link's target
+    is looked up among the files and folders of the walk that found its page: nothing moves
+    while it runs."""
     read = {} if read is None else read
-    broken = []
+    pages, files, folders = [], set(), set()
     for folder, _, names in os.walk(site):
+        folders.add(folder)
         for name in names:
-            if not name.endswith((".html", ".js")):
-                continue
-            page = os.path.join(folder, name)
-            try:
-                st = os.stat(page)
-            except FileNotFoundError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            key = (page, st.st_ino, st.st_size, st.st_mtime_ns)
-            if key not in read:
-                text = Path(page).read_text(errors="replace")
-                if name.endswith(".html"):
-                    base, urls = folder, _LINK_RE.findall(text)
-                else:
-                    base, urls = str(site), _ROW_URL_RE.findall(text)
-                read[key] = [
-                    (url, os.path.normpath(os.path.join(base, url)))
-                    for url in urls
-                    if url and ":" not in url.split("/")[0]  # (https:, mailto:, data:)
-                ]
-            for url, target in read[key]:
-                if url.endswith("/") or os.path.isdir(target):
-                    target = os.path.join(target, "index.html")
-                if not os.path.isfile(target):
-                    broken.append(f"{os.path.relpath(page, site)} -> {url}")
+            path = os.path.join(folder, name)
+            files.add(path)
+            if name.endswith((".html", ".js")):
+                pages.append((folder, name, path))
+    broken = []
+    for folder, name, page in pages:
+        try:
+            st = os.stat(page)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        key = (page, st.st_ino, st.st_size, st.st_mtime_ns)
+        if key not in read:
+            text = Path(page).read_text(errors="replace")
+            if name.endswith(".html"):
+                base, urls = folder, _LINK_RE.findall(text)
+            else:
+                base, urls = str(site), _ROW_URL_RE.findall(text)
+            read[key] = [
+                (url, os.path.normpath(os.path.join(base, url)))
+                for url in urls
+                if url and ":" not in url.split("/")[0]  # (https:, mailto:, data:)
+            ]
+        for url, target in read[key]:
+            if url.endswith("/") or target in folders:
+                target = os.path.join(target, "index.html")
+            if target not in files:
+                broken.append(f"{os.path.relpath(page, site)} -> {url}")
     return broken
 
 

@@ -120,7 +120,7 @@ def _published(site: Path) -> bytes:
     return b"\n".join(out)
 
 
-def test_no_planted_secret_survives_in_any_output_byte(planted):
+def test_no_planted_secret_survives_in_any_output_byte(planted, planted_gate):
     site, _ = planted
     truth = _truth(planted)
     published = _published(site)
@@ -131,10 +131,12 @@ def test_no_planted_secret_survives_in_any_output_byte(planted):
             assert secret[: len(secret) // 2].encode() not in published, name
     # token ids (rollout details, ATIF metrics) and debug.json never read
     assert b"987654321" not in published and b"never-read" not in published
-    assert check_site(site, Redactor(), ()).ok
+    assert planted_gate[0] == {"leaks": [], "blocked": []}  # the gate's check_site: ok
 
 
-def test_a_publish_build_holds_transcripts_only_when_the_config_says_so(planted_archive, tmp_path):
+def test_a_publish_build_holds_transcripts_only_when_the_config_says_so(
+    planted_archive, planted_gate, tmp_path
+):
     root, truth = planted_archive
     opts = BuildOptions(
         archive=root, out=tmp_path / "pub", workers=1, now=0.0, base_url="https://x.github.io/y/"
@@ -159,7 +161,8 @@ def test_a_publish_build_holds_transcripts_only_when_the_config_says_so(planted_
     assert f'<link rel="canonical" href="{url}">' in html
     assert f'<meta property="og:description" content="Task {e["task"]}, step ' in html
     assert f'<meta property="og:image" content="https://x.github.io/y/{TASKS_JOB}' in html
-    assert check_site(tmp_path / "pub", Redactor(), ()).ok
+    clean = Path(shutil.copy(planted_gate[1], tmp_path / "clean.json"))  # (the files both share)
+    assert check_site(tmp_path / "pub", Redactor(), (), clean_cache=clean).ok
 
 
 def test_a_rebuild_reads_no_transcript_again(planted_archive, tmp_path, monkeypatch):
@@ -235,21 +238,25 @@ def test_the_site_keeps_to_its_budget_newest_job_first(planted_archive, tmp_path
     assert build_planted(root, truth, opts).unchanged
 
 
-def test_the_gate_reads_every_transcript_byte(planted, tmp_path):
+def test_the_gate_reads_every_transcript_byte(planted, planted_gate, tmp_path):
+    """A secret in a transcript's compressed data is found there, and only there; data that
+    cannot be read stops the publish. (With the planted site's record of clean files, only
+    the changed transcript is read again.)"""
     site, _ = planted
     copy = tmp_path / "site"
     shutil.copytree(site, copy)
+    clean = Path(shutil.copy(planted_gate[1], tmp_path / "clean.json"))
     e = _section(copy)["entries"][3]
     rec = _record(copy, e)
     rec["turns"][0]["output"] = "leaked: hf_" + "Q9w8E7r6T5y4U3i2O1p0AsDf"
     (copy / e["url"] / "transcript.js").write_text(encode(e["slug"], rec))
-    report = check_site(copy, Redactor(), ())
+    report = check_site(copy, Redactor(), (), clean_cache=clean)
     assert not report.ok
     assert [(x.path, x.kind) for x in report.leaks] == [
         (f"{e['url']}transcript.js (decompressed)", "hf-token")
     ]
     (copy / e["url"] / "transcript.js").write_text('sitegen.transcript("x", "bm90IGd6aXA=");\n')
-    assert not check_site(copy, Redactor(), ()).ok  # unreadable: not checked, so not published
+    assert not check_site(copy, Redactor(), (), clean_cache=clean).ok  # unreadable: not checked
 
 
 def test_every_place_that_names_trials_links_to_a_transcript(planted):
