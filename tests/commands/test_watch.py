@@ -71,9 +71,9 @@ def test_a_link_loop_costs_the_watcher_nothing(tmp_path):
 
     def look() -> tuple[float, int]:
         tracemalloc.start()
-        started = time.perf_counter()
+        started = time.thread_time()  # (CPU time: the machine's load does not count)
         assert inputs.look() is None
-        took = time.perf_counter() - started
+        took = time.thread_time() - started
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         return took, peak
