@@ -73,14 +73,17 @@ def _goto_light(tab: Watched, url: str) -> None:
     tab.goto(url)
 
 
-def _in_scheme(tab: Watched, scheme: str) -> None:
+def _in_scheme(tab: Watched, scheme: str, keep: bool = False) -> None:
     """Put the open page in ``scheme``, emulated as a context of that scheme sets it. The
     style sheet follows at once (its colours are variables under prefers-color-scheme, with
     no transition); site.js draws the charts in the scheme it finds when the page loads, so
-    a page with charts is loaded again."""
+    a page with charts is loaded again, unless ``keep``: what was done to the page must
+    stay, so it may hold no chart."""
     tab.page.emulate_media(color_scheme=scheme)
     tab.scheme = scheme
-    if tab.page.locator(".chart[data-chart]").count():
+    charts = tab.page.locator(".chart[data-chart]").count()
+    assert not (keep and charts), "a page with charts loads again in another scheme"
+    if charts:
         tab.page.reload()
         tab.page.wait_for_load_state("load")
         tab.wait_charts()
@@ -147,7 +150,7 @@ def test_pages_have_no_serious_violations(tab, server, index):  # noqa: F811
           p.style.color = '#222'; document.querySelector('main').append(p); }"""
     )
     for scheme in ("dark", "light"):  # (the index holds no chart: it stays as it is)
-        _in_scheme(tab, scheme)
+        _in_scheme(tab, scheme, keep=True)
         found = _violations(tab, "color-contrast")  # (the rule that must see it)
         assert "color-contrast" in {v["id"] for v in found}, scheme
     for r in index["runs"][:2]:
@@ -181,7 +184,7 @@ def test_partial_index_has_no_serious_violations(tab, partial, index):  # noqa: 
             f"document.querySelectorAll('tbody.group').length === {len(index['runs'])}"
         )
         for scheme in ("dark", "light"):  # (the index holds no chart: it stays as it is)
-            _in_scheme(tab, scheme)
+            _in_scheme(tab, scheme, keep=True)
             assert _violations(tab, _scheme_rules(tab)) == [], scheme
         assert tab.errors == []
     finally:
@@ -237,9 +240,9 @@ def test_scrolling_regions_of_a_long_chain_take_focus(browser_page, long_chain, 
     The pages are opened without Vega's drawing (``no_charts``, tests/chromium.py):
     each chart's element, role and name are there, its SVG is not; every kind of chart they
     hold is drawn and checked in full on the sample pages. Each page is loaded at 1400 px,
-    checked, then narrowed to a phone's 390 px and checked again: the style sheet follows
-    the width as it changes, and the page's script reads it only to fit a chart's legends
-    (not drawn here). At the phone's width axe runs the rules the width changes (``PHONE``),
+    checked, then narrowed to a phone's 390 px (the style sheet follows the width: the same
+    elements show) and loaded again there, so the page's script runs at that width too, and
+    checked again. At the phone's width axe runs the rules the width changes (``PHONE``),
     on a page that shows the elements the desktop's shows."""
     import functools
     import http.server
@@ -255,6 +258,8 @@ def test_scrolling_regions_of_a_long_chain_take_focus(browser_page, long_chain, 
 
     def regions_scrolling(rel: str, width: int) -> int:
         """The page's checks at ``width``; how many of its regions scroll there."""
+        assert tab.page.viewport_size is not None
+        assert tab.page.viewport_size["width"] == width  # (the rules are the width's)
         if rel == long_index["runs"][0]["url"] + "index.html":
             _keyboard_scrolls_a_wide_table(tab.page, width)
         assert _violations(tab, "phone" if width < 700 else "") == [], (rel, width)
@@ -273,6 +278,12 @@ def test_scrolling_regions_of_a_long_chain_take_focus(browser_page, long_chain, 
             regions_scrolling(rel, 1400)
             shown = tab.page.evaluate(SHOWN)
             tab.page.set_viewport_size({"width": 390, "height": 900})
+            assert tab.page.evaluate(SHOWN) == shown, rel
+            # loaded again at the phone's width: the page's script runs there too (it fits
+            # legends to the width it finds), and its errors count (no charts: a cheap load)
+            tab.page.reload()
+            tab.page.wait_for_load_state("load")
+            tab.wait_charts()
             assert tab.page.evaluate(SHOWN) == shown, rel
             scrolling += regions_scrolling(rel, 390)
         assert scrolling >= 8  # the phone's pages do overflow: the check saw them

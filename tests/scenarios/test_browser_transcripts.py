@@ -149,6 +149,10 @@ def test_a_transcript_page_has_no_serious_violations(tab, planted_server, plante
             tab.page.wait_for_selector("section.tr-turn")
             tab.page.click("#tr-expand")
         _passes_in_both_schemes(tab, url)
+        if expand:  # (still open: the scheme changed on the page, not by a reload)
+            assert tab.page.eval_on_selector_all(
+                "#transcript details", "ds => ds.every(d => d.open)"
+            )
     assert tab.errors == []
 
 

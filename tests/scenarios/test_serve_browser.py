@@ -36,22 +36,24 @@ def test_every_change_reaches_the_open_page(tmp_path, browser_page, monkeypatch)
     archive = small_archive(tmp_path)
     with serving(BuildOptions(archive=archive, out=tmp_path / "site", workers=1)) as site:
         tab = Watched(browser_page)
-        tab.page.goto(site.url + "jobs/flat.chain-b.train_600301/")
-        assert wait_until(lambda: len(site.hub.sockets) == 1, 10)  # the page's reload socket
-        assert wait_until(lambda: _steps_shown(tab.page) == 5, 5)  # (None while unread)
-        started = time.monotonic()
-        for n, shown in ((101, 6), (102, 7)):
-            time.sleep(max(0.0, started + 1.2 * (n - 101) - time.monotonic()))  # 1.2 s apart
-            builds = len(site.app.builds)
-            with open(archive / CHAIN_B, "a") as fh:
-                fh.write(STEP.format(n=n))
-            assert wait_until(lambda builds=builds: len(site.app.builds) > builds, 10)
-            built = time.monotonic()
-            assert wait_until(lambda shown=shown: _steps_shown(tab.page) == shown, 2.0), n
-            assert time.monotonic() - built < 2.0
-        assert site.hub.reloads == 2  # one a rebuild, and the page connects again after each
-        assert wait_until(lambda: len(site.hub.sockets) == 1, 5)
-        # (a request cut short by a reload is no error: the page it was for is gone)
-        assert [e for e in tab.errors if not e.startswith("failed request")] == []
-        tab.stop()
-        tab.page.goto("about:blank")  # (its reload socket closed while the site is served)
+        try:
+            tab.page.goto(site.url + "jobs/flat.chain-b.train_600301/")
+            assert wait_until(lambda: len(site.hub.sockets) == 1, 10)  # the page's reload socket
+            assert wait_until(lambda: _steps_shown(tab.page) == 5, 5)  # (None while unread)
+            started = time.monotonic()
+            for n, shown in ((101, 6), (102, 7)):
+                time.sleep(max(0.0, started + 1.2 * (n - 101) - time.monotonic()))  # 1.2 s apart
+                builds = len(site.app.builds)
+                with open(archive / CHAIN_B, "a") as fh:
+                    fh.write(STEP.format(n=n))
+                assert wait_until(lambda builds=builds: len(site.app.builds) > builds, 10)
+                built = time.monotonic()
+                assert wait_until(lambda shown=shown: _steps_shown(tab.page) == shown, 2.0), n
+                assert time.monotonic() - built < 2.0
+            assert site.hub.reloads == 2  # one a rebuild, and the page connects again after each
+            assert wait_until(lambda: len(site.hub.sockets) == 1, 5)
+            # (a request cut short by a reload is no error: the page it was for is gone)
+            assert [e for e in tab.errors if not e.startswith("failed request")] == []
+        finally:  # (the page goes on to the next test: no listener of this one left)
+            tab.stop()
+            tab.page.goto("about:blank")  # (its reload socket closed while the site is served)
