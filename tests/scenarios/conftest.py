@@ -54,8 +54,8 @@ def planted_gate(tmp_path_factory: pytest.TempPathFactory, planted) -> tuple[dic
     """The publish gate on the planted site (``check_site`` with the default rules): its
     leaks and blocked files (``{"leaks": [...], "blocked": [...]}``), and its record of the
     files that scanned clean (``clean_cache``). A test that checks a site holding many of
-    the same files scans it with a copy of the record: only the files not recorded clean,
-    by path and bytes, are read again."""
+    the same files scans it with a copy of the record: a file whose bytes (and whether it is
+    HTML) are recorded clean is hashed, not scanned again."""
     from sitegen.publish.gate import check_site
     from sitegen.redact import Redactor
 

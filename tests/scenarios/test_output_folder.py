@@ -284,6 +284,7 @@ def _broken_links(site: Path, read: dict | None = None) -> list[str]:
     in by renaming, so a file whose stat is the same holds the same links). A link's target
     is looked up among the files and folders of the walk that found its page: nothing moves
     while it runs."""
+    site = Path(os.path.normpath(site))  # (paths below are compared as strings)
     read = {} if read is None else read
     pages, files, folders = [], set(), set()
     for folder, _, names in os.walk(site):
