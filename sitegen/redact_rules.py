@@ -185,8 +185,9 @@ _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#34|#39|#x27);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
 # (each "." or "-" inside it before a letter, digit or "_": a run such as --a.--a. is many
-# flags, not one read to its end from each)
-_FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
+# flags, not one read to its end from each; not glued after a "]": a mask's end, where the
+# text before it was a word's, so hiding twice finds no flag that hiding once did not)
+_FLAG = r"-(?<![\w\-\]]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
 
 # The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
 # the search linear; printf "$HF_TOKEN\n", an escape before the quote), maybe a short command
@@ -245,6 +246,14 @@ def _piped_into_login(m: re.Match) -> bool:
 # return, itself escaped ("...\npassword KEY\r"}): where a .netrc's own line ends in
 # escaped text
 _LINE_END = r"[ \t]*+(?:\\r|\r)?(?:(?:\\?[\"']|&(?:quot|#34|#39|#x27);)(?!\w)[^\n]*+)?$"
+
+
+def _no_mask(m: re.Match) -> bool:
+    """A value holding no mask: one holding what another rule hid, the character that ended
+    the value there gone with it (C:\\x, "<", a quote), reads to its line's end only once hidden."""
+    return "[REDACTED" not in m.group("s")
+
+
 # A .netrc's password: a quote glued inside it, before a word's character, is part of it
 # (password KEY"1); one before anything else closes the string the file is written in
 _NETRC_VALUE = rf"{_TOKEN}(?:[\"'](?=\w){_TOKEN})*+"
@@ -355,6 +364,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     _regex_rule(
         "netrc-password",
         rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was){_LINE_END})(?P<s>{_NETRC_VALUE}){_LINE_END}",
+        keep=_no_mask,
     ),
 )
 
@@ -556,6 +566,13 @@ def _wrapped_quote_end(text: str, opener: str, i: int) -> int | None:
     return m.end() if m and text.startswith(_CLOSING_QUOTE[opener], m.end()) else None
 
 
+# A number, maybe with an exponent and a unit, or a few joined by "/" (a ratio, a rate)
+_METRIC_RE = re.compile(
+    r"[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?(?:%|[A-Za-z]{1,3})?"
+    r"(?:/(?:[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?)?(?:%|[A-Za-z]{1,3})?)*+"
+)
+
+
 def _prose_value(word: str, value: str, svc: str | None) -> bool:
     """Whether ``value``, after ``word`` and a connective, is a secret.
 
@@ -575,8 +592,11 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
                 and not _STATE_WORDS.issuperset(words)
                 and "[redacted" not in value.lower()  # (what was hidden in it is no phrase's)
             )
-        # (after "pw" or "pwd" a letter too: pw: 0.123456 is a metric's)
-        letter = word.startswith("pass") or any(c.isalpha() for c in value)
+        # (after "pw" or "pwd" a letter too, and no number with an exponent or a unit:
+        # pw: 0.123456, pw: 3.4e-05, pw: 12.3ms, pw: 250W/300W are a metric's)
+        letter = word.startswith("pass") or (
+            any(c.isalpha() for c in value) and _METRIC_RE.fullmatch(value) is None
+        )
         return len(value) >= 6 and any(c.isdigit() for c in value) and letter
     return _looks_like_credential(value) and not (
         svc is not None and names_a_model_token(f"{svc} {word}", value)
@@ -652,6 +672,8 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         worded = conn is None or conn.split(":")[0].strip().lower() in ("is", "was")
         if worded and m.group("q") is None and _STATE_RE.fullmatch(value):
             span = None  # (a state, not a value: "HF_TOKEN was rotated_2024_05")
+        if word in ("pw", "pwd") and (conn or "").strip() == "=" and m.group("q") is None:
+            span = None  # (code: pw = torch.randn(4, 4); a quoted value is a password's)
         if span is not None and _prose_value(word, value, svc) and not is_masked(value):
             yield span
         else:  # (the run may be the next sentence's word: "secret -\npassword was X")
@@ -916,7 +938,9 @@ _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # ("_key" holds "api_key"; "<td" as <TD> too)
 _LOWER_TRIGGERS = (
     *("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "passphrase"),
-    " pw",  # (pwd and pw as words: DB_PWD's value has triggers of its own)
+    # (pwd and pw as words, after a blank, a line break or "(": DB_PWD's value has triggers
+    # of its own)
+    *(" pw", "\tpw", "\npw", "(pw"),
     "<td",
 )
 

@@ -299,6 +299,8 @@ FRAGMENTS = (
     *("C:\\\\x", MASK),
     *("&apos;", "&#x22;", "&QUOT;", " is the password", " is my pwd", "pw: ", '" + "', "<td>"),
     *("</td>", "<td>password ", 'hun"ter22', "\\r", "password "),
+    # (a flag glued after a secret the mask ends: hf_…12-passwd=""d, hf_…12--token ""cd)
+    *("hf_ijklmnopqrstuvwxyz12", "-passwd=", "--token ", '""d', '""cd', "x=", "-password="),
 )
 
 
@@ -366,6 +368,14 @@ PASSWORD_GAPS = [
     ("<td>HF_TOKEN abcdef0123456789</td>", f"<td>HF_TOKEN {M}</td>"),  # (16: a token's)
     ("<td>password</td><td>hunter22</td>", f"<td>password</td><td>{M}</td>"),
     ("| password | hunter22 |", f"| password | {M} |"),
+    # pw and pwd after a line break, a tab or "(", and before their name after a tab
+    ("Login details\nuser bob\npwd is Tr0ub4dor", f"Login details\nuser bob\npwd is {M}"),
+    ("x\tpwd is hunter22", f"x\tpwd is {M}"),
+    ("x\n(pwd is hunter22)", f"x\n(pwd is {M})"),
+    ("hunter22 is the\tpwd", f"{M} is the\tpwd"),
+    # ... after "=", quoted (a bare value after "=" is code's: pw = torch.randn(4, 4))
+    ('pw = "hunter22"', f'pw = "{M}"'),
+    ("self.pwd = 'hunter22'", f"self.pwd = '{M}'"),
 ]  # fmt: skip
 
 
@@ -398,7 +408,38 @@ PASSWORD_LOOKALIKES = [
     "<td>password abc12</td>",
     '"a b c d e f g" is the password',  # (seven words: a sentence)
     "the password is Xylophones",  # (a password's word holds a digit)
+    # a number after pw, with an exponent or a unit, or two joined by "/": a metric's
+    "step 5 pw: 3.4e-05 loss: 0.1",
+    "lr: 1e-4 pw: 2.5e-3 kl: 0.01",
+    "step 10 | pw: 12.3ms | loss 0.5",
+    "GPU0 pw: 250W/300W",
+    "pw: 3.4e-05",
+    "pwd is 10it/s",
+    # code: a bare value after "pw =" or "pwd ="
+    "pw = torch.randn(4, 4)",
+    "self.pw = nn.Linear(d2, d2)",
+    "pw = pwm_duty(ch2)",
+    "pw = hashlib.sha256(x)",
 ]
+
+
+# A flag glued after a secret, once the secret is a mask, is no flag: hiding twice finds no
+# more than hiding once did
+@pytest.mark.parametrize(
+    "text",
+    [
+        'hf_ijklmnopqrstuvwxyz12-passwd=""d',
+        'hf_ijklmnopqrstuvwxyz12--token ""cd',
+        'x=hf_ijklmnopqrstuvwxyz12-password=""d',
+        'hf_ijklmnopqrstuvwxyz12--token "ab"cd',
+        # (a .netrc line reads no further through a mask than through what it hid)
+        "password x=C:\\new\\table~~<td>x",
+    ],
+)
+def test_a_flag_or_netrc_line_after_a_mask_hides_nothing_more(text):
+    r = Redactor()
+    once = r.text(text)
+    assert MASK in once and r.text(once) == once and list(r.findings(once)) == []
 
 
 @pytest.mark.parametrize("text", PASSWORD_LOOKALIKES)
