@@ -470,7 +470,7 @@ _PROSE_QUOTED = (
     rf"(?:(?!{_QUOTE_ENTITY})[^\n]){{1,200}}+(?P=eq)"
     r"|\*\*[^*<`\n]{1,200}+\*\*|~~[^~<`\n]{1,200}+~~"
     rf"|(?P<qo><(?P<qt>{_INLINE_TAGS}){_ATTRIBUTES}>)[^<\n]{{1,200}}+</(?P=qt)>"
-    r"|(?P<open>[\"'\u201c])[^\"'\n\u201d]{1,200}+(?=\r?\n|\r?\Z)"
+    r"|(?P<open>\\?[\"'\u201c])[^\"'\n\u201d]{1,200}+(?=\r?\n|\r?\Z)"
 )
 # The delimiters around a quoted value (group 1 and 3; the value, 2)
 _QUOTED_EDGES_RE = re.compile(r"(\\\"|\*\*|~~|&#?\w+;|.)(.*?)(\\\"|\*\*|~~|&#?\w+;|.)", re.S)
@@ -563,7 +563,11 @@ def _wrapped_quote_end(text: str, opener: str, i: int) -> int | None:
     """Where a quote ``opener`` left open at the line's end ``text[i]`` closes at the end of
     the next line's run of characters that are no quote (None if it does not)."""
     m = _NEXT_LINE_RE.match(text, i)
-    return m.end() if m and text.startswith(_CLOSING_QUOTE[opener], m.end()) else None
+    if m is None:
+        return None
+    if opener == '\\"':  # (escaped, inside a JSON string: its run ends at the backslash)
+        return m.end() - 1 if text.startswith(opener, m.end() - 1) else None
+    return m.end() if text.startswith(_CLOSING_QUOTE[opener], m.end()) else None
 
 
 # A number, maybe with an exponent and a unit, or a few joined by "/" (a ratio, a rate)
@@ -608,7 +612,8 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
     (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value. A quoted value
     (``m``'s group ``q``) is a password's whole, another word's first run."""
     if (quoted := m.group("q")) is not None:
-        start, end = m.start("q") + 1, m.end("q")  # (a quote left open: to the line's end)
+        # (a quote left open: to the line's end)
+        start, end = m.start("q") + len(m.group("open") or " "), m.end("q")
         if m.group("qt") is not None:  # (an element: its tags, however long, are the edges)
             start, end = m.end("qo"), m.end("q") - len(m.group("qt")) - 3
         elif m.group("open") is None and (e := _QUOTED_EDGES_RE.fullmatch(quoted)) is not None:
@@ -690,12 +695,16 @@ _PROSE_RULE = Rule("prose-secret", _prose_spans)
 # is no password).
 _PASSWORD_NAME_RE = re.compile(r"(?<![\w\-])(?i:passw(?:or)?d|passphrase|pwd)(?![\w\-])")
 _BEFORE_REACH = 160
+# (the value after a blank, "(", "[", an opening quote, a tag's ">" or emphasis, and maybe
+# in an element; the name maybe in emphasis, code or an element: hunter22 is the **password**)
 _VALUE_BEFORE_RE = re.compile(
-    r"(?<![^\s(\[])(?P<s>[^\s\"'`<>\\()\[\]]{6,80}+|\"[^\"\n]{1,100}+\"|'[^'\n]{1,100}+'"
-    r"|`[^`\n]{1,100}+`)[,;:]?[ \t]+(?i:is|was)(?:[ \t]++[A-Za-z]++(?:'s)?){0,3}[ \t]++\Z"
+    r"(?<![^\s(\[\"'>*_])(?P<s>[^\s\"'`<>\\()\[\]]{6,80}+|\"[^\"\n]{1,100}+\"|'[^'\n]{1,100}+'"
+    rf"|`[^`\n]{{1,100}}+`)(?:</{_INLINE_TAGS}>)?[,;:]?[ \t]+(?i:is|was)"
+    rf"(?:[ \t]++[A-Za-z]++(?:'s)?){{0,3}}[ \t]++(?:[*_`]{{1,3}}|<{_INLINE_TAGS}>)?\Z"
 )
-# Words after the name that go on the sentence, not the name (the password for the db)
-_AFTER_NAME_RE = re.compile(r"[ \t]++(?P<w>[A-Za-z]++)")
+# Words after the name (and its closing markup) that go on the sentence, not the name (the
+# password for the db)
+_AFTER_NAME_RE = re.compile(rf"(?:[*_`]{{1,3}}|</{_INLINE_TAGS}>)?[ \t]++(?P<w>[A-Za-z]++)")
 _AFTER_NAME_WORDS = frozenset(
     {"for", "of", "on", "to", "at", "in", "here", "now", "and", "but", "so", "that", "i", "we"}
     | {"you", "please", "again", "too", "as", "then"}

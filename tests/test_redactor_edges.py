@@ -376,6 +376,34 @@ PASSWORD_GAPS = [
     # ... after "=", quoted (a bare value after "=" is code's: pw = torch.randn(4, 4))
     ('pw = "hunter22"', f'pw = "{M}"'),
     ("self.pwd = 'hunter22'", f"self.pwd = '{M}'"),
+    # a password before its name, opening a quoted string, an element or emphasis, or the
+    # name in markup
+    ('{"msg": "hunter22 is the password"}', f'{{"msg": "{M} is the password"}}'),
+    ('RuntimeError: {"detail": "Xq7secret19 is the password"}', f'RuntimeError: {{"detail": "{M} is the password"}}'),
+    ("'hunter22 is the password'", f"'{M} is the password'"),
+    ("<p>hunter22 is the password</p>", f"<p>{M} is the password</p>"),
+    ("<code>hunter22</code> is the password", f"<code>{M}</code> is the password"),
+    ('{"m": "**hunter22** is the password"}', f'{{"m": "{M} is the password"}}'),
+    ("<i>_hunter22_ is the password</i>", f"<i>{M} is the password</i>"),
+    ("hunter22 is the **password**", f"{M} is the **password**"),
+    ("hunter22 is the `password`", f"{M} is the `password`"),
+    ("hunter22 is the <b>password</b>", f"{M} is the <b>password</b>"),
+    ("hunter22 is the password again", f"{M} is the password again"),
+    # (a long quoted value: the look back reaches 160 characters)
+    ('"correct horse battery staple forever" is the password', f'"{M}" is the password'),
+    # a quoted password joined by "+", its quotes as a page's entities: the whole expression
+    ("password=&quot;hun&quot; + &quot;ter22&quot; rest", f"password={M}"),
+    ("password=&#x22;hun&#x22; + &#x22;ter22&#x22;", f"password={M}"),
+    ("password=&#034;hunter22&#034; x", f"password=&#034;{M}&#034; x"),
+    ("password=&apos;hunter22&apos; x", f"password=&apos;{M}&apos; x"),
+    # ... ending where the code span it is written in ends
+    ("`token = 'hf_' + suffix` hides the whole", f"`token = {M}` hides the whole"),
+    # a passphrase in escaped quotes broken by an escaped line break, in a JSON string
+    ('{"a": "the password is \\"correct\\nhorse\\""}', f'{{"a": "the password is \\"{M}\\""}}'),
+    # a quote kept inside the password, a quote's entity after it, a token's first run only
+    ('password is hunter"2"2 ok', f"password is {M} ok"),
+    ("password is hunter22.&quot; ok", f"password is {M}&quot; ok"),
+    ('the token is "abcdef0123456789abcdef b\nc" ok', f'the token is "{M} b\nc" ok'),
 ]  # fmt: skip
 
 
@@ -420,6 +448,10 @@ PASSWORD_LOOKALIKES = [
     "self.pw = nn.Linear(d2, d2)",
     "pw = pwm_duty(ch2)",
     "pw = hashlib.sha256(x)",
+    # the name's markup closes before a word that goes on the sentence
+    "hunter22 is the **password** file",
+    "hunter22 is the <b>password</b> file",
+    "<td>password ab&amp;12</td>",  # (as shown, ab&12: no password's look)
 ]
 
 
