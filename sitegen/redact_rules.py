@@ -176,11 +176,11 @@ _URL_RULES: tuple[Rule, ...] = (
 # A command-line value: up to white space, a quote (or a page's entity for one: the HTML made
 # of redacted text scans as the text does), a tag, or an escaped line break (text inside a
 # JSON string: "--token X\\nnext" holds the value X).
-_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
+_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#0?34;|#39;|#x2[27];|apos;)|\\(?![nrt]))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
-# &#x27;), up to the same entity.
-_ENTITY_QUOTED = r"(?P<eq>&(?:quot|#34|#39|#x27);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
+# &#034;, &#x22;, &#x27;, &apos;: the quotes a named value's are), up to the same entity.
+_ENTITY_QUOTED = r"(?P<eq>&(?:quot|#0?34|#39|#x2[27]|apos);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)

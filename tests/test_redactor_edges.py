@@ -396,6 +396,10 @@ PASSWORD_GAPS = [
     ("password=&#x22;hun&#x22; + &#x22;ter22&#x22;", f"password={M}"),
     ("password=&#034;hunter22&#034; x", f"password=&#034;{M}&#034; x"),
     ("password=&apos;hunter22&apos; x", f"password=&apos;{M}&apos; x"),
+    # a flag's value in those quotes, as the assignment reads them
+    ("--token &apos;abc def&apos; x", f"--token {M} x"),
+    ("--password=&#034;hunter 22&#034; x", f"--password={M} x"),
+    ("--token &#x22;ab cd&#x22; x", f"--token {M} x"),
     # ... ending where the code span it is written in ends
     ("`token = 'hf_' + suffix` hides the whole", f"`token = {M}` hides the whole"),
     # a passphrase in escaped quotes broken by an escaped line break, in a JSON string
