@@ -561,9 +561,14 @@ _CLOSING_QUOTE = {'"': '"', "'": "'", "\u201c": "\u201d"}
 
 def _wrapped_quote_end(text: str, opener: str, i: int) -> int | None:
     """Where a quote ``opener`` left open at the line's end ``text[i]`` closes at the end of
-    the next line's run of characters that are no quote (None if it does not)."""
+    the next line's run of characters that are no quote (None if it does not). A "'"
+    between a word's characters is an apostrophe (the user's), no closing quote."""
     m = _NEXT_LINE_RE.match(text, i)
-    if m is None:
+    if m is None or (
+        opener == "'"
+        and text[m.end() - 1 : m.end()].isalnum()
+        and text[m.end() + 1 : m.end() + 2].isalnum()
+    ):
         return None
     if opener == '\\"':  # (escaped, inside a JSON string: its run ends at the backslash)
         return m.end() - 1 if text.startswith(opener, m.end() - 1) else None

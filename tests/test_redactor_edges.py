@@ -456,6 +456,8 @@ PASSWORD_LOOKALIKES = [
     "hunter22 is the **password** file",
     "hunter22 is the <b>password</b> file",
     "<td>password ab&amp;12</td>",  # (as shown, ab&12: no password's look)
+    # an apostrophe on the next line closes no quote left open
+    "password is 'not set\nthe user's name is bob",
 ]
 
 
