@@ -176,17 +176,18 @@ _URL_RULES: tuple[Rule, ...] = (
 # A command-line value: up to white space, a quote (or a page's entity for one: the HTML made
 # of redacted text scans as the text does), a tag, or an escaped line break (text inside a
 # JSON string: "--token X\\nnext" holds the value X).
-_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
+_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#0?34;|#39;|#x2[27];|apos;)|\\(?![nrt]))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
-# &#x27;), up to the same entity.
-_ENTITY_QUOTED = r"(?P<eq>&(?:quot|#34|#39|#x27);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
+# &#034;, &#x22;, &#x27;, &apos;: the quotes a named value's are), up to the same entity.
+_ENTITY_QUOTED = r"(?P<eq>&(?:quot|#0?34|#39|#x2[27]|apos);)(?:(?!(?P=eq))[^\n])*+(?P=eq)"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
 # (each "." or "-" inside it before a letter, digit or "_": a run such as --a.--a. is many
-# flags, not one read to its end from each)
-_FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
+# flags, not one read to its end from each; not glued after a "]": a mask's end, where the
+# text before it was a word's, so hiding twice finds no flag that hiding once did not)
+_FLAG = r"-(?<![\w\-\]]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
 
 # The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
 # the search linear; printf "$HF_TOKEN\n", an escape before the quote), maybe a short command
@@ -245,6 +246,14 @@ def _piped_into_login(m: re.Match) -> bool:
 # return, itself escaped ("...\npassword KEY\r"}): where a .netrc's own line ends in
 # escaped text
 _LINE_END = r"[ \t]*+(?:\\r|\r)?(?:(?:\\?[\"']|&(?:quot|#34|#39|#x27);)(?!\w)[^\n]*+)?$"
+
+
+def _no_mask(m: re.Match) -> bool:
+    """A value holding no mask: one holding what another rule hid, the character that ended
+    the value there gone with it (C:\\x, "<", a quote), reads to its line's end only once hidden."""
+    return "[REDACTED" not in m.group("s")
+
+
 # A .netrc's password: a quote glued inside it, before a word's character, is part of it
 # (password KEY"1); one before anything else closes the string the file is written in
 _NETRC_VALUE = rf"{_TOKEN}(?:[\"'](?=\w){_TOKEN})*+"
@@ -355,6 +364,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     _regex_rule(
         "netrc-password",
         rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was){_LINE_END})(?P<s>{_NETRC_VALUE}){_LINE_END}",
+        keep=_no_mask,
     ),
 )
 
@@ -460,7 +470,7 @@ _PROSE_QUOTED = (
     rf"(?:(?!{_QUOTE_ENTITY})[^\n]){{1,200}}+(?P=eq)"
     r"|\*\*[^*<`\n]{1,200}+\*\*|~~[^~<`\n]{1,200}+~~"
     rf"|(?P<qo><(?P<qt>{_INLINE_TAGS}){_ATTRIBUTES}>)[^<\n]{{1,200}}+</(?P=qt)>"
-    r"|(?P<open>[\"'\u201c])[^\"'\n\u201d]{1,200}+(?=\r?\n|\r?\Z)"
+    r"|(?P<open>\\?[\"'\u201c])[^\"'\n\u201d]{1,200}+(?=\r?\n|\r?\Z)"
 )
 # The delimiters around a quoted value (group 1 and 3; the value, 2)
 _QUOTED_EDGES_RE = re.compile(r"(\\\"|\*\*|~~|&#?\w+;|.)(.*?)(\\\"|\*\*|~~|&#?\w+;|.)", re.S)
@@ -551,9 +561,25 @@ _CLOSING_QUOTE = {'"': '"', "'": "'", "\u201c": "\u201d"}
 
 def _wrapped_quote_end(text: str, opener: str, i: int) -> int | None:
     """Where a quote ``opener`` left open at the line's end ``text[i]`` closes at the end of
-    the next line's run of characters that are no quote (None if it does not)."""
+    the next line's run of characters that are no quote (None if it does not). A "'"
+    between a word's characters is an apostrophe (the user's), no closing quote."""
     m = _NEXT_LINE_RE.match(text, i)
-    return m.end() if m and text.startswith(_CLOSING_QUOTE[opener], m.end()) else None
+    if m is None or (
+        opener == "'"
+        and text[m.end() - 1 : m.end()].isalnum()
+        and text[m.end() + 1 : m.end() + 2].isalnum()
+    ):
+        return None
+    if opener == '\\"':  # (escaped, inside a JSON string: its run ends at the backslash)
+        return m.end() - 1 if text.startswith(opener, m.end() - 1) else None
+    return m.end() if text.startswith(_CLOSING_QUOTE[opener], m.end()) else None
+
+
+# A number, maybe with an exponent and a unit, or a few joined by "/" (a ratio, a rate)
+_METRIC_RE = re.compile(
+    r"[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?(?:%|[A-Za-z]{1,3})?"
+    r"(?:/(?:[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?)?(?:%|[A-Za-z]{1,3})?)*+"
+)
 
 
 def _prose_value(word: str, value: str, svc: str | None) -> bool:
@@ -575,8 +601,11 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
                 and not _STATE_WORDS.issuperset(words)
                 and "[redacted" not in value.lower()  # (what was hidden in it is no phrase's)
             )
-        # (after "pw" or "pwd" a letter too: pw: 0.123456 is a metric's)
-        letter = word.startswith("pass") or any(c.isalpha() for c in value)
+        # (after "pw" or "pwd" a letter too, and no number with an exponent or a unit:
+        # pw: 0.123456, pw: 3.4e-05, pw: 12.3ms, pw: 250W/300W are a metric's)
+        letter = word.startswith("pass") or (
+            any(c.isalpha() for c in value) and _METRIC_RE.fullmatch(value) is None
+        )
         return len(value) >= 6 and any(c.isdigit() for c in value) and letter
     return _looks_like_credential(value) and not (
         svc is not None and names_a_model_token(f"{svc} {word}", value)
@@ -588,7 +617,8 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
     (:data:`_PROSE_BASE64_RE`); None when the run is a place, or no value. A quoted value
     (``m``'s group ``q``) is a password's whole, another word's first run."""
     if (quoted := m.group("q")) is not None:
-        start, end = m.start("q") + 1, m.end("q")  # (a quote left open: to the line's end)
+        # (a quote left open: to the line's end)
+        start, end = m.start("q") + len(m.group("open") or " "), m.end("q")
         if m.group("qt") is not None:  # (an element: its tags, however long, are the edges)
             start, end = m.end("qo"), m.end("q") - len(m.group("qt")) - 3
         elif m.group("open") is None and (e := _QUOTED_EDGES_RE.fullmatch(quoted)) is not None:
@@ -652,6 +682,8 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         worded = conn is None or conn.split(":")[0].strip().lower() in ("is", "was")
         if worded and m.group("q") is None and _STATE_RE.fullmatch(value):
             span = None  # (a state, not a value: "HF_TOKEN was rotated_2024_05")
+        if word in ("pw", "pwd") and (conn or "").strip() == "=" and m.group("q") is None:
+            span = None  # (code: pw = torch.randn(4, 4); a quoted value is a password's)
         if span is not None and _prose_value(word, value, svc) and not is_masked(value):
             yield span
         else:  # (the run may be the next sentence's word: "secret -\npassword was X")
@@ -668,12 +700,16 @@ _PROSE_RULE = Rule("prose-secret", _prose_spans)
 # is no password).
 _PASSWORD_NAME_RE = re.compile(r"(?<![\w\-])(?i:passw(?:or)?d|passphrase|pwd)(?![\w\-])")
 _BEFORE_REACH = 160
+# (the value after a blank, "(", "[", an opening quote, a tag's ">" or emphasis, and maybe
+# in an element; the name maybe in emphasis, code or an element: hunter22 is the **password**)
 _VALUE_BEFORE_RE = re.compile(
-    r"(?<![^\s(\[])(?P<s>[^\s\"'`<>\\()\[\]]{6,80}+|\"[^\"\n]{1,100}+\"|'[^'\n]{1,100}+'"
-    r"|`[^`\n]{1,100}+`)[,;:]?[ \t]+(?i:is|was)(?:[ \t]++[A-Za-z]++(?:'s)?){0,3}[ \t]++\Z"
+    r"(?<![^\s(\[\"'>*_])(?P<s>[^\s\"'`<>\\()\[\]]{6,80}+|\"[^\"\n]{1,100}+\"|'[^'\n]{1,100}+'"
+    rf"|`[^`\n]{{1,100}}+`)(?:</{_INLINE_TAGS}>)?[,;:]?[ \t]+(?i:is|was)"
+    rf"(?:[ \t]++[A-Za-z]++(?:'s)?){{0,3}}[ \t]++(?:[*_`]{{1,3}}|<{_INLINE_TAGS}>)?\Z"
 )
-# Words after the name that go on the sentence, not the name (the password for the db)
-_AFTER_NAME_RE = re.compile(r"[ \t]++(?P<w>[A-Za-z]++)")
+# Words after the name (and its closing markup) that go on the sentence, not the name (the
+# password for the db)
+_AFTER_NAME_RE = re.compile(rf"(?:[*_`]{{1,3}}|</{_INLINE_TAGS}>)?[ \t]++(?P<w>[A-Za-z]++)")
 _AFTER_NAME_WORDS = frozenset(
     {"for", "of", "on", "to", "at", "in", "here", "now", "and", "but", "so", "that", "i", "we"}
     | {"you", "please", "again", "too", "as", "then"}
@@ -916,7 +952,9 @@ _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # ("_key" holds "api_key"; "<td" as <TD> too)
 _LOWER_TRIGGERS = (
     *("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "passphrase"),
-    " pw",  # (pwd and pw as words: DB_PWD's value has triggers of its own)
+    # (pwd and pw as words, after a blank, a line break or "(": DB_PWD's value has triggers
+    # of its own)
+    *(" pw", "\tpw", "\npw", "(pw"),
     "<td",
 )
 

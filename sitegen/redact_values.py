@@ -108,7 +108,7 @@ def is_masked(value: str) -> bool:
 
 
 _CLOSE = {"[": "]", "{": "}", "(": ")"}
-_ESCAPED_QUOTES = ('\\"', "\\'", "&quot;", "&#34;", "&#39;", "&#x27;")
+_ESCAPED_QUOTES = ('\\"', "\\'", "&quot;", "&#34;", "&#39;", "&#x27;", "&#x22;", "&#034;", "&apos;")
 
 
 def _quoted_end(text: str, i: int) -> int:
@@ -210,6 +210,21 @@ _BLOCK_HEADER_RE = re.compile(r"[|>][0-9+\-]*[ \t]*(?:#.*)?")
 # A shell's control operator after a NAME=value, standing apart from the value ("K && x",
 # "K; x", "K || x", "K | x"): the command, and the value, end there.
 _SHELL_END_RE = re.compile(r"(?<=[ \t])(?:&&|\|\|?)(?=[ \t\r]|$)|;(?=[ \t\r]|$)")
+# A page's entity ending just before a ";" (&quot; + &quot;…): the ";" closes it, no command
+_ENTITY_BEFORE_RE = re.compile(r"&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6})\Z")
+
+
+def _shell_end(text: str, i: int, end: int) -> re.Match | None:
+    """The first control operator in ``text[i:end]`` (:data:`_SHELL_END_RE`) that is no
+    entity's closing ";"."""
+    pos = i
+    while (op := _SHELL_END_RE.search(text, pos, end)) is not None:
+        if op.group() != ";" or not _ENTITY_BEFORE_RE.search(
+            text, max(i, op.start() - 10), op.start()
+        ):
+            return op
+        pos = op.end()
+    return None
 
 
 def _value_span(
@@ -245,10 +260,12 @@ def _value_span(
     if text.startswith(("b'", 'b"', 'b\\"', "b\\'"), i):  # bytes: b'…'
         i += 1
     c = text[i]
+    joined = -1  # where a quoted part joined to more by "+" ends
     if c in "\"'":
         j = _quoted_end(text, i)
         if not _CONCAT_RE.match(text, j + 1):
             return (i + 1, j) if j > i + 1 else None
+        joined = j + 1
     # A quoted value inside a JSON string (\"…\") or escaped HTML (&quot;…&quot;, &#34;…&#34;).
     for q in _ESCAPED_QUOTES:
         if text.startswith(q, i):
@@ -256,6 +273,7 @@ def _value_span(
             j = close if close >= 0 else _line_end(text, i)
             if close < 0 or not _CONCAT_RE.match(text, close + len(q)):
                 return (i + len(q), j) if j > i + len(q) else None
+            joined = close + len(q)
             break
     # (a quoted string joined to more by "+" is one part of the value: the bare value below)
     if c in _CLOSE:
@@ -273,9 +291,11 @@ def _value_span(
     path = WINDOWS_PATH_RE.match(text, i)
     escaped_from = path.end() if path else i
     end = min(end, stops["</"].after(i), *(stops[s].after(escaped_from) for s in _VALUE_STOPS[2:]))
+    if joined >= 0 and (tick := text.find("`", joined, end)) >= 0:
+        end = tick  # (the code span the expression is written in closes: `token = 'a' + b`)
     if (
         shell
-        and (op := _SHELL_END_RE.search(text, i, end)) is not None
+        and (op := _shell_end(text, i, end)) is not None
         # (a quote still open there may hold it: $'a && b')
         and not _quote_open(text[i : op.start()])
     ):

@@ -955,6 +955,9 @@ ALONE = [
     *("password is &apos;a ", "password is &#x22;a", 'password is "a\n', "hunter22 is the pwd "),
     *("a is the password ", "<td>password a", "<td>a a ", "<td>a", 'password = "a" + '),
     *('A_TOKEN="a"+', "pw: a1 ", " pw is a1"),
+    *("\tpw is a1", "\npwd: a1", "(pw = a ", " pw: 1e-1/1ms/", "]--a ", "password a=[REDACTED]"),
+    *('"a1a1a1 is the **', "<b>a1a1a1</b> is the <b>", "a=&quot;a&quot; + ", 'password is \\"a\n'),
+    *("--token &apos;", "--a=&#034;a ", "--a &#x22;a&#x22;"),
 ]
 
 

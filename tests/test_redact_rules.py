@@ -173,6 +173,9 @@ TRIGGER_CASES = {
     "<td": f"<TH>DB_PWD</TH><TD>{VALUE}</TD>",
     # (a password's short names in prose: pwd, also a shell command, and pw)
     " pw": "hunter22 is the pwd",
+    "\tpw": "hunter22 is the\tpwd",
+    "\npw": "Login details\nuser bob\npwd is Tr0ub4dor",
+    "(pw": "x (pwd is hunter22)",
 }
 
 

@@ -299,6 +299,8 @@ FRAGMENTS = (
     *("C:\\\\x", MASK),
     *("&apos;", "&#x22;", "&QUOT;", " is the password", " is my pwd", "pw: ", '" + "', "<td>"),
     *("</td>", "<td>password ", 'hun"ter22', "\\r", "password "),
+    # (a flag glued after a secret the mask ends: hf_…12-passwd=""d, hf_…12--token ""cd)
+    *("hf_ijklmnopqrstuvwxyz12", "-passwd=", "--token ", '""d', '""cd', "x=", "-password="),
 )
 
 
@@ -366,6 +368,46 @@ PASSWORD_GAPS = [
     ("<td>HF_TOKEN abcdef0123456789</td>", f"<td>HF_TOKEN {M}</td>"),  # (16: a token's)
     ("<td>password</td><td>hunter22</td>", f"<td>password</td><td>{M}</td>"),
     ("| password | hunter22 |", f"| password | {M} |"),
+    # pw and pwd after a line break, a tab or "(", and before their name after a tab
+    ("Login details\nuser bob\npwd is Tr0ub4dor", f"Login details\nuser bob\npwd is {M}"),
+    ("x\tpwd is hunter22", f"x\tpwd is {M}"),
+    ("x\n(pwd is hunter22)", f"x\n(pwd is {M})"),
+    ("hunter22 is the\tpwd", f"{M} is the\tpwd"),
+    # ... after "=", quoted (a bare value after "=" is code's: pw = torch.randn(4, 4))
+    ('pw = "hunter22"', f'pw = "{M}"'),
+    ("self.pwd = 'hunter22'", f"self.pwd = '{M}'"),
+    # a password before its name, opening a quoted string, an element or emphasis, or the
+    # name in markup
+    ('{"msg": "hunter22 is the password"}', f'{{"msg": "{M} is the password"}}'),
+    ('RuntimeError: {"detail": "Xq7secret19 is the password"}', f'RuntimeError: {{"detail": "{M} is the password"}}'),
+    ("'hunter22 is the password'", f"'{M} is the password'"),
+    ("<p>hunter22 is the password</p>", f"<p>{M} is the password</p>"),
+    ("<code>hunter22</code> is the password", f"<code>{M}</code> is the password"),
+    ('{"m": "**hunter22** is the password"}', f'{{"m": "{M} is the password"}}'),
+    ("<i>_hunter22_ is the password</i>", f"<i>{M} is the password</i>"),
+    ("hunter22 is the **password**", f"{M} is the **password**"),
+    ("hunter22 is the `password`", f"{M} is the `password`"),
+    ("hunter22 is the <b>password</b>", f"{M} is the <b>password</b>"),
+    ("hunter22 is the password again", f"{M} is the password again"),
+    # (a long quoted value: the look back reaches 160 characters)
+    ('"correct horse battery staple forever" is the password', f'"{M}" is the password'),
+    # a quoted password joined by "+", its quotes as a page's entities: the whole expression
+    ("password=&quot;hun&quot; + &quot;ter22&quot; rest", f"password={M}"),
+    ("password=&#x22;hun&#x22; + &#x22;ter22&#x22;", f"password={M}"),
+    ("password=&#034;hunter22&#034; x", f"password=&#034;{M}&#034; x"),
+    ("password=&apos;hunter22&apos; x", f"password=&apos;{M}&apos; x"),
+    # a flag's value in those quotes, as the assignment reads them
+    ("--token &apos;abc def&apos; x", f"--token {M} x"),
+    ("--password=&#034;hunter 22&#034; x", f"--password={M} x"),
+    ("--token &#x22;ab cd&#x22; x", f"--token {M} x"),
+    # ... ending where the code span it is written in ends
+    ("`token = 'hf_' + suffix` hides the whole", f"`token = {M}` hides the whole"),
+    # a passphrase in escaped quotes broken by an escaped line break, in a JSON string
+    ('{"a": "the password is \\"correct\\nhorse\\""}', f'{{"a": "the password is \\"{M}\\""}}'),
+    # a quote kept inside the password, a quote's entity after it, a token's first run only
+    ('password is hunter"2"2 ok', f"password is {M} ok"),
+    ("password is hunter22.&quot; ok", f"password is {M}&quot; ok"),
+    ('the token is "abcdef0123456789abcdef b\nc" ok', f'the token is "{M} b\nc" ok'),
 ]  # fmt: skip
 
 
@@ -398,7 +440,44 @@ PASSWORD_LOOKALIKES = [
     "<td>password abc12</td>",
     '"a b c d e f g" is the password',  # (seven words: a sentence)
     "the password is Xylophones",  # (a password's word holds a digit)
+    # a number after pw, with an exponent or a unit, or two joined by "/": a metric's
+    "step 5 pw: 3.4e-05 loss: 0.1",
+    "lr: 1e-4 pw: 2.5e-3 kl: 0.01",
+    "step 10 | pw: 12.3ms | loss 0.5",
+    "GPU0 pw: 250W/300W",
+    "pw: 3.4e-05",
+    "pwd is 10it/s",
+    # code: a bare value after "pw =" or "pwd ="
+    "pw = torch.randn(4, 4)",
+    "self.pw = nn.Linear(d2, d2)",
+    "pw = pwm_duty(ch2)",
+    "pw = hashlib.sha256(x)",
+    # the name's markup closes before a word that goes on the sentence
+    "hunter22 is the **password** file",
+    "hunter22 is the <b>password</b> file",
+    "<td>password ab&amp;12</td>",  # (as shown, ab&12: no password's look)
+    # an apostrophe on the next line closes no quote left open
+    "password is 'not set\nthe user's name is bob",
 ]
+
+
+# A flag glued after a secret, once the secret is a mask, is no flag: hiding twice finds no
+# more than hiding once did
+@pytest.mark.parametrize(
+    "text",
+    [
+        'hf_ijklmnopqrstuvwxyz12-passwd=""d',
+        'hf_ijklmnopqrstuvwxyz12--token ""cd',
+        'x=hf_ijklmnopqrstuvwxyz12-password=""d',
+        'hf_ijklmnopqrstuvwxyz12--token "ab"cd',
+        # (a .netrc line reads no further through a mask than through what it hid)
+        "password x=C:\\new\\table~~<td>x",
+    ],
+)
+def test_a_flag_or_netrc_line_after_a_mask_hides_nothing_more(text):
+    r = Redactor()
+    once = r.text(text)
+    assert MASK in once and r.text(once) == once and list(r.findings(once)) == []
 
 
 @pytest.mark.parametrize("text", PASSWORD_LOOKALIKES)
