@@ -63,6 +63,18 @@ def _secret_name(m: re.Match) -> bool:
     return is_secret_key(key) and not key.lower().endswith("stdin")
 
 
+def _secret_flag(m: re.Match) -> bool:
+    """A secret-named flag, not glued after a mask (``[REDACTED]--token ""cd``: a second
+    pass would read what the first left as the glued flag's value); after any other ``]``
+    (``[INFO]--password X``, a log's bracketed prefix) it is a flag."""
+    text, at = m.string, m.start()
+    if at and text[at - 1] == "]":
+        opened = text.rfind("[", max(0, at - 64), at)
+        if opened >= 0 and text.startswith("[REDACTED", opened):
+            return False
+    return _secret_name(m)
+
+
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
 
 # A key's body, not a word after a short prefix (fw_checkpointing, as-SUBSCRIBED): letters of
@@ -176,7 +188,7 @@ _URL_RULES: tuple[Rule, ...] = (
 # A command-line value: up to white space, a quote (or a page's entity for one: the HTML made
 # of redacted text scans as the text does), a tag, or an escaped line break (text inside a
 # JSON string: "--token X\\nnext" holds the value X).
-_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#0?34;|#39;|#x2[27];|apos;)|\\(?![nrt]))+"
+_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
 # &#034;, &#x22;, &#x27;, &apos;: the quotes a named value's are), up to the same entity.
@@ -187,7 +199,7 @@ _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#0?34|#39|#x2[27]|apos);)(?:(?!(?P=eq))[^\n])
 # (each "." or "-" inside it before a letter, digit or "_": a run such as --a.--a. is many
 # flags, not one read to its end from each; not glued after a "]": a mask's end, where the
 # text before it was a word's, so hiding twice finds no flag that hiding once did not)
-_FLAG = r"-(?<![\w\-\]]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
+_FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
 
 # The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
 # the search linear; printf "$HF_TOKEN\n", an escape before the quote), maybe a short command
@@ -265,7 +277,7 @@ _CLI_RULES: tuple[Rule, ...] = (
         "cli-secret",
         rf"{_FLAG}(?:=|[ \t]+)(?P<s>(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})"
         rf"(?:(?=[\w\-]){_TOKEN})?|{_TOKEN})",
-        keep=_secret_name,
+        keep=_secret_flag,
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
     # "- --token" then "- X" (a YAML block list): the item after a secret-named flag
@@ -274,7 +286,7 @@ _CLI_RULES: tuple[Rule, ...] = (
         rf"{_FLAG}(?:\\?[\"'])?[ \t]*"
         r"(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*-[ \t]*)(?:\\?[\"'])?"
         r"(?P<s>(?!-)(?:[^\s\"',\[\]{}<\\]|\\(?![nrt\"']))+)",
-        keep=_secret_name,
+        keep=_secret_flag,
     ),
     # curl -u admin:pw / --user admin:pw
     _regex_rule(
@@ -575,11 +587,11 @@ def _wrapped_quote_end(text: str, opener: str, i: int) -> int | None:
     return m.end() if text.startswith(_CLOSING_QUOTE[opener], m.end()) else None
 
 
-# A number, maybe with an exponent and a unit, or a few joined by "/" (a ratio, a rate)
-_METRIC_RE = re.compile(
-    r"[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?(?:%|[A-Za-z]{1,3})?"
-    r"(?:/(?:[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?)?(?:%|[A-Za-z]{1,3})?)*+"
-)
+# A number, maybe with an exponent and a unit, or a few joined by "/" (a ratio, a rate); a
+# unit from a list, not any letters: 123qwe and 123abc are common passwords
+_UNIT = r"(?:%|[munµ]?s|[kKMG]?(?:W|Hz|B|iB)|[KMG]i?B|m?V|m?A|C|it|tok)"
+_NUMBER = r"[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?"
+_METRIC_RE = re.compile(rf"{_NUMBER}{_UNIT}?(?:/(?:{_NUMBER})?{_UNIT}?)*+")
 
 
 def _prose_value(word: str, value: str, svc: str | None) -> bool:
@@ -709,7 +721,7 @@ _VALUE_BEFORE_RE = re.compile(
 )
 # Words after the name (and its closing markup) that go on the sentence, not the name (the
 # password for the db)
-_AFTER_NAME_RE = re.compile(rf"(?:[*_`]{{1,3}}|</{_INLINE_TAGS}>)?[ \t]++(?P<w>[A-Za-z]++)")
+_AFTER_NAME_RE = re.compile(r"[ \t]++(?P<w>[A-Za-z]++)")
 _AFTER_NAME_WORDS = frozenset(
     {"for", "of", "on", "to", "at", "in", "here", "now", "and", "but", "so", "that", "i", "we"}
     | {"you", "please", "again", "too", "as", "then"}

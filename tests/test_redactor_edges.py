@@ -389,6 +389,22 @@ PASSWORD_GAPS = [
     ("hunter22 is the `password`", f"{M} is the `password`"),
     ("hunter22 is the <b>password</b>", f"{M} is the <b>password</b>"),
     ("hunter22 is the password again", f"{M} is the password again"),
+    # a closing mark after the name may end the value's own emphasis: the value is hidden
+    # (also where the mark is the name's: "**password** file" loses a word, not a secret)
+    ("*hunter22 is the password* he said", f"{M} is the password* he said"),
+    ("hunter22 is the **password** file", f"{M} is the **password** file"),
+    # a flag after a log's bracketed prefix is a flag (after a mask it is not: below)
+    ("[INFO]--password hunter2x9", f"[INFO]--password {M}"),
+    ("[10:00:01]--password=hunter22", f"[10:00:01]--password={M}"),
+    (f"{M} --password hunter2x9", f"{M} --password {M}"),  # (not glued to the mask)
+    # a value opened by a quote's entity and not closed reads on to the next blank
+    ("--password &#x22;hunter22 x", f"--password {M} x"),
+    ("--token &#034;hunter22", f"--token {M}"),
+    ("x\npassword hunter2x9&apos;", f"x\npassword {M}"),
+    ("password hunter22&#x22;1", f"password {M}"),
+    # a number with letters that are no unit: a password (123qwe is a common one)
+    ("pw: 123qwe", f"pw: {M}"),
+    ("wifi pw: 2024Jan", f"wifi pw: {M}"),
     # (a long quoted value: the look back reaches 160 characters)
     ('"correct horse battery staple forever" is the password', f'"{M}" is the password'),
     # a quoted password joined by "+", its quotes as a page's entities: the whole expression
@@ -452,9 +468,6 @@ PASSWORD_LOOKALIKES = [
     "self.pw = nn.Linear(d2, d2)",
     "pw = pwm_duty(ch2)",
     "pw = hashlib.sha256(x)",
-    # the name's markup closes before a word that goes on the sentence
-    "hunter22 is the **password** file",
-    "hunter22 is the <b>password</b> file",
     "<td>password ab&amp;12</td>",  # (as shown, ab&12: no password's look)
     # an apostrophe on the next line closes no quote left open
     "password is 'not set\nthe user's name is bob",
