@@ -209,7 +209,8 @@ _BLOCK_HEADER_RE = re.compile(r"[|>][0-9+\-]*[ \t]*(?:#.*)?")
 
 # A shell's control operator after a NAME=value, standing apart from the value ("K && x",
 # "K; x", "K || x", "K | x"): the command, and the value, end there.
-_SHELL_END_RE = re.compile(r"(?<=[ \t])(?:&&|\|\|?)(?=[ \t\r]|$)|;(?=[ \t\r]|$)")
+# (&amp;&amp;: a page's "&&", as the HTML made of redacted text writes it)
+_SHELL_END_RE = re.compile(r"(?<=[ \t])(?:&&|&amp;&amp;|\|\|?)(?=[ \t\r]|$)|;(?=[ \t\r]|$)")
 # A page's entity ending just before a ";" (&quot; + &quot;…): the ";" closes it, no command
 _ENTITY_BEFORE_RE = re.compile(r"&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6})\Z")
 

@@ -19,6 +19,8 @@ HIDDEN_TO_THE_END = [
     # escaped characters and balanced quotes before the operator: the command is shown
     ("KEY_TOKEN=abcd1234efgh5678 sed 's/a\\/b/' f && python t.py", f"KEY_TOKEN={M} && python t.py"),
     ('password=hunter22 echo "C:\\dir" && python t.py', f"password={M} && python t.py"),
+    # a page's "&&" (as the HTML made of redacted text writes it) ends the value the same
+    ("HF_TOKEN=ab12cd &amp;&amp; python t.py", f"HF_TOKEN={M} &amp;&amp; python t.py"),
     # an escaped quote inside: the quote may still be open, so the value runs on
     ("export DB_PASSWORD=$'a\\'b && s3cr3tVal9' && x", f"export DB_PASSWORD={M}"),
     ('export DB_PASSWORD=x"a\\"b && s3cr3tVal9" && y', f"export DB_PASSWORD={M}"),
