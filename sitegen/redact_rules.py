@@ -70,9 +70,12 @@ def _secret_flag(m: re.Match) -> bool:
     text, at = m.string, m.start()
     if at and text[at - 1] == "]":
         opened = text.rfind("[", max(0, at - 64), at)
-        if opened >= 0 and text.startswith("[REDACTED", opened):
+        if opened >= 0 and _WHOLE_MASK_RE.fullmatch(text, opened, at):
             return False
     return _secret_name(m)
+
+
+_WHOLE_MASK_RE = re.compile(r"\[REDACTED(?::[a-z0-9.:\-]{1,40})?\]")
 
 
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
@@ -187,7 +190,9 @@ _URL_RULES: tuple[Rule, ...] = (
 
 # A command-line value: up to white space, a quote (or a page's entity for one: the HTML made
 # of redacted text scans as the text does), a tag, or an escaped line break (text inside a
-# JSON string: "--token X\\nnext" holds the value X).
+# JSON string: "--token X\\nnext" holds the value X). Not at &#x22;, &#034; or &apos;: a value
+# they open and close is read whole as quoted (below), one they open and leave open reads
+# on to the next blank.
 _TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;)|\\(?![nrt]))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
@@ -197,8 +202,8 @@ _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#0?34|#39|#x2[27]|apos);)(?:(?!(?P=eq))[^\n])
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
 # (each "." or "-" inside it before a letter, digit or "_": a run such as --a.--a. is many
-# flags, not one read to its end from each; not glued after a "]": a mask's end, where the
-# text before it was a word's, so hiding twice finds no flag that hiding once did not)
+# flags, not one read to its end from each; one glued after a mask is refused by
+# _secret_flag, so hiding twice finds no flag that hiding once did not)
 _FLAG = r"-(?<![\w\-]-)-?(?P<key>[A-Za-z][A-Za-z0-9_]*+(?:[.\-][A-Za-z0-9_]++)*+)"
 
 # The variables a command prints (echo $WANDB_API_KEY $HF_TOKEN, up to nine: a bound keeps
@@ -589,7 +594,7 @@ def _wrapped_quote_end(text: str, opener: str, i: int) -> int | None:
 
 # A number, maybe with an exponent and a unit, or a few joined by "/" (a ratio, a rate); a
 # unit from a list, not any letters: 123qwe and 123abc are common passwords
-_UNIT = r"(?:%|[munµ]?s|[kKMG]?(?:W|Hz|B|iB)|[KMG]i?B|m?V|m?A|C|it|tok)"
+_UNIT = r"(?:%|[munµμ]?s|min|[mkKMGT]?(?:Wh?|Hz|i?B)|[kKMGT]b|m?V|m?A|C|dB|it|tok|fps|rpm)"
 _NUMBER = r"[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?"
 _METRIC_RE = re.compile(rf"{_NUMBER}{_UNIT}?(?:/(?:{_NUMBER})?{_UNIT}?)*+")
 
@@ -719,8 +724,9 @@ _VALUE_BEFORE_RE = re.compile(
     rf"|`[^`\n]{{1,100}}+`)(?:</{_INLINE_TAGS}>)?[,;:]?[ \t]+(?i:is|was)"
     rf"(?:[ \t]++[A-Za-z]++(?:'s)?){{0,3}}[ \t]++(?:[*_`]{{1,3}}|<{_INLINE_TAGS}>)?\Z"
 )
-# Words after the name (and its closing markup) that go on the sentence, not the name (the
-# password for the db)
+# Words after the name that go on the sentence, not the name (the password for the db); a
+# closing mark before them may close the value's own emphasis (*X is the password* he said),
+# so it ends the clause: the value is hidden
 _AFTER_NAME_RE = re.compile(r"[ \t]++(?P<w>[A-Za-z]++)")
 _AFTER_NAME_WORDS = frozenset(
     {"for", "of", "on", "to", "at", "in", "here", "now", "and", "but", "so", "that", "i", "we"}

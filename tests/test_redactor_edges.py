@@ -462,6 +462,8 @@ PASSWORD_LOOKALIKES = [
     "step 10 | pw: 12.3ms | loss 0.5",
     "GPU0 pw: 250W/300W",
     "pw: 3.4e-05",
+    *("pw: 12.34µs", "pw: 12.34μs", "pw: 3.25it/s", "pw: 1.5GiB", "pw: 40.5%", "pw: 1.234GHz"),
+    *("GPU0 pw: 350.5mW", "pw: 1.25min", "pw: 12.34TB", "pw: 123.4Mb/s", "pw: 1234.5fps"),
     "pwd is 10it/s",
     # code: a bare value after "pw =" or "pwd ="
     "pw = torch.randn(4, 4)",
@@ -491,6 +493,21 @@ def test_a_flag_or_netrc_line_after_a_mask_hides_nothing_more(text):
     r = Redactor()
     once = r.text(text)
     assert MASK in once and r.text(once) == once and list(r.findings(once)) == []
+    # a transcript's masks name their kind, some long (the look back for the mask's "[")
+    masked = r.masked(text)[0]
+    assert r.masked(masked)[0] == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[host=[REDACTED]]--password hunter2x9",
+        "see [REDACTED] and ]--password hunter2x9",
+        "[REDACTED]x]--password hunter2x9",
+    ],
+)
+def test_a_flag_after_a_bracket_that_ends_no_mask_is_a_flag(text):
+    assert Redactor().text(text).endswith(f"--password {MASK}")
 
 
 @pytest.mark.parametrize("text", PASSWORD_LOOKALIKES)
