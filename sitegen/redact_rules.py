@@ -19,6 +19,7 @@ from ahocorasick_rs import AhoCorasick
 from sitegen.redact_names import is_secret_key, names_a_service
 from sitegen.redact_values import (
     IDENTIFIER_RE,
+    KIND_MASK_RE,
     MASK,
     WINDOWS_PATH,
     Next,
@@ -70,12 +71,11 @@ def _secret_flag(m: re.Match) -> bool:
     text, at = m.string, m.start()
     if at and text[at - 1] == "]":
         opened = text.rfind("[", max(0, at - 64), at)
-        if opened >= 0 and _WHOLE_MASK_RE.fullmatch(text, opened, at):
+        if opened >= 0 and (
+            text[opened:at] == MASK or KIND_MASK_RE.fullmatch(text, opened, at) is not None
+        ):
             return False
     return _secret_name(m)
-
-
-_WHOLE_MASK_RE = re.compile(r"\[REDACTED(?::[a-z0-9.:\-]{1,40})?\]")
 
 
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
@@ -619,7 +619,7 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
                 and "[redacted" not in value.lower()  # (what was hidden in it is no phrase's)
             )
         # (after "pw" or "pwd" a letter too, and no number with an exponent or a unit:
-        # pw: 0.123456, pw: 3.4e-05, pw: 12.3ms, pw: 250W/300W are a metric's)
+        # pw: 0.123456, pw: 3.4e-05, pw: 1.5GiB, pw: 250W/300W are a metric's)
         letter = word.startswith("pass") or (
             any(c.isalpha() for c in value) and _METRIC_RE.fullmatch(value) is None
         )

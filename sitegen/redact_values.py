@@ -88,7 +88,7 @@ _ENTITY_RE = re.compile(r"&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});?
 # a hash of the secret instead of MASK): as hidden as MASK.
 _NAME_MASK_RE = re.compile(r"redacted-[0-9a-f]{6}(?![0-9A-Za-z])")
 # A transcript's mask names the kind of what it hides: ``[REDACTED:hf-token]``.
-_KIND_MASK_RE = re.compile(r"\[REDACTED:[a-z0-9.:\-]{1,40}\]")
+KIND_MASK_RE = re.compile(r"\[REDACTED:[a-z0-9.:\-]{1,40}\]")
 
 
 def is_masked(value: str) -> bool:
@@ -103,7 +103,7 @@ def is_masked(value: str) -> bool:
     """
     rest = _TAG_RE.sub(" ", _ENTITY_RE.sub(" ", _ESCAPES_RE.sub(" ", value))).replace(MASK, "")
     if "[REDACTED:" in rest:
-        rest = _KIND_MASK_RE.sub(" ", rest)
+        rest = KIND_MASK_RE.sub(" ", rest)
     return not _ALNUM_RE.search(_NAME_MASK_RE.sub(" ", rest))
 
 

@@ -541,10 +541,9 @@ def test_a_log_parsed_in_a_worker_brings_its_cache_entries_encoded(tmp_path):
     assert [b.step for b in here.whole_log(parsed.path).blocks] == steps
 
 
-def test_entries_of_another_shape_of_the_model_are_passed_over_quietly(tmp_path):
-    """An entry written for another shape of its type (a field of ParsedLog or of the
-    parser's state added, say) is no damage: it is not read back, nothing is said, and
-    the log is read again whole. The same entry of this shape is read."""
+def _kept_sample_log(tmp_path: Path) -> tuple:
+    """A sample log copied into an archive, read as a parse worker reads it and its cache
+    entries kept: the parse, the entries and the log's fingerprint."""
     import shutil
 
     from sitegen.cache.logs import read_log
@@ -557,6 +556,14 @@ def test_entries_of_another_shape_of_the_model_are_passed_over_quietly(tmp_path)
     fp = fingerprint([log])
     parsed, entries = read_log(str(archive), "j/train_1.out", (), (), None, fp)
     _state(tmp_path).keep_log(parsed.path, entries)
+    return parsed, entries, fp
+
+
+def test_entries_of_another_shape_of_the_model_are_passed_over_quietly(tmp_path):
+    """An entry written for another shape of its type (a field of ParsedLog or of the
+    parser's state added, say) is no damage: it is not read back, nothing is said, and
+    the log is read again whole. The same entry of this shape is read."""
+    parsed, entries, fp = _kept_sample_log(tmp_path)
     s = _state(tmp_path)
     assert s.cached_log(parsed.path, fp)[0] is not None and s.warnings == []
     for kind, _ in entries:
@@ -592,18 +599,7 @@ def test_a_log_whose_summary_is_missing_is_read_whole_and_its_summary_kept(tmp_p
     """A log's summary entry lost (its whole parse still kept): the whole parse is read back,
     nothing is said, and the summary is written again, which the next build reads; a whole
     entry of another fingerprint is not taken."""
-    import shutil
-
-    from sitegen.cache.logs import read_log
-
-    archive = tmp_path / "a"
-    (archive / "j").mkdir(parents=True)
-    sample = Path(__file__).resolve().parents[2] / "sample" / "archive" / "flat" / "stale"
-    log = archive / "j" / "train_1.out"
-    shutil.copy(next(sample.glob("*.out")), log)
-    fp = fingerprint([log])
-    parsed, entries = read_log(str(archive), "j/train_1.out", (), (), None, fp)
-    _state(tmp_path).keep_log(parsed.path, entries)
+    parsed, entries, fp = _kept_sample_log(tmp_path)
     summary = _state(tmp_path)._path("logsum", parsed.path)
     kept = summary.read_bytes()
     summary.unlink()
