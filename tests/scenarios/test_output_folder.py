@@ -78,7 +78,7 @@ def test_users_files_survive_every_build_and_deleted_files_come_back(small, tmp_
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_gh_pages_worktree_flow(small, tmp_path):
-    """The README's flow: build into a worktree of the gh-pages branch, commit, build again."""
+    """publishing.md's second way: build into a worktree of the gh-pages branch, commit, build again."""
 
     def git(*args: str, cwd: Path) -> str:
         env = {
