@@ -123,6 +123,15 @@ def test_a_cancel_s_reason_is_read_whatever_its_time_s_format(line, detail):
     assert _end([*block(3, METRICS), line]) == ("cancelled", detail, [])
 
 
+@pytest.mark.parametrize(
+    "time", ["2026-02-08T10:00:00", "Thu Jan  1 00:00:00", "1 Jan 00:00", "08/02 10:00 CET"]
+)
+def test_a_memory_error_is_read_whatever_its_time_s_format(time):
+    """SLURM_TIME_FORMAT writes the time with blanks as it likes (slurm_make_time_str)."""
+    line = f"slurmstepd: error: *** JOB 5 ON n1 UNCORRECTABLE MEMORY ERROR AT {time} ***"
+    assert _end([*block(3, METRICS), line]) == ("failed", "uncorrectable memory error", [])
+
+
 def test_a_step_cancelled_for_its_task_s_failure_keeps_that_failure():
     """SLURM 25.05: srun's --kill-on-bad-exit, a task exits 1, the step is "CANCELLED … DUE
     TO TASK FAILURE", the other tasks are killed: the task's exit is the end. With nothing
