@@ -242,7 +242,14 @@ class StatusLines(ParserCore):
             return
         self.batch_exc = counts
 
+    def _batch_start(self, mode: str) -> None:
+        """``Starting batch generation for N trials (mode=…)``: the generator runs a batch,
+        of training or eval, so the trainer goes on (as its metrics say)."""
+        self._training_goes_on()
+        self.batch_modes.append(mode)
+
     def _batch_done(self, ln: Line, m: re.Match) -> None:
+        self._training_goes_on()  # (a batch ended: the trainer went on, as at its start)
         ok, total, failed, masked = (int(g) for g in m.groups())
         if ok < 0 or failed < 0:
             self.warn(

@@ -256,6 +256,21 @@ def test_eval_output_after_srun_s_end_undoes_it():
         )
 
 
+def test_batch_generation_after_srun_s_end_undoes_it():
+    """The generator's batch lines, of training or eval, are the trainer going on."""
+    for mode in ("training", "eval (run_eval_step3)"):
+        for line in (
+            f"Starting batch generation for 16 trials (mode={mode})",
+            "Batch generation complete: 13/16 successful, 1 failed instances, 0 masked",
+        ):
+            assert _end([*block(3, METRICS), EXIT_1, lg(line)]) == (None, None, [])
+            # a memory failure SLURM reported, undone alike; a plain cancel after it is the end
+            oom = "slurmstepd: error: Detected 1 oom_kill event in StepId=7.batch."
+            assert _end([*block(3, METRICS), oom, lg(line)]) == (None, None, [])
+            end = _end([*block(3, METRICS), EXIT_1, lg(line), PLAIN_CANCELS[0]])
+            assert end[:2] == ("cancelled", "CANCELLED")
+
+
 # -- 4. a failure warned after 'Training done!' is judged by order ---------------------------
 def test_a_cancel_after_training_that_went_on_past_a_warned_failure_is_a_cancel():
     """'Training done!', a step beside it failed (warned), then training went on (a second
