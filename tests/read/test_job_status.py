@@ -242,6 +242,34 @@ def test_srun_s_own_lines_are_read(line, detail):
     assert _end([*block(3, METRICS), line]) == ("failed", f"srun: {detail}", [])
 
 
+def _at(t: str, lines: list[str]) -> list[str]:
+    """``lines`` (loguru records and their dicts) with their records' time ``t``."""
+    return [line.replace("2026-02-08 00:56:50.123", t) for line in lines]
+
+
+def test_a_copy_of_srun_s_line_in_an_older_log_printed_later_ends_nothing():
+    """``cat old.out`` in the batch script: an older job's log, srun's line and all. Printed
+    after the job's own output began, its times go back before the log's first: the line is
+    the copy's. Printed before, the job's own start or training after it undoes it."""
+    own = _at("2026-03-01 10:00:00.000", [lg("Total training steps: 9"), *block(3, METRICS)])
+    old = _at("2026-02-20 08:00:00.000", block(7, METRICS))
+    assert _end([*own, *old, EXIT_1]) == (None, None, [])
+    assert _end([*own, *old, EXIT_1, PLAIN_CANCELS[0]])[:2] == ("cancelled", "CANCELLED")
+    # the job's own srun line, after its own times: the end
+    later = _at("2026-03-01 11:00:00.000", block(4, METRICS))
+    assert _end([*own, *old, *later, EXIT_1])[:2] == (
+        "failed",
+        "srun: task 0: Exited with exit code 1",
+    )
+    assert _end([*own, EXIT_1])[:2] == ("failed", "srun: task 0: Exited with exit code 1")
+    # printed first: the job's own start, or its training, after it undoes it
+    start = _at(
+        "2026-03-01 10:00:00.000", [lg("No checkpoint found, starting training from scratch")]
+    )
+    assert _end([*old, EXIT_1, *start])[:2] == (None, None)  # (its steps dropped, warned)
+    assert _end([*old, EXIT_1, *own]) == (None, None, [])
+
+
 # -- 3. eval output goes on as training output does ------------------------------------------
 def test_eval_output_after_srun_s_end_undoes_it():
     """A running job that only evaluates after a background step's exit: no end."""
