@@ -351,3 +351,17 @@ def test_a_split_logs_step_failure_stays_when_only_the_out_trains_on(tmp_path):
     # training after it in the .err itself undoes it, as in one file
     err = [*block(1, METRICS), STEP_FAILED, *block(2, METRICS)]
     assert _split(tmp_path, mirror, err) == (None, None)
+
+
+def test_a_split_logs_step_failure_gives_way_to_the_end_the_job_said_later(tmp_path):
+    """No order between the files: the .err's step FAILED stays against the .out's training,
+    also when the .err shows no training of its own. A job that went on says so by its end:
+    'Training done!' in the .out, SLURM's cancel for a reason in the .err."""
+    mirror = [f'WANDB_MIRROR kind=train step={s} metrics={{"loss": 0.5}}' for s in (1, 2, 3)]
+    said = ("failed", "SLURM: non-zero exit code or other failure mode")
+    assert _split(tmp_path, mirror, [STEP_FAILED]) == said
+    assert _split(tmp_path, [*mirror, lg("Training done!")], [STEP_FAILED]) == ("complete", None)
+    limit = (
+        "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO TIME LIMIT ***"
+    )
+    assert _split(tmp_path, mirror, [STEP_FAILED, limit]) == ("cancelled", "TIME LIMIT")
