@@ -714,8 +714,8 @@ class _TarSeen:
         self.jobs: set[str] = set()  # folders whose result.json read as a job's summary
         self.ended: set[str] = set()  # folders whose result.json read as a trial's
         self.dirs: dict[str, set[str]] = {}  # folder -> which of agent/, verifier/ it holds
-        self.tops: set[str] = set()  # the folders at the archive's top
-        self.below: dict[str, set[str]] = {}  # top folder -> the names it holds
+        # the folders at the archive's top -> the names each holds
+        self.below: dict[str, set[str]] = {}
 
     def add_file(self, parts: list[str]) -> None:
         if len(parts) >= 2 and parts[-1] in _FOLDER_FILES:
@@ -795,11 +795,12 @@ class _TarSeen:
         taken = {d.split("/", 1)[0] for d in full}
         return sorted(
             top
-            for top in self.tops - taken
-            if top != "eval_sessions"
+            for top, names in self.below.items()
+            if top not in taken
+            and top != "eval_sessions"
             and not _a_tools(top)
             and "result.json" not in self.files.get(top, ())
-            and _cut_short(self.below.get(top, set()))
+            and _cut_short(names)
         )
 
     def _is_trial(self, parts: list[str], inside: list[int]) -> bool:
@@ -900,6 +901,7 @@ def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _T
     """The members of :func:`_tar_pass`'s archive, read in order."""
     unpacked = 0
     after = 0  # where the header after the last member read starts
+    below = seen.below
     for member in tar:
         after = tar.offset
         unpacked += max(0, member.size)
@@ -912,10 +914,16 @@ def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _T
         if not parts:
             continue
         seen.add_path(parts)
-        if len(parts) > 1 or member.isdir():
-            seen.tops.add(parts[0])
+        # (no set made and dropped per member: a pass of many small files makes the
+        # garbage collector walk all it holds more often)
         if len(parts) > 1:
-            seen.below.setdefault(parts[0], set()).add(parts[1])
+            names = below.get(parts[0])
+            if names is None:
+                below[parts[0]] = {parts[1]}
+            else:
+                names.add(parts[1])
+        elif member.isdir() and parts[0] not in below:
+            below[parts[0]] = set()
         if not member.isfile():
             continue
         seen.add_file(parts)
