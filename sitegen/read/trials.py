@@ -879,7 +879,10 @@ def _tar_pass(col: _Collector, fh: BinaryIO, members: list, seen: _TarSeen) -> N
     """One read of a trials archive as a stream: each ``result.json`` decoded into
     ``members``, or, inside a folder Harbor writes in a trial (:func:`_inside`), held in
     ``seen`` with the files that decide it. A gzip is unpacked by :class:`_Gunzip` (all
-    its members; damage said as it is, after what came before it is read)."""
+    its members; damage said as it is, after what came before it is read). The archive ends
+    at its end-of-archive block, as GNU tar reads one without ``--ignore-zeros``: what
+    follows it (a second archive concatenated, junk, a gzip's trailing bytes) is not read
+    and is no damage."""
     gz = fh.read(2) == b"\x1f\x8b"
     fh.seek(0)
     src = _Gunzip(fh) if gz else None
@@ -887,23 +890,19 @@ def _tar_pass(col: _Collector, fh: BinaryIO, members: list, seen: _TarSeen) -> N
     stream = cast(BinaryIO, src) if src is not None else fh
     mode: Literal["r|", "r|*"] = "r|" if src is not None else "r|*"
     try:
-        with tarfile.open(fileobj=stream, mode=mode, tarinfo=_Header, ignore_zeros=True) as tar:
+        with tarfile.open(fileobj=stream, mode=mode, tarinfo=_Header) as tar:
             _read_members(col, tar, members, seen)
     except (tarfile.TarError, EOFError) as exc:
         if src is not None and src.error is not None:  # (the stream ended there: tarfile's
             raise tarfile.ReadError(src.error) from exc  # words say it was cut short)
         raise
-    if src is not None and src.error is not None:
-        raise tarfile.ReadError(src.error)
 
 
 def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _TarSeen) -> None:
     """The members of :func:`_tar_pass`'s archive, read in order."""
     unpacked = 0
-    after = 0  # where the header after the last member read starts
     below = seen.below
     for member in tar:
-        after = tar.offset
         unpacked += max(0, member.size)
         if unpacked > MAX_TAR_UNPACKED:  # a compression bomb: stop reading
             raise UnsafeInput(f"unpacks to over {MAX_TAR_UNPACKED >> 30} GiB: read up to there")
@@ -949,14 +948,14 @@ def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _T
             seen.held.append((name, parts, inside, outcome))
         else:
             members.append((name, col.scrubbed(outcome)))
-    # Read past zero blocks (tar's end-of-archive block; archives concatenated, `cat a.tar
-    # b.tar`, hold one between them), tarfile stops where no byte is left. A copy cut
-    # between two members (or inside a header) stops there alike: only the first skipped
-    # a block of zeros past the last member, so a read that did not is damage.
+    # tarfile stops at the end-of-archive block, and as silently where the bytes end: a copy
+    # cut between two members, or inside a header. Only the first read a whole block of
+    # zeros where the next header would be.
     assert tar.fileobj is not None
-    if tar.fileobj.tell() > tar.offset:
+    at = tar.fileobj.tell()
+    if tar.offset < at < tar.offset + tarfile.BLOCKSIZE:
         raise tarfile.ReadError("it ends inside a member's header")
-    if tar.offset < after + tarfile.BLOCKSIZE:
+    if at < tar.offset + tarfile.BLOCKSIZE:
         raise tarfile.ReadError("it ends without its end-of-archive block")
 
 
@@ -1009,7 +1008,7 @@ _INVALID_HEADER: type[Exception] = tarfile.InvalidHeaderError  # type: ignore[at
 class _Header(tarfile.TarInfo):
     """A member's header as tarfile reads it, but a block that is no header (bytes
     overwritten in a copy) is damage: tarfile alone stops there silently, as at the
-    archive's end (with ``ignore_zeros``, skips it and reads on in silence)."""
+    archive's end."""
 
     __slots__ = ()  # (as TarInfo's: no dict per member)
 

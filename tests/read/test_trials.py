@@ -1099,17 +1099,37 @@ def test_a_gzip_of_several_members_is_read_whole(tmp_path):
         archive.write_bytes(gzip.compress(whole[:cut]) + gzip.compress(whole[cut:]))
         ts, _ = parse_trials(root, tmp_path)
         assert ([r.name for r in ts.results], ts.warnings) == (["a__1", "b__2", "c__3"], ())
-    # whole archives concatenated (their end blocks between them), gzip'ed or not
-    two = (_tar_bytes(["a__1"]), _tar_bytes(["b__2", "c__3"]))
-    for name, data in (
-        ("trials_step1_a.tar.gz", gzip.compress(two[0]) + gzip.compress(two[1])),
-        ("trials_step1_a.tar", two[0] + two[1]),
-    ):
-        archive.unlink(missing_ok=True)
-        (root / name).write_bytes(data)
-        ts, _ = parse_trials(root, tmp_path)
-        assert ([r.name for r in ts.results], ts.warnings) == (["a__1", "b__2", "c__3"], ())
-        (root / name).unlink()
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize(
+    "after",
+    [
+        _tar_bytes(["b__2"]),  # a second archive concatenated (`cat a.tar b.tar`)
+        b"JUNK" * 128,
+        b"\n",
+        b"\0" * (1 << 20) + _tar_bytes(["b__2"]),  # (zeros are not read on: unbounded work)
+    ],
+)
+def test_what_follows_the_end_of_archive_block_is_not_read(tmp_path, gz, after):
+    # GNU tar without --ignore-zeros stops at the end block, silently, as main always did:
+    # the archive is whole, and its trial folder cut short still counts missing
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = rec(trial_name="a__1")
+        info = tarfile.TarInfo("a__1/result.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        cut = tarfile.TarInfo("c__3/exception.txt")
+        cut.size = 1
+        tar.addfile(cut, io.BytesIO(b"x"))
+    whole = buf.getvalue()
+    name = "trials_step1_a.tar.gz" if gz else "trials_step1_a.tar"
+    (root / name).write_bytes(gzip.compress(whole) + after if gz else whole + after)
+    ts, _ = parse_trials(root, tmp_path)
+    assert ([r.name for r in ts.results], ts.missing, ts.warnings) == (["a__1"], 1, ())
 
 
 @pytest.mark.parametrize(
