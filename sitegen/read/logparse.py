@@ -274,7 +274,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 return
             m = BATCH_START_RE.match(msg)
             if m:
-                self.batch_modes.append(m.group(2))
+                self._batch_start(m.group(2))
                 return
             if STEP_LIKE_RE.match(msg):
                 self.warn(ln.number, "marker", "unreadable 'Step N:' marker: ignored")

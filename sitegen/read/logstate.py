@@ -182,7 +182,8 @@ class ParserCore(ParserState):
             self.boundary = step
 
     def _training_goes_on(self) -> None:
-        """Training or eval output after an end srun reported, or after a memory failure or a
+        """Training or eval output (a step's or an eval's metrics, a timed step, the bar, a
+        batch's generation) after an end srun reported, or after a memory failure or a
         step's FAILED: the task that ended was a background or cleanup step's (``srun ray
         start``, ``srun pkill``), or a worker the trainer's Ray started again, not the
         training's. Such a failure undone (or one warned after 'Training done!') is

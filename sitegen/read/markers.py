@@ -93,8 +93,9 @@ SLURM_STEPD_END_RE = re.compile(
     r"STEPD TERMINATED ON \S+ AT .* DUE TO JOB NOT (?:RUNNING|ENDING WITH SIGNALS) \*\*\*"
 )
 # "*** %s ON %s UNCORRECTABLE MEMORY ERROR AT %s ***": a node's memory failed under the job
+# (the time is slurm_make_time_str's, spaces and all, as in a cancel: up to the last "***")
 SLURM_MEMORY_RE = re.compile(
-    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?UNCORRECTABLE MEMORY ERROR AT \S+ \*\*\*"
+    rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?UNCORRECTABLE MEMORY ERROR AT \S.* \*\*\*"
 )
 SLURM_OOM_RE = re.compile(rf"^{SLURMSTEPD} error: Detected (\d{{1,18}}) oom[_-]kill event")
 # jobacct_gather's memory enforcement: "Job 41176 exceeded memory limit (3940736 > 2068480),

@@ -158,11 +158,17 @@ class StatusLines(ParserCore):
         failure only when nothing said how it ended before (srun reports after the cause: a
         trainer's error, a cancel whose tasks exit 1 on SIGTERM); after 'Training done!' one
         warning. Training or eval output after it undoes it (a background step's end:
-        :meth:`ParserCore._training_goes_on`). Only srun's own line, whole, is one (a copy
-        inside other text is not: :data:`SRUN_TASK_RE`). Other srun errors say nothing of
-        the end."""
+        :meth:`ParserCore._training_goes_on`), as does a start of training. Only srun's own
+        line, whole, is one (a copy inside other text is not: :data:`SRUN_TASK_RE`), and not
+        where the log's time has gone back before its first (a copy of an older log). Other
+        srun errors say nothing of the end."""
         m = SRUN_TASK_RE.fullmatch(msg)
         if m is None:
+            return
+        first, latest = self.first_time, self.last_time
+        if first is not None and latest is not None and latest < first:
+            # the log's time went back before its own start: a copy of an older job's log
+            # printed after this one's began (``cat old.out`` in the batch script)
             return
         tasks, what = m.groups()
         if what == SRUN_OOM:
@@ -242,7 +248,14 @@ class StatusLines(ParserCore):
             return
         self.batch_exc = counts
 
+    def _batch_start(self, mode: str) -> None:
+        """``Starting batch generation for N trials (mode=…)``: the generator runs a batch,
+        of training or eval, so the trainer goes on (as its metrics say)."""
+        self._training_goes_on()
+        self.batch_modes.append(mode)
+
     def _batch_done(self, ln: Line, m: re.Match) -> None:
+        self._training_goes_on()  # (a batch ended: the trainer went on, as at its start)
         ok, total, failed, masked = (int(g) for g in m.groups())
         if ok < 0 or failed < 0:
             self.warn(

@@ -12,10 +12,11 @@ import operator
 import os
 import re
 import tarfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Literal, Self, cast
 
 from sitegen.discover.safeio import Root, UnsafeInput, open_regular, read_bytes_stat
 from sitegen.errors import BuildWarning
@@ -713,8 +714,8 @@ class _TarSeen:
         self.jobs: set[str] = set()  # folders whose result.json read as a job's summary
         self.ended: set[str] = set()  # folders whose result.json read as a trial's
         self.dirs: dict[str, set[str]] = {}  # folder -> which of agent/, verifier/ it holds
-        self.tops: set[str] = set()  # the folders at the archive's top
-        self.below: dict[str, set[str]] = {}  # top folder -> the names it holds
+        # the folders at the archive's top -> the names each holds
+        self.below: dict[str, set[str]] = {}
 
     def add_file(self, parts: list[str]) -> None:
         if len(parts) >= 2 and parts[-1] in _FOLDER_FILES:
@@ -794,11 +795,12 @@ class _TarSeen:
         taken = {d.split("/", 1)[0] for d in full}
         return sorted(
             top
-            for top in self.tops - taken
-            if top != "eval_sessions"
+            for top, names in self.below.items()
+            if top not in taken
+            and top != "eval_sessions"
             and not _a_tools(top)
             and "result.json" not in self.files.get(top, ())
-            and _cut_short(self.below.get(top, set()))
+            and _cut_short(names)
         )
 
     def _is_trial(self, parts: list[str], inside: list[int]) -> bool:
@@ -873,58 +875,151 @@ def _inside(parts: list[str]) -> list[int]:
     ]
 
 
-def _tar_pass(col: _Collector, fh: Any, members: list, seen: _TarSeen) -> None:
+def _tar_pass(col: _Collector, fh: BinaryIO, members: list, seen: _TarSeen) -> None:
     """One read of a trials archive as a stream: each ``result.json`` decoded into
     ``members``, or, inside a folder Harbor writes in a trial (:func:`_inside`), held in
-    ``seen`` with the files that decide it."""
+    ``seen`` with the files that decide it. A gzip is unpacked by :class:`_Gunzip` (all
+    its members; damage said as it is, after what came before it is read). The archive ends
+    at its end-of-archive block, as GNU tar reads one without ``--ignore-zeros``: what
+    follows it (a second archive concatenated, junk, a gzip's trailing bytes) is not read
+    and is no damage."""
+    gz = fh.read(2) == b"\x1f\x8b"
+    fh.seek(0)
+    src = _Gunzip(fh) if gz else None
+    # (tarfile's "r|*" would read a gzip's first member only)
+    stream = cast(BinaryIO, src) if src is not None else fh
+    mode: Literal["r|", "r|*"] = "r|" if src is not None else "r|*"
+    try:
+        with tarfile.open(fileobj=stream, mode=mode, tarinfo=_Header) as tar:
+            _read_members(col, tar, members, seen)
+    except (tarfile.TarError, EOFError) as exc:
+        if src is not None and src.error is not None:  # (the stream ended there: tarfile's
+            raise tarfile.ReadError(src.error) from exc  # words say it was cut short)
+        raise
+
+
+def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _TarSeen) -> None:
+    """The members of :func:`_tar_pass`'s archive, read in order."""
     unpacked = 0
-    with tarfile.open(fileobj=fh, mode="r|*") as tar:
-        for member in tar:
-            unpacked += max(0, member.size)
-            if unpacked > MAX_TAR_UNPACKED:  # a compression bomb: stop reading
-                raise UnsafeInput(f"unpacks to over {MAX_TAR_UNPACKED >> 30} GiB: read up to there")
-            # a member name that is not UTF-8 (tarfile reads it with surrogateescape) is
-            # shown as a file name would be; JSON cannot hold it as it is
-            name = undecodable_shown(member.name)
-            parts = _parts(name)
-            if not parts:
-                continue
-            seen.add_path(parts)
-            if len(parts) > 1 or member.isdir():
-                seen.tops.add(parts[0])
-            if len(parts) > 1:
-                seen.below.setdefault(parts[0], set()).add(parts[1])
-            if not member.isfile():
-                continue
-            seen.add_file(parts)
-            if len(parts) < 2 or parts[-1] != "result.json":
-                continue  # a job-level result.json at the archive's top; another file
-            if any(_a_tools(p) for p in parts[:-1]):
-                continue  # a tool's file (a package's in node_modules/), as in a folder
-            if _eval_misplaced(parts):
-                continue  # an eval trial's own file (its agent/'s), as in a folder
-            if member.size > MAX_RESULT_BYTES:
-                outcome: Outcome = ("bad", "result.json over the size limit: not read", None)
+    below = seen.below
+    for member in tar:
+        unpacked += max(0, member.size)
+        if unpacked > MAX_TAR_UNPACKED:  # a compression bomb: stop reading
+            raise UnsafeInput(f"unpacks to over {MAX_TAR_UNPACKED >> 30} GiB: read up to there")
+        # a member name that is not UTF-8 (tarfile reads it with surrogateescape) is
+        # shown as a file name would be; JSON cannot hold it as it is
+        name = undecodable_shown(member.name)
+        parts = _parts(name)
+        if not parts:
+            continue
+        seen.add_path(parts)
+        # (no set made and dropped per member: a pass of many small files makes the
+        # garbage collector walk all it holds more often)
+        if len(parts) > 1:
+            names = below.get(parts[0])
+            if names is None:
+                below[parts[0]] = {parts[1]}
             else:
-                mf = tar.extractfile(member)
-                if mf is None:
+                names.add(parts[1])
+        elif member.isdir() and parts[0] not in below:
+            below[parts[0]] = set()
+        if not member.isfile():
+            continue
+        seen.add_file(parts)
+        if len(parts) < 2 or parts[-1] != "result.json":
+            continue  # a job-level result.json at the archive's top; another file
+        if any(_a_tools(p) for p in parts[:-1]):
+            continue  # a tool's file (a package's in node_modules/), as in a folder
+        if _eval_misplaced(parts):
+            continue  # an eval trial's own file (its agent/'s), as in a folder
+        if member.size > MAX_RESULT_BYTES:
+            outcome: Outcome = ("bad", "result.json over the size limit: not read", None)
+        else:
+            mf = tar.extractfile(member)
+            if mf is None:
+                continue
+            outcome = col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
+        if outcome[0] == "job":
+            seen.jobs.add("/".join(parts[:-1]))
+        elif outcome[0] in _COMPLETE:
+            seen.ended.add("/".join(parts[:-1]))
+        inside = _inside(parts)
+        if inside or _steps_at(parts):
+            seen.held.append((name, parts, inside, outcome))
+        else:
+            members.append((name, col.scrubbed(outcome)))
+    # tarfile stops at the end-of-archive block, and as silently where the bytes end: a copy
+    # cut between two members, or inside a header. Only the first read a whole block of
+    # zeros where the next header would be.
+    assert tar.fileobj is not None
+    at = tar.fileobj.tell()
+    if tar.offset < at < tar.offset + tarfile.BLOCKSIZE:
+        raise tarfile.ReadError("it ends inside a member's header")
+    if at < tar.offset + tarfile.BLOCKSIZE:
+        raise tarfile.ReadError("it ends without its end-of-archive block")
+
+
+class _Gunzip:
+    """A gzip's members one after another, as a file read in order (tarfile's own stream
+    unpacks the first member only: `.tar.gz` pieces concatenated would read as an archive
+    cut short). Damage (a member cut short, bad data, bytes past the last member that are
+    no gzip) ends the data where it is, its cause in :attr:`error`: tarfile then reads up
+    to there and no byte unpacked before it is lost."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh = fh
+        self.z = zlib.decompressobj(wbits=31)  # a gzip member: header and CRC checked
+        self.buf = b""  # read, not yet unpacked
+        self.begun = False  # whether the member has had bytes
+        self.error: str | None = None
+
+    def read(self, size: int = -1) -> bytes:
+        """The next bytes unpacked (any number; none at the end or at damage)."""
+        while self.error is None:
+            if not self.buf:
+                self.buf = self.fh.read(1 << 16)
+                if not self.buf:
+                    if self.begun and not self.z.eof:
+                        self.error = "its gzip data ends inside a member"
+                    break
+            after = self.z.eof  # another member starts, or the zeros gzip allows at the end
+            if after:
+                if not self.buf.strip(b"\0"):
+                    self.buf = b""
                     continue
-                outcome = col.decode(mf.read(), parts[-2], "eval_sessions" in parts)
-            if outcome[0] == "job":
-                seen.jobs.add("/".join(parts[:-1]))
-            elif outcome[0] in _COMPLETE:
-                seen.ended.add("/".join(parts[:-1]))
-            inside = _inside(parts)
-            if inside or _steps_at(parts):
-                seen.held.append((name, parts, inside, outcome))
-            else:
-                members.append((name, col.scrubbed(outcome)))
-        # tarfile stops alike at the end-of-archive block and where a copy was cut between
-        # two members (or inside a header): only the first read a whole block past the last
-        # member, so a read that did not is damage
-        assert tar.fileobj is not None
-        if tar.fileobj.tell() < tar.offset + tarfile.BLOCKSIZE:
-            raise tarfile.ReadError("it ends without its end-of-archive block")
+                self.z = zlib.decompressobj(wbits=31)
+            self.begun = True
+            try:
+                out = self.z.decompress(self.buf, 1 << 16)
+            except zlib.error as exc:
+                junk = after and self.buf[:2] != b"\x1f\x8b"  # (no gzip's first bytes)
+                what = "bytes after a gzip member that are no gzip" if junk else "damaged gzip data"
+                self.error = f"{what} ({exc})"
+                break
+            self.buf = self.z.unused_data if self.z.eof else self.z.unconsumed_tail
+            if out:
+                return out
+        return b""
+
+
+_INVALID_HEADER: type[Exception] = tarfile.InvalidHeaderError  # type: ignore[attr-defined]
+
+
+class _Header(tarfile.TarInfo):
+    """A member's header as tarfile reads it, but a block that is no header (bytes
+    overwritten in a copy) is damage: tarfile alone stops there silently, as at the
+    archive's end."""
+
+    __slots__ = ()  # (as TarInfo's: no dict per member)
+
+    @classmethod
+    def fromtarfile(cls, tar: tarfile.TarFile) -> Self:
+        try:
+            return super().fromtarfile(tar)
+        except _INVALID_HEADER as exc:
+            if tar.offset == 0:
+                raise tarfile.ReadError(f"not a tar archive: {exc}") from None
+            raise tarfile.ReadError(f"no tar header at byte {tar.offset}: {exc}") from None
 
 
 def _eval_misplaced(parts: list[str]) -> bool:

@@ -123,6 +123,15 @@ def test_a_cancel_s_reason_is_read_whatever_its_time_s_format(line, detail):
     assert _end([*block(3, METRICS), line]) == ("cancelled", detail, [])
 
 
+@pytest.mark.parametrize(
+    "time", ["2026-02-08T10:00:00", "Thu Jan  1 00:00:00", "1 Jan 00:00", "08/02 10:00 CET"]
+)
+def test_a_memory_error_is_read_whatever_its_time_s_format(time):
+    """SLURM_TIME_FORMAT writes the time with blanks as it likes (slurm_make_time_str)."""
+    line = f"slurmstepd: error: *** JOB 5 ON n1 UNCORRECTABLE MEMORY ERROR AT {time} ***"
+    assert _end([*block(3, METRICS), line]) == ("failed", "uncorrectable memory error", [])
+
+
 def test_a_step_cancelled_for_its_task_s_failure_keeps_that_failure():
     """SLURM 25.05: srun's --kill-on-bad-exit, a task exits 1, the step is "CANCELLED … DUE
     TO TASK FAILURE", the other tasks are killed: the task's exit is the end. With nothing
@@ -233,6 +242,34 @@ def test_srun_s_own_lines_are_read(line, detail):
     assert _end([*block(3, METRICS), line]) == ("failed", f"srun: {detail}", [])
 
 
+def _at(t: str, lines: list[str]) -> list[str]:
+    """``lines`` (loguru records and their dicts) with their records' time ``t``."""
+    return [line.replace("2026-02-08 00:56:50.123", t) for line in lines]
+
+
+def test_a_copy_of_srun_s_line_in_an_older_log_printed_later_ends_nothing():
+    """``cat old.out`` in the batch script: an older job's log, srun's line and all. Printed
+    after the job's own output began, its times go back before the log's first: the line is
+    the copy's. Printed before, the job's own start or training after it undoes it."""
+    own = _at("2026-03-01 10:00:00.000", [lg("Total training steps: 9"), *block(3, METRICS)])
+    old = _at("2026-02-20 08:00:00.000", block(7, METRICS))
+    assert _end([*own, *old, EXIT_1]) == (None, None, [])
+    assert _end([*own, *old, EXIT_1, PLAIN_CANCELS[0]])[:2] == ("cancelled", "CANCELLED")
+    # the job's own srun line, after its own times: the end
+    later = _at("2026-03-01 11:00:00.000", block(4, METRICS))
+    assert _end([*own, *old, *later, EXIT_1])[:2] == (
+        "failed",
+        "srun: task 0: Exited with exit code 1",
+    )
+    assert _end([*own, EXIT_1])[:2] == ("failed", "srun: task 0: Exited with exit code 1")
+    # printed first: the job's own start, or its training, after it undoes it
+    start = _at(
+        "2026-03-01 10:00:00.000", [lg("No checkpoint found, starting training from scratch")]
+    )
+    assert _end([*old, EXIT_1, *start])[:2] == (None, None)  # (its steps dropped, warned)
+    assert _end([*old, EXIT_1, *own]) == (None, None, [])
+
+
 # -- 3. eval output goes on as training output does ------------------------------------------
 def test_eval_output_after_srun_s_end_undoes_it():
     """A running job that only evaluates after a background step's exit: no end."""
@@ -245,6 +282,21 @@ def test_eval_output_after_srun_s_end_undoes_it():
             "cancelled",
             "CANCELLED",
         )
+
+
+def test_batch_generation_after_srun_s_end_undoes_it():
+    """The generator's batch lines, of training or eval, are the trainer going on."""
+    for mode in ("training", "eval (run_eval_step3)"):
+        for line in (
+            f"Starting batch generation for 16 trials (mode={mode})",
+            "Batch generation complete: 13/16 successful, 1 failed instances, 0 masked",
+        ):
+            assert _end([*block(3, METRICS), EXIT_1, lg(line)]) == (None, None, [])
+            # a memory failure SLURM reported, undone alike; a plain cancel after it is the end
+            oom = "slurmstepd: error: Detected 1 oom_kill event in StepId=7.batch."
+            assert _end([*block(3, METRICS), oom, lg(line)]) == (None, None, [])
+            end = _end([*block(3, METRICS), EXIT_1, lg(line), PLAIN_CANCELS[0]])
+            assert end[:2] == ("cancelled", "CANCELLED")
 
 
 # -- 4. a failure warned after 'Training done!' is judged by order ---------------------------
@@ -299,3 +351,17 @@ def test_a_split_logs_step_failure_stays_when_only_the_out_trains_on(tmp_path):
     # training after it in the .err itself undoes it, as in one file
     err = [*block(1, METRICS), STEP_FAILED, *block(2, METRICS)]
     assert _split(tmp_path, mirror, err) == (None, None)
+
+
+def test_a_split_logs_step_failure_gives_way_to_the_end_the_job_said_later(tmp_path):
+    """No order between the files: the .err's step FAILED stays against the .out's training,
+    also when the .err shows no training of its own. A job that went on says so by its end:
+    'Training done!' in the .out, SLURM's cancel for a reason in the .err."""
+    mirror = [f'WANDB_MIRROR kind=train step={s} metrics={{"loss": 0.5}}' for s in (1, 2, 3)]
+    said = ("failed", "SLURM: non-zero exit code or other failure mode")
+    assert _split(tmp_path, mirror, [STEP_FAILED]) == said
+    assert _split(tmp_path, [*mirror, lg("Training done!")], [STEP_FAILED]) == ("complete", None)
+    limit = (
+        "slurmstepd: error: *** JOB 5 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO TIME LIMIT ***"
+    )
+    assert _split(tmp_path, mirror, [STEP_FAILED, limit]) == ("cancelled", "TIME LIMIT")

@@ -119,6 +119,7 @@ SLURM_HEADS = [
     "slurmstepd: error: *** JOB 1 CANCELLED AT x DUE TO TIME LIMIT, ",
     "slurmstepd: error: *** JOB 1 FAILED (x) on ",
     "slurmstepd: error: *** JOB 1 STEPD TERMINATED ON x AT ",
+    "slurmstepd: error: *** JOB 1 ON x UNCORRECTABLE MEMORY ERROR AT ",
 ]
 
 SLURM_WORK = r"""

@@ -1057,6 +1057,104 @@ def test_an_archive_cut_at_a_member_s_end_is_damaged_not_ended(tmp_path, gz):
     assert "damaged trials archive" in w.message and "end-of-archive" in w.message
 
 
+def _tar_bytes(names: list[str], end: bool = True) -> bytes:
+    """A tar of one ``<name>/result.json`` per name, with its end-of-archive block or not."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for t in names:
+            data = rec(trial_name=t)
+            info = tarfile.TarInfo(f"{t}/result.json")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        members = buf.getvalue()
+    return buf.getvalue() if end else members  # (closing wrote the end-of-archive blocks)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_header_that_is_no_tar_header_is_damage_said_with_the_file(tmp_path, gz):
+    # bytes overwritten in a copy, where b__2's header was: tarfile stops there as at the
+    # archive's end, silently; the damage is warned, at the archive, a__1 kept
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    data = bytearray(_tar_bytes(["a__1", "b__2", "c__3"]))
+    at = len(_tar_bytes(["a__1"], end=False))
+    data[at : at + 512] = b"x" * 512
+    name = "trials_step1_a.tar.gz" if gz else "trials_step1_a.tar"
+    (root / name).write_bytes(gzip.compress(bytes(data)) if gz else bytes(data))
+    ts, _ = parse_trials(root, tmp_path)
+    assert ([r.name for r in ts.results], ts.missing) == (["a__1"], 0)
+    (w,) = ts.warnings
+    assert w.path == f"trace_jobs/{name}"
+    assert w.message.startswith(f"damaged trials archive (no tar header at byte {at}")
+
+
+def test_a_gzip_of_several_members_is_read_whole(tmp_path):
+    # .tar.gz pieces concatenated (a gzip of several members, as `cat` makes): tarfile's own
+    # stream reads the first member only, and called the rest a missing end block
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    whole = _tar_bytes(["a__1", "b__2", "c__3"])
+    archive = root / "trials_step1_a.tar.gz"
+    for cut in (700, len(_tar_bytes(["a__1"], end=False))):  # (inside a member, between two)
+        archive.write_bytes(gzip.compress(whole[:cut]) + gzip.compress(whole[cut:]))
+        ts, _ = parse_trials(root, tmp_path)
+        assert ([r.name for r in ts.results], ts.warnings) == (["a__1", "b__2", "c__3"], ())
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize(
+    "after",
+    [
+        _tar_bytes(["b__2"]),  # a second archive concatenated (`cat a.tar b.tar`)
+        b"JUNK" * 128,
+        b"\n",
+        b"\0" * (1 << 20) + _tar_bytes(["b__2"]),  # (zeros are not read on: unbounded work)
+    ],
+)
+def test_what_follows_the_end_of_archive_block_is_not_read(tmp_path, gz, after):
+    # GNU tar without --ignore-zeros stops at the end block, silently, as main always did:
+    # the archive is whole, and its trial folder cut short still counts missing
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = rec(trial_name="a__1")
+        info = tarfile.TarInfo("a__1/result.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+        cut = tarfile.TarInfo("c__3/exception.txt")
+        cut.size = 1
+        tar.addfile(cut, io.BytesIO(b"x"))
+    whole = buf.getvalue()
+    name = "trials_step1_a.tar.gz" if gz else "trials_step1_a.tar"
+    (root / name).write_bytes(gzip.compress(whole) + after if gz else whole + after)
+    ts, _ = parse_trials(root, tmp_path)
+    assert ([r.name for r in ts.results], ts.missing, ts.warnings) == (["a__1"], 1, ())
+
+
+@pytest.mark.parametrize(
+    ("damage", "cause"),
+    [
+        (lambda piece: piece[: len(piece) // 2], "its gzip data ends inside a member"),
+        (lambda piece: piece[:20] + b"\xff" * 20 + piece[40:], "damaged gzip data (Error -3"),
+        (lambda piece: b"junk" * 8, "bytes after a gzip member that are no gzip"),
+    ],
+)
+def test_a_damaged_gzip_member_keeps_what_came_before_and_says_why(tmp_path, damage, cause):
+    # what the first member held is read; the warning names the gzip's damage, not the tar
+    # stream's end that it makes
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    whole = _tar_bytes(["a__1", "b__2", "c__3"])
+    cut = len(_tar_bytes(["a__1"], end=False))
+    data = gzip.compress(whole[:cut]) + damage(gzip.compress(whole[cut:]))
+    (root / "trials_step1_a.tar.gz").write_bytes(data)
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["a__1"]
+    (w,) = ts.warnings
+    assert w.message.startswith(f"damaged trials archive ({cause}")
+
+
 @pytest.mark.parametrize("archive", [None, "trials_step1_a.tar.gz"])
 @pytest.mark.parametrize("job", ["old/", "old/run/"])
 def test_an_eval_trial_below_a_job_folder_counts_as_eval(tmp_path, archive, job):
