@@ -48,6 +48,7 @@ _REDACT = (
     "tests/test_redact_rules.py",
     "tests/test_redact_values.py",
     "tests/test_redactor_edges.py",
+    "tests/test_redact_mutants.py",
     "-k",
     "not linear",  # (the linear-time test times subprocesses: minutes a mutant, no new kill)
 )
