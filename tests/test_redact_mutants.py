@@ -4,7 +4,7 @@ each pins a branch or a bound of sitegen/redact/ whose change the other tests le
 from __future__ import annotations
 
 from sitegen.redact import MASK, Redactor
-from sitegen.redact.escapes import escape_windows
+from sitegen.redact.escapes import VIEW_WHOLE, escape_windows
 
 ESC = "\\n"  # an escaped line break, as a JSON string holds it
 
@@ -24,6 +24,9 @@ def test_a_window_edge_moves_out_to_a_blank_only_within_its_reach():
 
 
 def test_windows_of_escapes_that_touch_or_overlap_are_one_and_a_path_ends_none():
+    # (a text of VIEW_WHOLE characters is still read whole)
+    whole = "x" * 30000 + ESC + "x" * (VIEW_WHOLE - 30002)
+    assert escape_windows(whole) == [(0, VIEW_WHOLE)]
     x = "x" * 70000
     # one escape's window ending just where the next one's starts: one window
     assert escape_windows(x + ESC + "x" * 8192 + ESC + x) == [(70000 - 4096, 70004 + 8192 + 4096)]
@@ -51,3 +54,13 @@ def test_a_flag_glued_after_a_mask_stays_shown_after_a_bracketed_prefix_too():
     once = r.text('[INFO] hf_ijklmnopqrstuvwxyz12--token ""cd')
     assert once == f'[INFO] {MASK}--token ""cd'
     assert r.text(once) == once and list(r.findings(once)) == []
+
+
+def test_a_bytes_value_hides_what_its_quotes_hold_not_the_rest_of_its_line():
+    r = Redactor()
+    got = r.text("headers={b'x-api-key': b'abcdef123456', b'a': b'x'}")
+    assert got == f"headers={{b'x-api-key': b'{MASK}', b'a': b'x'}}"
+    # ... inside a JSON string, its quotes escaped
+    q = "\\'"
+    got = r.text(f'{{"h": "{{b{q}x-api-key{q}: b{q}abcdef123456{q}, b{q}a{q}: b{q}x{q}}}"}}')
+    assert got == f'{{"h": "{{b{q}x-api-key{q}: b{q}{MASK}{q}, b{q}a{q}: b{q}x{q}}}"}}'
