@@ -9,7 +9,8 @@ script fails on a survivor that is not.
 
 Each module runs in a folder of its own under ``.mutation/`` with its own tests, niced
 (the runs are long; never part of ``make test``). mutmut keeps its results there: a second
-run tests only the functions that changed.
+run tests only the functions that changed (a change to a module's tests below makes it
+forget them and start again).
 
     python scripts/mutation.py [--write] [--jobs N] [module ...]
 
@@ -48,6 +49,7 @@ _REDACT = (
     "tests/test_redact_rules.py",
     "tests/test_redact_values.py",
     "tests/test_redactor_edges.py",
+    "tests/test_redact_mutants.py",
     "-k",
     "not linear",  # (the linear-time test times subprocesses: minutes a mutant, no new kill)
 )

@@ -1,0 +1,66 @@
+"""Cases the mutation run of the redaction (scripts/mutation.py) showed no other test makes:
+each pins a branch or a bound of sitegen/redact/ whose change the other tests let pass."""
+
+from __future__ import annotations
+
+from sitegen.redact import MASK, Redactor
+from sitegen.redact.escapes import VIEW_WHOLE, escape_windows
+
+ESC = "\\n"  # an escaped line break, as a JSON string holds it
+
+
+def test_a_window_edge_moves_out_to_a_blank_only_within_its_reach():
+    # a blank at the text's first character, within reach before the edge: just after it
+    assert escape_windows(" " + "x" * 4199 + ESC + "x" * 70000)[0][0] == 1
+    # no blank, the edge one character in: it stays there
+    assert escape_windows("x" * 4097 + ESC + "x" * 70000)[0][0] == 1
+    # a blank further back than the reach (256): the edge stays where it fell
+    assert escape_windows("a " + "x" * 70000 + ESC + "x" * 70000)[0][0] == 70002 - 4096
+    far = "x" * 70000 + ESC + "x" * (4096 + 300) + " " + "x" * 10
+    assert escape_windows(far) == [(70000 - 4096, 70002 + 4096)]
+    # blanks just outside both edges, among letters of either case: the edges are at them
+    text = "X" * 60000 + " " + "X" * (9 + 4096) + ESC + "X" * (4096 + 9) + " " + "X" * 70000
+    assert escape_windows(text) == [(60001, 60001 + 9 + 4096 + 2 + 4096 + 9)]
+
+
+def test_windows_of_escapes_that_touch_or_overlap_are_one_and_a_path_ends_none():
+    # (a text of VIEW_WHOLE characters is still read whole)
+    whole = "x" * 30000 + ESC + "x" * (VIEW_WHOLE - 30002)
+    assert escape_windows(whole) == [(0, VIEW_WHOLE)]
+    x = "x" * 70000
+    # one escape's window ending just where the next one's starts: one window
+    assert escape_windows(x + ESC + "x" * 8192 + ESC + x) == [(70000 - 4096, 70004 + 8192 + 4096)]
+    # two escapes close together: one window from the first's reach to the second's
+    assert escape_windows(x + ESC + "x" * 100 + ESC + x) == [(70000 - 4096, 70104 + 4096)]
+    # a Windows path (no escape) before an escape: the escape still has its window
+    text = "C:\\new " + x + ESC + "x" * 10
+    assert escape_windows(text) == [(7 + 70000 - 4096, len(text))]
+
+
+def test_a_shell_value_ends_at_its_operator_whatever_letters_it_holds():
+    # (only a quote left open carries a value past the operator: an odd count of "X" is none)
+    got = Redactor().text("export DB_PASSWORD=aXb9 && python t.py")
+    assert got == f"export DB_PASSWORD={MASK} && python t.py"
+
+
+def test_a_shell_operator_on_a_later_line_ends_no_value():
+    got = Redactor().text("HF_TOKEN=abc123\necho hi && ls")
+    assert got == f"HF_TOKEN={MASK}\necho hi && ls"
+
+
+def test_a_flag_glued_after_a_mask_stays_shown_after_a_bracketed_prefix_too():
+    # (the mask is the "[" nearest before the flag, not the log's "[INFO]" before it)
+    r = Redactor()
+    once = r.text('[INFO] hf_ijklmnopqrstuvwxyz12--token ""cd')
+    assert once == f'[INFO] {MASK}--token ""cd'
+    assert r.text(once) == once and list(r.findings(once)) == []
+
+
+def test_a_bytes_value_hides_what_its_quotes_hold_not_the_rest_of_its_line():
+    r = Redactor()
+    got = r.text("headers={b'x-api-key': b'abcdef123456', b'a': b'x'}")
+    assert got == f"headers={{b'x-api-key': b'{MASK}', b'a': b'x'}}"
+    # ... inside a JSON string, its quotes escaped
+    q = "\\'"
+    got = r.text(f'{{"h": "{{b{q}x-api-key{q}: b{q}abcdef123456{q}, b{q}a{q}: b{q}x{q}}}"}}')
+    assert got == f'{{"h": "{{b{q}x-api-key{q}: b{q}{MASK}{q}, b{q}a{q}: b{q}x{q}}}"}}'
