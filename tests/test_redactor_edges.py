@@ -528,7 +528,14 @@ HIDDEN_AT_ONCE = [
         "pw: hunter22&#x22;pw: &apos;abcdef0123456789abcdef&lt;/b&gt;",
         f"pw: {M}&#x22;pw: &apos;{M}&lt;/b&gt;",
     ),
-]
+    # fuzzed mixes where a mask took the quote, tag or entity that ended a value (the text
+    # is read again with what was found masked, until nothing more is found)
+    ('-password=\\"" + "-password=&#x22;hunter22`\\"</td>&lt;b&gt;\\*', f'-password=\\"{M}'),
+    ("echo -password=- C:\\\\x\\\" | docker login --password-stdin", f"echo {M} | docker login --password-stdin"),
+    ('--token "HF_TOKEN was <code>HF_TOKEN was "~~HF_TOKEN was \\"&lt;b&gt;', f'--token {M} was \\"&lt;b&gt;'),
+    ("&#x22;api_key:  &#x22;**<td>hunter 22&#x22;&quot; is the password<td>", f"&#x22;api_key:  &#x22;{M}"),
+    ("- hun\"ter22hunter 22[REDACTED]password is abcdef0123456789abcdefpw: 9f8e7d6c5b4a39281706/a1b2c3d4e5f60718HF_TOKEN was ", f"- hun\"ter22hunter 22{M}password is {M}pw: {M} was "),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("text", "want"), HIDDEN_AT_ONCE)
