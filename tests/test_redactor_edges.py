@@ -538,6 +538,28 @@ HIDDEN_AT_ONCE = [
 ]  # fmt: skip
 
 
+# A secret's name and its value in one cell of a Markdown row of several cells
+TABLE_CELLS = [
+    ("| password hunter22 | x |", f"| password {M} | x |"),
+    ("| x | password hunter22 | y |", f"| x | password {M} | y |"),
+    ("| password hunter22 | x |\n|---|---|", f"| password {M} | x |\n|---|---|"),
+    ("| `password` **hunter22** | admin |", f"| `password` **{M}** | admin |"),
+    ('{"notes": "| password hunter22 | x |\\n| a | b |"}', f'{{"notes": "| password {M} | x |\\n| a | b |"}}'),
+    ("| key | value |\n|---|---|\n| password hunter22 | prod db |", f"| key | value |\n|---|---|\n| password {M} | {M} |"),
+    ("| DB_PASSWORD Tr0ub4dor | prod |", f"| DB_PASSWORD {M} | {M} |"),
+    ("| HF_TOKEN abcdef0123456789abcd | x |", f"| HF_TOKEN {M} | {M} |"),
+    # (a cell hidden after it says nothing of the one before: it is read as it was)
+    ("| password min_len8 | 30s |", f"| password min_len8 | {M} |"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "want"), TABLE_CELLS)
+def test_a_name_and_value_in_one_cell_of_several_are_a_secret(text, want):
+    r = Redactor()
+    assert r.text(text) == want
+    assert r.text(want) == want and list(r.findings(want)) == []
+
+
 @pytest.mark.parametrize(("text", "want"), HIDDEN_AT_ONCE)
 def test_what_a_second_hiding_would_find_is_found_at_once(text, want):
     r = Redactor()
@@ -612,9 +634,13 @@ PASSWORD_LOOKALIKES = [
     "| Token | Reward |",
     "| password abc12 |",
     "| password redacted-3f2a9c |",  # (a name's mask)
-    # (a row of more cells: its first is no name and value in one)
+    # (a row of more cells: a setting's name, then whether it is on or how much)
     "| Password 2fa_enabled | yes |",
     "| password rotation90d | on |",
+    "| password length12 | 8 |",
+    "| Password 2fa_enabled | off |\n|---|---|",
+    "| Token budget 4096 | x |",
+    "| API key v2 | x |",
     # (a .netrc line in a JSON string saying "is" or "was" and no more)
     '{"a": "password is\\n"}',
     '{"a": "password was\\r"}',
