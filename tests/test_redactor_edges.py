@@ -358,6 +358,8 @@ PASSWORD_GAPS = [
     ('the password is "correct horse\nbattery staple"', f'the password is "{M}"'),
     ("the password is 'correct horse\r\nbattery staple' ok", f"the password is '{M}' ok"),
     ("the password is \u201ccorrect horse\nbattery\u201d", f"the password is \u201c{M}\u201d"),
+    # ... in a Python repr's escaped quotes (no crash where the quote opens)
+    ("password is \\'hunter 22\nabc\\' x", f"password is \\'{M}\\' x"),
     # a password's short names in prose (pw, pwd), with a connective
     ("the pwd is hunter22", f"the pwd is {M}"),
     ("pw: hunter22", f"pw: {M}"),
