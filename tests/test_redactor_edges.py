@@ -358,6 +358,8 @@ PASSWORD_GAPS = [
     ('the password is "correct horse\nbattery staple"', f'the password is "{M}"'),
     ("the password is 'correct horse\r\nbattery staple' ok", f"the password is '{M}' ok"),
     ("the password is \u201ccorrect horse\nbattery\u201d", f"the password is \u201c{M}\u201d"),
+    # ... in a Python repr's escaped quotes (no crash where the quote opens)
+    ("password is \\'hunter 22\nabc\\' x", f"password is \\'{M}\\' x"),
     # a password's short names in prose (pw, pwd), with a connective
     ("the pwd is hunter22", f"the pwd is {M}"),
     ("pw: hunter22", f"pw: {M}"),
@@ -528,7 +530,36 @@ HIDDEN_AT_ONCE = [
         "pw: hunter22&#x22;pw: &apos;abcdef0123456789abcdef&lt;/b&gt;",
         f"pw: {M}&#x22;pw: &apos;{M}&lt;/b&gt;",
     ),
-]
+    # fuzzed mixes where a mask took the quote, tag or entity that ended a value (the text
+    # is read again with what was found masked, until nothing more is found)
+    ('-password=\\"" + "-password=&#x22;hunter22`\\"</td>&lt;b&gt;\\*', f'-password=\\"{M}'),
+    ("echo -password=- C:\\\\x\\\" | docker login --password-stdin", f"echo {M} | docker login --password-stdin"),
+    ('--token "HF_TOKEN was <code>HF_TOKEN was "~~HF_TOKEN was \\"&lt;b&gt;', f'--token {M} was \\"&lt;b&gt;'),
+    ("&#x22;api_key:  &#x22;**<td>hunter 22&#x22;&quot; is the password<td>", f"&#x22;api_key:  &#x22;{M}"),
+    ("- hun\"ter22hunter 22[REDACTED]password is abcdef0123456789abcdefpw: 9f8e7d6c5b4a39281706/a1b2c3d4e5f60718HF_TOKEN was ", f"- hun\"ter22hunter 22{M}password is {M}pw: {M} was "),
+]  # fmt: skip
+
+
+# A secret's name and its value in one cell of a Markdown row of several cells
+TABLE_CELLS = [
+    ("| password hunter22 | x |", f"| password {M} | x |"),
+    ("| x | password hunter22 | y |", f"| x | password {M} | y |"),
+    ("| password hunter22 | x |\n|---|---|", f"| password {M} | x |\n|---|---|"),
+    ("| `password` **hunter22** | admin |", f"| `password` **{M}** | admin |"),
+    ('{"notes": "| password hunter22 | x |\\n| a | b |"}', f'{{"notes": "| password {M} | x |\\n| a | b |"}}'),
+    ("| key | value |\n|---|---|\n| password hunter22 | prod db |", f"| key | value |\n|---|---|\n| password {M} | {M} |"),
+    ("| DB_PASSWORD Tr0ub4dor | prod |", f"| DB_PASSWORD {M} | {M} |"),
+    ("| HF_TOKEN abcdef0123456789abcd | x |", f"| HF_TOKEN {M} | {M} |"),
+    # (a cell hidden after it says nothing of the one before: it is read as it was)
+    ("| password min_len8 | 30s |", f"| password min_len8 | {M} |"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "want"), TABLE_CELLS)
+def test_a_name_and_value_in_one_cell_of_several_are_a_secret(text, want):
+    r = Redactor()
+    assert r.text(text) == want
+    assert r.text(want) == want and list(r.findings(want)) == []
 
 
 @pytest.mark.parametrize(("text", "want"), HIDDEN_AT_ONCE)
@@ -605,9 +636,13 @@ PASSWORD_LOOKALIKES = [
     "| Token | Reward |",
     "| password abc12 |",
     "| password redacted-3f2a9c |",  # (a name's mask)
-    # (a row of more cells: its first is no name and value in one)
+    # (a row of more cells: a setting's name, then whether it is on or how much)
     "| Password 2fa_enabled | yes |",
     "| password rotation90d | on |",
+    "| password length12 | 8 |",
+    "| Password 2fa_enabled | off |\n|---|---|",
+    "| Token budget 4096 | x |",
+    "| API key v2 | x |",
     # (a .netrc line in a JSON string saying "is" or "was" and no more)
     '{"a": "password is\\n"}',
     '{"a": "password was\\r"}',

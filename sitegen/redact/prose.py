@@ -144,7 +144,7 @@ def _wrapped_quote_end(text: str, opener: str, i: int) -> int | None:
         and text[m.end() + 1 : m.end() + 2].isalnum()
     ):
         return None
-    if opener == '\\"':  # (escaped, inside a JSON string: its run ends at the backslash)
+    if opener in ('\\"', "\\'"):  # (escaped, in a JSON string or a repr: its run ends at the "\\")
         return m.end() - 1 if text.startswith(opener, m.end() - 1) else None
     return m.end() if text.startswith(_CLOSING_QUOTE[opener], m.end()) else None
 

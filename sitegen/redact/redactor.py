@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import html
 import re
@@ -109,8 +110,30 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         """The secrets in ``text``, in order and not overlapping (overlaps are merged).
 
         Exactly these spans are what :meth:`text` replaces, so
-        ``findings(text(s))`` is always empty.
+        ``findings(text(s))`` is always empty: the text is read again with what was found
+        masked, and what that reading finds (a value a mask leaves without the quote, tag or
+        entity that ended it reads on) is found too, until a reading finds nothing more (at
+        most :data:`_REREADS` readings: each one is linear in the text).
         """
+        found = self._merged(self._spans(text))
+        for _ in range(_REREADS):
+            if not found:
+                break
+            masked, back = _masked_map(text, found)
+            more = self._spans(masked)
+            if not more:
+                break
+            found = self._merged(
+                [(f.start, -f.end, -1, f.kind) for f in found]
+                + [
+                    (back(start, False), -back(-neg_end, True), order, kind)
+                    for start, neg_end, order, kind in more
+                ]
+            )
+        yield from found
+
+    def _spans(self, text: str) -> list[tuple[int, int, int, str]]:
+        """Every rule's spans in ``text`` as ``(start, -end, rule's order, kind)``, unmerged."""
         found: list[tuple[int, int, int, str]] = []
         may_hold = self._may_hold(text)  # type: ignore[attr-defined]
         rules = self._rules if may_hold else self._user_rules  # type: ignore[attr-defined]
@@ -121,7 +144,13 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         if view is not text:  # text inside a JSON string: read again, its escapes as breaks
             for lo, hi in escape_windows(text):
                 found += self._view_findings(text, view, rules, lo, hi)
+        return found
+
+    @staticmethod
+    def _merged(found: list[tuple[int, int, int, str]]) -> list[Finding]:
+        """``found`` (:meth:`_spans`) in order, overlapping spans merged (the first's kind)."""
         found.sort()
+        out: list[Finding] = []
         cur: list | None = None
         for start, neg_end, _, kind in found:
             end = -neg_end
@@ -129,10 +158,11 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
                 cur[2] = max(cur[2], end)
                 continue
             if cur is not None:
-                yield Finding(cur[0], cur[1], cur[2])
+                out.append(Finding(cur[0], cur[1], cur[2]))
             cur = [kind, start, end]
         if cur is not None:
-            yield Finding(cur[0], cur[1], cur[2])
+            out.append(Finding(cur[0], cur[1], cur[2]))
+        return out
 
     def _view_findings(
         self, text: str, view: str, rules: tuple, lo: int, hi: int
@@ -300,6 +330,40 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         if isinstance(value, str):
             return self.text(value)
         return value
+
+
+# How many times findings() reads a text again with what it found masked (a reading that finds
+# more than the one before it is rare: a few fuzzed texts in ten thousand need a second)
+_REREADS = 4
+
+
+def _masked_map(text: str, found: list[Finding]) -> tuple[str, Callable[[int, bool], int]]:
+    """``text`` with ``found`` replaced by :data:`MASK`, and the map from a position in it
+    back to ``text`` (a position inside a mask: the hidden span's start, or its end for a
+    span's end)."""
+    parts: list[str] = []
+    marks: list[int] = []  # each mask's start in the masked text
+    spans: list[tuple[int, int, int]] = []  # ... its end there, and its span in the text
+    pos = shift = 0
+    for f in found:
+        parts += (text[pos : f.start], MASK)
+        at = f.start + shift
+        marks.append(at)
+        spans.append((at + len(MASK), f.start, f.end))
+        shift += len(MASK) - (f.end - f.start)
+        pos = f.end
+    parts.append(text[pos:])
+
+    def back(i: int, end: bool) -> int:
+        k = bisect.bisect_right(marks, i - 1 if end else i) - 1
+        if k < 0:
+            return i
+        stop, start, hidden_end = spans[k]
+        if i < stop or (end and i == stop):
+            return hidden_end if end else start
+        return hidden_end + (i - stop)
+
+    return "".join(parts), back
 
 
 def _replaced(s: str, findings: Iterable[Finding], mask: Callable[[Finding], str]) -> str:

@@ -130,13 +130,35 @@ def _table_row_spans(text: str) -> Iterator[tuple[int, int]]:
                 continue
             if _cell_secret(key, value, where):
                 yield at + len(value_cell) - len(value_cell.lstrip()), at + len(value_cell.rstrip())
-        if where == "row" and body.count("|") == 2:  # one cell: | password hunter22 |
-            at, cell = cells[1]
-            one = _ONE_CELL_RE.fullmatch(cell)
-            if one is not None and _one_cell_secret(one.group("key"), one.group("s")):
+        if where != "other":  # a name and its value in one cell: | password hunter22 | x |
+            inner = cells[1:-1]
+            for k, (at, cell) in enumerate(inner):
+                one = _ONE_CELL_RE.fullmatch(cell)
+                if one is None or not _one_cell_secret(one.group("key"), one.group("s")):
+                    continue
+                # (a setting's name and whether it is on: | Password 2fa_enabled | yes |)
+                if k + 1 < len(inner) and _setting_state(inner[k + 1][1]):
+                    continue
                 yield at + one.start("s"), at + one.end("s")
         lo = end
         i = text.find("|", end)
+
+
+# Cells that say whether a setting is on, or how much of it: the cell before names a setting
+_SETTING_STATES = _CELL_EMPTY | {"on", "off", "enabled", "disabled", "default", "auto"}
+_NUMBER_RE = re.compile(r"[-+]?[0-9][0-9_,.]*+[A-Za-z%]{0,3}")
+
+
+def _setting_state(cell: str) -> bool:
+    """Whether ``cell`` says a setting's state (yes, off, 8, 30s), not a second value; or is
+    hidden (what it held is no longer known: the cell before is read as it was read when the
+    cell was there, so hiding twice finds no more)."""
+    value = cell.strip(_CELL_MARKUP)
+    return (
+        value.lower() in _SETTING_STATES
+        or _NUMBER_RE.fullmatch(value) is not None
+        or (bool(value) and is_masked(value))
+    )
 
 
 # An HTML cell's markup around a name or value: <b>, <code>, <span class="x">
