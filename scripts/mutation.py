@@ -45,11 +45,11 @@ _FINDINGS = (
     "tests/insights/test_windows.py",
 )
 _REDACT = (
-    "tests/test_redact.py",
-    "tests/test_redact_rules.py",
-    "tests/test_redact_values.py",
-    "tests/test_redactor_edges.py",
-    "tests/test_redact_mutants.py",
+    "tests/redact/test_redact.py",
+    "tests/redact/test_redact_rules.py",
+    "tests/redact/test_redact_values.py",
+    "tests/redact/test_redactor_edges.py",
+    "tests/redact/test_redact_mutants.py",
     "-k",
     "not linear",  # (the linear-time test times subprocesses: minutes a mutant, no new kill)
 )

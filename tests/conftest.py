@@ -73,7 +73,7 @@ LONG_FIRST = (
     "scenarios/test_transcripts.py",
     "read/test_pool.py",
     "read/test_linear_time.py",
-    "test_redact.py",
+    "redact/test_redact.py",
     "read/test_glued_property.py",
     "commands/test_cli.py",
 )

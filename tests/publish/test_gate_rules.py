@@ -3,7 +3,7 @@
 The rules are the messages the gate's code can add to a report's ``blocked`` list (and
 its size warning): the test reads them out of ``sitegen/publish/gate.py`` and ``scan.py``
 and checks that a planted case here makes each one, so a new rule without a case fails.
-The secrets themselves are the redactor's rules (tests/test_redact_rules.py).
+The secrets themselves are the redactor's rules (tests/redact/test_redact_rules.py).
 """
 
 from __future__ import annotations

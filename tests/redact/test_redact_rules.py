@@ -15,7 +15,7 @@ import pytest
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact import MASK, Redactor, assign, names, redactor, rules, tables, values
-from tests.test_redact import HEX40, SHAPES
+from tests.redact.test_redact import HEX40, SHAPES
 
 VALUE = "Zk3v9QmW"  # a value that is no credential's shape: hidden only by what names it
 
@@ -85,7 +85,7 @@ def test_the_added_cases_are_hidden(text, secret, kind):
 def test_each_rule_has_a_case_that_leaks_without_it(i, without):
     rule = rules.BUILTIN_RULES[i]
     cases = [(t, s) for t, s, kind in RULE_CASES if kind == rule.kind]
-    assert cases, f"no planted case of {rule.kind}: add one to tests/test_redact_rules.py"
+    assert cases, f"no planted case of {rule.kind}: add one to tests/redact/test_redact_rules.py"
     assert all(_hidden(t, s) for t, s in cases)
     without(redactor, "BUILTIN_RULES", rules.BUILTIN_RULES[:i] + rules.BUILTIN_RULES[i + 1 :])
     leaked = [t for t, s in cases if not _hidden(t, s)]
