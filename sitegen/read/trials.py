@@ -660,9 +660,9 @@ def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
         if members is None:
             members = []
             seen = _TarSeen()
-            damage = None
+            damage = note = None
             try:
-                _tar_pass(col, fh, members, seen)
+                note = _tar_pass(col, fh, members, seen)
             except UnsafeInput as exc:
                 damage = f"trials archive {exc.strerror}"
             except (tarfile.TarError, OSError, EOFError) as exc:
@@ -677,9 +677,11 @@ def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
                 # a trial's folder cut short at the top, as in a folder
                 cut = seen.bare(counted, running)
                 members += [(f"{d}/result.json", ("missing",)) for d in cut]
-            if damage is None:
+            if note is not None:  # (not kept: said again by every build until it is mended)
+                col.warn(rel, None, note)
+            elif damage is None:
                 col.entries[rel] = (st.st_size, st.st_mtime_ns, members)
-            else:
+            if damage is not None:
                 # counted for want of the files that would say they are a trial's own: those
                 # may lie past the damage, so they are named
                 unsure = seen.unsure()
@@ -875,14 +877,14 @@ def _inside(parts: list[str]) -> list[int]:
     ]
 
 
-def _tar_pass(col: _Collector, fh: BinaryIO, members: list, seen: _TarSeen) -> None:
+def _tar_pass(col: _Collector, fh: BinaryIO, members: list, seen: _TarSeen) -> str | None:
     """One read of a trials archive as a stream: each ``result.json`` decoded into
     ``members``, or, inside a folder Harbor writes in a trial (:func:`_inside`), held in
     ``seen`` with the files that decide it. A gzip is unpacked by :class:`_Gunzip` (all
     its members; damage said as it is, after what came before it is read). The archive ends
     at its end-of-archive block, as GNU tar reads one without ``--ignore-zeros``: what
     follows it (a second archive concatenated, junk, a gzip's trailing bytes) is not read
-    and is no damage."""
+    and is no damage; a second archive right after the end is said (the returned note)."""
     gz = fh.read(2) == b"\x1f\x8b"
     fh.seek(0)
     src = _Gunzip(fh) if gz else None
@@ -892,6 +894,7 @@ def _tar_pass(col: _Collector, fh: BinaryIO, members: list, seen: _TarSeen) -> N
     try:
         with tarfile.open(fileobj=stream, mode=mode, tarinfo=_Header) as tar:
             _read_members(col, tar, members, seen)
+            return _archive_after(tar)
     except (tarfile.TarError, EOFError) as exc:
         if src is not None and src.error is not None:  # (the stream ended there: tarfile's
             raise tarfile.ReadError(src.error) from exc  # words say it was cut short)
@@ -957,6 +960,30 @@ def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _T
         raise tarfile.ReadError("it ends inside a member's header")
     if at < tar.offset + tarfile.BLOCKSIZE:
         raise tarfile.ReadError("it ends without its end-of-archive block")
+
+
+def _archive_after(tar: tarfile.TarFile) -> str | None:
+    """A note when a tar header follows the end-of-archive block (``cat a.tar b.tar``): GNU
+    tar reads none of the second archive without ``--ignore-zeros``, nor does sitegen, but
+    its trials are not lost in silence. Only a record's padding of zeros is looked past:
+    reading on through zeros would be unbounded work on a small compressed file."""
+    assert tar.fileobj is not None
+    try:
+        rest = tar.fileobj.read(tarfile.RECORDSIZE + tarfile.BLOCKSIZE)
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
+        return None  # (bytes after the end that are no archive: not read, as GNU tar)
+    at = (len(rest) - len(rest.lstrip(b"\0"))) // tarfile.BLOCKSIZE * tarfile.BLOCKSIZE
+    block = rest[at : at + tarfile.BLOCKSIZE]
+    if len(block) < tarfile.BLOCKSIZE:
+        return None
+    try:
+        tarfile.TarInfo.frombuf(block, tarfile.ENCODING, "surrogateescape")
+    except tarfile.HeaderError:
+        return None
+    return (
+        "a second archive follows this one's end-of-archive block (files concatenated):"
+        " its trials are not read; unpack both and pack them as one"
+    )
 
 
 class _Gunzip:

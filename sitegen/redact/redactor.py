@@ -113,7 +113,8 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         ``findings(text(s))`` is always empty: the text is read again with what was found
         masked, and what that reading finds (a value a mask leaves without the quote, tag or
         entity that ended it reads on) is found too, until a reading finds nothing more (at
-        most :data:`_REREADS` readings: each one is linear in the text).
+        most :data:`_REREADS` readings: each one is linear in the text). A text with no
+        secret is read once; one with a secret at least twice, the price of idempotence.
         """
         found = self._merged(self._spans(text))
         for _ in range(_REREADS):
@@ -332,8 +333,8 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         return value
 
 
-# How many times findings() reads a text again with what it found masked (a reading that finds
-# more than the one before it is rare: a few fuzzed texts in ten thousand need a second)
+# How many times findings() reads a text again with what it found masked (a second reading
+# that finds more than the first is rare: a few fuzzed texts in ten thousand)
 _REREADS = 4
 
 

@@ -25,8 +25,8 @@ from sitegen.redact.tables import _TABLE_RULES
 # Something every built-in rule needs to find anything. Text holding none of these (most
 # trial and metric names) skips the rules: plain substring tests cost a microsecond, the
 # rules fifty. tests/redact/test_redact.py checks each shape gets through;
-# tests/redact/test_redact_rules.py that each trigger is needed. (A URL's "://", curl's "-u user:pw" and a Discord webhook hold
-# ":", a PEM block's "-----BEGIN" holds "--".)
+# tests/redact/test_redact_rules.py that each trigger is needed. (A URL's "://", curl's
+# "-u user:pw" and a Discord webhook hold ":", a PEM block's "-----BEGIN" holds "--".)
 _TRIGGERS = (
     *("hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "k_live_"),
     *("k_test_", "AIza", "ya29.", "eyJ", "AKIA", "ASIA", "dtn_", "npm_", "xox"),

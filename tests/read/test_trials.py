@@ -1103,17 +1103,18 @@ def test_a_gzip_of_several_members_is_read_whole(tmp_path):
 
 @pytest.mark.parametrize("gz", [False, True])
 @pytest.mark.parametrize(
-    "after",
+    ("after", "said"),
     [
-        _tar_bytes(["b__2"]),  # a second archive concatenated (`cat a.tar b.tar`)
-        b"JUNK" * 128,
-        b"\n",
-        b"\0" * (1 << 20) + _tar_bytes(["b__2"]),  # (zeros are not read on: unbounded work)
+        (_tar_bytes(["b__2"]), True),  # a second archive concatenated (`cat a.tar b.tar`)
+        (b"JUNK" * 128, False),
+        (b"\n", False),
+        (b"\0" * (1 << 20) + _tar_bytes(["b__2"]), False),  # (zeros not read on: unbounded)
     ],
 )
-def test_what_follows_the_end_of_archive_block_is_not_read(tmp_path, gz, after):
-    # GNU tar without --ignore-zeros stops at the end block, silently, as main always did:
-    # the archive is whole, and its trial folder cut short still counts missing
+def test_what_follows_the_end_of_archive_block_is_not_read(tmp_path, gz, after, said):
+    # GNU tar without --ignore-zeros stops at the end block, silently: the archive is
+    # whole, and its trial folder cut short still counts missing; a second archive right
+    # after it is said, not read
     root = tmp_path / "trace_jobs"
     root.mkdir()
     buf = io.BytesIO()
@@ -1127,9 +1128,37 @@ def test_what_follows_the_end_of_archive_block_is_not_read(tmp_path, gz, after):
         tar.addfile(cut, io.BytesIO(b"x"))
     whole = buf.getvalue()
     name = "trials_step1_a.tar.gz" if gz else "trials_step1_a.tar"
-    (root / name).write_bytes(gzip.compress(whole) + after if gz else whole + after)
+    if gz:  # bytes after the gzip that are no gzip: not read, no archive said either
+        (root / name).write_bytes(gzip.compress(whole) + after)
+        ts, _ = parse_trials(root, tmp_path)
+        assert ([r.name for r in ts.results], ts.missing, ts.warnings) == (["a__1"], 1, ())
+    (root / name).write_bytes(gzip.compress(whole) + gzip.compress(after) if gz else whole + after)
     ts, _ = parse_trials(root, tmp_path)
-    assert ([r.name for r in ts.results], ts.missing, ts.warnings) == (["a__1"], 1, ())
+    assert ([r.name for r in ts.results], ts.missing) == (["a__1"], 1)
+    if said:
+        (w,) = ts.warnings
+        assert (w.path, w.message) == (
+            f"trace_jobs/{name}",
+            "a second archive follows this one's end-of-archive block (files concatenated):"
+            " its trials are not read; unpack both and pack them as one",
+        )
+        assert parse_trials(root, tmp_path)[0].warnings == ts.warnings  # (said every build)
+    else:
+        assert ts.warnings == ()
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_an_archive_cut_inside_a_header_says_so(tmp_path, gz):
+    root = tmp_path / "trace_jobs"
+    root.mkdir()
+    whole = _tar_bytes(["a__1", "b__2"])
+    cut = len(_tar_bytes(["a__1"], end=False)) + 100  # (inside b__2's header)
+    name = "trials_step1_a.tar.gz" if gz else "trials_step1_a.tar"
+    (root / name).write_bytes(gzip.compress(whole[:cut]) if gz else whole[:cut])
+    ts, _ = parse_trials(root, tmp_path)
+    assert [r.name for r in ts.results] == ["a__1"]
+    (w,) = ts.warnings
+    assert "it ends inside a member's header" in w.message
 
 
 @pytest.mark.parametrize(
