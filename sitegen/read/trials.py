@@ -981,8 +981,8 @@ def _archive_after(tar: tarfile.TarFile) -> str | None:
     except tarfile.HeaderError:
         return None
     return (
-        "a second archive follows this one's end-of-archive block (files concatenated):"
-        " its trials are not read; unpack both and pack them as one"
+        "tar data follows this archive's end-of-archive block (a second archive"
+        " concatenated?): it is not read; unpack both and pack them as one"
     )
 
 

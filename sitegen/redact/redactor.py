@@ -113,8 +113,9 @@ class Redactor(msgspec.Struct, frozen=True, dict=True):
         ``findings(text(s))`` is always empty: the text is read again with what was found
         masked, and what that reading finds (a value a mask leaves without the quote, tag or
         entity that ended it reads on) is found too, until a reading finds nothing more (at
-        most :data:`_REREADS` readings: each one is linear in the text). A text with no
-        secret is read once; one with a secret at least twice, the price of idempotence.
+        most :data:`_REREADS` readings after the first: each one is linear in the text). A
+        text with no secret is read once; one with a secret at least twice, the price of
+        idempotence.
         """
         found = self._merged(self._spans(text))
         for _ in range(_REREADS):
