@@ -999,10 +999,11 @@ class _Gunzip:
         self.buf = b""  # read, not yet unpacked
         self.begun = False  # whether the member has had bytes
         self.error: str | None = None
+        self.ended = False  # zeros after a member: the padding gzip allows at the end
 
     def read(self, size: int = -1) -> bytes:
         """The next bytes unpacked (any number; none at the end or at damage)."""
-        while self.error is None:
+        while self.error is None and not self.ended:
             if not self.buf:
                 self.buf = self.fh.read(1 << 16)
                 if not self.buf:
@@ -1011,9 +1012,9 @@ class _Gunzip:
                     break
             after = self.z.eof  # another member starts, or the zeros gzip allows at the end
             if after:
-                if not self.buf.strip(b"\0"):
-                    self.buf = b""
-                    continue
+                if self.buf[:1] == b"\0":  # (what follows the zeros is not read: bounded work)
+                    self.ended = True
+                    break
                 self.z = zlib.decompressobj(wbits=31)
             self.begun = True
             try:

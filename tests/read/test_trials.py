@@ -11,6 +11,7 @@ from sitegen.model.parsed import TrialResult
 from sitegen.read import trials as trials_reader
 from sitegen.read.trials import (
     TrialFormatError,
+    _Gunzip,
     decode_files,
     decode_result,
     parse_trials,
@@ -1146,6 +1147,15 @@ def test_what_follows_the_end_of_archive_block_is_not_read(tmp_path, gz, after, 
         assert again.warnings == ts.warnings
     else:
         assert ts.warnings == ()
+
+
+def test_zeros_after_a_gzip_end_its_data_unread():
+    # gzip allows zeros after its last member: they end the data, and nothing past them is
+    # read (a megabyte of them, or more, would be read for nothing)
+    raw = io.BytesIO(gzip.compress(b"x" * 100) + b"\0" * (4 << 20) + gzip.compress(b"y"))
+    src = _Gunzip(raw)
+    assert (src.read(), src.read(), src.read(), src.error) == (b"x" * 100, b"", b"", None)
+    assert raw.tell() <= 1 << 16
 
 
 @pytest.mark.parametrize("gz", [False, True])
