@@ -916,16 +916,10 @@ def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _T
         if not parts:
             continue
         seen.add_path(parts)
-        # (no set made and dropped per member: a pass of many small files makes the
-        # garbage collector walk all it holds more often)
         if len(parts) > 1:
-            names = below.get(parts[0])
-            if names is None:
-                below[parts[0]] = {parts[1]}
-            else:
-                names.add(parts[1])
-        elif member.isdir() and parts[0] not in below:
-            below[parts[0]] = set()
+            below.setdefault(parts[0], set()).add(parts[1])
+        elif member.isdir():
+            below.setdefault(parts[0], set())
         if not member.isfile():
             continue
         seen.add_file(parts)
