@@ -40,7 +40,6 @@ from sitegen.cache.files import (
     read_file,
 )
 from sitegen.cache.sources import Listing, Sources, code_signature, watch_holds
-from sitegen.discover.archive import CACHE_MARKER
 from sitegen.errors import BuildWarning
 from sitegen.model.parsed import Discovery, ParsedLog, Run, TrialSet
 from sitegen.redact import Redactor, rules_signature
@@ -64,6 +63,9 @@ if TYPE_CHECKING:
 DELTA_SHARE = 8
 DELTA_MIN = 64
 
+# The file a cache folder holds: build() has discovery pass over any folder holding it, so
+# a cache moved into the archive or renamed is never read as input.
+CACHE_MARKER = ".sitegen-cache"
 _MARKER_TEXT = b"A sitegen build cache: sitegen reads no input from this folder.\n"
 _KINDS = (PACKED - {"pages"}) | {"notes", "transcripts"}  # the folders save_site sweeps
 

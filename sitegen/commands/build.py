@@ -25,9 +25,9 @@ from sitegen.assemble.runs import assemble, warnings_by_job
 from sitegen.cache.files import SUMMARY_COUNTS, FileRecord, LastBuild, Summary
 from sitegen.cache.reuse import PageReuse
 from sitegen.cache.sources import Sources, assets_signature, fingerprint
-from sitegen.cache.state import BuildState, compiled_templates_dir
+from sitegen.cache.state import CACHE_MARKER, BuildState, compiled_templates_dir
 from sitegen.commands.analyse import Notes, SitePages, site_pages
-from sitegen.discover.archive import discover, drop_non_jobs
+from sitegen.discover.archive import MARKER, discover, drop_non_jobs
 from sitegen.errors import ArchiveError, BuildWarning
 from sitegen.model.parsed import Discovery, Job, ParsedLog, Run, TrialSet
 from sitegen.options import BuildOptions, check_output
@@ -160,7 +160,7 @@ def build(opts: BuildOptions, progress: Callable[[str], None] | None = None) -> 
     check_output(opts.out, opts.archive)  # before the lock and the cache are made beside it
     site = SitePaths.of(opts.out)
     with OutputLock(site), disk_full_is_an_error(), _fewer_collections(), _one_blas_thread():
-        disc = _discover(opts, site, report)
+        disc = _discover(opts, report)
         report.stage("discover")
         cache = BuildState(site.cache, opts)
         report.reported_before = cache.reported_before()
@@ -265,9 +265,16 @@ def _synthetic(opts: BuildOptions) -> bool:
         return False
 
 
-def _discover(opts: BuildOptions, site: SitePaths, report: BuildReport) -> Discovery:
-    # The site, its cache and lock may lie inside the archive (``-o ARCHIVE/site``).
-    disc = discover(opts.archive, exclude=site.own(), redactor=Redactor(opts.redact_patterns))
+def find_jobs(opts: BuildOptions, redactor: Redactor) -> Discovery:
+    """The archive's jobs as a build reads them (and ``serve`` watches them): the site, its
+    cache and lock passed over where they lie inside the archive (``-o ARCHIVE/site``), and
+    any other site or cache sitegen wrote, known by its manifest or marker."""
+    own = SitePaths.of(opts.out).own()
+    return discover(opts.archive, own, redactor, markers=(MARKER, CACHE_MARKER))
+
+
+def _discover(opts: BuildOptions, report: BuildReport) -> Discovery:
+    disc = find_jobs(opts, Redactor(opts.redact_patterns))
     if not disc.jobs:
         raise ArchiveError(
             f"no jobs found in {opts.archive}: expected *.out/*.log files or trace_jobs/ folders"

@@ -17,11 +17,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from sitegen.commands.build import inputs_changed
-from sitegen.discover.archive import discover
+from sitegen.commands.build import find_jobs, inputs_changed
 from sitegen.errors import SitegenError
 from sitegen.redact import Redactor
-from sitegen.write.site import SitePaths
 
 if TYPE_CHECKING:
     from sitegen.commands.build import LastBuild
@@ -37,7 +35,6 @@ class Inputs:
 
     def __init__(self, opts: BuildOptions) -> None:
         self.opts = opts
-        self.own = SitePaths.of(opts.out).own()  # as the build passes them over
         self.redactor = Redactor(opts.redact_patterns)
         self.last: LastBuild | None = None  # the record of the last build that succeeded
 
@@ -46,7 +43,7 @@ class Inputs:
         any change (a burst is told from quiet; a failed build is not tried again until then)."""
         opts = self.opts
         try:
-            disc = discover(opts.archive, exclude=self.own, redactor=self.redactor)
+            disc = find_jobs(opts, self.redactor)
         except (SitegenError, OSError) as exc:  # the archive gone: the build will say so
             return f"archive: {exc}"
         return inputs_changed(opts, disc, self.last)  # (the output is not looked at)

@@ -48,9 +48,6 @@ NOT_A_JOB = "log holds nothing of SkyRL, Ray, vLLM or a SLURM status: not a trai
 EMPTY_LOG = "empty log: not a training job (yet)"
 _SHARED_INFRA = "infra-*.log beside several job logs: cannot tell whose engines they are, not read"
 MARKER = ".sitegen-site"  # a site folder's manifest: which of its files sitegen made
-# The file a build cache folder holds, so that it is known as sitegen's whatever its name
-CACHE_MARKER = ".sitegen-cache"
-_OWN_MARKERS = (MARKER, CACHE_MARKER)
 # What sitegen writes beside an output folder (write.SitePaths): its lock, build cache and
 # staging folder, ".<name>.lock", ".<name>.cache", ".<name>.staging-<pid>".
 COMPANION_RE = re.compile(r"\..+\.(?:lock|cache|staging-\d+)")
@@ -118,8 +115,9 @@ class _Dir:
 
 
 class _Walker:
-    def __init__(self, root: Path, redactor: Redactor) -> None:
+    def __init__(self, root: Path, redactor: Redactor, markers: tuple[str, ...]) -> None:
         self.root = root
+        self.markers = markers  # the files that make a folder sitegen's own
         self.root_real = root.resolve()
         self.redactor = redactor
         self.jobs: list[JobSource] = []
@@ -228,7 +226,7 @@ class _Walker:
             node.reported = True  # its warning says why
             return []
         files, dirs = scanned
-        if node.parent is not None and any(f.name in _OWN_MARKERS for f in files):
+        if node.parent is not None and any(f.name in self.markers for f in files):
             # A site or a build cache sitegen wrote (its manifest or marker; a cache moved
             # or renamed too): passed over silently, as is what lies below; marked reported
             # so that a parent holding only it is not listed either.
@@ -269,7 +267,7 @@ class _Walker:
         trials: list[os.DirEntry] = []
         exp_logs: list[os.DirEntry] = []
         for e in dirs:
-            if e.name == "logs" and not self._passed_over(e) and not _sitegens(e.path):
+            if e.name == "logs" and not self._passed_over(e) and not self.sitegens(e.path):
                 logs_node = _Dir(e.path, node, scanned=self.scan(e.path))
                 if logs_node.scanned is None:
                     logs_node.reported = True
@@ -291,13 +289,22 @@ class _Walker:
                 for n in TRIALS_DIR_NAMES
                 if n in names
                 and _ident(names[n]) not in self.claimed
-                and not _sitegens(names[n].path)
+                and not self.sitegens(names[n].path)
             ]
             if logs or trials:
                 infra = [e for e in files if _is_infra(e.name)]
                 self.flat(Path(node.path), logs, infra, trials, files)
                 node.found = True
         return logs_node, trials
+
+    def sitegens(self, path: str | Path) -> bool:
+        """Whether the folder at ``path`` is a site or a build cache sitegen wrote (it holds
+        one of ``markers``), whatever its name."""
+        return any(os.path.isfile(os.path.join(path, m)) for m in self.markers)
+
+    def trials_dir(self, p: Path) -> bool:
+        """Whether an experiment's ``trace_jobs``/``trials`` candidate is a trials folder."""
+        return p.is_dir() and not p.is_symlink() and not self.sitegens(p)
 
     def _passed_over(self, e: os.DirEntry) -> bool:
         """sitegen's own output (and its cache) inside the archive: not read, not reported."""
@@ -314,19 +321,19 @@ class _Walker:
             self.warn(logs_dir, _SHARED_INFRA)
         found: list[Path] = []
         for e in dirs:
-            if e.name == "logs" or e.name.startswith(".") or _sitegens(e.path):
+            if e.name == "logs" or e.name.startswith(".") or self.sitegens(e.path):
                 continue
             p = Path(e.path)
             for cand in (p, p / e.name):
                 if cand != p and (cand.is_symlink() or not cand.is_dir()):
                     continue
                 for tn in TRIALS_DIR_NAMES:
-                    if _trials_dir(cand / tn):
+                    if self.trials_dir(cand / tn):
                         found.append(cand / tn)
                         self.owned.update(_ident(x) for x in {p, cand})
         for base in (d, logs_dir):  # trials beside logs/, or (seen once) inside it
             for tn in TRIALS_DIR_NAMES:
-                if _trials_dir(base / tn):
+                if self.trials_dir(base / tn):
                     found.append(base / tn)
         if found:
             self.claimed.update(_ident(p) for p in found)
@@ -397,17 +404,6 @@ def _notes(files: list[os.DirEntry]) -> Path | None:
     return next((Path(e.path) for e in files if e.name == "notes.md"), None)
 
 
-def _sitegens(path: str | Path) -> bool:
-    """Whether the folder at ``path`` is a site or a build cache sitegen wrote (its
-    manifest or marker), whatever its name."""
-    return any(os.path.isfile(os.path.join(path, m)) for m in _OWN_MARKERS)
-
-
-def _trials_dir(p: Path) -> bool:
-    """Whether an experiment's ``trace_jobs``/``trials`` candidate is a trials folder."""
-    return p.is_dir() and not p.is_symlink() and not _sitegens(p)
-
-
 def drop_non_jobs(
     disc: Discovery, logs: Mapping[str, ParsedLog | None]
 ) -> tuple[Discovery, frozenset[str]]:
@@ -445,18 +441,22 @@ def drop_non_jobs(
 
 
 def discover(
-    root: Path, exclude: tuple[Path, ...] = (), redactor: Redactor | None = None
+    root: Path,
+    exclude: tuple[Path, ...] = (),
+    redactor: Redactor | None = None,
+    markers: tuple[str, ...] = (MARKER,),
 ) -> Discovery:
     """Walk ``root`` and list its jobs, trials directories and skipped directories.
 
-    Folders in ``exclude`` (the site being built, inside the archive) are passed over
-    silently; hidden folders are reported as skipped. Paths go through ``redactor``.
+    Folders in ``exclude`` (the site being built, inside the archive) and folders holding a
+    file named in ``markers`` (a site or a cache sitegen wrote, moved or renamed) are passed
+    over silently; hidden folders are reported as skipped. Paths go through ``redactor``.
     """
     if not root.exists():
         raise ArchiveError(f"archive not found: {root} (give the folder that holds your job logs)")
     if not root.is_dir():
         raise ArchiveError(f"archive is not a directory: {root}")
-    w = _Walker(root, redactor or Redactor())
+    w = _Walker(root, redactor or Redactor(), markers)
     for p in exclude:
         with contextlib.suppress(OSError):
             w.exclude.add(_ident(p))

@@ -356,7 +356,7 @@ def test_serving_never_waits_for_the_watcher_or_a_rebuild(tmp_path, monkeypatch)
     hold = threading.Event()  # the watcher's look and the rebuild wait while it is set
     entered = {"look": threading.Event(), "build": threading.Event()}
     go = {"look": threading.Event(), "build": threading.Event()}
-    real = {"look": sitegen.commands.watch.discover, "build": sitegen.commands.serve.build}
+    real = {"look": sitegen.commands.watch.find_jobs, "build": sitegen.commands.serve.build}
 
     def held(step: str):
         def call(*args, **kwargs):
@@ -367,7 +367,7 @@ def test_serving_never_waits_for_the_watcher_or_a_rebuild(tmp_path, monkeypatch)
 
         return call
 
-    monkeypatch.setattr(sitegen.commands.watch, "discover", held("look"))
+    monkeypatch.setattr(sitegen.commands.watch, "find_jobs", held("look"))
     monkeypatch.setattr(sitegen.commands.serve, "build", held("build"))
     with serving(BuildOptions(archive=archive, out=tmp_path / "site", workers=1)) as site:
         builds = len(site.app.builds)

@@ -125,6 +125,20 @@ def test_an_output_inside_the_archive_is_not_watched(tmp_path):
         assert len(site.app.builds) == builds + 1
 
 
+def test_a_cache_moved_into_the_archive_is_no_input(tmp_path):
+    """A build cache copied into the archive under another name is known by its marker: the
+    build reads nothing of it and the watcher sees no change (both discover alike)."""
+    archive = small_archive(tmp_path)
+    opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1)
+    first = build(opts)
+    inputs = Inputs(opts)
+    inputs.last = first.record
+    shutil.copytree(tmp_path / ".site.cache", archive / "flat/old-cache")
+    assert inputs.look() is None
+    report = build(opts)
+    assert report.unchanged and (report.jobs, report.skipped) == (first.jobs, first.skipped)
+
+
 def test_a_failed_build_is_tried_again_only_after_a_change(tmp_path):
     archive = small_archive(tmp_path)
     opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1)

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from sitegen.discover.archive import CACHE_MARKER, discover, slug
+from sitegen.discover.archive import discover, slug
 from sitegen.errors import ArchiveError
 from sitegen.write.site import MARKER
 
@@ -247,18 +247,20 @@ def test_sitegen_outputs_anywhere_are_passed_over_silently(tmp_path):
 )
 def test_a_cache_folder_is_known_by_its_marker_under_any_name(tmp_path, where):
     """A build cache moved or renamed into the archive (its kinds' folders, ``trials/`` among
-    them, look like a job's) is passed over without a word, as a site is."""
+    them, look like a job's) is passed over without a word, as a site is, when its marker is
+    among the markers discovery is given (build() gives the cache's)."""
     touch(tmp_path / "job/a.out")
     touch(tmp_path / "exp/logs/train_2.out")  # an experiment: its run folders hold its trials
     cache = tmp_path / where
-    touch(cache / CACHE_MARKER)
+    touch(cache / ".made-by-us")
     touch(cache / "meta.json", "{}")
     touch(cache / "trials/0123456789abcdef0123.json", "{}")
     touch(cache / "log/0123456789abcdef0123.json", "{}")
     touch(cache / "train_1.out", "(skyrl_entrypoint pid=1) Step 1:")
-    d = discover(tmp_path)
+    d = discover(tmp_path, markers=(MARKER, ".made-by-us"))
     assert sorted(j.log for j in d.jobs) == ["exp/logs/train_2.out", "job/a.out"]
     assert d.trials_dirs == {} and d.skipped == () and d.warnings == ()
+    assert discover(tmp_path) != d  # (not a marker it is given: read as any folder)
 
 
 def test_a_split_slurm_log_is_one_job_and_a_lone_err_a_job_of_its_own(tmp_path):

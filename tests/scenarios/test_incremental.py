@@ -22,7 +22,6 @@ from sitegen.cache import reuse, sources
 from sitegen.cache import state as incremental
 from sitegen.commands import build as build_module
 from sitegen.commands.build import build
-from sitegen.discover.archive import CACHE_MARKER
 from sitegen.options import BuildOptions
 from sitegen.pages import forkmap
 from sitegen.present import html, listing, pagefiles
@@ -363,7 +362,9 @@ def test_planted_pickles_and_malformed_files_run_nothing(tmp_path):
     evil = pickle.dumps(_Payload(marker))
     # every file but the key and the folder's marker (read by nobody: discovery looks for it)
     planted = [
-        p for p in cache.rglob("*") if p.is_file() and p.name not in ("meta.json", CACHE_MARKER)
+        p
+        for p in cache.rglob("*")
+        if p.is_file() and p.name not in ("meta.json", incremental.CACHE_MARKER)
     ]
     for i, p in enumerate(planted):  # every file: a pickle, or JSON of the wrong shape
         p.write_bytes(evil if i % 2 == 0 else b'{"version": 2, "kind": "log", "body": [1, 2]}')
