@@ -240,10 +240,44 @@ def list_trial_dirs(
     for entry in _sorted_dirs(str(root)) if top is None else top:
         if entry.name == "eval_sessions":
             for session in _sorted_dirs(entry.path):
-                for trial in _sorted_dirs(session.path):
+                trials = _sorted_dirs(session.path)
+                own = _a_trials_own(session.path, trials)
+                for trial in trials:
+                    if trial.name in own:
+                        continue
                     yield f"eval_sessions/{session.name}/{trial.name}", trial.name, True
         else:
             yield entry.name, entry.name, False
+
+
+def _a_trials_own(session: str, dirs: list[os.DirEntry]) -> set[str]:
+    """The folders of an ``eval_sessions/<session>/`` that are a trial's own, not trials: its
+    ``agent/``, ``verifier/``, … when the session folder is an eval trial's, as an archive's
+    members are told (``_TarSeen._is_trial``). Surely a trial's (a ``trial.log``, a
+    ``result.json`` or ``lock.json`` and no ``job.log``, or both ``agent/`` and
+    ``verifier/``, a ``job.log`` or not): all of them; holding another file Harbor writes in
+    a trial's and no ``job.log``: those that hold no trial's files of their own."""
+    inner = {e.name: e.path for e in dirs if e.name in _IN_TRIAL}
+    if not inner:
+        return set()
+    try:
+        names = set(os.listdir(session))
+    except OSError:
+        return set()
+    job = "job.log" in names  # (a Harbor job's folder: its result.json, lock.json are its own)
+    if "trial.log" in names or (names & _OWN_OR_JOBS and not job) or inner.keys() >= _TRIAL_DIRS:
+        return set(inner)
+    if names & _TRIAL_FILES and not job:
+        return {d for d, path in inner.items() if not _lists(path, _TRIAL_ONLY)}
+    return set()
+
+
+def _lists(path: str, names: frozenset[str]) -> bool:
+    """Whether the folder at ``path`` holds one of ``names``."""
+    try:
+        return bool(names & set(os.listdir(path)))
+    except OSError:
+        return False
 
 
 _NAME = operator.attrgetter("name")

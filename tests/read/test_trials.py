@@ -1484,6 +1484,20 @@ def test_a_trial_log_inside_a_running_trials_own_folder_makes_no_trial(tmp_path,
          ([], 0, 0, 0)),
         # an eval trial's agent's result.json: no eval trial
         ({"eval_sessions/s/e/agent/result.json": rec(trial_name="e")}, [], ([], 0, 0, 0)),
+        # nor one level up, where the session's folder is a trial's: surely (a trial.log;
+        # agent/ and verifier/) or by a file of a trial's, its agent/ holding none
+        ({"eval_sessions/s/trial.log": b"", "eval_sessions/s/agent/result.json": rec()}, [],
+         ([], 0, 0, 0)),
+        ({"eval_sessions/s/agent/result.json": rec()}, ["eval_sessions/s/verifier/"],
+         ([], 0, 0, 0)),
+        ({"eval_sessions/s/config.json": b"{}", "eval_sessions/s/agent/result.json": rec()}, [],
+         ([], 0, 0, 0)),
+        # but a trial beside a file of a trial's that holds a trial's files, or in a job's
+        # folder, is an eval trial
+        ({"eval_sessions/s/config.json": b"{}", "eval_sessions/s/agent/trial.log": b"",
+          "eval_sessions/s/agent/result.json": rec()}, [], ([], 1, 0, 0)),
+        ({"eval_sessions/s/job.log": b"", "eval_sessions/s/config.json": b"{}",
+          "eval_sessions/s/agent/result.json": rec()}, [], ([], 1, 0, 0)),
         # a multi-step trial's steps/ is its own, ended or running, at any depth
         ({"t0/result.json": rec(trial_name="t0"), "t0/steps/s1/result.json": rec()}, [],
          (["t0"], 0, 0, 0)),
@@ -1563,8 +1577,10 @@ def _random_layout(rng) -> tuple[dict, set]:
             elif kind == "tool":  # a tool's folder: no trial
                 tool = rng.choice([".git", "__pycache__", "node_modules"])
                 _random_trial(rng, f"{at}{tool}/", f"t{depth}{i}", files, dirs)
-            else:  # eval trials, ended or running
+            elif rng.random() < 0.7:  # eval trials, ended or running
                 _random_trial(rng, f"{at}eval_sessions/s{i}/", f"e{i}", files, dirs)
+            else:  # an eval trial one level up: the session's folder is the trial's
+                _random_trial(rng, f"{at}eval_sessions/", f"s{i}", files, dirs)
         if not at and rng.random() < 0.3:
             files["result.json"] = JOB  # the job summary at the top
 
