@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sitegen.synth.trialtruth import TrialsTruth, Window, _name, _record, place, step_of
+from sitegen.synth.trialtruth import (
+    TrialsTruth,
+    Window,
+    make_trial_name,
+    place,
+    record_truth,
+    step_of,
+)
 
 # -- Harbor's own shapes (docs/formats.md §6), as its pydantic models serialize them ------------
 
@@ -183,7 +190,7 @@ def harbor_result(
     declares invalid). What a reader must take includes ``stages``: the trial's stage
     seconds and cached tokens (a multi-step trial's agent and verifier: sums over steps)."""
     version = "0.1.45" if variant == "0.1.45" else "0.26"
-    name = _name(rng, task)
+    name = make_trial_name(rng, task)
     end = start + timedelta(seconds=rng.randint(60, 900))
     if end_by is not None:
         end = max(start + timedelta(seconds=60), min(end, end_by))
@@ -331,6 +338,8 @@ def write_harbor_trials(
         d.mkdir(parents=True, exist_ok=True)
         (d / "result.json").write_text(text)
         task = tasks[i % len(tasks)]
-        _record(truth, seen["exception"], seen["reward"], seen["turns"], task, step_of(windows, at))
+        record_truth(
+            truth, seen["exception"], seen["reward"], seen["turns"], task, step_of(windows, at)
+        )
         truth.per_trial_stages.append({"duration_s": seen["duration_s"], **seen["stages"]})
     return truth

@@ -11,12 +11,12 @@ from typing import BinaryIO
 from sitegen.synth.jobspec import JobSpec
 
 CYAN, RESET, GREEN, DIM = "\x1b[36m", "\x1b[0m", "\x1b[32m", "\x1b[2m"
-# The glue turn (:meth:`_Out._glued`) where the bar is the record's own process's, on its
+# The glue turn (:meth:`LogOut._glued`) where the bar is the record's own process's, on its
 # Ray-prefixed line: the record comes after the bar's \r and keeps that line's process.
 OWN_BAR = 4
 
 
-class _Out:
+class LogOut:
     """Line writer with the Ray prefix and loguru/vLLM headers of docs/formats.md §2."""
 
     def __init__(self, fh: BinaryIO, spec: JobSpec) -> None:
@@ -81,11 +81,11 @@ class _Out:
         self.raw(f"{self._glued(self.prefix('skyrl_entrypoint', 4242, None))}{text}\n")
 
 
-def _round4(v: float) -> float:
+def round4(v: float) -> float:
     return float(f"{v:.4f}")
 
 
-def _fmt4(v: float | int) -> str | int:
+def fmt4(v: float | int) -> str | int:
     if isinstance(v, int):
         return v
     if math.isnan(v):
@@ -104,7 +104,7 @@ NOISE_TEXT = (
 )
 
 
-def _noise(out: _Out, rng: random.Random) -> None:
+def add_noise(out: LogOut, rng: random.Random) -> None:
     kind = rng.randrange(4)
     if kind == 0:
         bar = "".join(

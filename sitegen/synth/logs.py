@@ -13,8 +13,8 @@ from typing import BinaryIO
 import yaml
 
 from sitegen.synth.jobspec import GROUPS, N_SAMPLES, JobSpec, LogTruth, fake_secrets
-from sitegen.synth.lines import OWN_BAR, RESET, _fmt4, _noise, _Out, _round4
-from sitegen.synth.stepvalues import _config, step_metrics
+from sitegen.synth.lines import OWN_BAR, RESET, LogOut, add_noise, fmt4, round4
+from sitegen.synth.stepvalues import job_config, step_metrics
 from sitegen.synth.vllm import write_vllm
 
 BATCH_TYPES = (
@@ -33,7 +33,7 @@ SAVE_AT = "skyrl_train.trainer:save_checkpoints:512"
 def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
     """Write the job's log to ``fh``; return the ground truth of what it holds."""
     rng = random.Random(seed)
-    out = _Out(fh, spec)
+    out = LogOut(fh, spec)
     secrets = fake_secrets(rng)
     mirror = spec.form in ("mirror", "both")
     metric_form = "text" if spec.text_only else "mirror" if mirror else "console"
@@ -64,7 +64,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         out.raw(f"export HF_TOKEN={secrets['HF_TOKEN']}\n")
         out.raw(f"export AWS_ACCESS_KEY_ID={secrets['AWS_ACCESS_KEY_ID']}\n")
         out.raw(f"SLURM_JOB_ID={spec.job_id} starting on node gpu-{rng.randint(1, 99):03d}\n")
-        config = _config(spec, secrets)
+        config = job_config(spec, secrets)
         dump = yaml.safe_dump(config, sort_keys=False).splitlines()
         if spec.real:
             # upstream logs the dump as one record (main_base: logger.info of the YAML text):
@@ -167,7 +167,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
 
     def block(step: int, m: dict) -> None:
         form = spec.form
-        console_vals = {k: _fmt4(v) for k, v in m.items()}
+        console_vals = {k: fmt4(v) for k, v in m.items()}
         if form in ("console", "both"):
             if spec.split_timing:
                 main = {k: v for k, v in console_vals.items() if not k.startswith("timing/")}
@@ -204,7 +204,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         truth.metrics[step] = (
             dict(m)
             if form in ("mirror", "both")
-            else {k: (_round4(v) if isinstance(v, float) else v) for k, v in m.items()}
+            else {k: (round4(v) if isinstance(v, float) else v) for k, v in m.items()}
         )
 
     def timer_lines(step: int, m: dict) -> dict:
@@ -256,7 +256,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         batches(step)
         write_vllm(out, rng, spec, truth, engines, t, float(m["timing/step"]))
         for _ in range(3):
-            _noise(out, rng)
+            add_noise(out, rng)
         if step == spec.first_step:
             out.raw(b"\xff\xfe\x00\x00garbage \x80\x81 binary\x00 junk\n")
         if spec.long_line_bytes and step == spec.first_step:
@@ -268,7 +268,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         written = 0
         while written < pad_per_step:
             before = out.bytes
-            _noise(out, rng)
+            add_noise(out, rng)
             written += out.bytes - before
         if spec.real or spec.text_only:
             text_vals = timer_lines(step, m)
@@ -309,8 +309,8 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         if spec.eval_interval and step % spec.eval_interval == 0:
             batches(step, "eval")
             ev = {
-                "eval/all/avg_score": _round4(rng.uniform(0.3, 0.7)),
-                "eval/all/pass_at_1": _round4(rng.uniform(0.3, 0.7)),
+                "eval/all/avg_score": round4(rng.uniform(0.3, 0.7)),
+                "eval/all/pass_at_1": round4(rng.uniform(0.3, 0.7)),
             }
             out.loguru(
                 t,
@@ -329,7 +329,7 @@ def write_log(fh: BinaryIO, spec: JobSpec, seed: int) -> LogTruth:
         flush(nxt)
         out.loguru(t, f"Step {nxt}: ", "skyrl_train.utils.tracking:log:208")
         for line in pprint.pformat(
-            {k: _fmt4(v) for k, v in step_metrics(rng, nxt, spec, False).items()}
+            {k: fmt4(v) for k, v in step_metrics(rng, nxt, spec, False).items()}
         ).splitlines()[:5]:
             out.entry(line)
         out.raw(out.prefix("skyrl_entrypoint", 4242, None) + " 'timing/st")  # still being written

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from sitegen.synth.jobspec import JobSpec, numbered
-from sitegen.synth.lines import _Out
+from sitegen.synth.lines import LogOut
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)
 STEP_S = 600.0
@@ -28,7 +28,7 @@ def plant_log(
     step, end line."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as fh:
-        out = _Out(fh, spec)
+        out = LogOut(fh, spec)
         if config is not None:
             for line in yaml.safe_dump(config, sort_keys=False).splitlines():
                 out.entry(line)

@@ -108,7 +108,7 @@ def _sync_timers(rng: random.Random, m: dict, ckpt: bool) -> None:
     m.update({f"timing/{k}": v for k, v in t.items()})
 
 
-def _config(spec: JobSpec, secrets: dict[str, str]) -> dict:
+def job_config(spec: JobSpec, secrets: dict[str, str]) -> dict:
     return {
         "data": {"train_data": ["/data/train.parquet"], "val_data": ["/data/val.parquet"]},
         "trainer": {

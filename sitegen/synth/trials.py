@@ -15,9 +15,9 @@ from sitegen.synth.jobspec import JobSpec, LogTruth
 from sitegen.synth.trialtruth import (
     TrialsTruth,
     Window,
-    _name,
-    _record,
+    make_trial_name,
     place,
+    record_truth,
     step_of,
     write_archive,
 )
@@ -95,7 +95,7 @@ def trial_record(
     obj = {
         "id": f"{rng.getrandbits(64):016x}",
         "task_name": task,
-        "trial_name": _name(rng, task),
+        "trial_name": make_trial_name(rng, task),
         "trial_uri": f"file:///trials/{task}",
         "task_id": {"path": f"tasks/{task}"},
         "source": None,
@@ -187,7 +187,7 @@ def write_trials(
         d = root / obj["trial_name"].replace("/", "_")
         d.mkdir(exist_ok=True)
         (d / "result.json").write_bytes(json.dumps(obj).encode())
-        _record(truth, exc, reward, turns, task, step_of(windows, at))
+        record_truth(truth, exc, reward, turns, task, step_of(windows, at))
     if payload:
         # A hostile exception type: it is shown on pages, so it must arrive escaped.
         obj, *_ = trial_record(rng, tasks[-1], start, 500, payload=payload)
@@ -197,19 +197,19 @@ def write_trials(
         d.mkdir(exist_ok=True)
         (d / "result.json").write_text(json.dumps(obj))
         turns = obj["agent_result"]["metadata"].get("n_episodes")
-        _record(truth, payload, None, turns, tasks[-1], step_of(windows, start))
+        record_truth(truth, payload, None, turns, tasks[-1], step_of(windows, start))
     if not variants:
         return truth
     # A trial killed mid-run: its folder holds Harbor's trial log but no result.json.
-    d = root / _name(rng, tasks[0])
+    d = root / make_trial_name(rng, tasks[0])
     d.mkdir()
     (d / "trial.log").write_text("Starting trial\n")
     truth.missing += 1
     # Empty and truncated result.json files.
-    d = root / _name(rng, tasks[1])
+    d = root / make_trial_name(rng, tasks[1])
     d.mkdir()
     (d / "result.json").write_bytes(b"")
-    d = root / _name(rng, tasks[2])
+    d = root / make_trial_name(rng, tasks[2])
     d.mkdir()
     obj, *_ = trial_record(rng, tasks[2], start, 2000)
     (d / "result.json").write_bytes(json.dumps(obj, indent=2).encode()[:700])
@@ -230,7 +230,7 @@ def write_trials(
     for _ in range(4):
         obj, exc, reward, turns = trial_record(rng, tasks[4], start, 500)
         archived.append(obj)
-        _record(truth, exc, reward, turns, tasks[4], step_of(windows, start))
+        record_truth(truth, exc, reward, turns, tasks[4], step_of(windows, start))
     write_archive(root / "trials_step2_20260208T013000.tar.gz", archived)
     return truth
 

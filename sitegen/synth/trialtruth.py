@@ -50,7 +50,7 @@ class TrialsTruth:
         }
 
 
-def _name(rng: random.Random, task: str) -> str:
+def make_trial_name(rng: random.Random, task: str) -> str:
     return f"{task[:32]}__{''.join(rng.choice(string.ascii_letters + string.digits) for _ in range(7))}"
 
 
@@ -97,7 +97,7 @@ def write_archive(path: Path, results: Sequence[dict]) -> None:
     path.write_bytes(buf.getvalue())
 
 
-def _record(
+def record_truth(
     truth: TrialsTruth,
     exc: str | None,
     reward: float | None,

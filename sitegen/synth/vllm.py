@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from sitegen.synth.jobspec import JobSpec, LogTruth
-from sitegen.synth.lines import GREEN, RESET, _Out
+from sitegen.synth.lines import GREEN, RESET, LogOut
 
 DEDUP_NOTE = (
     " (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, "
@@ -18,7 +18,7 @@ DEDUP_NOTE = (
 
 
 def write_vllm(
-    out: _Out,
+    out: LogOut,
     rng: random.Random,
     spec: JobSpec,
     truth: LogTruth,
