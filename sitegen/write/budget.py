@@ -23,7 +23,7 @@ from msgspec.structs import replace
 
 from sitegen.errors import OutputError
 from sitegen.model.parsed import Job, Run
-from sitegen.write.site import FileRecord, SiteWriter
+from sitegen.write.site import MARKER, FileRecord, SiteWriter
 from sitegen.write.weight import mb
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ class PageLists(Protocol):
 BULK_FILES = ("trials.csv.gz", "tasks.json.gz", "tasks.js")
 BULK_FOLDER = "transcripts/"
 SHARED_FOLDER = "transcripts/shared/"  # the site's transcripts' shared texts
-MANIFEST = ".sitegen-site"  # the manifest the site folder holds (write/site.py's MARKER)
 # What a job new to the site is guessed to weigh: its pages when the last build had none to
 # go by, and its bulk per trial and per sampled transcript (docs/benchmarks.md).
 PAGE_BYTES = 300_000
@@ -296,7 +295,7 @@ class SiteBudget:
             if made:
                 self.weighed[o.url] = sum(writer.sizes[rel] for rel in made)
         record = self._record_bytes(self.owners)  # (its largest: every owner listed as left out)
-        sizes = {**writer.sizes, MANIFEST: writer.manifest_size(), RECORD: len(record)}
+        sizes = {**writer.sizes, MARKER: writer.manifest_size(), RECORD: len(record)}
         more, files = fit(
             self.owners,
             sizes,
