@@ -21,6 +21,18 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from sitegen import __version__
+from sitegen.cache.codec import (
+    Outcomes,
+    decode,
+    encode,
+    known_bytes,
+    known_from_bytes,
+    log_body,
+    log_body_bytes,
+    shape,
+    trial_summary,
+    trial_summary_bytes,
+)
 from sitegen.cache.files import (
     CACHE_VERSION,
     PACKED,
@@ -76,7 +88,6 @@ def _shape(kind: str) -> str | None:
     None for the kinds whose files are laid out by hand."""
     if kind not in PACKED:
         return None
-    from sitegen.cache.codec import Outcomes, shape
     from sitegen.pages.kept import RunRecord
     from sitegen.read.logstate import ParserState
 
@@ -242,7 +253,6 @@ class BuildState:
         """The parse of log ``rel`` when its files are as ``fp`` says (as its *summary* when
         one is kept: :meth:`complete` takes it whole for a run made again); else the state to
         read on from, when kept."""
-        from sitegen.cache.codec import decode, log_body
 
         summary, changed = self._log_summary(rel, fp)
         if summary is not None:
@@ -264,7 +274,6 @@ class BuildState:
 
     def _log_summary(self, rel: str, fp: Fingerprint) -> tuple[ParsedLog | None, bool]:
         """The log's summary when its fingerprint holds; and whether a summary said it changed."""
-        from sitegen.cache.codec import decode, log_body
 
         def summary_of(body: bytes) -> tuple[ParsedLog | None, bool]:
             got, summary = log_body(body)
@@ -280,7 +289,6 @@ class BuildState:
 
     def whole_log(self, rel: str) -> ParsedLog | None:
         """The whole parse of a log :meth:`cached_log` gave as its summary; None if unreadable."""
-        from sitegen.cache.codec import decode, log_body
 
         return self._decoded("log", rel, lambda body: decode(log_body(body)[1], ParsedLog))
 
@@ -290,7 +298,6 @@ class BuildState:
             self._write(self._path(kind, name), data)
 
     def _keep_summary(self, rel: str, fingerprint: Fingerprint, parsed: ParsedLog) -> None:
-        from sitegen.cache.codec import log_body_bytes
         from sitegen.cache.logs import log_summary
 
         with contextlib.suppress(ValueError):  # (what msgpack cannot hold is not kept)
@@ -300,7 +307,6 @@ class BuildState:
     def trial_outcomes(self, trials_dir: str) -> Known:
         """What the last build read in a trials folder: ``{file: (size, mtime_ns, outcome)}``,
         the base's and over them those added to this very base since."""
-        from sitegen.cache.codec import decode, known_from_bytes
 
         raw: list[bytes] = []
         known = self._decoded("trials", trials_dir, known_from_bytes, raw)
@@ -336,7 +342,6 @@ class BuildState:
         return found
 
     def _trial_summary(self, trials_dir: str) -> tuple[TrialSet, int] | None:
-        from sitegen.cache.codec import trial_summary
 
         got = self._decoded("trialsum", trials_dir, trial_summary)
         if got is None:
@@ -348,7 +353,6 @@ class BuildState:
 
     def whole_trials(self, trials_dir: str) -> TrialSet | None:
         """A folder's whole trial set as kept; None when its entry cannot be read."""
-        from sitegen.cache.codec import decode
 
         raw: list[bytes] = []
         ts = self._decoded("trialset", trials_dir, lambda body: decode(body, TrialSet), raw)
@@ -370,7 +374,6 @@ class BuildState:
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
         """Keep a folder's trial set; its token is a hash of the bytes kept (equal sets, equal
         tokens)."""
-        from sitegen.cache.codec import encode
 
         try:
             data = self._save("trialset", trials_dir, encode(ts, TrialSet))
@@ -382,7 +385,6 @@ class BuildState:
 
     def _keep_trial_summary(self, trials_dir: str, ts: TrialSet) -> None:
         """Beside the set: its token, result count and the set without results (a few KB)."""
-        from sitegen.cache.codec import trial_summary_bytes
 
         try:
             body = trial_summary_bytes(self.trial_tokens[trials_dir], len(ts.results), ts)
@@ -394,7 +396,6 @@ class BuildState:
     def keep_trial_outcomes(self, trials_dir: str, known: Known) -> None:
         """Keep a folder's outcomes: those not in its base (by identity: an outcome taken
         from the cache is the very entry read) beside it, or all of them as a new base."""
-        from sitegen.cache.codec import encode, known_bytes
 
         base = self._outcomes_base.get(trials_dir)
         if base is not None:
@@ -469,14 +470,13 @@ class BuildState:
     # -- runs ------------------------------------------------------------------------------------
     def run_records(self) -> dict[str, RunRecord]:
         """What the last build made of each run; empty when unusable."""
-        from sitegen.cache.codec import decode as decoded
         from sitegen.pages.kept import RunRecord
 
-        def decode(body: bytes) -> tuple[dict[str, RunRecord], dict[str, msgspec.Raw]]:
-            raws = decoded(body, dict[str, msgspec.Raw])
-            return {rid: decoded(rec, RunRecord) for rid, rec in raws.items()}, raws
+        def records_of(body: bytes) -> tuple[dict[str, RunRecord], dict[str, msgspec.Raw]]:
+            raws = decode(body, dict[str, msgspec.Raw])
+            return {rid: decode(rec, RunRecord) for rid, rec in raws.items()}, raws
 
-        got = self._decoded("pages", "runs", decode)
+        got = self._decoded("pages", "runs", records_of)
         if got is None:
             return {}
         records, body = got
@@ -486,7 +486,6 @@ class BuildState:
     def keep_run_records(self, records: dict[str, RunRecord]) -> None:
         """Keep every run's record (one read and kept as the same object: its bytes as read);
         one msgpack cannot hold is not kept, so its run is made again."""
-        from sitegen.cache.codec import encode
         from sitegen.pages.kept import RunRecord
 
         body = {}

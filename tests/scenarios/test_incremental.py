@@ -1040,14 +1040,14 @@ def test_kept_run_records_are_written_back_as_read(tmp_path, monkeypatch):
     before = incremental.BuildState(cache, opts).run_records()
     _append(archive / "flat/chain-b/train_600301.out", STEP.format(n=99))
     encoded = []
-    encode = codec.encode
+    encode = incremental.encode  # (the cache's state encodes through codec.encode)
 
     def counting(value, tp):
         if tp is RunRecord:
             encoded.append(value.run.id)
         return encode(value, tp)
 
-    monkeypatch.setattr(codec, "encode", counting)
+    monkeypatch.setattr(incremental, "encode", counting)
     assert build(opts).runs_kept == first.runs - 1
     assert len(encoded) == 1  # the run made again (chain-a, chain-b)
     monkeypatch.undo()
