@@ -232,52 +232,66 @@ def _notes(outcome: Outcome) -> tuple[tuple[str, int | None], ...]:
 
 
 def list_trial_dirs(
-    root: Path, top: list[os.DirEntry] | None = None
+    root: Path, top: list[os.DirEntry] | None = None, walked: list[tuple[str, int]] | None = None
 ) -> Iterator[tuple[str, str, bool]]:
     """Every trial directory under a trials dir, sorted, as ``(path below root, name, is_eval)``
     (plain strings: Path objects of tens of thousands of trials cost more than the listing).
-    ``top``: the trials dir's own directories, when the caller listed them already."""
+    ``top``: the trials dir's own directories, when the caller listed them already;
+    ``walked`` gets each folder listed inside a session to tell a trial's own from a trial
+    (path below root, mtime before its listing), to be watched."""
     for entry in _sorted_dirs(str(root)) if top is None else top:
         if entry.name == "eval_sessions":
             for session in _sorted_dirs(entry.path):
                 trials = _sorted_dirs(session.path)
-                own = _a_trials_own(session.path, trials)
+                rel = f"eval_sessions/{session.name}"
+                own = _a_trials_own(session.path, trials, rel, walked)
                 for trial in trials:
-                    if trial.name in own:
-                        continue
-                    yield f"eval_sessions/{session.name}/{trial.name}", trial.name, True
+                    if trial.name not in own:
+                        yield f"{rel}/{trial.name}", trial.name, True
         else:
             yield entry.name, entry.name, False
 
 
-def _a_trials_own(session: str, dirs: list[os.DirEntry]) -> set[str]:
+def _a_trials_own(
+    session: str, dirs: list[os.DirEntry], rel: str, walked: list[tuple[str, int]] | None
+) -> set[str]:
     """The folders of an ``eval_sessions/<session>/`` that are a trial's own, not trials: its
     ``agent/``, ``verifier/``, … when the session folder is an eval trial's, as an archive's
     members are told (``_TarSeen._is_trial``). Surely a trial's (a ``trial.log``, a
     ``result.json`` or ``lock.json`` and no ``job.log``, or both ``agent/`` and
     ``verifier/``, a ``job.log`` or not): all of them; holding another file Harbor writes in
-    a trial's and no ``job.log``: those that hold no trial's files of their own."""
+    a trial's and no ``job.log``: those that hold no trial's files of their own (each one
+    looked into goes into ``walked``: a file added there changes what it is)."""
     inner = {e.name: e.path for e in dirs if e.name in _IN_TRIAL}
     if not inner:
         return set()
-    try:
-        names = set(os.listdir(session))
-    except OSError:
-        return set()
+    names = _file_names(session)
     job = "job.log" in names  # (a Harbor job's folder: its result.json, lock.json are its own)
     if "trial.log" in names or (names & _OWN_OR_JOBS and not job) or inner.keys() >= _TRIAL_DIRS:
         return set(inner)
-    if names & _TRIAL_FILES and not job:
-        return {d for d, path in inner.items() if not _lists(path, _TRIAL_ONLY)}
-    return set()
+    if not names & _TRIAL_FILES or job:
+        return set()
+    own = set()
+    for d, path in inner.items():
+        try:
+            mtime = os.stat(path, follow_symlinks=False).st_mtime_ns
+        except OSError:
+            continue  # (gone: no trial there either)
+        if walked is not None:
+            walked.append((f"{rel}/{d}", mtime))
+        if not _file_names(path) & _TRIAL_ONLY:
+            own.add(d)
+    return own
 
 
-def _lists(path: str, names: frozenset[str]) -> bool:
-    """Whether the folder at ``path`` holds one of ``names``."""
+def _file_names(path: str) -> set[str]:
+    """The names of what the folder at ``path`` holds that is no folder (an archive's file
+    members, told from its folder members)."""
     try:
-        return bool(names & set(os.listdir(path)))
+        with os.scandir(path) as it:
+            return {e.name for e in it if not e.is_dir(follow_symlinks=False)}
     except OSError:
-        return False
+        return set()
 
 
 _NAME = operator.attrgetter("name")
@@ -650,7 +664,8 @@ def plan_trials(
         why = "link points outside the archive" if outside else "directory link"
         col.warn(f"{in_archive}{link.name}", None, f"{why}: not followed (not read as a trial)")
     files: list[str] = []
-    for sub, name, is_eval in list_trial_dirs(root, top):
+    walked: list[tuple[str, int]] = []
+    for sub, name, is_eval in list_trial_dirs(root, top, walked):
         frel = f"{in_archive}{sub}/result.json"
         key = sub if is_eval else name  # (an eval trial is its session's: apart from training's)
         files.append(frel)
@@ -678,7 +693,8 @@ def plan_trials(
         else:  # decode_files opens it (its fstat is what is kept)
             plan.append((frel, key, len(todo)))
             todo.append((frel, name, is_eval))
-    return TrialPlan(root, archive_root, col, plan, todo, files, tars, unlisted)
+    dirs = [(f"{in_archive}{d}", mtime) for d, mtime in walked]
+    return TrialPlan(root, archive_root, col, plan, todo, files, tars, unlisted, dirs)
 
 
 def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:

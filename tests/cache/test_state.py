@@ -669,3 +669,28 @@ def test_a_damaged_last_build_record_is_refused_with_a_warning(tmp_path, damage)
     s = _state(tmp_path)
     assert s.last is None
     assert len(s.warnings) == 1 and "ignored" in s.warnings[0]
+
+
+def test_a_trial_file_in_a_sessions_own_folder_is_seen_by_the_next_build(tmp_path):
+    """An eval session folder holding a trial's config.json: its agent/ is a trial's own
+    folder, unless it holds a trial's file itself. A trial.log added there, or taken away,
+    changes no folder the watch held before; the folder looked into is watched, so the next
+    build counts what a clean build counts."""
+    from sitegen.commands.build import build
+    from tests.commands.test_serve import small_archive
+
+    archive = small_archive(tmp_path)
+    session = archive / "exp-async/async-run/trace_jobs/eval_sessions/run_eval_step2"
+    (session / "agent").mkdir(parents=True)
+    (session / "config.json").write_text("{}")
+    (session / "agent/result.json").write_text(json.dumps({"trial_name": "agent"}))
+    opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1, now=0.0)
+    first = build(opts)
+    for change in ("add", "remove"):
+        log = session / "agent/trial.log"
+        log.write_text("") if change == "add" else log.unlink()
+        again = build(opts)
+        clean = build(replace(opts, out=tmp_path / f"clean-{change}", clean=True))
+        assert not again.unchanged, change
+        assert again.eval_trials == clean.eval_trials, change
+        assert again.eval_trials == first.eval_trials + (change == "add"), change

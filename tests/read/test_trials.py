@@ -1498,6 +1498,9 @@ def test_a_trial_log_inside_a_running_trials_own_folder_makes_no_trial(tmp_path,
           "eval_sessions/s/agent/result.json": rec()}, [], ([], 1, 0, 0)),
         ({"eval_sessions/s/job.log": b"", "eval_sessions/s/config.json": b"{}",
           "eval_sessions/s/agent/result.json": rec()}, [], ([], 1, 0, 0)),
+        # a folder named as a trial's file is no such file
+        ({"eval_sessions/s/agent/result.json": rec()}, ["eval_sessions/s/trial.log/"],
+         ([], 1, 0, 0)),
         # a multi-step trial's steps/ is its own, ended or running, at any depth
         ({"t0/result.json": rec(trial_name="t0"), "t0/steps/s1/result.json": rec()}, [],
          (["t0"], 0, 0, 0)),
