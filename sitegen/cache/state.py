@@ -289,7 +289,6 @@ class BuildState:
 
     def whole_log(self, rel: str) -> ParsedLog | None:
         """The whole parse of a log :meth:`cached_log` gave as its summary; None if unreadable."""
-
         return self._decoded("log", rel, lambda body: decode(log_body(body)[1], ParsedLog))
 
     def keep_log(self, name: str, entries: list[tuple[str, bytes]]) -> None:
@@ -307,7 +306,6 @@ class BuildState:
     def trial_outcomes(self, trials_dir: str) -> Known:
         """What the last build read in a trials folder: ``{file: (size, mtime_ns, outcome)}``,
         the base's and over them those added to this very base since."""
-
         raw: list[bytes] = []
         known = self._decoded("trials", trials_dir, known_from_bytes, raw)
         if known is None:
@@ -342,7 +340,6 @@ class BuildState:
         return found
 
     def _trial_summary(self, trials_dir: str) -> tuple[TrialSet, int] | None:
-
         got = self._decoded("trialsum", trials_dir, trial_summary)
         if got is None:
             return None
@@ -353,7 +350,6 @@ class BuildState:
 
     def whole_trials(self, trials_dir: str) -> TrialSet | None:
         """A folder's whole trial set as kept; None when its entry cannot be read."""
-
         raw: list[bytes] = []
         ts = self._decoded("trialset", trials_dir, lambda body: decode(body, TrialSet), raw)
         if ts is None:
@@ -374,7 +370,6 @@ class BuildState:
     def keep_trial_set(self, trials_dir: str, ts: TrialSet) -> None:
         """Keep a folder's trial set; its token is a hash of the bytes kept (equal sets, equal
         tokens)."""
-
         try:
             data = self._save("trialset", trials_dir, encode(ts, TrialSet))
         except ValueError:  # what msgpack cannot hold (a name that was not UTF-8): not kept
@@ -385,7 +380,6 @@ class BuildState:
 
     def _keep_trial_summary(self, trials_dir: str, ts: TrialSet) -> None:
         """Beside the set: its token, result count and the set without results (a few KB)."""
-
         try:
             body = trial_summary_bytes(self.trial_tokens[trials_dir], len(ts.results), ts)
         except ValueError:  # (as keep_trial_set)
@@ -396,7 +390,6 @@ class BuildState:
     def keep_trial_outcomes(self, trials_dir: str, known: Known) -> None:
         """Keep a folder's outcomes: those not in its base (by identity: an outcome taken
         from the cache is the very entry read) beside it, or all of them as a new base."""
-
         base = self._outcomes_base.get(trials_dir)
         if base is not None:
             held, digest = base
