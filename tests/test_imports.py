@@ -158,3 +158,16 @@ def test_only_the_build_knows_the_cache():
         and any(d == "sitegen.cache" or d.startswith("sitegen.cache.") for d in deps)
     )
     assert knows == ["sitegen.commands.build"]
+
+
+def test_no_stage_names_the_cache_marker():
+    """Discovery passes over a cache folder by the marker build() gives it: no module out of
+    the cache package names the cache's files."""
+    from sitegen.cache.state import CACHE_MARKER
+
+    naming = sorted(
+        str(p.relative_to(PKG))
+        for p in PKG.rglob("*.py")
+        if p.relative_to(PKG).parts[0] != "cache" and CACHE_MARKER in p.read_text()
+    )
+    assert naming == []
