@@ -179,7 +179,11 @@ def test_job_page_charts_and_anchors(tab, base, index):
     assert spec["$schema"].endswith("v6.json") and spec["layer"]
 
 
-def test_run_page(tab, base, index):
+def test_run_page(tab, base, site, index):
+    """A run's page draws its charts and links its chain; its discarded first attempt,
+    hovered, shows a tooltip whose figure is formatting.fixed's (on the same page load)."""
+    from tests.conftest import page_specs
+
     _, run = _ids(index)
     tab.goto(base + run["url"] + "index.html")
     assert tab.errors == []
@@ -189,6 +193,13 @@ def test_run_page(tab, base, index):
     assert tab.page.locator("g.mark-symbol path").count() >= 1  # discarded first attempts marked
     for jid in run["jobs"]:
         assert tab.page.locator(f"#chain a[href$='jobs/{jid}/index.html']").count() == 1
+    # a chart's tooltip prints as the tables do
+    marks = page_specs(site / run["url"] / "index.html")["reward"]["layer"][-1]["data"]["values"]
+    tab.page.locator("[data-chart=reward] g.mark-symbol path").first.hover(force=True)
+    tab.page.wait_for_selector("#vg-tooltip-element.visible")
+    text = tab.page.inner_text("#vg-tooltip-element")
+    assert text.split()[-1] == fixed(marks[0]["y"], 4, group=False), text
+    assert tab.errors == []
 
 
 @pytest.mark.no_charts
@@ -232,20 +243,6 @@ def test_a_page_handed_back_is_left_as_a_new_one(browser_page, site):
     assert page.url == "about:blank"
     assert page.viewport_size == {"width": 1400, "height": 1000}
     assert not page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches")
-
-
-def test_a_chart_tooltip_prints_as_the_tables_do(tab, site, index):
-    """A run's discarded first attempt, hovered: its tooltip's figure is formatting.fixed's."""
-    from tests.conftest import page_specs
-
-    _, run = _ids(index)
-    tab.goto(site.as_uri() + "/" + run["url"] + "index.html")
-    marks = page_specs(site / run["url"] / "index.html")["reward"]["layer"][-1]["data"]["values"]
-    tab.page.locator("[data-chart=reward] g.mark-symbol path").first.hover(force=True)
-    tab.page.wait_for_selector("#vg-tooltip-element.visible")
-    text = tab.page.inner_text("#vg-tooltip-element")
-    assert text.split()[-1] == fixed(marks[0]["y"], 4, group=False), text
-    assert tab.errors == []
 
 
 def test_compare_selection_survives_reload(tab, base, site, index):
