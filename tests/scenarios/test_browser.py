@@ -124,9 +124,17 @@ def _ids(index):
 
 
 def test_index_loads_sorts_and_filters(tab, base, index):
+    """The index draws every run; at 1400 px its table needs no sideways scroll (its last
+    column, the reward sparklines, in view: long headers wrap instead of widening their
+    columns); it sorts, filters, and says when nothing matches."""
     tab.goto(base + "index.html")
     assert tab.errors == []
     page = tab.page
+    assert page.viewport_size == {"width": 1400, "height": 1000}
+    over = page.evaluate(
+        "() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth - w.clientWidth; }"
+    )
+    assert over <= 0, over
     assert page.locator("tbody.group").count() == len(index["runs"])
     spark = page.locator("td.spark polyline").count()
     assert spark >= len(index["runs"])
@@ -532,17 +540,6 @@ def test_a_phone_sees_every_kind_beside_long_exception_names(browser_page, tmp_p
         assert [t for t, _, _ in labels] == ["none", "model", "infrastructure", "other"]
         assert all(inside for _, inside, _ in labels), (width, labels)
         assert len({top for _, _, top in labels}) == rows, (width, labels)
-
-
-def test_the_index_table_fits_a_desktop_window(tab, site):
-    """At 1400 px the runs table needs no sideways scroll: its last column (the reward
-    sparklines) is in view (long headers wrap instead of widening their columns)."""
-    tab.goto(site.as_uri() + "/index.html")
-    over = tab.page.evaluate(
-        "() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth - w.clientWidth; }"
-    )
-    assert over <= 0, over
-    assert tab.errors == []
 
 
 # -- one rounding rule in the pages and in the script --------------------------------------------

@@ -99,6 +99,14 @@ def test_findings_tasks_and_rollouts_draw(tab, pbase, planted):
     assert names == ["task-sandbox-heavy"]
     assert "1 of 6 tasks shown" in page.inner_text("#task-count")
     assert tab.errors == []
+    # a task's row links to its sampled transcript
+    page.fill("#task-filter", "")
+    link = page.locator("#task-learn-sql a.tx")
+    assert link.inner_text() == "view"
+    link.click()
+    page.wait_for_selector("section.tr-turn")
+    assert "first success of a learned task" in page.inner_text("p.lead")
+    assert tab.errors == []
 
 
 def test_index_findings_column(tab, pbase, planted):
