@@ -29,6 +29,7 @@ from sitegen.options import BuildOptions
 from sitegen.publish.gate import blob_id, site_files
 from sitegen.synth import synth
 from sitegen.write.site import SitePaths
+from tests.conftest import made_once
 from tests.scenarios.test_incremental import STEP, _append
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -67,10 +68,14 @@ def tree(repo: Path, ref: str) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory) -> Path:
-    """A clone with a bare remote, an archive, and one deploy done."""
-    root = tmp_path_factory.mktemp("deploy")
+    """A clone with a bare remote, an archive, and one deploy done: made once for every
+    worker (``made_once``; a deploy builds and scans the site, ~5 s), each test on a copy."""
+    return made_once(tmp_path_factory, "deploy", _make_template)
+
+
+def _make_template(root: Path) -> None:
     synth(root / "archive", seed=31, steps=6, trials_per_step=1)
     subprocess.run(["git", "init", "-q", "--bare", str(root / "remote.git")], check=True)
     subprocess.run(["git", "init", "-q", str(root / "repo")], check=True)
@@ -78,7 +83,6 @@ def template(tmp_path_factory) -> Path:
     said: list[str] = []
     gh_deploy(_opts(root), repo=root / "repo", cname="runs.example.org", say=said.append)
     (root / "said.txt").write_text("\n".join(said))
-    return root
 
 
 def _opts(root: Path) -> BuildOptions:

@@ -124,9 +124,17 @@ def _ids(index):
 
 
 def test_index_loads_sorts_and_filters(tab, base, index):
+    """The index draws every run; at 1400 px its table needs no sideways scroll (its last
+    column, the reward sparklines, in view: long headers wrap instead of widening their
+    columns); it sorts, filters, and says when nothing matches."""
     tab.goto(base + "index.html")
     assert tab.errors == []
     page = tab.page
+    assert page.viewport_size == {"width": 1400, "height": 1000}
+    over = page.evaluate(
+        "() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth - w.clientWidth; }"
+    )
+    assert over <= 0, over
     assert page.locator("tbody.group").count() == len(index["runs"])
     spark = page.locator("td.spark polyline").count()
     assert spark >= len(index["runs"])
@@ -179,7 +187,11 @@ def test_job_page_charts_and_anchors(tab, base, index):
     assert spec["$schema"].endswith("v6.json") and spec["layer"]
 
 
-def test_run_page(tab, base, index):
+def test_run_page(tab, base, site, index):
+    """A run's page draws its charts and links its chain; its discarded first attempt,
+    hovered, shows a tooltip whose figure is formatting.fixed's (on the same page load)."""
+    from tests.conftest import page_specs
+
     _, run = _ids(index)
     tab.goto(base + run["url"] + "index.html")
     assert tab.errors == []
@@ -189,6 +201,13 @@ def test_run_page(tab, base, index):
     assert tab.page.locator("g.mark-symbol path").count() >= 1  # discarded first attempts marked
     for jid in run["jobs"]:
         assert tab.page.locator(f"#chain a[href$='jobs/{jid}/index.html']").count() == 1
+    # a chart's tooltip prints as the tables do
+    marks = page_specs(site / run["url"] / "index.html")["reward"]["layer"][-1]["data"]["values"]
+    tab.page.locator("[data-chart=reward] g.mark-symbol path").first.hover(force=True)
+    tab.page.wait_for_selector("#vg-tooltip-element.visible")
+    text = tab.page.inner_text("#vg-tooltip-element")
+    assert text.split()[-1] == fixed(marks[0]["y"], 4, group=False), text
+    assert tab.errors == []
 
 
 @pytest.mark.no_charts
@@ -232,20 +251,6 @@ def test_a_page_handed_back_is_left_as_a_new_one(browser_page, site):
     assert page.url == "about:blank"
     assert page.viewport_size == {"width": 1400, "height": 1000}
     assert not page.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches")
-
-
-def test_a_chart_tooltip_prints_as_the_tables_do(tab, site, index):
-    """A run's discarded first attempt, hovered: its tooltip's figure is formatting.fixed's."""
-    from tests.conftest import page_specs
-
-    _, run = _ids(index)
-    tab.goto(site.as_uri() + "/" + run["url"] + "index.html")
-    marks = page_specs(site / run["url"] / "index.html")["reward"]["layer"][-1]["data"]["values"]
-    tab.page.locator("[data-chart=reward] g.mark-symbol path").first.hover(force=True)
-    tab.page.wait_for_selector("#vg-tooltip-element.visible")
-    text = tab.page.inner_text("#vg-tooltip-element")
-    assert text.split()[-1] == fixed(marks[0]["y"], 4, group=False), text
-    assert tab.errors == []
 
 
 def test_compare_selection_survives_reload(tab, base, site, index):
@@ -535,17 +540,6 @@ def test_a_phone_sees_every_kind_beside_long_exception_names(browser_page, tmp_p
         assert [t for t, _, _ in labels] == ["none", "model", "infrastructure", "other"]
         assert all(inside for _, inside, _ in labels), (width, labels)
         assert len({top for _, _, top in labels}) == rows, (width, labels)
-
-
-def test_the_index_table_fits_a_desktop_window(tab, site):
-    """At 1400 px the runs table needs no sideways scroll: its last column (the reward
-    sparklines) is in view (long headers wrap instead of widening their columns)."""
-    tab.goto(site.as_uri() + "/index.html")
-    over = tab.page.evaluate(
-        "() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth - w.clientWidth; }"
-    )
-    assert over <= 0, over
-    assert tab.errors == []
 
 
 # -- one rounding rule in the pages and in the script --------------------------------------------

@@ -99,6 +99,14 @@ def test_findings_tasks_and_rollouts_draw(tab, pbase, planted):
     assert names == ["task-sandbox-heavy"]
     assert "1 of 6 tasks shown" in page.inner_text("#task-count")
     assert tab.errors == []
+    # a task's row links to its sampled transcript
+    page.fill("#task-filter", "")
+    link = page.locator("#task-learn-sql a.tx")
+    assert link.inner_text() == "view"
+    link.click()
+    page.wait_for_selector("section.tr-turn")
+    assert "first success of a learned task" in page.inner_text("p.lead")
+    assert tab.errors == []
 
 
 def test_index_findings_column(tab, pbase, planted):
@@ -322,13 +330,19 @@ def test_a_constant_metric_is_drawn_inside_its_chart(tab, planted):
     """The planted mid-run job logs the same reward (0.25) and step times (600 s, 300 s of
     them waiting) at every step: the reward's line lies mid-chart, the step times' inside
     it, not on the top border where Vega's zero-based domain put the highest; so does the
-    comparison chart of that run alone."""
+    comparison chart of that run alone. Its steps are 182–195: on the same load, its
+    reward's step axis ticks each of them once (test_browser_axes.py)."""
     import json
+
+    from tests.scenarios.test_browser_axes import _check_page
 
     site, truth = planted
     index = json.loads((site / "data" / "index.json").read_text())
     job = next(j for j in index["jobs"] if j["log"] == "plants/flat/midrun/train_700203.out")
-    tab.goto(site.as_uri() + "/" + job["url"] + "index.html")
+    assert (job["first_step"], job["last_step"]) == (182, 195)
+    url = site.as_uri() + "/" + job["url"] + "index.html"
+    seen = _check_page(tab, site / job["url"] / "index.html", url)
+    assert seen["reward"]["X"] == [str(s) for s in range(182, 196)]
     top, bottom, lines = tab.page.evaluate(LINE_AT, "[data-chart=reward]")
     assert lines and all(abs(y - (top + bottom) / 2) <= 2 for y in lines), (top, bottom, lines)
     top, bottom, lines = tab.page.evaluate(LINE_AT, "[data-chart=step_time]")

@@ -124,19 +124,6 @@ def test_terminal_output_is_text_never_html(tab, pbase, planted):
     page.remove_listener("dialog", dismiss)  # (the page goes on to another test)
 
 
-@pytest.mark.no_charts
-def test_the_tasks_table_links_to_a_transcript(tab, pbase, planted):
-    site, _ = planted
-    tab.goto(pbase + "jobs/plants.flat.tasks.train_700100/index.html")
-    page = tab.page
-    link = page.locator("#task-learn-sql a.tx")
-    assert link.inner_text() == "view"
-    link.click()
-    page.wait_for_selector("section.tr-turn")
-    assert "first success of a learned task" in page.inner_text("p.lead")
-    assert tab.errors == []
-
-
 def test_a_transcript_page_has_no_serious_violations(tab, planted_server, planted):  # noqa: F811
     """axe-core (test_a11y.py's rules, in both schemes) on a transcript with every part
     open, and on the list."""
