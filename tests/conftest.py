@@ -60,8 +60,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 # Under ``--dist worksteal`` each worker starts on a contiguous half of the suite and an
 # idle worker steals the tail of the other's: long tests at the head of the first half are
 # started early and leave only short ones to steal, instead of one long test ending the
-# run while the other worker idles. The browser modules stay together (one Chromium), and
-# every module stays whole (its module-scoped fixtures are made once).
+# run while the other worker idles. The browser modules stay together (one Chromium). A
+# module's tests start on one worker, but the other may steal its tail: a fixture that
+# must be made once a run is a session one made through ``made_once``.
 LONG_FIRST = (
     "scenarios/test_a11y.py",
     "scenarios/test_browser.py",

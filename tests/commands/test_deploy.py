@@ -71,7 +71,8 @@ def tree(repo: Path, ref: str) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def template(tmp_path_factory) -> Path:
     """A clone with a bare remote, an archive, and one deploy done: made once for every
-    worker (``made_once``; a deploy builds and scans the site, ~5 s), each test on a copy."""
+    worker (``made_once``: a deploy builds and scans a site, the costliest part of these
+    tests), each test on a copy."""
     return made_once(tmp_path_factory, "deploy", _make_template)
 
 
