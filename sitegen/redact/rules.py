@@ -9,6 +9,7 @@ import re
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact.assign import assignment_spans, pair_spans
+from sitegen.redact.escapes import escapes_as_breaks
 from sitegen.redact.prose import _PROSE_BEFORE_RULE, _PROSE_RULE
 from sitegen.redact.rule import Rule, _regex_rule
 from sitegen.redact.shapes import (
@@ -55,14 +56,23 @@ _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # ("_key" holds "api_key"; "<td" as <TD> too)
 _LOWER_TRIGGERS = (
     *("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "passphrase"),
-    # (pwd and pw as words, after a blank, a line break or "(": DB_PWD's value has triggers
-    # of its own)
-    *(" pw", "\tpw", "\npw", "(pw"),
     "<td",
 )
+# pw and pwd where prose may name a password by them: not after a letter or digit (after a
+# blank, a quote, a bracket, "-", "." or "/"; and starting the text), as _SK_RE is written
+_PW_RE = re.compile(r"pw(?<![a-z0-9]pw)")
 
 
 def may_hold_secret(text: str) -> bool:
+    """Whether a rule may find a secret in ``text``: a quick screen, so that a text with none
+    of the triggers is not read by every rule. The rules also read a text with its escaped
+    breaks as breaks (``"\\nsk-…"``, ``"\\npwd is …"``): so does the screen."""
+    if _screen(text):
+        return True
+    return "\\" in text and _screen(escapes_as_breaks(text))
+
+
+def _screen(text: str) -> bool:
     try:
         if _TRIGGER_AC.find_matches_as_indexes(text):
             return True
@@ -74,8 +84,9 @@ def may_hold_secret(text: str) -> bool:
     if ("ak-" in text or "as-" in text) and _MODAL_RE.search(text) is not None:
         return True
     low = text.lower()
-    # (pw and pwd starting the text: no blank before them)
-    return low.startswith("pw") or any(t in low for t in _LOWER_TRIGGERS)
+    return any(t in low for t in _LOWER_TRIGGERS) or (
+        "pw" in low and _PW_RE.search(low) is not None
+    )
 
 
 BUILTIN_RULES: tuple[Rule, ...] = (

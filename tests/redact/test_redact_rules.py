@@ -11,6 +11,8 @@ nothing, and its case would prove nothing.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from ahocorasick_rs import AhoCorasick
 
@@ -141,23 +143,23 @@ TRIGGER_CASES = {
     "local-": "w local-" + HEX40,
     "SG.": "s SG." + "AbCdEfGhIjKlMnOpQrStUv." + "AbCdEfGhIj" * 4 + "klm",
     "login(": "huggingface_hub.login('Zk3v9QmWab')",
-    "|": f"| DB_PWD | {VALUE} |",
+    "|": f"| DB_PASS | {VALUE} |",
     "'login": f"['wandb', 'login', '{HEX40}']",
-    "echo": f"echo -n $DB_PWD\n{VALUE}\n",
-    "printf": f"printf '%s\\n' \"$DB_PWD\"\n{VALUE}\n",
-    "printenv": f"printenv DB_PWD\n{VALUE}\n",
-    "configure": f"aws configure  get db_pwd\n{VALUE}\n",
+    "echo": f"echo -n $DB_PASS\n{VALUE}\n",
+    "printf": f"printf '%s\\n' \"$DB_PASS\"\n{VALUE}\n",
+    "printenv": f"printenv DB_PASS\n{VALUE}\n",
+    "configure": f"aws configure  get db_pass\n{VALUE}\n",
     '"login': f'["wandb", "login", "{HEX40}"]',
     "eC1hY2Nlc3MtdG9rZW46": "basic eC1hY2Nlc3MtdG9rZW46Z2hwX0FiQ2RFZkdoSWo",
-    "--": f"python train.py --db-pwd {VALUE} --epochs 2",
-    "set ": f"set db_pwd {VALUE}",
-    "set\t": f"set\tdb_pwd {VALUE}",
-    "setenv": f"setenv\tDB_PWD {VALUE}",
-    "ENV ": f"ENV DB_PWD {VALUE}",
-    "ENV\t": f"ENV\tDB_PWD {VALUE}",
+    "--": f"python train.py --db-pass {VALUE} --epochs 2",
+    "set ": f"set db_pass {VALUE}",
+    "set\t": f"set\tdb_pass {VALUE}",
+    "setenv": f"setenv\tDB_PASS {VALUE}",
+    "ENV ": f"ENV DB_PASS {VALUE}",
+    "ENV\t": f"ENV\tDB_PASS {VALUE}",
     "login ": f"wandb login {HEX40}",
     "login\t": f"wandb\tlogin\t{HEX40}",
-    "=": f"db_pwd={VALUE}",
+    "=": f"db_pass={VALUE}",
     ":": f"credential: open {VALUE}",
     # the triggers looked for in lower case
     "bearer": "Bearer " + "d2E" * 10,
@@ -169,13 +171,18 @@ TRIGGER_CASES = {
     "passw": f"  password {VALUE}",
     "passphrase": "the passphrase - correct_horse_battery_9 (rotate)",
     "secret": f"run -secret {VALUE}",
-    "<td": f"<TH>DB_PWD</TH><TD>{VALUE}</TD>",
-    # (a password's short names in prose: pwd, also a shell command, and pw)
-    " pw": "hunter22 is the pwd",
-    "\tpw": "hunter22 is the\tpwd",
-    "\npw": "Login details\nuser bob\npwd is Tr0ub4dor",
-    "(pw": "x (pwd is hunter22)",
+    "<td": f"<TH>DB_PASS</TH><TD>{VALUE}</TD>",
 }
+# A password's short names in prose (pwd, also a shell command, and pw), which the quick
+# test finds as words (rules._PW_RE): after a blank, a break, a bracket or a quote
+PW_CASES = [
+    "hunter22 is the pwd",
+    "hunter22 is the\tpwd",
+    "Login details\nuser bob\npwd is Tr0ub4dor",
+    "x (pwd is hunter22)",
+    '"pwd is hunter22"',
+    "[pwd is hunter22]",
+]
 
 
 def _secret_of(text: str) -> str:
@@ -201,6 +208,14 @@ def test_each_trigger_has_a_case_that_leaks_without_it(trigger, without):
         without(rules, "_TRIGGERS", rest)
         without(rules, "_TRIGGER_AC", AhoCorasick(list(rest)))
     assert not _hidden(text, secret), f"{trigger!r}: its case is still found without it"
+
+
+@pytest.mark.parametrize("text", PW_CASES)
+def test_each_pw_case_leaks_without_its_word_in_the_quick_test(text, without):
+    secret = _secret_of(text)
+    assert _hidden(text, secret)
+    without(rules, "_PW_RE", re.compile(r"(?!)"))
+    assert not _hidden(text, secret), f"{text!r}: still found without the quick test's pw"
 
 
 # -- the words that name a secret -------------------------------------------------------------
