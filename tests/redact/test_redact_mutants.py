@@ -3,7 +3,7 @@ each pins a branch or a bound of sitegen/redact/ whose change the other tests le
 
 from __future__ import annotations
 
-from sitegen.redact import MASK, Redactor
+from sitegen.redact import MASK, Redactor, names
 from sitegen.redact.escapes import VIEW_WHOLE, escape_windows
 
 ESC = "\\n"  # an escaped line break, as a JSON string holds it
@@ -64,3 +64,24 @@ def test_a_bytes_value_hides_what_its_quotes_hold_not_the_rest_of_its_line():
     q = "\\'"
     got = r.text(f'{{"h": "{{b{q}x-api-key{q}: b{q}abcdef123456{q}, b{q}a{q}: b{q}x{q}}}"}}')
     assert got == f'{{"h": "{{b{q}x-api-key{q}: b{q}{MASK}{q}, b{q}a{q}: b{q}x{q}}}"}}'
+
+
+# (is_secret_key remembers its answers: the mutation run imports and tests the module once
+# before it switches a mutant on, so a test of names asks with the memory cleared)
+
+
+def test_pass_as_the_last_of_many_words_names_a_secret_and_in_the_middle_none():
+    names.is_secret_key.cache_clear()
+    assert names.is_secret_key("MY_SMTP_PASS")
+    assert not names.is_secret_key("use_pass_rate")
+    r = Redactor()
+    assert (
+        r.text("MY_SMTP_PASS=zz9q\nuse_pass_rate=0.5") == f"MY_SMTP_PASS={MASK}\nuse_pass_rate=0.5"
+    )
+
+
+def test_an_upper_case_key_alone_names_no_secret():
+    # (an upper-case KEY is a secret after a word naming what it is a key of; alone, nothing)
+    names.is_secret_key.cache_clear()
+    assert not names.is_secret_key("KEY")
+    assert Redactor().text("KEY: a1b2") == "KEY: a1b2"
