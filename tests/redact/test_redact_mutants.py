@@ -85,3 +85,29 @@ def test_an_upper_case_key_alone_names_no_secret():
     names.is_secret_key.cache_clear()
     assert not names.is_secret_key("KEY")
     assert Redactor().text("KEY: a1b2") == "KEY: a1b2"
+
+
+def test_a_settings_state_in_code_or_bold_keeps_the_cell_before_it_shown():
+    # (| Password 2fa_enabled | yes | names a setting and says it is on, in markup too)
+    r = Redactor()
+    for text in ("| Password 2fa_enabled | `yes` |", "| password rotation90d | **on** |"):
+        assert r.text(text) == text
+
+
+def test_a_name_and_a_word_in_one_stage_of_a_shells_pipes_is_no_tables_cell():
+    # (only a row of a table, or its header, holds a name and its value in one cell)
+    text = "cat a | grep passwd shadow2 | wc -l"
+    assert Redactor().text(text) == text
+
+
+def test_a_cell_holding_a_name_and_a_word_is_read_with_the_cell_after_it_only():
+    r = Redactor()
+    # a setting's state after it: a setting, whatever the cell before or the rest hold
+    text = "| Password 2fa_enabled | yes | note |"
+    assert r.text(text) == text
+    # a state before it says nothing of it: a password
+    got = r.text("| yes | password hunter22 | b |")
+    assert got == f"| yes | password {MASK} | b |"
+    # a setting skipped, the cells after it are still read
+    got = r.text("| Password 2fa_enabled | yes | password hunter22 | x |")
+    assert got == f"| Password 2fa_enabled | yes | password {MASK} | x |"
