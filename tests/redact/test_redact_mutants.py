@@ -119,3 +119,29 @@ def test_a_netrc_password_holding_a_mask_is_hidden_already():
     r = Redactor()
     for text in (f"password ab{MASK}cd", f'{{"a": "password ab{MASK}\\n"}}'):
         assert r.text(text) == text and list(r.findings(text)) == []
+
+
+def test_a_password_cut_before_a_second_name_drops_only_the_comma_or_semicolon():
+    r = Redactor()
+    for sep in ",;":
+        got = r.text(f"pw = abcd12X{sep}password is hunter33")
+        assert got == f"pw = {MASK}{sep}password is {MASK}"
+    # (one before the password is its own: hidden with it)
+    assert r.text("pw = ,abcd12X;password is hunter33") == f"pw = {MASK};password is {MASK}"
+
+
+def test_a_quote_left_open_is_closed_on_the_next_line_only_by_a_quote_that_closes_it():
+    r = Redactor()
+    # a "'" after a word's character and before another is an apostrophe
+    assert r.text("password: 'hunter22\na x's") == f"password: {MASK}\na x's"
+    # an escaped quote left open is closed only by the same escaped quote
+    got = r.text("x = 'password: \\'hunter22\nnext words'")
+    assert got == f"x = 'password: \\'{MASK}\nnext words'"
+
+
+def test_a_password_cut_before_a_name_said_one_character_in():
+    # (a bare password cut before a name said after it is one, however short)
+    r = Redactor()
+    assert r.text("my pw is Xpassword is hunter22") == f"my pw is {MASK}password is {MASK}"
+    got = r.text("the password was 7password: hunter22")
+    assert got == f"the password was {MASK}password: {MASK}"
