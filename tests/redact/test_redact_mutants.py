@@ -3,7 +3,7 @@ each pins a branch or a bound of sitegen/redact/ whose change the other tests le
 
 from __future__ import annotations
 
-from sitegen.redact import MASK, Redactor
+from sitegen.redact import MASK, Redactor, names
 from sitegen.redact.escapes import VIEW_WHOLE, escape_windows
 
 ESC = "\\n"  # an escaped line break, as a JSON string holds it
@@ -64,3 +64,84 @@ def test_a_bytes_value_hides_what_its_quotes_hold_not_the_rest_of_its_line():
     q = "\\'"
     got = r.text(f'{{"h": "{{b{q}x-api-key{q}: b{q}abcdef123456{q}, b{q}a{q}: b{q}x{q}}}"}}')
     assert got == f'{{"h": "{{b{q}x-api-key{q}: b{q}{MASK}{q}, b{q}a{q}: b{q}x{q}}}"}}'
+
+
+# (is_secret_key remembers its answers: the mutation run imports and tests the module once
+# before it switches a mutant on, so a test of names asks with the memory cleared)
+
+
+def test_pass_as_the_last_of_many_words_names_a_secret_and_in_the_middle_none():
+    names.is_secret_key.cache_clear()
+    assert names.is_secret_key("MY_SMTP_PASS")
+    assert not names.is_secret_key("use_pass_rate")
+    r = Redactor()
+    assert (
+        r.text("MY_SMTP_PASS=zz9q\nuse_pass_rate=0.5") == f"MY_SMTP_PASS={MASK}\nuse_pass_rate=0.5"
+    )
+
+
+def test_an_upper_case_key_alone_names_no_secret():
+    # (an upper-case KEY is a secret after a word naming what it is a key of; alone, nothing)
+    names.is_secret_key.cache_clear()
+    assert not names.is_secret_key("KEY")
+    assert Redactor().text("KEY: a1b2") == "KEY: a1b2"
+
+
+def test_a_settings_state_in_code_or_bold_keeps_the_cell_before_it_shown():
+    # (| Password 2fa_enabled | yes | names a setting and says it is on, in markup too)
+    r = Redactor()
+    for text in ("| Password 2fa_enabled | `yes` |", "| password rotation90d | **on** |"):
+        assert r.text(text) == text
+
+
+def test_a_name_and_a_word_in_one_stage_of_a_shells_pipes_is_no_tables_cell():
+    # (only a row of a table, or its header, holds a name and its value in one cell)
+    text = "cat a | grep passwd shadow2 | wc -l"
+    assert Redactor().text(text) == text
+
+
+def test_a_cell_holding_a_name_and_a_word_is_read_with_the_cell_after_it_only():
+    r = Redactor()
+    # a setting's state after it: a setting, whatever the cell before or the rest hold
+    text = "| Password 2fa_enabled | yes | note |"
+    assert r.text(text) == text
+    # a state before it says nothing of it: a password
+    got = r.text("| yes | password hunter22 | b |")
+    assert got == f"| yes | password {MASK} | b |"
+    # a setting skipped, the cells after it are still read
+    got = r.text("| Password 2fa_enabled | yes | password hunter22 | x |")
+    assert got == f"| Password 2fa_enabled | yes | password {MASK} | x |"
+
+
+def test_a_netrc_password_holding_a_mask_is_hidden_already():
+    # (what another rule hid, the character that ended the value there gone with it: a
+    # second pass over redacted text finds no more)
+    r = Redactor()
+    for text in (f"password ab{MASK}cd", f'{{"a": "password ab{MASK}\\n"}}'):
+        assert r.text(text) == text and list(r.findings(text)) == []
+
+
+def test_a_password_cut_before_a_second_name_drops_only_the_comma_or_semicolon():
+    r = Redactor()
+    for sep in ",;":
+        got = r.text(f"pw = abcd12X{sep}password is hunter33")
+        assert got == f"pw = {MASK}{sep}password is {MASK}"
+    # (one before the password is its own: hidden with it)
+    assert r.text("pw = ,abcd12X;password is hunter33") == f"pw = {MASK};password is {MASK}"
+
+
+def test_a_quote_left_open_is_closed_on_the_next_line_only_by_a_quote_that_closes_it():
+    r = Redactor()
+    # a "'" after a word's character and before another is an apostrophe
+    assert r.text("password: 'hunter22\na x's") == f"password: {MASK}\na x's"
+    # an escaped quote left open is closed only by the same escaped quote
+    got = r.text("x = 'password: \\'hunter22\nnext words'")
+    assert got == f"x = 'password: \\'{MASK}\nnext words'"
+
+
+def test_a_password_cut_before_a_name_said_one_character_in():
+    # (a bare password cut before a name said after it is one, however short)
+    r = Redactor()
+    assert r.text("my pw is Xpassword is hunter22") == f"my pw is {MASK}password is {MASK}"
+    got = r.text("the password was 7password: hunter22")
+    assert got == f"the password was {MASK}password: {MASK}"
