@@ -171,3 +171,17 @@ def test_no_stage_names_the_cache_marker():
         if p.relative_to(PKG).parts[0] != "cache" and CACHE_MARKER in p.read_text()
     )
     assert naming == []
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A name with a leading underscore is its module's own: one another module needs is
+    named as public, so a reader knows who may rely on it."""
+    taken = sorted(
+        f"{p.relative_to(PKG)} imports {node.module}.{a.name}"
+        for p in PKG.rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sitegen")
+        for a in node.names
+        if a.name.startswith("_") and not a.name.startswith("__")
+    )
+    assert taken == []

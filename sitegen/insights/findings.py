@@ -32,9 +32,9 @@ from sitegen.insights.rulebase import (
     SEVERITIES,
     Finding,
     StepTrials,
-    _steps_text,
     batch_step_trials,
     step_trials,
+    steps_text,
 )
 from sitegen.model.numbers import fixed, pct
 from sitegen.model.parsed import MetricBlock, ParsedLog
@@ -86,7 +86,7 @@ def infra_burst(per_step: Sequence[StepTrials], section: str) -> Finding | None:
         f"Infrastructure failures burst at step {worst.step}",
         f"{worst.infra} of {worst.trials} rollouts of step {worst.step} failed in the "
         f"infrastructure (sandbox, setup timeouts; the median step has {med:g})"
-        + (f"; bursts at steps {_steps_text([p.step for p in burst])}." if len(burst) > 1 else "."),
+        + (f"; bursts at steps {steps_text([p.step for p in burst])}." if len(burst) > 1 else "."),
         section,
         steps=tuple(p.step for p in sorted(burst, key=lambda p: (-p.infra, p.step))),
     )

@@ -28,13 +28,13 @@ from sitegen.insights.rulebase import (
     STEP_OUTLIER_FACTOR,
     STEP_TIME,
     Finding,
-    _num,
-    _steps_text,
-    _values,
+    metric_values,
+    steps_text,
 )
 from sitegen.model.numbers import fixed, pct, sig
 from sitegen.model.parsed import MetricBlock
 from sitegen.model.vocabulary import config_value as _cfg
+from sitegen.model.vocabulary import finite_or_none as _num
 from sitegen.model.vocabulary import gen_wait_key
 
 
@@ -48,7 +48,7 @@ def lr_zero(blocks: Sequence[MetricBlock], cfg: Mapping | None, metric_form: str
     The console form prints 4 decimals (a 1e-6 rate reads ``0.0000``), so there
     it counts only when the config's rate is 0 too."""
     for key in LR_KEYS:
-        vals = _values(blocks, key)
+        vals = metric_values(blocks, key)
         if len(vals) >= 2 and all(v == 0 for _, v in vals):
             if metric_form == "console" and _config_lr(cfg) != 0:
                 return None
@@ -86,7 +86,7 @@ def policy_frozen(
     steps = 0
     for ks in present.values():
         for k in ks:
-            vals = _values(blocks, k)
+            vals = metric_values(blocks, k)
             if not vals or any(v != 0 for _, v in vals):
                 return None
             steps = max(steps, len(vals))
@@ -94,7 +94,7 @@ def policy_frozen(
         return None
     fam_names = list(present)
     what = ", ".join(fam_names[:-1]) + " and " + fam_names[-1]  # two or three families
-    stale = _values(blocks, STALENESS_MAX)
+    stale = metric_values(blocks, STALENESS_MAX)
     epochs = _num(_cfg(cfg, "trainer", "update_epochs_per_batch"))
     mini = _num(_cfg(cfg, "trainer", "policy_mini_batch_size"))
     batch = _num(_cfg(cfg, "trainer", "train_batch_size"))
@@ -128,7 +128,7 @@ def policy_frozen(
 
 
 def entropy_collapse(blocks: Sequence[MetricBlock]) -> Finding | None:
-    vals = [v for _, v in _values(blocks, ENTROPY)]
+    vals = [v for _, v in metric_values(blocks, ENTROPY)]
     if len(vals) < 10:
         return None
     w = max(3, math.ceil(len(vals) * ENTROPY_WINDOW_FRACTION))
@@ -152,7 +152,7 @@ def reward_trend(blocks: Sequence[MetricBlock]) -> Finding | None:
     The interval: the fit's, widened by its residuals' lag-1 autocorrelation."""
     from sitegen.analyse import stats  # (numpy: imported where pages are analysed)
 
-    vals = _values(blocks, REWARD)
+    vals = metric_values(blocks, REWARD)
     if len(vals) < MIN_TREND_STEPS:
         return None
     n = min(REWARD_WINDOW, max(MIN_TREND_STEPS, len(vals) // 2))
@@ -207,7 +207,7 @@ def gen_wait(blocks: Sequence[MetricBlock], has_trials: bool) -> Finding | None:
 
 
 def step_outlier(blocks: Sequence[MetricBlock]) -> Finding | None:
-    vals = _values(blocks, STEP_TIME)
+    vals = metric_values(blocks, STEP_TIME)
     if len(vals) < MIN_OUTLIER_STEPS:
         return None
     med = statistics.median(v for _, v in vals)
@@ -220,7 +220,7 @@ def step_outlier(blocks: Sequence[MetricBlock]) -> Finding | None:
         "warning",
         f"Step {worst[0]} took {fixed(worst[1] / med, 1)}x the median step time",
         f"Steps over {STEP_OUTLIER_FACTOR:g}x the median ({fixed(med, 0)} s): "
-        f"{_steps_text([s for s, _ in slow])}; the slowest, step {worst[0]}, took {fixed(worst[1], 0)} s.",
+        f"{steps_text([s for s, _ in slow])}; the slowest, step {worst[0]}, took {fixed(worst[1], 0)} s.",
         "timing",
         steps=tuple(s for s, _ in sorted(slow, key=lambda sv: (-sv[1], sv[0]))),
     )
@@ -230,7 +230,7 @@ def staleness(blocks: Sequence[MetricBlock], cfg: Mapping | None) -> Finding | N
     limit = _num(_cfg(cfg, "trainer", "fully_async", "max_staleness_steps"))
     if limit is None:
         return None
-    over = [(s, v) for s, v in _values(blocks, STALENESS_MAX) if v > limit]
+    over = [(s, v) for s, v in metric_values(blocks, STALENESS_MAX) if v > limit]
     if not over:
         return None
     worst = max(over, key=lambda sv: sv[1])
@@ -239,7 +239,7 @@ def staleness(blocks: Sequence[MetricBlock], cfg: Mapping | None) -> Finding | N
         "warning",
         "Staleness above the async limit",
         f"async/staleness_max exceeds trainer.fully_async.max_staleness_steps = {limit:g} on "
-        f"{len(over)} steps ({_steps_text([s for s, _ in over])}; up to {worst[1]:g} at step {worst[0]}).",
+        f"{len(over)} steps ({steps_text([s for s, _ in over])}; up to {worst[1]:g} at step {worst[0]}).",
         "metrics",
     )
 
@@ -267,7 +267,7 @@ def non_finite(blocks: Sequence[MetricBlock]) -> Finding | None:
         "warning",
         f"NaN or infinite {names[0]}" + (f" and {len(names) - 1} more" if len(names) > 1 else ""),
         f"{', '.join(names[:4])}{' …' if len(names) > 4 else ''} logged as NaN or ±inf at "
-        f"step{'s' if len(steps) > 1 else ''} {_steps_text(steps)}: a numerical problem in the "
+        f"step{'s' if len(steps) > 1 else ''} {steps_text(steps)}: a numerical problem in the "
         "update (a charted metric's line breaks there, the job page's per-step table shows "
         "nan; statistics count finite values only).",
         section,

@@ -65,11 +65,11 @@ class StepTrials(msgspec.Struct, frozen=True):
     infra: int
 
 
-def _values(blocks: Sequence[MetricBlock], key: str) -> list[tuple[int, float]]:
+def metric_values(blocks: Sequence[MetricBlock], key: str) -> list[tuple[int, float]]:
     return [(b.step, v) for b in blocks if (v := _num(b.metrics.get(key))) is not None]
 
 
-def _steps_text(steps: Sequence[int], limit: int = 5) -> str:
+def steps_text(steps: Sequence[int], limit: int = 5) -> str:
     shown = ", ".join(str(s) for s in steps[:limit])
     return shown + (f" and {len(steps) - limit} more" if len(steps) > limit else "")
 

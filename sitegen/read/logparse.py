@@ -14,7 +14,7 @@ from sitegen.model.parsed import Checkpoint, MetricBlock, ParsedLog
 from sitegen.read.configdump import ConfigDump
 from sitegen.read.evidence import config_evidence, line_evidence
 from sitegen.read.lines import SLURMSTEPD_RE, Breaks, Line, iter_blocks, iter_raw_lines, split_line
-from sitegen.read.logstate import MAX_WARNINGS_PER_KIND, ParserState, _Batches, _PendingBlock
+from sitegen.read.logstate import MAX_WARNINGS_PER_KIND, BatchTally, ParserState, PendingBlock
 from sitegen.read.markers import (
     BATCH_DONE_RE,
     BATCH_EXC_RE,
@@ -259,7 +259,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 self._marker(step)
                 if ln.time is not None:
                     self.block_times.setdefault(step, ln.time)
-                self.pending[ln.source] = _PendingBlock(step, ln.source, ln.number)
+                self.pending[ln.source] = PendingBlock(step, ln.source, ln.number)
                 return
             if msg.startswith(STARTED_STEP):
                 self._text_start(ln.number)
@@ -382,7 +382,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         """
         self.last_done = step
         self._text_flush()  # a timed step of the earlier attempt, if it was still open
-        self.batch_pending = _Batches()
+        self.batch_pending = BatchTally()
         self.end_marker = self.end_detail = self.side_failure = None
         gone = sorted(
             {s for store in (self.console, self.mirror, self.text_steps) for s in store if s > step}

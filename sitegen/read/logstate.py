@@ -26,7 +26,7 @@ MAX_WARNINGS_PER_KIND = 10
 
 
 @dataclass
-class _PendingBlock:
+class PendingBlock:
     """A metrics dict being read: its step, process, first line and lines so far."""
 
     step: int
@@ -36,7 +36,7 @@ class _PendingBlock:
 
 
 @dataclass
-class _Batches:
+class BatchTally:
     """Batch-generation counts being added up (a step's or the whole log's)."""
 
     batches: int = 0
@@ -46,7 +46,7 @@ class _Batches:
     masked: int = 0
     exceptions: Counter[str] = field(default_factory=Counter)
 
-    def add(self, other: _Batches) -> None:
+    def add(self, other: BatchTally) -> None:
         self.batches += other.batches
         self.instances += other.instances
         self.successful += other.successful
@@ -83,7 +83,7 @@ class ParserState:
     mirror_lines: dict[int, int] = field(default_factory=dict)
     evals: dict[int, dict[str, int | float]] = field(default_factory=dict)
     eval_lines: dict[int, int] = field(default_factory=dict)
-    pending: dict[str, _PendingBlock] = field(default_factory=dict)
+    pending: dict[str, PendingBlock] = field(default_factory=dict)
     end_marker: str | None = None
     end_detail: str | None = None
     resumed_from: int | None = None
@@ -98,10 +98,10 @@ class ParserState:
     restarted: bool = False  # a start line came after a step: LogParser._restarting
     config_cuts: list[int] = field(default_factory=list)  # the dump's lines before each blank run
     config: dict | None = None
-    batches: _Batches = field(default_factory=_Batches)
-    eval_batches: _Batches = field(default_factory=_Batches)
-    batch_pending: _Batches = field(default_factory=_Batches)
-    batches_per_step: dict[int, _Batches] = field(default_factory=dict)
+    batches: BatchTally = field(default_factory=BatchTally)
+    eval_batches: BatchTally = field(default_factory=BatchTally)
+    batch_pending: BatchTally = field(default_factory=BatchTally)
+    batches_per_step: dict[int, BatchTally] = field(default_factory=dict)
     batch_modes: deque[str] = field(default_factory=deque)
     batch_exc: Counter[str] | None = None
     boundary: int = -1  # highest step whose marker has been seen
@@ -199,8 +199,8 @@ class ParserCore(ParserState):
 
     def _flush_batches(self, step: int) -> None:
         if self.batch_pending.batches:
-            self.batches_per_step.setdefault(step, _Batches()).add(self.batch_pending)
-            self.batch_pending = _Batches()
+            self.batches_per_step.setdefault(step, BatchTally()).add(self.batch_pending)
+            self.batch_pending = BatchTally()
 
     def _numbers(self, line: int, d: dict) -> dict[str, float]:
         """Numeric values of a metrics dict (see :func:`_numbers`), warning about any dropped."""

@@ -13,7 +13,7 @@ import re
 
 from sitegen.model.parsed import MetricBlock
 from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
-from sitegen.read.logstate import MAX_BLOCK_LINES, ParserCore, _PendingBlock
+from sitegen.read.logstate import MAX_BLOCK_LINES, ParserCore, PendingBlock
 from sitegen.read.markers import MIRROR_RE
 
 # One ``'key': value`` item of a flat pformat dict and what follows it: a key
@@ -247,7 +247,7 @@ class MetricBlocks(ParserCore):
         self.pending[ln.source] = orphan
         return self._continue_block(orphan, ln)
 
-    def _continue_block(self, pend: _PendingBlock, ln: Line) -> bool:
+    def _continue_block(self, pend: PendingBlock, ln: Line) -> bool:
         text = ln.message
         stripped = text.rstrip()
         if not pend.text:
@@ -273,14 +273,14 @@ class MetricBlocks(ParserCore):
             )
         return True
 
-    def _cut_block(self, pend: _PendingBlock, at: int | None) -> None:
+    def _cut_block(self, pend: PendingBlock, at: int | None) -> None:
         self.pending.pop(pend.source, None)
         where = f"at line {at}" if at else "at end of file"
         self.warn(
             pend.line, "cut", f"metrics dict of step {pend.step} is cut off {where}: block skipped"
         )
 
-    def _close_block(self, pend: _PendingBlock) -> None:
+    def _close_block(self, pend: PendingBlock) -> None:
         try:
             d, odd = printed_dict("\n".join(pend.text))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

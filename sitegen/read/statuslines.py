@@ -9,7 +9,7 @@ from collections import Counter
 
 from sitegen.model.vocabulary import is_finite
 from sitegen.read.lines import CR_PREFIX_RE, Line, known_prefix
-from sitegen.read.logstate import ParserCore, _Batches
+from sitegen.read.logstate import BatchTally, ParserCore
 from sitegen.read.markers import (
     NODE_FAILURE,
     PLAIN_CANCEL,
@@ -265,7 +265,7 @@ class StatusLines(ParserCore):
                 "generator subtracts exception counts): read as written",
             )
         mode = self.batch_modes.popleft() if self.batch_modes else "training"
-        b = _Batches(1, total, ok, failed, masked, self.batch_exc or Counter())
+        b = BatchTally(1, total, ok, failed, masked, self.batch_exc or Counter())
         self.batch_exc = None
         if mode == "eval":
             self.eval_batches.add(b)

@@ -12,14 +12,14 @@ from collections.abc import Iterator
 
 from sitegen.redact.names import is_secret_key, names_a_service
 from sitegen.redact.values import (
-    _CLOSE,
-    _EMPTY_VALUES,
-    _ENTITY_END_RE,
-    _NAME_MASK_RE,
+    CLOSE,
+    EMPTY_VALUES,
+    ENTITY_END_RE,
+    NAME_MASK_RE,
     Next,
-    _stops,
-    _value_span,
     is_masked,
+    value_span,
+    value_stops,
 )
 
 # A key and its separator: NAME=, NAME:, "NAME": , NAME =>, NAME :=. The name may be two
@@ -84,7 +84,7 @@ _FIRST_WORD_RE = re.compile(r"(?:None|null|NULL)[,;.)]")
 def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
     covered = 0  # the end of the last value looked at: a key inside it is part of it
     parents: dict[int, str | None] = {}
-    stops = _stops(text)
+    stops = value_stops(text)
     for m in _ASSIGN_RE.finditer(text):
         if m.start() < covered:
             continue
@@ -93,7 +93,7 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         in_query = (
             m.start() > 0
             and text[m.start() - 1] in "?&;"
-            and _ENTITY_END_RE.search(text, max(0, m.start() - 12), m.start()) is None
+            and ENTITY_END_RE.search(text, max(0, m.start() - 12), m.start()) is None
         )
         if (
             not is_secret_key(key)
@@ -112,11 +112,11 @@ def assignment_spans(text: str) -> Iterator[tuple[int, int]]:
         covered = span[1]
         value = text[span[0] : span[1]].strip()
         first = _FIRST_WORD_RE.match(value)  # "None, retrying": no value, and words after it
-        if value.strip("\"'") in _EMPTY_VALUES or first is not None or is_masked(value):
+        if value.strip("\"'") in EMPTY_VALUES or first is not None or is_masked(value):
             continue
         if names_a_model_token(key, value):
             continue  # prose about a model's tokens: "next token = im_start_token123456"
-        if _NAME_MASK_RE.match(value):
+        if NAME_MASK_RE.match(value):
             # A name's secret, hashed (Redactor.name): a bare value runs to the end of the
             # line, over whatever follows the name in a table or a JSON document.
             continue
@@ -140,13 +140,13 @@ def _value_after(
     shell: bool = False,
     stops: dict[str, Next] | None = None,
 ) -> tuple[int, int] | None:
-    """:func:`_value_span` of the value after a key's separator at ``text[i]``."""
+    """:func:`value_span` of the value after a key's separator at ``text[i]``."""
     # Text inside a JSON string: an escaped line break before the value is white space.
     while text.startswith(("\\n", "\\r", "\\t"), i):
         i += 2
         while i < len(text) and text[i] in " \t":
             i += 1
-    return _value_span(text, key_start, i, in_query, yaml, shell, stops)
+    return value_span(text, key_start, i, in_query, yaml, shell, stops)
 
 
 # A key named only with what it belongs to (``wandb:`` then ``  key: X``; ``"hf": {"tokens":``)
@@ -175,7 +175,7 @@ def _nested_secret(text: str, key_start: int, key: str, memo: dict[int, str | No
         parent = _yaml_parent(text, line_start, key_start, memo)
     if parent is None:  # (also a key starting a line of pretty-printed JSON or a call's repr)
         brace = max(text.rfind("{", lo, key_start), text.rfind("(", lo, key_start))
-        if brace < 0 or text.find(_CLOSE[text[brace]], brace, key_start) >= 0:
+        if brace < 0 or text.find(CLOSE[text[brace]], brace, key_start) >= 0:
             return False
         if -1 - brace not in memo:
             memo[-1 - brace] = (_key_before if text[brace] == "{" else _call_parent)(text, brace)
@@ -282,7 +282,7 @@ _PAIR_TUPLE_RE = re.compile(
 
 
 def pair_spans(text: str) -> Iterator[tuple[int, int]]:
-    stops = _stops(text)
+    stops = value_stops(text)
     for m in _PAIR_TUPLE_RE.finditer(text):
         group = "s" if m.group("q2") else "bare"
         if is_secret_key(m.group("name")) and not is_masked(m.group(group)):

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from sitegen.redact.assign import names_a_model_token
 from sitegen.redact.names import is_secret_key, names_a_service
 from sitegen.redact.rule import Rule
-from sitegen.redact.shapes import _WORD_END, _looks_like_credential
+from sitegen.redact.shapes import WORD_END, looks_like_credential
 from sitegen.redact.values import is_masked
 
 # Notes' prose: "my wandb key is X", "W&B key: X", "OpenAI key - X", "the api key is X",
@@ -66,7 +66,7 @@ _PROSE_RE = re.compile(
 )
 # What a value after the word is: a password's, any non-blank characters less a sentence's
 # closing punctuation (and a quote's entity); a key's, token's or secret's, a word of letters,
-# digits, "_" and "-" ending as a word does (:data:`_WORD_END`), or base64 (16 or more of
+# digits, "_" and "-" ending as a word does (:data:`WORD_END`), or base64 (16 or more of
 # letters and digits, "/", "+", "=": an AWS secret key, a client secret)
 _PROSE_CLOSERS = ".,;:)"
 _PROSE_RUN_RE = re.compile(r"[^\s\"'`<>\\]{6,}+")
@@ -78,7 +78,7 @@ _STATE_WORDS = frozenset(
 )
 _PROSE_QUOTE_RE = re.compile(rf"{_QUOTE_ENTITY}|&lt;")  # (and an escaped tag's "<")
 _PROSE_QUOTE_AT_RE = re.compile(rf"[\"'`]|{_QUOTE_ENTITY}")
-_PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{_WORD_END}")
+_PROSE_WORD_RE = re.compile(rf"[A-Za-z0-9_\-]{{6,}}+{WORD_END}")
 _PROSE_BASE64_RE = re.compile(r"[A-Za-z0-9/+]{16,}+={0,2}")
 # a path, a variable or a URL: where the secret is, not the secret
 _PROSE_PLACES = ("/", "~", "$", "http")
@@ -182,7 +182,7 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
             any(c.isalpha() for c in value) and _METRIC_RE.fullmatch(value) is None
         )
         return len(value) >= 6 and any(c.isdigit() for c in value) and letter
-    return _looks_like_credential(value) and not (
+    return looks_like_credential(value) and not (
         svc is not None and names_a_model_token(f"{svc} {word}", value)
     )
 
@@ -306,7 +306,7 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
 # What makes a bare value after "pw =" code: a call, an attribute, a subscript
 _CODE_MARKS = ".([{"
 
-_PROSE_RULE = Rule("prose-secret", _prose_spans)
+PROSE_RULE = Rule("prose-secret", _prose_spans)
 
 
 # A password said before its name: "hunter22 is the password", "hunter22 was my old pwd",
@@ -361,4 +361,4 @@ def _prose_before_spans(text: str) -> Iterator[tuple[int, int]]:
             yield start, end
 
 
-_PROSE_BEFORE_RULE = Rule("prose-secret", _prose_before_spans)
+PROSE_BEFORE_RULE = Rule("prose-secret", _prose_before_spans)

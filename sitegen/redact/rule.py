@@ -22,7 +22,7 @@ class Rule(msgspec.Struct, frozen=True):
     spans: Spans
 
 
-def _regex_rule(kind: str, pattern: str, keep: Callable[[re.Match], bool] | None = None) -> Rule:
+def regex_rule(kind: str, pattern: str, keep: Callable[[re.Match], bool] | None = None) -> Rule:
     """A rule from a regex: the secret is the group ``s`` if the pattern has one, else the match."""
     rx = re.compile(pattern)
     group = "s" if "s" in rx.groupindex else 0

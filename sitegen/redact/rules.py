@@ -10,18 +10,18 @@ from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact.assign import assignment_spans, pair_spans
 from sitegen.redact.escapes import escapes_as_breaks
-from sitegen.redact.prose import _PROSE_BEFORE_RULE, _PROSE_RULE
-from sitegen.redact.rule import Rule, _regex_rule
+from sitegen.redact.prose import PROSE_BEFORE_RULE, PROSE_RULE
+from sitegen.redact.rule import Rule, regex_rule
 from sitegen.redact.shapes import (
-    _AWS_PAIR,
-    _ERROR_RULES,
-    _SHAPES,
-    _URL_RULES,
-    _aws_secret_before_spans,
-    _mixed,
+    AWS_PAIR,
+    ERROR_RULES,
+    SHAPES,
+    URL_RULES,
+    aws_secret_before_spans,
+    mixed_case,
 )
-from sitegen.redact.shell import _CLI_RULES
-from sitegen.redact.tables import _TABLE_RULES
+from sitegen.redact.shell import CLI_RULES
+from sitegen.redact.tables import TABLE_RULES
 
 # Something every built-in rule needs to find anything. Text holding none of these (most
 # trial and metric names) skips the rules: plain substring tests cost a microsecond, the
@@ -90,15 +90,15 @@ def _screen(text: str) -> bool:
 
 
 BUILTIN_RULES: tuple[Rule, ...] = (
-    *(_regex_rule(kind, p) for kind, p in _SHAPES),
-    _regex_rule("aws-secret-key", _AWS_PAIR, keep=_mixed),
-    Rule("aws-secret-key", _aws_secret_before_spans),
-    *_URL_RULES,
-    *_CLI_RULES,
-    *_ERROR_RULES,
-    *_TABLE_RULES,
+    *(regex_rule(kind, p) for kind, p in SHAPES),
+    regex_rule("aws-secret-key", AWS_PAIR, keep=mixed_case),
+    Rule("aws-secret-key", aws_secret_before_spans),
+    *URL_RULES,
+    *CLI_RULES,
+    *ERROR_RULES,
+    *TABLE_RULES,
     Rule("secret-assignment", assignment_spans),
     Rule("secret-env-pair", pair_spans),
-    _PROSE_RULE,
-    _PROSE_BEFORE_RULE,
+    PROSE_RULE,
+    PROSE_BEFORE_RULE,
 )

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from sitegen.redact.assign import IDENTIFIER_RE
-from sitegen.redact.rule import Rule, _regex_rule
+from sitegen.redact.rule import Rule, regex_rule
 from sitegen.redact.values import is_masked
 
 _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
@@ -17,7 +17,7 @@ _PLAIN_USER_RE = re.compile(r"[a-z_][a-z0-9_.\-]{0,15}")
 # both cases, or letters and digits.
 _NOT_ONE_CASE = r"(?![a-z]++(?![A-Za-z0-9]))(?![A-Z]++(?![A-Za-z0-9]))"
 
-_SHAPES: tuple[tuple[str, str], ...] = (
+SHAPES: tuple[tuple[str, str], ...] = (
     # PEM private-key blocks, under any key or none; an unterminated block runs to the end
     (
         "private-key",
@@ -100,17 +100,17 @@ _URL_USER = r"[^\s:/?#\"'<>\\]*+"
 _URL_PASSWORD = r"(?:[^\s@\"'<>\\:]|:(?!//)|\\(?![nrt]))++"
 _URL_HOSTLESS = r"[^\s:/@?#\"'<>\\]++"
 
-_URL_RULES: tuple[Rule, ...] = (
+URL_RULES: tuple[Rule, ...] = (
     # scheme://user:password@host, the password up to the last "@" before the host (it may
     # hold "@"; the user may be empty: redis://:pw@host; the password may hold "/");
     # host:port/path@x is not one (the "password" would be a port).
-    _regex_rule(
+    regex_rule(
         "url-password",
         rf"://(?<=[A-Za-z0-9+.\-]://){_URL_USER}:"
         rf"(?P<s>(?!\d+(?:[/?#\s]|$)|/){_URL_PASSWORD}(?:@{_URL_HOSTLESS}(?=@))*+)@",
     ),
     # https://TOKEN@host: a user part that is not a plain short user name (git@, ubuntu@).
-    _regex_rule(
+    regex_rule(
         "url-token",
         rf"://(?<=[A-Za-z0-9+.\-]://)(?P<s>{_URL_HOSTLESS}(?:@{_URL_HOSTLESS}(?=@))*+)@",
         keep=lambda m: not _PLAIN_USER_RE.fullmatch(m.group("s")),
@@ -119,7 +119,7 @@ _URL_RULES: tuple[Rule, ...] = (
 
 # The secret access key written after an AWS key id ("AKIA… wJalrXUtnFEMI/K7MDENG/…"): the
 # id alone is not the secret. A word of 30 or more base64 characters, mixed in kind.
-_AWS_PAIR = (
+AWS_PAIR = (
     r"A(?<![A-Z0-9]A)(?:KIA|SIA)[0-9A-Z]{16}(?:\\?[\"'`]|[ \t,:;=|\r\n]|\\[nt]){1,6}"
     r"(?P<s>[A-Za-z0-9/+]{30,}={0,2})(?![A-Za-z0-9/+=])"
 )
@@ -132,14 +132,14 @@ _AWS_SECRET_BEFORE_RE = re.compile(
 )
 
 
-def _aws_secret_before_spans(text: str) -> Iterator[tuple[int, int]]:
+def aws_secret_before_spans(text: str) -> Iterator[tuple[int, int]]:
     for m in _AWS_ID_RE.finditer(text):
         b = _AWS_SECRET_BEFORE_RE.search(text, max(0, m.start() - 96), m.start())
-        if b is not None and _mixed(b) and not is_masked(b.group("s")):
+        if b is not None and mixed_case(b) and not is_masked(b.group("s")):
             yield b.span("s")
 
 
-def _mixed(m: re.Match) -> bool:
+def mixed_case(m: re.Match) -> bool:
     """A credential's look: at least two of lower case, upper case and digits."""
     s = m.group("s")
     return (
@@ -154,24 +154,24 @@ def _credential_like(m: re.Match) -> bool:
     return any(c.isdigit() for c in s) or (s.lower() != s and s.upper() != s)
 
 
-def _letters_and_digits(m: re.Match) -> bool:
-    return _looks_like_credential(m.group("s"), 0)
+def letters_and_digits(m: re.Match) -> bool:
+    return looks_like_credential(m.group("s"), 0)
 
 
 # Where a credential's word ends in a sentence: not at "/", "+" or a "." inside a name
 # (model.layers.0, a path), but at a full stop before a space, a closer or the end.
-_WORD_END = r"(?![/+]|\.[^\s\"'`)\]>*,;:])"
+WORD_END = r"(?![/+]|\.[^\s\"'`)\]>*,;:])"
 
 
 def _credential_word(m: re.Match) -> bool:
     """Letters and digits, and not an identifier's name (:data:`IDENTIFIER_RE`)."""
-    return _letters_and_digits(m) and IDENTIFIER_RE.fullmatch(m.group("s")) is None
+    return letters_and_digits(m) and IDENTIFIER_RE.fullmatch(m.group("s")) is None
 
 
 # A provider's error message quoting the credential it refused: "AuthenticationError: Invalid
 # API key: X", "Incorrect API key provided: X", "invalid token X".
-_ERROR_RULES: tuple[Rule, ...] = (
-    _regex_rule(
+ERROR_RULES: tuple[Rule, ...] = (
+    regex_rule(
         "error-secret",
         r"[iIwWbBeErRmMuU](?<![A-Za-z0-9_].)(?i:(?:(?<=i)nvalid|(?<=i)ncorrect|(?<=w)rong|(?<=b)ad"
         r"|(?<=e)xpired|(?<=r)evoked|(?<=m)alformed|(?<=u)nknown|(?<=u)nauthori[sz]ed)"
@@ -179,16 +179,16 @@ _ERROR_RULES: tuple[Rule, ...] = (
         r"(?:[ \t]+provided)?)[ \t]*[:=][ \t]*[\"'`]?(?P<s>[^\s\"'`,;<\\]{8,}+)",
         keep=_credential_like,
     ),
-    _regex_rule(
+    regex_rule(
         "error-secret",
         r"[tTaA](?<![A-Za-z0-9_].)(?i:(?:(?<=t)oken|(?<=a)pi[ _\-]?key)[ \t]+)"
-        rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{16,}}+){_WORD_END}",
+        rf"[\"'`]?(?P<s>[A-Za-z0-9_\-]{{16,}}+){WORD_END}",
         keep=_credential_word,
     ),
 )
 
 
-def _looks_like_credential(value: str, shortest: int = 16) -> bool:
+def looks_like_credential(value: str, shortest: int = 16) -> bool:
     """``shortest`` or more characters, letters and digits both, as a key or token is."""
     return (
         len(value) >= shortest

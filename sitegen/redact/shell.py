@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from sitegen.redact.names import is_secret_key
-from sitegen.redact.rule import Rule, _regex_rule
-from sitegen.redact.shapes import _letters_and_digits
+from sitegen.redact.rule import Rule, regex_rule
+from sitegen.redact.shapes import letters_and_digits
 from sitegen.redact.values import WINDOWS_PATH, after_mask
 
 
@@ -119,12 +119,12 @@ def _no_mask(m: re.Match) -> bool:
 # A .netrc's password: a quote glued inside it, before a word's character, is part of it
 # (password KEY"1); one before anything else closes the string the file is written in
 _NETRC_VALUE = rf"{_TOKEN}(?:[\"'](?=\w){_TOKEN})*+"
-_CLI_RULES: tuple[Rule, ...] = (
+CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
     # --token &quot;X&quot; (the HTML made of redacted text scans as the text does); a word
     # glued after the quotes is the value's, as the shell reads it (--token "ab"cd); a
     # Windows path whole (--token C:\new\table: its "\n" is a folder's, no line break)
-    _regex_rule(
+    regex_rule(
         "cli-secret",
         rf"{_FLAG}(?:=|[ \t]+)(?P<s>(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})"
         rf"(?:(?=[\w\-]){_TOKEN})?|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN})",
@@ -134,7 +134,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     # --token "X rest: its first word, a Windows path whole (one the quote closes is read whole
     # above); in a JSON string's escaped quotes, to the closing \" on its line, the quotes
     # kept (--token \"correct horse\" --x)
-    _regex_rule(
+    regex_rule(
         "cli-secret",
         rf"{_FLAG}(?:=|[ \t]+)(?:\\?[\"']|&(?:quot|#34|#39|#x27);)"
         rf"(?P<s>{_ESCAPED_QUOTED}|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN})",
@@ -142,7 +142,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
     # "- --token" then "- X" (a YAML block list): the item after a secret-named flag
-    _regex_rule(
+    regex_rule(
         "cli-secret",
         rf"{_FLAG}(?:\\?[\"'])?[ \t]*"
         r"(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*-[ \t]*)(?:\\?[\"'])?"
@@ -150,33 +150,33 @@ _CLI_RULES: tuple[Rule, ...] = (
         keep=_secret_flag,
     ),
     # curl -u admin:pw / --user admin:pw
-    _regex_rule(
+    regex_rule(
         "cli-password", rf"-(?<!\S-)(?:u|-user|-proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
     ),
     # docker login -u me -p X (podman, helm registry, …): -p is a password only after "login"
     # on its line (in JSON, an escaped line break ends it)
-    _regex_rule(
+    regex_rule(
         "cli-password",
         rf"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){{0,8}}[ \t]+-p(?:[ \t]+|=)"
         rf"(?P<s>(?!-){_TOKEN})",
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X; fish's set -gx HF_TOKEN X;
     # a Dockerfile's ENV HF_TOKEN X (as docker build echoes it)
-    _regex_rule(
+    regex_rule(
         "cli-secret",
         r"(?:s(?<!\ws)et(?:env)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
         rf"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>{_TOKEN})",
         keep=_secret_name,
     ),
     # wandb login [--relogin] [--host URL] KEY (the flags that take a value, by name)
-    _regex_rule(
+    regex_rule(
         "wandb-key",
         r"wandb(?<!\wwandb)[ \t]+login"
         r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*"
         rf"[ \t]+(?P<s>(?!-){_TOKEN})",
     ),
     # ... as an argv list: ['wandb', 'login', KEY], as subprocess's CalledProcessError quotes it
-    _regex_rule(
+    regex_rule(
         "wandb-key",
         r"wandb(?<!\wwandb)(?P<q>\\?[\"'])[ \t]*,[ \t]*(?P=q)login(?P=q)"
         r"(?:[ \t]*,[ \t]*(?P=q)--(?:host|base-url)(?P=q)[ \t]*,[ \t]*(?P=q)[^\"'\n]*(?P=q)"
@@ -188,7 +188,7 @@ _CLI_RULES: tuple[Rule, ...] = (
     # variable: echo "$CR_PAT" | … shows no secret; not a filter's pattern: echo hello |
     # grep login)
     *(
-        _regex_rule(
+        regex_rule(
             "piped-secret",
             command + r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)(?:\\?[\"'])?[ \t]*" + _PIPED_INTO,
             keep=_piped_into_login,
@@ -200,7 +200,7 @@ _CLI_RULES: tuple[Rule, ...] = (
         )
     ),
     # ... or given as a here-string: gh auth login --with-token <<< TOKEN
-    _regex_rule(
+    regex_rule(
         "piped-secret",
         r"login(?<=[ \t]login)(?![\w\-])(?:[^|\n;&<\\]|\\(?![nr])){0,200}?<<<[ \t]*"
         r"(?:\\?[\"'])?(?P<s>[^\s\"'<\\|]+)",
@@ -209,17 +209,17 @@ _CLI_RULES: tuple[Rule, ...] = (
     # a login call's secret: login('KEY') (huggingface_hub's token, a notebook's wandb key),
     # the second of two: smtp.login('user', 'PASSWORD'). One argument is a secret only with a
     # credential's look, letters and digits (logger.login("user"), login('hello') name one).
-    _regex_rule(
+    regex_rule(
         "login-secret",
         r"login\((?<![A-Za-z0-9]login\()[ \t]*(?P<user>b?(?P<q>\\?[\"'])(?:(?!(?P=q))[^\n])*+(?P=q)[ \t]*,[ \t]*)?"
         r"b?(?P<q2>\\?[\"'])(?P<s>(?:(?!(?P=q2))[^\n])++)(?P=q2)",
-        keep=lambda m: m.group("user") is not None or _letters_and_digits(m),
+        keep=lambda m: m.group("user") is not None or letters_and_digits(m),
     ),
     # a terminal's answer to a command that prints a secret-named variable: the line after
     # "echo $WANDB_API_KEY", "printenv HF_TOKEN", "aws configure get aws_secret_access_key"
     # (one rule a command: each starts with its literal, for the regex engine to skip to)
     *(
-        _regex_rule("printed-secret", command + _PRINTED, keep=_printed_secret)
+        regex_rule("printed-secret", command + _PRINTED, keep=_printed_secret)
         for command in (
             r"echo(?<![\w\-]echo)(?:[ \t]+-[neE]+)*[ \t]+[\"']?\$\{?",
             r"printf(?<![\w\-]printf)[ \t]+(?:[\"']?%[^\s]*+[ \t]+)?[\"']?\$\{?",
@@ -230,17 +230,17 @@ _CLI_RULES: tuple[Rule, ...] = (
     # .netrc: machine api.wandb.ai login user password KEY, on one line or on its own
     # ("  password KEY", as wandb and git write it; in JSON, an escaped line break ends it,
     # or the string's closing quote: "...\npassword KEY"})
-    _regex_rule(
+    regex_rule(
         "netrc-password",
         rf"login(?<!\wlogin)[ \t]+(?:[^\s\\]|\\(?![nrt]))++[ \t]+password[ \t]+(?P<s>{_NETRC_VALUE})",
     ),
-    _regex_rule(
+    regex_rule(
         "netrc-password",
         rf"(?m)^[ \t]*password[ \t]+(?!(?:is|was){_LINE_END})(?P<s>{_NETRC_VALUE}){_LINE_END}",
         keep=_no_mask,
     ),
     # ... its line starting a JSON string, ended by an escaped break: {"a": "password KEY\r"}
-    _regex_rule(
+    regex_rule(
         "netrc-password",
         r"password(?<=\"password)[ \t]+(?!(?:is|was)\\[rn])"
         rf"(?P<s>{_NETRC_VALUE})(?=\\[rn])",

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from itertools import pairwise
 
 from sitegen.redact.names import is_secret_key
-from sitegen.redact.rule import Rule, _regex_rule
-from sitegen.redact.shapes import _letters_and_digits, _looks_like_credential
+from sitegen.redact.rule import Rule, regex_rule
+from sitegen.redact.shapes import letters_and_digits, looks_like_credential
 from sitegen.redact.values import Next, is_masked
 
 # A table's row that names a secret in one cell and holds it in the next, as notes list a
@@ -66,14 +66,14 @@ def _cell_secret(key: str, value: str, where: str = "row") -> bool:
             and len(value.split()) <= 6
             and not any(c in value for c in _PROSE_PUNCTUATION)
         )
-        return passphrase or _looks_like_credential(first)
+        return passphrase or looks_like_credential(first)
     if where == "other":
-        return _looks_like_credential(value)
+        return looks_like_credential(value)
     if where == "header":  # a column's name (base_url, Description) has no digit
         return any(c.isdigit() for c in value)
     if "_" in key or key.isupper():
         return True
-    return _looks_like_credential(value, 6 if password else 16)
+    return looks_like_credential(value, 6 if password else 16)
 
 
 def _cell_key(cell: str) -> str | None:
@@ -183,7 +183,7 @@ def _one_cell_secret(name: str, value: str) -> bool:
     if key is None or not is_secret_key(key) or is_masked(value):  # (its words, however joined)
         return False
     password = any(w in key.lower() for w in _PASSWORD_WORDS)
-    return _looks_like_credential(value, 6 if password else 16)
+    return looks_like_credential(value, 6 if password else 16)
 
 
 # A Markdown row's one cell as an HTML one reads: the name, then the value, maybe in code or bold
@@ -193,17 +193,17 @@ _ONE_CELL_RE = re.compile(
 )
 
 
-_TABLE_RULES: tuple[Rule, ...] = (
+TABLE_RULES: tuple[Rule, ...] = (
     Rule("secret-table-cell", _table_row_spans),
     # (tag names in either case: <TD> as old editors write it)
-    _regex_rule(
+    regex_rule(
         "secret-table-cell",
         rf"<(?i:t[dh])(?:[ \t][^<>]*+)?>[ \t]*+{_HTML_MARKUP}(?P<key>[^<>\n]*+){_HTML_MARKUP}"
         rf"</(?i:t[dh])>\s*+<(?i:td)(?:[ \t][^<>]*+)?>[ \t]*+{_HTML_MARKUP}(?P<s>[^<\n]*[^<\s])",
         keep=_html_cell_secret,
     ),
     # ... or in one cell, its name before it: <td>password hunter22</td>
-    _regex_rule(
+    regex_rule(
         "secret-table-cell",
         rf"<(?i:t[dh])(?:[ \t][^<>]*+)?>[ \t]*+{_HTML_MARKUP}"
         r"(?P<key>[A-Za-z_][A-Za-z0-9_.&]*+(?:[ \t]++[A-Za-z&][A-Za-z0-9_&]*+){0,3})"
@@ -212,10 +212,10 @@ _TABLE_RULES: tuple[Rule, ...] = (
     ),
     # columns lined up with spaces (notes, a tool's listing): an environment variable's name
     # (in either case) starting a line, then a credential's word (letters and digits, 16 or more)
-    _regex_rule(
+    regex_rule(
         "secret-table-cell",
         r"(?m)^[ \t]*+(?:[-*][ \t]+)?(?P<key>[A-Za-z][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)++)[ \t]+[\"'`]?"
         r"(?P<s>[A-Za-z0-9_\-+/=.]{16,}+)(?![^\s\"'`])",
-        keep=lambda m: is_secret_key(m.group("key")) and _letters_and_digits(m),
+        keep=lambda m: is_secret_key(m.group("key")) and letters_and_digits(m),
     ),
 )

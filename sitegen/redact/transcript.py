@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from sitegen.redact.rule import Rule, _regex_rule
+from sitegen.redact.rule import Rule, regex_rule
 from sitegen.redact.rules import may_hold_secret
 from sitegen.redact.values import is_masked
 
@@ -73,7 +73,7 @@ TRANSCRIPT_RULES: tuple[Rule, ...] = (
     Rule("home-path", _home_spans),
     # a URL on a private network (RFC 1918, carrier-grade NAT, private DNS names), after
     # its userinfo, an "@" in the password too
-    _regex_rule(
+    regex_rule(
         "private-address",
         r"://(?<=[A-Za-z0-9+.\-]://)(?:[^\s/@\"'<>]*+@)*+(?P<s>(?P<host>[A-Za-z0-9.\-]++)(?::\d++)?)",
         keep=_private_host,

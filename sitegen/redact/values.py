@@ -13,21 +13,21 @@ MASK = "[REDACTED]"
 
 # Values that say there is none (quotes around nothing and a YAML "~" hold no letter or
 # digit: is_masked passes them).
-_EMPTY_VALUES = frozenset({"None", "null", "NULL"})
+EMPTY_VALUES = frozenset({"None", "null", "NULL"})
 
 _ESCAPES_RE = re.compile(r"\\(?:[nrtbf\"\\/]|u[0-9a-fA-F]{4})")
 _ALNUM_RE = re.compile(r"[A-Za-z0-9]")
 _TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
 # A page's entity ending just before a key (&quot;api_key:, &gt;api_key=): its ";" ends no query
 # parameter, as an "&" does (the one a page writes between parameters: &amp;, &#38;, &#x26;)
-_ENTITY_END_RE = re.compile(
+ENTITY_END_RE = re.compile(
     r"&(?!(?i:amp);|#0*38;|#[xX]0*26;)(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});\Z"
 )
 _ENTITY_RE = re.compile(r"&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});?")
 
 # What Redactor.name puts where a secret was in a path or name (a URL must stay stable, so
 # a hash of the secret instead of MASK): as hidden as MASK.
-_NAME_MASK_RE = re.compile(r"redacted-[0-9a-f]{6}(?![0-9A-Za-z])")
+NAME_MASK_RE = re.compile(r"redacted-[0-9a-f]{6}(?![0-9A-Za-z])")
 # A transcript's mask names the kind of what it hides: ``[REDACTED:hf-token]``.
 KIND_MASK_RE = re.compile(r"\[REDACTED:[a-z0-9.:\-]{1,40}\]")
 
@@ -36,7 +36,7 @@ def is_masked(value: str) -> bool:
     """Whether ``value`` holds nothing but masks (and quotes, brackets, escapes): already hidden.
 
     A mask is :data:`MASK`, a transcript's ``[REDACTED:kind]`` or a name's ``redacted-3f2a9c``
-    (:data:`_NAME_MASK_RE`).
+    (:data:`NAME_MASK_RE`).
 
     ``["[REDACTED]", "[REDACTED]"]``, ``[REDACTED]\\n`` (a mask followed by a JSON
     escape), ``[REDACTED]&quot;`` (an HTML entity) or ``[REDACTED]</code>`` is clean, so
@@ -45,7 +45,7 @@ def is_masked(value: str) -> bool:
     rest = _TAG_RE.sub(" ", _ENTITY_RE.sub(" ", _ESCAPES_RE.sub(" ", value))).replace(MASK, "")
     if "[REDACTED:" in rest:
         rest = KIND_MASK_RE.sub(" ", rest)
-    return not _ALNUM_RE.search(_NAME_MASK_RE.sub(" ", rest))
+    return not _ALNUM_RE.search(NAME_MASK_RE.sub(" ", rest))
 
 
 def after_mask(text: str, at: int) -> bool:
@@ -61,7 +61,7 @@ def after_mask(text: str, at: int) -> bool:
     )
 
 
-_CLOSE = {"[": "]", "{": "}", "(": ")"}
+CLOSE = {"[": "]", "{": "}", "(": ")"}
 _ESCAPED_QUOTES = ('\\"', "\\'", "&quot;", "&#34;", "&#39;", "&#x27;", "&#x22;", "&#034;", "&apos;")
 
 
@@ -82,14 +82,14 @@ def _quoted_end(text: str, i: int) -> int:
 
 def _bracket_end(text: str, i: int) -> int:
     """Index just past the bracket closing ``text[i]`` (nesting and quotes respected)."""
-    stack = [_CLOSE[text[i]]]
+    stack = [CLOSE[text[i]]]
     j = i + 1
     while j < len(text) and stack:
         c = text[j]
         if c in "\"'":
             j = _quoted_end(text, j)
-        elif c in _CLOSE:
-            stack.append(_CLOSE[c])
+        elif c in CLOSE:
+            stack.append(CLOSE[c])
         elif c == stack[-1]:
             stack.pop()
         j += 1
@@ -129,7 +129,7 @@ WINDOWS_PATH_RE = re.compile(WINDOWS_PATH)
 _VALUE_STOPS = ("\n", "</", "&lt;/", "\\n", "\\r")
 
 
-def _stops(text: str) -> dict[str, Next]:
+def value_stops(text: str) -> dict[str, Next]:
     return {s: Next(text, s) for s in _VALUE_STOPS}
 
 
@@ -183,7 +183,7 @@ def _shell_end(text: str, i: int, end: int) -> re.Match | None:
     return None
 
 
-def _value_span(
+def value_span(
     text: str,
     key_start: int,
     i: int,
@@ -201,7 +201,7 @@ def _value_span(
     ``export HF_TOKEN=X && python train.py`` hides X, not the command after it. An operator
     glued inside the value (``a&&b``, ``a|b``), or after a quote in it (``$'a && b'``), is
     part of it: a password may hold one.
-    ``stops`` (:func:`_stops`, one for a text's values in order) finds where a bare value's
+    ``stops`` (:func:`value_stops`, one for a text's values in order) finds where a bare value's
     line, element or escaped line ends.
     """
     line_start = text.rfind("\n", 0, key_start) + 1
@@ -236,14 +236,14 @@ def _value_span(
             joined = close + len(q)
             break
     # (a quoted string joined to more by "+" is one part of the value: the bare value below)
-    if c in _CLOSE:
+    if c in CLOSE:
         return i, _bracket_end(text, i)
     if in_query:  # ?token=abc&x=1: the value ends at the next parameter
         m = re.compile(r"[^&#\s\"'<>]+").match(text, i)
         return (i, m.end()) if m else None
     # A bare value runs to the end of the line (``password = a b``, ``Basic <b64>``), and on
     # over a backslash line continuation.
-    stops = stops or _stops(text)
+    stops = stops or value_stops(text)
     end = line_end = stops["\n"].after(i)
     while end < len(text) and _ends_in_backslash(text, i, end):
         end = _line_end(text, end + 1)
@@ -265,7 +265,7 @@ def _value_span(
         yaml
         and end == line_end
         and not text[line_start:key_start].strip(" \t-")
-        and text[i:end].strip() not in _EMPTY_VALUES
+        and text[i:end].strip() not in EMPTY_VALUES
     ):
         block = _BLOCK_HEADER_RE.fullmatch(text, i, end) is not None
         end = _deeper_lines_end(text, end, key_start - line_start, items=False, plain=not block)

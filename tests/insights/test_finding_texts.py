@@ -17,12 +17,12 @@ from tests.insights.helpers import T0, blocks, trial
 
 
 def test_steps_text_names_five_steps_then_counts_the_rest():
-    from sitegen.insights.rulebase import _steps_text
+    from sitegen.insights.rulebase import steps_text
 
-    assert _steps_text([1, 2, 3, 4, 5]) == "1, 2, 3, 4, 5"
-    assert _steps_text([1, 2, 3, 4, 5, 6, 9]) == "1, 2, 3, 4, 5 and 2 more"
-    assert _steps_text([7, 8, 9], limit=2) == "7, 8 and 1 more"
-    assert _steps_text([]) == ""
+    assert steps_text([1, 2, 3, 4, 5]) == "1, 2, 3, 4, 5"
+    assert steps_text([1, 2, 3, 4, 5, 6, 9]) == "1, 2, 3, 4, 5 and 2 more"
+    assert steps_text([7, 8, 9], limit=2) == "7, 8 and 1 more"
+    assert steps_text([]) == ""
 
 
 def test_step_trials_counts_each_steps_trials_errors_and_infrastructure_failures():
@@ -88,10 +88,10 @@ def test_batch_step_trials_count_the_rollouts_that_did_not_succeed_as_errors():
 
 
 def test_values_keeps_each_steps_finite_number():
-    from sitegen.insights.rulebase import _values
+    from sitegen.insights.rulebase import metric_values
 
     bs = blocks(5, lambda k: {"m": [1.0, math.nan, 2, None, "3"][k - 1]})
-    assert _values(bs, "m") == [(1, 1.0), (3, 2.0)]
+    assert metric_values(bs, "m") == [(1, 1.0), (3, 2.0)]
 
 
 # -- the trial and status rules ------------------------------------------------------------

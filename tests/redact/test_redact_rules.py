@@ -363,7 +363,7 @@ EMPTY_CASES = {
 
 
 def test_every_empty_value_has_a_case():
-    assert set(EMPTY_CASES) == set(values._EMPTY_VALUES)
+    assert set(EMPTY_CASES) == set(values.EMPTY_VALUES)
 
 
 @pytest.mark.parametrize("value", sorted(EMPTY_CASES))
@@ -371,7 +371,7 @@ def test_each_empty_value_stays_visible_and_only_it(value, without):
     text = EMPTY_CASES[value]
     assert Redactor().text(text) == text
     for module in (values, assign):  # (where it is, and where a key's value is read)
-        without(module, "_EMPTY_VALUES", values._EMPTY_VALUES - {value})
+        without(module, "EMPTY_VALUES", values.EMPTY_VALUES - {value})
     assert Redactor().text(text) != text
 
 
