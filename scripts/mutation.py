@@ -58,8 +58,44 @@ _STATS = (
     "tests/insights/test_paired.py",
     "tests/insights/test_learning.py",
 )
+_READ_MUTANTS = "tests/read/test_read_mutants.py"
 # module -> the tests that run against its mutants (pytest arguments)
 MODULES: dict[str, tuple[str, ...]] = {
+    "sitegen/read/metricblocks.py": (
+        "tests/read/test_logparse.py",
+        "tests/read/test_printed_values.py",
+        "tests/read/test_fastpath_dicts.py",
+        "tests/read/test_glued_records.py",
+        "tests/read/test_real_shapes.py",
+        "tests/read/test_insight_fields.py",
+        "tests/read/test_fastpaths.py::test_flat_dict_is_literal_eval_or_declines",
+        "tests/read/test_fastpaths.py::test_flat_dict_reads_pformat_dicts_as_literal_eval_does",
+        "tests/read/test_fastpaths.py::test_flat_dict_repeated_keys_tabs_and_bare_nan",
+        "tests/read/test_fastpaths.py::test_headers_glued_after_the_drivers_bars_read_alike_in_blocks",
+        "tests/read/test_fastpaths.py::test_unclean_blocks_read_as_line_by_line",
+        "tests/read/test_fastpaths.py::test_bad_lines_in_a_block_warn_at_their_lines_and_the_rest_is_read",
+        _READ_MUTANTS,
+        "-k",
+        "not config_dumps_that_expand",  # (config dumps: 3 s a run, no metric dict)
+    ),
+    "sitegen/read/vllm.py": (
+        "tests/read/test_vllm.py",
+        "tests/read/test_logparse.py::test_vllm_line_shapes",
+        "tests/read/test_logparse.py::test_vllm_preemptions_are_summed_over_the_logging_intervals",
+        "tests/read/test_fastpaths.py::test_vllm_stats_line_is_feed_of_split_line_or_declines",
+        "tests/read/test_fastpaths.py::test_vllm_stats_line_takes_the_standard_line",
+        "tests/read/test_real_shapes.py",
+        "tests/read/test_producer_shapes.py",
+        _READ_MUTANTS,
+    ),
+    "sitegen/read/harbor.py": (
+        "tests/read/test_harbor.py",
+        "tests/read/test_trials.py",
+        "tests/read/test_insight_fields.py",
+        _READ_MUTANTS,
+        "-k",
+        "not archive_of_it",  # (builds and tars trial folders: 20 s a run)
+    ),
     "sitegen/analyse/batches.py": _ANALYSE,
     "sitegen/analyse/curves.py": ("tests/analyse/test_curves.py", "tests/insights/test_windows.py"),
     "sitegen/analyse/steps.py": _ANALYSE,

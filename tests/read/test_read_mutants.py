@@ -1,0 +1,323 @@
+"""Cases the mutation runs of the read stage's parsers showed missing (docs/testing.md
+"## Mutation score"): each fails against a mutant of its module that the other tests let
+live."""
+
+from datetime import datetime
+
+from sitegen.read import metricblocks
+from sitegen.read.lines import split_line
+from sitegen.read.logparse import LogParser
+from sitegen.read.metricblocks import printed_dict
+from sitegen.read.vllm import VllmAccumulator
+from sitegen.redact import Redactor
+from tests.read.test_logparse import METRICS, E, P, block, lg, parse
+from tests.read.test_vllm import _v0_rate
+
+
+def _warned(log) -> list[tuple[int | None, str]]:
+    return [(w.line, w.message) for w in log.warnings]
+
+
+# -- sitegen/read/metricblocks.py ------------------------------------------------------------
+
+
+def test_a_signed_value_keeps_its_sign_and_a_signed_non_number_only_its_key_out():
+    text = "{'a': +0.5, 'b': -tensor(2), 'c': -'x', 'd': -None, 'e': 1}"
+    assert printed_dict(text) == ({"a": 0.5, "b": -2, "e": 1}, ["c", "d"])
+
+
+def test_a_call_on_another_module_than_numpy_or_torch_is_no_scalar():
+    text = "{'a': mylib.Size(3), 'b': mylib.sub.Thing(4), 'c': mylib.True_, 'd': 0.5}"
+    assert printed_dict(text) == ({"d": 0.5}, ["a", "b", "c"])
+
+
+def test_values_left_out_are_named_and_their_kind_is_counted():
+    lines = [lg("Step 1: "), P + "{'a': x.Y(1), 'b': x.Z(2), 'c': 1}"]
+    for step in range(2, 13):
+        lines += [lg(f"Step {step}: "), P + "{'a': x.Y(1), 'c': 1}"]
+    log = parse(lines)
+    assert [b.metrics for b in log.blocks] == [{"c": 1}] * 12
+    assert _warned(log) == [
+        (1, "metric 'a' (and 1 more) is not a value we can read: left out"),
+        *((n, "metric 'a' is not a value we can read: left out") for n in range(3, 20, 2)),
+        (None, "2 more warnings like the above (value)"),
+    ]
+
+
+def test_a_dict_cut_off_says_where_and_its_kind_is_counted():
+    lines = []
+    for step in range(1, 13):
+        lines += block(step, METRICS)[:3]  # the next header cuts each
+    log = parse(lines)
+    assert log.blocks == ()
+    cuts = [
+        (3 * s - 2, f"metrics dict of step {s} is cut off at line {3 * s + 1}: block skipped")
+        for s in range(1, 11)
+    ]
+    assert _warned(log) == [*cuts, (None, "2 more warnings like the above (cut)")]
+    log = parse(block(1, METRICS)[:3])
+    assert _warned(log) == [(1, "metrics dict of step 1 is cut off at end of file: block skipped")]
+
+
+def test_a_dict_cut_by_a_record_of_its_own_process_stays_cut():
+    lines = block(1, METRICS)
+    log = parse([*lines[:3], lg("Checking the weights"), *lines[3:]])
+    assert log.blocks == ()
+    assert _warned(log) == [(1, "metrics dict of step 1 is cut off at line 4: block skipped")]
+
+
+def test_dicts_that_never_close_are_warned_about_by_kind(monkeypatch):
+    monkeypatch.setattr(metricblocks, "MAX_BLOCK_LINES", 1)
+    lines = []
+    for step in range(1, 12):
+        lines += block(step, METRICS)[:3]
+    log = parse(lines)
+    assert log.blocks == ()
+    closes = [
+        (3 * s - 2, f"metrics dict of step {s} never closes: block skipped") for s in range(1, 11)
+    ]
+    assert _warned(log) == [*closes, (None, "1 more warnings like the above (block)")]
+
+
+def test_an_eval_only_block_with_its_timer_is_an_eval_and_one_in_a_step_is_both():
+    # eval_before_train at the resumed step, then an in-loop eval (docs/formats.md §3)
+    lines = block(5, {"eval/all/pass_at_1": "0.5000", "timing/eval": "3.0000"})
+    log = parse(lines + block(6, {**METRICS, "eval/all/pass_at_1": "0.2500"}))
+    assert [(b.step, b.line) for b in log.blocks] == [(6, 3)]
+    assert [(b.step, b.line, b.metrics) for b in log.eval_blocks] == [
+        (5, 1, {"eval/all/pass_at_1": 0.5, "timing/eval": 3.0}),
+        (6, 3, {"eval/all/pass_at_1": 0.25}),
+    ]
+
+
+def _mirror(kind: str, step: int, metrics: str) -> str:
+    return f"{P}WANDB_MIRROR kind={kind} step={step} metrics={metrics}"
+
+
+def test_mirror_lines_read_say_their_lines_and_the_unread_are_warned_about_by_kind():
+    lines = [
+        _mirror("train", 1, '{"timing/step": -1.0, "loss": 0.5}'),
+        _mirror("eval", 1, '{"eval/x/pass_at_1": 0.25, "timing/eval": -2.0}'),
+        P + "WANDB_MIRROR kind=train step=x metrics={}",
+        _mirror("train", 2, '{"loss": }'),
+        _mirror("train", 3, '{"a": 1} {"b": 2}'),
+        _mirror("test", 4, "{}"),
+        *(P + "WANDB_MIRROR step=5" for _ in range(8)),
+    ]
+    log = parse(lines)
+    assert [(b.step, b.line, b.metrics) for b in log.blocks] == [
+        (1, 1, {"timing/step": -1.0, "loss": 0.5})
+    ]
+    assert [(b.step, b.line) for b in log.eval_blocks] == [(1, 2)]
+    assert _warned(log) == [
+        (1, "timer timing/step is -1.0: left out of timing sums and means"),
+        (2, "timer timing/eval is -2.0: left out of timing sums and means"),
+        (3, "unreadable WANDB_MIRROR line: ignored"),
+        (4, "unreadable WANDB_MIRROR metrics of step 2: skipped"),
+        (5, "unreadable WANDB_MIRROR metrics of step 3: skipped"),
+        (6, "WANDB_MIRROR kind=test not known: ignored"),
+        *((n, "unreadable WANDB_MIRROR line: ignored") for n in range(7, 13)),
+        (None, "2 more warnings like the above (mirror)"),
+    ]
+
+
+def test_a_record_right_after_a_header_it_cannot_adopt_is_read_as_itself():
+    # a header with no Ray prefix (glued after the driver's bar) waits for its "{" line;
+    # another line of a process with one is read as what it is
+    header = "2026-02-08 00:56:50.123 | INFO     | skyrl_train.trainer:train:1 - Step 1: "
+    log = parse([header, _mirror("train", 1, '{"loss": 0.5}')])
+    assert log.metric_form == "mirror"
+    assert [(b.step, b.metrics) for b in log.blocks] == [(1, {"loss": 0.5})]
+
+
+def _by_block(lines: list[str]):
+    """The parse of ``lines`` fed as one block (the path that takes a dict's run of lines
+    at once), which must equal the line-by-line parse."""
+    data = ("\n".join(lines) + "\n").encode()
+    p = LogParser("job.out", Redactor(), year_hint=2026)
+    p.feed_block(1, data)
+    got = p.finish(len(data), 0.0)
+    assert got == parse(data)
+    return got
+
+
+def test_a_dict_line_closing_before_trailing_blanks_closes_the_dict_in_a_run_too():
+    lines = [lg("Step 1: "), P + "{'a': 1,", P + " 'b': 2}   ", E + "chatter"]
+    log = _by_block([*lines, lg("Step 2: "), P + "{'c': 3}"])
+    assert [(b.step, b.metrics) for b in log.blocks] == [(1, {"a": 1, "b": 2}), (2, {"c": 3})]
+    assert log.warnings == ()
+
+
+def test_a_run_of_a_dicts_lines_stops_at_a_line_with_a_nul():
+    lines = [lg("Step 1: "), P + "{'a': 1,", P + " 'b': 2,\x00", P + " 'c': 3}"]
+    log = _by_block(lines)
+    assert [(b.step, b.metrics) for b in log.blocks] == [(1, {"a": 1, "b": 2, "c": 3})]
+    assert _warned(log) == [(3, "NUL bytes in line (binary data?): removed")]
+
+
+# -- sitegen/read/vllm.py ----------------------------------------------------------------------
+
+
+def _engine(pid: int, minute: int, r: int, w: int, g: int, pre: int | None = None) -> bytes:
+    """One V1 stats line of engine 000 of process ``pid`` at 00:``minute``."""
+    preempt = f"Preemptions: {pre}, " if pre is not None else ""
+    return (
+        f"(AsyncVLLMInferenceEngine pid={pid}, ip=10.0.0.1) INFO 02-08 00:{minute:02}:00 "
+        f"[loggers.py:1] Engine 000: Avg prompt throughput: {r + w}.0 tokens/s, "
+        f"Avg generation throughput: {g}.0 tokens/s, Running: {r} reqs, Waiting: {w} reqs, "
+        f"{preempt}GPU KV cache usage: {10 * r}.0%, Prefix cache hit rate: {5 * g}.0%"
+    ).encode()
+
+
+def _v0_warning(pid: int, count: int) -> bytes:
+    return (
+        f"(AsyncVLLMInferenceEngine pid={pid}, ip=10.0.0.1) WARNING 02-08 00:01:00 "
+        "[scheduler.py:1] Sequence group 12 is preempted by PreemptionMode.RECOMPUTE mode "
+        f"because there is not enough KV cache space. total_num_cumulative_preemption={count}"
+    ).encode()
+
+
+def _v0_sample(pid: int) -> bytes:
+    return (
+        f"(AsyncVLLMInferenceEngine pid={pid}, ip=10.0.0.1) INFO 02-08 00:01:00 "
+        "[metrics.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.0 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 1.0%, "
+        "CPU KV cache usage: 0.0%."
+    ).encode()
+
+
+def _fed(acc: VllmAccumulator, lines: list[bytes]) -> VllmAccumulator:
+    for n, raw in enumerate(lines, 1):
+        ln = split_line(n, raw)
+        acc.feed(ln, datetime(2026, 2, 8, 0, int(ln.vllm_time[9:11])) if ln.vllm_time else None)
+    return acc
+
+
+def test_the_vllm_lines_of_two_files_merged_add_up_as_read_from_one():
+    # a log's .out and .err (docs/formats.md §1): an engine whose lines reach both is one
+    first = [
+        _engine(7, 0, r=5, w=1, g=10, pre=1),
+        _engine(7, 1, r=2, w=0, g=4, pre=3),
+        _engine(8, 0, r=1, w=1, g=6),
+        _engine(6, 2, r=1, w=0, g=2, pre=4),
+        _v0_sample(9),
+        _v0_warning(9, 51),
+        b"vLLM Stats (step 3): engines=2, running(peak/med)=10/5",
+        b"(AsyncVLLMInferenceEngine pid=7) 4 Engines Aggregated: Avg generation throughput: 1.0",
+    ]
+    second = [
+        _engine(7, 0, r=3, w=4, g=20),
+        _engine(8, 2, r=2, w=3, g=8, pre=0),
+        _engine(6, 2, r=2, w=0, g=3, pre=1),
+        _engine(5, 3, r=1, w=0, g=1, pre=2),
+        _v0_warning(9, 1),
+        b"vLLM Stats (step 4): engines=2, running(peak/med)=8/4",
+        b"vLLM Stats (step 5): engines=2, running(peak/med)=6/3",
+        b"(AsyncVLLMInferenceEngine pid=7) 2 Engines Aggregated: Avg generation throughput: 1.0",
+    ]
+    merged = _fed(VllmAccumulator("job.out"), first)
+    merged.merge(_fed(VllmAccumulator("job.err"), second))
+    got = merged.freeze(None, 0)
+    assert got == _fed(VllmAccumulator("job.out"), first + second).freeze(None, 0)
+    assert (got.aggregated_lines, got.step_lines, sorted(got.step_stats)) == (2, 3, [3, 4, 5])
+    eng = {e.engine: e for e in got.engines}
+    seven = eng["7@10.0.0.1"]
+    assert (seven.samples, seven.running_sum, seven.running_max) == (3, 10.0, 5.0)
+    assert (seven.waiting_sum, seven.waiting_max, seven.gen_tps_sum, seven.gen_tps_max) == (
+        5.0,
+        4.0,
+        34.0,
+        20.0,
+    )
+    assert (seven.prompt_tps_sum, seven.kv_pct_sum) == (15.0, 100.0)
+    assert (seven.prefix_pct_sum, seven.prefix_samples) == (170.0, 3)
+    assert (seven.preemptions_max, seven.preemptions_total) == (3.0, 4.0)
+    preempted = {k: (e.preemptions_max, e.preemptions_total) for k, e in eng.items()}
+    assert preempted == {
+        "5@10.0.0.1": (2.0, 2.0),
+        "6@10.0.0.1": (4.0, 5.0),
+        "7@10.0.0.1": (3.0, 4.0),
+        "8@10.0.0.1": (0.0, 0.0),
+        "9@10.0.0.1": (None, 51.0),
+    }
+    assert [(b.t_s, b.samples, b.gen_tps_min, b.gen_tps_max) for b in got.timeline] == [
+        (0.0, 3, 6.0, 20.0),
+        (60.0, 2, 2.0, 4.0),
+        (120.0, 3, 2.0, 8.0),
+        (180.0, 1, 1.0, 1.0),
+    ]
+
+
+def test_each_v0_hit_rate_counts_a_rate_of_zero_too():
+    pfx = "(AsyncVLLMInferenceEngine pid=9, ip=10.0.0.1) "
+    lines = [_v0_sample(9), _v0_rate("30.00", pfx).encode()]
+    lines += [_v0_sample(9), _v0_rate("0.00", pfx).encode()]
+    got = _fed(VllmAccumulator("job.out"), lines).freeze(None, 0)
+    (engine,) = got.engines
+    assert (engine.samples, engine.prefix_samples, engine.prefix_pct_sum) == (2, 2, 30.0)
+    (bucket,) = got.timeline
+    assert bucket.prefix_pct_mean == 15.0
+
+
+def test_copies_of_lines_that_are_no_engine_sample_are_not_counted():
+    rep = " [repeated {}x across cluster]"
+    stats = (
+        "Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, "
+        "Running: 3 reqs, Waiting: 0 reqs"
+    )
+    messages = [
+        f"4 Engines Aggregated: {stats}{rep.format(3)}",  # cluster totals
+        f"Engine 000:{rep.format(2)}",  # a stats line cut right after its engine
+        f"Engine 000: MFU: 12.3 TF/s/GPU 456.7 GB/s/GPU{rep.format(4)}",
+        f"vLLM Stats (step 3): engines=2, running(peak/med)=10/5{rep.format(5)}",
+    ]
+    lines = [f"{E}INFO 02-08 00:56:5{i} [loggers.py:1] {m}" for i, m in enumerate(messages)]
+    log = parse([lg("start"), *lines])
+    vllm = log.vllm
+    assert (vllm.suppressed_copies, vllm.aggregated_lines, vllm.step_lines) == (0, 1, 1)
+    assert vllm.engines == ()
+    assert _warned(log) == [(3, "vLLM stats line without throughput/running/waiting: ignored")]
+
+
+def test_a_stats_line_of_only_the_needed_fields_is_a_sample():
+    message = (
+        "Engine 000: Avg generation throughput: 2.0 tokens/s, Running: 3 reqs, Waiting: 1 reqs"
+    )
+    log = parse([lg("start"), f"{E}INFO 02-08 00:56:50 [loggers.py:1] {message}"])
+    (e,) = log.vllm.engines
+    assert (e.samples, e.gen_tps_sum, e.running_sum, e.waiting_sum) == (1, 2.0, 3.0, 1.0)
+    assert log.warnings == ()
+
+
+def test_a_v0_line_with_its_hit_rate_takes_no_second_one_and_a_time_is_not_needed():
+    pfx = "(AsyncVLLMInferenceEngine pid=9, ip=10.0.0.1) "
+    with_rate = _v0_sample(9).replace(b"CPU KV", b"Prefix cache hit rate: 10.0%, CPU KV")
+    acc = VllmAccumulator("job.out")
+    for n, raw in enumerate([with_rate, _v0_rate("30.00", pfx).encode(), _v0_sample(9)], 1):
+        acc.feed(split_line(n, raw), None)
+    acc.feed(split_line(4, _v0_rate("50.00", pfx).encode()), None)
+    got = acc.freeze(None, 0)
+    (engine,) = got.engines
+    assert (engine.samples, engine.prefix_samples, engine.prefix_pct_sum) == (2, 2, 60.0)
+    assert got.timeline == ()
+
+
+def test_a_first_preemption_warning_gives_its_count():
+    acc = _fed(VllmAccumulator("job.out"), [_v0_sample(9), _v0_warning(9, 1)])
+    (engine,) = acc.freeze(None, 0).engines
+    assert (engine.preemptions_max, engine.preemptions_total) == (None, 1.0)
+
+
+def test_the_vllm_timeline_counts_from_the_logs_start():
+    acc = _fed(VllmAccumulator("job.out"), [_engine(7, 2, r=1, w=0, g=2)])
+    (bucket,) = acc.freeze(datetime(2026, 2, 8, 0, 0, 30), 0).timeline
+    assert bucket.t_s == 90.0
+
+
+def test_an_engine_logs_processes_on_two_nodes_stay_apart():
+    lines = [_engine(7, 0, r=1, w=0, g=2), _engine(7, 0, r=2, w=0, g=3).replace(b"0.1)", b"0.2)")]
+    acc = _fed(VllmAccumulator("logs/infra-1.log", engine_log=True), lines)
+    assert [e.engine for e in acc.freeze(None, 0).engines] == [
+        "infra-1.log:7@10.0.0.1",
+        "infra-1.log:7@10.0.0.2",
+    ]
