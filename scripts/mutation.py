@@ -76,7 +76,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/read/test_fastpaths.py::test_bad_lines_in_a_block_warn_at_their_lines_and_the_rest_is_read",
         _READ_MUTANTS,
         "-k",
-        "not config_dumps_that_expand",  # (config dumps: 3 s a run, no metric dict)
+        "not config_dumps_that_expand",  # (config dumps: the slowest, no metric dict)
     ),
     "sitegen/read/vllm.py": (
         "tests/read/test_vllm.py",
@@ -94,7 +94,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tests/read/test_insight_fields.py",
         _READ_MUTANTS,
         "-k",
-        "not archive_of_it",  # (builds and tars trial folders: 20 s a run)
+        "not archive_of_it",  # (builds and tars trial folders: the slowest)
     ),
     "sitegen/analyse/batches.py": _ANALYSE,
     "sitegen/analyse/curves.py": ("tests/analyse/test_curves.py", "tests/insights/test_windows.py"),

@@ -149,7 +149,7 @@ def is_stats_like(message: str) -> bool:
     """Cheap test: could this vLLM message be a stats line (so its time is worth reading)?"""
     return message.startswith(
         ("Engine ", V0_PREFIX, V0_RATE_PREFIX, "vLLM Stats", PREEMPT_PREFIX)
-    ) or (message[:1].isdigit() and " Engines Aggregated: " in message)
+    ) or (message[:1].isdigit() and " Engines Aggregated:" in message)
 
 
 def parse_stats(text: str) -> dict[str, float]:

@@ -321,3 +321,14 @@ def test_an_engine_logs_processes_on_two_nodes_stay_apart():
         "infra-1.log:7@10.0.0.1",
         "infra-1.log:7@10.0.0.2",
     ]
+
+
+def test_an_aggregated_stats_line_cut_after_its_label_is_warned_as_an_engines():
+    """``4 Engines Aggregated:`` with nothing after it (its Ray suffix taken off) is a stats
+    line cut short, warned as ``Engine 000:`` alone is, not passed over."""
+    cut = (
+        f"{E}INFO 02-08 00:56:50 [loggers.py:1] 4 Engines Aggregated: [repeated 2x across cluster]"
+    )
+    log = parse([lg("start"), cut])
+    said = [(w.line, w.message) for w in log.warnings]
+    assert said == [(2, "vLLM stats line without throughput/running/waiting: ignored")]
