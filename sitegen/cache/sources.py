@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
 class Listing(msgspec.Struct, frozen=True):
     """What the parse found listing a trials folder: each trial's ``result.json`` path (existing
-    or not), its tar archives' names, and the folders walked for a Harbor job's trials with
-    their mtimes (``read.trials.TrialPlan.dirs``)."""
+    or not), its tar archives' names, and the folders walked for a Harbor job's trials or
+    looked into in an eval session, with their mtimes (``read.trials.TrialPlan.dirs``)."""
 
     files: list[str]
     tars: list[str]

@@ -276,7 +276,8 @@ def _a_trials_own(
         try:
             mtime = os.stat(path, follow_symlinks=False).st_mtime_ns
         except OSError:
-            continue  # (gone: no trial there either)
+            own.add(d)  # (gone since the session was listed: no trial there either)
+            continue
         if walked is not None:
             walked.append((f"{rel}/{d}", mtime))
         if not _file_names(path) & _TRIAL_ONLY:
@@ -411,8 +412,9 @@ class TrialPlan:
     files: list[str] = field(default_factory=list)
     tars: list[str] = field(default_factory=list)
     unlisted: str | None = None  # why the folder could not be listed
-    # The folders below it walked for a Harbor job's trials, not a trial's own (path in the
-    # archive, mtime before their listing): watched as the trials folder itself is.
+    # The folders below it walked for a Harbor job's trials, not a trial's own, and an eval
+    # session's own folders looked into to tell them from trials (path in the archive, mtime
+    # before their listing): watched as the trials folder itself is.
     dirs: list[tuple[str, int]] = field(default_factory=list)
 
     def finish(

@@ -56,11 +56,20 @@ _TRIGGER_AC = AhoCorasick(list(_TRIGGERS))
 # ("_key" holds "api_key"; "<td" as <TD> too)
 _LOWER_TRIGGERS = (
     *("bearer", "token", " key", "_key", "api-key", "apikey", "secret", "passw", "passphrase"),
+    # (pw and pwd, which prose reads as a password's name wherever they are: after a blank,
+    # a quote or a bracket, and glued after a value, "X7pwd is Y")
+    "pw",
     "<td",
 )
-# pw and pwd where prose may name a password by them: not after a letter or digit (after a
-# blank, a quote, a bracket, "-", "." or "/"; and starting the text), as _SK_RE is written
-_PW_RE = re.compile(r"pw(?<![a-z0-9]pw)")
+# What every name of a secret holds (names.is_secret_key: a pwd, a token, a db_pass, an
+# X-Auth, a signature, a cookie, a key, a credential): with a one-dash flag (Go's -password
+# X) or a name and a value lined up in columns (DB_PASS<tab>X), where no trigger above is
+_NAME_PARTS = ("pass", "auth", "cred", "key", "token", "secret", "pw", "sig", "cookie")
+_ONE_DASH_RE = re.compile(r"-(?<![\w\-]-)([A-Za-z][\w.\-]*+)")
+_COLUMNS_RE = re.compile(  # (tables.py's rule of lined-up columns, less its value's end)
+    r"(?m)^[ \t]*+(?:[-*][ \t]+)?([A-Za-z][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)++)[ \t]+[\"'`]?"
+    r"[A-Za-z0-9_\-+/=.]{16}"
+)
 
 
 def may_hold_secret(text: str) -> bool:
@@ -84,9 +93,19 @@ def _screen(text: str) -> bool:
     if ("ak-" in text or "as-" in text) and _MODAL_RE.search(text) is not None:
         return True
     low = text.lower()
-    return any(t in low for t in _LOWER_TRIGGERS) or (
-        "pw" in low and _PW_RE.search(low) is not None
-    )
+    if any(t in low for t in _LOWER_TRIGGERS):
+        return True
+    if not any(p in low for p in _NAME_PARTS):
+        return False
+    if "-" in text and any(_names_part(m) for m in _ONE_DASH_RE.finditer(text)):
+        return True
+    return "_" in text and any(_names_part(m) for m in _COLUMNS_RE.finditer(text))
+
+
+def _names_part(m: re.Match) -> bool:
+    """Whether the name ``m`` found (its group 1) holds a part of a secret's name."""
+    name = m.group(1).lower()
+    return any(p in name for p in _NAME_PARTS)
 
 
 BUILTIN_RULES: tuple[Rule, ...] = (

@@ -11,8 +11,6 @@ nothing, and its case would prove nothing.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from ahocorasick_rs import AhoCorasick
 
@@ -166,15 +164,16 @@ TRIGGER_CASES = {
     "token": f"token Gx0123456789abcdefABCDEF was refused ({VALUE})",
     " key": "Daytona key AbCdEf0123456789xyz",
     "api-key": "api-key AbCdEf0123456789xyz was refused",
-    "_key": f"openai_key   {HEX40}",
+    "_key": f"the openai_key is {HEX40}",
     "apikey": "apikey AbCdEf0123456789xyz was refused",
     "passw": f"  password {VALUE}",
     "passphrase": "the passphrase - correct_horse_battery_9 (rotate)",
-    "secret": f"run -secret {VALUE}",
+    "secret": "the secret is AbCdEf0123456789GhIjKl",
     "<td": f"<TH>DB_PASS</TH><TD>{VALUE}</TD>",
+    # (a password's short names in prose: pwd, also a shell command, and pw)
+    "pw": "hunter22 is the pwd",
 }
-# A password's short names in prose (pwd, also a shell command, and pw), which the quick
-# test finds as words (rules._PW_RE): after a blank, a break, a bracket or a quote
+# More of them, each found only by that trigger: after a blank, a break, a bracket, a quote
 PW_CASES = [
     "hunter22 is the pwd",
     "hunter22 is the\tpwd",
@@ -214,7 +213,7 @@ def test_each_trigger_has_a_case_that_leaks_without_it(trigger, without):
 def test_each_pw_case_leaks_without_its_word_in_the_quick_test(text, without):
     secret = _secret_of(text)
     assert _hidden(text, secret)
-    without(rules, "_PW_RE", re.compile(r"(?!)"))
+    without(rules, "_LOWER_TRIGGERS", tuple(t for t in rules._LOWER_TRIGGERS if t != "pw"))
     assert not _hidden(text, secret), f"{text!r}: still found without the quick test's pw"
 
 
