@@ -65,6 +65,10 @@ _LOWER_TRIGGERS = (
 # X-Auth, a signature, a cookie, a key, a credential): with a one-dash flag (Go's -password
 # X) or a name and a value lined up in columns (DB_PASS<tab>X), where no trigger above is
 _NAME_PARTS = ("pass", "auth", "cred", "key", "token", "secret", "pw", "sig", "cookie")
+# A key's name glued to what it is for (privateKey, hfkey: no " key" or "_key"), then what
+# prose says before its value where no trigger above is ("is", "was", an arrow, a dash),
+# the name's closing markup between (a few characters that are no blank)
+_KEY_SAID_RE = re.compile(r"key\S{0,16}?(?:[ \t]+(?:is|was)|[ \t]*(?:->|\u2014|\u2013|-)\s)")
 _ONE_DASH_RE = re.compile(r"-(?<![\w\-]-)([A-Za-z][\w.\-]*+)")
 _COLUMNS_RE = re.compile(  # (tables.py's rule of lined-up columns, less its value's end)
     r"(?m)^[ \t]*+(?:[-*][ \t]+)?([A-Za-z][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)++)[ \t]+[\"'`]?"
@@ -97,6 +101,8 @@ def _screen(text: str) -> bool:
         return True
     if not any(p in low for p in _NAME_PARTS):
         return False
+    if "key" in low and _KEY_SAID_RE.search(low) is not None:
+        return True  # (prose's glued key: "privateKey is X", "hfkey - X")
     if "-" in text and any(_names_part(m) for m in _ONE_DASH_RE.finditer(text)):
         return True
     return "_" in text and any(_names_part(m) for m in _COLUMNS_RE.finditer(text))

@@ -832,6 +832,7 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
 
     from sitegen.redact.rules import (
         _COLUMNS_RE,
+        _KEY_SAID_RE,
         _LOWER_TRIGGERS,
         _MODAL_RE,
         _NAME_PARTS,
@@ -853,10 +854,13 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
             or modal_first.search(s) is not None
             or any(t in s.lower() for t in _LOWER_TRIGGERS)
             or (
-                any(p in s.lower() for p in _NAME_PARTS)  # (a secret's name's part, and
-                and any(  # columns or a one-dash flag, named so)
-                    any(p in m.group(1).lower() for p in _NAME_PARTS)
-                    for m in [*_ONE_DASH_RE.finditer(s), *_COLUMNS_RE.finditer(s)]
+                any(p in s.lower() for p in _NAME_PARTS)  # (a secret's name's part, said in
+                and (  # prose after a glued key, or a one-dash flag or column named so)
+                    _KEY_SAID_RE.search(s.lower()) is not None
+                    or any(
+                        any(p in m.group(1).lower() for p in _NAME_PARTS)
+                        for m in [*_ONE_DASH_RE.finditer(s), *_COLUMNS_RE.finditer(s)]
+                    )
                 )
             )
         )
@@ -1222,6 +1226,19 @@ def test_a_netrc_password_ending_a_json_string_written_as_a_pages_entities_is_hi
         "[-dbpass, Zk3v9QmW1]",
         "DB_PASS\tZk3v9QmW1x2y3z4a5b6c7",
         "name    value\nDB_AUTH    Zk3v9QmW1x2y3z4a5b6c7",
+        "- DB_PASS    Zk3v9QmW1x2y3z4a5b6c7",  # (a bullet)
+        "DB_PASS   Zk3v9QmW1x2y3z4a",  # (a value of 16, the shortest)
+        "DB_PASS  `Zk3v9QmW1x2y3z4a5b6c7`",
+        "run -sig Zk3v9QmW1",
+        "run -cookie Zk3v9QmW1",
+        "run -creds Zk3v9QmW1",
+        "run -cfg.dbpass Zk3v9QmW1",
+        "run -my-cookie Zk3v9QmW1",
+        "X7pwd is hunter22x",  # (pwd glued after a value)
+        # prose's key glued to its service's name
+        "privateKey is Zk3v9QmW1x2y3z4a5b6c7",
+        "hfkey - Zk3v9QmW1x2y3z4a5b6c7",
+        "sshKey was Zk3v9QmW1x2y3z4a5b6c7",
     ],
 )
 def test_the_prefilter_lets_through_what_the_rules_find(text):
@@ -1242,7 +1259,9 @@ def test_the_prefilter_skips_no_text_a_rule_finds_something_in():
     pieces = ["\\n", "\\t", "\\r\\n", "\\u000a", "\\\\n", "\n", " ", "C:\\new\\", "x", "=",
               "sk-abcdefghijklmnop1234", "ak-AbCdEf0123456789GhIj", "pwd is hunter22x",
               "pw: hunter22x", "task-", "has-", "token", '"', "[", ".", "-auth", "-dbpass",
-              " -x", "DB_PASS", "db_auth", "\t", "    ", "Zk3v9QmW1x2y3z4a5b6c7", ","]  # fmt: skip
+              " -x", "DB_PASS", "db_auth", "\t", "    ", "Zk3v9QmW1x2y3z4a5b6c7", ",",
+              "- ", "`", "-cfg.dbpass", "-my-cookie", "-sig", "privateKey", " is ", "hfkey",
+              " - ", "Zk3v9QmW1x2y3z4a"]  # fmt: skip
     screened, every = Redactor(), Redactor()
     msgspec.structs.force_setattr(every, "_may_hold", lambda text: True)  # (reads every text)
     for _ in range(3000):

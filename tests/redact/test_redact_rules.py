@@ -164,7 +164,7 @@ TRIGGER_CASES = {
     "token": f"token Gx0123456789abcdefABCDEF was refused ({VALUE})",
     " key": "Daytona key AbCdEf0123456789xyz",
     "api-key": "api-key AbCdEf0123456789xyz was refused",
-    "_key": f"the openai_key is {HEX40}",
+    "_key": f"[openai_key, {HEX40}]",
     "apikey": "apikey AbCdEf0123456789xyz was refused",
     "passw": f"  password {VALUE}",
     "passphrase": "the passphrase - correct_horse_battery_9 (rotate)",
