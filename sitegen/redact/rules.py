@@ -21,7 +21,7 @@ from sitegen.redact.shapes import (
     mixed_case,
 )
 from sitegen.redact.shell import CLI_RULES
-from sitegen.redact.tables import TABLE_RULES
+from sitegen.redact.tables import COLUMNS, TABLE_RULES
 
 # Something every built-in rule needs to find anything. Text holding none of these (most
 # trial and metric names) skips the rules: plain substring tests cost a microsecond, the
@@ -70,10 +70,7 @@ _NAME_PARTS = ("pass", "auth", "cred", "key", "token", "secret", "pw", "sig", "c
 # the name's closing markup between (a few characters that are no blank)
 _KEY_SAID_RE = re.compile(r"key\S{0,16}?(?:[ \t]+(?:is|was)|[ \t]*(?:->|\u2014|\u2013|-)\s)")
 _ONE_DASH_RE = re.compile(r"-(?<![\w\-]-)([A-Za-z][\w.\-]*+)")
-_COLUMNS_RE = re.compile(  # (tables.py's rule of lined-up columns, less its value's end)
-    r"(?m)^[ \t]*+(?:[-*][ \t]+)?([A-Za-z][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)++)[ \t]+[\"'`]?"
-    r"[A-Za-z0-9_\-+/=.]{16}"
-)
+_COLUMNS_RE = re.compile(COLUMNS)  # (tables.py's rule of lined-up columns, less its end)
 
 
 def may_hold_secret(text: str) -> bool:

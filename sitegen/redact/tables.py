@@ -193,6 +193,13 @@ _ONE_CELL_RE = re.compile(
 )
 
 
+# A name and a value lined up in columns, the name starting a line (maybe after a bullet);
+# the rule below, and the redactor's quick screen, read it
+COLUMNS = (
+    r"(?m)^[ \t]*+(?:[-*][ \t]+)?(?P<key>[A-Za-z][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)++)[ \t]+[\"'`]?"
+    r"(?P<s>[A-Za-z0-9_\-+/=.]{16,}+)"
+)
+
 TABLE_RULES: tuple[Rule, ...] = (
     Rule("secret-table-cell", _table_row_spans),
     # (tag names in either case: <TD> as old editors write it)
@@ -214,8 +221,7 @@ TABLE_RULES: tuple[Rule, ...] = (
     # (in either case) starting a line, then a credential's word (letters and digits, 16 or more)
     regex_rule(
         "secret-table-cell",
-        r"(?m)^[ \t]*+(?:[-*][ \t]+)?(?P<key>[A-Za-z][A-Za-z0-9]*+(?:_[A-Za-z0-9]++)++)[ \t]+[\"'`]?"
-        r"(?P<s>[A-Za-z0-9_\-+/=.]{16,}+)(?![^\s\"'`])",
+        COLUMNS + r"(?![^\s\"'`])",
         keep=lambda m: is_secret_key(m.group("key")) and letters_and_digits(m),
     ),
 )
