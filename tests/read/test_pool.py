@@ -57,21 +57,30 @@ def test_started_shards_run_while_the_caller_goes_on():
         assert [v for _, v in few()] == [0, 2, 4]
 
 
-def test_sharded_parse_in_workers_equals_a_serial_one(tmp_path, monkeypatch):
-    """Logs largest first, trial shards between them, logs kept as they come: same site, same cache."""
+@pytest.fixture(scope="module")
+def serial_and_sharded(tmp_path_factory):
+    """One synth archive built on one worker and in the local pool with every trials folder in
+    shards: (archive, serial report, pool report). The pool's site is the one the Ray executor
+    must equal too, so the two tests share these builds."""
     from sitegen.read import parse
 
-    archive = tmp_path / "a"
+    root = tmp_path_factory.mktemp("pool")
+    archive = root / "a"
     synth(archive, seed=5, steps=6, trials_per_step=3)
-    serial = build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
-    monkeypatch.setattr(parse, "TRIAL_SHARD_MIN", 1)  # every trials folder in shards
-    parallel = build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
+    serial = build(BuildOptions(archive=archive, out=root / "s1", workers=1, now=0.0))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(parse, "TRIAL_SHARD_MIN", 1)  # every trials folder in shards
+        parallel = build(BuildOptions(archive=archive, out=root / "s2", workers=2, now=0.0))
+    return archive, serial, parallel
+
+
+def test_sharded_parse_in_workers_equals_a_serial_one(serial_and_sharded):
+    """Logs largest first, trial shards between them, logs kept as they come: same site, same cache."""
+    archive, serial, parallel = serial_and_sharded
     assert parallel.parse == serial.parse and parallel.parse.logs_parsed > 3
     assert [w.to_json() for w in parallel.warnings] == [w.to_json() for w in serial.warnings]
-    for a, b in (
-        (tmp_path / "s1", tmp_path / "s2"),
-        (tmp_path / ".s1.cache", tmp_path / ".s2.cache"),
-    ):
+    root = archive.parent
+    for a, b in ((root / "s1", root / "s2"), (root / ".s1.cache", root / ".s2.cache")):
         files = sorted(
             p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != "meta.json"
         )
@@ -105,12 +114,12 @@ def _files(site: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.ray
-def test_ray_executor_equals_the_local_pool(tmp_path):
+def test_ray_executor_equals_the_local_pool(serial_and_sharded, tmp_path):
+    """The site built on Ray equals the local pool's (``serial_and_sharded``: workers=2,
+    every trials folder in shards), the same options but the executor."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'sitegen[ray]')")
-    archive = tmp_path / "a"
-    synth(archive, seed=41, steps=6, trials_per_step=2)
-    local = BuildOptions(archive=archive, out=tmp_path / "local", workers=2, now=0.0)
-    build(local)
+    archive, _, _ = serial_and_sharded
+    local = BuildOptions(archive=archive, out=archive.parent / "s2", workers=2, now=0.0)
     # one CPU: the smallest local instance (one worker process runs every task)
     on_ray = msgspec.structs.replace(local, out=tmp_path / "ray", executor="ray", workers=1)
     # shards too: every trials folder is decoded as Ray tasks, not here
@@ -124,7 +133,7 @@ def test_ray_executor_equals_the_local_pool(tmp_path):
         mp.undo()
     assert not ray.is_initialized()  # the local instance it started is stopped again
     assert report.parse is not None and report.parse.logs_parsed == 7
-    assert _files(tmp_path / "ray") == _files(tmp_path / "local")
+    assert _files(tmp_path / "ray") == _files(local.out)
 
 
 def test_ray_executor_without_ray_is_one_line(tmp_path, monkeypatch):
