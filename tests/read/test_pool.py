@@ -12,7 +12,6 @@ from sitegen.commands.build import build
 from sitegen.errors import ConfigError
 from sitegen.options import BuildOptions, load_options
 from sitegen.read.pool import WorkerPool, open_pool
-from sitegen.synth import synth
 
 
 def _pid_and(arg: str, items: list[int]) -> list[tuple[int, int]]:
@@ -57,29 +56,12 @@ def test_started_shards_run_while_the_caller_goes_on():
         assert [v for _, v in few()] == [0, 2, 4]
 
 
-@pytest.fixture(scope="module")
-def serial_and_sharded(tmp_path_factory):
-    """One synth archive built on one worker and in the local pool with every trials folder in
-    shards: (archive, serial report, pool report). The pool's site is the one the Ray executor
-    must equal too, so the two tests share these builds."""
-    from sitegen.read import parse
-
-    root = tmp_path_factory.mktemp("pool")
-    archive = root / "a"
-    synth(archive, seed=5, steps=6, trials_per_step=3)
-    serial = build(BuildOptions(archive=archive, out=root / "s1", workers=1, now=0.0))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(parse, "TRIAL_SHARD_MIN", 1)  # every trials folder in shards
-        parallel = build(BuildOptions(archive=archive, out=root / "s2", workers=2, now=0.0))
-    return archive, serial, parallel
-
-
 def test_sharded_parse_in_workers_equals_a_serial_one(serial_and_sharded):
     """Logs largest first, trial shards between them, logs kept as they come: same site, same cache."""
-    archive, serial, parallel = serial_and_sharded
-    assert parallel.parse == serial.parse and parallel.parse.logs_parsed > 3
-    assert [w.to_json() for w in parallel.warnings] == [w.to_json() for w in serial.warnings]
-    root = archive.parent
+    root, reports = serial_and_sharded
+    serial, parallel = reports["serial"], reports["sharded"]
+    assert parallel["parse"] == serial["parse"] and parallel["parse"]["logs_parsed"] > 3
+    assert parallel["warnings"] == serial["warnings"]
     for a, b in ((root / "s1", root / "s2"), (root / ".s1.cache", root / ".s2.cache")):
         files = sorted(
             p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != "meta.json"
@@ -118,8 +100,8 @@ def test_ray_executor_equals_the_local_pool(serial_and_sharded, tmp_path):
     """The site built on Ray equals the local pool's (``serial_and_sharded``: workers=2,
     every trials folder in shards), the same options but the executor."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'sitegen[ray]')")
-    archive, _, _ = serial_and_sharded
-    local = BuildOptions(archive=archive, out=archive.parent / "s2", workers=2, now=0.0)
+    root, _ = serial_and_sharded
+    local = BuildOptions(archive=root / "a", out=root / "s2", workers=2, now=0.0)
     # one CPU: the smallest local instance (one worker process runs every task)
     on_ray = msgspec.structs.replace(local, out=tmp_path / "ray", executor="ray", workers=1)
     # shards too: every trials folder is decoded as Ray tasks, not here
