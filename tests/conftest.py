@@ -206,6 +206,33 @@ def schema(name: str):
     return cls(doc)
 
 
+def _make_serial_and_sharded(root: Path) -> None:
+    import dataclasses
+
+    from sitegen.read import parse
+
+    synth(root / "a", seed=5, steps=6, trials_per_step=3)
+    serial = build(BuildOptions(archive=root / "a", out=root / "s1", workers=1, now=0.0))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(parse, "TRIAL_SHARD_MIN", 1)  # every trials folder in shards
+        sharded = build(BuildOptions(archive=root / "a", out=root / "s2", workers=2, now=0.0))
+    reports = {
+        name: {"parse": dataclasses.asdict(r.parse), "warnings": [w.to_json() for w in r.warnings]}
+        for name, r in (("serial", serial), ("sharded", sharded))
+    }
+    (root / "reports.json").write_text(json.dumps(reports))
+
+
+@pytest.fixture(scope="session")
+def serial_and_sharded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """(folder, reports) of one synth archive (``a``) built on one worker (``s1``) and in the
+    local pool with every trials folder in shards (``s2``), each cache beside its site; the
+    reports' parse counts and warnings by ``serial`` and ``sharded``. The pool's tests, the
+    Ray executor's and the incremental tests' parallel build compare with these two."""
+    root = made_once(tmp_path_factory, "serial-and-sharded", _make_serial_and_sharded)
+    return root, json.loads((root / "reports.json").read_text())
+
+
 @pytest.fixture(scope="session")
 def job_pages(site: Path, index: dict):
     """The site's job pages as page objects, by id (read back from their data files)."""

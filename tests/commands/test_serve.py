@@ -25,7 +25,7 @@ from sitegen.options import BuildOptions
 from sitegen.synth import synth
 from tests.conftest import BASE_URL
 from tests.scenarios.conftest import golden_site  # noqa: F401 (a fixture)
-from tests.scenarios.test_incremental import STEP
+from tests.scenarios.test_incremental import STEP, _archive
 
 CHAIN_B = "flat/chain-b/train_600301.out"  # a job of the small archive: steps are appended to it
 # A failure line quoting a proxy's error page: `</head>` reaches the JSON data files.
@@ -70,10 +70,18 @@ class QuickWatcher(Watcher):
         return wait_until(lambda: self.looks >= until, timeout, every=0.01)
 
 
-def small_archive(tmp_path: Path) -> Path:
+def small_archive(tmp_path: Path, keep: tuple[str, ...] | None = None) -> Path:
+    """synth's archive; with ``keep``, only those of its folders (test_incremental's
+    ``FOLDERS``): a test of serving's or watching's mechanics, whose checks hold for any job,
+    builds the one or two it touches, each build costing what those cost."""
     archive = tmp_path / "a"
+    if keep is not None:
+        return _archive(archive, keep, seed=6, steps=4, trials_per_step=1, real=False)
     synth(archive, seed=6, steps=4, trials_per_step=1, real=False)
     return archive
+
+
+ONE_JOB = ("flat/chain-b",)  # the folder of CHAIN_B
 
 
 def wait_until(cond, timeout: float, every: float = 0.02) -> bool:
@@ -165,8 +173,7 @@ def test_the_404_page_links_into_the_served_site_at_any_depth(site, golden_site)
 
 
 def test_failed_rebuild_keeps_last_good_site(tmp_path):
-    archive = tmp_path / "a"
-    synth(archive, seed=4, steps=8, trials_per_step=1)
+    archive = small_archive(tmp_path, ONE_JOB)
     out = tmp_path / "site"
     app = SiteApp(out)
     opts = BuildOptions(archive=archive, out=out, workers=1)
@@ -178,7 +185,7 @@ def test_failed_rebuild_keeps_last_good_site(tmp_path):
 
 
 def test_serve_command_rebuilds_on_change(tmp_path):
-    archive = small_archive(tmp_path)
+    archive = small_archive(tmp_path, ONE_JOB)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -301,7 +308,7 @@ def test_compressed_files_are_labelled_as_what_they_are(tmp_path):
 
 
 def test_paths_are_decoded_once(tmp_path):
-    archive = small_archive(tmp_path)
+    archive = small_archive(tmp_path, ONE_JOB)
     out = tmp_path / "site"
     with serving(BuildOptions(archive=archive, out=out, workers=1)) as site:
         (out / "x%41.txt").write_bytes(b"literal percent")  # a file of the user's
@@ -330,7 +337,7 @@ def test_a_template_error_names_its_file_and_line(tmp_path, monkeypatch):
 
     for module in (sitegen.present.html, sitegen.commands.serve, sitegen.cache.sources):
         monkeypatch.setattr(module, "package_dir", package_dir)
-    archive = small_archive(tmp_path)
+    archive = small_archive(tmp_path, ONE_JOB)
     job = templates / "job.html"
     lines = job.read_text().splitlines(keepends=True)
     with serving(BuildOptions(archive=archive, out=tmp_path / "site", workers=1)) as site:
@@ -352,7 +359,7 @@ def test_serving_never_waits_for_the_watcher_or_a_rebuild(tmp_path, monkeypatch)
     import sitegen.commands.serve
     import sitegen.commands.watch
 
-    archive = small_archive(tmp_path)
+    archive = small_archive(tmp_path, ONE_JOB)
     hold = threading.Event()  # the watcher's look and the rebuild wait while it is set
     entered = {"look": threading.Event(), "build": threading.Event()}
     go = {"look": threading.Event(), "build": threading.Event()}

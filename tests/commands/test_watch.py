@@ -15,7 +15,7 @@ from sitegen.commands.build import build
 from sitegen.commands.serve import serving
 from sitegen.commands.watch import Inputs, Watcher
 from sitegen.options import BuildOptions
-from tests.commands.test_serve import CHAIN_B, get, small_archive, wait_until
+from tests.commands.test_serve import CHAIN_B, ONE_JOB, get, small_archive, wait_until
 from tests.scenarios.test_incremental import STEP
 
 TRIALS = "exp-async/async-run/trace_jobs"
@@ -65,7 +65,7 @@ def test_the_watcher_sees_what_the_build_sees(tmp_path):
 def test_a_link_loop_costs_the_watcher_nothing(tmp_path):
     """Two directory links to `../..` in job folders: discovery does not follow them, so a
     look takes no longer and no more memory than without them, and serving goes on."""
-    archive = small_archive(tmp_path)
+    archive = small_archive(tmp_path, (*ONE_JOB, "flat/live"))
     opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1)
     inputs = _inputs(opts)
 
@@ -128,7 +128,7 @@ def test_an_output_inside_the_archive_is_not_watched(tmp_path):
 def test_a_cache_moved_into_the_archive_is_no_input(tmp_path):
     """A build cache copied into the archive under another name is known by its marker: the
     build reads nothing of it and the watcher sees no change (both discover alike)."""
-    archive = small_archive(tmp_path)
+    archive = small_archive(tmp_path, ONE_JOB)
     opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1)
     first = build(opts)
     inputs = Inputs(opts)
@@ -140,7 +140,7 @@ def test_a_cache_moved_into_the_archive_is_no_input(tmp_path):
 
 
 def test_a_failed_build_is_tried_again_only_after_a_change(tmp_path):
-    archive = small_archive(tmp_path)
+    archive = small_archive(tmp_path, ONE_JOB)
     opts = BuildOptions(archive=archive, out=tmp_path / "site", workers=1)
     inputs = _inputs(opts)
     calls = []

@@ -12,7 +12,6 @@ from sitegen.commands.build import build
 from sitegen.errors import ConfigError
 from sitegen.options import BuildOptions, load_options
 from sitegen.read.pool import WorkerPool, open_pool
-from sitegen.synth import synth
 
 
 def _pid_and(arg: str, items: list[int]) -> list[tuple[int, int]]:
@@ -57,21 +56,13 @@ def test_started_shards_run_while_the_caller_goes_on():
         assert [v for _, v in few()] == [0, 2, 4]
 
 
-def test_sharded_parse_in_workers_equals_a_serial_one(tmp_path, monkeypatch):
+def test_sharded_parse_in_workers_equals_a_serial_one(serial_and_sharded):
     """Logs largest first, trial shards between them, logs kept as they come: same site, same cache."""
-    from sitegen.read import parse
-
-    archive = tmp_path / "a"
-    synth(archive, seed=5, steps=6, trials_per_step=3)
-    serial = build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
-    monkeypatch.setattr(parse, "TRIAL_SHARD_MIN", 1)  # every trials folder in shards
-    parallel = build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
-    assert parallel.parse == serial.parse and parallel.parse.logs_parsed > 3
-    assert [w.to_json() for w in parallel.warnings] == [w.to_json() for w in serial.warnings]
-    for a, b in (
-        (tmp_path / "s1", tmp_path / "s2"),
-        (tmp_path / ".s1.cache", tmp_path / ".s2.cache"),
-    ):
+    root, reports = serial_and_sharded
+    serial, parallel = reports["serial"], reports["sharded"]
+    assert parallel["parse"] == serial["parse"] and parallel["parse"]["logs_parsed"] > 3
+    assert parallel["warnings"] == serial["warnings"]
+    for a, b in ((root / "s1", root / "s2"), (root / ".s1.cache", root / ".s2.cache")):
         files = sorted(
             p.relative_to(a) for p in a.rglob("*") if p.is_file() and p.name != "meta.json"
         )
@@ -105,12 +96,12 @@ def _files(site: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.ray
-def test_ray_executor_equals_the_local_pool(tmp_path):
+def test_ray_executor_equals_the_local_pool(serial_and_sharded, tmp_path):
+    """The site built on Ray equals the local pool's (``serial_and_sharded``: workers=2,
+    every trials folder in shards), the same options but the executor."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'sitegen[ray]')")
-    archive = tmp_path / "a"
-    synth(archive, seed=41, steps=6, trials_per_step=2)
-    local = BuildOptions(archive=archive, out=tmp_path / "local", workers=2, now=0.0)
-    build(local)
+    root, _ = serial_and_sharded
+    local = BuildOptions(archive=root / "a", out=root / "s2", workers=2, now=0.0)
     # one CPU: the smallest local instance (one worker process runs every task)
     on_ray = msgspec.structs.replace(local, out=tmp_path / "ray", executor="ray", workers=1)
     # shards too: every trials folder is decoded as Ray tasks, not here
@@ -124,7 +115,7 @@ def test_ray_executor_equals_the_local_pool(tmp_path):
         mp.undo()
     assert not ray.is_initialized()  # the local instance it started is stopped again
     assert report.parse is not None and report.parse.logs_parsed == 7
-    assert _files(tmp_path / "ray") == _files(tmp_path / "local")
+    assert _files(tmp_path / "ray") == _files(local.out)
 
 
 def test_ray_executor_without_ray_is_one_line(tmp_path, monkeypatch):

@@ -182,16 +182,16 @@ def test_a_rebuild_that_changes_the_step_time_unit_prints_every_row_in_it(tmp_pa
     _same_as_clean(out, opts, tmp_path / "clean")
 
 
-def test_parallel_equals_serial(tmp_path):
-    archive = tmp_path / "a"
-    synth(archive, seed=23, steps=8, trials_per_step=3)
-    build(BuildOptions(archive=archive, out=tmp_path / "s1", workers=1, now=0.0))
-    build(BuildOptions(archive=archive, out=tmp_path / "s2", workers=2, now=0.0))
-    assert _data(tmp_path / "s1") == _data(tmp_path / "s2")
+def test_parallel_equals_serial(serial_and_sharded, tmp_path):
+    """The serial build and the one on two workers (its trials in shards) are the pool
+    tests' (tests/conftest.py: ``serial_and_sharded``); the one on three workers reads each
+    trials folder whole in a worker."""
+    root, _ = serial_and_sharded
+    assert _data(root / "s1") == _data(root / "s2")
     # every page, chart and download too: parsing in workers, analysing and rendering in
     # forked children (two with --workers 3) changes nothing
-    build(BuildOptions(archive=archive, out=tmp_path / "s3", workers=3, now=0.0))
-    files1, files2 = _files(tmp_path / "s1"), _files(tmp_path / "s2")
+    build(BuildOptions(archive=root / "a", out=tmp_path / "s3", workers=3, now=0.0))
+    files1, files2 = _files(root / "s1"), _files(root / "s2")
     assert files1.keys() == files2.keys()
     assert [k for k in files1 if files1[k] != files2[k]] == []
     assert _files(tmp_path / "s3") == files1

@@ -24,6 +24,7 @@ from sitegen.errors import ArchiveError
 from sitegen.options import BuildOptions
 from sitegen.synth import synth
 from sitegen.write.site import MARKER, read_manifest
+from tests.scenarios.test_incremental import _archive
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +32,16 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("small")
     synth(root, seed=31, steps=6, trials_per_step=1)
     return root
+
+
+@pytest.fixture(scope="module")
+def one_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``small`` with only its flat/chain-b job: for the tests of how the output folder is
+    taken (a link, ``.``, a page in the way, a full disk, the collector), which hold for any
+    job, so that each build costs one job's."""
+    return _archive(
+        tmp_path_factory.mktemp("one-job"), ("flat/chain-b",), seed=31, steps=6, trials_per_step=1
+    )
 
 
 def _opts(archive: Path, out: Path, **kw) -> BuildOptions:
@@ -123,29 +134,29 @@ def test_gh_pages_worktree_flow(small, tmp_path):
     assert git("rev-parse", "--abbrev-ref", "HEAD", cwd=site).strip() == "gh-pages"
 
 
-def test_output_folder_given_as_a_symlink(small, tmp_path):
+def test_output_folder_given_as_a_symlink(one_job, tmp_path):
     real = tmp_path / "real"
     real.mkdir()
     link = tmp_path / "site"
     link.symlink_to(real)
     for _ in range(3):  # the first build used to replace the link, the later ones failed
-        assert main(["build", str(small), "-o", str(link), "--workers", "1"]) == 0
+        assert main(["build", str(one_job), "-o", str(link), "--workers", "1"]) == 0
     assert link.is_symlink() and (real / "index.html").exists()
 
 
-def test_dot_in_an_empty_folder_is_not_refused(small, tmp_path, monkeypatch):
+def test_dot_in_an_empty_folder_is_not_refused(one_job, tmp_path, monkeypatch):
     here = tmp_path / "here"
     here.mkdir()
     monkeypatch.chdir(here)
-    assert main(["build", str(small), "-o", ".", "--workers", "1"]) == 0
+    assert main(["build", str(one_job), "-o", ".", "--workers", "1"]) == 0
     assert (here / "index.html").exists() and not list(here.glob(".*.lock"))
 
 
-def test_a_users_page_in_the_way_is_one_line(small, tmp_path, capsys):
+def test_a_users_page_in_the_way_is_one_line(one_job, tmp_path, capsys):
     out = tmp_path / "mine"
     out.mkdir()
     (out / "index.html").write_text("my own page")
-    assert main(["build", str(small), "-o", str(out), "--workers", "1"]) == 2
+    assert main(["build", str(one_job), "-o", str(out), "--workers", "1"]) == 2
     (err,) = _not_progress(capsys.readouterr().err)
     assert "index.html" in err and "sitegen did not make" in err
     assert sorted(p.name for p in out.iterdir()) == ["index.html"]
@@ -174,12 +185,12 @@ def _not_progress(err: str) -> list[str]:
     return [line for line in err.splitlines() if not line.startswith("progress:")]
 
 
-def test_disk_full_is_one_line_exit_2(small, tmp_path, capsys, monkeypatch):
+def test_disk_full_is_one_line_exit_2(one_job, tmp_path, capsys, monkeypatch):
     def full(self, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(Path, "write_bytes", full)
-    assert main(["build", str(small), "-o", str(tmp_path / "site"), "--workers", "1"]) == 2
+    assert main(["build", str(one_job), "-o", str(tmp_path / "site"), "--workers", "1"]) == 2
     (err,) = _not_progress(capsys.readouterr().err)
     assert err.startswith("sitegen: error: cannot write") and "disk is full" in err
 
@@ -239,7 +250,7 @@ def test_kill_9_leaves_no_worker_and_an_immediate_rebuild_succeeds(tmp_path):
 
 
 def test_the_collector_runs_less_often_during_a_build_and_as_before_after(
-    small, tmp_path, monkeypatch
+    one_job, tmp_path, monkeypatch
 ):
     """build() raises the young generation's threshold while it runs (fewer collections of
     the containers it makes) and puts the caller's thresholds back, on error too. It holds
@@ -258,7 +269,7 @@ def test_the_collector_runs_less_often_during_a_build_and_as_before_after(
 
     try:
         gc.set_threshold(700, 9, 11)
-        build(_opts(small, tmp_path / "site"), progress=progress)
+        build(_opts(one_job, tmp_path / "site"), progress=progress)
         assert during and set(during) == {(50_000, 9, 11)}
         assert set(blas) == {"1"}
         assert gc.get_threshold() == (700, 9, 11)
