@@ -205,8 +205,17 @@ def _say_config(config: Path | None, found: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Fewer young collections from the start, the imports included (as build() does).
+    # Fewer young collections from the start, the imports included (as build() does); the
+    # thresholds come back on return, as main() may be called as a library.
+    thresholds = gc.get_threshold()
     collect_less()
+    try:
+        return _main(argv)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)

@@ -380,8 +380,9 @@ def test_the_command_freezes_the_collector_before_exit_and_main_does_not(tmp_pat
         assert r.stdout.split() == ["frozen", "True"], r.stderr
         assert r.returncode == want, r.stderr  # main's code
     assert (tmp_path / "site" / "index.html").is_file()
-    before = gc.get_freeze_count()
-    assert main(argv) == 0 and gc.get_freeze_count() == before
+    before = gc.get_freeze_count(), gc.get_threshold()
+    assert main(argv) == 0 and (gc.get_freeze_count(), gc.get_threshold()) == before
+    assert main(["build", str(tmp_path / "nope")]) == 2 and gc.get_threshold() == before[1]
 
 
 def _tiny_archive(root):

@@ -98,7 +98,7 @@ def _files(site: Path) -> dict[str, bytes]:
 @pytest.mark.ray
 def test_ray_executor_equals_the_local_pool(serial_and_sharded, tmp_path):
     """The site built on Ray equals the local pool's (``serial_and_sharded``: workers=2,
-    every trials folder in shards), the same options but the executor."""
+    every trials folder in shards), the same options but the executor (and its one CPU)."""
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'sitegen[ray]')")
     root, _ = serial_and_sharded
     local = BuildOptions(archive=root / "a", out=root / "s2", workers=2, now=0.0)
