@@ -44,6 +44,18 @@ _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#0?34|#39|#x2[27]|apos);)(?:(?!(?P=eq))[^\n])
 # not across a flag (--token \"X --password \"Y: X left open, the next \" opens Y)
 _ESCAPED_QUOTED = r'(?<=\\")(?:(?![ \t]--?[A-Za-z])[^"\\\n]|\\[^"nr\n])++(?=\\")'
 
+# A command-line value: in quotes (or a page's entities for them) whole, a word glued after
+# them the value's too, as the shell reads it (--token "ab"cd); a Windows path whole
+# (--token C:\\new\\table: its "\\n" is a folder's, no line break); else a bare word
+_VALUE = (
+    rf"(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})(?:(?=[\w\-]){_TOKEN})?"
+    rf"|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN}"
+)
+# ... or one a quote (or its entity, maybe escaped in JSON) opens and leaves open: what
+# follows the quote, its first word (in a JSON string's escaped quotes, to the closing \")
+_OPEN_QUOTE = r"(?:\\?[\"']|&(?:quot|#34|#39|#x27);)"
+_OPENED = rf"{_ESCAPED_QUOTED}|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN}"
+
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
 # (each "." or "-" inside it before a letter, digit or "_": a run such as --a.--a. is many
@@ -102,6 +114,19 @@ def _piped_into_login(m: re.Match) -> bool:
     return "$" not in m.group("s")
 
 
+# What stands before a value in the rules below that read one as a flag's (each said there,
+# a rule for a value in quotes or bare, one for a value a quote opens and leaves open)
+_LOGIN_P = r"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){0,8}[ \t]+-p(?:[ \t]+|=)"
+_SET = (
+    r"(?:s(?<!\ws)et(?:env)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+"
+)
+_WANDB_LOGIN = (
+    r"wandb(?<!\wwandb)[ \t]+login"
+    r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*[ \t]+"
+)
+
+
 # A line's end, or a JSON or Python string's closing quote before it, whatever follows on
 # its line ("...\npassword KEY", "x": 1}), escaped itself (JSON in JSON) or as a page's
 # entity, and not opening a quoted word (password reset "ok"; nor a mask, where a quoted
@@ -124,21 +149,13 @@ CLI_RULES: tuple[Rule, ...] = (
     # --token &quot;X&quot; (the HTML made of redacted text scans as the text does); a word
     # glued after the quotes is the value's, as the shell reads it (--token "ab"cd); a
     # Windows path whole (--token C:\new\table: its "\n" is a folder's, no line break)
-    regex_rule(
-        "cli-secret",
-        rf"{_FLAG}(?:=|[ \t]+)(?P<s>(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})"
-        rf"(?:(?=[\w\-]){_TOKEN})?|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN})",
-        keep=_secret_flag,
-    ),
+    regex_rule("cli-secret", rf"{_FLAG}(?:=|[ \t]+)(?P<s>{_VALUE})", keep=_secret_flag),
     # ... a value a quote (or a quote's entity, maybe escaped in JSON) opens and leaves open,
     # --token "X rest: its first word, a Windows path whole (one the quote closes is read whole
     # above); in a JSON string's escaped quotes, to the closing \" on its line, the quotes
     # kept (--token \"correct horse\" --x)
     regex_rule(
-        "cli-secret",
-        rf"{_FLAG}(?:=|[ \t]+)(?:\\?[\"']|&(?:quot|#34|#39|#x27);)"
-        rf"(?P<s>{_ESCAPED_QUOTED}|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN})",
-        keep=_secret_flag,
+        "cli-secret", rf"{_FLAG}(?:=|[ \t]+){_OPEN_QUOTE}(?P<s>{_OPENED})", keep=_secret_flag
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
     # "- --token" then "- X" (a YAML block list): the item after a secret-named flag
@@ -154,26 +171,22 @@ CLI_RULES: tuple[Rule, ...] = (
         "cli-password", rf"-(?<!\S-)(?:u|-user|-proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
     ),
     # docker login -u me -p X (podman, helm registry, …): -p is a password only after "login"
-    # on its line (in JSON, an escaped line break ends it)
-    regex_rule(
-        "cli-password",
-        rf"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){{0,8}}[ \t]+-p(?:[ \t]+|=)"
-        rf"(?P<s>(?!-){_TOKEN})",
+    # on its line (in JSON, an escaped line break ends it); in quotes too (-p "X", -p 'X)
+    *(
+        regex_rule("cli-password", rf"{_LOGIN_P}{value}")
+        for value in (rf"(?P<s>(?!-)(?:{_VALUE}))", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X; fish's set -gx HF_TOKEN X;
-    # a Dockerfile's ENV HF_TOKEN X (as docker build echoes it)
-    regex_rule(
-        "cli-secret",
-        r"(?:s(?<!\ws)et(?:env)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
-        rf"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>{_TOKEN})",
-        keep=_secret_name,
+    # a Dockerfile's ENV HF_TOKEN X (as docker build echoes it); in quotes too (set -x
+    # HF_TOKEN "X", ENV HF_TOKEN 'X)
+    *(
+        regex_rule("cli-secret", rf"{_SET}{value}", keep=_secret_name)
+        for value in (rf"(?P<s>{_VALUE})", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
     ),
-    # wandb login [--relogin] [--host URL] KEY (the flags that take a value, by name)
-    regex_rule(
-        "wandb-key",
-        r"wandb(?<!\wwandb)[ \t]+login"
-        r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*"
-        rf"[ \t]+(?P<s>(?!-){_TOKEN})",
+    # wandb login [--relogin] [--host URL] KEY (the flags that take a value, by name), "KEY"
+    *(
+        regex_rule("wandb-key", rf"{_WANDB_LOGIN}{value}")
+        for value in (rf"(?P<s>(?!-)(?:{_VALUE}))", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
     ),
     # ... as an argv list: ['wandb', 'login', KEY], as subprocess's CalledProcessError quotes it
     regex_rule(

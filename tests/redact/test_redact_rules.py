@@ -62,8 +62,11 @@ MORE_RULE_CASES = [
         "Z2hwX0FiQ2RFZkdoSWo",
         "git-access-token",
     ),
-    # a flag's value its quote opens and leaves open
+    # a flag's value its quote opens and leaves open; so after set, ENV, login -p, wandb login
     ('run --token "Zk3v9QmW1 --debug', "Zk3v9QmW1", "cli-secret"),
+    ('set -x HF_TOKEN "Zk3v9QmW1 x', "Zk3v9QmW1", "cli-secret"),
+    ("docker login -u me -p 'Zk3v9QmW1 x", "Zk3v9QmW1", "cli-password"),
+    ('wandb login "Zk3v9QmW1 x', "Zk3v9QmW1", "wandb-key"),
     # a .netrc line starting a JSON string
     ('{"netrc": "password Zk3v9QmW1\\r"}', "Zk3v9QmW1", "netrc-password"),
     # a password in one table cell after its name; a password said before its name

@@ -510,6 +510,21 @@ PASSWORD_GAPS = [
     # a .netrc line inside a JSON string, at the string's start, ended by an escaped break
     ('{"a": "password hunter22\\r"}', f'{{"a": "password {M}\\r"}}'),
     ('{"a": "password hunter22\\n"}', f'{{"a": "password {M}\\n"}}'),
+    # a quoted value after set, ENV, login -p or wandb login, as a flag's quoted value is
+    ('set -x HF_TOKEN "hunter22abc"', f"set -x HF_TOKEN {M}"),
+    ("set -gx WANDB_API_KEY 'correct horse' x", f"set -gx WANDB_API_KEY {M} x"),
+    ('Step 3/9 : ENV HF_TOKEN "hunter22abc"', f"Step 3/9 : ENV HF_TOKEN {M}"),
+    ("ENV HF_TOKEN &quot;hunter22abc&quot;", f"ENV HF_TOKEN {M}"),
+    ('docker login -u me -p "hunter22abc" ghcr.io', f"docker login -u me -p {M} ghcr.io"),
+    ("docker login -u me -p 'correct horse' ghcr.io", f"docker login -u me -p {M} ghcr.io"),
+    ('wandb login "hunter22abc"', f"wandb login {M}"),
+    ("wandb login --relogin 'hunter22abc' && x", f"wandb login --relogin {M} && x"),
+    ('{"cmd": "set -x HF_TOKEN \\"hunter22abc\\""}', f'{{"cmd": "set -x HF_TOKEN \\"{M}\\""}}'),
+    ('{"cmd": "wandb login \\"correct horse\\" && x"}', f'{{"cmd": "wandb login \\"{M}\\" && x"}}'),
+    # (... one a quote opens and leaves open: its first word)
+    ('set -x HF_TOKEN "hunter22abc x', f'set -x HF_TOKEN "{M} x'),
+    ('docker login -u me -p "hunter22abc x', f'docker login -u me -p "{M} x'),
+    ("wandb login 'hunter22abc x", f"wandb login '{M} x"),
 ]  # fmt: skip
 
 
@@ -651,6 +666,8 @@ PASSWORD_LOOKALIKES = [
     '--token "" x',
     '--token " x',
     "export X=1 &lt; 2",
+    # a value set from a variable, or a quoted setting that is no secret's
+    'set -gx PATH "$HOME/bin" $PATH; ENV LANG "C.UTF-8"; set -l name \'bob\'',
 ]
 
 
