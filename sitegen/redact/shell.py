@@ -20,8 +20,12 @@ def _secret_name(m: re.Match) -> bool:
 
 def _secret_flag(m: re.Match) -> bool:
     """A secret-named flag, not glued after a mask (``[REDACTED]--token ""cd``: a second
-    pass would read what the first left as the glued flag's value, :func:`after_mask`)."""
-    return not after_mask(m.string, m.start()) and _secret_name(m)
+    pass would read what the first left as the glued flag's value, :func:`after_mask`).
+    A flag named ``pw`` alone is a password's (``--pw X``, ``-pw=X``): as a flag it is a
+    name, where ``pw`` in a key (``pw_ratio: 0.5``) or in prose may be a metric's."""
+    if after_mask(m.string, m.start()):
+        return False
+    return _secret_name(m) or m.group("key").lower() == "pw"
 
 
 # (Where a rule's look-behind would come first, it comes after the literal or the first

@@ -983,6 +983,7 @@ ALONE = [
     *("pw = a1,password-", "pw = a1pwd is ", '--a \\"a ', '--a \\"a\\n', '--token \\"a\\\\'),
     *('set -x A_TOKEN "', "set A_TOKEN 'a ", "ENV A_TOKEN &quot;", 'set -x A_TOKEN \\"a\\n'),
     *(' login -p "', " login -u a -p 'a ", 'wandb login "', "wandb login --x 'a "),
+    *("--pw ", "-pw=a "),
 ]
 
 

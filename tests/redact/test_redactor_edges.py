@@ -525,6 +525,12 @@ PASSWORD_GAPS = [
     ('set -x HF_TOKEN "hunter22abc x', f'set -x HF_TOKEN "{M} x'),
     ('docker login -u me -p "hunter22abc x', f'docker login -u me -p "{M} x'),
     ("wandb login 'hunter22abc x", f"wandb login '{M} x"),
+    # a flag named pw alone
+    ("app --pw hunter22 --x 1", f"app --pw {M} --x 1"),
+    ("app --pw=hunter22", f"app --pw={M}"),
+    ("server -pw hunter22 -port 80", f"server -pw {M} -port 80"),
+    ('app --PW "correct horse"', f"app --PW {M}"),
+    ('["app", "--pw", "hunter22"]', f'["app", "--pw", "{M}"]'),
 ]  # fmt: skip
 
 
@@ -666,6 +672,8 @@ PASSWORD_LOOKALIKES = [
     '--token "" x',
     '--token " x',
     "export X=1 &lt; 2",
+    # pw as a name's part, a metric's, or glued after a word: no flag named pw
+    *("run --pw-ratio 0.5 --pw_scale 2", "pw_ratio: 0.5", "kl-pw 0.5", "loss/pw 0.25"),
     # a value set from a variable, or a quoted setting that is no secret's
     'set -gx PATH "$HOME/bin" $PATH; ENV LANG "C.UTF-8"; set -l name \'bob\'',
 ]
