@@ -45,8 +45,10 @@ _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#0?34|#39|#x2[27]|apos);)(?:(?!(?P=eq))[^\n])
 
 # What a JSON string's escaped quote opens (after the \") up to the \" that closes it on its
 # line: an escaped character but \", \n and \r is the value's (\\ a backslash, \t a blank);
-# not across a flag (--token \"X --password \"Y: X left open, the next \" opens Y)
-_ESCAPED_QUOTED = r'(?<=\\")(?:(?![ \t]--?[A-Za-z])[^"\\\n]|\\[^"nr\n])++(?=\\")'
+# not across a flag (--token \"X --password \"Y: X left open, the next \" opens Y); over one
+# escaped line break, a passphrase broken over two lines (--token \"correct\nhorse\")
+_ESCAPED_PART = r'(?:(?![ \t]--?[A-Za-z])[^"\\\n]|\\[^"nr\n])++'
+_ESCAPED_QUOTED = rf"(?<=\\\"){_ESCAPED_PART}(?:(?:\\r)?\\n{_ESCAPED_PART})?(?=\\\")"
 
 # A command-line value: in quotes (or a page's entities for them) whole, a word glued after
 # them the value's too, as the shell reads it (--token "ab"cd); a Windows path whole

@@ -984,6 +984,7 @@ ALONE = [
     *('set -x A_TOKEN "', "set A_TOKEN 'a ", "ENV A_TOKEN &quot;", 'set -x A_TOKEN \\"a\\n'),
     *(' login -p "', " login -u a -p 'a ", 'wandb login "', "wandb login --x 'a "),
     *("--pw ", "-pw=a "),
+    *('--token \\"a\\na', '--token \\"a\\na\\"', '--token \\"a\\r\\n'),
 ]
 
 

@@ -443,12 +443,15 @@ PASSWORD_GAPS = [
     ('{"cmd": "run --token \\"correct horse\\" --x"}', f'{{"cmd": "run --token \\"{M}\\" --x"}}'),
     ('{"cmd": "run --password=\\"a\\\\b c\\" --x"}', f'{{"cmd": "run --password=\\"{M}\\" --x"}}'),
     # (one left open: not closed by the next flag's escaped quote, whose value is its own;
-    # nor across an escaped line break)
+    # closed after one escaped line break, a passphrase broken over two lines, and no more)
     ('{"c": "run --token \\"hunter22 x --password \\"Tr0ub4dor x"}',
      f'{{"c": "run --token \\"{M} x --password \\"{M} x"}}'),
     ('{"c": "--token \\"hunter22 --api-key=\\"AbCdEf123456\\" x"}',
      f'{{"c": "--token \\"{M} --api-key=\\"{M}\\" x"}}'),
-    ('{"c": "--token \\"abc\\nxyz\\" x"}', f'{{"c": "--token \\"{M}\\nxyz\\" x"}}'),
+    ('{"c": "--token \\"abc\\nxyz\\" x"}', f'{{"c": "--token \\"{M}\\" x"}}'),
+    ('{"c": "--token \\"abc\\r\\nxyz\\" x"}', f'{{"c": "--token \\"{M}\\" x"}}'),
+    ('{"c": "--token \\"abc\\nxyz\\nmore\\" x"}', f'{{"c": "--token \\"{M}\\nxyz\\nmore\\" x"}}'),
+    ('{"c": "--token \\"abc\\nxyz and more"}', f'{{"c": "--token \\"{M}\\nxyz and more"}}'),
     # (a dash that starts no flag is the passphrase's)
     ('{"c": "--token \\"correct - horse\\" x"}', f'{{"c": "--token \\"{M}\\" x"}}'),
     ('{"c": "--token \\"Tr0ub4dor -- x\\" y"}', f'{{"c": "--token \\"{M}\\" y"}}'),
