@@ -985,6 +985,7 @@ ALONE = [
     *(' login -p "', " login -u a -p 'a ", 'wandb login "', "wandb login --x 'a "),
     *("--pw ", "-pw=a "),
     *('--token \\"a\\na', '--token \\"a\\na\\"', '--token \\"a\\r\\n'),
+    *('password: \\"a\\n', 'password: \\"a ', 'password: \\"a", ', 'token=\\"a\\"b\\"'),
 ]
 
 

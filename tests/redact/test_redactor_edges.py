@@ -534,6 +534,11 @@ PASSWORD_GAPS = [
     ("server -pw hunter22 -port 80", f"server -pw {M} -port 80"),
     ('app --PW "correct horse"', f"app --PW {M}"),
     ('["app", "--pw", "hunter22"]', f'["app", "--pw", "{M}"]'),
+    # a named value an escaped quote opens and leaves open ends where a bare value would, or
+    # at the quote closing the string it is written in
+    ('{"a": "password: \\"hunter22\\nnext words"}', f'{{"a": "password: \\"{M}\\nnext words"}}'),
+    ('{"a": "password: \\"hunter22 x", "b": 1}', f'{{"a": "password: \\"{M}", "b": 1}}'),
+    ('{"a": "token: \\"Zk3v9QmW\\r\\nnext"}', f'{{"a": "token: \\"{M}\\r\\nnext"}}'),
 ]  # fmt: skip
 
 
@@ -556,7 +561,8 @@ HIDDEN_AT_ONCE = [
     ),
     # fuzzed mixes where a mask took the quote, tag or entity that ended a value (the text
     # is read again with what was found masked, until nothing more is found)
-    ('-password=\\"" + "-password=&#x22;hunter22`\\"</td>&lt;b&gt;\\*', f'-password=\\"{M}'),
+    # (the second reading's \" left open ends at the quote closing the string it is in)
+    ('-password=\\"" + "-password=&#x22;hunter22`\\"</td>&lt;b&gt;\\*', f'-password=\\"{M}"</td>&lt;b&gt;\\*'),
     ("echo -password=- C:\\\\x\\\" | docker login --password-stdin", f"echo {M} | docker login --password-stdin"),
     ('--token "HF_TOKEN was <code>HF_TOKEN was "~~HF_TOKEN was \\"&lt;b&gt;', f'--token {M} was \\"&lt;b&gt;'),
     ("&#x22;api_key:  &#x22;**<td>hunter 22&#x22;&quot; is the password<td>", f"&#x22;api_key:  &#x22;{M}"),
