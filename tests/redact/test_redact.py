@@ -986,6 +986,7 @@ ALONE = [
     *("--pw ", "-pw=a "),
     *('--token \\"a\\na', '--token \\"a\\na\\"', '--token \\"a\\r\\n'),
     *('password: \\"a\\n', 'password: \\"a ', 'password: \\"a", ', 'token=\\"a\\"b\\"'),
+    *('password "a ', "password 'a\n", "password &quot;a"),
 ]
 
 

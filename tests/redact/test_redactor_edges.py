@@ -539,6 +539,16 @@ PASSWORD_GAPS = [
     ('{"a": "password: \\"hunter22\\nnext words"}', f'{{"a": "password: \\"{M}\\nnext words"}}'),
     ('{"a": "password: \\"hunter22 x", "b": 1}', f'{{"a": "password: \\"{M}", "b": 1}}'),
     ('{"a": "token: \\"Zk3v9QmW\\r\\nnext"}', f'{{"a": "token: \\"{M}\\r\\nnext"}}'),
+    # a password in quotes after its name, with no connective, left open too; one word in
+    # quotes after "is" with no digit
+    ('password "hunter22', f'password "{M}'),
+    ('my password "hunter22" leaked in the log', f'my password "{M}" leaked in the log'),
+    ("Invalid password 'Tr0ub4dor' for bob", f"Invalid password '{M}' for bob"),
+    ('the password "correct horse', f'the password "{M}'),
+    ("the password is 'correcthorse", f"the password is '{M}"),
+    ('the password is "correcthorse" ok', f'the password is "{M}" ok'),
+    ("the password is &quot;admin&quot;.", f"the password is &quot;{M}&quot;."),
+    ('{"msg": "the password is \\"correcthorse\\""}', f'{{"msg": "the password is \\"{M}\\""}}'),
 ]  # fmt: skip
 
 
@@ -685,6 +695,9 @@ PASSWORD_LOOKALIKES = [
     *("run --pw-ratio 0.5 --pw_scale 2", "pw_ratio: 0.5", "kl-pw 0.5", "loss/pw 0.25"),
     # a value set from a variable, or a quoted setting that is no secret's
     'set -gx PATH "$HOME/bin" $PATH; ENV LANG "C.UTF-8"; set -l name \'bob\'',
+    # a password's state in quotes, a word in code or emphasis, a quote on the next line
+    *("password 'expired'", 'the password is "Expired"', 'password "not set"'),
+    *("the password is `secret`", "my password *hunter* x", 'Enter password\n"hello" he said'),
 ]
 
 
