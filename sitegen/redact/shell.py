@@ -37,7 +37,7 @@ def _secret_flag(m: re.Match) -> bool:
 # break (text inside a JSON string: "--token X\\nnext" holds the value X). Not at &#x22;,
 # &#034; or &apos;: a value they open and close is read whole as quoted (below), one they
 # open and leave open reads on to the next blank.
-_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;|lt;)|\\(?![nrt]))+"
+_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;|lt;)|\\(?![nrt\"']))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
 # &#034;, &#x22;, &#x27;, &apos;: the quotes a named value's are), up to the same entity.

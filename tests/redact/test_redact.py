@@ -987,6 +987,7 @@ ALONE = [
     *('--token \\"a\\na', '--token \\"a\\na\\"', '--token \\"a\\r\\n'),
     *('password: \\"a\\n', 'password: \\"a ', 'password: \\"a", ', 'token=\\"a\\"b\\"'),
     *('password "a ', "password 'a\n", "password &quot;a"),
+    *('--token a\\" ', "-p a\\' login -p a\\'", "wandb login \\'"),
 ]
 
 

@@ -549,6 +549,11 @@ PASSWORD_GAPS = [
     ('the password is "correcthorse" ok', f'the password is "{M}" ok'),
     ("the password is &quot;admin&quot;.", f"the password is &quot;{M}&quot;."),
     ('{"msg": "the password is \\"correcthorse\\""}', f'{{"msg": "the password is \\"{M}\\""}}'),
+    # a bare flag value right before an escaped quote: its backslash is the quote's
+    ('{"a": "sh -c \\"run --token abc123\\""}', f'{{"a": "sh -c \\"run --token {M}\\""}}'),
+    ("{'a': 'sh -c \\'run -p abc123\\' && docker login -p abc123\\''}",
+     f"{{'a': 'sh -c \\'run -p abc123\\' && docker login -p {M}\\''}}"),
+    ('{"a": "sh -c \\"wandb login abc123\\""}', f'{{"a": "sh -c \\"wandb login {M}\\""}}'),
 ]  # fmt: skip
 
 
@@ -572,7 +577,7 @@ HIDDEN_AT_ONCE = [
     # fuzzed mixes where a mask took the quote, tag or entity that ended a value (the text
     # is read again with what was found masked, until nothing more is found)
     # (the second reading's \" left open ends at the quote closing the string it is in)
-    ('-password=\\"" + "-password=&#x22;hunter22`\\"</td>&lt;b&gt;\\*', f'-password=\\"{M}"</td>&lt;b&gt;\\*'),
+    ('-password=\\"" + "-password=&#x22;hunter22`\\"</td>&lt;b&gt;\\*', f'-password=\\"{M}\\"</td>&lt;b&gt;\\*'),
     ("echo -password=- C:\\\\x\\\" | docker login --password-stdin", f"echo {M} | docker login --password-stdin"),
     ('--token "HF_TOKEN was <code>HF_TOKEN was "~~HF_TOKEN was \\"&lt;b&gt;', f'--token {M} was \\"&lt;b&gt;'),
     ("&#x22;api_key:  &#x22;**<td>hunter 22&#x22;&quot; is the password<td>", f"&#x22;api_key:  &#x22;{M}"),
