@@ -124,7 +124,7 @@ def _piped_into_login(m: re.Match) -> bool:
 # a rule for a value in quotes or bare, one for a value a quote opens and leaves open)
 _LOGIN_P = r"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){0,8}[ \t]+-p(?:[ \t]+|=)"
 _SET = (
-    r"(?:s(?<!\ws)et(?:env)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
+    r"(?:s(?<!\ws)et(?:env|x)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
     r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+"
 )
 _WANDB_LOGIN = (
@@ -183,6 +183,7 @@ CLI_RULES: tuple[Rule, ...] = (
         for value in (rf"(?P<s>(?!-)(?:{_VALUE}))", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X; fish's set -gx HF_TOKEN X;
+    # Windows' setx HF_TOKEN X;
     # a Dockerfile's ENV HF_TOKEN X (as docker build echoes it); in quotes too (set -x
     # HF_TOKEN "X", ENV HF_TOKEN 'X)
     *(

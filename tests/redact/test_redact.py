@@ -988,6 +988,7 @@ ALONE = [
     *('password: \\"a\\n', 'password: \\"a ', 'password: \\"a", ', 'token=\\"a\\"b\\"'),
     *('password "a ', "password 'a\n", "password &quot;a"),
     *('--token a\\" ', "-p a\\' login -p a\\'", "wandb login \\'"),
+    *("setx A_TOKEN ", "setx A_TOKEN 'a "),
 ]
 
 

@@ -156,6 +156,7 @@ TRIGGER_CASES = {
     "set ": f"set db_pass {VALUE}",
     "set\t": f"set\tdb_pass {VALUE}",
     "setenv": f"setenv\tDB_PASS {VALUE}",
+    "setx": f"setx DB_AUTH {VALUE}",
     "ENV ": f"ENV DB_PASS {VALUE}",
     "ENV\t": f"ENV\tDB_PASS {VALUE}",
     "login ": f"wandb login {HEX40}",

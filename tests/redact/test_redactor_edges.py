@@ -534,6 +534,9 @@ PASSWORD_GAPS = [
     ("server -pw hunter22 -port 80", f"server -pw {M} -port 80"),
     ('app --PW "correct horse"', f"app --PW {M}"),
     ('["app", "--pw", "hunter22"]', f'["app", "--pw", "{M}"]'),
+    # Windows' setx, as set is read
+    ("setx HF_TOKEN hunter22abc", f"setx HF_TOKEN {M}"),
+    ('setx WANDB_API_KEY "correct horse" /M', f"setx WANDB_API_KEY {M} /M"),
     # a named value an escaped quote opens and leaves open ends where a bare value would, or
     # at the quote closing the string it is written in
     ('{"a": "password: \\"hunter22\\nnext words"}', f'{{"a": "password: \\"{M}\\nnext words"}}'),
