@@ -305,6 +305,8 @@ FRAGMENTS = (
     *("</td>", "<td>password ", 'hun"ter22', "\\r", "password "),
     # (a flag glued after a secret the mask ends: hf_…12-passwd=""d, hf_…12--token ""cd)
     *("hf_ijklmnopqrstuvwxyz12", "-passwd=", "--token ", '""d', '""cd', "x=", "-password="),
+    # (a value after set, a login's -p, wandb login or a flag named pw; a quoted password)
+    *("set -x HF_TOKEN ", " login -p ", "wandb login ", "--pw ", "password ", "my password "),
 )
 
 
