@@ -109,6 +109,13 @@ _STATE_RE = re.compile(
     r"|replaced|disabled|enabled|created|issued|set|unset|missing|invalid|required)"
     r"(?:_(?:on|at|in|since|until))?(?:_(?:19|20)[0-9]{2}(?:_[0-9]{2}){0,2}|_(?:19|20)[0-9]{6})?"
 )
+# One quoted word after "password is" that says what the password is like, not what it is
+# (the password is "wrong"): a state, a judgement, a truth value
+_NO_PASSWORD_RE = re.compile(
+    rf"(?:{_STATE_RE.pattern})|(?:in)?correct|(?:in)?valid|wrong|weak|strong|too|short|long"
+    r"|true|false|yes|no|on|off|ok|none|null|empty|blank|default|hidden|secret|hashed"
+    r"|encrypted|plain(?:text)?|unknown|same|different|mismatch(?:ed)?|accepted|rejected"
+)
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
@@ -175,7 +182,7 @@ def _prose_value(word: str, value: str, svc: str | None, quoted: bool = False) -
     """
     if _password_word(word):
         words = value.lower().split()
-        if len(words) > 1 or (quoted and words and not _STATE_RE.fullmatch(words[0])):
+        if len(words) > 1 or (quoted and words and not _NO_PASSWORD_RE.fullmatch(words[0])):
             return (
                 len(words) <= _PASSPHRASE_WORDS
                 and not _STATE_WORDS.issuperset(words)
@@ -307,9 +314,13 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         # (a bare password cut before a name said after it is one, however short: Xk9password
         # is Y)
         cut = span is not None and _password_word(word) and _said_name_at(text, span[1])
+        # (with no connective, a quoted password is one word with a password's look:
+        # password "hunter22, not password "mismatch" nor password "must hold a digit")
+        loose = conn is None and _password_word(word)
         if (
             span is not None
-            and (cut or _prose_value(word, value, svc, quoted))
+            and (cut or _prose_value(word, value, svc, quoted and not loose))
+            and not (loose and any(c in value for c in " \t"))
             and not is_masked(value)
         ):
             yield span

@@ -21,11 +21,21 @@ def _secret_name(m: re.Match) -> bool:
 def _secret_flag(m: re.Match) -> bool:
     """A secret-named flag, not glued after a mask (``[REDACTED]--token ""cd``: a second
     pass would read what the first left as the glued flag's value, :func:`after_mask`).
-    A flag named ``pw`` alone is a password's (``--pw X``, ``-pw=X``): as a flag it is a
-    name, where ``pw`` in a key (``pw_ratio: 0.5``) or in prose may be a metric's."""
+    A flag named ``pw`` or ``PW`` is a password's (``--pw X``, ``plink -pw X``): as a
+    flag it is a name, where ``pw`` in a key (``pw_ratio: 0.5``) or in prose may be a
+    metric's; not before a number or another flag (``--pw 0.5``, ``perl -pw -e``), nor
+    ``-Pw`` (grep's, rg's, sdiff's bundled options)."""
     if after_mask(m.string, m.start()):
         return False
-    return _secret_name(m) or m.group("key").lower() == "pw"
+    if m.group("key") in ("pw", "PW"):
+        return _PW_NOT_A_VALUE_RE.match(m.group("s")) is None
+    return _secret_name(m)
+
+
+# What follows a flag named pw that is no password: a number, a flag, a truth value
+_PW_NOT_A_VALUE_RE = re.compile(
+    r"\\?[\"']?(?:-|(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|(?i:true|false|none|null))\\?[\"']?\Z)"
+)
 
 
 # (Where a rule's look-behind would come first, it comes after the literal or the first
@@ -127,9 +137,11 @@ _SET = (
     r"(?:s(?<!\ws)et(?:env|x)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
     r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+"
 )
+# (possessive: a flag read one way is not read again the other, --host URL as --host then a
+# key, which was exponential in a run of --host; --anonymously is a switch, no value's)
 _WANDB_LOGIN = (
     r"wandb(?<!\wwandb)[ \t]+login"
-    r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*[ \t]+"
+    r"(?:[ \t]+--(?:host|base-url)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*+[ \t]+"
 )
 
 
@@ -149,7 +161,10 @@ def _no_mask(m: re.Match) -> bool:
 
 # A .netrc's password: a quote glued inside it, before a word's character, is part of it
 # (password KEY"1); one before anything else closes the string the file is written in
-_NETRC_VALUE = rf"{_TOKEN}(?:[\"'](?=\w){_TOKEN})*+"
+# (its word reads on over an escaped quote, which a flag's value ends at: the file holds no
+# quoting, password \"X is that password)
+_NETRC_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;|lt;)|\\(?![nrt]))+"
+_NETRC_VALUE = rf"{_NETRC_TOKEN}(?:[\"'](?=\w){_NETRC_TOKEN})*+"
 CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
     # --token &quot;X&quot; (the HTML made of redacted text scans as the text does); a word
