@@ -46,6 +46,9 @@ _PROSE_QUOTED = (
     rf"|(?P<qo><(?P<qt>{_INLINE_TAGS}){_ATTRIBUTES}>)[^<\n]{{1,200}}+</(?P=qt)>"
     r"|(?P<open>\\?[\"'\u201c])[^\"'\n\u201d]{1,200}+(?=\r?\n|\r?\Z)"
 )
+# What opens a value in quotes, not in emphasis, code or an element: a quote, plain, escaped,
+# curly or as a page's entity
+_REAL_QUOTE_RE = re.compile(rf"\\?[\"'\u201c\u2018]|{_QUOTE_ENTITY}")
 # The delimiters around a quoted value (group 1 and 3; the value, 2)
 _QUOTED_EDGES_RE = re.compile(r"(\\\"|\*\*|~~|&#?\w+;|.)(.*?)(\\\"|\*\*|~~|&#?\w+;|.)", re.S)
 _PROSE_RE = re.compile(
@@ -106,6 +109,13 @@ _STATE_RE = re.compile(
     r"|replaced|disabled|enabled|created|issued|set|unset|missing|invalid|required)"
     r"(?:_(?:on|at|in|since|until))?(?:_(?:19|20)[0-9]{2}(?:_[0-9]{2}){0,2}|_(?:19|20)[0-9]{6})?"
 )
+# One quoted word after "password is" that says what the password is like, not what it is
+# (the password is "wrong"): a state, a judgement, a truth value
+_NO_PASSWORD_RE = re.compile(
+    rf"(?:{_STATE_RE.pattern})|(?:in)?correct|(?:in)?valid|wrong|weak|strong|too|short|long"
+    r"|true|false|yes|no|on|off|ok|none|null|empty|blank|default|hidden|secret|hashed"
+    r"|encrypted|plain(?:text)?|unknown|same|different|mismatch(?:ed)?|accepted|rejected"
+)
 _PROSE_BEFORE_RE = re.compile(
     r"(?:(?<![A-Za-z&])(?P<svc>[A-Za-z][A-Za-z&]*+)[ \t]+)?(?P<api>(?i:api)[ _\-]?)?\Z"
 )
@@ -156,12 +166,14 @@ _NUMBER = r"[-+]?(?:\d++\.?\d*+|\.\d++)(?:[eE][-+]?\d++)?"
 _METRIC_RE = re.compile(rf"{_NUMBER}{_UNIT}?(?:/(?:{_NUMBER})?{_UNIT}?)*+")
 
 
-def _prose_value(word: str, value: str, svc: str | None) -> bool:
+def _prose_value(word: str, value: str, svc: str | None, quoted: bool = False) -> bool:
     """Whether ``value``, after ``word`` and a connective, is a secret.
 
     After "key", "token" or "secret" a credential's word (16 or more letters and digits); a
     password's, 6 or more characters with a digit (hunter2), or in quotes a few words
-    (``"correct horse battery"``: a passphrase; a quoted sentence is not one). Lower-case
+    (``"correct horse battery"``: a passphrase; a quoted sentence is not one); with
+    ``quoted`` (in quotes, not emphasis or code), one word too (``"correcthorse"``), but a
+    state's (``"expired"``). Lower-case
     words joined by "_" are such a value too when they hold a digit
     (my_secret_token_value_abc123): a name a
     sentence gives, of where a secret is, has none (config_file_path, secrets_manager); only
@@ -169,12 +181,13 @@ def _prose_value(word: str, value: str, svc: str | None) -> bool:
     :func:`names_a_model_token`).
     """
     if _password_word(word):
-        if any(c in value for c in " \t\n"):  # (only a quoted value holds a blank)
-            words = value.lower().split()
+        words = value.lower().split()
+        if len(words) > 1 or (quoted and words and not _NO_PASSWORD_RE.fullmatch(words[0])):
             return (
                 len(words) <= _PASSPHRASE_WORDS
                 and not _STATE_WORDS.issuperset(words)
                 and "[redacted" not in value.lower()  # (what was hidden in it is no phrase's)
+                and any(c.isalnum() for c in value)
             )
         # (after "pw" or "pwd" a letter too, and no number with an exponent or a unit:
         # pw: 0.123456, pw: 3.4e-05, pw: 1.5GiB, pw: 250W/300W are a metric's)
@@ -277,8 +290,14 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         service = svc is not None and (svc.lower() == "w&b" or names_a_service(svc.lower()))
         # (a bare "token X", "api key X" with no service before: the error rule's)
         named = word != "key" or glued or api is not None or service
-        # (a password's word only with a connective: "login user password X" is .netrc's)
-        said = m.group("conn") is not None or (service and not _password_word(word))
+        # (a password's word only with a connective: "login user password X" is .netrc's; or
+        # before a value in quotes on its line: password "hunter22)
+        quoted = m.group("q") is not None and _REAL_QUOTE_RE.match(m.group("q")) is not None
+        said = (
+            m.group("conn") is not None
+            or (service and not _password_word(word))
+            or (quoted and word.startswith("pass") and "\n" not in m.group("gap"))
+        )
         span = _prose_value_span(text, m, word) if named and said else None
         value = text[span[0] : span[1]] if span is not None else ""
         conn = m.group("conn")
@@ -295,7 +314,15 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         # (a bare password cut before a name said after it is one, however short: Xk9password
         # is Y)
         cut = span is not None and _password_word(word) and _said_name_at(text, span[1])
-        if span is not None and (cut or _prose_value(word, value, svc)) and not is_masked(value):
+        # (with no connective, a quoted password is one word with a password's look:
+        # password "hunter22, not password "mismatch" nor password "must hold a digit")
+        loose = conn is None and _password_word(word)
+        if (
+            span is not None
+            and (cut or _prose_value(word, value, svc, quoted and not loose))
+            and not (loose and any(c in value for c in " \t"))
+            and not is_masked(value)
+        ):
             yield span
             # (read on after the value, not after the run it was cut from: "pw: X&#x22;pw: Y")
             pos = min(pos, span[1])

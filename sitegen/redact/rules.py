@@ -36,7 +36,7 @@ _TRIGGERS = (
     *("ls__", "pypi-AgE", "dckr_", "IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "tskey-", "local-"),
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
-    *("--", "set ", "set\t", "setenv", "ENV ", "ENV\t", "login ", "login\t"),
+    *("--", "set ", "set\t", "setenv", "setx", "ENV ", "ENV\t", "login ", "login\t"),
     *("login(", "|", "'login", '"login', "echo", "printf", "printenv", "configure"),
     *("=", ":"),
 )

@@ -20,8 +20,22 @@ def _secret_name(m: re.Match) -> bool:
 
 def _secret_flag(m: re.Match) -> bool:
     """A secret-named flag, not glued after a mask (``[REDACTED]--token ""cd``: a second
-    pass would read what the first left as the glued flag's value, :func:`after_mask`)."""
-    return not after_mask(m.string, m.start()) and _secret_name(m)
+    pass would read what the first left as the glued flag's value, :func:`after_mask`).
+    A flag named ``pw`` or ``PW`` is a password's (``--pw X``, ``plink -pw X``): as a
+    flag it is a name, where ``pw`` in a key (``pw_ratio: 0.5``) or in prose may be a
+    metric's; not before a number or another flag (``--pw 0.5``, ``perl -pw -e``), nor
+    ``-Pw`` (grep's, rg's, sdiff's bundled options)."""
+    if after_mask(m.string, m.start()):
+        return False
+    if m.group("key") in ("pw", "PW"):
+        return _PW_NOT_A_VALUE_RE.match(m.group("s")) is None
+    return _secret_name(m)
+
+
+# What follows a flag named pw that is no password: a number, a flag, a truth value
+_PW_NOT_A_VALUE_RE = re.compile(
+    r"\\?[\"']?(?:-|(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|(?i:true|false|none|null))\\?[\"']?\Z)"
+)
 
 
 # (Where a rule's look-behind would come first, it comes after the literal or the first
@@ -33,7 +47,7 @@ def _secret_flag(m: re.Match) -> bool:
 # break (text inside a JSON string: "--token X\\nnext" holds the value X). Not at &#x22;,
 # &#034; or &apos;: a value they open and close is read whole as quoted (below), one they
 # open and leave open reads on to the next blank.
-_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;|lt;)|\\(?![nrt]))+"
+_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;|lt;)|\\(?![nrt\"']))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
 # &#034;, &#x22;, &#x27;, &apos;: the quotes a named value's are), up to the same entity.
@@ -41,8 +55,22 @@ _ENTITY_QUOTED = r"(?P<eq>&(?:quot|#0?34|#39|#x2[27]|apos);)(?:(?!(?P=eq))[^\n])
 
 # What a JSON string's escaped quote opens (after the \") up to the \" that closes it on its
 # line: an escaped character but \", \n and \r is the value's (\\ a backslash, \t a blank);
-# not across a flag (--token \"X --password \"Y: X left open, the next \" opens Y)
-_ESCAPED_QUOTED = r'(?<=\\")(?:(?![ \t]--?[A-Za-z])[^"\\\n]|\\[^"nr\n])++(?=\\")'
+# not across a flag (--token \"X --password \"Y: X left open, the next \" opens Y); over one
+# escaped line break, a passphrase broken over two lines (--token \"correct\nhorse\")
+_ESCAPED_PART = r'(?:(?![ \t]--?[A-Za-z])[^"\\\n]|\\[^"nr\n])++'
+_ESCAPED_QUOTED = rf"(?<=\\\"){_ESCAPED_PART}(?:(?:\\r)?\\n{_ESCAPED_PART})?(?=\\\")"
+
+# A command-line value: in quotes (or a page's entities for them) whole, a word glued after
+# them the value's too, as the shell reads it (--token "ab"cd); a Windows path whole
+# (--token C:\\new\\table: its "\\n" is a folder's, no line break); else a bare word
+_VALUE = (
+    rf"(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})(?:(?=[\w\-]){_TOKEN})?"
+    rf"|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN}"
+)
+# ... or one a quote (or its entity, maybe escaped in JSON) opens and leaves open: what
+# follows the quote, its first word (in a JSON string's escaped quotes, to the closing \")
+_OPEN_QUOTE = r"(?:\\?[\"']|&(?:quot|#34|#39|#x27);)"
+_OPENED = rf"{_ESCAPED_QUOTED}|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN}"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
@@ -102,6 +130,21 @@ def _piped_into_login(m: re.Match) -> bool:
     return "$" not in m.group("s")
 
 
+# What stands before a value in the rules below that read one as a flag's (each said there,
+# a rule for a value in quotes or bare, one for a value a quote opens and leaves open)
+_LOGIN_P = r"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){0,8}[ \t]+-p(?:[ \t]+|=)"
+_SET = (
+    r"(?:s(?<!\ws)et(?:env|x)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
+    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+"
+)
+# (possessive: a flag read one way is not read again the other, --host URL as --host then a
+# key, which was exponential in a run of --host; --anonymously is a switch, no value's)
+_WANDB_LOGIN = (
+    r"wandb(?<!\wwandb)[ \t]+login"
+    r"(?:[ \t]+--(?:host|base-url)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*+[ \t]+"
+)
+
+
 # A line's end, or a JSON or Python string's closing quote before it, whatever follows on
 # its line ("...\npassword KEY", "x": 1}), escaped itself (JSON in JSON) or as a page's
 # entity, and not opening a quoted word (password reset "ok"; nor a mask, where a quoted
@@ -118,27 +161,22 @@ def _no_mask(m: re.Match) -> bool:
 
 # A .netrc's password: a quote glued inside it, before a word's character, is part of it
 # (password KEY"1); one before anything else closes the string the file is written in
-_NETRC_VALUE = rf"{_TOKEN}(?:[\"'](?=\w){_TOKEN})*+"
+# (its word reads on over an escaped quote, which a flag's value ends at: the file holds no
+# quoting, password \"X is that password)
+_NETRC_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;|lt;)|\\(?![nrt]))+"
+_NETRC_VALUE = rf"{_NETRC_TOKEN}(?:[\"'](?=\w){_NETRC_TOKEN})*+"
 CLI_RULES: tuple[Rule, ...] = (
     # --token X, --api-key=X, --hf_token "X", --wandb.key X; quoted in a page's entities,
     # --token &quot;X&quot; (the HTML made of redacted text scans as the text does); a word
     # glued after the quotes is the value's, as the shell reads it (--token "ab"cd); a
     # Windows path whole (--token C:\new\table: its "\n" is a folder's, no line break)
-    regex_rule(
-        "cli-secret",
-        rf"{_FLAG}(?:=|[ \t]+)(?P<s>(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})"
-        rf"(?:(?=[\w\-]){_TOKEN})?|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN})",
-        keep=_secret_flag,
-    ),
+    regex_rule("cli-secret", rf"{_FLAG}(?:=|[ \t]+)(?P<s>{_VALUE})", keep=_secret_flag),
     # ... a value a quote (or a quote's entity, maybe escaped in JSON) opens and leaves open,
     # --token "X rest: its first word, a Windows path whole (one the quote closes is read whole
     # above); in a JSON string's escaped quotes, to the closing \" on its line, the quotes
     # kept (--token \"correct horse\" --x)
     regex_rule(
-        "cli-secret",
-        rf"{_FLAG}(?:=|[ \t]+)(?:\\?[\"']|&(?:quot|#34|#39|#x27);)"
-        rf"(?P<s>{_ESCAPED_QUOTED}|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN})",
-        keep=_secret_flag,
+        "cli-secret", rf"{_FLAG}(?:=|[ \t]+){_OPEN_QUOTE}(?P<s>{_OPENED})", keep=_secret_flag
     ),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
     # "- --token" then "- X" (a YAML block list): the item after a secret-named flag
@@ -154,26 +192,23 @@ CLI_RULES: tuple[Rule, ...] = (
         "cli-password", rf"-(?<!\S-)(?:u|-user|-proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
     ),
     # docker login -u me -p X (podman, helm registry, …): -p is a password only after "login"
-    # on its line (in JSON, an escaped line break ends it)
-    regex_rule(
-        "cli-password",
-        rf"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){{0,8}}[ \t]+-p(?:[ \t]+|=)"
-        rf"(?P<s>(?!-){_TOKEN})",
+    # on its line (in JSON, an escaped line break ends it); in quotes too (-p "X", -p 'X)
+    *(
+        regex_rule("cli-password", rf"{_LOGIN_P}{value}")
+        for value in (rf"(?P<s>(?!-)(?:{_VALUE}))", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X; fish's set -gx HF_TOKEN X;
-    # a Dockerfile's ENV HF_TOKEN X (as docker build echoes it)
-    regex_rule(
-        "cli-secret",
-        r"(?:s(?<!\ws)et(?:env)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
-        rf"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+(?P<s>{_TOKEN})",
-        keep=_secret_name,
+    # Windows' setx HF_TOKEN X;
+    # a Dockerfile's ENV HF_TOKEN X (as docker build echoes it); in quotes too (set -x
+    # HF_TOKEN "X", ENV HF_TOKEN 'X)
+    *(
+        regex_rule("cli-secret", rf"{_SET}{value}", keep=_secret_name)
+        for value in (rf"(?P<s>{_VALUE})", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
     ),
-    # wandb login [--relogin] [--host URL] KEY (the flags that take a value, by name)
-    regex_rule(
-        "wandb-key",
-        r"wandb(?<!\wwandb)[ \t]+login"
-        r"(?:[ \t]+--(?:host|base-url|anonymously)(?:=|[ \t]+)\S+|[ \t]+--[\w\-]+(?:=\S+)?)*"
-        rf"[ \t]+(?P<s>(?!-){_TOKEN})",
+    # wandb login [--relogin] [--host URL] KEY (the flags that take a value, by name), "KEY"
+    *(
+        regex_rule("wandb-key", rf"{_WANDB_LOGIN}{value}")
+        for value in (rf"(?P<s>(?!-)(?:{_VALUE}))", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
     ),
     # ... as an argv list: ['wandb', 'login', KEY], as subprocess's CalledProcessError quotes it
     regex_rule(

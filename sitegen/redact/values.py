@@ -130,7 +130,27 @@ _VALUE_STOPS = ("\n", "</", "&lt;/", "\\n", "\\r")
 
 
 def value_stops(text: str) -> dict[str, Next]:
-    return {s: Next(text, s) for s in _VALUE_STOPS}
+    return {s: Next(text, s) for s in (*_VALUE_STOPS, '\\"', "\\'")}
+
+
+# A quote no backslash escapes: a JSON (or Python) string's own closing quote
+_UNESCAPED_RE = {q: re.compile(rf"(?<!\\){q}") for q in "\"'"}
+
+
+def _escaped_close(start: int, q: str, stops: dict[str, Next]) -> int:
+    """Where the escaped quote ``q`` (``\\"``) that opened a value at ``text[start]`` closes
+    it: the next ``q`` on its line (-1 if none: no JSON string holds a line break)."""
+    close = stops[q].after(start)
+    return close if close < stops["\n"].after(start) else -1
+
+
+def _open_escaped_end(text: str, start: int, q: str, stops: dict[str, Next]) -> int:
+    """Where a value an escaped quote ``q`` opened and left open at ``text[start]`` ends: as a
+    bare value does (its line, element or escaped break), or at the quote closing the string
+    it is written in (``{"a": "password: \\"X\\nnext"}``: X)."""
+    end = min(stops[s].after(start) for s in _VALUE_STOPS)
+    quote = _UNESCAPED_RE[q[1]].search(text, start, end)
+    return quote.start() if quote is not None else end
 
 
 def _deeper_lines_end(text: str, j: int, indent: int, items: bool, plain: bool = False) -> int:
@@ -229,8 +249,14 @@ def value_span(
     # &#34;…&#34;).
     for q in _ESCAPED_QUOTES:
         if text.startswith(q, i):
-            close = text.find(q, i + len(q))
+            stops = stops or value_stops(text)
+            if q[0] == "\\":
+                close = _escaped_close(i + len(q), q, stops)
+            else:
+                close = text.find(q, i + len(q))
             j = close if close >= 0 else _line_end(text, i)
+            if close < 0 and q[0] == "\\":
+                j = _open_escaped_end(text, i + len(q), q, stops)
             if close < 0 or not _CONCAT_RE.match(text, close + len(q)):
                 return (i + len(q), j) if j > i + len(q) else None
             joined = close + len(q)

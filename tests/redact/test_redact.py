@@ -981,6 +981,14 @@ ALONE = [
     *('"a1a1a1 is the **', "<b>a1a1a1</b> is the <b>", "a=&quot;a&quot; + ", 'password is \\"a\n'),
     *("--token &apos;", "--a=&#034;a ", "--a &#x22;a&#x22;"),
     *("pw = a1,password-", "pw = a1pwd is ", '--a \\"a ', '--a \\"a\\n', '--token \\"a\\\\'),
+    *('set -x A_TOKEN "', "set A_TOKEN 'a ", "ENV A_TOKEN &quot;", 'set -x A_TOKEN \\"a\\n'),
+    *(' login -p "', " login -u a -p 'a ", 'wandb login "', "wandb login --x 'a "),
+    *("--pw ", "-pw=a "),
+    *('--token \\"a\\na', '--token \\"a\\na\\"', '--token \\"a\\r\\n'),
+    *('password: \\"a\\n', 'password: \\"a ', 'password: \\"a", ', 'token=\\"a\\"b\\"'),
+    *('password "a ', "password 'a\n", "password &quot;a"),
+    *('--token a\\" ', "-p a\\' login -p a\\'", "wandb login \\'"),
+    *("setx A_TOKEN ", "setx A_TOKEN 'a "),
 ]
 
 
@@ -1261,7 +1269,8 @@ def test_the_prefilter_skips_no_text_a_rule_finds_something_in():
               "pw: hunter22x", "task-", "has-", "token", '"', "[", ".", "-auth", "-dbpass",
               " -x", "DB_PASS", "db_auth", "\t", "    ", "Zk3v9QmW1x2y3z4a5b6c7", ",",
               "- ", "`", "-cfg.dbpass", "-my-cookie", "-sig", "privateKey", " is ", "hfkey",
-              " - ", "Zk3v9QmW1x2y3z4a"]  # fmt: skip
+              " - ", "Zk3v9QmW1x2y3z4a", "set -x HF_TOKEN ", "ENV\tDB_PASS ", '\\"',
+              "wandb login ", " login -p ", "--pw ", "-pw=", "password ", "'"]  # fmt: skip
     screened, every = Redactor(), Redactor()
     msgspec.structs.force_setattr(every, "_may_hold", lambda text: True)  # (reads every text)
     for _ in range(3000):

@@ -62,8 +62,11 @@ MORE_RULE_CASES = [
         "Z2hwX0FiQ2RFZkdoSWo",
         "git-access-token",
     ),
-    # a flag's value its quote opens and leaves open
+    # a flag's value its quote opens and leaves open; so after set, ENV, login -p, wandb login
     ('run --token "Zk3v9QmW1 --debug', "Zk3v9QmW1", "cli-secret"),
+    ('set -x HF_TOKEN "Zk3v9QmW1 x', "Zk3v9QmW1", "cli-secret"),
+    ("docker login -u me -p 'Zk3v9QmW1 x", "Zk3v9QmW1", "cli-password"),
+    ('wandb login "Zk3v9QmW1 x', "Zk3v9QmW1", "wandb-key"),
     # a .netrc line starting a JSON string
     ('{"netrc": "password Zk3v9QmW1\\r"}', "Zk3v9QmW1", "netrc-password"),
     # a password in one table cell after its name; a password said before its name
@@ -153,6 +156,7 @@ TRIGGER_CASES = {
     "set ": f"set db_pass {VALUE}",
     "set\t": f"set\tdb_pass {VALUE}",
     "setenv": f"setenv\tDB_PASS {VALUE}",
+    "setx": f"setx DB_AUTH {VALUE}",
     "ENV ": f"ENV DB_PASS {VALUE}",
     "ENV\t": f"ENV\tDB_PASS {VALUE}",
     "login ": f"wandb login {HEX40}",

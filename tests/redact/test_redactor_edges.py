@@ -305,6 +305,8 @@ FRAGMENTS = (
     *("</td>", "<td>password ", 'hun"ter22', "\\r", "password "),
     # (a flag glued after a secret the mask ends: hf_…12-passwd=""d, hf_…12--token ""cd)
     *("hf_ijklmnopqrstuvwxyz12", "-passwd=", "--token ", '""d', '""cd', "x=", "-password="),
+    # (a value after set, a login's -p, wandb login or a flag named pw; a quoted password)
+    *("set -x HF_TOKEN ", " login -p ", "wandb login ", "--pw ", "password ", "my password "),
 )
 
 
@@ -443,12 +445,15 @@ PASSWORD_GAPS = [
     ('{"cmd": "run --token \\"correct horse\\" --x"}', f'{{"cmd": "run --token \\"{M}\\" --x"}}'),
     ('{"cmd": "run --password=\\"a\\\\b c\\" --x"}', f'{{"cmd": "run --password=\\"{M}\\" --x"}}'),
     # (one left open: not closed by the next flag's escaped quote, whose value is its own;
-    # nor across an escaped line break)
+    # closed after one escaped line break, a passphrase broken over two lines, and no more)
     ('{"c": "run --token \\"hunter22 x --password \\"Tr0ub4dor x"}',
      f'{{"c": "run --token \\"{M} x --password \\"{M} x"}}'),
     ('{"c": "--token \\"hunter22 --api-key=\\"AbCdEf123456\\" x"}',
      f'{{"c": "--token \\"{M} --api-key=\\"{M}\\" x"}}'),
-    ('{"c": "--token \\"abc\\nxyz\\" x"}', f'{{"c": "--token \\"{M}\\nxyz\\" x"}}'),
+    ('{"c": "--token \\"abc\\nxyz\\" x"}', f'{{"c": "--token \\"{M}\\" x"}}'),
+    ('{"c": "--token \\"abc\\r\\nxyz\\" x"}', f'{{"c": "--token \\"{M}\\" x"}}'),
+    ('{"c": "--token \\"abc\\nxyz\\nmore\\" x"}', f'{{"c": "--token \\"{M}\\nxyz\\nmore\\" x"}}'),
+    ('{"c": "--token \\"abc\\nxyz and more"}', f'{{"c": "--token \\"{M}\\nxyz and more"}}'),
     # (a dash that starts no flag is the passphrase's)
     ('{"c": "--token \\"correct - horse\\" x"}', f'{{"c": "--token \\"{M}\\" x"}}'),
     ('{"c": "--token \\"Tr0ub4dor -- x\\" y"}', f'{{"c": "--token \\"{M}\\" y"}}'),
@@ -510,6 +515,57 @@ PASSWORD_GAPS = [
     # a .netrc line inside a JSON string, at the string's start, ended by an escaped break
     ('{"a": "password hunter22\\r"}', f'{{"a": "password {M}\\r"}}'),
     ('{"a": "password hunter22\\n"}', f'{{"a": "password {M}\\n"}}'),
+    # a quoted value after set, ENV, login -p or wandb login, as a flag's quoted value is
+    ('set -x HF_TOKEN "hunter22abc"', f"set -x HF_TOKEN {M}"),
+    ("set -gx WANDB_API_KEY 'correct horse' x", f"set -gx WANDB_API_KEY {M} x"),
+    ('Step 3/9 : ENV HF_TOKEN "hunter22abc"', f"Step 3/9 : ENV HF_TOKEN {M}"),
+    ("ENV HF_TOKEN &quot;hunter22abc&quot;", f"ENV HF_TOKEN {M}"),
+    ('docker login -u me -p "hunter22abc" ghcr.io', f"docker login -u me -p {M} ghcr.io"),
+    ("docker login -u me -p 'correct horse' ghcr.io", f"docker login -u me -p {M} ghcr.io"),
+    ('wandb login "hunter22abc"', f"wandb login {M}"),
+    ("wandb login --relogin 'hunter22abc' && x", f"wandb login --relogin {M} && x"),
+    ('{"cmd": "set -x HF_TOKEN \\"hunter22abc\\""}', f'{{"cmd": "set -x HF_TOKEN \\"{M}\\""}}'),
+    ('{"cmd": "wandb login \\"correct horse\\" && x"}', f'{{"cmd": "wandb login \\"{M}\\" && x"}}'),
+    # (... one a quote opens and leaves open: its first word)
+    ('set -x HF_TOKEN "hunter22abc x', f'set -x HF_TOKEN "{M} x'),
+    ('docker login -u me -p "hunter22abc x', f'docker login -u me -p "{M} x'),
+    ("wandb login 'hunter22abc x", f"wandb login '{M} x"),
+    # a flag named pw alone
+    ("app --pw hunter22 --x 1", f"app --pw {M} --x 1"),
+    ("app --pw=hunter22", f"app --pw={M}"),
+    ("server -pw hunter22 -port 80", f"server -pw {M} -port 80"),
+    ('app --PW "correct horse"', f"app --PW {M}"),
+    ('["app", "--pw", "hunter22"]', f'["app", "--pw", "{M}"]'),
+    ("plink -pw hunter22 host", f"plink -pw {M} host"),
+    ('wandb login --host "https://w.example.com" KEYabc123', f'wandb login --host "https://w.example.com" {M}'),
+    ("wandb login --anonymously KEYabc123zz", f"wandb login --anonymously {M}"),
+    # a .netrc password an escaped quote opens or holds (the file has no quoting)
+    ('{"netrc": "machine h login u\\npassword Zk3vQ9\\"mW1x"}', f'{{"netrc": "machine h login u\\npassword {M}"}}'),
+    ('{"a": "machine a login u password \\"hunter22abc", "b": 1}', f'{{"a": "machine a login u password {M}", "b": 1}}'),
+    ("machine a login u password \\'hunter22abc\\' done", f"machine a login u password {M}' done"),
+    # Windows' setx, as set is read
+    ("setx HF_TOKEN hunter22abc", f"setx HF_TOKEN {M}"),
+    ('setx WANDB_API_KEY "correct horse" /M', f"setx WANDB_API_KEY {M} /M"),
+    # a named value an escaped quote opens and leaves open ends where a bare value would, or
+    # at the quote closing the string it is written in
+    ('{"a": "password: \\"hunter22\\nnext words"}', f'{{"a": "password: \\"{M}\\nnext words"}}'),
+    ('{"a": "password: \\"hunter22 x", "b": 1}', f'{{"a": "password: \\"{M}", "b": 1}}'),
+    ('{"a": "token: \\"Zk3v9QmW\\r\\nnext"}', f'{{"a": "token: \\"{M}\\r\\nnext"}}'),
+    # a password in quotes after its name, with no connective, left open too; one word in
+    # quotes after "is" with no digit
+    ('password "hunter22', f'password "{M}'),
+    ('my password "hunter22" leaked in the log', f'my password "{M}" leaked in the log'),
+    ("Invalid password 'Tr0ub4dor' for bob", f"Invalid password '{M}' for bob"),
+    ('the password is "correct horse', f'the password is "{M}'),
+    ("the password is 'correcthorse", f"the password is '{M}"),
+    ('the password is "correcthorse" ok', f'the password is "{M}" ok'),
+    ("the password is &quot;admin&quot;.", f"the password is &quot;{M}&quot;."),
+    ('{"msg": "the password is \\"correcthorse\\""}', f'{{"msg": "the password is \\"{M}\\""}}'),
+    # a bare flag value right before an escaped quote: its backslash is the quote's
+    ('{"a": "sh -c \\"run --token abc123\\""}', f'{{"a": "sh -c \\"run --token {M}\\""}}'),
+    ("{'a': 'sh -c \\'run -p abc123\\' && docker login -p abc123\\''}",
+     f"{{'a': 'sh -c \\'run -p abc123\\' && docker login -p {M}\\''}}"),
+    ('{"a": "sh -c \\"wandb login abc123\\""}', f'{{"a": "sh -c \\"wandb login {M}\\""}}'),
 ]  # fmt: skip
 
 
@@ -532,7 +588,8 @@ HIDDEN_AT_ONCE = [
     ),
     # fuzzed mixes where a mask took the quote, tag or entity that ended a value (the text
     # is read again with what was found masked, until nothing more is found)
-    ('-password=\\"" + "-password=&#x22;hunter22`\\"</td>&lt;b&gt;\\*', f'-password=\\"{M}'),
+    # (the second reading's \" left open ends at the quote closing the string it is in)
+    ('-password=\\"" + "-password=&#x22;hunter22`\\"</td>&lt;b&gt;\\*', f'-password=\\"{M}\\"</td>&lt;b&gt;\\*'),
     ("echo -password=- C:\\\\x\\\" | docker login --password-stdin", f"echo {M} | docker login --password-stdin"),
     ('--token "HF_TOKEN was <code>HF_TOKEN was "~~HF_TOKEN was \\"&lt;b&gt;', f'--token {M} was \\"&lt;b&gt;'),
     ("&#x22;api_key:  &#x22;**<td>hunter 22&#x22;&quot; is the password<td>", f"&#x22;api_key:  &#x22;{M}"),
@@ -584,6 +641,30 @@ def test_each_shape_that_showed_a_password_hides_it_whole(text, want):
 
 # Look-alikes of those shapes that hold no secret
 PASSWORD_LOOKALIKES = [
+    # a quoted word after a password's name that says what it is like, not what it is; with
+    # no connective, a phrase or a word without a password's look
+    'password "mismatch"',
+    'password "incorrect" for user bob',
+    'the password is "wrong"',
+    'the password is "incorrect"',
+    'the password was "true"',
+    'Enter password "twice" to confirm',
+    'ssh: password "authentication" failed',
+    "password 'policy' updated",
+    'the password "must contain a digit"',
+    "password 'is required'",
+    'WARNING: password "too short"',
+    # a flag named pw before a number or a flag, and bundled options -Pw
+    "grep -Pw 'step \\d+' train.log | tail",
+    "rg -Pw needle file",
+    "perl -pw -e 's/x/y/' f",
+    "sdiff -Pw 80 a b",
+    "python train.py --pw 0.5 --lr 1e-3",
+    "--pw=0.25 --pw 3e-4 --pw true",
+    "['--pw', '0.5']",
+    # wandb login's host in quotes
+    "wandb login --host 'https://w.example.com'",
+    'wandb login --base-url "https://w.example.com"',
     "$ pwd\n/root/project22",  # the shell's pwd printing a folder
     "pwd\n/home/user/work2",
     "cd $(pwd) - abc123",
@@ -651,6 +732,13 @@ PASSWORD_LOOKALIKES = [
     '--token "" x',
     '--token " x',
     "export X=1 &lt; 2",
+    # pw as a name's part, a metric's, or glued after a word: no flag named pw
+    *("run --pw-ratio 0.5 --pw_scale 2", "pw_ratio: 0.5", "kl-pw 0.5", "loss/pw 0.25"),
+    # a value set from a variable, or a quoted setting that is no secret's
+    'set -gx PATH "$HOME/bin" $PATH; ENV LANG "C.UTF-8"; set -l name \'bob\'',
+    # a password's state in quotes, a word in code or emphasis, a quote on the next line
+    *("password 'expired'", 'the password is "Expired"', 'password "not set"'),
+    *("the password is `secret`", "my password *hunter* x", 'Enter password\n"hello" he said'),
 ]
 
 
@@ -712,3 +800,18 @@ def test_lookalikes_of_those_shapes_stay_shown(text):
 )
 def test_words_that_could_be_a_password_are_hidden(text, want):
     assert Redactor().text(text) == want
+
+
+def test_a_run_of_wandb_login_flags_is_read_once():
+    """``wandb login --host --host … "``: each flag is read one way (a value after --host, or
+    a flag of its own), not both, which would try 2**n readings before giving up. Run in a
+    process of its own, given seconds: a linear reading takes milliseconds."""
+    import subprocess
+    import sys
+
+    code = (
+        "from sitegen.redact import Redactor\n"
+        "text = 'wandb login' + ' --host' * 40 + ' \"'\n"
+        "assert Redactor().text(text) == text\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
