@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 import simdjson
 
-from sitegen.read import harbor, metricblocks
+from sitegen.read import configdump, harbor, metricblocks
 from sitegen.read.lines import split_line
 from sitegen.read.logparse import LogParser
 from sitegen.read.metricblocks import printed_dict
@@ -649,3 +649,21 @@ def test_ray_s_copies_of_stats_lines_taken_whole_add_up():
     p.config_done = True
     assert p.vllm_stats_line(2, raw) and p.vllm_stats_line(3, raw)
     assert p.suppressed == 6
+
+
+# -- sitegen/read/configdump.py ----------------------------------------------------------------
+
+
+def test_a_config_dump_is_read_up_to_its_bounds_and_refused_past_them(monkeypatch):
+    monkeypatch.setattr(configdump, "MAX_CONFIG_NODES", 5)
+    assert configdump.load_config("[1, 2, 3, 4]") == [1, 2, 3, 4]  # 5 values with the list
+    with pytest.raises(configdump.ConfigTooBig):
+        configdump.load_config("[1, 2, 3, 4, 5]")
+    monkeypatch.setattr(configdump, "MAX_CONFIG_DEPTH", 2)
+    assert configdump.load_config("[[1]]") == [[1]]  # the 1 at depth 2
+    with pytest.raises(configdump.ConfigTooBig):
+        configdump.load_config("[[[1]]]")
+
+
+def test_a_value_yaml_cannot_build_is_kept_when_no_list_of_problems_is_given():
+    assert configdump.load_config("a: 2026-02-30") == {"a": "2026-02-30"}
