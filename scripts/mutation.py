@@ -90,11 +90,42 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "sitegen/read/harbor.py": (
         "tests/read/test_harbor.py",
-        "tests/read/test_trials.py",
-        "tests/read/test_insight_fields.py",
+        # (the decoding tests of test_trials.py; the rest find, plan and untar trial folders)
+        "tests/read/test_trials.py::test_fields_read",
+        "tests/read/test_trials.py::test_variants",
+        "tests/read/test_trials.py::test_the_reward_is_harbors_primary_reward",
+        "tests/read/test_trials.py::test_malformed_raise_with_reason",
+        "tests/read/test_trials.py::test_non_finite_and_huge_counts_are_absent_not_a_traceback",
+        "tests/read/test_trials.py::test_harbor_files_as_harbor_writes_them",
+        "tests/read/test_trials.py::test_harbor_policy_in_the_file_wins_over_the_name_table",
+        "tests/read/test_trials.py::test_model_usage_gives_tokens_when_the_totals_are_absent",
+        "tests/read/test_trials.py::test_problems_read_around_are_noted_with_their_line",
+        "tests/read/test_insight_fields.py::test_stage_durations_start_and_cache_tokens",
+        "tests/read/test_insight_fields.py::test_damaged_stage_times_are_unknown_not_errors",
+        _READ_MUTANTS,
+    ),
+    "sitegen/read/statuslines.py": (
+        "tests/read/test_job_status.py",
+        "tests/read/test_logparse.py",
+        "tests/read/test_real_shapes.py",
+        "tests/read/test_producer_shapes.py",
+        "tests/read/test_logfile.py::test_a_split_logs_trainer_end_beats_srun_s_in_the_other_stream",
+        "tests/read/test_logfile.py::test_a_split_log_ends_as_its_err_read_alone",
+        "tests/read/test_logfile.py::"
+        "test_a_split_logs_plain_cancel_keeps_the_trainer_s_failure_in_the_other_stream",
+        "tests/read/test_logfile.py::"
+        "test_a_split_logs_training_done_beats_slurm_s_failure_in_the_other_stream",
+        "tests/read/test_fastpaths.py::test_vllm_stats_line_is_feed_of_split_line_or_declines",
+        "tests/read/test_fastpaths.py::test_vllm_stats_line_takes_the_standard_line",
         _READ_MUTANTS,
         "-k",
-        "not archive_of_it",  # (builds and tars trial folders: the slowest)
+        "not config_dumps_that_expand",  # (config dumps: the slowest, no status)
+    ),
+    "sitegen/read/configdump.py": (
+        "tests/read/test_configdump.py",
+        "tests/read/test_logparse.py",
+        "tests/read/test_real_shapes.py",
+        _READ_MUTANTS,
     ),
     "sitegen/analyse/batches.py": _ANALYSE,
     "sitegen/analyse/curves.py": ("tests/analyse/test_curves.py", "tests/insights/test_windows.py"),

@@ -2,9 +2,13 @@
 "## Mutation score"): each fails against a mutant of its module that the other tests let
 live."""
 
+import json
 from datetime import datetime
 
-from sitegen.read import metricblocks
+import pytest
+import simdjson
+
+from sitegen.read import configdump, harbor, metricblocks
 from sitegen.read.lines import split_line
 from sitegen.read.logparse import LogParser
 from sitegen.read.metricblocks import printed_dict
@@ -332,3 +336,334 @@ def test_an_aggregated_stats_line_cut_after_its_label_is_warned_as_an_engines():
     log = parse([lg("start"), cut])
     said = [(w.line, w.message) for w in log.warnings]
     assert said == [(2, "vLLM stats line without throughput/running/waiting: ignored")]
+
+
+# -- sitegen/read/harbor.py --------------------------------------------------------------------
+
+
+def _noted(data: bytes) -> list[tuple[str, int | None]]:
+    notes: list[tuple[str, int | None]] = []
+    harbor.decode_result(data, "d", False, notes)
+    return notes
+
+
+def test_bytes_that_are_not_utf8_are_noted_at_their_line_counted_from_the_first():
+    data = b'\n{"trial_name": "t",\n "task_name": "t\xff"}'
+    assert _noted(data) == [("invalid UTF-8: read with replacement characters", 3)]
+
+
+def test_what_is_no_object_or_nested_too_deeply_says_so():
+    for data, said in (
+        (b"[1, 2]", "result.json holds a list, not an object"),
+        (b"[" * 5000 + b"]" * 5000, "malformed JSON (nested too deeply)"),
+    ):
+        with pytest.raises(harbor.TrialFormatError) as caught:
+            harbor.decode_result(data, "d", False)
+        assert (str(caught.value), caught.value.line) == (said, None)
+
+
+def _fields_afresh(data: bytes):
+    """``read_fields`` with the taker of FIELDS made again (it is made once and kept: the
+    mutation run's clean pass would keep the unmutated one)."""
+    harbor._fields_taker.cache_clear()
+    try:
+        return harbor.read_fields(data)
+    finally:
+        harbor._fields_taker.cache_clear()
+
+
+def test_the_fields_taken_are_those_read_each_as_orjson_gives_it():
+    span = {"started_at": "2026-05-12T08:00:00Z", "finished_at": "2026-05-12T08:01:00Z"}
+    agent = {"n_input_tokens": 3, "metadata": {"n_episodes": 2, "all_messages": [1]}, "x": [1]}
+    doc = {
+        "x": {"a": [1]},
+        "trial_name": "t__1",
+        "verifier_result": {"rewards": {"reward": 1.0, "b": [2]}, "other": {"c": 1}},
+        "agent_result": agent,
+        "step_results": [{"agent_result": agent, "verifier": span, "y": 1}, 3, None],
+        "exception_info": {"exception_type": "E", "policy": {"should_retry": True}, "z": 1},
+        "environment_setup": span,
+        "n_total_trials": 4,
+    }
+    assert _fields_afresh(json.dumps(doc).encode()) == {
+        "trial_name": "t__1",
+        "verifier_result": doc["verifier_result"],  # taken whole
+        "agent_result": {"n_input_tokens": 3, "metadata": {"n_episodes": 2}},
+        "step_results": [
+            {
+                "agent_result": {"n_input_tokens": 3, "metadata": {"n_episodes": 2}},
+                "verifier": span,
+            },
+            3,
+            None,
+        ],
+        "exception_info": doc["exception_info"],
+        "environment_setup": span,
+        "n_total_trials": 4,
+    }
+
+
+def test_a_container_of_another_kind_than_the_fields_is_none_and_a_plain_value_stays():
+    doc = {
+        "agent_result": [1],  # an object read: a list is none
+        "step_results": {"a": 1},  # a list read: an object is none
+        "exception_info": [2],  # an object taken whole: a list is none
+        "environment_setup": 5,
+        "agent_setup": "x",
+        "verifier": None,
+    }
+    assert _fields_afresh(json.dumps(doc).encode()) == {
+        **doc,
+        "agent_result": None,
+        "step_results": None,
+        "exception_info": None,
+    }
+    doc = {"agent_result": 7, "step_results": 3, "exception_info": {"exception_type": "E"}}
+    assert _fields_afresh(json.dumps(doc).encode()) == doc
+
+
+def test_a_repeated_key_read_or_a_container_for_a_plain_value_goes_the_whole_way():
+    for data in (
+        b'{"trial_name": "a", "trial_name": "b"}',
+        b'{"trial_name": ["a"]}',
+        b'{"trial_name": {"a": 1}}',
+        b'{"agent_result": {"n_input_tokens": [1]}}',
+    ):
+        assert _fields_afresh(data) is None, data
+    # a key not read may repeat
+    assert _fields_afresh(b'{"x": 1, "x": [2], "trial_name": "a"}') == {"trial_name": "a"}
+
+
+def test_a_shape_of_every_key_takes_each_keys_parts():
+    """``"*"`` outside an object taken whole (FIELDS has it only inside them today)."""
+    take = harbor._compile({"m": {"*": {"n": None}}, "k": None})
+
+    def taken(data: bytes):
+        return take(simdjson.Parser().parse(data))
+
+    got = taken(b'{"m": {"a": {"n": 1, "o": 2}, "b": [3], "c": 4}, "k": 5}')
+    assert got == {"m": {"a": {"n": 1}, "b": None, "c": 4}, "k": 5}
+    assert taken(b'{"m": [1]}') == {"m": None}
+    assert taken(b'{"m": 6}') == {"m": 6}
+    with pytest.raises(harbor._Whole):  # which of a repeated key's values counts: orjson's rule
+        taken(b'{"m": {"a": {"n": 1}, "a": {"n": 2}}}')
+
+
+def _trial(doc: dict, is_eval: bool = False, notes: list | None = None):
+    return harbor.decode_result(json.dumps(doc).encode(), "folder", is_eval, notes)
+
+
+def test_a_trial_without_its_name_is_named_by_its_folder_and_flagged_eval_as_asked():
+    t = _trial({"task_name": None}, is_eval=True)
+    assert (t.name, t.task, t.eval) == ("folder", "", True)
+    assert _trial({"trial_name": "t__1", "n_total_trials": 1}).name == "t__1"
+    assert _trial({}).eval is False
+
+
+def test_what_the_top_level_of_a_multi_step_trial_states_wins_over_its_steps():
+    steps = [
+        {
+            "agent_result": {
+                "n_input_tokens": 10,
+                "n_output_tokens": 1,
+                "n_cache_tokens": 4,
+                "metadata": {"n_episodes": 2},
+            },
+            "exception_info": {"exception_type": "StepError"},
+        },
+        {"agent_result": {"n_input_tokens": 20, "n_output_tokens": 2, "metadata": {}}},
+    ]
+    t = _trial({"trial_name": "m", "step_results": steps})
+    assert (t.exception, t.turns, t.input_tokens, t.output_tokens) == ("StepError", 2, 30, 3)
+    top = {"n_input_tokens": 5, "n_output_tokens": None, "n_cache_tokens": 1}
+    doc = {
+        "trial_name": "m",
+        "agent_result": top,
+        "step_results": steps,
+        "exception_info": {"exception_type": "TrialError"},
+    }
+    t = _trial(doc)
+    assert (t.exception, t.input_tokens, t.output_tokens, t.cache_tokens) == (
+        "TrialError",
+        5,
+        None,
+        1,
+    )
+
+
+def test_an_exception_info_without_a_type_has_no_kind():
+    policy = {"should_retry": False, "should_grade": True, "has_valid_reward": True}
+    t = _trial({"trial_name": "t", "exception_info": {"exception_type": None, "policy": policy}})
+    assert (t.exception, t.exception_kind) == (None, None)
+
+
+def test_a_stage_under_a_second_or_of_none_is_timed():
+    span = {"started_at": "2026-05-12T08:00:00Z", "finished_at": "2026-05-12T08:00:00.5Z"}
+    assert _trial({"trial_name": "t", "verifier": span}).verifier_s == 0.5
+    span["finished_at"] = span["started_at"]  # (a stage that took no time is timed: 0)
+    assert _trial({"trial_name": "t", "verifier": span}).verifier_s == 0.0
+
+
+def test_a_rewards_names_or_value_are_shown_whole_up_to_their_bound():
+    def said(verifier: dict) -> list[str]:
+        notes: list = []
+        _trial({"trial_name": "t", "verifier_result": verifier}, notes=notes)
+        return [m for m, _ in notes]
+
+    a, b = "a" * 29, "b" * 29  # "a…, b…": 60 characters
+    assert said({"rewards": {a: 1, b: 0}}) == [
+        f"rewards {a}, {b}: none is named reward: counted as no reward"
+    ]
+    assert said({"rewards": {a + "a": 1, b: 0}}) == [
+        "rewards of 2 keys: none is named reward: counted as no reward"
+    ]
+    for text, shown in (
+        ("x" * 38, '"' + "x" * 38 + '"'),  # 40 characters in JSON
+        ("x" * 39, "(a str of 41 characters in JSON)"),
+        ("é", '"é"'),
+    ):
+        assert said({"reward": text}) == [f"reward {shown} is not a number: counted as no reward"]
+
+
+def test_a_count_written_as_a_float_is_read_within_64_bits_only():
+    for v, want in (
+        (-(2.0**63), -(2**63)),
+        (2.0**63, None),
+        (-(2.0**64), None),
+        (2.0**64, None),
+        (1e19, None),
+        (-1e19, None),
+    ):
+        assert harbor._int(v) == want, v
+
+
+def test_a_file_read_whole_past_the_standard_librarys_depth_is_read_by_orjson():
+    # (a repeated key that is read sends it the whole way; orjson reads 1,024 levels, json
+    # 999 of them)
+    deep = "[" * 1000 + "]" * 1000
+    data = f'{{"trial_name": "a", "trial_name": "t", "x": {deep}}}'.encode()
+    assert harbor.decode_result(data, "d", False).name == "t"
+
+
+# -- sitegen/read/statuslines.py ---------------------------------------------------------------
+
+_CANCEL = "slurmstepd: error: *** JOB 7 ON gpu-17 CANCELLED AT 2026-02-08T10:00:00 ***"
+
+
+def test_a_failure_warned_after_training_done_is_no_end_once_training_is_done_again():
+    """Side failures after 'Training done!' are only warned: another 'Training done!' and a
+    plain cancel later leave no failure to take up."""
+    for failure in (
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=7.0. Some of the step tasks "
+        "have been OOM Killed.",
+        "srun: error: gpu-17: task 0: Out Of Memory",
+        "slurmstepd: error: *** STEP 7.0 ON gpu-17 FAILED (non-zero exit code) ***",
+    ):
+        done = lg("Training done!")
+        log = parse([*block(1, METRICS), done, failure, done, _CANCEL])
+        assert (log.end_marker, log.end_detail) == ("cancelled", "CANCELLED"), failure
+
+
+def test_slurm_lines_not_understood_are_warned_at_their_lines_under_one_kind():
+    odd_cancel = (
+        "slurmstepd: error: *** JOB 7 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO a rule ***"
+    )
+    odd = "slurmstepd: error: something else"
+    lines = [lg("start"), *[odd_cancel] * 6, *[odd] * 6]
+    assert _warned(parse(lines)) == [
+        *((n, "SLURM's cancel with words not known: read as a cancel") for n in range(2, 8)),
+        *((n, "slurmstepd line not understood: ignored") for n in range(8, 12)),
+        (None, "2 more warnings like the above (slurm)"),
+    ]
+
+
+def test_a_final_save_with_no_save_at_all_is_warned_under_its_kind():
+    lines = [*block(1, METRICS), *[lg("Saved final checkpoint.")] * 11]
+    n = len(block(1, METRICS))
+    said = "'Saved final checkpoint.' with no save line for it: the final checkpoint is not known"
+    assert _warned(parse(lines)) == [
+        *((n + i, said) for i in range(1, 11)),
+        (None, "1 more warnings like the above (checkpoint)"),
+    ]
+
+
+def test_exception_breakdowns_read_as_python_writes_them_within_64_bits():
+    done = lg(
+        "Batch generation complete: 0/8 successful, 0 failed instances, 0 masked (excluded "
+        "from baseline)"
+    )
+
+    def breakdown(text: str):
+        log = parse([lg("start"), lg(f"Exception breakdown: {text}"), done])
+        return log.batches.exceptions, _warned(log)
+
+    assert breakdown('{"A": 2, "B": -1}') == ({"A": 2, "B": -1}, [])  # (no flat dict: eval'd)
+    assert breakdown(f"{{'A': {-(2**63)}, 'B': {2**63 - 1}}}") == (
+        {"A": -(2**63), "B": 2**63 - 1},
+        [],
+    )
+    for past in (2**63, -(2**63) - 1, 2**64, -(2**64)):
+        assert breakdown(f"{{'A': {past}}}") == (
+            {},
+            [(2, "unreadable 'Exception breakdown' dict: ignored")],
+        )
+
+
+def test_unreadable_exception_breakdowns_and_negative_counts_are_warned_under_their_kinds():
+    done = (
+        "Batch generation complete: {}/8 successful, {} failed instances, 0 masked (excluded "
+        "from baseline)"
+    )
+    lines = [lg("start")]
+    for _ in range(11):
+        lines += [lg("Exception breakdown: {'A': x}"), lg(done.format(-1, 0))]
+    said = [(w.line, w.message) for w in parse(lines).warnings]
+    assert said == [
+        *(
+            (n, m)
+            for k in range(10)
+            for n, m in (
+                (2 + 2 * k, "unreadable 'Exception breakdown' dict: ignored"),
+                (
+                    3 + 2 * k,
+                    "negative count in batch line (-1/8 successful, 0 failed; the generator "
+                    "subtracts exception counts): read as written",
+                ),
+            )
+        ),
+        (None, "1 more warnings like the above (exc)"),
+        (None, "1 more warnings like the above (negative)"),
+    ]
+    assert parse([lg("start"), lg(done.format(0, 0))]).warnings == ()  # none below 0
+
+
+def test_ray_s_copies_of_stats_lines_taken_whole_add_up():
+    raw = (
+        b"(AsyncVLLMInferenceEngine pid=7, ip=10.0.0.1) INFO 02-08 00:01:00 [loggers.py:1] "
+        b"Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 "
+        b"tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache "
+        b"hit rate: 5.0% [repeated 3x across cluster]"
+    )
+    p = LogParser("logs/x.out", Redactor(), 2026)
+    p.feed_raw(1, lg("started").encode(), False)
+    p.config_done = True
+    assert p.vllm_stats_line(2, raw) and p.vllm_stats_line(3, raw)
+    assert p.suppressed == 6
+
+
+# -- sitegen/read/configdump.py ----------------------------------------------------------------
+
+
+def test_a_config_dump_is_read_up_to_its_bounds_and_refused_past_them(monkeypatch):
+    monkeypatch.setattr(configdump, "MAX_CONFIG_NODES", 5)
+    assert configdump.load_config("[1, 2, 3, 4]") == [1, 2, 3, 4]  # 5 values with the list
+    with pytest.raises(configdump.ConfigTooBig):
+        configdump.load_config("[1, 2, 3, 4, 5]")
+    monkeypatch.setattr(configdump, "MAX_CONFIG_DEPTH", 2)
+    assert configdump.load_config("[[1]]") == [[1]]  # the 1 at depth 2
+    with pytest.raises(configdump.ConfigTooBig):
+        configdump.load_config("[[[1]]]")
+
+
+def test_a_value_yaml_cannot_build_is_kept_when_no_list_of_problems_is_given():
+    assert configdump.load_config("a: 2026-02-30") == {"a": "2026-02-30"}
