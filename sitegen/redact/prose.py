@@ -275,6 +275,19 @@ def _prose_value_span(text: str, m: re.Match, word: str) -> tuple[int, int] | No
     return w.span() if w is not None else None
 
 
+def _said_value(word: str, value: str, svc: str | None, quoted: bool, loose: bool) -> bool:
+    """:func:`_prose_value`, but a password's value in quotes with no connective before it
+    (``loose``) starts with a word of a password's look (password "hunter22 x", password
+    "Zk3vQ9 mW1x"), or is a passphrase's words: not password "mismatch", nor password
+    "must hold a digit", a message's words."""
+    if not (loose and _password_word(word)):
+        return _prose_value(word, value, svc, quoted)
+    if word.startswith("passphrase") and _prose_value(word, value, svc, quoted):
+        return True
+    first = value.split(maxsplit=1)[:1]
+    return bool(first) and _prose_value(word, first[0], svc)
+
+
 def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
     pos = 0
     while (m := _PROSE_RE.search(text, pos)) is not None:
@@ -314,13 +327,9 @@ def _prose_spans(text: str) -> Iterator[tuple[int, int]]:
         # (a bare password cut before a name said after it is one, however short: Xk9password
         # is Y)
         cut = span is not None and _password_word(word) and _said_name_at(text, span[1])
-        # (with no connective, a quoted password is one word with a password's look:
-        # password "hunter22, not password "mismatch" nor password "must hold a digit")
-        loose = conn is None and _password_word(word)
         if (
             span is not None
-            and (cut or _prose_value(word, value, svc, quoted and not loose))
-            and not (loose and any(c in value for c in " \t"))
+            and (cut or _said_value(word, value, svc, quoted, conn is None))
             and not is_masked(value)
         ):
             yield span

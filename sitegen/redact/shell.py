@@ -21,20 +21,23 @@ def _secret_name(m: re.Match) -> bool:
 def _secret_flag(m: re.Match) -> bool:
     """A secret-named flag, not glued after a mask (``[REDACTED]--token ""cd``: a second
     pass would read what the first left as the glued flag's value, :func:`after_mask`).
-    A flag named ``pw`` or ``PW`` is a password's (``--pw X``, ``plink -pw X``): as a
-    flag it is a name, where ``pw`` in a key (``pw_ratio: 0.5``) or in prose may be a
-    metric's; not before a number or another flag (``--pw 0.5``, ``perl -pw -e``), nor
-    ``-Pw`` (grep's, rg's, sdiff's bundled options)."""
+    A flag named ``pw`` is a password's (``--pw X``, ``plink -pw X``): as a flag it is a
+    name, where ``pw`` in a key (``pw_ratio: 0.5``) or in prose may be a metric's; not
+    before a weight or another flag (``--pw 0.5``, ``perl -pw -e``), nor ``-Pw`` (grep's,
+    rg's, sdiff's bundled options; ``--Pw`` is a name)."""
     if after_mask(m.string, m.start()):
         return False
-    if m.group("key") in ("pw", "PW"):
+    key = m.group("key")
+    if key.lower() == "pw" and (key in ("pw", "PW") or m.start("key") - m.start() == 2):
         return _PW_NOT_A_VALUE_RE.match(m.group("s")) is None
     return _secret_name(m)
 
 
-# What follows a flag named pw that is no password: a number, a flag, a truth value
+# What follows a flag named pw that is no password: a flag, a weight (a number, but an
+# integer of six digits or more: a PIN's), a truth value
 _PW_NOT_A_VALUE_RE = re.compile(
-    r"\\?[\"']?(?:-|(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|(?i:true|false|none|null))\\?[\"']?\Z)"
+    r"-|\\?[\"']?(?:[-+]?(?:\d{1,5}+|\d+\.\d*|\.\d+|\d+(?=[eE]))(?:[eE][-+]?\d+)?"
+    r"|(?i:true|false|none|null))\\?[\"']?\Z"
 )
 
 
@@ -134,7 +137,7 @@ def _piped_into_login(m: re.Match) -> bool:
 # a rule for a value in quotes or bare, one for a value a quote opens and leaves open)
 _LOGIN_P = r"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){0,8}[ \t]+-p(?:[ \t]+|=)"
 _SET = (
-    r"(?:s(?<!\ws)et(?:env|x)?(?:[ \t]+-[A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
+    r"(?:(?i:s)(?<!\ws)(?i:et(?:env|x)?)(?:[ \t]+[-/][A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
     r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+"
 )
 # (possessive: a flag read one way is not read again the other, --host URL as --host then a

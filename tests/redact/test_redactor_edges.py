@@ -537,6 +537,21 @@ PASSWORD_GAPS = [
     ('app --PW "correct horse"', f"app --PW {M}"),
     ('["app", "--pw", "hunter22"]', f'["app", "--pw", "{M}"]'),
     ("plink -pw hunter22 host", f"plink -pw {M} host"),
+    ("plink -pw 84120937 host", f"plink -pw {M} host"),  # (a PIN: six digits or more)
+    ("app --pw 12345678", f"app --pw {M}"),
+    ("app --Pw hunter22", f"app --Pw {M}"),
+    # a password in quotes with no connective, a word of its look first, more on the line
+    ('password "Zk3vQ9mW1x done', f'password "{M}'),
+    ('RUN PASSWORD "Zk3vQ9mW1x && echo ok', f'RUN PASSWORD "{M}'),
+    ("password 'Zk3vQ9mW1x; echo ok", f"password '{M}"),
+    ('password \\"Zk3vQ9mW1x && echo ok', f'password \\"{M}'),
+    ('password "Zk3vQ9mW1x horse"', f'password "{M}"'),
+    ('passphrase "correct horse battery staple"', f'passphrase "{M}"'),
+    ('DB_PASSWORD "Zk3vQ9 mW1x"', f'DB_PASSWORD "{M}"'),
+    # Windows' setx in any case, with /M before the name
+    ("SETX HF_TOKEN hunter22abc", f"SETX HF_TOKEN {M}"),
+    ("Setx HF_TOKEN hunter22abc", f"Setx HF_TOKEN {M}"),
+    ("setx /M HF_TOKEN hunter22abc", f"setx /M HF_TOKEN {M}"),
     ('wandb login --host "https://w.example.com" KEYabc123', f'wandb login --host "https://w.example.com" {M}'),
     ("wandb login --anonymously KEYabc123zz", f"wandb login --anonymously {M}"),
     # a .netrc password an escaped quote opens or holds (the file has no quoting)
@@ -661,6 +676,8 @@ PASSWORD_LOOKALIKES = [
     "sdiff -Pw 80 a b",
     "python train.py --pw 0.5 --lr 1e-3",
     "--pw=0.25 --pw 3e-4 --pw true",
+    "--pw 100 --pw 1e5 --pw=-1",
+    'setx PATH "%PATH%;C:\\x"',
     "['--pw', '0.5']",
     # wandb login's host in quotes
     "wandb login --host 'https://w.example.com'",
