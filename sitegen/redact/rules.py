@@ -9,6 +9,7 @@ import re
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact.assign import assignment_spans, pair_spans
+from sitegen.redact.commands import COMMAND_RULES, WRITTEN_RULES
 from sitegen.redact.escapes import escapes_as_breaks
 from sitegen.redact.prose import PROSE_BEFORE_RULE, PROSE_RULE
 from sitegen.redact.rule import Rule, regex_rule
@@ -21,6 +22,7 @@ from sitegen.redact.shapes import (
     mixed_case,
 )
 from sitegen.redact.shell import CLI_RULES
+from sitegen.redact.sources import SOURCE_RULES
 from sitegen.redact.tables import COLUMNS, TABLE_RULES
 
 # Something every built-in rule needs to find anything. Text holding none of these (most
@@ -39,6 +41,10 @@ _TRIGGERS = (
     *("--", "set ", "set\t", "setenv", "setx", "ENV ", "ENV\t", "login ", "login\t"),
     *("login(", "|", "'login", '"login', "echo", "printf", "printenv", "configure"),
     *("=", ":"),
+    # (the commands that take a password by a flag of their own: mysql -pX, mysqldump,
+    # mariadb, sshpass -p X, redis-cli -a X, ssh-keygen -N X; htpasswd holds "passw")
+    *("mysql", "mariadb", "sshpass", "redis-cli", "ssh-keygen"),
+    *("BasicAuth(", "DigestAuth("),  # (a basic-auth call's password: HTTPBasicAuth("u", "X"))
 )
 # "sk-" not after a letter or digit (not task-…). The literal first, the look back after it:
 # a pattern that starts with the look-behind has no literal prefix to search for, so the
@@ -63,7 +69,8 @@ _LOWER_TRIGGERS = (
 )
 # What every name of a secret holds (names.is_secret_key: a pwd, a token, a db_pass, an
 # X-Auth, a signature, a cookie, a key, a credential): with a one-dash flag (Go's -password
-# X) or a name and a value lined up in columns (DB_PASS<tab>X), where no trigger above is
+# X), a name and a value lined up in columns (DB_PASS<tab>X) or an element's end tag
+# (<db_pass>X</db_pass>), where no trigger above is
 _NAME_PARTS = ("pass", "auth", "cred", "key", "token", "secret", "pw", "sig", "cookie")
 # A key's name glued to what it is for (privateKey, hfkey: no " key" or "_key"), then what
 # prose says before its value where no trigger above is ("is", "was", an arrow, a dash),
@@ -71,6 +78,8 @@ _NAME_PARTS = ("pass", "auth", "cred", "key", "token", "secret", "pw", "sig", "c
 _KEY_SAID_RE = re.compile(r"key\S{0,16}?(?:[ \t]+(?:is|was)|[ \t]*(?:->|\u2014|\u2013|-)\s)")
 _ONE_DASH_RE = re.compile(r"-(?<![\w\-]-)([A-Za-z][\w.\-]*+)")
 _COLUMNS_RE = re.compile(COLUMNS)  # (tables.py's rule of lined-up columns, less its end)
+# An element's end tag: named as a secret's holds a part of its name (</db_pass>, </auth>)
+_END_TAG_RE = re.compile(r"</([A-Za-z][\w.\-:]*+)>")
 
 
 def may_hold_secret(text: str) -> bool:
@@ -102,6 +111,8 @@ def _screen(text: str) -> bool:
         return True  # (prose's glued key: "privateKey is X", "hfkey - X")
     if "-" in text and any(_names_part(m) for m in _ONE_DASH_RE.finditer(text)):
         return True
+    if "</" in text and any(_names_part(m) for m in _END_TAG_RE.finditer(text)):
+        return True
     return "_" in text and any(_names_part(m) for m in _COLUMNS_RE.finditer(text))
 
 
@@ -117,6 +128,9 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     Rule("aws-secret-key", aws_secret_before_spans),
     *URL_RULES,
     *CLI_RULES,
+    *COMMAND_RULES,
+    *WRITTEN_RULES,
+    *SOURCE_RULES,
     *ERROR_RULES,
     *TABLE_RULES,
     Rule("secret-assignment", assignment_spans),

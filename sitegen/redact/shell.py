@@ -18,6 +18,11 @@ def _secret_name(m: re.Match) -> bool:
     return is_secret_key(key) and not key.lower().endswith("stdin")
 
 
+def _set_secret(m: re.Match) -> bool:
+    """A secret-named setting's value, not a switch (npm's //host/:always-auth true)."""
+    return _secret_name(m) and m.group("s").strip("\"'").lower() not in ("true", "false")
+
+
 def _secret_flag(m: re.Match) -> bool:
     """A secret-named flag, not glued after a mask (``[REDACTED]--token ""cd``: a second
     pass would read what the first left as the glued flag's value, :func:`after_mask`).
@@ -50,7 +55,7 @@ _PW_NOT_A_VALUE_RE = re.compile(
 # break (text inside a JSON string: "--token X\\nnext" holds the value X). Not at &#x22;,
 # &#034; or &apos;: a value they open and close is read whole as quoted (below), one they
 # open and leave open reads on to the next blank.
-_TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;|lt;)|\\(?![nrt\"']))+"
+TOKEN = r"(?:[^\s\"'<\\&]|&(?!quot;|#34;|#39;|#x27;|lt;)|\\(?![nrt\"']))+"
 
 # A value in quotes written as a page's entities: &quot;X&quot;, &#39;X&#39; (and &#34;,
 # &#034;, &#x22;, &#x27;, &apos;: the quotes a named value's are), up to the same entity.
@@ -66,14 +71,14 @@ _ESCAPED_QUOTED = rf"(?<=\\\"){_ESCAPED_PART}(?:(?:\\r)?\\n{_ESCAPED_PART})?(?=\
 # A command-line value: in quotes (or a page's entities for them) whole, a word glued after
 # them the value's too, as the shell reads it (--token "ab"cd); a Windows path whole
 # (--token C:\\new\\table: its "\\n" is a folder's, no line break); else a bare word
-_VALUE = (
-    rf"(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})(?:(?=[\w\-]){_TOKEN})?"
-    rf"|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN}"
+VALUE = (
+    rf"(?:\"[^\"\n]*\"|'[^'\n]*'|{_ENTITY_QUOTED})(?:(?=[\w\-]){TOKEN})?"
+    rf"|{WINDOWS_PATH}(?:{TOKEN})?|{TOKEN}"
 )
 # ... or one a quote (or its entity, maybe escaped in JSON) opens and leaves open: what
 # follows the quote, its first word (in a JSON string's escaped quotes, to the closing \")
-_OPEN_QUOTE = r"(?:\\?[\"']|&(?:quot|#34|#39|#x27);)"
-_OPENED = rf"{_ESCAPED_QUOTED}|{WINDOWS_PATH}(?:{_TOKEN})?|{_TOKEN}"
+OPEN_QUOTE = r"(?:\\?[\"']|&(?:quot|#34|#39|#x27);)"
+OPENED = rf"{_ESCAPED_QUOTED}|{WINDOWS_PATH}(?:{TOKEN})?|{TOKEN}"
 
 # A flag's name: --wandb-api-key, --hf_token, tyro's or jsonargparse's dotted --wandb.key, and
 # Go's single-dash long flags (-password X, -token=X)
@@ -138,7 +143,7 @@ def _piped_into_login(m: re.Match) -> bool:
 _LOGIN_P = r"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){0,8}[ \t]+-p(?:[ \t]+|=)"
 _SET = (
     r"(?:(?i:s)(?<!\ws)(?i:et(?:env|x)?)(?:[ \t]+[-/][A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
-    r"(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)[ \t]+"
+    r"(?P<kq>[\"']?)(?://[^\s\"']*?:)?(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)(?P=kq)[ \t]+"
 )
 # (possessive: a flag read one way is not read again the other, --host URL as --host then a
 # key, which was exponential in a run of --host; --anonymously is a switch, no value's)
@@ -173,14 +178,12 @@ CLI_RULES: tuple[Rule, ...] = (
     # --token &quot;X&quot; (the HTML made of redacted text scans as the text does); a word
     # glued after the quotes is the value's, as the shell reads it (--token "ab"cd); a
     # Windows path whole (--token C:\new\table: its "\n" is a folder's, no line break)
-    regex_rule("cli-secret", rf"{_FLAG}(?:=|[ \t]+)(?P<s>{_VALUE})", keep=_secret_flag),
+    regex_rule("cli-secret", rf"{_FLAG}(?:=|[ \t]+)(?P<s>{VALUE})", keep=_secret_flag),
     # ... a value a quote (or a quote's entity, maybe escaped in JSON) opens and leaves open,
     # --token "X rest: its first word, a Windows path whole (one the quote closes is read whole
     # above); in a JSON string's escaped quotes, to the closing \" on its line, the quotes
     # kept (--token \"correct horse\" --x)
-    regex_rule(
-        "cli-secret", rf"{_FLAG}(?:=|[ \t]+){_OPEN_QUOTE}(?P<s>{_OPENED})", keep=_secret_flag
-    ),
+    regex_rule("cli-secret", rf"{_FLAG}(?:=|[ \t]+){OPEN_QUOTE}(?P<s>{OPENED})", keep=_secret_flag),
     # argv lists: ["--wandb-api-key", "X"] (JSON, Python), [--token, X] (YAML flow) and
     # "- --token" then "- X" (a YAML block list): the item after a secret-named flag
     regex_rule(
@@ -192,26 +195,27 @@ CLI_RULES: tuple[Rule, ...] = (
     ),
     # curl -u admin:pw / --user admin:pw
     regex_rule(
-        "cli-password", rf"-(?<!\S-)(?:u|-user|-proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{_TOKEN})"
+        "cli-password", rf"-(?<!\S-)(?:u|-user|-proxy-user)[ \t]*[\"']?[^\s:\"']*:(?P<s>{TOKEN})"
     ),
     # docker login -u me -p X (podman, helm registry, …): -p is a password only after "login"
     # on its line (in JSON, an escaped line break ends it); in quotes too (-p "X", -p 'X)
     *(
         regex_rule("cli-password", rf"{_LOGIN_P}{value}")
-        for value in (rf"(?P<s>(?!-)(?:{_VALUE}))", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
+        for value in (rf"(?P<s>(?!-)(?:{VALUE}))", rf"{OPEN_QUOTE}(?P<s>{OPENED})")
     ),
     # aws configure set aws_secret_access_key X; setenv HF_TOKEN X; fish's set -gx HF_TOKEN X;
-    # Windows' setx HF_TOKEN X;
+    # Windows' setx HF_TOKEN X; npm config set //registry.npmjs.org/:_authToken X (a
+    # registry's own setting, its key after the registry's address, maybe quoted);
     # a Dockerfile's ENV HF_TOKEN X (as docker build echoes it); in quotes too (set -x
     # HF_TOKEN "X", ENV HF_TOKEN 'X)
     *(
-        regex_rule("cli-secret", rf"{_SET}{value}", keep=_secret_name)
-        for value in (rf"(?P<s>{_VALUE})", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
+        regex_rule("cli-secret", rf"{_SET}{value}", keep=_set_secret)
+        for value in (rf"(?P<s>{VALUE})", rf"{OPEN_QUOTE}(?P<s>{OPENED})")
     ),
     # wandb login [--relogin] [--host URL] KEY (the flags that take a value, by name), "KEY"
     *(
         regex_rule("wandb-key", rf"{_WANDB_LOGIN}{value}")
-        for value in (rf"(?P<s>(?!-)(?:{_VALUE}))", rf"{_OPEN_QUOTE}(?P<s>{_OPENED})")
+        for value in (rf"(?P<s>(?!-)(?:{VALUE}))", rf"{OPEN_QUOTE}(?P<s>{OPENED})")
     ),
     # ... as an argv list: ['wandb', 'login', KEY], as subprocess's CalledProcessError quotes it
     regex_rule(

@@ -832,6 +832,7 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
 
     from sitegen.redact.rules import (
         _COLUMNS_RE,
+        _END_TAG_RE,
         _KEY_SAID_RE,
         _LOWER_TRIGGERS,
         _MODAL_RE,
@@ -859,7 +860,11 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
                     _KEY_SAID_RE.search(s.lower()) is not None
                     or any(
                         any(p in m.group(1).lower() for p in _NAME_PARTS)
-                        for m in [*_ONE_DASH_RE.finditer(s), *_COLUMNS_RE.finditer(s)]
+                        for m in [
+                            *_ONE_DASH_RE.finditer(s),
+                            *_COLUMNS_RE.finditer(s),
+                            *_END_TAG_RE.finditer(s),
+                        ]
                     )
                 )
             )
@@ -869,6 +874,7 @@ def test_may_hold_secret_is_a_plain_test_of_each_trigger():
     alphabet = string.ascii_letters + string.digits + "-_:=/ .\té漢\udce9"  # (a lone surrogate)
     pieces = [*_TRIGGERS, "sk-", "task-", "as-", "ak-", "has-", "Bearer", "Token", "API key"]
     pieces += ["pw", "pwd", "-pw", "xpw", '"pwd', "-auth", "DB_PASS", " -k", "x-key"]
+    pieces += ["</db_auth>", "</x:auth>", "</key>", "</"]
     for _ in range(20000):
         s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         if rng.random() < 0.3:
@@ -989,6 +995,12 @@ ALONE = [
     *('password "a ', "password 'a\n", "password &quot;a"),
     *('--token a\\" ', "-p a\\' login -p a\\'", "wandb login \\'"),
     *("setx A_TOKEN ", "setx A_TOKEN 'a "),
+    *("mysql -pa ", "mysql -p'a ", "mysql ", "mysql -e 'a ", "sshpass -e ", "sshpass -fa "),
+    *("redis-cli -a ", "ssh-keygen -N a ", "htpasswd -b a ", "htpasswd -b ", "htpasswd -C 1 "),
+    *("<password>a", "<password>a ", "<password>\n", "<a:password a", "<password>a</a>"),
+    *("set //a:", "set //a:a:a ", "set '//a:a_token' ", 'set //:a_token"a '),
+    *("BasicAuth(a, 'a", "BasicAuth(a, ", "BasicAuth(a", 'BasicAuth("a", "'),
+    *("echo a > token ", "echo a > a/", "echo a ", "echo a | tee a/", "echo a > a/a/token"),
 ]
 
 
@@ -1247,6 +1259,9 @@ def test_a_netrc_password_ending_a_json_string_written_as_a_pages_entities_is_hi
         "privateKey is Zk3v9QmW1x2y3z4a5b6c7",
         "hfkey - Zk3v9QmW1x2y3z4a5b6c7",
         "sshKey was Zk3v9QmW1x2y3z4a5b6c7",
+        # an element named as a secret, by its end tag
+        "<db_auth>Zk3v9QmW1</db_auth>",
+        "<x:DbPass a='1'>Zk3v9QmW1</x:DbPass>",
     ],
 )
 def test_the_prefilter_lets_through_what_the_rules_find(text):
@@ -1270,7 +1285,12 @@ def test_the_prefilter_skips_no_text_a_rule_finds_something_in():
               " -x", "DB_PASS", "db_auth", "\t", "    ", "Zk3v9QmW1x2y3z4a5b6c7", ",",
               "- ", "`", "-cfg.dbpass", "-my-cookie", "-sig", "privateKey", " is ", "hfkey",
               " - ", "Zk3v9QmW1x2y3z4a", "set -x HF_TOKEN ", "ENV\tDB_PASS ", '\\"',
-              "wandb login ", " login -p ", "--pw ", "-pw=", "password ", "'"]  # fmt: skip
+              "wandb login ", " login -p ", "--pw ", "-pw=", "password ", "'", "mysql ",
+              "-pZk3v9QmW1", "sshpass -p ", "redis-cli -a ", "ssh-keygen -N ",
+              "htpasswd -b f u ", "<db_auth>", "</db_auth>", "<x>", "</x>",
+              "npm config set //r/:_authToken ", "//r:1/:",
+              "HTTPBasicAuth(", "'u', ", "'Zk3v9QmW1')",
+              "echo Zk3v9QmW1", " > ~/.netrc", " | tee token"]  # fmt: skip
     screened, every = Redactor(), Redactor()
     msgspec.structs.force_setattr(every, "_may_hold", lambda text: True)  # (reads every text)
     for _ in range(3000):

@@ -72,6 +72,15 @@ MORE_RULE_CASES = [
     # a password in one table cell after its name; a password said before its name
     ("<td>password hunter22</td>", "hunter22", "secret-table-cell"),
     ("hunter22 is the password", "hunter22", "prose-secret"),
+    # a password given by a command's own flag
+    ("mysql -u root -pZk3v9QmW1 db", "Zk3v9QmW1", "command-password"),
+    # an XML element named as a secret
+    ("<db_auth>Zk3v9QmW1</db_auth>", "Zk3v9QmW1", "secret-element"),
+    # a password given by position to a basic-auth call
+    ('HTTPBasicAuth("u", "Zk3v9QmW1")', "Zk3v9QmW1", "basic-auth-password"),
+    # a secret written into a file that holds one
+    ("echo Zk3v9QmW1 > ~/.cache/huggingface/token", "Zk3v9QmW1", "written-secret"),
+    ("printf '%s' Zk3v9QmW1 > ~/.netrc", "Zk3v9QmW1", "written-secret"),
 ]
 RULE_CASES = [*SHAPES, *MORE_RULE_CASES]
 
@@ -176,6 +185,14 @@ TRIGGER_CASES = {
     "<td": f"<TH>DB_PASS</TH><TD>{VALUE}</TD>",
     # (a password's short names in prose: pwd, also a shell command, and pw)
     "pw": "hunter22 is the pwd",
+    # (the commands that take a password by a flag of their own)
+    "mysql": f"mysql -u root -p{VALUE} db",
+    "mariadb": f"mariadb -p{VALUE} db",
+    "sshpass": f"sshpass -p {VALUE} ssh h",
+    "redis-cli": f"redis-cli -h h -a {VALUE} ping",
+    "ssh-keygen": f"ssh-keygen -N {VALUE} -f k",
+    "BasicAuth(": f'HTTPBasicAuth("u", "{VALUE}")',
+    "DigestAuth(": f"httpx.DigestAuth(user, '{VALUE}')",
 }
 # More of them, each found only by that trigger: after a blank, a break, a bracket, a quote
 PW_CASES = [

@@ -307,6 +307,16 @@ FRAGMENTS = (
     *("hf_ijklmnopqrstuvwxyz12", "-passwd=", "--token ", '""d', '""cd', "x=", "-password="),
     # (a value after set, a login's -p, wandb login or a flag named pw; a quoted password)
     *("set -x HF_TOKEN ", " login -p ", "wandb login ", "--pw ", "password ", "my password "),
+    # (a command's own password flag)
+    *("mysql -u root -p", "sshpass -p ", "redis-cli -a ", "ssh-keygen -N ", "htpasswd -b f u "),
+    # (an element named as a secret)
+    *("<password>", "</password>", "<db_auth a='1'>", "</db_auth>"),
+    # (npm's token for a registry)
+    *("npm config set //r/:_authToken ", "'//r:1/:_authToken' "),
+    # (a secret written into a file)
+    *(" > ~/.cache/huggingface/token", " >> .netrc", "| tee ~/.pgpass", "echo x"),
+    # (a basic-auth call)
+    *("HTTPBasicAuth(", '"u", ', "'hunter 22')"),
 )
 
 
@@ -581,6 +591,61 @@ PASSWORD_GAPS = [
     ("{'a': 'sh -c \\'run -p abc123\\' && docker login -p abc123\\''}",
      f"{{'a': 'sh -c \\'run -p abc123\\' && docker login -p {M}\\''}}"),
     ('{"a": "sh -c \\"wandb login abc123\\""}', f'{{"a": "sh -c \\"wandb login {M}\\""}}'),
+    # a password given by a command's own flag: mysql's -p glued (mysqldump's, mariadb's),
+    # sshpass's -p among its options, redis-cli's -a, ssh-keygen's -N and -P, htpasswd -b
+    ("mysql -pHunter22 db", f"mysql -p{M} db"),
+    ("mysql -u root -pHunter22 db", f"mysql -u root -p{M} db"),
+    ("mysql --password=Hunter22", f"mysql --password={M}"),
+    ("/usr/bin/mysqldump -h h -uroot -p'a b' db > x.sql", f"/usr/bin/mysqldump -h h -uroot -p{M} db > x.sql"),
+    ("mariadb -e 'select 1' -pHunter22", f"mariadb -e 'select 1' -p{M}"),
+    ('{"cmd": "mysql -u root -p\\"Hunter22\\" db"}', f'{{"cmd": "mysql -u root -p\\"{M}\\" db"}}'),
+    ("mysql -u root -p'Hunter22 db", f"mysql -u root -p'{M} db"),
+    ("sshpass -p Hunter22 ssh h", f"sshpass -p {M} ssh h"),
+    ("sshpass -pHunter22 ssh -p 22 h", f"sshpass -p{M} ssh -p 22 h"),
+    ("sshpass -e -p 'a b' scp x h:", f"sshpass -e -p {M} scp x h:"),
+    ("redis-cli -h h -p 6379 -a Hunter22 ping", f"redis-cli -h h -p 6379 -a {M} ping"),
+    ("redis-cli --pass Hunter22 ping", f"redis-cli --pass {M} ping"),
+    ("ssh-keygen -t ed25519 -N Hunter22 -f k", f"ssh-keygen -t ed25519 -N {M} -f k"),
+    ("ssh-keygen -p -P 'old pw' -N new1pw -f k", f"ssh-keygen -p -P {M} -N {M} -f k"),
+    ("htpasswd -b f user Hunter22", f"htpasswd -b f user {M}"),
+    ("htpasswd -cbB -C 10 f user Hunter22", f"htpasswd -cbB -C 10 f user {M}"),
+    ("htpasswd -nb user Hunter22 > f", f"htpasswd -nb user {M} > f"),
+    # (a bare value ends its command at ";" or "|", as the shell reads it)
+    ("mysql -u root -pHunter22; ls -p x", f"mysql -u root -p{M}; ls -p x"),
+    ("mysql -pHunter22|head", f"mysql -p{M}|head"),
+    # an XML element named as a secret (a namespace, attributes, blanks around aside)
+    ("<password>Hunter22</password>", f"<password>{M}</password>"),
+    ("<token>Hunter22</token>", f"<token>{M}</token>"),
+    ("<apiKey>Hunter22</apiKey>", f"<apiKey>{M}</apiKey>"),
+    ("<db_pass>Hunter22</db_pass>", f"<db_pass>{M}</db_pass>"),
+    ("<ns:Password>correct horse</ns:Password>", f"<ns:Password>{M}</ns:Password>"),
+    ('<token id="1">Hunter22</token>', f'<token id="1">{M}</token>'),
+    ("<secret>\n  Hunter22\n</secret>", f"<secret>\n  {M}\n</secret>"),
+    ("<auth>\n  Hunter22\n</auth>", f"<auth>\n  {M}\n</auth>"),
+    ('{"xml": "<password>Hunter22</password>"}', f'{{"xml": "<password>{M}</password>"}}'),
+    # npm's token set for a registry, its key after the registry's address (an .npmrc line,
+    # _authToken=X, was hidden)
+    ("npm config set //registry.npmjs.org/:_authToken Hunter22", f"npm config set //registry.npmjs.org/:_authToken {M}"),
+    ("npm set //npm.pkg.github.com/:_authToken 'Hunter22' x", f"npm set //npm.pkg.github.com/:_authToken {M} x"),
+    ("npm config set '//registry.npmjs.org/:_authToken' Hunter22", f"npm config set '//registry.npmjs.org/:_authToken' {M}"),
+    ('{"c": "npm config set //r.example.com:8080/x/:_password \\"aHVudGVy\\""}', f'{{"c": "npm config set //r.example.com:8080/x/:_password \\"{M}\\""}}'),
+    ("//registry.npmjs.org/:_authToken=Hunter22", f"//registry.npmjs.org/:_authToken={M}"),
+    # a password given by position to a basic-auth call (auth=("u", "X") was hidden)
+    ('HTTPBasicAuth("u", "Hunter22")', f'HTTPBasicAuth("u", "{M}")'),
+    ("requests.get(url, auth=HTTPDigestAuth(user, 'correct horse'))", f"requests.get(url, auth={M}"),
+    ("a = requests.auth.HTTPBasicAuth('u', 'Hunter22')", f"a = requests.auth.HTTPBasicAuth('u', '{M}')"),
+    ('httpx.BasicAuth(os.environ["U"], "Hunter22")', f'httpx.BasicAuth(os.environ["U"], "{M}")'),
+    ('{"code": "aiohttp.BasicAuth(\\"u\\", \\"Hunter22\\")"}', f'{{"code": "aiohttp.BasicAuth(\\"u\\", \\"{M}\\")"}}'),
+    ('requests.get(url, auth=("u", "Hunter22"))', f"requests.get(url, auth={M})"),
+    # a secret echo or printf writes into a file that holds one (a token, credentials,
+    # .netrc, .pgpass), by a redirection or through tee: what is written, whole
+    ("echo Hunter22 > ~/.cache/huggingface/token", f"echo {M} > ~/.cache/huggingface/token"),
+    ('echo -n "hf x Hunter22" >> /root/.cache/huggingface/token && ls', f"echo -n {M} >> /root/.cache/huggingface/token && ls"),
+    ("echo machine h login u password Hunter22 > ~/.netrc", f"echo {M} > ~/.netrc"),
+    ("printf '%s' Hunter22 > token", f"printf '%s' {M} > token"),
+    ("echo h:5432:db:u:Hunter22 | tee -a ~/.pgpass; chmod 600 ~/.pgpass", f"echo {M} | tee -a ~/.pgpass; chmod 600 ~/.pgpass"),
+    ("echo Hunter22>~/.aws/credentials", f"echo {M}>~/.aws/credentials"),
+    ('{"cmd": "echo \\"Hunter22\\" > ~/.cache/huggingface/token"}', f'{{"cmd": "echo {M} > ~/.cache/huggingface/token"}}'),
 ]  # fmt: skip
 
 
@@ -756,6 +821,27 @@ PASSWORD_LOOKALIKES = [
     # a password's state in quotes, a word in code or emphasis, a quote on the next line
     *("password 'expired'", 'the password is "Expired"', 'password "not set"'),
     *("the password is `secret`", "my password *hunter* x", 'Enter password\n"hello" he said'),
+    # -p, -a, -N after other commands (a port, a path, a flag of their own); mysql's -p
+    # alone asks for the password, the word after it is the database; an empty passphrase
+    *("ssh -p 22 h", "mkdir -p x/y", "python -p x", "pip install -a x", "tar -N 2024 -c x"),
+    *("mysql -u root -p db", "mysql -P 3306 -h h", "sshpass -f pw ssh -p 22 h"),
+    *("sshpass -e ssh -p 22 h", "ssh-keygen -N '' -f k", 'ssh-keygen -N "" -f k'),
+    *("htpasswd -c f user", "htpasswd -B f user", "mysql -h h; ls -p x", "my_mysql -pX1"),
+    # an element named as no secret, or holding elements, or nothing
+    *("<max_tokens>4096</max_tokens>", "<key>sort</key>", "<td>hunter22</td>"),
+    *("<credentials><user>bob</user></credentials>", "<password></password>"),
+    "<tokenizer>bpe</tokenizer>",
+    # npm's settings for a registry that are no secret, a switch after a secret's name
+    *(
+        "npm config set //registry.npmjs.org/:always-auth true",
+        "npm config set registry https://r/",
+    ),
+    # a variable written into a token's file; words written into other files
+    *('echo "$HF_TOKEN" > ~/.cache/huggingface/token', "echo ${HF_TOKEN} > token"),
+    *("echo hello > tokens.txt", "echo x > token.json", "echo done > out.log", "echo > token"),
+    # a basic-auth call's password from a variable, or none
+    *("HTTPBasicAuth(u, p)", 'BasicAuth("u", "")', 'HTTPBasicAuth(d["u"], d["p"])'),
+    "npm config set //registry.npmjs.org/:email me@example.com",
 ]
 
 
