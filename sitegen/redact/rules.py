@@ -9,8 +9,8 @@ import re
 from ahocorasick_rs import AhoCorasick
 
 from sitegen.redact.assign import assignment_spans, pair_spans
-from sitegen.redact.commands import COMMAND_RULES, WRITTEN_RULES
 from sitegen.redact.escapes import escapes_as_breaks
+from sitegen.redact.programs import COMMAND_RULES, WRITTEN_RULES
 from sitegen.redact.prose import PROSE_BEFORE_RULE, PROSE_RULE
 from sitegen.redact.rule import Rule, regex_rule
 from sitegen.redact.shapes import (
@@ -22,7 +22,7 @@ from sitegen.redact.shapes import (
     mixed_case,
 )
 from sitegen.redact.shell import CLI_RULES
-from sitegen.redact.sources import SOURCE_RULES
+from sitegen.redact.sourcecode import SOURCE_RULES
 from sitegen.redact.tables import COLUMNS, TABLE_RULES
 
 # Something every built-in rule needs to find anything. Text holding none of these (most
