@@ -142,7 +142,9 @@ def _piped_into_login(m: re.Match) -> bool:
 # a rule for a value in quotes or bare, one for a value a quote opens and leaves open)
 _LOGIN_P = r"[ \t]login(?:[ \t]+(?!-p\b)(?:[^\s\\]|\\(?![nrt]))++){0,8}[ \t]+-p(?:[ \t]+|=)"
 _SET = (
-    r"(?:(?i:s)(?<!\ws)(?i:et(?:env|x)?)(?:[ \t]+[-/][A-Za-z]+)*+|E(?<!\wE)NV)[ \t]+"
+    r"(?:(?:s(?<!\ws)et(?:env|x)?|S(?<!\wS)(?:ET(?:ENV|X)?|et(?:env|x)))(?:[ \t]+[-/][A-Za-z]+)*+"
+    r"|E(?<!\wE)NV)"
+    r"[ \t]+"
     r"(?P<kq>[\"']?)(?://[^\s\"']*?:)?(?P<key>[A-Za-z_][A-Za-z0-9_.\-]*)(?P=kq)[ \t]+"
 )
 # (possessive: a flag read one way is not read again the other, --host URL as --host then a

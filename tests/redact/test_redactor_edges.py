@@ -562,6 +562,10 @@ PASSWORD_GAPS = [
     ("SETX HF_TOKEN hunter22abc", f"SETX HF_TOKEN {M}"),
     ("Setx HF_TOKEN hunter22abc", f"Setx HF_TOKEN {M}"),
     ("setx /M HF_TOKEN hunter22abc", f"setx /M HF_TOKEN {M}"),
+    ("SET GH_AUTH Zq8xW3vK", f"SET GH_AUTH {M}"),
+    ("SETX /M GH_AUTH Zq8xW3vK", f"SETX /M GH_AUTH {M}"),
+    ("echo Zq8xW3vK | sudo tee /root/.cache/huggingface/token",
+     f"echo {M} | sudo tee /root/.cache/huggingface/token"),
     ('wandb login --host "https://w.example.com" KEYabc123', f'wandb login --host "https://w.example.com" {M}'),
     ("wandb login --anonymously KEYabc123zz", f"wandb login --anonymously {M}"),
     # a .netrc password an escaped quote opens or holds (the file has no quoting)
@@ -743,6 +747,10 @@ PASSWORD_LOOKALIKES = [
     "--pw=0.25 --pw 3e-4 --pw true",
     "--pw 100 --pw 1e5 --pw=-1",
     'setx PATH "%PATH%;C:\\x"',
+    # a sentence that starts with "Set" (a command's set is lower case or capitals)
+    "Set password to something strong.",
+    "Set token expiry in settings",
+    "Set secret name and value in the UI",
     "['--pw', '0.5']",
     # wandb login's host in quotes
     "wandb login --host 'https://w.example.com'",
