@@ -38,21 +38,8 @@ _TRIGGERS = (
     *("ls__", "pypi-AgE", "dckr_", "IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE", "tskey-", "local-"),
     *("SG.",),
     *("eC1hY2Nlc3MtdG9rZW46",),  # (a git extraheader's base64 "x-access-token:")
-    *(
-        "--",
-        "set ",
-        "set\t",
-        "setenv",
-        "setx",
-        "SET ",
-        "SET\t",
-        "SETX",
-        "Setx",
-        "Setenv",
-        "ENV ",
-        "ENV\t",
-    ),
-    *("login ", "login\t"),
+    *("--", "set ", "set\t", "setenv", "setx", "ENV ", "ENV\t", "login ", "login\t"),
+    *("SET ", "SET\t", "SETX", "Setx", "Setenv"),  # (cmd's set in capitals; not "Set ")
     *("login(", "|", "'login", '"login', "echo", "printf", "printenv", "configure"),
     *("=", ":"),
     # (the commands that take a password by a flag of their own: mysql -pX, mysqldump,
