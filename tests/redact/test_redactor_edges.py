@@ -897,7 +897,7 @@ def test_lookalikes_of_those_shapes_stay_shown(text):
     assert Redactor().text(text) == text
 
 
-# Words hidden on purpose (design.md): telling them from a password would show some
+# Words hidden on purpose (docs/redaction.md): telling them from a password would show some
 @pytest.mark.parametrize(
     ("text", "want"),
     [
