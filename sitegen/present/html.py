@@ -7,6 +7,7 @@ number comes from a page object (:mod:`sitegen.pages.objects`).
 from __future__ import annotations
 
 import functools
+import operator
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -57,10 +58,6 @@ if TYPE_CHECKING:
     from sitegen.write.site import SiteWriter
 
 
-def _call(make: Callable[[], Files]) -> Files:
-    return make()
-
-
 # A page's files made ahead (Renderer.premake), with the arguments they were made with.
 Premade = tuple[tuple, Files]
 # Whether a page may stay as the last build wrote it: (its key, what it shows, its files) ->
@@ -68,10 +65,6 @@ Premade = tuple[tuple, Files]
 CarryOver = Callable[[str, tuple, list[str]], bool]
 # Whether a page shows what the last build's showed: (its key, what it shows) -> bool.
 ShowsTheSame = Callable[[str, tuple], bool]
-
-
-def _never(*_: object) -> bool:
-    return False
 
 
 def _job_args(
@@ -115,10 +108,10 @@ class Renderer:
         self,
         opts: BuildOptions,
         writer: SiteWriter,
-        cache_dir: Path | None = None,
-        carry_over: CarryOver = _never,
-        shows_the_same: ShowsTheSame = _never,
-        static_kept: bool = False,
+        cache_dir: Path | None,
+        carry_over: CarryOver,
+        shows_the_same: ShowsTheSame,
+        static_kept: bool,
     ) -> None:
         self.opts = opts
         self.writer = writer
@@ -133,7 +126,7 @@ class Renderer:
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
-            # compiled templates kept beside the output: a rebuild skips compiling them
+            # compiled templates kept in the user's cache: a rebuild skips compiling them
             bytecode_cache=jinja2.FileSystemBytecodeCache(str(cache_dir)) if cache_dir else None,
         )
         self.env.filters.update(
@@ -258,7 +251,7 @@ class Renderer:
         # (forkmap.py), all written in page order.
         processes = self.opts.workers or os.cpu_count() or 1
         later, self.later = self.later, None
-        made = iter(fork_map(_call, [m for m in later if callable(m)], processes))
+        made = iter(fork_map(operator.call, [m for m in later if callable(m)], processes))
         for m in later:
             for rel, data in next(made) if callable(m) else m:
                 self.writer.write(rel, content(data))
