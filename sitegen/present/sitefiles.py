@@ -23,7 +23,7 @@ def copy_static(writer: SiteWriter, transcripts: bool = True) -> None:
     root = package_dir("static")
     for path in sorted(root.rglob("*")):
         if path.is_file() and (transcripts or path.name != TRANSCRIPT_SCRIPT):
-            writer.copy("static/" + path.relative_to(root).as_posix(), path)
+            writer.write("static/" + path.relative_to(root).as_posix(), path.read_bytes())
 
 
 def sitemap_xml(base_url: str, urls: Iterable[str]) -> str:
