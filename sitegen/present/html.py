@@ -23,7 +23,6 @@ from sitegen.jsonio import dumps, script_json
 from sitegen.model.parsed import TrialSet
 from sitegen.pages.forkmap import fork_map
 from sitegen.pages.kept import JobEntry, RunEntry
-from sitegen.pages.make import compare_page
 from sitegen.pages.objects import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.present import cards, charts, listing, transcripts
 from sitegen.present.assets import package_dir
@@ -208,13 +207,13 @@ class Renderer:
         run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]],
         job_pages: list[tuple[JobPage | JobEntry, TrialSet | None]],
         warnings: list[BuildWarning],
-        task_tables: Mapping[str, TaskAnalysis] | None = None,
-        compare: ComparePage | None = None,
+        task_tables: Mapping[str, TaskAnalysis],
+        compare: ComparePage,
     ) -> None:
         """Write every file of the site; pages come with the trial set they own (for CSVs)
         and, by page url, their full per-task tables (written beside the page). A page
         carried over with its run (not a :class:`JobPage` or :class:`RunPage`) is only counted."""
-        self.files.task_tables = task_tables or {}
+        self.files.task_tables = task_tables
         # kept as they are when the package's and still as written (copying reads ~0.9 MB)
         if not (self.static_kept and self.writer.carry_over(["static/"])):
             copy_static(self.writer, self.opts.transcripts_wanted() > 0)
@@ -257,11 +256,6 @@ class Renderer:
                 self.writer.write(rel, content(data))
         self.premade = {}
         self.index(index, warnings)
-        if compare is None:  # (a build passes its own: with kept pages, this needs every page)
-            compare = compare_page(
-                [p for p, _ in run_pages if isinstance(p, RunPage)],
-                [p for p, _ in job_pages if isinstance(p, JobPage)],
-            )
         self.compare(compare, index)
         self.writer.write(".nojekyll", "")
         # GitHub Pages serves 404.html at any depth: only an absolute root works there.
