@@ -125,7 +125,8 @@ def plan(
     pages: set[str] = set()
     essential = 0.0
     for rel, rec in previous.items():
-        page = _page_of(rel)
+        parts = rel.split("/", 2)  # the job or run page folder it lies in (jobs/ID/), or ""
+        page = f"{parts[0]}/{parts[1]}/" if len(parts) == 3 and parts[0] in ("jobs", "runs") else ""
         if page:
             pages.add(page)
         o = by_page.get(page)
@@ -142,12 +143,6 @@ def plan(
         for o in all_owners
     }
     return _left_out(all_owners, sizes, budget - essential)
-
-
-def _page_of(rel: str) -> str:
-    """The job or run page folder a site file lies in (``jobs/ID/``), or ""."""
-    parts = rel.split("/", 2)
-    return f"{parts[0]}/{parts[1]}/" if len(parts) == 3 and parts[0] in ("jobs", "runs") else ""
 
 
 def _left_out(all_owners: list[Owner], sizes: Mapping[str, int], room: float) -> set[str]:
