@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 TRANSCRIPT_SCRIPT = "transcript.js"
 
 
-def copy_static(writer: SiteWriter, transcripts: bool = True) -> None:
+def copy_static(writer: SiteWriter, transcripts: bool) -> None:
     """Copy the package's ``static/`` folder (CSS, JS, vendored Vega) into the site; its
     transcript script only when the site has ``transcripts``."""
     root = package_dir("static")
