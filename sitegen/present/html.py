@@ -66,33 +66,11 @@ CarryOver = Callable[[str, tuple, list[str]], bool]
 ShowsTheSame = Callable[[str, tuple], bool]
 
 
-def _job_args(
-    page: JobPage, run: RunPage | None, trials: TrialSet | None, card: Card | None
-) -> tuple:
-    """What a job page's files depend on besides the page as it was analysed (and its run's
-    page, by id): whether its bulk data was left out of the site since (write/budget.py)."""
-    return (
-        "job",
-        run.id if run else None,
-        trials is not None,
-        card is not None,
-        page.left_out,
-        run.left_out if run else None,
-    )
-
-
 def _job_shows(page: JobPage, run: RunPage | None, trials: TrialSet | None) -> tuple:
     """What a job page shows, its signature's parts: the page, what it shows of its run."""
     shown_of_run = ("id", "url", "jobs", "trials", "trial_success_rate")
     run_part = {f: getattr(run, f) for f in shown_of_run} if run else None
     return (page, run_part, trials is not None)
-
-
-def _run_args(
-    page: RunPage, trials: TrialSet | None, owner: str | None, image: str | None, card: Card | None
-) -> tuple:
-    """What a run page's files depend on besides the page (as :func:`_job_args`)."""
-    return ("run", trials is not None, owner, image, card is not None, page.left_out)
 
 
 class Renderer:
@@ -315,20 +293,36 @@ class Renderer:
             return True
         return False
 
+    def _job_parts(
+        self, page: JobPage, run: RunPage | None, trials: TrialSet | None
+    ) -> tuple[tuple, tuple]:
+        """What a job page's files depend on besides the page as it was analysed (its run's
+        page by id; whether bulk data was left out of the site since: write/budget.py), and
+        the arguments that make them (:meth:`PageFiles.job`)."""
+        card = self.card(page, f"Job {page.id}")
+        left_out = (page.left_out, run.left_out if run else None)
+        args = ("job", run.id if run else None, trials is not None, card is not None, *left_out)
+        return args, (page, run, trials, card)
+
+    def _run_parts(
+        self, page: RunPage, trials: TrialSet | None, owner: str | None, job_card: str | None
+    ) -> tuple[tuple, tuple]:
+        """The same for a run page (:meth:`PageFiles.run`), which shows its one job's card
+        (``job_card``) or its own."""
+        card = None if job_card else self.card(page, f"Run {page.id}")
+        image = job_card or card_address(card)
+        args = ("run", trials is not None, owner, image, card is not None, page.left_out)
+        return args, (page, trials, owner, image, card)
+
     def job(self, page: JobPage, run: RunPage | None, trials: TrialSet | None) -> None:
         rel = page.url
         if self._unchanged(f"job:{page.id}", _job_shows(page, run, trials), [rel, page.data]):
             return
-        card = self.card(page, f"Job {page.id}")
-        made = self._take_premade(rel, _job_args(page, run, trials, card))
-        self._make(rel, made or functools.partial(self.files.job, page, run, trials, card))
+        args, parts = self._job_parts(page, run, trials)
+        self._make(rel, self._take_premade(rel, args) or functools.partial(self.files.job, *parts))
 
     def run(
-        self,
-        page: RunPage,
-        trials: TrialSet | None,
-        trials_owner: str | None = None,
-        job_card: str | None = None,
+        self, page: RunPage, trials: TrialSet | None, trials_owner: str | None, job_card: str | None
     ) -> None:
         """A run page; ``trials_owner``: the url of the job whose trials table is the run's;
         ``job_card``: the site path (``/jobs/…/card.png?v=…``) of the card it shares with its
@@ -338,12 +332,8 @@ class Renderer:
             f"run:{page.id}", (page, trials is not None, trials_owner, job_card), [rel, page.data]
         ):
             return
-        card = None if job_card else self.card(page, f"Run {page.id}")
-        image = job_card or card_address(card)
-        made = self._take_premade(rel, _run_args(page, trials, trials_owner, image, card))
-        self._make(
-            rel, made or functools.partial(self.files.run, page, trials, trials_owner, image, card)
-        )
+        args, parts = self._run_parts(page, trials, trials_owner, job_card)
+        self._make(rel, self._take_premade(rel, args) or functools.partial(self.files.run, *parts))
 
     def premake(
         self,
@@ -365,18 +355,14 @@ class Renderer:
             # (carried over by job()), so it is not made ahead for nothing
             if self.shows_the_same(f"job:{page.id}", _job_shows(page, run, own)):
                 continue
-            card = self.card(page, f"Job {page.id}")
-            out[page.url] = (_job_args(page, run, own, card), files.job(page, run, own, card))
+            args, parts = self._job_parts(page, run, own)
+            out[page.url] = (args, files.job(*parts))
         # as _site: the run's trials shown by the job that owns the same set, and a run of one
         # job shows that job's card
         owner = next((p.url for p, own in jobs if own is not None and own is trials), None)
         job_card = self.job_card(run, jobs[0][0].url) if len(jobs) == 1 else None
-        card = None if job_card else self.card(run, f"Run {run.id}")
-        image = job_card or card_address(card)
-        out[run.url] = (
-            _run_args(run, trials, owner, image, card),
-            files.run(run, trials, owner, image, card),
-        )
+        args, parts = self._run_parts(run, trials, owner, job_card)
+        out[run.url] = (args, files.run(*parts))
         return out
 
     def _take_premade(self, rel: str, args: tuple) -> Files | None:
