@@ -291,11 +291,8 @@ def picker_chains(index: IndexPage) -> list[tuple[str, list[str]]]:
 def compare_items(
     items: Sequence[CompareItem], chains: Sequence[tuple[str, Sequence[str]]] = ()
 ) -> dict:
-    """``compare/items.js``'s value, column-wise (docs/data.md): ``rows`` follow ``columns``,
-    ``cells`` ``cell_columns``, a finding ``finding_columns``, and a config holds for each
-    of ``config_keys`` the index of its value in ``config_values`` (``null``: not set). A row
-    ``[kind, id, url, i]`` is an item equal to row ``i`` but for those three. ``groups``: per
-    run of ``chains`` (:func:`picker_chains`), its row's index, then its jobs'."""
+    """``compare/items.js``'s value, column-wise as docs/data.md describes it; ``groups``
+    follow ``chains`` (:func:`picker_chains`)."""
     keys = sorted({k for it in items for k in it.config})
     # each key's values once: most differ between a few settings (a model, a learning rate)
     values: dict[str, dict[str, int]] = {k: {} for k in keys}
