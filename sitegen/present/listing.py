@@ -331,27 +331,3 @@ def compare_items(
         "rows": rows,
         "groups": groups,
     }
-
-
-def decode_compare_items(value: dict) -> list[dict]:
-    """``compare/items.js``'s value back to one dict per item (what ``site.js``'s
-    ``compareItems`` does in the browser): for readers of the file and the tests."""
-    cols = value["columns"]
-    out = []
-    for row in value["rows"]:
-        src = value["rows"][row[3]] if len(row) == 4 else row
-        it = dict(zip(cols, src, strict=True))
-        it.update(kind=row[0], id=row[1], url=row[2])
-        it["cells"] = dict(zip(value["cell_columns"], it["cells"], strict=True))
-        it["findings"] = [
-            dict(zip(value["finding_columns"], f, strict=True)) for f in it["findings"]
-        ]
-        it["config"] = {
-            k: vals[i]
-            for k, vals, i in zip(
-                value["config_keys"], value["config_values"], it["config"], strict=True
-            )
-            if i is not None
-        }
-        out.append(it)
-    return out

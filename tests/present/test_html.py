@@ -15,9 +15,8 @@ import pytest
 from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import REWARD
 from sitegen.present.formatting import fmt_score
-from sitegen.present.listing import decode_compare_items
 from tests.conftest import BASE_URL, JOB_SECTIONS, column_in_one_unit, load, page_specs
-from tests.present.helpers import rows
+from tests.present.helpers import decode_compare_items, rows
 
 
 class Meta(HTMLParser):
