@@ -341,18 +341,9 @@ def compare_item(kind: str, page: JobPage | RunPage) -> CompareItem:
     return CompareItem(kind=kind, config={}, tasks=tasks, **{f: getattr(page, f) for f in shared})
 
 
-def compare_page(run_pages: Sequence[RunPage], job_pages: Sequence[JobPage]) -> ComparePage:
-    """Every run and job's headline figures, findings and config keys that differ, for the
-    comparison page's picker and tables (a run's config is its last job's)."""
-    job_cfg = {p.id: p.config for p in job_pages}
-    return compare_page_of(
-        [(compare_item("run", p), job_cfg.get(p.jobs[-1]) if p.jobs else None) for p in run_pages]
-        + [(compare_item("job", p), p.config) for p in job_pages]
-    )
-
-
 def compare_page_of(items: Sequence[tuple[CompareItem, dict[str, Any] | None]]) -> ComparePage:
-    """The comparison page from its items (runs first, then jobs) and each one's config."""
+    """The comparison page from its items (runs first, then jobs) and each one's config (a
+    run's is its last job's): the config keys that differ go into each item."""
     differing = varying({f"{i.kind}:{i.id}": cfg for i, cfg in items})
     return ComparePage(
         items=tuple(replace(i, config=differing.get(f"{i.kind}:{i.id}", {})) for i, _ in items)

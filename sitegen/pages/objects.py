@@ -251,7 +251,8 @@ class IndexPage(msgspec.Struct, PageData, frozen=True, kw_only=True):
 
 
 class CompareItem(msgspec.Struct, PageData, frozen=True, kw_only=True):
-    """A run or job on the comparison page (``pages.compare_page``; its curves: ``pages.compare_curves``)."""
+    """A run or job on the comparison page (``pages.make.compare_item``; its curves:
+    ``pages.make.series_curves``)."""
 
     kind: str  # "run" or "job"
     id: str

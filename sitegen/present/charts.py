@@ -115,38 +115,6 @@ LINES_COLUMNS = ("x", "y", "lo", "hi")
 STACK_COLUMNS = ("x", "value")
 
 
-def rows(spec: dict) -> list[dict]:
-    """Every data row of a spec, its layers' too, as Vega sees it: a datum of columns is
-    flattened into one row per point (what the skeletons' flatten transform does)."""
-    out: list[dict] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("values"), list):
-                for datum in node["values"]:
-                    cols = [k for k, v in datum.items() if isinstance(v, list)]
-                    if not cols:
-                        out.append(datum)
-                        continue
-                    # as Vega's flatten: as many rows as the longest column, null past the
-                    # end of a shorter one (an empty band: see _band)
-                    for i in range(max(len(datum[k]) for k in cols)):
-                        out.append(
-                            {
-                                k: (v[i] if i < len(v) else None) if k in cols else v
-                                for k, v in datum.items()
-                            }
-                        )
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(spec)
-    return out
-
-
 def _band(col: list, ys: list) -> list:
     """A band's edge, or ``[]`` when it is the line itself: the flatten transform reads an
     empty column as nulls, which the band leaves out, so the line's numbers are not written

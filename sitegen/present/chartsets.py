@@ -32,11 +32,16 @@ def step_charts(series: Series, metrics: Mapping[str, Stats], timing: Timing) ->
     statistics, timing tree): reward, step time, the timing stack, the policy charts. Apart,
     so that a run of one job takes its job page's (``PageFiles``) instead of drawing them."""
     step_lines = {STEP_TIME: "step time (s)", gen_wait_key(series): "generation wait (s)"}
+    policy = policy_keys(metrics)  # a line chart of each policy-health metric the page has
     return {
         "reward": charts.progression(series, reward_names(metrics)),
         "step_time": charts.lines(series, step_lines, y_title="seconds"),
         "timing_stack": timing_stack(series, timing),
-        **policy_charts(series, metrics),
+        **{
+            chart: charts.lines(series, {policy[chart]: label}, y_title=label)
+            for chart, label in POLICY_CHARTS
+            if chart in policy
+        },
     }
 
 
@@ -118,16 +123,6 @@ def policy_keys(metrics: Iterable[str]) -> dict[str, str]:
         "policy_clip_ratio": next((n for n in names if CLIP_RATIO_RE.match(n)), None),
     }
     return {chart: key for chart, key in picks.items() if key is not None}
-
-
-def policy_charts(series: Series, metrics: Mapping[str, Stats]) -> Charts:
-    """A line chart of each policy-health metric a page has (:func:`policy_keys`)."""
-    keys = policy_keys(metrics)
-    return {
-        chart: charts.lines(series, {keys[chart]: label}, y_title=label)
-        for chart, label in POLICY_CHARTS
-        if chart in keys
-    }
 
 
 # What each policy chart's caption says the metric shows (after its name and key).

@@ -12,29 +12,21 @@ from sitegen.model.vocabulary import is_finite
 from sitegen.pages.sections import Series
 
 
-class _SafeWriter:
-    """A CSV writer that neutralises every cell a spreadsheet would run as a formula.
-
-    Every row goes through it, headers included, so no column is forgotten
-    (CSV injection: ``=HYPERLINK(…)`` in a metric name or an exception type).
-    """
-
-    def __init__(self, buf: io.StringIO) -> None:
-        self._buf = buf
-        self._w = csv.writer(buf, lineterminator="\n")
-
-    def writerow(self, cells: Iterable[object]) -> None:
-        self._w.writerow([csv_safe(c) for c in cells])
-
-    def writecolumns(self, columns: list[list[object]]) -> None:
-        """Rows given column by column (all as long), each cell safe and None blank: a column
-        at a time keeps the per-cell work in C rather than in a Python call per cell."""
-        text = _unquoted_rows(columns)
-        if text is not None:
-            self._buf.write(text)
-            return
+def _csv(header: Iterable[object], columns: list[list[object]]) -> str:
+    """A CSV file of ``header`` and the rows given column by column (all as long), None blank
+    and every cell a spreadsheet would run as a formula neutralised, headers too, so no
+    column is forgotten (CSV injection: ``=HYPERLINK(…)`` in a metric name or an exception
+    type). A column at a time keeps the per-cell work in C rather than a Python call a cell."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([csv_safe(c) for c in header])
+    text = _unquoted_rows(columns)
+    if text is not None:
+        buf.write(text)
+    else:
         cells = [_cells(c) for c in columns]
-        self._w.writerows(zip(*cells, strict=True) if cells else ())
+        w.writerows(zip(*cells, strict=True) if cells else ())
+    return buf.getvalue()
 
 
 def _cells(values: list[object]) -> list[object]:
@@ -122,16 +114,11 @@ def series_csv(series: Series) -> str:
     """``steps.csv``: one column per metric, one row per step, blank where not logged, and
     ``nan``, ``inf``, ``-inf`` where the value logged was one (pandas and numpy read them
     back as those floats): a diverged loss is not a missing one."""
-    buf = io.StringIO()
-    w = _SafeWriter(buf)
-    names = list(series)
-    w.writerow(names)
     n = len(series.get("step", []))
-    cols = [series[k][:n] for k in names]
+    cols = [series[k][:n] for k in series]
     if any(len(c) != n for c in cols):
         raise IndexError(f"a series column is shorter than its {n} steps")
-    w.writecolumns(cols)
-    return buf.getvalue()
+    return _csv(series, cols)
 
 
 TRIAL_COLUMNS = (
@@ -150,11 +137,9 @@ TRIAL_COLUMNS = (
 
 def trials_csv(trials: TrialSet) -> str:
     """``trials.csv``: one row per training trial."""
-    buf = io.StringIO()
-    w = _SafeWriter(buf)
-    w.writerow(TRIAL_COLUMNS)
     rs = trials.results
-    w.writecolumns(
+    return _csv(
+        TRIAL_COLUMNS,
         [
             [r.name for r in rs],
             [r.task for r in rs],
@@ -167,9 +152,8 @@ def trials_csv(trials: TrialSet) -> str:
             [r.input_tokens for r in rs],
             [r.output_tokens for r in rs],
             [r.duration_s for r in rs],
-        ]
+        ],
     )
-    return buf.getvalue()
 
 
 def _outcome(reward: float | None) -> str:

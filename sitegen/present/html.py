@@ -7,6 +7,7 @@ number comes from a page object (:mod:`sitegen.pages.objects`).
 from __future__ import annotations
 
 import functools
+import operator
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -22,7 +23,6 @@ from sitegen.jsonio import dumps, script_json
 from sitegen.model.parsed import TrialSet
 from sitegen.pages.forkmap import fork_map
 from sitegen.pages.kept import JobEntry, RunEntry
-from sitegen.pages.make import compare_page
 from sitegen.pages.objects import ComparePage, IndexPage, JobPage, RunPage
 from sitegen.present import cards, charts, listing, transcripts
 from sitegen.present.assets import package_dir
@@ -57,10 +57,6 @@ if TYPE_CHECKING:
     from sitegen.write.site import SiteWriter
 
 
-def _call(make: Callable[[], Files]) -> Files:
-    return make()
-
-
 # A page's files made ahead (Renderer.premake), with the arguments they were made with.
 Premade = tuple[tuple, Files]
 # Whether a page may stay as the last build wrote it: (its key, what it shows, its files) ->
@@ -70,37 +66,11 @@ CarryOver = Callable[[str, tuple, list[str]], bool]
 ShowsTheSame = Callable[[str, tuple], bool]
 
 
-def _never(*_: object) -> bool:
-    return False
-
-
-def _job_args(
-    page: JobPage, run: RunPage | None, trials: TrialSet | None, card: Card | None
-) -> tuple:
-    """What a job page's files depend on besides the page as it was analysed (and its run's
-    page, by id): whether its bulk data was left out of the site since (write/budget.py)."""
-    return (
-        "job",
-        run.id if run else None,
-        trials is not None,
-        card is not None,
-        page.left_out,
-        run.left_out if run else None,
-    )
-
-
 def _job_shows(page: JobPage, run: RunPage | None, trials: TrialSet | None) -> tuple:
     """What a job page shows, its signature's parts: the page, what it shows of its run."""
     shown_of_run = ("id", "url", "jobs", "trials", "trial_success_rate")
     run_part = {f: getattr(run, f) for f in shown_of_run} if run else None
     return (page, run_part, trials is not None)
-
-
-def _run_args(
-    page: RunPage, trials: TrialSet | None, owner: str | None, image: str | None, card: Card | None
-) -> tuple:
-    """What a run page's files depend on besides the page (as :func:`_job_args`)."""
-    return ("run", trials is not None, owner, image, card is not None, page.left_out)
 
 
 class Renderer:
@@ -115,10 +85,10 @@ class Renderer:
         self,
         opts: BuildOptions,
         writer: SiteWriter,
-        cache_dir: Path | None = None,
-        carry_over: CarryOver = _never,
-        shows_the_same: ShowsTheSame = _never,
-        static_kept: bool = False,
+        cache_dir: Path | None,
+        carry_over: CarryOver,
+        shows_the_same: ShowsTheSame,
+        static_kept: bool,
     ) -> None:
         self.opts = opts
         self.writer = writer
@@ -133,7 +103,7 @@ class Renderer:
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
-            # compiled templates kept beside the output: a rebuild skips compiling them
+            # compiled templates kept in the user's cache: a rebuild skips compiling them
             bytecode_cache=jinja2.FileSystemBytecodeCache(str(cache_dir)) if cache_dir else None,
         )
         self.env.filters.update(
@@ -215,13 +185,13 @@ class Renderer:
         run_pages: list[tuple[RunPage | RunEntry, TrialSet | None]],
         job_pages: list[tuple[JobPage | JobEntry, TrialSet | None]],
         warnings: list[BuildWarning],
-        task_tables: Mapping[str, TaskAnalysis] | None = None,
-        compare: ComparePage | None = None,
+        task_tables: Mapping[str, TaskAnalysis],
+        compare: ComparePage,
     ) -> None:
         """Write every file of the site; pages come with the trial set they own (for CSVs)
         and, by page url, their full per-task tables (written beside the page). A page
         carried over with its run (not a :class:`JobPage` or :class:`RunPage`) is only counted."""
-        self.files.task_tables = task_tables or {}
+        self.files.task_tables = task_tables
         # kept as they are when the package's and still as written (copying reads ~0.9 MB)
         if not (self.static_kept and self.writer.carry_over(["static/"])):
             copy_static(self.writer, self.opts.transcripts_wanted() > 0)
@@ -258,17 +228,12 @@ class Renderer:
         # (forkmap.py), all written in page order.
         processes = self.opts.workers or os.cpu_count() or 1
         later, self.later = self.later, None
-        made = iter(fork_map(_call, [m for m in later if callable(m)], processes))
+        made = iter(fork_map(operator.call, [m for m in later if callable(m)], processes))
         for m in later:
             for rel, data in next(made) if callable(m) else m:
                 self.writer.write(rel, content(data))
         self.premade = {}
         self.index(index, warnings)
-        if compare is None:  # (a build passes its own: with kept pages, this needs every page)
-            compare = compare_page(
-                [p for p, _ in run_pages if isinstance(p, RunPage)],
-                [p for p, _ in job_pages if isinstance(p, JobPage)],
-            )
         self.compare(compare, index)
         self.writer.write(".nojekyll", "")
         # GitHub Pages serves 404.html at any depth: only an absolute root works there.
@@ -328,20 +293,36 @@ class Renderer:
             return True
         return False
 
+    def _job_parts(
+        self, page: JobPage, run: RunPage | None, trials: TrialSet | None
+    ) -> tuple[tuple, tuple]:
+        """What a job page's files depend on besides the page as it was analysed (its run's
+        page by id; whether bulk data was left out of the site since: write/budget.py), and
+        the arguments that make them (:meth:`PageFiles.job`)."""
+        card = self.card(page, f"Job {page.id}")
+        left_out = (page.left_out, run.left_out if run else None)
+        args = ("job", run.id if run else None, trials is not None, card is not None, *left_out)
+        return args, (page, run, trials, card)
+
+    def _run_parts(
+        self, page: RunPage, trials: TrialSet | None, owner: str | None, job_card: str | None
+    ) -> tuple[tuple, tuple]:
+        """The same for a run page (:meth:`PageFiles.run`), which shows its one job's card
+        (``job_card``) or its own."""
+        card = None if job_card else self.card(page, f"Run {page.id}")
+        image = job_card or card_address(card)
+        args = ("run", trials is not None, owner, image, card is not None, page.left_out)
+        return args, (page, trials, owner, image, card)
+
     def job(self, page: JobPage, run: RunPage | None, trials: TrialSet | None) -> None:
         rel = page.url
         if self._unchanged(f"job:{page.id}", _job_shows(page, run, trials), [rel, page.data]):
             return
-        card = self.card(page, f"Job {page.id}")
-        made = self._take_premade(rel, _job_args(page, run, trials, card))
-        self._make(rel, made or functools.partial(self.files.job, page, run, trials, card))
+        args, parts = self._job_parts(page, run, trials)
+        self._make(rel, self._take_premade(rel, args) or functools.partial(self.files.job, *parts))
 
     def run(
-        self,
-        page: RunPage,
-        trials: TrialSet | None,
-        trials_owner: str | None = None,
-        job_card: str | None = None,
+        self, page: RunPage, trials: TrialSet | None, trials_owner: str | None, job_card: str | None
     ) -> None:
         """A run page; ``trials_owner``: the url of the job whose trials table is the run's;
         ``job_card``: the site path (``/jobs/…/card.png?v=…``) of the card it shares with its
@@ -351,12 +332,8 @@ class Renderer:
             f"run:{page.id}", (page, trials is not None, trials_owner, job_card), [rel, page.data]
         ):
             return
-        card = None if job_card else self.card(page, f"Run {page.id}")
-        image = job_card or card_address(card)
-        made = self._take_premade(rel, _run_args(page, trials, trials_owner, image, card))
-        self._make(
-            rel, made or functools.partial(self.files.run, page, trials, trials_owner, image, card)
-        )
+        args, parts = self._run_parts(page, trials, trials_owner, job_card)
+        self._make(rel, self._take_premade(rel, args) or functools.partial(self.files.run, *parts))
 
     def premake(
         self,
@@ -378,18 +355,14 @@ class Renderer:
             # (carried over by job()), so it is not made ahead for nothing
             if self.shows_the_same(f"job:{page.id}", _job_shows(page, run, own)):
                 continue
-            card = self.card(page, f"Job {page.id}")
-            out[page.url] = (_job_args(page, run, own, card), files.job(page, run, own, card))
+            args, parts = self._job_parts(page, run, own)
+            out[page.url] = (args, files.job(*parts))
         # as _site: the run's trials shown by the job that owns the same set, and a run of one
         # job shows that job's card
         owner = next((p.url for p, own in jobs if own is not None and own is trials), None)
         job_card = self.job_card(run, jobs[0][0].url) if len(jobs) == 1 else None
-        card = None if job_card else self.card(run, f"Run {run.id}")
-        image = job_card or card_address(card)
-        out[run.url] = (
-            _run_args(run, trials, owner, image, card),
-            files.run(run, trials, owner, image, card),
-        )
+        args, parts = self._run_parts(run, trials, owner, job_card)
+        out[run.url] = (args, files.run(*parts))
         return out
 
     def _take_premade(self, rel: str, args: tuple) -> Files | None:

@@ -21,14 +21,13 @@ MAX_BARS = 50  # the per-step anatomy chart bins longer runs
 
 
 def task_heatmap(
-    t: TasksSection | None, links: dict[str, list[tuple[int | None, str]]] | None = None
+    t: TasksSection | None, links: dict[str, list[tuple[int | None, str]]]
 ) -> dict | None:
     """Success rate per task and step (bin), rows sorted by when a task was first solved.
     ``links`` (:func:`~sitegen.present.transcripts.heatmap_links`): a cell opens a sampled
     transcript of one of its bin's steps, else the task's first."""
     if t is None or not t.heatmap:
         return None
-    links = links or {}
     width = t.heatmap_bin_steps
 
     def href(task: str, step: int) -> str | None:
@@ -128,7 +127,7 @@ def output_tokens_steps(r: RolloutAnalysis | None) -> dict | None:
 def insight_charts(
     tasks: TasksSection | None,
     rollouts: RolloutAnalysis | None,
-    links: dict[str, list[tuple[int | None, str]]] | None = None,
+    links: dict[str, list[tuple[int | None, str]]],
 ) -> dict:
     """The insight charts of a job or run page, by name (None: nothing to draw); ``links``:
     the page's transcripts by task (the heatmap's cells open them)."""

@@ -291,11 +291,8 @@ def picker_chains(index: IndexPage) -> list[tuple[str, list[str]]]:
 def compare_items(
     items: Sequence[CompareItem], chains: Sequence[tuple[str, Sequence[str]]] = ()
 ) -> dict:
-    """``compare/items.js``'s value, column-wise (docs/data.md): ``rows`` follow ``columns``,
-    ``cells`` ``cell_columns``, a finding ``finding_columns``, and a config holds for each
-    of ``config_keys`` the index of its value in ``config_values`` (``null``: not set). A row
-    ``[kind, id, url, i]`` is an item equal to row ``i`` but for those three. ``groups``: per
-    run of ``chains`` (:func:`picker_chains`), its row's index, then its jobs'."""
+    """``compare/items.js``'s value, column-wise as docs/data.md describes it; ``groups``
+    follow ``chains`` (:func:`picker_chains`)."""
     keys = sorted({k for it in items for k in it.config})
     # each key's values once: most differ between a few settings (a model, a learning rate)
     values: dict[str, dict[str, int]] = {k: {} for k in keys}
@@ -334,27 +331,3 @@ def compare_items(
         "rows": rows,
         "groups": groups,
     }
-
-
-def decode_compare_items(value: dict) -> list[dict]:
-    """``compare/items.js``'s value back to one dict per item (what ``site.js``'s
-    ``compareItems`` does in the browser): for readers of the file and the tests."""
-    cols = value["columns"]
-    out = []
-    for row in value["rows"]:
-        src = value["rows"][row[3]] if len(row) == 4 else row
-        it = dict(zip(cols, src, strict=True))
-        it.update(kind=row[0], id=row[1], url=row[2])
-        it["cells"] = dict(zip(value["cell_columns"], it["cells"], strict=True))
-        it["findings"] = [
-            dict(zip(value["finding_columns"], f, strict=True)) for f in it["findings"]
-        ]
-        it["config"] = {
-            k: vals[i]
-            for k, vals, i in zip(
-                value["config_keys"], value["config_values"], it["config"], strict=True
-            )
-            if i is not None
-        }
-        out.append(it)
-    return out

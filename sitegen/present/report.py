@@ -1,7 +1,5 @@
-"""``report.md``: the old script's report layout for one job, numbers corrected
-(docs/formats.md §7): the reward row is the step mean (not a "final" reward), timers are a
-tree (children not added to their parents), batch lines go to the step they preceded,
-negative rewards are failures, and vLLM figures are means over every engine's lines.
+"""``report.md``: one job's figures as Markdown tables, in the layout of the script it
+replaces, with the numbers that script got wrong corrected (docs/formats.md §7).
 """
 
 from __future__ import annotations

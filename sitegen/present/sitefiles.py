@@ -17,13 +17,13 @@ if TYPE_CHECKING:
 TRANSCRIPT_SCRIPT = "transcript.js"
 
 
-def copy_static(writer: SiteWriter, transcripts: bool = True) -> None:
+def copy_static(writer: SiteWriter, transcripts: bool) -> None:
     """Copy the package's ``static/`` folder (CSS, JS, vendored Vega) into the site; its
     transcript script only when the site has ``transcripts``."""
     root = package_dir("static")
     for path in sorted(root.rglob("*")):
         if path.is_file() and (transcripts or path.name != TRANSCRIPT_SCRIPT):
-            writer.copy("static/" + path.relative_to(root).as_posix(), path)
+            writer.write("static/" + path.relative_to(root).as_posix(), path.read_bytes())
 
 
 def sitemap_xml(base_url: str, urls: Iterable[str]) -> str:

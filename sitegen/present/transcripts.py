@@ -143,9 +143,6 @@ def heatmap_links(page: Any) -> dict[str, list[tuple[int | None, str]]]:
 _AS_TRIAL = ("task", "reward", "exception", "turns", "input_tokens", "output_tokens", "duration_s",
              "env_setup_s", "agent_setup_s", "agent_exec_s", "verifier_s")  # fmt: skip
 
-# A forgotten task's picks, the one that shows the forgetting first.
-_FORGOTTEN = (FORGOTTEN_AFTER, FORGOTTEN_LAST)
-
 
 def finding_links(page: Any, prefix: str) -> dict[str, str]:
     """By finding id, the href of a sampled transcript that shows what it found: a trial at
@@ -161,7 +158,8 @@ def finding_links(page: Any, prefix: str) -> dict[str, str]:
         if f.id in EVIDENCE:
             wanted = [(None, EVIDENCE[f.id][0].format(step=s)) for s in f.steps]
         elif f.id == "task_forgotten" and f.tasks:
-            wanted = [(f.tasks[0], why) for why in _FORGOTTEN]
+            # first the pick that shows the forgetting
+            wanted = [(f.tasks[0], why) for why in (FORGOTTEN_AFTER, FORGOTTEN_LAST)]
         e = next(
             (
                 e
@@ -212,11 +210,11 @@ class TranscriptMaker:
         out: Path,
         signature: str,
         secrets: Mapping[str, str],
-        left_out: set[str] | None = None,
+        left_out: set[str],
     ) -> None:
         self.archive = archive
         self.out = out
-        self.left_out = left_out if left_out is not None else set()
+        self.left_out = left_out
         self.shared_of: dict[str, set[str]] = {}  # by transcripts folder (finish)
         self.disc = disc
         self.wanted = wanted

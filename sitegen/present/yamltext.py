@@ -1,11 +1,10 @@
 """A config dump shown as YAML: plain block YAML of JSON-like values, without PyYAML.
 
-Importing PyYAML and its pure-Python emitter are a share of a one-page rebuild, and its C
-emitter writes other bytes. The values are what :func:`sitegen.read.configdump.plain`
-leaves (dicts, lists, text, numbers, booleans, None, dates), so a small emitter does:
-scalars plain where YAML reads them back as the same text, else double-quoted (a JSON
-string is a valid YAML one). ``tests/present/test_yamltext.py`` holds
-``yaml.safe_load(to_yaml(v)) == v`` over generated values.
+PyYAML is slow to import and emit, and its C emitter writes other bytes (docs/benchmarks.md).
+The values are what :func:`sitegen.read.configdump.plain` leaves (dicts, lists, text,
+numbers, booleans, None, dates), so a small emitter does: scalars plain where YAML reads
+them back as the same text, else double-quoted (a JSON string is a valid YAML one).
+``tests/present/test_yamltext.py`` holds ``yaml.safe_load(to_yaml(v)) == v``.
 """
 
 from __future__ import annotations

@@ -125,7 +125,8 @@ def plan(
     pages: set[str] = set()
     essential = 0.0
     for rel, rec in previous.items():
-        page = _page_of(rel)
+        parts = rel.split("/", 2)  # the job or run page folder it lies in (jobs/ID/), or ""
+        page = f"{parts[0]}/{parts[1]}/" if len(parts) == 3 and parts[0] in ("jobs", "runs") else ""
         if page:
             pages.add(page)
         o = by_page.get(page)
@@ -142,12 +143,6 @@ def plan(
         for o in all_owners
     }
     return _left_out(all_owners, sizes, budget - essential)
-
-
-def _page_of(rel: str) -> str:
-    """The job or run page folder a site file lies in (``jobs/ID/``), or ""."""
-    parts = rel.split("/", 2)
-    return f"{parts[0]}/{parts[1]}/" if len(parts) == 3 and parts[0] in ("jobs", "runs") else ""
 
 
 def _left_out(all_owners: list[Owner], sizes: Mapping[str, int], room: float) -> set[str]:
@@ -203,29 +198,6 @@ def fit(
     return more, files
 
 
-def note(budget: int) -> str:
-    """What a page whose bulk data was left out says (its what, why and how to get it)."""
-    return (
-        f"the trial table, full task table and sampled transcripts of these trials are not in "
-        f"this site: it keeps to its budget of {mb(budget)} (site_budget), holding the pages, "
-        "charts and data of every job first, then bulk data newest job first. Build the "
-        "archive locally (sitegen build ARCHIVE) or raise site_budget to see them."
-    )
-
-
-def summary(left_out: Iterable[Owner], budget: int) -> str | None:
-    """The build summary's line about the jobs whose bulk data was left out."""
-    names = [o.label for o in sorted(left_out, key=lambda o: o.newest)]
-    if not names:
-        return None
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    return (
-        f"site budget {mb(budget)}: the trial and task tables and transcripts of "
-        f"{len(names)} {'job' if len(names) == 1 else 'jobs'} left out, newest first: {shown} "
-        "(each page says so; build locally or raise site_budget to see them)"
-    )
-
-
 RECORD = "data/site-budget.json"  # what the budget did: the next build weighs left-out jobs by it
 _KEY_PART = "#budget="
 
@@ -264,18 +236,24 @@ class SiteBudget:
         return key.split(_KEY_PART)[0] + _KEY_PART + ",".join(sorted(pages & self.pages))
 
     def mark(self, pages: PageLists) -> None:
-        """Each page made now that leaves its bulk data out says so."""
+        """Each page made now (not one kept) that leaves its bulk data out says what, why and
+        how to see it."""
         from sitegen.pages.objects import JobPage, RunPage
 
-        why, out = note(self.budget), self.pages
-        pages.jobs = [
-            (replace(p, left_out=why) if isinstance(p, JobPage) and p.url in out else p, t)
-            for p, t in pages.jobs
-        ]
-        pages.runs = [
-            (replace(p, left_out=why) if isinstance(p, RunPage) and p.url in out else p, t)
-            for p, t in pages.runs
-        ]
+        why = (
+            f"the trial table, full task table and sampled transcripts of these trials are not "
+            f"in this site: it keeps to its budget of {mb(self.budget)} (site_budget), holding "
+            "the pages, charts and data of every job first, then bulk data newest job first. "
+            "Build the archive locally (sitegen build ARCHIVE) or raise site_budget to see them."
+        )
+        out = self.pages
+
+        def marked(p: Any) -> Any:
+            made = isinstance(p, JobPage | RunPage)
+            return replace(p, left_out=why) if made and p.url in out else p
+
+        pages.jobs = [(marked(p), t) for p, t in pages.jobs]
+        pages.runs = [(marked(p), t) for p, t in pages.runs]
 
     def fit(
         self,
@@ -325,7 +303,16 @@ class SiteBudget:
         return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
 
     def summary(self) -> str | None:
-        return summary((o for o in self.owners if o.url in self.left_out), self.budget)
+        """The build summary's line about the jobs whose bulk data was left out."""
+        names = [o.label for o in self.owners if o.url in self.left_out]  # (newest first)
+        if not names:
+            return None
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        return (
+            f"site budget {mb(self.budget)}: the trial and task tables and transcripts of "
+            f"{len(names)} {'job' if len(names) == 1 else 'jobs'} left out, newest first: {shown} "
+            "(each page says so; build locally or raise site_budget to see them)"
+        )
 
 
 def _record(out: Path, previous: Mapping[str, FileRecord]) -> dict[str, int]:

@@ -220,10 +220,6 @@ class SiteWriter:
         """The bytes of the manifest that lists this build's files (written when it publishes)."""
         return len(_manifest_bytes(self.sizes))
 
-    def copy(self, rel: str, src: Path) -> None:
-        """Add a copy of ``src`` (a static asset)."""
-        self.write(rel, src.read_bytes())
-
     def _same_as_published(self, rel: str, size: int, data) -> bool:
         """Whether the site already holds exactly this file: then it is left as it is, its
         mtime kept (a user's file holding exactly that, an empty ``.nojekyll``, is taken over)."""
@@ -300,7 +296,9 @@ class SiteWriter:
             # Every internal link resolves at every instant: each new page is a placeholder
             # first, files move in before the pages linking to them, the listings last; pages
             # no longer made become placeholders (they may link to each other), then go.
-            for rel in sorted(r for r in self.staged if _is_page(r) and not self._exists(r)):
+            for rel in sorted(
+                r for r in self.staged if _is_page(r) and not os.path.lexists(self.out / r)
+            ):
                 self._move_in(rel, self._placeholder(rel))
             for rel in sorted(self.staged, key=move_order):
                 self._move_in(rel)
@@ -343,9 +341,6 @@ class SiteWriter:
                 f"{self.out} holds files sitegen did not make that the site would overwrite: "
                 f"{', '.join(map(printable, clashes))} (move them away, or choose another -o folder)"
             )
-
-    def _exists(self, rel: str) -> bool:
-        return os.path.lexists(self.out / rel)
 
     def _placeholder(self, rel: str) -> Path:
         """A page with no link, in the staging folder, to stand at ``rel`` until its own comes."""

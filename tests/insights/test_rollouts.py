@@ -3,8 +3,8 @@ from msgspec.structs import replace
 
 from sitegen.insights.attribution import attribute
 from sitegen.insights.rollouts import analyse_rollouts
-from sitegen.present import charts
 from tests.insights.helpers import T0, blocks, trial
+from tests.present.helpers import rows
 
 
 def test_components_per_trial_and_step():
@@ -89,7 +89,7 @@ def test_per_step_chart_bins_long_runs_by_trial_weighted_means():
     ts = [trial("a", s, stages=(float(s), 0, 0, 0)) for s in range(1, n + 1)]
     ts.append(trial("a", 2, stages=(8.0, 0, 0, 0)))  # step 2 weighs twice
     spec = rollout_steps(analyse_rollouts(ts, attribute(ts, bs, T0)))
-    env = [r for r in charts.rows(spec) if r["part"] == "environment setup"]
+    env = [r for r in rows(spec) if r["part"] == "environment setup"]
     assert len(env) == 34 <= MAX_BARS and env[0]["x"] == 1 and env[1]["x"] == 4  # 101 steps / 3
     assert env[0]["value"] == pytest.approx((1 + 2 + 8 + 3) / 4)
     assert "bins of 3" in str(spec)

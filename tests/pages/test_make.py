@@ -12,7 +12,7 @@ from sitegen.analyse.curves import downsample, smooth
 from sitegen.errors import BuildWarning
 from sitegen.jsonio import dumps
 from sitegen.model.vocabulary import REWARD, STEP_TIME, TOKENS
-from sitegen.pages.make import COMPARE_POINTS, compare_page, series_curves, spark
+from sitegen.pages.make import COMPARE_POINTS, compare_item, compare_page_of, series_curves, spark
 from sitegen.pages.objects import IndexPage, JobRow
 from sitegen.pages.sections import Headline, Stats, Timing
 from tests.conftest import schema
@@ -106,7 +106,10 @@ def test_spark_keeps_short_series_and_buckets_long_ones():
 def test_compare_page_items(job_pages, run_pages):
     runs = list(run_pages.values())
     jobs = list(job_pages.values())
-    cmp = compare_page(runs, jobs)
+    cmp = compare_page_of(
+        [(compare_item("run", r), None) for r in runs]
+        + [(compare_item("job", j), None) for j in jobs]
+    )
     assert [(i.kind, i.id) for i in cmp.items] == [("run", r.id) for r in runs] + [
         ("job", j.id) for j in jobs
     ]

@@ -8,6 +8,7 @@ import pytest
 from sitegen.analyse.curves import downsample
 from sitegen.present import charts, shapes
 from tests.conftest import whole_axes
+from tests.present.helpers import rows
 
 SKELETONS = Path(charts.__file__).parent / "skeletons"
 
@@ -44,7 +45,7 @@ def test_specs_are_validated_and_data_inlined():
             }
         ]
     }
-    assert charts.rows(spec) == [
+    assert rows(spec) == [
         {"metric": "metric", "x": x, "y": float(x), "lo": None, "hi": None} for x in (1, 2, 3)
     ]
     shapes.validate(spec)
@@ -120,7 +121,7 @@ def test_band_from_per_point_ranges():
         x="minute",
         bands={"m": ("lo", "hi")},
     )
-    assert [(r["lo"], r["y"], r["hi"]) for r in charts.rows(spec)] == [
+    assert [(r["lo"], r["y"], r["hi"]) for r in rows(spec)] == [
         (1.0, 5.0, 9.0),
         (2.0, 6.0, 10.0),
         (3.0, 7.0, 11.0),
@@ -138,7 +139,7 @@ def test_values_that_look_like_holes_stay_as_they_are():
     assert spec is not None
     enc = spec["encoding"]
     assert enc["x"]["title"] == "${y}" and enc["y"]["title"] == "${x_title}"
-    assert charts.rows(spec) == [{"part": "${y_title}", "x": 1, "value": 2.0}]
+    assert rows(spec) == [{"part": "${y_title}", "x": 1, "value": 2.0}]
 
 
 def test_a_logged_nan_breaks_the_line_and_a_missing_value_does_not():

@@ -10,13 +10,14 @@ import pytest
 from sitegen.model.vocabulary import REWARD, STEP_TIME
 from sitegen.present import charts
 from sitegen.present.chartsets import job_charts, run_charts, timing_stack, trial_charts
+from tests.present.helpers import rows
 
 JOB = "exp-async.async-run_561773"
 
 
 def _values(spec: dict) -> list[dict]:
     """Every data row of a spec (its layers' data too)."""
-    return charts.rows(spec)
+    return rows(spec)
 
 
 def test_job_charts_follow_what_the_log_has(job_pages):

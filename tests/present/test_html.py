@@ -14,10 +14,9 @@ import pytest
 
 from sitegen.jsonio import script_json
 from sitegen.model.vocabulary import REWARD
-from sitegen.present import charts
 from sitegen.present.formatting import fmt_score
-from sitegen.present.listing import decode_compare_items
 from tests.conftest import BASE_URL, JOB_SECTIONS, column_in_one_unit, load, page_specs
+from tests.present.helpers import decode_compare_items, rows
 
 
 class Meta(HTMLParser):
@@ -177,7 +176,7 @@ def test_eval_metrics_shown(site, index):
         12,
     ]  # every 4th step (synth's eval interval for 12 steps)
     spec = page_specs(site / job["url"] / "index.html")["eval"]
-    assert {r["x"] for r in charts.rows(spec)} == {8, 12}
+    assert {r["x"] for r in rows(spec)} == {8, 12}
     assert 'id="eval"' in (site / job["url"] / "index.html").read_text()
 
 

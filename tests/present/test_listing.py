@@ -10,7 +10,6 @@ from sitegen.present import listing
 from sitegen.present.formatting import dur_unit, fmt_dur_in, fmt_num, fmt_pct, fmt_score
 from sitegen.present.listing import (
     compare_items,
-    decode_compare_items,
     first_groups,
     listing_groups,
     listing_row,
@@ -19,6 +18,7 @@ from sitegen.present.listing import (
     step_time_unit,
 )
 from tests.conftest import column_in_one_unit
+from tests.present.helpers import decode_compare_items
 from tests.present.test_html import _script_data
 
 HEADLINE = list(Headline.__struct_fields__)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.present.listing import decode_compare_items
 from tests.conftest import made_once
+from tests.present.helpers import decode_compare_items
 from tests.scenarios.test_browser import CHROMIUM, Watched, _Quiet  # noqa: F401 - skips without chromium
 
 pytestmark = pytest.mark.browser

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.present.listing import decode_compare_items
 from sitegen.synth import plants as P
 from tests.conftest import schema
+from tests.present.helpers import decode_compare_items
 
 
 def _load(site: Path, rel: str) -> dict:

@@ -10,7 +10,7 @@ import pytest
 
 from sitegen.analyse import stats
 from sitegen.insights.paired import compare
-from sitegen.present.charts import rows
+from tests.present.helpers import rows
 
 
 def _load(site: Path, rel: str) -> dict:
