@@ -7,9 +7,8 @@ Two layouts, side by side at any depth:
 * **flat**: a directory with ``*.out``/``*.log`` files directly and its
   trials in ``trace_jobs/`` or ``trials/`` beside them.
 
-A ``.err`` beside a ``.out`` (or ``.log``) of the same stem is that job's stderr
-(``--output=x.out --error=x.err``), read with it as a stream of its own (first in
-:attr:`JobSource.infra_logs`); a ``.err`` alone is a job's log.
+A ``.err`` beside a ``.out`` (or ``.log``) of the same stem is that job's stderr, first in
+:attr:`JobSource.infra_logs` (docs/formats.md §1, "Split logs").
 
 Nothing is dropped silently: every folder below the root (an experiment's ``logs/``
 too) is a job, part of one, or reported as skipped with the reason. Directory links are
