@@ -45,7 +45,7 @@ _JOB_FILES = frozenset({"job.log"})  # a Harbor job folder's (beside its config,
 # TrialPaths.mkdir() makes both in each trial folder: a folder holding them is a trial's
 _TRIAL_DIRS = frozenset({"agent", "verifier"})
 _FOLDER_FILES = _TRIAL_FILES | _JOB_FILES
-# What Harbor writes in a trial's folder (harbor/models/trial/paths.py, lock.json first)
+# What Harbor writes in a trial's folder
 _CUT_SHORT = _TRIAL_ONLY | _IN_TRIAL | {"exception.txt", "steps"}
 _TOOL_DIRS = frozenset({"__pycache__", "node_modules"})  # (and hidden ones: _a_tools)
 
@@ -325,9 +325,8 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
-# What decode_files gives for each file: (size, mtime_ns, outcome), the file's fstat when it
-# was read; size -1 when the outcome is not kept for the next build (a file missing,
-# unreadable or too large is looked at again).
+# What decode_files gives for each file: (size, mtime_ns, outcome) from its fstat; size -1
+# when the outcome is not kept (a file missing, unreadable or too large is looked at again).
 Decoded = tuple[int, int, Outcome]
 DecodeMap = Callable[[list[tuple[str, str, bool]]], list[Decoded]]
 
@@ -387,15 +386,13 @@ class TrialPlan:
     col: _Collector
     plan: list[tuple[str, str, Any]]  # (rel path, trial folder, outcome or index into todo)
     todo: list[tuple[str, str, bool]]  # (rel path, trial name, is_eval): for decode_files
-    # What the listing found: every trial's result.json (rel path, in listing order) and the
-    # trial archives' names. The build's watch of the folder is made from it
-    # (sources.Sources.watch): the folder is listed once a build, not again at its end.
+    # What the listing found (every trial's result.json, the trial archives): the build's
+    # watch of the folder is made from it, so the folder is listed once a build.
     files: list[str] = field(default_factory=list)
     tars: list[str] = field(default_factory=list)
     unlisted: str | None = None  # why the folder could not be listed
-    # The folders below it walked for a Harbor job's trials, not a trial's own, and an eval
-    # session's own folders looked into to tell them from trials (path in the archive, mtime
-    # before their listing): watched as the trials folder itself is.
+    # The folders walked for a Harbor job's trials and an eval session's own looked into
+    # (path in the archive, mtime before their listing): watched as the trials folder is.
     dirs: list[tuple[str, int]] = field(default_factory=list)
 
     def finish(
@@ -626,8 +623,8 @@ def plan_trials(
     col = _Collector(rel, known, redactor or Redactor())
     plan: list[tuple[str, str, Any]] = []  # (rel path, trial folder, outcome or index into todo)
     todo: list[tuple[str, str, bool]] = []
-    # Paths by concatenation: the same strings os.path.join makes (``sub`` is relative, the
-    # prefixes end with their separator), at a fraction of its cost over many trials.
+    # Paths by concatenation (``sub`` is relative, the prefixes end with their separator):
+    # the strings os.path.join makes, at a fraction of its cost.
     in_archive = f"{rel}/" if rel != "." else ""
     on_disk = os.path.join(root, "")
     known = col.known
