@@ -225,8 +225,9 @@ class _Walker:
             return []
         files, dirs = scanned
         if node.parent is not None and any(f.name in self.markers for f in files):
-            # A site or a build cache sitegen wrote: passed over silently, marked reported so
-            # that a parent holding only it is not listed either.
+            # A site or a build cache sitegen wrote (a cache moved or renamed too): passed
+            # over silently, marked reported so that a parent holding only it is not listed
+            # either.
             node.reported = True
             return []
         trials: list[os.DirEntry] = []  # trials folders this folder's job reads
@@ -405,8 +406,9 @@ def drop_non_jobs(
 ) -> tuple[Discovery, frozenset[str]]:
     """``disc`` without the jobs whose log shows no sign of a training job
     (``ParsedLog.evidence``), each listed in ``skipped``, and the paths of those logs. A log
-    that could not be read (None) stays a job. A folder with trials whose every log is
-    dropped keeps its last job, without a log, so the trials are still shown.
+    that could not be read (None) stays a job. A folder or experiment with trials whose
+    every log is dropped keeps its last job, without a log, so the trials are still shown
+    (under the id that job had).
     """
     dropped = {
         j.id: log for j in disc.jobs if (log := logs.get(j.id)) is not None and not log.evidence
@@ -444,8 +446,8 @@ def discover(
     """Walk ``root`` and list its jobs, trials directories and skipped directories.
 
     Folders in ``exclude`` (the site being built) and folders holding a file named in
-    ``markers`` (a site or a cache sitegen wrote) are passed over silently; hidden folders
-    are reported as skipped. Paths go through ``redactor``.
+    ``markers`` (a site or a cache sitegen wrote, moved or renamed) are passed over
+    silently; hidden folders are reported as skipped. Paths go through ``redactor``.
     """
     if not root.exists():
         raise ArchiveError(f"archive not found: {root} (give the folder that holds your job logs)")

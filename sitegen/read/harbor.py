@@ -81,8 +81,10 @@ def read_whole(data: bytes, notes: Notes | None = None) -> dict:
 # A result.json is ~60 KB, nearly all chat history: simdjson builds Python objects only for
 # the fields below, which decode_fields reads exactly as orjson's whole dict. A file simdjson
 # would read otherwise goes the reference way (read_whole): what simdjson refuses (damaged
-# JSON, NaN, integers past 64 bits), a byte-order mark, a repeated key read from (simdjson
-# finds the first, orjson keeps the last), a container where a plain value is read.
+# JSON, NaN, integers past 64 bits), a byte-order mark (simdjson skips it, orjson refuses
+# it), a repeated key read from (simdjson finds the first, orjson keeps the last), a
+# container where a plain value is read, text that is not UTF-8. The small objects (Entire)
+# are taken whole by simdjson's as_dict, which gives what orjson gives for the same bytes.
 
 
 class Entire(dict):
@@ -136,7 +138,7 @@ class _Whole(Exception):
 
 def read_fields(data: bytes) -> dict | None:
     """The :data:`FIELDS` of a ``result.json`` as orjson would give them; ``None`` when the
-    file must be read whole instead (see above)."""
+    file must be read whole instead (see above). Never raises."""
     if data.startswith(_BOM):
         return None
     try:
@@ -307,7 +309,9 @@ _STEP_STAGES = ("agent_execution", "verifier")  # the stages a step of a multi-s
 
 def _insight_fields(obj: dict, agent: dict, start: datetime | None, steps: list[dict]) -> dict:
     """Start time, stage durations and cached tokens: the insights' inputs (docs/data.md). A
-    multi-step trial (docs/formats.md §6.5) leaves the top level null: the sum of its steps'."""
+    multi-step trial (docs/formats.md §6.5) times its agent and verifier, and counts its
+    cached tokens, on each step (the top level's stay null; its setups stay the trial's):
+    then these are the sums over its steps."""
     stages = {}
     for key, field_name in _STAGES:
         st = obj.get(key)

@@ -269,7 +269,8 @@ def _cr_breaks(
     Ray prefixes whole ``\n``-terminated lines; a tqdm bar redraws with ``\r`` inside
     one, so a record after a ``\r`` belongs to the same process (docs/formats.md §2).
     ``carried``: the start of a line begun in the previous chunk. A ``\r`` ending the
-    chunk may be half of a ``\r\n``: it becomes a plain break.
+    chunk may be half of a ``\r\n``: it becomes a plain break. A prefix is matched once per
+    physical line (the loop goes on after the line's end: linear in the chunk).
 
     ``pieces``, when given, gets ``(start, end, source start, kind)`` for each piece of
     the result that may hold breaks made of lone ``\r``: ``BARE``, the source with ``\r``
@@ -284,6 +285,8 @@ def _cr_breaks(
     not_lone = 1 if chunk[-1:] == b"\r" else 0
 
     def bulk(a: int, b: int, cr: bytes = b"\n", kind: int = BARE) -> None:
+        # chunk[a:b], each \r as cr, a piece of kind. A BARE piece may hold the chunk's last
+        # \r (counted in not_lone too): harmless, as the chunk's last \r is never asked about.
         nonlocal olen
         part = chunk[a:b].replace(b"\r", cr)
         if pieces is not None and a < b:

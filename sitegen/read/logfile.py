@@ -38,7 +38,8 @@ class LogState(msgspec.Struct, Generic[S], frozen=True):
     or what :func:`parse_log`'s ``snapshot`` made of it. ``tail`` and ``head`` stand for the
     bytes before ``offset`` and the file's first (:func:`window`: a digest, as the bytes can
     hold a secret), checked with ``size`` and ``mtime_ns`` to tell a file appended to from
-    one rewritten. ``errs``: the same for each ``.err`` of a split log.
+    one rewritten (a file of the same size with another mtime was rewritten in place).
+    ``errs``: the same for each ``.err`` of a split log.
     """
 
     offset: int

@@ -95,7 +95,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
 
     def read_engine_log(self, rel: str, fh) -> None:
         """Add the vLLM lines of an ``infra-*.log`` (docs/formats.md §5), not counted as the
-        log's lines."""
+        log's lines; nothing if reading fails."""
         sub = VllmAccumulator(rel, engine_log=True)
         for number, raw, _truncated in iter_raw_lines(fh):
             ln = split_line(number, raw)
@@ -135,7 +135,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
 
     def steady(self) -> bool:
         """No metrics dict open, the config dump behind us and the log known to be a job's:
-        only marker lines matter."""
+        only marker lines matter (before a sign of a job, every line may be one)."""
         return (
             not self.pending
             and self.config_lines is None
@@ -444,7 +444,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
             self._finish_config()
         if self.batch_pending.batches:
             # Batches after the last metrics dict belong to the step being generated: the one
-            # after the last step logged, the resume or the bar's last step (SkyRL counts from 1).
+            # after the boundary (the last step logged), else after last_done (the resume or
+            # the bar's last step), else the first (step 1: SkyRL counts from 1).
             after = self.boundary if self.boundary >= 0 else self.last_done or 0
             self._flush_batches(after + 1)
         self._text_flush()

@@ -93,9 +93,9 @@ SLURM_MEM_PEAK_RE = re.compile(
     rf"^{SLURMSTEPD} error: Exceeded (?:job|step) memory limit at some point"
 )
 # srun's report of its tasks' end (src/srun/launch.c, _task_finish; docs/formats.md §4.4),
-# a signal by glibc's strsignal name ("Stopped (tty input)"). Matched whole (fullmatch): a
-# copy inside other text (quoted, a dict's value: a quote, comma or brace after it) is no
-# task's end.
+# a signal by glibc's strsignal name (letters, digits, spaces, "/", "-": "I/O possible",
+# "Real-time signal N", "Stopped (tty input)"). Matched whole (fullmatch): a copy inside
+# other text (quoted, a dict's value: a quote, comma or brace after it) is no task's end.
 SRUN_ERROR = "srun: error: "
 SRUN_TASK_RE = re.compile(
     r"srun: error: \S+: (tasks? [0-9,\-\[\]]{1,200}): "
@@ -181,7 +181,9 @@ YAML_TOP_RE = re.compile(r"^[A-Za-z_][\w\-]*:(?: .*)?$")
 CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algorithm"})
 
 # A line holding none of these cannot carry anything we read (once the config dump is behind
-# us and no metrics dict is open): a loguru header (tqdm bars have " | " too, after a space).
+# us and no metrics dict is open): a loguru header (a time, maybe colour codes, then " | ";
+# tqdm bars have " | " too, but after a space), a vLLM engine line, the SLURM end line, vLLM
+# step lines (Markers.LITERALS).
 LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)* \| ")
 # Where a LOGURU_HINT may end: a " | " right after a digit, or after an "m" (a colour
 # code's end; then LOGURU_HINT itself is asked), found by the literals' automaton.

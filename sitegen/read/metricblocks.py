@@ -35,8 +35,9 @@ def flat_dict(text: str) -> dict | None:
     """``ast.literal_eval(text)`` for a flat dict of str keys to str/int/float, or None.
 
     A pformat metrics dict or an ``Exception breakdown``, read item by item with one regex:
-    the same keys, order and values. Anything else (a bare ``nan``, a nested value, a
-    backslash, a tab) gives None: ``literal_eval`` says what is wrong."""
+    the same keys, order and values (a repeated key keeps its first place and last value).
+    Anything else (a bare ``nan``, a nested value, a backslash, a tab) gives None:
+    ``literal_eval`` says what is wrong."""
     if text[:1] != "{":
         return None
     d: dict = {}
@@ -165,9 +166,10 @@ class MetricBlocks(ParserCore):
         """Take the run of an open dict's lines at ``block[pos:end]`` (line starts of a clean
         stretch) in one go, up to its ``}``: pformat lines with the Ray prefix of a process
         whose dict is open, holding no escape or ``]``, each of which would only append its
-        text (``_continue_block``). Declined (0 lines) when a line would close early, be
-        blank, or pass :data:`MAX_BLOCK_LINES`. Returns ``(lines taken, offset)``: after
-        them, or where a new try sees the same run."""
+        text (``_continue_block``). Declined (0 lines, nothing changed: _feed_clean feeds
+        the lines through ``feed_raw``) when a line would close early, be blank, or pass
+        :data:`MAX_BLOCK_LINES`. Returns ``(lines taken, offset)``: after them, or where a new
+        try sees the same run."""
         m = CR_PREFIX_RE.match(block, pos, end)
         # No prefix: the driver's own output (source ""); split_line leaves a line starting
         # with a space, a tab or "{" as it is (no header, time or prefix starts so).

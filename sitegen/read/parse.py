@@ -104,7 +104,8 @@ def read_all(
     reader: LogReader = read_log,
 ) -> Iterator[LogRead | FolderRead]:
     """Read ``logs`` (each with ``reader``, in the workers) and the trials ``folders``;
-    yield each :class:`FolderRead`, in the order of ``folders``, then each :class:`LogRead`.
+    yield each :class:`FolderRead`, in the order of ``folders``, then each :class:`LogRead`,
+    largest first (:func:`_log_work`; not the order given).
     ``known(folder)``: a folder's outcomes from an earlier read, so only the others are read.
     """
     redactor = Redactor(opts.redact_patterns)

@@ -122,8 +122,9 @@ class WorkerPool:
 
 class RayPool:
     """The same tasks on a Ray cluster (``--executor ray``); ``address``: an existing
-    cluster's, else a local instance is started for the build. The archive must be at the
-    same path on every node, and sitegen installed there."""
+    cluster's, else a local instance is started for the build. The results equal the local
+    pool's; the archive must be at the same path on every node, and sitegen installed
+    there."""
 
     def __init__(self, workers: int, address: str | None = None) -> None:
         try:

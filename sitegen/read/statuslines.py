@@ -198,9 +198,10 @@ class StatusLines(ParserCore):
             self.end_marker, self.end_detail = "failed", detail
 
     def _final_save(self, number: int) -> None:
-        """``Saved final checkpoint.``: the save just before it is the one after the loop,
-        named after the last step or the one after it: never before the last step known
-        done (a lost save line leaves an earlier checkpoint the latest: not the final)."""
+        """``Saved final checkpoint.``: the save just before it is the one after the loop
+        (docs/formats.md §4.3), named after the last step or the one after it: never before
+        the last step known done (a lost save line leaves an earlier checkpoint the latest:
+        not the final)."""
         latest = max(self.checkpoints, default=None)
         if latest is not None and (self.last_done is None or latest >= self.last_done):
             self.final_checkpoint = latest

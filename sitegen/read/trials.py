@@ -387,7 +387,8 @@ class TrialPlan:
     plan: list[tuple[str, str, Any]]  # (rel path, trial folder, outcome or index into todo)
     todo: list[tuple[str, str, bool]]  # (rel path, trial name, is_eval): for decode_files
     # What the listing found (every trial's result.json, the trial archives): the build's
-    # watch of the folder is made from it, so the folder is listed once a build.
+    # watch of the folder is made from it (sources.Sources.watch), so the folder is listed
+    # once a build.
     files: list[str] = field(default_factory=list)
     tars: list[str] = field(default_factory=list)
     unlisted: str | None = None  # why the folder could not be listed
@@ -432,8 +433,9 @@ class TrialPlan:
         """Whether the subfolder ``name`` (``frel``: its result.json's path), without its
         result.json, is a trial still running (or killed), told without a walk (thousands of
         running trials are not walked at every build): a trial.log; or a lock.json, or
-        agent/ and verifier/, with no job.log and no folder but a trial's. A folder of jobs
-        may look so too, so it is watched. Not config.json: a sweep's folder may hold one."""
+        agent/ and verifier/ (a Harbor job's folder holds those too), with no job.log and no
+        folder but a trial's. A folder of jobs may look so too, so it is watched. Not
+        config.json: Harbor writes it after the others, and a sweep's folder may hold one."""
         top = os.path.join(self.root, name, "")
         if os.path.exists(f"{top}trial.log"):
             return True
