@@ -209,7 +209,7 @@ def _list(root: Path, prefix: str) -> Listing:
     from sitegen.read.trials import list_trial_dirs, scan_trials_dir
 
     top, tars, _ = scan_trials_dir(str(root))
-    files = [f"{prefix}{sub}/result.json" for sub, _name, _is_eval in list_trial_dirs(root, top)]
+    files = [f"{prefix}{sub}/result.json" for sub, _name, _is_eval in list_trial_dirs(top)]
     return Listing(files, tars)
 
 

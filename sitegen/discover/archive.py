@@ -7,9 +7,8 @@ Two layouts, side by side at any depth:
 * **flat**: a directory with ``*.out``/``*.log`` files directly and its
   trials in ``trace_jobs/`` or ``trials/`` beside them.
 
-A ``.err`` beside a ``.out`` (or ``.log``) of the same stem is that job's stderr
-(``--output=x.out --error=x.err``), read with it as a stream of its own (first in
-:attr:`JobSource.infra_logs`); a ``.err`` alone is a job's log.
+A ``.err`` beside a ``.out`` (or ``.log``) of the same stem is that job's stderr, first in
+:attr:`JobSource.infra_logs` (docs/formats.md §1, "Split logs").
 
 Nothing is dropped silently: every folder below the root (an experiment's ``logs/``
 too) is a job, part of one, or reported as skipped with the reason. Directory links are
@@ -56,11 +55,10 @@ COMPANION_RE = re.compile(r"\..+\.(?:lock|cache|staging-\d+)")
 def slug(rel: str) -> str:
     """A URL-safe id for a path relative to the archive, made from that path alone.
 
-    A path of plain segments (letters, digits, ``_``, ``-``) gives itself, ``/`` as ``.``
-    (``exp/run_1`` → ``exp.run_1``): such ids read back, so no two plain paths share one.
-    Any other path (a ``.`` in a name, spaces, accents), or one past :data:`MAX_ID_CHARS`
-    (the id names a file), gets ``-`` for odd characters and a short hash of the whole
-    path: ``x.y`` and ``x/y`` differ, and adding a job never moves another job's URL.
+    A path of plain segments gives itself, ``/`` as ``.`` (``exp/run_1`` → ``exp.run_1``):
+    such ids read back, so no two plain paths share one. Any other path, or one past
+    :data:`MAX_ID_CHARS`, gets ``-`` for odd characters and a short hash of the whole path:
+    ``x.y`` and ``x/y`` differ, and adding a job never moves another job's URL.
     """
     base = rel.replace("/", ".")
     if CANONICAL_RE.fullmatch(rel) and len(base) <= MAX_ID_CHARS:
@@ -70,8 +68,8 @@ def slug(rel: str) -> str:
     return f"{clean[:80]}-{_hash(rel)}"
 
 
-def _hash(s: str, n: int = 6) -> str:
-    return hashlib.sha1(s.encode("utf-8", "surrogateescape")).hexdigest()[:n]
+def _hash(s: str) -> str:
+    return hashlib.sha1(s.encode("utf-8", "surrogateescape")).hexdigest()[:6]
 
 
 def _is_log(name: str) -> bool:
@@ -227,9 +225,9 @@ class _Walker:
             return []
         files, dirs = scanned
         if node.parent is not None and any(f.name in self.markers for f in files):
-            # A site or a build cache sitegen wrote (its manifest or marker; a cache moved
-            # or renamed too): passed over silently, as is what lies below; marked reported
-            # so that a parent holding only it is not listed either.
+            # A site or a build cache sitegen wrote (a cache moved or renamed too): passed
+            # over silently, marked reported so that a parent holding only it is not listed
+            # either.
             node.reported = True
             return []
         trials: list[os.DirEntry] = []  # trials folders this folder's job reads
@@ -298,8 +296,7 @@ class _Walker:
         return logs_node, trials
 
     def sitegens(self, path: str | Path) -> bool:
-        """Whether the folder at ``path`` is a site or a build cache sitegen wrote (it holds
-        one of ``markers``), whatever its name."""
+        """Whether the folder at ``path`` is a site or a build cache sitegen wrote."""
         return any(os.path.isfile(os.path.join(path, m)) for m in self.markers)
 
     def trials_dir(self, p: Path) -> bool:
@@ -391,7 +388,7 @@ class _Walker:
 
 def _ident(p: os.DirEntry | Path) -> tuple[int, int]:
     """A folder's identity (device, inode), links not followed; one gone since it was
-    listed gets an identity that matches nothing (reading it then gives the warning)."""
+    listed matches nothing (reading it then gives the warning)."""
     try:
         st = p.stat(follow_symlinks=False) if isinstance(p, os.DirEntry) else os.lstat(p)
     except OSError:
@@ -408,10 +405,10 @@ def drop_non_jobs(
     disc: Discovery, logs: Mapping[str, ParsedLog | None]
 ) -> tuple[Discovery, frozenset[str]]:
     """``disc`` without the jobs whose log shows no sign of a training job
-    (``ParsedLog.evidence``, read/evidence.py), and the paths of those logs, each listed in
-    ``skipped`` with the reason. A log that could not be read (None in ``logs``) stays a
-    job. A folder or experiment with trials whose every log is dropped keeps its last job,
-    without a log, so the trials are still shown (under the id that job had).
+    (``ParsedLog.evidence``), each listed in ``skipped``, and the paths of those logs. A log
+    that could not be read (None) stays a job. A folder or experiment with trials whose
+    every log is dropped keeps its last job, without a log, so the trials are still shown
+    (under the id that job had).
     """
     dropped = {
         j.id: log for j in disc.jobs if (log := logs.get(j.id)) is not None and not log.evidence
@@ -448,9 +445,9 @@ def discover(
 ) -> Discovery:
     """Walk ``root`` and list its jobs, trials directories and skipped directories.
 
-    Folders in ``exclude`` (the site being built, inside the archive) and folders holding a
-    file named in ``markers`` (a site or a cache sitegen wrote, moved or renamed) are passed
-    over silently; hidden folders are reported as skipped. Paths go through ``redactor``.
+    Folders in ``exclude`` (the site being built) and folders holding a file named in
+    ``markers`` (a site or a cache sitegen wrote, moved or renamed) are passed over
+    silently; hidden folders are reported as skipped. Paths go through ``redactor``.
     """
     if not root.exists():
         raise ArchiveError(f"archive not found: {root} (give the folder that holds your job logs)")

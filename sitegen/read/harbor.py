@@ -52,9 +52,8 @@ def decode_result(
 def read_whole(data: bytes, notes: Notes | None = None) -> dict:
     """The whole ``result.json`` as Python objects; :class:`TrialFormatError` when damaged.
 
-    The reference reading: orjson, then the standard library, which accepts
-    ``NaN``/``Infinity`` and says on which line the JSON broke. Bytes that are not UTF-8
-    are read as U+FFFD, and ``notes`` says where.
+    The reference reading: orjson, then the standard library, which accepts ``NaN`` and
+    says on which line the JSON broke. Bytes that are not UTF-8 are read as U+FFFD, noted.
     """
     try:
         obj = orjson.loads(data)
@@ -138,10 +137,8 @@ class _Whole(Exception):
 
 
 def read_fields(data: bytes) -> dict | None:
-    """The :data:`FIELDS` of a ``result.json`` as plain Python objects, as orjson would give them.
-
-    ``None`` when the file must be read whole instead (see above); never raises.
-    """
+    """The :data:`FIELDS` of a ``result.json`` as orjson would give them; ``None`` when the
+    file must be read whole instead (see above). Never raises."""
     if data.startswith(_BOM):
         return None
     try:
@@ -160,7 +157,6 @@ Taker = Callable[[Any], Any]
 
 @cache
 def _fields_taker() -> Taker:
-    """The function that takes :data:`FIELDS` out of a simdjson document, worked out once."""
     taker = _compile(FIELDS)
     assert taker is not None  # FIELDS is a dict, never a leaf
     return taker
@@ -168,8 +164,7 @@ def _fields_taker() -> Taker:
 
 def _compile(shape: Any) -> Taker | None:
     """A function taking the parts ``shape`` names out of a simdjson value; None for a leaf.
-    A container of another kind than the shape's comes out as None (decode_fields reads
-    nothing of it either way)."""
+    A container of another kind than the shape's comes out as None."""
     obj_t, arr_t = simdjson.Object, simdjson.Array
     if shape is _LEAF:
         return None
@@ -231,8 +226,8 @@ def _compile(shape: Any) -> Taker | None:
 def decode_fields(
     obj: dict, name: str, is_eval: bool, notes: Notes | None = None
 ) -> TrialResult | None:
-    """The trial in a decoded ``result.json`` (whole, or its :data:`FIELDS`); ``None`` for a job
-    summary. A reward that is there but not a finite number is no reward, and ``notes`` says so."""
+    """The trial in a decoded ``result.json`` (whole, or its :data:`FIELDS`); ``None`` for a
+    job summary. A reward that is not a finite number is no reward, noted."""
     if "trial_name" not in obj and "n_total_trials" in obj:
         return None
     agent = _dict(obj.get("agent_result"))
@@ -299,7 +294,6 @@ def _tokens(agent: dict) -> tuple[int | None, int | None]:
 
 
 def _sum_known(values: Iterable[_N | None]) -> _N | None:
-    """The sum of the values that are known; None when none is."""
     xs = [v for v in values if v is not None]
     return sum(xs[1:], xs[0]) if xs else None
 
@@ -314,9 +308,10 @@ _STEP_STAGES = ("agent_execution", "verifier")  # the stages a step of a multi-s
 
 
 def _insight_fields(obj: dict, agent: dict, start: datetime | None, steps: list[dict]) -> dict:
-    """Start time, stage durations and cached tokens: the insights' inputs (docs/data.md).
-    A multi-step trial (docs/formats.md §6.5) times its agent and verifier, and counts its
-    tokens, on each step and leaves the top level null: then the sum over its steps."""
+    """Start time, stage durations and cached tokens: the insights' inputs (docs/data.md). A
+    multi-step trial (docs/formats.md §6.5) times its agent and verifier, and counts its
+    cached tokens, on each step (the top level's stay null; its setups stay the trial's):
+    then these are the sums over its steps."""
     stages = {}
     for key, field_name in _STAGES:
         st = obj.get(key)
@@ -364,10 +359,9 @@ def _int(v: object) -> int | None:
 
 
 def _reward(v: object, notes: Notes | None = None) -> float | None:
-    """The verifier's reward: Harbor's primary one (``rewards.reward``, else the value of the
-    only key a ``reward.json`` wrote). Several keys, none ``reward``: none, noted. One that
-    is there but is not a number (``"1.0"``, ``true``) is none; NaN and ±inf stay (every
-    analysis counts only finite rewards); both are noted."""
+    """The verifier's reward: ``rewards.reward``, else the value of the only key a
+    ``reward.json`` wrote. Several keys, none ``reward``, or a value that is no number: none;
+    NaN and ±inf stay (every analysis counts only finite rewards); all noted."""
     if not isinstance(v, dict):
         return None
     rewards = v.get("rewards")

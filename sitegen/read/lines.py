@@ -75,8 +75,7 @@ class Line(NamedTuple):
 
     ``source``: the emitting process (``actor pid ip``), ``""`` for the driver's own lines.
     ``emitter``: ``"loguru"``, ``"vllm"`` or ``""``; ``time`` is a loguru line's (vLLM
-    headers carry no year: ``vllm_time`` holds their ``MM-DD HH:MM:SS`` text).
-    """
+    headers carry no year: ``vllm_time`` holds their ``MM-DD HH:MM:SS`` text)."""
 
     number: int
     source: str
@@ -93,12 +92,9 @@ class Line(NamedTuple):
 
 
 class Breaks:
-    """The line breaks :func:`iter_blocks` made of lone ``\r`` (tqdm redraws), around one yield.
-
-    A reader takes them off its line count to name the file's own line (a bar redrawn
-    fifty times reads as fifty-one lines). ``before``: breaks since the previous yield;
-    :meth:`within`: breaks inside a block before an offset of it.
-    """
+    """The line breaks :func:`iter_blocks` made of lone ``\r`` (tqdm redraws), around one
+    yield, which a reader takes off its line count to name the file's own line.
+    ``before``: breaks since the previous yield; :meth:`within`: inside a block."""
 
     __slots__ = ("before", "cr", "base", "_at_base")
 
@@ -116,11 +112,9 @@ class Breaks:
 
 
 class CrBreaks:
-    """Where :func:`_cr_breaks` turned a chunk's lone ``\r`` into line breaks: the pieces of
-    the converted chunk that may hold such breaks, counted on demand (``bytes.count``) on
-    from where the last question stopped, so a chunk is counted through at most once.
-    ``total``: their number in all.
-    """
+    """Where :func:`_cr_breaks` turned a chunk's lone ``\r`` into line breaks (``total`` in
+    all): counted on demand from where the last question stopped, so a chunk is counted
+    through at most once."""
 
     __slots__ = ("chunk", "out", "pieces", "total", "_i", "_pos", "_got")
 
@@ -131,8 +125,7 @@ class CrBreaks:
         self._i, self._pos, self._got = 0, 0, 0  # breaks below out[_pos], pieces[_i] on
 
     def before(self, pos: int) -> int:
-        """The breaks at offsets below ``pos`` of the converted chunk, counted on from the
-        last position asked."""
+        """The breaks at offsets below ``pos`` of the converted chunk."""
         if pos >= len(self.out):
             return self.total
         if pos < self._pos:  # asked out of order (rare): count again from the start
@@ -159,13 +152,12 @@ class CrBreaks:
 def iter_blocks(
     fh, chunk_size: int = 1 << 20
 ) -> Iterator[tuple[bytes | None, bytes, bool, Breaks | None]]:
-    """Read a binary stream (anything with ``read(n)``) in fixed chunks, in bounded memory.
+    """Read a binary stream in fixed chunks, in bounded memory.
 
-    Yields ``(block, line, truncated, breaks)``: a block of complete lines, each ending in
-    ``\n`` (``line`` empty), or one line (``block`` None) longer than
-    :data:`MAX_LINE_BYTES` (cut there, ``truncated``) or the last, unterminated one.
-    ``\r`` is a line break (tqdm bars), ``\r\n`` one break; ``breaks`` says where such
-    ``\r`` breaks are (None: none since the last yield, nor in this one).
+    Yields ``(block, line, truncated, breaks)``: a block of complete lines (``line``
+    empty), or one line (``block`` None) longer than :data:`MAX_LINE_BYTES` (cut there,
+    ``truncated``) or the last, unterminated one. ``\r`` is a line break (tqdm bars),
+    ``\r\n`` one; ``breaks`` says where such ``\r`` breaks are (None: none).
     """
     buf = bytearray()  # the start of a line that continues in the next chunk
     overflow = False
@@ -276,15 +268,14 @@ def _cr_breaks(
 
     Ray prefixes whole ``\n``-terminated lines; a tqdm bar redraws with ``\r`` inside
     one, so a record after a ``\r`` belongs to the same process (docs/formats.md §2).
-    ``carried`` is the start of a line begun in the previous chunk, if any. A ``\r``
-    ending the chunk may be half of a ``\r\n``: it becomes a plain break; a ``\r\n``
-    is one break. A prefix is matched once per physical line.
+    ``carried``: the start of a line begun in the previous chunk. A ``\r`` ending the
+    chunk may be half of a ``\r\n``: it becomes a plain break. A prefix is matched once per
+    physical line (the loop goes on after the line's end: linear in the chunk).
 
     ``pieces``, when given, gets ``(start, end, source start, kind)`` for each piece of
-    the result that may hold breaks made of lone ``\r`` (:class:`CrBreaks`): ``BARE`` is
-    the source with ``\r`` replaced one for one, ``PREFIXED`` a line's text after its first
-    ``\r``, whose every ``\n`` is such a break; then, last, ``(-1, -1, -1, n)``: the
-    number of ``\r`` that are not lone (of a ``\r\n``, or the chunk's last).
+    the result that may hold breaks made of lone ``\r``: ``BARE``, the source with ``\r``
+    replaced one for one; ``PREFIXED``, a line's text after its first ``\r``, whose every
+    ``\n`` is such a break; last ``(-1, -1, -1, n)``: the number of ``\r`` not lone.
     """
     out: list[bytes] = []
     olen = 0  # len(b"".join(out))
@@ -294,8 +285,8 @@ def _cr_breaks(
     not_lone = 1 if chunk[-1:] == b"\r" else 0
 
     def bulk(a: int, b: int, cr: bytes = b"\n", kind: int = BARE) -> None:
-        """``chunk[a:b]``, each \r as ``cr``: ``BARE``, a bare run; ``PREFIXED``, a line's
-        text after its first \r (the chunk's last \r is never asked about)."""
+        # chunk[a:b], each \r as cr, a piece of kind. A BARE piece may hold the chunk's last
+        # \r (counted in not_lone too): harmless, as the chunk's last \r is never asked about.
         nonlocal olen
         part = chunk[a:b].replace(b"\r", cr)
         if pieces is not None and a < b:
@@ -339,8 +330,8 @@ def _cr_breaks(
 
 
 def _last_line_prefix(chunk: bytes, buf: bytearray) -> bytes:
-    """The Ray prefixes (:data:`CR_PREFIX_RE`) the last line of ``chunk`` starts with, as
-    :func:`_cr_breaks` finds them (``buf``: the start of a line carried into ``chunk``)."""
+    """The Ray prefixes the last line of ``chunk`` starts with, as :func:`_cr_breaks` finds
+    them (``buf``: the start of a line carried into ``chunk``)."""
     start = chunk.rfind(b"\n") + 1
     if start == 0 and buf:
         head = bytes(buf[:400]) + chunk[: max(0, 400 - len(buf))]
@@ -385,8 +376,8 @@ def _no_long_line(block: bytes) -> bool:
 
 
 def iter_raw_lines(fh, chunk_size: int = 1 << 20) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield ``(line_number, bytes, truncated)`` for every line of a binary stream
-    (:func:`iter_blocks`); the lines a ``\r`` makes of one file line share its number."""
+    """Yield ``(line_number, bytes, truncated)`` for every line of a binary stream; the
+    lines a ``\r`` makes of one file line share its number."""
     number = 1
     for block, line, truncated, brk in iter_blocks(fh, chunk_size):
         if brk is not None:

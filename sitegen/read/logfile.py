@@ -35,11 +35,11 @@ class LogState(msgspec.Struct, Generic[S], frozen=True):
     """Where a parse stopped, so that a grown log is read on from there.
 
     ``parser``: the parser's state after the first ``offset`` bytes (ending in a newline),
-    or what :func:`parse_log`'s ``snapshot`` made of it. ``tail`` stands for the bytes just
-    before ``offset`` and ``head`` for the file's first bytes (:func:`window`: a digest, as
-    the bytes can hold a secret), checked, with ``size`` and ``mtime_ns``, to tell a file
-    appended to from one rewritten (a file of the same size with another mtime was
-    rewritten in place). ``errs``: the same for each ``.err`` of a split log.
+    or what :func:`parse_log`'s ``snapshot`` made of it. ``tail`` and ``head`` stand for the
+    bytes before ``offset`` and the file's first (:func:`window`: a digest, as the bytes can
+    hold a secret), checked with ``size`` and ``mtime_ns`` to tell a file appended to from
+    one rewritten (a file of the same size with another mtime was rewritten in place).
+    ``errs``: the same for each ``.err`` of a split log.
     """
 
     offset: int
@@ -74,8 +74,8 @@ def _holds(fh: BinaryIO, at: int, kept: bytes) -> bool:
 
 
 def copy_state(state: ParserState) -> ParserState:
-    """A copy of a parser's state that the parser no longer changes (as it reads on and
-    finishes): :func:`parse_log`'s snapshot when the caller names none."""
+    """A copy of a parser's state that the parser no longer changes: :func:`parse_log`'s
+    snapshot when the caller names none."""
     return pickle.loads(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
 
 
@@ -115,15 +115,11 @@ def parse_log(
     state: LogState[ParserState] | None = None,
     snapshot: Callable[[ParserState], Any] = copy_state,
 ) -> tuple[ParsedLog, LogState[Any]]:
-    """Parse one job log, with its ``infra-*.log`` files (its engines' output) and the
-    ``.err`` of a log split in two (:func:`_read_errs`).
-
-    With ``state`` from an earlier parse, only what was appended since is read (the state
-    is taken over). Returns the result and the state to read on from next time, each
-    parser's part as ``snapshot`` makes it (by default a copy: the parser goes on changing
-    its containers as it reads the last, unterminated line and finishes, and the ``.err``'s
-    vLLM statistics are merged into the log's, so whatever ``snapshot`` keeps must not share
-    their containers).
+    """Parse one job log, with its ``infra-*.log`` files and the ``.err`` of a log split in
+    two. With ``state`` from an earlier parse, only what was appended since is read (the
+    state is taken over). Returns the result and the state to read on from next time, each
+    parser's part as ``snapshot`` makes it: whatever it keeps must not share the parser's
+    containers, which go on changing as it reads the last line and finishes.
     """
     root = root_of(path, rel)  # links may not lead out of the archive
     errs, unread = _read_errs(extra_logs, root, redactor, state.errs if state else {}, snapshot)
@@ -166,8 +162,8 @@ def _read_on(
 ) -> tuple[LogParser, LogState[Any]]:
     """A parser that has read all of ``fh`` (up to its size ``st`` now), and its state after
     the last complete line. It reads on from ``state`` when the file was only appended to
-    and the state was read with the hints a fresh parser would take now (the year of the
-    file's mtime, which dates vLLM's year-less lines, and ``time_hint``)."""
+    and the state was read with the hints a fresh parser would take now (the mtime's year,
+    which dates vLLM's year-less lines, and ``time_hint``)."""
     year = datetime.fromtimestamp(st.st_mtime).year
     if (
         state is not None

@@ -41,21 +41,16 @@ from sitegen.read.textsteps import TextSteps
 from sitegen.read.vllm import VllmAccumulator, is_stats_like
 from sitegen.redact import Redactor
 
-__all__ = ["LogParser", "ParserState"]
-
 _STATE_FIELDS = tuple(f.name for f in fields(ParserState))
 
 
 class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
-    """Feed it :class:`~sitegen.read.lines.Line` objects in order; ``finish()`` returns the result.
-
-    Its state (the :class:`ParserState` fields) can be taken with :meth:`state` and
-    taken up again with :meth:`resume`.
-    """
+    """Feed it :class:`~sitegen.read.lines.Line` objects in order; ``finish()`` returns the
+    result. Its :class:`ParserState` is taken with :meth:`state`, taken up with :meth:`resume`."""
 
     def state(self) -> ParserState:
         """The parse so far: the parser's own containers, which it goes on changing as it
-        reads (and as it finishes): copy or encode what must outlive that."""
+        reads: copy or encode what must outlive that."""
         return ParserState(**{name: getattr(self, name) for name in _STATE_FIELDS})
 
     @classmethod
@@ -71,10 +66,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
     _brk: Breaks | None = None
 
     def feed_stream(self, fh, chunk_size: int = 1 << 20) -> None:
-        """Read a binary stream (``read(n)``) to its end, numbering lines on from :attr:`lines`
-        (as read: a ``\r`` makes lines of one); each is named by the file's own line,
-        less the ``\r`` breaks before it (:attr:`cr_lines`, :class:`~sitegen.read.lines.Breaks`).
-        """
+        """Read a binary stream to its end, numbering lines on from :attr:`lines` (as read: a
+        ``\r`` makes lines of one); each is named by the file's own line (:attr:`cr_lines`)."""
         for read in iter_blocks(fh, chunk_size):
             self.feed_read(*read)
 
@@ -101,8 +94,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         return number - self.cr_lines - (brk.within(offset) if brk is not None else 0)
 
     def read_engine_log(self, rel: str, fh) -> None:
-        """Add the vLLM lines of an ``infra-*.log`` (engine output kept apart:
-        docs/formats.md §5), not counted as the log's lines; nothing if reading fails."""
+        """Add the vLLM lines of an ``infra-*.log`` (docs/formats.md §5), not counted as the
+        log's lines; nothing if reading fails."""
         sub = VllmAccumulator(rel, engine_log=True)
         for number, raw, _truncated in iter_raw_lines(fh):
             ln = split_line(number, raw)
@@ -116,11 +109,8 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
 
     # -- the per-line dispatch ---------------------------------------------
     def feed_raw(self, number: int, raw: bytes, truncated: bool, at: int | None = None) -> None:
-        """Take line ``number`` (as read). Lines that cannot matter skip the full split (fast path).
-
-        ``at``: the file's own number of the line (``number`` less the ``\r`` breaks before
-        it), when the caller knows it; else worked out from :attr:`cr_lines`.
-        """
+        """Take line ``number`` (as read; ``at``: the file's own number, when the caller knows
+        it). Lines that cannot matter skip the full split."""
         self.lines = number
         if at is None:
             at = number - self.cr_lines
@@ -154,9 +144,9 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         )
 
     def feed_block(self, first: int, block: bytes) -> None:
-        """Take a block of complete lines (each ending in ``\\n``), numbered from ``first``:
-        a line holding a NUL or invalid UTF-8 through :meth:`feed_raw`, which warns about
-        it, the clean runs between such lines through :meth:`_feed_clean`."""
+        """Take a block of complete lines numbered from ``first``: a line holding a NUL or
+        invalid UTF-8 through :meth:`feed_raw`, which warns, the clean runs through
+        :meth:`_feed_clean`."""
         markers = Markers(block)
         pos, number, end = 0, first, len(block)
         while pos < end:
@@ -174,9 +164,9 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         self.lines = number - 1
 
     def _feed_clean(self, markers: Markers, block: bytes, pos: int, end: int, number: int) -> int:
-        """Take the clean lines of ``block[pos:end]`` (line starts); the number of the line at
-        ``end``. In the steady state only the marker lines ``markers`` finds reach Python;
-        while a dict or a config dump is open, lines are taken one by one."""
+        """Take the clean lines of ``block[pos:end]``; the number of the line at ``end``. In
+        the steady state only the lines ``markers`` finds reach Python; while a dict or a
+        config dump is open, lines are taken one by one."""
         skip = pos  # _take_run declined the run before this offset: no second look
         while pos < end:
             if self.steady():
@@ -362,11 +352,10 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
                 return
 
     def _restarting(self) -> bool:
-        """Whether the start line being read restarts training within the job: a resume or
-        fresh-start line after a step is an attempt run again, not the job's own start (its
-        ``resumed_from``, ``resume_path`` and ``fresh_start`` stay the first attempt's: the
-        run's resume chain is stitched by them). Latched: a restart that drops every step
-        logged is a restart still."""
+        """Whether the start line being read restarts training within the job (after a step):
+        the job's ``resumed_from``, ``resume_path`` and ``fresh_start`` stay the first
+        attempt's, as the run's resume chain is stitched by them. Latched: a restart that
+        drops every step logged is a restart still."""
         if not self.restarted and (self.console or self.mirror or self.text_steps):
             self.restarted = True
         return self.restarted
@@ -374,12 +363,9 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
     def _start_from(self, step: int, line: int) -> None:
         """Training (re)starts after ``step`` (a resume from it, or 0 from scratch).
 
-        Steps past it already logged are an attempt's that died within the job (a script
-        that runs the trainer again, docs/formats.md §4.7): the next attempt's values, times
-        and batches count; the earlier's are dropped with a warning (its batches stay in the
-        job's totals); its end is not the job's, and the batches it ran after its last step count
-        for no step of the next (they stay in the totals too).
-        """
+        Steps past it already logged are an attempt's that died within the job
+        (docs/formats.md §4.7): they are dropped with a warning, the next attempt's count;
+        the earlier's end is not the job's, and its batches stay in the job's totals only."""
         self.last_done = step
         self._text_flush()  # a timed step of the earlier attempt, if it was still open
         self.batch_pending = BatchTally()
@@ -457,9 +443,9 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
         if self.config_lines is not None and not self.config_done:
             self._finish_config()
         if self.batch_pending.batches:
-            # Batches after the last metrics dict belong to the step being generated: the
-            # one after the last step logged, else after the resume or the progress bar's
-            # last step, else the first (SkyRL counts steps from 1).
+            # Batches after the last metrics dict belong to the step being generated: the one
+            # after the boundary (the last step logged), else after last_done (the resume or
+            # the bar's last step), else the first (step 1: SkyRL counts from 1).
             after = self.boundary if self.boundary >= 0 else self.last_done or 0
             self._flush_batches(after + 1)
         self._text_flush()
@@ -505,8 +491,7 @@ class LogParser(MetricBlocks, TextSteps, StatusLines, ConfigDump):
 def first_step_gap(
     blocks: Sequence[MetricBlock], resumed_from: int | None, fresh_start: bool, config: dict | None
 ) -> str | None:
-    """Why a log seems to start mid-run (docs/formats.md §4.5): its first step is past the
-    first, and nothing says the job started or resumed there; else None."""
+    """Why a log seems to start mid-run (docs/formats.md §4.5), else None."""
     if (
         blocks
         and blocks[0].step > 1
@@ -520,7 +505,7 @@ def first_step_gap(
 
 def _first_bad(block: bytes, pos: int, end: int) -> int:
     """The offset of the first NUL or invalid UTF-8 byte in ``block[pos:end]``, else ``end``
-    (UTF-8 checked up to the first NUL, without a copy: a block's scans add up to one pass)."""
+    (checked without a copy: a block's scans add up to one pass)."""
     nul = block.find(b"\x00", pos, end)
     limit = end if nul < 0 else nul
     try:

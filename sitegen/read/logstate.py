@@ -182,11 +182,9 @@ class ParserCore(ParserState):
             self.boundary = step
 
     def _training_goes_on(self) -> None:
-        """Training or eval output (a step's or an eval's metrics, a timed step, the bar, a
-        batch's generation) after an end srun reported, or after a memory failure or a
-        step's FAILED: the task that ended was a background or cleanup step's (``srun ray
-        start``, ``srun pkill``), or a worker the trainer's Ray started again, not the
-        training's. Such a failure undone (or one warned after 'Training done!') is
+        """Training or eval output after an end srun reported, a memory failure or a step's
+        FAILED: what ended was a background step's (``srun pkill``) or a worker Ray started
+        again, not the training's. Such a failure (or one warned after 'Training done!') is
         forgotten: a plain cancel later is the job's end."""
         if is_srun_end(self.end_detail) or (
             self.side_failure is not None
@@ -250,12 +248,9 @@ class ParserCore(ParserState):
 
 
 def _numbers(d: dict) -> tuple[dict[str, float | int], list[str]]:
-    """Keep numeric values: 4-decimal strings become floats, ``'nan'``/``'inf'`` non-finite.
-
-    ``None`` and non-numeric strings are not metrics (a mirror can carry both) and are
-    skipped quietly; an integer beyond 64 bits becomes a float, or is dropped and named
-    in the second result when not even a float holds it.
-    """
+    """Keep numeric values: numeric strings become floats; ``None`` and other strings are no
+    metrics, skipped quietly; an integer beyond 64 bits becomes a float, or is dropped and
+    named in the second result when not even a float holds it."""
     out: dict[str, float | int] = {}
     dropped: list[str] = []
     for k, v in d.items():

@@ -43,20 +43,10 @@ SAVED_RE = re.compile(
 FAILED_RE = re.compile(
     r"^(?:Train loop failed at global_step (\d{1,18})|Training failed at step (\d{1,18}))(?!\d)"
 )
-# slurmstepd's req.c (_handle_signal_container): "*** %s ON %s CANCELLED AT %s DUE TO TIME
-# LIMIT ***", … PREEMPTION, … JOB REQUEUE, "… DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR
-# DETAILS ***" (the reason is what comes before the comma). A cancel signal (scancel, the
-# batch script's end) is a plain "… CANCELLED AT %s ***", since SLURM 25.05 "… CANCELLED AT
-# %s DUE to SIGNAL Terminated ***" (strsignal's name, "to" in lower case), and a step ended
-# for its task's failure "… DUE TO TASK FAILURE ***" (plain before 25.05). "ON <node>" came
-# in 14.11.10 and 15.08.1; before, SLURM 14.03.8 to 14.11.9 and 15.08.0 wrote " on <node>"
-# before the last "***" (after it in a plain cancel; none after JOB REQUEUE) and "DUE TO
-# NODE <node> FAILURE", and older SLURM no node. "BY <uid or user>" is no slurmstepd shape
-# (sacct's State says "CANCELLED by 1234"): a copy of that wording is a cancel by someone,
-# as a plain one.
-# The time is slurm_make_time_str's: "%FT%T" unless SLURM_TIME_FORMAT gives another strftime
-# format, spaces and all ("Thu Jan  1 00:00:00"): read up to the words after it, possessive
-# (never backtracked into: the match is linear in the line).
+# slurmstepd's cancel line (req.c, _handle_signal_container) in each SLURM version's words:
+# docs/formats.md §4.4 (the reason is what comes before a comma). The time is
+# SLURM_TIME_FORMAT's, spaces and all: read up to the words after it, possessive (never
+# backtracked into: the match is linear in the line).
 _CANCEL_TIME = r"(?P<time>(?:(?! DUE (?:T[Oo]|to) | BY | \*\*\*).)++)"
 SLURM_CANCEL_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT {_CANCEL_TIME}"
@@ -65,45 +55,36 @@ SLURM_CANCEL_RE = re.compile(
     r"(?: on \S+)? \*\*\*"
 )
 NODE_FAILURE = "NODE FAILURE"
-# Any other line of SLURM's cancel ("*** JOB 7 ON n1 CANCELLED AT <time> <words> ***"): a
-# cancel all the same, read as a plain one with a warning (its words are not known). One
-# character, then any: "\S+.*" would read the line's rest again for each length of its word.
+# Any other line of SLURM's cancel: read as a plain one with a warning. One character, then
+# any: "\S+.*" would read the line's rest again for each length of its word.
 SLURM_CANCEL_ANY_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT \S.*\*\*\*"
 )
-# The reason slurmctld gave with the signal (SLURM 22.05+), a line of its own after the
-# cancel's: "*** REASON: <the job's state description> ***". The cancel line said the end.
+# The reason slurmctld gave with the signal (SLURM 22.05+), after the cancel's line: passed over
 SLURM_REASON_RE = re.compile(rf"^{SLURMSTEPD} error: \*\*\* REASON: .*\*\*\*")
 # A cancel's detail when SLURM gives no reason: the user's scancel, srun's --kill-on-bad-exit
 PLAIN_CANCEL = "CANCELLED"
 # A step SLURM ended because one of its tasks failed (25.05+): the failure read before it, if
 # any, is the job's end, as before a plain cancel
 TASK_FAILURE = "TASK FAILURE"
-# "*** %s ON %s FAILED (non-zero exit code or other failure mode) ***": SLURM ends the job as
-# failed (SLURM 14.03.8 to 14.11.9 and 15.08.0: "*** %s FAILED (…) on %s ***")
+# "*** %s ON %s FAILED (…) ***": SLURM ends the job as failed (older: "… FAILED (…) on %s ***")
 SLURM_FAILED_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?FAILED \(([^)]*)\)(?: on \S+)? \*\*\*"
 )
-# step_terminate_monitor.c (SLURM 17.02+): "*** %s STEPD TERMINATED ON %s AT %s DUE TO JOB
-# NOT ENDING WITH SIGNALS ***" (or "… JOB NOT RUNNING"): the step outlived
-# UnkillableStepTimeout after SLURM's signal, and slurmstepd ends itself. The line that sent
-# the signal (a cancel, a failure) said the job's end: this one changes nothing.
+# step_terminate_monitor.c (SLURM 17.02+): the step outlived UnkillableStepTimeout after
+# SLURM's signal; the line that sent the signal said the job's end: this one changes nothing.
 SLURM_STEPD_END_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP|EXTERN STEP FOR|INTERACTIVE STEP FOR) \S+ "
     r"STEPD TERMINATED ON \S+ AT .* DUE TO JOB NOT (?:RUNNING|ENDING WITH SIGNALS) \*\*\*"
 )
-# "*** %s ON %s UNCORRECTABLE MEMORY ERROR AT %s ***": a node's memory failed under the job
-# (the time is slurm_make_time_str's, spaces and all, as in a cancel: up to the last "***")
+# A node's memory failed under the job (the time as in a cancel: up to the last "***")
 SLURM_MEMORY_RE = re.compile(
     rf"^{SLURMSTEPD} error: \*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?UNCORRECTABLE MEMORY ERROR AT \S.* \*\*\*"
 )
 SLURM_OOM_RE = re.compile(rf"^{SLURMSTEPD} error: Detected (\d{{1,18}}) oom[_-]kill event")
-# jobacct_gather's memory enforcement: "Job 41176 exceeded memory limit (3940736 > 2068480),
-# being killed" (older SLURM: "Step 39.0 exceeded …"; newer: "StepId=39.batch exceeded …"),
-# then "Exceeded job memory limit" and a plain CANCELLED; the same for its virtual memory
-# limit ("… exceeded virtual memory limit (…), being killed", group 1). "Exceeded step memory
-# limit at some point." is task/cgroup's note that the limit was hit (memory reclaimed,
-# nothing killed)
+# jobacct_gather's memory enforcement (docs/formats.md §4.4; group 1: its virtual memory
+# limit). "Exceeded step memory limit at some point." is task/cgroup's note that the limit
+# was hit (memory reclaimed, nothing killed)
 SLURM_MEM_LIMIT_RE = re.compile(
     rf"^{SLURMSTEPD} error: (?:(?:Job |Step )?\S+ exceeded (virtual )?memory limit \("
     r"|Exceeded job memory limit\s*$)"
@@ -111,12 +92,10 @@ SLURM_MEM_LIMIT_RE = re.compile(
 SLURM_MEM_PEAK_RE = re.compile(
     rf"^{SLURMSTEPD} error: Exceeded (?:job|step) memory limit at some point"
 )
-# srun's report of its tasks' end (src/srun/launch.c, _task_finish, through its error()):
-# "srun: error: gpu-17: task 0: Exited with exit code 1", "srun: error: gpu-[17-18]: tasks
-# 0-1: Out Of Memory", "…: task 0: Segmentation fault (core dumped)" (strsignal's name of the
-# signal, glibc's: letters, digits, spaces, "/", "-", "Stopped (tty input)"). Matched whole (fullmatch):
-# srun's line ends there, so a copy of it inside other text (quoted, a dict's value, a JSON
-# record: a quote, comma or brace after it) is no task's end.
+# srun's report of its tasks' end (src/srun/launch.c, _task_finish; docs/formats.md §4.4),
+# a signal by glibc's strsignal name (letters, digits, spaces, "/", "-": "I/O possible",
+# "Real-time signal N", "Stopped (tty input)"). Matched whole (fullmatch): a copy inside
+# other text (quoted, a dict's value: a quote, comma or brace after it) is no task's end.
 SRUN_ERROR = "srun: error: "
 SRUN_TASK_RE = re.compile(
     r"srun: error: \S+: (tasks? [0-9,\-\[\]]{1,200}): "
@@ -137,8 +116,7 @@ def is_srun_end(detail: str | None) -> bool:
 
 
 # How a task that SLURM signalled ends (a cancel sends SIGTERM, then SIGKILL): srun names the
-# signal (strsignal: "Terminated", "Killed"), or the task's shell exits with 128 + its number
-# (143, 137) or passes on the number itself (15, 9)
+# signal, or the task's shell exits with 128 + its number or passes on the number itself
 _SIGNALLED_RE = re.compile(
     r"tasks? \S+: (?:Terminated|Killed|Exited with exit code (?:143|137|15|9))$"
 )
@@ -202,14 +180,13 @@ KNOWN_TIMERS = frozenset(
 YAML_TOP_RE = re.compile(r"^[A-Za-z_][\w\-]*:(?: .*)?$")
 CONFIG_ROOTS = frozenset({"data", "trainer", "generator", "environment", "algorithm"})
 
-# A line holding none of these cannot carry anything we read (once the config
-# dump is behind us and no metrics dict is open): a loguru header (a time,
-# maybe colour codes, then " | "; tqdm bars have " | " too, but after a space),
-# a vLLM engine line, the SLURM end line, vLLM step lines.
+# A line holding none of these cannot carry anything we read (once the config dump is behind
+# us and no metrics dict is open): a loguru header (a time, maybe colour codes, then " | ";
+# tqdm bars have " | " too, but after a space), a vLLM engine line, the SLURM end line, vLLM
+# step lines (Markers.LITERALS).
 LOGURU_HINT = re.compile(rb"\d(?:\x1b\[[0-9;]*m)* \| ")
 # Where a LOGURU_HINT may end: a " | " right after a digit, or after an "m" (a colour
-# code's end; then LOGURU_HINT itself is asked). Found by the literals' automaton with
-# them (tqdm bars' many " | " follow a space and match none of these).
+# code's end; then LOGURU_HINT itself is asked), found by the literals' automaton.
 HINT_LITERALS = (*(b"%d | " % d for d in range(10)), b"m | ")
 
 

@@ -34,11 +34,10 @@ _RUN_FIRST = (b" ", b"\t", b"{")  # how a pformat line starts
 def flat_dict(text: str) -> dict | None:
     """``ast.literal_eval(text)`` for a flat dict of str keys to str/int/float, or None.
 
-    A pformat metrics dict (``{'policy/loss': '0.0026', 'x': 64}``) or an ``Exception
-    breakdown``, read item by item with one regex: the same keys, order and values (a
-    repeated key keeps its first place and last value). Anything else (a bare ``nan``, a
-    nested value, a backslash, a tab) gives None: ``literal_eval`` says what is wrong.
-    """
+    A pformat metrics dict or an ``Exception breakdown``, read item by item with one regex:
+    the same keys, order and values (a repeated key keeps its first place and last value).
+    Anything else (a bare ``nan``, a nested value, a backslash, a tab) gives None:
+    ``literal_eval`` says what is wrong."""
     if text[:1] != "{":
         return None
     d: dict = {}
@@ -152,7 +151,6 @@ def _is_scalar_wrapper(func: ast.expr) -> bool:
 
 
 def _is_array(func: ast.expr) -> bool:
-    """``tensor``, ``array``, or ``np.``/``numpy.``/``torch.`` ``array`` or ``tensor``."""
     name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
     return name in ("tensor", "array") and _is_scalar_wrapper(func)
 
@@ -165,19 +163,16 @@ class MetricBlocks(ParserCore):
     """The parser's metric-dict collector (a part of :class:`~sitegen.read.logparse.LogParser`)."""
 
     def _take_run(self, block: bytes, pos: int, end: int) -> tuple[int, int]:
-        """Take the run of an open dict's lines at ``block[pos:end]`` in one go, up to its ``}``.
-
-        ``pos`` and ``end`` are line starts of a clean stretch (valid UTF-8, no NUL). The
-        run: pformat lines (``{`` first, then a space or tab) with the Ray prefix of a
-        process whose dict is open, holding no escape or ``]``, up to the closing line;
-        each would only append its text (``_continue_block``). Declined (0 lines, nothing
-        changed) when a line would close early, be blank, or pass :data:`MAX_BLOCK_LINES`.
-        Returns ``(lines taken, offset)``: after them, or where a new try sees the same run.
-        """
+        """Take the run of an open dict's lines at ``block[pos:end]`` (line starts of a clean
+        stretch) in one go, up to its ``}``: pformat lines with the Ray prefix of a process
+        whose dict is open, holding no escape or ``]``, each of which would only append its
+        text (``_continue_block``). Declined (0 lines, nothing changed: _feed_clean feeds
+        the lines through ``feed_raw``) when a line would close early, be blank, or pass
+        :data:`MAX_BLOCK_LINES`. Returns ``(lines taken, offset)``: after them, or where a new
+        try sees the same run."""
         m = CR_PREFIX_RE.match(block, pos, end)
-        # No prefix: the driver's own output (source ""); split_line leaves a line that
-        # starts with a space, a tab or "{" as it is (no header, container time or
-        # prefix starts so).
+        # No prefix: the driver's own output (source ""); split_line leaves a line starting
+        # with a space, a tab or "{" as it is (no header, time or prefix starts so).
         start = m.end() if m is not None else pos
         first = block[start : start + 1]
         if first not in _RUN_FIRST:
@@ -202,9 +197,8 @@ class MetricBlocks(ParserCore):
             run = self.runs[pfx] = re.compile(
                 b"(?:" + p + rb"[ \t][^\n]*(?<!\})\n)*(?:" + p + rb"[ \t][^\n]*\}\n)?"
             )
-        # The first line, then the continuation lines after it up to the first that ends in
-        # "}" (a "{" line stops the run: it would cut the dict). No prefix holds a "}" or a
-        # line break.
+        # The first line, then the continuation lines up to the first ending in "}" (a "{"
+        # line stops the run: it would cut the dict). No prefix holds a "}" or a line break.
         stop = block.index(b"\n", start) + 1
         if block[stop - 2] != 125:  # "}": the first line closes the dict
             found = run.match(block, stop, end)
@@ -221,9 +215,8 @@ class MetricBlocks(ParserCore):
         # split_line would strip a colour code, or a dedup suffix (which ends in "]")
         if "\x1b" in joined or "]" in joined:
             return 0, stop
-        # Where rstrip took something, a line may close early (a "}" then other
-        # whitespace) or be blank (it would cut the dict): only the closing line may
-        # end in "}", as the run's last, and no line may be empty.
+        # Where rstrip took something, a line may close early ("}" then whitespace) or be
+        # blank (it would cut the dict): only the run's last line may end in "}".
         if len(joined) != len(raw) - n * cut:  # (characters, as the prefix is ASCII)
             joined += "\n"
             if joined.find("}\n") != (len(joined) - 2 if closes else -1) or "" in texts:
@@ -236,9 +229,8 @@ class MetricBlocks(ParserCore):
 
     def _adopt(self, ln: Line) -> bool:
         """Give a header with no Ray prefix the process of the ``{`` line right after it (a
-        record glued after a bar the driver wrote loses its prefix, the lines after it keep
-        theirs: docs/formats.md §2.4). Returns whether ``ln`` was taken.
-        """
+        record glued after the driver's bar loses its prefix: docs/formats.md §2.4).
+        Returns whether ``ln`` was taken."""
         orphan = self.pending[""]
         if orphan.text or ln.number != orphan.line + 1 or ln.message[:1] != "{":
             return False

@@ -61,9 +61,8 @@ class LogRead(msgspec.Struct, frozen=True):
 
 class FolderRead(msgspec.Struct, frozen=True):
     """A trials folder read: its trial set, each ``result.json``'s outcome kept for the next
-    read, how many files were taken from ``known``, and what its listing found (every
-    trial's ``result.json``, the trial archives, the folders walked for a Harbor job's
-    trials with their mtimes)."""
+    read, how many files were taken from ``known``, and what its listing found
+    (:class:`~sitegen.read.trials.TrialPlan`'s ``files``, ``tars`` and ``dirs``)."""
 
     folder: str
     trials: TrialSet
@@ -84,9 +83,8 @@ def read_log(
     snapshot: Callable[[ParserState], Any] = copy_state,
 ) -> tuple[ParsedLog, LogState[Any]] | BuildWarning:
     """One log, in a worker (a :data:`LogReader`): the parse and where to read on from next
-    time (:func:`~sitegen.read.logfile.parse_log`), or a warning when it cannot be read.
-    ``rel`` and ``infra`` are on-disk paths; the result shows them redacted.
-    """
+    time, or a warning when it cannot be read. ``rel`` and ``infra`` are on-disk paths; the
+    result shows them redacted."""
     root = Path(archive)
     redactor = Redactor(patterns)
     extra = tuple((root / x, x) for x in infra)
@@ -107,7 +105,7 @@ def read_all(
 ) -> Iterator[LogRead | FolderRead]:
     """Read ``logs`` (each with ``reader``, in the workers) and the trials ``folders``;
     yield each :class:`FolderRead`, in the order of ``folders``, then each :class:`LogRead`,
-    in the order read (as each ends, not the order given).
+    largest first (:func:`_log_work`; not the order given).
     ``known(folder)``: a folder's outcomes from an earlier read, so only the others are read.
     """
     redactor = Redactor(opts.redact_patterns)

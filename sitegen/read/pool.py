@@ -121,12 +121,10 @@ class WorkerPool:
 
 
 class RayPool:
-    """The same tasks on a Ray cluster (``--executor ray``): the parse stage past one machine.
-
-    ``address``: an existing cluster's (``ray://head:10001``, ``auto``, …), else a local
-    instance is started for the build. The results equal the local pool's; the archive
-    must be at the same path on every node, and sitegen installed there.
-    """
+    """The same tasks on a Ray cluster (``--executor ray``); ``address``: an existing
+    cluster's, else a local instance is started for the build. The results equal the local
+    pool's; the archive must be at the same path on every node, and sitegen installed
+    there."""
 
     def __init__(self, workers: int, address: str | None = None) -> None:
         try:

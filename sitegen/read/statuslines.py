@@ -153,15 +153,10 @@ class StatusLines(ParserCore):
         self.side_failure = None  # (the cancel ended it: more training does not undo it)
 
     def _srun(self, ln: Line, msg: str) -> None:
-        """srun's report of a task's end (docs/formats.md §4.4): out of memory is the job's
-        memory failure, as slurmstepd's oom_kill line; an exit code or a signal is the job's
-        failure only when nothing said how it ended before (srun reports after the cause: a
-        trainer's error, a cancel whose tasks exit 1 on SIGTERM); after 'Training done!' one
-        warning. Training or eval output after it undoes it (a background step's end:
-        :meth:`ParserCore._training_goes_on`), as does a start of training. Only srun's own
-        line, whole, is one (a copy inside other text is not: :data:`SRUN_TASK_RE`), and not
-        where the log's time has gone back before its first (a copy of an older log). Other
-        srun errors say nothing of the end."""
+        """srun's report of a task's end, read as docs/formats.md §4.4 says (srun reports
+        after the cause: an exit code or a signal is the end only when nothing said one
+        before). Only srun's own line, whole, and not where the log's time has gone back
+        before its first (a copy of an older log). Other srun errors say nothing of the end."""
         m = SRUN_TASK_RE.fullmatch(msg)
         if m is None:
             return
@@ -203,12 +198,10 @@ class StatusLines(ParserCore):
             self.end_marker, self.end_detail = "failed", detail
 
     def _final_save(self, number: int) -> None:
-        """``Saved final checkpoint.``: the save just before it is the one after the loop.
-
-        SkyRL names it after the last step + 1 (older trainers, the fully-async one) or the
-        last step (the newer synchronous trainer): never before the last step known done.
-        A lost save line leaves an earlier checkpoint the latest: not taken for the final.
-        """
+        """``Saved final checkpoint.``: the save just before it is the one after the loop
+        (docs/formats.md §4.3), named after the last step or the one after it: never before
+        the last step known done (a lost save line leaves an earlier checkpoint the latest:
+        not the final)."""
         latest = max(self.checkpoints, default=None)
         if latest is not None and (self.last_done is None or latest >= self.last_done):
             self.final_checkpoint = latest
@@ -275,13 +268,9 @@ class StatusLines(ParserCore):
 
     # -- vLLM ------------------------------------------------------------------
     def vllm_stats_line(self, number: int, raw: bytes) -> bool:
-        """Take a clean standard engine stats line in the steady state; False: not one.
-
-        ``feed(split_line(number, raw))`` without the split and the dispatch (the caller
-        guarantees ``steady()``), for one shape: a known prefix, a vLLM header, an ``Engine
-        NNN:`` message of vLLM 0.8 - 0.11.0's six fields, maybe Ray's dedup suffix, and no
-        other escape.
-        """
+        """``feed(split_line(number, raw))`` without the split and the dispatch, in the steady
+        state, for the standard engine stats line of vLLM 0.8 - 0.11.0 (a known prefix, its
+        six fields, maybe Ray's dedup suffix, no other escape); False: not one."""
         if b"] Engine " not in raw:  # most lines that reach here: no regex at all
             return False
         h = _PREFIXED_STATS_RE.fullmatch(raw)

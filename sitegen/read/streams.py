@@ -22,16 +22,9 @@ TRUNCATED = "the log says its output was truncated"
 
 
 def combine_streams(out: ParsedLog, err: ParsedLog) -> ParsedLog:
-    """The job's log from its stdout's parse ``out`` and its stderr's ``err``.
-
-    Each step and warning keeps its own file's line. The metric blocks are those of the
-    form one file would take (mirror, then console dict, then text lines), of both files
-    when both have it (``out``'s where both have a step). The end is ``err``'s when it says
-    one (SLURM and the trainer's logger write there), else ``out``'s; srun's report of a
-    task's end stands only when the other file says none (srun reports after the cause,
-    and the line orders cannot say which came first). Counts add up, but a file's batches
-    are in no step when only the other logs steps (:func:`_stranded`). ``vllm`` is
-    ``out``'s (it holds both files' lines).
+    """The job's log from its stdout's parse ``out`` and its stderr's ``err``, made of both
+    as docs/formats.md §1 ("Split logs") says; ``out``'s step where both have one. Each step
+    and warning keeps its own file's line. ``vllm`` is ``out``'s (it holds both files').
     """
     blocks, evals, form = _metric_blocks(out, err)
     ended = next(

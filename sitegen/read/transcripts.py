@@ -123,10 +123,9 @@ def read_transcript(
     redactor: Redactor | None = None,
     build_secrets: Mapping[str, str] | None = None,
 ) -> Transcript:
-    """The transcript of the trial in ``folder`` (inside ``archive``); never raises for
-    what the folder holds (a damaged source is a note, and the next form is read).
-    ``build_secrets``: the build's environment's sensitive-named variables, whose values
-    are hidden wherever they appear."""
+    """The transcript of the trial in ``folder`` (inside ``archive``); a damaged source is a
+    note, and the next form is read. ``build_secrets``: the build's environment's
+    sensitive-named variables, whose values are hidden wherever they appear."""
     notes: list[str] = []
     result = _result(folder, archive, notes)
     literals = _literals(result.get("config"), build_secrets or {})
@@ -186,8 +185,7 @@ def _steps(
 ) -> tuple[str, _Got, Path]:
     """A multi-step trial (docs/formats.md §6.5): each step read from ``steps/<name>/`` as a
     trial's folder, led by a marker; a later step's prompt is shown as the user's message.
-    Also the folder whose verifier output is shown: the last step's that has one (the
-    trial's own when none has)."""
+    Also the folder whose verifier output is shown: the last step's that has one."""
     form, sources, prompt = "", [], None
     turns: list[Turn] = []
     summarized = 0
@@ -240,8 +238,7 @@ def _exception_type(info: object) -> bool:
 
 
 def _result(folder: Path, archive: Path, notes: list[str]) -> dict[str, Any]:
-    """The parts of ``result.json`` a transcript needs: config, exception, the agent's
-    metadata (``all_messages``, ``summarization_count``). Taken out with simdjson, so the
+    """The parts of ``result.json`` a transcript needs, taken out with simdjson so that the
     token ids of a result of several MB never become Python objects."""
     try:
         data = read_bytes(folder / "result.json", archive, MAX_JSON_BYTES)
@@ -298,8 +295,7 @@ def _agent_part(doc: Any) -> dict[str, Any]:
 
 
 def _step_part(step: Any) -> dict[str, Any]:
-    """What a transcript reads of one of ``step_results`` (a simdjson object or a dict):
-    its name, exception and agent's messages, as :func:`_result` takes a trial's."""
+    """A ``step_results`` item's name, exception and messages (simdjson object or dict)."""
     part = _agent_dict(step) if isinstance(step, dict) else _agent_part(step)
     info = step.get("exception_info")
     part["exception_info"] = info.as_dict() if isinstance(info, simdjson.Object) else info
@@ -336,9 +332,8 @@ def _literals(config: object, build_secrets: Mapping[str, str]) -> tuple[tuple[s
 
 def _secret_values(config: object) -> Iterator[str]:
     """The strings a trial's config holds as secrets: those :meth:`Redactor.value` hides when
-    the config is shown (a secret-named key and all below it, the value beside a
-    secret-named ``name``, an argv flag's value, …), found by walking the config beside its
-    redacted copy (keys kept, so the walks stay in step): the two never disagree."""
+    the config is shown, found by walking the config beside its redacted copy (keys kept,
+    so the walks stay in step): the two never disagree."""
     shown = Redactor().value(None, config, keys=False)
     stack: list[tuple[object, object, bool]] = [(config, shown, False)]
     while stack:  # (a walk without recursion: a config may nest deep)
@@ -378,10 +373,9 @@ def _worth_hiding(value: str) -> bool:
 
 
 def _names_where(value: str) -> bool:
-    """Whether a list's item, hidden in the config table for the one before it (a pair's
-    second item, a flag's value), names where a secret is rather than holding it: a
-    variable's name in capitals (``[OPENAI_API_KEY, ANTHROPIC_API_KEY]``), a key file's
-    path (``--api-key-file credentials.json``)."""
+    """Whether a list's item, hidden in the config table for the one before it, names where
+    a secret is rather than holding it: a variable's name in capitals, a key file's path
+    (``--api-key-file credentials.json``)."""
     v = value.strip()
     return bool(_NAME_RE.fullmatch(v) and is_secret_key(v)) or bool(_KEY_FILE_RE.search(v))
 
@@ -673,9 +667,8 @@ def _entries(folder: Path) -> list[os.DirEntry]:
 
 
 def _prompt(text: str, shaper: Shaper, system: list[str] | None = None) -> Prompt:
-    """The first prompt, split at Terminus-2's marks when it has them. ``system``: the
-    system prompt before it (another agent's), the same for each of its trials: kept as
-    the template, stored once."""
+    """The first prompt, split at Terminus-2's marks when it has them. ``system``: another
+    agent's system prompt before it, kept as the template (stored once)."""
     head = "\n\n".join(system or ())
     at = text.find(_TASK_MARK)
     end = text.rfind(_SCREEN_MARK)

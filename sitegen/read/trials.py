@@ -36,32 +36,18 @@ TAR_RE = re.compile(r"^trials_step\d+_.*\.tar(\.gz)?$")
 # or an artifact's, not a trial's
 _IN_TRIAL = frozenset({"agent", "verifier", "artifacts", "user-agent"})
 _IN_STEP = frozenset({"agent", "verifier", "artifacts"})
-# A trial folder's files: Harbor writes lock.json first, then trial.log and config.json
-# (harbor/trial/), the result.json last
-_TRIAL_FILES = frozenset({"result.json", "config.json", "trial.log", "lock.json"})
-_TRIAL_ONLY = frozenset({"config.json", "trial.log", "lock.json"})  # written in each trial folder
+# Written in each trial folder (harbor/trial/): lock.json first, trial.log, config.json, then
+# the result.json last
+_TRIAL_ONLY = frozenset({"config.json", "trial.log", "lock.json"})
+_TRIAL_FILES = _TRIAL_ONLY | {"result.json"}
 _TRIAL_LOG, _OWN_OR_JOBS = frozenset({"trial.log"}), frozenset({"result.json", "lock.json"})
 _JOB_FILES = frozenset({"job.log"})  # a Harbor job folder's (beside its config, lock, result)
 # TrialPaths.mkdir() makes both in each trial folder: a folder holding them is a trial's
 _TRIAL_DIRS = frozenset({"agent", "verifier"})
 _FOLDER_FILES = _TRIAL_FILES | _JOB_FILES
-# What Harbor writes in a trial's folder (harbor/models/trial/paths.py, lock.json first)
-_CUT_SHORT = frozenset({"config.json", "trial.log", "lock.json", "exception.txt", "steps"})
-_CUT_SHORT |= _IN_TRIAL
+# What Harbor writes in a trial's folder
+_CUT_SHORT = _TRIAL_ONLY | _IN_TRIAL | {"exception.txt", "steps"}
 _TOOL_DIRS = frozenset({"__pycache__", "node_modules"})  # (and hidden ones: _a_tools)
-
-__all__ = [
-    "MAX_RESULT_BYTES",
-    "TAR_RE",
-    "TrialFormatError",
-    "decode_files",
-    "decode_result",
-    "TrialPlan",
-    "list_trial_dirs",
-    "scan_trials_dir",
-    "parse_trials",
-    "plan_trials",
-]
 
 # ("ok", TrialResult: redacted, see _Collector.scrubbed[, notes: ((message, line), ...)])
 # | ("eval",) | ("job",) | ("bad", message, line); an "ok" has notes when the file was read in
@@ -110,7 +96,7 @@ class _Collector:
         return None
 
     def cached(self, rel: str, st: os.stat_result) -> Any:
-        """The outcome recorded for this file when it is unchanged (a trial never changes once written)."""
+        """The outcome recorded for this file when its size and mtime are unchanged."""
         hit = self.known.get(rel)
         if hit is not None and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
             self.entries[rel] = hit
@@ -131,9 +117,8 @@ class _Collector:
         return ("ok", r, tuple(notes)) if notes else ("ok", r)
 
     def scrubbed(self, outcome: Outcome) -> Outcome:
-        """A decoded outcome as it is kept: its trial redacted (read/scrub.py), once, when
-        read (the redaction patterns are part of the build cache's key: a kept outcome is
-        never redacted again)."""
+        """A decoded outcome as it is kept: its trial redacted once, when read (the redaction
+        patterns are part of the build cache's key)."""
         if outcome[0] != "ok":
             return outcome
         r = scrub_trial(outcome[1], self.redactor)
@@ -232,14 +217,14 @@ def _notes(outcome: Outcome) -> tuple[tuple[str, int | None], ...]:
 
 
 def list_trial_dirs(
-    root: Path, top: list[os.DirEntry] | None = None, walked: list[tuple[str, int]] | None = None
+    top: list[os.DirEntry], walked: list[tuple[str, int]] | None = None
 ) -> Iterator[tuple[str, str, bool]]:
-    """Every trial directory under a trials dir, sorted, as ``(path below root, name, is_eval)``
-    (plain strings: Path objects of tens of thousands of trials cost more than the listing).
-    ``top``: the trials dir's own directories, when the caller listed them already;
-    ``walked`` gets each folder listed inside a session to tell a trial's own from a trial
-    (path below root, mtime before its listing), to be watched."""
-    for entry in _sorted_dirs(str(root)) if top is None else top:
+    """Every trial directory under a trials dir whose own directories are ``top``
+    (:func:`scan_trials_dir`), sorted, as ``(path below it, name, is_eval)`` (strings: Paths
+    for tens of thousands of trials cost more than the listing). ``walked``
+    gets each folder listed inside a session to tell a trial's own from a trial (path
+    below the trials dir, mtime before its listing), to be watched."""
+    for entry in top:
         if entry.name == "eval_sessions":
             for session in _sorted_dirs(entry.path):
                 trials = _sorted_dirs(session.path)
@@ -255,13 +240,11 @@ def list_trial_dirs(
 def _a_trials_own(
     session: str, dirs: list[os.DirEntry], rel: str, walked: list[tuple[str, int]] | None
 ) -> set[str]:
-    """The folders of an ``eval_sessions/<session>/`` that are a trial's own, not trials: its
-    ``agent/``, ``verifier/``, … when the session folder is an eval trial's, as an archive's
-    members are told (``_TarSeen._is_trial``). Surely a trial's (a ``trial.log``, a
-    ``result.json`` or ``lock.json`` and no ``job.log``, or both ``agent/`` and
-    ``verifier/``, a ``job.log`` or not): all of them; holding another file Harbor writes in
-    a trial's and no ``job.log``: those that hold no trial's files of their own (each one
-    looked into goes into ``walked``: a file added there changes what it is)."""
+    """The ``agent/``, ``verifier/``, … of an ``eval_sessions/<session>/`` that is itself an
+    eval trial's folder, told as an archive's members are (``_TarSeen._is_trial``): all of
+    them when the folder is surely a trial's; when it only holds another trial file and no
+    ``job.log``, those holding no trial files of their own (each looked into goes into
+    ``walked``: a file added there changes what it is)."""
     inner = {e.name: e.path for e in dirs if e.name in _IN_TRIAL}
     if not inner:
         return set()
@@ -312,9 +295,8 @@ def _is_trial_dir(entry: os.DirEntry) -> bool:
 
 
 def _a_tools(name: str) -> bool:
-    """A folder name Harbor gives no trial (``<task>__<7 chars>``) and a tool run beside the
-    trials does: a hidden one (``.git``, ``.pytest_cache``, a notebook's
-    ``.ipynb_checkpoints``, as discovery skips them), ``__pycache__``, ``node_modules``."""
+    """A folder a tool makes beside the trials, never a trial's (``<task>__<7 chars>``): a
+    hidden one (``.git``, as discovery skips them), ``__pycache__``, ``node_modules``."""
     return name.startswith(".") or name in _TOOL_DIRS
 
 
@@ -343,17 +325,16 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
-# What decode_files gives for each file: (size, mtime_ns, outcome), the file's fstat when it
-# was read; size -1 when the outcome is not kept for the next build (a file missing,
-# unreadable or too large is looked at again).
+# What decode_files gives for each file: (size, mtime_ns, outcome) from its fstat; size -1
+# when the outcome is not kept (a file missing, unreadable or too large is looked at again).
 Decoded = tuple[int, int, Outcome]
 DecodeMap = Callable[[list[tuple[str, str, bool]]], list[Decoded]]
 
 
 def decode_files(archive_root: str, items: list[tuple[str, str, bool]]) -> list[Decoded]:
     """Read and decode ``result.json`` files: ``(rel path, trial name, is_eval)`` →
-    :data:`Decoded`. Not ``stat``'ed first: the ``fstat`` of what is opened gives the size
-    and mtime kept. A plain function of picklable arguments, for a pool's shards."""
+    :data:`Decoded`, the size and mtime kept from the opened file's ``fstat``. A plain
+    function of picklable arguments, for a pool's shards."""
     root = Root.of(archive_root)  # its real path worked out once, not per file
     out: list[Decoded] = []
     for rel, name, is_eval in items:
@@ -389,9 +370,8 @@ def parse_trials(
 
     An outcome ``known`` from an earlier build is taken (a complete ``result.json`` never
     changes; a damaged one is re-read when its size or mtime changed); the rest are read
-    through ``decode_map`` (default: here). The build runs the two halves,
-    :func:`plan_trials` and :meth:`TrialPlan.finish`, apart, decoding on its pool between.
-    """
+    through ``decode_map``. The build runs :func:`plan_trials` and :meth:`TrialPlan.finish`
+    apart, decoding on its pool between."""
     plan = plan_trials(root, archive_root, known, redactor)
     decode = decode_map or (lambda items: decode_files(str(archive_root), items))
     return plan.finish(decode(plan.todo) if plan.todo else [], decode)
@@ -406,15 +386,14 @@ class TrialPlan:
     col: _Collector
     plan: list[tuple[str, str, Any]]  # (rel path, trial folder, outcome or index into todo)
     todo: list[tuple[str, str, bool]]  # (rel path, trial name, is_eval): for decode_files
-    # What the listing found: every trial's result.json (rel path, in listing order) and the
-    # trial archives' names. The build's watch of the folder is made from it
-    # (sources.Sources.watch): the folder is listed once a build, not again at its end.
+    # What the listing found (every trial's result.json, the trial archives): the build's
+    # watch of the folder is made from it (sources.Sources.watch), so the folder is listed
+    # once a build.
     files: list[str] = field(default_factory=list)
     tars: list[str] = field(default_factory=list)
     unlisted: str | None = None  # why the folder could not be listed
-    # The folders below it walked for a Harbor job's trials, not a trial's own, and an eval
-    # session's own folders looked into to tell them from trials (path in the archive, mtime
-    # before their listing): watched as the trials folder itself is.
+    # The folders walked for a Harbor job's trials and an eval session's own looked into
+    # (path in the archive, mtime before their listing): watched as the trials folder is.
     dirs: list[tuple[str, int]] = field(default_factory=list)
 
     def finish(
@@ -452,13 +431,11 @@ class TrialPlan:
 
     def _running(self, name: str, frel: str) -> bool:
         """Whether the subfolder ``name`` (``frel``: its result.json's path), without its
-        result.json, is a trial still running (or killed), told without a walk (a folder of
-        thousands of running trials is not walked at every build): it holds a trial.log; or
-        a lock.json, or agent/ and verifier/, and no job.log (a Harbor job's folder holds
-        those too), and no folder but those Harbor writes in a trial. A folder of jobs may
-        hold those too, so such a folder is watched: a trial started in it is seen by the
-        next build. Not a config.json: Harbor writes it after the others, and a sweep's
-        folder of jobs may hold one."""
+        result.json, is a trial still running (or killed), told without a walk (thousands of
+        running trials are not walked at every build): a trial.log; or a lock.json, or
+        agent/ and verifier/ (a Harbor job's folder holds those too), with no job.log and no
+        folder but a trial's. A folder of jobs may look so too, so it is watched. Not
+        config.json: Harbor writes it after the others, and a sweep's folder may hold one."""
         top = os.path.join(self.root, name, "")
         if os.path.exists(f"{top}trial.log"):
             return True
@@ -478,11 +455,9 @@ class TrialPlan:
 
     def _read_below(self, name: str, frel: str, outcome: Outcome, decode: DecodeMap) -> bool:
         """Read the trials below the subfolder ``name``, whose own result.json is a job's
-        summary, unreadable or missing (``outcome``): a Harbor job's folder, or a folder
-        holding one, read as an archive's members are (:class:`_TarSeen`); a trial running
-        below it counts missing. False when it holds no trial, ended or running, and is a
-        trial's folder cut short (:func:`_cut_short`): then it is counted as a trial folder,
-        its walked folders watched all the same."""
+        summary, unreadable or missing (``outcome``), as an archive's members are
+        (:class:`_TarSeen`); a trial running below it counts missing. False when it holds no
+        trial and is a trial's folder cut short (:func:`_cut_short`): then it counts as one."""
         col = self.col
         seen = _TarSeen()
         walked: list[tuple[str, int]] = []
@@ -554,7 +529,6 @@ class TrialPlan:
 
 
 def _names(path: Path) -> set[str]:
-    """The names the folder ``path`` holds."""
     try:
         return set(os.listdir(path))
     except OSError:
@@ -563,17 +537,15 @@ def _names(path: Path) -> set[str]:
 
 def _cut_short(names: set[str]) -> bool:
     """Whether a subfolder of a trials folder holding ``names``, none a ``result.json``,
-    is a trial's folder cut short: empty (made, killed before its first file), or holding
-    a file or folder Harbor writes in a trial's (harbor/models/trial/paths.py). One holding
-    only other things is no trial's."""
+    is a trial's folder cut short: empty (killed before its first file), or holding what
+    Harbor writes in a trial's. One holding only other things is no trial's."""
     return not names or bool(names & _CUT_SHORT)
 
 
 def _reused(col: _Collector, rel: str, path: str) -> Outcome | None:
-    """The outcome known for the ``result.json`` ``rel`` (at ``path``) when it may be taken:
-    a trial's (never changed) without a look; any other (a job's summary, rewritten as its
-    trials end; a damaged one, maybe still being written) when its size and mtime are
-    unchanged. None: to be read."""
+    """The outcome known for the ``result.json`` ``rel`` (at ``path``), or None to read it: a
+    trial's (never changed) without a look; any other (a job's summary, rewritten as its
+    trials end; a damaged one, maybe still being written) if its size and mtime are unchanged."""
     hit = col.known.get(rel)
     if hit is None:
         return None
@@ -588,10 +560,9 @@ def _reused(col: _Collector, rel: str, path: str) -> Outcome | None:
 
 
 def _key(path: str) -> str:
-    """What a trial at ``path`` (its result.json's, below a trials folder) is counted once
-    by: its folder's name (Harbor names a trial's folder after the trial), an eval trial's
-    path below eval_sessions/ (its session's), and the whole folder path of one counted in
-    a folder Harbor writes in a trial (agent/, …: many trials hold one)."""
+    """What a trial at ``path`` (its result.json's) is counted once by: its folder's name
+    (Harbor names it after the trial), an eval trial's path below eval_sessions/, and the
+    whole folder path of one inside an agent/, … (many trials hold one)."""
     if "eval_sessions/" in path:
         return path[path.index("eval_sessions/") :].strip("/").rsplit("/", 1)[0]
     parts = path.strip("/").rsplit("/", 2)
@@ -602,9 +573,9 @@ def _key(path: str) -> str:
 
 def _files_below(top: str, name: str, seen: _TarSeen, walked: list[tuple[str, int]]) -> list[str]:
     """The ``result.json`` files below the folder ``top`` (``name`` in the trials folder),
-    sorted, as paths below the trials folder; every folder's trial and job files into
-    ``seen``, each folder walked with its mtime into ``walked``. Links, tools' folders and
-    the agent/, artifacts/, … of a folder surely a trial's are not read."""
+    sorted, as paths below the trials folder; trial and job files into ``seen``, each
+    folder walked with its mtime into ``walked``. Links, tools' folders and the agent/, …
+    of a folder surely a trial's are not read."""
     found: list[str] = []
     stack = [(top, name)]
     while stack:
@@ -654,8 +625,8 @@ def plan_trials(
     col = _Collector(rel, known, redactor or Redactor())
     plan: list[tuple[str, str, Any]] = []  # (rel path, trial folder, outcome or index into todo)
     todo: list[tuple[str, str, bool]] = []
-    # Paths by concatenation: the same strings os.path.join makes (``sub`` is relative, the
-    # prefixes end with their separator), at a fraction of its cost over many trials.
+    # Paths by concatenation (``sub`` is relative, the prefixes end with their separator):
+    # the strings os.path.join makes, at a fraction of its cost.
     in_archive = f"{rel}/" if rel != "." else ""
     on_disk = os.path.join(root, "")
     known = col.known
@@ -667,7 +638,7 @@ def plan_trials(
         col.warn(f"{in_archive}{link.name}", None, f"{why}: not followed (not read as a trial)")
     files: list[str] = []
     walked: list[tuple[str, int]] = []
-    for sub, name, is_eval in list_trial_dirs(root, top, walked):
+    for sub, name, is_eval in list_trial_dirs(top, walked):
         frel = f"{in_archive}{sub}/result.json"
         key = sub if is_eval else name  # (an eval trial is its session's: apart from training's)
         files.append(frel)
@@ -751,15 +722,11 @@ def _read_tar(col: _Collector, path: Path, archive_root: Path) -> None:
 
 class _TarSeen:
     """What one read of a trials archive saw that decides the ``result.json`` files inside
-    a folder Harbor writes in a trial (:func:`_inside`: ``agent/``, ``artifacts/``,
-    ``steps/<step>/verifier/``, …), known only once every member is seen (they come in any
-    order): such a file is no trial's when the folder holding that ``agent/``, … is surely
-    a trial's (it holds a ``trial.log``, or a ``result.json`` that is no job's summary and
-    no ``job.log``); else it is a trial's when its own folder holds a file Harbor writes in
-    each trial folder (``config.json``, ``trial.log``), or when no folder holding such an
-    ``agent/``, … holds a trial's files (``result.json``, ``config.json``, ``trial.log``,
-    and neither a ``job.log`` nor a job's summary). One beside its own ``trial.log`` is a
-    trial's unless such a folder above is surely a trial's."""
+    an ``agent/``, ``steps/<step>/verifier/``, … (:func:`_inside`), known only once every
+    member is seen (they come in any order). Such a file is no trial's when the folder
+    holding that ``agent/``, … is surely a trial's (:meth:`_surely_a_trials`); else it is a
+    trial's when its own folder holds a file written in each trial folder, or when no
+    folder holding such an ``agent/``, … holds trial files and is no job's."""
 
     def __init__(self) -> None:
         # (member name, its parts, the folders holding an agent/, … above it, its outcome)
@@ -779,8 +746,7 @@ class _TarSeen:
         self.dirs.setdefault(folder, set()).update(names)
 
     def add_path(self, parts: list[str]) -> None:
-        """The agent/ and verifier/ folders a member's path (a file's or a folder's) goes
-        through."""
+        """The agent/ and verifier/ folders a member's path goes through."""
         for i in range(1, len(parts)):
             if parts[i] in _TRIAL_DIRS:
                 self.add_dirs("/".join(parts[:i]), {parts[i]})
@@ -790,8 +756,8 @@ class _TarSeen:
         return [(name, o) for name, parts, inside, o in self.held if self._is_trial(parts, inside)]
 
     def unsure(self) -> list[str]:
-        """The paths of the held trials' ``result.json`` counted only as no file seen says
-        they are a trial's own files (their own folder holds no ``config.json``, …)."""
+        """The held trials' ``result.json`` counted only because no file seen says they are a
+        trial's own (their own folder holds no ``config.json``, …)."""
         return [
             "/".join(parts)
             for _, parts, inside, o in self.held
@@ -801,10 +767,10 @@ class _TarSeen:
         ]
 
     def running(self, counted: set[str]) -> list[str]:
-        """Trials still running, or killed, sorted: the folders surely a trial's
-        (:meth:`_surely_a_trials`; a ``steps/<step>/`` by more than its ``agent/`` and
-        ``verifier/``) with no ``result.json``, none inside another trial's ``agent/``, …,
-        and none holding a folder of ``counted`` (a trial's or a job's) or another such."""
+        """Trials still running, or killed, sorted: the folders surely a trial's (a
+        ``steps/<step>/`` by more than its ``agent/`` and ``verifier/``) with no
+        ``result.json``, none inside another trial's ``agent/``, …, and none holding a folder
+        of ``counted`` (a trial's or a job's) or another such."""
         maybe = []
         for folder in set(self.files) | set(self.dirs):
             parts = folder.split("/")
@@ -841,10 +807,9 @@ class _TarSeen:
         return sorted(f for f in maybe if f not in above)
 
     def bare(self, counted: set[str], running: list[str]) -> list[str]:
-        """The folders at the archive's top (the trials folder's subfolders) with no
-        ``result.json``, holding no trial, job or running trial counted and no job's
-        ``job.log``, that are trials' folders cut short (:func:`_cut_short`), sorted:
-        counted missing, as a folder read from disk counts them."""
+        """The folders at the archive's top with no ``result.json``, holding no trial, job,
+        running trial or ``job.log``, that are trials' folders cut short (:func:`_cut_short`),
+        sorted: counted missing, as a folder read from disk counts them."""
         full = [*counted, *running, *(d for d, n in self.files.items() if "job.log" in n)]
         taken = {d.split("/", 1)[0] for d in full}
         return sorted(
@@ -870,11 +835,10 @@ class _TarSeen:
         )
 
     def _in_steps(self, parts: list[str]) -> bool:
-        """Whether the member at ``parts`` lies in the ``steps/`` of a folder surely a
-        trial's (a ``trial.log``; a ``result.json`` read as a trial's; a ``lock.json`` and
-        neither a ``job.log`` nor a ``result.json``; ``agent/`` and ``verifier/``): Harbor's
-        ``steps/<step>/`` of a multi-step trial, all of it the trial's own (a ``result.json``
-        cut short may be a job's: its ``steps/`` may hold trials)."""
+        """Whether the member at ``parts`` lies in the ``steps/`` of a multi-step trial's
+        folder, all of it the trial's own: a folder with a ``trial.log``, a ``result.json``
+        read as a trial's, a ``lock.json`` and neither ``job.log`` nor ``result.json`` (a
+        damaged one may be a job's, whose ``steps/`` hold trials), or agent/ and verifier/."""
         for i in _steps_at(parts):
             folder = "/".join(parts[:i])
             names = self.files.get(folder, set())
@@ -888,8 +852,8 @@ class _TarSeen:
         return False
 
     def holds_a_job(self) -> bool:
-        """Whether a folder seen holds a Harbor job's ``job.log`` (no trial's folder does):
-        one below a folder surely a trial's is that trial's own file."""
+        """Whether a folder seen holds a Harbor job's ``job.log``, not below a folder surely a
+        trial's (there it is the trial's own file)."""
         return any(
             "job.log" in names
             and not any(self._surely_a_trials(parts, i) for i in range(1, len(parts)))
@@ -898,7 +862,6 @@ class _TarSeen:
         )
 
     def _holds(self, parts: list[str], upto: int, names: frozenset[str]) -> bool:
-        """Whether the folder ``parts[:upto]`` holds one of ``names``."""
         return bool(names & self.files.get("/".join(parts[:upto]), set()))
 
     def _a_jobs(self, parts: list[str], upto: int) -> bool:
@@ -931,12 +894,10 @@ def _inside(parts: list[str]) -> list[int]:
 
 def _tar_pass(col: _Collector, fh: BinaryIO, members: list, seen: _TarSeen) -> str | None:
     """One read of a trials archive as a stream: each ``result.json`` decoded into
-    ``members``, or, inside a folder Harbor writes in a trial (:func:`_inside`), held in
-    ``seen`` with the files that decide it. A gzip is unpacked by :class:`_Gunzip` (all
-    its members; damage said as it is, after what came before it is read). The archive ends
-    at its end-of-archive block, as GNU tar reads one without ``--ignore-zeros``: what
-    follows it (a second archive concatenated, junk, a gzip's trailing bytes) is not read
-    and is no damage; a second archive right after the end is said (the returned note)."""
+    ``members``, or, inside an ``agent/``, … (:func:`_inside`), held in ``seen`` with the
+    files that decide it. A gzip is unpacked by :class:`_Gunzip`. The archive ends at its
+    end-of-archive block, as GNU tar reads one without ``--ignore-zeros``: what follows is
+    not read and is no damage; a second archive right after it is said (the returned note)."""
     gz = fh.read(2) == b"\x1f\x8b"
     fh.seek(0)
     src = _Gunzip(fh) if gz else None
@@ -954,7 +915,6 @@ def _tar_pass(col: _Collector, fh: BinaryIO, members: list, seen: _TarSeen) -> s
 
 
 def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _TarSeen) -> None:
-    """The members of :func:`_tar_pass`'s archive, read in order."""
     unpacked = 0
     below = seen.below
     for member in tar:
@@ -1009,10 +969,9 @@ def _read_members(col: _Collector, tar: tarfile.TarFile, members: list, seen: _T
 
 
 def _archive_after(tar: tarfile.TarFile) -> str | None:
-    """A note when a tar header follows the end-of-archive block (``cat a.tar b.tar``): GNU
-    tar reads none of the second archive without ``--ignore-zeros``, nor does sitegen, but
-    its trials are not lost in silence. Only a record's padding of zeros is looked past:
-    reading on through zeros would be unbounded work on a small compressed file."""
+    """A note when a tar header follows the end-of-archive block (``cat a.tar b.tar``): not
+    read, as by GNU tar, but not lost in silence. Only a record's padding of zeros is looked
+    past: reading on through zeros would be unbounded work on a small compressed file."""
     assert tar.fileobj is not None
     try:
         rest = tar.fileobj.read(tarfile.RECORDSIZE + tarfile.BLOCKSIZE)
@@ -1034,10 +993,8 @@ def _archive_after(tar: tarfile.TarFile) -> str | None:
 
 class _Gunzip:
     """A gzip's members one after another, as a file read in order (tarfile's own stream
-    unpacks the first member only: `.tar.gz` pieces concatenated would read as an archive
-    cut short). Damage (a member cut short, bad data, bytes past the last member that are
-    no gzip) ends the data where it is, its cause in :attr:`error`: tarfile then reads up
-    to there and no byte unpacked before it is lost."""
+    unpacks the first member only). Damage ends the data where it is, its cause in
+    :attr:`error`: tarfile then reads up to there and nothing unpacked before it is lost."""
 
     def __init__(self, fh: BinaryIO) -> None:
         self.fh = fh
@@ -1098,8 +1055,7 @@ class _Header(tarfile.TarInfo):
 
 def _eval_misplaced(parts: list[str]) -> bool:
     """Whether the ``result.json`` at ``parts`` lies below an ``eval_sessions/`` other than
-    as ``eval_sessions/<session>/<trial>/result.json``, the one place Harbor's eval trials
-    write theirs: one deeper is an eval trial's own (its ``agent/``'s), no trial."""
+    as ``eval_sessions/<session>/<trial>/result.json``: one deeper is an eval trial's own."""
     if "eval_sessions" not in parts:
         return False
     at = len(parts) - 1 - parts[::-1].index("eval_sessions")

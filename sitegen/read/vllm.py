@@ -369,9 +369,9 @@ class VllmAccumulator:
             b = self.buckets.get(key)
             if b is None:
                 b = self.buckets[key] = _Bucket()
-            # _Bucket.merge of a one-sample bucket, field by field (the same operations in
-            # the same order, without making it; merge's 0.0 for a missing prefix rate is left out: a sum begun at 0.0 is
-            # never -0.0, the one value adding 0.0 would change)
+            # _Bucket.merge of a one-sample bucket, without making it: the same operations in
+            # the same order (float sums equal merge's bit for bit), a missing prefix rate's
+            # 0.0 left out (a sum begun at 0.0 is never -0.0, which adding 0.0 changes)
             b.n += 1
             b.gen_sum += gen
             if gen < b.gen_min:
