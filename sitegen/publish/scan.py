@@ -2,7 +2,7 @@
 
 * **Text** (valid UTF-8) as it is; HTML, XML and SVG with their character references
   decoded (``&#39;[REDACTED]&#39;`` is a masked value), except line breaks (lines stay true).
-* **gzip** (every member), bzip2 and xz decompressed, a **zip** member by member.
+* **gzip**, bzip2 and xz decompressed (every member or stream), a **zip** member by member.
 * **UTF-16** and UTF-32 (by byte-order mark or NULs in every other byte) decoded; JSON
   whose writer escapes ``/`` as ``\\/`` with those undone.
 * **Transcripts' data scripts** decoded, with the transcript rules too.
@@ -25,7 +25,9 @@ import re
 import zipfile
 import zlib
 from bisect import bisect_right
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import orjson
@@ -135,6 +137,12 @@ _PACKED = (
     (b"\xfd7zXZ\x00", "xz"),
     (b"PK\x03\x04", "zip"),
 )
+# A compressed stream's decompressor, by its kind.
+_DECOMPRESSOR: dict[str, Callable[[], Any]] = {
+    "gzip": lambda: zlib.decompressobj(wbits=31),
+    "bzip2": bz2.BZ2Decompressor,
+    "xz": lzma.LZMADecompressor,
+}
 
 
 def _unpacked(
@@ -143,12 +151,9 @@ def _unpacked(
     """``(bytes, where, name)`` of what a reader of the file gets: the file, a gzip, bzip2 or
     xz file decompressed, or a zip's member names and each member. Past
     :data:`GZIP_MAX_BYTES` unpacked, a ValueError: the file stops the gate."""
-    if data[:2] == b"\x1f\x8b":
-        return [(_gunzip(data), f"{where} (decompressed)", rel)]
-    if data[:3] == b"BZh":
-        return [(_bounded(bz2.BZ2Decompressor(), data), f"{where} (decompressed)", rel)]
-    if data[:6] == b"\xfd7zXZ\x00":
-        return [(_bounded(lzma.LZMADecompressor(), data), f"{where} (decompressed)", rel)]
+    for magic, kind in _PACKED:
+        if kind in _DECOMPRESSOR and data.startswith(magic):
+            return [(_inflate(_DECOMPRESSOR[kind], data), f"{where} (decompressed)", rel)]
     if data[:4] == b"PK\x03\x04":
         out, size = [], 0
         with zipfile.ZipFile(io.BytesIO(data)) as z:
@@ -168,38 +173,43 @@ def _unpacked(
     return [(data, where, rel)]
 
 
-def _bounded(d: bz2.BZ2Decompressor | lzma.LZMADecompressor, data: bytes) -> bytes:
-    """One bzip2 or xz stream decompressed; past ``GZIP_MAX_BYTES`` a ValueError."""
-    out, size = [], 0
-    while True:
-        chunk = d.decompress(data, 1 << 24)
-        data = b""
-        out.append(chunk)
-        size += len(chunk)
-        if size > GZIP_MAX_BYTES:
-            raise ValueError(f"it inflates past {GZIP_MAX_BYTES / MB:,.0f} MB")
-        if d.eof or d.needs_input:
-            return b"".join(out)
+_FEED = 1 << 20  # the most input a decompressor is given at a time
+_NOT_NUL = re.compile(rb"[^\0]")
 
 
-def _gunzip(data: bytes) -> bytes:
-    """Every member of a gzip file, decompressed; past ``GZIP_MAX_BYTES`` a ValueError."""
+def _inflate(new: Callable[[], Any], data: bytes) -> bytes:
+    """Every stream of a gzip, bzip2 or xz file (a gzip file's members), decompressed, as
+    ``gunzip``, ``bunzip2`` and ``xz -d`` read them: NULs between and after streams are
+    padding; a last stream cut short gives what it holds. Bytes after a stream that start
+    none are an error (they would be published unread), as is more than
+    :data:`GZIP_MAX_BYTES` out in all. Each stream is given its input in slices that start
+    small and double (up to :data:`_FEED`): what a decompressor holds past its stream's end
+    (copied, as ``unused_data``) is then at most about what the stream took, so a file of
+    many small streams is read in time linear in its size."""
     out: list[bytes] = []
-    size = 0
-    while data:
-        d = zlib.decompressobj(wbits=31)
-        while True:
-            chunk = d.decompress(data, 1 << 24)
+    view, size, pos = memoryview(data), 0, 0
+    streams = 0
+    while (start := _NOT_NUL.search(data, pos)) is not None:
+        d, fed, feed = new(), start.start(), 64
+        while not d.eof:
+            waiting = getattr(d, "needs_input", None)  # (bz2, lzma; zlib hands back its tail)
+            given = d.unconsumed_tail if waiting is None else b""
+            if waiting or (waiting is None and not given):
+                if fed == len(data):
+                    return b"".join(out)  # (cut short)
+                given = view[fed : fed + feed]
+                fed, feed = fed + len(given), min(2 * feed, _FEED)
+            try:
+                chunk = d.decompress(given, 1 << 24)
+            except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+                if streams and fed - len(given) == start.start():
+                    raise ValueError(f"bytes after its stream {streams} start no stream") from exc
+                raise
             out.append(chunk)
             size += len(chunk)
             if size > GZIP_MAX_BYTES:
                 raise ValueError(f"it inflates past {GZIP_MAX_BYTES / MB:,.0f} MB")
-            data = d.unconsumed_tail
-            if d.eof or not data:
-                break
-        data = d.unused_data if d.eof else b""
-        if data.strip(b"\0") == b"":
-            break
+        pos, streams = fed - len(d.unused_data), streams + 1
     return b"".join(out)
 
 

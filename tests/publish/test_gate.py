@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sitegen.errors import ConfigError
-from sitegen.publish import gate
+from sitegen.publish import gate, scan
 from sitegen.publish.gate import blob_id, check_site, compile_allow, site_files
 from sitegen.redact import Redactor
 from sitegen.write.site import MARKER
@@ -207,6 +207,82 @@ def test_what_a_careless_user_packs_or_saves_otherwise_is_scanned_as_read(tmp_pa
     ]
     out = _all_output(report)
     assert TOKEN not in out and HF not in out and "Sup3rS3cretPw" not in out
+
+
+def test_every_stream_of_a_bzip2_gzip_or_xz_file_is_scanned(tmp_path):
+    """pbzip2 and ``cat a.xz b.xz`` write several streams in one file (xz may pad between
+    them with NULs); whoever opens it reads them all, so the gate reads them all too."""
+    import bz2
+    import gzip
+    import lzma
+
+    first, second = b"notes\n", f"run with {TOKEN}\n".encode()
+    site = _site(
+        tmp_path,
+        {
+            "index.html": "<p>ok</p>",
+            "a.txt.bz2": bz2.compress(first) + bz2.compress(second),
+            "b.txt.xz": lzma.compress(first) + bytes(4) + lzma.compress(second) + bytes(8),
+            "c.txt.gz": gzip.compress(first) + gzip.compress(second) + bytes(3),
+        },
+    )
+    report = check_site(site, workers=1)
+    got = sorted((x.path, x.line, x.kind) for x in report.leaks)
+    assert got == [
+        ("a.txt.bz2 (decompressed)", 2, "github-token"),
+        ("b.txt.xz (decompressed)", 2, "github-token"),
+        ("c.txt.gz (decompressed)", 2, "github-token"),
+    ]
+    assert report.blocked == []
+
+
+def test_bytes_after_a_compressed_stream_that_start_none_stop_the_gate(tmp_path):
+    """``bunzip2`` passes them over with a warning, but they are published as they are: a
+    token written there raw would go out unread."""
+    import bz2
+    import lzma
+
+    raw = f"junk {TOKEN}".encode()
+    site = _site(
+        tmp_path,
+        {
+            "index.html": "<p>ok</p>",
+            "a.txt.bz2": bz2.compress(b"notes\n") + raw,
+            "b.txt.xz": lzma.compress(b"notes\n") + bytes(4) + raw,
+        },
+    )
+    assert check_site(site, workers=1).blocked == [
+        f"{name}: a {kind} file that cannot be read (bytes after its stream 1 start no "
+        "stream): not checked"
+        for name, kind in (("a.txt.bz2", "bzip2"), ("b.txt.xz", "xz"))
+    ]
+
+
+def test_the_inflated_size_is_bounded_over_every_stream(monkeypatch):
+    import bz2
+    import gzip
+    import lzma
+
+    monkeypatch.setattr(scan, "GZIP_MAX_BYTES", 10_000)
+    for kind, compress in (("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)):
+        data = compress(b"0" * 3000) * 3
+        assert len(scan._inflate(scan._DECOMPRESSOR[kind], data)) == 9000
+        with pytest.raises(ValueError, match="inflates past"):
+            scan._inflate(scan._DECOMPRESSOR[kind], data + compress(b"0" * 3000))
+
+
+def test_a_file_of_many_small_streams_is_read_in_time_linear_in_its_size():
+    """What a decompressor holds past its stream's end is copied: given the whole rest of
+    the file each time, many small streams would copy it over and over."""
+    from tests.linear_time import assert_each_linear
+
+    setup = "import bz2, gzip, lzma\nfrom sitegen.publish import scan"
+    work = """
+compress = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}[case]
+one = compress(b"")
+return len(scan._inflate(scan._DECOMPRESSOR[case], one * (n // len(one))))
+"""
+    assert_each_linear(setup, work, ["gzip", "bzip2", "xz"], 1 << 16, 1 << 20)
 
 
 def test_user_redact_patterns_are_rules_too(tmp_path):
