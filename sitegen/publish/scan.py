@@ -90,7 +90,8 @@ def scan_file(
         payloads = _unpacked(data, where, rel, redactor)
     except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
         what = next(kind for magic, kind in _PACKED if data.startswith(magic))
-        return scanned, [], 0, f"{where}: a {what} file that cannot be read ({exc}): not checked"
+        a = "an" if what == "xz" else "a"
+        return scanned, [], 0, f"{where}: {a} {what} file that cannot be read ({exc}): not checked"
     leaks: list[Leak] = []
     allowed = 0
     for payload, shown, name in payloads:
@@ -174,14 +175,16 @@ def _unpacked(
 
 
 _FEED = 1 << 20  # the most input a decompressor is given at a time
+_OUT = 1 << 24  # the most output it gives back at a time
 _NOT_NUL = re.compile(rb"[^\0]")
 
 
 def _inflate(new: Callable[[], Any], data: bytes) -> bytes:
-    """Every stream of a gzip, bzip2 or xz file (a gzip file's members), decompressed, as
-    ``gunzip``, ``bunzip2`` and ``xz -d`` read them: NULs between and after streams are
-    padding; a last stream cut short gives what it holds. Bytes after a stream that start
-    none are an error (they would be published unread), as is more than
+    """Every stream of a gzip, bzip2 or xz file (a gzip file's members), decompressed: what
+    ``gunzip``, ``bunzip2`` and ``xz -d`` print, and more where they stop (NULs between and
+    after streams are passed over wherever they stand); a last stream cut short gives what it
+    holds. Bytes after a stream that start none are an error (they would be published
+    unread), as is more than
     :data:`GZIP_MAX_BYTES` out in all. Each stream is given its input in slices that start
     small and double (up to :data:`_FEED`): what a decompressor holds past its stream's end
     (copied, as ``unused_data``) is then at most about what the stream took, so a file of
@@ -195,12 +198,13 @@ def _inflate(new: Callable[[], Any], data: bytes) -> bytes:
             waiting = getattr(d, "needs_input", None)  # (bz2, lzma; zlib hands back its tail)
             given = d.unconsumed_tail if waiting is None else b""
             if waiting or (waiting is None and not given):
-                if fed == len(data):
-                    return b"".join(out)  # (cut short)
+                if fed == len(data):  # (cut short: what zlib holds of the input it took too)
+                    out.append(d.flush() if waiting is None else b"")
+                    return b"".join(out)
                 given = view[fed : fed + feed]
                 fed, feed = fed + len(given), min(2 * feed, _FEED)
             try:
-                chunk = d.decompress(given, 1 << 24)
+                chunk = d.decompress(given, _OUT)
             except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
                 if streams and fed - len(given) == start.start():
                     raise ValueError(f"bytes after its stream {streams} start no stream") from exc

@@ -252,10 +252,29 @@ def test_bytes_after_a_compressed_stream_that_start_none_stop_the_gate(tmp_path)
         },
     )
     assert check_site(site, workers=1).blocked == [
-        f"{name}: a {kind} file that cannot be read (bytes after its stream 1 start no "
+        f"{name}: {kind} file that cannot be read (bytes after its stream 1 start no "
         "stream): not checked"
-        for name, kind in (("a.txt.bz2", "bzip2"), ("b.txt.xz", "xz"))
+        for name, kind in (("a.txt.bz2", "a bzip2"), ("b.txt.xz", "an xz"))
     ]
+
+
+def test_a_stream_cut_short_gives_all_it_holds_wherever_the_output_stops(monkeypatch):
+    """A call that stops at its output bound just as the input runs out leaves output in
+    zlib: it is taken too, as ``gzip -dc`` prints it."""
+    import bz2
+    import gzip
+    import lzma
+
+    monkeypatch.setattr(scan, "_OUT", 700)
+    text = b"".join(b"line %d run with token\n" % i for i in range(400))
+    for kind, compress in (("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)):
+        data = compress(text)
+        for cut in range(len(data) // 2, len(data)):
+            got = scan._inflate(scan._DECOMPRESSOR[kind], data[:cut])
+            if kind == "gzip":
+                d = zlib.decompressobj(wbits=31)
+                assert got == d.decompress(data[:cut]) + d.flush(), cut
+            assert text.startswith(got), (kind, cut)
 
 
 def test_the_inflated_size_is_bounded_over_every_stream(monkeypatch):
