@@ -56,8 +56,16 @@ _HTPASSWD_RES = {
 }
 
 
-# What ends a command in its bare value (mysql -pX; ls, -pX|head)
-_ENDS_COMMAND_RE = re.compile(r"[;|]")
+# What ends a command in its bare value (mysql -pX; ls, -pX|head, -pX&&ls)
+_ENDS_COMMAND_RE = re.compile(r"[;|]|&&")
+
+
+def _value_end(text: str, start: int, end: int) -> int:
+    """Where the value at ``start`` ends: a bare one at the first ";", "|" or "&&" in it (the
+    shell ends the command there), one in quotes (or in a page's quote entities) at ``end``."""
+    if text[start] not in "\"'&" and (cut := _ENDS_COMMAND_RE.search(text, start, end)):
+        return cut.start()
+    return end
 
 
 def _flag_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -69,9 +77,8 @@ def _flag_spans(text: str) -> Iterator[tuple[int, int]]:
         for rx in _FLAG_RES[command]:
             at = c.end()
             while at - c.end() < _REACH and (m := rx.match(text, at)) is not None:
-                start, end = m.span("s")
-                if text[start] not in "\"'&" and (cut := _ENDS_COMMAND_RE.search(text, start, end)):
-                    end = cut.start()  # (a bare value: -pX; ends the command at the ";")
+                start = m.start("s")
+                end = _value_end(text, start, m.end("s"))
                 if end > start and not is_masked(text[start:end]):
                     yield start, end
                 at = m.end()
@@ -84,8 +91,11 @@ def _htpasswd_spans(text: str, at: int) -> Iterator[tuple[int, int]]:
     letters = flags.group().replace("-", "")
     if "b" in letters:
         m = _HTPASSWD_RES[1 if "n" in letters else 2].match(text, flags.end())
-        if m is not None and not is_masked(m.group("s")):
-            yield m.span("s")
+        if m is not None:
+            start = m.start("s")
+            end = _value_end(text, start, m.end("s"))
+            if end > start and not is_masked(text[start:end]):
+                yield start, end
 
 
 # mysql -u root -pX db, sshpass -p X ssh h, redis-cli -h h -a X, ssh-keygen -N X, htpasswd

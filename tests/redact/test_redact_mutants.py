@@ -145,3 +145,11 @@ def test_a_password_cut_before_a_name_said_one_character_in():
     assert r.text("my pw is Xpassword is hunter22") == f"my pw is {MASK}password is {MASK}"
     got = r.text("the password was 7password: hunter22")
     assert got == f"the password was {MASK}password: {MASK}"
+
+
+def test_a_bare_password_ends_at_a_double_ampersand_and_htpasswds_at_a_separator_too():
+    r = Redactor()
+    assert r.text("mysql -pHunter22&&ls") == f"mysql -p{MASK}&&ls"
+    assert r.text("htpasswd -b f user Hunter22;ls") == f"htpasswd -b f user {MASK};ls"
+    assert r.text("htpasswd -nb user Hunter22|tee f") == f"htpasswd -nb user {MASK}|tee f"
+    assert r.text("htpasswd -b f user 'a;b'") == f"htpasswd -b f user {MASK}"
