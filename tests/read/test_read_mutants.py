@@ -667,3 +667,10 @@ def test_a_config_dump_is_read_up_to_its_bounds_and_refused_past_them(monkeypatc
 
 def test_a_value_yaml_cannot_build_is_kept_when_no_list_of_problems_is_given():
     assert configdump.load_config("a: 2026-02-30") == {"a": "2026-02-30"}
+
+
+def test_a_message_that_starts_with_a_config_key_and_ends_in_a_colon_starts_no_dump():
+    # (a dump started there would not be YAML, and the real one after it would go unread)
+    lines = [lg("trainer: resuming from:"), lg("data:"), P + "  x: 1", P]
+    log = parse([*lines, *block(1, {"reward/avg_raw_reward": "0.5000", "trainer/global_step": 1})])
+    assert log.config == {"data": {"x": 1}} and not log.warnings
