@@ -147,6 +147,35 @@ def test_a_password_cut_before_a_name_said_one_character_in():
     assert got == f"the password was {MASK}password: {MASK}"
 
 
+def test_commands_after_an_htpasswd_without_its_password_are_read_too():
+    text = "htpasswd -c f user && mysql -u root -pHunter22 db"
+    assert Redactor().text(text) == f"htpasswd -c f user && mysql -u root -p{MASK} db"
+
+
+def test_a_command_far_into_a_text_has_its_flags_read():
+    pad = "x" * 600 + " "
+    assert (
+        Redactor().text(pad + "mysql -u root -pHunter22 db") == pad + f"mysql -u root -p{MASK} db"
+    )
+
+
+def test_a_commands_flags_are_read_within_its_reach_of_512_characters():
+    # the 73rd flag's value ends 512 characters after the command's name (8, then 7 a flag):
+    # the last one read; the next starts past the reach (a bound on the work a line costs),
+    # and the text read again, its masks longer than the values, reaches no further
+    values = ["bbbb"] + [f"q{i:02d}" for i in range(80)]
+    shown = Redactor().text("ssh-keygen" + "".join(f" -N {v}" for v in values))
+    assert shown.count(MASK) == 73 and f"-N {MASK} -N q72 -N q73" in shown
+
+
+def test_a_bare_password_ends_at_a_command_separator_within_it_only():
+    r = Redactor()
+    # whatever letter it starts with
+    assert r.text("mysql -pXq7v9;ls") == f"mysql -p{MASK};ls"
+    # a separator after the value ends nothing in it: the words between stay shown
+    assert r.text("mysql -u root -pHunter22 db; ls") == f"mysql -u root -p{MASK} db; ls"
+
+
 def test_a_bare_password_ends_at_a_double_ampersand_and_htpasswds_at_a_separator_too():
     r = Redactor()
     assert r.text("mysql -pHunter22&&ls") == f"mysql -p{MASK}&&ls"
