@@ -28,7 +28,7 @@ class ConfigDump(ParserCore):
         SkyRL's config alone, ending in ``:``, header-less, or as the message of the loguru
         record that logs the whole dump (upstream's ``logger.info`` of the YAML text)."""
         msg = ln.message
-        key = msg.rstrip()
+        key = msg.rstrip(" ")  # (blanks after the colon; a tab is no YAML the dump writes)
         if not key.endswith(":") or key[:-1] not in CONFIG_ROOTS:
             return False  # (``trainer: resuming from:`` is a message, not the dump)
         self.config_lines = [msg]

@@ -56,16 +56,20 @@ _HTPASSWD_RES = {
 }
 
 
-# What ends a command in its bare value (mysql -pX; ls, -pX|head, -pX&&ls)
-_ENDS_COMMAND_RE = re.compile(r"[;|]|&&")
+# What ends a command in its bare value (mysql -pX; ls, -pX|head, -pX&&ls); not one the
+# shell takes as a character of the value (-pX\;Y)
+_ENDS_COMMAND_RE = re.compile(r"(?<!\\)(?:[;|]|&&)")
 
 
-def _value_end(text: str, start: int, end: int) -> int:
+def _value_end(text: str, start: int, end: int, opened: bool = False) -> int:
     """Where the value at ``start`` ends: a bare one at the first ";", "|" or "&&" in it (the
-    shell ends the command there), one in quotes (or in a page's quote entities) at ``end``."""
-    if text[start] not in "\"'&" and (cut := _ENDS_COMMAND_RE.search(text, start, end)):
-        return cut.start()
-    return end
+    shell ends the command there), one in quotes (or in a page's quote entities), or one a
+    quote opened before ``start`` (``opened``: JSON's ``\\"…``, a quote never closed), at
+    ``end``: the shell passes what a quote holds whole."""
+    if opened or text[start] in "\"'&":
+        return end
+    cut = _ENDS_COMMAND_RE.search(text, start, end)
+    return end if cut is None else cut.start()
 
 
 def _flag_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -74,11 +78,11 @@ def _flag_spans(text: str) -> Iterator[tuple[int, int]]:
         if command == "htpasswd":
             yield from _htpasswd_spans(text, c.end())
             continue
-        for rx in _FLAG_RES[command]:
+        for opened, rx in enumerate(_FLAG_RES[command]):  # (bare or quoted; a quote left open)
             at = c.end()
             while at - c.end() < _REACH and (m := rx.match(text, at)) is not None:
                 start = m.start("s")
-                end = _value_end(text, start, m.end("s"))
+                end = _value_end(text, start, m.end("s"), bool(opened))
                 if end > start and not is_masked(text[start:end]):
                     yield start, end
                 at = m.end()

@@ -815,3 +815,9 @@ def test_a_message_that_starts_with_a_config_key_and_ends_in_a_colon_starts_no_d
 def test_a_dumps_first_key_with_blanks_after_its_colon_starts_it():
     _, log = _dumped("data:  \n  x: 1")
     assert log.config == {"data": {"x": 1}} and not log.warnings
+
+
+def test_a_first_key_with_a_tab_after_its_colon_starts_no_dump_yaml_would_refuse():
+    # ("data:\t" is no YAML yaml.dump writes; the dump is read from its next top-level key)
+    _, log = _dumped("data:\t\n  x: 1\ntrainer:\n  y: 2")
+    assert log.config == {"trainer": {"y": 2}} and not log.warnings

@@ -3,6 +3,8 @@ each pins a branch or a bound of sitegen/redact/ whose change the other tests le
 
 from __future__ import annotations
 
+import pytest
+
 from sitegen.redact import MASK, Redactor, names
 from sitegen.redact.escapes import VIEW_WHOLE, escape_windows
 
@@ -182,3 +184,21 @@ def test_a_bare_password_ends_at_a_double_ampersand_and_htpasswds_at_a_separator
     assert r.text("htpasswd -b f user Hunter22;ls") == f"htpasswd -b f user {MASK};ls"
     assert r.text("htpasswd -nb user Hunter22|tee f") == f"htpasswd -nb user {MASK}|tee f"
     assert r.text("htpasswd -b f user 'a;b'") == f"htpasswd -b f user {MASK}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"cmd": "mysql -u root -p\\"Hun&&ter22\\" db"}',  # JSON's escaped quotes
+        '{"cmd": "sshpass -p \\"Hun;ter22\\" ssh host"}',
+        'mysql -u root -p"Hun&&ter22',  # a quote never closed
+        "redis-cli -a 'Hun|ter22",
+        "ssh-keygen -N &quot;Hun&&ter22",
+        "htpasswd -b f user ab\\;Hunter22",  # an escaped separator is the value's
+        "htpasswd -nb user Hun\\|ter22",
+        "htpasswd -b f user \\;Hunter22",
+        "mysql -pab\\&&ter22",
+    ],
+)
+def test_a_separator_a_quote_or_a_backslash_gives_the_password_ends_nothing(text):
+    assert "ter22" not in Redactor().text(text) and "Hunter22" not in Redactor().text(text)
