@@ -821,3 +821,8 @@ def test_a_first_key_with_a_tab_after_its_colon_starts_no_dump_yaml_would_refuse
     # ("data:\t" is no YAML yaml.dump writes; the dump is read from its next top-level key)
     _, log = _dumped("data:\t\n  x: 1\ntrainer:\n  y: 2")
     assert log.config == {"trainer": {"y": 2}} and not log.warnings
+
+
+def test_a_key_with_more_after_its_colon_starts_no_dump():
+    _, log = _dumped("trainer:X\n  x: 1\ndata:\n  y: 2")
+    assert log.config == {"data": {"y": 2}} and not log.warnings
