@@ -59,16 +59,17 @@ _HTPASSWD_RES = {
 # What ends a command in its bare value (mysql -pX; ls, -pX|head, -pX&&ls); not one the
 # shell takes as a character of the value (-pX\;Y)
 _ENDS_COMMAND_RE = re.compile(r"(?<!\\)(?:[;|]|&&)")
-# Before it, what may open a quote that holds it (a quote, a page's entity for one)
-_MAY_QUOTE_RE = re.compile(r"[\"'&]")
+# Before it, what may open a quote or an expansion that holds it (a quote, a page's entity
+# for one, ${…}, $(…), `…`)
+_MAY_QUOTE_RE = re.compile(r"[\"'&$`]")
 
 
 def _value_end(text: str, start: int, end: int, opened: bool = False) -> int:
     """Where the value at ``start`` ends: a bare one at the first ";", "|" or "&&" in it (the
-    shell ends the command there) with no quote or entity before it; one in quotes (or in a
-    page's quote entities), one a quote opened before ``start`` (``opened``: JSON's
-    ``\\"…``, a quote never closed), or one a quote may open inside, at ``end``: the shell
-    passes what a quote holds whole."""
+    shell ends the command there) with no quote, entity or expansion before it; one in
+    quotes (or in a page's quote entities), one a quote opened before ``start``
+    (``opened``: JSON's ``\\"…``, a quote never closed), or one a quote or an expansion may
+    hold, at ``end``: the shell passes what a quote holds whole."""
     if opened or text[start] in "\"'&":
         return end
     cut = _ENDS_COMMAND_RE.search(text, start, end)

@@ -201,6 +201,10 @@ def test_a_bare_password_ends_at_a_double_ampersand_and_htpasswds_at_a_separator
         "htpasswd -nb user a&#x22;b;Hunter22&#x22;",
         "htpasswd -nb user Pa\\&amp;\\&amp;ss22",
         "mysql -u root -pit&#039;s;Hunter22&#039;",
+        "htpasswd -b f u ${PW:-Hun;ter22}",  # an expansion holds it
+        "mysql -u root -p${PW:-Hun&&ter22}",
+        "sshpass -p $(printf${IFS}Hun&&printf${IFS}ter22) ssh h",
+        "redis-cli -a `printf${IFS}Hun;printf${IFS}ter22`",
     ],
 )
 def test_a_separator_a_quote_or_a_backslash_gives_the_password_ends_nothing(text):
