@@ -25,13 +25,12 @@ class ConfigDump(ParserCore):
 
     def _start_config(self, ln: Line) -> bool:
         """Start collecting the dump at ``ln`` if it is its first line: a top-level key of
-        SkyRL's config ending in ``:``, header-less, or as the message of the loguru record
-        that logs the whole dump (upstream's ``logger.info`` of the YAML text)."""
+        SkyRL's config alone, ending in ``:``, header-less, or as the message of the loguru
+        record that logs the whole dump (upstream's ``logger.info`` of the YAML text)."""
         msg = ln.message
-        if msg.split(":", 1)[0] not in CONFIG_ROOTS or not msg.rstrip().endswith(":"):
-            return False
-        if YAML_TOP_RE.match(msg) is None:
-            return False
+        key = msg.rstrip(" ")  # (blanks after the colon; a tab is no YAML the dump writes)
+        if not key.endswith(":") or key[:-1] not in CONFIG_ROOTS:
+            return False  # (``trainer: resuming from:`` is a message, not the dump)
         self.config_lines = [msg]
         self.config_source = ln.source
         self.config_line = ln.number

@@ -56,8 +56,26 @@ _HTPASSWD_RES = {
 }
 
 
-# What ends a command in its bare value (mysql -pX; ls, -pX|head)
-_ENDS_COMMAND_RE = re.compile(r"[;|]")
+# What ends a command in its bare value (mysql -pX; ls, -pX|head, -pX&&ls); not one the
+# shell takes as a character of the value (-pX\;Y)
+_ENDS_COMMAND_RE = re.compile(r"(?<!\\)(?:[;|]|&&)")
+# Before it, what may open a quote or an expansion that holds it (a quote, a page's entity
+# for one, ${…}, $(…), `…`)
+_MAY_QUOTE_RE = re.compile(r"[\"'&$`]")
+
+
+def _value_end(text: str, start: int, end: int, opened: bool = False) -> int:
+    """Where the value at ``start`` ends: a bare one at the first ";", "|" or "&&" in it (the
+    shell ends the command there) with no quote, entity or expansion before it; one in
+    quotes (or in a page's quote entities), one a quote opened before ``start``
+    (``opened``: JSON's ``\\"…``, a quote never closed), or one a quote or an expansion may
+    hold, at ``end``: the shell passes what a quote holds whole."""
+    if opened or text[start] in "\"'&":
+        return end
+    cut = _ENDS_COMMAND_RE.search(text, start, end)
+    if cut is None or _MAY_QUOTE_RE.search(text, start, cut.start()):
+        return end  # (it&apos;s;X&apos; is one value: whole, on the safe side)
+    return cut.start()
 
 
 def _flag_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -66,12 +84,11 @@ def _flag_spans(text: str) -> Iterator[tuple[int, int]]:
         if command == "htpasswd":
             yield from _htpasswd_spans(text, c.end())
             continue
-        for rx in _FLAG_RES[command]:
+        for opened, rx in enumerate(_FLAG_RES[command]):  # (bare or quoted; a quote left open)
             at = c.end()
             while at - c.end() < _REACH and (m := rx.match(text, at)) is not None:
-                start, end = m.span("s")
-                if text[start] not in "\"'&" and (cut := _ENDS_COMMAND_RE.search(text, start, end)):
-                    end = cut.start()  # (a bare value: -pX; ends the command at the ";")
+                start = m.start("s")
+                end = _value_end(text, start, m.end("s"), bool(opened))
                 if end > start and not is_masked(text[start:end]):
                     yield start, end
                 at = m.end()
@@ -84,8 +101,11 @@ def _htpasswd_spans(text: str, at: int) -> Iterator[tuple[int, int]]:
     letters = flags.group().replace("-", "")
     if "b" in letters:
         m = _HTPASSWD_RES[1 if "n" in letters else 2].match(text, flags.end())
-        if m is not None and not is_masked(m.group("s")):
-            yield m.span("s")
+        if m is not None:
+            start = m.start("s")
+            end = _value_end(text, start, m.end("s"))
+            if end > start and not is_masked(text[start:end]):
+                yield start, end
 
 
 # mysql -u root -pX db, sshpass -p X ssh h, redis-cli -h h -a X, ssh-keygen -N X, htpasswd

@@ -2,14 +2,15 @@
 "## Mutation score"): each fails against a mutant of its module that the other tests let
 live."""
 
+import io
 import json
-from datetime import datetime
+from datetime import date, datetime
 
 import pytest
 import simdjson
 
 from sitegen.read import configdump, harbor, metricblocks
-from sitegen.read.lines import split_line
+from sitegen.read.lines import iter_raw_lines, split_line
 from sitegen.read.logparse import LogParser
 from sitegen.read.metricblocks import printed_dict
 from sitegen.read.vllm import VllmAccumulator
@@ -667,3 +668,161 @@ def test_a_config_dump_is_read_up_to_its_bounds_and_refused_past_them(monkeypatc
 
 def test_a_value_yaml_cannot_build_is_kept_when_no_list_of_problems_is_given():
     assert configdump.load_config("a: 2026-02-30") == {"a": "2026-02-30"}
+
+
+def test_a_config_value_json_holds_is_kept_and_an_integer_past_64_bits_is_its_digits():
+    loaded = configdump.load_config("a: 0.5\nb: 2026-01-02\nc: true\nd: x\ne: ~")
+    assert loaded == {"a": 0.5, "b": date(2026, 1, 2), "c": True, "d": "x", "e": None}
+    assert type(loaded["a"]) is float and type(loaded["b"]) is date
+    low, high = -(2**63), 2**63
+    assert configdump.load_config(f"[{low}, {high - 1}, {low - 1}, {high}]") == [
+        *(low, high - 1),
+        *(str(low - 1), str(high)),
+    ]
+
+
+def test_a_config_key_json_cannot_hold_and_a_set_are_made_plain():
+    assert configdump.load_config("? !!binary aGk=\n: x") == {"(binary data, 2 bytes)": "x"}
+    assert configdump.load_config("!!set {10: null, 9: null}") == [10, 9]  # in repr's order
+
+
+def test_a_dump_that_holds_itself_says_so():
+    _, log = _dumped("data:\n  x: &a [*a]")
+    assert log.config is None
+    assert _warned(log) == [
+        (1, "config dump holds itself (a recursive YAML alias): config not shown")
+    ]
+
+
+def _dumped(dump: str, after: tuple[str, ...] = ("",), first_line: int = 1):
+    """The parser and the log of a log whose config dump is ``dump`` (its first line a loguru
+    record's message at ``first_line``, the rest with the Ray prefix), then the lines
+    ``after`` (the dump's own blank line, by default), then a step."""
+    head, *rest = dump.split("\n")
+    lines = [
+        *(lg(f"starting {i}") for i in range(1, first_line)),
+        lg(head),
+        *(P + x for x in rest),
+        *(P + x for x in after),
+        lg("No checkpoint found, starting training from scratch"),
+        *block(1, {"reward/avg_raw_reward": "0.5000", "trainer/global_step": 1}),
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    p = LogParser("job.out", Redactor(), year_hint=2026)
+    for n, raw, trunc in iter_raw_lines(io.BytesIO(data)):
+        p.feed_raw(n, raw, trunc)
+    log = p.finish(len(data), 0.0)
+    assert [b.step for b in log.blocks] == [1]  # the steps are read whatever the dump holds
+    return p, log
+
+
+NOT_YAML = "config dump is not valid YAML: config not shown"
+
+
+def test_a_dump_that_is_not_yaml_is_warned_at_the_line_yaml_fails_on():
+    _, log = _dumped("data:\n  x: 1\ntrainer:\n  run_name: [r\n  y: 2", first_line=3)
+    assert log.config is None and _warned(log) == [(7, NOT_YAML)]
+    # (a character YAML refuses anywhere: no line to name, the dump's first)
+    _, log = _dumped("data:\n  x: \x01\ntrainer:\n  run_name: r", first_line=3)
+    assert log.config is None and _warned(log) == [(3, NOT_YAML)]
+    # a dump whose every cut fails too: the line the last one tried fails on
+    _, log = _dumped("data:\n  x: [1,\n\n  y: \x01", first_line=3)
+    assert log.config is None and _warned(log) == [(4, NOT_YAML)]
+
+
+def test_a_dump_broken_before_blank_lines_is_cut_at_the_last_blank_line_before_the_fault():
+    """The blank lines after where YAML fails are not tried (all hold the fault) and do not
+    push out of the bounded tries the ones before it."""
+    dump = "data:\n  a: 1\n\n  b: 2\n\n  c: 3\n    d: 4" + "".join(
+        f"\n\n  e{i}: 5" for i in range(4)
+    )
+    _, log = _dumped(dump)
+    assert log.config == {"data": {"a": 1, "b": 2}} and not log.warnings
+
+
+def test_a_dump_cut_tries_its_first_blank_line_after_all_the_others():
+    # the blank lines inside the string fail as cuts (the quote left open); the one before it
+    # is the last that reads, tried before the first
+    dump = "data:\n  x: 1\n\n  y: 2\n\n  s: 'p\n\n  q\n\n  r\n\n  t'\n  bad: ["
+    _, log = _dumped(dump)
+    assert log.config == {"data": {"x": 1, "y": 2}} and not log.warnings
+
+
+def test_a_cut_dumps_values_yaml_cannot_build_are_warned_at_their_lines():
+    after = ("", '  File "x.py", line 3, in <module>: bad: [', "ValueError: x")
+    _, log = _dumped("data:\n  x: 1\n  d: 2026-02-30", after=after)
+    assert log.config == {"data": {"x": 1, "d": "2026-02-30"}}
+    assert _warned(log) == [
+        (3, "config dump: a value YAML cannot read (timestamp): shown as written")
+    ]
+
+
+def test_a_dumps_problems_past_the_warnings_bound_are_counted_under_their_kind():
+    _, log = _dumped("data:" + "".join(f"\n  d{i}: 2026-02-30" for i in range(12)))
+    assert _warned(log)[-1] == (None, "2 more warnings like the above (config)")
+
+
+def test_a_dump_that_cannot_be_read_otherwise_names_the_error_at_its_first_line(monkeypatch):
+    def broken(text, problems=None):
+        raise KeyError(text)
+
+    monkeypatch.setattr(configdump, "load_config", broken)
+    _, log = _dumped("data:\n  x: 1", first_line=3)
+    assert log.config is None
+    assert _warned(log) == [(3, "config dump could not be read (KeyError): config not shown")]
+
+
+def test_a_secret_hidden_in_a_dump_is_counted_at_its_line():
+    dump = "data:\n  x: 1\ntrainer:\n  api_key: sk-live-Zk3v9QmW1aB7cD9eF2gH4"
+    p, log = _dumped(dump, first_line=3)
+    assert "Zk3v9QmW1" not in json.dumps(log.config)
+    assert list(p.secrets.values()) == [[6, 1]]
+
+
+def test_a_dump_indented_by_one_blank_goes_on_after_a_blank_line():
+    _, log = _dumped("data:\n x: 'a\n\n b'\ntrainer:\n run_name: r")
+    assert log.config == {"data": {"x": "a\nb"}, "trainer": {"run_name": "r"}}
+    assert not log.warnings
+
+
+def test_what_follows_a_dump_that_is_no_yaml_ends_it():
+    # a plain line right after the dump (no blank line between)
+    _, log = _dumped("data:\n  x: 1", after=("Xformers not available",))
+    assert log.config == {"data": {"x": 1}} and not log.warnings
+    # a top-level key after the dump's own blank line
+    _, log = _dumped("data:\n  x: 1", after=("", "XLA_FLAGS: --xla_gpu_autotune"))
+    assert log.config == {"data": {"x": 1}} and not log.warnings
+
+
+def test_a_dump_keeps_its_lines_bound_blank_lines_too(monkeypatch):
+    monkeypatch.setattr(configdump, "MAX_CONFIG_LINES", 6)
+    texts = []
+    real = configdump.load_config
+    monkeypatch.setattr(configdump, "load_config", lambda *a: texts.append(a[0]) or real(*a))
+    dump = "data:\n  a: 1\n  b: 2\n  c: 3\n\n\n\n  d: 4\n\n\n\n  e: 5\n\n\n\n  f: 6"
+    _, log = _dumped(dump)
+    assert log.config == {"data": {"a": 1, "b": 2, "c": 3}}
+    assert [t.count("\n") for t in texts] == [5]  # the 6 lines kept
+
+
+def test_a_message_that_starts_with_a_config_key_and_ends_in_a_colon_starts_no_dump():
+    # (a dump started there would not be YAML, and the real one after it would go unread)
+    lines = [lg("trainer: resuming from:"), lg("data:"), P + "  x: 1", P]
+    log = parse([*lines, *block(1, {"reward/avg_raw_reward": "0.5000", "trainer/global_step": 1})])
+    assert log.config == {"data": {"x": 1}} and not log.warnings
+
+
+def test_a_dumps_first_key_with_blanks_after_its_colon_starts_it():
+    _, log = _dumped("data:  \n  x: 1")
+    assert log.config == {"data": {"x": 1}} and not log.warnings
+
+
+def test_a_first_key_with_a_tab_after_its_colon_starts_no_dump_yaml_would_refuse():
+    # ("data:\t" is no YAML yaml.dump writes; the dump is read from its next top-level key)
+    _, log = _dumped("data:\t\n  x: 1\ntrainer:\n  y: 2")
+    assert log.config == {"trainer": {"y": 2}} and not log.warnings
+
+
+def test_a_key_with_more_after_its_colon_starts_no_dump():
+    _, log = _dumped("trainer:X\n  x: 1\ndata:\n  y: 2")
+    assert log.config == {"data": {"y": 2}} and not log.warnings

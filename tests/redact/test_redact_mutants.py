@@ -3,6 +3,8 @@ each pins a branch or a bound of sitegen/redact/ whose change the other tests le
 
 from __future__ import annotations
 
+import pytest
+
 from sitegen.redact import MASK, Redactor, names
 from sitegen.redact.escapes import VIEW_WHOLE, escape_windows
 
@@ -145,3 +147,65 @@ def test_a_password_cut_before_a_name_said_one_character_in():
     assert r.text("my pw is Xpassword is hunter22") == f"my pw is {MASK}password is {MASK}"
     got = r.text("the password was 7password: hunter22")
     assert got == f"the password was {MASK}password: {MASK}"
+
+
+def test_commands_after_an_htpasswd_without_its_password_are_read_too():
+    text = "htpasswd -c f user && mysql -u root -pHunter22 db"
+    assert Redactor().text(text) == f"htpasswd -c f user && mysql -u root -p{MASK} db"
+
+
+def test_a_command_far_into_a_text_has_its_flags_read():
+    pad = "x" * 600 + " "
+    assert (
+        Redactor().text(pad + "mysql -u root -pHunter22 db") == pad + f"mysql -u root -p{MASK} db"
+    )
+
+
+def test_a_commands_flags_are_read_within_its_reach_of_512_characters():
+    # the 73rd flag's value ends 512 characters after the command's name (8, then 7 a flag):
+    # the last one read; the next starts past the reach (a bound on the work a line costs),
+    # and the text read again, its masks longer than the values, reaches no further
+    values = ["bbbb"] + [f"q{i:02d}" for i in range(80)]
+    shown = Redactor().text("ssh-keygen" + "".join(f" -N {v}" for v in values))
+    assert shown.count(MASK) == 73 and f"-N {MASK} -N q72 -N q73" in shown
+
+
+def test_a_bare_password_ends_at_a_command_separator_within_it_only():
+    r = Redactor()
+    # whatever letter it starts with
+    assert r.text("mysql -pXq7v9;ls") == f"mysql -p{MASK};ls"
+    # a separator after the value ends nothing in it: the words between stay shown
+    assert r.text("mysql -u root -pHunter22 db; ls") == f"mysql -u root -p{MASK} db; ls"
+
+
+def test_a_bare_password_ends_at_a_double_ampersand_and_htpasswds_at_a_separator_too():
+    r = Redactor()
+    assert r.text("mysql -pHunter22&&ls") == f"mysql -p{MASK}&&ls"
+    assert r.text("htpasswd -b f user Hunter22;ls") == f"htpasswd -b f user {MASK};ls"
+    assert r.text("htpasswd -nb user Hunter22|tee f") == f"htpasswd -nb user {MASK}|tee f"
+    assert r.text("htpasswd -b f user 'a;b'") == f"htpasswd -b f user {MASK}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"cmd": "mysql -u root -p\\"Hun&&ter22\\" db"}',  # JSON's escaped quotes
+        '{"cmd": "sshpass -p \\"Hun;ter22\\" ssh host"}',
+        'mysql -u root -p"Hun&&ter22',  # a quote never closed
+        "redis-cli -a 'Hun|ter22",
+        "ssh-keygen -N &quot;Hun&&ter22",
+        "htpasswd -b f user ab\\;Hunter22",  # an escaped separator is the value's
+        "htpasswd -nb user Hun\\|ter22",
+        "htpasswd -b f user \\;Hunter22",
+        "htpasswd -b f user it&apos;s;Hunter22&apos;",  # an entity's ";" is the value's
+        "htpasswd -nb user a&#x22;b;Hunter22&#x22;",
+        "htpasswd -nb user Pa\\&amp;\\&amp;ss22",
+        "mysql -u root -pit&#039;s;Hunter22&#039;",
+        "htpasswd -b f u ${PW:-Hun;ter22}",  # an expansion holds it
+        "mysql -u root -p${PW:-Hun&&ter22}",
+        "sshpass -p $(printf${IFS}Hun&&printf${IFS}ter22) ssh h",
+        "redis-cli -a `printf${IFS}Hun;printf${IFS}ter22`",
+    ],
+)
+def test_a_separator_a_quote_or_a_backslash_gives_the_password_ends_nothing(text):
+    assert "ter22" not in Redactor().text(text) and "ss22" not in Redactor().text(text)
