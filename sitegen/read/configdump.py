@@ -133,9 +133,10 @@ class ConfigTooBig(ValueError):
 
 def load_config(text: str, problems: list[tuple[int, str]] | None = None) -> object:
     """The config dump's YAML as plain JSON-able values (``yaml.safe_load``, bounded: the
-    node graph is measured before anything is built, :class:`ConfigTooBig` past the bounds).
-    A value YAML cannot build (a date that is no day, an unknown tag) is kept as written,
-    and ``problems`` gets its line (from 0) and what it is."""
+    node graph is measured, aliases expanded, before anything is built, :class:`ConfigTooBig`
+    past the bounds; ``yaml.YAMLError`` for text that is not YAML). A value YAML cannot build
+    (a date that is no day, a huge integer, an unknown tag) is kept as written, and
+    ``problems`` gets its line (from 0) and what it is."""
     loader = _loader_class()(text)
     loader.problems = problems if problems is not None else []
     loader.text = text
