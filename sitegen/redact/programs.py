@@ -52,7 +52,8 @@ _COMMAND_RE = re.compile(
 _HTPASSWD_FLAGS_RE = re.compile(r"(?:[ \t]+-[A-Za-z]++(?:[ \t]+[0-9]++)?)++")
 _WORD = rf"(?:\"[^\"\n]*+\"|'[^'\n]*+'|{TOKEN})"
 _HTPASSWD_RES = {
-    n: re.compile(rf"(?:[ \t]+(?!-){_WORD}){{{n}}}[ \t]+(?P<s>(?!-){_WORD})") for n in (1, 2)
+    n: tuple(re.compile(rf"(?:[ \t]+(?!-){_WORD}){{{n}}}[ \t]+{v}") for v in _VALUES)
+    for n in (1, 2)
 }
 
 
@@ -100,12 +101,12 @@ def _htpasswd_spans(text: str, at: int) -> Iterator[tuple[int, int]]:
         return
     letters = flags.group().replace("-", "")
     if "b" in letters:
-        m = _HTPASSWD_RES[1 if "n" in letters else 2].match(text, flags.end())
-        if m is not None:
-            start = m.start("s")
-            end = _value_end(text, start, m.end("s"))
-            if end > start and not is_masked(text[start:end]):
-                yield start, end
+        for opened, rx in enumerate(_HTPASSWD_RES[1 if "n" in letters else 2]):
+            if (m := rx.match(text, flags.end())) is not None:
+                start = m.start("s")
+                end = _value_end(text, start, m.end("s"), bool(opened))
+                if end > start and not is_masked(text[start:end]):
+                    yield start, end
 
 
 # mysql -u root -pX db, sshpass -p X ssh h, redis-cli -h h -a X, ssh-keygen -N X, htpasswd

@@ -614,6 +614,10 @@ PASSWORD_GAPS = [
     ("htpasswd -b f user Hunter22", f"htpasswd -b f user {M}"),
     ("htpasswd -cbB -C 10 f user Hunter22", f"htpasswd -cbB -C 10 f user {M}"),
     ("htpasswd -nb user Hunter22 > f", f"htpasswd -nb user {M} > f"),
+    ('{"cmd": "htpasswd -b f user \\"Hunter22\\""}', f'{{"cmd": "htpasswd -b f user \\"{M}\\""}}'),
+    ("htpasswd -b f user &quot;Hunter22&quot;", f"htpasswd -b f user {M}"),
+    ("htpasswd -nb user &#x27;Hunter 22&#x27;", f"htpasswd -nb user {M}"),
+    ('htpasswd -b f user "Hunter22 and', f'htpasswd -b f user "{M} and'),
     # (a bare value ends its command at ";" or "|", as the shell reads it)
     ("mysql -u root -pHunter22; ls -p x", f"mysql -u root -p{M}; ls -p x"),
     ("mysql -pHunter22|head", f"mysql -p{M}|head"),
