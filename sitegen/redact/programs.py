@@ -65,7 +65,7 @@ _ENDS_COMMAND_RE = re.compile(r"(?<!\\)(?:[;|]|&&)")
 _MAY_QUOTE_RE = re.compile(r"[\"'&$`]")
 
 
-def _value_end(text: str, start: int, end: int, opened: bool = False) -> int:
+def _value_end(text: str, start: int, end: int, opened: bool) -> int:
     """Where the value at ``start`` ends: a bare one at the first ";", "|" or "&&" in it (the
     shell ends the command there) with no quote, entity or expansion before it; one in
     quotes (or in a page's quote entities), one a quote opened before ``start``

@@ -202,6 +202,7 @@ def test_a_bare_password_ends_at_a_double_ampersand_and_htpasswds_at_a_separator
         "htpasswd -nb user Pa\\&amp;\\&amp;ss22",
         "mysql -u root -pit&#039;s;Hunter22&#039;",
         "htpasswd -b f u ${PW:-Hun;ter22}",  # an expansion holds it
+        'htpasswd -b f user "Hun;ter22',  # a quote left open holds it
         "mysql -u root -p${PW:-Hun&&ter22}",
         "sshpass -p $(printf${IFS}Hun&&printf${IFS}ter22) ssh h",
         "redis-cli -a `printf${IFS}Hun;printf${IFS}ter22`",
