@@ -184,11 +184,10 @@ def _inflate(new: Callable[[], Any], data: bytes) -> bytes:
     ``gunzip``, ``bunzip2`` and ``xz -d`` print, and more where they stop (NULs between and
     after streams are passed over wherever they stand); a last stream cut short gives what it
     holds. Bytes after a stream that start none are an error (they would be published
-    unread), as is more than
-    :data:`GZIP_MAX_BYTES` out in all. Each stream is given its input in slices that start
-    small and double (up to :data:`_FEED`): what a decompressor holds past its stream's end
-    (copied, as ``unused_data``) is then at most about what the stream took, so a file of
-    many small streams is read in time linear in its size."""
+    unread), as is more than :data:`GZIP_MAX_BYTES` out in all. Each stream is given its
+    input in slices that start small and double (up to :data:`_FEED`): what a decompressor
+    holds past its stream's end (copied, as ``unused_data``) is then at most about what the
+    stream took, so a file of many small streams is read in time linear in its size."""
     out: list[bytes] = []
     view, size, pos = memoryview(data), 0, 0
     streams = 0
@@ -198,8 +197,9 @@ def _inflate(new: Callable[[], Any], data: bytes) -> bytes:
             waiting = getattr(d, "needs_input", None)  # (bz2, lzma; zlib hands back its tail)
             given = d.unconsumed_tail if waiting is None else b""
             if waiting or (waiting is None and not given):
-                if fed == len(data):  # (cut short: what zlib holds of the input it took too)
-                    out.append(d.flush() if waiting is None else b"")
+                if fed == len(data):  # cut short
+                    if waiting is None:  # (what zlib holds of the input it took)
+                        out.append(d.flush())
                     return b"".join(out)
                 given = view[fed : fed + feed]
                 fed, feed = fed + len(given), min(2 * feed, _FEED)
