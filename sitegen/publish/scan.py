@@ -2,7 +2,9 @@
 
 * **Text** (valid UTF-8) as it is; HTML, XML and SVG with their character references
   decoded (``&#39;[REDACTED]&#39;`` is a masked value), except line breaks (lines stay true).
-* **gzip**, bzip2 and xz decompressed (every member or stream), a **zip** member by member.
+* **gzip**, bzip2 and xz decompressed (every member or stream; a gzip member's stored name,
+  comment and extra field too), a **zip** member by member (its names, comments and extra
+  fields too).
 * **UTF-16** and UTF-32 (by byte-order mark or NULs in every other byte) decoded; JSON
   whose writer escapes ``/`` as ``\\/`` with those undone.
 * **Transcripts' data scripts** decoded, with the transcript rules too.
@@ -154,12 +156,19 @@ def _unpacked(
     :data:`GZIP_MAX_BYTES` unpacked, a ValueError: the file stops the gate."""
     for magic, kind in _PACKED:
         if kind in _DECOMPRESSOR and data.startswith(magic):
-            return [(_inflate(_DECOMPRESSOR[kind], data), f"{where} (decompressed)", rel)]
+            body, starts = _inflate(_DECOMPRESSOR[kind], data)
+            out = [(body, f"{where} (decompressed)", rel)]
+            if kind == "gzip" and (fields := b"\n".join(_gzip_fields(data, starts))):
+                out.append((fields, f"{where} (its stored names)", rel))
+            return out
     if data[:4] == b"PK\x03\x04":
         out, size = [], 0
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             names = "\n".join(info.filename for info in z.infolist()).encode()
             out.append((names, f"{where} (its list of files)", rel))
+            notes = [z.comment, *(f for i in z.infolist() for f in (i.comment, i.extra) if f)]
+            if any(notes):
+                out.append((b"\n".join(notes), f"{where} (its comments)", rel))
             for info in z.infolist():
                 if info.is_dir():
                     continue
@@ -179,20 +188,21 @@ _OUT = 1 << 24  # the most output it gives back at a time
 _NOT_NUL = re.compile(rb"[^\0]")
 
 
-def _inflate(new: Callable[[], Any], data: bytes) -> bytes:
-    """Every stream of a gzip, bzip2 or xz file (a gzip file's members), decompressed: what
-    ``gunzip``, ``bunzip2`` and ``xz -d`` print, and more where they stop (NULs between and
-    after streams are passed over wherever they stand); a last stream cut short gives what it
-    holds. Bytes after a stream that start none are an error (they would be published
+def _inflate(new: Callable[[], Any], data: bytes) -> tuple[bytes, list[int]]:
+    """Every stream of a gzip, bzip2 or xz file (a gzip file's members), decompressed, and
+    where each stream starts: what ``gunzip``, ``bunzip2`` and ``xz -d`` print, and more
+    where they stop (NULs between and after streams are passed over wherever they stand); a
+    last stream cut short gives what it holds. Bytes after a stream that start none are an error (they would be published
     unread), as is more than :data:`GZIP_MAX_BYTES` out in all. Each stream is given its
     input in slices that start small and double (up to :data:`_FEED`): what a decompressor
     holds past its stream's end (copied, as ``unused_data``) is then at most about what the
     stream took, so a file of many small streams is read in time linear in its size."""
     out: list[bytes] = []
     view, size, pos = memoryview(data), 0, 0
-    streams = 0
+    starts: list[int] = []
     while (start := _NOT_NUL.search(data, pos)) is not None:
         d, fed, feed = new(), start.start(), 64
+        starts.append(fed)
         while not d.eof:
             waiting = getattr(d, "needs_input", None)  # (bz2, lzma; zlib hands back its tail)
             given = d.unconsumed_tail if waiting is None else b""
@@ -200,21 +210,45 @@ def _inflate(new: Callable[[], Any], data: bytes) -> bytes:
                 if fed == len(data):  # cut short
                     if waiting is None:  # (what zlib holds of the input it took)
                         out.append(d.flush())
-                    return b"".join(out)
+                    return b"".join(out), starts
                 given = view[fed : fed + feed]
                 fed, feed = fed + len(given), min(2 * feed, _FEED)
             try:
                 chunk = d.decompress(given, _OUT)
             except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
-                if streams and fed - len(given) == start.start():
-                    raise ValueError(f"bytes after its stream {streams} start no stream") from exc
+                if len(starts) > 1 and fed - len(given) == start.start():
+                    raise ValueError(
+                        f"bytes after its stream {len(starts) - 1} start no stream"
+                    ) from exc
                 raise
             out.append(chunk)
             size += len(chunk)
             if size > GZIP_MAX_BYTES:
                 raise ValueError(f"it inflates past {GZIP_MAX_BYTES / MB:,.0f} MB")
-        pos, streams = fed - len(d.unused_data), streams + 1
-    return b"".join(out)
+        pos = fed - len(d.unused_data)
+    return b"".join(out), starts
+
+
+def _gzip_fields(data: bytes, starts: list[int]) -> list[bytes]:
+    """The extra field, stored file name and comment of each gzip member (RFC 1952's
+    FEXTRA, FNAME, FCOMMENT): not part of what is decompressed, but published all the same
+    and shown by ``gunzip -N``, ``gzip -lv`` and ``file``. A field cut short is what the
+    file holds of it."""
+    fields = []
+    for start in starts:
+        flags, pos = data[start + 3 : start + 4], start + 10
+        flag = flags[0] if flags else 0
+        if flag & 0x04:  # FEXTRA: its length, then that many bytes
+            size = int.from_bytes(data[pos : pos + 2], "little")
+            fields.append(data[pos + 2 : pos + 2 + size])
+            pos += 2 + size
+        for bit in (0x08, 0x10):  # FNAME, FCOMMENT: each ends at a NUL
+            if flag & bit:
+                end = data.find(b"\0", pos)
+                end = len(data) if end < 0 else end
+                fields.append(data[pos:end])
+                pos = end + 1
+    return [f for f in fields if f]
 
 
 def _scan_bytes(

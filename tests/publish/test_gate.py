@@ -258,6 +258,83 @@ def test_bytes_after_a_compressed_stream_that_start_none_stop_the_gate(tmp_path)
     ]
 
 
+def _gzip_member(body: bytes, extra: bytes = b"", name: bytes = b"", comment: bytes = b"") -> bytes:
+    """One gzip member with the header fields asked for (RFC 1952), as gzip(1) and zlib's
+    ``gzsetheader`` write them."""
+    flags = (4 if extra else 0) | (8 if name else 0) | (16 if comment else 0)
+    head = b"\x1f\x8b\x08" + bytes([flags]) + bytes(4) + b"\x00\x03"
+    if extra:
+        head += len(extra).to_bytes(2, "little") + extra
+    head += (name + b"\0" if name else b"") + (comment + b"\0" if comment else b"")
+    d = zlib.compressobj(wbits=-15)
+    deflated = d.compress(body) + d.flush()
+    return head + deflated + struct.pack("<II", zlib.crc32(body), len(body))
+
+
+def test_a_gzip_members_stored_name_comment_and_extra_field_are_scanned(tmp_path):
+    """A gzip member keeps the name of the file it was made from, a comment and an extra
+    field beside its data: ``gunzip -N`` restores the name, ``file`` and ``gzip -lv`` print
+    it, and a token there goes out with the file though nothing decompressed holds it."""
+    site = _site(
+        tmp_path,
+        {
+            "index.html": "<p>ok</p>",
+            "name.gz": _gzip_member(b"ok\n") + _gzip_member(b"ok\n", name=f"{TOKEN}.txt".encode()),
+            "comment.gz": _gzip_member(b"ok\n", name=b"x.txt", comment=f"by {HF}".encode()),
+            "extra.gz": _gzip_member(b"ok\n", extra=b"AB\x10\x00" + f"key={HF}".encode()),
+            # cut in its name: whatever a reader gets of it is read
+            "cut.gz": _gzip_member(b"", name=f"{TOKEN}.txt".encode())[:60],
+            "plain.gz": _gzip_member(b"ok\n", name=b"trials.csv", comment=b"sitegen"),
+        },
+    )
+    report = check_site(site, workers=1)
+    got = sorted((x.path, x.line, x.kind) for x in report.leaks)
+    assert got == [
+        ("comment.gz (its stored names)", 2, "hf-token"),
+        ("cut.gz (its stored names)", 1, "github-token"),
+        ("extra.gz (its stored names)", 1, "hf-token"),
+        ("name.gz (its stored names)", 1, "github-token"),
+    ]
+    assert report.blocked == []
+    assert gzip.decompress(_gzip_member(b"ok\n", b"AB\x00\x00", b"n", b"c")) == b"ok\n"
+
+
+def test_a_zip_archives_comments_and_extra_fields_are_scanned(tmp_path):
+    """``unzip -z`` prints the archive's comment and ``zipinfo -v`` each member's comment
+    and extra fields (Info-ZIP's Unicode path field holds a second name)."""
+    import io
+    import zipfile
+
+    def zipped(comment: bytes = b"", member_comment: bytes = b"", extra: bytes = b"") -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            info = zipfile.ZipInfo("notes.txt")
+            info.comment, info.extra = member_comment, extra
+            z.writestr(info, "ok\n")
+            z.comment = comment
+        return buf.getvalue()
+
+    unicode_path = f"\x01{TOKEN}".encode()  # version 1, then (its CRC skipped here) a name
+    site = _site(
+        tmp_path,
+        {
+            "index.html": "<p>ok</p>",
+            "a.zip": zipped(comment=f"made with {HF}".encode()),
+            "b.zip": zipped(member_comment=f"token {TOKEN}".encode()),
+            "c.zip": zipped(extra=b"up" + len(unicode_path).to_bytes(2, "little") + unicode_path),
+            "d.zip": zipped(comment=b"logs of run 7", member_comment=b"first try"),
+        },
+    )
+    report = check_site(site, workers=1)
+    got = sorted((x.path, x.kind) for x in report.leaks)
+    assert got == [
+        ("a.zip (its comments)", "hf-token"),
+        ("b.zip (its comments)", "github-token"),
+        ("c.zip (its comments)", "github-token"),
+    ]
+    assert report.blocked == []
+
+
 def test_a_stream_cut_short_gives_all_it_holds_wherever_the_output_stops(monkeypatch):
     """A call that stops at its output bound just as the input runs out leaves output in
     zlib: it is taken too, as ``gzip -dc`` prints it."""
@@ -270,7 +347,7 @@ def test_a_stream_cut_short_gives_all_it_holds_wherever_the_output_stops(monkeyp
     for kind, compress in (("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)):
         data = compress(text)
         for cut in range(len(data) // 2, len(data)):
-            got = scan._inflate(scan._DECOMPRESSOR[kind], data[:cut])
+            got, _ = scan._inflate(scan._DECOMPRESSOR[kind], data[:cut])
             if kind == "gzip":
                 d = zlib.decompressobj(wbits=31)
                 assert got == d.decompress(data[:cut]) + d.flush(), cut
@@ -285,7 +362,7 @@ def test_the_inflated_size_is_bounded_over_every_stream(monkeypatch):
     monkeypatch.setattr(scan, "GZIP_MAX_BYTES", 10_000)
     for kind, compress in (("gzip", gzip.compress), ("bzip2", bz2.compress), ("xz", lzma.compress)):
         data = compress(b"0" * 3000) * 3
-        assert len(scan._inflate(scan._DECOMPRESSOR[kind], data)) == 9000
+        assert len(scan._inflate(scan._DECOMPRESSOR[kind], data)[0]) == 9000
         with pytest.raises(ValueError, match="inflates past"):
             scan._inflate(scan._DECOMPRESSOR[kind], data + compress(b"0" * 3000))
 
@@ -299,7 +376,7 @@ def test_a_file_of_many_small_streams_is_read_in_time_linear_in_its_size():
     work = """
 compress = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress}[case]
 one = compress(b"")
-return len(scan._inflate(scan._DECOMPRESSOR[case], one * (n // len(one))))
+return len(scan._inflate(scan._DECOMPRESSOR[case], one * (n // len(one)))[0])
 """
     assert_each_linear(setup, work, ["gzip", "bzip2", "xz"], 1 << 16, 1 << 20)
 
