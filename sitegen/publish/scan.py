@@ -92,8 +92,7 @@ def scan_file(
         payloads = _unpacked(data, where, rel, redactor)
     except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
         what = next(kind for magic, kind in _PACKED if data.startswith(magic))
-        a = "an" if what == "xz" else "a"
-        return scanned, [], 0, f"{where}: {a} {what} file that cannot be read ({exc}): not checked"
+        return scanned, [], 0, f"{where}: {_a(what)} file that cannot be read ({exc}): not checked"
     leaks: list[Leak] = []
     allowed = 0
     for payload, shown, name in payloads:
@@ -183,6 +182,10 @@ def _unpacked(
     return [(data, where, rel)]
 
 
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind == "xz" else f"a {kind}"
+
+
 _FEED = 1 << 20  # the most input a decompressor is given at a time
 _OUT = 1 << 24  # the most output it gives back at a time
 _NOT_NUL = re.compile(rb"[^\0]")
@@ -217,8 +220,10 @@ def _inflate(new: Callable[[], Any], data: bytes) -> tuple[bytes, list[int]]:
                 chunk = d.decompress(given, _OUT)
             except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
                 if len(starts) > 1 and fed - len(given) == start.start():
+                    other = [k for m, k in _PACKED if data.startswith(m, start.start())]
+                    what = f"{_a(other[0])} stream" if other else "no stream"
                     raise ValueError(
-                        f"bytes after its stream {len(starts) - 1} start no stream"
+                        f"bytes after its stream {len(starts) - 1} start {what}"
                     ) from exc
                 raise
             out.append(chunk)

@@ -249,12 +249,18 @@ def test_bytes_after_a_compressed_stream_that_start_none_stop_the_gate(tmp_path)
             "index.html": "<p>ok</p>",
             "a.txt.bz2": bz2.compress(b"notes\n") + raw,
             "b.txt.xz": lzma.compress(b"notes\n") + bytes(4) + raw,
+            # another kind's stream: what reads the first does not read it
+            "c.txt.bz2": bz2.compress(b"notes\n") + lzma.compress(raw),
         },
     )
     assert check_site(site, workers=1).blocked == [
-        f"{name}: {kind} file that cannot be read (bytes after its stream 1 start no "
-        "stream): not checked"
-        for name, kind in (("a.txt.bz2", "a bzip2"), ("b.txt.xz", "an xz"))
+        f"{name}: {kind} file that cannot be read (bytes after its stream 1 start {what}): "
+        "not checked"
+        for name, kind, what in (
+            ("a.txt.bz2", "a bzip2", "no stream"),
+            ("b.txt.xz", "an xz", "no stream"),
+            ("c.txt.bz2", "a bzip2", "an xz stream"),
+        )
     ]
 
 
