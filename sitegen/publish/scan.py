@@ -2,11 +2,14 @@
 
 * **Text** (valid UTF-8) as it is; HTML, XML and SVG with their character references
   decoded (``&#39;[REDACTED]&#39;`` is a masked value), except line breaks (lines stay true).
-* **gzip**, bzip2 and xz decompressed (every member or stream; a gzip member's stored name,
-  comment and extra field too), a **zip** member by member (its names, comments and extra
-  fields too).
-* **UTF-16** and UTF-32 (by byte-order mark or NULs in every other byte) decoded; JSON
-  whose writer escapes ``/`` as ``\\/`` with those undone.
+* **gzip**, bzip2 and xz decompressed (every member or stream; a gzip member's header
+  fields, its stored name among them, as runs of text), a **zip** member by member, its
+  list of names, and every other byte of it as runs of text (headers' extra fields and
+  comments, bytes before, between and after members). A file packed inside one, or a zip
+  member its directory does not list, stops the gate: it would go out unread.
+* **UTF-16** and UTF-32 (by byte-order mark or NULs in every other byte) decoded, and as
+  runs of text too (ASCII after a byte-order mark); JSON whose writer escapes ``/`` as
+  ``\\/`` with those undone.
 * **Transcripts' data scripts** decoded, with the transcript rules too.
 * **Binary** (not UTF-8, or a NUL in the first 8000 bytes, git's test) as its runs of 8 or
   more printable ASCII characters joined by NULs: a credential is ASCII and that long. Text
@@ -26,7 +29,7 @@ import lzma
 import re
 import zipfile
 import zlib
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -91,12 +94,16 @@ def scan_file(
     try:
         payloads = _unpacked(data, where, rel, redactor)
     except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
-        what = next(kind for magic, kind in _PACKED if data.startswith(magic))
-        return scanned, [], 0, f"{where}: {_a(what)} file that cannot be read ({exc}): not checked"
+        what = next((kind for magic, kind in _PACKED if data.startswith(magic)), "zip")
+        why = printable(redactor.text(str(exc)))  # (zipfile's quote a header's name)
+        return scanned, [], 0, f"{where}: {_a(what)} file that cannot be read ({why}): not checked"
     leaks: list[Leak] = []
     allowed = 0
-    for payload, shown, name in payloads:
-        found, n = _scan_bytes(payload, shown, name, redactor, allow)
+    for payload, shown, name, runs in payloads:
+        if runs:
+            found, n = _scan_binary(payload, shown, redactor, allow)
+        else:
+            found, n = _scan_bytes(payload, shown, name, redactor, allow)
         leaks += found
         allowed += n
     return scanned, leaks, allowed, None
@@ -147,39 +154,104 @@ _DECOMPRESSOR: dict[str, Callable[[], Any]] = {
 }
 
 
-def _unpacked(
-    data: bytes, where: str, rel: str, redactor: Redactor
-) -> list[tuple[bytes, str, str]]:
-    """``(bytes, where, name)`` of what a reader of the file gets: the file, a gzip, bzip2 or
-    xz file decompressed, or a zip's member names and each member. Past
-    :data:`GZIP_MAX_BYTES` unpacked, a ValueError: the file stops the gate."""
+# What a reader of a file gets, a piece at a time: its bytes, where they are in the report,
+# the name they are read under (HTML is unescaped), and whether they are read as their runs of
+# printable text whatever they look like (header fields: one must not decide how another is
+# decoded, as a byte-order mark would).
+Payload = tuple[bytes, str, str, bool]
+
+
+def _unpacked(data: bytes, where: str, rel: str, redactor: Redactor) -> list[Payload]:
+    """The pieces of what a reader of the file gets: the file; a gzip, bzip2 or xz file
+    decompressed, with each gzip member's header fields; a zip's names, its members and
+    every byte outside its members' data. Past :data:`GZIP_MAX_BYTES` unpacked, or holding
+    an archive inside, a ValueError: the file stops the gate."""
     for magic, kind in _PACKED:
         if kind in _DECOMPRESSOR and data.startswith(magic):
             body, starts = _inflate(_DECOMPRESSOR[kind], data)
-            out = [(body, f"{where} (decompressed)", rel)]
-            if kind == "gzip" and (fields := b"\n".join(_gzip_fields(data, starts))):
-                out.append((fields, f"{where} (its stored names)", rel))
+            out = [(_not_packed(body), f"{where} (decompressed)", rel, False)]
+            if kind == "gzip" and (fields := b"\0".join(_gzip_fields(data, starts))):
+                out.append((fields, f"{where} (its header fields)", rel, True))
             return out
-    if data[:4] == b"PK\x03\x04":
-        out, size = [], 0
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            names = "\n".join(info.filename for info in z.infolist()).encode()
-            out.append((names, f"{where} (its list of files)", rel))
-            notes = [z.comment, *(f for i in z.infolist() for f in (i.comment, i.extra) if f)]
-            if any(notes):
-                out.append((b"\n".join(notes), f"{where} (its comments)", rel))
-            for info in z.infolist():
-                if info.is_dir():
-                    continue
+    z = _open_zip(data)
+    return [(data, where, rel, False)] if z is None else _unzipped(z, data, where, rel, redactor)
+
+
+def _not_packed(body: bytes) -> bytes:
+    """``body``, unless it is itself a compressed file or archive: read one level deep, it
+    would go out unread (sitegen writes none)."""
+    if any(body.startswith(magic) for magic, _ in _PACKED):
+        raise ValueError("it holds a compressed file or archive inside, which is not read")
+    return body
+
+
+def _open_zip(data: bytes) -> zipfile.ZipFile | None:
+    """The zip archive the file is, or None. A file that starts as a zip and cannot be
+    opened raises (it stops the gate); one whose zip end record follows other bytes (a
+    self-extracting archive, which ``unzip`` reads) is a zip when it opens as one."""
+    starts_as_zip = data.startswith(b"PK\x03\x04")
+    if not starts_as_zip and b"PK\x05\x06" not in data[-(1 << 16) - 22 :]:
+        return None
+    try:
+        return zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        if starts_as_zip:
+            raise
+        return None
+
+
+def _unzipped(
+    z: zipfile.ZipFile, data: bytes, where: str, rel: str, redactor: Redactor
+) -> list[Payload]:
+    """A zip's list of names, each member (a directory's too: it may hold data), and every
+    other byte as runs of text: its headers' extra fields and comments, the archive's
+    comment, bytes before, between and after the members (the names, read in the list, are
+    left out there). A member the central directory does not list (``zip -FF`` finds it)
+    stops the gate: it would go out unread."""
+    out: list[Payload] = []
+    size, read = 0, []  # (the spans of bytes read otherwise: data and names)
+    central = z.start_dir
+    with z:
+        infos = z.infolist()
+        names = "\n".join(info.filename for info in infos).encode()
+        out.append((names, f"{where} (its list of files)", rel, False))
+        for info in infos:
+            if data[central : central + 4] == b"PK\x01\x02":
+                n, m, k = (_le16(data, central + i) for i in (28, 30, 32))
+                read.append((central + 46, central + 46 + n))
+                central += 46 + n + m + k
+            o = info.header_offset
+            n, m = _le16(data, o + 26), _le16(data, o + 28)
+            read += [(o + 30, o + 30 + n), (o + 30 + n + m, o + 30 + n + m + info.compress_size)]
+            try:
                 with z.open(info) as fh:
                     body = fh.read(GZIP_MAX_BYTES - size + 1)
-                size += len(body)
-                if size > GZIP_MAX_BYTES:
-                    raise ValueError(f"it unpacks past {GZIP_MAX_BYTES / MB:,.0f} MB")
-                shown = printable(redactor.text(info.filename))
-                out.append((body, f"{where} ({shown})", info.filename))
-        return out
-    return [(data, where, rel)]
+            except (RuntimeError, NotImplementedError) as exc:  # encrypted; an unknown method
+                raise zipfile.BadZipFile(str(exc)) from exc
+            size += len(body)
+            if size > GZIP_MAX_BYTES:
+                raise ValueError(f"it unpacks past {GZIP_MAX_BYTES / MB:,.0f} MB")
+            shown = printable(redactor.text(info.filename))
+            out.append((_not_packed(body), f"{where} ({shown})", info.filename, False))
+    gaps, pos = [], 0
+    for a, b in sorted(read):
+        gaps.append((pos, a))
+        pos = max(pos, b)
+    gaps.append((pos, len(data)))
+    headers = {info.header_offset for info in infos}
+    for a, b in gaps:
+        at = data.find(b"PK\x03\x04", a, b)
+        while at >= 0:
+            if at not in headers:
+                raise ValueError("it holds a member its list of files does not name")
+            at = data.find(b"PK\x03\x04", at + 4, b)
+    rest = b"\0".join(data[a:b] for a, b in gaps if b > a)
+    out.append((rest, f"{where} (its headers)", rel, True))
+    return out
+
+
+def _le16(data: bytes, at: int) -> int:
+    return int.from_bytes(data[at : at + 2], "little")
 
 
 def _a(kind: str) -> str:
@@ -195,11 +267,12 @@ def _inflate(new: Callable[[], Any], data: bytes) -> tuple[bytes, list[int]]:
     """Every stream of a gzip, bzip2 or xz file (a gzip file's members), decompressed, and
     where each stream starts: what ``gunzip``, ``bunzip2`` and ``xz -d`` print, and more
     where they stop (NULs between and after streams are passed over wherever they stand); a
-    last stream cut short gives what it holds. Bytes after a stream that start none are an error (they would be published
-    unread), as is more than :data:`GZIP_MAX_BYTES` out in all. Each stream is given its
-    input in slices that start small and double (up to :data:`_FEED`): what a decompressor
-    holds past its stream's end (copied, as ``unused_data``) is then at most about what the
-    stream took, so a file of many small streams is read in time linear in its size."""
+    last stream cut short gives what it holds. Bytes after a stream that start none are an
+    error (they would be published unread), as is more than :data:`GZIP_MAX_BYTES` out in
+    all. Each stream is given its input in slices that start small and double (up to
+    :data:`_FEED`): what a decompressor holds past its stream's end (copied, as
+    ``unused_data``) is then at most about what the stream took, so a file of many small
+    streams is read in time linear in its size."""
     out: list[bytes] = []
     view, size, pos = memoryview(data), 0, 0
     starts: list[int] = []
@@ -264,7 +337,10 @@ def _scan_bytes(
     allow: tuple[re.Pattern[str], ...],
 ) -> tuple[list[Leak], int]:
     text = _utf16(data)
-    if text is None:
+    raw: tuple[list[Leak], int] = ([], 0)
+    if text is not None:  # and its bytes as ``strings`` shows them: ASCII after a BOM
+        raw = _scan_binary(data, where, redactor, allow)
+    else:
         # git's own test for binary content: a NUL byte in the first 8000 bytes.
         if b"\0" in data[:8000]:
             return _scan_binary(data, where, redactor, allow)
@@ -276,7 +352,22 @@ def _scan_bytes(
         text = _unescape(text)
     elif ":\\/\\/" in text:  # JSON whose writer escapes "/" (PHP's, Java's): read as parsed
         text = text.replace("\\/", "/")
-    return _leaks(text, where, redactor, allow, line_of=lambda i: text.count("\n", 0, i) + 1)
+    leaks, allowed = _leaks(text, where, redactor, allow, _line_counter(text, "\n"))
+    return leaks + raw[0], allowed + raw[1]
+
+
+def _line_counter(text: Any, newline: Any) -> Callable[[int], int]:
+    """The line of each offset it is asked, asked in order (a finding's): counted on from
+    the last, so many findings cost one pass over the text."""
+    pos, line = 0, 1
+
+    def line_of(i: int) -> int:
+        nonlocal pos, line
+        line += text.count(newline, pos, i)
+        pos = i
+        return line
+
+    return line_of
 
 
 def _utf16(data: bytes) -> str | None:
@@ -323,9 +414,11 @@ def _scan_binary(
         pos += len(parts[-1]) + 1
     text = "\0".join(parts)
 
+    count = _line_counter(data, b"\n")
+
     def line_of(i: int) -> int:
         k = bisect_right(starts, i) - 1
-        return data.count(b"\n", 0, offsets[k] + (i - starts[k])) + 1
+        return count(offsets[k] + (i - starts[k]))
 
     return _leaks(text, where, redactor, allow, line_of)
 
@@ -333,7 +426,8 @@ def _scan_binary(
 def _leaks(
     text: str, where: str, redactor: Redactor, allow: tuple[re.Pattern[str], ...], line_of
 ) -> tuple[list[Leak], int]:
-    found = list(redactor.findings(text))
+    found = list(redactor.findings(text))  # (in order, none overlapping)
+    starts, ends = [f.start for f in found], [f.end for f in found]
     leaks: list[Leak] = []
     allowed = 0
     for f in found:
@@ -341,19 +435,20 @@ def _leaks(
         if any(rx.fullmatch(value) for rx in allow):
             allowed += 1
             continue
-        leaks.append(Leak(where, line_of(f.start), f.kind, _excerpt(text, f.start, f.end, found)))
+        excerpt = _excerpt(text, f.start, f.end, found, starts, ends)
+        leaks.append(Leak(where, line_of(f.start), f.kind, excerpt))
     return leaks, allowed
 
 
-def _excerpt(text: str, start: int, end: int, found: list) -> str:
-    """The finding's line around it, every finding on it masked, shortened and printable."""
-    a = max(text.rfind("\n", 0, start) + 1, text.rfind("\0", 0, start) + 1, start - _EXCERPT_CHARS)
-    stops = [i for i in (text.find("\n", end), text.find("\0", end)) if i >= 0]
-    b = min([*stops, end + _EXCERPT_CHARS, len(text)])
+def _excerpt(text: str, start: int, end: int, found: list, starts: list, ends: list) -> str:
+    """The finding's line around it, every finding on it masked, shortened and printable.
+    (Each search stays within the excerpt's reach: a text of many findings costs linear.)"""
+    lo, hi = max(0, start - _EXCERPT_CHARS), end + _EXCERPT_CHARS
+    a = max(text.rfind("\n", lo, start) + 1, text.rfind("\0", lo, start) + 1, lo)
+    stops = [i for i in (text.find("\n", end, hi), text.find("\0", end, hi)) if i >= 0]
+    b = min([*stops, hi, len(text)])
     parts, pos = [], a
-    for f in found:
-        if f.end <= a or f.start >= b:
-            continue
+    for f in found[bisect_right(ends, a) : bisect_left(starts, b)]:
         parts.append(text[pos : max(pos, f.start)])
         parts.append("[REDACTED]")
         pos = max(pos, f.end)

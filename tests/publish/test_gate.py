@@ -279,66 +279,199 @@ def _gzip_member(body: bytes, extra: bytes = b"", name: bytes = b"", comment: by
 
 def test_a_gzip_members_stored_name_comment_and_extra_field_are_scanned(tmp_path):
     """A gzip member keeps the name of the file it was made from, a comment and an extra
-    field beside its data: ``gunzip -N`` restores the name, ``file`` and ``gzip -lv`` print
-    it, and a token there goes out with the file though nothing decompressed holds it."""
+    field beside its data (``gunzip -N`` restores the name, ``file`` and ``strings`` show
+    them): a token there goes out with the file though nothing decompressed holds it. The
+    fields are read as runs of text, each alone: one that looks like UTF-16 (a byte-order
+    mark, NULs between bytes) decides nothing for another."""
+    token, hf = TOKEN.encode(), HF.encode()
     site = _site(
         tmp_path,
         {
             "index.html": "<p>ok</p>",
-            "name.gz": _gzip_member(b"ok\n") + _gzip_member(b"ok\n", name=f"{TOKEN}.txt".encode()),
-            "comment.gz": _gzip_member(b"ok\n", name=b"x.txt", comment=f"by {HF}".encode()),
-            "extra.gz": _gzip_member(b"ok\n", extra=b"AB\x10\x00" + f"key={HF}".encode()),
+            "name.gz": _gzip_member(b"ok\n") + _gzip_member(b"ok\n", name=token + b".txt"),
+            "comment.gz": _gzip_member(b"ok\n", name=b"x.txt", comment=b"by " + hf),
+            "extra.gz": _gzip_member(b"ok\n", extra=b"AB\x10\x00key=" + hf),
             # cut in its name: whatever a reader gets of it is read
-            "cut.gz": _gzip_member(b"", name=f"{TOKEN}.txt".encode())[:60],
+            "cut.gz": _gzip_member(b"", name=token + b".txt")[:60],
+            "bom.gz": _gzip_member(b"ok\n", extra=b"\xff\xfeAB", name=token),
+            "bom-first.gz": _gzip_member(b"ok\n", name=b"\xff\xfe") + _gzip_member(b"", name=token),
+            "wide.gz": _gzip_member(b"ok\n", extra=b"a\0" * 4000, name=token),
             "plain.gz": _gzip_member(b"ok\n", name=b"trials.csv", comment=b"sitegen"),
         },
     )
     report = check_site(site, workers=1)
     got = sorted((x.path, x.line, x.kind) for x in report.leaks)
     assert got == [
-        ("comment.gz (its stored names)", 2, "hf-token"),
-        ("cut.gz (its stored names)", 1, "github-token"),
-        ("extra.gz (its stored names)", 1, "hf-token"),
-        ("name.gz (its stored names)", 1, "github-token"),
+        (f"{name}.gz (its header fields)", 1, kind)
+        for name, kind in (
+            ("bom-first", "github-token"),
+            ("bom", "github-token"),
+            ("comment", "hf-token"),
+            ("cut", "github-token"),
+            ("extra", "hf-token"),
+            ("name", "github-token"),
+            ("wide", "github-token"),
+        )
     ]
     assert report.blocked == []
     assert gzip.decompress(_gzip_member(b"ok\n", b"AB\x00\x00", b"n", b"c")) == b"ok\n"
 
 
-def test_a_zip_archives_comments_and_extra_fields_are_scanned(tmp_path):
-    """``unzip -z`` prints the archive's comment and ``zipinfo -v`` each member's comment
-    and extra fields (Info-ZIP's Unicode path field holds a second name)."""
+def _zipped(*members: tuple[str, bytes, dict], comment: bytes = b"", stored: bool = False) -> bytes:
+    """A zip of ``(name, body, ZipInfo attributes)`` members, as ``zipfile`` writes it."""
     import io
     import zipfile
 
-    def zipped(comment: bytes = b"", member_comment: bytes = b"", extra: bytes = b"") -> bytes:
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w") as z:
-            info = zipfile.ZipInfo("notes.txt")
-            info.comment, info.extra = member_comment, extra
-            z.writestr(info, "ok\n")
-            z.comment = comment
-        return buf.getvalue()
+    buf = io.BytesIO()
+    method = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    with zipfile.ZipFile(buf, "w", method) as z:
+        for name, body, attrs in members:
+            info = zipfile.ZipInfo(name)
+            info.compress_type = method
+            for k, v in attrs.items():
+                setattr(info, k, v)
+            z.writestr(info, body)
+        z.comment = comment
+    return buf.getvalue()
 
-    unicode_path = f"\x01{TOKEN}".encode()  # version 1, then (its CRC skipped here) a name
+
+def _patched(data: bytes, old: bytes, new: bytes, count: int = 1) -> bytes:
+    """``data`` with the first ``count`` of ``old`` made ``new`` (a header edited in place)."""
+    assert len(old) == len(new) and data.count(old) >= count
+    return data.replace(old, new, count)
+
+
+def test_every_byte_of_a_zip_outside_its_members_is_scanned(tmp_path):
+    """``unzip -z`` prints the archive's comment, ``zipinfo -v`` each member's comment and
+    extra fields (Info-ZIP's Unicode path field holds a second name), ``unzip`` warns with a
+    local header's name that differs from the directory's, ``strings`` shows what stands
+    between and after the members: all of it goes out with the file. The names, read in the
+    list of files, are not read again there."""
+    token, hf = TOKEN.encode(), HF.encode()
+    path_field = b"up" + (1 + len(token)).to_bytes(2, "little") + b"\x01" + token
+    between = _zipped(("a.txt", b"ok\n", {}), ("b.txt", b"ok\n", {}), stored=True)
+    cut = between.index(b"PK\x03\x04", 4)  # the second member's local header
+    gap = b"\n" + token + b"\n"
     site = _site(
         tmp_path,
         {
             "index.html": "<p>ok</p>",
-            "a.zip": zipped(comment=f"made with {HF}".encode()),
-            "b.zip": zipped(member_comment=f"token {TOKEN}".encode()),
-            "c.zip": zipped(extra=b"up" + len(unicode_path).to_bytes(2, "little") + unicode_path),
-            "d.zip": zipped(comment=b"logs of run 7", member_comment=b"first try"),
+            "a.zip": _zipped(("a.txt", b"ok\n", {}), comment=b"made with " + hf),
+            "b.zip": _zipped(("a.txt", b"ok\n", {"comment": b"token " + token})),
+            # the same field in the local and the central header: both read
+            "c.zip": _zipped(("a.txt", b"ok\n", {"extra": path_field})),
+            # a comment that starts as UTF-16 decides nothing for the next
+            "d.zip": _zipped(("a.txt", b"ok\n", {"comment": token}), comment=b"\xff\xfe"),
+            # in the local header alone (Python and the list read the central one)
+            "e.zip": _patched(
+                _zipped(
+                    (
+                        "a.txt",
+                        b"ok\n",
+                        {"extra": b"up" + len(token).to_bytes(2, "little") + b"A" * len(token)},
+                    )
+                ),
+                b"A" * len(token),
+                token,
+            ),  # fmt: skip
+            "f.zip": _zipped(("a.txt", b"ok\n", {})) + b"\n" + token + b"\n",
+            "g.zip": between[:cut] + gap + between[cut:],  # (offsets no longer add up: ...)
+            "h.zip": _zipped(("logs/", b"key " + token + b"\n", {})),  # a folder holding data
+            "i.zip": b"#!/bin/sh\nexit 0\n" + _zipped(("s.txt", b"key " + hf + b"\n", {})),
+            "plain.zip": _zipped(("a.txt", b"ok\n", {"comment": b"first try"}), comment=b"run 7"),
         },
     )
     report = check_site(site, workers=1)
     got = sorted((x.path, x.kind) for x in report.leaks)
     assert got == [
-        ("a.zip (its comments)", "hf-token"),
-        ("b.zip (its comments)", "github-token"),
-        ("c.zip (its comments)", "github-token"),
+        ("a.zip (its headers)", "hf-token"),
+        ("b.zip (its headers)", "github-token"),
+        ("c.zip (its headers)", "github-token"),
+        ("c.zip (its headers)", "github-token"),
+        ("d.zip (its headers)", "github-token"),
+        ("e.zip (its headers)", "github-token"),
+        ("f.zip (its headers)", "github-token"),
+        ("h.zip (logs/)", "github-token"),
+        ("i.zip (s.txt)", "hf-token"),
     ]
-    assert report.blocked == []
+    assert report.blocked == [
+        "g.zip: a zip file that cannot be read (Bad magic number for file header): not checked"
+    ]
+
+
+def test_a_zip_that_hides_a_member_or_nests_an_archive_stops_the_gate(tmp_path):
+    """What the gate would pass unread stops it: a member the zip's directory does not list
+    (``zip -FF`` recovers it), an archive inside a zip or a gzip file, a member encrypted or
+    packed by a method Python lacks, a local header whose name differs from the directory's
+    (its name, a token here, masked in the message)."""
+    import zipfile
+
+    token = TOKEN.encode()
+    two = _zipped(("a.txt", b"ok\n", {}), ("s.txt", b"key " + token + b"\n", {}))
+    central = two.index(b"PK\x01\x02")
+    second = two.index(b"PK\x01\x02", central + 4)
+    end = bytearray(two[two.index(b"PK\x05\x06") :])
+    struct.pack_into("<HHII", end, 8, 1, 1, second - central, central)  # lists one member
+    one = _zipped(("a.txt", b"ok\n", {}))
+    local, listed = one.index(b"PK\x03\x04"), one.index(b"PK\x01\x02")
+    encrypted = bytearray(one)
+    encrypted[local + 6] |= 1  # the flag bit "encrypted", in both headers
+    encrypted[listed + 8] |= 1
+    method = bytearray(one)
+    struct.pack_into("<H", method, local + 8, 99)  # compression method 99 (AES), in both
+    struct.pack_into("<H", method, listed + 10, 99)
+    site = _site(
+        tmp_path,
+        {
+            "index.html": "<p>ok</p>",
+            "hidden.zip": two[:central] + two[central:second] + bytes(end),
+            "zip.gz": gzip.compress(_zipped(("s.txt", b"key " + token, {}))),
+            "gz.zip": _zipped(("s.gz", gzip.compress(b"key " + token), {}), stored=True),
+            "encrypted.zip": bytes(encrypted),
+            "method.zip": bytes(method),
+            "named.zip": _patched(_zipped(("n" * 40, b"ok\n", {})), b"n" * 40, token[:40]),
+        },
+    )
+    with pytest.raises(NotImplementedError):  # (Python's zipfile lacks the method)
+        zipfile.ZipFile(site / "method.zip").read("a.txt")
+    report = check_site(site, workers=1)
+    assert report.leaks == []
+    blocked = dict(line.split(": ", 1) for line in report.blocked)
+    inside = "it holds a compressed file or archive inside, which is not read"
+    assert blocked["hidden.zip"] == (
+        "a zip file that cannot be read (it holds a member its list of files does not name): "
+        "not checked"
+    )
+    assert blocked["zip.gz"] == f"a gzip file that cannot be read ({inside}): not checked"
+    assert blocked["gz.zip"] == f"a zip file that cannot be read ({inside}): not checked"
+    assert "encrypted" in blocked["encrypted.zip"]
+    assert "not supported" in blocked["method.zip"]
+    assert "[REDACTED]" in blocked["named.zip"] and TOKEN not in _all_output(report)
+
+
+def test_ascii_after_a_utf16_byte_order_mark_is_read_as_the_bytes_show_it(tmp_path):
+    """A byte-order mark makes the file UTF-16 to a browser, but ``cat``, ``strings`` and
+    a downloader see the ASCII after it: read both ways."""
+    site = _site(tmp_path, {"index.html": "<p>ok</p>", "a.txt": b"\xff\xferun " + TOKEN.encode()})
+    assert [(x.path, x.kind) for x in check_site(site, workers=1).leaks] == [
+        ("a.txt", "github-token")
+    ]
+
+
+def test_a_file_of_many_findings_is_scanned_in_time_linear_in_its_size():
+    """Each finding's line and excerpt are found near it, not from the file's start."""
+    from tests.linear_time import assert_each_linear
+
+    setup = f"""
+from sitegen.publish import scan
+from sitegen.redact import Redactor
+R, T = Redactor(), {TOKEN!r}
+"""
+    work = """
+unit = (T + {"line": " ", "lines": "\\n", "runs": "\\0"}[case]).encode()
+return len(scan._scan_bytes(unit * (n // len(unit)), "x", "x.txt", R, ())[0])
+"""
+    assert_each_linear(setup, work, ["line", "lines", "runs"], 1 << 13, 1 << 17)
 
 
 def test_a_stream_cut_short_gives_all_it_holds_wherever_the_output_stops(monkeypatch):
