@@ -190,7 +190,8 @@ def _open_zip(data: bytes) -> zipfile.ZipFile | None:
     opened raises (it stops the gate); one whose zip end record follows other bytes (a
     self-extracting archive, which ``unzip`` reads) is a zip when it opens as one."""
     starts_as_zip = data.startswith(b"PK\x03\x04")
-    if not starts_as_zip and b"PK\x05\x06" not in data[-(1 << 16) - 22 :]:
+    # (the end record: 22 bytes and a comment of at most 64 KiB, at the file's end)
+    if not starts_as_zip and data.rfind(b"PK\x05\x06", len(data) - (1 << 16) - 22) < 0:
         return None
     try:
         return zipfile.ZipFile(io.BytesIO(data))
