@@ -5,14 +5,16 @@
 * **gzip**, bzip2 and xz decompressed (every member or stream; a gzip member's header
   fields, its stored name among them, as runs of text), a **zip** member by member, its
   list of names, and every other byte of it as runs of text (headers' extra fields and
-  comments, bytes before, between and after members). A file packed inside one, or a zip
-  member its directory does not list, stops the gate: it would go out unread.
+  comments, bytes between and after members); a piece packed itself unpacked in turn (to
+  eight levels). A zip member its directory does not list stops the gate: it would go out
+  unread.
 * **UTF-16** and UTF-32 (by byte-order mark or NULs in every other byte) decoded, and as
-  runs of text too (ASCII after a byte-order mark); JSON whose writer escapes ``/`` as
+  runs of ASCII too (ASCII after a byte-order mark); JSON whose writer escapes ``/`` as
   ``\\/`` with those undone.
 * **Transcripts' data scripts** decoded, with the transcript rules too.
 * **Binary** (not UTF-8, or a NUL in the first 8000 bytes, git's test) as its runs of 8 or
-  more printable ASCII characters joined by NULs: a credential is ASCII and that long. Text
+  more printable ASCII characters, in bytes or in UTF-16 (``strings`` and ``strings -el``),
+  joined by NULs: a credential is ASCII and that long. Text
   drawn into a PNG cannot be read; it comes from the pages, which are scanned.
 
 Each finding is a :class:`Leak` whose excerpt masks every finding on its line.
@@ -44,6 +46,7 @@ MB = 10**6
 GZIP_MAX_BYTES = 2000 * MB  # a gzip that inflates past this is not scanned: it stops the gate
 HTML_SUFFIXES = (".html", ".htm", ".xml", ".svg", ".xhtml")
 _PRINTABLE_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{8,}")
+_WIDE_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]\x00){8,}")
 _CHAR_REF = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _EXCERPT_CHARS = 40
 
@@ -161,60 +164,58 @@ _DECOMPRESSOR: dict[str, Callable[[], Any]] = {
 Payload = tuple[bytes, str, str, bool]
 
 
-def _unpacked(data: bytes, where: str, rel: str, redactor: Redactor) -> list[Payload]:
+def _unpacked(
+    data: bytes,
+    where: str,
+    rel: str,
+    redactor: Redactor,
+    left: list[int] | None = None,
+    depth: int = 0,
+) -> list[Payload]:
     """The pieces of what a reader of the file gets: the file; a gzip, bzip2 or xz file
     decompressed, with each gzip member's header fields; a zip's names, its members and
-    every byte outside its members' data. Past :data:`GZIP_MAX_BYTES` unpacked, or holding
-    an archive inside, a ValueError: the file stops the gate."""
+    every byte outside its members' data; a piece that is packed itself, unpacked in turn
+    (a jar's ``.gz``, a zip of logs). ``left``: the bytes that may still be unpacked, over
+    every level. Past :data:`GZIP_MAX_BYTES` in all, or packed more than :data:`_DEPTH`
+    deep (a zip that holds itself never ends), a ValueError: the file stops the gate."""
+    left = [GZIP_MAX_BYTES] if left is None else left
+    packed = any(data.startswith(magic) for magic, _ in _PACKED)
+    if packed and depth == _DEPTH:
+        raise ValueError(f"it is packed more than {_DEPTH} deep")
     for magic, kind in _PACKED:
         if kind in _DECOMPRESSOR and data.startswith(magic):
-            body, starts = _inflate(_DECOMPRESSOR[kind], data)
-            out = [(_not_packed(body), f"{where} (decompressed)", rel, False)]
+            body, starts = _inflate(_DECOMPRESSOR[kind], data, left)
+            out = _unpacked(body, f"{where} (decompressed)", rel, redactor, left, depth + 1)
             if kind == "gzip" and (fields := b"\0".join(_gzip_fields(data, starts))):
                 out.append((fields, f"{where} (its header fields)", rel, True))
             return out
-    z = _open_zip(data)
-    return [(data, where, rel, False)] if z is None else _unzipped(z, data, where, rel, redactor)
+    if data.startswith(b"PK\x03\x04"):
+        return _unzipped(data, where, rel, redactor, left, depth)
+    return [(data, where, rel, False)]
 
 
-def _not_packed(body: bytes) -> bytes:
-    """``body``, unless it is itself a compressed file or archive: read one level deep, it
-    would go out unread (sitegen writes none)."""
-    if any(body.startswith(magic) for magic, _ in _PACKED):
-        raise ValueError("it holds a compressed file or archive inside, which is not read")
-    return body
-
-
-def _open_zip(data: bytes) -> zipfile.ZipFile | None:
-    """The zip archive the file is, or None. A file that starts as a zip and cannot be
-    opened raises (it stops the gate); one whose zip end record follows other bytes (a
-    self-extracting archive, which ``unzip`` reads) is a zip when it opens as one."""
-    starts_as_zip = data.startswith(b"PK\x03\x04")
-    # (the end record: 22 bytes and a comment of at most 64 KiB, at the file's end)
-    if not starts_as_zip and data.rfind(b"PK\x05\x06", len(data) - (1 << 16) - 22) < 0:
-        return None
-    try:
-        return zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        if starts_as_zip:
-            raise
-        return None
+_DEPTH = 8  # archives in archives: the most levels read
 
 
 def _unzipped(
-    z: zipfile.ZipFile, data: bytes, where: str, rel: str, redactor: Redactor
+    data: bytes, where: str, rel: str, redactor: Redactor, left: list[int], depth: int
 ) -> list[Payload]:
     """A zip's list of names, each member (a directory's too: it may hold data), and every
     other byte as runs of text: its headers' extra fields and comments, the archive's
-    comment, bytes before, between and after the members (the names, read in the list, are
-    left out there). A member the central directory does not list (``zip -FF`` finds it)
-    stops the gate: it would go out unread."""
+    comment, bytes between and after the members (the names, read in the list, are left
+    out there). A member the central directory does not list (``zip -FF`` finds it) stops
+    the gate: it would go out unread."""
     out: list[Payload] = []
-    size, read = 0, []  # (the spans of bytes read otherwise: data and names)
+    read = []  # (the spans of bytes read otherwise: data and names)
+    try:
+        z = zipfile.ZipFile(io.BytesIO(data))
+    except NotImplementedError as exc:  # (a version of the format zipfile lacks)
+        raise zipfile.BadZipFile(str(exc)) from exc
     central = z.start_dir
     with z:
         infos = z.infolist()
-        names = "\n".join(info.filename for info in infos).encode()
+        # (``orig_filename``: the name as stored, past a NUL zipfile cuts it at)
+        names = "\n".join(info.orig_filename for info in infos).encode()
         out.append((names, f"{where} (its list of files)", rel, False))
         for info in infos:
             if data[central : central + 4] == b"PK\x01\x02":
@@ -226,14 +227,14 @@ def _unzipped(
             read += [(o + 30, o + 30 + n), (o + 30 + n + m, o + 30 + n + m + info.compress_size)]
             try:
                 with z.open(info) as fh:
-                    body = fh.read(GZIP_MAX_BYTES - size + 1)
+                    body = fh.read(left[0] + 1)
             except (RuntimeError, NotImplementedError) as exc:  # encrypted; an unknown method
                 raise zipfile.BadZipFile(str(exc)) from exc
-            size += len(body)
-            if size > GZIP_MAX_BYTES:
+            left[0] -= len(body)
+            if left[0] < 0:
                 raise ValueError(f"it unpacks past {GZIP_MAX_BYTES / MB:,.0f} MB")
             shown = printable(redactor.text(info.filename))
-            out.append((_not_packed(body), f"{where} ({shown})", info.filename, False))
+            out += _unpacked(body, f"{where} ({shown})", info.filename, redactor, left, depth + 1)
     gaps, pos = [], 0
     for a, b in sorted(read):
         gaps.append((pos, a))
@@ -264,18 +265,22 @@ _OUT = 1 << 24  # the most output it gives back at a time
 _NOT_NUL = re.compile(rb"[^\0]")
 
 
-def _inflate(new: Callable[[], Any], data: bytes) -> tuple[bytes, list[int]]:
+def _inflate(
+    new: Callable[[], Any], data: bytes, left: list[int] | None = None
+) -> tuple[bytes, list[int]]:
     """Every stream of a gzip, bzip2 or xz file (a gzip file's members), decompressed, and
     where each stream starts: what ``gunzip``, ``bunzip2`` and ``xz -d`` print, and more
     where they stop (NULs between and after streams are passed over wherever they stand); a
     last stream cut short gives what it holds. Bytes after a stream that start none are an
     error (they would be published unread), as is more than :data:`GZIP_MAX_BYTES` out in
-    all. Each stream is given its input in slices that start small and double (up to
+    all (``left``: what may still be unpacked, shared with the levels around). Each
+    stream is given its input in slices that start small and double (up to
     :data:`_FEED`): what a decompressor holds past its stream's end (copied, as
     ``unused_data``) is then at most about what the stream took, so a file of many small
     streams is read in time linear in its size."""
     out: list[bytes] = []
-    view, size, pos = memoryview(data), 0, 0
+    view, pos = memoryview(data), 0
+    left = [GZIP_MAX_BYTES] if left is None else left
     starts: list[int] = []
     while (start := _NOT_NUL.search(data, pos)) is not None:
         d, fed, feed = new(), start.start(), 64
@@ -301,8 +306,8 @@ def _inflate(new: Callable[[], Any], data: bytes) -> tuple[bytes, list[int]]:
                     ) from exc
                 raise
             out.append(chunk)
-            size += len(chunk)
-            if size > GZIP_MAX_BYTES:
+            left[0] -= len(chunk)
+            if left[0] < 0:
                 raise ValueError(f"it inflates past {GZIP_MAX_BYTES / MB:,.0f} MB")
         pos = fed - len(d.unused_data)
     return b"".join(out), starts
@@ -340,7 +345,7 @@ def _scan_bytes(
     text = _utf16(data)
     raw: tuple[list[Leak], int] = ([], 0)
     if text is not None:  # and its bytes as ``strings`` shows them: ASCII after a BOM
-        raw = _scan_binary(data, where, redactor, allow)
+        raw = _scan_binary(data, where, redactor, allow, wide=False)
     else:
         # git's own test for binary content: a NUL byte in the first 8000 bytes.
         if b"\0" in data[:8000]:
@@ -400,18 +405,28 @@ def _unescape(text: str) -> str:
 
 
 def _scan_binary(
-    data: bytes, where: str, redactor: Redactor, allow: tuple[re.Pattern[str], ...]
+    data: bytes,
+    where: str,
+    redactor: Redactor,
+    allow: tuple[re.Pattern[str], ...],
+    wide: bool = True,
 ) -> tuple[list[Leak], int]:
-    runs = list(_PRINTABLE_RUN.finditer(data))
+    """The bytes' runs of printable ASCII, and with ``wide`` their runs of it in UTF-16
+    (little-endian, Windows' strings: what ``strings -el`` shows) too."""
+    runs = [(m, 1) for m in _PRINTABLE_RUN.finditer(data)]
+    if wide:  # (an ASCII run and a wide one share a character at most)
+        runs = sorted(runs + [(m, 2) for m in _WIDE_RUN.finditer(data)], key=lambda r: r[0].start())
     if not runs:
         return [], 0
-    # The runs joined by NUL (no rule matches across it); a position maps back to a byte
-    # offset, and the line is the count of newline bytes before it.
-    starts, offsets, parts, pos = [], [], [], 0
-    for m in runs:
+    # The runs joined by NUL (most values end there; one a rule reads across is found all
+    # the same); a position maps back to a byte offset, and the line is the count of
+    # newline bytes before it.
+    starts, offsets, widths, parts, pos = [], [], [], [], 0
+    for m, width in runs:
         starts.append(pos)
         offsets.append(m.start())
-        parts.append(m.group(0).decode("ascii"))
+        widths.append(width)
+        parts.append(m.group(0).decode("ascii" if width == 1 else "utf-16-le"))
         pos += len(parts[-1]) + 1
     text = "\0".join(parts)
 
@@ -419,7 +434,7 @@ def _scan_binary(
 
     def line_of(i: int) -> int:
         k = bisect_right(starts, i) - 1
-        return count(offsets[k] + (i - starts[k]))
+        return count(offsets[k] + widths[k] * (i - starts[k]))
 
     return _leaks(text, where, redactor, allow, line_of)
 

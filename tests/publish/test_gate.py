@@ -377,7 +377,9 @@ def test_every_byte_of_a_zip_outside_its_members_is_scanned(tmp_path):
             "f.zip": _zipped(("a.txt", b"ok\n", {})) + b"\n" + token + b"\n",
             "g.zip": between[:cut] + gap + between[cut:],  # (offsets no longer add up: ...)
             "h.zip": _zipped(("logs/", b"key " + token + b"\n", {})),  # a folder holding data
-            "i.zip": b"#!/bin/sh\nexit 0\n" + _zipped(("s.txt", b"key " + hf + b"\n", {})),
+            "i.zip": _zipped(("a.txt", b"ok\n", {"comment": f"by {HF}".encode("utf-16-le")})),
+            # a NUL in a stored name: zipfile's name stops there, the bytes go on
+            "j.zip": _patched(_zipped((f"a.txtX{TOKEN}", b"ok\n", {})), b"a.txtX", b"a.txt\0", 2),
             "plain.zip": _zipped(("a.txt", b"ok\n", {"comment": b"first try"}), comment=b"run 7"),
         },
     )
@@ -392,17 +394,18 @@ def test_every_byte_of_a_zip_outside_its_members_is_scanned(tmp_path):
         ("e.zip (its headers)", "github-token"),
         ("f.zip (its headers)", "github-token"),
         ("h.zip (logs/)", "github-token"),
-        ("i.zip (s.txt)", "hf-token"),
+        ("i.zip (its headers)", "hf-token"),
+        ("j.zip (its list of files)", "github-token"),
     ]
     assert report.blocked == [
         "g.zip: a zip file that cannot be read (Bad magic number for file header): not checked"
     ]
 
 
-def test_a_zip_that_hides_a_member_or_nests_an_archive_stops_the_gate(tmp_path):
+def test_a_zip_that_hides_a_member_or_cannot_be_read_stops_the_gate(tmp_path):
     """What the gate would pass unread stops it: a member the zip's directory does not list
-    (``zip -FF`` recovers it), an archive inside a zip or a gzip file, a member encrypted or
-    packed by a method Python lacks, a local header whose name differs from the directory's
+    (``zip -FF`` recovers it), a member encrypted or packed by a method Python lacks, a
+    version of the format it lacks, a local header whose name differs from the directory's
     (its name, a token here, masked in the message)."""
     import zipfile
 
@@ -414,21 +417,20 @@ def test_a_zip_that_hides_a_member_or_nests_an_archive_stops_the_gate(tmp_path):
     struct.pack_into("<HHII", end, 8, 1, 1, second - central, central)  # lists one member
     one = _zipped(("a.txt", b"ok\n", {}))
     local, listed = one.index(b"PK\x03\x04"), one.index(b"PK\x01\x02")
-    encrypted = bytearray(one)
+    encrypted, method, version = bytearray(one), bytearray(one), bytearray(one)
     encrypted[local + 6] |= 1  # the flag bit "encrypted", in both headers
     encrypted[listed + 8] |= 1
-    method = bytearray(one)
     struct.pack_into("<H", method, local + 8, 99)  # compression method 99 (AES), in both
     struct.pack_into("<H", method, listed + 10, 99)
+    struct.pack_into("<H", version, listed + 6, 99)  # "version needed to extract": 9.9
     site = _site(
         tmp_path,
         {
             "index.html": "<p>ok</p>",
             "hidden.zip": two[:central] + two[central:second] + bytes(end),
-            "zip.gz": gzip.compress(_zipped(("s.txt", b"key " + token, {}))),
-            "gz.zip": _zipped(("s.gz", gzip.compress(b"key " + token), {}), stored=True),
             "encrypted.zip": bytes(encrypted),
             "method.zip": bytes(method),
+            "version.zip": bytes(version),
             "named.zip": _patched(_zipped(("n" * 40, b"ok\n", {})), b"n" * 40, token[:40]),
         },
     )
@@ -437,16 +439,46 @@ def test_a_zip_that_hides_a_member_or_nests_an_archive_stops_the_gate(tmp_path):
     report = check_site(site, workers=1)
     assert report.leaks == []
     blocked = dict(line.split(": ", 1) for line in report.blocked)
-    inside = "it holds a compressed file or archive inside, which is not read"
     assert blocked["hidden.zip"] == (
         "a zip file that cannot be read (it holds a member its list of files does not name): "
         "not checked"
     )
-    assert blocked["zip.gz"] == f"a gzip file that cannot be read ({inside}): not checked"
-    assert blocked["gz.zip"] == f"a zip file that cannot be read ({inside}): not checked"
     assert "encrypted" in blocked["encrypted.zip"]
     assert "not supported" in blocked["method.zip"]
+    assert "version 9.9" in blocked["version.zip"]
     assert "[REDACTED]" in blocked["named.zip"] and TOKEN not in _all_output(report)
+
+
+def test_archives_inside_archives_are_read_to_a_depth_and_a_size_over_every_level(
+    tmp_path, monkeypatch
+):
+    """A jar's ``.gz``, a zip of logs, a ``.tar.gz``'s gzip of a zip: each piece that is
+    packed itself is unpacked in turn, to eight levels (a zip that holds itself never
+    ends) and :data:`GZIP_MAX_BYTES` over all of them."""
+    token = TOKEN.encode()
+    deep = b"key " + token
+    for _ in range(9):
+        deep = gzip.compress(deep)
+    site = _site(
+        tmp_path,
+        {
+            "index.html": "<p>ok</p>",
+            "zip.gz": gzip.compress(_zipped(("s.txt", b"key " + token, {}))),
+            "gz.zip": _zipped(("s.gz", gzip.compress(b"key " + token), {}), stored=True),
+            "deep.gz": deep,
+            "wide.zip": _zipped(*((f"{i}.gz", gzip.compress(bytes(8000)), {}) for i in range(3))),
+        },
+    )
+    monkeypatch.setattr(scan, "GZIP_MAX_BYTES", 20_000)  # (each level holds less)
+    report = check_site(site, workers=1)
+    assert sorted((x.path, x.kind) for x in report.leaks) == [
+        ("gz.zip (s.gz) (decompressed)", "github-token"),
+        ("zip.gz (decompressed) (s.txt)", "github-token"),
+    ]
+    assert sorted(report.blocked) == [
+        "deep.gz: a gzip file that cannot be read (it is packed more than 8 deep): not checked",
+        "wide.zip: a zip file that cannot be read (it inflates past 0 MB): not checked",
+    ]
 
 
 def test_ascii_after_a_utf16_byte_order_mark_is_read_as_the_bytes_show_it(tmp_path):
@@ -471,7 +503,7 @@ R, T = Redactor(), {TOKEN!r}
 unit = (T + {"line": " ", "lines": "\\n", "runs": "\\0"}[case]).encode()
 return len(scan._scan_bytes(unit * (n // len(unit)), "x", "x.txt", R, ())[0])
 """
-    assert_each_linear(setup, work, ["line", "lines", "runs"], 1 << 13, 1 << 17)
+    assert_each_linear(setup, work, ["line", "lines", "runs"])
 
 
 def test_a_stream_cut_short_gives_all_it_holds_wherever_the_output_stops(monkeypatch):
