@@ -402,6 +402,74 @@ def test_every_byte_of_a_zip_outside_its_members_is_scanned(tmp_path):
     ]
 
 
+def test_a_gzip_members_header_fields_are_read_each_whole_and_no_more():
+    """Each field as the header says: FEXTRA by its length, FNAME and FCOMMENT to their NUL,
+    FHCRC's two bytes passed over, a field the flags do not name left unread (what follows
+    the header is the compressed data), and a field cut short is what the file holds."""
+    name, comment, extra = b"trials.csv", b"a note", b"AB\x02\x00xy"
+    both = _gzip_member(b"ok\n", extra=extra, name=name, comment=comment)
+    crc = bytearray(_gzip_member(b"ok\n", name=name))
+    crc[3] |= 2  # FHCRC: a CRC of the header after it (zlib checks it: not asked to here)
+    crc[10 + len(name) + 1 : 10 + len(name) + 1] = b"\x00\x00"
+    cases = [
+        (_gzip_member(b"ok\n"), []),
+        (_gzip_member(b"ok\n", name=name), [name]),
+        (_gzip_member(b"ok\n", comment=comment), [comment]),
+        (_gzip_member(b"ok\n", extra=extra), [extra]),
+        (both, [extra, name, comment]),
+        (bytes(crc), [name]),
+        (both[: 10 + 2 + len(extra) + 4], [extra, name[:4]]),  # cut in the name
+        (both[: 10 + 2 + 3], [extra[:3]]),  # cut in the extra field
+        (both[:3], []),
+    ]
+    for data, fields in cases:
+        assert scan._gzip_fields(data, [0]) == fields, data
+    second = len(both)
+    two = both + _gzip_member(b"", name=b"second.txt")
+    assert scan._gzip_fields(two, [0, second]) == [extra, name, comment, b"second.txt"]
+
+
+def test_a_zips_headers_are_every_byte_but_its_names_and_members_data(tmp_path):
+    """What is read as "(its headers)" is the zip less each name (in its local and central
+    header: read in the list) and each member's data (read as the member): told here by
+    finding those unique bytes, not by reading the headers as the gate does."""
+    extra = b"up" + (4).to_bytes(2, "little") + b"EXTR"
+    members = [
+        ("first-name.txt", b"FIRST-DATA", {"extra": extra, "comment": b"first comment"}),
+        ("second-name.txt", b"SECOND-DATA", {}),
+        ("third-name/", b"", {}),
+    ]
+    data = _zipped(*members, comment=b"archive comment", stored=True)
+    spans = []
+    for name, body, _ in members:
+        at = data.find(name.encode())
+        spans.append((at, at + len(name)))
+        at = data.find(name.encode(), at + 1)
+        spans.append((at, at + len(name)))
+        if body:
+            at = data.find(body)
+            spans.append((at, at + len(body)))
+    gaps, pos = [], 0
+    for a, b in sorted(spans):
+        gaps.append(data[pos:a])
+        pos = b
+    gaps.append(data[pos:])
+    got = scan._unpacked(data, "z.zip", "z.zip", Redactor())
+    assert got[0] == (
+        b"first-name.txt\nsecond-name.txt\nthird-name/",
+        "z.zip (its list of files)",
+        "z.zip",
+        False,
+    )
+    assert [(p[0], p[1]) for p in got[1:-1]] == [
+        (b"FIRST-DATA", "z.zip (first-name.txt)"),
+        (b"SECOND-DATA", "z.zip (second-name.txt)"),
+        (b"", "z.zip (third-name/)"),
+    ]
+    assert got[-1] == (b"\0".join(g for g in gaps if g), "z.zip (its headers)", "z.zip", True)
+    assert b"archive comment" in got[-1][0] and got[-1][0].count(b"EXTR") == 2
+
+
 def test_a_zip_that_hides_a_member_or_cannot_be_read_stops_the_gate(tmp_path):
     """What the gate would pass unread stops it: a member the zip's directory does not list
     (``zip -FF`` recovers it), a member encrypted or packed by a method Python lacks, a
@@ -428,6 +496,8 @@ def test_a_zip_that_hides_a_member_or_cannot_be_read_stops_the_gate(tmp_path):
         {
             "index.html": "<p>ok</p>",
             "hidden.zip": two[:central] + two[central:second] + bytes(end),
+            # the same member unlisted in front of a listed one, between their headers
+            "hidden-first.zip": _hidden_in_front(),
             "encrypted.zip": bytes(encrypted),
             "method.zip": bytes(method),
             "version.zip": bytes(version),
@@ -439,14 +509,28 @@ def test_a_zip_that_hides_a_member_or_cannot_be_read_stops_the_gate(tmp_path):
     report = check_site(site, workers=1)
     assert report.leaks == []
     blocked = dict(line.split(": ", 1) for line in report.blocked)
-    assert blocked["hidden.zip"] == (
-        "a zip file that cannot be read (it holds a member its list of files does not name): "
-        "not checked"
-    )
+    for name in ("hidden.zip", "hidden-first.zip"):
+        assert blocked[name] == (
+            "a zip file that cannot be read (it holds a member its list of files does not "
+            "name): not checked"
+        )
     assert "encrypted" in blocked["encrypted.zip"]
     assert "not supported" in blocked["method.zip"]
     assert "version 9.9" in blocked["version.zip"]
     assert "[REDACTED]" in blocked["named.zip"] and TOKEN not in _all_output(report)
+
+
+def _hidden_in_front() -> bytes:
+    """A zip of one listed member with a second member's local header and data, which no
+    directory entry names, before the listed one's (offsets moved to match)."""
+    hidden = _zipped(("s.txt", b"key " + TOKEN.encode(), {}))
+    hidden = hidden[: hidden.index(b"PK\x01\x02")]
+    one = bytearray(_zipped(("a.txt", b"ok\n", {})))
+    listed = one.index(b"PK\x01\x02")
+    struct.pack_into("<I", one, listed + 42, len(hidden))  # the member's local header
+    end = one.index(b"PK\x05\x06")
+    struct.pack_into("<I", one, end + 16, listed + len(hidden))  # the directory's start
+    return hidden + bytes(one)
 
 
 def test_archives_inside_archives_are_read_to_a_depth_and_a_size_over_every_level(
