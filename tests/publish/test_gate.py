@@ -574,6 +574,33 @@ def test_ascii_after_a_utf16_byte_order_mark_is_read_as_the_bytes_show_it(tmp_pa
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "spans", "which", "excerpt"),
+    [
+        ("line one\nthe token XXXX here\nnext", [(19, 23)], 0, "the token [REDACTED] here"),
+        # a binary file's runs are joined by NULs: a run is a line
+        ("run1 aaaa\0run2 XXXX tail\0run3", [(15, 19)], 0, "run2 [REDACTED] tail"),
+        # 40 characters each side of a finding on a long line, cut ends marked
+        ("p" * 100 + "XXXX" + "q" * 100, [(100, 104)], 0, f"…{'p' * 40}[REDACTED]{'q' * 40}…"),
+        ("a XXXX b YYYY c", [(2, 6), (9, 13)], 1, "a [REDACTED] b [REDACTED] c"),
+        ("\x1b[31mXXXX\x07 end", [(5, 9)], 0, ".[31m[REDACTED]. end"),
+        ("XXXX tail\nz", [(0, 4)], 0, "[REDACTED] tail"),
+        # a long finding that reaches into the excerpt is masked too, not shown in part
+        ("a" * 30 + "L" * 120 + "b" * 10 + "XXXX" + "c", [(30, 150), (160, 164)], 1,
+         "…[REDACTED]bbbbbbbbbb[REDACTED]c"),
+    ],
+)  # fmt: skip
+def test_an_excerpt_is_its_line_near_the_finding_with_every_finding_masked(
+    text, spans, which, excerpt
+):
+    from collections import namedtuple
+
+    found = [namedtuple("Finding", "start end")(a, b) for a, b in spans]
+    starts, ends = [f.start for f in found], [f.end for f in found]
+    f = found[which]
+    assert scan._excerpt(text, f.start, f.end, found, starts, ends) == excerpt
+
+
 def test_a_file_of_many_findings_is_scanned_in_time_linear_in_its_size():
     """Each finding's line and excerpt are found near it, not from the file's start."""
     from tests.linear_time import assert_each_linear
