@@ -601,6 +601,44 @@ def test_an_excerpt_is_its_line_near_the_finding_with_every_finding_masked(
     assert scan._excerpt(text, f.start, f.end, found, starts, ends) == excerpt
 
 
+def _wide(text: str, high_nuls: int, low_nuls: int = 0, big: bool = False) -> bytes:
+    """UTF-16-like bytes of ``text``: the first ``high_nuls`` characters' high bytes NUL
+    (the rest 0x01), the first ``low_nuls`` characters' low bytes NUL too; little-endian
+    unless ``big``."""
+    out = b""
+    for i, c in enumerate(text):
+        low = b"\0" if i < low_nuls else c.encode()
+        high = b"\0" if i < high_nuls else b"\x01"
+        out += high + low if big else low + high
+    return out
+
+
+def test_utf16_and_utf32_are_told_by_their_mark_or_every_other_byte_nul():
+    """A byte-order mark says UTF-32 (four bytes) or UTF-16 (two); without one, more than
+    nine in ten of the high bytes NUL and fewer than one in ten of the low bytes say UTF-16
+    in that order, from 16 bytes on, read in the first 8000 bytes; else it is not UTF-16."""
+    text = "run with the token x"  # (20 characters)
+    told = scan._utf16
+    assert told("\ufeff".encode("utf-32-le") + text.encode("utf-32-le")) == text
+    assert told("\ufeff".encode("utf-32-be") + text.encode("utf-32-be")) == text
+    assert told(b"\xff\xfe" + text.encode("utf-16-le")) == text
+    assert told(b"\xfe\xff" + text.encode("utf-16-be")) == text
+    assert told(text.encode("utf-16-le")) == text
+    assert told(text.encode("utf-16-be")) == text
+    assert told(text[:8].encode("utf-16-le")) == text[:8]  # 16 bytes
+    assert told(text[:7].encode("utf-16-le")) is None  # 14 bytes: too few to tell
+    assert told(text.encode()) is None and told(b"") is None
+    # 19 of 20 high bytes NUL (95 %) is UTF-16, 18 (90 %) is not; a low byte NUL in 1 of 20
+    # (5 %) still is, 2 (10 %) not
+    for big in (False, True):
+        assert told(_wide(text, 19, big=big)) is not None
+        assert told(_wide(text, 18, big=big)) is None
+        assert told(_wide(text, 20, 1, big=big)) is not None
+        assert told(_wide(text, 20, 2, big=big)) is None
+    # only the first 8000 bytes tell: ASCII after them does not undo it
+    assert told(text.encode("utf-16-le") * 400 + b"ascii" * 2000) is not None
+
+
 def test_a_file_of_many_findings_is_scanned_in_time_linear_in_its_size():
     """Each finding's line and excerpt are found near it, not from the file's start."""
     from tests.linear_time import assert_each_linear
