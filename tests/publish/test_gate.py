@@ -639,6 +639,41 @@ def test_utf16_and_utf32_are_told_by_their_mark_or_every_other_byte_nul():
     assert told(text.encode("utf-16-le") * 400 + b"ascii" * 2000) is not None
 
 
+def test_a_transcript_script_is_read_decoded_with_the_transcript_rules(tmp_path):
+    """A transcript's data script is its record gzip'ed and base64'ed: read decoded, with
+    the rules its text was redacted by (a private address too, which a page may show), on
+    one line; an allowed value is counted, not reported; one that cannot be decoded is not
+    checked, so not published."""
+    import re
+
+    from sitegen.present.transcripts import encode
+
+    record = {"turns": [{"output": f"curl http://10.0.3.17:8000/v1 then {HF}"}]}
+    site = _site(
+        tmp_path,
+        {
+            "t/transcript.js": encode("a-slug", record),
+            "u/transcript.js": 'sitegen.transcript("x", "bm90IGd6aXA=");\n',
+        },
+    )
+    redactor = Redactor()
+    scanned, leaks, allowed, blocked = scan.scan_file(site, "t/transcript.js", redactor, ())
+    assert scanned is not None and scanned.rel == "t/transcript.js" and blocked is None
+    assert sorted((x.path, x.line, x.kind) for x in leaks) == [
+        ("t/transcript.js (decompressed)", 1, "hf-token"),
+        ("t/transcript.js (decompressed)", 1, "private-address"),
+    ]
+    assert allowed == 0 and HF not in str(leaks) and "10.0.3.17" not in str(leaks)
+    allow = (re.compile(r"10\.0\.3\.17:8000"),)
+    _, leaks, allowed, _ = scan.scan_file(site, "t/transcript.js", redactor, allow)
+    assert [x.kind for x in leaks] == ["hf-token"] and allowed == 1
+    assert scan.scan_file(site, "u/transcript.js", redactor, ())[1:] == (
+        [],
+        0,
+        "u/transcript.js: a transcript script that cannot be read: not checked",
+    )
+
+
 def test_a_file_of_many_findings_is_scanned_in_time_linear_in_its_size():
     """Each finding's line and excerpt are found near it, not from the file's start."""
     from tests.linear_time import assert_each_linear
