@@ -61,6 +61,9 @@ _BLANKS_RE = re.compile(r"[ \t]++(?!-)")
 # shell's "a\"b") and for a single quote
 _DOUBLE_ENTITIES = ("&quot;", "&#34;", "&#034;", "&#x22;")
 _SINGLE_ENTITIES = ("&#39;", "&#039;", "&#x27;", "&apos;")
+# What stands after a quote that opens a part, not after one that closes a JSON or Python
+# string (-pX", "next": …; a page's &quot;, &quot;next&quot;)
+_OPENS = r"(?![\s,:}\])])"
 # A word as the shell reads it, its parts glued: bare characters, a part in quotes (JSON's
 # escaped ones, a page's entities for them), an expansion (${…}, $(…), `…`), an escaped
 # character (a JSON string's "\\ " is the shell's "\ "), a quote never closed (the rest of
@@ -72,15 +75,21 @@ _SHELL_WORD_RE = re.compile(
     r"|\\\"(?:[^\"\\\n]|\\\\\\\"|\\[^\"\n])*+\\\""
     r"|\"(?![\s,:}\])])(?:[^\"\\\n]|\\[^\n])*+\""
     r"|'(?![\s,:}\])])[^'\n]*+'"
-    + "".join(rf"|{e}(?:\\{e}|(?!{e})[^\n])*+{e}" for e in _DOUBLE_ENTITIES)
-    + "".join(rf"|{e}(?:(?!{e})[^\n])*+{e}" for e in _SINGLE_ENTITIES)
-    + r"|\$\{[^{}\n]*+\}|\$\([^()\n]*+\)|`[^`\n]*+`|\$(?![{(])"
-    r"|\\\\[ \t;|&]|\\(?:&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});|[^nrt\n])"
+    + "".join(rf"|{e}{_OPENS}(?:\\{e}|(?!{e})[^\n])*+{e}" for e in _DOUBLE_ENTITIES)
+    + "".join(rf"|{e}{_OPENS}(?:(?!{e})[^\n])*+{e}" for e in _SINGLE_ENTITIES)
+    + r"|\$'(?:[^'\\\n]|\\.)*+'"
+    r"|\$\{[^{}\n]*+\}|\$\([^()\n]*+\)|`[^`\n]*+`|\$(?![{('])"
+    r"|\\\\(?:[ \t;|]|&(?!#?\w{2,8};))"
+    r"|\\(?:&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});|[^nrt\n])"
     r"|&(?!&|amp;&|(?:quot|#0?34|#x22|#0?39|#x27|apos|lt);)"
     r"(?:[A-Za-z]{2,8};|#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};)?"
     r"|[\"'](?![\s,:}\])])[^\s\"'<\\]*+)++"
 )
 _SEPARATOR_RE = re.compile(r"[;|]|&&|&amp;&amp;")
+# An empty quoted part: the shell's, or the doubled quote YAML's single-quoted strings, CSV
+# and SQL write for one (sshpass -p ''a;b'' in 'run: ...'): which it is cannot be told, so
+# a separator after one ends nothing (the safe side)
+_DOUBLED_RE = re.compile(r"''|\"\"")
 _QUOTE_RE = re.compile(r"\\?[\"']|&(?:quot|#0?34|#x22|#0?39|#x27|apos);")
 
 
@@ -96,7 +105,9 @@ def _value_end(text: str, start: int, end: int) -> int:
     quotes (``"a"b;ls``); else never short of the value as matched (``it&apos;s;X``, a
     quote left open: one value, hidden whole, on the safe side)."""
     word = _word_end(text, start)
-    return word if _SEPARATOR_RE.match(text, word) else max(end, word)
+    if _SEPARATOR_RE.match(text, word) and not _DOUBLED_RE.search(text, start, word):
+        return word
+    return max(end, word)
 
 
 def _value_spans(text: str, m: re.Match, opened: bool) -> tuple[list[tuple[int, int]], int]:

@@ -58,6 +58,19 @@ M = MASK
         # a page's quote entity before the flag ends no command
         ("mysql -u &#x27;root&#x27; -pHunter22 db", f"mysql -u &#x27;root&#x27; -p{M} db"),
         ("redis-cli -h &quot;h&quot; -a Hunter22", f"redis-cli -h &quot;h&quot; -a {M}"),
+        # JSON shown in a page: JSON's escaped backslash, then a page's entity, is the word's
+        (
+            "{&quot;cmd&quot;: &quot;sshpass -p Pass\\\\&amp;word ssh h&quot;}",
+            f"{{&quot;cmd&quot;: &quot;sshpass -p {M} ssh h&quot;}}",
+        ),
+        ("mysql -uroot -pPass\\\\&gt;word db", f"mysql -uroot -p{M} db"),
+        # the doubled quote YAML's single-quoted strings, CSV and SQL write for one: which
+        # it is cannot be told, so a separator after it ends nothing
+        ("run: 'sshpass -p ''Pa;ssword'' ssh h'", f"run: 'sshpass -p {M}'' ssh h'"),
+        ('"mysql -p""Pa;ssword"" db",x', f'"mysql -p{M}"" db",x'),
+        # bash's ANSI-C quotes, a quote escaped in them
+        ("ssh-keygen -N $'it\\'s;Hunter22' -f k", f"ssh-keygen -N {M} -f k"),
+        ("htpasswd -nb $'u\\'v' Hunter22", f"htpasswd -nb $'u\\'v' {M}"),
     ],
 )
 def test_a_commands_password_is_read_as_the_shells_word(text, shown):
@@ -77,6 +90,15 @@ def test_a_commands_password_is_read_as_the_shells_word(text, shown):
         # after a ";" the next command's flags are its own, not ssh-keygen's
         ("ssh-keygen -N A;scp -P 2222 f h:", f"ssh-keygen -N {M};scp -P 2222 f h:"),
         ("mysql -pHunter22;ls -p22", f"mysql -p{M};ls -p22"),
+        # a page's entity that closes a JSON string opens no quoted part: what follows stays
+        (
+            "{&quot;cmd&quot;: &quot;mysql -u root -pHunter22&quot;, &quot;exit_code&quot;: 0}",
+            f"{{&quot;cmd&quot;: &quot;mysql -u root -p{M}&quot;, &quot;exit_code&quot;: 0}}",
+        ),
+        (
+            "He ran &quot;sshpass -p Hunter22&quot; and then &quot;ls -la /srv&quot; twice.",
+            f"He ran &quot;sshpass -p {M}&quot; and then &quot;ls -la /srv&quot; twice.",
+        ),
     ],
 )
 def test_the_next_command_after_a_password_stays_shown(text, shown):
