@@ -10,17 +10,21 @@ import re
 from collections.abc import Iterator
 
 from sitegen.redact.rule import Rule, regex_rule
-from sitegen.redact.shell import OPEN_QUOTE, OPENED, TOKEN, VALUE
+from sitegen.redact.shell import OPEN_QUOTE, OPENED, VALUE
 from sitegen.redact.values import is_masked
 
 # What the command line says before a flag: up to a command separator or a line break (in
-# JSON, an escaped one), bounded; from the command's name, or from the value before
-_REST = r"[ \t](?:(?:[^\n;|&\\]|\\(?![nr])){0,256}?[ \t])??"
+# JSON, an escaped one; a page's entity but &amp; is none), bounded; from the command's
+# name, or from the value before
+_REST = r"[ \t](?:(?:[^\n;|&\\]|\\(?![nr])|&(?!amp;)#?\w{2,8};){0,256}?[ \t])??"
 # How far after the command's name its flags are looked for (a search from each name reads
 # a bounded part of its line)
 _REACH = 512
 # A flag's value: in quotes, bare, or a quote left open (its first word)
-_VALUES = (rf"(?P<s>(?!-)(?:{VALUE}))", rf"{OPEN_QUOTE}(?P<s>{OPENED})")
+_VALUES = (
+    rf"(?P<s>(?!-)(?:{VALUE}))",
+    rf"(?P<q>{OPEN_QUOTE})(?P<s>{OPENED}|(?={OPEN_QUOTE}))",
+)
 
 # Each command, and what stands after it before its password: mysql's (mysqldump's,
 # mariadb's …) -p glued to it (-p alone asks for it; a word after it is the database);
@@ -50,33 +54,92 @@ _COMMAND_RE = re.compile(
 # htpasswd's options (-C and -r take a number), then the words before the password: the
 # file and the user (-n names no file, -b gives the password on the line)
 _HTPASSWD_FLAGS_RE = re.compile(r"(?:[ \t]+-[A-Za-z]++(?:[ \t]+[0-9]++)?)++")
-_WORD = rf"(?:\"[^\"\n]*+\"|'[^'\n]*+'|{TOKEN})"
-_HTPASSWD_RES = {
-    n: tuple(re.compile(rf"(?:[ \t]+(?!-){_WORD}){{{n}}}[ \t]+{v}") for v in _VALUES)
-    for n in (1, 2)
-}
+_HTPASSWD_VALUE_RES = tuple(re.compile(rf"[ \t]+{v}") for v in _VALUES)
+_BLANKS_RE = re.compile(r"[ \t]++(?!-)")
+
+# A page's entities for a double quote (a backslash before one escapes it, as in the
+# shell's "a\"b") and for a single quote
+_DOUBLE_ENTITIES = ("&quot;", "&#34;", "&#034;", "&#x22;")
+_SINGLE_ENTITIES = ("&#39;", "&#039;", "&#x27;", "&apos;")
+# What stands after a quote that opens a part, not after one that closes a JSON or Python
+# string (-pX", "next": …; a page's &quot;, &quot;next&quot;)
+_OPENS = r"(?![\s,:}\])])"
+# A word as the shell reads it, its parts glued: bare characters, a part in quotes (JSON's
+# escaped ones, a page's entities for them), an expansion (${…}, $(…), `…`), an escaped
+# character (a JSON string's "\\ " is the shell's "\ "), a quote never closed (the rest of
+# its word); up to a blank or a command separator (;, |, &&, a page's &amp;&amp;) outside
+# them. A quote is one only before what a quote holds, not a JSON or Python string's
+# closing quote (-pX", "next": …).
+_SHELL_WORD_RE = re.compile(
+    r"(?:[^\s\"'<\\&;|$`]++"
+    r"|\\\"(?:[^\"\\\n]|\\\\\\\"|\\[^\"\n])*+\\\""
+    r"|\"(?![\s,:}\])])(?:[^\"\\\n]|\\[^\n])*+\""
+    r"|'(?![\s,:}\])])[^'\n]*+'"
+    + "".join(rf"|{e}{_OPENS}(?:\\{e}|(?!{e})[^\n])*+{e}" for e in _DOUBLE_ENTITIES)
+    + "".join(rf"|{e}{_OPENS}(?:(?!{e})[^\n])*+{e}" for e in _SINGLE_ENTITIES)
+    + r"|\$'(?:[^'\\\n]|\\.)*+'"
+    r"|\$\{[^{}\n]*+\}|\$\([^()\n]*+\)|`[^`\n]*+`|\$(?![{('])"
+    r"|\\\\(?:[ \t;|]|&(?!#?\w{2,8};))"
+    r"|\\(?:&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});|[^nrt\n])"
+    r"|&(?!&|amp;&|(?:quot|#0?34|#x22|#0?39|#x27|apos|lt);)"
+    r"(?:[A-Za-z]{2,8};|#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};)?"
+    r"|[\"'](?![\s,:}\])])[^\s\"'<\\]*+)++"
+)
+_SEPARATOR_RE = re.compile(r"[;|]|&&|&amp;&amp;")
+# An empty quoted part: the shell's, or the doubled quote YAML's single-quoted strings, CSV
+# and SQL write for one (sshpass -p ''a;b'' in 'run: ...'): which it is cannot be told, so
+# a separator after one ends nothing (the safe side)
+_DOUBLED_RE = re.compile(r"''|\"\"")
+_QUOTE_RE = re.compile(r"\\?[\"']|&(?:quot|#0?34|#x22|#0?39|#x27|apos);")
 
 
-# What ends a command in its bare value (mysql -pX; ls, -pX|head, -pX&&ls); not one the
-# shell takes as a character of the value (-pX\;Y)
-_ENDS_COMMAND_RE = re.compile(r"(?<!\\)(?:[;|]|&&)")
-# Before it, what may open a quote or an expansion that holds it (a quote, a page's entity
-# for one, ${…}, $(…), `…`)
-_MAY_QUOTE_RE = re.compile(r"[\"'&$`]")
+def _word_end(text: str, at: int) -> int:
+    """Where the shell's word at ``at`` ends, read up to :data:`_REACH` characters."""
+    word = _SHELL_WORD_RE.match(text, at, at + _REACH)
+    return at if word is None else word.end()
 
 
-def _value_end(text: str, start: int, end: int, opened: bool) -> int:
-    """Where the value at ``start`` ends: a bare one at the first ";", "|" or "&&" in it (the
-    shell ends the command there) with no quote, entity or expansion before it; one in
-    quotes (or in a page's quote entities), one a quote opened before ``start``
-    (``opened``: JSON's ``\\"…``, a quote never closed), or one a quote or an expansion may
-    hold, at ``end``: the shell passes what a quote holds whole."""
-    if opened or text[start] in "\"'&":
-        return end
-    cut = _ENDS_COMMAND_RE.search(text, start, end)
-    if cut is None or _MAY_QUOTE_RE.search(text, start, cut.start()):
-        return end  # (it&apos;s;X&apos; is one value: whole, on the safe side)
-    return cut.start()
+def _value_end(text: str, start: int, end: int) -> int:
+    """Where the value at ``start`` (matched to ``end``) ends: where the shell's word holding
+    it ends (``ab"c;d"e`` is one word, ``${PW:-a;b}`` too), at a ";", "|" or "&&" outside
+    quotes (``"a"b;ls``); else never short of the value as matched (``it&apos;s;X``, a
+    quote left open: one value, hidden whole, on the safe side)."""
+    word = _word_end(text, start)
+    if _SEPARATOR_RE.match(text, word) and not _DOUBLED_RE.search(text, start, word):
+        return word
+    return max(end, word)
+
+
+def _value_spans(text: str, m: re.Match, opened: bool) -> tuple[list[tuple[int, int]], int]:
+    """The spans of the password ``m`` read, and where its word ends: in quotes opened before
+    it (JSON's ``\\"…``, a quote never closed) what they hold, and a part glued after their
+    closing quote (``\\"a\\"b``: the shell's word ``ab``) apart, so the quotes stay; else the
+    value. Each maybe empty or hidden already (see :func:`_shown`)."""
+    start, end = m.start("s"), m.end("s")
+    if not opened:
+        end = _value_end(text, start, end)
+        return [(start, end)], end
+    word = _word_end(text, m.start("q"))
+    close = _QUOTE_RE.match(text, end) if word > end else None
+    if close is None or close.end() >= word:
+        return [(start, end)], max(end, word)
+    return [(start, end), (close.end(), word)], word
+
+
+def _shown(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans that hold something not hidden yet."""
+    return [(a, b) for a, b in spans if b > a and not is_masked(text[a:b])]
+
+
+def _spans_from(text: str, at: int, rx: re.Pattern, opened: bool) -> Iterator[tuple[int, int]]:
+    """The password values ``rx`` reads from ``at`` on, up to the end of their command."""
+    start_at = at
+    while at - start_at < _REACH and (m := rx.match(text, at)) is not None:
+        spans, end = _value_spans(text, m, opened)
+        yield from _shown(text, spans)
+        if _SEPARATOR_RE.match(text, end):
+            return  # (what follows is another command's)
+        at = max(m.end(), end) if opened else m.end()  # (past -P \"a\" to -N \"b\")
 
 
 def _flag_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -86,13 +149,7 @@ def _flag_spans(text: str) -> Iterator[tuple[int, int]]:
             yield from _htpasswd_spans(text, c.end())
             continue
         for opened, rx in enumerate(_FLAG_RES[command]):  # (bare or quoted; a quote left open)
-            at = c.end()
-            while at - c.end() < _REACH and (m := rx.match(text, at)) is not None:
-                start = m.start("s")
-                end = _value_end(text, start, m.end("s"), bool(opened))
-                if end > start and not is_masked(text[start:end]):
-                    yield start, end
-                at = m.end()
+            yield from _spans_from(text, c.end(), rx, bool(opened))
 
 
 def _htpasswd_spans(text: str, at: int) -> Iterator[tuple[int, int]]:
@@ -100,13 +157,16 @@ def _htpasswd_spans(text: str, at: int) -> Iterator[tuple[int, int]]:
     if flags is None:
         return
     letters = flags.group().replace("-", "")
-    if "b" in letters:
-        for opened, rx in enumerate(_HTPASSWD_RES[1 if "n" in letters else 2]):
-            if (m := rx.match(text, flags.end())) is not None:
-                start = m.start("s")
-                end = _value_end(text, start, m.end("s"), bool(opened))
-                if end > start and not is_masked(text[start:end]):
-                    yield start, end
+    if "b" not in letters:
+        return
+    at = flags.end()
+    for _ in range(1 if "n" in letters else 2):  # (the file, the user: words as the shell's)
+        blanks = _BLANKS_RE.match(text, at)
+        if blanks is None or (at := _word_end(text, blanks.end())) == blanks.end():
+            return
+    for opened, rx in enumerate(_HTPASSWD_VALUE_RES):
+        if (m := rx.match(text, at)) is not None:
+            yield from _shown(text, _value_spans(text, m, bool(opened))[0])
 
 
 # mysql -u root -pX db, sshpass -p X ssh h, redis-cli -h h -a X, ssh-keygen -N X, htpasswd

@@ -1003,6 +1003,7 @@ ALONE = [
     *("setx A_TOKEN ", "setx A_TOKEN 'a "),
     *("mysql -pa ", "mysql -p'a ", "mysql ", "mysql -e 'a ", "sshpass -e ", "sshpass -fa "),
     *("redis-cli -a ", "ssh-keygen -N a ", "htpasswd -b a ", "htpasswd -b ", "htpasswd -C 1 "),
+    *('htpasswd -b "a" ', 'mysql -pa"a', 'sshpass -p \\"a\\"a '),
     *("<password>a", "<password>a ", "<password>\n", "<a:password a", "<password>a</a>"),
     *("set //a:", "set //a:a:a ", "set '//a:a_token' ", 'set //:a_token"a '),
     *("BasicAuth(a, 'a", "BasicAuth(a, ", "BasicAuth(a", 'BasicAuth("a", "'),
