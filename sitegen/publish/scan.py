@@ -14,8 +14,8 @@
 * **Transcripts' data scripts** decoded, with the transcript rules too.
 * **Binary** (not UTF-8, or a NUL in the first 8000 bytes, git's test) as its runs of 8 or
   more printable ASCII characters, in bytes or in UTF-16 (``strings`` and ``strings -el``),
-  joined by NULs: a credential is ASCII and that long. Text
-  drawn into a PNG cannot be read; it comes from the pages, which are scanned.
+  joined by NULs: a credential is ASCII and that long. Text drawn into a PNG cannot be
+  read; it comes from the pages, which are scanned.
 
 Each finding is a :class:`Leak` whose excerpt masks every finding on its line.
 """
@@ -316,8 +316,8 @@ def _inflate(
 def _gzip_fields(data: bytes, starts: list[int]) -> list[bytes]:
     """The extra field, stored file name and comment of each gzip member (RFC 1952's
     FEXTRA, FNAME, FCOMMENT): not part of what is decompressed, but published all the same
-    and shown by ``gunzip -N``, ``gzip -lv`` and ``file``. A field cut short is what the
-    file holds of it."""
+    (``gunzip -N`` restores the name, ``file`` prints it, ``strings`` shows all three). A
+    field cut short is what the file holds of it."""
     fields = []
     for start in starts:
         flags, pos = data[start + 3 : start + 4], start + 10
