@@ -68,13 +68,14 @@ _OPENS = r"(?![\s,:}\])])"
 # escaped ones, a page's entities for them), an expansion (${…}, $(…), `…`), an escaped
 # character (a JSON string's "\\ " is the shell's "\ "), a quote never closed (the rest of
 # its word); up to a blank or a command separator (;, |, &&, a page's &amp;&amp;) outside
-# them. A quote is one only before what a quote holds, not a JSON or Python string's
-# closing quote (-pX", "next": …).
+# them. A quote opens a part only where :data:`_OPENS` says.
 _SHELL_WORD_RE = re.compile(
     r"(?:[^\s\"'<\\&;|$`]++"
     r"|\\\"(?:[^\"\\\n]|\\\\\\\"|\\[^\"\n])*+\\\""
-    r"|\"(?![\s,:}\])])(?:[^\"\\\n]|\\[^\n])*+\""
-    r"|'(?![\s,:}\])])[^'\n]*+'"
+    r"|\"" + _OPENS + r"(?:[^\"\\\n]|\\[^\n])*+\""
+    r"|'"
+    + _OPENS
+    + r"[^'\n]*+'"
     + "".join(rf"|{e}{_OPENS}(?:\\{e}|(?!{e})[^\n])*+{e}" for e in _DOUBLE_ENTITIES)
     + "".join(rf"|{e}{_OPENS}(?:(?!{e})[^\n])*+{e}" for e in _SINGLE_ENTITIES)
     + r"|\$'(?:[^'\\\n]|\\.)*+'"
@@ -83,7 +84,7 @@ _SHELL_WORD_RE = re.compile(
     r"|\\(?:&(?:[A-Za-z]{2,8}|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});|[^nrt\n])"
     r"|&(?!&|amp;&|(?:quot|#0?34|#x22|#0?39|#x27|apos|lt);)"
     r"(?:[A-Za-z]{2,8};|#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};)?"
-    r"|[\"'](?![\s,:}\])])[^\s\"'<\\]*+)++"
+    r"|[\"']" + _OPENS + r"[^\s\"'<\\]*+)++"
 )
 _SEPARATOR_RE = re.compile(r"[;|]|&&|&amp;&amp;")
 # An empty quoted part: the shell's, or the doubled quote YAML's single-quoted strings, CSV
